@@ -1,0 +1,38 @@
+# repro — see README.md. `make demo` and `make test` are the two commands a new user needs.
+SHELL := /bin/bash
+CARGO ?= cargo
+REPRO := ./target/release/repro
+
+-include sim/sim.mk
+
+.PHONY: build demo test lint fmt clean-docker bench
+
+## build: the repro binary and the k3s stand-in (static binary for the FROM-scratch image)
+build: sim
+	$(CARGO) build --release -p repro
+
+## demo: build everything, then run etcd-split on the stand-in for a buggy and a fixed k3s version
+demo: build
+	$(REPRO) sim build --k3s-version v1.33.4+k3s1,v1.33.5+k3s1
+	$(REPRO) run etcd-split --sim --k3s-version v1.33.4+k3s1 --expect reproduced
+	$(REPRO) run etcd-split --sim --k3s-version v1.33.5+k3s1 --expect fixed
+
+## test: the whole suite — unit, snapshot, CLI and Docker end-to-end tests
+test: sim lint
+	$(CARGO) test --workspace --release -- --test-threads=2
+
+## lint: formatting and clippy, warnings are errors
+lint:
+	$(CARGO) fmt --all -- --check
+	$(CARGO) clippy --workspace --all-targets --release -- -D warnings
+
+fmt:
+	$(CARGO) fmt --all
+
+## bench: the tool's own overhead on the stand-in (figures, not assertions)
+bench: build
+	$(CARGO) run --release --example overhead
+
+## clean-docker: remove everything repro runs left on this Docker host
+clean-docker: build
+	$(REPRO) clean --all

@@ -1,0 +1,232 @@
+//! Command-line arguments (clap). Parsing only; each command lives in `crate::cmd`.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+
+#[derive(Debug, Parser)]
+#[command(name = "repro", version, about = "Reproduce k3s configuration-order bugs end to end on k3s containers")]
+pub struct Cli {
+    #[command(flatten)]
+    pub global: Global,
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct Global {
+    /// Folder with checks/ and topologies/ (default: the current directory if it has them,
+    /// else the files built into repro).
+    #[arg(long, global = true, env = "REPRO_ROOT")]
+    pub root: Option<PathBuf>,
+    /// More log output from repro itself (-v, -vv); RUST_LOG works too.
+    #[arg(short, long, global = true, action = clap::ArgAction::Count)]
+    pub verbose: u8,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Check scenario files and report every problem with file, line and column.
+    Validate(ValidateArgs),
+    /// List the checks and topologies.
+    List,
+    /// Show what a run would do, without Docker.
+    Plan(PlanArgs),
+    /// Run a check on real containers and decide the verdict.
+    Run(RunArgs),
+    /// Remove containers, networks and volumes left by runs (`--keep`, crashes).
+    Clean(CleanArgs),
+    /// Re-render a results folder's reports from its result.json and logs.
+    Report(ReportArgs),
+    /// Redact secrets from a file or folder you already have (in place, or to --out).
+    Redact(RedactArgs),
+    /// The k3s stand-in image used for offline runs.
+    #[command(subcommand)]
+    Sim(SimCommand),
+    /// Run checks across k3s versions and compare with the expected verdicts.
+    Matrix(MatrixArgs),
+    /// Find the first version where a check's verdict changes.
+    Bisect(BisectArgs),
+    /// Merge results folders made elsewhere into one summary and JUnit file.
+    Merge(MergeArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct ValidateArgs {
+    /// Files to check (default: every shipped check, topology and signals file).
+    pub files: Vec<PathBuf>,
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct Target {
+    /// The check: a name from `repro list`, or a path to a check file.
+    pub check: String,
+    /// Use this topology instead of the check's own.
+    #[arg(long)]
+    pub topology: Option<String>,
+    /// k3s version, e.g. v1.33.4+k3s1 (default: the topology's).
+    #[arg(long, env = "REPRO_K3S_VERSION")]
+    pub k3s_version: Option<String>,
+    /// Image to run instead of rancher/k3s:<version>.
+    #[arg(long, conflicts_with = "sim")]
+    pub image: Option<String>,
+    /// Use the k3s stand-in image for the version (built on the spot if missing).
+    #[arg(long)]
+    pub sim: bool,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Format {
+    Text,
+    Json,
+}
+
+#[derive(Debug, Args)]
+pub struct PlanArgs {
+    #[command(flatten)]
+    pub target: Target,
+    #[arg(long, value_enum, default_value = "text")]
+    pub format: Format,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Outcome {
+    Fixed,
+    Reproduced,
+}
+
+impl Outcome {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Outcome::Fixed => "fixed",
+            Outcome::Reproduced => "reproduced",
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Progress {
+    Auto,
+    Always,
+    Never,
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct RunOptions {
+    /// The outcome that counts as success (exit 0).
+    #[arg(long, value_enum, default_value = "fixed")]
+    pub expect: Outcome,
+    /// How long one node may take to become ready (or die) after a start or restart.
+    #[arg(long, value_parser = humantime::parse_duration, default_value = "5m")]
+    pub timeout: Duration,
+    /// Override the check's settle window (how long after the kubelet line a feature may still start).
+    #[arg(long, value_parser = humantime::parse_duration)]
+    pub settle: Option<Duration>,
+    /// Live progress lines on a terminal (auto: only on a terminal outside CI).
+    #[arg(long, value_enum, default_value = "auto")]
+    pub progress: Progress,
+    /// Leave the cluster running afterwards and print how to inspect and remove it.
+    #[arg(long)]
+    pub keep: bool,
+    /// Load this image archive (docker save / k3s air-gap tarball) before the run.
+    #[arg(long)]
+    pub image_archive: Option<PathBuf>,
+    /// Where run folders go.
+    #[arg(long, default_value = "results", env = "REPRO_RESULTS")]
+    pub results: PathBuf,
+    /// Rebuild the stand-in image even if it exists (with --sim).
+    #[arg(long)]
+    pub rebuild_sim: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct RunArgs {
+    #[command(flatten)]
+    pub target: Target,
+    #[command(flatten)]
+    pub options: RunOptions,
+}
+
+#[derive(Debug, Args)]
+pub struct CleanArgs {
+    /// Remove what one run left (its id, as printed and in result.json).
+    #[arg(long, conflicts_with = "all")]
+    pub run: Option<String>,
+    /// Remove everything any repro run left on this Docker host.
+    #[arg(long)]
+    pub all: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct ReportArgs {
+    /// A results folder (with result.json).
+    pub dir: PathBuf,
+}
+
+#[derive(Debug, Args)]
+pub struct RedactArgs {
+    /// File or folder to redact.
+    pub path: PathBuf,
+    /// Write the redacted copy here instead of changing the input in place.
+    #[arg(long)]
+    pub out: Option<PathBuf>,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum SimCommand {
+    /// Build stand-in images (repro.local/k3s-sim:<version>).
+    Build {
+        /// Versions to build (default: the versions the tests and the demo use).
+        #[arg(long = "k3s-version", value_delimiter = ',')]
+        versions: Vec<String>,
+        /// Rebuild even if the tag exists.
+        #[arg(long)]
+        rebuild: bool,
+    },
+}
+
+#[derive(Debug, Args)]
+pub struct MatrixArgs {
+    /// Checks to run (default: every check with `fixed-in`).
+    #[arg(long, value_delimiter = ',')]
+    pub checks: Vec<String>,
+    /// Versions, comma-separated.
+    #[arg(long, value_delimiter = ',')]
+    pub k3s_versions: Vec<String>,
+    /// Runs at once.
+    #[arg(long, default_value_t = 2)]
+    pub jobs: usize,
+    #[arg(long)]
+    pub sim: bool,
+    /// Print the matrix as JSON for a CI fan-out instead of running it (`github-matrix`).
+    #[arg(long)]
+    pub emit: Option<String>,
+    #[command(flatten)]
+    pub options: RunOptions,
+}
+
+#[derive(Debug, Args)]
+pub struct BisectArgs {
+    pub check: String,
+    #[arg(long)]
+    pub good: String,
+    #[arg(long)]
+    pub bad: String,
+    /// Ordered release list (default: the shipped one).
+    #[arg(long)]
+    pub versions: Option<PathBuf>,
+    #[arg(long)]
+    pub sim: bool,
+    #[command(flatten)]
+    pub options: RunOptions,
+}
+
+#[derive(Debug, Args)]
+pub struct MergeArgs {
+    /// Results folders (each with result.json, or a matrix summary.json).
+    pub dirs: Vec<PathBuf>,
+    /// Where the merged summary.json and junit.xml go.
+    #[arg(long, default_value = "results/merged")]
+    pub out: PathBuf,
+}

@@ -1,0 +1,63 @@
+//! One module per subcommand. Each returns the process exit code (see `crate::exit`).
+
+pub mod list;
+pub mod plan;
+pub mod validate;
+
+use crate::cli::{Cli, Command};
+use crate::exit;
+
+/// Runs a parsed command line and returns the exit code.
+pub fn main(cli: Cli) -> i32 {
+    init_tracing(cli.global.verbose);
+    let rt = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
+        Ok(rt) => rt,
+        Err(e) => {
+            eprintln!("repro: failed to start the async runtime: {e}");
+            return exit::INFRA;
+        }
+    };
+    let g = cli.global;
+    let result = rt.block_on(async move {
+        match cli.command {
+            Command::Validate(a) => validate::run(&g, &a),
+            Command::List => list::run(&g),
+            Command::Plan(a) => plan::run(&g, &a),
+            other => Err(anyhow::anyhow!("`{}` is not built yet", command_name(&other))),
+        }
+    });
+    match result {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("repro: {e:#}");
+            exit::INFRA
+        }
+    }
+}
+
+fn command_name(c: &Command) -> &'static str {
+    match c {
+        Command::Validate(_) => "validate",
+        Command::List => "list",
+        Command::Plan(_) => "plan",
+        Command::Run(_) => "run",
+        Command::Clean(_) => "clean",
+        Command::Report(_) => "report",
+        Command::Redact(_) => "redact",
+        Command::Sim(_) => "sim",
+        Command::Matrix(_) => "matrix",
+        Command::Bisect(_) => "bisect",
+        Command::Merge(_) => "merge",
+    }
+}
+
+fn init_tracing(verbose: u8) {
+    let default = match verbose {
+        0 => "warn",
+        1 => "repro=info",
+        _ => "repro=debug",
+    };
+    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(default));
+    let _ = tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr).try_init();
+}

@@ -1,0 +1,67 @@
+//! `checks/*.yaml`: a reproduction as ordered steps, each with what should happen (`expect`) and
+//! what the documented bug does instead (`bug`).
+
+use serde::Deserialize;
+use serde_saphyr::Spanned;
+
+use super::{ConfigValue, SpannedMap};
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+pub struct CheckFile {
+    pub name: Spanned<String>,
+    pub topology: Spanned<String>,
+    /// The issue this check reproduces (URL).
+    pub issue: Spanned<String>,
+    pub summary: String,
+    #[serde(default)]
+    pub description: String,
+    /// Other sources (issues, PRs, validation comments).
+    #[serde(default)]
+    pub sources: Vec<String>,
+    /// First fixed version per release line; decides the expected verdict for any version.
+    #[serde(default)]
+    pub fixed_in: Vec<Spanned<String>>,
+    /// How long a node may go on without an `up` line after it got past the point where the
+    /// feature starts, before the feature counts as down (humantime, e.g. `3s`).
+    #[serde(default)]
+    pub settle: Option<Spanned<String>>,
+    pub steps: Vec<StepFile>,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+pub struct StepFile {
+    pub name: Spanned<String>,
+    /// Why this step is there (shown in plans and reports).
+    #[serde(default)]
+    pub why: String,
+    /// Config keys to set, per node. A `null` value is not allowed: use `remove`.
+    #[serde(default)]
+    pub config: SpannedMap<SpannedMap<ConfigValue>>,
+    /// Config keys to remove, per node.
+    #[serde(default)]
+    pub remove: SpannedMap<Vec<Spanned<String>>>,
+    /// Files to write (`path: content`) or delete (`path: null`), per node.
+    #[serde(default)]
+    pub files: SpannedMap<SpannedMap<Option<String>>>,
+    /// Deferred nodes to start for the first time, in order.
+    #[serde(default)]
+    pub start: Vec<Spanned<String>>,
+    /// Nodes to restart, in order; a nested list restarts a group at once.
+    #[serde(default)]
+    pub restart: Vec<Spanned<RestartItem>>,
+    /// The correct behaviour: node -> signal -> value.
+    #[serde(default)]
+    pub expect: SpannedMap<SpannedMap<Spanned<String>>>,
+    /// The documented wrong behaviour (the bug signature), same shape.
+    #[serde(default)]
+    pub bug: SpannedMap<SpannedMap<Spanned<String>>>,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(untagged)]
+pub enum RestartItem {
+    One(String),
+    Group(Vec<String>),
+}
