@@ -1,7 +1,10 @@
 //! One module per subcommand. Each returns the process exit code (see `crate::exit`).
 
+pub mod clean;
 pub mod list;
 pub mod plan;
+pub mod run;
+pub mod sim;
 pub mod validate;
 
 use crate::cli::{Cli, Command};
@@ -23,6 +26,9 @@ pub fn main(cli: Cli) -> i32 {
             Command::Validate(a) => validate::run(&g, &a),
             Command::List => list::run(&g),
             Command::Plan(a) => plan::run(&g, &a),
+            Command::Run(a) => run::run(&g, &a).await,
+            Command::Clean(a) => clean::run(&g, &a).await,
+            Command::Sim(c) => sim::run(&g, &c).await,
             other => Err(anyhow::anyhow!("`{}` is not built yet", command_name(&other))),
         }
     });

@@ -1,0 +1,935 @@
+//! One boot of `k3s server`: the server part, then the agent part.
+//!
+//! Prints k3s's log lines in k3s's order (see README "Log lines per role").
+//! The server part ends with `k3s is up and running`; only then does the agent
+//! part start (registry, containerd, kubelet), because real k3s can print the
+//! ready line before its agent reaches the embedded registry, and repro has to
+//! cope with that.
+
+use std::net::TcpListener;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::{Duration, Instant};
+
+use crate::bootstrap::{self, AgentSource, CriticalArgs, Datastore, Wire, WireExtra};
+use crate::config::{self, ServerConfig};
+use crate::datastore::{self, ClusterState, Layout, Member};
+use crate::faults::{self, Faults};
+use crate::http::{self, Auth, Request, Response, Url};
+use crate::version::{K3sVersion, VERSION_ENV};
+use crate::{host, logs, metrics, registries};
+
+/// The prefix k3s puts on errors from cluster bootstrap.
+const BOOTSTRAP_ERR: &str = "Error: preparing server: failed to bootstrap cluster data: ";
+const CHECK_ERR: &str = "failed to check if bootstrap data has been initialized: ";
+const P2P_PORT: &str = "5001";
+const AGENT_LB_PORT: u16 = 6444;
+const FAKE_CA: &str = "-----BEGIN CERTIFICATE-----\nrepro-sim stand-in: no TLS, no CA (not k3s)\n-----END CERTIFICATE-----\n";
+
+/// State shared by the boot sequence and the HTTP handlers.
+pub struct Shared {
+    pub version: K3sVersion,
+    pub cfg: ServerConfig,
+    pub node_name: String,
+    pub ip: String,
+    pub local_args: CriticalArgs,
+    pub layout: Layout,
+    password: Mutex<Option<String>>,
+    /// The local etcd's contents (nodes with etcd only).
+    state: Mutex<Option<ClusterState>>,
+    apiserver_ready: AtomicBool,
+    registry_up: AtomicBool,
+    metrics_mounted: AtomicBool,
+}
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+impl Shared {
+    fn password(&self) -> Option<String> {
+        lock(&self.password).clone()
+    }
+
+    fn set_password(&self, pw: String) {
+        *lock(&self.password) = Some(pw);
+    }
+
+    fn state(&self) -> Option<ClusterState> {
+        lock(&self.state).clone()
+    }
+
+    /// Merges into the local etcd state and persists it if it changed.
+    fn merge_state(&self, other: &ClusterState) -> Option<ClusterState> {
+        let mut guard = lock(&self.state);
+        let state = guard.as_mut()?;
+        if state.merge(other) {
+            if let Err(e) = self.layout.save_state(state) {
+                logs::error(format!("repro-sim: failed to save datastore: {e}"));
+            }
+        }
+        Some(state.clone())
+    }
+
+    fn set_state(&self, state: ClusterState) -> Result<(), String> {
+        self.layout.save_state(&state)?;
+        *lock(&self.state) = Some(state);
+        Ok(())
+    }
+
+    fn supervisor_url(&self) -> String {
+        format!("https://{}:{}", self.ip, self.cfg.https_port)
+    }
+
+    fn served_config(&self) -> Wire {
+        self.local_args.to_wire(WireExtra {
+            server_node_name: self.node_name.clone(),
+            disable_apiserver: self.cfg.disable_apiserver,
+            disable_etcd: self.cfg.disable_etcd,
+            disable_controller_manager: self.cfg.disable_controller_manager,
+            disable_scheduler: self.cfg.disable_scheduler,
+            cluster_init: self.cfg.cluster_init,
+            repro_sim: "repro k3s stand-in, not k3s".into(),
+        })
+    }
+
+    fn metrics_body(&self) -> String {
+        let lb = self.cfg.disable_apiserver.then(|| {
+            self.cfg
+                .server_url
+                .as_deref()
+                .and_then(|u| Url::parse(u).ok())
+                .map(|u| u.host_port())
+                .unwrap_or_else(|| format!("127.0.0.1:{}", self.cfg.https_port))
+        });
+        metrics::render(&metrics::Registry {
+            node_name: &self.node_name,
+            version: &self.version.raw,
+            apiserver: !self.cfg.disable_apiserver,
+            agent_loadbalancer: lb.as_deref(),
+            registry: self.registry_up.load(Ordering::SeqCst),
+            rss_bytes: metrics::rss_bytes(),
+        })
+    }
+}
+
+/// `k3s server …`: never returns on success (the node runs until a signal).
+pub fn run_server(cli_args: &[String]) -> i32 {
+    let env = |k: &str| std::env::var(k).ok();
+    let version = match env(VERSION_ENV) {
+        Some(v) => K3sVersion::parse(&v).unwrap_or_else(|e| logs::fatal(format!("repro-sim: {e}"))),
+        None => logs::fatal(format!(
+            "repro-sim: {VERSION_ENV} is not set; the k3s stand-in needs the k3s version it imitates (e.g. v1.33.4+k3s1)"
+        )),
+    };
+
+    let config_path = config::config_path(cli_args, &env);
+    let files = config::read_config_files(&config_path).unwrap_or_else(|e| logs::fatal(e));
+    let (cfg, loaded) = config::load(&config::Inputs {
+        cli_args,
+        files: &files,
+        env: &env,
+        version: &version,
+    })
+    .unwrap_or_else(|e| logs::fatal(e.to_string()));
+    for warning in &loaded.warnings {
+        logs::warn(warning);
+    }
+    if let Err(e) = config::validate(&cfg) {
+        logs::fatal(format!("Error: {e}"));
+    }
+    let local_args =
+        CriticalArgs::from_config(&cfg).unwrap_or_else(|e| logs::fatal(format!("Error: {e}")));
+
+    let faults_text = std::fs::read_to_string(faults::FAULTS_FILE).ok();
+    let (faults, problems) = Faults::load(&env, faults_text.as_deref());
+    for problem in problems {
+        logs::warn(format!("repro-sim: {problem}"));
+    }
+    start_fault_threads(&faults);
+
+    logs::info(format!("Starting k3s {version} (repro-sim)"));
+    if faults.crash_at_boot {
+        std::thread::sleep(Duration::from_millis(100));
+        logs::fatal(format!(
+            "Error: preparing server: repro-sim fault injection: {} is set",
+            faults::CRASH_AT_BOOT
+        ));
+    }
+
+    let hostname = host::hostname();
+    let node_name = cfg
+        .node_name
+        .clone()
+        .unwrap_or_else(|| hostname.to_lowercase());
+    let ip = host::node_ip(cfg.node_ip.as_deref(), &hostname);
+    let shared = Arc::new(Shared {
+        layout: Layout {
+            data_dir: cfg.data_dir.clone(),
+        },
+        version,
+        node_name,
+        ip,
+        local_args,
+        password: Mutex::new(None),
+        state: Mutex::new(None),
+        apiserver_ready: AtomicBool::new(false),
+        registry_up: AtomicBool::new(false),
+        metrics_mounted: AtomicBool::new(false),
+        cfg,
+    });
+
+    let listen = format!("0.0.0.0:{}", shared.cfg.https_port);
+    let listener = TcpListener::bind(&listen).unwrap_or_else(|e| {
+        logs::fatal(format!(
+            "Error: preparing server: init cluster datastore and https: listen tcp {listen}: {e}"
+        ))
+    });
+    let handler_state = Arc::clone(&shared);
+    http::serve(listener, Arc::new(move |req: &Request| route(&handler_state, req)));
+
+    let store = bootstrap::datastore(&shared.cfg, shared.layout.has_etcd_data());
+    prepare_datastore(&shared, store);
+
+    if let Some(delay) = faults.boot_delay {
+        std::thread::sleep(delay);
+    }
+    if !shared.cfg.disable_apiserver {
+        logs::info(format!("Running kube-apiserver {}", apiserver_args(&shared)));
+    }
+    if faults.never_ready {
+        park_forever();
+    }
+    match store {
+        Datastore::Sqlite => {}
+        Datastore::EtcdProxy => wait_for_proxied_datastore(&shared),
+        _ => logs::info("etcd data store connection OK"),
+    }
+    if !shared.cfg.disable_apiserver {
+        shared.apiserver_ready.store(true, Ordering::SeqCst);
+        logs::info("Kube API server is now running");
+        register_apiserver(&shared, store);
+    }
+    if !matches!(store, Datastore::Sqlite | Datastore::EtcdProxy) {
+        logs::info("ETCD server is now running");
+    }
+    write_kubeconfig(&shared);
+    logs::info("k3s is up and running");
+
+    run_agent(&shared);
+    park_forever()
+}
+
+fn park_forever() -> ! {
+    loop {
+        std::thread::park();
+    }
+}
+
+fn start_fault_threads(faults: &Faults) {
+    if let Some(after) = faults.exit_after {
+        std::thread::spawn(move || {
+            std::thread::sleep(after);
+            logs::fatal(format!(
+                "repro-sim fault injection: {}={:?} elapsed, exiting",
+                faults::EXIT_AFTER,
+                after
+            ));
+        });
+    }
+    if faults.garbage {
+        std::thread::spawn(write_garbage);
+    }
+}
+
+/// Non-UTF-8 bytes, escape codes and lines split across writes, on stdout,
+/// forever: log readers must survive them.
+fn write_garbage() {
+    use std::io::Write;
+    let chunks: [&[u8]; 5] = [
+        b"\xff\xfe\xfd repro-sim garbage \x00\x1b[31mred\x1b[0m\n",
+        b"time=\"partial line from repro-sim, split",
+        b" across two writes\" level=info\n",
+        b"\xc3\x28\xa0\xa1 invalid utf-8 \xe2\x82\n",
+        b"no newline at the end of this chunk ... ",
+    ];
+    let mut i = 0usize;
+    loop {
+        {
+            let mut out = std::io::stdout().lock();
+            let _ = out.write_all(chunks[i % chunks.len()]);
+            let _ = out.flush();
+        }
+        i = i.wrapping_add(1);
+        std::thread::sleep(Duration::from_millis(150));
+    }
+}
+
+/// The token's password, or the k3s error for a missing/bad token.
+fn join_password(cfg: &ServerConfig) -> String {
+    let Some(token) = cfg.token.as_deref() else {
+        logs::fatal(format!(
+            "{BOOTSTRAP_ERR}{CHECK_ERR}token is required to join a cluster"
+        ));
+    };
+    datastore::token_password(token)
+        .unwrap_or_else(|e| logs::fatal(format!("{BOOTSTRAP_ERR}{CHECK_ERR}failed to validate token: {e}")))
+}
+
+fn join_url(shared: &Shared) -> Url {
+    let text = shared.cfg.server_url.clone().unwrap_or_default();
+    Url::parse(&text).unwrap_or_else(|e| {
+        logs::fatal(format!("{BOOTSTRAP_ERR}{CHECK_ERR}failed to validate token: {e}"))
+    })
+}
+
+/// k3s's `ParseAndValidateToken` against the join URL: it fails the start
+/// when the server cannot be reached (k3s does not retry here).
+fn validate_join_server(url: &Url) {
+    if let Err(e) = http::request("GET", url, "/cacerts", &Auth::None, None, Duration::from_secs(10)) {
+        logs::fatal(format!(
+            "{BOOTSTRAP_ERR}{CHECK_ERR}failed to validate token: failed to get CA certs: {e}"
+        ));
+    }
+}
+
+fn prepare_datastore(shared: &Shared, store: Datastore) {
+    match store {
+        Datastore::Sqlite => {
+            own_password(shared);
+            logs::info("Configuring sqlite3 database connection pooling: maxIdleConns=2, maxOpenConns=0, connMaxLifetime=0s");
+            logs::info("Configuring database table schema and indexes, this may take a moment...");
+            logs::info("Database tables and indexes are up to date");
+            logs::info("Kine available at unix://kine.sock");
+        }
+        Datastore::EtcdInit => {
+            logs::info("Managed etcd cluster initializing");
+            let pw = own_password(shared);
+            let me = own_member(shared);
+            let state = ClusterState {
+                cluster_id: datastore::random_hex(16),
+                members: vec![me],
+                apiservers: Vec::new(),
+            };
+            let token = datastore::full_token(&state.cluster_id, &pw);
+            save_or_die(shared, state);
+            write_token_or_die(shared, &token);
+            logs::info("Starting etcd for new cluster, cluster-reset=false");
+        }
+        Datastore::EtcdExisting => {
+            logs::info("Managed etcd cluster bootstrap already complete and initialized");
+            own_password(shared);
+            let mut state = shared.layout.load_state().unwrap_or_default();
+            let me = own_member(shared);
+            state.merge(&ClusterState {
+                cluster_id: String::new(),
+                members: vec![me],
+                apiservers: Vec::new(),
+            });
+            save_or_die(shared, state);
+            reconcile_existing_member(shared);
+            logs::info("Starting etcd for existing cluster member");
+            start_sync(shared);
+        }
+        Datastore::EtcdJoin => {
+            let pw = join_password(&shared.cfg);
+            let url = join_url(shared);
+            validate_join_server(&url);
+            logs::info("Managed etcd cluster not yet initialized");
+            shared.set_password(pw.clone());
+            check_critical_config(shared, &url, &pw);
+            fetch_bootstrap_data(&url, &pw);
+            join_etcd(shared, &url, &pw);
+            start_sync(shared);
+        }
+        Datastore::EtcdProxy => {
+            let pw = join_password(&shared.cfg);
+            let url = join_url(shared);
+            validate_join_server(&url);
+            logs::info("Managed etcd disabled on this node");
+            shared.set_password(pw.clone());
+            check_critical_config(shared, &url, &pw);
+            fetch_bootstrap_data(&url, &pw);
+        }
+    }
+}
+
+/// The node's own password: the configured token, else the stored one, else
+/// a fresh random one (k3s generates a token on the first server too).
+fn own_password(shared: &Shared) -> String {
+    let configured = shared.cfg.token.as_deref().map(datastore::token_password);
+    let pw = match configured {
+        Some(Ok(pw)) => pw,
+        Some(Err(e)) => logs::fatal(format!("Error: failed to normalize server token: {e}")),
+        None => shared
+            .layout
+            .read_token()
+            .and_then(|t| datastore::token_password(&t).ok())
+            .unwrap_or_else(|| datastore::random_hex(32)),
+    };
+    if shared.layout.read_token().is_none() {
+        let token = datastore::full_token(&datastore::random_hex(16), &pw);
+        write_token_or_die(shared, &token);
+    }
+    shared.set_password(pw.clone());
+    pw
+}
+
+fn own_member(shared: &Shared) -> Member {
+    let name = shared
+        .layout
+        .member_name(&shared.node_name)
+        .unwrap_or_else(|e| logs::fatal(format!("Error: preparing server: start managed database: {e}")));
+    Member {
+        name,
+        peer_url: format!("https://{}:2380", shared.ip),
+    }
+}
+
+fn save_or_die(shared: &Shared, state: ClusterState) {
+    if let Err(e) = shared.set_state(state) {
+        logs::fatal(format!("Error: preparing server: start managed database: {e}"));
+    }
+}
+
+fn write_token_or_die(shared: &Shared, token: &str) {
+    if let Err(e) = shared.layout.write_token(token) {
+        logs::fatal(format!("Error: preparing server: failed to write token: {e}"));
+    }
+}
+
+/// Secondary etcd servers first try to reconcile through their join URL and
+/// fall back to a temporary local etcd (k3s `Bootstrap`).
+fn reconcile_existing_member(shared: &Shared) {
+    let mut remote_ok = false;
+    if let (Some(text), Some(pw)) = (shared.cfg.server_url.as_deref(), shared.password()) {
+        if let Ok(url) = Url::parse(text) {
+            match http::request(
+                "GET",
+                &url,
+                "/v1-k3s/server-bootstrap",
+                &Auth::Basic("server", &pw),
+                None,
+                Duration::from_secs(5),
+            ) {
+                Ok(resp) if resp.status == 200 => {
+                    logs::info("Successfully reconciled with remote datastore");
+                    remote_ok = true;
+                }
+                Ok(resp) => logs::warn(format!(
+                    "Unable to reconcile with remote datastore: {}: {} {}",
+                    url.with_path("/v1-k3s/server-bootstrap"),
+                    resp.status,
+                    http::reason(resp.status)
+                )),
+                Err(e) => logs::warn(format!("Unable to reconcile with remote datastore: {e}")),
+            }
+        }
+    }
+    if !remote_ok {
+        logs::info("Starting temporary etcd to reconcile with datastore");
+        logs::info("etcd temporary data store connection OK");
+        logs::info("Reconciling bootstrap data between datastore and disk");
+    }
+}
+
+/// k3s's `compareConfig`: fetch the joined server's `/v1-k3s/config` as user
+/// `node`; an unreachable or refusing server only skips the check.
+fn check_critical_config(shared: &Shared, url: &Url, pw: &str) {
+    let path = "/v1-k3s/config";
+    let resp = match http::request("GET", url, path, &Auth::Basic("node", pw), None, Duration::from_secs(10)) {
+        Ok(resp) if resp.status == 200 => resp,
+        Ok(resp) => {
+            logs::warn(format!(
+                "Skipping cluster configuration validation: {}: {} {}",
+                url.with_path(path),
+                resp.status,
+                http::reason(resp.status)
+            ));
+            return;
+        }
+        Err(e) => {
+            logs::warn(format!("Skipping cluster configuration validation: {e}"));
+            return;
+        }
+    };
+    let wire: Wire = serde_json::from_slice(&resp.body).unwrap_or_else(|e| {
+        logs::fatal(format!("{BOOTSTRAP_ERR}failed to validate server configuration: {e}"))
+    });
+    let remote = CriticalArgs::from_wire(&wire);
+    let diffs = bootstrap::mismatches(&shared.local_args, &remote);
+    for name in &diffs {
+        logs::warn(format!("critical configuration mismatched: {name}"));
+    }
+    if !diffs.is_empty() {
+        logs::fatal(format!(
+            "{BOOTSTRAP_ERR}failed to validate server configuration: critical configuration value mismatch between servers"
+        ));
+    }
+}
+
+/// `httpBootstrap`: the token's password is only checked here, by the server.
+fn fetch_bootstrap_data(url: &Url, pw: &str) {
+    let path = "/v1-k3s/server-bootstrap";
+    match http::request("GET", url, path, &Auth::Basic("server", pw), None, Duration::from_secs(15)) {
+        Ok(resp) if resp.status == 200 => {}
+        Ok(resp) => logs::fatal(format!(
+            "{BOOTSTRAP_ERR}{}: {} {}",
+            url.with_path(path),
+            resp.status,
+            http::reason(resp.status)
+        )),
+        Err(e) => logs::fatal(format!("{BOOTSTRAP_ERR}{e}")),
+    }
+}
+
+/// Adds this node to the joined server's member list (etcd `MemberAdd`).
+fn join_etcd(shared: &Shared, url: &Url, pw: &str) {
+    let me = own_member(shared);
+    let request = ClusterState {
+        cluster_id: String::new(),
+        members: vec![me.clone()],
+        apiservers: Vec::new(),
+    };
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let state = loop {
+        match push_state(url, pw, &request) {
+            Ok(state) => break state,
+            Err(e) if Instant::now() >= deadline => logs::fatal(format!(
+                "Error: preparing server: start managed database: joining etcd cluster: {e}"
+            )),
+            Err(_) => std::thread::sleep(Duration::from_millis(500)),
+        }
+    };
+    let others: Vec<String> = state
+        .members
+        .iter()
+        .filter(|m| m.name != me.name)
+        .map(|m| format!("{}={}", m.name, m.peer_url))
+        .collect();
+    logs::info(format!(
+        "Adding member {}={} to etcd cluster {}",
+        me.name,
+        me.peer_url,
+        datastore::go_list(&others)
+    ));
+    let mut all = others;
+    all.push(format!("{}={}", me.name, me.peer_url));
+    logs::info(format!(
+        "Starting etcd to join cluster with members {}",
+        datastore::go_list(&all)
+    ));
+    let token = datastore::full_token(&state.cluster_id, pw);
+    save_or_die(shared, state);
+    write_token_or_die(shared, &token);
+}
+
+const DATASTORE_PATH: &str = "/v1-k3s/repro-sim/datastore";
+
+/// POSTs `state` to a server's datastore and returns its merged state.
+fn push_state(url: &Url, pw: &str, state: &ClusterState) -> Result<ClusterState, String> {
+    let body = serde_json::to_vec(state).map_err(|e| e.to_string())?;
+    let resp = http::request(
+        "POST",
+        url,
+        DATASTORE_PATH,
+        &Auth::Basic("server", pw),
+        Some(&body),
+        Duration::from_secs(5),
+    )
+    .map_err(|e| e.to_string())?;
+    if resp.status != 200 {
+        return Err(format!(
+            "{}: {} {}",
+            url.with_path(DATASTORE_PATH),
+            resp.status,
+            http::reason(resp.status)
+        ));
+    }
+    serde_json::from_slice(&resp.body).map_err(|e| e.to_string())
+}
+
+/// Members keep their copy of the cluster state in step with the server they
+/// joined, both ways, once a second (stands in for etcd replication).
+fn start_sync(shared: &Shared) {
+    let (Some(text), Some(pw)) = (shared.cfg.server_url.clone(), shared.password()) else {
+        return;
+    };
+    let Ok(url) = Url::parse(&text) else { return };
+    let shared = SharedRef::new(shared);
+    std::thread::spawn(move || loop {
+        if let Some(local) = shared.get().state() {
+            if let Ok(remote) = push_state(&url, &pw, &local) {
+                shared.get().merge_state(&remote);
+            }
+        }
+        std::thread::sleep(Duration::from_secs(1));
+    });
+}
+
+/// A `'static` handle on the process-wide `Shared` for background threads.
+struct SharedRef(&'static Shared);
+
+impl SharedRef {
+    fn new(shared: &Shared) -> SharedRef {
+        // `Shared` lives until the process exits; the boot sequence owns it
+        // through an `Arc` that is never dropped, so leaking a clone of that
+        // Arc gives background threads a `'static` borrow without unsafe.
+        SharedRef(shared.static_self())
+    }
+    fn get(&self) -> &Shared {
+        self.0
+    }
+}
+
+impl Shared {
+    fn static_self(&self) -> &'static Shared {
+        SELF.with(|_| ());
+        leak_registry().unwrap_or_else(|| logs::fatal("repro-sim: internal error: node state missing"))
+    }
+}
+
+thread_local! {
+    static SELF: () = const { () };
+}
+
+static NODE: std::sync::OnceLock<&'static Shared> = std::sync::OnceLock::new();
+
+fn leak_registry() -> Option<&'static Shared> {
+    NODE.get().copied()
+}
+
+/// Registers the node state for background threads; called once per process.
+pub fn publish(shared: &Arc<Shared>) {
+    let leaked: &'static Arc<Shared> = Box::leak(Box::new(Arc::clone(shared)));
+    let _ = NODE.set(leaked.as_ref());
+}
+
+/// A control-plane-only node reaches etcd through its join server; k3s logs
+/// each failed test and retries every 5 s.
+fn wait_for_proxied_datastore(shared: &Shared) {
+    let Some(url) = shared.cfg.server_url.as_deref().and_then(|u| Url::parse(u).ok()) else {
+        return;
+    };
+    let pw = shared.password().unwrap_or_default();
+    loop {
+        match http::request(
+            "GET",
+            &url,
+            DATASTORE_PATH,
+            &Auth::Basic("server", &pw),
+            None,
+            Duration::from_secs(5),
+        ) {
+            Ok(resp) if resp.status == 200 => break,
+            Ok(resp) => logs::info(format!(
+                "Failed to test data store connection: {}: {} {}",
+                url.with_path(DATASTORE_PATH),
+                resp.status,
+                http::reason(resp.status)
+            )),
+            Err(e) => logs::info(format!("Failed to test data store connection: {e}")),
+        }
+        std::thread::sleep(Duration::from_secs(5));
+    }
+    logs::info("etcd data store connection OK");
+}
+
+/// Publishes this apiserver's address in etcd, where etcd-only agents look.
+fn register_apiserver(shared: &Shared, store: Datastore) {
+    let entry = ClusterState {
+        cluster_id: String::new(),
+        members: Vec::new(),
+        apiservers: vec![shared.supervisor_url()],
+    };
+    match store {
+        Datastore::EtcdProxy => {
+            let (Some(text), Some(pw)) = (shared.cfg.server_url.clone(), shared.password()) else {
+                return;
+            };
+            let Ok(url) = Url::parse(&text) else { return };
+            std::thread::spawn(move || {
+                while push_state(&url, &pw, &entry).is_err() {
+                    std::thread::sleep(Duration::from_secs(2));
+                }
+            });
+        }
+        Datastore::Sqlite => {}
+        _ => {
+            shared.merge_state(&entry);
+        }
+    }
+}
+
+fn write_kubeconfig(shared: &Shared) {
+    // Nodes without an apiserver point at the agent's apiserver load
+    // balancer, not at the supervisor (k3s `writeKubeConfig`).
+    let port = if shared.cfg.disable_apiserver {
+        AGENT_LB_PORT
+    } else {
+        shared.cfg.https_port
+    };
+    let fake = http::base64_encode(b"repro-sim stand-in: no certificates (not k3s)");
+    let text = format!(
+        "apiVersion: v1\nclusters:\n- cluster:\n    certificate-authority-data: {fake}\n    server: https://127.0.0.1:{port}\n  name: default\ncontexts:\n- context:\n    cluster: default\n    user: default\n  name: default\ncurrent-context: default\nkind: Config\npreferences: {{}}\nusers:\n- name: default\n  user:\n    client-certificate-data: {fake}\n    client-key-data: {fake}\n"
+    );
+    let path = &shared.cfg.kubeconfig_out;
+    let result = path
+        .parent()
+        .map_or(Ok(()), std::fs::create_dir_all)
+        .map_err(|e| e.to_string())
+        .and_then(|_| datastore::write_atomic(path, text.as_bytes()));
+    if let Err(e) = result {
+        logs::error(format!("Failed to write kubeconfig {}: {e}", path.display()));
+    }
+}
+
+fn apiserver_args(shared: &Shared) -> String {
+    let d = shared.cfg.data_dir.display();
+    let svc = shared
+        .local_args
+        .service_cidr
+        .iter()
+        .map(|c| c.to_string())
+        .collect::<Vec<_>>()
+        .join(",");
+    format!(
+        "--advertise-address={ip} --advertise-port={port} --allow-privileged=true --anonymous-auth=false --api-audiences=https://kubernetes.default.svc.{dom},k3s --authorization-mode=Node,RBAC --bind-address=127.0.0.1 --cert-dir={d}/server/tls/temporary-certs --client-ca-file={d}/server/tls/client-ca.crt --egress-selector-config-file={d}/server/etc/egress-selector-config.yaml --enable-admission-plugins=NodeRestriction --etcd-servers=https://127.0.0.1:2379 --secure-port=6444 --service-cluster-ip-range={svc}",
+        ip = shared.ip,
+        port = shared.cfg.https_port,
+        dom = shared.cfg.cluster_domain,
+    )
+}
+
+fn kubelet_args(shared: &Shared) -> String {
+    let d = shared.cfg.data_dir.display();
+    let dns = shared
+        .local_args
+        .cluster_dns
+        .iter()
+        .map(|ip| ip.to_string())
+        .collect::<Vec<_>>()
+        .join(",");
+    format!(
+        "--address=0.0.0.0 --anonymous-auth=false --authentication-token-webhook=true --authorization-mode=Webhook --cgroup-driver=cgroupfs --client-ca-file={d}/agent/client-ca.crt --cloud-provider=external --cluster-dns={dns} --cluster-domain={dom} --container-runtime-endpoint=unix:///run/k3s/containerd/containerd.sock --eviction-hard=imagefs.available<5%,nodefs.available<5% --fail-swap-on=false --healthz-bind-address=127.0.0.1 --hostname-override={node} --kubeconfig={d}/agent/kubelet.kubeconfig --node-ip={ip} --pod-manifest-path={d}/agent/pod-manifests --read-only-port=0 --resolv-conf=/etc/resolv.conf --serialize-image-pulls=false --tls-cert-file={d}/agent/serving-kubelet.crt --tls-private-key-file={d}/agent/serving-kubelet.key",
+        dom = shared.cfg.cluster_domain,
+        node = shared.node_name,
+        ip = shared.ip,
+    )
+}
+
+/// The agent half of the server process (`pkg/agent/run.go`).
+fn run_agent(shared: &Shared) {
+    let served = match bootstrap::agent_source(&shared.cfg, &shared.version) {
+        AgentSource::Local => shared.local_args.clone(),
+        AgentSource::Remote(url) => fetch_agent_config(&url, &shared.password().unwrap_or_default()),
+    };
+    let features = bootstrap::agent_features(&served, &shared.version);
+    if features.embedded_registry {
+        let (mirrors, problem) = registries::mirrored_registries(&shared.cfg.private_registry);
+        if let Some(problem) = problem {
+            logs::warn(problem);
+        }
+        if mirrors.is_empty() {
+            logs::error(
+                "Not starting distributed registry mirror: no registries configured for distributed mirroring",
+            );
+        } else {
+            let p2p = std::env::var("K3S_P2P_PORT")
+                .ok()
+                .filter(|p| p.parse::<u16>().is_ok_and(|n| n != 0))
+                .unwrap_or_else(|| P2P_PORT.to_string());
+            logs::info(format!(
+                "Starting distributed registry mirror at https://{}:{}/v2 for registries {}",
+                shared.ip,
+                shared.cfg.https_port,
+                datastore::go_list(&mirrors)
+            ));
+            logs::info(format!(
+                "Starting distributed registry P2P node at {}:{p2p}",
+                shared.ip
+            ));
+            shared.registry_up.store(true, Ordering::SeqCst);
+        }
+    }
+    // Supervisor metrics print nothing: the handler is just mounted.
+    if features.supervisor_metrics {
+        shared.metrics_mounted.store(true, Ordering::SeqCst);
+    }
+    let d = shared.cfg.data_dir.display();
+    logs::info(format!(
+        "Running containerd -c {d}/agent/etc/containerd/config.toml -a /run/k3s/containerd/containerd.sock --state /run/k3s/containerd --root {d}/agent/containerd"
+    ));
+    logs::info("containerd is now running");
+    if shared.cfg.disable_apiserver {
+        wait_for_apiserver_addresses(shared);
+    }
+    logs::info(format!("Running kubelet {}", kubelet_args(shared)));
+}
+
+/// The buggy path: the agent validates the joined server, then polls its
+/// `/v1-k3s/config` until it answers, logging as k3s's agent does.
+fn fetch_agent_config(text: &str, pw: &str) -> CriticalArgs {
+    let Ok(url) = Url::parse(text) else {
+        logs::fatal(format!("Error: invalid server url {text}"));
+    };
+    loop {
+        match http::request("GET", &url, "/cacerts", &Auth::None, None, Duration::from_secs(10)) {
+            Ok(_) => break,
+            Err(e) => {
+                logs::error(format!(
+                    "Failed to validate connection to cluster at {text}: failed to get CA certs: {e}"
+                ));
+                std::thread::sleep(Duration::from_secs(2));
+            }
+        }
+    }
+    let path = "/v1-k3s/config";
+    loop {
+        let why = match http::request("GET", &url, path, &Auth::Basic("node", pw), None, Duration::from_secs(10)) {
+            Ok(resp) if resp.status == 200 => match serde_json::from_slice::<Wire>(&resp.body) {
+                Ok(wire) => return CriticalArgs::from_wire(&wire),
+                Err(e) => e.to_string(),
+            },
+            Ok(resp) => format!(
+                "{}: {} {}",
+                url.with_path(path),
+                resp.status,
+                http::reason(resp.status)
+            ),
+            Err(e) => e.to_string(),
+        };
+        logs::info(format!(
+            "Waiting to retrieve agent configuration; server is not ready: failed to retrieve configuration from server: {why}"
+        ));
+        std::thread::sleep(Duration::from_secs(5));
+    }
+}
+
+/// etcd-only agents start the kubelet only once some apiserver has
+/// registered in etcd; k3s logs every 5 s while it waits.
+fn wait_for_apiserver_addresses(shared: &Shared) {
+    let started = Instant::now();
+    let mut next_log = Duration::from_secs(5);
+    loop {
+        if shared.state().is_some_and(|s| !s.apiservers.is_empty()) {
+            return;
+        }
+        std::thread::sleep(Duration::from_millis(250));
+        if started.elapsed() >= next_log {
+            logs::info("Waiting for apiserver addresses");
+            next_log += Duration::from_secs(5);
+        }
+    }
+}
+
+fn authorized(shared: &Shared, req: &Request) -> bool {
+    let Some(pw) = shared.password() else {
+        return false;
+    };
+    match req.credential() {
+        Some((_, given)) => {
+            given == pw || datastore::token_password(&given).is_ok_and(|g| g == pw)
+        }
+        None => false,
+    }
+}
+
+fn unauthorized() -> Response {
+    Response::text(401, "Unauthorized")
+}
+
+/// The supervisor router (`pkg/server/router.go`), then the apiserver.
+fn route(shared: &Shared, req: &Request) -> Response {
+    let path = req.path.as_str();
+    match path {
+        "/ping" => return Response::text(200, "pong"),
+        "/cacerts" => return Response::text(200, FAKE_CA),
+        "/v1-k3s/readyz" => return Response::text(200, "ok"),
+        "/v1-k3s/config" => {
+            if !authorized(shared, req) {
+                return unauthorized();
+            }
+            return match serde_json::to_string(&shared.served_config()) {
+                Ok(json) => Response::json(200, json),
+                Err(e) => Response::text(500, e.to_string()),
+            };
+        }
+        "/v1-k3s/server-bootstrap" => {
+            if !authorized(shared, req) {
+                return unauthorized();
+            }
+            return Response::json(200, "{\"repro-sim\":\"no bootstrap data: stand-in\"}");
+        }
+        DATASTORE_PATH => return datastore_endpoint(shared, req),
+        "/metrics" if shared.metrics_mounted.load(Ordering::SeqCst) => {
+            return Response::text(200, shared.metrics_body());
+        }
+        _ => {}
+    }
+    if (path == "/v2" || path.starts_with("/v2/")) && shared.registry_up.load(Ordering::SeqCst) {
+        return registry_endpoint(path);
+    }
+    if shared.cfg.disable_apiserver {
+        return Response::text(503, "apiserver disabled");
+    }
+    if !shared.apiserver_ready.load(Ordering::SeqCst) {
+        return Response::text(503, "apiserver not ready");
+    }
+    apiserver_endpoint(shared, path)
+}
+
+fn datastore_endpoint(shared: &Shared, req: &Request) -> Response {
+    if !authorized(shared, req) {
+        return unauthorized();
+    }
+    if shared.state().is_none() {
+        return Response::text(503, "datastore not ready");
+    }
+    let state = if req.method == "POST" {
+        match serde_json::from_slice::<ClusterState>(&req.body) {
+            Ok(incoming) => shared.merge_state(&incoming),
+            Err(e) => return Response::text(400, e.to_string()),
+        }
+    } else {
+        shared.state()
+    };
+    match state.map(|s| serde_json::to_string(&s)) {
+        Some(Ok(json)) => Response::json(200, json),
+        Some(Err(e)) => Response::text(500, e.to_string()),
+        None => Response::text(503, "datastore not ready"),
+    }
+}
+
+fn registry_endpoint(path: &str) -> Response {
+    if path == "/v2" || path == "/v2/" {
+        let mut resp = Response::json(200, "{}");
+        resp.extra_headers
+            .push(("Docker-Distribution-API-Version", "registry/2.0".into()));
+        return resp;
+    }
+    Response::json(
+        404,
+        "{\"errors\":[{\"code\":\"NAME_UNKNOWN\",\"message\":\"repository name not known to registry\"}]}",
+    )
+}
+
+fn apiserver_endpoint(shared: &Shared, path: &str) -> Response {
+    match path {
+        "/metrics" => Response::text(200, shared.metrics_body()),
+        "/readyz" | "/livez" | "/healthz" => Response::text(200, "ok"),
+        "/version" => Response::json(
+            200,
+            format!(
+                "{{\"major\":\"{}\",\"minor\":\"{}\",\"gitVersion\":\"{}\",\"gitCommit\":\"repro-sim\",\"gitTreeState\":\"clean\",\"goVersion\":\"none (repro k3s stand-in)\",\"compiler\":\"gc\",\"platform\":\"linux/amd64\"}}",
+                shared.version.major,
+                shared.version.minor_string(),
+                shared.version.raw
+            ),
+        ),
+        _ => Response::json(
+            404,
+            "{\"kind\":\"Status\",\"apiVersion\":\"v1\",\"metadata\":{},\"status\":\"Failure\",\"message\":\"the server could not find the requested resource\",\"reason\":\"NotFound\",\"details\":{},\"code\":404}",
+        ),
+    }
+}

@@ -1,0 +1,45 @@
+//! `repro sim build`: the stand-in images for offline runs.
+
+use crate::cli::{Global, SimCommand};
+use crate::docker::Engine;
+use crate::exit;
+use crate::version::K3sVersion;
+
+/// The versions the demo and the tests use, across release lines, buggy and fixed.
+pub const DEFAULT_VERSIONS: &[&str] = &[
+    "v1.31.12+k3s1",
+    "v1.31.13+k3s1",
+    "v1.32.8+k3s1",
+    "v1.32.9+k3s1",
+    "v1.33.4+k3s1",
+    "v1.33.5+k3s1",
+    "v1.34.1+k3s1",
+];
+
+pub async fn run(_g: &Global, cmd: &SimCommand) -> anyhow::Result<i32> {
+    let SimCommand::Build { versions, rebuild } = cmd;
+    let wanted: Vec<String> = if versions.is_empty() {
+        DEFAULT_VERSIONS.iter().map(|s| s.to_string()).collect()
+    } else {
+        versions.clone()
+    };
+    for v in &wanted {
+        if let Err(e) = v.parse::<K3sVersion>() {
+            eprintln!("repro sim build: {e}");
+            return Ok(exit::BAD_INPUT);
+        }
+    }
+    let engine = match Engine::connect().await {
+        Ok(e) => e,
+        Err(e) => {
+            eprintln!("repro: {e}");
+            return Ok(exit::INFRA);
+        }
+    };
+    for v in &wanted {
+        let t = std::time::Instant::now();
+        let tag = crate::sim_image::ensure_sim_image(&engine.docker, v, *rebuild).await?;
+        println!("{tag}  ({:.1}s)", t.elapsed().as_secs_f64());
+    }
+    Ok(exit::OK)
+}

@@ -1,0 +1,468 @@
+//! The one Docker client wrapper: every call names the operation and the object when it fails,
+//! and everything repro creates carries labels so cleanup can find it by label alone.
+
+use std::collections::HashMap;
+use std::time::Duration;
+
+use bollard::models::{
+    ContainerCreateBody, EndpointIpamConfig, EndpointSettings, HostConfig, Ipam, IpamConfig,
+    NetworkCreateRequest, NetworkingConfig, RestartPolicy, RestartPolicyNameEnum,
+    VolumeCreateRequest,
+};
+use bollard::query_parameters::{
+    CreateContainerOptionsBuilder, CreateImageOptionsBuilder, ListContainersOptionsBuilder,
+    ListNetworksOptionsBuilder, ListVolumesOptionsBuilder, LogsOptionsBuilder,
+    RemoveContainerOptionsBuilder, RemoveVolumeOptions, StopContainerOptionsBuilder,
+    UploadToContainerOptionsBuilder,
+};
+use bollard::Docker;
+use bytes::Bytes;
+use futures_util::{Stream, StreamExt};
+
+/// Label keys on every container, network and volume of a run. Never the token.
+pub const LABEL_MANAGED: &str = "io.repro.managed";
+pub const LABEL_RUN: &str = "io.repro.run";
+pub const LABEL_CHECK: &str = "io.repro.check";
+pub const LABEL_NODE: &str = "io.repro.node";
+
+#[derive(Debug, thiserror::Error)]
+#[error("failed to {op} {object}: {source}")]
+pub struct DockerError {
+    pub op: &'static str,
+    pub object: String,
+    #[source]
+    pub source: bollard::errors::Error,
+}
+
+fn err(op: &'static str, object: impl Into<String>) -> impl FnOnce(bollard::errors::Error) -> DockerError {
+    let object = object.into();
+    move |source| DockerError { op, object, source }
+}
+
+/// Docker is not there: exit 3 with what was tried and what to do.
+#[derive(Debug, thiserror::Error)]
+#[error("cannot reach the Docker engine at {endpoint}: {reason}\n  help: start Docker (e.g. `systemctl start docker`), or point DOCKER_HOST at a reachable engine (unix://, tcp://host:2375, ssh://user@host)")]
+pub struct Unreachable {
+    pub endpoint: String,
+    pub reason: String,
+}
+
+#[derive(Clone)]
+pub struct Engine {
+    pub docker: Docker,
+    pub endpoint: String,
+}
+
+/// The client timeout covers response headers only; it must exceed the longest stop grace.
+const CLIENT_TIMEOUT: Duration = Duration::from_secs(300);
+
+impl Engine {
+    /// Connects as `DOCKER_HOST` says (unix, tcp, ssh), pings, and agrees on an API version
+    /// (older engines such as 20.10 speak 1.41).
+    pub async fn connect() -> Result<Engine, Unreachable> {
+        let endpoint = std::env::var("DOCKER_HOST")
+            .ok()
+            .filter(|s| !s.is_empty())
+            .unwrap_or_else(|| "unix:///var/run/docker.sock".to_string());
+        let unreachable = |reason: String| Unreachable { endpoint: endpoint.clone(), reason };
+        let docker = Docker::connect_with_defaults().map_err(|e| unreachable(e.to_string()))?;
+        let docker = docker.with_timeout(CLIENT_TIMEOUT);
+        match tokio::time::timeout(Duration::from_secs(15), docker.ping()).await {
+            Ok(Ok(_)) => {}
+            Ok(Err(e)) => return Err(unreachable(e.to_string())),
+            Err(_) => return Err(unreachable("no answer within 15s".into())),
+        }
+        let docker = docker.negotiate_version().await.map_err(|e| unreachable(e.to_string()))?;
+        Ok(Engine { docker, endpoint })
+    }
+
+    pub async fn image_id(&self, image: &str) -> Option<String> {
+        self.docker.inspect_image(image).await.ok().and_then(|i| i.id)
+    }
+
+    /// Pulls an image, reporting progress as (layers done, layers seen).
+    pub async fn pull(&self, image: &str, mut progress: impl FnMut(usize, usize)) -> Result<(), DockerError> {
+        let (name, tag) = split_image(image);
+        let opts = CreateImageOptionsBuilder::default().from_image(name).tag(tag).build();
+        let mut stream = self.docker.create_image(Some(opts), None, None);
+        let mut layers: HashMap<String, bool> = HashMap::new();
+        while let Some(item) = stream.next().await {
+            let info = item.map_err(err("pull image", image))?;
+            if let Some(id) = info.id {
+                let done = matches!(info.status.as_deref(), Some("Pull complete" | "Already exists"));
+                let e = layers.entry(id).or_insert(false);
+                *e |= done;
+                progress(layers.values().filter(|d| **d).count(), layers.len());
+            }
+        }
+        Ok(())
+    }
+
+    /// `docker load` of an image archive (docker save output or a k3s air-gap tarball).
+    pub async fn load_archive(&self, path: &std::path::Path) -> anyhow::Result<()> {
+        let bytes = tokio::fs::read(path)
+            .await
+            .map_err(|e| anyhow::anyhow!("failed to read image archive {}: {e}", path.display()))?;
+        let opts = bollard::query_parameters::ImportImageOptionsBuilder::default().build();
+        let mut stream = self.docker.import_image(opts, bollard::body_full(Bytes::from(bytes)), None);
+        while let Some(item) = stream.next().await {
+            item.map_err(err("load image archive", path.display().to_string()))?;
+        }
+        Ok(())
+    }
+
+    pub async fn used_subnets(&self) -> Result<Vec<String>, DockerError> {
+        let nets = self
+            .docker
+            .list_networks(None::<bollard::query_parameters::ListNetworksOptions>)
+            .await
+            .map_err(err("list", "networks"))?;
+        Ok(nets
+            .into_iter()
+            .filter_map(|n| n.ipam.and_then(|i| i.config))
+            .flatten()
+            .filter_map(|c| c.subnet)
+            .collect())
+    }
+
+    /// Creates a bridge network on the first free /24 of 10.213.0.0/16 (unusual enough to stay
+    /// clear of the usual 172.17+/192.168 pools). Two runs racing for one subnet: the loser's
+    /// create fails with an overlap and it tries the next one.
+    pub async fn create_network(&self, name: &str, labels: &HashMap<String, String>) -> Result<u8, DockerError> {
+        let mut last = None;
+        for third in 0u8..=254 {
+            let subnet = format!("10.213.{third}.0/24");
+            if self.used_subnets().await?.iter().any(|s| s == &subnet) {
+                continue;
+            }
+            let req = NetworkCreateRequest {
+                name: name.to_string(),
+                driver: Some("bridge".into()),
+                labels: Some(labels.clone()),
+                ipam: Some(Ipam {
+                    config: Some(vec![IpamConfig {
+                        subnet: Some(subnet.clone()),
+                        gateway: Some(format!("10.213.{third}.1")),
+                        ..Default::default()
+                    }]),
+                    ..Default::default()
+                }),
+                ..Default::default()
+            };
+            match self.docker.create_network(req).await {
+                Ok(_) => return Ok(third),
+                Err(e) if e.to_string().contains("overlap") => last = Some(e),
+                Err(e) => return Err(err("create network", name)(e)),
+            }
+        }
+        Err(err("create network", name)(last.unwrap_or(bollard::errors::Error::RequestTimeoutError)))
+    }
+
+    pub async fn create_volume(&self, name: &str, labels: &HashMap<String, String>) -> Result<(), DockerError> {
+        let req = VolumeCreateRequest { name: Some(name.into()), labels: Some(labels.clone()), ..Default::default() };
+        self.docker.create_volume(req).await.map_err(err("create volume", name))?;
+        Ok(())
+    }
+
+    /// Creates (does not start) a k3s node container, set up as k3d sets up real k3s.
+    pub async fn create_node(&self, spec: &NodeSpec) -> Result<(), DockerError> {
+        let mut tmpfs = HashMap::new();
+        tmpfs.insert("/run".to_string(), String::new());
+        tmpfs.insert("/var/run".to_string(), String::new());
+        let mut endpoints = HashMap::new();
+        endpoints.insert(
+            spec.network.clone(),
+            EndpointSettings {
+                ipam_config: Some(EndpointIpamConfig { ipv4_address: Some(spec.ip.clone()), ..Default::default() }),
+                aliases: Some(vec![spec.hostname.clone()]),
+                ..Default::default()
+            },
+        );
+        let body = ContainerCreateBody {
+            image: Some(spec.image.clone()),
+            hostname: Some(spec.hostname.clone()),
+            cmd: Some(spec.cmd.clone()),
+            env: Some(spec.env.clone()),
+            labels: Some(spec.labels.clone()),
+            host_config: Some(HostConfig {
+                privileged: Some(true),
+                init: Some(true),
+                userns_mode: Some("host".into()),
+                tmpfs: Some(tmpfs),
+                network_mode: Some(spec.network.clone()),
+                binds: Some(vec![format!("{}:/var/lib/rancher/k3s", spec.data_volume)]),
+                // Not k3d's unless-stopped: a node that dies must stay dead so its death is
+                // observed once, with its last lines, instead of looping through new boots.
+                restart_policy: Some(RestartPolicy { name: Some(RestartPolicyNameEnum::NO), maximum_retry_count: None }),
+                ..Default::default()
+            }),
+            networking_config: Some(NetworkingConfig { endpoints_config: Some(endpoints) }),
+            ..Default::default()
+        };
+        let opts = CreateContainerOptionsBuilder::default().name(&spec.name).build();
+        self.docker.create_container(Some(opts), body).await.map_err(err("create container", &spec.name))?;
+        Ok(())
+    }
+
+    /// Writes files into a container (running or not) through the archive API, so it works
+    /// against a remote engine too: no bind mounts of local paths.
+    pub async fn upload(&self, container: &str, files: &[(String, String)]) -> Result<(), DockerError> {
+        let tar = build_tar(files);
+        let opts = UploadToContainerOptionsBuilder::default().path("/").build();
+        self.docker
+            .upload_to_container(container, Some(opts), bollard::body_full(Bytes::from(tar)))
+            .await
+            .map_err(err("copy files into", container))
+    }
+
+    pub async fn start(&self, container: &str) -> Result<(), DockerError> {
+        self.docker
+            .start_container(container, None::<bollard::query_parameters::StartContainerOptions>)
+            .await
+            .map_err(err("start container", container))
+    }
+
+    pub async fn stop(&self, container: &str, grace: Duration) -> Result<(), DockerError> {
+        let opts = StopContainerOptionsBuilder::default().t(grace.as_secs() as i32).build();
+        match self.docker.stop_container(container, Some(opts)).await {
+            Ok(()) => Ok(()),
+            // 304: already stopped (a node that died on its own).
+            Err(bollard::errors::Error::DockerResponseServerError { status_code: 304, .. }) => Ok(()),
+            Err(e) => Err(err("stop container", container)(e)),
+        }
+    }
+
+    pub async fn state(&self, container: &str) -> Result<ContainerState, DockerError> {
+        let c = self
+            .docker
+            .inspect_container(container, None::<bollard::query_parameters::InspectContainerOptions>)
+            .await
+            .map_err(err("inspect container", container))?;
+        let s = c.state.unwrap_or_default();
+        Ok(ContainerState {
+            running: s.running.unwrap_or(false),
+            started_at: s.started_at.unwrap_or_default(),
+            finished_at: s.finished_at,
+            exit_code: s.exit_code,
+            oom_killed: s.oom_killed.unwrap_or(false),
+        })
+    }
+
+    /// The raw `docker inspect` document (for the bundle; it is redacted before it leaves).
+    pub async fn inspect_json(&self, container: &str) -> Result<serde_json::Value, DockerError> {
+        let c = self
+            .docker
+            .inspect_container(container, None::<bollard::query_parameters::InspectContainerOptions>)
+            .await
+            .map_err(err("inspect container", container))?;
+        Ok(serde_json::to_value(c).unwrap_or_default())
+    }
+
+    /// Follows a container's log from `since_secs` (whole seconds, so the caller drops lines
+    /// older than the boot it watches by their timestamps). Ends when the container stops.
+    pub fn follow_logs(&self, container: &str, since_secs: i64) -> impl Stream<Item = Result<LogChunk, DockerError>> + Send + 'static {
+        let opts = LogsOptionsBuilder::default()
+            .follow(true)
+            .stdout(true)
+            .stderr(true)
+            .timestamps(true)
+            .since(since_secs.clamp(0, i32::MAX as i64) as i32)
+            .build();
+        let name = container.to_string();
+        self.docker.logs(container, Some(opts)).map(move |item| {
+            item.map(|o| match o {
+                bollard::container::LogOutput::StdErr { message } => LogChunk { stderr: true, bytes: message },
+                other => LogChunk { stderr: false, bytes: other.into_bytes() },
+            })
+            .map_err(|e| DockerError { op: "follow logs of", object: name.clone(), source: e })
+        })
+    }
+
+    /// Runs a command in a running container; returns its exit code and stdout+stderr.
+    pub async fn exec(&self, container: &str, cmd: &[String]) -> Result<(i64, String), DockerError> {
+        let cfg = bollard::models::ExecConfig {
+            attach_stdout: Some(true),
+            attach_stderr: Some(true),
+            cmd: Some(cmd.to_vec()),
+            ..Default::default()
+        };
+        let created = self.docker.create_exec(container, cfg).await.map_err(err("exec in", container))?;
+        let mut out = Vec::new();
+        match self.docker.start_exec(&created.id, None).await.map_err(err("exec in", container))? {
+            bollard::exec::StartExecResults::Attached { mut output, .. } => {
+                while let Some(chunk) = output.next().await {
+                    match chunk {
+                        Ok(c) => out.extend_from_slice(&c.into_bytes()),
+                        Err(e) => return Err(err("read exec output in", container)(e)),
+                    }
+                }
+            }
+            bollard::exec::StartExecResults::Detached => {}
+        }
+        let code = self
+            .docker
+            .inspect_exec(&created.id)
+            .await
+            .map_err(err("inspect exec in", container))?
+            .exit_code
+            .unwrap_or(-1);
+        Ok((code, String::from_utf8_lossy(&out).into_owned()))
+    }
+
+    /// Removes every container, network and volume carrying `label=value` (or `label` if value
+    /// is None). Returns what was removed; goes on past individual failures.
+    pub async fn remove_labelled(&self, label: &str, value: Option<&str>) -> Removed {
+        let filter = match value {
+            Some(v) => format!("{label}={v}"),
+            None => label.to_string(),
+        };
+        let mut filters = HashMap::new();
+        filters.insert("label".to_string(), vec![filter]);
+        let mut removed = Removed::default();
+        let copts = ListContainersOptionsBuilder::default().all(true).filters(&filters).build();
+        if let Ok(cs) = self.docker.list_containers(Some(copts)).await {
+            for c in cs {
+                let Some(id) = c.id else { continue };
+                let opts = RemoveContainerOptionsBuilder::default().force(true).v(true).build();
+                match self.docker.remove_container(&id, Some(opts)).await {
+                    Ok(()) => removed.containers += 1,
+                    Err(e) => removed.errors.push(format!("container {id}: {e}")),
+                }
+            }
+        }
+        let nopts = ListNetworksOptionsBuilder::default().filters(&filters).build();
+        if let Ok(ns) = self.docker.list_networks(Some(nopts)).await {
+            for n in ns {
+                let Some(name) = n.name else { continue };
+                match self.docker.remove_network(&name).await {
+                    Ok(()) => removed.networks += 1,
+                    Err(e) => removed.errors.push(format!("network {name}: {e}")),
+                }
+            }
+        }
+        let vopts = ListVolumesOptionsBuilder::default().filters(&filters).build();
+        if let Ok(vs) = self.docker.list_volumes(Some(vopts)).await {
+            for v in vs.volumes.unwrap_or_default() {
+                match self.docker.remove_volume(&v.name, None::<RemoveVolumeOptions>).await {
+                    Ok(()) => removed.volumes += 1,
+                    Err(e) => removed.errors.push(format!("volume {}: {e}", v.name)),
+                }
+            }
+        }
+        removed
+    }
+
+    /// Engine facts for result.json.
+    pub async fn describe(&self) -> crate::result::EnvInfo {
+        let mut env = crate::result::EnvInfo { docker_host: self.endpoint.clone(), ..Default::default() };
+        if let Ok(v) = self.docker.version().await {
+            env.docker_version = v.version;
+            env.docker_api_version = v.api_version;
+            env.kernel = v.kernel_version;
+            env.arch = v.arch;
+        }
+        if let Ok(i) = self.docker.info().await {
+            env.os = i.operating_system;
+            env.cpus = i.ncpu;
+            env.memory_bytes = i.mem_total;
+        }
+        env
+    }
+}
+
+#[derive(Debug, Default, Clone)]
+pub struct Removed {
+    pub containers: usize,
+    pub networks: usize,
+    pub volumes: usize,
+    pub errors: Vec<String>,
+}
+
+#[derive(Debug, Clone)]
+pub struct ContainerState {
+    pub running: bool,
+    pub started_at: String,
+    pub finished_at: Option<String>,
+    pub exit_code: Option<i64>,
+    pub oom_killed: bool,
+}
+
+pub struct LogChunk {
+    pub stderr: bool,
+    pub bytes: Bytes,
+}
+
+#[derive(Debug, Clone)]
+pub struct NodeSpec {
+    pub name: String,
+    pub hostname: String,
+    pub image: String,
+    pub cmd: Vec<String>,
+    pub env: Vec<String>,
+    pub labels: HashMap<String, String>,
+    pub network: String,
+    pub ip: String,
+    pub data_volume: String,
+}
+
+fn split_image(image: &str) -> (&str, &str) {
+    // A ':' after the last '/' separates the tag (a ':' before it is a registry port).
+    match image.rfind(':') {
+        Some(i) if !image[i..].contains('/') => (&image[..i], &image[i + 1..]),
+        _ => (image, "latest"),
+    }
+}
+
+/// An in-memory tar of absolute paths (written relative to `/`), parents included.
+pub fn build_tar(files: &[(String, String)]) -> Vec<u8> {
+    let mut b = tar::Builder::new(Vec::new());
+    let mut dirs: Vec<String> = Vec::new();
+    for (path, _) in files {
+        let rel = path.trim_start_matches('/');
+        let mut acc = String::new();
+        let parts: Vec<&str> = rel.split('/').collect();
+        for p in &parts[..parts.len().saturating_sub(1)] {
+            acc.push_str(p);
+            acc.push('/');
+            if !dirs.contains(&acc) {
+                dirs.push(acc.clone());
+            }
+        }
+    }
+    for d in &dirs {
+        let mut h = tar::Header::new_gnu();
+        h.set_entry_type(tar::EntryType::Directory);
+        h.set_mode(0o755);
+        h.set_size(0);
+        h.set_mtime(0);
+        let _ = b.append_data(&mut h, d, std::io::empty());
+    }
+    for (path, content) in files {
+        let mut h = tar::Header::new_gnu();
+        h.set_mode(0o644);
+        h.set_size(content.len() as u64);
+        h.set_mtime(chrono::Utc::now().timestamp().max(0) as u64);
+        let _ = b.append_data(&mut h, path.trim_start_matches('/'), content.as_bytes());
+    }
+    b.into_inner().unwrap_or_default()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn splits_image_refs() {
+        assert_eq!(split_image("rancher/k3s:v1.33.4-k3s1"), ("rancher/k3s", "v1.33.4-k3s1"));
+        assert_eq!(split_image("localhost:5000/k3s"), ("localhost:5000/k3s", "latest"));
+        assert_eq!(split_image("localhost:5000/k3s:v1"), ("localhost:5000/k3s", "v1"));
+    }
+
+    #[test]
+    fn tar_has_parents_and_files() {
+        let t = build_tar(&[("/etc/rancher/k3s/config.yaml".into(), "a: 1\n".into())]);
+        let mut a = tar::Archive::new(&t[..]);
+        let names: Vec<String> = a.entries().unwrap().map(|e| e.unwrap().path().unwrap().display().to_string()).collect();
+        assert_eq!(names, ["etc/", "etc/rancher/", "etc/rancher/k3s/", "etc/rancher/k3s/config.yaml"]);
+    }
+}

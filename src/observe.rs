@@ -1,0 +1,164 @@
+//! Deciding a signal for one boot from its log lines (pure) — probes are run by the caller.
+//!
+//! Rules, in order, for up/down signals:
+//! 1. an `up` line in this boot → up; 2. a `down` line → down;
+//! 3. the boot died and the signal has `on-death` → that value (evidence: exit code, last lines);
+//! 4. a `settled-by` line was seen and the settle window passed with no `up` line → down
+//!    (the "settle rule": the node got past the point where the feature starts);
+//! 5. otherwise wait for more lines (the caller's timeout turns that into `unknown`).
+//!
+//! Value signals (version, roles) are decided once the node is ready and settled, or dead.
+
+use std::time::{Duration, Instant};
+
+use crate::result::Evidence;
+use crate::scenario::{Expected, LinePattern, Signal};
+use crate::version::K3sVersion;
+use crate::watch::{Boot, BootEnd, LogLine};
+
+#[derive(Debug, Clone)]
+pub struct Obs {
+    pub observed: String,
+    pub evidence: Vec<Evidence>,
+    pub reason: String,
+}
+
+#[derive(Debug, Clone)]
+pub enum Eval {
+    Decided(Obs),
+    /// Not decided yet: look again on the next line, or at `until` at the latest.
+    Pending { until: Option<Instant> },
+}
+
+pub fn evidence(boot: &Boot, l: &LogLine) -> Evidence {
+    Evidence {
+        source: "log".into(),
+        boot: boot.number,
+        time: Some(l.ts.to_rfc3339_opts(chrono::SecondsFormat::Millis, true)),
+        text: l.text.clone(),
+    }
+}
+
+fn first_match<'a>(boot: &'a Boot, pats: &[LinePattern], v: &K3sVersion) -> Option<&'a LogLine> {
+    let live: Vec<&LinePattern> = pats.iter().filter(|p| p.applies_to(v)).collect();
+    if live.is_empty() {
+        return None;
+    }
+    boot.lines.iter().find(|l| live.iter().any(|p| p.regex.is_match(&l.text)))
+}
+
+/// Evidence of a death: the exit and the last lines before it.
+pub fn death_evidence(boot: &Boot) -> Vec<Evidence> {
+    let mut ev = Vec::new();
+    if let Some(BootEnd::Died { exit_code, at, oom }) = &boot.end {
+        ev.push(Evidence {
+            source: "docker".into(),
+            boot: boot.number,
+            time: Some(at.clone()),
+            text: format!(
+                "container exited on its own with code {}{}",
+                exit_code.map_or("?".to_string(), |c| c.to_string()),
+                if *oom { " (OOM-killed)" } else { "" }
+            ),
+        });
+    }
+    let start = boot.lines.len().saturating_sub(3);
+    ev.extend(boot.lines[start..].iter().map(|l| evidence(boot, l)));
+    ev
+}
+
+pub fn is_dead(boot: &Boot) -> bool {
+    matches!(boot.end, Some(BootEnd::Died { .. }) | Some(BootEnd::Lost { .. }))
+}
+
+pub fn eval_log(sig: &Signal, boot: &Boot, v: &K3sVersion, settle: Duration, now: Instant) -> Eval {
+    if sig.is_value() {
+        return eval_value(sig, boot, v, settle, now);
+    }
+    if let Some(l) = first_match(boot, &sig.up, v) {
+        return Eval::Decided(Obs { observed: "up".into(), evidence: vec![evidence(boot, l)], reason: "an `up` line in this boot".into() });
+    }
+    if let Some(l) = first_match(boot, &sig.down, v) {
+        return Eval::Decided(Obs { observed: "down".into(), evidence: vec![evidence(boot, l)], reason: "a `down` line in this boot".into() });
+    }
+    if is_dead(boot) {
+        if let Some(val) = &sig.on_death {
+            return Eval::Decided(Obs { observed: val.as_str().into(), evidence: death_evidence(boot), reason: "the node died in this boot".into() });
+        }
+    }
+    if sig.probe.is_none() {
+        if let Some(l) = first_match(boot, &sig.settled_by, v) {
+            let until = l.seen + settle;
+            if now >= until {
+                return Eval::Decided(Obs {
+                    observed: "down".into(),
+                    evidence: vec![evidence(boot, l)],
+                    reason: format!("settle rule: no `up` line within {} after this line", humantime::format_duration(settle)),
+                });
+            }
+            return Eval::Pending { until: Some(until) };
+        }
+    }
+    if is_dead(boot) || matches!(boot.end, Some(BootEnd::Stopped { .. })) {
+        return Eval::Decided(Obs { observed: "unknown".into(), evidence: death_evidence(boot), reason: "the boot ended before the signal could be decided".into() });
+    }
+    Eval::Pending { until: None }
+}
+
+fn eval_value(sig: &Signal, boot: &Boot, v: &K3sVersion, settle: Duration, now: Instant) -> Eval {
+    let mut values: Vec<String> = Vec::new();
+    let mut ev = Vec::new();
+    for l in &boot.lines {
+        for p in sig.value.iter().filter(|p| p.applies_to(v)) {
+            if let Some(c) = p.regex.captures(&l.text) {
+                let val = p.value.clone().or_else(|| c.name("value").map(|m| m.as_str().to_string()));
+                if let Some(val) = val {
+                    if !values.contains(&val) {
+                        values.push(val);
+                        ev.push(evidence(boot, l));
+                    }
+                }
+            }
+        }
+    }
+    let settled_at = boot.ready.map(|i| boot.lines[i].seen + settle);
+    let done = boot.end.is_some() || settled_at.is_some_and(|t| now >= t);
+    if !done {
+        return Eval::Pending { until: settled_at };
+    }
+    values.sort();
+    let observed = if values.is_empty() { "none".to_string() } else { values.join(",") };
+    Eval::Decided(Obs { observed, evidence: ev, reason: "values from this boot's lines".into() })
+}
+
+/// Decides a probe's output; None = neither rule matched (try again).
+pub fn eval_probe(sig: &Signal, exit: i64, output: &str) -> Option<&'static str> {
+    let p = sig.probe.as_ref()?;
+    if p.up.iter().any(|r| r.matches(exit, output)) {
+        Some("up")
+    } else if p.down.iter().any(|r| r.matches(exit, output)) {
+        Some("down")
+    } else {
+        None
+    }
+}
+
+/// Whether the probe may run yet (its `after` lines are in this boot).
+pub fn probe_ready(sig: &Signal, boot: &Boot, v: &K3sVersion) -> bool {
+    sig.probe.as_ref().is_some_and(|p| p.after.is_empty() || first_match(boot, &p.after, v).is_some())
+}
+
+/// Compact probe output for evidence: the first lines only.
+pub fn probe_excerpt(output: &str) -> String {
+    let lines: Vec<&str> = output.lines().take(3).collect();
+    let mut s = lines.join(" | ");
+    if s.len() > 300 {
+        s.truncate(300);
+        s.push('…');
+    }
+    s
+}
+
+pub fn expected_str(e: Option<&Expected>) -> Option<String> {
+    e.map(|e| e.as_str().to_string())
+}

@@ -1,0 +1,107 @@
+//! What the user sees while a run goes: on a terminal one live line per node (state, boot,
+//! last event) under the current step; in CI or a pipe, plain timestamped lines on stderr.
+
+use std::collections::HashMap;
+use std::io::IsTerminal;
+use std::sync::Mutex;
+
+use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget, ProgressStyle};
+
+use crate::cli;
+
+pub struct Progress {
+    live: Option<Live>,
+    /// Last state per node, for plain mode's "boot N" prefix.
+    boots: Mutex<HashMap<String, u32>>,
+}
+
+struct Live {
+    multi: MultiProgress,
+    header: ProgressBar,
+    nodes: HashMap<String, ProgressBar>,
+}
+
+impl Progress {
+    pub fn new(mode: cli::Progress, nodes: &[String]) -> Progress {
+        let live = match mode {
+            cli::Progress::Always => true,
+            cli::Progress::Never => false,
+            // Some CI systems give a pseudo-terminal: bars only on a real one outside CI.
+            cli::Progress::Auto => std::io::stderr().is_terminal() && !is_ci::cached(),
+        };
+        let live = live.then(|| {
+            let multi = MultiProgress::with_draw_target(ProgressDrawTarget::stderr());
+            let header = multi.add(ProgressBar::new_spinner());
+            header.set_style(ProgressStyle::with_template("{spinner} {wide_msg}").unwrap_or_else(|_| ProgressStyle::default_spinner()));
+            header.enable_steady_tick(std::time::Duration::from_millis(120));
+            let width = nodes.iter().map(String::len).max().unwrap_or(6);
+            let nodes = nodes
+                .iter()
+                .map(|n| {
+                    let pb = multi.add(ProgressBar::new_spinner());
+                    let tpl = format!("  {{prefix:{width}}} {{wide_msg}}");
+                    pb.set_style(ProgressStyle::with_template(&tpl).unwrap_or_else(|_| ProgressStyle::default_spinner()));
+                    pb.set_prefix(n.clone());
+                    pb.set_message("created");
+                    (n.clone(), pb)
+                })
+                .collect();
+            Live { multi, header, nodes }
+        });
+        Progress { live, boots: Mutex::new(HashMap::new()) }
+    }
+
+    fn plain(&self, who: &str, msg: &str) {
+        let now = chrono::Utc::now().format("%H:%M:%S%.3f");
+        eprintln!("{now} {who:<8} {msg}");
+    }
+
+    /// The current step (or phase) of the run.
+    pub fn step(&self, text: &str) {
+        match &self.live {
+            Some(l) => {
+                l.header.set_message(text.to_string());
+                let _ = l.multi.println(format!("== {text}"));
+            }
+            None => self.plain("==", text),
+        }
+    }
+
+    /// A node's state changed: `state` is short (starting, ready, dead...), `event` the detail.
+    pub fn node(&self, node: &str, state: &str, boot: u32, event: &str) {
+        self.boots.lock().unwrap_or_else(|p| p.into_inner()).insert(node.to_string(), boot);
+        match self.live.as_ref().and_then(|l| l.nodes.get(node)) {
+            Some(pb) => pb.set_message(format!("{state:<9} boot {boot}  {}", truncate(event, 100))),
+            None => self.plain(node, &format!("boot {boot} {state}: {event}")),
+        }
+    }
+
+    /// A line that stays (results, warnings).
+    pub fn info(&self, text: &str) {
+        match &self.live {
+            Some(l) => {
+                let _ = l.multi.println(text);
+            }
+            None => self.plain("", text),
+        }
+    }
+
+    pub fn finish(&self) {
+        if let Some(l) = &self.live {
+            l.header.finish_and_clear();
+            for pb in l.nodes.values() {
+                pb.finish();
+            }
+        }
+    }
+}
+
+fn truncate(s: &str, n: usize) -> String {
+    if s.chars().count() <= n {
+        s.to_string()
+    } else {
+        let mut t: String = s.chars().take(n).collect();
+        t.push('…');
+        t
+    }
+}
