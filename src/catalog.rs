@@ -12,13 +12,34 @@ use crate::scenario::{Check, Scenario, Signals, Topology};
 
 /// The shipped files, for use without a project folder.
 const BUILTIN: &[(&str, &str)] = &[
-    ("checks/signals.yaml", include_str!("../checks/signals.yaml")),
-    ("checks/etcd-split.yaml", include_str!("../checks/etcd-split.yaml")),
-    ("checks/metrics-order.yaml", include_str!("../checks/metrics-order.yaml")),
-    ("checks/bootstrap-check.yaml", include_str!("../checks/bootstrap-check.yaml")),
-    ("topologies/etcd-split.yaml", include_str!("../topologies/etcd-split.yaml")),
-    ("topologies/etcd-split-2cp.yaml", include_str!("../topologies/etcd-split-2cp.yaml")),
-    ("topologies/bootstrap-check.yaml", include_str!("../topologies/bootstrap-check.yaml")),
+    (
+        "checks/signals.yaml",
+        include_str!("../checks/signals.yaml"),
+    ),
+    (
+        "checks/etcd-split.yaml",
+        include_str!("../checks/etcd-split.yaml"),
+    ),
+    (
+        "checks/metrics-order.yaml",
+        include_str!("../checks/metrics-order.yaml"),
+    ),
+    (
+        "checks/bootstrap-check.yaml",
+        include_str!("../checks/bootstrap-check.yaml"),
+    ),
+    (
+        "topologies/etcd-split.yaml",
+        include_str!("../topologies/etcd-split.yaml"),
+    ),
+    (
+        "topologies/etcd-split-2cp.yaml",
+        include_str!("../topologies/etcd-split-2cp.yaml"),
+    ),
+    (
+        "topologies/bootstrap-check.yaml",
+        include_str!("../topologies/bootstrap-check.yaml"),
+    ),
 ];
 
 /// One scenario file and its text.
@@ -57,7 +78,10 @@ pub fn sources(root: Option<&Path>) -> Result<Vec<Source>, Diagnostics> {
     let Some(root) = root else {
         return Ok(BUILTIN
             .iter()
-            .map(|(p, t)| Source { path: Path::new("<builtin>").join(p), text: (*t).to_string() })
+            .map(|(p, t)| Source {
+                path: Path::new("<builtin>").join(p),
+                text: (*t).to_string(),
+            })
             .collect());
     };
     let mut out = Vec::new();
@@ -89,7 +113,10 @@ pub fn sources(root: Option<&Path>) -> Result<Vec<Source>, Diagnostics> {
 
 pub fn read(path: &Path) -> Result<Source, Diagnostic> {
     std::fs::read_to_string(path)
-        .map(|text| Source { path: path.to_path_buf(), text })
+        .map(|text| Source {
+            path: path.to_path_buf(),
+            text,
+        })
         .map_err(|e| io_diag(path, &e))
 }
 
@@ -99,7 +126,13 @@ fn io_diag(path: &Path, e: &std::io::Error) -> Diagnostic {
     } else {
         format!("cannot read: {e}")
     };
-    Diagnostic { file: path.to_path_buf(), line: 1, column: 1, message: msg, help: None }
+    Diagnostic {
+        file: path.to_path_buf(),
+        line: 1,
+        column: 1,
+        message: msg,
+        help: None,
+    }
 }
 
 impl Catalog {
@@ -122,7 +155,10 @@ impl Catalog {
                     line: 1,
                     column: 1,
                     message: "cannot tell what this file is".into(),
-                    help: Some("a topology has `nodes:`, a check `steps:`, a signals file `signals:`".into()),
+                    help: Some(
+                        "a topology has `nodes:`, a check `steps:`, a signals file `signals:`"
+                            .into(),
+                    ),
                 }),
             }
         }
@@ -151,7 +187,11 @@ impl Catalog {
                     file: t.path.clone(),
                     line: 1,
                     column: 1,
-                    message: format!("topology name `{}` is also used by {}", t.name, first.display()),
+                    message: format!(
+                        "topology name `{}` is also used by {}",
+                        t.name,
+                        first.display()
+                    ),
                     help: Some("give every topology its own name".into()),
                 });
             }
@@ -168,7 +208,12 @@ impl Catalog {
         if !diags.is_empty() {
             return Err(diags.sorted());
         }
-        Ok(Catalog { origin, topologies, checks, signals: signals.unwrap_or_default() })
+        Ok(Catalog {
+            origin,
+            topologies,
+            checks,
+            signals: signals.unwrap_or_default(),
+        })
     }
 
     /// The project folder's files, or the built-in ones.
@@ -184,27 +229,32 @@ impl Catalog {
     /// A check by name or by path to a check file, with its topology (or `topology` instead,
     /// re-validated so steps naming nodes the other topology lacks are caught before Docker).
     pub fn scenario(&self, check: &str, topology: Option<&str>) -> Result<Scenario, Diagnostics> {
-        let (check, source) = if check.ends_with(".yaml") || check.ends_with(".yml") || check.contains('/') {
-            let src = read(Path::new(check)).map_err(|d| Diagnostics(vec![d]))?;
-            let c = load::check(&src.path, &src.text, &self.topologies, &self.signals)?;
-            (c, src)
-        } else {
-            match self.checks.iter().find(|(c, _)| c.name == check) {
-                Some((c, s)) => (c.clone(), s.clone()),
-                None => {
-                    return Err(Diagnostics(vec![Diagnostic {
-                        file: PathBuf::from(check),
-                        line: 1,
-                        column: 1,
-                        message: format!("no check named `{check}`"),
-                        help: Some(format!(
-                            "known checks: {}",
-                            self.checks.iter().map(|(c, _)| c.name.as_str()).collect::<Vec<_>>().join(", ")
-                        )),
-                    }]))
+        let (check, source) =
+            if check.ends_with(".yaml") || check.ends_with(".yml") || check.contains('/') {
+                let src = read(Path::new(check)).map_err(|d| Diagnostics(vec![d]))?;
+                let c = load::check(&src.path, &src.text, &self.topologies, &self.signals)?;
+                (c, src)
+            } else {
+                match self.checks.iter().find(|(c, _)| c.name == check) {
+                    Some((c, s)) => (c.clone(), s.clone()),
+                    None => {
+                        return Err(Diagnostics(vec![Diagnostic {
+                            file: PathBuf::from(check),
+                            line: 1,
+                            column: 1,
+                            message: format!("no check named `{check}`"),
+                            help: Some(format!(
+                                "known checks: {}",
+                                self.checks
+                                    .iter()
+                                    .map(|(c, _)| c.name.as_str())
+                                    .collect::<Vec<_>>()
+                                    .join(", ")
+                            )),
+                        }]))
+                    }
                 }
-            }
-        };
+            };
         let topo_name = topology.unwrap_or(&check.topology);
         let Some(topo) = self.topology(topo_name) else {
             return Err(Diagnostics(vec![Diagnostic {
@@ -214,13 +264,21 @@ impl Catalog {
                 message: format!("no topology named `{topo_name}`"),
                 help: Some(format!(
                     "known topologies: {}",
-                    self.topologies.iter().map(|t| t.name.as_str()).collect::<Vec<_>>().join(", ")
+                    self.topologies
+                        .iter()
+                        .map(|t| t.name.as_str())
+                        .collect::<Vec<_>>()
+                        .join(", ")
                 )),
             }]));
         };
         if topology.is_some() {
             load::check_with_topology(&check, &source.text, topo, &self.signals)?;
         }
-        Ok(Scenario { check, topology: topo.clone(), signals: self.signals.clone() })
+        Ok(Scenario {
+            check,
+            topology: topo.clone(),
+            signals: self.signals.clone(),
+        })
     }
 }

@@ -120,7 +120,10 @@ impl FileDiag<'_> {
         };
         let message = message
             .replace(", set DuplicateKeyPolicy in Options if acceptable", "")
-            .replace("data did not match any variant of untagged enum ConfigValue", "a k3s config value must be a string, number, boolean or a list of those");
+            .replace(
+                "data did not match any variant of untagged enum ConfigValue",
+                "a k3s config value must be a string, number, boolean or a list of those",
+            );
         let (line, column) = e
             .location()
             .map(|l| (l.line().max(1), l.column().max(1)))

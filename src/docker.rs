@@ -34,7 +34,10 @@ pub struct DockerError {
     pub source: bollard::errors::Error,
 }
 
-fn err(op: &'static str, object: impl Into<String>) -> impl FnOnce(bollard::errors::Error) -> DockerError {
+fn err(
+    op: &'static str,
+    object: impl Into<String>,
+) -> impl FnOnce(bollard::errors::Error) -> DockerError {
     let object = object.into();
     move |source| DockerError { op, object, source }
 }
@@ -64,7 +67,10 @@ impl Engine {
             .ok()
             .filter(|s| !s.is_empty())
             .unwrap_or_else(|| "unix:///var/run/docker.sock".to_string());
-        let unreachable = |reason: String| Unreachable { endpoint: endpoint.clone(), reason };
+        let unreachable = |reason: String| Unreachable {
+            endpoint: endpoint.clone(),
+            reason,
+        };
         let docker = Docker::connect_with_defaults().map_err(|e| unreachable(e.to_string()))?;
         let docker = docker.with_timeout(CLIENT_TIMEOUT);
         match tokio::time::timeout(Duration::from_secs(15), docker.ping()).await {
@@ -72,24 +78,41 @@ impl Engine {
             Ok(Err(e)) => return Err(unreachable(e.to_string())),
             Err(_) => return Err(unreachable("no answer within 15s".into())),
         }
-        let docker = docker.negotiate_version().await.map_err(|e| unreachable(e.to_string()))?;
+        let docker = docker
+            .negotiate_version()
+            .await
+            .map_err(|e| unreachable(e.to_string()))?;
         Ok(Engine { docker, endpoint })
     }
 
     pub async fn image_id(&self, image: &str) -> Option<String> {
-        self.docker.inspect_image(image).await.ok().and_then(|i| i.id)
+        self.docker
+            .inspect_image(image)
+            .await
+            .ok()
+            .and_then(|i| i.id)
     }
 
     /// Pulls an image, reporting progress as (layers done, layers seen).
-    pub async fn pull(&self, image: &str, mut progress: impl FnMut(usize, usize)) -> Result<(), DockerError> {
+    pub async fn pull(
+        &self,
+        image: &str,
+        mut progress: impl FnMut(usize, usize),
+    ) -> Result<(), DockerError> {
         let (name, tag) = split_image(image);
-        let opts = CreateImageOptionsBuilder::default().from_image(name).tag(tag).build();
+        let opts = CreateImageOptionsBuilder::default()
+            .from_image(name)
+            .tag(tag)
+            .build();
         let mut stream = self.docker.create_image(Some(opts), None, None);
         let mut layers: HashMap<String, bool> = HashMap::new();
         while let Some(item) = stream.next().await {
             let info = item.map_err(err("pull image", image))?;
             if let Some(id) = info.id {
-                let done = matches!(info.status.as_deref(), Some("Pull complete" | "Already exists"));
+                let done = matches!(
+                    info.status.as_deref(),
+                    Some("Pull complete" | "Already exists")
+                );
                 let e = layers.entry(id).or_insert(false);
                 *e |= done;
                 progress(layers.values().filter(|d| **d).count(), layers.len());
@@ -104,7 +127,9 @@ impl Engine {
             .await
             .map_err(|e| anyhow::anyhow!("failed to read image archive {}: {e}", path.display()))?;
         let opts = bollard::query_parameters::ImportImageOptionsBuilder::default().build();
-        let mut stream = self.docker.import_image(opts, bollard::body_full(Bytes::from(bytes)), None);
+        let mut stream =
+            self.docker
+                .import_image(opts, bollard::body_full(Bytes::from(bytes)), None);
         while let Some(item) = stream.next().await {
             item.map_err(err("load image archive", path.display().to_string()))?;
         }
@@ -128,7 +153,11 @@ impl Engine {
     /// Creates a bridge network on the first free /24 of 10.213.0.0/16 (unusual enough to stay
     /// clear of the usual 172.17+/192.168 pools). Two runs racing for one subnet: the loser's
     /// create fails with an overlap and it tries the next one.
-    pub async fn create_network(&self, name: &str, labels: &HashMap<String, String>) -> Result<u8, DockerError> {
+    pub async fn create_network(
+        &self,
+        name: &str,
+        labels: &HashMap<String, String>,
+    ) -> Result<u8, DockerError> {
         let mut last = None;
         for third in 0u8..=254 {
             let subnet = format!("10.213.{third}.0/24");
@@ -155,12 +184,25 @@ impl Engine {
                 Err(e) => return Err(err("create network", name)(e)),
             }
         }
-        Err(err("create network", name)(last.unwrap_or(bollard::errors::Error::RequestTimeoutError)))
+        Err(err("create network", name)(
+            last.unwrap_or(bollard::errors::Error::RequestTimeoutError),
+        ))
     }
 
-    pub async fn create_volume(&self, name: &str, labels: &HashMap<String, String>) -> Result<(), DockerError> {
-        let req = VolumeCreateRequest { name: Some(name.into()), labels: Some(labels.clone()), ..Default::default() };
-        self.docker.create_volume(req).await.map_err(err("create volume", name))?;
+    pub async fn create_volume(
+        &self,
+        name: &str,
+        labels: &HashMap<String, String>,
+    ) -> Result<(), DockerError> {
+        let req = VolumeCreateRequest {
+            name: Some(name.into()),
+            labels: Some(labels.clone()),
+            ..Default::default()
+        };
+        self.docker
+            .create_volume(req)
+            .await
+            .map_err(err("create volume", name))?;
         Ok(())
     }
 
@@ -173,7 +215,10 @@ impl Engine {
         endpoints.insert(
             spec.network.clone(),
             EndpointSettings {
-                ipam_config: Some(EndpointIpamConfig { ipv4_address: Some(spec.ip.clone()), ..Default::default() }),
+                ipam_config: Some(EndpointIpamConfig {
+                    ipv4_address: Some(spec.ip.clone()),
+                    ..Default::default()
+                }),
                 aliases: Some(vec![spec.hostname.clone()]),
                 ..Default::default()
             },
@@ -193,20 +238,34 @@ impl Engine {
                 binds: Some(vec![format!("{}:/var/lib/rancher/k3s", spec.data_volume)]),
                 // Not k3d's unless-stopped: a node that dies must stay dead so its death is
                 // observed once, with its last lines, instead of looping through new boots.
-                restart_policy: Some(RestartPolicy { name: Some(RestartPolicyNameEnum::NO), maximum_retry_count: None }),
+                restart_policy: Some(RestartPolicy {
+                    name: Some(RestartPolicyNameEnum::NO),
+                    maximum_retry_count: None,
+                }),
                 ..Default::default()
             }),
-            networking_config: Some(NetworkingConfig { endpoints_config: Some(endpoints) }),
+            networking_config: Some(NetworkingConfig {
+                endpoints_config: Some(endpoints),
+            }),
             ..Default::default()
         };
-        let opts = CreateContainerOptionsBuilder::default().name(&spec.name).build();
-        self.docker.create_container(Some(opts), body).await.map_err(err("create container", &spec.name))?;
+        let opts = CreateContainerOptionsBuilder::default()
+            .name(&spec.name)
+            .build();
+        self.docker
+            .create_container(Some(opts), body)
+            .await
+            .map_err(err("create container", &spec.name))?;
         Ok(())
     }
 
     /// Writes files into a container (running or not) through the archive API, so it works
     /// against a remote engine too: no bind mounts of local paths.
-    pub async fn upload(&self, container: &str, files: &[(String, String)]) -> Result<(), DockerError> {
+    pub async fn upload(
+        &self,
+        container: &str,
+        files: &[(String, String)],
+    ) -> Result<(), DockerError> {
         let tar = build_tar(files);
         let opts = UploadToContainerOptionsBuilder::default().path("/").build();
         self.docker
@@ -217,17 +276,24 @@ impl Engine {
 
     pub async fn start(&self, container: &str) -> Result<(), DockerError> {
         self.docker
-            .start_container(container, None::<bollard::query_parameters::StartContainerOptions>)
+            .start_container(
+                container,
+                None::<bollard::query_parameters::StartContainerOptions>,
+            )
             .await
             .map_err(err("start container", container))
     }
 
     pub async fn stop(&self, container: &str, grace: Duration) -> Result<(), DockerError> {
-        let opts = StopContainerOptionsBuilder::default().t(grace.as_secs() as i32).build();
+        let opts = StopContainerOptionsBuilder::default()
+            .t(grace.as_secs() as i32)
+            .build();
         match self.docker.stop_container(container, Some(opts)).await {
             Ok(()) => Ok(()),
             // 304: already stopped (a node that died on its own).
-            Err(bollard::errors::Error::DockerResponseServerError { status_code: 304, .. }) => Ok(()),
+            Err(bollard::errors::Error::DockerResponseServerError {
+                status_code: 304, ..
+            }) => Ok(()),
             Err(e) => Err(err("stop container", container)(e)),
         }
     }
@@ -235,7 +301,10 @@ impl Engine {
     pub async fn state(&self, container: &str) -> Result<ContainerState, DockerError> {
         let c = self
             .docker
-            .inspect_container(container, None::<bollard::query_parameters::InspectContainerOptions>)
+            .inspect_container(
+                container,
+                None::<bollard::query_parameters::InspectContainerOptions>,
+            )
             .await
             .map_err(err("inspect container", container))?;
         let s = c.state.unwrap_or_default();
@@ -252,7 +321,10 @@ impl Engine {
     pub async fn inspect_json(&self, container: &str) -> Result<serde_json::Value, DockerError> {
         let c = self
             .docker
-            .inspect_container(container, None::<bollard::query_parameters::InspectContainerOptions>)
+            .inspect_container(
+                container,
+                None::<bollard::query_parameters::InspectContainerOptions>,
+            )
             .await
             .map_err(err("inspect container", container))?;
         Ok(serde_json::to_value(c).unwrap_or_default())
@@ -260,7 +332,11 @@ impl Engine {
 
     /// Follows a container's log from `since_secs` (whole seconds, so the caller drops lines
     /// older than the boot it watches by their timestamps). Ends when the container stops.
-    pub fn follow_logs(&self, container: &str, since_secs: i64) -> impl Stream<Item = Result<LogChunk, DockerError>> + Send + 'static {
+    pub fn follow_logs(
+        &self,
+        container: &str,
+        since_secs: i64,
+    ) -> impl Stream<Item = Result<LogChunk, DockerError>> + Send + 'static {
         let opts = LogsOptionsBuilder::default()
             .follow(true)
             .stdout(true)
@@ -271,24 +347,47 @@ impl Engine {
         let name = container.to_string();
         self.docker.logs(container, Some(opts)).map(move |item| {
             item.map(|o| match o {
-                bollard::container::LogOutput::StdErr { message } => LogChunk { stderr: true, bytes: message },
-                other => LogChunk { stderr: false, bytes: other.into_bytes() },
+                bollard::container::LogOutput::StdErr { message } => LogChunk {
+                    stderr: true,
+                    bytes: message,
+                },
+                other => LogChunk {
+                    stderr: false,
+                    bytes: other.into_bytes(),
+                },
             })
-            .map_err(|e| DockerError { op: "follow logs of", object: name.clone(), source: e })
+            .map_err(|e| DockerError {
+                op: "follow logs of",
+                object: name.clone(),
+                source: e,
+            })
         })
     }
 
     /// Runs a command in a running container; returns its exit code and stdout+stderr.
-    pub async fn exec(&self, container: &str, cmd: &[String]) -> Result<(i64, String), DockerError> {
+    pub async fn exec(
+        &self,
+        container: &str,
+        cmd: &[String],
+    ) -> Result<(i64, String), DockerError> {
         let cfg = bollard::models::ExecConfig {
             attach_stdout: Some(true),
             attach_stderr: Some(true),
             cmd: Some(cmd.to_vec()),
             ..Default::default()
         };
-        let created = self.docker.create_exec(container, cfg).await.map_err(err("exec in", container))?;
+        let created = self
+            .docker
+            .create_exec(container, cfg)
+            .await
+            .map_err(err("exec in", container))?;
         let mut out = Vec::new();
-        match self.docker.start_exec(&created.id, None).await.map_err(err("exec in", container))? {
+        match self
+            .docker
+            .start_exec(&created.id, None)
+            .await
+            .map_err(err("exec in", container))?
+        {
             bollard::exec::StartExecResults::Attached { mut output, .. } => {
                 while let Some(chunk) = output.next().await {
                     match chunk {
@@ -319,18 +418,26 @@ impl Engine {
         let mut filters = HashMap::new();
         filters.insert("label".to_string(), vec![filter]);
         let mut removed = Removed::default();
-        let copts = ListContainersOptionsBuilder::default().all(true).filters(&filters).build();
+        let copts = ListContainersOptionsBuilder::default()
+            .all(true)
+            .filters(&filters)
+            .build();
         if let Ok(cs) = self.docker.list_containers(Some(copts)).await {
             for c in cs {
                 let Some(id) = c.id else { continue };
-                let opts = RemoveContainerOptionsBuilder::default().force(true).v(true).build();
+                let opts = RemoveContainerOptionsBuilder::default()
+                    .force(true)
+                    .v(true)
+                    .build();
                 match self.docker.remove_container(&id, Some(opts)).await {
                     Ok(()) => removed.containers += 1,
                     Err(e) => removed.errors.push(format!("container {id}: {e}")),
                 }
             }
         }
-        let nopts = ListNetworksOptionsBuilder::default().filters(&filters).build();
+        let nopts = ListNetworksOptionsBuilder::default()
+            .filters(&filters)
+            .build();
         if let Ok(ns) = self.docker.list_networks(Some(nopts)).await {
             for n in ns {
                 let Some(name) = n.name else { continue };
@@ -340,10 +447,16 @@ impl Engine {
                 }
             }
         }
-        let vopts = ListVolumesOptionsBuilder::default().filters(&filters).build();
+        let vopts = ListVolumesOptionsBuilder::default()
+            .filters(&filters)
+            .build();
         if let Ok(vs) = self.docker.list_volumes(Some(vopts)).await {
             for v in vs.volumes.unwrap_or_default() {
-                match self.docker.remove_volume(&v.name, None::<RemoveVolumeOptions>).await {
+                match self
+                    .docker
+                    .remove_volume(&v.name, None::<RemoveVolumeOptions>)
+                    .await
+                {
                     Ok(()) => removed.volumes += 1,
                     Err(e) => removed.errors.push(format!("volume {}: {e}", v.name)),
                 }
@@ -354,7 +467,10 @@ impl Engine {
 
     /// Engine facts for result.json.
     pub async fn describe(&self) -> crate::result::EnvInfo {
-        let mut env = crate::result::EnvInfo { docker_host: self.endpoint.clone(), ..Default::default() };
+        let mut env = crate::result::EnvInfo {
+            docker_host: self.endpoint.clone(),
+            ..Default::default()
+        };
         if let Ok(v) = self.docker.version().await {
             env.docker_version = v.version;
             env.docker_api_version = v.api_version;
@@ -453,16 +569,37 @@ mod tests {
 
     #[test]
     fn splits_image_refs() {
-        assert_eq!(split_image("rancher/k3s:v1.33.4-k3s1"), ("rancher/k3s", "v1.33.4-k3s1"));
-        assert_eq!(split_image("localhost:5000/k3s"), ("localhost:5000/k3s", "latest"));
-        assert_eq!(split_image("localhost:5000/k3s:v1"), ("localhost:5000/k3s", "v1"));
+        assert_eq!(
+            split_image("rancher/k3s:v1.33.4-k3s1"),
+            ("rancher/k3s", "v1.33.4-k3s1")
+        );
+        assert_eq!(
+            split_image("localhost:5000/k3s"),
+            ("localhost:5000/k3s", "latest")
+        );
+        assert_eq!(
+            split_image("localhost:5000/k3s:v1"),
+            ("localhost:5000/k3s", "v1")
+        );
     }
 
     #[test]
     fn tar_has_parents_and_files() {
         let t = build_tar(&[("/etc/rancher/k3s/config.yaml".into(), "a: 1\n".into())]);
         let mut a = tar::Archive::new(&t[..]);
-        let names: Vec<String> = a.entries().unwrap().map(|e| e.unwrap().path().unwrap().display().to_string()).collect();
-        assert_eq!(names, ["etc/", "etc/rancher/", "etc/rancher/k3s/", "etc/rancher/k3s/config.yaml"]);
+        let names: Vec<String> = a
+            .entries()
+            .unwrap()
+            .map(|e| e.unwrap().path().unwrap().display().to_string())
+            .collect();
+        assert_eq!(
+            names,
+            [
+                "etc/",
+                "etc/rancher/",
+                "etc/rancher/k3s/",
+                "etc/rancher/k3s/config.yaml"
+            ]
+        );
     }
 }

@@ -26,7 +26,10 @@ use crate::version::{K3sVersion, ReleaseSet};
 const DERIVED_KEYS: &[(&str, &str)] = &[
     ("cluster-init", "mark the node `init: true` instead"),
     ("server", "use `join: <node>` instead"),
-    ("token", "repro sets a random K3S_TOKEN per run; secrets never go in scenario files"),
+    (
+        "token",
+        "repro sets a random K3S_TOKEN per run; secrets never go in scenario files",
+    ),
     ("agent-token", "secrets never go in scenario files"),
     ("disable-etcd", "use `role: control-plane` instead"),
     ("disable-apiserver", "use `role: etcd` instead"),
@@ -53,7 +56,10 @@ pub fn file_kind(path: &Path, text: &str) -> Option<FileKind> {
         }
     }
     // A file too broken to show its keys: go by where it lives.
-    let dir = path.parent().and_then(Path::file_name).and_then(|s| s.to_str());
+    let dir = path
+        .parent()
+        .and_then(Path::file_name)
+        .and_then(|s| s.to_str());
     match (path.file_name().and_then(|s| s.to_str()), dir) {
         (Some("signals.yaml"), _) => Some(FileKind::Signals),
         (_, Some("topologies")) => Some(FileKind::Topology),
@@ -86,8 +92,11 @@ fn release_set(d: &FileDiag, list: &[Spanned<String>], out: &mut Diagnostics) ->
     for (v, s) in versions.iter().zip(list) {
         if !lines.insert(v.line()) {
             out.push(
-                d.span(s, format!("two versions for release line {}.{}", v.major, v.minor))
-                    .help("give one first version per release line"),
+                d.span(
+                    s,
+                    format!("two versions for release line {}.{}", v.major, v.minor),
+                )
+                .help("give one first version per release line"),
             );
         }
     }
@@ -111,17 +120,36 @@ pub fn topology(path: &Path, text: &str) -> Result<Topology, Diagnostics> {
     let mut names: HashMap<&str, &Spanned<String>> = HashMap::new();
     for n in &raw.nodes {
         if !dns_label(&n.name.value) {
-            out.push(d.span(&n.name, format!("`{}` is not a valid node name", n.name.value))
-                .help("use lowercase letters, digits and `-` (it becomes a container hostname)"));
+            out.push(
+                d.span(
+                    &n.name,
+                    format!("`{}` is not a valid node name", n.name.value),
+                )
+                .help("use lowercase letters, digits and `-` (it becomes a container hostname)"),
+            );
         }
         if let Some(first) = names.insert(&n.name.value, &n.name) {
-            out.push(d.span(&n.name, format!("duplicate node name `{}` (first defined at line {})", n.name.value, first.referenced.line())));
+            out.push(d.span(
+                &n.name,
+                format!(
+                    "duplicate node name `{}` (first defined at line {})",
+                    n.name.value,
+                    first.referenced.line()
+                ),
+            ));
         }
     }
     if raw.nodes.is_empty() {
-        out.push(d.start("a topology needs at least one node").help("add `nodes:` with an `init: true` etcd node"));
+        out.push(
+            d.start("a topology needs at least one node")
+                .help("add `nodes:` with an `init: true` etcd node"),
+        );
     }
-    let inits: Vec<_> = raw.nodes.iter().filter(|n| n.init.as_ref().is_some_and(|i| i.value)).collect();
+    let inits: Vec<_> = raw
+        .nodes
+        .iter()
+        .filter(|n| n.init.as_ref().is_some_and(|i| i.value))
+        .collect();
     match inits.len() {
         0 if !raw.nodes.is_empty() => out.push(
             d.at(&raw.nodes[0].name.referenced, "no node is the init node")
@@ -135,21 +163,42 @@ pub fn topology(path: &Path, text: &str) -> Result<Topology, Diagnostics> {
             }
         }
     }
-    let role_of: HashMap<&str, Role> = raw.nodes.iter().map(|n| (n.name.value.as_str(), n.role.value)).collect();
-    let deferred: HashMap<&str, bool> = raw.nodes.iter().map(|n| (n.name.value.as_str(), n.deferred)).collect();
+    let role_of: HashMap<&str, Role> = raw
+        .nodes
+        .iter()
+        .map(|n| (n.name.value.as_str(), n.role.value))
+        .collect();
+    let deferred: HashMap<&str, bool> = raw
+        .nodes
+        .iter()
+        .map(|n| (n.name.value.as_str(), n.deferred))
+        .collect();
     for n in &raw.nodes {
         let init = n.init.as_ref().is_some_and(|i| i.value);
         if init {
-            let at = n.init.as_ref().map(|i| &i.referenced).unwrap_or(&n.name.referenced);
+            let at = n
+                .init
+                .as_ref()
+                .map(|i| &i.referenced)
+                .unwrap_or(&n.name.referenced);
             if !n.role.value.runs_etcd() {
                 out.push(d.at(at, format!("init node `{}` has role {}; only a node that runs etcd can create the cluster", n.name.value, n.role.value.as_str()))
                     .help("make an `etcd` or `all` node the init node"));
             }
             if let Some(j) = &n.join {
-                out.push(d.span(j, format!("init node `{}` cannot join another node", n.name.value)).help("remove `join:` from the init node"));
+                out.push(
+                    d.span(
+                        j,
+                        format!("init node `{}` cannot join another node", n.name.value),
+                    )
+                    .help("remove `join:` from the init node"),
+                );
             }
             if n.deferred {
-                out.push(d.at(at, "the init node cannot be deferred").help("remove `deferred: true`"));
+                out.push(
+                    d.at(at, "the init node cannot be deferred")
+                        .help("remove `deferred: true`"),
+                );
             }
         } else {
             match &n.join {
@@ -172,7 +221,10 @@ pub fn topology(path: &Path, text: &str) -> Result<Topology, Diagnostics> {
         check_files(&d, &n.files, &mut out);
         for k in n.env.keys() {
             if k.value == "K3S_TOKEN" || k.value == "K3S_AGENT_TOKEN" || k.value == "K3S_URL" {
-                out.push(d.span(k, format!("`{}` is set by repro", k.value)).help("repro sets K3S_TOKEN (random per run) and the join URL itself"));
+                out.push(
+                    d.span(k, format!("`{}` is set by repro", k.value))
+                        .help("repro sets K3S_TOKEN (random per run) and the join URL itself"),
+                );
             }
         }
     }
@@ -219,7 +271,13 @@ fn check_config_keys<T>(d: &FileDiag, config: &SpannedMap<T>, out: &mut Diagnost
     let key_re = Regex::new(r"^[a-z0-9][a-z0-9-]*[a-z0-9]\+?$").expect("static regex");
     for k in config.keys() {
         if let Some((_, help)) = DERIVED_KEYS.iter().find(|(key, _)| *key == k.value) {
-            out.push(d.span(k, format!("`{}` is derived by repro from the topology", k.value)).help(*help));
+            out.push(
+                d.span(
+                    k,
+                    format!("`{}` is derived by repro from the topology", k.value),
+                )
+                .help(*help),
+            );
         } else if !key_re.is_match(&k.value) {
             out.push(d.span(k, format!("`{}` is not a k3s config key", k.value))
                 .help("k3s keys are the long flag names without dashes in front, e.g. `embedded-registry`"));
@@ -230,8 +288,12 @@ fn check_config_keys<T>(d: &FileDiag, config: &SpannedMap<T>, out: &mut Diagnost
 fn check_files<T>(d: &FileDiag, files: &SpannedMap<T>, out: &mut Diagnostics) {
     for p in files.keys() {
         if !p.value.starts_with('/') || p.value.ends_with('/') || p.value.contains("/../") {
-            out.push(d.span(p, format!("`{}` is not an absolute file path", p.value))
-                .help("give the full path inside the node, e.g. /etc/rancher/k3s/registries.yaml"));
+            out.push(
+                d.span(p, format!("`{}` is not an absolute file path", p.value))
+                    .help(
+                        "give the full path inside the node, e.g. /etc/rancher/k3s/registries.yaml",
+                    ),
+            );
         } else if p.value == "/etc/rancher/k3s/config.yaml" {
             out.push(d.span(p, "config.yaml is rendered by repro from `config:`")
                 .help("set keys under `config:` or add a drop-in under /etc/rancher/k3s/config.yaml.d/"));
@@ -254,12 +316,22 @@ pub fn signals(path: &Path, text: &str) -> Result<Signals, Diagnostics> {
         let value = patterns(&d, &s.value, &mut out);
         let settled_by = patterns(&d, &s.settled_by, &mut out);
         if !value.is_empty() && (!up.is_empty() || !down.is_empty() || s.probe.is_some()) {
-            out.push(d.span(&name, format!("signal `{}` mixes `value` with up/down/probe", name.value))
-                .help("a signal is either a value (version, roles) or a state (up/down)"));
+            out.push(
+                d.span(
+                    &name,
+                    format!("signal `{}` mixes `value` with up/down/probe", name.value),
+                )
+                .help("a signal is either a value (version, roles) or a state (up/down)"),
+            );
         }
         if value.is_empty() && up.is_empty() && down.is_empty() && s.probe.is_none() {
-            out.push(d.span(&name, format!("signal `{}` has no way to be observed", name.value))
-                .help("give `up:`/`down:` log regexes, `value:` regexes or a `probe:`"));
+            out.push(
+                d.span(
+                    &name,
+                    format!("signal `{}` has no way to be observed", name.value),
+                )
+                .help("give `up:`/`down:` log regexes, `value:` regexes or a `probe:`"),
+            );
         }
         for p in &s.value {
             if let PatternFile::Plain(r) = &p.value {
@@ -273,25 +345,35 @@ pub fn signals(path: &Path, text: &str) -> Result<Signals, Diagnostics> {
             "up" => Some(Expected::Up),
             "down" => Some(Expected::Down),
             other => {
-                out.push(d.span(v, format!("`on-death: {other}` is not a state")).help("use `up` or `down`"));
+                out.push(
+                    d.span(v, format!("`on-death: {other}` is not a state"))
+                        .help("use `up` or `down`"),
+                );
                 None
             }
         });
         let probe = s.probe.as_ref().map(|p| {
             if p.command.is_empty() {
-                out.push(d.span(&name, "probe command is empty").help("e.g. [k3s, kubectl, get, --raw, /metrics]"));
+                out.push(
+                    d.span(&name, "probe command is empty")
+                        .help("e.g. [k3s, kubectl, get, --raw, /metrics]"),
+                );
             }
             if p.up.is_empty() || p.down.is_empty() {
                 out.push(d.span(&name, "a probe needs at least one `up` and one `down` rule"));
             }
-            let rules = |rs: &[crate::model::ProbeRuleFile], out: &mut Diagnostics| -> Vec<ProbeRule> {
-                rs.iter()
-                    .map(|r| ProbeRule {
-                        exit: r.exit,
-                        output: r.output.as_ref().and_then(|o| compile(&d, o, &o.value, out)),
-                    })
-                    .collect()
-            };
+            let rules =
+                |rs: &[crate::model::ProbeRuleFile], out: &mut Diagnostics| -> Vec<ProbeRule> {
+                    rs.iter()
+                        .map(|r| ProbeRule {
+                            exit: r.exit,
+                            output: r
+                                .output
+                                .as_ref()
+                                .and_then(|o| compile(&d, o, &o.value, out)),
+                        })
+                        .collect()
+                };
             Probe {
                 command: p.command.clone(),
                 after: patterns(&d, &p.after, &mut out),
@@ -320,7 +402,10 @@ pub fn signals(path: &Path, text: &str) -> Result<Signals, Diagnostics> {
         );
     }
     if out.is_empty() {
-        Ok(Signals { path: path.to_path_buf(), by_name })
+        Ok(Signals {
+            path: path.to_path_buf(),
+            by_name,
+        })
     } else {
         Err(out)
     }
@@ -331,7 +416,12 @@ fn compile<T>(d: &FileDiag, at: &Spanned<T>, re: &str, out: &mut Diagnostics) ->
         Ok(r) => Some(r),
         Err(e) => {
             let detail = e.to_string();
-            let last = detail.lines().last().unwrap_or("invalid").trim().to_string();
+            let last = detail
+                .lines()
+                .last()
+                .unwrap_or("invalid")
+                .trim()
+                .to_string();
             out.push(d.span(at, format!("invalid regex `{re}`: {last}"))
                 .help("Rust regex syntax (https://docs.rs/regex); escape `[`, `(`, `.` and `+` to match them literally"));
             None
@@ -344,16 +434,28 @@ fn patterns(d: &FileDiag, list: &[Pattern], out: &mut Diagnostics) -> Vec<LinePa
         .filter_map(|p| {
             let (re, since, until, value) = match &p.value {
                 PatternFile::Plain(r) => (r.as_str(), &[][..], &[][..], None),
-                PatternFile::Full(f) => (f.regex.as_str(), &f.since[..], &f.until[..], f.value.clone()),
+                PatternFile::Full(f) => (
+                    f.regex.as_str(),
+                    &f.since[..],
+                    &f.until[..],
+                    f.value.clone(),
+                ),
             };
             let set = |vs: &[String], out: &mut Diagnostics| {
-                let spanned: Vec<Spanned<String>> =
-                    vs.iter().map(|v| Spanned::new(v.clone(), p.referenced, p.defined)).collect();
+                let spanned: Vec<Spanned<String>> = vs
+                    .iter()
+                    .map(|v| Spanned::new(v.clone(), p.referenced, p.defined))
+                    .collect();
                 (!vs.is_empty()).then(|| release_set(d, &spanned, out))
             };
             let since = set(since, out);
             let until = set(until, out);
-            compile(d, p, re, out).map(|regex| LinePattern { regex, since, until, value })
+            compile(d, p, re, out).map(|regex| LinePattern {
+                regex,
+                since,
+                until,
+                value,
+            })
         })
         .collect()
 }
@@ -362,7 +464,10 @@ fn duration(d: &FileDiag, s: &Spanned<String>, out: &mut Diagnostics) -> Option<
     match humantime::parse_duration(&s.value) {
         Ok(v) => Some(v),
         Err(e) => {
-            out.push(d.span(s, format!("`{}` is not a duration: {e}", s.value)).help("e.g. 3s, 500ms, 1m"));
+            out.push(
+                d.span(s, format!("`{}` is not a duration: {e}", s.value))
+                    .help("e.g. 3s, 500ms, 1m"),
+            );
             None
         }
     }
@@ -382,11 +487,23 @@ pub fn check(
     let d = FileDiag { file: path };
     let mut out = Diagnostics::default();
     let fixed_in = release_set(&d, &raw.fixed_in, &mut out);
-    let settle = raw.settle.as_ref().and_then(|s| duration(&d, s, &mut out)).unwrap_or(DEFAULT_SETTLE);
+    let settle = raw
+        .settle
+        .as_ref()
+        .and_then(|s| duration(&d, s, &mut out))
+        .unwrap_or(DEFAULT_SETTLE);
     let topo = topologies.iter().find(|t| t.name == raw.topology.value);
     if topo.is_none() {
-        out.push(d.span(&raw.topology, format!("topology `{}` does not exist", raw.topology.value))
-            .help(format!("known topologies: {}", names_list(topologies.iter().map(|t| t.name.as_str())))));
+        out.push(
+            d.span(
+                &raw.topology,
+                format!("topology `{}` does not exist", raw.topology.value),
+            )
+            .help(format!(
+                "known topologies: {}",
+                names_list(topologies.iter().map(|t| t.name.as_str()))
+            )),
+        );
     }
     if raw.steps.is_empty() {
         out.push(d.span(&raw.name, "a check needs at least one step"));
@@ -396,8 +513,13 @@ pub fn check(
         None => Vec::new(),
     };
     if topo.is_some() && !raw.steps.is_empty() && steps.iter().all(|s| s.expect.is_empty()) {
-        out.push(d.span(&raw.name, "the check expects nothing, so it can never pass or fail")
-            .help("add `expect:` to at least one step"));
+        out.push(
+            d.span(
+                &raw.name,
+                "the check expects nothing, so it can never pass or fail",
+            )
+            .help("add `expect:` to at least one step"),
+        );
     }
     if !out.is_empty() {
         return Err(out);
@@ -417,8 +539,19 @@ pub fn check(
 }
 
 /// Re-validates a check's steps against another topology (`--topology` override).
-pub fn check_with_topology(check: &Check, text: &str, topology: &Topology, signals: &Signals) -> Result<(), Diagnostics> {
-    self::check(&check.path, text, std::slice::from_ref(&with_name(topology, &check.topology)), signals).map(|_| ())
+pub fn check_with_topology(
+    check: &Check,
+    text: &str,
+    topology: &Topology,
+    signals: &Signals,
+) -> Result<(), Diagnostics> {
+    self::check(
+        &check.path,
+        text,
+        std::slice::from_ref(&with_name(topology, &check.topology)),
+        signals,
+    )
+    .map(|_| ())
 }
 
 fn with_name(t: &Topology, name: &str) -> Topology {
@@ -427,20 +560,44 @@ fn with_name(t: &Topology, name: &str) -> Topology {
     t
 }
 
-fn steps(d: &FileDiag, raw: &CheckFile, topo: &Topology, signals: &Signals, out: &mut Diagnostics) -> Vec<Step> {
+fn steps(
+    d: &FileDiag,
+    raw: &CheckFile,
+    topo: &Topology,
+    signals: &Signals,
+    out: &mut Diagnostics,
+) -> Vec<Step> {
     // Which nodes have been started, and each node's config keys so far (to catch bad removes).
-    let mut running: HashSet<String> = topo.nodes.iter().filter(|n| !n.deferred).map(|n| n.name.clone()).collect();
+    let mut running: HashSet<String> = topo
+        .nodes
+        .iter()
+        .filter(|n| !n.deferred)
+        .map(|n| n.name.clone())
+        .collect();
     let mut keys: HashMap<String, HashSet<String>> = topo
         .nodes
         .iter()
-        .map(|n| (n.name.clone(), topo.config.keys().chain(n.config.keys()).cloned().collect()))
+        .map(|n| {
+            (
+                n.name.clone(),
+                topo.config.keys().chain(n.config.keys()).cloned().collect(),
+            )
+        })
         .collect();
     let known = |n: &Spanned<String>, out: &mut Diagnostics| -> bool {
         if topo.node(&n.value).is_some() {
             return true;
         }
-        out.push(d.span(n, format!("unknown node `{}` (topology `{}`)", n.value, topo.name))
-            .help(format!("nodes: {}", names_list(topo.nodes.iter().map(|n| n.name.as_str())))));
+        out.push(
+            d.span(
+                n,
+                format!("unknown node `{}` (topology `{}`)", n.value, topo.name),
+            )
+            .help(format!(
+                "nodes: {}",
+                names_list(topo.nodes.iter().map(|n| n.name.as_str()))
+            )),
+        );
         false
     };
     let mut steps = Vec::new();
@@ -450,9 +607,15 @@ fn steps(d: &FileDiag, raw: &CheckFile, topo: &Topology, signals: &Signals, out:
             if known(node, out) {
                 check_config_keys(d, kv, out);
                 if kv.is_empty() {
-                    out.push(d.span(node, "empty config edit").help("give at least one `key: value`"));
+                    out.push(
+                        d.span(node, "empty config edit")
+                            .help("give at least one `key: value`"),
+                    );
                 }
-                let entry: IndexMap<String, ConfigValue> = kv.iter().map(|(k, v)| (k.value.clone(), v.clone())).collect();
+                let entry: IndexMap<String, ConfigValue> = kv
+                    .iter()
+                    .map(|(k, v)| (k.value.clone(), v.clone()))
+                    .collect();
                 if let Some(ks) = keys.get_mut(&node.value) {
                     ks.extend(entry.keys().cloned());
                 }
@@ -463,20 +626,38 @@ fn steps(d: &FileDiag, raw: &CheckFile, topo: &Topology, signals: &Signals, out:
         for (node, ks) in &s.remove {
             if known(node, out) {
                 for k in ks {
-                    let had = keys.get_mut(&node.value).is_some_and(|set| set.remove(&k.value));
+                    let had = keys
+                        .get_mut(&node.value)
+                        .is_some_and(|set| set.remove(&k.value));
                     if !had {
-                        out.push(d.span(k, format!("`{}` has no `{}` to remove at this step", node.value, k.value))
-                            .help("remove only keys set by the topology or an earlier step"));
+                        out.push(
+                            d.span(
+                                k,
+                                format!(
+                                    "`{}` has no `{}` to remove at this step",
+                                    node.value, k.value
+                                ),
+                            )
+                            .help("remove only keys set by the topology or an earlier step"),
+                        );
                     }
                 }
-                remove.insert(node.value.clone(), ks.iter().map(|k| k.value.clone()).collect());
+                remove.insert(
+                    node.value.clone(),
+                    ks.iter().map(|k| k.value.clone()).collect(),
+                );
             }
         }
         let mut files = IndexMap::new();
         for (node, fs) in &s.files {
             if known(node, out) {
                 check_files(d, fs, out);
-                files.insert(node.value.clone(), fs.iter().map(|(k, v)| (k.value.clone(), v.clone())).collect());
+                files.insert(
+                    node.value.clone(),
+                    fs.iter()
+                        .map(|(k, v)| (k.value.clone(), v.clone()))
+                        .collect(),
+                );
             }
         }
         let mut booted: Vec<String> = Vec::new();
@@ -486,8 +667,16 @@ fn steps(d: &FileDiag, raw: &CheckFile, topo: &Topology, signals: &Signals, out:
                 continue;
             }
             if running.contains(&n.value) {
-                out.push(d.span(n, format!("`{}` is already running at this step; `start` is for deferred nodes", n.value))
-                    .help("use `restart:` for a running node"));
+                out.push(
+                    d.span(
+                        n,
+                        format!(
+                            "`{}` is already running at this step; `start` is for deferred nodes",
+                            n.value
+                        ),
+                    )
+                    .help("use `restart:` for a running node"),
+                );
             }
             booted.push(n.value.clone());
             start.push(n.value.clone());
@@ -507,11 +696,19 @@ fn steps(d: &FileDiag, raw: &CheckFile, topo: &Topology, signals: &Signals, out:
                     continue;
                 }
                 if !running.contains(n) && !start.contains(n) {
-                    out.push(d.span(item, format!("`{n}` is not started yet at this step, so it cannot restart"))
-                        .help("start a deferred node with `start:` first"));
+                    out.push(
+                        d.span(
+                            item,
+                            format!("`{n}` is not started yet at this step, so it cannot restart"),
+                        )
+                        .help("start a deferred node with `start:` first"),
+                    );
                 }
                 if booted.contains(n) {
-                    out.push(d.span(item, format!("`{n}` is started or restarted twice in this step")));
+                    out.push(d.span(
+                        item,
+                        format!("`{n}` is started or restarted twice in this step"),
+                    ));
                 }
                 booted.push(n.clone());
             }
@@ -522,8 +719,13 @@ fn steps(d: &FileDiag, raw: &CheckFile, topo: &Topology, signals: &Signals, out:
         }
         let booted_names: HashSet<&str> = booted.iter().map(String::as_str).collect();
         if booted.is_empty() {
-            out.push(d.span(&s.name, "this step starts and restarts nothing, so it changes nothing in the cluster")
-                .help("k3s reads its config only at start: add the edited nodes to `restart:`"));
+            out.push(
+                d.span(
+                    &s.name,
+                    "this step starts and restarts nothing, so it changes nothing in the cluster",
+                )
+                .help("k3s reads its config only at start: add the edited nodes to `restart:`"),
+            );
         }
         for node in s.config.keys().chain(s.remove.keys()).chain(s.files.keys()) {
             if topo.node(&node.value).is_some() && !booted_names.contains(node.value.as_str()) {
@@ -570,21 +772,45 @@ fn expectations(
     let mut res = Expectations::new();
     for (node, sigs) in raw {
         if topo.node(&node.value).is_none() {
-            out.push(d.span(node, format!("unknown node `{}` (topology `{}`)", node.value, topo.name))
-                .help(format!("nodes: {}", names_list(topo.nodes.iter().map(|n| n.name.as_str())))));
+            out.push(
+                d.span(
+                    node,
+                    format!("unknown node `{}` (topology `{}`)", node.value, topo.name),
+                )
+                .help(format!(
+                    "nodes: {}",
+                    names_list(topo.nodes.iter().map(|n| n.name.as_str()))
+                )),
+            );
             continue;
         }
         if !running.contains(&node.value) {
-            out.push(d.span(node, format!("`{}` has not been started at this step; there is nothing to observe", node.value))
-                .help("start the deferred node first with `start:`"));
+            out.push(
+                d.span(
+                    node,
+                    format!(
+                        "`{}` has not been started at this step; there is nothing to observe",
+                        node.value
+                    ),
+                )
+                .help("start the deferred node first with `start:`"),
+            );
         }
         let mut entry = IndexMap::new();
         for (sig, v) in sigs {
             match signals.get(&sig.value) {
-                None => out.push(d.span(sig, format!("unknown signal `{}`", sig.value))
-                    .help(format!("signals: {}", names_list(signals.by_name.keys().map(String::as_str))))),
+                None => out.push(d.span(sig, format!("unknown signal `{}`", sig.value)).help(
+                    format!(
+                        "signals: {}",
+                        names_list(signals.by_name.keys().map(String::as_str))
+                    ),
+                )),
                 Some(def) if !def.is_value() && v.value != "up" && v.value != "down" => out.push(
-                    d.span(v, format!("`{}` is not a state of signal `{}`", v.value, sig.value)).help("use `up` or `down`"),
+                    d.span(
+                        v,
+                        format!("`{}` is not a state of signal `{}`", v.value, sig.value),
+                    )
+                    .help("use `up` or `down`"),
                 ),
                 Some(_) if v.value.trim().is_empty() => out.push(d.span(v, "empty expected value")),
                 Some(_) => {

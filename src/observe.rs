@@ -27,7 +27,9 @@ pub struct Obs {
 pub enum Eval {
     Decided(Obs),
     /// Not decided yet: look again on the next line, or at `until` at the latest.
-    Pending { until: Option<Instant> },
+    Pending {
+        until: Option<Instant>,
+    },
 }
 
 pub fn evidence(boot: &Boot, l: &LogLine) -> Evidence {
@@ -44,7 +46,9 @@ fn first_match<'a>(boot: &'a Boot, pats: &[LinePattern], v: &K3sVersion) -> Opti
     if live.is_empty() {
         return None;
     }
-    boot.lines.iter().find(|l| live.iter().any(|p| p.regex.is_match(&l.text)))
+    boot.lines
+        .iter()
+        .find(|l| live.iter().any(|p| p.regex.is_match(&l.text)))
 }
 
 /// Evidence of a death: the exit and the last lines before it.
@@ -68,7 +72,10 @@ pub fn death_evidence(boot: &Boot) -> Vec<Evidence> {
 }
 
 pub fn is_dead(boot: &Boot) -> bool {
-    matches!(boot.end, Some(BootEnd::Died { .. }) | Some(BootEnd::Lost { .. }))
+    matches!(
+        boot.end,
+        Some(BootEnd::Died { .. }) | Some(BootEnd::Lost { .. })
+    )
 }
 
 pub fn eval_log(sig: &Signal, boot: &Boot, v: &K3sVersion, settle: Duration, now: Instant) -> Eval {
@@ -76,14 +83,26 @@ pub fn eval_log(sig: &Signal, boot: &Boot, v: &K3sVersion, settle: Duration, now
         return eval_value(sig, boot, v, settle, now);
     }
     if let Some(l) = first_match(boot, &sig.up, v) {
-        return Eval::Decided(Obs { observed: "up".into(), evidence: vec![evidence(boot, l)], reason: "an `up` line in this boot".into() });
+        return Eval::Decided(Obs {
+            observed: "up".into(),
+            evidence: vec![evidence(boot, l)],
+            reason: "an `up` line in this boot".into(),
+        });
     }
     if let Some(l) = first_match(boot, &sig.down, v) {
-        return Eval::Decided(Obs { observed: "down".into(), evidence: vec![evidence(boot, l)], reason: "a `down` line in this boot".into() });
+        return Eval::Decided(Obs {
+            observed: "down".into(),
+            evidence: vec![evidence(boot, l)],
+            reason: "a `down` line in this boot".into(),
+        });
     }
     if is_dead(boot) {
         if let Some(val) = &sig.on_death {
-            return Eval::Decided(Obs { observed: val.as_str().into(), evidence: death_evidence(boot), reason: "the node died in this boot".into() });
+            return Eval::Decided(Obs {
+                observed: val.as_str().into(),
+                evidence: death_evidence(boot),
+                reason: "the node died in this boot".into(),
+            });
         }
     }
     if sig.probe.is_none() {
@@ -93,14 +112,21 @@ pub fn eval_log(sig: &Signal, boot: &Boot, v: &K3sVersion, settle: Duration, now
                 return Eval::Decided(Obs {
                     observed: "down".into(),
                     evidence: vec![evidence(boot, l)],
-                    reason: format!("settle rule: no `up` line within {} after this line", humantime::format_duration(settle)),
+                    reason: format!(
+                        "settle rule: no `up` line within {} after this line",
+                        humantime::format_duration(settle)
+                    ),
                 });
             }
             return Eval::Pending { until: Some(until) };
         }
     }
     if is_dead(boot) || matches!(boot.end, Some(BootEnd::Stopped { .. })) {
-        return Eval::Decided(Obs { observed: "unknown".into(), evidence: death_evidence(boot), reason: "the boot ended before the signal could be decided".into() });
+        return Eval::Decided(Obs {
+            observed: "unknown".into(),
+            evidence: death_evidence(boot),
+            reason: "the boot ended before the signal could be decided".into(),
+        });
     }
     Eval::Pending { until: None }
 }
@@ -111,7 +137,10 @@ fn eval_value(sig: &Signal, boot: &Boot, v: &K3sVersion, settle: Duration, now: 
     for l in &boot.lines {
         for p in sig.value.iter().filter(|p| p.applies_to(v)) {
             if let Some(c) = p.regex.captures(&l.text) {
-                let val = p.value.clone().or_else(|| c.name("value").map(|m| m.as_str().to_string()));
+                let val = p
+                    .value
+                    .clone()
+                    .or_else(|| c.name("value").map(|m| m.as_str().to_string()));
                 if let Some(val) = val {
                     if !values.contains(&val) {
                         values.push(val);
@@ -127,8 +156,16 @@ fn eval_value(sig: &Signal, boot: &Boot, v: &K3sVersion, settle: Duration, now: 
         return Eval::Pending { until: settled_at };
     }
     values.sort();
-    let observed = if values.is_empty() { "none".to_string() } else { values.join(",") };
-    Eval::Decided(Obs { observed, evidence: ev, reason: "values from this boot's lines".into() })
+    let observed = if values.is_empty() {
+        "none".to_string()
+    } else {
+        values.join(",")
+    };
+    Eval::Decided(Obs {
+        observed,
+        evidence: ev,
+        reason: "values from this boot's lines".into(),
+    })
 }
 
 /// Decides a probe's output; None = neither rule matched (try again).
@@ -145,7 +182,9 @@ pub fn eval_probe(sig: &Signal, exit: i64, output: &str) -> Option<&'static str>
 
 /// Whether the probe may run yet (its `after` lines are in this boot).
 pub fn probe_ready(sig: &Signal, boot: &Boot, v: &K3sVersion) -> bool {
-    sig.probe.as_ref().is_some_and(|p| p.after.is_empty() || first_match(boot, &p.after, v).is_some())
+    sig.probe
+        .as_ref()
+        .is_some_and(|p| p.after.is_empty() || first_match(boot, &p.after, v).is_some())
 }
 
 /// Compact probe output for evidence: the first lines only.

@@ -109,8 +109,15 @@ pub fn plan(sc: &Scenario, version: &K3sVersion, image: &str) -> Plan {
     let mut initial = IndexMap::new();
     for n in &nodes {
         let mut files = NodeFiles::new();
-        files.insert(CONFIG_PATH.to_string(), Some(render_config(n, &keys[&n.name], 0)));
-        for (p, c) in topo.files.iter().chain(&topo.node(&n.name).expect("planned from topology").files) {
+        files.insert(
+            CONFIG_PATH.to_string(),
+            Some(render_config(n, &keys[&n.name], 0)),
+        );
+        for (p, c) in topo
+            .files
+            .iter()
+            .chain(&topo.node(&n.name).expect("planned from topology").files)
+        {
             files.insert(p.clone(), Some(c.clone()));
         }
         initial.insert(n.name.clone(), files);
@@ -129,10 +136,16 @@ pub fn plan(sc: &Scenario, version: &K3sVersion, image: &str) -> Plan {
         }
         let mut edits: IndexMap<String, NodeFiles> = IndexMap::new();
         for node in s.edited_nodes() {
-            let n = nodes.iter().find(|n| n.name == node).expect("validated node");
+            let n = nodes
+                .iter()
+                .find(|n| n.name == node)
+                .expect("validated node");
             let mut files = NodeFiles::new();
             if s.config.contains_key(node) || s.remove.contains_key(node) {
-                files.insert(CONFIG_PATH.to_string(), Some(render_config(n, &keys[node], index)));
+                files.insert(
+                    CONFIG_PATH.to_string(),
+                    Some(render_config(n, &keys[node], index)),
+                );
             }
             if let Some(fs) = s.files.get(node) {
                 files.extend(fs.clone());
@@ -177,13 +190,12 @@ pub fn plan(sc: &Scenario, version: &K3sVersion, image: &str) -> Plan {
             }
         }
     }
-    let expected_verdict = if sc.check.fixed_in.firsts.is_empty() {
-        Some(ExpectedVerdict::Fixed)
-    } else if sc.check.fixed_in.contains(version) {
-        Some(ExpectedVerdict::Fixed)
-    } else {
-        Some(ExpectedVerdict::Reproduced)
-    };
+    let expected_verdict =
+        if sc.check.fixed_in.firsts.is_empty() || sc.check.fixed_in.contains(version) {
+            Some(ExpectedVerdict::Fixed)
+        } else {
+            Some(ExpectedVerdict::Reproduced)
+        };
 
     Plan {
         check: sc.check.name.clone(),
@@ -206,12 +218,22 @@ pub fn start_order(nodes: &[PlannedNode]) -> Vec<Vec<String>> {
     let mut order = Vec::new();
     let live = || nodes.iter().filter(|n| !n.deferred);
     order.extend(live().filter(|n| n.init).map(|n| vec![n.name.clone()]));
-    order.extend(live().filter(|n| !n.init && n.role.runs_etcd()).map(|n| vec![n.name.clone()]));
-    let cps: Vec<String> = live().filter(|n| n.role == Role::ControlPlane).map(|n| n.name.clone()).collect();
+    order.extend(
+        live()
+            .filter(|n| !n.init && n.role.runs_etcd())
+            .map(|n| vec![n.name.clone()]),
+    );
+    let cps: Vec<String> = live()
+        .filter(|n| n.role == Role::ControlPlane)
+        .map(|n| n.name.clone())
+        .collect();
     if !cps.is_empty() {
         order.push(cps);
     }
-    let agents: Vec<String> = live().filter(|n| n.role == Role::Agent).map(|n| n.name.clone()).collect();
+    let agents: Vec<String> = live()
+        .filter(|n| n.role == Role::Agent)
+        .map(|n| n.name.clone())
+        .collect();
     if !agents.is_empty() {
         order.push(agents);
     }
@@ -224,7 +246,11 @@ pub fn render_config(n: &PlannedNode, keys: &IndexMap<String, ConfigValue>, step
         "# config.yaml for {} (role {}), rendered by repro{}\n",
         n.name,
         n.role.as_str(),
-        if step == 0 { " before first start".to_string() } else { format!(" at step {step}") }
+        if step == 0 {
+            " before first start".to_string()
+        } else {
+            format!(" at step {step}")
+        }
     );
     if n.init {
         out.push_str("cluster-init: true\n");

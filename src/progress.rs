@@ -32,7 +32,10 @@ impl Progress {
         let live = live.then(|| {
             let multi = MultiProgress::with_draw_target(ProgressDrawTarget::stderr());
             let header = multi.add(ProgressBar::new_spinner());
-            header.set_style(ProgressStyle::with_template("{spinner} {wide_msg}").unwrap_or_else(|_| ProgressStyle::default_spinner()));
+            header.set_style(
+                ProgressStyle::with_template("{spinner} {wide_msg}")
+                    .unwrap_or_else(|_| ProgressStyle::default_spinner()),
+            );
             header.enable_steady_tick(std::time::Duration::from_millis(120));
             let width = nodes.iter().map(String::len).max().unwrap_or(6);
             let nodes = nodes
@@ -40,15 +43,25 @@ impl Progress {
                 .map(|n| {
                     let pb = multi.add(ProgressBar::new_spinner());
                     let tpl = format!("  {{prefix:{width}}} {{wide_msg}}");
-                    pb.set_style(ProgressStyle::with_template(&tpl).unwrap_or_else(|_| ProgressStyle::default_spinner()));
+                    pb.set_style(
+                        ProgressStyle::with_template(&tpl)
+                            .unwrap_or_else(|_| ProgressStyle::default_spinner()),
+                    );
                     pb.set_prefix(n.clone());
                     pb.set_message("created");
                     (n.clone(), pb)
                 })
                 .collect();
-            Live { multi, header, nodes }
+            Live {
+                multi,
+                header,
+                nodes,
+            }
         });
-        Progress { live, boots: Mutex::new(HashMap::new()) }
+        Progress {
+            live,
+            boots: Mutex::new(HashMap::new()),
+        }
     }
 
     fn plain(&self, who: &str, msg: &str) {
@@ -69,7 +82,10 @@ impl Progress {
 
     /// A node's state changed: `state` is short (starting, ready, dead...), `event` the detail.
     pub fn node(&self, node: &str, state: &str, boot: u32, event: &str) {
-        self.boots.lock().unwrap_or_else(|p| p.into_inner()).insert(node.to_string(), boot);
+        self.boots
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .insert(node.to_string(), boot);
         match self.live.as_ref().and_then(|l| l.nodes.get(node)) {
             Some(pb) => pb.set_message(format!("{state:<9} boot {boot}  {}", truncate(event, 100))),
             None => self.plain(node, &format!("boot {boot} {state}: {event}")),

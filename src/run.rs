@@ -52,7 +52,7 @@ pub struct Cluster {
     pub dir: PathBuf,
     nodes: IndexMap<String, NodeRt>,
     progress: Arc<Progress>,
-    scrub: Arc<dyn Fn(String) -> String + Send + Sync>,
+    scrub: watch::Scrub,
     ready: Vec<regex::Regex>,
     settle: Duration,
     token: String,
@@ -75,7 +75,9 @@ fn now_rfc3339() -> String {
 
 fn random_hex(bytes: usize) -> String {
     let mut rng = rand::rng();
-    (0..bytes).map(|_| format!("{:02x}", rng.random::<u8>())).collect()
+    (0..bytes)
+        .map(|_| format!("{:02x}", rng.random::<u8>()))
+        .collect()
 }
 
 /// result.json, shared and saved atomically after every change that matters.
@@ -120,7 +122,12 @@ impl Cluster {
     }
 
     pub fn current(&self, node: &str) -> Option<BootHandle> {
-        self.node(node).boots.lock().unwrap_or_else(|p| p.into_inner()).last().cloned()
+        self.node(node)
+            .boots
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .last()
+            .cloned()
     }
 
     /// Network, volumes, containers (deferred ones too, unstarted), files before first start.
@@ -135,7 +142,10 @@ impl Cluster {
         for (i, n) in self.plan.nodes.iter().enumerate() {
             let rt = self.node(&n.name);
             let volume = format!("{}-data", rt.container);
-            self.engine.create_volume(&volume, &self.labels(Some(&n.name))).await.map_err(|e| Abort::Infra(e.to_string()))?;
+            self.engine
+                .create_volume(&volume, &self.labels(Some(&n.name)))
+                .await
+                .map_err(|e| Abort::Infra(e.to_string()))?;
             let mut env = vec![format!("K3S_TOKEN={}", self.token)];
             env.extend(n.env.iter().map(|(k, v)| format!("{k}={v}")));
             let cmd = match n.role {
@@ -154,13 +164,28 @@ impl Cluster {
                 ip: format!("10.213.{third}.{}", 10 + i),
                 data_volume: volume,
             };
-            self.engine.create_node(&spec).await.map_err(|e| Abort::Infra(e.to_string()))?;
+            self.engine
+                .create_node(&spec)
+                .await
+                .map_err(|e| Abort::Infra(e.to_string()))?;
             let files: Vec<(String, String)> = self.plan.initial[&n.name]
                 .iter()
                 .filter_map(|(p, c)| c.clone().map(|c| (p.clone(), c)))
                 .collect();
-            self.engine.upload(&rt.container, &files).await.map_err(|e| Abort::Infra(e.to_string()))?;
-            self.progress.node(&n.name, "created", 0, if n.deferred { "deferred: a step starts it" } else { "files written" });
+            self.engine
+                .upload(&rt.container, &files)
+                .await
+                .map_err(|e| Abort::Infra(e.to_string()))?;
+            self.progress.node(
+                &n.name,
+                "created",
+                0,
+                if n.deferred {
+                    "deferred: a step starts it"
+                } else {
+                    "files written"
+                },
+            );
         }
         Ok(())
     }
@@ -178,15 +203,24 @@ impl Cluster {
         };
         let number = prev.as_ref().map_or(1, |h| h.with(|b| b.number) + 1);
         rt.stopping.store(false, Ordering::SeqCst);
-        self.engine.start(&rt.container).await.map_err(|e| Abort::Infra(e.to_string()))?;
-        let started = self.engine.state(&rt.container).await.map_err(|e| Abort::Infra(e.to_string()))?;
-        let started_at = DateTime::parse_from_rfc3339(&started.started_at).map(|t| t.with_timezone(&Utc)).unwrap_or_else(|_| Utc::now());
+        self.engine
+            .start(&rt.container)
+            .await
+            .map_err(|e| Abort::Infra(e.to_string()))?;
+        let started = self
+            .engine
+            .state(&rt.container)
+            .await
+            .map_err(|e| Abort::Infra(e.to_string()))?;
+        let started_at = DateTime::parse_from_rfc3339(&started.started_at)
+            .map(|t| t.with_timezone(&Utc))
+            .unwrap_or_else(|_| Utc::now());
         let log_dir = self.dir.join("nodes").join(node);
         let _ = std::fs::create_dir_all(&log_dir);
         let progress = self.progress.clone();
         let name = node.to_string();
         let ready = self.ready.clone();
-        let on_line: Arc<dyn Fn(&str, &watch::LogLine) + Send + Sync> = Arc::new(move |_c, l| {
+        let on_line: watch::OnLine = Arc::new(move |_c, l| {
             if ready.iter().any(|r| r.is_match(&l.text)) {
                 progress.node(&name, "ready", number, &l.text);
             } else if l.text.contains("level=fatal") || l.text.contains("level=error") {
@@ -206,8 +240,12 @@ impl Cluster {
             rt.stopping.clone(),
             self.scrub.clone(),
         );
-        rt.boots.lock().unwrap_or_else(|p| p.into_inner()).push(h.clone());
-        self.progress.node(node, "starting", number, "container started");
+        rt.boots
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .push(h.clone());
+        self.progress
+            .node(node, "starting", number, "container started");
         Ok(h)
     }
 
@@ -217,7 +255,10 @@ impl Cluster {
         if let Some(h) = self.current(node) {
             if h.with(|b| b.end.is_none()) {
                 rt.stopping.store(true, Ordering::SeqCst);
-                self.engine.stop(&rt.container, STOP_GRACE).await.map_err(|e| Abort::Infra(e.to_string()))?;
+                self.engine
+                    .stop(&rt.container, STOP_GRACE)
+                    .await
+                    .map_err(|e| Abort::Infra(e.to_string()))?;
                 h.ended().await;
             }
         }
@@ -243,17 +284,36 @@ impl Cluster {
             Ok(Some(true)) => Ok(true),
             Ok(_) => {
                 let (n, ev) = h.with(|b| (b.number, observe::death_evidence(b)));
-                let last = ev.iter().map(|e| e.text.clone()).collect::<Vec<_>>().join(" / ");
+                let last = ev
+                    .iter()
+                    .map(|e| e.text.clone())
+                    .collect::<Vec<_>>()
+                    .join(" / ");
                 self.progress.node(node, "dead", n, &last);
                 Ok(false)
             }
             Err(_) => {
-                let (n, last) = h.with(|b| (b.number, b.lines.iter().rev().take(3).rev().map(|l| l.text.clone()).collect::<Vec<_>>()));
+                let (n, last) = h.with(|b| {
+                    (
+                        b.number,
+                        b.lines
+                            .iter()
+                            .rev()
+                            .take(3)
+                            .rev()
+                            .map(|l| l.text.clone())
+                            .collect::<Vec<_>>(),
+                    )
+                });
                 self.progress.node(node, "timeout", n, "not ready in time");
                 Err(Abort::Timeout(format!(
                     "{node} (boot {n}) was not ready within {}; last lines: {}",
                     humantime::format_duration(self.opts.timeout),
-                    if last.is_empty() { "(no output)".to_string() } else { last.join(" / ") }
+                    if last.is_empty() {
+                        "(no output)".to_string()
+                    } else {
+                        last.join(" / ")
+                    }
                 )))
             }
         }
@@ -272,7 +332,12 @@ impl Cluster {
     /// Observes one signal on one node's current boot.
     async fn observe(&self, node: &str, sig: &Signal) -> (String, u32, Vec<Evidence>, String) {
         let Some(h) = self.current(node) else {
-            return ("unknown".into(), 0, vec![], "the node was never started".into());
+            return (
+                "unknown".into(),
+                0,
+                vec![],
+                "the node was never started".into(),
+            );
         };
         let number = h.with(|b| b.number);
         let v = &self.plan.k3s_version;
@@ -283,10 +348,19 @@ impl Cluster {
             let deadline_probe = |start: Instant| start + probe.timeout;
             let mut first_try: Option<Instant> = None;
             loop {
-                let (dead, ready_to_probe) = h.with(|b| (observe::is_dead(b) || b.end.is_some(), observe::probe_ready(sig, b, v)));
+                let (dead, ready_to_probe) = h.with(|b| {
+                    (
+                        observe::is_dead(b) || b.end.is_some(),
+                        observe::probe_ready(sig, b, v),
+                    )
+                });
                 if dead {
                     let ev = h.with(observe::death_evidence);
-                    let val = sig.on_death.as_ref().map_or("unknown", |e| e.as_str()).to_string();
+                    let val = sig
+                        .on_death
+                        .as_ref()
+                        .map_or("unknown", |e| e.as_str())
+                        .to_string();
                     return (val, number, ev, "the node died in this boot".into());
                 }
                 if ready_to_probe {
@@ -300,18 +374,37 @@ impl Cluster {
                                     source: "probe".into(),
                                     boot: number,
                                     time: Some(now_rfc3339()),
-                                    text: format!("$ {} → exit {code}: {}", probe.command.join(" "), observe::probe_excerpt(&out)),
+                                    text: format!(
+                                        "$ {} → exit {code}: {}",
+                                        probe.command.join(" "),
+                                        observe::probe_excerpt(&out)
+                                    ),
                                 }];
                                 return (state.into(), number, ev, "probe rule matched".into());
                             }
                             if Instant::now() >= deadline_probe(started) {
-                                let ev = vec![Evidence { source: "probe".into(), boot: number, time: Some(now_rfc3339()), text: format!("exit {code}: {}", observe::probe_excerpt(&out)) }];
-                                return ("unknown".into(), number, ev, "no probe rule matched before the probe timeout".into());
+                                let ev = vec![Evidence {
+                                    source: "probe".into(),
+                                    boot: number,
+                                    time: Some(now_rfc3339()),
+                                    text: format!("exit {code}: {}", observe::probe_excerpt(&out)),
+                                }];
+                                return (
+                                    "unknown".into(),
+                                    number,
+                                    ev,
+                                    "no probe rule matched before the probe timeout".into(),
+                                );
                             }
                         }
                         Err(e) => {
                             if Instant::now() >= deadline_probe(started) {
-                                return ("unknown".into(), number, vec![], format!("probe failed: {e}"));
+                                return (
+                                    "unknown".into(),
+                                    number,
+                                    vec![],
+                                    format!("probe failed: {e}"),
+                                );
                             }
                         }
                     }
@@ -321,9 +414,19 @@ impl Cluster {
                     continue;
                 }
                 if Instant::now() >= cap {
-                    return ("unknown".into(), number, vec![], "the probe's `after` line never appeared".into());
+                    return (
+                        "unknown".into(),
+                        number,
+                        vec![],
+                        "the probe's `after` line never appeared".into(),
+                    );
                 }
-                if closed || tokio::time::timeout_at(cap.into(), rx.changed()).await.map(|r| r.is_err()).unwrap_or(false) {
+                if closed
+                    || tokio::time::timeout_at(cap.into(), rx.changed())
+                        .await
+                        .map(|r| r.is_err())
+                        .unwrap_or(false)
+                {
                     closed = true;
                     tokio::time::sleep_until(cap.into()).await;
                 }
@@ -334,8 +437,20 @@ impl Cluster {
                 Eval::Decided(o) => return (o.observed, number, o.evidence, o.reason),
                 Eval::Pending { until } => {
                     if Instant::now() >= cap {
-                        let ev = h.with(|b| b.lines.iter().rev().take(2).map(|l| observe::evidence(b, l)).collect());
-                        return ("unknown".into(), number, ev, "not decided within the timeout".into());
+                        let ev = h.with(|b| {
+                            b.lines
+                                .iter()
+                                .rev()
+                                .take(2)
+                                .map(|l| observe::evidence(b, l))
+                                .collect()
+                        });
+                        return (
+                            "unknown".into(),
+                            number,
+                            ev,
+                            "not decided within the timeout".into(),
+                        );
                     }
                     let deadline = until.map_or(cap, |u| u.min(cap));
                     if closed {
@@ -356,28 +471,38 @@ impl Cluster {
         let mut out = Vec::new();
         for (name, rt) in &self.nodes {
             for h in rt.boots.lock().unwrap_or_else(|p| p.into_inner()).iter() {
-                out.push(h.with(|b| BootRecord {
-                    node: name.clone(),
-                    boot: b.number,
-                    step: b.step,
-                    started_at: b.started_at.to_rfc3339_opts(chrono::SecondsFormat::Millis, true),
-                    ready_at: b.ready.map(|i| b.lines[i].ts.to_rfc3339_opts(chrono::SecondsFormat::Millis, true)),
-                    ended_at: match &b.end {
-                        Some(BootEnd::Died { at, .. } | BootEnd::Stopped { at }) => Some(at.clone()),
-                        _ => None,
-                    },
-                    end: match &b.end {
-                        None => "running",
-                        Some(BootEnd::Stopped { .. }) => "stopped",
-                        Some(BootEnd::Died { .. }) => "exited",
-                        Some(BootEnd::Lost { .. }) => "lost",
+                out.push(h.with(|b| {
+                    BootRecord {
+                        node: name.clone(),
+                        boot: b.number,
+                        step: b.step,
+                        started_at: b
+                            .started_at
+                            .to_rfc3339_opts(chrono::SecondsFormat::Millis, true),
+                        ready_at: b.ready.map(|i| {
+                            b.lines[i]
+                                .ts
+                                .to_rfc3339_opts(chrono::SecondsFormat::Millis, true)
+                        }),
+                        ended_at: match &b.end {
+                            Some(BootEnd::Died { at, .. } | BootEnd::Stopped { at }) => {
+                                Some(at.clone())
+                            }
+                            _ => None,
+                        },
+                        end: match &b.end {
+                            None => "running",
+                            Some(BootEnd::Stopped { .. }) => "stopped",
+                            Some(BootEnd::Died { .. }) => "exited",
+                            Some(BootEnd::Lost { .. }) => "lost",
+                        }
+                        .into(),
+                        exit_code: match &b.end {
+                            Some(BootEnd::Died { exit_code, .. }) => *exit_code,
+                            _ => None,
+                        },
+                        log: format!("nodes/{name}/boot-{}.log", b.number),
                     }
-                    .into(),
-                    exit_code: match &b.end {
-                        Some(BootEnd::Died { exit_code, .. }) => *exit_code,
-                        _ => None,
-                    },
-                    log: format!("nodes/{name}/boot-{}.log", b.number),
                 }));
             }
         }
@@ -395,14 +520,24 @@ async fn drive(c: Arc<Cluster>, rec: Recorder) -> Result<(), Abort> {
         let results = join_all(group.iter().map(|n| c.start_and_wait(n, 0))).await;
         for (n, r) in group.iter().zip(results) {
             if !r? {
-                let ev = c.current(n).map(|h| h.with(observe::death_evidence)).unwrap_or_default();
-                let last = ev.iter().map(|e| e.text.as_str()).collect::<Vec<_>>().join(" / ");
-                return Err(Abort::SetupDied(format!("{n} died while the cluster was being created: {last}")));
+                let ev = c
+                    .current(n)
+                    .map(|h| h.with(observe::death_evidence))
+                    .unwrap_or_default();
+                let last = ev
+                    .iter()
+                    .map(|e| e.text.as_str())
+                    .collect::<Vec<_>>()
+                    .join(" / ");
+                return Err(Abort::SetupDied(format!(
+                    "{n} died while the cluster was being created: {last}"
+                )));
             }
         }
     }
     rec.update(|r| {
-        r.timings.insert("cluster-up".into(), t0.elapsed().as_secs_f64());
+        r.timings
+            .insert("cluster-up".into(), t0.elapsed().as_secs_f64());
         r.boots = c.boot_records();
     });
     rec.save();
@@ -412,7 +547,12 @@ async fn drive(c: Arc<Cluster>, rec: Recorder) -> Result<(), Abort> {
     for (i, step) in c.scenario.check.steps.iter().enumerate() {
         let ts = Instant::now();
         let pstep = &c.plan.steps[i];
-        c.progress.step(&format!("step {}/{}: {}", pstep.index, c.plan.steps.len(), pstep.name));
+        c.progress.step(&format!(
+            "step {}/{}: {}",
+            pstep.index,
+            c.plan.steps.len(),
+            pstep.name
+        ));
         let mut sr = StepResult {
             index: pstep.index,
             name: pstep.name.clone(),
@@ -424,30 +564,65 @@ async fn drive(c: Arc<Cluster>, rec: Recorder) -> Result<(), Abort> {
         };
         for (node, files) in &pstep.edits {
             let rt = c.node(node);
-            let writes: Vec<(String, String)> = files.iter().filter_map(|(p, v)| v.clone().map(|v| (p.clone(), v))).collect();
+            let writes: Vec<(String, String)> = files
+                .iter()
+                .filter_map(|(p, v)| v.clone().map(|v| (p.clone(), v)))
+                .collect();
             if !writes.is_empty() {
-                c.engine.upload(&rt.container, &writes).await.map_err(|e| Abort::Infra(e.to_string()))?;
+                c.engine
+                    .upload(&rt.container, &writes)
+                    .await
+                    .map_err(|e| Abort::Infra(e.to_string()))?;
             }
             for (p, v) in files {
                 if v.is_none() {
                     let (code, out) = c
                         .engine
-                        .exec(&rt.container, &["rm".to_string(), "-f".to_string(), "--".to_string(), p.clone()])
+                        .exec(
+                            &rt.container,
+                            &[
+                                "rm".to_string(),
+                                "-f".to_string(),
+                                "--".to_string(),
+                                p.clone(),
+                            ],
+                        )
                         .await
-                        .map_err(|e| Abort::Infra(format!("failed to delete {p} on {node} (the image needs `rm`): {e}")))?;
+                        .map_err(|e| {
+                            Abort::Infra(format!(
+                                "failed to delete {p} on {node} (the image needs `rm`): {e}"
+                            ))
+                        })?;
                     if code != 0 {
-                        return Err(Abort::Infra(format!("failed to delete {p} on {node}: {out}")));
+                        return Err(Abort::Infra(format!(
+                            "failed to delete {p} on {node}: {out}"
+                        )));
                     }
                 }
             }
-            sr.actions.push(res::Action { kind: "edit".into(), nodes: vec![node.clone()], at: now_rfc3339(), files: files.keys().cloned().collect() });
+            sr.actions.push(res::Action {
+                kind: "edit".into(),
+                nodes: vec![node.clone()],
+                at: now_rfc3339(),
+                files: files.keys().cloned().collect(),
+            });
         }
         for n in &step.start {
-            sr.actions.push(res::Action { kind: "start".into(), nodes: vec![n.clone()], at: now_rfc3339(), files: vec![] });
+            sr.actions.push(res::Action {
+                kind: "start".into(),
+                nodes: vec![n.clone()],
+                at: now_rfc3339(),
+                files: vec![],
+            });
             c.start_and_wait(n, pstep.index).await?;
         }
         for group in &step.restart {
-            sr.actions.push(res::Action { kind: "restart".into(), nodes: group.clone(), at: now_rfc3339(), files: vec![] });
+            sr.actions.push(res::Action {
+                kind: "restart".into(),
+                nodes: group.clone(),
+                at: now_rfc3339(),
+                files: vec![],
+            });
             let results = join_all(group.iter().map(|n| c.restart_and_wait(n, pstep.index))).await;
             for r in results {
                 r?;
@@ -459,7 +634,10 @@ async fn drive(c: Arc<Cluster>, rec: Recorder) -> Result<(), Abort> {
         for (node, sigs) in &step.expect {
             for (sig, exp) in sigs {
                 let def = c.scenario.signals.get(sig).cloned();
-                let bug = bug_world.get(node).and_then(|m| m.get(sig)).map(|e| e.as_str().to_string());
+                let bug = bug_world
+                    .get(node)
+                    .and_then(|m| m.get(sig))
+                    .map(|e| e.as_str().to_string());
                 let c = c.clone();
                 let node = node.clone();
                 let sig = sig.clone();
@@ -469,19 +647,42 @@ async fn drive(c: Arc<Cluster>, rec: Recorder) -> Result<(), Abort> {
                         Some(d) => c.observe(&node, d).await,
                         None => ("unknown".into(), 0, vec![], "signal not defined".into()),
                     };
-                    Observation { node, signal: sig, expected: Some(exp), bug, observed, boot, evidence, reason }
+                    Observation {
+                        node,
+                        signal: sig,
+                        expected: Some(exp),
+                        bug,
+                        observed,
+                        boot,
+                        evidence,
+                        reason,
+                    }
                 });
             }
         }
         sr.observations = join_all(jobs).await;
         for o in &sr.observations {
-            let mark = if o.matches_expected() { "as expected" } else if o.matches_bug() { "BUG" } else { "DIFFERS" };
-            c.progress.info(&format!("  step {} {:<8} {:<20} {:<8} expected {:<6} {mark}", pstep.index, o.node, o.signal, o.observed, o.expected.as_deref().unwrap_or("-")));
+            let mark = if o.matches_expected() {
+                "as expected"
+            } else if o.matches_bug() {
+                "BUG"
+            } else {
+                "DIFFERS"
+            };
+            c.progress.info(&format!(
+                "  step {} {:<8} {:<20} {:<8} expected {:<6} {mark}",
+                pstep.index,
+                o.node,
+                o.signal,
+                o.observed,
+                o.expected.as_deref().unwrap_or("-")
+            ));
         }
         sr.finished_at = Some(now_rfc3339());
         rec.update(|r| {
             r.steps.push(sr);
-            r.timings.insert(format!("step-{}", pstep.index), ts.elapsed().as_secs_f64());
+            r.timings
+                .insert(format!("step-{}", pstep.index), ts.elapsed().as_secs_f64());
             r.boots = c.boot_records();
         });
         rec.save();
@@ -490,10 +691,19 @@ async fn drive(c: Arc<Cluster>, rec: Recorder) -> Result<(), Abort> {
 }
 
 /// Gets the image: an archive to load, the local store, the stand-in builder, or a pull.
-async fn ensure_image(engine: &Engine, plan: &Plan, target: &Target, opts: &RunOptions, progress: &Progress) -> Result<Option<String>, String> {
+async fn ensure_image(
+    engine: &Engine,
+    plan: &Plan,
+    target: &Target,
+    opts: &RunOptions,
+    progress: &Progress,
+) -> Result<Option<String>, String> {
     if let Some(archive) = &opts.image_archive {
         progress.step(&format!("loading image archive {}", archive.display()));
-        engine.load_archive(archive).await.map_err(|e| format!("{e:#}"))?;
+        engine
+            .load_archive(archive)
+            .await
+            .map_err(|e| format!("{e:#}"))?;
     }
     if target.sim {
         let v = plan.k3s_version.to_string();
@@ -529,11 +739,21 @@ async fn ensure_image(engine: &Engine, plan: &Plan, target: &Target, opts: &RunO
 
 fn results_dir(base: &Path, plan: &Plan, run_id: &str) -> PathBuf {
     let t = Utc::now().format("%Y%m%dT%H%M%SZ");
-    base.join(format!("{}-{}-{t}-{run_id}", plan.check, plan.k3s_version.image_tag()))
+    base.join(format!(
+        "{}-{}-{t}-{run_id}",
+        plan.check,
+        plan.k3s_version.image_tag()
+    ))
 }
 
 /// The whole `repro run`, returning the exit code.
-pub async fn execute(sc: Scenario, plan: Plan, target: &Target, opts: &RunOptions, argv: Vec<String>) -> i32 {
+pub async fn execute(
+    sc: Scenario,
+    plan: Plan,
+    target: &Target,
+    opts: &RunOptions,
+    argv: Vec<String>,
+) -> i32 {
     let t_all = Instant::now();
     let mut nodes_names: Vec<String> = plan.nodes.iter().map(|n| n.name.clone()).collect();
     nodes_names.insert(0, "pull".into());
@@ -561,26 +781,66 @@ pub async fn execute(sc: Scenario, plan: Plan, target: &Target, opts: &RunOption
     let run_id = random_hex(4);
     let dir = results_dir(&opts.results, &plan, &run_id);
     if let Err(e) = std::fs::create_dir_all(dir.join("nodes")) {
-        eprintln!("repro: cannot create the results folder {}: {e}", dir.display());
+        eprintln!(
+            "repro: cannot create the results folder {}: {e}",
+            dir.display()
+        );
         return exit::INFRA;
     }
     let token = random_hex(24);
-    let rec = Recorder { dir: dir.clone(), result: Arc::new(Mutex::new(initial_result(&sc, &plan, target, opts, &argv, &run_id, image_id, engine.describe().await))) };
+    let rec = Recorder {
+        dir: dir.clone(),
+        result: Arc::new(Mutex::new(initial_result(
+            &sc,
+            &plan,
+            target,
+            opts,
+            &argv,
+            &run_id,
+            image_id,
+            engine.describe().await,
+        ))),
+    };
     rec.update(|r| {
         r.timings.insert("images".into(), images_secs);
     });
     write_configs(&dir, &plan);
     rec.save();
-    progress.info(&format!("run {run_id}: {} on k3s {} ({}) → {}", plan.check, plan.k3s_version, plan.image, dir.display()));
+    progress.info(&format!(
+        "run {run_id}: {} on k3s {} ({}) → {}",
+        plan.check,
+        plan.k3s_version,
+        plan.image,
+        dir.display()
+    ));
 
     let secret = token.clone();
-    let scrub: Arc<dyn Fn(String) -> String + Send + Sync> = Arc::new(move |s: String| if s.contains(&secret) { s.replace(&secret, "<REDACTED-1>") } else { s });
-    let ready = sc.signals.get("ready").map(|s| s.up.iter().map(|p| p.regex.clone()).collect()).unwrap_or_default();
+    let scrub: watch::Scrub = Arc::new(move |s: String| {
+        if s.contains(&secret) {
+            s.replace(&secret, "<REDACTED-1>")
+        } else {
+            s
+        }
+    });
+    let ready = sc
+        .signals
+        .get("ready")
+        .map(|s| s.up.iter().map(|p| p.regex.clone()).collect())
+        .unwrap_or_default();
     let settle = opts.settle.unwrap_or(sc.check.settle);
     let nodes = plan
         .nodes
         .iter()
-        .map(|n| (n.name.clone(), NodeRt { container: container_name(&run_id, &n.name), boots: Mutex::new(Vec::new()), stopping: Arc::new(AtomicBool::new(false)) }))
+        .map(|n| {
+            (
+                n.name.clone(),
+                NodeRt {
+                    container: container_name(&run_id, &n.name),
+                    boots: Mutex::new(Vec::new()),
+                    stopping: Arc::new(AtomicBool::new(false)),
+                },
+            )
+        })
         .collect();
     let cluster = Arc::new(Cluster {
         engine: engine.clone(),
@@ -618,7 +878,9 @@ pub async fn execute(sc: Scenario, plan: Plan, target: &Target, opts: &RunOption
     let t_down = Instant::now();
     for (name, rt) in &cluster.nodes {
         if let Ok(v) = engine.inspect_json(&rt.container).await {
-            let text = serde_json::to_string_pretty(&v).unwrap_or_default().replace(&token, "<REDACTED-1>");
+            let text = serde_json::to_string_pretty(&v)
+                .unwrap_or_default()
+                .replace(&token, "<REDACTED-1>");
             let _ = std::fs::create_dir_all(dir.join("nodes").join(name));
             let _ = std::fs::write(dir.join("nodes").join(name).join("inspect.json"), text);
         }
@@ -635,27 +897,53 @@ pub async fn execute(sc: Scenario, plan: Plan, target: &Target, opts: &RunOption
         for rt in cluster.nodes.values() {
             rt.stopping.store(true, Ordering::SeqCst);
         }
-        let removed = engine.remove_labelled(docker::LABEL_RUN, Some(&run_id)).await;
+        let removed = engine
+            .remove_labelled(docker::LABEL_RUN, Some(&run_id))
+            .await;
         for e in &removed.errors {
-            progress.info(&format!("cleanup problem: {e} (run `repro clean --run {run_id}`)"));
+            progress.info(&format!(
+                "cleanup problem: {e} (run `repro clean --run {run_id}`)"
+            ));
         }
     }
     let teardown_secs = t_down.elapsed().as_secs_f64();
 
-    let observations: Vec<Observation> = rec.result.lock().unwrap_or_else(|p| p.into_inner()).steps.iter().flat_map(|s| s.observations.clone()).collect();
+    let observations: Vec<Observation> = rec
+        .result
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .steps
+        .iter()
+        .flat_map(|s| s.observations.clone())
+        .collect();
     let has_bug = sc.check.steps.iter().any(|s| !s.bug.is_empty());
     let (verdict, code, error) = match outcome {
         Ok(()) => {
             let v = crate::verdict::decide(&observations, has_bug, &plan.notes);
-            let code = if v.outcome == opts.expect.as_str() { exit::OK } else { exit::OUTCOME_DIFFERS };
+            let code = if v.outcome == opts.expect.as_str() {
+                exit::OK
+            } else {
+                exit::OUTCOME_DIFFERS
+            };
             (Some(v), code, None)
         }
         Err(Abort::SetupDied(msg)) => {
-            let v = res::Verdict { outcome: "inconclusive".into(), reason: msg.clone(), differences: vec![], expectations: 0, matched_expected: 0, matched_bug: 0 };
+            let v = res::Verdict {
+                outcome: "inconclusive".into(),
+                reason: msg.clone(),
+                differences: vec![],
+                expectations: 0,
+                matched_expected: 0,
+                matched_bug: 0,
+            };
             (Some(v), exit::OUTCOME_DIFFERS, Some(msg))
         }
         Err(Abort::Timeout(msg)) | Err(Abort::Infra(msg)) => (None, exit::INFRA, Some(msg)),
-        Err(Abort::Interrupted) => (None, exit::INTERRUPTED, Some("interrupted by the user".into())),
+        Err(Abort::Interrupted) => (
+            None,
+            exit::INTERRUPTED,
+            Some("interrupted by the user".into()),
+        ),
     };
     rec.update(|r| {
         r.boots = cluster.boot_records();
@@ -664,7 +952,8 @@ pub async fn execute(sc: Scenario, plan: Plan, target: &Target, opts: &RunOption
         r.error = error.clone();
         r.finished_at = Some(now_rfc3339());
         r.timings.insert("teardown".into(), teardown_secs);
-        r.timings.insert("total".into(), t_all.elapsed().as_secs_f64());
+        r.timings
+            .insert("total".into(), t_all.elapsed().as_secs_f64());
     });
     rec.save();
     crate::report_hook::after_run(&dir, &[token]);
@@ -675,8 +964,23 @@ pub async fn execute(sc: Scenario, plan: Plan, target: &Target, opts: &RunOption
     code
 }
 
-fn initial_result(sc: &Scenario, plan: &Plan, target: &Target, opts: &RunOptions, argv: &[String], run_id: &str, image_id: Option<String>, env: res::EnvInfo) -> RunResult {
-    let mut rerun = vec!["repro".to_string(), "run".to_string(), sc.check.name.clone(), "--k3s-version".to_string(), plan.k3s_version.to_string()];
+fn initial_result(
+    sc: &Scenario,
+    plan: &Plan,
+    target: &Target,
+    opts: &RunOptions,
+    argv: &[String],
+    run_id: &str,
+    image_id: Option<String>,
+    env: res::EnvInfo,
+) -> RunResult {
+    let mut rerun = vec![
+        "repro".to_string(),
+        "run".to_string(),
+        sc.check.name.clone(),
+        "--k3s-version".to_string(),
+        plan.k3s_version.to_string(),
+    ];
     if let Some(t) = &target.topology {
         rerun.extend(["--topology".to_string(), t.clone()]);
     }
@@ -700,7 +1004,10 @@ fn initial_result(sc: &Scenario, plan: &Plan, target: &Target, opts: &RunOptions
     }
     RunResult {
         schema_version: res::SCHEMA_VERSION,
-        tool: res::ToolInfo { name: "repro".into(), version: env!("CARGO_PKG_VERSION").into() },
+        tool: res::ToolInfo {
+            name: "repro".into(),
+            version: env!("CARGO_PKG_VERSION").into(),
+        },
         run_id: run_id.into(),
         command: argv.to_vec(),
         rerun: rerun.join(" "),
@@ -718,7 +1025,12 @@ fn initial_result(sc: &Scenario, plan: &Plan, target: &Target, opts: &RunOptions
             file: sc.topology.path.display().to_string(),
             nodes: plan.nodes.clone(),
         },
-        k3s: res::K3sInfo { version: plan.k3s_version.to_string(), image: plan.image.clone(), image_id, stand_in: target.sim },
+        k3s: res::K3sInfo {
+            version: plan.k3s_version.to_string(),
+            image: plan.image.clone(),
+            image_id,
+            stand_in: target.sim,
+        },
         environment: env,
         expect: opts.expect.as_str().into(),
         expected_for_version: plan.expected_verdict.map(|v| v.as_str().to_string()),
@@ -743,7 +1055,10 @@ fn write_configs(dir: &Path, plan: &Plan) {
             let _ = std::fs::write(d.join("config-step-0.yaml"), c);
         }
         for s in &plan.steps {
-            let _ = std::fs::write(d.join(format!("config-step-{}.yaml", s.index)), &s.configs[&n.name]);
+            let _ = std::fs::write(
+                d.join(format!("config-step-{}.yaml", s.index)),
+                &s.configs[&n.name],
+            );
         }
     }
 }
@@ -751,7 +1066,8 @@ fn write_configs(dir: &Path, plan: &Plan) {
 /// Ctrl-C (or SIGTERM) once: cancel and clean up. Twice: exit 130 at once.
 fn spawn_signal_handler(cancel: CancellationToken, run_id: String) {
     tokio::spawn(async move {
-        let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()).ok();
+        let mut term =
+            tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()).ok();
         let first = async {
             match term.as_mut() {
                 Some(t) => tokio::select! { _ = tokio::signal::ctrl_c() => {}, _ = t.recv() => {} },
@@ -772,18 +1088,46 @@ fn spawn_signal_handler(cancel: CancellationToken, run_id: String) {
 
 fn print_summary(r: &RunResult, dir: &Path) {
     println!();
-    println!("{} on k3s {}{}", r.check.name, r.k3s.version, if r.k3s.stand_in { " (repro stand-in, not real k3s)" } else { "" });
+    println!(
+        "{} on k3s {}{}",
+        r.check.name,
+        r.k3s.version,
+        if r.k3s.stand_in {
+            " (repro stand-in, not real k3s)"
+        } else {
+            ""
+        }
+    );
     for s in &r.steps {
         println!("step {}: {}", s.index, s.name);
         for o in &s.observations {
-            let mark = if o.matches_expected() { "ok" } else if o.matches_bug() { "BUG" } else { "??" };
+            let mark = if o.matches_expected() {
+                "ok"
+            } else if o.matches_bug() {
+                "BUG"
+            } else {
+                "??"
+            };
             let ev = o.evidence.first().map(|e| e.text.as_str()).unwrap_or("");
-            println!("  {mark:<4}{:<8} {:<20} observed {:<8} expected {:<8} {}", o.node, o.signal, o.observed, o.expected.as_deref().unwrap_or("-"), shorten(ev, 90));
+            println!(
+                "  {mark:<4}{:<8} {:<20} observed {:<8} expected {:<8} {}",
+                o.node,
+                o.signal,
+                o.observed,
+                o.expected.as_deref().unwrap_or("-"),
+                shorten(ev, 90)
+            );
         }
     }
     match &r.verdict {
-        Some(v) => println!("verdict: {} — {} (asked for: {})", v.outcome, v.reason, r.expect),
-        None => println!("verdict: none — {}", r.error.as_deref().unwrap_or("the run did not finish")),
+        Some(v) => println!(
+            "verdict: {} — {} (asked for: {})",
+            v.outcome, v.reason, r.expect
+        ),
+        None => println!(
+            "verdict: none — {}",
+            r.error.as_deref().unwrap_or("the run did not finish")
+        ),
     }
     for d in r.verdict.iter().flat_map(|v| &v.differences) {
         println!("  differs: {d}");

@@ -8,7 +8,10 @@
 use crate::result::{Observation, Verdict};
 
 pub fn decide(observations: &[Observation], has_bug_signature: bool, notes: &[String]) -> Verdict {
-    let judged: Vec<&Observation> = observations.iter().filter(|o| o.expected.is_some()).collect();
+    let judged: Vec<&Observation> = observations
+        .iter()
+        .filter(|o| o.expected.is_some())
+        .collect();
     let matched_expected = judged.iter().filter(|o| o.matches_expected()).count();
     let matched_bug = judged.iter().filter(|o| o.matches_bug()).count();
     let n = judged.len();
@@ -34,11 +37,17 @@ pub fn decide(observations: &[Observation], has_bug_signature: bool, notes: &[St
     } else if matched_expected == n {
         ("fixed", format!("all {n} expectations hold"))
     } else if has_bug_signature && matched_bug == n {
-        ("reproduced", format!("all {n} observations match the documented bug signature"))
+        (
+            "reproduced",
+            format!("all {n} observations match the documented bug signature"),
+        )
     } else {
         let mut r = format!(
             "{} of {n} observations match neither the correct behaviour nor the bug signature",
-            n - judged.iter().filter(|o| o.matches_expected() || o.matches_bug()).count()
+            n - judged
+                .iter()
+                .filter(|o| o.matches_expected() || o.matches_bug())
+                .count()
         );
         if matched_expected != n && matched_bug != n && differences.is_empty() {
             r = format!("observations mix the correct behaviour ({matched_expected}/{n}) and the bug ({matched_bug}/{n})");
@@ -49,7 +58,14 @@ pub fn decide(observations: &[Observation], has_bug_signature: bool, notes: &[St
         }
         ("inconclusive", r)
     };
-    Verdict { outcome: outcome.into(), reason, differences, expectations: n, matched_expected, matched_bug }
+    Verdict {
+        outcome: outcome.into(),
+        reason,
+        differences,
+        expectations: n,
+        matched_expected,
+        matched_bug,
+    }
 }
 
 #[cfg(test)]
@@ -77,7 +93,11 @@ mod tests {
 
     #[test]
     fn bug_world_is_reproduced() {
-        let v = decide(&[obs("up", "down", "down"), obs("up", "up", "up")], true, &[]);
+        let v = decide(
+            &[obs("up", "down", "down"), obs("up", "up", "up")],
+            true,
+            &[],
+        );
         assert_eq!(v.outcome, "reproduced");
     }
 
@@ -86,7 +106,11 @@ mod tests {
         let v = decide(&[obs("up", "down", "unknown")], true, &[]);
         assert_eq!(v.outcome, "inconclusive");
         assert_eq!(v.differences.len(), 1);
-        let mixed = decide(&[obs("up", "down", "down"), obs("down", "up", "down")], true, &[]);
+        let mixed = decide(
+            &[obs("up", "down", "down"), obs("down", "up", "down")],
+            true,
+            &[],
+        );
         assert_eq!(mixed.outcome, "inconclusive");
     }
 

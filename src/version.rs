@@ -164,8 +164,20 @@ mod tests {
         assert_eq!(v("v1.33.5-rc1+k3s1").to_string(), "v1.33.5-rc1+k3s1");
         assert_eq!(v("v1.33.4-k3s1"), v("v1.33.4+k3s1"));
         assert_eq!(v("v1.33.4+k3s1").image_tag(), "v1.33.4-k3s1");
-        for bad in ["1.33.4+k3s1", "v1.33+k3s1", "v1.33.4", "latest", "v1.33.4+k3s", "v01.2.3+k3s1", "v1.2.3.4+k3s1", ""] {
-            assert!(bad.parse::<K3sVersion>().is_err(), "{bad} should be rejected");
+        for bad in [
+            "1.33.4+k3s1",
+            "v1.33+k3s1",
+            "v1.33.4",
+            "latest",
+            "v1.33.4+k3s",
+            "v01.2.3+k3s1",
+            "v1.2.3.4+k3s1",
+            "",
+        ] {
+            assert!(
+                bad.parse::<K3sVersion>().is_err(),
+                "{bad} should be rejected"
+            );
         }
     }
 
@@ -180,7 +192,10 @@ mod tests {
     #[test]
     fn release_set_per_line() {
         let fixed = ReleaseSet::new(
-            ["v1.31.13+k3s1", "v1.32.9+k3s1", "v1.33.5+k3s1"].iter().map(|s| v(s)).collect(),
+            ["v1.31.13+k3s1", "v1.32.9+k3s1", "v1.33.5+k3s1"]
+                .iter()
+                .map(|s| v(s))
+                .collect(),
         );
         assert!(!fixed.contains(&v("v1.33.4+k3s1")));
         assert!(fixed.contains(&v("v1.33.5+k3s1")));

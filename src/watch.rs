@@ -17,6 +17,11 @@ use tokio::sync::watch;
 
 use crate::docker::Engine;
 
+/// Called for every new line of a node (for progress display).
+pub type OnLine = Arc<dyn Fn(&str, &LogLine) + Send + Sync>;
+/// Applied to every line before it is kept or written (removes the run's secrets).
+pub type Scrub = Arc<dyn Fn(String) -> String + Send + Sync>;
+
 #[derive(Debug, Clone)]
 pub struct LogLine {
     /// Docker's timestamp for the line (the engine's clock).
@@ -29,7 +34,11 @@ pub struct LogLine {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum BootEnd {
     /// The container exited while repro was not stopping it.
-    Died { exit_code: Option<i64>, at: String, oom: bool },
+    Died {
+        exit_code: Option<i64>,
+        at: String,
+        oom: bool,
+    },
     /// repro stopped it (restart or teardown).
     Stopped { at: String },
     /// The log stream broke and the container state could not be read.
@@ -104,9 +113,9 @@ pub fn follow(
     after: Option<DateTime<Utc>>,
     ready: Vec<Regex>,
     log_path: PathBuf,
-    on_line: Arc<dyn Fn(&str, &LogLine) + Send + Sync>,
+    on_line: OnLine,
     stopping: Arc<std::sync::atomic::AtomicBool>,
-    scrub: Arc<dyn Fn(String) -> String + Send + Sync>,
+    scrub: Scrub,
 ) -> BootHandle {
     let (tx, rx) = watch::channel(0u64);
     let boot = Arc::new(Mutex::new(Boot {
@@ -118,7 +127,10 @@ pub fn follow(
         end: None,
         log_path: log_path.clone(),
     }));
-    let handle = BootHandle { boot: boot.clone(), changed: rx };
+    let handle = BootHandle {
+        boot: boot.clone(),
+        changed: rx,
+    };
     tokio::spawn(async move {
         let mut file = std::fs::File::create(&log_path).ok();
         let mut since = after.map_or(0, |t| t.timestamp());
@@ -126,14 +138,21 @@ pub fn follow(
         let mut bufs: [Vec<u8>; 2] = [Vec::new(), Vec::new()];
         let mut tick = 0u64;
         let mut push = |raw: &[u8], last: &mut Option<DateTime<Utc>>| {
-            let Some(mut line) = parse_line(raw) else { return };
+            let Some(mut line) = parse_line(raw) else {
+                return;
+            };
             line.text = scrub(std::mem::take(&mut line.text));
             if last.is_some_and(|t| line.ts <= t) {
                 return;
             }
             *last = Some(line.ts);
             if let Some(f) = file.as_mut() {
-                let _ = writeln!(f, "{} {}", line.ts.to_rfc3339_opts(chrono::SecondsFormat::Nanos, true), line.text);
+                let _ = writeln!(
+                    f,
+                    "{} {}",
+                    line.ts.to_rfc3339_opts(chrono::SecondsFormat::Nanos, true),
+                    line.text
+                );
             }
             on_line(&container, &line);
             let mut b = boot.lock().unwrap_or_else(|p| p.into_inner());
@@ -178,15 +197,27 @@ pub fn follow(
                     since = last.map_or(since, |t| t.timestamp());
                     continue;
                 }
-                Ok(s) if s.running => break BootEnd::Lost { reason: broke.unwrap_or_else(|| "log stream ended while running".into()) },
+                Ok(s) if s.running => {
+                    break BootEnd::Lost {
+                        reason: broke.unwrap_or_else(|| "log stream ended while running".into()),
+                    }
+                }
                 Ok(s) => {
                     let at = s.finished_at.unwrap_or_default();
                     if stopping.load(std::sync::atomic::Ordering::SeqCst) {
                         break BootEnd::Stopped { at };
                     }
-                    break BootEnd::Died { exit_code: s.exit_code, at, oom: s.oom_killed };
+                    break BootEnd::Died {
+                        exit_code: s.exit_code,
+                        at,
+                        oom: s.oom_killed,
+                    };
                 }
-                Err(e) => break BootEnd::Lost { reason: e.to_string() },
+                Err(e) => {
+                    break BootEnd::Lost {
+                        reason: e.to_string(),
+                    }
+                }
             }
         };
         boot.lock().unwrap_or_else(|p| p.into_inner()).end = Some(end);
@@ -203,7 +234,11 @@ pub fn parse_line(raw: &[u8]) -> Option<LogLine> {
     let (ts, text) = s.split_once(' ').unwrap_or((&s, ""));
     let ts = DateTime::parse_from_rfc3339(ts).ok()?.with_timezone(&Utc);
     let text = text.trim_end_matches('\r').to_string();
-    Some(LogLine { ts, seen: Instant::now(), text })
+    Some(LogLine {
+        ts,
+        seen: Instant::now(),
+        text,
+    })
 }
 
 #[cfg(test)]
@@ -212,8 +247,14 @@ mod tests {
 
     #[test]
     fn parses_docker_timestamped_lines() {
-        let l = parse_line(b"2026-11-30T09:00:01.123456789Z time=\"x\" level=info msg=\"k3s is up and running\"").unwrap();
-        assert_eq!(l.text, "time=\"x\" level=info msg=\"k3s is up and running\"");
+        let l = parse_line(
+            b"2026-11-30T09:00:01.123456789Z time=\"x\" level=info msg=\"k3s is up and running\"",
+        )
+        .unwrap();
+        assert_eq!(
+            l.text,
+            "time=\"x\" level=info msg=\"k3s is up and running\""
+        );
         assert_eq!(l.ts.timestamp_subsec_nanos(), 123456789);
         let g = parse_line(b"2026-11-30T09:00:01Z \xff\xfe garbage").unwrap();
         assert!(g.text.contains("garbage"));

@@ -1,3 +1,5 @@
+#![allow(clippy::unwrap_used)] // tests panic on purpose when something is wrong
+
 //! End-to-end: the real `repro` binary against real Docker containers of the k3s stand-in.
 //! These need a Docker engine; they fail (not skip) when there is none, so CI cannot pass
 //! without running them. After every run, nothing labelled with its run id may be left.
@@ -15,8 +17,16 @@ fn repro() -> Command {
 }
 
 fn docker_ok() {
-    let ok = Command::new("docker").arg("info").stdout(Stdio::null()).stderr(Stdio::null()).status().is_ok_and(|s| s.success());
-    assert!(ok, "these tests need a reachable Docker engine (docker info failed)");
+    let ok = Command::new("docker")
+        .arg("info")
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success());
+    assert!(
+        ok,
+        "these tests need a reachable Docker engine (docker info failed)"
+    );
 }
 
 /// Runs `repro run` with the stand-in and plain progress into a fresh results folder.
@@ -31,27 +41,52 @@ fn run(args: &[&str]) -> (Output, Value, PathBuf, tempfile::TempDir) {
         .output()
         .unwrap();
     let dir = only_run_dir(tmp.path());
-    let result: Value = serde_json::from_str(&std::fs::read_to_string(dir.join("result.json")).unwrap()).unwrap();
+    let result: Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("result.json")).unwrap()).unwrap();
     assert_no_leftovers(result["run_id"].as_str().unwrap());
     (out, result, dir, tmp)
 }
 
 fn only_run_dir(base: &Path) -> PathBuf {
-    let dirs: Vec<PathBuf> = std::fs::read_dir(base).unwrap().map(|e| e.unwrap().path()).filter(|p| p.is_dir()).collect();
-    assert_eq!(dirs.len(), 1, "one run folder expected in {}", base.display());
+    let dirs: Vec<PathBuf> = std::fs::read_dir(base)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.is_dir())
+        .collect();
+    assert_eq!(
+        dirs.len(),
+        1,
+        "one run folder expected in {}",
+        base.display()
+    );
     dirs[0].clone()
 }
 
 fn assert_no_leftovers(run_id: &str) {
-    for kind in [&["ps", "-aq"][..], &["network", "ls", "-q"], &["volume", "ls", "-q"]] {
-        let out = Command::new("docker").args(kind).args(["--filter", &format!("label=io.repro.run={run_id}")]).output().unwrap();
+    for kind in [
+        &["ps", "-aq"][..],
+        &["network", "ls", "-q"],
+        &["volume", "ls", "-q"],
+    ] {
+        let out = Command::new("docker")
+            .args(kind)
+            .args(["--filter", &format!("label=io.repro.run={run_id}")])
+            .output()
+            .unwrap();
         let left = String::from_utf8_lossy(&out.stdout);
-        assert!(left.trim().is_empty(), "run {run_id} left docker objects ({kind:?}): {left}");
+        assert!(
+            left.trim().is_empty(),
+            "run {run_id} left docker objects ({kind:?}): {left}"
+        );
     }
 }
 
 fn text(o: &Output) -> String {
-    format!("stdout:\n{}\nstderr:\n{}", String::from_utf8_lossy(&o.stdout), String::from_utf8_lossy(&o.stderr))
+    format!(
+        "stdout:\n{}\nstderr:\n{}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    )
 }
 
 fn observation<'a>(r: &'a Value, step: usize, node: &str, signal: &str) -> &'a Value {
@@ -65,21 +100,42 @@ fn observation<'a>(r: &'a Value, step: usize, node: &str, signal: &str) -> &'a V
 
 #[test]
 fn etcd_split_reproduces_on_buggy_version() {
-    let (out, r, dir, _t) = run(&["etcd-split", "--k3s-version", "v1.33.4+k3s1", "--expect", "reproduced"]);
+    let (out, r, dir, _t) = run(&[
+        "etcd-split",
+        "--k3s-version",
+        "v1.33.4+k3s1",
+        "--expect",
+        "reproduced",
+    ]);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out));
     assert_eq!(r["verdict"]["outcome"], "reproduced");
     let o = observation(&r, 1, "etcd-2", "embedded-registry");
     assert_eq!(o["observed"], "down");
-    assert!(!o["evidence"].as_array().unwrap().is_empty(), "down needs evidence: {o}");
+    assert!(
+        !o["evidence"].as_array().unwrap().is_empty(),
+        "down needs evidence: {o}"
+    );
     let o = observation(&r, 3, "etcd-2", "embedded-registry");
     assert_eq!(o["observed"], "up");
-    assert!(o["evidence"][0]["text"].as_str().unwrap().contains("Starting distributed registry mirror"));
+    assert!(o["evidence"][0]["text"]
+        .as_str()
+        .unwrap()
+        .contains("Starting distributed registry mirror"));
     // Every boot has its own log, and boot 2 of etcd-2 does not contain boot 1's lines.
     let b1 = std::fs::read_to_string(dir.join("nodes/etcd-2/boot-1.log")).unwrap();
     let b2 = std::fs::read_to_string(dir.join("nodes/etcd-2/boot-2.log")).unwrap();
-    assert!(b1.contains("Starting etcd to join cluster") || b1.contains("Adding member"), "{b1}");
-    assert!(b2.contains("Managed etcd cluster bootstrap already complete"), "{b2}");
-    assert!(!b2.contains("Adding member"), "boot 2 log holds boot 1 lines");
+    assert!(
+        b1.contains("Starting etcd to join cluster") || b1.contains("Adding member"),
+        "{b1}"
+    );
+    assert!(
+        b2.contains("Managed etcd cluster bootstrap already complete"),
+        "{b2}"
+    );
+    assert!(
+        !b2.contains("Adding member"),
+        "boot 2 log holds boot 1 lines"
+    );
 }
 
 #[test]
@@ -87,27 +143,51 @@ fn etcd_split_fixed_on_fixed_version() {
     let (out, r, _d, _t) = run(&["etcd-split", "--k3s-version", "v1.33.5+k3s1"]);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out));
     assert_eq!(r["verdict"]["outcome"], "fixed");
-    assert_eq!(observation(&r, 1, "etcd-2", "embedded-registry")["observed"], "up");
+    assert_eq!(
+        observation(&r, 1, "etcd-2", "embedded-registry")["observed"],
+        "up"
+    );
 }
 
 #[test]
 fn asking_for_the_wrong_outcome_exits_1() {
-    let (out, r, _d, _t) = run(&["etcd-split", "--k3s-version", "v1.33.5+k3s1", "--expect", "reproduced"]);
+    let (out, r, _d, _t) = run(&[
+        "etcd-split",
+        "--k3s-version",
+        "v1.33.5+k3s1",
+        "--expect",
+        "reproduced",
+    ]);
     assert_eq!(out.status.code(), Some(1), "{}", text(&out));
     assert_eq!(r["verdict"]["outcome"], "fixed");
 }
 
 #[test]
 fn metrics_order_on_both_versions() {
-    let (out, r, _d, _t) = run(&["metrics-order", "--k3s-version", "v1.33.4+k3s1", "--expect", "reproduced"]);
+    let (out, r, _d, _t) = run(&[
+        "metrics-order",
+        "--k3s-version",
+        "v1.33.4+k3s1",
+        "--expect",
+        "reproduced",
+    ]);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out));
     let o = observation(&r, 1, "etcd-2", "supervisor-metrics");
     assert_eq!(o["observed"], "down");
-    assert!(o["evidence"][0]["text"].as_str().unwrap().contains("apiserver disabled"), "{o}");
+    assert!(
+        o["evidence"][0]["text"]
+            .as_str()
+            .unwrap()
+            .contains("apiserver disabled"),
+        "{o}"
+    );
     let (out, r, _d, _t) = run(&["metrics-order", "--k3s-version", "v1.33.5+k3s1"]);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out));
     assert_eq!(r["verdict"]["outcome"], "fixed");
-    assert_eq!(observation(&r, 3, "cp-1", "supervisor-metrics")["observed"], "up");
+    assert_eq!(
+        observation(&r, 3, "cp-1", "supervisor-metrics")["observed"],
+        "up"
+    );
 }
 
 #[test]
@@ -118,7 +198,12 @@ fn bootstrap_check_on_both_versions() {
         assert_eq!(r["verdict"]["outcome"], "fixed");
         let o = observation(&r, 2, "etcd-3", "fatal");
         assert_eq!(o["observed"], "up");
-        let all: String = o["evidence"].as_array().unwrap().iter().map(|e| e["text"].as_str().unwrap_or("")).collect();
+        let all: String = o["evidence"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|e| e["text"].as_str().unwrap_or(""))
+            .collect();
         assert!(all.contains("critical configuration value mismatch"), "{o}");
         assert_eq!(observation(&r, 3, "cp-1", "ready")["observed"], "down");
         assert_eq!(observation(&r, 4, "cp-1", "ready")["observed"], "up");
@@ -127,7 +212,15 @@ fn bootstrap_check_on_both_versions() {
 
 #[test]
 fn two_control_plane_topology() {
-    let (out, r, _d, _t) = run(&["etcd-split", "--topology", "etcd-split-2cp", "--k3s-version", "v1.33.4+k3s1", "--expect", "reproduced"]);
+    let (out, r, _d, _t) = run(&[
+        "etcd-split",
+        "--topology",
+        "etcd-split-2cp",
+        "--k3s-version",
+        "v1.33.4+k3s1",
+        "--expect",
+        "reproduced",
+    ]);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out));
     assert_eq!(r["topology"]["nodes"].as_array().unwrap().len(), 5);
     assert_eq!(r["verdict"]["outcome"], "reproduced");
@@ -139,10 +232,21 @@ fn faulty_root(node: &str, env: &str) -> tempfile::TempDir {
     let src = Path::new(env!("CARGO_MANIFEST_DIR"));
     std::fs::create_dir_all(root.path().join("checks")).unwrap();
     std::fs::create_dir_all(root.path().join("topologies")).unwrap();
-    std::fs::copy(src.join("checks/signals.yaml"), root.path().join("checks/signals.yaml")).unwrap();
-    std::fs::copy(src.join("checks/etcd-split.yaml"), root.path().join("checks/etcd-split.yaml")).unwrap();
+    std::fs::copy(
+        src.join("checks/signals.yaml"),
+        root.path().join("checks/signals.yaml"),
+    )
+    .unwrap();
+    std::fs::copy(
+        src.join("checks/etcd-split.yaml"),
+        root.path().join("checks/etcd-split.yaml"),
+    )
+    .unwrap();
     let topo = std::fs::read_to_string(src.join("topologies/etcd-split.yaml")).unwrap();
-    let topo = topo.replace(&format!("{{name: {node}, role: etcd, join: etcd-1}}"), &format!("{{name: {node}, role: etcd, join: etcd-1, env: {{{env}}}}}"));
+    let topo = topo.replace(
+        &format!("{{name: {node}, role: etcd, join: etcd-1}}"),
+        &format!("{{name: {node}, role: etcd, join: etcd-1, env: {{{env}}}}}"),
+    );
     assert!(topo.contains(env), "fault not planted");
     std::fs::write(root.path().join("topologies/etcd-split.yaml"), topo).unwrap();
     root
@@ -151,21 +255,47 @@ fn faulty_root(node: &str, env: &str) -> tempfile::TempDir {
 #[test]
 fn node_crashing_at_boot_is_inconclusive_with_evidence() {
     let root = faulty_root("etcd-2", "REPRO_SIM_CRASH_AT_BOOT: '1'");
-    let (out, r, _d, _t) = run(&["etcd-split", "--root", root.path().to_str().unwrap(), "--k3s-version", "v1.33.4+k3s1"]);
+    let (out, r, _d, _t) = run(&[
+        "etcd-split",
+        "--root",
+        root.path().to_str().unwrap(),
+        "--k3s-version",
+        "v1.33.4+k3s1",
+    ]);
     assert_eq!(out.status.code(), Some(1), "{}", text(&out));
     assert_eq!(r["verdict"]["outcome"], "inconclusive");
-    assert!(r["error"].as_str().unwrap().contains("etcd-2 died"), "{}", r["error"]);
-    let boot = r["boots"].as_array().unwrap().iter().find(|b| b["node"] == "etcd-2").unwrap();
+    assert!(
+        r["error"].as_str().unwrap().contains("etcd-2 died"),
+        "{}",
+        r["error"]
+    );
+    let boot = r["boots"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|b| b["node"] == "etcd-2")
+        .unwrap();
     assert_eq!(boot["end"], "exited");
 }
 
 #[test]
 fn node_never_ready_times_out_with_exit_3() {
     let root = faulty_root("etcd-3", "REPRO_SIM_NEVER_READY: '1'");
-    let (out, r, _d, _t) = run(&["etcd-split", "--root", root.path().to_str().unwrap(), "--k3s-version", "v1.33.4+k3s1", "--timeout", "4s"]);
+    let (out, r, _d, _t) = run(&[
+        "etcd-split",
+        "--root",
+        root.path().to_str().unwrap(),
+        "--k3s-version",
+        "v1.33.4+k3s1",
+        "--timeout",
+        "4s",
+    ]);
     assert_eq!(out.status.code(), Some(3), "{}", text(&out));
     let err = r["error"].as_str().unwrap();
-    assert!(err.contains("etcd-3") && err.contains("last lines"), "{err}");
+    assert!(
+        err.contains("etcd-3") && err.contains("last lines"),
+        "{err}"
+    );
     assert!(r["verdict"].is_null());
 }
 
@@ -174,7 +304,16 @@ fn interrupt_mid_run_cleans_up_and_exits_130() {
     docker_ok();
     let tmp = tempfile::tempdir().unwrap();
     let mut child = repro()
-        .args(["run", "etcd-split", "--sim", "--k3s-version", "v1.33.4+k3s1", "--progress", "never", "--results"])
+        .args([
+            "run",
+            "etcd-split",
+            "--sim",
+            "--k3s-version",
+            "v1.33.4+k3s1",
+            "--progress",
+            "never",
+            "--results",
+        ])
         .arg(tmp.path())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -196,16 +335,24 @@ fn interrupt_mid_run_cleans_up_and_exits_130() {
         }
     }
     let pid = child.id().to_string();
-    assert!(Command::new("kill").args(["-INT", &pid]).status().unwrap().success());
+    assert!(Command::new("kill")
+        .args(["-INT", &pid])
+        .status()
+        .unwrap()
+        .success());
     let mut rest = String::new();
     use std::io::Read;
     reader.read_to_string(&mut rest).unwrap();
     let status = child.wait().unwrap();
     assert_eq!(status.code(), Some(130), "{seen}{rest}");
     let dir = only_run_dir(tmp.path());
-    let r: Value = serde_json::from_str(&std::fs::read_to_string(dir.join("result.json")).unwrap()).unwrap();
+    let r: Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("result.json")).unwrap()).unwrap();
     assert_eq!(r["exit_code"], 130);
-    assert!(dir.join("nodes/etcd-1/boot-1.log").exists(), "results written so far are kept");
+    assert!(
+        dir.join("nodes/etcd-1/boot-1.log").exists(),
+        "results written so far are kept"
+    );
     assert_no_leftovers(r["run_id"].as_str().unwrap());
 }
 
@@ -216,7 +363,18 @@ fn two_runs_in_parallel_do_not_disturb_each_other() {
     let t2 = tempfile::tempdir().unwrap();
     let spawn = |v: &str, expect: &str, dir: &Path| {
         repro()
-            .args(["run", "etcd-split", "--sim", "--k3s-version", v, "--expect", expect, "--progress", "never", "--results"])
+            .args([
+                "run",
+                "etcd-split",
+                "--sim",
+                "--k3s-version",
+                v,
+                "--expect",
+                expect,
+                "--progress",
+                "never",
+                "--results",
+            ])
             .arg(dir)
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
@@ -230,7 +388,9 @@ fn two_runs_in_parallel_do_not_disturb_each_other() {
     assert_eq!(ob.status.code(), Some(0), "{}", text(&ob));
     for t in [t1.path(), t2.path()] {
         let dir = only_run_dir(t);
-        let r: Value = serde_json::from_str(&std::fs::read_to_string(dir.join("result.json")).unwrap()).unwrap();
+        let r: Value =
+            serde_json::from_str(&std::fs::read_to_string(dir.join("result.json")).unwrap())
+                .unwrap();
         assert_no_leftovers(r["run_id"].as_str().unwrap());
     }
 }
@@ -244,17 +404,32 @@ fn unreachable_docker_exits_3_naming_the_endpoint() {
         .unwrap();
     assert_eq!(out.status.code(), Some(3), "{}", text(&out));
     let err = String::from_utf8_lossy(&out.stderr);
-    assert!(err.contains("unix:///nonexistent/docker.sock") && err.contains("help:"), "{err}");
+    assert!(
+        err.contains("unix:///nonexistent/docker.sock") && err.contains("help:"),
+        "{err}"
+    );
 }
 
 #[test]
 fn missing_image_offline_exits_3_with_ways_out() {
     docker_ok();
     let out = repro()
-        .args(["run", "etcd-split", "--image", "repro.local/does-not-exist:v0", "--progress", "never"])
+        .args([
+            "run",
+            "etcd-split",
+            "--image",
+            "repro.local/does-not-exist:v0",
+            "--progress",
+            "never",
+        ])
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(3), "{}", text(&out));
     let err = String::from_utf8_lossy(&out.stderr);
-    assert!(err.contains("repro.local/does-not-exist:v0") && err.contains("--sim") && err.contains("--image-archive"), "{err}");
+    assert!(
+        err.contains("repro.local/does-not-exist:v0")
+            && err.contains("--sim")
+            && err.contains("--image-archive"),
+        "{err}"
+    );
 }

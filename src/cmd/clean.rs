@@ -27,5 +27,9 @@ pub async fn run(_g: &Global, args: &CleanArgs) -> anyhow::Result<i32> {
     for e in &removed.errors {
         eprintln!("repro clean: {e}");
     }
-    Ok(if removed.errors.is_empty() { exit::OK } else { exit::INFRA })
+    Ok(if removed.errors.is_empty() {
+        exit::OK
+    } else {
+        exit::INFRA
+    })
 }

@@ -15,11 +15,20 @@ pub fn run(g: &Global) -> anyhow::Result<i32> {
     };
     println!("CHECKS ({})", cat.origin);
     for (c, _) in &cat.checks {
-        println!("  {:<18} topology {:<16} {}  {}", c.name, c.topology, c.issue, c.summary);
+        println!(
+            "  {:<18} topology {:<16} {}  {}",
+            c.name, c.topology, c.issue, c.summary
+        );
     }
     println!("TOPOLOGIES");
     for t in &cat.topologies {
-        println!("  {:<18} {:<2} nodes, k3s {:<14} {}", t.name, t.nodes.len(), t.default_version, t.description);
+        println!(
+            "  {:<18} {:<2} nodes, k3s {:<14} {}",
+            t.name,
+            t.nodes.len(),
+            t.default_version,
+            t.description
+        );
     }
     Ok(exit::OK)
 }

@@ -13,7 +13,10 @@ use crate::exit;
 /// Runs a parsed command line and returns the exit code.
 pub fn main(cli: Cli) -> i32 {
     init_tracing(cli.global.verbose);
-    let rt = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
+    let rt = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
         Ok(rt) => rt,
         Err(e) => {
             eprintln!("repro: failed to start the async runtime: {e}");
@@ -29,7 +32,10 @@ pub fn main(cli: Cli) -> i32 {
             Command::Run(a) => run::run(&g, &a).await,
             Command::Clean(a) => clean::run(&g, &a).await,
             Command::Sim(c) => sim::run(&g, &c).await,
-            other => Err(anyhow::anyhow!("`{}` is not built yet", command_name(&other))),
+            other => Err(anyhow::anyhow!(
+                "`{}` is not built yet",
+                command_name(&other)
+            )),
         }
     });
     match result {
@@ -65,5 +71,8 @@ fn init_tracing(verbose: u8) {
     };
     let filter = tracing_subscriber::EnvFilter::try_from_default_env()
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(default));
-    let _ = tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr).try_init();
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .try_init();
 }

@@ -12,9 +12,13 @@ use crate::version::K3sVersion;
 pub fn resolve(g: &Global, t: &Target) -> Result<(Scenario, Plan), String> {
     let root = catalog::find_root(g.root.as_deref());
     let cat = Catalog::load(root.as_deref()).map_err(|d| d.to_string())?;
-    let sc = cat.scenario(&t.check, t.topology.as_deref()).map_err(|d| d.to_string())?;
+    let sc = cat
+        .scenario(&t.check, t.topology.as_deref())
+        .map_err(|d| d.to_string())?;
     let version: K3sVersion = match &t.k3s_version {
-        Some(v) => v.parse().map_err(|e: crate::version::VersionError| format!("--k3s-version: {e}"))?,
+        Some(v) => v
+            .parse()
+            .map_err(|e: crate::version::VersionError| format!("--k3s-version: {e}"))?,
         None => sc.topology.default_version.clone(),
     };
     let image = match (&t.image, t.sim) {
@@ -56,7 +60,10 @@ pub fn render_text(p: &Plan) -> String {
     o.push_str(&format!("Topology  {}\n", p.topology));
     o.push_str(&format!("k3s       {}  image {}\n", p.k3s_version, p.image));
     if let Some(v) = p.expected_verdict {
-        o.push_str(&format!("Expected  {} (from the check's fixed-in)\n", v.as_str()));
+        o.push_str(&format!(
+            "Expected  {} (from the check's fixed-in)\n",
+            v.as_str()
+        ));
     }
     for n in &p.notes {
         o.push_str(&format!("NOTE      {n}\n"));
@@ -68,8 +75,16 @@ pub fn render_text(p: &Plan) -> String {
             (Some(j), _) => format!("joins {j}"),
             (None, _) => String::new(),
         };
-        let later = if n.deferred { ", started by a step" } else { "" };
-        o.push_str(&format!("  {:<10} {:<14} {how}{later}\n", n.name, n.role.as_str()));
+        let later = if n.deferred {
+            ", started by a step"
+        } else {
+            ""
+        };
+        o.push_str(&format!(
+            "  {:<10} {:<14} {how}{later}\n",
+            n.name,
+            n.role.as_str()
+        ));
     }
     o.push_str("\nStart order (each line waits for the one before to be ready)\n");
     for (i, g) in p.start_order.iter().enumerate() {
@@ -99,13 +114,21 @@ pub fn render_text(p: &Plan) -> String {
             }
         }
         for n in &s.start {
-            o.push_str(&format!("  start {n} (first boot), wait until ready or dead\n"));
+            o.push_str(&format!(
+                "  start {n} (first boot), wait until ready or dead\n"
+            ));
         }
         for g in &s.restart {
             if g.len() == 1 {
-                o.push_str(&format!("  restart {}, wait until its new boot is ready or dead\n", g[0]));
+                o.push_str(&format!(
+                    "  restart {}, wait until its new boot is ready or dead\n",
+                    g[0]
+                ));
             } else {
-                o.push_str(&format!("  restart {} at once, wait until each new boot is ready or dead\n", g.join(" + ")));
+                o.push_str(&format!(
+                    "  restart {} at once, wait until each new boot is ready or dead\n",
+                    g.join(" + ")
+                ));
             }
         }
         o.push_str("  expect (correct behaviour):\n");

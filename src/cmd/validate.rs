@@ -13,7 +13,9 @@ pub fn run(g: &Global, args: &ValidateArgs) -> anyhow::Result<i32> {
     };
     match result {
         Ok((checks, topologies)) => {
-            println!("ok: {checks} check(s), {topologies} topology file(s) and the signals are valid");
+            println!(
+                "ok: {checks} check(s), {topologies} topology file(s) and the signals are valid"
+            );
             Ok(exit::OK)
         }
         Err(d) => {
@@ -45,7 +47,9 @@ fn validate_files(
         .iter()
         .any(|s| crate::load::file_kind(&s.path, &s.text) == Some(crate::load::FileKind::Signals));
     if given_has_signals {
-        all.retain(|s| crate::load::file_kind(&s.path, &s.text) != Some(crate::load::FileKind::Signals));
+        all.retain(|s| {
+            crate::load::file_kind(&s.path, &s.text) != Some(crate::load::FileKind::Signals)
+        });
     }
     let given_paths: Vec<_> = given.iter().map(|s| s.path.clone()).collect();
     all.retain(|s| !given_paths.iter().any(|p| same_file(p, &s.path)));
@@ -63,7 +67,9 @@ fn validate_files(
         Err(d) => {
             diags.extend(d);
             let wanted: Vec<_> = files.to_vec();
-            diags.0.retain(|d| wanted.iter().any(|w| same_file(w, &d.file)));
+            diags
+                .0
+                .retain(|d| wanted.iter().any(|w| same_file(w, &d.file)));
             Err(diags.sorted())
         }
     }
