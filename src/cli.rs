@@ -142,6 +142,17 @@ pub struct RunOptions {
     /// Rebuild the stand-in image even if it exists (with --sim).
     #[arg(long)]
     pub rebuild_sim: bool,
+    /// Run nodes privileged, as k3d runs real k3s. `auto`: privileged unless the image says it
+    /// needs no privileges (label `io.repro.privileged=false`, set by the stand-in image).
+    #[arg(long, value_enum, default_value = "auto")]
+    pub privileged: Privileged,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Privileged {
+    Auto,
+    Always,
+    Never,
 }
 
 #[derive(Debug, Args)]

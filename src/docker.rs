@@ -93,6 +93,17 @@ impl Engine {
             .and_then(|i| i.id)
     }
 
+    /// An image's labels (empty if it has none or is missing).
+    pub async fn image_labels(&self, image: &str) -> HashMap<String, String> {
+        self.docker
+            .inspect_image(image)
+            .await
+            .ok()
+            .and_then(|i| i.config)
+            .and_then(|c| c.labels)
+            .unwrap_or_default()
+    }
+
     /// Pulls an image, reporting progress as (layers done, layers seen).
     pub async fn pull(
         &self,
@@ -230,7 +241,7 @@ impl Engine {
             env: Some(spec.env.clone()),
             labels: Some(spec.labels.clone()),
             host_config: Some(HostConfig {
-                privileged: Some(true),
+                privileged: Some(spec.privileged),
                 init: Some(true),
                 userns_mode: Some("host".into()),
                 tmpfs: Some(tmpfs),
@@ -519,6 +530,7 @@ pub struct NodeSpec {
     pub network: String,
     pub ip: String,
     pub data_volume: String,
+    pub privileged: bool,
 }
 
 fn split_image(image: &str) -> (&str, &str) {

@@ -16,7 +16,7 @@ use indexmap::IndexMap;
 use rand::Rng;
 use tokio_util::sync::CancellationToken;
 
-use crate::cli::{RunOptions, Target};
+use crate::cli::{Privileged, RunOptions, Target};
 use crate::docker::{self, Engine, NodeSpec};
 use crate::exit;
 use crate::model::Role;
@@ -26,6 +26,9 @@ use crate::progress::Progress;
 use crate::result::{self as res, BootRecord, Evidence, Observation, RunResult, StepResult};
 use crate::scenario::{Scenario, Signal};
 use crate::watch::{self, BootEnd, BootHandle};
+
+/// Image label by which an image says it needs no privileged container.
+pub const PRIVILEGED_LABEL: &str = "io.repro.privileged";
 
 /// How long `docker stop` lets k3s shut down before it is killed.
 const STOP_GRACE: Duration = Duration::from_secs(20);
@@ -57,6 +60,7 @@ pub struct Cluster {
     settle: Duration,
     token: String,
     network: Mutex<Option<u8>>,
+    privileged: bool,
 }
 
 struct NodeRt {
@@ -163,6 +167,7 @@ impl Cluster {
                 // Fixed addresses: etcd peer URLs embed the IP (k3d #550).
                 ip: format!("10.213.{third}.{}", 10 + i),
                 data_volume: volume,
+                privileged: self.privileged,
             };
             self.engine
                 .create_node(&spec)
@@ -842,6 +847,16 @@ pub async fn execute(
             )
         })
         .collect();
+    let privileged = match opts.privileged {
+        Privileged::Always => true,
+        Privileged::Never => false,
+        // Real k3s needs privileges (k3d runs it privileged); an image may say it needs none.
+        Privileged::Auto => engine
+            .image_labels(&plan.image)
+            .await
+            .get(PRIVILEGED_LABEL)
+            .is_none_or(|v| v != "false"),
+    };
     let cluster = Arc::new(Cluster {
         engine: engine.clone(),
         run_id: run_id.clone(),
@@ -856,6 +871,7 @@ pub async fn execute(
         settle,
         token: token.clone(),
         network: Mutex::new(None),
+        privileged,
     });
 
     let cancel = CancellationToken::new();

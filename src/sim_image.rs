@@ -1,8 +1,452 @@
-//! PLACEHOLDER (the stand-in engineer replaces this file).
+//! Images of the k3s stand-in (`sim/`, NOT k3s) for offline runs.
+//!
+//! One image per imitated k3s version, `repro.local/k3s-sim:<tag>`, built in
+//! seconds from the static `k3s` binary with the legacy builder and an
+//! in-memory build context (`FROM scratch`, so no base image is pulled). The
+//! Dockerfile is `sim/image/Dockerfile.in`, shared with `make sim-images`.
+//!
+//! The engine on the build machines speaks API 1.41 (Docker 20.10) while
+//! bollard 0.21 defaults to 1.53: callers must hand in a client that went
+//! through `Docker::negotiate_version()`.
+
+use std::path::{Path, PathBuf};
+
+use anyhow::{bail, Context};
+use bollard::query_parameters::BuildImageOptionsBuilder;
+use bollard::Docker;
+use futures_util::StreamExt;
+
+/// Repository of the stand-in images.
+pub const SIM_REPOSITORY: &str = "repro.local/k3s-sim";
+/// Env var naming the static stand-in binary explicitly.
+pub const SIM_BINARY_ENV: &str = "REPRO_SIM_BINARY";
+/// Where `make sim` puts the binary, relative to a cargo target dir.
+pub const SIM_BINARY_IN_TARGET: &str = "x86_64-unknown-linux-gnu/release/k3s";
+/// Label holding a fingerprint of the binary and Dockerfile an image was built from.
+pub const FINGERPRINT_LABEL: &str = "io.repro.sim.fingerprint";
+
+const DOCKERFILE_TEMPLATE: &str = include_str!("../sim/image/Dockerfile.in");
+const NSSWITCH: &str = include_str!("../sim/image/nsswitch.conf");
+
+/// `v1.33.4+k3s1` → `repro.local/k3s-sim:v1.33.4-k3s1` (tags cannot hold `+`).
+pub fn sim_image_ref(version: &str) -> String {
+    format!("{SIM_REPOSITORY}:{}", version.replace('+', "-"))
+}
+
+/// The static stand-in binary: `$REPRO_SIM_BINARY`, else
+/// `target/x86_64-unknown-linux-gnu/release/k3s` under `$CARGO_TARGET_DIR`,
+/// the current directory, or any ancestor of the running executable.
+pub fn find_sim_binary() -> anyhow::Result<PathBuf> {
+    let cwd = std::env::current_dir().ok();
+    let exe = std::env::current_exe().ok();
+    locate_sim_binary(&BinarySearch {
+        explicit: std::env::var_os(SIM_BINARY_ENV).map(PathBuf::from),
+        cargo_target_dir: std::env::var_os("CARGO_TARGET_DIR").map(PathBuf::from),
+        cwd: cwd.as_deref(),
+        exe: exe.as_deref(),
+    })
+}
+
+/// Inputs of the binary search, separated so it is testable without env vars.
+pub struct BinarySearch<'a> {
+    pub explicit: Option<PathBuf>,
+    pub cargo_target_dir: Option<PathBuf>,
+    pub cwd: Option<&'a Path>,
+    pub exe: Option<&'a Path>,
+}
+
+pub fn locate_sim_binary(search: &BinarySearch<'_>) -> anyhow::Result<PathBuf> {
+    if let Some(path) = &search.explicit {
+        if path.is_file() {
+            return Ok(path.clone());
+        }
+        bail!(
+            "{SIM_BINARY_ENV} is set to {}, but there is no file there; run `make sim` to build the k3s stand-in",
+            path.display()
+        );
+    }
+    let mut candidates: Vec<PathBuf> = Vec::new();
+    if let Some(dir) = &search.cargo_target_dir {
+        let dir = match search.cwd {
+            Some(cwd) if dir.is_relative() => cwd.join(dir),
+            _ => dir.clone(),
+        };
+        candidates.push(dir.join(SIM_BINARY_IN_TARGET));
+    }
+    if let Some(cwd) = search.cwd {
+        candidates.push(cwd.join("target").join(SIM_BINARY_IN_TARGET));
+    }
+    if let Some(exe) = search.exe {
+        for dir in exe.ancestors().skip(1) {
+            candidates.push(dir.join(SIM_BINARY_IN_TARGET));
+            candidates.push(dir.join("target").join(SIM_BINARY_IN_TARGET));
+        }
+    }
+    if let Some(found) = candidates.iter().find(|p| p.is_file()) {
+        return Ok(found.clone());
+    }
+    let looked: Vec<String> = candidates
+        .iter()
+        .take(4)
+        .map(|p| p.display().to_string())
+        .collect();
+    bail!(
+        "the k3s stand-in binary is missing (looked in {}{}); run `make sim` to build it, or set {SIM_BINARY_ENV}",
+        looked.join(", "),
+        if candidates.len() > 4 { ", …" } else { "" }
+    )
+}
+
+/// The image for `version`, built if missing, stale, or `rebuild` is asked.
+///
+/// An existing tag is reused when the binary cannot be found (prebuilt
+/// images keep working) or when its fingerprint label matches the binary
+/// and Dockerfile at hand, so a fresh `make sim` refreshes images by itself.
 pub async fn ensure_sim_image(
-    _docker: &bollard::Docker,
+    docker: &Docker,
     version: &str,
-    _rebuild: bool,
+    rebuild: bool,
 ) -> anyhow::Result<String> {
-    anyhow::bail!("stand-in image builder not written yet ({version})")
+    check_version(version)?;
+    let image = sim_image_ref(version);
+    let existing = docker.inspect_image(&image).await.ok();
+    let binary = find_sim_binary();
+    if let (Some(inspect), false) = (&existing, rebuild) {
+        let label = inspect
+            .config
+            .as_ref()
+            .and_then(|c| c.labels.as_ref())
+            .and_then(|l| l.get(FINGERPRINT_LABEL).cloned());
+        match &binary {
+            Err(_) => return Ok(image),
+            Ok(path) if label.as_deref() == Some(fingerprint(path)?.as_str()) => return Ok(image),
+            Ok(_) => {}
+        }
+    }
+    let binary = binary?;
+    build_sim_image_from(docker, version, &binary).await
+}
+
+/// Builds (or rebuilds) every version's image; returns the image names.
+pub async fn build_sim_images(docker: &Docker, versions: &[&str]) -> anyhow::Result<Vec<String>> {
+    let mut images = Vec::with_capacity(versions.len());
+    for version in versions {
+        images.push(ensure_sim_image(docker, version, false).await?);
+    }
+    Ok(images)
+}
+
+/// Builds `repro.local/k3s-sim:<tag>` from `binary`, whatever exists.
+pub async fn build_sim_image_from(
+    docker: &Docker,
+    version: &str,
+    binary: &Path,
+) -> anyhow::Result<String> {
+    check_version(version)?;
+    let image = sim_image_ref(version);
+    let context = build_context(version, binary)?;
+    let options = BuildImageOptionsBuilder::new()
+        .dockerfile("Dockerfile")
+        .t(&image)
+        .rm(true)
+        .forcerm(true)
+        .build();
+    let mut stream = docker.build_image(options, None, Some(bollard::body_full(context.into())));
+    while let Some(item) = stream.next().await {
+        let info = item.with_context(|| format!("failed to build image {image}"))?;
+        if let Some(detail) = info.error_detail {
+            bail!(
+                "failed to build image {image}: {}",
+                detail.message.unwrap_or_else(|| "unknown error".into())
+            );
+        }
+    }
+    docker
+        .inspect_image(&image)
+        .await
+        .with_context(|| format!("image {image} missing after its build"))?;
+    Ok(image)
+}
+
+/// Versions end up in a Dockerfile and a tag: allow only what versions use.
+fn check_version(version: &str) -> anyhow::Result<()> {
+    let ok = !version.is_empty()
+        && version.len() <= 64
+        && version.starts_with(|c: char| c == 'v' || c.is_ascii_digit())
+        && version
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '+' | '-'));
+    if !ok {
+        bail!("invalid k3s version {version:?} for a stand-in image (expected e.g. v1.33.4+k3s1)");
+    }
+    Ok(())
+}
+
+pub fn render_dockerfile(version: &str, fingerprint: &str) -> String {
+    DOCKERFILE_TEMPLATE
+        .replace("@VERSION@", version)
+        .replace("@FINGERPRINT@", fingerprint)
+}
+
+/// `<size>-<mtime>-t<template-rev>`: cheap, changes whenever `make sim`
+/// produced a new binary or the template changed, and computable by the
+/// `make sim-images` shell script too.
+fn fingerprint(binary: &Path) -> anyhow::Result<String> {
+    let meta = std::fs::metadata(binary)
+        .with_context(|| format!("failed to read {}", binary.display()))?;
+    let mtime = meta
+        .modified()
+        .ok()
+        .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+        .map(|d| d.as_secs())
+        .unwrap_or(0);
+    let rev = DOCKERFILE_TEMPLATE
+        .lines()
+        .find_map(|l| l.strip_prefix("# template-rev:"))
+        .map(str::trim)
+        .unwrap_or("0");
+    Ok(format!("{}-{mtime}-t{rev}", meta.len()))
+}
+
+/// The build context: Dockerfile + rootfs with `/bin/k3s`, `/bin/kubectl`
+/// (symlink, the binary answers to that name), `/etc`, `/tmp`.
+pub fn build_context(version: &str, binary: &Path) -> anyhow::Result<Vec<u8>> {
+    let bytes = std::fs::read(binary).with_context(|| {
+        format!(
+            "failed to read the k3s stand-in binary {}",
+            binary.display()
+        )
+    })?;
+    let os_release = format!("PRETTY_NAME=\"repro k3s stand-in (NOT k3s) {version}\"\n");
+    let mut tar = tar::Builder::new(Vec::new());
+    let mut file = |path: &str, mode: u32, data: &[u8]| -> anyhow::Result<()> {
+        let mut header = tar::Header::new_gnu();
+        header.set_size(data.len() as u64);
+        header.set_mode(mode);
+        header.set_mtime(0);
+        header.set_entry_type(tar::EntryType::Regular);
+        tar.append_data(&mut header, path, data)
+            .with_context(|| format!("failed to add {path} to the build context"))
+    };
+    file(
+        "Dockerfile",
+        0o644,
+        render_dockerfile(version, &fingerprint(binary)?).as_bytes(),
+    )?;
+    file("rootfs/bin/k3s", 0o755, &bytes)?;
+    file("rootfs/etc/nsswitch.conf", 0o644, NSSWITCH.as_bytes())?;
+    file("rootfs/etc/os-release", 0o644, os_release.as_bytes())?;
+    let mut link = tar::Header::new_gnu();
+    link.set_entry_type(tar::EntryType::Symlink);
+    link.set_size(0);
+    link.set_mode(0o777);
+    link.set_mtime(0);
+    tar.append_link(&mut link, "rootfs/bin/kubectl", "k3s")
+        .context("failed to add /bin/kubectl to the build context")?;
+    let mut dir = tar::Header::new_gnu();
+    dir.set_entry_type(tar::EntryType::Directory);
+    dir.set_size(0);
+    dir.set_mode(0o1777);
+    dir.set_mtime(0);
+    tar.append_data(&mut dir, "rootfs/tmp/", std::io::empty())
+        .context("failed to add /tmp to the build context")?;
+    tar.into_inner()
+        .context("failed to finish the build context")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn image_refs_replace_plus() {
+        assert_eq!(
+            sim_image_ref("v1.33.4+k3s1"),
+            "repro.local/k3s-sim:v1.33.4-k3s1"
+        );
+        assert_eq!(
+            sim_image_ref("v1.34.1+k3s1"),
+            "repro.local/k3s-sim:v1.34.1-k3s1"
+        );
+    }
+
+    #[test]
+    fn versions_are_checked_before_they_reach_a_dockerfile() {
+        assert!(check_version("v1.33.4+k3s1").is_ok());
+        assert!(check_version("v1.33.5-rc1+k3s1").is_ok());
+        assert!(check_version("").is_err());
+        assert!(check_version("v1.33.4\nRUN rm -rf /").is_err());
+        assert!(check_version("latest").is_err());
+    }
+
+    #[test]
+    fn dockerfile_carries_version_env_labels_and_volumes() {
+        let d = render_dockerfile("v1.33.4+k3s1", "1-2-t3");
+        assert!(d.contains("FROM scratch"));
+        assert!(d.contains("REPRO_SIM_K3S_VERSION=v1.33.4+k3s1"));
+        assert!(d.contains("io.repro.sim.version=v1.33.4+k3s1"));
+        assert!(d.contains("io.repro.sim=true"));
+        assert!(d.contains("ENTRYPOINT [\"/bin/k3s\"]"));
+        assert!(d.contains("io.repro.sim.fingerprint=1-2-t3"));
+        assert!(d.contains(
+            "VOLUME [\"/var/lib/kubelet\", \"/var/lib/rancher/k3s\", \"/var/lib/cni\", \"/var/log\"]"
+        ));
+        assert!(!d.contains('@'));
+    }
+
+    #[test]
+    fn binary_search_order_and_error() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let root = dir.path();
+        let missing = locate_sim_binary(&BinarySearch {
+            explicit: None,
+            cargo_target_dir: None,
+            cwd: Some(root),
+            exe: Some(&root.join("target/release/repro")),
+        })
+        .expect_err("nothing built");
+        assert!(missing.to_string().contains("make sim"), "{missing}");
+
+        let built = root.join("target").join(SIM_BINARY_IN_TARGET);
+        std::fs::create_dir_all(built.parent().expect("parent")).expect("mkdir");
+        std::fs::write(&built, b"bin").expect("write");
+        // Found from the repro executable's ancestors, whatever the cwd.
+        let found = locate_sim_binary(&BinarySearch {
+            explicit: None,
+            cargo_target_dir: None,
+            cwd: Some(Path::new("/")),
+            exe: Some(&root.join("target/release/repro")),
+        })
+        .expect("found");
+        assert_eq!(found, built);
+
+        let explicit = root.join("k3s");
+        std::fs::write(&explicit, b"bin").expect("write");
+        let found = locate_sim_binary(&BinarySearch {
+            explicit: Some(explicit.clone()),
+            cargo_target_dir: None,
+            cwd: Some(root),
+            exe: None,
+        })
+        .expect("found");
+        assert_eq!(found, explicit);
+        let err = locate_sim_binary(&BinarySearch {
+            explicit: Some(root.join("nope")),
+            cargo_target_dir: None,
+            cwd: Some(root),
+            exe: None,
+        })
+        .expect_err("missing explicit");
+        assert!(err.to_string().contains(SIM_BINARY_ENV));
+    }
+
+    #[test]
+    fn context_holds_dockerfile_binary_and_kubectl_link() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let binary = dir.path().join("k3s");
+        std::fs::write(&binary, b"\x7fELF fake").expect("write");
+        let tar_bytes = build_context("v1.33.4+k3s1", &binary).expect("context");
+        let mut archive = tar::Archive::new(tar_bytes.as_slice());
+        let mut seen = Vec::new();
+        for entry in archive.entries().expect("entries") {
+            let entry = entry.expect("entry");
+            let path = entry.path().expect("path").display().to_string();
+            if path == "rootfs/bin/kubectl" {
+                assert_eq!(
+                    entry
+                        .link_name()
+                        .expect("link")
+                        .map(|l| l.display().to_string()),
+                    Some("k3s".to_string())
+                );
+            }
+            if path == "rootfs/bin/k3s" {
+                assert_eq!(entry.header().mode().expect("mode"), 0o755);
+            }
+            seen.push(path);
+        }
+        for want in [
+            "Dockerfile",
+            "rootfs/bin/k3s",
+            "rootfs/bin/kubectl",
+            "rootfs/etc/nsswitch.conf",
+            "rootfs/tmp",
+        ] {
+            assert!(
+                seen.iter().any(|p| p.trim_end_matches('/') == want),
+                "{want} in {seen:?}"
+            );
+        }
+    }
+
+    /// Removes the test image even when an assertion fails.
+    struct RemoveImage(String);
+
+    impl Drop for RemoveImage {
+        fn drop(&mut self) {
+            let _ = std::process::Command::new("docker")
+                .args(["rmi", "-f", &self.0])
+                .output();
+        }
+    }
+
+    /// Needs a Docker engine; fails (does not skip) without one.
+    #[tokio::test]
+    async fn builds_an_image_through_a_negotiated_client() {
+        let docker = Docker::connect_with_defaults()
+            .expect("docker client (is DOCKER_HOST valid?)")
+            .negotiate_version()
+            .await
+            .expect("Docker must be reachable for this test: start the engine or set DOCKER_HOST");
+        let server = docker.version().await.expect("engine version");
+        let server_api = server.api_version.expect("engine API version");
+        // After negotiation the client never claims more than the engine
+        // speaks (Docker 20.10 here: 1.41; bollard 0.21's default is 1.53).
+        let (major, minor) = server_api.split_once('.').expect("API version like 1.41");
+        let server_version = bollard::ClientVersion {
+            major_version: major.parse().expect("major"),
+            minor_version: minor.parse().expect("minor"),
+        };
+        assert!(docker.client_version() <= server_version, "{server_api}");
+
+        let dir = tempfile::tempdir().expect("tempdir");
+        let binary = dir.path().join("k3s");
+        std::fs::write(&binary, b"not run by this test").expect("write");
+        let version = format!("v0.0.{}+k3s1", std::process::id());
+        let image = sim_image_ref(&version);
+        let _cleanup = RemoveImage(image.clone());
+
+        let started = std::time::Instant::now();
+        let built = build_sim_image_from(&docker, &version, &binary)
+            .await
+            .expect("build");
+        assert_eq!(built, image);
+        assert!(started.elapsed() < std::time::Duration::from_secs(60));
+
+        let inspect = docker.inspect_image(&image).await.expect("inspect");
+        let config = inspect.config.expect("config");
+        let labels = config.labels.expect("labels");
+        assert_eq!(labels.get("io.repro.sim").map(String::as_str), Some("true"));
+        assert_eq!(labels.get("io.repro.sim.version"), Some(&version));
+        assert_eq!(
+            labels.get(FINGERPRINT_LABEL),
+            Some(&fingerprint(&binary).expect("fp"))
+        );
+        let env = config.env.expect("env");
+        assert!(
+            env.contains(&format!("REPRO_SIM_K3S_VERSION={version}")),
+            "{env:?}"
+        );
+        assert!(env.contains(&"PATH=/bin".to_string()), "{env:?}");
+        assert_eq!(config.entrypoint, Some(vec!["/bin/k3s".to_string()]));
+        let volumes = config.volumes.expect("volumes");
+        for v in [
+            "/var/lib/kubelet",
+            "/var/lib/rancher/k3s",
+            "/var/lib/cni",
+            "/var/log",
+        ] {
+            assert!(volumes.iter().any(|x| x == v), "{v} in {volumes:?}");
+        }
+    }
 }
