@@ -769,7 +769,7 @@ pub async fn execute(
         Err(e) => {
             progress.finish();
             eprintln!("repro: {e}");
-            return exit::INFRA;
+            return RunOutcome::early(exit::INFRA, e.to_string(), t_all);
         }
     };
     let t_img = Instant::now();
@@ -778,7 +778,7 @@ pub async fn execute(
         Err(msg) => {
             progress.finish();
             eprintln!("repro: {msg}");
-            return exit::INFRA;
+            return RunOutcome::early(exit::INFRA, msg, t_all);
         }
     };
     let images_secs = t_img.elapsed().as_secs_f64();
@@ -976,8 +976,21 @@ pub async fn execute(
     progress.finish();
 
     let r = rec.result.lock().unwrap_or_else(|p| p.into_inner()).clone();
-    print_summary(&r, &dir);
-    code
+    if !quiet {
+        print_summary(&r, &dir);
+    }
+    RunOutcome {
+        code,
+        dir: Some(dir),
+        verdict: r.verdict.as_ref().map(|v| v.outcome.clone()),
+        seconds: t_all.elapsed().as_secs_f64(),
+        error: r.error.clone().or_else(|| {
+            r.verdict
+                .as_ref()
+                .filter(|v| v.outcome == "inconclusive")
+                .map(|v| v.reason.clone())
+        }),
+    }
 }
 
 fn initial_result(

@@ -16,5 +16,9 @@ pub async fn run(g: &Global, args: &RunArgs) -> anyhow::Result<i32> {
         }
     };
     let argv: Vec<String> = std::env::args().collect();
-    Ok(crate::run::execute(sc, plan, &args.target, &args.options, argv).await)
+    Ok(
+        crate::run::execute(sc, plan, &args.target, &args.options, argv, false)
+            .await
+            .code,
+    )
 }
