@@ -751,14 +751,40 @@ fn results_dir(base: &Path, plan: &Plan, run_id: &str) -> PathBuf {
     ))
 }
 
-/// The whole `repro run`, returning the exit code.
+/// What a finished run left: its exit code, folder and verdict.
+#[derive(Debug, Clone)]
+pub struct RunOutcome {
+    pub code: i32,
+    /// The results folder, if the run got far enough to create it.
+    pub dir: Option<PathBuf>,
+    /// `fixed`, `reproduced` or `inconclusive`; None when the run broke before a verdict.
+    pub verdict: Option<String>,
+    pub seconds: f64,
+    /// Why there is no verdict (or why it is inconclusive).
+    pub error: Option<String>,
+}
+
+impl RunOutcome {
+    fn early(code: i32, error: String, t: Instant) -> RunOutcome {
+        RunOutcome {
+            code,
+            dir: None,
+            verdict: None,
+            seconds: t.elapsed().as_secs_f64(),
+            error: Some(error),
+        }
+    }
+}
+
+/// The whole `repro run`. `quiet` leaves out the summary on stdout (for matrix and bisect).
 pub async fn execute(
     sc: Scenario,
     plan: Plan,
     target: &Target,
     opts: &RunOptions,
     argv: Vec<String>,
-) -> i32 {
+    quiet: bool,
+) -> RunOutcome {
     let t_all = Instant::now();
     let mut nodes_names: Vec<String> = plan.nodes.iter().map(|n| n.name.clone()).collect();
     nodes_names.insert(0, "pull".into());
@@ -786,11 +812,9 @@ pub async fn execute(
     let run_id = random_hex(4);
     let dir = results_dir(&opts.results, &plan, &run_id);
     if let Err(e) = std::fs::create_dir_all(dir.join("nodes")) {
-        eprintln!(
-            "repro: cannot create the results folder {}: {e}",
-            dir.display()
-        );
-        return exit::INFRA;
+        let msg = format!("cannot create the results folder {}: {e}", dir.display());
+        eprintln!("repro: {msg}");
+        return RunOutcome::early(exit::INFRA, msg, t_all);
     }
     let token = random_hex(24);
     let rec = Recorder {
