@@ -6,7 +6,11 @@ use std::time::Duration;
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
 #[derive(Debug, Parser)]
-#[command(name = "repro", version, about = "Reproduce k3s configuration-order bugs end to end on k3s containers")]
+#[command(
+    name = "repro",
+    version,
+    about = "Reproduce k3s configuration-order bugs end to end on k3s containers"
+)]
 pub struct Cli {
     #[command(flatten)]
     pub global: Global,

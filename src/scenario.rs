@@ -224,7 +224,8 @@ pub struct ProbeRule {
 
 impl ProbeRule {
     pub fn matches(&self, exit: i64, output: &str) -> bool {
-        self.exit.is_none_or(|e| e == exit) && self.output.as_ref().is_none_or(|r| r.is_match(output))
+        self.exit.is_none_or(|e| e == exit)
+            && self.output.as_ref().is_none_or(|r| r.is_match(output))
     }
 }
 
