@@ -69,8 +69,18 @@ pub fn find_root(explicit: Option<&Path>) -> Option<PathBuf> {
             return Some(PathBuf::from(p));
         }
     }
-    let cwd = std::env::current_dir().ok()?;
-    cwd.join("checks/signals.yaml").is_file().then_some(cwd)
+    // Relative, so every path in messages reads `checks/x.yaml` rather than a machine path.
+    Path::new("checks/signals.yaml")
+        .is_file()
+        .then(|| PathBuf::from("."))
+}
+
+/// `./checks/x.yaml` → `checks/x.yaml`: the form users type and messages show.
+fn tidy(p: PathBuf) -> PathBuf {
+    match p.strip_prefix(".") {
+        Ok(rest) if !rest.as_os_str().is_empty() => rest.to_path_buf(),
+        _ => p,
+    }
 }
 
 /// All scenario files under a root, or the built-in ones.
@@ -98,7 +108,7 @@ pub fn sources(root: Option<&Path>) -> Result<Vec<Source>, Diagnostics> {
         entries.retain(|p| p.extension().is_some_and(|x| x == "yaml" || x == "yml"));
         entries.sort();
         for p in entries {
-            match read(&p) {
+            match read(&tidy(p)) {
                 Ok(s) => out.push(s),
                 Err(d) => diags.push(d),
             }
@@ -112,26 +122,44 @@ pub fn sources(root: Option<&Path>) -> Result<Vec<Source>, Diagnostics> {
 }
 
 pub fn read(path: &Path) -> Result<Source, Diagnostic> {
-    std::fs::read_to_string(path)
-        .map(|text| Source {
+    let bytes = std::fs::read(path).map_err(|e| io_diag(path, &e))?;
+    match String::from_utf8(bytes) {
+        Ok(text) => Ok(Source {
             path: path.to_path_buf(),
             text,
-        })
-        .map_err(|e| io_diag(path, &e))
+        }),
+        Err(e) => Err(not_utf8(path, e.as_bytes(), e.utf8_error().valid_up_to())),
+    }
+}
+
+/// Points at the first byte that is not UTF-8, so the user finds the stray character.
+fn not_utf8(path: &Path, bytes: &[u8], valid_up_to: usize) -> Diagnostic {
+    let before = String::from_utf8_lossy(&bytes[..valid_up_to]);
+    let line = before.matches('\n').count() + 1;
+    let column = before.rsplit('\n').next().map_or(0, |l| l.chars().count()) + 1;
+    let byte = bytes.get(valid_up_to).copied().unwrap_or(0);
+    Diagnostic {
+        file: path.to_path_buf(),
+        line: line as u64,
+        column: column as u64,
+        message: format!("the file is not UTF-8 text (byte 0x{byte:02X} here)"),
+        help: Some("save the file as UTF-8 (e.g. `iconv -f latin1 -t utf-8`)".into()),
+    }
 }
 
 fn io_diag(path: &Path, e: &std::io::Error) -> Diagnostic {
-    let msg = if e.kind() == std::io::ErrorKind::InvalidData {
-        "the file is not UTF-8 text".to_string()
-    } else {
-        format!("cannot read: {e}")
+    let help = match e.kind() {
+        std::io::ErrorKind::NotFound => {
+            "check the path; `repro list` shows the checks and topologies repro knows"
+        }
+        _ => "check that the file exists and is readable",
     };
     Diagnostic {
         file: path.to_path_buf(),
-        line: 1,
-        column: 1,
-        message: msg,
-        help: None,
+        line: 0,
+        column: 0,
+        message: format!("cannot read: {e}"),
+        help: Some(help.into()),
     }
 }
 
@@ -139,68 +167,95 @@ impl Catalog {
     /// Loads and validates every file; all problems of all files are reported together.
     pub fn from_sources(origin: String, sources: Vec<Source>) -> Result<Catalog, Diagnostics> {
         let mut diags = Diagnostics::default();
-        let mut topologies = Vec::new();
+        let mut topologies: Vec<Topology> = Vec::new();
+        let mut broken_topologies = Vec::new();
         let mut check_sources = Vec::new();
         let mut signal_sources = Vec::new();
         for s in sources {
             match load::file_kind(&s.path, &s.text) {
                 Some(FileKind::Topology) => match load::topology(&s.path, &s.text) {
-                    Ok(t) => topologies.push(t),
-                    Err(d) => diags.extend(d),
+                    Ok(t) => {
+                        if let Some(first) = topologies.iter().find(|o| o.name == t.name) {
+                            diags.push(Diagnostic {
+                                file: t.path.clone(),
+                                line: 0,
+                                column: 0,
+                                message: format!(
+                                    "topology name `{}` is also used by {}",
+                                    t.name,
+                                    first.path.display()
+                                ),
+                                help: Some("give every topology its own `name:`".into()),
+                            });
+                        }
+                        topologies.push(t);
+                    }
+                    Err(d) => {
+                        broken_topologies.extend(load::topology_name(&s.text));
+                        diags.extend(d);
+                    }
                 },
                 Some(FileKind::Check) => check_sources.push(s),
                 Some(FileKind::Signals) => signal_sources.push(s),
                 None => diags.push(Diagnostic {
                     file: s.path.clone(),
-                    line: 1,
-                    column: 1,
+                    line: 0,
+                    column: 0,
                     message: "cannot tell what this file is".into(),
                     help: Some(
-                        "a topology has `nodes:`, a check `steps:`, a signals file `signals:`"
+                        "a topology has `nodes:`, a check `steps:`, a signals file `signals:` (at the top level)"
                             .into(),
                     ),
                 }),
             }
         }
         let mut signals = None;
-        match signal_sources.len() {
-            0 => diags.push(Diagnostic {
+        if signal_sources.is_empty() {
+            diags.push(Diagnostic {
                 file: PathBuf::from(&origin).join("checks/signals.yaml"),
-                line: 1,
-                column: 1,
+                line: 0,
+                column: 0,
                 message: "no signals file".into(),
-                help: Some("checks/signals.yaml defines the signals checks refer to".into()),
-            }),
-            _ => {
-                for s in &signal_sources {
-                    match load::signals(&s.path, &s.text) {
-                        Ok(sig) => signals = Some(sig),
-                        Err(d) => diags.extend(d),
-                    }
-                }
+                help: Some(
+                    "add checks/signals.yaml: it defines the signals checks refer to (copy the shipped one)"
+                        .into(),
+                ),
+            });
+        }
+        for s in &signal_sources {
+            match load::signals(&s.path, &s.text) {
+                Ok(sig) => signals = Some(sig),
+                Err(d) => diags.extend(d),
             }
         }
-        let mut seen = std::collections::HashMap::new();
-        for t in &topologies {
-            if let Some(first) = seen.insert(t.name.clone(), t.path.clone()) {
-                diags.push(Diagnostic {
-                    file: t.path.clone(),
-                    line: 1,
-                    column: 1,
-                    message: format!(
-                        "topology name `{}` is also used by {}",
-                        t.name,
-                        first.display()
-                    ),
-                    help: Some("give every topology its own name".into()),
-                });
-            }
-        }
-        let mut checks = Vec::new();
+        // Checks are validated only against signals that loaded: against a broken signals file
+        // every expectation would read as "unknown signal".
+        let mut checks: Vec<(Check, Source)> = Vec::new();
         if let Some(sig) = &signals {
+            let cx = load::Context {
+                topologies: &topologies,
+                broken_topologies: &broken_topologies,
+                signals: sig,
+                topology_override: None,
+            };
             for s in check_sources {
-                match load::check(&s.path, &s.text, &topologies, sig) {
-                    Ok(c) => checks.push((c, s)),
+                match load::check_in(&s.path, &s.text, &cx) {
+                    Ok(c) => {
+                        if let Some((first, _)) = checks.iter().find(|(o, _)| o.name == c.name) {
+                            diags.push(Diagnostic {
+                                file: c.path.clone(),
+                                line: 0,
+                                column: 0,
+                                message: format!(
+                                    "check name `{}` is also used by {}",
+                                    c.name,
+                                    first.path.display()
+                                ),
+                                help: Some("give every check its own `name:`".into()),
+                            });
+                        }
+                        checks.push((c, s));
+                    }
                     Err(d) => diags.extend(d),
                 }
             }
@@ -238,42 +293,65 @@ impl Catalog {
                 match self.checks.iter().find(|(c, _)| c.name == check) {
                     Some((c, s)) => (c.clone(), s.clone()),
                     None => {
-                        return Err(Diagnostics(vec![Diagnostic {
-                            file: PathBuf::from(check),
-                            line: 1,
-                            column: 1,
-                            message: format!("no check named `{check}`"),
-                            help: Some(format!(
-                                "known checks: {}",
+                        return Err(Diagnostics(vec![Diagnostic::general(
+                            format!("no check named `{check}`"),
+                            format!(
+                                "use one of: {} (or the path of a check file)",
                                 self.checks
                                     .iter()
                                     .map(|(c, _)| c.name.as_str())
                                     .collect::<Vec<_>>()
                                     .join(", ")
-                            )),
-                        }]))
+                            ),
+                        )]))
                     }
                 }
             };
         let topo_name = topology.unwrap_or(&check.topology);
         let Some(topo) = self.topology(topo_name) else {
-            return Err(Diagnostics(vec![Diagnostic {
-                file: PathBuf::from(topo_name),
-                line: 1,
-                column: 1,
-                message: format!("no topology named `{topo_name}`"),
-                help: Some(format!(
-                    "known topologies: {}",
+            return Err(Diagnostics(vec![Diagnostic::general(
+                format!("no topology named `{topo_name}`"),
+                format!(
+                    "use one of: {}",
                     self.topologies
                         .iter()
                         .map(|t| t.name.as_str())
                         .collect::<Vec<_>>()
                         .join(", ")
-                )),
-            }]));
+                ),
+            )]));
         };
-        if topology.is_some() {
-            load::check_with_topology(&check, &source.text, topo, &self.signals)?;
+        if topology.is_some_and(|t| t != check.topology) {
+            if let Err(mut d) = load::check_with_topology(&check, &source.text, topo, &self.signals)
+            {
+                // Say up front why a check that validates on its own is rejected now.
+                d.0.insert(
+                    0,
+                    Diagnostic {
+                        file: check.path.clone(),
+                        line: 0,
+                        column: 0,
+                        message: format!(
+                            "check `{}` does not fit topology `{}` given with --topology (it was written for `{}`)",
+                            check.name, topo.name, check.topology
+                        ),
+                        help: Some(format!(
+                            "pick a topology whose nodes match what the check edits, restarts and observes; `{}` has: {}",
+                            topo.name,
+                            topo.nodes
+                                .iter()
+                                .map(|n| if n.deferred {
+                                    format!("{} (deferred)", n.name)
+                                } else {
+                                    n.name.clone()
+                                })
+                                .collect::<Vec<_>>()
+                                .join(", ")
+                        )),
+                    },
+                );
+                return Err(d);
+            }
         }
         Ok(Scenario {
             check,

@@ -1,12 +1,15 @@
 //! The plan of a run, computed without Docker: image, start order, each node's rendered files at
 //! every step, restarts and expectations. `repro plan` prints it; `repro run` executes it.
+//!
+//! Planning is pure and total: it works on a validated [`Scenario`] and never panics, even if
+//! handed one built by hand (unknown names are skipped, not indexed).
 
 use indexmap::IndexMap;
 use serde::Serialize;
 
 use crate::model::{ConfigValue, Role};
 use crate::scenario::{Expectations, Scenario};
-use crate::version::K3sVersion;
+use crate::version::{K3sVersion, ReleaseSet};
 
 pub const CONFIG_PATH: &str = "/etc/rancher/k3s/config.yaml";
 pub const SUPERVISOR_PORT: u16 = 6443;
@@ -18,12 +21,17 @@ pub type NodeFiles = IndexMap<String, Option<String>>;
 pub struct Plan {
     pub check: String,
     pub issue: String,
+    /// One line on what the check shows.
+    pub summary: String,
     pub topology: String,
+    pub topology_description: String,
     pub k3s_version: K3sVersion,
     pub image: String,
     pub nodes: Vec<PlannedNode>,
     /// Groups started in order; the nodes of one group start at once.
     pub start_order: Vec<Vec<String>>,
+    /// Files written on every node before its first start (from the topology's `files:`).
+    pub common_files: IndexMap<String, String>,
     /// Every node's files before its first start.
     pub initial: IndexMap<String, NodeFiles>,
     pub steps: Vec<PlannedStep>,
@@ -31,6 +39,10 @@ pub struct Plan {
     pub notes: Vec<String>,
     /// Whether this version is expected to show the bug (from the check's `fixed-in`).
     pub expected_verdict: Option<ExpectedVerdict>,
+    /// Why that verdict is expected, in words.
+    pub expected_because: String,
+    /// The check's first fixed version per release line.
+    pub fixed_in: Vec<K3sVersion>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -67,6 +79,9 @@ pub struct PlannedStep {
     pub why: String,
     /// Files written (or deleted) on each edited node in this step, config.yaml re-rendered.
     pub edits: IndexMap<String, NodeFiles>,
+    /// Config keys set and removed per node in this step (what `edits` changes, in words).
+    pub set: IndexMap<String, IndexMap<String, ConfigValue>>,
+    pub removed: IndexMap<String, Vec<String>>,
     pub start: Vec<String>,
     pub restart: Vec<Vec<String>>,
     pub expect: Expectations,
@@ -105,19 +120,14 @@ pub fn plan(sc: &Scenario, version: &K3sVersion, image: &str) -> Plan {
             (n.name.clone(), m)
         })
         .collect();
+    let no_keys = IndexMap::new();
 
     let mut initial = IndexMap::new();
-    for n in &nodes {
+    for (n, tn) in nodes.iter().zip(&topo.nodes) {
         let mut files = NodeFiles::new();
-        files.insert(
-            CONFIG_PATH.to_string(),
-            Some(render_config(n, &keys[&n.name], 0)),
-        );
-        for (p, c) in topo
-            .files
-            .iter()
-            .chain(&topo.node(&n.name).expect("planned from topology").files)
-        {
+        let own = keys.get(&n.name).unwrap_or(&no_keys);
+        files.insert(CONFIG_PATH.to_string(), Some(render_config(n, own, 0)));
+        for (p, c) in topo.files.iter().chain(&tn.files) {
             files.insert(p.clone(), Some(c.clone()));
         }
         initial.insert(n.name.clone(), files);
@@ -127,25 +137,26 @@ pub fn plan(sc: &Scenario, version: &K3sVersion, image: &str) -> Plan {
     for (i, s) in sc.check.steps.iter().enumerate() {
         let index = i + 1;
         for (node, kv) in &s.config {
-            keys[node].extend(kv.clone());
+            if let Some(k) = keys.get_mut(node) {
+                k.extend(kv.clone());
+            }
         }
         for (node, ks) in &s.remove {
-            for k in ks {
-                keys[node].shift_remove(k);
+            if let Some(k) = keys.get_mut(node) {
+                for key in ks {
+                    k.shift_remove(key);
+                }
             }
         }
         let mut edits: IndexMap<String, NodeFiles> = IndexMap::new();
         for node in s.edited_nodes() {
-            let n = nodes
-                .iter()
-                .find(|n| n.name == node)
-                .expect("validated node");
+            let Some(n) = nodes.iter().find(|n| n.name == node) else {
+                continue;
+            };
             let mut files = NodeFiles::new();
             if s.config.contains_key(node) || s.remove.contains_key(node) {
-                files.insert(
-                    CONFIG_PATH.to_string(),
-                    Some(render_config(n, &keys[node], index)),
-                );
+                let own = keys.get(node).unwrap_or(&no_keys);
+                files.insert(CONFIG_PATH.to_string(), Some(render_config(n, own, index)));
             }
             if let Some(fs) = s.files.get(node) {
                 files.extend(fs.clone());
@@ -154,13 +165,18 @@ pub fn plan(sc: &Scenario, version: &K3sVersion, image: &str) -> Plan {
         }
         let configs = nodes
             .iter()
-            .map(|n| (n.name.clone(), render_config(n, &keys[&n.name], index)))
+            .map(|n| {
+                let own = keys.get(&n.name).unwrap_or(&no_keys);
+                (n.name.clone(), render_config(n, own, index))
+            })
             .collect();
         steps.push(PlannedStep {
             index,
             name: s.name.clone(),
             why: s.why.clone(),
             edits,
+            set: s.config.clone(),
+            removed: s.remove.clone(),
             start: s.start.clone(),
             restart: s.restart.clone(),
             expect: s.expect.clone(),
@@ -169,10 +185,32 @@ pub fn plan(sc: &Scenario, version: &K3sVersion, image: &str) -> Plan {
         });
     }
 
-    let mut notes = Vec::new();
+    let (expected_verdict, expected_because) = expected(&sc.check.fixed_in, version);
+    Plan {
+        check: sc.check.name.clone(),
+        issue: sc.check.issue.clone(),
+        summary: sc.check.summary.clone(),
+        topology: topo.name.clone(),
+        topology_description: topo.description.clone(),
+        k3s_version: version.clone(),
+        image: image.to_string(),
+        start_order: start_order(&nodes),
+        common_files: topo.files.clone(),
+        nodes,
+        initial,
+        steps,
+        notes: notes(sc, version),
+        expected_verdict: Some(expected_verdict),
+        expected_because,
+        fixed_in: sc.check.fixed_in.firsts.clone(),
+    }
+}
+
+/// Signals the check relies on that this version does not have at all.
+fn notes(sc: &Scenario, version: &K3sVersion) -> Vec<String> {
     let mut used: Vec<&str> = Vec::new();
     for s in &sc.check.steps {
-        for sigs in s.expect.values() {
+        for sigs in s.expect.values().chain(s.bug.values()) {
             for sig in sigs.keys() {
                 if !used.contains(&sig.as_str()) {
                     used.push(sig);
@@ -180,40 +218,62 @@ pub fn plan(sc: &Scenario, version: &K3sVersion, image: &str) -> Plan {
             }
         }
     }
+    let mut notes = Vec::new();
     for name in used {
-        if let Some(sig) = sc.signals.get(name) {
-            if !sig.exists_in(version) {
-                notes.push(format!(
-                    "k3s {version} has no `{name}` feature (it exists from {}); the run cannot show the bug",
-                    sig.since.as_ref().map(|s| s.firsts.iter().map(ToString::to_string).collect::<Vec<_>>().join(", ")).unwrap_or_default()
-                ));
-            }
+        let Some(sig) = sc.signals.get(name) else {
+            continue;
+        };
+        if !sig.exists_in(version) {
+            let since = sig.since.as_ref().map(list).unwrap_or_default();
+            notes.push(format!(
+                "k3s {version} has no `{name}` feature (it exists from {since}); expectations on it cannot hold, so this run cannot show the bug"
+            ));
         }
     }
-    let expected_verdict =
-        if sc.check.fixed_in.firsts.is_empty() || sc.check.fixed_in.contains(version) {
-            Some(ExpectedVerdict::Fixed)
-        } else {
-            Some(ExpectedVerdict::Reproduced)
-        };
+    notes
+}
 
-    Plan {
-        check: sc.check.name.clone(),
-        issue: sc.check.issue.clone(),
-        topology: topo.name.clone(),
-        k3s_version: version.clone(),
-        image: image.to_string(),
-        start_order: start_order(&nodes),
-        nodes,
-        initial,
-        steps,
-        notes,
-        expected_verdict,
+fn list(set: &ReleaseSet) -> String {
+    set.firsts
+        .iter()
+        .map(ToString::to_string)
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// The verdict a version should get, from the check's first fixed version per release line.
+pub fn expected(fixed_in: &ReleaseSet, v: &K3sVersion) -> (ExpectedVerdict, String) {
+    let line = format!("{}.{}", v.major, v.minor);
+    if fixed_in.firsts.is_empty() {
+        return (
+            ExpectedVerdict::Fixed,
+            "the check has no `fixed-in`: it documents behaviour every version should show"
+                .to_string(),
+        );
+    }
+    match fixed_in.first_in_line(v) {
+        Some(first) if fixed_in.contains(v) => (
+            ExpectedVerdict::Fixed,
+            format!("{v} is at or after {first}, the first fixed release of {line}"),
+        ),
+        Some(first) => (
+            ExpectedVerdict::Reproduced,
+            format!("{v} comes before {first}, the first fixed release of {line}"),
+        ),
+        None if fixed_in.contains(v) => (
+            ExpectedVerdict::Fixed,
+            format!("release line {line} is newer than every line in fixed-in, so it has the fix"),
+        ),
+        None => (
+            ExpectedVerdict::Reproduced,
+            format!("release line {line} is older than every line in fixed-in: the fix never reached it"),
+        ),
     }
 }
 
 /// Real k3s accepts: the init node, the other etcd servers one at a time (each etcd join changes
-/// membership), then control-plane-only servers together, then agents together.
+/// membership), then control-plane-only servers together, then agents together. Deferred nodes
+/// are left out: steps start them.
 pub fn start_order(nodes: &[PlannedNode]) -> Vec<Vec<String>> {
     let mut order = Vec::new();
     let live = || nodes.iter().filter(|n| !n.deferred);
@@ -223,40 +283,37 @@ pub fn start_order(nodes: &[PlannedNode]) -> Vec<Vec<String>> {
             .filter(|n| !n.init && n.role.runs_etcd())
             .map(|n| vec![n.name.clone()]),
     );
-    let cps: Vec<String> = live()
-        .filter(|n| n.role == Role::ControlPlane)
-        .map(|n| n.name.clone())
-        .collect();
-    if !cps.is_empty() {
-        order.push(cps);
-    }
-    let agents: Vec<String> = live()
-        .filter(|n| n.role == Role::Agent)
-        .map(|n| n.name.clone())
-        .collect();
-    if !agents.is_empty() {
-        order.push(agents);
+    for role in [Role::ControlPlane, Role::Agent] {
+        let group: Vec<String> = live()
+            .filter(|n| n.role == role && !n.init)
+            .map(|n| n.name.clone())
+            .collect();
+        if !group.is_empty() {
+            order.push(group);
+        }
     }
     order
 }
 
-/// A node's `config.yaml`: the keys its role and place in the cluster stand for, then its own.
+/// A node's `config.yaml`: the keys its role and place in the cluster stand for, then its own
+/// in the order they were set. Strings are JSON strings (valid YAML that never changes type).
 pub fn render_config(n: &PlannedNode, keys: &IndexMap<String, ConfigValue>, step: usize) -> String {
+    let when = if step == 0 {
+        " before first start".to_string()
+    } else {
+        format!(" at step {step}")
+    };
     let mut out = format!(
-        "# config.yaml for {} (role {}), rendered by repro{}\n",
+        "# config.yaml for {} (role {}), rendered by repro{when}\n",
         n.name,
         n.role.as_str(),
-        if step == 0 {
-            " before first start".to_string()
-        } else {
-            format!(" at step {step}")
-        }
     );
     if n.init {
         out.push_str("cluster-init: true\n");
     }
     if let Some(j) = &n.join {
-        out.push_str(&format!("server: \"https://{j}:{SUPERVISOR_PORT}\"\n"));
+        let url = format!("https://{j}:{SUPERVISOR_PORT}");
+        out.push_str(&format!("server: {}\n", ConfigValue::Str(url).to_yaml()));
     }
     for k in n.role.config_keys() {
         out.push_str(&format!("{k}: true\n"));
@@ -265,4 +322,197 @@ pub fn render_config(n: &PlannedNode, keys: &IndexMap<String, ConfigValue>, step
         out.push_str(&format!("{k}: {}\n", v.to_yaml()));
     }
     out
+}
+
+/// A rendered config without its comment header, to compare two renderings.
+pub fn config_body(rendered: &str) -> String {
+    rendered
+        .lines()
+        .filter(|l| !l.starts_with('#'))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::catalog::Catalog;
+
+    fn node(name: &str, role: Role, init: bool, join: Option<&str>, deferred: bool) -> PlannedNode {
+        PlannedNode {
+            name: name.into(),
+            role,
+            init,
+            join: join.map(Into::into),
+            deferred,
+            env: IndexMap::new(),
+        }
+    }
+
+    fn v(s: &str) -> K3sVersion {
+        s.parse().expect("test version")
+    }
+
+    #[test]
+    fn start_order_init_then_etcd_one_by_one_then_groups() {
+        let nodes = vec![
+            node("a-1", Role::Agent, false, Some("cp-1"), false),
+            node("cp-1", Role::ControlPlane, false, Some("etcd-1"), false),
+            node("etcd-2", Role::Etcd, false, Some("etcd-1"), false),
+            node("etcd-1", Role::Etcd, true, None, false),
+            node("all-1", Role::All, false, Some("etcd-1"), false),
+            node("cp-2", Role::ControlPlane, false, Some("etcd-1"), false),
+            node("etcd-9", Role::Etcd, false, Some("etcd-1"), true),
+            node("a-2", Role::Agent, false, Some("etcd-1"), false),
+            node("a-9", Role::Agent, false, Some("etcd-1"), true),
+        ];
+        let order = start_order(&nodes);
+        let want: Vec<Vec<&str>> = vec![
+            vec!["etcd-1"],
+            vec!["etcd-2"],
+            vec!["all-1"],
+            vec!["cp-1", "cp-2"],
+            vec!["a-1", "a-2"],
+        ];
+        assert_eq!(order, want);
+    }
+
+    #[test]
+    fn config_renders_role_keys_then_user_keys_in_order() {
+        let n = node("etcd-2", Role::Etcd, false, Some("etcd-1"), false);
+        let mut keys = IndexMap::new();
+        keys.insert("supervisor-metrics".to_string(), ConfigValue::Bool(true));
+        keys.insert(
+            "node-label".to_string(),
+            ConfigValue::List(vec![
+                ConfigValue::Str("a=b".into()),
+                ConfigValue::Str("c: d".into()),
+            ]),
+        );
+        keys.insert(
+            "embedded-registry".to_string(),
+            ConfigValue::Str("true".into()),
+        );
+        keys.insert("kubelet-arg+".to_string(), ConfigValue::Int(3));
+        let got = render_config(&n, &keys, 2);
+        assert_eq!(
+            got,
+            "# config.yaml for etcd-2 (role etcd), rendered by repro at step 2\n\
+             server: \"https://etcd-1:6443\"\n\
+             disable-apiserver: true\n\
+             disable-controller-manager: true\n\
+             disable-scheduler: true\n\
+             supervisor-metrics: true\n\
+             node-label: [\"a=b\", \"c: d\"]\n\
+             embedded-registry: \"true\"\n\
+             kubelet-arg+: 3\n"
+        );
+        // The rendering is YAML that reads back to the same values.
+        #[derive(serde::Deserialize)]
+        struct Back {
+            server: String,
+            #[serde(rename = "embedded-registry")]
+            registry: String,
+            #[serde(rename = "node-label")]
+            labels: Vec<String>,
+        }
+        let back: Back = serde_saphyr::from_str(&got).expect("valid YAML");
+        assert_eq!(back.server, "https://etcd-1:6443");
+        assert_eq!(back.registry, "true");
+        assert_eq!(back.labels, ["a=b", "c: d"]);
+    }
+
+    #[test]
+    fn init_and_control_plane_configs() {
+        let init = render_config(
+            &node("etcd-1", Role::Etcd, true, None, false),
+            &IndexMap::new(),
+            0,
+        );
+        assert!(init.contains("before first start\ncluster-init: true\ndisable-apiserver: true\n"));
+        assert!(!init.contains("\nserver:"));
+        let cp = render_config(
+            &node("cp-1", Role::ControlPlane, false, Some("etcd-1"), false),
+            &IndexMap::new(),
+            0,
+        );
+        assert!(
+            cp.ends_with("server: \"https://etcd-1:6443\"\ndisable-etcd: true\n"),
+            "{cp}"
+        );
+        let all = render_config(
+            &node("s-1", Role::All, true, None, false),
+            &IndexMap::new(),
+            0,
+        );
+        assert!(all.ends_with("cluster-init: true\n"), "{all}");
+        assert_eq!(
+            config_body(&cp),
+            "server: \"https://etcd-1:6443\"\ndisable-etcd: true"
+        );
+    }
+
+    #[test]
+    fn expected_verdict_per_release_line() {
+        let fixed = ReleaseSet::new(vec![v("v1.32.9+k3s1"), v("v1.33.5+k3s1")]);
+        assert_eq!(
+            expected(&fixed, &v("v1.33.4+k3s1")).0,
+            ExpectedVerdict::Reproduced
+        );
+        assert_eq!(
+            expected(&fixed, &v("v1.33.5-rc1+k3s1")).0,
+            ExpectedVerdict::Reproduced
+        );
+        assert_eq!(
+            expected(&fixed, &v("v1.33.5+k3s1")).0,
+            ExpectedVerdict::Fixed
+        );
+        assert_eq!(
+            expected(&fixed, &v("v1.34.0+k3s1")).0,
+            ExpectedVerdict::Fixed
+        );
+        let (verdict, why) = expected(&fixed, &v("v1.31.12+k3s1"));
+        assert_eq!(verdict, ExpectedVerdict::Reproduced);
+        assert!(why.contains("older than every line"), "{why}");
+        assert_eq!(
+            expected(&ReleaseSet::default(), &v("v1.20.0+k3s1")).0,
+            ExpectedVerdict::Fixed
+        );
+    }
+
+    fn catalog() -> Catalog {
+        Catalog::load(None).expect("built-in files are valid")
+    }
+
+    #[test]
+    fn plan_tracks_config_through_steps() {
+        let cat = catalog();
+        let sc = cat.scenario("bootstrap-check", None).expect("scenario");
+        let p = plan(&sc, &v("v1.33.4+k3s1"), "img");
+        assert_eq!(
+            p.start_order,
+            vec![
+                vec!["etcd-1".to_string()],
+                vec!["etcd-2".into()],
+                vec!["cp-1".into()]
+            ]
+        );
+        // Step 3 sets the key on cp-1, step 4 removes it again.
+        assert!(p.steps[2].configs["cp-1"].contains("disable-helm-controller: true"));
+        assert!(!p.steps[3].configs["cp-1"].contains("disable-helm-controller"));
+        assert_eq!(p.steps[3].removed["cp-1"], ["disable-helm-controller"]);
+        // Only edited nodes get a re-rendered config.yaml in `edits`.
+        assert_eq!(p.steps[1].edits.keys().collect::<Vec<_>>(), ["etcd-3"]);
+        assert_eq!(p.expected_verdict, Some(ExpectedVerdict::Fixed));
+    }
+
+    #[test]
+    fn notes_name_features_a_version_lacks() {
+        let cat = catalog();
+        let sc = cat.scenario("metrics-order", None).expect("scenario");
+        let p = plan(&sc, &v("v1.27.5+k3s1"), "img");
+        assert_eq!(p.notes.len(), 1, "{:?}", p.notes);
+        assert!(p.notes[0].contains("`supervisor-metrics`"));
+        assert!(plan(&sc, &v("v1.33.4+k3s1"), "img").notes.is_empty());
+    }
 }

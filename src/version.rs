@@ -139,8 +139,13 @@ impl ReleaseSet {
         ReleaseSet { firsts }
     }
 
+    /// The listed first version of `v`'s release line, if the line is listed.
+    pub fn first_in_line(&self, v: &K3sVersion) -> Option<&K3sVersion> {
+        self.firsts.iter().find(|f| f.line() == v.line())
+    }
+
     pub fn contains(&self, v: &K3sVersion) -> bool {
-        if let Some(first) = self.firsts.iter().find(|f| f.line() == v.line()) {
+        if let Some(first) = self.first_in_line(v) {
             return v >= first;
         }
         match self.firsts.iter().map(K3sVersion::line).max() {
@@ -155,7 +160,7 @@ mod tests {
     use super::*;
 
     fn v(s: &str) -> K3sVersion {
-        s.parse().unwrap()
+        s.parse().expect("valid version")
     }
 
     #[test]
@@ -204,5 +209,41 @@ mod tests {
         assert!(fixed.contains(&v("v1.32.9+k3s1")));
         assert!(!fixed.contains(&v("v1.30.14+k3s1")));
         assert!(!ReleaseSet::default().contains(&v("v1.33.4+k3s1")));
+    }
+
+    #[test]
+    fn release_set_candidates_and_rebuilds() {
+        let fixed = ReleaseSet::new(vec![v("v1.33.5+k3s1"), v("v1.32.9+k3s1")]);
+        // Sorted on construction, whatever order the file gives.
+        assert_eq!(fixed.firsts[0], v("v1.32.9+k3s1"));
+        // A release candidate of the fixed release comes before it.
+        assert!(!fixed.contains(&v("v1.33.5-rc1+k3s1")));
+        // A later k3s rebuild of the same Kubernetes patch is still fixed.
+        assert!(fixed.contains(&v("v1.33.5+k3s2")));
+        assert_eq!(
+            fixed.first_in_line(&v("v1.33.9+k3s1")),
+            Some(&v("v1.33.5+k3s1"))
+        );
+        assert_eq!(fixed.first_in_line(&v("v1.34.0+k3s1")), None);
+    }
+
+    #[test]
+    fn release_set_for_a_feature_since() {
+        // Embedded registry: backported to four lines at once.
+        let since = ReleaseSet::new(
+            [
+                "v1.26.13+k3s1",
+                "v1.27.10+k3s1",
+                "v1.28.6+k3s1",
+                "v1.29.1+k3s1",
+            ]
+            .iter()
+            .map(|s| v(s))
+            .collect(),
+        );
+        assert!(!since.contains(&v("v1.29.0+k3s1")));
+        assert!(since.contains(&v("v1.30.0+k3s1")));
+        assert!(!since.contains(&v("v1.25.16+k3s4")));
+        assert!(since.contains(&v("v1.26.13+k3s1")));
     }
 }

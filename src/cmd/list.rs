@@ -1,7 +1,10 @@
-//! `repro list`.
+//! `repro list`: one line per check and per topology, for picking what to run.
+
+use std::path::Path;
 
 use crate::catalog::{self, Catalog};
 use crate::cli::Global;
+use crate::cmd::plan::{table, write_stdout};
 use crate::exit;
 
 pub fn run(g: &Global) -> anyhow::Result<i32> {
@@ -10,25 +13,110 @@ pub fn run(g: &Global) -> anyhow::Result<i32> {
         Ok(c) => c,
         Err(d) => {
             eprint!("{d}");
+            eprintln!("fix these first: `repro validate` shows the same problems");
             return Ok(exit::BAD_INPUT);
         }
     };
-    println!("CHECKS ({})", cat.origin);
-    for (c, _) in &cat.checks {
-        println!(
-            "  {:<18} topology {:<16} {}  {}",
-            c.name, c.topology, c.issue, c.summary
-        );
-    }
-    println!("TOPOLOGIES");
-    for t in &cat.topologies {
-        println!(
-            "  {:<18} {:<2} nodes, k3s {:<14} {}",
-            t.name,
-            t.nodes.len(),
-            t.default_version,
-            t.description
-        );
-    }
+    write_stdout(&render(&cat, root.as_deref()))?;
     Ok(exit::OK)
+}
+
+pub fn render(cat: &Catalog, root: Option<&Path>) -> String {
+    let (checks_from, topologies_from) = match root {
+        None => (
+            "built into repro".to_string(),
+            "built into repro".to_string(),
+        ),
+        Some(r) if r == Path::new(".") => ("checks/".into(), "topologies/".into()),
+        Some(r) => (
+            format!("{}/checks", r.display()),
+            format!("{}/topologies", r.display()),
+        ),
+    };
+    let mut o = String::new();
+    o.push_str(&format!("Checks ({checks_from}):\n"));
+    let mut checks: Vec<_> = cat.checks.iter().map(|(c, _)| c).collect();
+    checks.sort_by(|a, b| a.name.cmp(&b.name));
+    let mut rows = vec![vec![
+        "NAME".to_string(),
+        "TOPOLOGY".into(),
+        "ISSUE".into(),
+        "SUMMARY".into(),
+    ]];
+    for c in checks {
+        rows.push(vec![
+            c.name.clone(),
+            c.topology.clone(),
+            short_issue(&c.issue),
+            c.summary.clone(),
+        ]);
+    }
+    table(&mut o, "  ", &rows);
+
+    o.push_str(&format!("\nTopologies ({topologies_from}):\n"));
+    let mut topologies: Vec<_> = cat.topologies.iter().collect();
+    topologies.sort_by(|a, b| a.name.cmp(&b.name));
+    let mut rows = vec![vec![
+        "NAME".to_string(),
+        "NODES".into(),
+        "K3S".into(),
+        "DESCRIPTION".into(),
+    ]];
+    for t in topologies {
+        let deferred = t.nodes.iter().filter(|n| n.deferred).count();
+        let nodes = if deferred > 0 {
+            format!("{} ({deferred} deferred)", t.nodes.len())
+        } else {
+            t.nodes.len().to_string()
+        };
+        rows.push(vec![
+            t.name.clone(),
+            nodes,
+            t.default_version.to_string(),
+            t.description.clone(),
+        ]);
+    }
+    table(&mut o, "  ", &rows);
+    o.push_str("\n`repro plan <check>` shows what a run does; `repro run <check>` runs it.\n");
+    o
+}
+
+/// `https://github.com/k3s-io/k3s/issues/12753` → `k3s-io/k3s#12753`, the way k3s people cite
+/// issues; other addresses are kept as they are.
+fn short_issue(url: &str) -> String {
+    let Some(rest) = url.strip_prefix("https://github.com/") else {
+        return url.to_string();
+    };
+    let parts: Vec<&str> = rest.trim_end_matches('/').split('/').collect();
+    match parts.as_slice() {
+        [owner, repo, "issues" | "pull", n] if n.chars().all(|c| c.is_ascii_digit()) => {
+            format!("{owner}/{repo}#{n}")
+        }
+        _ => url.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::short_issue;
+
+    #[test]
+    fn shortens_github_issue_links_only() {
+        assert_eq!(
+            short_issue("https://github.com/k3s-io/k3s/issues/12753"),
+            "k3s-io/k3s#12753"
+        );
+        assert_eq!(
+            short_issue("https://github.com/rancher/rke2/pull/8465/"),
+            "rancher/rke2#8465"
+        );
+        assert_eq!(
+            short_issue("https://example.com/x"),
+            "https://example.com/x"
+        );
+        assert_eq!(
+            short_issue("https://github.com/k3s-io/k3s/blob/master/x.go"),
+            "https://github.com/k3s-io/k3s/blob/master/x.go"
+        );
+    }
 }

@@ -1,10 +1,15 @@
-//! `repro plan <check>`: the whole run on paper.
+//! `repro plan <check>`: the whole run on paper, for a reviewer who has never seen the tool.
+//!
+//! The text reads top to bottom as the run would happen: step 0 creates the cluster (start
+//! order and every node's config.yaml), then each step says what it edits, whom it restarts and
+//! what it expects, with the bug's values next to the correct ones. Configs that did not change
+//! are named, not repeated, to keep a four-step plan on a screen or two.
 
 use crate::catalog::{self, Catalog};
 use crate::cli::{Format, Global, PlanArgs, Target};
 use crate::exit;
-use crate::plan::{self, Plan};
-use crate::scenario::Scenario;
+use crate::plan::{self, config_body, Plan, PlannedNode, PlannedStep, CONFIG_PATH};
+use crate::scenario::{Expected, Scenario};
 use crate::version::K3sVersion;
 
 /// Resolves a target (check, topology, version, image) into a scenario and a plan, or returns
@@ -16,9 +21,9 @@ pub fn resolve(g: &Global, t: &Target) -> Result<(Scenario, Plan), String> {
         .scenario(&t.check, t.topology.as_deref())
         .map_err(|d| d.to_string())?;
     let version: K3sVersion = match &t.k3s_version {
-        Some(v) => v
-            .parse()
-            .map_err(|e: crate::version::VersionError| format!("--k3s-version: {e}"))?,
+        Some(v) => v.parse().map_err(|e: crate::version::VersionError| {
+            format!("error: --k3s-version: {e}\n  help: e.g. --k3s-version v1.33.4+k3s1\n")
+        })?,
         None => sc.topology.default_version.clone(),
     };
     let image = match (&t.image, t.sim) {
@@ -47,104 +52,324 @@ pub fn run(g: &Global, args: &PlanArgs) -> anyhow::Result<i32> {
         }
     };
     match args.format {
-        Format::Json => println!("{}", serde_json::to_string_pretty(&p)?),
-        Format::Text => print!("{}", render_text(&p)),
+        Format::Json => write_stdout(&format!("{}\n", serde_json::to_string_pretty(&p)?))?,
+        Format::Text => write_stdout(&render_text(&p))?,
     }
     Ok(exit::OK)
+}
+
+/// Writes a command's output. A closed pipe (`repro plan x | head`) is the reader's choice, not
+/// an error: `print!` would panic on it.
+pub fn write_stdout(text: &str) -> std::io::Result<()> {
+    use std::io::Write;
+    let mut out = std::io::stdout().lock();
+    match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
+        other => other,
+    }
 }
 
 /// The plan as a reviewer reads it.
 pub fn render_text(p: &Plan) -> String {
     let mut o = String::new();
-    o.push_str(&format!("Check     {} ({})\n", p.check, p.issue));
-    o.push_str(&format!("Topology  {}\n", p.topology));
-    o.push_str(&format!("k3s       {}  image {}\n", p.k3s_version, p.image));
-    if let Some(v) = p.expected_verdict {
-        o.push_str(&format!(
-            "Expected  {} (from the check's fixed-in)\n",
-            v.as_str()
-        ));
-    }
-    for n in &p.notes {
-        o.push_str(&format!("NOTE      {n}\n"));
-    }
-    o.push_str("\nNodes\n");
-    for n in &p.nodes {
-        let how = match (&n.join, n.init) {
-            (_, true) => "creates the cluster (cluster-init)".to_string(),
-            (Some(j), _) => format!("joins {j}"),
-            (None, _) => String::new(),
-        };
-        let later = if n.deferred {
-            ", started by a step"
-        } else {
-            ""
-        };
-        o.push_str(&format!(
-            "  {:<10} {:<14} {how}{later}\n",
-            n.name,
-            n.role.as_str()
-        ));
-    }
-    o.push_str("\nStart order (each line waits for the one before to be ready)\n");
-    for (i, g) in p.start_order.iter().enumerate() {
-        o.push_str(&format!("  {}. {}\n", i + 1, g.join(" + ")));
-    }
-    o.push_str("\nFiles before first start\n");
-    for (node, files) in &p.initial {
-        for (path, content) in files {
-            o.push_str(&format!("  --- {node}:{path}\n"));
-            o.push_str(&indent(content.as_deref().unwrap_or("(deleted)"), "      "));
-        }
-    }
+    header(&mut o, p);
+    step_zero(&mut o, p);
+    // Which step last changed each node's config.yaml, to print unchanged ones as one line.
+    let mut last_change: Vec<(String, usize, String)> = p
+        .initial
+        .iter()
+        .map(|(n, files)| {
+            let body = files
+                .get(CONFIG_PATH)
+                .and_then(|c| c.as_deref())
+                .map(config_body)
+                .unwrap_or_default();
+            (n.clone(), 0, body)
+        })
+        .collect();
+    let has_bug = p.steps.iter().any(|s| !s.bug.is_empty());
     for s in &p.steps {
-        o.push_str(&format!("\nStep {}: {}\n", s.index, s.name));
-        if !s.why.is_empty() {
-            o.push_str(&format!("  why: {}\n", s.why));
-        }
-        for (node, files) in &s.edits {
-            for (path, content) in files {
-                match content {
-                    Some(c) => {
-                        o.push_str(&format!("  write {node}:{path}\n"));
-                        o.push_str(&indent(c, "      "));
-                    }
-                    None => o.push_str(&format!("  delete {node}:{path}\n")),
-                }
-            }
-        }
-        for n in &s.start {
-            o.push_str(&format!(
-                "  start {n} (first boot), wait until ready or dead\n"
-            ));
-        }
-        for g in &s.restart {
-            if g.len() == 1 {
-                o.push_str(&format!(
-                    "  restart {}, wait until its new boot is ready or dead\n",
-                    g[0]
-                ));
-            } else {
-                o.push_str(&format!(
-                    "  restart {} at once, wait until each new boot is ready or dead\n",
-                    g.join(" + ")
-                ));
-            }
-        }
-        o.push_str("  expect (correct behaviour):\n");
-        for (node, sigs) in &s.expect {
-            let bug = s.bug.get(node);
-            let parts: Vec<String> = sigs
-                .iter()
-                .map(|(sig, v)| match bug.and_then(|b| b.get(sig)) {
-                    Some(bv) => format!("{sig}={v} (bug: {bv})"),
-                    None => format!("{sig}={v}"),
-                })
-                .collect();
-            o.push_str(&format!("    {:<10} {}\n", node, parts.join(", ")));
-        }
+        step(&mut o, p, s, &mut last_change, has_bug);
     }
     o
+}
+
+fn header(o: &mut String, p: &Plan) {
+    o.push_str(&format!(
+        "Plan for check `{}` on k3s {}\n",
+        p.check, p.k3s_version
+    ));
+    if !p.summary.is_empty() {
+        o.push_str(&format!("  {}\n", p.summary));
+    }
+    o.push('\n');
+    let mut rows = vec![
+        ["issue".to_string(), p.issue.clone()],
+        [
+            "topology".into(),
+            if p.topology_description.is_empty() {
+                p.topology.clone()
+            } else {
+                format!("{} — {}", p.topology, p.topology_description)
+            },
+        ],
+        ["image".into(), p.image.clone()],
+    ];
+    if !p.fixed_in.is_empty() {
+        let list: Vec<String> = p.fixed_in.iter().map(ToString::to_string).collect();
+        rows.push(["fixed in".into(), list.join(", ")]);
+    }
+    if let Some(v) = p.expected_verdict {
+        rows.push([
+            "expected".into(),
+            format!("{} ({})", v.as_str(), p.expected_because),
+        ]);
+    }
+    for [k, v] in rows {
+        o.push_str(&format!("  {k:<9} {v}\n"));
+    }
+    for n in &p.notes {
+        o.push_str(&format!("  NOTE      {n}\n"));
+    }
+    o.push_str(
+        "\nNothing runs here: this is what `repro run` would do. Each node is a k3s container with\n\
+         its own /etc/rancher/k3s/config.yaml. Each step edits those files, restarts nodes, waits\n\
+         for their new boot, and compares what every named node shows with the expectations.\n",
+    );
+}
+
+fn describe_node(n: &PlannedNode) -> String {
+    match (&n.join, n.init) {
+        (_, true) => "creates the cluster (cluster-init)".to_string(),
+        (Some(j), _) => format!("joins {j}"),
+        (None, _) => String::new(),
+    }
+}
+
+fn step_zero(o: &mut String, p: &Plan) {
+    o.push_str("\nStep 0 — create the cluster\n");
+    o.push_str(
+        "  Start order (each number waits until the ones before are ready; nodes with the same\n  number start together):\n",
+    );
+    let mut rows = Vec::new();
+    for (i, group) in p.start_order.iter().enumerate() {
+        for name in group {
+            let Some(n) = p.nodes.iter().find(|n| &n.name == name) else {
+                continue;
+            };
+            rows.push(vec![
+                format!("{}.", i + 1),
+                n.name.clone(),
+                n.role.as_str().to_string(),
+                describe_node(n),
+            ]);
+        }
+    }
+    table(o, "    ", &rows);
+    let deferred: Vec<&PlannedNode> = p.nodes.iter().filter(|n| n.deferred).collect();
+    for n in deferred {
+        o.push_str(&format!(
+            "  Not started yet: {} ({}, {}); a step starts it.\n",
+            n.name,
+            n.role.as_str(),
+            describe_node(n)
+        ));
+    }
+    if !p.common_files.is_empty() {
+        o.push_str("  Written on every node before it starts:\n");
+        for (path, content) in &p.common_files {
+            o.push_str(&format!("    {path}\n"));
+            o.push_str(&indent(content, "      "));
+        }
+    }
+    o.push_str("  config.yaml of each node:\n");
+    for (node, files) in &p.initial {
+        for (path, content) in files {
+            if p.common_files.contains_key(path) && path != CONFIG_PATH {
+                continue;
+            }
+            let later = if p.nodes.iter().any(|n| &n.name == node && n.deferred) {
+                " (written before its first start, in a later step)"
+            } else {
+                ""
+            };
+            o.push_str(&format!("    {node}:{path}{later}\n"));
+            o.push_str(&indent(content.as_deref().unwrap_or("(none)"), "      "));
+        }
+    }
+}
+
+fn step(
+    o: &mut String,
+    p: &Plan,
+    s: &PlannedStep,
+    last_change: &mut [(String, usize, String)],
+    has_bug: bool,
+) {
+    o.push_str(&format!("\nStep {} — {}\n", s.index, s.name));
+    if !s.why.is_empty() {
+        o.push_str(&format!("  Why: {}\n", s.why.trim()));
+    }
+
+    let mut actions: Vec<String> = Vec::new();
+    for (node, files) in &s.edits {
+        let mut changes: Vec<String> = Vec::new();
+        if let Some(kv) = s.set.get(node) {
+            changes.extend(kv.iter().map(|(k, v)| format!("set {k}: {}", v.to_yaml())));
+        }
+        if let Some(ks) = s.removed.get(node) {
+            changes.extend(ks.iter().map(|k| format!("remove {k}")));
+        }
+        if !changes.is_empty() {
+            actions.push(format!("{node}: {} in config.yaml", changes.join(", ")));
+        }
+        for (path, content) in files {
+            if path == CONFIG_PATH {
+                continue;
+            }
+            match content {
+                Some(c) => actions.push(format!(
+                    "{node}: write {path}\n{}",
+                    indent(c, "         ").trim_end()
+                )),
+                None => actions.push(format!("{node}: delete {path}")),
+            }
+        }
+    }
+    for n in &s.start {
+        let how = p
+            .nodes
+            .iter()
+            .find(|x| &x.name == n)
+            .map(describe_node)
+            .unwrap_or_default();
+        actions.push(format!(
+            "start {n} for the first time ({how}); wait until it is ready (or dead)"
+        ));
+    }
+    for g in &s.restart {
+        match g.as_slice() {
+            [one] => actions.push(format!(
+                "restart {one}; wait until its new boot is ready (or dead)"
+            )),
+            many => actions.push(format!(
+                "restart {} at the same time; wait until each new boot is ready (or dead)",
+                many.join(" and ")
+            )),
+        }
+    }
+    actions.push("observe the nodes named below".to_string());
+    o.push_str("  Do:\n");
+    for (i, a) in actions.iter().enumerate() {
+        o.push_str(&format!("    {}. {a}\n", i + 1));
+    }
+
+    o.push_str("  config.yaml after this step:\n");
+    let mut unchanged = Vec::new();
+    for entry in last_change.iter_mut() {
+        let (node, since, body) = entry;
+        let Some(rendered) = s.configs.get(node.as_str()) else {
+            continue;
+        };
+        let now = config_body(rendered);
+        if &now == body {
+            unchanged.push(format!("{node} (since step {since})"));
+        } else {
+            o.push_str(&format!("    {node}:{CONFIG_PATH} (changed)\n"));
+            o.push_str(&indent(rendered, "      "));
+            *since = s.index;
+            *body = now;
+        }
+    }
+    if !unchanged.is_empty() {
+        o.push_str(&format!("    unchanged: {}\n", unchanged.join(", ")));
+    }
+
+    expectations(o, s, has_bug);
+}
+
+fn expectations(o: &mut String, s: &PlannedStep, has_bug: bool) {
+    if s.expect.is_empty() {
+        o.push_str("  Expect: nothing in this step (it only sets up the next one).\n");
+        return;
+    }
+    let mut rows = if has_bug {
+        o.push_str(
+            "  Expect (correct = what a fixed k3s does; with the bug = what the bug does):\n",
+        );
+        vec![vec![
+            "NODE".to_string(),
+            "SIGNAL".into(),
+            "CORRECT".into(),
+            "WITH THE BUG".into(),
+        ]]
+    } else {
+        o.push_str("  Expect (the check has no bug signature: this is how k3s behaves):\n");
+        vec![vec!["NODE".to_string(), "SIGNAL".into(), "CORRECT".into()]]
+    };
+    let mut differs = false;
+    for (node, sigs) in &s.expect {
+        for (sig, want) in sigs {
+            let bug: Option<&Expected> = s.bug.get(node).and_then(|b| b.get(sig));
+            let bug_cell = match bug {
+                Some(b) if b != want => {
+                    differs = true;
+                    format!("{b}   <- differs")
+                }
+                _ => want.to_string(),
+            };
+            let mut row = vec![node.clone(), sig.clone(), want.to_string()];
+            if has_bug {
+                row.push(bug_cell);
+            }
+            rows.push(row);
+        }
+    }
+    table(o, "    ", &rows);
+    if has_bug && !differs {
+        o.push_str("    (the bug changes nothing here: these hold with and without it)\n");
+    }
+    let booted: Vec<&String> = s.start.iter().chain(s.restart.iter().flatten()).collect();
+    let kept: Vec<&str> = s
+        .expect
+        .keys()
+        .filter(|n| !booted.contains(n))
+        .map(String::as_str)
+        .collect();
+    if !kept.is_empty() {
+        o.push_str(&format!(
+            "    ({} not restarted in this step: the boot it is in is observed again)\n",
+            kept.join(", ")
+        ));
+    }
+}
+
+/// Left-aligned columns, two spaces apart; the last column is not padded.
+pub(crate) fn table(o: &mut String, prefix: &str, rows: &[Vec<String>]) {
+    let cols = rows.iter().map(Vec::len).max().unwrap_or(0);
+    let widths: Vec<usize> = (0..cols)
+        .map(|c| {
+            rows.iter()
+                .filter_map(|r| r.get(c))
+                .map(|s| s.chars().count())
+                .max()
+                .unwrap_or(0)
+        })
+        .collect();
+    for r in rows {
+        let mut line = String::from(prefix);
+        for (c, cell) in r.iter().enumerate() {
+            if c + 1 == r.len() {
+                line.push_str(cell);
+            } else {
+                let pad = widths[c].saturating_sub(cell.chars().count());
+                line.push_str(cell);
+                line.push_str(&" ".repeat(pad + 2));
+            }
+        }
+        o.push_str(line.trim_end());
+        o.push('\n');
+    }
 }
 
 fn indent(s: &str, pre: &str) -> String {

@@ -1,38 +1,77 @@
-//! `repro validate [FILES…]`.
+//! `repro validate [FILES…]`: every problem of the scenario files, with file, line and column.
+//!
+//! Without files it validates the whole project (or the built-in files). With files it
+//! validates those, next to the project's own topologies and signals so a check can name a
+//! shipped topology; a given topology or signals file takes the place of the project's one with
+//! the same name. Every problem found is printed; exit 2 if there is any.
 
-use crate::catalog::{self, Catalog};
+use std::path::{Path, PathBuf};
+
+use crate::catalog::{self, Catalog, Source};
 use crate::cli::{Global, ValidateArgs};
+use crate::cmd::plan::write_stdout;
+use crate::diag::Diagnostics;
 use crate::exit;
+use crate::load::{self, FileKind};
 
 pub fn run(g: &Global, args: &ValidateArgs) -> anyhow::Result<i32> {
     let root = catalog::find_root(g.root.as_deref());
     let result = if args.files.is_empty() {
-        Catalog::load(root.as_deref()).map(|c| (c.checks.len(), c.topologies.len()))
+        Catalog::load(root.as_deref()).map(|c| {
+            format!(
+                "ok: {}, {} and {} are valid ({})",
+                count(c.checks.len(), "check"),
+                count(c.topologies.len(), "topology"),
+                count(c.signals.by_name.len(), "signal"),
+                where_from(root.as_deref())
+            )
+        })
     } else {
-        validate_files(root.as_deref(), &args.files)
+        validate_files(root.as_deref(), &args.files).map(|()| {
+            let names: Vec<String> = args.files.iter().map(|f| f.display().to_string()).collect();
+            format!(
+                "ok: {} valid: {}",
+                count(names.len(), "file"),
+                names.join(", ")
+            )
+        })
     };
     match result {
-        Ok((checks, topologies)) => {
-            println!(
-                "ok: {checks} check(s), {topologies} topology file(s) and the signals are valid"
-            );
+        Ok(msg) => {
+            write_stdout(&format!("{msg}\n"))?;
             Ok(exit::OK)
         }
         Err(d) => {
-            eprint!("{}", d);
-            eprintln!("{} problem(s) found", d.len());
+            eprint!("{d}");
+            eprintln!("{} found", count(d.len(), "problem"));
             Ok(exit::BAD_INPUT)
         }
     }
 }
 
-/// Validates the given files together with the project's own (so a check can name a shipped
-/// topology), reporting problems of the given files only.
-fn validate_files(
-    root: Option<&std::path::Path>,
-    files: &[std::path::PathBuf],
-) -> Result<(usize, usize), crate::diag::Diagnostics> {
-    let mut diags = crate::diag::Diagnostics::default();
+fn count(n: usize, what: &str) -> String {
+    if n == 1 {
+        format!("1 {what}")
+    } else {
+        // The nouns used here take a plain `s`, except the one ending in `y`.
+        match what.strip_suffix('y') {
+            Some(stem) => format!("{n} {stem}ies"),
+            None => format!("{n} {what}s"),
+        }
+    }
+}
+
+fn where_from(root: Option<&Path>) -> String {
+    match root {
+        None => "the files built into repro".into(),
+        Some(r) if r == Path::new(".") => "checks/ and topologies/".into(),
+        Some(r) => format!("{}/checks and {}/topologies", r.display(), r.display()),
+    }
+}
+
+/// Validates the given files together with the project's topologies and signals.
+fn validate_files(root: Option<&Path>, files: &[PathBuf]) -> Result<(), Diagnostics> {
+    let mut diags = Diagnostics::default();
     let mut given = Vec::new();
     for f in files {
         match catalog::read(f) {
@@ -40,44 +79,60 @@ fn validate_files(
             Err(d) => diags.push(d),
         }
     }
-    let mut all = catalog::sources(root).unwrap_or_default();
-    // A given file replaces a project file of the same kind and name; keep it simple: a given
-    // signals file replaces the project's, given topologies/checks are added.
-    let given_has_signals = given
-        .iter()
-        .any(|s| crate::load::file_kind(&s.path, &s.text) == Some(crate::load::FileKind::Signals));
-    if given_has_signals {
-        all.retain(|s| {
-            crate::load::file_kind(&s.path, &s.text) != Some(crate::load::FileKind::Signals)
-        });
-    }
-    let given_paths: Vec<_> = given.iter().map(|s| s.path.clone()).collect();
-    all.retain(|s| !given_paths.iter().any(|p| same_file(p, &s.path)));
-    // Project checks are not re-validated here: only what the user named.
-    all.retain(|s| crate::load::file_kind(&s.path, &s.text) != Some(crate::load::FileKind::Check));
-    all.extend(given);
-    match Catalog::from_sources("validate".into(), all) {
-        Ok(c) => {
-            if diags.is_empty() {
-                Ok((c.checks.len(), c.topologies.len()))
-            } else {
-                Err(diags.sorted())
-            }
-        }
+    let mut project = match catalog::sources(root) {
+        Ok(s) => s,
         Err(d) => {
             diags.extend(d);
-            let wanted: Vec<_> = files.to_vec();
-            diags
-                .0
-                .retain(|d| wanted.iter().any(|w| same_file(w, &d.file)));
-            Err(diags.sorted())
+            Vec::new()
         }
+    };
+    let kind = |s: &Source| load::file_kind(&s.path, &s.text);
+
+    // The given files take the place of the project's: the same file, a signals file, or a
+    // topology with the same name (an edited copy must not clash with its original).
+    project.retain(|p| !given.iter().any(|g| same_file(&g.path, &p.path)));
+    if given.iter().any(|s| kind(s) == Some(FileKind::Signals)) {
+        project.retain(|s| kind(s) != Some(FileKind::Signals));
+    }
+    let given_topologies: Vec<String> = given
+        .iter()
+        .filter(|s| kind(s) == Some(FileKind::Topology))
+        .filter_map(|s| load::topology_name(&s.text))
+        .collect();
+    project.retain(|s| {
+        kind(s) != Some(FileKind::Topology)
+            || load::topology_name(&s.text).is_none_or(|n| !given_topologies.contains(&n))
+    });
+    // Only the checks the user named are validated.
+    project.retain(|s| kind(s) != Some(FileKind::Check));
+
+    project.extend(given);
+    if let Err(d) = Catalog::from_sources("validate".into(), project) {
+        diags.extend(d);
+    }
+    if diags.is_empty() {
+        Ok(())
+    } else {
+        Err(diags.sorted())
     }
 }
 
-fn same_file(a: &std::path::Path, b: &std::path::Path) -> bool {
+fn same_file(a: &Path, b: &Path) -> bool {
     match (a.canonicalize(), b.canonicalize()) {
         (Ok(x), Ok(y)) => x == y,
         _ => a == b,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::count;
+
+    #[test]
+    fn counts_read_naturally() {
+        assert_eq!(count(1, "problem"), "1 problem");
+        assert_eq!(count(3, "problem"), "3 problems");
+        assert_eq!(count(2, "topology"), "2 topologies");
+        assert_eq!(count(0, "check"), "0 checks");
     }
 }

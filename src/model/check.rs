@@ -1,6 +1,9 @@
 //! `checks/*.yaml`: a reproduction as ordered steps, each with what should happen (`expect`) and
 //! what the documented bug does instead (`bug`).
 
+use std::fmt;
+
+use serde::de::{self, Deserializer, SeqAccess, Visitor};
 use serde::Deserialize;
 use serde_saphyr::Spanned;
 
@@ -26,7 +29,7 @@ pub struct CheckFile {
     /// feature starts, before the feature counts as down (humantime, e.g. `3s`).
     #[serde(default)]
     pub settle: Option<Spanned<String>>,
-    pub steps: Vec<StepFile>,
+    pub steps: Spanned<Vec<StepFile>>,
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -59,9 +62,38 @@ pub struct StepFile {
     pub bug: SpannedMap<SpannedMap<Spanned<String>>>,
 }
 
-#[derive(Debug, Clone, Deserialize)]
-#[serde(untagged)]
+/// One entry of `restart:`: a node, or a list of nodes restarted at once.
+#[derive(Debug, Clone)]
 pub enum RestartItem {
     One(String),
-    Group(Vec<String>),
+    /// Members keep their own positions so an unknown name inside a group is pointed at exactly.
+    Group(Vec<Spanned<String>>),
+}
+
+// Hand-written rather than `#[serde(untagged)]`: untagged enums buffer the value, which loses
+// positions inside it and reduces every mistake to "data did not match any variant".
+impl<'de> Deserialize<'de> for RestartItem {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = RestartItem;
+
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a node name, or a list of node names restarted at once")
+            }
+
+            fn visit_str<E: de::Error>(self, v: &str) -> Result<RestartItem, E> {
+                Ok(RestartItem::One(v.to_string()))
+            }
+
+            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<RestartItem, A::Error> {
+                let mut group = Vec::new();
+                while let Some(n) = seq.next_element::<Spanned<String>>()? {
+                    group.push(n);
+                }
+                Ok(RestartItem::Group(group))
+            }
+        }
+        d.deserialize_any(V)
+    }
 }

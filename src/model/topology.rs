@@ -23,7 +23,7 @@ pub struct TopologyFile {
     /// Files written on every node before its first start (path -> content).
     #[serde(default)]
     pub files: SpannedMap<String>,
-    pub nodes: Vec<NodeFile>,
+    pub nodes: Spanned<Vec<NodeFile>>,
 }
 
 #[derive(Debug, Clone, Deserialize)]

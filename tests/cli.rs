@@ -1,0 +1,392 @@
+//! CLI tests: the real `repro` binary, its exit codes and what it prints (snapshots in
+//! tests/snapshots/). One test binary for all of them; `util` holds the runner.
+
+mod util;
+
+use std::path::{Path, PathBuf};
+
+use util::{root, Repro};
+
+const BAD_INPUT: i32 = 2;
+
+// ---------------------------------------------------------------------------------------------
+// repro validate
+
+/// Every file under tests/broken/, relative to the crate root, sorted.
+fn corpus() -> Vec<PathBuf> {
+    let mut files = Vec::new();
+    let base = root().join("tests/broken");
+    let mut dirs: Vec<PathBuf> = std::fs::read_dir(&base)
+        .expect("tests/broken exists")
+        .map(|e| e.expect("readable entry").path())
+        .filter(|p| p.is_dir())
+        .collect();
+    dirs.sort();
+    for d in dirs {
+        let mut in_dir: Vec<PathBuf> = std::fs::read_dir(&d)
+            .expect("readable folder")
+            .map(|e| e.expect("readable entry").path())
+            .filter(|p| p.extension().is_some_and(|x| x == "yaml"))
+            .collect();
+        in_dir.sort();
+        files.extend(in_dir);
+    }
+    files
+        .into_iter()
+        .map(|p| {
+            p.strip_prefix(root())
+                .expect("under the root")
+                .to_path_buf()
+        })
+        .collect()
+}
+
+/// The positions a corpus file declares on its second line (`# error at: 6:20, 9:3`); a file
+/// too empty to hold the comment is expected to fail at 1:1.
+fn declared_positions(file: &Path) -> Vec<String> {
+    let bytes = std::fs::read(root().join(file)).expect("readable corpus file");
+    let text = String::from_utf8_lossy(&bytes);
+    match text.lines().find_map(|l| l.strip_prefix("# error at: ")) {
+        Some(list) => list.split(", ").map(str::to_string).collect(),
+        None => {
+            assert!(
+                text.trim().is_empty(),
+                "{} has no `# error at:` line",
+                file.display()
+            );
+            vec!["1:1".to_string()]
+        }
+    }
+}
+
+/// Each broken file exits 2 without a panic, reports exactly the declared `file:line:col`s, gives
+/// every problem a help line, and prints what the snapshot holds.
+#[test]
+fn validate_broken_corpus() {
+    let files = corpus();
+    assert!(files.len() >= 30, "only {} broken files", files.len());
+    for file in &files {
+        let shown = file.display().to_string();
+        let out = Repro::new().args(["validate", &shown]).run();
+        out.code(BAD_INPUT);
+
+        let errors: Vec<&str> = out
+            .stderr
+            .lines()
+            .filter(|l| l.contains(": error: "))
+            .collect();
+        let got: Vec<String> = errors
+            .iter()
+            .map(|l| {
+                let rest = l
+                    .strip_prefix(&format!("{shown}:"))
+                    .unwrap_or_else(|| panic!("{shown}: error names another file: {l}"));
+                rest.split(": error: ").next().unwrap_or("").to_string()
+            })
+            .collect();
+        assert_eq!(
+            got,
+            declared_positions(file),
+            "{shown}: positions\n{}",
+            out.stderr
+        );
+        let helps = out
+            .stderr
+            .lines()
+            .filter(|l| l.starts_with("  help: "))
+            .count();
+        assert_eq!(
+            helps,
+            errors.len(),
+            "{shown}: every problem needs a help line\n{}",
+            out.stderr
+        );
+
+        let stem = file.with_extension("");
+        let name = format!(
+            "validate-broken-{}",
+            stem.strip_prefix("tests/broken")
+                .unwrap_or(&stem)
+                .display()
+                .to_string()
+                .replace('/', "-")
+        );
+        snap!(name, out);
+    }
+}
+
+#[test]
+fn validate_shipped_files_without_args() {
+    let out = Repro::new().arg("validate").run();
+    out.code(0);
+    snap!("validate-shipped", out);
+}
+
+#[test]
+fn validate_builtin_files_outside_a_project() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let out = Repro::new().arg("validate").current_dir(dir.path()).run();
+    out.code(0);
+    assert!(out.stdout.contains("built into repro"), "{}", out.stdout);
+}
+
+/// Shape errors stop a file at the first one; semantic errors are all collected; and every
+/// file given is reported.
+#[test]
+fn validate_reports_problems_of_every_file() {
+    let out = Repro::new()
+        .args([
+            "validate",
+            "tests/fixtures/checks/many-problems.yaml",
+            "tests/broken/topologies/unknown-key-rol.yaml",
+            "tests/fixtures/topologies/two-typos.yaml",
+        ])
+        .run();
+    out.code(BAD_INPUT);
+    snap!("validate-several-files", out);
+    let count = |f: &str| out.stderr.lines().filter(|l| l.starts_with(f)).count();
+    assert_eq!(count("tests/fixtures/checks/many-problems.yaml:"), 4);
+    assert_eq!(count("tests/broken/topologies/unknown-key-rol.yaml:"), 1);
+    // Two typos, but YAML shape errors stop that file at the first.
+    assert_eq!(count("tests/fixtures/topologies/two-typos.yaml:"), 1);
+    assert!(out.stderr.ends_with("6 problems found\n"), "{}", out.stderr);
+}
+
+#[test]
+fn validate_missing_file() {
+    let out = Repro::new()
+        .args(["validate", "tests/broken/no-such-file.yaml"])
+        .run();
+    out.code(BAD_INPUT);
+    assert!(
+        out.stderr
+            .starts_with("tests/broken/no-such-file.yaml: error: cannot read"),
+        "{}",
+        out.stderr
+    );
+}
+
+/// A project folder: the shipped files plus `extra` (path, text) files.
+fn project(extra: &[(&str, &str)]) -> tempfile::TempDir {
+    let dir = tempfile::tempdir().expect("temp dir");
+    for sub in ["checks", "topologies"] {
+        std::fs::create_dir(dir.path().join(sub)).expect("mkdir");
+        for e in std::fs::read_dir(root().join(sub)).expect("shipped folder") {
+            let p = e.expect("entry").path();
+            let name = p.file_name().expect("file name");
+            std::fs::copy(&p, dir.path().join(sub).join(name)).expect("copy");
+        }
+    }
+    for (path, text) in extra {
+        std::fs::write(dir.path().join(path), text).expect("write extra file");
+    }
+    dir
+}
+
+#[test]
+fn root_with_a_broken_check_exits_2() {
+    let broken = std::fs::read_to_string(root().join("tests/broken/checks/restart-twice.yaml"))
+        .expect("corpus file");
+    let dir = project(&[("checks/restart-twice.yaml", &broken)]);
+    let r = dir.path().display().to_string();
+    for args in [vec!["validate"], vec!["list"], vec!["plan", "etcd-split"]] {
+        let out = Repro::new()
+            .arg("--root")
+            .arg(&r)
+            .args(&args)
+            .redact(&r, "[ROOT]")
+            .run();
+        out.code(BAD_INPUT);
+        assert!(
+            out.stderr.contains("[ROOT]/checks/restart-twice.yaml:11:31: error: `etcd-2` is started or restarted twice"),
+            "{}: {}",
+            out.command,
+            out.stderr
+        );
+        if args == ["validate"] {
+            snap!("validate-root-broken-check", out);
+        }
+    }
+    // The same folder without the broken file is fine.
+    std::fs::remove_file(dir.path().join("checks/restart-twice.yaml")).expect("rm");
+    Repro::new().args(["--root", &r, "validate"]).run().code(0);
+}
+
+// ---------------------------------------------------------------------------------------------
+// repro list
+
+#[test]
+fn list_checks_and_topologies() {
+    let out = Repro::new().arg("list").run();
+    out.code(0);
+    snap!("list", out);
+}
+
+// ---------------------------------------------------------------------------------------------
+// repro plan
+
+#[test]
+fn plan_etcd_split() {
+    let out = Repro::new().args(["plan", "etcd-split"]).run();
+    out.code(0);
+    // The four steps of k3s #12753 as QA wrote them.
+    for step in [
+        "Step 0 — create the cluster",
+        "Step 1 — enable embedded-registry on etcd-2 and etcd-3",
+        "Step 2 — enable embedded-registry on etcd-1",
+        "Step 3 — restart etcd-2 and etcd-3 again",
+    ] {
+        assert!(out.stdout.contains(step), "missing {step:?}");
+    }
+    snap!("plan-etcd-split", out);
+}
+
+#[test]
+fn plan_etcd_split_on_two_control_planes() {
+    let out = Repro::new()
+        .args(["plan", "etcd-split", "--topology", "etcd-split-2cp"])
+        .run();
+    out.code(0);
+    // The two control-plane-only servers start together, after the etcd nodes.
+    assert!(out.stdout.contains("    4.  cp-1  "), "{}", out.stdout);
+    assert!(out.stdout.contains("    4.  cp-2  "), "{}", out.stdout);
+    snap!("plan-etcd-split-2cp", out);
+}
+
+#[test]
+fn plan_metrics_order() {
+    let out = Repro::new().args(["plan", "metrics-order"]).run();
+    out.code(0);
+    snap!("plan-metrics-order", out);
+}
+
+#[test]
+fn plan_bootstrap_check() {
+    let out = Repro::new().args(["plan", "bootstrap-check"]).run();
+    out.code(0);
+    snap!("plan-bootstrap-check", out);
+}
+
+#[test]
+fn plan_json() {
+    let out = Repro::new()
+        .args(["plan", "etcd-split", "--format", "json"])
+        .run();
+    out.code(0);
+    let v: serde_json::Value = serde_json::from_str(&out.stdout).expect("plan JSON parses");
+    assert_eq!(v["expected_verdict"], "reproduced");
+    assert_eq!(v["steps"].as_array().map(Vec::len), Some(3));
+    snap!("plan-etcd-split-json", out);
+}
+
+#[test]
+fn plan_expected_verdict_follows_the_version() {
+    let fixed = Repro::new()
+        .args([
+            "plan",
+            "etcd-split",
+            "--k3s-version",
+            "v1.33.5+k3s1",
+            "--sim",
+        ])
+        .run();
+    fixed.code(0);
+    assert!(
+        fixed
+            .stdout
+            .contains("expected  fixed (v1.33.5+k3s1 is at or after v1.33.5+k3s1"),
+        "{}",
+        fixed.stdout
+    );
+    assert!(
+        fixed
+            .stdout
+            .contains("image     repro.local/k3s-sim:v1.33.5-k3s1"),
+        "{}",
+        fixed.stdout
+    );
+
+    let old = Repro::new()
+        .args([
+            "plan",
+            "metrics-order",
+            "--k3s-version",
+            "v1.27.5+k3s1",
+            "--image",
+            "my/k3s:test",
+        ])
+        .run();
+    old.code(0);
+    assert!(
+        old.stdout
+            .contains("NOTE      k3s v1.27.5+k3s1 has no `supervisor-metrics` feature"),
+        "{}",
+        old.stdout
+    );
+    assert!(old.stdout.contains("image     my/k3s:test"));
+}
+
+#[test]
+fn plan_topology_override_that_does_not_fit_exits_2() {
+    // bootstrap-check's etcd-3 is deferred: etcd-split cannot edit, restart or observe it.
+    let out = Repro::new()
+        .args(["plan", "etcd-split", "--topology", "bootstrap-check"])
+        .run();
+    out.code(BAD_INPUT);
+    snap!("plan-topology-override-deferred", out);
+
+    // A topology without cp-1: metrics-order enables supervisor-metrics on it.
+    let three = "name: three-etcd\nk3s-version: v1.33.4+k3s1\nnodes:\n  - {name: etcd-1, role: etcd, init: true}\n  - {name: etcd-2, role: etcd, join: etcd-1}\n  - {name: etcd-3, role: etcd, join: etcd-1}\n";
+    let dir = project(&[("topologies/three-etcd.yaml", three)]);
+    let r = dir.path().display().to_string();
+    let out = Repro::new()
+        .args([
+            "--root",
+            &r,
+            "plan",
+            "metrics-order",
+            "--topology",
+            "three-etcd",
+        ])
+        .redact(&r, "[ROOT]")
+        .run();
+    out.code(BAD_INPUT);
+    assert!(
+        out.stderr
+            .contains("unknown node `cp-1` (topology `three-etcd`)"),
+        "{}",
+        out.stderr
+    );
+    snap!("plan-topology-override-missing-node", out);
+}
+
+#[test]
+fn plan_bad_input_exits_2() {
+    for (args, want) in [
+        (
+            vec!["plan", "etcd-splt"],
+            "error: no check named `etcd-splt`",
+        ),
+        (
+            vec!["plan", "etcd-split", "--topology", "nope"],
+            "error: no topology named `nope`",
+        ),
+        (
+            vec!["plan", "etcd-split", "--k3s-version", "1.33"],
+            "error: --k3s-version: `1.33` is not a k3s version",
+        ),
+        (
+            vec!["plan", "tests/broken/checks/restrat.yaml"],
+            "tests/broken/checks/restrat.yaml:11:5: error: unknown key `restrat`",
+        ),
+    ] {
+        let out = Repro::new().args(&args).run();
+        out.code(BAD_INPUT);
+        assert!(
+            out.stderr.starts_with(want),
+            "{}: {}",
+            out.command,
+            out.stderr
+        );
+    }
+}
