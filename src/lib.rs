@@ -8,6 +8,7 @@ pub mod exit;
 pub mod load;
 pub mod model;
 pub mod plan;
+pub mod report;
 pub mod result;
 pub mod scenario;
 pub mod version;

@@ -2,6 +2,8 @@
 
 pub mod list;
 pub mod plan;
+pub mod redact;
+pub mod report;
 pub mod validate;
 
 use crate::cli::{Cli, Command};
@@ -23,6 +25,8 @@ pub fn main(cli: Cli) -> i32 {
             Command::Validate(a) => validate::run(&g, &a),
             Command::List => list::run(&g),
             Command::Plan(a) => plan::run(&g, &a),
+            Command::Report(a) => report::run(&g, &a),
+            Command::Redact(a) => redact::run(&g, &a),
             other => Err(anyhow::anyhow!("`{}` is not built yet", command_name(&other))),
         }
     });
