@@ -24,7 +24,9 @@ pub fn render(r: &RunResult) -> anyhow::Result<String> {
         .as_deref()
         .and_then(|f| text::seconds_between(&r.started_at, f))
     {
-        suite.set_time(Duration::from_secs_f64(secs.max(0.0)));
+        if let Ok(d) = Duration::try_from_secs_f64(secs.max(0.0)) {
+            suite.set_time(d);
+        }
     }
     suite.add_properties(properties(r));
 
@@ -117,8 +119,12 @@ fn setup(r: &RunResult) -> TestCase {
         non_success(NonSuccessKind::Error, "setup", message, lines.join("\n"))
     };
     let mut c = TestCase::new("setup", status);
-    if let Some(t) = r.timings.get("cluster-up") {
-        c.set_time(Duration::from_secs_f64(t.max(0.0)));
+    if let Some(d) = r
+        .timings
+        .get("cluster-up")
+        .and_then(|t| Duration::try_from_secs_f64(t.max(0.0)).ok())
+    {
+        c.set_time(d);
     }
     c
 }
@@ -233,8 +239,12 @@ fn teardown(r: &RunResult) -> TestCase {
         TestCaseStatus::success()
     };
     let mut c = TestCase::new("teardown", status);
-    if let Some(t) = r.timings.get("teardown") {
-        c.set_time(Duration::from_secs_f64(t.max(0.0)));
+    if let Some(d) = r
+        .timings
+        .get("teardown")
+        .and_then(|t| Duration::try_from_secs_f64(t.max(0.0)).ok())
+    {
+        c.set_time(d);
     }
     c
 }

@@ -576,8 +576,13 @@ fn actual(o: &mut String, r: &RunResult, all: &[Case<'_>]) {
     o.push_str(&format!(" {pass} of {} expectations held", all.len()));
     if fail > 0 {
         let other = fail - bug;
+        let how = if bug == fail {
+            "all".to_string()
+        } else {
+            format!("{bug} of them")
+        };
         o.push_str(&format!(
-            "; {fail} differed, {bug} of them exactly as the documented bug predicts"
+            "; {fail} differed, {how} exactly as the documented bug predicts"
         ));
         if other > 0 {
             o.push_str(&format!(" and {other} in a way it does not"));
@@ -604,7 +609,7 @@ fn actual(o: &mut String, r: &RunResult, all: &[Case<'_>]) {
         if rows.is_empty() {
             continue;
         }
-        o.push_str(&format!("Step {index}: {}\n\n", rows[0].step_name));
+        o.push_str(&format!("**Step {index}:** {}\n\n", rows[0].step_name));
         o.push_str("| Node | Signal | Expected | Actual | With the bug | Boot | Result |\n|---|---|---|---|---|---|---|\n");
         for c in rows {
             let observed = if c.outcome == Outcome::Fail {

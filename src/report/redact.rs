@@ -60,13 +60,6 @@ impl Redactor {
         self.known.get(secret).map(|n| placeholder(*n))
     }
 
-    /// Whether any known secret occurs in `text` (a last check before writing a file).
-    pub fn leaks_in(&self, text: &str) -> bool {
-        self.known
-            .keys()
-            .any(|s| self.bare_ok(s) && text.contains(s.as_str()))
-    }
-
     /// Records the secrets in `text` without changing anything.
     pub fn learn_text(&mut self, text: &str) {
         let found = find_secrets(text);
@@ -199,12 +192,28 @@ impl Redactor {
 
     /// Replaces every known secret wherever it occurs, longest first, leaving placeholders alone.
     fn replace_bare(&mut self, text: &str) -> String {
+        self.replace_known(text, placeholder)
+    }
+
+    /// A last pass over a finished output: every known secret still in it is replaced, with the
+    /// placeholder escaped for markup when `markup` (HTML, XML). Outputs are rendered from
+    /// redacted data, so this normally changes nothing; it exists so that a renderer bug, or a
+    /// secret that happens to be a word of repro's own text, can never leak.
+    pub fn scrub(&mut self, text: &str, markup: bool) -> String {
+        if markup {
+            self.replace_known(text, |n| format!("&lt;REDACTED-{n}&gt;"))
+        } else {
+            self.replace_known(text, placeholder)
+        }
+    }
+
+    fn replace_known(&mut self, text: &str, fmt: fn(usize) -> String) -> String {
         let generation = self.known.len();
         if self.matcher.as_ref().is_none_or(|(g, _)| *g != generation) {
             let mut secrets: Vec<&String> = self.known.keys().filter(|s| self.bare_ok(s)).collect();
             // Leftmost-first alternation: at one position the longer secret must win.
             secrets.sort_by_key(|s| std::cmp::Reverse(s.len()));
-            let mut alts = vec![r"<REDACTED-\d+>".to_string()];
+            let mut alts = vec![r"<REDACTED-\d+>|&lt;REDACTED-\d+&gt;".to_string()];
             alts.extend(secrets.iter().map(|s| regex::escape(s)));
             // Escaped literals always compile; if the set is too large for the regex engine,
             // fall back to a plain replace loop below.
@@ -215,7 +224,7 @@ impl Redactor {
                 .replace_all(text, |c: &Captures| {
                     let m = &c[0];
                     match self.known.get(m) {
-                        Some(n) if !is_placeholder(m) => placeholder(*n),
+                        Some(n) if !is_placeholder(m) => fmt(*n),
                         _ => m.to_string(),
                     }
                 })
@@ -226,7 +235,7 @@ impl Redactor {
                     self.known.iter().filter(|(s, _)| self.bare_ok(s)).collect();
                 secrets.sort_by_key(|(s, _)| std::cmp::Reverse(s.len()));
                 for (s, n) in secrets {
-                    out = out.replace(s.as_str(), &placeholder(*n));
+                    out = out.replace(s.as_str(), &fmt(*n));
                 }
                 out
             }

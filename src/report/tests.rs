@@ -720,3 +720,37 @@ fn walk(dir: &Path) -> Vec<(String, String)> {
     }
     out
 }
+
+#[test]
+fn a_secret_that_is_an_ordinary_word_is_still_hidden_and_markup_stays_valid() {
+    let r = render(&load(&fixture()).expect("load"), &["kubelet".to_string()]).expect("render");
+    for (name, text) in [
+        ("junit", &r.junit),
+        ("report", &r.report),
+        ("timeline", &r.timeline),
+    ] {
+        assert!(!text.contains("kubelet"), "kubelet left in {name}");
+    }
+    parse_junit(&r.junit);
+    assert!(r.timeline.contains("&lt;REDACTED-1&gt;") && !r.timeline.contains("<REDACTED-1>"));
+}
+
+#[test]
+fn odd_values_degrade_instead_of_panicking() {
+    let tmp = fixture_copy();
+    edit_result(tmp.path(), |v| {
+        v["timings"]["teardown"] = Value::from(1e300);
+        v["timings"]["cluster-up"] = Value::from(-5.0);
+        v["started_at"] = Value::from("yesterday");
+        v["steps"][0]["started_at"] = Value::from("1970-01-01T00:00:00Z");
+        v["steps"][0]["observations"][0]["node"] = Value::from("no-such-node");
+        v["steps"][0]["observations"][1]["evidence"] = Value::Array(vec![]);
+        v["boots"][0]["log"] = Value::from("../../etc/passwd");
+        v["boots"][1]["ended_at"] = Value::from("9999-12-31T23:59:59Z");
+        v["configs"] = serde_json::json!({});
+        v["topology"]["nodes"] = Value::Array(vec![]);
+    });
+    let r = render(&load(tmp.path()).expect("load"), &[]).expect("render");
+    parse_junit(&r.junit);
+    assert!(r.timeline.ends_with("</html>\n"));
+}

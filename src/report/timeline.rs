@@ -319,9 +319,19 @@ fn draw_mismatch_cells(
         let (Some(b), Some(y)) = (bands.iter().find(|b| b.index == c.step), row_y(&c.node)) else {
             continue;
         };
-        let lines: Vec<String> = all
+        let cell: Vec<&Case<'_>> = all
             .iter()
             .filter(|d| d.step == c.step && d.node == c.node && d.outcome != Outcome::Pass)
+            .collect();
+        // Red where k3s did something wrong; amber where repro could not tell (not reached,
+        // undecided): the two call for different follow-ups.
+        let (class, what) = if cell.iter().any(|d| d.outcome == Outcome::Fail) {
+            ("bad", "observed ≠ expected")
+        } else {
+            ("missing", "not observed or undecided")
+        };
+        let lines: Vec<String> = cell
+            .iter()
             .map(|d| {
                 format!(
                     "{}: expected {}, observed {}",
@@ -333,7 +343,7 @@ fn draw_mismatch_cells(
             .collect();
         let _ = write!(
             svg,
-            r#"<rect x="{:.1}" y="{:.1}" width="{:.1}" height="{:.1}" class="bad"><title>step {} on {}: observed ≠ expected&#10;{}</title></rect>"#,
+            r#"<rect x="{:.1}" y="{:.1}" width="{:.1}" height="{:.1}" class="{class}"><title>step {} on {}: {what}&#10;{}</title></rect>"#,
             b.x0 + 1.0,
             y + 1.0,
             (b.x1 - b.x0 - 2.0).max(1.0),
@@ -352,7 +362,8 @@ fn draw_axis(svg: &mut String, scale: &Scale, height: f64) {
     ]
     .into_iter()
     .find(|s| scale.span / s <= 12.0)
-    .unwrap_or(7200.0);
+    // Very long spans (or absurd ones, from a bad timestamp): still about a dozen ticks.
+    .unwrap_or((scale.span / 12.0).ceil());
     let _ = write!(
         svg,
         r#"<line x1="{LEFT}" y1="{y:.1}" x2="{:.1}" y2="{y:.1}" class="axis"/>"#,
@@ -360,7 +371,11 @@ fn draw_axis(svg: &mut String, scale: &Scale, height: f64) {
     );
     let mut s = 0.0;
     while s <= scale.span + 0.001 {
-        let t = scale.t0 + chrono::Duration::milliseconds((s * 1000.0) as i64);
+        let Some(t) = chrono::TimeDelta::try_milliseconds((s * 1000.0) as i64)
+            .and_then(|d| scale.t0.checked_add_signed(d))
+        else {
+            break;
+        };
         let x = scale.x(t);
         let _ = write!(
             svg,
@@ -599,6 +614,7 @@ svg text{font-family:inherit}
 .ready{fill:#1a7f37;stroke:#fff;stroke-width:1.5}
 .edit{fill:#bc4c00}.restart{fill:#1f2328}
 .bad{fill:#cf222e;fill-opacity:.10;stroke:#cf222e;stroke-width:1.5}
+.missing{fill:#d4a72c;fill-opacity:.12;stroke:#bf8700;stroke-width:1.5;stroke-dasharray:5 3}
 .sig circle{stroke:#fff;stroke-width:1.5}.siglabel{font-size:11px;font-weight:600;paint-order:stroke;stroke:#fff;stroke-width:3px}
 .link{stroke-width:1;stroke-dasharray:2 2}
 g.sig:hover circle,g.boot:hover rect,.ready:hover,.restart:hover,.edit:hover{stroke:#1f2328;stroke-width:2.5}
@@ -685,6 +701,7 @@ const LEGEND: &str = concat!(
     r##"<span><svg width="14" height="14"><circle cx="7" cy="7" r="6" fill="#1a7f37"/></svg>signal as expected</span>"##,
     r##"<span><svg width="14" height="14"><circle cx="7" cy="7" r="6" fill="#cf222e"/></svg>signal differs from expected</span>"##,
     r##"<span><svg width="28" height="14"><rect x="1" y="1" width="26" height="12" fill="#cf222e" fill-opacity=".1" stroke="#cf222e"/></svg>step × node where observed ≠ expected</span>"##,
+    r##"<span><svg width="28" height="14"><rect x="1" y="1" width="26" height="12" fill="#d4a72c" fill-opacity=".12" stroke="#bf8700" stroke-dasharray="5 3"/></svg>not observed (run stopped) or undecided</span>"##,
     r#"<span>Hover any mark for its evidence line.</span>"#,
     "</div>\n"
 );
