@@ -292,10 +292,12 @@ fn is_secret_flag(s: &str) -> bool {
 }
 
 /// Whether a value under a secret key is worth hiding: not empty, not a boolean or null, not a
-/// YAML block indicator, not already a placeholder.
+/// YAML block indicator, not already a placeholder, not bare punctuation (`K3S_TOKEN=` at the
+/// end of a sentence in a README is followed by a backtick, not a token).
 pub fn is_secret_value(v: &str) -> bool {
     let t = v.trim();
     !(t.is_empty()
+        || !t.chars().any(char::is_alphanumeric)
         || [
             "true", "false", "null", "~", "|", ">", "|-", ">-", "|+", ">+", "\"\"", "''",
         ]

@@ -69,6 +69,13 @@ fn booleans_null_and_empty_values_are_not_secrets() {
 }
 
 #[test]
+fn punctuation_after_a_key_is_not_a_secret() {
+    let text =
+        "the fixture plants a token in `K3S_TOKEN=`: see below; password=\"\" and token=...\n";
+    assert_eq!(red(text), text);
+}
+
+#[test]
 fn file_path_and_dir_keys_are_locations_not_secrets() {
     let text = "--token-auth-file=/var/lib/rancher/k3s/server/cred/passwd --tls-private-key-file=/x/serving.key\ntoken-file: /etc/k3s/token\nK3S_TOKEN_FILE=/run/secrets/token\n";
     assert_eq!(red(text), text);
@@ -362,5 +369,9 @@ fn large_logs_redact_in_reasonable_time() {
     let start = std::time::Instant::now();
     let out = Redactor::new(&["runtoken-abc".to_string()]).redact_text(&text);
     assert!(out.ends_with("K3S_TOKEN=<REDACTED-2>\n"));
-    assert!(start.elapsed() < std::time::Duration::from_secs(10), "took {:?}", start.elapsed());
+    assert!(
+        start.elapsed() < std::time::Duration::from_secs(10),
+        "took {:?}",
+        start.elapsed()
+    );
 }
