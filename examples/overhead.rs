@@ -19,7 +19,10 @@ const RUNS: usize = 3;
 
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
-    let g = Global { root: None, verbose: 0 };
+    let g = Global {
+        root: None,
+        verbose: 0,
+    };
     let mut rows = Vec::new();
     for i in 0..RUNS {
         let target = Target {
@@ -46,8 +49,11 @@ async fn main() -> anyhow::Result<()> {
         let t = Instant::now();
         let out = repro::run::execute(sc, plan, &target, &opts, vec![], true).await;
         let wall = t.elapsed().as_secs_f64();
-        let dir = out.dir.ok_or_else(|| anyhow::anyhow!("run {i} made no results: {:?}", out.error))?;
-        let r: repro::result::RunResult = serde_json::from_str(&std::fs::read_to_string(dir.join("result.json"))?)?;
+        let dir = out
+            .dir
+            .ok_or_else(|| anyhow::anyhow!("run {i} made no results: {:?}", out.error))?;
+        let r: repro::result::RunResult =
+            serde_json::from_str(&std::fs::read_to_string(dir.join("result.json"))?)?;
         let boot_secs: f64 = r
             .boots
             .iter()
@@ -58,14 +64,36 @@ async fn main() -> anyhow::Result<()> {
             })
             .sum();
         // Steps that expect a feature down wait out one settle window each (concurrently per step).
-        let settle_waits = r.steps.iter().filter(|s| s.observations.iter().any(|o| o.reason.starts_with("settle rule"))).count() as f64 * settle;
-        rows.push((wall, boot_secs, settle_waits, r.timings.get("teardown").copied().unwrap_or(0.0), out.verdict));
+        let settle_waits = r
+            .steps
+            .iter()
+            .filter(|s| {
+                s.observations
+                    .iter()
+                    .any(|o| o.reason.starts_with("settle rule"))
+            })
+            .count() as f64
+            * settle;
+        rows.push((
+            wall,
+            boot_secs,
+            settle_waits,
+            r.timings.get("teardown").copied().unwrap_or(0.0),
+            out.verdict,
+        ));
         let _ = std::fs::remove_dir_all(&tmp);
     }
     println!("etcd-split on the stand-in (v1.33.4+k3s1), {RUNS} runs");
-    println!("{:>8} {:>14} {:>10} {:>10} {:>10}  verdict", "wall s", "boot→ready s", "settle s", "teardown", "overhead");
+    println!(
+        "{:>8} {:>14} {:>10} {:>10} {:>10}  verdict",
+        "wall s", "boot→ready s", "settle s", "teardown", "overhead"
+    );
     for (wall, boot, settle, down, verdict) in &rows {
-        println!("{wall:>8.2} {boot:>14.2} {settle:>10.2} {down:>10.2} {:>10.2}  {}", wall - boot - settle, verdict.as_deref().unwrap_or("-"));
+        println!(
+            "{wall:>8.2} {boot:>14.2} {settle:>10.2} {down:>10.2} {:>10.2}  {}",
+            wall - boot - settle,
+            verdict.as_deref().unwrap_or("-")
+        );
     }
     latency().await
 }
@@ -80,10 +108,18 @@ async fn latency() -> anyhow::Result<()> {
         image: Some(image),
         cmd: Some(vec!["server".into(), "--cluster-init".into()]),
         env: Some(vec!["K3S_TOKEN=bench".into(), "REPRO_SIM_GARBAGE=1".into()]),
-        labels: Some([(repro::docker::LABEL_MANAGED.to_string(), "true".to_string()), (repro::docker::LABEL_RUN.to_string(), name.clone())].into()),
+        labels: Some(
+            [
+                (repro::docker::LABEL_MANAGED.to_string(), "true".to_string()),
+                (repro::docker::LABEL_RUN.to_string(), name.clone()),
+            ]
+            .into(),
+        ),
         ..Default::default()
     };
-    let opts = bollard::query_parameters::CreateContainerOptionsBuilder::default().name(&name).build();
+    let opts = bollard::query_parameters::CreateContainerOptionsBuilder::default()
+        .name(&name)
+        .build();
     engine.docker.create_container(Some(opts), body).await?;
     engine.start(&name).await?;
     let samples: Arc<Mutex<Vec<f64>>> = Arc::default();
@@ -105,15 +141,24 @@ async fn latency() -> anyhow::Result<()> {
         Arc::new(std::sync::atomic::AtomicBool::new(true)),
         Arc::new(|s| s),
     );
-    let waited = tokio::time::timeout(std::time::Duration::from_secs(30), h.wait_for(|b| b.ready.map(|_| ()))).await;
+    let waited = tokio::time::timeout(
+        std::time::Duration::from_secs(30),
+        h.wait_for(|b| b.ready.map(|_| ())),
+    )
+    .await;
     // Let the container run on a little so lines written after readiness are measured too.
     let mut rx = h.subscribe();
     for _ in 0..50 {
-        if tokio::time::timeout(std::time::Duration::from_secs(1), rx.changed()).await.is_err() {
+        if tokio::time::timeout(std::time::Duration::from_secs(1), rx.changed())
+            .await
+            .is_err()
+        {
             break;
         }
     }
-    engine.remove_labelled(repro::docker::LABEL_RUN, Some(&name)).await;
+    engine
+        .remove_labelled(repro::docker::LABEL_RUN, Some(&name))
+        .await;
     let _ = std::fs::remove_file(std::env::temp_dir().join(format!("{name}.log")));
     waited.map_err(|_| anyhow::anyhow!("the latency node never got ready"))?;
     let mut v = samples.lock().unwrap_or_else(|p| p.into_inner()).clone();
@@ -122,6 +167,12 @@ async fn latency() -> anyhow::Result<()> {
         anyhow::bail!("no lines measured");
     }
     let pct = |p: f64| v[((v.len() - 1) as f64 * p) as usize];
-    println!("log line → observation latency over {} lines: p50 {:.2} ms, p95 {:.2} ms, max {:.2} ms", v.len(), pct(0.5), pct(0.95), v[v.len() - 1]);
+    println!(
+        "log line → observation latency over {} lines: p50 {:.2} ms, p95 {:.2} ms, max {:.2} ms",
+        v.len(),
+        pct(0.5),
+        pct(0.95),
+        v[v.len() - 1]
+    );
     Ok(())
 }

@@ -177,6 +177,9 @@ pub struct CleanArgs {
 pub struct ReportArgs {
     /// A results folder (with result.json).
     pub dir: PathBuf,
+    /// A value to redact wherever it occurs (repeatable), e.g. a token the files do not name.
+    #[arg(long = "secret", value_name = "VALUE")]
+    pub secrets: Vec<String>,
 }
 
 #[derive(Debug, Args)]
@@ -186,6 +189,9 @@ pub struct RedactArgs {
     /// Write the redacted copy here instead of changing the input in place.
     #[arg(long)]
     pub out: Option<PathBuf>,
+    /// A value to redact wherever it occurs (repeatable), e.g. a token the files do not name.
+    #[arg(long = "secret", value_name = "VALUE")]
+    pub secrets: Vec<String>,
 }
 
 #[derive(Debug, Subcommand)]

@@ -11,7 +11,7 @@ pub mod model;
 pub mod observe;
 pub mod plan;
 pub mod progress;
-pub mod report_hook;
+pub mod report;
 pub mod result;
 pub mod run;
 pub mod scenario;

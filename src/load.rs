@@ -550,6 +550,7 @@ pub fn signals(path: &Path, text: &str) -> Result<Signals, Diagnostics> {
                 settled_by,
                 probe,
                 on_death,
+                roles: s.roles.iter().map(|r| r.value).collect(),
             },
         );
     }
@@ -1146,6 +1147,27 @@ impl ExpectCx<'_> {
                     );
                     continue;
                 };
+                if let Some(n) = self.topo.node(&node.value) {
+                    if !def.observable_on(n.role) {
+                        out.push(
+                            d.span(
+                                sig,
+                                format!(
+                                    "`{}` cannot be observed on `{}`, a {} node",
+                                    sig.value,
+                                    node.value,
+                                    n.role.as_str()
+                                ),
+                            )
+                            .help(format!(
+                                "signals.yaml says `{}` is observable only on: {}",
+                                sig.value,
+                                names_list(def.roles.iter().map(|r| r.as_str()))
+                            )),
+                        );
+                        continue;
+                    }
+                }
                 let state = v.value == "up" || v.value == "down";
                 if v.value.trim().is_empty() {
                     out.push(

@@ -5,7 +5,7 @@
 use indexmap::IndexMap;
 use serde::{Deserialize, Serialize};
 
-use crate::plan::PlannedNode;
+use crate::plan::{PlannedNode, PlannedStep};
 
 pub const SCHEMA_VERSION: u32 = 1;
 
@@ -27,8 +27,19 @@ pub struct RunResult {
     pub expected_for_version: Option<String>,
     pub started_at: String,
     pub finished_at: Option<String>,
-    /// Each node's config files as of each step ("0" = before first start).
+    /// Each node's `config.yaml` as of each step: step index as a string ("0" = before first
+    /// start) -> node -> file content (the same text as `nodes/<node>/config-step-<k>.yaml`).
     pub configs: IndexMap<String, IndexMap<String, String>>,
+    /// What every step was going to do and check, recorded before the first step runs. Optional
+    /// (added after schema 1 shipped): reports use it to list the steps a run never reached as
+    /// errored test cases and to write "Steps To Reproduce" in full.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub planned_steps: Vec<PlannedStepRecord>,
+    /// Every file written on each node before its first start (`Plan::initial`: node -> path ->
+    /// content), e.g. the `registries.yaml` the embedded registry needs. Optional, like
+    /// `planned_steps`; the bug report lists these files so a reader can reproduce by hand.
+    #[serde(default, skip_serializing_if = "IndexMap::is_empty")]
+    pub initial_files: IndexMap<String, IndexMap<String, Option<String>>>,
     pub steps: Vec<StepResult>,
     pub boots: Vec<BootRecord>,
     pub verdict: Option<Verdict>,
@@ -82,6 +93,57 @@ pub struct EnvInfo {
     pub arch: Option<String>,
     pub cpus: Option<i64>,
     pub memory_bytes: Option<i64>,
+}
+
+/// One step of the plan as recorded in `result.json` (see [`crate::plan::PlannedStep`]).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct PlannedStepRecord {
+    /// 1-based; matches the check file's order.
+    pub index: usize,
+    pub name: String,
+    #[serde(default)]
+    pub why: String,
+    /// node -> path -> new content, or `null` for a deleted file.
+    #[serde(default)]
+    pub edits: IndexMap<String, IndexMap<String, Option<String>>>,
+    /// Deferred nodes started for the first time, in order.
+    #[serde(default)]
+    pub start: Vec<String>,
+    /// Restart groups in order; the nodes of one group restart at once.
+    #[serde(default)]
+    pub restart: Vec<Vec<String>>,
+    /// node -> signal -> correct value.
+    #[serde(default)]
+    pub expect: IndexMap<String, IndexMap<String, String>>,
+    /// node -> signal -> the documented bug's value.
+    #[serde(default)]
+    pub bug: IndexMap<String, IndexMap<String, String>>,
+}
+
+impl From<&PlannedStep> for PlannedStepRecord {
+    fn from(s: &PlannedStep) -> Self {
+        let values = |e: &crate::scenario::Expectations| {
+            e.iter()
+                .map(|(node, sigs)| {
+                    let sigs = sigs
+                        .iter()
+                        .map(|(k, v)| (k.clone(), v.as_str().to_string()))
+                        .collect();
+                    (node.clone(), sigs)
+                })
+                .collect()
+        };
+        PlannedStepRecord {
+            index: s.index,
+            name: s.name.clone(),
+            why: s.why.clone(),
+            edits: s.edits.clone(),
+            start: s.start.clone(),
+            restart: s.restart.clone(),
+            expect: values(&s.expect),
+            bug: values(&s.bug),
+        }
+    }
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]

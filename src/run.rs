@@ -996,7 +996,13 @@ pub async fn execute(
             .insert("total".into(), t_all.elapsed().as_secs_f64());
     });
     rec.save();
-    crate::report_hook::after_run(&dir, &[token]);
+    // Reports are rendered from result.json and the logs alone (as `repro report` does later).
+    if let Err(e) = crate::report::render_all(&dir, std::slice::from_ref(&token)) {
+        progress.info(&format!(
+            "could not render the reports: {e:#} (retry with `repro report {}`)",
+            dir.display()
+        ));
+    }
     progress.finish();
 
     let r = rec.result.lock().unwrap_or_else(|p| p.into_inner()).clone();
@@ -1044,16 +1050,21 @@ fn initial_result(
         rerun.extend(["--image".to_string(), i.clone()]);
     }
     rerun.extend(["--expect".to_string(), opts.expect.as_str().to_string()]);
+    // step ("0" = before first start) -> node -> config.yaml
     let mut configs: IndexMap<String, IndexMap<String, String>> = IndexMap::new();
-    for n in &plan.nodes {
-        let mut per = IndexMap::new();
-        if let Some(Some(c)) = plan.initial[&n.name].get(crate::plan::CONFIG_PATH) {
-            per.insert("0".to_string(), c.clone());
-        }
-        for s in &plan.steps {
-            per.insert(s.index.to_string(), s.configs[&n.name].clone());
-        }
-        configs.insert(n.name.clone(), per);
+    let initial: IndexMap<String, String> = plan
+        .nodes
+        .iter()
+        .filter_map(
+            |n| match plan.initial[&n.name].get(crate::plan::CONFIG_PATH) {
+                Some(Some(c)) => Some((n.name.clone(), c.clone())),
+                _ => None,
+            },
+        )
+        .collect();
+    configs.insert("0".to_string(), initial);
+    for s in &plan.steps {
+        configs.insert(s.index.to_string(), s.configs.clone());
     }
     RunResult {
         schema_version: res::SCHEMA_VERSION,
@@ -1090,6 +1101,12 @@ fn initial_result(
         started_at: now_rfc3339(),
         finished_at: None,
         configs,
+        planned_steps: plan
+            .steps
+            .iter()
+            .map(res::PlannedStepRecord::from)
+            .collect(),
+        initial_files: plan.initial.clone(),
         steps: Vec::new(),
         boots: Vec::new(),
         verdict: None,

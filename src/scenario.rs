@@ -178,9 +178,15 @@ pub struct Signal {
     pub settled_by: Vec<LinePattern>,
     pub probe: Option<Probe>,
     pub on_death: Option<Expected>,
+    /// Roles on which the signal is observable; empty = all.
+    pub roles: Vec<Role>,
 }
 
 impl Signal {
+    pub fn observable_on(&self, role: Role) -> bool {
+        self.roles.is_empty() || self.roles.contains(&role)
+    }
+
     /// Value signals report text (a version, a role list); the others are up or down.
     pub fn is_value(&self) -> bool {
         !self.value.is_empty()

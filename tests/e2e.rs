@@ -184,10 +184,7 @@ fn metrics_order_on_both_versions() {
     let (out, r, _d, _t) = run(&["metrics-order", "--k3s-version", "v1.33.5+k3s1"]);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out));
     assert_eq!(r["verdict"]["outcome"], "fixed");
-    assert_eq!(
-        observation(&r, 3, "cp-1", "supervisor-metrics")["observed"],
-        "up"
-    );
+    assert_eq!(observation(&r, 3, "cp-1", "ready")["observed"], "up");
 }
 
 #[test]

@@ -3,6 +3,8 @@
 pub mod clean;
 pub mod list;
 pub mod plan;
+pub mod redact;
+pub mod report;
 pub mod run;
 pub mod sim;
 pub mod validate;
@@ -32,6 +34,8 @@ pub fn main(cli: Cli) -> i32 {
             Command::Run(a) => run::run(&g, &a).await,
             Command::Clean(a) => clean::run(&g, &a).await,
             Command::Sim(c) => sim::run(&g, &c).await,
+            Command::Report(a) => report::run(&g, &a),
+            Command::Redact(a) => redact::run(&g, &a),
             other => Err(anyhow::anyhow!(
                 "`{}` is not built yet",
                 command_name(&other)

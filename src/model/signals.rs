@@ -40,6 +40,10 @@ pub struct SignalFile {
     /// The container dying (or a fatal line) counts as this state.
     #[serde(default)]
     pub on_death: Option<Spanned<String>>,
+    /// Roles on which the signal can be told at all (empty: every role). E.g. supervisor
+    /// metrics: on nodes with an apiserver, /metrics answers from the same registry either way.
+    #[serde(default)]
+    pub roles: Vec<Spanned<crate::model::Role>>,
 }
 
 /// A log-line pattern: a bare regex, or a map with `match:` and its version range or value.

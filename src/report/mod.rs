@@ -1,0 +1,293 @@
+//! Everything a run hands on, rendered from its results folder alone: `junit.xml` for CI,
+//! `report.md` for a k3s issue, `timeline.html` for a person, and `bundle.tar.gz` to attach.
+//!
+//! Rendering reads `result.json` and the files under `nodes/` (boot logs, config per step,
+//! `docker inspect`), redacts all of it in one context *first*, and renders from the redacted
+//! data — so no output can carry a secret, and placeholders in markup never need escaping
+//! afterwards. Because only the folder is read, `repro report <dir>` can redo every output later
+//! (after a fix to a renderer, or on a folder copied from CI).
+
+mod bundle;
+mod cases;
+mod files;
+mod junit;
+mod markdown;
+pub mod redact;
+mod text;
+mod timeline;
+
+#[cfg(test)]
+mod tests;
+
+use std::fs;
+use std::path::{Path, PathBuf};
+
+use anyhow::Context;
+use indexmap::IndexMap;
+use serde_json::Value;
+
+use crate::result::{RunResult, SCHEMA_VERSION};
+
+pub use files::{redact_path, RedactSummary};
+pub use redact::Redactor;
+
+pub const RESULT_FILE: &str = "result.json";
+pub const JUNIT_FILE: &str = "junit.xml";
+pub const REPORT_FILE: &str = "report.md";
+pub const TIMELINE_FILE: &str = "timeline.html";
+pub const BUNDLE_FILE: &str = "bundle.tar.gz";
+/// Per-node files (logs, configs, inspect) live under this folder of a results folder.
+pub const NODES_DIR: &str = "nodes";
+
+/// Why a results folder could not be read: the user's input is wrong (exit 2), not repro.
+#[derive(Debug, thiserror::Error)]
+pub enum LoadError {
+    #[error("{0}: not a results folder (no such folder)")]
+    NoFolder(PathBuf),
+    #[error("{0}: not a results folder (it has no result.json)")]
+    NoResult(PathBuf),
+    #[error("failed to read {path}: {source}")]
+    Read {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("{path}:{line}:{column}: invalid result.json: {message}")]
+    Json {
+        path: PathBuf,
+        line: usize,
+        column: usize,
+        message: String,
+    },
+    #[error("{path}: schema_version {found} is newer than this repro reads ({SCHEMA_VERSION}); update repro")]
+    Version { path: PathBuf, found: u64 },
+}
+
+/// A results folder as read from disk, before redaction.
+#[derive(Debug, Clone)]
+pub struct RunFolder {
+    pub dir: PathBuf,
+    pub result: Value,
+    /// Files under `nodes/`, as (path relative to the folder, content), sorted by path.
+    pub node_files: Vec<(String, Vec<u8>)>,
+}
+
+/// Reads and checks a results folder.
+pub fn load(dir: &Path) -> Result<RunFolder, LoadError> {
+    if !dir.is_dir() {
+        return Err(LoadError::NoFolder(dir.to_path_buf()));
+    }
+    let path = dir.join(RESULT_FILE);
+    if !path.is_file() {
+        return Err(LoadError::NoResult(dir.to_path_buf()));
+    }
+    let text = fs::read_to_string(&path).map_err(|source| LoadError::Read {
+        path: path.clone(),
+        source,
+    })?;
+    let result = parse_result(&path, &text)?;
+    let mut node_files = Vec::new();
+    collect_nodes(dir, &dir.join(NODES_DIR), &mut node_files)?;
+    node_files.sort_by(|a, b| a.0.cmp(&b.0));
+    Ok(RunFolder {
+        dir: dir.to_path_buf(),
+        result,
+        node_files,
+    })
+}
+
+/// Parses `result.json` text; errors name the file, line and column, for syntax and for shape.
+pub fn parse_result(path: &Path, text: &str) -> Result<Value, LoadError> {
+    let json_err = |e: serde_json::Error| LoadError::Json {
+        path: path.to_path_buf(),
+        line: e.line(),
+        column: e.column(),
+        message: strip_position(&e.to_string()),
+    };
+    let value: Value = serde_json::from_str(text).map_err(json_err)?;
+    if let Some(found) = value.get("schema_version").and_then(Value::as_u64) {
+        if found > u64::from(SCHEMA_VERSION) {
+            return Err(LoadError::Version {
+                path: path.to_path_buf(),
+                found,
+            });
+        }
+    }
+    // Parse the text again as the typed model: serde_json only knows positions while reading text.
+    serde_json::from_str::<RunResult>(text).map_err(json_err)?;
+    Ok(value)
+}
+
+/// serde_json appends " at line L column C"; we print the position first, like every other
+/// diagnostic of repro.
+fn strip_position(msg: &str) -> String {
+    match msg.rfind(" at line ") {
+        Some(i) => msg[..i].to_string(),
+        None => msg.to_string(),
+    }
+}
+
+fn collect_nodes(
+    root: &Path,
+    dir: &Path,
+    out: &mut Vec<(String, Vec<u8>)>,
+) -> Result<(), LoadError> {
+    let Ok(rd) = fs::read_dir(dir) else {
+        return Ok(());
+    };
+    for entry in rd.flatten() {
+        let p = entry.path();
+        let Ok(meta) = fs::symlink_metadata(&p) else {
+            continue;
+        };
+        if meta.is_dir() {
+            collect_nodes(root, &p, out)?;
+        } else if meta.is_file() {
+            let data = fs::read(&p).map_err(|source| LoadError::Read {
+                path: p.clone(),
+                source,
+            })?;
+            let rel = p
+                .strip_prefix(root)
+                .unwrap_or(&p)
+                .to_string_lossy()
+                .replace('\\', "/");
+            out.push((rel, data));
+        }
+    }
+    Ok(())
+}
+
+/// The outputs of one render, all already redacted.
+#[derive(Debug, Clone)]
+pub struct Rendered {
+    pub result: RunResult,
+    pub junit: String,
+    pub report: String,
+    pub timeline: String,
+    /// The bundle's entries, (path in the archive, content).
+    pub bundle: Vec<(String, Vec<u8>)>,
+    /// Files under `nodes/` left out of the bundle because they are not text.
+    pub skipped: Vec<String>,
+    pub mtime: u64,
+}
+
+/// Redacts a loaded folder in one context and renders every output from the redacted data.
+pub fn render(folder: &RunFolder, secrets: &[String]) -> anyhow::Result<Rendered> {
+    let mut ctx = Redactor::new(secrets);
+    ctx.learn_json(&folder.result);
+    for (name, data) in &folder.node_files {
+        if let Ok(t) = std::str::from_utf8(data) {
+            ctx.learn_file(name, t);
+        }
+    }
+    let red_value = ctx.redact_json(&folder.result);
+    let result: RunResult = serde_json::from_value(red_value.clone())
+        .context("failed to read result.json back after redaction")?;
+    let mut nodes: Vec<(String, String)> = Vec::new();
+    let mut skipped = Vec::new();
+    for (name, data) in &folder.node_files {
+        match std::str::from_utf8(data) {
+            Ok(t) => nodes.push((name.clone(), ctx.redact_file(name, t))),
+            Err(_) => skipped.push(name.clone()),
+        }
+    }
+    let logs: IndexMap<String, String> = result
+        .boots
+        .iter()
+        .filter_map(|b| {
+            nodes
+                .iter()
+                .find(|(n, _)| *n == b.log)
+                .map(|(n, t)| (n.clone(), t.clone()))
+        })
+        .collect();
+
+    let junit = junit::render(&result)?;
+    let report = markdown::render(&result, &logs);
+    let timeline = timeline::render(&result);
+    let mut result_json = serde_json::to_string_pretty(&red_value)?;
+    result_json.push('\n');
+
+    // Everything was rendered from redacted data; this is the last line of defence.
+    let junit = ctx.scrub(&junit, true);
+    let timeline = ctx.scrub(&timeline, true);
+    let report = ctx.scrub(&report, false);
+
+    let top = format!("repro-{}", sanitize(&result.run_id));
+    let mut bundle = vec![
+        (format!("{top}/{REPORT_FILE}"), report.clone().into_bytes()),
+        (format!("{top}/{RESULT_FILE}"), result_json.into_bytes()),
+        (format!("{top}/{JUNIT_FILE}"), junit.clone().into_bytes()),
+        (
+            format!("{top}/{TIMELINE_FILE}"),
+            timeline.clone().into_bytes(),
+        ),
+    ];
+    bundle.extend(
+        nodes
+            .into_iter()
+            .map(|(n, t)| (format!("{top}/{n}"), t.into_bytes())),
+    );
+    let mtime = result
+        .finished_at
+        .as_deref()
+        .and_then(text::time)
+        .or_else(|| text::time(&result.started_at))
+        .map(|t| t.timestamp().max(0) as u64)
+        .unwrap_or(0);
+    Ok(Rendered {
+        result,
+        junit,
+        report,
+        timeline,
+        bundle,
+        skipped,
+        mtime,
+    })
+}
+
+fn sanitize(s: &str) -> String {
+    s.chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '-' || c == '_' || c == '.' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect()
+}
+
+/// (Re)writes `junit.xml`, `report.md`, `timeline.html` and `bundle.tar.gz` in `dir` from its
+/// `result.json` and `nodes/`. `secrets` are values to hide whatever their shape (the run token).
+pub fn render_all(dir: &Path, secrets: &[String]) -> anyhow::Result<()> {
+    let folder = load(dir)?;
+    write_rendered(dir, &render(&folder, secrets)?)
+}
+
+/// Writes a render's outputs into a results folder.
+pub fn write_rendered(dir: &Path, r: &Rendered) -> anyhow::Result<()> {
+    write_atomic(&dir.join(JUNIT_FILE), r.junit.as_bytes())?;
+    write_atomic(&dir.join(REPORT_FILE), r.report.as_bytes())?;
+    write_atomic(&dir.join(TIMELINE_FILE), r.timeline.as_bytes())?;
+    let tgz = bundle::build(&r.bundle, r.mtime).context("failed to build bundle.tar.gz")?;
+    write_atomic(&dir.join(BUNDLE_FILE), &tgz)?;
+    Ok(())
+}
+
+/// Writes through a temporary file and a rename, so a reader (or a crash) never sees half a file.
+pub(crate) fn write_atomic(path: &Path, data: &[u8]) -> anyhow::Result<()> {
+    let parent = path
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    fs::create_dir_all(parent).with_context(|| format!("failed to create {}", parent.display()))?;
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let tmp = parent.join(format!(".{name}.tmp-{}", std::process::id()));
+    fs::write(&tmp, data).with_context(|| format!("failed to write {}", tmp.display()))?;
+    fs::rename(&tmp, path).with_context(|| format!("failed to write {}", path.display()))?;
+    Ok(())
+}

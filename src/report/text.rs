@@ -1,0 +1,85 @@
+//! Small helpers the renderers share: times, escaping, log lines.
+
+use chrono::{DateTime, FixedOffset, Utc};
+
+/// An RFC 3339 time from `result.json`; `None` when absent or malformed (reports degrade, they
+/// do not fail, on a bad timestamp).
+pub fn time(s: &str) -> Option<DateTime<Utc>> {
+    DateTime::parse_from_rfc3339(s)
+        .ok()
+        .map(|t| t.with_timezone(&Utc))
+}
+
+pub fn time_fixed(s: &str) -> Option<DateTime<FixedOffset>> {
+    DateTime::parse_from_rfc3339(s).ok()
+}
+
+pub fn opt_time(s: Option<&String>) -> Option<DateTime<Utc>> {
+    s.and_then(|s| time(s))
+}
+
+/// `09:01:45` (UTC), the form people compare with k3s's own `time="…"`.
+pub fn clock(s: &str) -> String {
+    time(s)
+        .map(|t| t.format("%H:%M:%S").to_string())
+        .unwrap_or_else(|| s.to_string())
+}
+
+/// Seconds from `a` to `b`, when both parse.
+pub fn seconds_between(a: &str, b: &str) -> Option<f64> {
+    let (a, b) = (time(a)?, time(b)?);
+    Some((b - a).num_milliseconds() as f64 / 1000.0)
+}
+
+/// `41s`, `1m 23s`.
+pub fn human_secs(s: f64) -> String {
+    let total = s.round().max(0.0) as i64;
+    if total >= 60 {
+        format!("{}m {:02}s", total / 60, total % 60)
+    } else {
+        format!("{total}s")
+    }
+}
+
+/// Escapes text for HTML/SVG/XML content and attribute values.
+pub fn esc(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for c in s.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&#39;"),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+/// Splits Docker's timestamp prefix off a log line: (`Some(time)`, rest) or (`None`, line).
+pub fn split_docker_time(line: &str) -> (Option<&str>, &str) {
+    match line.split_once(' ') {
+        Some((t, rest)) if time(t).is_some() => (Some(t), rest),
+        _ => (None, line),
+    }
+}
+
+/// Shortens a long line (kubelet command lines run to 2,000 characters) for a report, keeping
+/// its start, where k3s puts the message.
+pub fn shorten(line: &str, max: usize) -> String {
+    if line.chars().count() <= max {
+        return line.to_string();
+    }
+    let cut: String = line.chars().take(max).collect();
+    format!("{cut} …")
+}
+
+/// Joins names as people write them: `a`, `a and b`, `a, b and c`.
+pub fn and_list(items: &[String]) -> String {
+    match items {
+        [] => String::new(),
+        [one] => one.clone(),
+        [init @ .., last] => format!("{} and {last}", init.join(", ")),
+    }
+}

@@ -1,0 +1,116 @@
+//! `repro report` and `repro redact` as a user runs them: the real binary, exit codes, messages.
+
+use std::path::Path;
+
+use assert_cmd::Command;
+
+fn repro() -> Command {
+    Command::cargo_bin("repro").expect("repro binary")
+}
+
+fn copy_fixture(to: &Path) {
+    fn copy(from: &Path, to: &Path) {
+        std::fs::create_dir_all(to).expect("mkdir");
+        for e in std::fs::read_dir(from).expect("read_dir").flatten() {
+            let p = e.path();
+            if p.is_dir() {
+                copy(&p, &to.join(e.file_name()));
+            } else {
+                std::fs::copy(&p, to.join(e.file_name())).expect("copy");
+            }
+        }
+    }
+    copy(
+        &Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/run-etcd-split-buggy"),
+        to,
+    );
+}
+
+#[test]
+fn report_rerenders_every_output() {
+    let tmp = tempfile::tempdir().expect("tmp");
+    copy_fixture(tmp.path());
+    let out = repro()
+        .arg("report")
+        .arg(tmp.path())
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    let out = String::from_utf8_lossy(&out);
+    assert!(out.contains("verdict: reproduced"), "{out}");
+    for f in ["junit.xml", "report.md", "timeline.html", "bundle.tar.gz"] {
+        assert!(tmp.path().join(f).is_file(), "{f} not written");
+    }
+}
+
+#[test]
+fn report_on_a_corrupt_result_exits_2_naming_file_line_and_column() {
+    let tmp = tempfile::tempdir().expect("tmp");
+    std::fs::write(
+        tmp.path().join("result.json"),
+        "{\n  \"schema_version\": 1,,\n}\n",
+    )
+    .expect("write");
+    let a = repro().arg("report").arg(tmp.path()).assert().code(2);
+    let err = String::from_utf8_lossy(&a.get_output().stderr).into_owned();
+    assert!(
+        err.contains("result.json:2:23: invalid result.json: key must be a string"),
+        "{err}"
+    );
+}
+
+#[test]
+fn report_on_a_missing_folder_exits_2() {
+    repro()
+        .args(["report", "/nonexistent/results/x"])
+        .assert()
+        .code(2);
+}
+
+#[test]
+fn redact_writes_a_redacted_copy() {
+    let tmp = tempfile::tempdir().expect("tmp");
+    let f = tmp.path().join("config.yaml");
+    std::fs::write(&f, "token: cli-secret-123\nsecrets-encryption: true\n").expect("write");
+    let out = tmp.path().join("clean.yaml");
+    repro()
+        .arg("redact")
+        .arg(&f)
+        .arg("--out")
+        .arg(&out)
+        .assert()
+        .success();
+    assert_eq!(
+        std::fs::read_to_string(&out).expect("read"),
+        "token: <REDACTED-1>\nsecrets-encryption: true\n"
+    );
+    assert!(
+        std::fs::read_to_string(&f)
+            .expect("read")
+            .contains("cli-secret-123"),
+        "input changed"
+    );
+}
+
+#[test]
+fn redact_with_an_explicit_secret_and_a_missing_path() {
+    let tmp = tempfile::tempdir().expect("tmp");
+    let f = tmp.path().join("notes.txt");
+    std::fs::write(&f, "the value hunter2 was used\n").expect("write");
+    repro()
+        .arg("redact")
+        .arg(&f)
+        .args(["--secret", "hunter2"])
+        .assert()
+        .success();
+    assert_eq!(
+        std::fs::read_to_string(&f).expect("read"),
+        "the value <REDACTED-1> was used\n"
+    );
+    repro()
+        .args(["redact", "/nonexistent/file"])
+        .assert()
+        .code(2);
+}
