@@ -82,7 +82,8 @@ pub struct AgentFeatures {
 /// whatever the served config says.
 pub fn agent_features(served: &CriticalArgs, version: &K3sVersion) -> AgentFeatures {
     AgentFeatures {
-        embedded_registry: version.has_embedded_registry() && served.embedded_registry == Some(true),
+        embedded_registry: version.has_embedded_registry()
+            && served.embedded_registry == Some(true),
         supervisor_metrics: version.has_supervisor_metrics()
             && served.supervisor_metrics == Some(true),
     }
@@ -152,7 +153,11 @@ pub struct CriticalArgs {
 
 fn parse_cidrs(flag: &str, items: &[String], default: &str) -> Result<Vec<Cidr>, String> {
     let defaults = [default.to_string()];
-    let items = if items.is_empty() { &defaults[..] } else { items };
+    let items = if items.is_empty() {
+        &defaults[..]
+    } else {
+        items
+    };
     items
         .iter()
         .map(|c| Cidr::parse(c).map_err(|e| format!("invalid {flag} {c}: {e}")))
@@ -281,7 +286,11 @@ pub struct Wire {
     pub disable_service_lb: bool,
     #[serde(rename = "EncryptSecrets", default)]
     pub encrypt_secrets: bool,
-    #[serde(rename = "EmbeddedRegistry", default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        rename = "EmbeddedRegistry",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
     pub embedded_registry: Option<bool>,
     #[serde(rename = "FlannelBackend", default)]
     pub flannel_backend: String,
@@ -291,7 +300,11 @@ pub struct Wire {
     pub service_ip_range: Option<String>,
     #[serde(rename = "ServiceIPRanges", default)]
     pub service_ip_ranges: Vec<String>,
-    #[serde(rename = "SupervisorMetrics", default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        rename = "SupervisorMetrics",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
     pub supervisor_metrics: Option<bool>,
     #[serde(flatten)]
     pub extra: WireExtra,
@@ -312,20 +325,50 @@ pub fn mismatches(local: &CriticalArgs, remote: &CriticalArgs) -> Vec<String> {
         note(format!("ClusterDNSs.slice[{i}]"));
     }
     // ClusterIPRanges []*net.IPNet: IP via Equal, Mask byte-wise.
-    cidr_slice_diffs("ClusterIPRanges", &local.cluster_cidr, &remote.cluster_cidr, &mut note);
+    cidr_slice_diffs(
+        "ClusterIPRanges",
+        &local.cluster_cidr,
+        &remote.cluster_cidr,
+        &mut note,
+    );
     if local.cluster_dns.first() != remote.cluster_dns.first() {
         note("cluster-dns".into());
     }
     if local.cluster_domain != remote.cluster_domain {
         note("cluster-domain".into());
     }
-    cidr_diffs("ClusterIPRange", local.cluster_cidr.first(), remote.cluster_cidr.first(), &mut note);
+    cidr_diffs(
+        "ClusterIPRange",
+        local.cluster_cidr.first(),
+        remote.cluster_cidr.first(),
+        &mut note,
+    );
     let bools = [
-        (local.disable_ccm, remote.disable_ccm, "disable-cloud-controller"),
-        (local.disable_helm_controller, remote.disable_helm_controller, "disable-helm-controller"),
-        (local.disable_npc, remote.disable_npc, "disable-network-policy"),
-        (local.disable_servicelb, remote.disable_servicelb, "disable-service-lb"),
-        (local.secrets_encryption, remote.secrets_encryption, "secrets-encryption"),
+        (
+            local.disable_ccm,
+            remote.disable_ccm,
+            "disable-cloud-controller",
+        ),
+        (
+            local.disable_helm_controller,
+            remote.disable_helm_controller,
+            "disable-helm-controller",
+        ),
+        (
+            local.disable_npc,
+            remote.disable_npc,
+            "disable-network-policy",
+        ),
+        (
+            local.disable_servicelb,
+            remote.disable_servicelb,
+            "disable-service-lb",
+        ),
+        (
+            local.secrets_encryption,
+            remote.secrets_encryption,
+            "secrets-encryption",
+        ),
     ];
     for (a, b, name) in bools {
         if a != b {
@@ -346,8 +389,18 @@ pub fn mismatches(local: &CriticalArgs, remote: &CriticalArgs) -> Vec<String> {
     {
         note("egress-selector-mode".into());
     }
-    cidr_diffs("ServiceIPRange", local.service_cidr.first(), remote.service_cidr.first(), &mut note);
-    cidr_slice_diffs("ServiceIPRanges", &local.service_cidr, &remote.service_cidr, &mut note);
+    cidr_diffs(
+        "ServiceIPRange",
+        local.service_cidr.first(),
+        remote.service_cidr.first(),
+        &mut note,
+    );
+    cidr_slice_diffs(
+        "ServiceIPRanges",
+        &local.service_cidr,
+        &remote.service_cidr,
+        &mut note,
+    );
     if let Some(mine) = local.supervisor_metrics {
         if Some(mine) != remote.supervisor_metrics.or(Some(false)) {
             note("supervisor-metrics".into());
@@ -407,7 +460,6 @@ fn cidr_slice_diffs(path: &str, a: &[Cidr], b: &[Cidr], note: &mut impl FnMut(St
 mod tests {
     use super::*;
     use crate::config::{load, ConfigFile, Inputs};
-    use std::path::PathBuf;
 
     fn v(text: &str) -> K3sVersion {
         K3sVersion::parse(text).expect("valid version")
@@ -415,7 +467,6 @@ mod tests {
 
     fn cfg(yaml: &str, version: &str) -> ServerConfig {
         let files = [ConfigFile {
-            path: PathBuf::from("config.yaml"),
             text: yaml.to_string(),
         }];
         let version = v(version);
@@ -443,7 +494,10 @@ mod tests {
         assert_eq!(datastore(&init, true), Datastore::EtcdExisting);
         let cp = cfg(CP_ONLY, "v1.33.4+k3s1");
         assert_eq!(datastore(&cp, false), Datastore::EtcdProxy);
-        assert_eq!(datastore(&cfg("token: t\n", "v1.33.4+k3s1"), false), Datastore::Sqlite);
+        assert_eq!(
+            datastore(&cfg("token: t\n", "v1.33.4+k3s1"), false),
+            Datastore::Sqlite
+        );
     }
 
     #[test]
@@ -478,8 +532,14 @@ mod tests {
             };
             assert_eq!(agent_source(&joiner, &v(version)), expected, "{version}");
             // The init node and nodes with an apiserver always use their own.
-            assert_eq!(agent_source(&cfg(ETCD_INIT, version), &v(version)), AgentSource::Local);
-            assert_eq!(agent_source(&cfg(CP_ONLY, version), &v(version)), AgentSource::Local);
+            assert_eq!(
+                agent_source(&cfg(ETCD_INIT, version), &v(version)),
+                AgentSource::Local
+            );
+            assert_eq!(
+                agent_source(&cfg(CP_ONLY, version), &v(version)),
+                AgentSource::Local
+            );
         }
     }
 
@@ -520,8 +580,15 @@ mod tests {
     fn mismatch_names_follow_k3s() {
         let version = "v1.33.4+k3s1";
         let etcd1 = CriticalArgs::from_config(&cfg(ETCD_INIT, version)).expect("args");
-        let cp = CriticalArgs::from_config(&cfg(&format!("{CP_ONLY}supervisor-metrics: true\nembedded-registry: true\n"), version)).expect("args");
-        assert_eq!(mismatches(&cp, &etcd1), vec!["embedded-registry", "supervisor-metrics"]);
+        let cp = CriticalArgs::from_config(&cfg(
+            &format!("{CP_ONLY}supervisor-metrics: true\nembedded-registry: true\n"),
+            version,
+        ))
+        .expect("args");
+        assert_eq!(
+            mismatches(&cp, &etcd1),
+            vec!["embedded-registry", "supervisor-metrics"]
+        );
         assert!(mismatches(&etcd1, &etcd1).is_empty());
 
         let other = CriticalArgs::from_config(&cfg(
@@ -544,7 +611,11 @@ mod tests {
     #[test]
     fn down_level_remote_without_the_field_counts_as_false() {
         let version = "v1.33.4+k3s1";
-        let local = CriticalArgs::from_config(&cfg(&format!("{CP_ONLY}supervisor-metrics: true\n"), version)).expect("args");
+        let local = CriticalArgs::from_config(&cfg(
+            &format!("{CP_ONLY}supervisor-metrics: true\n"),
+            version,
+        ))
+        .expect("args");
         let mut wire = CriticalArgs::from_config(&cfg(ETCD_INIT, version))
             .expect("args")
             .to_wire(WireExtra::default());
@@ -562,7 +633,10 @@ mod tests {
             "v1.33.4+k3s1",
         ))
         .expect("args");
-        assert_eq!(args.cluster_dns, vec!["10.96.0.10".parse::<IpAddr>().expect("ip")]);
+        assert_eq!(
+            args.cluster_dns,
+            vec!["10.96.0.10".parse::<IpAddr>().expect("ip")]
+        );
         let json = serde_json::to_string(&args.to_wire(WireExtra::default())).expect("json");
         let back = CriticalArgs::from_wire(&serde_json::from_str(&json).expect("wire"));
         assert_eq!(back, args);
@@ -570,8 +644,14 @@ mod tests {
 
     #[test]
     fn cidrs_are_normalised_and_validated() {
-        assert_eq!(Cidr::parse("10.42.1.7/16").expect("cidr").to_string(), "10.42.0.0/16");
-        assert_eq!(Cidr::parse("fd00:42::1/56").expect("cidr").to_string(), "fd00:42::/56");
+        assert_eq!(
+            Cidr::parse("10.42.1.7/16").expect("cidr").to_string(),
+            "10.42.0.0/16"
+        );
+        assert_eq!(
+            Cidr::parse("fd00:42::1/56").expect("cidr").to_string(),
+            "fd00:42::/56"
+        );
         assert!(Cidr::parse("10.42.0.0/33").is_err());
         assert!(Cidr::parse("10.42.0.0").is_err());
         let bad = cfg("cluster-cidr: nonsense\n", "v1.33.4+k3s1");

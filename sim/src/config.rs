@@ -94,10 +94,10 @@ pub struct Loaded {
     pub warnings: Vec<String>,
 }
 
-/// A config file (or drop-in) as read from disk.
+/// A config file (or drop-in) as read from disk. Only the text matters: k3s
+/// names no file in its YAML errors either.
 #[derive(Clone, Debug)]
 pub struct ConfigFile {
-    pub path: PathBuf,
     pub text: String,
 }
 
@@ -126,10 +126,7 @@ pub fn config_path(args: &[String], env: &dyn Fn(&str) -> Option<String>) -> Pat
 pub fn read_config_files(path: &Path) -> Result<Vec<ConfigFile>, String> {
     let mut files = Vec::new();
     match std::fs::read_to_string(path) {
-        Ok(text) => files.push(ConfigFile {
-            path: path.to_path_buf(),
-            text,
-        }),
+        Ok(text) => files.push(ConfigFile { text }),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
         Err(e) => return Err(format!("open {}: {e}", path.display())),
     }
@@ -147,7 +144,7 @@ pub fn read_config_files(path: &Path) -> Result<Vec<ConfigFile>, String> {
     dropins.sort_by(|a, b| a.file_name().cmp(&b.file_name()));
     for p in dropins {
         let text = std::fs::read_to_string(&p).map_err(|e| format!("open {}: {e}", p.display()))?;
-        files.push(ConfigFile { path: p, text });
+        files.push(ConfigFile { text });
     }
     Ok(files)
 }
@@ -200,7 +197,9 @@ fn parse_yaml_map(text: &str) -> Result<Vec<(String, serde_json::Value)>, String
     match value {
         serde_json::Value::Null => Ok(Vec::new()),
         serde_json::Value::Object(map) => Ok(map.into_iter().collect()),
-        _ => Err("yaml: unmarshal errors:\n  line 1: cannot unmarshal !!seq into yaml.MapSlice".into()),
+        _ => Err(
+            "yaml: unmarshal errors:\n  line 1: cannot unmarshal !!seq into yaml.MapSlice".into(),
+        ),
     }
 }
 
@@ -208,9 +207,15 @@ fn parse_yaml_map(text: &str) -> Result<Vec<(String, serde_json::Value)>, String
 fn yaml_error(e: serde_saphyr::Error) -> String {
     let text = e.to_string();
     let first = text.lines().next().unwrap_or("invalid YAML").trim();
+    // serde-saphyr says `error: line 2 column 8: what`; keep only `what`.
+    let what = first.strip_prefix("error: ").unwrap_or(first);
+    let what = match what.split_once(": ") {
+        Some((pos, rest)) if pos.starts_with("line ") => rest,
+        _ => what,
+    };
     match e.location() {
-        Some(loc) => format!("yaml: line {}: {first}", loc.line()),
-        None => format!("yaml: {first}"),
+        Some(loc) => format!("yaml: line {}: {what}", loc.line()),
+        None => format!("yaml: {what}"),
     }
 }
 
@@ -235,7 +240,11 @@ fn scalar_string(value: &serde_json::Value) -> String {
 /// k3s's `stripInvalidFlags`: config-file arguments for flags this release
 /// does not have are dropped, each with a warning (its message keeps the
 /// stray `\n` k3s has in its format string).
-pub fn strip_unknown(args: Vec<String>, version: &K3sVersion, warnings: &mut Vec<String>) -> Vec<String> {
+pub fn strip_unknown(
+    args: Vec<String>,
+    version: &K3sVersion,
+    warnings: &mut Vec<String>,
+) -> Vec<String> {
     args.into_iter()
         .filter(|arg| {
             let name = arg.trim_start_matches('-');
@@ -244,7 +253,9 @@ pub fn strip_unknown(args: Vec<String>, version: &K3sVersion, warnings: &mut Vec
                 true
             } else {
                 let shown = arg.split_once('=').map_or(arg.as_str(), |(n, _)| n);
-                warnings.push(format!("Unknown flag {shown} found in config.yaml, skipping\n"));
+                warnings.push(format!(
+                    "Unknown flag {shown} found in config.yaml, skipping\n"
+                ));
                 false
             }
         })
@@ -294,9 +305,9 @@ pub fn load(inputs: &Inputs<'_>) -> Result<(ServerConfig, Loaded), LoadError> {
         ));
     }
     if let Some(extra) = parsed.positional.first() {
-        loaded
-            .warnings
-            .push(format!("Ignoring unexpected argument {extra:?} after server"));
+        loaded.warnings.push(format!(
+            "Ignoring unexpected argument {extra:?} after server"
+        ));
     }
 
     let mut cfg = ServerConfig::defaults(inputs.version);
@@ -428,9 +439,9 @@ mod tests {
         K3sVersion::parse(text).expect("valid version")
     }
 
-    fn file(name: &str, text: &str) -> ConfigFile {
+    /// The name only documents the test: order in the slice is what counts.
+    fn file(_name: &str, text: &str) -> ConfigFile {
         ConfigFile {
-            path: PathBuf::from(name),
             text: text.to_string(),
         }
     }
@@ -439,7 +450,12 @@ mod tests {
         None
     }
 
-    fn load_with(files: &[ConfigFile], cli: &[&str], env: &dyn Fn(&str) -> Option<String>, version: &str) -> (ServerConfig, Loaded) {
+    fn load_with(
+        files: &[ConfigFile],
+        cli: &[&str],
+        env: &dyn Fn(&str) -> Option<String>,
+        version: &str,
+    ) -> (ServerConfig, Loaded) {
         let cli: Vec<String> = cli.iter().map(|s| s.to_string()).collect();
         let version = v(version);
         load(&Inputs {
@@ -458,7 +474,12 @@ mod tests {
             file("config.yaml.d/10-a.yaml", "token: from-dropin\nembedded-registry: true\n"),
             file("config.yaml.d/20-b.yaml", "disable+: [servicelb]\nembedded-registry: false\n"),
         ];
-        let (cfg, loaded) = load_with(&files, &["--token", "from-cli", "--disable=metrics-server"], &no_env, "v1.33.4+k3s1");
+        let (cfg, loaded) = load_with(
+            &files,
+            &["--token", "from-cli", "--disable=metrics-server"],
+            &no_env,
+            "v1.33.4+k3s1",
+        );
         assert!(loaded.warnings.is_empty(), "{:?}", loaded.warnings);
         assert!(cfg.cluster_init);
         assert_eq!(cfg.token.as_deref(), Some("from-cli"));
@@ -509,7 +530,10 @@ mod tests {
 
     #[test]
     fn yaml_errors_are_reported_with_a_line() {
-        let files = [file("config.yaml", "cluster-init: true\ntoken: [unclosed\n")];
+        let files = [file(
+            "config.yaml",
+            "cluster-init: true\ntoken: [unclosed\n",
+        )];
         let cli: Vec<String> = Vec::new();
         let version = v("v1.33.4+k3s1");
         let err = load(&Inputs {
@@ -519,7 +543,10 @@ mod tests {
             version: &version,
         })
         .expect_err("bad yaml");
-        assert!(matches!(&err, LoadError::File(e) if e.starts_with("yaml: line ")), "{err}");
+        assert_eq!(
+            err,
+            LoadError::File("yaml: line 2: unclosed bracket '['".into())
+        );
     }
 
     #[test]

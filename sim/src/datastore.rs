@@ -209,7 +209,13 @@ pub fn full_token(cluster_id: &str, password: &str) -> String {
     }
     let hash: String = hash
         .chars()
-        .map(|c| if c.is_ascii_hexdigit() { c.to_ascii_lowercase() } else { '0' })
+        .map(|c| {
+            if c.is_ascii_hexdigit() {
+                c.to_ascii_lowercase()
+            } else {
+                '0'
+            }
+        })
         .take(64)
         .collect();
     format!("K10{hash}::server:{password}")

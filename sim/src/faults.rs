@@ -125,7 +125,7 @@ pub fn parse_duration(text: &str) -> Option<Duration> {
         _ => return None,
     };
     let secs = number * scale;
-    if !secs.is_finite() || secs < 0.0 || secs > 86_400.0 * 365.0 {
+    if !secs.is_finite() || !(0.0..=86_400.0 * 365.0).contains(&secs) {
         return None;
     }
     Some(Duration::from_secs_f64(secs))

@@ -329,7 +329,10 @@ mod tests {
     fn gated_flags_are_unknown_before_their_release() {
         let args = strings(&["--embedded-registry", "--supervisor-metrics"]);
         let old = parse(&args, &v("v1.26.12+k3s1")).expect("parses");
-        assert_eq!(old.unknown, vec!["--embedded-registry", "--supervisor-metrics"]);
+        assert_eq!(
+            old.unknown,
+            vec!["--embedded-registry", "--supervisor-metrics"]
+        );
         let mid = parse(&args, &v("v1.29.1+k3s2")).expect("parses");
         assert_eq!(mid.unknown, vec!["--supervisor-metrics"]);
         let new = parse(&args, &v("v1.33.4+k3s1")).expect("parses");

@@ -127,23 +127,14 @@ fn handle_connection(stream: TcpStream, handler: &Handler) -> std::io::Result<()
 fn read_request(reader: &mut impl BufRead) -> Result<Request, u16> {
     let mut head_len = 0;
     let mut line = String::new();
-    let read_line = |reader: &mut dyn BufRead, line: &mut String, head_len: &mut usize| {
-        line.clear();
-        let n = reader.read_line(line).map_err(|_| 400u16)?;
-        *head_len += n;
-        if n == 0 || *head_len > MAX_HEAD {
-            return Err(400);
-        }
-        Ok(())
-    };
-    read_line(reader, &mut line, &mut head_len)?;
+    read_head_line(reader, &mut line, &mut head_len)?;
     let mut parts = line.split_whitespace();
     let method = parts.next().ok_or(400u16)?.to_string();
     let target = parts.next().ok_or(400u16)?;
     let path = target.split('?').next().unwrap_or("/").to_string();
     let mut headers = Vec::new();
     loop {
-        read_line(reader, &mut line, &mut head_len)?;
+        read_head_line(reader, &mut line, &mut head_len)?;
         let trimmed = line.trim_end_matches(['\r', '\n']);
         if trimmed.is_empty() {
             break;
@@ -169,6 +160,21 @@ fn read_request(reader: &mut impl BufRead) -> Result<Request, u16> {
     request.body = vec![0; length];
     reader.read_exact(&mut request.body).map_err(|_| 400u16)?;
     Ok(request)
+}
+
+/// One request-head line; 400 on EOF, I/O errors or an oversized head.
+fn read_head_line(
+    reader: &mut impl BufRead,
+    line: &mut String,
+    head_len: &mut usize,
+) -> Result<(), u16> {
+    line.clear();
+    let n = reader.read_line(line).map_err(|_| 400u16)?;
+    *head_len += n;
+    if n == 0 || *head_len > MAX_HEAD {
+        return Err(400);
+    }
+    Ok(())
 }
 
 fn write_response(mut stream: TcpStream, response: &Response) -> std::io::Result<()> {
@@ -216,7 +222,9 @@ impl Url {
                 .split_once(']')
                 .ok_or_else(|| format!("invalid URL {text:?}: bad IPv6 host"))?;
             let port = match after.strip_prefix(':') {
-                Some(p) => p.parse().map_err(|_| format!("invalid URL {text:?}: bad port"))?,
+                Some(p) => p
+                    .parse()
+                    .map_err(|_| format!("invalid URL {text:?}: bad port"))?,
                 None => default_port,
             };
             (host.to_string(), port)
@@ -224,7 +232,8 @@ impl Url {
             match authority.rsplit_once(':') {
                 Some((h, p)) => (
                     h.to_string(),
-                    p.parse().map_err(|_| format!("invalid URL {text:?}: bad port"))?,
+                    p.parse()
+                        .map_err(|_| format!("invalid URL {text:?}: bad port"))?,
                 ),
                 None => (authority.to_string(), default_port),
             }
@@ -257,10 +266,26 @@ impl Url {
 /// A client failure, displayed like Go's `*url.Error` (`Get "…": dial tcp …`).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum ClientError {
-    NoSuchHost { url: String, method: String, host: String },
-    Refused { url: String, method: String, addr: String },
-    Timeout { url: String, method: String, addr: String },
-    Io { url: String, method: String, detail: String },
+    NoSuchHost {
+        url: String,
+        method: String,
+        host: String,
+    },
+    Refused {
+        url: String,
+        method: String,
+        addr: String,
+    },
+    Timeout {
+        url: String,
+        method: String,
+        addr: String,
+    },
+    Io {
+        url: String,
+        method: String,
+        detail: String,
+    },
 }
 
 impl std::fmt::Display for ClientError {
@@ -270,7 +295,10 @@ impl std::fmt::Display for ClientError {
                 let on = crate::host::nameserver()
                     .map(|ns| format!(" on {ns}"))
                     .unwrap_or_default();
-                write!(f, "{method} \"{url}\": dial tcp: lookup {host}{on}: no such host")
+                write!(
+                    f,
+                    "{method} \"{url}\": dial tcp: lookup {host}{on}: no such host"
+                )
             }
             ClientError::Refused { url, method, addr } => write!(
                 f,
@@ -355,13 +383,11 @@ pub fn request(
                 method: method_word(method),
                 addr,
             },
-            std::io::ErrorKind::TimedOut | std::io::ErrorKind::WouldBlock => {
-                ClientError::Timeout {
-                    url: full,
-                    method: method_word(method),
-                    addr,
-                }
-            }
+            std::io::ErrorKind::TimedOut | std::io::ErrorKind::WouldBlock => ClientError::Timeout {
+                url: full,
+                method: method_word(method),
+                addr,
+            },
             _ => io(format!("dial tcp {addr}: {e}")),
         });
     };
@@ -417,7 +443,13 @@ fn method_word(method: &str) -> String {
 fn parse_response(raw: &[u8]) -> Option<ClientResponse> {
     let split = raw.windows(4).position(|w| w == b"\r\n\r\n")?;
     let head = std::str::from_utf8(&raw[..split]).ok()?;
-    let status: u16 = head.lines().next()?.split_whitespace().nth(1)?.parse().ok()?;
+    let status: u16 = head
+        .lines()
+        .next()?
+        .split_whitespace()
+        .nth(1)?
+        .parse()
+        .ok()?;
     let mut body = raw[split + 4..].to_vec();
     let length = head.lines().skip(1).find_map(|l| {
         let (k, v) = l.split_once(':')?;
@@ -437,7 +469,11 @@ const B64: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz012
 pub fn base64_encode(data: &[u8]) -> String {
     let mut out = String::with_capacity(data.len().div_ceil(3) * 4);
     for chunk in data.chunks(3) {
-        let b = [chunk[0], *chunk.get(1).unwrap_or(&0), *chunk.get(2).unwrap_or(&0)];
+        let b = [
+            chunk[0],
+            *chunk.get(1).unwrap_or(&0),
+            *chunk.get(2).unwrap_or(&0),
+        ];
         let n = (u32::from(b[0]) << 16) | (u32::from(b[1]) << 8) | u32::from(b[2]);
         for i in 0..4 {
             if i <= chunk.len() {
@@ -475,7 +511,10 @@ mod tests {
     #[test]
     fn parses_urls() {
         let u = Url::parse("https://etcd-1:6443").expect("url");
-        assert_eq!((u.host.as_str(), u.port, u.path.as_str()), ("etcd-1", 6443, ""));
+        assert_eq!(
+            (u.host.as_str(), u.port, u.path.as_str()),
+            ("etcd-1", 6443, "")
+        );
         let u = Url::parse("https://127.0.0.1:6443/").expect("url");
         assert_eq!(u.with_path("/metrics"), "https://127.0.0.1:6443/metrics");
         let u = Url::parse("http://[::1]/x").expect("url");
@@ -487,7 +526,14 @@ mod tests {
 
     #[test]
     fn base64_round_trips() {
-        for text in ["", "a", "ab", "abc", "node:secret", "server:K10abc::server:x"] {
+        for text in [
+            "",
+            "a",
+            "ab",
+            "abc",
+            "node:secret",
+            "server:K10abc::server:x",
+        ] {
             let enc = base64_encode(text.as_bytes());
             assert_eq!(base64_decode(&enc).as_deref(), Some(text.as_bytes()));
         }
@@ -530,7 +576,10 @@ mod tests {
         )
         .expect("response");
         assert_eq!(resp.status, 200);
-        assert_eq!(resp.text(), "GET /v1-k3s/config Some(\"Some(\\\"node\\\")/pw\")");
+        assert_eq!(
+            resp.text(),
+            "GET /v1-k3s/config Some(\"Some(\\\"node\\\")/pw\")"
+        );
     }
 
     #[test]
@@ -539,8 +588,15 @@ mod tests {
         let port = listener.local_addr().expect("addr").port();
         drop(listener);
         let url = Url::parse(&format!("https://127.0.0.1:{port}")).expect("url");
-        let err = request("GET", &url, "/cacerts", &Auth::None, None, Duration::from_secs(2))
-            .expect_err("refused");
+        let err = request(
+            "GET",
+            &url,
+            "/cacerts",
+            &Auth::None,
+            None,
+            Duration::from_secs(2),
+        )
+        .expect_err("refused");
         assert!(matches!(err, ClientError::Refused { .. }), "{err}");
     }
 }

@@ -77,7 +77,12 @@ struct ClusterEntry {
 
 fn server_from_kubeconfig(path: &str) -> Result<String, String> {
     let text = std::fs::read_to_string(path).map_err(|e| {
-        format!("error: error loading config file \"{path}\": open {path}: {e}")
+        let why = match e.kind() {
+            std::io::ErrorKind::NotFound => "no such file or directory".to_string(),
+            std::io::ErrorKind::PermissionDenied => "permission denied".to_string(),
+            _ => e.to_string(),
+        };
+        format!("error: error loading config file \"{path}\": open {path}: {why}")
     })?;
     let kc: Kubeconfig = serde_saphyr::from_str(&text)
         .map_err(|_| format!("error: error loading config file \"{path}\": invalid kubeconfig"))?;
@@ -93,7 +98,9 @@ pub fn error_text(status: u16, body: &str) -> String {
     let body = body.trim();
     match status {
         401 => "error: You must be logged in to the server (Unauthorized)".into(),
-        404 => "Error from server (NotFound): the server could not find the requested resource".into(),
+        404 => {
+            "Error from server (NotFound): the server could not find the requested resource".into()
+        }
         _ => {
             let reason = match status {
                 400 => "BadRequest",
@@ -155,8 +162,19 @@ pub fn run(args: &[String]) -> i32 {
         Err(e) => return fail(&format!("error: {e}")),
     };
     let raw = parsed.raw.unwrap_or_default();
-    let path = if raw.starts_with('/') { raw } else { format!("/{raw}") };
-    match http::request("GET", &url, &path, &Auth::None, None, Duration::from_secs(30)) {
+    let path = if raw.starts_with('/') {
+        raw
+    } else {
+        format!("/{raw}")
+    };
+    match http::request(
+        "GET",
+        &url,
+        &path,
+        &Auth::None,
+        None,
+        Duration::from_secs(30),
+    ) {
         Ok(resp) if resp.status / 100 == 2 => {
             let mut out = std::io::stdout().lock();
             let _ = out.write_all(&resp.body);
@@ -196,7 +214,8 @@ mod tests {
         assert_eq!(parsed.verb.as_deref(), Some("get"));
         assert_eq!(parsed.server.as_deref(), Some("https://127.0.0.1:6443"));
         assert_eq!(parsed.raw.as_deref(), Some("/metrics"));
-        let inline = parse_args(&strings(&["get", "--raw=/readyz", "-s=https://x:1"])).expect("parses");
+        let inline =
+            parse_args(&strings(&["get", "--raw=/readyz", "-s=https://x:1"])).expect("parses");
         assert_eq!(inline.raw.as_deref(), Some("/readyz"));
         assert_eq!(inline.server.as_deref(), Some("https://x:1"));
         assert!(parse_args(&strings(&["get", "--raw"])).is_err());

@@ -169,7 +169,10 @@ mod tests {
     #[test]
     fn bare_values_stay_unquoted() {
         let line = format_line(at(0), Level::Warning, "pong");
-        assert_eq!(line, "time=\"1970-01-01T00:00:00Z\" level=warning msg=pong\n");
+        assert_eq!(
+            line,
+            "time=\"1970-01-01T00:00:00Z\" level=warning msg=pong\n"
+        );
     }
 
     #[test]
@@ -178,7 +181,10 @@ mod tests {
             go_quote("Unknown flag --x found in config.yaml, skipping\n"),
             "\"Unknown flag --x found in config.yaml, skipping\\n\""
         );
-        assert_eq!(go_quote("Get \"https://a\": x"), "\"Get \\\"https://a\\\": x\"");
+        assert_eq!(
+            go_quote("Get \"https://a\": x"),
+            "\"Get \\\"https://a\\\": x\""
+        );
         assert_eq!(go_quote("\u{1b}"), "\"\\x1b\"");
     }
 

@@ -97,7 +97,10 @@ pub fn render(reg: &Registry<'_>) -> String {
     families.sort_by_key(|f| f.name);
     let mut out = String::new();
     for f in families {
-        out.push_str(&format!("# HELP {} {}\n# TYPE {} {}\n", f.name, f.help, f.name, f.kind));
+        out.push_str(&format!(
+            "# HELP {} {}\n# TYPE {} {}\n",
+            f.name, f.help, f.name, f.kind
+        ));
         for s in f.samples {
             out.push_str(&s);
             out.push('\n');
@@ -110,7 +113,11 @@ pub fn render(reg: &Registry<'_>) -> String {
 pub fn rss_bytes() -> u64 {
     std::fs::read_to_string("/proc/self/statm")
         .ok()
-        .and_then(|s| s.split_whitespace().nth(1).and_then(|p| p.parse::<u64>().ok()))
+        .and_then(|s| {
+            s.split_whitespace()
+                .nth(1)
+                .and_then(|p| p.parse::<u64>().ok())
+        })
         .map(|pages| pages * 4096)
         .unwrap_or(0)
 }

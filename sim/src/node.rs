@@ -186,7 +186,10 @@ pub fn run_server(cli_args: &[String]) -> i32 {
         ))
     });
     let handler_state = Arc::clone(&shared);
-    http::serve(listener, Arc::new(move |req: &Request| route(&handler_state, req)));
+    http::serve(
+        listener,
+        Arc::new(move |req: &Request| route(&handler_state, req)),
+    );
 
     let store = bootstrap::datastore(&shared.cfg, shared.layout.has_etcd_data());
     prepare_datastore(&shared, store);
@@ -195,7 +198,10 @@ pub fn run_server(cli_args: &[String]) -> i32 {
         std::thread::sleep(delay);
     }
     if !shared.cfg.disable_apiserver {
-        logs::info(format!("Running kube-apiserver {}", apiserver_args(&shared)));
+        logs::info(format!(
+            "Running kube-apiserver {}",
+            apiserver_args(&shared)
+        ));
     }
     if faults.never_ready {
         park_forever();
@@ -272,31 +278,44 @@ fn join_password(cfg: &ServerConfig) -> String {
             "{BOOTSTRAP_ERR}{CHECK_ERR}token is required to join a cluster"
         ));
     };
-    datastore::token_password(token)
-        .unwrap_or_else(|e| logs::fatal(format!("{BOOTSTRAP_ERR}{CHECK_ERR}failed to validate token: {e}")))
+    datastore::token_password(token).unwrap_or_else(|e| {
+        logs::fatal(format!(
+            "{BOOTSTRAP_ERR}{CHECK_ERR}failed to validate token: {e}"
+        ))
+    })
 }
 
 fn join_url(shared: &Shared) -> Url {
     let text = shared.cfg.server_url.clone().unwrap_or_default();
     Url::parse(&text).unwrap_or_else(|e| {
-        logs::fatal(format!("{BOOTSTRAP_ERR}{CHECK_ERR}failed to validate token: {e}"))
+        logs::fatal(format!(
+            "{BOOTSTRAP_ERR}{CHECK_ERR}failed to validate token: {e}"
+        ))
     })
 }
 
 /// k3s's `ParseAndValidateToken` against the join URL: it fails the start
 /// when the server cannot be reached (k3s does not retry here).
 fn validate_join_server(url: &Url) {
-    if let Err(e) = http::request("GET", url, "/cacerts", &Auth::None, None, Duration::from_secs(10)) {
+    if let Err(e) = http::request(
+        "GET",
+        url,
+        "/cacerts",
+        &Auth::None,
+        None,
+        Duration::from_secs(10),
+    ) {
         logs::fatal(format!(
             "{BOOTSTRAP_ERR}{CHECK_ERR}failed to validate token: failed to get CA certs: {e}"
         ));
     }
 }
 
-fn prepare_datastore(shared: &Shared, store: Datastore) {
+fn prepare_datastore(shared: &Arc<Shared>, store: Datastore) {
     match store {
         Datastore::Sqlite => {
-            own_password(shared);
+            let pw = own_password(shared);
+            ensure_token_file(shared, &pw);
             logs::info("Configuring sqlite3 database connection pooling: maxIdleConns=2, maxOpenConns=0, connMaxLifetime=0s");
             logs::info("Configuring database table schema and indexes, this may take a moment...");
             logs::info("Database tables and indexes are up to date");
@@ -318,7 +337,7 @@ fn prepare_datastore(shared: &Shared, store: Datastore) {
         }
         Datastore::EtcdExisting => {
             logs::info("Managed etcd cluster bootstrap already complete and initialized");
-            own_password(shared);
+            let pw = own_password(shared);
             let mut state = shared.layout.load_state().unwrap_or_default();
             let me = own_member(shared);
             state.merge(&ClusterState {
@@ -327,29 +346,29 @@ fn prepare_datastore(shared: &Shared, store: Datastore) {
                 apiservers: Vec::new(),
             });
             save_or_die(shared, state);
+            ensure_token_file(shared, &pw);
             reconcile_existing_member(shared);
             logs::info("Starting etcd for existing cluster member");
             start_sync(shared);
         }
-        Datastore::EtcdJoin => {
+        Datastore::EtcdJoin | Datastore::EtcdProxy => {
             let pw = join_password(&shared.cfg);
             let url = join_url(shared);
             validate_join_server(&url);
-            logs::info("Managed etcd cluster not yet initialized");
+            if store == Datastore::EtcdProxy {
+                logs::info("Managed etcd disabled on this node");
+            } else {
+                logs::info("Managed etcd cluster not yet initialized");
+            }
             shared.set_password(pw.clone());
-            check_critical_config(shared, &url, &pw);
+            if bootstrap::runs_critical_config_check(store) {
+                check_critical_config(shared, &url, &pw);
+            }
             fetch_bootstrap_data(&url, &pw);
-            join_etcd(shared, &url, &pw);
-            start_sync(shared);
-        }
-        Datastore::EtcdProxy => {
-            let pw = join_password(&shared.cfg);
-            let url = join_url(shared);
-            validate_join_server(&url);
-            logs::info("Managed etcd disabled on this node");
-            shared.set_password(pw.clone());
-            check_critical_config(shared, &url, &pw);
-            fetch_bootstrap_data(&url, &pw);
+            if store == Datastore::EtcdJoin {
+                join_etcd(shared, &url, &pw);
+                start_sync(shared);
+            }
         }
     }
 }
@@ -367,19 +386,31 @@ fn own_password(shared: &Shared) -> String {
             .and_then(|t| datastore::token_password(&t).ok())
             .unwrap_or_else(|| datastore::random_hex(32)),
     };
-    if shared.layout.read_token().is_none() {
-        let token = datastore::full_token(&datastore::random_hex(16), &pw);
-        write_token_or_die(shared, &token);
-    }
     shared.set_password(pw.clone());
     pw
+}
+
+/// Writes `server/token` unless one is there already.
+fn ensure_token_file(shared: &Shared, pw: &str) {
+    if shared.layout.read_token().is_none() {
+        let cluster_id = shared
+            .state()
+            .map(|s| s.cluster_id)
+            .filter(|id| !id.is_empty())
+            .unwrap_or_else(|| datastore::random_hex(16));
+        write_token_or_die(shared, &datastore::full_token(&cluster_id, pw));
+    }
 }
 
 fn own_member(shared: &Shared) -> Member {
     let name = shared
         .layout
         .member_name(&shared.node_name)
-        .unwrap_or_else(|e| logs::fatal(format!("Error: preparing server: start managed database: {e}")));
+        .unwrap_or_else(|e| {
+            logs::fatal(format!(
+                "Error: preparing server: start managed database: {e}"
+            ))
+        });
     Member {
         name,
         peer_url: format!("https://{}:2380", shared.ip),
@@ -388,13 +419,17 @@ fn own_member(shared: &Shared) -> Member {
 
 fn save_or_die(shared: &Shared, state: ClusterState) {
     if let Err(e) = shared.set_state(state) {
-        logs::fatal(format!("Error: preparing server: start managed database: {e}"));
+        logs::fatal(format!(
+            "Error: preparing server: start managed database: {e}"
+        ));
     }
 }
 
 fn write_token_or_die(shared: &Shared, token: &str) {
     if let Err(e) = shared.layout.write_token(token) {
-        logs::fatal(format!("Error: preparing server: failed to write token: {e}"));
+        logs::fatal(format!(
+            "Error: preparing server: failed to write token: {e}"
+        ));
     }
 }
 
@@ -437,7 +472,14 @@ fn reconcile_existing_member(shared: &Shared) {
 /// `node`; an unreachable or refusing server only skips the check.
 fn check_critical_config(shared: &Shared, url: &Url, pw: &str) {
     let path = "/v1-k3s/config";
-    let resp = match http::request("GET", url, path, &Auth::Basic("node", pw), None, Duration::from_secs(10)) {
+    let resp = match http::request(
+        "GET",
+        url,
+        path,
+        &Auth::Basic("node", pw),
+        None,
+        Duration::from_secs(10),
+    ) {
         Ok(resp) if resp.status == 200 => resp,
         Ok(resp) => {
             logs::warn(format!(
@@ -454,7 +496,9 @@ fn check_critical_config(shared: &Shared, url: &Url, pw: &str) {
         }
     };
     let wire: Wire = serde_json::from_slice(&resp.body).unwrap_or_else(|e| {
-        logs::fatal(format!("{BOOTSTRAP_ERR}failed to validate server configuration: {e}"))
+        logs::fatal(format!(
+            "{BOOTSTRAP_ERR}failed to validate server configuration: {e}"
+        ))
     });
     let remote = CriticalArgs::from_wire(&wire);
     let diffs = bootstrap::mismatches(&shared.local_args, &remote);
@@ -471,7 +515,14 @@ fn check_critical_config(shared: &Shared, url: &Url, pw: &str) {
 /// `httpBootstrap`: the token's password is only checked here, by the server.
 fn fetch_bootstrap_data(url: &Url, pw: &str) {
     let path = "/v1-k3s/server-bootstrap";
-    match http::request("GET", url, path, &Auth::Basic("server", pw), None, Duration::from_secs(15)) {
+    match http::request(
+        "GET",
+        url,
+        path,
+        &Auth::Basic("server", pw),
+        None,
+        Duration::from_secs(15),
+    ) {
         Ok(resp) if resp.status == 200 => {}
         Ok(resp) => logs::fatal(format!(
             "{BOOTSTRAP_ERR}{}: {} {}",
@@ -501,12 +552,16 @@ fn join_etcd(shared: &Shared, url: &Url, pw: &str) {
             Err(_) => std::thread::sleep(Duration::from_millis(500)),
         }
     };
-    let others: Vec<String> = state
-        .members
-        .iter()
-        .filter(|m| m.name != me.name)
-        .map(|m| format!("{}={}", m.name, m.peer_url))
-        .collect();
+    let others: Vec<String> = ClusterState {
+        members: state
+            .members
+            .iter()
+            .filter(|m| m.name != me.name)
+            .cloned()
+            .collect(),
+        ..ClusterState::default()
+    }
+    .member_strings();
     logs::info(format!(
         "Adding member {}={} to etcd cluster {}",
         me.name,
@@ -551,64 +606,31 @@ fn push_state(url: &Url, pw: &str, state: &ClusterState) -> Result<ClusterState,
 
 /// Members keep their copy of the cluster state in step with the server they
 /// joined, both ways, once a second (stands in for etcd replication).
-fn start_sync(shared: &Shared) {
+fn start_sync(shared: &Arc<Shared>) {
     let (Some(text), Some(pw)) = (shared.cfg.server_url.clone(), shared.password()) else {
         return;
     };
     let Ok(url) = Url::parse(&text) else { return };
-    let shared = SharedRef::new(shared);
+    let shared = Arc::clone(shared);
     std::thread::spawn(move || loop {
-        if let Some(local) = shared.get().state() {
+        if let Some(local) = shared.state() {
             if let Ok(remote) = push_state(&url, &pw, &local) {
-                shared.get().merge_state(&remote);
+                shared.merge_state(&remote);
             }
         }
         std::thread::sleep(Duration::from_secs(1));
     });
 }
 
-/// A `'static` handle on the process-wide `Shared` for background threads.
-struct SharedRef(&'static Shared);
-
-impl SharedRef {
-    fn new(shared: &Shared) -> SharedRef {
-        // `Shared` lives until the process exits; the boot sequence owns it
-        // through an `Arc` that is never dropped, so leaking a clone of that
-        // Arc gives background threads a `'static` borrow without unsafe.
-        SharedRef(shared.static_self())
-    }
-    fn get(&self) -> &Shared {
-        self.0
-    }
-}
-
-impl Shared {
-    fn static_self(&self) -> &'static Shared {
-        SELF.with(|_| ());
-        leak_registry().unwrap_or_else(|| logs::fatal("repro-sim: internal error: node state missing"))
-    }
-}
-
-thread_local! {
-    static SELF: () = const { () };
-}
-
-static NODE: std::sync::OnceLock<&'static Shared> = std::sync::OnceLock::new();
-
-fn leak_registry() -> Option<&'static Shared> {
-    NODE.get().copied()
-}
-
-/// Registers the node state for background threads; called once per process.
-pub fn publish(shared: &Arc<Shared>) {
-    let leaked: &'static Arc<Shared> = Box::leak(Box::new(Arc::clone(shared)));
-    let _ = NODE.set(leaked.as_ref());
-}
-
 /// A control-plane-only node reaches etcd through its join server; k3s logs
 /// each failed test and retries every 5 s.
 fn wait_for_proxied_datastore(shared: &Shared) {
-    let Some(url) = shared.cfg.server_url.as_deref().and_then(|u| Url::parse(u).ok()) else {
+    let Some(url) = shared
+        .cfg
+        .server_url
+        .as_deref()
+        .and_then(|u| Url::parse(u).ok())
+    else {
         return;
     };
     let pw = shared.password().unwrap_or_default();
@@ -680,7 +702,10 @@ fn write_kubeconfig(shared: &Shared) {
         .map_err(|e| e.to_string())
         .and_then(|_| datastore::write_atomic(path, text.as_bytes()));
     if let Err(e) = result {
-        logs::error(format!("Failed to write kubeconfig {}: {e}", path.display()));
+        logs::error(format!(
+            "Failed to write kubeconfig {}: {e}",
+            path.display()
+        ));
     }
 }
 
@@ -722,7 +747,9 @@ fn kubelet_args(shared: &Shared) -> String {
 fn run_agent(shared: &Shared) {
     let served = match bootstrap::agent_source(&shared.cfg, &shared.version) {
         AgentSource::Local => shared.local_args.clone(),
-        AgentSource::Remote(url) => fetch_agent_config(&url, &shared.password().unwrap_or_default()),
+        AgentSource::Remote(url) => {
+            fetch_agent_config(&url, &shared.password().unwrap_or_default())
+        }
     };
     let features = bootstrap::agent_features(&served, &shared.version);
     if features.embedded_registry {
@@ -774,7 +801,14 @@ fn fetch_agent_config(text: &str, pw: &str) -> CriticalArgs {
         logs::fatal(format!("Error: invalid server url {text}"));
     };
     loop {
-        match http::request("GET", &url, "/cacerts", &Auth::None, None, Duration::from_secs(10)) {
+        match http::request(
+            "GET",
+            &url,
+            "/cacerts",
+            &Auth::None,
+            None,
+            Duration::from_secs(10),
+        ) {
             Ok(_) => break,
             Err(e) => {
                 logs::error(format!(
@@ -786,7 +820,14 @@ fn fetch_agent_config(text: &str, pw: &str) -> CriticalArgs {
     }
     let path = "/v1-k3s/config";
     loop {
-        let why = match http::request("GET", &url, path, &Auth::Basic("node", pw), None, Duration::from_secs(10)) {
+        let why = match http::request(
+            "GET",
+            &url,
+            path,
+            &Auth::Basic("node", pw),
+            None,
+            Duration::from_secs(10),
+        ) {
             Ok(resp) if resp.status == 200 => match serde_json::from_slice::<Wire>(&resp.body) {
                 Ok(wire) => return CriticalArgs::from_wire(&wire),
                 Err(e) => e.to_string(),
@@ -828,9 +869,7 @@ fn authorized(shared: &Shared, req: &Request) -> bool {
         return false;
     };
     match req.credential() {
-        Some((_, given)) => {
-            given == pw || datastore::token_password(&given).is_ok_and(|g| g == pw)
-        }
+        Some((_, given)) => given == pw || datastore::token_password(&given).is_ok_and(|g| g == pw),
         None => false,
     }
 }

@@ -12,7 +12,10 @@ pub fn mirrored_registries(path: &Path) -> (Vec<String>, Option<String>) {
     match std::fs::read_to_string(path) {
         Ok(text) => match parse_mirrors(&text) {
             Ok(names) => (names, None),
-            Err(e) => (Vec::new(), Some(format!("failed to parse {}: {e}", path.display()))),
+            Err(e) => (
+                Vec::new(),
+                Some(format!("failed to parse {}: {e}", path.display())),
+            ),
         },
         Err(_) => (Vec::new(), None),
     }

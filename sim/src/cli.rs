@@ -1,0 +1,119 @@
+//! Which `k3s` subcommand was asked for (`server`, `agent`, `kubectl`, …).
+//!
+//! Like k3s, the binary also answers as `kubectl` when called by that name,
+//! so the image's `/bin/kubectl` symlink works.
+
+use crate::version::{K3sVersion, VERSION_ENV};
+
+#[derive(Debug, PartialEq, Eq)]
+pub enum Invocation {
+    Server(Vec<String>),
+    Agent(Vec<String>),
+    Kubectl(Vec<String>),
+    Version,
+    Help,
+    Unknown(String),
+}
+
+pub fn parse_invocation(argv: &[String]) -> Invocation {
+    let program = argv
+        .first()
+        .map(|a| a.rsplit('/').next().unwrap_or(a).to_string())
+        .unwrap_or_default();
+    let rest: Vec<String> = argv.iter().skip(1).cloned().collect();
+    if program == "kubectl" {
+        return Invocation::Kubectl(rest);
+    }
+    // Global flags k3s accepts before the subcommand.
+    let mut i = 0;
+    while rest
+        .get(i)
+        .is_some_and(|a| a == "--debug" || a.starts_with("--debug="))
+    {
+        i += 1;
+    }
+    let tail = |from: usize| rest.iter().skip(from).cloned().collect::<Vec<_>>();
+    match rest.get(i).map(String::as_str) {
+        None | Some("--help" | "-h" | "help") => Invocation::Help,
+        Some("--version" | "-v" | "version") => Invocation::Version,
+        Some("server") => Invocation::Server(tail(i + 1)),
+        Some("agent") => Invocation::Agent(tail(i + 1)),
+        Some("kubectl") => Invocation::Kubectl(tail(i + 1)),
+        Some(other) => Invocation::Unknown(other.to_string()),
+    }
+}
+
+fn version_text() -> String {
+    std::env::var(VERSION_ENV)
+        .ok()
+        .and_then(|v| K3sVersion::parse(&v).ok())
+        .map(|v| v.raw)
+        .unwrap_or_else(|| "(unset: REPRO_SIM_K3S_VERSION)".to_string())
+}
+
+/// `k3s --version`, marked as the stand-in in both lines.
+pub fn print_version() {
+    println!("k3s version {} (repro-sim)", version_text());
+    println!("go version none (repro k3s stand-in, NOT k3s)");
+}
+
+pub fn print_help() {
+    println!(
+        "NAME:\n   k3s - repro's k3s stand-in (NOT k3s: a test double for repro's end-to-end tests)\n\n\
+USAGE:\n   k3s server [flags]      behave like a k3s server (see sim/README.md)\n   \
+k3s kubectl get --raw PATH [--server URL] [--kubeconfig FILE]\n   \
+k3s agent               not modelled\n   k3s --version\n\n\
+Imitated k3s version: {} (from {VERSION_ENV})",
+        version_text()
+    );
+}
+
+/// `k3s agent`: only the banner, then an honest refusal.
+pub fn run_agent_command() -> i32 {
+    crate::logs::info(format!("Starting k3s agent {} (repro-sim)", version_text()));
+    crate::logs::fatal(
+        "Error: the repro k3s stand-in does not model `k3s agent`; only `k3s server` is simulated",
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn argv(items: &[&str]) -> Vec<String> {
+        items.iter().map(|s| s.to_string()).collect()
+    }
+
+    #[test]
+    fn dispatches_subcommands() {
+        assert_eq!(
+            parse_invocation(&argv(&["/bin/k3s", "server", "--cluster-init"])),
+            Invocation::Server(argv(&["--cluster-init"]))
+        );
+        assert_eq!(
+            parse_invocation(&argv(&["k3s", "--debug", "server"])),
+            Invocation::Server(vec![])
+        );
+        assert_eq!(
+            parse_invocation(&argv(&["/bin/kubectl", "get", "--raw", "/metrics"])),
+            Invocation::Kubectl(argv(&["get", "--raw", "/metrics"]))
+        );
+        assert_eq!(
+            parse_invocation(&argv(&["k3s", "kubectl", "get"])),
+            Invocation::Kubectl(argv(&["get"]))
+        );
+        assert_eq!(
+            parse_invocation(&argv(&["k3s", "--version"])),
+            Invocation::Version
+        );
+        assert_eq!(parse_invocation(&argv(&["k3s"])), Invocation::Help);
+        assert_eq!(
+            parse_invocation(&argv(&["k3s", "agent", "-s", "x"])),
+            Invocation::Agent(argv(&["-s", "x"]))
+        );
+        assert_eq!(
+            parse_invocation(&argv(&["k3s", "etcd-snapshot"])),
+            Invocation::Unknown("etcd-snapshot".into())
+        );
+    }
+}
