@@ -3,7 +3,7 @@ SHELL := /bin/bash
 CARGO ?= cargo
 REPRO := ./target/release/repro
 
--include sim/sim.mk
+include sim/sim.mk
 
 .PHONY: build demo test lint fmt clean-docker bench
 
@@ -19,12 +19,12 @@ demo: build
 
 ## test: the whole suite — unit, snapshot, CLI and Docker end-to-end tests
 test: sim lint
-	$(CARGO) test --workspace --release -- --test-threads=2
+	$(CARGO) test --workspace -- --test-threads=2
 
 ## lint: formatting and clippy, warnings are errors
 lint:
 	$(CARGO) fmt --all -- --check
-	$(CARGO) clippy --workspace --all-targets --release -- -D warnings
+	$(CARGO) clippy --workspace --all-targets -- -D warnings
 
 fmt:
 	$(CARGO) fmt --all
