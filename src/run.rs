@@ -843,13 +843,31 @@ pub async fn execute(
         dir.display()
     ));
 
-    let secret = token.clone();
-    let scrub: watch::Scrub = Arc::new(move |s: String| {
-        if s.contains(&secret) {
-            s.replace(&secret, "<REDACTED-1>")
-        } else {
-            s
+    // Our own output and the kept logs never carry the token or a secret the scenario sets
+    // (a `*password*`/`*secret*`/`*token*` value in a config, file or env): they are replaced by
+    // the same placeholders the bundle uses.
+    let mut redactor = crate::report::redact::Redactor::new(std::slice::from_ref(&token));
+    for n in &plan.nodes {
+        for (k, v) in &n.env {
+            redactor.learn_text(&format!("{k}={v}"));
         }
+    }
+    for (path, content) in plan
+        .initial
+        .values()
+        .flatten()
+        .chain(plan.steps.iter().flat_map(|s| s.edits.values().flatten()))
+    {
+        if let Some(c) = content {
+            redactor.learn_file(path, c);
+        }
+    }
+    let redactor = Arc::new(Mutex::new(redactor));
+    let scrub: watch::Scrub = Arc::new(move |s: String| {
+        redactor
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .redact_text(&s)
     });
     let ready = sc
         .signals

@@ -430,3 +430,125 @@ fn missing_image_offline_exits_3_with_ways_out() {
         "{err}"
     );
 }
+
+/// Issue 5: secrets planted in configs, env, file contents and log lines of a real stand-in
+/// run appear nowhere in the bundle (nor in our own output), while their keys remain.
+#[test]
+fn bundle_of_a_real_run_carries_no_secret() {
+    const CFG: &str = "PLANTED-cfg-secret-7f3a";
+    const ENV: &str = "PLANTED-env-password-91bc";
+    const FILE: &str = "PLANTED-file-password-c0de";
+    let root = tempfile::tempdir().unwrap();
+    let src = Path::new(env!("CARGO_MANIFEST_DIR"));
+    for d in ["checks", "topologies"] {
+        std::fs::create_dir_all(root.path().join(d)).unwrap();
+    }
+    std::fs::copy(
+        src.join("checks/signals.yaml"),
+        root.path().join("checks/signals.yaml"),
+    )
+    .unwrap();
+    std::fs::copy(
+        src.join("checks/etcd-split.yaml"),
+        root.path().join("checks/etcd-split.yaml"),
+    )
+    .unwrap();
+    let topo = std::fs::read_to_string(src.join("topologies/etcd-split.yaml")).unwrap();
+    // A k3s secret key in config.yaml; a password in the env; a registry password in a file; and
+    // the config secret again in a fault knob the stand-in echoes into its log ("ignoring ...").
+    let topo = topo
+        .replace(
+            "{name: etcd-2, role: etcd, join: etcd-1}",
+            &format!("{{name: etcd-2, role: etcd, join: etcd-1, config: {{etcd-s3-secret-key: {CFG}}}, env: {{MY_DB_PASSWORD: {ENV}, REPRO_SIM_BOOT_DELAY: {CFG}}}}}"),
+        )
+        .replace(
+            "      docker.io: {}\n",
+            &format!("      docker.io: {{}}\n    configs:\n      docker.io:\n        auth:\n          username: repro\n          password: {FILE}\n"),
+        );
+    assert!(
+        topo.contains(CFG) && topo.contains(FILE),
+        "secrets not planted"
+    );
+    std::fs::write(root.path().join("topologies/etcd-split.yaml"), topo).unwrap();
+
+    let results = tempfile::tempdir().unwrap();
+    let out = repro()
+        .args([
+            "run",
+            "etcd-split",
+            "--sim",
+            "--keep",
+            "--progress",
+            "never",
+            "--k3s-version",
+            "v1.33.4+k3s1",
+            "--expect",
+            "reproduced",
+            "--root",
+        ])
+        .arg(root.path())
+        .arg("--results")
+        .arg(results.path())
+        .output()
+        .unwrap();
+    let dir = only_run_dir(results.path());
+    let r: Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("result.json")).unwrap()).unwrap();
+    let run_id = r["run_id"].as_str().unwrap().to_string();
+    // The run token lives only in the containers' env: read it from Docker, then clean up.
+    let env = Command::new("docker")
+        .args([
+            "inspect",
+            "--format",
+            "{{range .Config.Env}}{{println .}}{{end}}",
+            &format!("repro-{run_id}-etcd-1"),
+        ])
+        .output()
+        .unwrap();
+    let token = String::from_utf8_lossy(&env.stdout)
+        .lines()
+        .find_map(|l| l.strip_prefix("K3S_TOKEN=").map(str::to_string))
+        .unwrap_or_default();
+    let clean = repro().args(["clean", "--run", &run_id]).output().unwrap();
+    assert_no_leftovers(&run_id);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    assert!(clean.status.success(), "{}", text(&clean));
+    assert!(token.len() >= 16, "could not read the run token");
+    let ours = text(&out);
+    for s in [CFG, ENV, FILE, token.as_str()] {
+        assert!(!ours.contains(s), "our own output leaks {s}");
+    }
+    // The stand-in really did echo the config secret into its log (redacted on the way in).
+    let log = std::fs::read_to_string(dir.join("nodes/etcd-2/boot-1.log")).unwrap();
+    assert!(
+        log.contains("REPRO_SIM_BOOT_DELAY") && log.contains("<REDACTED-"),
+        "{log}"
+    );
+
+    let tgz = std::fs::File::open(dir.join("bundle.tar.gz")).unwrap();
+    let mut archive = tar::Archive::new(flate2::read::GzDecoder::new(tgz));
+    let mut all = String::new();
+    let mut entries = 0;
+    for e in archive.entries().unwrap() {
+        let mut e = e.unwrap();
+        let name = e.path().unwrap().display().to_string();
+        let mut body = Vec::new();
+        std::io::Read::read_to_end(&mut e, &mut body).unwrap();
+        let body = String::from_utf8_lossy(&body);
+        for s in [CFG, ENV, FILE, token.as_str()] {
+            assert!(!body.contains(s), "{name} in the bundle leaks {s}");
+        }
+        all.push_str(&body);
+        entries += 1;
+    }
+    assert!(entries > 10, "bundle has only {entries} entries");
+    for key in [
+        "etcd-s3-secret-key",
+        "MY_DB_PASSWORD",
+        "password",
+        "K3S_TOKEN",
+        "<REDACTED-1>",
+    ] {
+        assert!(all.contains(key), "the bundle lost `{key}`");
+    }
+}
