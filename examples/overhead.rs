@@ -63,14 +63,18 @@ async fn main() -> anyhow::Result<()> {
                 Some((e - s).num_milliseconds() as f64 / 1000.0)
             })
             .sum();
-        // Steps that expect a feature down wait out one settle window each (concurrently per step).
+        // A step waits out one settle window (its nodes settle concurrently) when it decided a
+        // feature down by the settle rule on a boot it started itself; older boots settled earlier.
         let settle_waits = r
             .steps
             .iter()
             .filter(|s| {
-                s.observations
-                    .iter()
-                    .any(|o| o.reason.starts_with("settle rule"))
+                s.observations.iter().any(|o| {
+                    o.reason.starts_with("settle rule")
+                        && r.boots
+                            .iter()
+                            .any(|b| b.node == o.node && b.boot == o.boot && b.step == s.index)
+                })
             })
             .count() as f64
             * settle;

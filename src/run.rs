@@ -143,55 +143,73 @@ impl Cluster {
             .await
             .map_err(|e| Abort::Infra(e.to_string()))?;
         *self.network.lock().unwrap_or_else(|p| p.into_inner()) = Some(third);
-        for (i, n) in self.plan.nodes.iter().enumerate() {
-            let rt = self.node(&n.name);
-            let volume = format!("{}-data", rt.container);
-            self.engine
-                .create_volume(&volume, &self.labels(Some(&n.name)))
-                .await
-                .map_err(|e| Abort::Infra(e.to_string()))?;
-            let mut env = vec![format!("K3S_TOKEN={}", self.token)];
-            env.extend(n.env.iter().map(|(k, v)| format!("{k}={v}")));
-            let cmd = match n.role {
-                Role::Agent => vec!["agent".to_string()],
-                _ => vec!["server".to_string()],
-            };
-            let spec = NodeSpec {
-                name: rt.container.clone(),
-                hostname: n.name.clone(),
-                image: self.plan.image.clone(),
-                cmd,
-                env,
-                labels: self.labels(Some(&n.name)),
-                network: net.clone(),
-                // Fixed addresses: etcd peer URLs embed the IP (k3d #550).
-                ip: format!("10.213.{third}.{}", 10 + i),
-                data_volume: volume,
-                privileged: self.privileged,
-            };
-            self.engine
-                .create_node(&spec)
-                .await
-                .map_err(|e| Abort::Infra(e.to_string()))?;
-            let files: Vec<(String, String)> = self.plan.initial[&n.name]
+        // Nodes are independent until they start: create them all at once.
+        let created = join_all(
+            self.plan
+                .nodes
                 .iter()
-                .filter_map(|(p, c)| c.clone().map(|c| (p.clone(), c)))
-                .collect();
-            self.engine
-                .upload(&rt.container, &files)
-                .await
-                .map_err(|e| Abort::Infra(e.to_string()))?;
-            self.progress.node(
-                &n.name,
-                "created",
-                0,
-                if n.deferred {
-                    "deferred: a step starts it"
-                } else {
-                    "files written"
-                },
-            );
-        }
+                .enumerate()
+                .map(|(i, n)| self.create_node(i, n, &net, third)),
+        )
+        .await;
+        created.into_iter().collect::<Result<Vec<()>, Abort>>()?;
+        Ok(())
+    }
+
+    async fn create_node(
+        &self,
+        i: usize,
+        n: &crate::plan::PlannedNode,
+        net: &str,
+        third: u8,
+    ) -> Result<(), Abort> {
+        let rt = self.node(&n.name);
+        let volume = format!("{}-data", rt.container);
+        self.engine
+            .create_volume(&volume, &self.labels(Some(&n.name)))
+            .await
+            .map_err(|e| Abort::Infra(e.to_string()))?;
+        let mut env = vec![format!("K3S_TOKEN={}", self.token)];
+        env.extend(n.env.iter().map(|(k, v)| format!("{k}={v}")));
+        let cmd = match n.role {
+            Role::Agent => vec!["agent".to_string()],
+            _ => vec!["server".to_string()],
+        };
+        let spec = NodeSpec {
+            name: rt.container.clone(),
+            hostname: n.name.clone(),
+            image: self.plan.image.clone(),
+            cmd,
+            env,
+            labels: self.labels(Some(&n.name)),
+            network: net.to_string(),
+            // Fixed addresses: etcd peer URLs embed the IP (k3d #550).
+            ip: format!("10.213.{third}.{}", 10 + i),
+            data_volume: volume,
+            privileged: self.privileged,
+        };
+        self.engine
+            .create_node(&spec)
+            .await
+            .map_err(|e| Abort::Infra(e.to_string()))?;
+        let files: Vec<(String, String)> = self.plan.initial[&n.name]
+            .iter()
+            .filter_map(|(p, c)| c.clone().map(|c| (p.clone(), c)))
+            .collect();
+        self.engine
+            .upload(&rt.container, &files)
+            .await
+            .map_err(|e| Abort::Infra(e.to_string()))?;
+        self.progress.node(
+            &n.name,
+            "created",
+            0,
+            if n.deferred {
+                "deferred: a step starts it"
+            } else {
+                "files written"
+            },
+        );
         Ok(())
     }
 
