@@ -1,7 +1,10 @@
 //! One module per subcommand. Each returns the process exit code (see `crate::exit`).
 
+pub mod bisect;
 pub mod clean;
 pub mod list;
+pub mod matrix;
+pub mod merge;
 pub mod plan;
 pub mod run;
 pub mod sim;
@@ -32,6 +35,9 @@ pub fn main(cli: Cli) -> i32 {
             Command::Run(a) => run::run(&g, &a).await,
             Command::Clean(a) => clean::run(&g, &a).await,
             Command::Sim(c) => sim::run(&g, &c).await,
+            Command::Matrix(a) => matrix::run(&g, &a).await,
+            Command::Bisect(a) => bisect::run(&g, &a).await,
+            Command::Merge(a) => merge::run(&g, &a).await,
             other => Err(anyhow::anyhow!(
                 "`{}` is not built yet",
                 command_name(&other)
