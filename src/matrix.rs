@@ -119,7 +119,7 @@ impl Cell {
                 self.check, self.k3s_version
             ),
             Status::NotRun => format!(
-                "{} on {}: not run{err}",
+                "{} on {}: not run to the end{err}{at}",
                 self.check, self.k3s_version
             ),
         };

@@ -265,6 +265,52 @@ fn matrix_with_a_wrong_fixed_in_exits_1_and_says_why() {
     assert!(junit.contains("expected fixed, got reproduced"), "{junit}");
 }
 
+#[test]
+fn interrupting_a_matrix_removes_its_clusters_and_exits_130() {
+    docker_ok();
+    let tmp = tempfile::tempdir().unwrap();
+    let mut child = repro()
+        .args([
+            "matrix",
+            "--sim",
+            "--checks",
+            "etcd-split",
+            "--k3s-versions",
+            "v1.32.8+k3s1,v1.33.4+k3s1,v1.33.5+k3s1",
+            "--jobs",
+            "2",
+            "--results",
+        ])
+        .arg(tmp.path())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Interrupt once the runs have started (the matrix line is printed right before).
+    let mut stdout = std::io::BufReader::new(child.stdout.take().unwrap());
+    let mut first = String::new();
+    std::io::BufRead::read_line(&mut stdout, &mut first).unwrap();
+    assert!(first.starts_with("matrix: "), "{first}");
+    std::thread::sleep(std::time::Duration::from_secs(3));
+    assert!(Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap()
+        .success());
+    let mut rest = String::new();
+    stdout.read_to_string(&mut rest).unwrap();
+    let status = child.wait().unwrap();
+    assert_eq!(status.code(), Some(130), "{first}{rest}");
+    let dir = only_dir(tmp.path(), "matrix-");
+    assert_runs_cleaned_up(&dir);
+    let summary = read_json(&dir.join("summary.json"));
+    assert_eq!(summary["totals"]["cells"], 3, "{summary}");
+    assert!(
+        summary["totals"]["not_run"].as_u64().unwrap() >= 1,
+        "{summary}"
+    );
+}
+
 // ---------------------------------------------------------------------------------------------
 // bisect on Docker
 
