@@ -309,43 +309,52 @@ pub async fn run(g: &Global, a: &MatrixArgs) -> anyhow::Result<i32> {
     let listener = spawn_interrupt_listener(cancel.clone());
     let sem = Arc::new(Semaphore::new(jobs));
     let mut set = tokio::task::JoinSet::new();
-    let mut cells: Vec<Option<Cell>> = vec![None; total];
+    // Every cell exists from the start as "not run": whatever happens to its task (skipped
+    // after Ctrl-C, or a panic — a bug), it stays in the table and summary.
+    let mut cells: Vec<Cell> = planned
+        .iter()
+        .map(|p| not_run(&p.plan, p.expected, p.because.clone(), a.sim))
+        .collect();
+    let mut task_cell = std::collections::HashMap::new();
     for (i, p) in planned.into_iter().enumerate() {
         let sem = sem.clone();
         let cancel = cancel.clone();
         let opts = a.options.for_run(outcome_of(p.expected), dir.clone());
         let argv = argv.clone();
-        set.spawn(async move {
+        let handle = set.spawn(async move {
             let Ok(_permit) = sem.acquire_owned().await else {
-                return (i, p.expected, p.because, p.plan, None);
+                return (i, None);
             };
             if cancel.is_cancelled() {
-                return (i, p.expected, p.because, p.plan, None);
+                return (i, None);
             }
-            let plan = p.plan.clone();
             let o = crate::run::execute(p.scenario, p.plan, &p.target, &opts, argv, true).await;
-            (i, p.expected, p.because, plan, Some(o))
+            (i, Some(o))
         });
+        task_cell.insert(handle.id(), i);
     }
     let mut done = 0;
-    while let Some(joined) = set.join_next().await {
-        let (i, expected, because, plan, outcome) = match joined {
-            Ok(x) => x,
-            Err(e) => {
-                // A panic inside a run is a bug in repro; its cell stays "not run".
-                eprintln!("repro: internal error (a bug in repro): {e}");
-                continue;
-            }
-        };
+    while let Some(joined) = set.join_next_with_id().await {
         done += 1;
-        let cell = to_cell(&dir, &plan, expected, because, a.sim, outcome.as_ref());
-        out(&progress_line(done, total, &cell, &dir));
-        cells[i] = Some(cell);
+        match joined {
+            Ok((_, (i, outcome))) => {
+                if let Some(o) = outcome {
+                    finish(&mut cells[i], &dir, &o);
+                }
+                out(&progress_line(done, total, &cells[i], &dir));
+            }
+            Err(e) => {
+                eprintln!("repro: internal error (a bug in repro): {e}");
+                if let Some(&i) = task_cell.get(&e.id()) {
+                    cells[i].status = Status::Broken;
+                    cells[i].error = Some(format!("internal error (a bug in repro): {e}"));
+                }
+            }
+        }
     }
     listener.abort();
     let interrupted = cancel.is_cancelled();
 
-    let cells: Vec<Cell> = cells.into_iter().flatten().collect();
     let summary = Summary::new(argv, Vec::new(), cells);
     let written = crate::merge::write_outputs(&dir, &summary, "repro matrix");
     print_report(&summary, &dir);
@@ -363,51 +372,37 @@ pub async fn run(g: &Global, a: &MatrixArgs) -> anyhow::Result<i32> {
     Ok(code)
 }
 
-/// A finished (or skipped) run as a cell.
-fn to_cell(
-    matrix_dir: &Path,
-    plan: &Plan,
-    expected: ExpectedVerdict,
-    because: String,
-    sim: bool,
-    o: Option<&crate::run::RunOutcome>,
-) -> Cell {
-    let expected_s = expected.as_str().to_string();
-    let Some(o) = o else {
-        return Cell {
-            check: plan.check.clone(),
-            k3s_version: plan.k3s_version.to_string(),
-            expected: expected_s,
-            expected_because: because,
-            verdict: None,
-            status: Status::NotRun,
-            seconds: 0.0,
-            exit_code: None,
-            run_id: None,
-            results: None,
-            stand_in: sim,
-            error: Some("interrupted before it started".into()),
-        };
-    };
-    let status = if o.code == exit::INTERRUPTED {
-        Status::NotRun
-    } else {
-        Status::of(&expected_s, o.verdict.as_deref())
-    };
+/// A cell before (or without) its run.
+fn not_run(plan: &Plan, expected: ExpectedVerdict, because: String, sim: bool) -> Cell {
     Cell {
         check: plan.check.clone(),
         k3s_version: plan.k3s_version.to_string(),
-        expected: expected_s,
+        expected: expected.as_str().to_string(),
         expected_because: because,
-        verdict: o.verdict.clone(),
-        status,
-        seconds: o.seconds,
-        exit_code: Some(o.code),
-        run_id: o.dir.as_deref().and_then(run_id_of),
-        results: o.dir.as_ref().map(|d| relative(matrix_dir, d)),
+        verdict: None,
+        status: Status::NotRun,
+        seconds: 0.0,
+        exit_code: None,
+        run_id: None,
+        results: None,
         stand_in: sim,
-        error: o.error.clone(),
+        error: Some("interrupted before it started".into()),
     }
+}
+
+/// Fills a cell from its finished run.
+fn finish(c: &mut Cell, matrix_dir: &Path, o: &crate::run::RunOutcome) {
+    c.status = if o.code == exit::INTERRUPTED {
+        Status::NotRun
+    } else {
+        Status::of(&c.expected, o.verdict.as_deref())
+    };
+    c.verdict = o.verdict.clone();
+    c.seconds = o.seconds;
+    c.exit_code = Some(o.code);
+    c.run_id = o.dir.as_deref().and_then(run_id_of);
+    c.results = o.dir.as_ref().map(|d| relative(matrix_dir, d));
+    c.error = o.error.clone();
 }
 
 /// `d` relative to `base` when inside it (the run folders of a matrix are), else as is.
