@@ -114,6 +114,9 @@ pub enum Progress {
     Auto,
     Always,
     Never,
+    /// Nothing at all: for runs inside `matrix` and `bisect`, which print one line per run.
+    #[value(skip)]
+    Off,
 }
 
 #[derive(Debug, Clone, Args)]
@@ -207,45 +210,105 @@ pub enum SimCommand {
     },
 }
 
+/// What `repro matrix --emit` prints instead of running.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Emit {
+    /// `{"include":[{"check":…,"k3s_version":…,"expected":…},…]}` for `strategy.matrix`.
+    GithubMatrix,
+}
+
+/// The run options that make sense for many runs at once (`matrix`, `bisect`). `--expect` is
+/// not among them: each run's expected verdict comes from its check's `fixed-in`. Nor are
+/// `--progress` (concurrent runs cannot share a terminal; each run's log is in its folder) and
+/// `--keep` (a cluster per run would be left behind).
+#[derive(Debug, Clone, Args)]
+pub struct BatchRunOptions {
+    /// How long one node may take to become ready (or die) after a start or restart.
+    #[arg(long, value_parser = humantime::parse_duration, default_value = "5m")]
+    pub timeout: Duration,
+    /// Override the checks' settle window.
+    #[arg(long, value_parser = humantime::parse_duration)]
+    pub settle: Option<Duration>,
+    /// Load this image archive (docker save / k3s air-gap tarball) once, before the runs.
+    #[arg(long)]
+    pub image_archive: Option<PathBuf>,
+    /// Where the matrix (or bisect) folder goes; each run's folder is inside it.
+    #[arg(long, default_value = "results", env = "REPRO_RESULTS")]
+    pub results: PathBuf,
+    /// Rebuild the stand-in images once before the runs (with --sim).
+    #[arg(long)]
+    pub rebuild_sim: bool,
+    /// Run nodes privileged, as k3d runs real k3s (see `repro run --help`).
+    #[arg(long, value_enum, default_value = "auto")]
+    pub privileged: Privileged,
+}
+
+impl BatchRunOptions {
+    /// The options of one run of the batch: quiet, expecting `expect`, results under `results`.
+    pub fn for_run(&self, expect: Outcome, results: PathBuf) -> RunOptions {
+        RunOptions {
+            expect,
+            timeout: self.timeout,
+            settle: self.settle,
+            progress: Progress::Off,
+            keep: false,
+            // Loaded once by the batch: loading it per run would redo the same work N times.
+            image_archive: None,
+            results,
+            // Rebuilt once by the batch: concurrent rebuilds of one tag would race.
+            rebuild_sim: false,
+            privileged: self.privileged,
+        }
+    }
+}
+
 #[derive(Debug, Args)]
 pub struct MatrixArgs {
-    /// Checks to run (default: every check with `fixed-in`).
+    /// Checks to run, comma-separated (default: every check with `fixed-in`).
     #[arg(long, value_delimiter = ',')]
     pub checks: Vec<String>,
-    /// Versions, comma-separated.
-    #[arg(long, value_delimiter = ',')]
+    /// k3s versions, comma-separated; `stable`, `latest` or `v1.33` name a release channel
+    /// (resolved on the k3s channel server: needs network access).
+    #[arg(long, value_delimiter = ',', required = true)]
     pub k3s_versions: Vec<String>,
     /// Runs at once.
-    #[arg(long, default_value_t = 2)]
-    pub jobs: usize,
+    #[arg(long, default_value_t = 2, value_parser = clap::value_parser!(u16).range(1..=64))]
+    pub jobs: u16,
+    /// Use the k3s stand-in images (built on the spot if missing).
     #[arg(long)]
     pub sim: bool,
-    /// Print the matrix as JSON for a CI fan-out instead of running it (`github-matrix`).
-    #[arg(long)]
-    pub emit: Option<String>,
+    /// Print the matrix for a CI fan-out instead of running it (no Docker needed).
+    #[arg(long, value_enum)]
+    pub emit: Option<Emit>,
     #[command(flatten)]
-    pub options: RunOptions,
+    pub options: BatchRunOptions,
 }
 
 #[derive(Debug, Args)]
 pub struct BisectArgs {
+    /// The check (it needs a bug signature: `bug:` in its steps).
     pub check: String,
+    /// A release whose verdict is the "good" one (trusted, not run).
     #[arg(long)]
     pub good: String,
+    /// A release whose verdict is the "bad" one (run first to learn that verdict).
     #[arg(long)]
     pub bad: String,
-    /// Ordered release list (default: the shipped one).
+    /// Ordered release list (default: releases/k3s.yaml of the project, else the shipped one).
     #[arg(long)]
     pub versions: Option<PathBuf>,
+    /// Use the k3s stand-in images (built on the spot if missing).
     #[arg(long)]
     pub sim: bool,
     #[command(flatten)]
-    pub options: RunOptions,
+    pub options: BatchRunOptions,
 }
 
 #[derive(Debug, Args)]
 pub struct MergeArgs {
-    /// Results folders (each with result.json, or a matrix summary.json).
+    /// Results folders: run folders (result.json), matrix folders (summary.json), or folders
+    /// holding either at any depth (e.g. downloaded CI artifacts).
+    #[arg(required = true)]
     pub dirs: Vec<PathBuf>,
     /// Where the merged summary.json and junit.xml go.
     #[arg(long, default_value = "results/merged")]

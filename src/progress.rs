@@ -13,6 +13,9 @@ pub struct Progress {
     live: Option<Live>,
     /// Last state per node, for plain mode's "boot N" prefix.
     boots: Mutex<HashMap<String, u32>>,
+    /// `--progress` off: runs inside `matrix`/`bisect` run concurrently and unlabelled lines
+    /// from several clusters would only confuse; their logs are in their folders.
+    silent: bool,
 }
 
 struct Live {
@@ -25,7 +28,7 @@ impl Progress {
     pub fn new(mode: cli::Progress, nodes: &[String]) -> Progress {
         let live = match mode {
             cli::Progress::Always => true,
-            cli::Progress::Never => false,
+            cli::Progress::Never | cli::Progress::Off => false,
             // Some CI systems give a pseudo-terminal: bars only on a real one outside CI.
             cli::Progress::Auto => std::io::stderr().is_terminal() && !is_ci::cached(),
         };
@@ -61,10 +64,14 @@ impl Progress {
         Progress {
             live,
             boots: Mutex::new(HashMap::new()),
+            silent: mode == cli::Progress::Off,
         }
     }
 
     fn plain(&self, who: &str, msg: &str) {
+        if self.silent {
+            return;
+        }
         let now = chrono::Utc::now().format("%H:%M:%S%.3f");
         eprintln!("{now} {who:<8} {msg}");
     }

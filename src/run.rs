@@ -935,7 +935,9 @@ pub async fn execute(
     });
 
     let cancel = CancellationToken::new();
-    spawn_signal_handler(cancel.clone(), run_id.clone());
+    // Stopped when this run ends: `matrix` and `bisect` run many in one process, and a finished
+    // run's handler would still answer a later Ctrl-C with "removing the cluster".
+    let signals = spawn_signal_handler(cancel.clone(), run_id.clone());
     let body = tokio::spawn(drive(cluster.clone(), rec.clone()));
     let abort_handle = body.abort_handle();
     let outcome: Result<(), Abort> = tokio::select! {
@@ -1040,6 +1042,7 @@ pub async fn execute(
         ));
     }
     progress.finish();
+    signals.abort();
 
     let r = rec.result.lock().unwrap_or_else(|p| p.into_inner()).clone();
     if !quiet {
@@ -1170,7 +1173,7 @@ fn write_configs(dir: &Path, plan: &Plan) {
 }
 
 /// Ctrl-C (or SIGTERM) once: cancel and clean up. Twice: exit 130 at once.
-fn spawn_signal_handler(cancel: CancellationToken, run_id: String) {
+fn spawn_signal_handler(cancel: CancellationToken, run_id: String) -> tokio::task::JoinHandle<()> {
     tokio::spawn(async move {
         let mut term =
             tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()).ok();
@@ -1189,7 +1192,7 @@ fn spawn_signal_handler(cancel: CancellationToken, run_id: String) {
             eprintln!("repro: exiting without cleanup; remove leftovers with `repro clean --run {run_id}`");
             std::process::exit(exit::INTERRUPTED);
         }
-    });
+    })
 }
 
 fn print_summary(r: &RunResult, dir: &Path) {

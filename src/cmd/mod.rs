@@ -1,7 +1,10 @@
 //! One module per subcommand. Each returns the process exit code (see `crate::exit`).
 
+pub mod bisect;
 pub mod clean;
 pub mod list;
+pub mod matrix;
+pub mod merge;
 pub mod plan;
 pub mod redact;
 pub mod report;
@@ -36,10 +39,9 @@ pub fn main(cli: Cli) -> i32 {
             Command::Sim(c) => sim::run(&g, &c).await,
             Command::Report(a) => report::run(&g, &a),
             Command::Redact(a) => redact::run(&g, &a),
-            other => Err(anyhow::anyhow!(
-                "`{}` is not built yet",
-                command_name(&other)
-            )),
+            Command::Matrix(a) => matrix::run(&g, &a).await,
+            Command::Bisect(a) => bisect::run(&g, &a).await,
+            Command::Merge(a) => merge::run(&g, &a).await,
         }
     });
     match result {
@@ -48,22 +50,6 @@ pub fn main(cli: Cli) -> i32 {
             eprintln!("repro: {e:#}");
             exit::INFRA
         }
-    }
-}
-
-fn command_name(c: &Command) -> &'static str {
-    match c {
-        Command::Validate(_) => "validate",
-        Command::List => "list",
-        Command::Plan(_) => "plan",
-        Command::Run(_) => "run",
-        Command::Clean(_) => "clean",
-        Command::Report(_) => "report",
-        Command::Redact(_) => "redact",
-        Command::Sim(_) => "sim",
-        Command::Matrix(_) => "matrix",
-        Command::Bisect(_) => "bisect",
-        Command::Merge(_) => "merge",
     }
 }
 
