@@ -29,6 +29,8 @@ use crate::watch::{self, BootEnd, BootHandle};
 
 /// Image label by which an image says it needs no privileged container.
 pub const PRIVILEGED_LABEL: &str = "io.repro.privileged";
+/// Image label of repro's k3s stand-in.
+pub const SIM_LABEL: &str = "io.repro.sim";
 
 /// How long `docker stop` lets k3s shut down before it is killed.
 const STOP_GRACE: Duration = Duration::from_secs(20);
@@ -848,8 +850,13 @@ pub async fn execute(
             engine.describe().await,
         ))),
     };
+    // Whether this is the stand-in is a fact of the image (its label), not of how it was named:
+    // `--image repro.local/...` of a stand-in image is still not real k3s.
+    let labels = engine.image_labels(&plan.image).await;
+    let stand_in = target.sim || labels.get(SIM_LABEL).is_some_and(|v| v == "true");
     rec.update(|r| {
         r.timings.insert("images".into(), images_secs);
+        r.k3s.stand_in = stand_in;
     });
     write_configs(&dir, &plan);
     rec.save();
@@ -911,11 +918,7 @@ pub async fn execute(
         Privileged::Always => true,
         Privileged::Never => false,
         // Real k3s needs privileges (k3d runs it privileged); an image may say it needs none.
-        Privileged::Auto => engine
-            .image_labels(&plan.image)
-            .await
-            .get(PRIVILEGED_LABEL)
-            .is_none_or(|v| v != "false"),
+        Privileged::Auto => labels.get(PRIVILEGED_LABEL).is_none_or(|v| v != "false"),
     };
     let cluster = Arc::new(Cluster {
         engine: engine.clone(),

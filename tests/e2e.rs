@@ -552,3 +552,53 @@ fn bundle_of_a_real_run_carries_no_secret() {
         assert!(all.contains(key), "the bundle lost `{key}`");
     }
 }
+
+/// An air-gap tarball (`docker save`) is loaded before the run and its image used.
+#[test]
+fn image_archive_is_loaded_before_the_run() {
+    docker_ok();
+    // Make sure the stand-in image exists, then save it under a name that exists nowhere else.
+    let build = repro()
+        .args(["sim", "build", "--k3s-version", "v1.33.5+k3s1"])
+        .output()
+        .unwrap();
+    assert!(build.status.success(), "{}", text(&build));
+    let name = format!("repro.local/archive-test:{}", std::process::id());
+    let tmp = tempfile::tempdir().unwrap();
+    let tar = tmp.path().join("k3s-airgap.tar");
+    let sh = |args: &[&str]| {
+        let o = Command::new("docker").args(args).output().unwrap();
+        assert!(o.status.success(), "docker {args:?}: {}", text(&o));
+    };
+    sh(&["tag", "repro.local/k3s-sim:v1.33.5-k3s1", &name]);
+    sh(&["save", "-o", tar.to_str().unwrap(), &name]);
+    sh(&["rmi", &name]);
+    let results = tempfile::tempdir().unwrap();
+    let out = repro()
+        .args([
+            "run",
+            "etcd-split",
+            "--k3s-version",
+            "v1.33.5+k3s1",
+            "--image",
+            &name,
+            "--progress",
+            "never",
+            "--image-archive",
+        ])
+        .arg(&tar)
+        .arg("--results")
+        .arg(results.path())
+        .output()
+        .unwrap();
+    let _ = Command::new("docker").args(["rmi", &name]).output();
+    let dir = only_run_dir(results.path());
+    let r: Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("result.json")).unwrap()).unwrap();
+    assert_no_leftovers(r["run_id"].as_str().unwrap());
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    assert_eq!(r["k3s"]["image"], name.as_str());
+    // Named by --image, it is still the stand-in (its label says so), and results say so.
+    assert_eq!(r["k3s"]["stand_in"], true);
+    assert_eq!(r["verdict"]["outcome"], "fixed");
+}
