@@ -1220,14 +1220,23 @@ fn print_summary(r: &RunResult, dir: &Path) {
             } else {
                 "??"
             };
-            let ev = o.evidence.first().map(|e| e.text.as_str()).unwrap_or("");
+            let ev = o
+                .evidence
+                .first()
+                .map(|e| log_message(&e.text))
+                .unwrap_or_default();
+            let why = if o.reason.starts_with("settle rule") {
+                format!("no up line within the settle window after: {ev}")
+            } else {
+                ev
+            };
             println!(
                 "  {mark:<4}{:<8} {:<20} observed {:<8} expected {:<8} {}",
                 o.node,
                 o.signal,
                 o.observed,
                 o.expected.as_deref().unwrap_or("-"),
-                shorten(ev, 90)
+                shorten(&why, 90)
             );
         }
     }
@@ -1246,6 +1255,14 @@ fn print_summary(r: &RunResult, dir: &Path) {
     }
     println!("results: {}", dir.display());
     println!("exit: {}", r.exit_code.unwrap_or(-1));
+}
+
+/// The `msg="..."` of a logrus line (what a reader wants), or the line as it is.
+fn log_message(line: &str) -> String {
+    match line.split_once("msg=\"") {
+        Some((_, rest)) => rest.strip_suffix('"').unwrap_or(rest).replace("\\\"", "\""),
+        None => line.to_string(),
+    }
 }
 
 fn shorten(s: &str, n: usize) -> String {
