@@ -99,7 +99,17 @@ async fn main() -> anyhow::Result<()> {
             verdict.as_deref().unwrap_or("-")
         );
     }
-    latency().await
+    latency().await?;
+    // Peak memory of this process (three full runs plus the latency probe), from the kernel.
+    if let Ok(status) = std::fs::read_to_string("/proc/self/status") {
+        if let Some(line) = status.lines().find(|l| l.starts_with("VmHWM:")) {
+            println!(
+                "peak resident memory of repro (3 runs in one process): {}",
+                line.trim_start_matches("VmHWM:").trim()
+            );
+        }
+    }
+    Ok(())
 }
 
 /// Starts one stand-in container with garbage output, follows it like a run does, and measures
