@@ -225,6 +225,11 @@ fn two_control_plane_topology() {
 
 /// A project folder with the shipped signals and one topology where `node` gets `env`.
 fn faulty_root(node: &str, env: &str) -> tempfile::TempDir {
+    faulty_root_many(&[(node, env)])
+}
+
+/// Like `faulty_root`, with a fault on each of several nodes.
+fn faulty_root_many(faults: &[(&str, &str)]) -> tempfile::TempDir {
     let root = tempfile::tempdir().unwrap();
     let src = Path::new(env!("CARGO_MANIFEST_DIR"));
     std::fs::create_dir_all(root.path().join("checks")).unwrap();
@@ -239,12 +244,14 @@ fn faulty_root(node: &str, env: &str) -> tempfile::TempDir {
         root.path().join("checks/etcd-split.yaml"),
     )
     .unwrap();
-    let topo = std::fs::read_to_string(src.join("topologies/etcd-split.yaml")).unwrap();
-    let topo = topo.replace(
-        &format!("{{name: {node}, role: etcd, join: etcd-1}}"),
-        &format!("{{name: {node}, role: etcd, join: etcd-1, env: {{{env}}}}}"),
-    );
-    assert!(topo.contains(env), "fault not planted");
+    let mut topo = std::fs::read_to_string(src.join("topologies/etcd-split.yaml")).unwrap();
+    for (node, env) in faults {
+        topo = topo.replace(
+            &format!("{{name: {node}, role: etcd, join: etcd-1}}"),
+            &format!("{{name: {node}, role: etcd, join: etcd-1, env: {{{env}}}}}"),
+        );
+        assert!(topo.contains(env), "fault not planted");
+    }
     std::fs::write(root.path().join("topologies/etcd-split.yaml"), topo).unwrap();
     root
 }
@@ -601,4 +608,27 @@ fn image_archive_is_loaded_before_the_run() {
     // Named by --image, it is still the stand-in (its label says so), and results say so.
     assert_eq!(r["k3s"]["stand_in"], true);
     assert_eq!(r["verdict"]["outcome"], "fixed");
+}
+
+/// A node that spews garbage (invalid UTF-8, partial lines) and one that boots slowly do not
+/// change the verdict: lines are split on the boot's own stream and waits follow events.
+#[test]
+fn garbage_output_and_slow_boot_do_not_change_the_verdict() {
+    let root = faulty_root_many(&[
+        ("etcd-2", "REPRO_SIM_GARBAGE: '1'"),
+        ("etcd-3", "REPRO_SIM_BOOT_DELAY: 2s"),
+    ]);
+    let (out, r, dir, _t) = run(&[
+        "etcd-split",
+        "--root",
+        root.path().to_str().unwrap(),
+        "--k3s-version",
+        "v1.33.4+k3s1",
+        "--expect",
+        "reproduced",
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    assert_eq!(r["verdict"]["outcome"], "reproduced");
+    let log = std::fs::read_to_string(dir.join("nodes/etcd-2/boot-2.log")).unwrap();
+    assert!(log.contains("k3s is up and running"), "{log}");
 }
