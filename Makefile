@@ -1,5 +1,6 @@
 # repro — see README.md. `make demo` and `make test` are the two commands a new user needs.
 SHELL := /bin/bash
+.SHELLFLAGS := -o pipefail -c
 CARGO ?= cargo
 REPRO := ./target/release/repro
 
@@ -19,7 +20,9 @@ demo: build
 
 ## test: the whole suite — unit, snapshot, CLI and Docker end-to-end tests
 test: sim lint
-	$(CARGO) test --workspace -- --test-threads=2
+	$(CARGO) test --workspace --lib --bins --tests -- --test-threads=2 2>&1 | tee target/test-output.log
+	@awk '/^test result:/ { for (i = 1; i <= NF; i++) { if ($$i ~ /^passed;?$$/) p += $$(i-1); if ($$i ~ /^failed;?$$/) f += $$(i-1) } } \
+	  END { printf "total: %d passed, %d failed\n", p, f; exit (f > 0) }' target/test-output.log
 
 ## lint: formatting and clippy, warnings are errors
 lint:
