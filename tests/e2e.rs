@@ -632,3 +632,62 @@ fn garbage_output_and_slow_boot_do_not_change_the_verdict() {
     let log = std::fs::read_to_string(dir.join("nodes/etcd-2/boot-2.log")).unwrap();
     assert!(log.contains("k3s is up and running"), "{log}");
 }
+
+/// A Docker engine reached over TCP (as `DOCKER_HOST=tcp://…` for a remote host): files go in
+/// through the API, logs and probes come back through it; nothing assumes a local socket.
+/// socat forwards a loopback port to the local engine's socket.
+#[test]
+fn works_against_a_tcp_docker_host() {
+    docker_ok();
+    let port = {
+        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        l.local_addr().unwrap().port()
+    };
+    let mut socat = Command::new("socat")
+        .args([
+            &format!("TCP-LISTEN:{port},bind=127.0.0.1,fork,reuseaddr"),
+            "UNIX-CONNECT:/var/run/docker.sock",
+        ])
+        .spawn()
+        .expect("socat is needed for this test (.ci/run installs it)");
+    // Wait until the forwarder accepts connections (bounded: 100 tries of a connect).
+    let mut up = false;
+    for _ in 0..100 {
+        if std::net::TcpStream::connect(("127.0.0.1", port)).is_ok() {
+            up = true;
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    assert!(up, "socat did not listen on {port}");
+    let results = tempfile::tempdir().unwrap();
+    let out = repro()
+        .args([
+            "run",
+            "metrics-order",
+            "--sim",
+            "--k3s-version",
+            "v1.33.4+k3s1",
+            "--expect",
+            "reproduced",
+            "--progress",
+            "never",
+            "--results",
+        ])
+        .arg(results.path())
+        .env("DOCKER_HOST", format!("tcp://127.0.0.1:{port}"))
+        .output()
+        .unwrap();
+    let _ = socat.kill();
+    let _ = socat.wait();
+    let dir = only_run_dir(results.path());
+    let r: Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("result.json")).unwrap()).unwrap();
+    assert_no_leftovers(r["run_id"].as_str().unwrap());
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    assert_eq!(
+        r["environment"]["docker_host"],
+        format!("tcp://127.0.0.1:{port}")
+    );
+    assert_eq!(r["verdict"]["outcome"], "reproduced");
+}
