@@ -7,27 +7,10 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 
+mod util;
+use util::docker::{assert_no_leftovers, docker_ok, repro, text};
+
 use serde_json::Value;
-
-fn repro() -> Command {
-    let mut c = Command::new(env!("CARGO_BIN_EXE_repro"));
-    c.current_dir(env!("CARGO_MANIFEST_DIR"));
-    c.env_remove("REPRO_ROOT");
-    c
-}
-
-fn docker_ok() {
-    let ok = Command::new("docker")
-        .arg("info")
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .status()
-        .is_ok_and(|s| s.success());
-    assert!(
-        ok,
-        "these tests need a reachable Docker engine (docker info failed)"
-    );
-}
 
 /// Runs `repro run` with the stand-in and plain progress into a fresh results folder.
 fn run(args: &[&str]) -> (Output, Value, PathBuf, tempfile::TempDir) {
@@ -60,33 +43,6 @@ fn only_run_dir(base: &Path) -> PathBuf {
         base.display()
     );
     dirs[0].clone()
-}
-
-fn assert_no_leftovers(run_id: &str) {
-    for kind in [
-        &["ps", "-aq"][..],
-        &["network", "ls", "-q"],
-        &["volume", "ls", "-q"],
-    ] {
-        let out = Command::new("docker")
-            .args(kind)
-            .args(["--filter", &format!("label=io.repro.run={run_id}")])
-            .output()
-            .unwrap();
-        let left = String::from_utf8_lossy(&out.stdout);
-        assert!(
-            left.trim().is_empty(),
-            "run {run_id} left docker objects ({kind:?}): {left}"
-        );
-    }
-}
-
-fn text(o: &Output) -> String {
-    format!(
-        "stdout:\n{}\nstderr:\n{}",
-        String::from_utf8_lossy(&o.stdout),
-        String::from_utf8_lossy(&o.stderr)
-    )
 }
 
 fn observation<'a>(r: &'a Value, step: usize, node: &str, signal: &str) -> &'a Value {

@@ -11,48 +11,16 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::time::Instant;
 
-use serde_json::{json, Value};
+mod util;
+use util::docker::{assert_no_leftovers, docker_ok, repro, text};
 
-fn repro() -> Command {
-    let mut c = Command::new(env!("CARGO_BIN_EXE_repro"));
-    c.current_dir(env!("CARGO_MANIFEST_DIR"));
-    for v in [
-        "REPRO_ROOT",
-        "REPRO_RESULTS",
-        "REPRO_K3S_VERSION",
-        "REPRO_CHANNEL_SERVER",
-    ] {
-        c.env_remove(v);
-    }
-    c
-}
+use serde_json::{json, Value};
 
 /// A repro that must not touch Docker: any attempt would fail against this endpoint.
 fn repro_without_docker() -> Command {
     let mut c = repro();
     c.env("DOCKER_HOST", "unix:///nonexistent/docker.sock");
     c
-}
-
-fn docker_ok() {
-    let ok = Command::new("docker")
-        .arg("info")
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .status()
-        .is_ok_and(|s| s.success());
-    assert!(
-        ok,
-        "these tests need a reachable Docker engine (docker info failed)"
-    );
-}
-
-fn text(o: &Output) -> String {
-    format!(
-        "stdout:\n{}\nstderr:\n{}",
-        String::from_utf8_lossy(&o.stdout),
-        String::from_utf8_lossy(&o.stderr)
-    )
 }
 
 fn stdout(o: &Output) -> String {
@@ -94,25 +62,6 @@ fn only_dir(base: &Path, prefix: &str) -> PathBuf {
         .collect();
     assert_eq!(dirs.len(), 1, "one {prefix}* folder in {}", base.display());
     dirs[0].clone()
-}
-
-fn assert_no_leftovers(run_id: &str) {
-    for kind in [
-        &["ps", "-aq"][..],
-        &["network", "ls", "-q"],
-        &["volume", "ls", "-q"],
-    ] {
-        let out = Command::new("docker")
-            .args(kind)
-            .args(["--filter", &format!("label=io.repro.run={run_id}")])
-            .output()
-            .unwrap();
-        let left = String::from_utf8_lossy(&out.stdout);
-        assert!(
-            left.trim().is_empty(),
-            "run {run_id} left docker objects ({kind:?}): {left}"
-        );
-    }
 }
 
 /// Asserts every run under `dir` cleaned up; returns how many runs there were.

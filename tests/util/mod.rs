@@ -4,6 +4,10 @@
 //! Every command runs in the worktree root by default, so repro finds the shipped `checks/` and
 //! `topologies/` there and prints relative paths: snapshots never hold a machine's paths.
 
+// Each test binary uses a part of these helpers.
+#![allow(dead_code)]
+pub mod docker;
+
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
