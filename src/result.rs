@@ -81,6 +81,13 @@ pub struct K3sInfo {
     pub image_id: Option<String>,
     /// True when the image is repro's stand-in, not real k3s.
     pub stand_in: bool,
+    /// Whether node containers ran privileged (as k3d runs real k3s). Older results lack it.
+    #[serde(default = "default_true")]
+    pub privileged: bool,
+}
+
+fn default_true() -> bool {
+    true
 }
 
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]

@@ -854,9 +854,16 @@ pub async fn execute(
     // `--image repro.local/...` of a stand-in image is still not real k3s.
     let labels = engine.image_labels(&plan.image).await;
     let stand_in = target.sim || labels.get(SIM_LABEL).is_some_and(|v| v == "true");
+    let privileged = match opts.privileged {
+        Privileged::Always => true,
+        Privileged::Never => false,
+        // Real k3s needs privileges (k3d runs it privileged); an image may say it needs none.
+        Privileged::Auto => labels.get(PRIVILEGED_LABEL).is_none_or(|v| v != "false"),
+    };
     rec.update(|r| {
         r.timings.insert("images".into(), images_secs);
         r.k3s.stand_in = stand_in;
+        r.k3s.privileged = privileged;
     });
     write_configs(&dir, &plan);
     rec.save();
@@ -914,12 +921,6 @@ pub async fn execute(
             )
         })
         .collect();
-    let privileged = match opts.privileged {
-        Privileged::Always => true,
-        Privileged::Never => false,
-        // Real k3s needs privileges (k3d runs it privileged); an image may say it needs none.
-        Privileged::Auto => labels.get(PRIVILEGED_LABEL).is_none_or(|v| v != "false"),
-    };
     let cluster = Arc::new(Cluster {
         engine: engine.clone(),
         run_id: run_id.clone(),
@@ -1136,6 +1137,7 @@ fn initial_result(
             image: plan.image.clone(),
             image_id,
             stand_in: target.sim,
+            privileged: true,
         },
         environment: env,
         expect: opts.expect.as_str().into(),

@@ -253,10 +253,11 @@ fn steps(o: &mut String, r: &RunResult, all: &[Case<'_>]) {
         })
         .collect();
     o.push_str(&format!(
-        "- Installed K3s: `{}` in Docker, one privileged container per node on one network (as k3d runs k3s), the \
+        "- Installed K3s: `{}` in Docker, one {}container per node on one network (as k3d runs k3s), the \
          cluster token in `K3S_TOKEN`, each node's settings in `{CONFIG_PATH}`. Nodes started one at a time, each \
          waiting until the one before logged `k3s is up and running`: {}.\n",
         r.k3s.image,
+        if r.k3s.privileged { "privileged " } else { "unprivileged (the image needs no privileges) " },
         order.join(", then ")
     ));
     if let Some(first) = r.configs.get("0") {
