@@ -732,12 +732,11 @@ async fn ensure_image(
     }
     if target.sim {
         let v = plan.k3s_version.to_string();
-        if opts.rebuild_sim || engine.image_id(&plan.image).await.is_none() {
-            progress.step(&format!("building the k3s stand-in image {}", plan.image));
-            crate::sim_image::ensure_sim_image(&engine.docker, &v, opts.rebuild_sim)
-                .await
-                .map_err(|e| format!("cannot build the stand-in image {}: {e:#}", plan.image))?;
-        }
+        // Always asked: it rebuilds a tag only when missing or built from another binary.
+        progress.step(&format!("preparing the k3s stand-in image {}", plan.image));
+        crate::sim_image::ensure_sim_image(&engine.docker, &v, opts.rebuild_sim)
+            .await
+            .map_err(|e| format!("cannot build the stand-in image {}: {e:#}", plan.image))?;
         return Ok(engine.image_id(&plan.image).await);
     }
     if let Some(id) = engine.image_id(&plan.image).await {

@@ -241,8 +241,12 @@ pub fn build_context(version: &str, binary: &Path) -> anyhow::Result<Vec<u8>> {
     link.set_size(0);
     link.set_mode(0o777);
     link.set_mtime(0);
-    tar.append_link(&mut link, "rootfs/bin/kubectl", "k3s")
-        .context("failed to add /bin/kubectl to the build context")?;
+    // The binary answers to these names, as k3s's image has kubectl and (from k3s-root) rm,
+    // which repro uses to delete files a step removes.
+    for name in ["kubectl", "rm"] {
+        tar.append_link(&mut link, format!("rootfs/bin/{name}"), "k3s")
+            .with_context(|| format!("failed to add /bin/{name} to the build context"))?;
+    }
     let mut dir = tar::Header::new_gnu();
     dir.set_entry_type(tar::EntryType::Directory);
     dir.set_size(0);
@@ -369,6 +373,7 @@ mod tests {
             "Dockerfile",
             "rootfs/bin/k3s",
             "rootfs/bin/kubectl",
+            "rootfs/bin/rm",
             "rootfs/etc/nsswitch.conf",
             "rootfs/tmp",
         ] {

@@ -647,3 +647,59 @@ fn works_against_a_tcp_docker_host() {
     );
     assert_eq!(r["verdict"]["outcome"], "reproduced");
 }
+
+/// A step can add a config drop-in and a later step delete it; k3s (and the stand-in) merge
+/// `config.yaml.d/*.yaml`, so the feature follows the file.
+#[test]
+fn drop_in_files_are_written_and_deleted() {
+    let root = tempfile::tempdir().unwrap();
+    let src = Path::new(env!("CARGO_MANIFEST_DIR"));
+    for d in ["checks", "topologies"] {
+        std::fs::create_dir_all(root.path().join(d)).unwrap();
+    }
+    std::fs::copy(
+        src.join("checks/signals.yaml"),
+        root.path().join("checks/signals.yaml"),
+    )
+    .unwrap();
+    std::fs::copy(
+        src.join("topologies/etcd-split.yaml"),
+        root.path().join("topologies/etcd-split.yaml"),
+    )
+    .unwrap();
+    std::fs::write(
+        root.path().join("checks/drop-in.yaml"),
+        r#"name: drop-in
+topology: etcd-split
+issue: https://github.com/k3s-io/k3s/issues/12753
+summary: embedded-registry from a config.yaml.d drop-in, then without it
+steps:
+  - name: add the drop-in on etcd-1
+    files:
+      etcd-1: {/etc/rancher/k3s/config.yaml.d/50-registry.yaml: "embedded-registry: true\n"}
+    restart: [etcd-1]
+    expect:
+      etcd-1: {ready: up, embedded-registry: up}
+  - name: delete the drop-in on etcd-1
+    files:
+      etcd-1: {/etc/rancher/k3s/config.yaml.d/50-registry.yaml: null}
+    restart: [etcd-1]
+    expect:
+      etcd-1: {ready: up, embedded-registry: down}
+"#,
+    )
+    .unwrap();
+    let (out, r, _d, _t) = run(&[
+        "drop-in",
+        "--root",
+        root.path().to_str().unwrap(),
+        "--k3s-version",
+        "v1.33.5+k3s1",
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    assert_eq!(r["verdict"]["outcome"], "fixed");
+    assert_eq!(
+        observation(&r, 2, "etcd-1", "embedded-registry")["observed"],
+        "down"
+    );
+}

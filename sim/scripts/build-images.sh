@@ -25,6 +25,7 @@ chmod 1777 "$ctx/rootfs/tmp"
 cp "$binary" "$ctx/rootfs/bin/k3s"
 chmod 0755 "$ctx/rootfs/bin/k3s"
 ln -s k3s "$ctx/rootfs/bin/kubectl"
+ln -s k3s "$ctx/rootfs/bin/rm"
 cp "$here/image/nsswitch.conf" "$ctx/rootfs/etc/nsswitch.conf"
 
 # Same fingerprint as src/sim_image.rs: binary size-mtime, template revision.

@@ -10,6 +10,8 @@ pub enum Invocation {
     Server(Vec<String>),
     Agent(Vec<String>),
     Kubectl(Vec<String>),
+    /// `rm [-f] [--] PATH…` (the k3s image has it; repro deletes files with it).
+    Rm(Vec<String>),
     Version,
     Help,
     Unknown(String),
@@ -23,6 +25,9 @@ pub fn parse_invocation(argv: &[String]) -> Invocation {
     let rest: Vec<String> = argv.iter().skip(1).cloned().collect();
     if program == "kubectl" {
         return Invocation::Kubectl(rest);
+    }
+    if program == "rm" {
+        return Invocation::Rm(rest);
     }
     // Global flags k3s accepts before the subcommand.
     let mut i = 0;
@@ -76,6 +81,41 @@ pub fn run_agent_command() -> i32 {
     )
 }
 
+/// A minimal `rm`: `-f` ignores missing files, `--` ends options; directories are refused
+/// (nothing repro does removes one). Returns the exit status.
+pub fn run_rm(args: &[String]) -> i32 {
+    let mut force = false;
+    let mut paths = Vec::new();
+    let mut options = true;
+    for a in args {
+        match a.as_str() {
+            "--" if options => options = false,
+            "-f" if options => force = true,
+            s if options && s.starts_with('-') && s.len() > 1 => {
+                eprintln!("rm: unrecognized option '{s}' (the k3s stand-in's rm knows -f)");
+                return 1;
+            }
+            s => paths.push(s.to_string()),
+        }
+    }
+    if paths.is_empty() {
+        eprintln!("rm: missing operand");
+        return 1;
+    }
+    let mut code = 0;
+    for p in &paths {
+        match std::fs::remove_file(p) {
+            Ok(()) => {}
+            Err(e) if force && e.kind() == std::io::ErrorKind::NotFound => {}
+            Err(e) => {
+                eprintln!("rm: cannot remove '{p}': {e}");
+                code = 1;
+            }
+        }
+    }
+    code
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -115,5 +155,37 @@ mod tests {
             parse_invocation(&argv(&["k3s", "etcd-snapshot"])),
             Invocation::Unknown("etcd-snapshot".into())
         );
+    }
+
+    #[test]
+    fn rm_is_a_multi_call_name_and_removes_files() {
+        let argv = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        assert!(matches!(
+            parse_invocation(&argv(&["/bin/rm", "-f", "x"])),
+            Invocation::Rm(_)
+        ));
+        let dir = std::env::temp_dir().join(format!("sim-rm-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let f = dir.join("drop-in.yaml");
+        std::fs::write(&f, "a: 1\n").unwrap();
+        let path = f.display().to_string();
+        assert_eq!(run_rm(&argv(&["-f", "--", &path])), 0);
+        assert!(!f.exists());
+        assert_eq!(
+            run_rm(&argv(&["-f", &path])),
+            0,
+            "-f ignores a missing file"
+        );
+        assert_eq!(
+            run_rm(&argv(&[&path])),
+            1,
+            "without -f a missing file is an error"
+        );
+        assert_eq!(
+            run_rm(&argv(&["-rf", &path])),
+            1,
+            "unknown options are refused"
+        );
+        let _ = std::fs::remove_dir_all(&dir);
     }
 }

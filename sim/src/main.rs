@@ -29,6 +29,7 @@ fn main() {
         }
         Invocation::Agent(_) => cli::run_agent_command(),
         Invocation::Kubectl(args) => kubectl::run(&args),
+        Invocation::Rm(args) => cli::run_rm(&args),
         Invocation::Version => {
             cli::print_version();
             0
