@@ -186,29 +186,44 @@ fn faulty_root(node: &str, env: &str) -> tempfile::TempDir {
 
 /// Like `faulty_root`, with a fault on each of several nodes.
 fn faulty_root_many(faults: &[(&str, &str)]) -> tempfile::TempDir {
+    project_root(
+        |mut topo| {
+            for (node, env) in faults {
+                topo = topo.replace(
+                    &format!("{{name: {node}, role: etcd, join: etcd-1}}"),
+                    &format!("{{name: {node}, role: etcd, join: etcd-1, env: {{{env}}}}}"),
+                );
+                assert!(topo.contains(env), "fault not planted");
+            }
+            topo
+        },
+        &[],
+    )
+}
+
+/// A project folder (`--root`) with the shipped signals, the etcd-split check, the etcd-split
+/// topology as `edit_topology` changes it, and `extra` files (path relative to the root, text).
+fn project_root(
+    edit_topology: impl FnOnce(String) -> String,
+    extra: &[(&str, &str)],
+) -> tempfile::TempDir {
     let root = tempfile::tempdir().unwrap();
     let src = Path::new(env!("CARGO_MANIFEST_DIR"));
-    std::fs::create_dir_all(root.path().join("checks")).unwrap();
-    std::fs::create_dir_all(root.path().join("topologies")).unwrap();
-    std::fs::copy(
-        src.join("checks/signals.yaml"),
-        root.path().join("checks/signals.yaml"),
-    )
-    .unwrap();
-    std::fs::copy(
-        src.join("checks/etcd-split.yaml"),
-        root.path().join("checks/etcd-split.yaml"),
-    )
-    .unwrap();
-    let mut topo = std::fs::read_to_string(src.join("topologies/etcd-split.yaml")).unwrap();
-    for (node, env) in faults {
-        topo = topo.replace(
-            &format!("{{name: {node}, role: etcd, join: etcd-1}}"),
-            &format!("{{name: {node}, role: etcd, join: etcd-1, env: {{{env}}}}}"),
-        );
-        assert!(topo.contains(env), "fault not planted");
+    for d in ["checks", "topologies"] {
+        std::fs::create_dir_all(root.path().join(d)).unwrap();
     }
-    std::fs::write(root.path().join("topologies/etcd-split.yaml"), topo).unwrap();
+    for f in ["checks/signals.yaml", "checks/etcd-split.yaml"] {
+        std::fs::copy(src.join(f), root.path().join(f)).unwrap();
+    }
+    let topo = std::fs::read_to_string(src.join("topologies/etcd-split.yaml")).unwrap();
+    std::fs::write(
+        root.path().join("topologies/etcd-split.yaml"),
+        edit_topology(topo),
+    )
+    .unwrap();
+    for (path, text) in extra {
+        std::fs::write(root.path().join(path), text).unwrap();
+    }
     root
 }
 
@@ -401,25 +416,11 @@ fn bundle_of_a_real_run_carries_no_secret() {
     const CFG: &str = "PLANTED-cfg-secret-7f3a";
     const ENV: &str = "PLANTED-env-password-91bc";
     const FILE: &str = "PLANTED-file-password-c0de";
-    let root = tempfile::tempdir().unwrap();
-    let src = Path::new(env!("CARGO_MANIFEST_DIR"));
-    for d in ["checks", "topologies"] {
-        std::fs::create_dir_all(root.path().join(d)).unwrap();
-    }
-    std::fs::copy(
-        src.join("checks/signals.yaml"),
-        root.path().join("checks/signals.yaml"),
-    )
-    .unwrap();
-    std::fs::copy(
-        src.join("checks/etcd-split.yaml"),
-        root.path().join("checks/etcd-split.yaml"),
-    )
-    .unwrap();
-    let topo = std::fs::read_to_string(src.join("topologies/etcd-split.yaml")).unwrap();
     // A k3s secret key in config.yaml; a password in the env; a registry password in a file; and
     // the config secret again in a fault knob the stand-in echoes into its log ("ignoring ...").
-    let topo = topo
+    let root = project_root(
+        |topo| {
+            let topo = topo
         .replace(
             "{name: etcd-2, role: etcd, join: etcd-1}",
             &format!("{{name: etcd-2, role: etcd, join: etcd-1, config: {{etcd-s3-secret-key: {CFG}}}, env: {{MY_DB_PASSWORD: {ENV}, REPRO_SIM_BOOT_DELAY: {CFG}}}}}"),
@@ -428,11 +429,14 @@ fn bundle_of_a_real_run_carries_no_secret() {
             "      docker.io: {}\n",
             &format!("      docker.io: {{}}\n    configs:\n      docker.io:\n        auth:\n          username: repro\n          password: {FILE}\n"),
         );
-    assert!(
-        topo.contains(CFG) && topo.contains(FILE),
-        "secrets not planted"
+            assert!(
+                topo.contains(CFG) && topo.contains(FILE),
+                "secrets not planted"
+            );
+            topo
+        },
+        &[],
     );
-    std::fs::write(root.path().join("topologies/etcd-split.yaml"), topo).unwrap();
 
     let results = tempfile::tempdir().unwrap();
     let out = repro()
@@ -652,24 +656,11 @@ fn works_against_a_tcp_docker_host() {
 /// `config.yaml.d/*.yaml`, so the feature follows the file.
 #[test]
 fn drop_in_files_are_written_and_deleted() {
-    let root = tempfile::tempdir().unwrap();
-    let src = Path::new(env!("CARGO_MANIFEST_DIR"));
-    for d in ["checks", "topologies"] {
-        std::fs::create_dir_all(root.path().join(d)).unwrap();
-    }
-    std::fs::copy(
-        src.join("checks/signals.yaml"),
-        root.path().join("checks/signals.yaml"),
-    )
-    .unwrap();
-    std::fs::copy(
-        src.join("topologies/etcd-split.yaml"),
-        root.path().join("topologies/etcd-split.yaml"),
-    )
-    .unwrap();
-    std::fs::write(
-        root.path().join("checks/drop-in.yaml"),
-        r#"name: drop-in
+    let root = project_root(
+        |topo| topo,
+        &[(
+            "checks/drop-in.yaml",
+            r#"name: drop-in
 topology: etcd-split
 issue: https://github.com/k3s-io/k3s/issues/12753
 summary: embedded-registry from a config.yaml.d drop-in, then without it
@@ -687,8 +678,8 @@ steps:
     expect:
       etcd-1: {ready: up, embedded-registry: down}
 "#,
-    )
-    .unwrap();
+        )],
+    );
     let (out, r, _d, _t) = run(&[
         "drop-in",
         "--root",
