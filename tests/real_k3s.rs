@@ -68,7 +68,9 @@ fn corpus() -> Vec<(String, Vec<String>, Sidecar)> {
         let p = e.expect("dir entry").path();
         match p.extension().and_then(|x| x.to_str()) {
             Some("log") | Some("yaml") => {
-                names.insert(p.file_stem().unwrap().to_string_lossy().into_owned());
+                if let Some(stem) = p.file_stem() {
+                    names.insert(stem.to_string_lossy().into_owned());
+                }
             }
             _ => {}
         }
