@@ -228,3 +228,37 @@ fn every_excerpt_is_described_and_indexed() {
         );
     }
 }
+
+/// The stand-in must print what the signals match: the boots of a stored stand-in run
+/// (tests/fixtures/run-etcd-split-buggy, Docker-timestamped lines) give each node its role.
+#[test]
+fn stand_in_boots_give_the_roles_and_version_of_their_nodes() {
+    let signals = load_signals();
+    let ready = signals.get("ready").expect("signals.yaml defines `ready`");
+    let nodes =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/run-etcd-split-buggy/nodes");
+    let v: K3sVersion = "v1.33.4+k3s1".parse().expect("version");
+    for (node, role) in [
+        ("etcd-1", "etcd"),
+        ("etcd-2", "etcd"),
+        ("etcd-3", "etcd"),
+        ("cp-1", "control-plane"),
+    ] {
+        let text = std::fs::read_to_string(nodes.join(node).join("boot-1.log")).expect("boot log");
+        let lines: Vec<String> = text
+            .lines()
+            .filter_map(|l| repro::watch::parse_line(l.as_bytes()))
+            .map(|l| l.text)
+            .collect();
+        assert!(!lines.is_empty(), "{node}: no Docker-timestamped lines");
+        for (signal, want) in [
+            ("roles", role),
+            ("version", "v1.33.4+k3s1"),
+            ("config-mismatch", "none"),
+        ] {
+            let sig = signals.get(signal).expect("signal");
+            let (got, _) = observe_excerpt(sig, ready, &lines, EndKind::Cut, &v);
+            assert_eq!(got, want, "{node} boot 1: `{signal}`");
+        }
+    }
+}
