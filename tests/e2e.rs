@@ -424,10 +424,32 @@ fn two_runs_in_parallel_do_not_disturb_each_other() {
     }
 }
 
+/// The result.json of a run that broke before its cluster: exit 3 and why, so `merge` can
+/// show the cell.
+fn assert_infra_result(tmp: &Path, needle: &str) {
+    let dir = only_run_dir(tmp);
+    let r: Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("result.json")).unwrap()).unwrap();
+    assert_eq!(r["exit_code"], 3, "{r}");
+    assert!(r["verdict"].is_null(), "{r}");
+    assert!(!r["finished_at"].is_null(), "{r}");
+    let err = r["error"].as_str().unwrap();
+    assert!(err.contains(needle), "{err}");
+}
+
 #[test]
 fn unreachable_docker_exits_3_naming_the_endpoint() {
+    let tmp = tempfile::tempdir().unwrap();
     let out = repro()
-        .args(["run", "etcd-split", "--sim", "--progress", "never"])
+        .args([
+            "run",
+            "etcd-split",
+            "--sim",
+            "--progress",
+            "never",
+            "--results",
+        ])
+        .arg(tmp.path())
         .env("DOCKER_HOST", "unix:///nonexistent/docker.sock")
         .output()
         .unwrap();
@@ -437,11 +459,13 @@ fn unreachable_docker_exits_3_naming_the_endpoint() {
         err.contains("unix:///nonexistent/docker.sock") && err.contains("help:"),
         "{err}"
     );
+    assert_infra_result(tmp.path(), "unix:///nonexistent/docker.sock");
 }
 
 #[test]
 fn missing_image_offline_exits_3_with_ways_out() {
     docker_ok();
+    let tmp = tempfile::tempdir().unwrap();
     let out = repro()
         .args([
             "run",
@@ -450,7 +474,9 @@ fn missing_image_offline_exits_3_with_ways_out() {
             "repro.local/does-not-exist:v0",
             "--progress",
             "never",
+            "--results",
         ])
+        .arg(tmp.path())
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(3), "{}", text(&out));
@@ -461,6 +487,7 @@ fn missing_image_offline_exits_3_with_ways_out() {
             && err.contains("--image-archive"),
         "{err}"
     );
+    assert_infra_result(tmp.path(), "repro.local/does-not-exist:v0");
 }
 
 /// Issue 5: secrets planted in configs, env, file contents and log lines of a real stand-in
