@@ -144,7 +144,7 @@ async fn latency() -> anyhow::Result<()> {
         s2.lock().unwrap_or_else(|p| p.into_inner()).push(ms);
     });
     let h = repro::run::watch::follow(repro::run::watch::Follow {
-        engine: engine.clone(),
+        docker: Arc::new(engine.clone()),
         container: name.clone(),
         number: 1,
         step: 0,

@@ -340,3 +340,7 @@ pub struct Verdict {
     pub matched_expected: usize,
     pub matched_bug: usize,
 }
+
+#[cfg(test)]
+#[path = "result_schema_tests.rs"]
+mod schema_tests;

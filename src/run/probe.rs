@@ -101,7 +101,7 @@ async fn by_probe(
         if ready_to_probe {
             let started = *first_try.get_or_insert_with(Instant::now);
             let timed_out = || Instant::now() >= started + probe.timeout;
-            match c.engine.exec(c.container(node), &probe.command).await {
+            match c.docker.exec(c.container(node), &probe.command).await {
                 Ok((code, out)) => {
                     let out = (c.scrub)(out);
                     if let Some(state) = observe::eval_probe(sig, code, &out) {
