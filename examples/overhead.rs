@@ -14,7 +14,7 @@ use std::time::Instant;
 
 use chrono::{DateTime, Utc};
 use repro::result::Outcome;
-use repro::run::{Privileged, RunConfig, Target};
+use repro::run::{Expect, Privileged, RunConfig, Target};
 
 const RUNS: usize = 3;
 
@@ -31,7 +31,7 @@ async fn main() -> anyhow::Result<()> {
                 image: None,
                 sim: true,
             },
-            expect: Outcome::Reproduced,
+            expect: Expect::Outcome(Outcome::Reproduced),
             timeout: std::time::Duration::from_secs(120),
             settle: None,
             keep: false,

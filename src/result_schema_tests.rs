@@ -128,6 +128,7 @@ fn full() -> RunResult {
         expected: Some("up".into()),
         bug: Some("down".into()),
         observed: "down".into(),
+        asked: Some("down".into()),
         boot: 2,
         evidence: vec![evidence],
         reason: "a `down` line in this boot".into(),
@@ -194,6 +195,7 @@ fn full() -> RunResult {
             memory_bytes: Some(1),
         },
         expect: Outcome::Reproduced,
+        expect_because: Some("v1.33.4+k3s1 comes before v1.33.5+k3s1".into()),
         expected_for_version: Some(Outcome::Reproduced),
         started_at: "2027-01-15T08:00:00.000Z".into(),
         finished_at: Some("2027-01-15T08:01:00.000Z".into()),
@@ -312,6 +314,8 @@ fn full_and_minimal_records_validate() {
     minimal.exit_code = None;
     minimal.error = None;
     minimal.expected_for_version = None;
+    minimal.expect_because = None;
+    minimal.steps.clear();
     minimal.k3s.image_id = None;
     minimal.environment = EnvInfo::default();
     let minimal = serde_json::to_value(minimal).expect("serialises");

@@ -105,6 +105,35 @@ fn etcd_split_fixed_on_fixed_version() {
     );
 }
 
+/// Without --expect, a run expects what the check's fixed-in predicts: v1.33.4 predates the
+/// fix, so reproducing the bug is the outcome asked for (exit 0), and result.json says so.
+#[test]
+fn default_expect_is_what_fixed_in_predicts() {
+    let (out, r, _d, _t) = run(&["etcd-split", "--k3s-version", "v1.33.4+k3s1"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    assert_eq!(r["verdict"]["outcome"], "reproduced");
+    assert_eq!(r["expect"], "reproduced");
+    assert!(
+        r["expect_because"]
+            .as_str()
+            .unwrap()
+            .contains("v1.33.5+k3s1"),
+        "{}",
+        r["expect_because"]
+    );
+    assert!(r["rerun"]
+        .as_str()
+        .unwrap()
+        .ends_with("--expect reproduced"));
+    // Each observation says what the asked outcome wanted there: the bug's value.
+    let o = observation(&r, 1, "etcd-2", "embedded-registry");
+    assert_eq!(
+        (&o["expected"], &o["asked"]),
+        (&"up".into(), &"down".into())
+    );
+    assert_eq!(o["asked"], o["observed"]);
+}
+
 #[test]
 fn asking_for_the_wrong_outcome_exits_1() {
     let (out, r, _d, _t) = run(&[
@@ -291,7 +320,9 @@ fn node_crashing_at_boot_is_inconclusive_with_evidence() {
         "--k3s-version",
         "v1.33.4+k3s1",
     ]);
-    assert_eq!(out.status.code(), Some(1), "{}", text(&out));
+    // Inconclusive has its own exit code: not a finding about k3s.
+    assert_eq!(out.status.code(), Some(4), "{}", text(&out));
+    assert_eq!(r["exit_code"], 4);
     assert_eq!(r["verdict"]["outcome"], "inconclusive");
     assert!(
         r["error"].as_str().unwrap().contains("etcd-2 died"),

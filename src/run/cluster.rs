@@ -14,7 +14,7 @@ use indexmap::IndexMap;
 use crate::docker::{self, DockerApi, NodeSpec};
 use crate::plan::{Plan, PlannedNode};
 use crate::raw::Role;
-use crate::result::{BootEnd, BootRecord};
+use crate::result::{BootEnd, BootRecord, Outcome};
 
 use super::error::RunError;
 use super::event::{Events, NodeState, RunEvent};
@@ -42,6 +42,8 @@ pub struct Cluster {
     pub privileged: bool,
     /// Applied to every log line and probe output: removes the run's secrets.
     pub scrub: watch::Scrub,
+    /// The outcome the run is asked to show (what each observation is judged against).
+    pub expect: Outcome,
     nodes: IndexMap<String, NodeRt>,
     ready: Vec<regex::Regex>,
     token: String,
@@ -64,6 +66,7 @@ pub struct ClusterSpec {
     pub settle: Duration,
     pub privileged: bool,
     pub scrub: watch::Scrub,
+    pub expect: Outcome,
     /// Lines that say a boot is ready.
     pub ready: Vec<regex::Regex>,
     pub token: String,
@@ -96,6 +99,7 @@ impl Cluster {
             settle: s.settle,
             privileged: s.privileged,
             scrub: s.scrub,
+            expect: s.expect,
             nodes,
             ready: s.ready,
             token: s.token,

@@ -40,7 +40,7 @@ use crate::result::{Outcome, Verdict};
 use crate::scenario::Scenario;
 
 pub use cluster::container_name;
-pub use config::{Privileged, RunConfig, Target};
+pub use config::{Expect, Privileged, RunConfig, Target};
 pub use error::RunError;
 pub use event::{NodeState, Phase, Receiver, RunEnd, RunEvent};
 pub use record::{RecordError, RESULT_FILE};
@@ -80,7 +80,8 @@ async fn execute_with(
     let events = Events::new(receivers);
     let run_id = random_hex(4);
     let dir = results_dir(cfg, &plan, &run_id);
-    let initial = record::initial_result(cfg, &sc, &plan, &run_id);
+    let (expect, because) = cfg.expect.resolve(&plan);
+    let initial = record::initial_result(cfg, &sc, &plan, &run_id, (expect, because));
     let recorder = match Recorder::create(&dir, &plan, initial) {
         Ok(r) => Arc::new(r),
         Err(e) => {
@@ -109,6 +110,7 @@ async fn execute_with(
     let handler = interrupt::spawn_handler(cancel.clone(), run_id.clone(), events.clone());
     let s = Session {
         cfg,
+        expect,
         plan: &plan,
         events,
         recorder,
@@ -132,6 +134,8 @@ async fn execute_with(
 /// What the phases of one run share.
 struct Session<'a> {
     cfg: &'a RunConfig,
+    /// The outcome asked for, resolved (`auto` is what `fixed-in` predicts).
+    expect: Outcome,
     plan: &'a Plan,
     events: Events,
     recorder: Arc<Recorder>,
@@ -174,6 +178,7 @@ async fn prepare(
         settle: cfg.settle.unwrap_or(sc.check.settle),
         privileged,
         scrub: scrubber(&s.token, plan),
+        expect: s.expect,
         ready,
         token: s.token.clone(),
     })))
@@ -251,8 +256,10 @@ async fn conclude(
                 .flat_map(|s| s.observations)
                 .collect();
             let v = verdict::decide(&observations, plan.has_bug_signature(), &plan.notes);
-            let code = if v.outcome == cfg.expect {
+            let code = if v.outcome == s.expect {
                 exit::OK
+            } else if v.outcome == Outcome::Inconclusive {
+                exit::INCONCLUSIVE
             } else {
                 exit::OUTCOME_DIFFERS
             };
@@ -267,7 +274,7 @@ async fn conclude(
                 matched_expected: 0,
                 matched_bug: 0,
             };
-            (Some(v), Ending::new(exit::OUTCOME_DIFFERS, Some(msg)))
+            (Some(v), Ending::new(exit::INCONCLUSIVE, Some(msg)))
         }
         Err(e) => (None, Ending::failed(e)),
     };

@@ -20,6 +20,8 @@ pub struct Expectation {
     pub expected: String,
     /// The documented bug's value (the correct one when the bug does not change it).
     pub bug: Option<String>,
+    /// The value the asked outcome wants.
+    pub asked: Option<String>,
 }
 
 /// A decided value: observed, evidence, reason.
@@ -54,6 +56,7 @@ pub async fn observe(c: &Cluster, e: Expectation, sig: Option<&Signal>) -> Obser
         expected: Some(e.expected),
         bug: e.bug,
         observed: d.observed,
+        asked: e.asked,
         boot: d.boot,
         evidence: d.evidence,
         reason: d.reason,

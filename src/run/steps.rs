@@ -9,7 +9,7 @@ use futures_util::future::join_all;
 use tokio_util::sync::CancellationToken;
 
 use crate::plan::PlannedStep;
-use crate::result::{Action, ActionKind, StepResult};
+use crate::result::{Action, ActionKind, Outcome, StepResult};
 use crate::scenario::Signals;
 
 use super::cluster::Cluster;
@@ -171,14 +171,20 @@ async fn observe_all(
     let mut jobs = Vec::new();
     for (node, sigs) in &step.expect {
         for (sig, exp) in sigs {
+            let bug = bug_world
+                .get(node)
+                .and_then(|m| m.get(sig))
+                .map(|e| e.as_str().to_string());
+            let asked = match c.expect {
+                Outcome::Reproduced => bug.clone(),
+                _ => Some(exp.as_str().to_string()),
+            };
             let e = Expectation {
                 node: node.clone(),
                 signal: sig.clone(),
                 expected: exp.as_str().to_string(),
-                bug: bug_world
-                    .get(node)
-                    .and_then(|m| m.get(sig))
-                    .map(|e| e.as_str().to_string()),
+                bug,
+                asked,
             };
             jobs.push(probe::observe(c, e, signals.get(sig)));
         }

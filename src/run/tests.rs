@@ -20,7 +20,7 @@ fn config(results: &Path, expect: Outcome) -> RunConfig {
             image: None,
             sim: false,
         },
-        expect,
+        expect: Expect::Outcome(expect),
         timeout: Duration::from_secs(20),
         // The settle rule decides `down` after this window: short, so the tests are fast.
         settle: Some(Duration::from_millis(20)),
@@ -148,6 +148,48 @@ async fn asking_for_the_other_outcome_exits_1() {
 }
 
 #[tokio::test]
+async fn auto_expects_what_fixed_in_predicts_and_each_observation_says_what_was_asked() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let mut cfg = config(tmp.path(), Outcome::Fixed);
+    cfg.expect = Expect::Auto;
+    // v1.33.5 has the fix: auto asks for `fixed`, and the fake k3s is a fixed one.
+    let end = run_on(
+        Arc::new(FakeDocker::default()),
+        &cfg,
+        vec![],
+        CancellationToken::new(),
+    )
+    .await;
+    assert_eq!(end.code, exit::OK);
+    let r = result_json(&end);
+    assert_eq!(r["expect"], "fixed");
+    assert!(r["expect_because"]
+        .as_str()
+        .unwrap_or("")
+        .contains("v1.33.5+k3s1"));
+    let o = &r["steps"][0]["observations"][2];
+    assert_eq!(
+        (o["node"].as_str(), o["signal"].as_str()),
+        (Some("etcd-2"), Some("embedded-registry"))
+    );
+    assert_eq!(o["asked"], "up");
+    // v1.33.4 predates it: auto asks for `reproduced`; a fixed k3s then differs (exit 1),
+    // and each observation asks for the bug's value.
+    cfg.target.k3s_version = Some("v1.33.4+k3s1".into());
+    let end = run_on(
+        Arc::new(FakeDocker::default()),
+        &cfg,
+        vec![],
+        CancellationToken::new(),
+    )
+    .await;
+    assert_eq!(end.code, exit::OUTCOME_DIFFERS);
+    let r = result_json(&end);
+    assert_eq!(r["expect"], "reproduced");
+    assert_eq!(r["steps"][0]["observations"][2]["asked"], "down");
+}
+
+#[tokio::test]
 async fn interrupt_mid_run_removes_the_cluster_and_exits_130() {
     let tmp = tempfile::tempdir().expect("tempdir");
     let fake = Arc::new(FakeDocker::default());
@@ -233,7 +275,7 @@ async fn a_node_dying_during_setup_is_inconclusive() {
     let end = run_on(fake, &cfg, vec![], CancellationToken::new()).await;
     assert!(end.error.is_none());
     assert_eq!(end.outcome(), Some(Outcome::Inconclusive));
-    assert_eq!(end.code, exit::OUTCOME_DIFFERS);
+    assert_eq!(end.code, exit::INCONCLUSIVE);
     let why = end.why().unwrap_or_default();
     assert!(
         why.contains("etcd-2 died") && why.contains("scripted death"),
