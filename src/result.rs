@@ -84,6 +84,11 @@ pub struct K3sInfo {
     /// Whether node containers ran privileged (as k3d runs real k3s). Older results lack it.
     #[serde(default = "default_true")]
     pub privileged: bool,
+    /// The full output of `k3s -v` inside a node container (both lines: k3s and go versions),
+    /// as the bug template asks for it. Optional: older results and runs that never got a node
+    /// up lack it; reports then fall back to the banner in the logs.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub version_output: Option<String>,
 }
 
 fn default_true() -> bool {
@@ -125,6 +130,13 @@ pub struct PlannedStepRecord {
     /// node -> signal -> the documented bug's value.
     #[serde(default)]
     pub bug: IndexMap<String, IndexMap<String, String>>,
+    /// 1-based line of the step in the check file (`check.file`). Optional (added after schema 1
+    /// shipped): JUnit cases carry it as `file`/`line` for CI annotations.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub line: Option<usize>,
+    /// node -> signal -> 1-based line of that expectation in the check file. Optional, like `line`.
+    #[serde(default, skip_serializing_if = "IndexMap::is_empty")]
+    pub expect_lines: IndexMap<String, IndexMap<String, usize>>,
 }
 
 impl From<&PlannedStep> for PlannedStepRecord {
@@ -149,6 +161,8 @@ impl From<&PlannedStep> for PlannedStepRecord {
             restart: s.restart.clone(),
             expect: values(&s.expect),
             bug: values(&s.bug),
+            line: Some(s.line),
+            expect_lines: s.expect_lines.clone(),
         }
     }
 }

@@ -1137,6 +1137,7 @@ fn initial_result(
             image_id,
             stand_in: target.sim,
             privileged: true,
+            version_output: None,
         },
         environment: env,
         expect: opts.expect.as_str().into(),
