@@ -1151,6 +1151,7 @@ fn initial_result(
             .map(res::PlannedStepRecord::from)
             .collect(),
         initial_files: plan.initial.clone(),
+        signals: res::signal_records(&sc.signals, &sc.check, &plan.k3s_version),
         steps: Vec::new(),
         boots: Vec::new(),
         verdict: None,

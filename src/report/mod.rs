@@ -12,12 +12,16 @@ mod cases;
 mod files;
 mod junit;
 mod markdown;
+mod mermaid;
 pub mod redact;
 mod text;
 mod timeline;
+mod words;
 
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod tests_md;
 
 use std::fs;
 use std::path::{Path, PathBuf};

@@ -8,20 +8,20 @@ use serde_json::Value;
 
 use super::*;
 
-fn fixture() -> PathBuf {
+pub(super) fn fixture() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/run-etcd-split-buggy")
 }
 
 /// The run token the fixture's inspect.json carries (the runner passes it to `render_all`).
-const RUN_TOKEN: &str = "9c1f2e7a4b8d3f60e5a2c7b91d4f8e03";
+pub(super) const RUN_TOKEN: &str = "9c1f2e7a4b8d3f60e5a2c7b91d4f8e03";
 
-fn render_fixture() -> Rendered {
+pub(super) fn render_fixture() -> Rendered {
     let folder = load(&fixture()).expect("fixture loads");
     render(&folder, &[RUN_TOKEN.to_string()]).expect("fixture renders")
 }
 
 /// A copy of the fixture in a temp dir, to change and render without touching the original.
-fn fixture_copy() -> tempfile::TempDir {
+pub(super) fn fixture_copy() -> tempfile::TempDir {
     let tmp = tempfile::tempdir().expect("tempdir");
     copy_dir(&fixture(), tmp.path());
     tmp
@@ -40,7 +40,7 @@ fn copy_dir(from: &Path, to: &Path) {
     }
 }
 
-fn edit_result(dir: &Path, f: impl FnOnce(&mut Value)) {
+pub(super) fn edit_result(dir: &Path, f: impl FnOnce(&mut Value)) {
     let path = dir.join(RESULT_FILE);
     let mut v: Value =
         serde_json::from_str(&std::fs::read_to_string(&path).expect("read")).expect("json");
