@@ -179,7 +179,15 @@ pub struct CleanArgs {
 #[derive(Debug, Args)]
 pub struct ReportArgs {
     /// A results folder (with result.json).
-    pub dir: PathBuf,
+    #[arg(required_unless_present = "validation")]
+    pub dir: Option<PathBuf>,
+    /// Instead: write the comment that closes an issue ("Validated on …") from a run on a buggy
+    /// version and a run on the fixed one (to stdout, or --out).
+    #[arg(long, num_args = 2, value_names = ["BUGGY_RUN", "FIXED_RUN"], conflicts_with = "dir")]
+    pub validation: Option<Vec<PathBuf>>,
+    /// With --validation: write the comment to this file instead of stdout.
+    #[arg(long, requires = "validation")]
+    pub out: Option<PathBuf>,
     /// A value to redact wherever it occurs (repeatable), e.g. a token the files do not name.
     #[arg(long = "secret", value_name = "VALUE")]
     pub secrets: Vec<String>,

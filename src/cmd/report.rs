@@ -1,12 +1,26 @@
 //! `repro report <results-dir>`: render junit.xml, report.md, timeline.html and bundle.tar.gz
 //! again from the folder's result.json and logs.
+//!
+//! `repro report --validation <buggy-run> <fixed-run> [--out FILE]`: the comment that closes an
+//! issue, from a run that reproduced the bug and one that shows the fix. Exit 0 when the pair
+//! validates the fix (reproduced, then fixed), 1 when it does not (the comment still says what
+//! each run showed), 2 when a folder cannot be read or the runs are of different checks.
+
+use std::path::{Path, PathBuf};
 
 use crate::cli::{Global, ReportArgs};
 use crate::exit;
-use crate::report;
+use crate::report::{self, validation};
 
 pub fn run(_g: &Global, a: &ReportArgs) -> anyhow::Result<i32> {
-    let folder = match report::load(&a.dir) {
+    if let Some(pair) = &a.validation {
+        return validate(&pair[0], &pair[1], a.out.as_deref(), &a.secrets);
+    }
+    let Some(dir) = &a.dir else {
+        eprintln!("repro: give a results folder, or --validation <buggy-run> <fixed-run>");
+        return Ok(exit::BAD_INPUT);
+    };
+    let folder = match report::load(dir) {
         Ok(f) => f,
         Err(e) => {
             eprintln!("repro: {e}");
@@ -14,7 +28,7 @@ pub fn run(_g: &Global, a: &ReportArgs) -> anyhow::Result<i32> {
         }
     };
     let rendered = report::render(&folder, &a.secrets)?;
-    report::write_rendered(&a.dir, &rendered)?;
+    report::write_rendered(dir, &rendered)?;
     let verdict = rendered
         .result
         .verdict
@@ -27,10 +41,48 @@ pub fn run(_g: &Global, a: &ReportArgs) -> anyhow::Result<i32> {
         report::REPORT_FILE,
         report::TIMELINE_FILE,
         report::BUNDLE_FILE,
-        a.dir.display()
+        dir.display()
     );
     for s in &rendered.skipped {
         eprintln!("repro: left {s} out of the bundle: not a text file, so it cannot be redacted");
     }
     Ok(exit::OK)
+}
+
+fn validate(
+    buggy: &PathBuf,
+    fixed: &PathBuf,
+    out: Option<&Path>,
+    secrets: &[String],
+) -> anyhow::Result<i32> {
+    let mut rendered = Vec::new();
+    for dir in [buggy, fixed] {
+        match report::load(dir) {
+            Ok(f) => rendered.push(report::render(&f, secrets)?),
+            Err(e) => {
+                eprintln!("repro: {e}");
+                return Ok(exit::BAD_INPUT);
+            }
+        }
+    }
+    let (b, f) = (&rendered[0], &rendered[1]);
+    if let Some(why) = validation::incompatible(&b.result, &f.result) {
+        eprintln!("repro: {} and {}: {why}", buggy.display(), fixed.display());
+        return Ok(exit::BAD_INPUT);
+    }
+    let (text, outcome) = validation::render(b, f);
+    match out {
+        Some(path) => {
+            report::write_atomic(path, text.as_bytes())?;
+            eprintln!("repro: wrote {}", path.display());
+        }
+        None => print!("{text}"),
+    }
+    Ok(match outcome {
+        validation::Outcome::Validated => exit::OK,
+        validation::Outcome::NotValidated => {
+            eprintln!("repro: the pair does not validate the fix: see the heading of the comment");
+            exit::OUTCOME_DIFFERS
+        }
+    })
 }

@@ -59,7 +59,7 @@ fn headline(r: &RunResult) -> String {
     )
 }
 
-fn stand_in_note(r: &RunResult) -> String {
+pub(super) fn stand_in_note(r: &RunResult) -> String {
     format!(
         "> [!WARNING]\n> This run used repro's k3s **stand-in** (`{}`), a small program that imitates the k3s behaviour repro \
          observes. It is **not real k3s**. Confirm the result on `rancher/k3s:{}` before reporting it upstream.\n\n",
@@ -69,7 +69,7 @@ fn stand_in_note(r: &RunResult) -> String {
 }
 
 /// `k3s version v1.33.4+k3s1 (abcdef12)` from the first banner in the logs, as `k3s -v` prints it.
-fn k3s_banner(logs: &IndexMap<String, String>) -> Option<String> {
+pub(super) fn k3s_banner(logs: &IndexMap<String, String>) -> Option<String> {
     let re = Regex::new(r"Starting k3s (?:agent )?(v[0-9][^ ]*) \(([0-9a-f]+)\)").ok()?;
     logs.values().find_map(|t| {
         re.captures(t)
@@ -145,7 +145,7 @@ fn environment(o: &mut String, r: &RunResult, logs: &IndexMap<String, String>) {
     ));
 }
 
-fn role_label(role: Role) -> &'static str {
+pub(super) fn role_label(role: Role) -> &'static str {
     match role {
         Role::Etcd => "etcd-only server",
         Role::ControlPlane => "control-plane-only server",
@@ -254,6 +254,13 @@ fn start_order(r: &RunResult) -> Vec<String> {
 
 fn steps(o: &mut String, r: &RunResult, all: &[Case<'_>]) {
     o.push_str("**Steps To Reproduce:**\n\n");
+    install(o, r, true);
+    numbered_steps(o, r, all);
+}
+
+/// How the cluster was installed and started, with the files written before the first start
+/// (every node's first config.yaml too when `configs`: a validation comment lists them apart).
+pub(super) fn install(o: &mut String, r: &RunResult, configs: bool) {
     let order: Vec<String> = start_order(r)
         .into_iter()
         .map(|n| match r.topology.nodes.iter().find(|x| x.name == n) {
@@ -269,7 +276,7 @@ fn steps(o: &mut String, r: &RunResult, all: &[Case<'_>]) {
         if r.k3s.privileged { "privileged " } else { "unprivileged (the image needs no privileges) " },
         order.join(", then ")
     ));
-    if let Some(first) = r.configs.get("0") {
+    if let Some(first) = r.configs.get("0").filter(|_| configs) {
         o.push_str(
             "  <details><summary>config.yaml of each node before the first start</summary>\n\n",
         );
@@ -295,7 +302,10 @@ fn steps(o: &mut String, r: &RunResult, all: &[Case<'_>]) {
         o.push_str("  ```\n");
     }
     o.push('\n');
+}
 
+/// The check's steps as a numbered list: edits, restarts and what each step checks.
+pub(super) fn numbered_steps(o: &mut String, r: &RunResult, all: &[Case<'_>]) {
     for index in step_indexes(r) {
         let planned = r.planned_steps.iter().find(|p| p.index == index);
         let ran = r.steps.iter().find(|s| s.index == index);
@@ -326,7 +336,7 @@ fn steps(o: &mut String, r: &RunResult, all: &[Case<'_>]) {
     o.push('\n');
 }
 
-fn is_repro_header(line: &str) -> bool {
+pub(super) fn is_repro_header(line: &str) -> bool {
     line.starts_with("# config.yaml for ") && line.contains("rendered by repro")
 }
 

@@ -16,6 +16,7 @@ mod mermaid;
 pub mod redact;
 mod text;
 mod timeline;
+pub mod validation;
 mod words;
 
 #[cfg(test)]
@@ -172,6 +173,8 @@ pub struct Rendered {
     pub bundle: Vec<(String, Vec<u8>)>,
     /// Files under `nodes/` left out of the bundle because they are not text.
     pub skipped: Vec<String>,
+    /// Each boot's log (path as in `BootRecord::log` -> redacted text).
+    pub logs: IndexMap<String, String>,
     pub mtime: u64,
 }
 
@@ -246,6 +249,7 @@ pub fn render(folder: &RunFolder, secrets: &[String]) -> anyhow::Result<Rendered
         timeline,
         bundle,
         skipped,
+        logs,
         mtime,
     })
 }

@@ -205,8 +205,7 @@ fn settle_window(reason: &str) -> Option<String> {
 }
 
 fn is_duration(s: &str) -> bool {
-    s.chars().next().is_some_and(|c| c.is_ascii_digit())
-        && s.ends_with(['s', 'm', 'h'])
+    s.chars().next().is_some_and(|c| c.is_ascii_digit()) && s.ends_with(['s', 'm', 'h'])
 }
 
 #[cfg(test)]
