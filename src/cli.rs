@@ -316,8 +316,12 @@ pub struct BisectArgs {
 pub struct MergeArgs {
     /// Results folders: run folders (result.json), matrix folders (summary.json), or folders
     /// holding either at any depth (e.g. downloaded CI artifacts).
-    #[arg(required = true)]
+    #[arg(required_unless_present = "plan")]
     pub dirs: Vec<PathBuf>,
+    /// The planned matrix (the `repro matrix --emit github-matrix` JSON, or a summary.json):
+    /// every planned cell that wrote nothing shows as NOT RUN.
+    #[arg(long, value_name = "FILE")]
+    pub plan: Option<PathBuf>,
     /// Where the merged summary.json and junit.xml go.
     #[arg(long, default_value = "results/merged")]
     pub out: PathBuf,

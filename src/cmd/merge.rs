@@ -1,6 +1,9 @@
 //! `repro merge <dirs>… [--out DIR]`: runs made on different machines (CI runners) into one
 //! summary.json and junit.xml, and the same table `repro matrix` prints.
 //!
+//! With `--plan FILE` (the fan-out JSON or a summary.json), every planned cell no input wrote a
+//! result for is a NOT RUN row, so a CI job that died before uploading anything still shows.
+//!
 //! Exit codes: 2 when an input is missing or not a valid repro file (the message names it, with
 //! the JSON line and column); otherwise as `repro matrix`, from the merged cells: 0 all as
 //! expected, 1 a verdict differs, 3 a run broke — so a CI job that merges turns red for it.
@@ -12,13 +15,23 @@ use crate::matrix::Summary;
 use super::matrix::{out, print_report};
 
 pub async fn run(_g: &Global, a: &MergeArgs) -> anyhow::Result<i32> {
-    let cells = match crate::merge::collect(&a.dirs, &a.out) {
+    let plan = match a.plan.as_deref().map(crate::merge::read_plan).transpose() {
+        Ok(p) => p,
+        Err(e) => {
+            eprintln!("{e}");
+            return Ok(exit::BAD_INPUT);
+        }
+    };
+    let mut cells = match crate::merge::collect_inputs(&a.dirs, &a.out, plan.is_some()) {
         Ok(c) => c,
         Err(e) => {
             eprintln!("{e}");
             return Ok(exit::BAD_INPUT);
         }
     };
+    if let Some(plan) = &plan {
+        crate::merge::add_not_run(&mut cells, plan);
+    }
     let argv: Vec<String> = std::env::args().collect();
     let inputs = a.dirs.iter().map(|d| d.display().to_string()).collect();
     let summary = Summary::new(argv, inputs, cells);
@@ -26,13 +39,21 @@ pub async fn run(_g: &Global, a: &MergeArgs) -> anyhow::Result<i32> {
         eprintln!("repro: --out {}: {e:#}", a.out.display());
         return Ok(exit::BAD_INPUT);
     }
-    out(&format!(
-        "merged {} run{} from {} input{}",
-        summary.cells.len(),
-        if summary.cells.len() == 1 { "" } else { "s" },
+    let wrote_nothing = summary.cells.iter().filter(|c| c.run_id.is_none()).count();
+    let ran = summary.cells.len() - wrote_nothing;
+    let mut line = format!(
+        "merged {ran} run{} from {} input{}",
+        if ran == 1 { "" } else { "s" },
         a.dirs.len(),
         if a.dirs.len() == 1 { "" } else { "s" }
-    ));
+    );
+    if let Some(p) = &a.plan {
+        line.push_str(&format!(
+            "; {wrote_nothing} of the cells planned in {} wrote nothing",
+            p.display()
+        ));
+    }
+    out(&line);
     print_report(&summary, &a.out);
     out(&format!("exit: {}", summary.exit_code));
     Ok(summary.exit_code)
