@@ -54,6 +54,8 @@ pub enum Command {
     Bisect(BisectArgs),
     /// Merge results folders made elsewhere into one summary and JUnit file.
     Merge(MergeArgs),
+    /// Open, update or close the nightly's GitHub issues from a merged summary.json (uses `gh`).
+    NightlyIssues(NightlyIssuesArgs),
 }
 
 #[derive(Debug, Args)]
@@ -325,4 +327,26 @@ pub struct MergeArgs {
     /// Where the merged summary.json and junit.xml go.
     #[arg(long, default_value = "results/merged")]
     pub out: PathBuf,
+}
+
+#[derive(Debug, Args)]
+pub struct NightlyIssuesArgs {
+    /// The merged summary.json (`repro merge … --out DIR` writes DIR/summary.json).
+    pub summary: PathBuf,
+    /// The workflow run's page, linked from every issue (default: from GITHUB_SERVER_URL,
+    /// GITHUB_REPOSITORY and GITHUB_RUN_ID).
+    #[arg(long)]
+    pub run_url: Option<String>,
+    /// The label of the nightly's issues; only issues with it are read or changed.
+    #[arg(long, default_value = crate::nightly::DEFAULT_LABEL)]
+    pub label: String,
+    /// A cell's artifact is named this prefix + `<check>-<version>` (as nightly.yml uploads it).
+    #[arg(long, default_value = "results-")]
+    pub artifact_prefix: String,
+    /// The GitHub CLI to call.
+    #[arg(long, env = "REPRO_GH", default_value = "gh")]
+    pub gh: PathBuf,
+    /// Read the existing issues, print what would change, change nothing.
+    #[arg(long)]
+    pub dry_run: bool,
 }

@@ -12,6 +12,7 @@ pub mod load;
 pub mod matrix;
 pub mod merge;
 pub mod model;
+pub mod nightly;
 pub mod observe;
 pub mod plan;
 pub mod progress;

@@ -5,6 +5,7 @@ pub mod clean;
 pub mod list;
 pub mod matrix;
 pub mod merge;
+pub mod nightly_issues;
 pub mod plan;
 pub mod redact;
 pub mod report;
@@ -42,6 +43,7 @@ pub fn main(cli: Cli) -> i32 {
             Command::Matrix(a) => matrix::run(&g, &a).await,
             Command::Bisect(a) => bisect::run(&g, &a).await,
             Command::Merge(a) => merge::run(&g, &a).await,
+            Command::NightlyIssues(a) => nightly_issues::run(&g, &a),
         }
     });
     match result {
