@@ -141,7 +141,7 @@ pub fn body(g: &Group, links: &RunLinks) -> String {
             "| {} | {} | {} | {status} | artifact `{}{}-{}` |",
             c.k3s_version,
             c.expected,
-            c.verdict.as_deref().unwrap_or("—"),
+            c.verdict.map_or("—", |v| v.as_str()),
             links.artifact_prefix,
             c.check,
             c.k3s_version
@@ -282,14 +282,20 @@ pub fn decide(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::result::Outcome;
+
+    fn outcome(s: &str) -> Outcome {
+        serde_json::from_value(serde_json::Value::from(s)).expect("an outcome")
+    }
 
     fn cell(version: &str, expected: &str, verdict: &str) -> Cell {
+        let (expected, verdict) = (outcome(expected), outcome(verdict));
         Cell {
             check: "etcd-split".into(),
             k3s_version: version.into(),
-            expected: expected.into(),
+            expected,
             expected_because: "fixed-in".into(),
-            verdict: Some(verdict.into()),
+            verdict: Some(verdict),
             status: Status::of(expected, Some(verdict)),
             seconds: 1.0,
             exit_code: Some(0),

@@ -12,17 +12,13 @@ use anyhow::{bail, Context};
 use serde::Deserialize;
 
 use crate::cli::{Global, NightlyIssuesArgs};
+use crate::error::Error;
 use crate::exit;
 use crate::nightly::{self, Action, Existing, Health, RunLinks};
 
-pub fn run(_g: &Global, a: &NightlyIssuesArgs) -> anyhow::Result<i32> {
-    let cells = match crate::merge::cells_from_summary(&a.summary) {
-        Ok(c) => c,
-        Err(e) => {
-            eprintln!("{e}");
-            return Ok(exit::BAD_INPUT);
-        }
-    };
+pub fn run(_g: &Global, a: &NightlyIssuesArgs) -> Result<i32, Error> {
+    let cells = crate::matrix::merge::cells_from_summary(&a.summary)
+        .map_err(|e| Error::bad_input(e.to_string()))?;
     let links = RunLinks {
         run_url: a.run_url.clone().or_else(github_run_url),
         artifact_prefix: a.artifact_prefix.clone(),
@@ -31,13 +27,10 @@ pub fn run(_g: &Global, a: &NightlyIssuesArgs) -> anyhow::Result<i32> {
         program: a.gh.clone(),
         dry_run: a.dry_run,
     };
-    match apply(&gh, &a.label, &nightly::groups(&cells), &links) {
-        Ok(()) => Ok(exit::OK),
-        Err(e) => {
-            eprintln!("repro: nightly-issues: {e:#}");
-            Ok(exit::INFRA)
-        }
-    }
+    // A failing `gh` (no token, no network) is infrastructure: exit 3 with its message.
+    apply(&gh, &a.label, &nightly::groups(&cells), &links)
+        .map_err(|e| Error::Other(e.context("nightly-issues")))?;
+    Ok(exit::OK)
 }
 
 /// `$GITHUB_SERVER_URL/$GITHUB_REPOSITORY/actions/runs/$GITHUB_RUN_ID` inside GitHub Actions.

@@ -6,27 +6,23 @@
 //! validates the fix (reproduced, then fixed), 1 when it does not (the comment still says what
 //! each run showed), 2 when a folder cannot be read or the runs are of different checks.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use crate::cli::{Global, ReportArgs};
+use crate::error::Error;
 use crate::exit;
 use crate::report::{self, validation};
 
-pub fn run(_g: &Global, a: &ReportArgs) -> anyhow::Result<i32> {
+pub fn run(_g: &Global, a: &ReportArgs) -> Result<i32, Error> {
     if let Some(pair) = &a.validation {
         return validate(&pair[0], &pair[1], a.out.as_deref(), &a.secrets);
     }
     let Some(dir) = &a.dir else {
-        eprintln!("repro: give a results folder, or --validation <buggy-run> <fixed-run>");
-        return Ok(exit::BAD_INPUT);
+        return Err(Error::bad_input(
+            "repro: give a results folder, or --validation <buggy-run> <fixed-run>",
+        ));
     };
-    let folder = match report::load(dir) {
-        Ok(f) => f,
-        Err(e) => {
-            eprintln!("repro: {e}");
-            return Ok(exit::BAD_INPUT);
-        }
-    };
+    let folder = report::load(dir).map_err(|e| Error::bad_input(format!("repro: {e}")))?;
     let rendered = report::render(&folder, &a.secrets)?;
     report::write_rendered(dir, &rendered)?;
     let verdict = rendered
@@ -50,25 +46,23 @@ pub fn run(_g: &Global, a: &ReportArgs) -> anyhow::Result<i32> {
 }
 
 fn validate(
-    buggy: &PathBuf,
-    fixed: &PathBuf,
+    buggy: &Path,
+    fixed: &Path,
     out: Option<&Path>,
     secrets: &[String],
-) -> anyhow::Result<i32> {
+) -> Result<i32, Error> {
     let mut rendered = Vec::new();
     for dir in [buggy, fixed] {
-        match report::load(dir) {
-            Ok(f) => rendered.push(report::render(&f, secrets)?),
-            Err(e) => {
-                eprintln!("repro: {e}");
-                return Ok(exit::BAD_INPUT);
-            }
-        }
+        let folder = report::load(dir).map_err(|e| Error::bad_input(format!("repro: {e}")))?;
+        rendered.push(report::render(&folder, secrets)?);
     }
     let (b, f) = (&rendered[0], &rendered[1]);
     if let Some(why) = validation::incompatible(&b.result, &f.result) {
-        eprintln!("repro: {} and {}: {why}", buggy.display(), fixed.display());
-        return Ok(exit::BAD_INPUT);
+        return Err(Error::bad_input(format!(
+            "repro: {} and {}: {why}",
+            buggy.display(),
+            fixed.display()
+        )));
     }
     let (text, outcome) = validation::render(b, f);
     match out {

@@ -17,7 +17,7 @@ use quick_junit::{NonSuccessKind, Property, Report, TestCase, TestCaseStatus, Te
 
 use super::cases::{self, Case, Outcome};
 use super::text;
-use crate::result::RunResult;
+use crate::result::{self as res, RunResult};
 
 pub fn render(r: &RunResult) -> anyhow::Result<String> {
     let class = format!("repro.{}", r.check.name);
@@ -64,10 +64,10 @@ pub fn render(r: &RunResult) -> anyhow::Result<String> {
 
 /// The outcome the run was asked to show: `expect` as recorded; a result that recorded `auto`
 /// means what the check's `fixed-in` predicts for the version (`fixed` when it says nothing).
-pub(crate) fn asked(r: &RunResult) -> &str {
-    match r.expect.as_str() {
-        "fixed" | "reproduced" => r.expect.as_str(),
-        _ => r.expected_for_version.as_deref().unwrap_or("fixed"),
+pub(crate) fn asked(r: &RunResult) -> res::Outcome {
+    match r.expect {
+        res::Outcome::Fixed | res::Outcome::Reproduced => r.expect,
+        res::Outcome::Inconclusive => r.expected_for_version.unwrap_or(res::Outcome::Fixed),
     }
 }
 
@@ -210,8 +210,8 @@ fn setup(r: &RunResult) -> TestCase {
 
 /// One expectation judged against `asked`: the value to see is the correct one when asked for
 /// `fixed`, the bug's when asked for `reproduced` (the same value where the bug changes nothing).
-fn expectation(r: &RunResult, asked: &str, c: &Case<'_>) -> TestCase {
-    let bug_run = asked == "reproduced";
+fn expectation(r: &RunResult, asked: res::Outcome, c: &Case<'_>) -> TestCase {
+    let bug_run = asked == res::Outcome::Reproduced;
     let wanted = if bug_run {
         c.bug.as_deref().unwrap_or(&c.expected)
     } else {
@@ -377,7 +377,7 @@ fn teardown(r: &RunResult) -> TestCase {
 /// The run's outcome against the one asked for: passed exactly when the exit code is 0; a
 /// different outcome is a failure typed like the exit code's meaning (a regression or an
 /// unexpected fix: exit 1; inconclusive: exit 4); no verdict is an error (exit 3 or 130).
-fn verdict(r: &RunResult, asked: &str) -> TestCase {
+fn verdict(r: &RunResult, asked: res::Outcome) -> TestCase {
     let status = match &r.verdict {
         None => non_success(
             NonSuccessKind::Error,
@@ -396,10 +396,10 @@ fn verdict(r: &RunResult, asked: &str) -> TestCase {
             for line in &v.differences {
                 d.push_str(&format!("- {line}\n"));
             }
-            let ty = match (asked, v.outcome.as_str()) {
-                ("fixed", "reproduced") => "regression",
-                ("reproduced", "fixed") => "unexpected-fix",
-                (_, "inconclusive") => "inconclusive",
+            let ty = match (asked, v.outcome) {
+                (res::Outcome::Fixed, res::Outcome::Reproduced) => "regression",
+                (res::Outcome::Reproduced, res::Outcome::Fixed) => "unexpected-fix",
+                (_, res::Outcome::Inconclusive) => "inconclusive",
                 _ => "outcome-differs",
             };
             non_success(

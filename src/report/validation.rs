@@ -14,7 +14,7 @@ use super::markdown::{install, k3s_banner, numbered_steps, role_label, stand_in_
 use super::text::and_list;
 use super::words;
 use super::Rendered;
-use crate::result::RunResult;
+use crate::result::{self as res, RunResult};
 
 /// What the pair of runs shows.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -45,13 +45,14 @@ pub fn incompatible(buggy: &RunResult, fixed: &RunResult) -> Option<String> {
 /// The comment, and whether the pair validates the fix.
 pub fn render(buggy: &Rendered, fixed: &Rendered) -> (String, Outcome) {
     let (b, f) = (&buggy.result, &fixed.result);
-    let verdict = |r: &RunResult| r.verdict.as_ref().map(|v| v.outcome.clone());
-    let outcome =
-        if verdict(b).as_deref() == Some("reproduced") && verdict(f).as_deref() == Some("fixed") {
-            Outcome::Validated
-        } else {
-            Outcome::NotValidated
-        };
+    let verdict = |r: &RunResult| r.verdict.as_ref().map(|v| v.outcome);
+    let outcome = if verdict(b) == Some(res::Outcome::Reproduced)
+        && verdict(f) == Some(res::Outcome::Fixed)
+    {
+        Outcome::Validated
+    } else {
+        Outcome::NotValidated
+    };
     let mut o = String::new();
     o.push_str(&format!(
         "<!-- Written by {} {} from runs {} (buggy) and {} (fixed): `repro report --validation <buggy-run> <fixed-run>`. Secrets appear as <REDACTED-n>. -->\n",
@@ -70,9 +71,9 @@ pub fn render(buggy: &Rendered, fixed: &Rendered) -> (String, Outcome) {
         f.check.issue,
         f.check.summary.trim_end_matches('.'),
         b.k3s.version,
-        verdict(b).unwrap_or_else(|| "none".into()),
+        verdict(b).map_or("none", |v| v.as_str()),
         f.k3s.version,
-        verdict(f).unwrap_or_else(|| "none".into()),
+        verdict(f).map_or("none", |v| v.as_str()),
         f.check.name,
         f.check.file
     ));
@@ -113,8 +114,7 @@ fn why_not(b: &RunResult, f: &RunResult) -> String {
     let v = |r: &RunResult| {
         r.verdict
             .as_ref()
-            .map(|v| v.outcome.clone())
-            .unwrap_or_else(|| "no verdict".into())
+            .map_or("no verdict", |v| v.outcome.as_str())
     };
     let mut parts = Vec::new();
     if v(b) != "reproduced" {

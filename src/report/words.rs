@@ -10,7 +10,7 @@
 use indexmap::IndexMap;
 
 use super::text::{clock, shorten, split_docker_time};
-use crate::result::{Evidence, Observation, RunResult};
+use crate::result::{Evidence, EvidenceSource, Observation, RunResult};
 
 /// Quoted messages longer than this are cut.
 const QUOTE_MAX: usize = 140;
@@ -19,9 +19,13 @@ const QUOTE_MAX: usize = 140;
 pub fn observation(r: &RunResult, o: &Observation, logs: &IndexMap<String, String>) -> String {
     let at = format!("{} boot {}", o.node, o.boot);
     let sig = r.signals.get(&o.signal);
-    let first_log = o.evidence.iter().find(|e| e.source == "log");
+    let first_log = o.evidence.iter().find(|e| e.source == EvidenceSource::Log);
 
-    if let Some(p) = o.evidence.iter().find(|e| e.source == "probe") {
+    if let Some(p) = o
+        .evidence
+        .iter()
+        .find(|e| e.source == EvidenceSource::Probe)
+    {
         return probe(&at, p);
     }
     if o.observed == "unknown" {
@@ -30,12 +34,16 @@ pub fn observation(r: &RunResult, o: &Observation, logs: &IndexMap<String, Strin
             o.reason.trim_end_matches('.')
         );
     }
-    if let Some(d) = o.evidence.iter().find(|e| e.source == "docker") {
+    if let Some(d) = o
+        .evidence
+        .iter()
+        .find(|e| e.source == EvidenceSource::Docker)
+    {
         let last = o
             .evidence
             .iter()
             .rev()
-            .find(|e| e.source == "log")
+            .find(|e| e.source == EvidenceSource::Log)
             .map(|e| format!("; its last line: {}", quote(&message(&e.text))))
             .unwrap_or_default();
         return format!("{at} {}{}{last}", d.text, when(d));

@@ -10,9 +10,10 @@ use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
 
-use crate::matrix::{Cell, Status, Summary, SUMMARY_KIND, SUMMARY_SCHEMA_VERSION};
+use crate::result::Outcome;
 use crate::version::K3sVersion;
 
+use super::model::{Cell, Status, Summary, SUMMARY_KIND, SUMMARY_SCHEMA_VERSION};
 /// How deep below an argument to look for result.json / summary.json.
 const MAX_DEPTH: usize = 8;
 
@@ -36,9 +37,9 @@ struct RunDigest {
     run_id: String,
     check: CheckDigest,
     k3s: K3sDigest,
-    expect: String,
+    expect: Outcome,
     #[serde(default)]
-    expected_for_version: Option<String>,
+    expected_for_version: Option<Outcome>,
     #[serde(default)]
     verdict: Option<VerdictDigest>,
     #[serde(default)]
@@ -65,7 +66,7 @@ struct K3sDigest {
 
 #[derive(Debug, Deserialize)]
 struct VerdictDigest {
-    outcome: String,
+    outcome: Outcome,
     #[serde(default)]
     reason: String,
 }
@@ -112,14 +113,14 @@ pub fn cell_from_result(file: &Path) -> Result<Cell, MergeError> {
             e,
             "what the check's fixed-in predicted when the run was made".to_string(),
         ),
-        None => (r.expect.clone(), "asked for with --expect".to_string()),
+        None => (r.expect, "asked for with --expect".to_string()),
     };
-    let verdict = r.verdict.as_ref().map(|v| v.outcome.clone());
+    let verdict = r.verdict.as_ref().map(|v| v.outcome);
     let unfinished = r.finished_at.is_none() || r.exit_code.is_none();
     let status = if unfinished {
         Status::Broken
     } else {
-        Status::of(&expected, verdict.as_deref())
+        Status::of(expected, verdict)
     };
     let error = if unfinished {
         Some(match &r.error {
@@ -130,7 +131,7 @@ pub fn cell_from_result(file: &Path) -> Result<Cell, MergeError> {
         r.error.clone().or_else(|| {
             r.verdict
                 .as_ref()
-                .filter(|v| v.outcome == "inconclusive")
+                .filter(|v| v.outcome == Outcome::Inconclusive)
                 .map(|v| v.reason.clone())
         })
     };
@@ -182,7 +183,7 @@ pub fn cells_from_summary(file: &Path) -> Result<Vec<Cell>, MergeError> {
 pub struct Planned {
     pub check: String,
     pub k3s_version: String,
-    pub expected: String,
+    pub expected: Outcome,
     pub because: String,
 }
 
@@ -193,7 +194,7 @@ pub fn read_plan(file: &Path) -> Result<Vec<Planned>, MergeError> {
     struct Entry {
         check: String,
         k3s_version: String,
-        expected: String,
+        expected: Outcome,
     }
     #[derive(Deserialize)]
     struct Fanout {
@@ -248,7 +249,7 @@ pub fn add_not_run(cells: &mut Vec<Cell>, plan: &[Planned]) {
         cells.push(Cell {
             check: p.check.clone(),
             k3s_version: p.k3s_version.clone(),
-            expected: p.expected.clone(),
+            expected: p.expected,
             expected_because: p.because.clone(),
             verdict: None,
             status: Status::NotRun,
@@ -277,10 +278,6 @@ fn sort(cells: &mut [Cell]) {
 /// Every result.json / summary.json under the arguments, as cells, deduplicated by run id and
 /// sorted by check and version. `out` (the merge's own output folder) is never read. With
 /// `allow_empty` (a plan names the missing cells), a folder holding no result is not an error.
-pub fn collect(args: &[PathBuf], out: &Path) -> Result<Vec<Cell>, MergeError> {
-    collect_inputs(args, out, false)
-}
-
 pub fn collect_inputs(
     args: &[PathBuf],
     out: &Path,
@@ -361,7 +358,7 @@ pub fn write_outputs(dir: &Path, summary: &Summary, junit_name: &str) -> anyhow:
     use anyhow::Context;
     std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
     let json = serde_json::to_string_pretty(summary)?;
-    let xml = crate::matrix::junit(junit_name, &summary.cells)
+    let xml = super::render::junit(junit_name, &summary.cells)
         .map_err(|e| anyhow::anyhow!("cannot render junit.xml: {e}"))?;
     for (name, text) in [("summary.json", json), ("junit.xml", xml)] {
         let tmp = dir.join(format!(".{name}.tmp"));
