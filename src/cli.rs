@@ -58,6 +58,8 @@ pub enum Command {
     Bisect(BisectArgs),
     /// Merge results folders made elsewhere into one summary and JUnit file.
     Merge(MergeArgs),
+    /// Open, update or close the nightly's GitHub issues from a merged summary.json (uses `gh`).
+    NightlyIssues(NightlyIssuesArgs),
 }
 
 #[derive(Debug, Args)]
@@ -244,7 +246,15 @@ pub struct CleanArgs {
 #[derive(Debug, Args)]
 pub struct ReportArgs {
     /// A results folder (with result.json).
-    pub dir: PathBuf,
+    #[arg(required_unless_present = "validation")]
+    pub dir: Option<PathBuf>,
+    /// Instead: write the comment that closes an issue ("Validated on …") from a run on a buggy
+    /// version and a run on the fixed one (to stdout, or --out).
+    #[arg(long, num_args = 2, value_names = ["BUGGY_RUN", "FIXED_RUN"], conflicts_with = "dir")]
+    pub validation: Option<Vec<PathBuf>>,
+    /// With --validation: write the comment to this file instead of stdout.
+    #[arg(long, requires = "validation")]
+    pub out: Option<PathBuf>,
     /// A value to redact wherever it occurs (repeatable), e.g. a token the files do not name.
     #[arg(long = "secret", value_name = "VALUE")]
     pub secrets: Vec<String>,
@@ -381,9 +391,35 @@ pub struct BisectArgs {
 pub struct MergeArgs {
     /// Results folders: run folders (result.json), matrix folders (summary.json), or folders
     /// holding either at any depth (e.g. downloaded CI artifacts).
-    #[arg(required = true)]
+    #[arg(required_unless_present = "plan")]
     pub dirs: Vec<PathBuf>,
+    /// The planned matrix (the `repro matrix --emit github-matrix` JSON, or a summary.json):
+    /// every planned cell that wrote nothing shows as NOT RUN.
+    #[arg(long, value_name = "FILE")]
+    pub plan: Option<PathBuf>,
     /// Where the merged summary.json and junit.xml go.
     #[arg(long, default_value = "results/merged")]
     pub out: PathBuf,
+}
+
+#[derive(Debug, Args)]
+pub struct NightlyIssuesArgs {
+    /// The merged summary.json (`repro merge … --out DIR` writes DIR/summary.json).
+    pub summary: PathBuf,
+    /// The workflow run's page, linked from every issue (default: from GITHUB_SERVER_URL,
+    /// GITHUB_REPOSITORY and GITHUB_RUN_ID).
+    #[arg(long)]
+    pub run_url: Option<String>,
+    /// The label of the nightly's issues; only issues with it are read or changed.
+    #[arg(long, default_value = crate::nightly::DEFAULT_LABEL)]
+    pub label: String,
+    /// A cell's artifact is named this prefix + `<check>-<version>` (as nightly.yml uploads it).
+    #[arg(long, default_value = "results-")]
+    pub artifact_prefix: String,
+    /// The GitHub CLI to call.
+    #[arg(long, env = "REPRO_GH", default_value = "gh")]
+    pub gh: PathBuf,
+    /// Read the existing issues, print what would change, change nothing.
+    #[arg(long)]
+    pub dry_run: bool,
 }

@@ -14,6 +14,7 @@ pub mod error;
 mod exit;
 pub mod load;
 mod matrix;
+mod nightly;
 mod plan;
 mod progress;
 mod raw;

@@ -183,6 +183,9 @@ fn full() -> RunResult {
             image_id: Some("sha256:x".into()),
             stand_in: true,
             privileged: false,
+            version_output: Some(
+                "k3s version v1.33.4+k3s1 (repro-sim)\ngo version go1.24.4\n".into(),
+            ),
         },
         environment: EnvInfo {
             docker_host: "unix:///var/run/docker.sock".into(),
@@ -213,8 +216,25 @@ fn full() -> RunResult {
             restart: vec![vec!["etcd-2".into()]],
             expect: values.clone(),
             bug: values,
+            line: Some(7),
+            expect_lines: [(
+                "etcd-2".to_string(),
+                [("embedded-registry".to_string(), 9usize)].into(),
+            )]
+            .into(),
         }],
         initial_files: files,
+        signals: [(
+            "embedded-registry".to_string(),
+            SignalRecord {
+                description: "d".into(),
+                up: vec!["Starting distributed registry mirror".into()],
+                down: vec![],
+                settled_by: vec!["Running kubelet".into()],
+                probe: None,
+            },
+        )]
+        .into(),
         steps: vec![StepResult {
             index: 1,
             name: "s".into(),

@@ -10,6 +10,7 @@ use std::process::{Command, Output, Stdio};
 mod util;
 use util::docker::{assert_no_leftovers, docker_ok, repro, text};
 use util::schema::read_result;
+use util::tcp_proxy::{docker_socket, TcpProxy};
 
 use serde_json::Value;
 
@@ -701,31 +702,12 @@ fn garbage_output_and_slow_boot_do_not_change_the_verdict() {
 
 /// A Docker engine reached over TCP (as `DOCKER_HOST=tcp://…` for a remote host): files go in
 /// through the API, logs and probes come back through it; nothing assumes a local socket.
-/// socat forwards a loopback port to the local engine's socket.
+/// A loopback port forwarded to the local engine's socket by the test itself (no socat needed).
 #[test]
 fn works_against_a_tcp_docker_host() {
     docker_ok();
-    let port = {
-        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-        l.local_addr().unwrap().port()
-    };
-    let mut socat = Command::new("socat")
-        .args([
-            &format!("TCP-LISTEN:{port},bind=127.0.0.1,fork,reuseaddr"),
-            "UNIX-CONNECT:/var/run/docker.sock",
-        ])
-        .spawn()
-        .expect("socat is needed for this test (.ci/run installs it)");
-    // Wait until the forwarder accepts connections (bounded: 100 tries of a connect).
-    let mut up = false;
-    for _ in 0..100 {
-        if std::net::TcpStream::connect(("127.0.0.1", port)).is_ok() {
-            up = true;
-            break;
-        }
-        std::thread::sleep(std::time::Duration::from_millis(20));
-    }
-    assert!(up, "socat did not listen on {port}");
+    let proxy = TcpProxy::start(&docker_socket()).unwrap();
+    let port = proxy.port();
     let results = tempfile::tempdir().unwrap();
     let out = repro()
         .args([
@@ -744,8 +726,7 @@ fn works_against_a_tcp_docker_host() {
         .env("DOCKER_HOST", format!("tcp://127.0.0.1:{port}"))
         .output()
         .unwrap();
-    let _ = socat.kill();
-    let _ = socat.wait();
+    drop(proxy);
     let dir = only_run_dir(results.path());
     let r: Value = read_result(&dir);
     assert_no_leftovers(r["run_id"].as_str().unwrap());
