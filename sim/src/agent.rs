@@ -202,7 +202,9 @@ pub fn run(
         // The tunnel seeds the load balancer with the apiserver list, then
         // the kubelet registers the node.
         if let Some(lb) = &lb {
-            if let Some(addr) = lock(lb).dial() {
+            // (The guard must not live across the `update` below.)
+            let reached = lock(lb).dial();
+            if let Some(addr) = reached {
                 if let Ok(body) = get(
                     &addr,
                     "/v1-k3s/apiservers",

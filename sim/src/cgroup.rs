@@ -67,15 +67,19 @@ impl Facts {
     }
 
     /// The process is out of the root cgroup: k3s evacuates it itself as
-    /// PID 1, or an entrypoint moved it (cgroup v2 path not `/`).
+    /// PID 1, or an entrypoint moved it (cgroup v2 path not `/`). Only a real
+    /// unified hierarchy says the latter; a v1 host acting as v2 has none
+    /// (hybrid hosts list their own `0::` line, which proves nothing).
     pub fn root_cgroup_evacuated(&self) -> bool {
         if self.pid == 1 {
             return true;
         }
-        self.proc_self_cgroup
-            .lines()
-            .find_map(|l| l.strip_prefix("0::"))
-            .is_some_and(|path| path.trim() != "/")
+        self.host_is_v2
+            && self
+                .proc_self_cgroup
+                .lines()
+                .find_map(|l| l.strip_prefix("0::"))
+                .is_some_and(|path| path.trim() != "/")
     }
 
     /// The kubelet's failure, or `None` when it can set up its cgroups.
@@ -133,7 +137,8 @@ mod tests {
 
     #[test]
     fn v2_without_pid1_or_evacuation_fails_like_the_kubelet() {
-        let lines = facts(Some("v2"), false, 7, "12:memory:/docker/x\n")
+        // A hybrid v1 host acting as v2: its own `0::` line is no evacuation.
+        let lines = facts(Some("v2"), false, 7, "12:memory:/docker/x\n0::/docker/x\n")
             .kubelet_failure()
             .expect("fails");
         assert_eq!(lines.len(), 2);

@@ -204,7 +204,7 @@ impl LoadBalancer {
 
     fn sort(&mut self) {
         // Stable, best state first: equal states keep their (saved) order.
-        self.servers.sort_by(|a, b| b.state.cmp(&a.state));
+        self.servers.sort_by_key(|s| std::cmp::Reverse(s.state));
     }
 
     /// `Update`: the list becomes exactly `addresses`; a default that leaves
