@@ -1028,8 +1028,8 @@ fn step(
         named: &named,
         edited_not_booted: &edited_not_booted,
     };
-    let expect = ex.expectations(&s.expect, out);
-    let bug = ex.expectations(&s.bug, out);
+    let expect = ex.expectations(&s.expect, false, out);
+    let bug = ex.expectations(&s.bug, true, out);
     check_bug_against_expect(d, s, &expect, &bug, out);
 
     Step {
@@ -1094,6 +1094,7 @@ impl ExpectCx<'_> {
     fn expectations(
         &self,
         raw: &SpannedMap<SpannedMap<Spanned<String>>>,
+        is_bug: bool,
         out: &mut Diagnostics,
     ) -> Expectations {
         let d = self.d;
@@ -1169,7 +1170,16 @@ impl ExpectCx<'_> {
                     }
                 }
                 let state = v.value == "up" || v.value == "down";
-                if v.value.trim().is_empty() {
+                if v.value == crate::scenario::ANY {
+                    if is_bug {
+                        entry.insert(sig.value.clone(), Expected::Any);
+                    } else {
+                        out.push(
+                            d.span(v, format!("`any` is only a `bug:` value (`{}` under `expect:`)", sig.value))
+                                .help("`expect:` says what a fixed k3s does; `bug: {node: {signal: any}}` marks a step where the bug world cannot tell"),
+                        );
+                    }
+                } else if v.value.trim().is_empty() {
                     out.push(
                         d.span(v, format!("empty expected value for `{}`", sig.value))
                             .help(if def.is_value() {

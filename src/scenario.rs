@@ -113,6 +113,9 @@ impl Step {
     }
 }
 
+/// The `bug:` value that says the bug world cannot tell (see `Expected::Any`).
+pub const ANY: &str = "any";
+
 /// node -> signal -> expected value.
 pub type Expectations = IndexMap<String, IndexMap<String, Expected>>;
 
@@ -122,6 +125,9 @@ pub enum Expected {
     Up,
     Down,
     Value(String),
+    /// Only under `bug:`: the bug world can show either value here (it depends on which
+    /// server a buggy joiner's load balancer reaches), so `reproduced` does not judge it.
+    Any,
 }
 
 impl Expected {
@@ -138,6 +144,7 @@ impl Expected {
             Expected::Up => "up",
             Expected::Down => "down",
             Expected::Value(v) => v,
+            Expected::Any => ANY,
         }
     }
 }
