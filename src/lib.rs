@@ -2,6 +2,7 @@
 
 pub mod bisect;
 pub mod catalog;
+pub mod changes;
 pub mod channels;
 pub mod cli;
 pub mod cmd;

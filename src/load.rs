@@ -23,8 +23,8 @@ use serde_saphyr::Spanned;
 
 use crate::diag::{Diagnostics, FileDiag};
 use crate::model::{
-    CheckFile, ConfigValue, Pattern, PatternFile, ProbeRuleFile, RestartItem, Role, SignalsFile,
-    SpannedMap, StepFile, TopologyFile,
+    CheckFile, ConfigValue, FixedIn, Pattern, PatternFile, ProbeRuleFile, RestartItem, Role,
+    SignalsFile, SpannedMap, StepFile, TopologyFile,
 };
 use crate::scenario::{
     Check, Expectations, Expected, LinePattern, Node, Probe, ProbeRule, Signal, Signals, Step,
@@ -706,7 +706,27 @@ pub fn check_in(path: &Path, text: &str, cx: &Context) -> Result<Check, Diagnost
                 ),
         );
     }
-    let fixed_in = release_set(&d, &raw.fixed_in, &mut out);
+    let fixed_in = match &raw.fixed_in {
+        None => ReleaseSet::default(),
+        Some(f) => match &f.value {
+            FixedIn::List(list) => release_set(&d, list, &mut out),
+            FixedIn::Change(name) => match crate::changes::firsts(name) {
+                Some(firsts) => ReleaseSet::new(firsts),
+                None => {
+                    let names = crate::changes::names();
+                    let help = match crate::diag::suggest(name, &names) {
+                        Some(s) => format!("did you mean `{s}`? changes in {}: {}", crate::changes::PATH, names.join(", ")),
+                        None => format!("name a change of {} ({}), or list the first fixed version per release line", crate::changes::PATH, names.join(", ")),
+                    };
+                    out.push(
+                        d.span(f, format!("unknown change `{name}` in `fixed-in`"))
+                            .help(help),
+                    );
+                    ReleaseSet::default()
+                }
+            },
+        },
+    };
     let settle = raw
         .settle
         .as_ref()
