@@ -25,6 +25,8 @@ struct ChangesFile {
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Change {
+    /// For people reading the file (and its test); repro prints the evidence, not this.
+    #[allow(dead_code)]
     pub description: String,
     pub first: Vec<FirstRelease>,
 }
@@ -53,6 +55,14 @@ pub fn get(name: &str) -> Option<&'static Change> {
 
 pub fn names() -> Vec<String> {
     table().keys().cloned().collect()
+}
+
+/// The evidence and confidence of `name`'s entry for `v`'s release line.
+pub fn evidence(name: &str, v: &K3sVersion) -> Option<(String, String)> {
+    get(name)?.first.iter().find_map(|f| {
+        let first: K3sVersion = f.version.parse().ok()?;
+        (first.line() == v.line()).then(|| (f.evidence.trim().to_string(), f.confidence.clone()))
+    })
 }
 
 /// The first release per line of `name`, parsed.

@@ -8,7 +8,7 @@ use indexmap::IndexMap;
 use regex::Regex;
 use serde::Serialize;
 
-use crate::model::{ConfigValue, Role};
+use crate::raw::{ConfigValue, Role};
 use crate::version::{K3sVersion, ReleaseSet};
 
 #[derive(Debug, Clone)]
@@ -52,6 +52,8 @@ pub struct Check {
     pub path: PathBuf,
     /// Empty when the check documents behaviour that never changed (always expected `fixed`).
     pub fixed_in: ReleaseSet,
+    /// The change of `releases/k3s-changes.yaml` that `fixed-in` names, if it names one.
+    pub fixed_in_change: Option<String>,
     pub settle: Duration,
     pub steps: Vec<Step>,
 }
@@ -98,18 +100,6 @@ impl Step {
             }
         }
         out
-    }
-
-    /// The expectations as they are under the bug: `expect` with `bug` entries replacing theirs.
-    pub fn bug_world(&self) -> Expectations {
-        let mut world = self.expect.clone();
-        for (node, sigs) in &self.bug {
-            let entry = world.entry(node.clone()).or_default();
-            for (sig, v) in sigs {
-                entry.insert(sig.clone(), v.clone());
-            }
-        }
-        world
     }
 }
 
