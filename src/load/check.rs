@@ -242,7 +242,15 @@ fn step(
         if !w.known(d, node, out) {
             continue;
         }
-        check_config_keys(d, kv, out);
+        if let Some(n) = w.topo.node(&node.value) {
+            check_config_keys(
+                d,
+                kv,
+                &[crate::k3s_flags::Command::of(n.role)],
+                Some(&w.topo.default_version),
+                out,
+            );
+        }
         if kv.is_empty() {
             out.push(
                 d.span(node, format!("empty config edit for `{}`", node.value))
