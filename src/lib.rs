@@ -8,6 +8,7 @@ pub mod cmd;
 pub mod diag;
 pub mod docker;
 pub mod exit;
+pub mod inspect;
 pub mod load;
 pub mod matrix;
 pub mod merge;

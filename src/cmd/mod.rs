@@ -2,6 +2,7 @@
 
 pub mod bisect;
 pub mod clean;
+pub mod inspect;
 pub mod list;
 pub mod matrix;
 pub mod merge;
@@ -42,6 +43,7 @@ pub fn main(cli: Cli) -> i32 {
             Command::Matrix(a) => matrix::run(&g, &a).await,
             Command::Bisect(a) => bisect::run(&g, &a).await,
             Command::Merge(a) => merge::run(&g, &a).await,
+            Command::Inspect(a) => inspect::run(&g, &a),
         }
     });
     match result {
