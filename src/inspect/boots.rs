@@ -30,9 +30,9 @@ fn banner_is_agent(text: &str) -> bool {
     BANNER.captures(text).is_some_and(|c| c.get(1).is_some())
 }
 
-/// How many lines of ordinary output (matching no pattern) a boot must show between its banner
-/// and a `settled-by` line before the settle rule may use it: an excerpt made of the lines the
-/// signals name (`grep -E 'Starting k3s|kubelet'`) has none.
+/// How many lines of ordinary output (matching no pattern) a boot must show after its banner
+/// before the settle rule may use it: an excerpt made of the lines the signals name
+/// (`grep -E 'Starting k3s|kubelet'`) has none, a real k3s boot has hundreds.
 pub const MIN_CHATTER: u32 = 3;
 /// Lines kept at the end of a boot, as evidence of how it ended.
 const TAIL: usize = 3;
@@ -171,7 +171,7 @@ pub struct BootBuilder {
     seen: Vec<bool>,
     values: usize,
     tail: VecDeque<Kept>,
-    /// Ordinary lines between the banner and the first `settled-by` line.
+    /// Ordinary lines (matching no pattern) after the banner.
     pub chatter: u32,
     settled: bool,
     pub end: Option<End>,
@@ -211,7 +211,7 @@ impl BootBuilder {
         }
     }
 
-    /// Whether a `settled-by` line was seen (ordinary lines are counted up to it).
+    /// Whether a `settled-by` line was seen.
     pub fn settled(&self) -> bool {
         self.settled
     }
@@ -251,7 +251,7 @@ impl BootBuilder {
     fn keep_if_matched(&mut self, k: &Kept, m: &Matcher) -> bool {
         let hits = m.set.matches(&k.text);
         if !hits.matched_any() {
-            if self.banner.is_some() && !self.settled {
+            if self.banner.is_some() {
                 self.chatter = self.chatter.saturating_add(1);
             }
             return false;

@@ -74,7 +74,7 @@ fn partial_because(b: &BootBuilder, cx: &Context) -> Option<String> {
     }
     if !cx.trusted && b.chatter < MIN_CHATTER && b.settled() {
         return Some(format!(
-            "fewer than {MIN_CHATTER} ordinary lines before the settle point: looks like an excerpt of matching lines only"
+            "fewer than {MIN_CHATTER} ordinary lines in the boot: looks like an excerpt of matching lines only"
         ));
     }
     None

@@ -484,6 +484,27 @@ struct NodeLog {
     cli_version: Option<String>,
 }
 
+impl NodeLog {
+    fn has_boots(&self) -> bool {
+        self.closed
+            .iter()
+            .chain(self.open.iter())
+            .any(BootBuilder::has_log)
+    }
+
+    /// The version `k3s -v` printed outside this node's boots.
+    fn version(&self, signals: &Signals) -> Option<String> {
+        self.cli_version.clone().or_else(|| {
+            self.closed
+                .iter()
+                .chain(self.open.iter())
+                .filter(|b| !b.has_log())
+                .flat_map(|b| b.kept.iter())
+                .find_map(|k| version_in(&k.text, signals))
+        })
+    }
+}
+
 /// Everything read so far from one input.
 struct InputState {
     nodes: IndexMap<String, NodeLog>,
@@ -683,14 +704,26 @@ impl InputState {
                 self.why_excerpt.join("; ")
             ));
         }
+        // `k3s -v` pasted before a journal lands on the input's default node; when that node
+        // has no boots and exactly one node has, it is that node's version.
+        let with_boots: Vec<&String> = self
+            .nodes
+            .iter()
+            .filter(|(_, n)| n.has_boots())
+            .map(|(k, _)| k)
+            .collect();
+        let orphan_version = self
+            .nodes
+            .values()
+            .filter(|n| !n.has_boots())
+            .find_map(|n| n.version(signals));
+        let lone = (with_boots.len() == 1).then(|| with_boots[0].clone());
         for (name, mut node) in self.nodes {
             close(&mut node, false);
-            let fallback = node.cli_version.clone().or_else(|| {
-                node.closed
-                    .iter()
-                    .filter(|b| !b.has_log())
-                    .flat_map(|b| b.kept.iter())
-                    .find_map(|k| version_in(&k.text, signals))
+            let fallback = node.version(signals).or_else(|| {
+                (lone.as_ref() == Some(&name))
+                    .then(|| orphan_version.clone())
+                    .flatten()
             });
             let cx = judge::Context {
                 signals,
@@ -738,3 +771,6 @@ fn version_in(text: &str, signals: &Signals) -> Option<String> {
             .and_then(|c| c.name("value").map(|m| m.as_str().to_string()))
     })
 }
+
+#[cfg(test)]
+mod tests;

@@ -110,6 +110,7 @@ pub struct InputError(pub String);
 
 /// Everything named on the command line: the inputs, and the configs given with `--config`
 /// (which apply to their node in every input).
+#[derive(Debug)]
 pub struct Resolved {
     pub inputs: Vec<Input>,
     pub configs: Vec<ConfigFile>,
