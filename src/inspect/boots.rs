@@ -14,7 +14,7 @@ use chrono::{DateTime, Utc};
 use regex::{Regex, RegexSet};
 
 use super::deps::{Signal, Signals};
-use super::formats::{Entry, Prompt};
+use super::formats::{Entry, Inner, Outer, Prompt};
 
 static BANNER: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r"\bStarting k3s (agent )?v\d+\.\d+\.\d+\S*(?: \([0-9A-Za-z-]+\))?")
@@ -173,6 +173,9 @@ pub struct BootBuilder {
     tail: VecDeque<Kept>,
     /// Ordinary lines (matching no pattern) after the banner.
     pub chatter: u32,
+    /// Lines in a log form (logrus, klog, a tool's prefix) or matching a pattern: a "boot" of
+    /// plain text only (prose before the first banner of a paste) is not one.
+    formatted: u64,
     settled: bool,
     pub end: Option<End>,
     stopping: bool,
@@ -200,6 +203,7 @@ impl BootBuilder {
             values: 0,
             tail: VecDeque::with_capacity(TAIL),
             chatter: 0,
+            formatted: 0,
             settled: false,
             end: None,
             stopping: false,
@@ -218,7 +222,7 @@ impl BootBuilder {
 
     /// Whether anything of k3s is in this boot (a boot made only of pasted output is not one).
     pub fn has_log(&self) -> bool {
-        self.lines > 0
+        self.banner.is_some() || self.formatted > 0
     }
 
     /// A line k3s printed.
@@ -229,11 +233,16 @@ impl BootBuilder {
             self.last_ts = Some(ts);
         }
         let k = Kept::of(e, file);
+        if e.inner != Inner::Other || e.outer != Outer::Bare {
+            self.formatted += 1;
+        }
         if self.banner.is_none() && self.lines == 1 && is_banner(&e.text) {
             self.banner = Some(k.clone());
             self.agent = banner_is_agent(&e.text);
         }
-        self.keep_if_matched(&k, m);
+        if self.keep_if_matched(&k, m) {
+            self.formatted += 1;
+        }
         if e.fatal && self.end.is_none() {
             self.end = Some(End {
                 kind: EndKind::Died { exit_code: None },

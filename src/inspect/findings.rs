@@ -109,6 +109,10 @@ pub struct Subject<'a> {
     pub node: &'a str,
     pub boot: &'a BootReport,
     pub config: Option<&'a NodeConfig>,
+    /// The config is the node's (not this boot's own, as a results folder has).
+    pub config_for_all_boots: bool,
+    /// How many boots the node has.
+    pub boots: usize,
 }
 
 /// The role a boot's node has: from its config, else from the boot itself.
@@ -320,6 +324,7 @@ pub fn match_boot(s: &Subject, sigs: &[Signature], signals: &Signals) -> Vec<Fin
             boot: s.boot.boot,
             signal: sig.signal.clone(),
             observed: obs.state.clone(),
+            reason: obs.reason.clone(),
             expected: sig.expect.clone(),
             version: s.boot.version.clone(),
             fixed_in: fixed.filter(|f| !f.starts_with("no fix") && version.is_some()),
@@ -329,6 +334,13 @@ pub fn match_boot(s: &Subject, sigs: &[Signature], signals: &Signals) -> Vec<Fin
                 .files
                 .iter()
                 .map(|f| format!("{f} as the check's cluster had it (a log cannot show files)"))
+                .chain(
+                    s.config
+                        .filter(|_| s.config_for_all_boots && s.boots > 1)
+                        .map(|_| {
+                            "the config given was the node's config in this boot too (one config is applied to every boot; a boot before a config change is judged with it)".to_string()
+                        }),
+                )
                 .collect(),
             evidence: uniq,
         });

@@ -216,6 +216,12 @@ pub struct Normaliser {
     pending_parts: usize,
     /// After a prompt whose command is not a log command, plain lines are its output.
     in_output: bool,
+    /// The text has Markdown code fences (a paste from an issue): plain lines outside them are
+    /// prose, not log.
+    fences: bool,
+    in_fence: bool,
+    /// The zone of k3s's own logrus times, for klog lines (local time without year or zone).
+    text_offset: Option<chrono::FixedOffset>,
     /// Year for journal short times (which print none), learned from exact times.
     year: Option<i32>,
     /// Local time minus UTC on the journal's host, learned from lines carrying both times.
@@ -240,6 +246,9 @@ impl Normaliser {
             pending_width: 0,
             pending_parts: 0,
             in_output: false,
+            fences: false,
+            in_fence: false,
+            text_offset: None,
             year: None,
             local_offset: None,
             last_ts: None,
@@ -360,7 +369,14 @@ impl Normaliser {
             dropped: info.dropped,
         };
         let trimmed = text.trim();
-        if trimmed.is_empty() || trimmed.starts_with("```") || trimmed.starts_with("~~~") {
+        if trimmed.starts_with("```") || trimmed.starts_with("~~~") {
+            self.fences = true;
+            self.in_fence = !self.in_fence;
+            self.in_output = false;
+            e.kind = Kind::Meta;
+            return e;
+        }
+        if trimmed.is_empty() {
             e.kind = Kind::Meta;
             return e;
         }
@@ -414,7 +430,8 @@ impl Normaliser {
         e.outer = Outer::Bare;
         self.k3s_text(text, &mut e);
         let formatted = e.inner != Inner::Other;
-        e.kind = if formatted || (self.bare_is_log && !self.in_output) {
+        let prose = self.fences && !self.in_fence;
+        e.kind = if formatted || (self.bare_is_log && !self.in_output && !prose) {
             self.stats.count_outer(Outer::Bare);
             Kind::Log
         } else {
@@ -437,9 +454,29 @@ impl Normaliser {
         }
         e.text = text;
         if let Some(ts) = inner_time_of(&e.text) {
-            self.set_exact(e, ts);
+            self.text_offset = Some(*ts.offset());
+            self.set_exact(e, ts.with_timezone(&Utc));
+        } else if e.inner == Inner::Klog {
+            self.klog_time(e);
         }
         refresh_level(e);
+    }
+
+    /// klog prints `I0926 10:38:36.608000` in the process's local time, without year or zone:
+    /// placed with the year and zone of k3s's own logrus lines before it, when there are any.
+    fn klog_time(&mut self, e: &mut Entry) {
+        let (Some(year), Some(off)) = (self.year, self.text_offset) else {
+            return;
+        };
+        let Some(c) = KLOG_TIME.captures(&e.text) else {
+            return;
+        };
+        let stamp = format!("{year}-{}-{} {}", &c[1], &c[2], &c[3]);
+        if let Ok(n) = NaiveDateTime::parse_from_str(&stamp, "%Y-%m-%d %H:%M:%S%.f") {
+            if let Some(t) = off.from_local_datetime(&n).single() {
+                self.set_exact(e, t.with_timezone(&Utc));
+            }
+        }
     }
 
     /// Recognises a tool prefix; fills `e` and returns true when one is found.
@@ -529,7 +566,7 @@ impl Normaliser {
     }
 
     fn journal_time(&mut self, outer: Outer, ts_text: &str, e: &mut Entry) {
-        let inner = inner_time_of(&e.text);
+        let inner = inner_time_of(&e.text).map(|t| t.with_timezone(&Utc));
         match outer {
             Outer::JournalIso => {
                 if let Some(ts) = parse_rfc3339(&with_colon_offset(ts_text)) {
@@ -629,14 +666,12 @@ fn parse_rfc3339(s: &str) -> Option<DateTime<Utc>> {
 }
 
 /// The time inside k3s's own text: logrus `time="…"` or old `INFO[2019-…]`.
-fn inner_time_of(text: &str) -> Option<DateTime<Utc>> {
-    if let Some(c) = LOGRUS_TIME.captures(text) {
-        return c.get(1).and_then(|m| parse_rfc3339(m.as_str()));
-    }
-    OLD_LOGRUS
-        .captures(text)
-        .and_then(|c| c.get(2))
-        .and_then(|m| parse_rfc3339(m.as_str()))
+fn inner_time_of(text: &str) -> Option<DateTime<chrono::FixedOffset>> {
+    let t = match LOGRUS_TIME.captures(text) {
+        Some(c) => c.get(1),
+        None => OLD_LOGRUS.captures(text).and_then(|c| c.get(2)),
+    }?;
+    DateTime::parse_from_rfc3339(t.as_str()).ok()
 }
 
 pub fn inner_form(text: &str) -> Inner {
@@ -856,6 +891,9 @@ static LOGRUS_TIME: LazyLock<Regex> =
     LazyLock::new(|| Regex::new(r#"^time="([^"]+)""#).expect("static regex"));
 static OLD_LOGRUS: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r"^(INFO|WARN|ERRO|FATA|DEBU|TRAC|PANI)\[([^\]]*)\]").expect("static regex")
+});
+static KLOG_TIME: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"^[IWEF](\d\d)(\d\d) (\d\d:\d\d:\d\d\.\d+)").expect("static regex")
 });
 static KLOG: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r"^[IWEF]\d{4} \d\d:\d\d:\d\d\.\d+\s+\d+ [^\]]+\] ").expect("static regex")

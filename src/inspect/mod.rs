@@ -156,10 +156,10 @@ pub fn inspect(
         };
         let configs = node_configs(input.configs.iter().chain(resolved.configs.iter()), &report)?;
         for node in &mut report.nodes {
+            let boots = node.boots.len();
             for boot in &mut node.boots {
-                let cfg = configs
-                    .get(&(node.name.clone(), Some(boot.boot)))
-                    .or_else(|| configs.get(&(node.name.clone(), None)));
+                let own = configs.get(&(node.name.clone(), Some(boot.boot)));
+                let cfg = own.or_else(|| configs.get(&(node.name.clone(), None)));
                 boot.config = cfg.map(|c| c.files.join(", "));
                 let (role, from) = findings::role_of(boot, cfg);
                 boot.role = role.map(|r| r.as_str().to_string());
@@ -170,6 +170,8 @@ pub fn inspect(
                         node: &node.name,
                         boot,
                         config: cfg,
+                        config_for_all_boots: own.is_none(),
+                        boots,
                     },
                     &sigs,
                     &cat.signals,

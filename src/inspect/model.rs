@@ -148,6 +148,8 @@ pub struct Finding {
     pub boot: u32,
     pub signal: String,
     pub observed: String,
+    /// Why the signal has that state (the rule that decided it).
+    pub reason: String,
     /// What a fixed k3s shows instead.
     pub expected: String,
     pub version: Option<String>,

@@ -101,10 +101,15 @@ fn pad_table(out: &mut String, indent: &str, rows: &[Vec<String>]) {
 }
 
 fn where_of(e: &EvidenceLine) -> String {
-    let file = e
-        .file
-        .as_deref()
-        .map(|f| f.rsplit('/').next().unwrap_or(f).to_string());
+    // The file's name and its folder's: enough to tell `etcd-2/boot-2.log` from `etcd-3/…`.
+    let file = e.file.as_deref().map(|f| {
+        let mut parts = f.rsplit(['/', '!']);
+        let name = parts.next().unwrap_or(f);
+        match parts.next().filter(|d| !d.is_empty() && *d != ".") {
+            Some(dir) => format!("{dir}/{name}"),
+            None => name.to_string(),
+        }
+    });
     match (file, e.line) {
         (Some(f), Some(l)) if l > 0 => format!("{f}:{l}"),
         (Some(f), _) => f,
@@ -133,7 +138,7 @@ pub fn table(report: &Report, evidence: bool) -> String {
         }
         input_header(&mut o, input);
         let mut rows = vec![{
-            let mut h: Vec<String> = ["NODE", "BOOT", "STARTED", "VERSION", "ROLE"]
+            let mut h: Vec<String> = ["NODE", "BOOT", "STARTED (UTC)", "VERSION", "ROLE"]
                 .iter()
                 .map(|s| s.to_string())
                 .collect();
@@ -234,6 +239,7 @@ fn findings_text(o: &mut String, findings: &[Finding], report: &Report) {
             clean(&f.message)
         );
         let _ = writeln!(o, "         check {}: {}", f.check, clean(&f.summary));
+        let _ = writeln!(o, "         {} because: {}", f.signal, clean(&f.reason));
         for e in &f.evidence {
             let _ = writeln!(o, "         {}  {}", where_of(e), evidence_text(e, 140));
         }
@@ -312,7 +318,7 @@ pub fn markdown(report: &Report) -> String {
             cell(&input.path),
             cell(&formats.join("; "))
         );
-        let mut head = vec!["node", "boot", "started", "version", "role"]
+        let mut head = vec!["node", "boot", "started (UTC)", "version", "role"]
             .into_iter()
             .map(String::from)
             .collect::<Vec<_>>();
