@@ -10,6 +10,8 @@ use super::sources::{ConfigFile, ConfigKind, InputError};
 #[derive(Debug, Clone, Default)]
 pub struct NodeConfig {
     pub values: IndexMap<String, ConfigValue>,
+    /// The file each key's value came from.
+    pub origin: IndexMap<String, String>,
     /// The files it was read from, in order.
     pub files: Vec<String>,
 }
@@ -41,6 +43,7 @@ impl NodeConfig {
                             .insert(base.to_string(), ConfigValue::List(items));
                     }
                     None => {
+                        out.origin.insert(k.clone(), f.label.clone());
                         out.values.insert(k, v);
                     }
                 }

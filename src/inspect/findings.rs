@@ -268,7 +268,7 @@ pub fn match_boot(s: &Subject, sigs: &[Signature], signals: &Signals) -> Vec<Fin
                 if let Some(line) = c.show(k) {
                     evidence.push(EvidenceLine {
                         source: "config".into(),
-                        file: label.clone(),
+                        file: c.origin.get(k).cloned().or(label.clone()),
                         line: None,
                         time: None,
                         text: line,

@@ -59,10 +59,14 @@ fn docker_logs_without_timestamps_take_logrus_time() {
         "logrus time with its zone"
     );
     assert_eq!(l[2].inner, Inner::Klog);
-    assert!(
-        l[2].ts.is_none(),
-        "klog's time has no year or zone: not used"
+    assert_eq!(
+        l[2].ts.unwrap().to_rfc3339(),
+        "2025-09-26T15:38:32+00:00",
+        "klog's local time placed with the year and zone of the logrus lines"
     );
+    // Without a logrus line before it, a klog time has no year or zone: not used.
+    let (e, _) = read(b"I0926 10:38:32.000000   82763 server.go:123] klog line\n");
+    assert!(logs(&e)[0].ts.is_none());
 }
 
 #[test]
