@@ -917,19 +917,22 @@ pub fn detect<'a>(sample: impl IntoIterator<Item = &'a [u8]>) -> Stats {
     n.stats
 }
 
-/// Whether a sample looks binary rather than text: NUL bytes, or mostly control bytes.
+/// Whether the start of an input looks binary rather than text: a NUL byte or mostly control
+/// bytes before the first NUL-padded stretch. Only the start counts: a log whose tail is a run
+/// of NULs (a file system that lost its last blocks in a crash) is still a log.
 pub fn looks_binary(sample: &[u8]) -> bool {
-    if sample.is_empty() {
+    let head = &sample[..sample.len().min(1024)];
+    if head.is_empty() {
         return false;
     }
-    if memchr::memchr(0, sample).is_some() {
+    if memchr::memchr(0, head).is_some() {
         return true;
     }
-    let controls = sample
+    let controls = head
         .iter()
         .filter(|&&b| b < 0x20 && !matches!(b, b'\n' | b'\r' | b'\t' | 0x1b))
         .count();
-    controls * 10 > sample.len()
+    controls * 10 > head.len()
 }
 
 #[cfg(test)]

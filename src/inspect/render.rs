@@ -289,16 +289,11 @@ pub fn markdown(report: &Report) -> String {
         for f in &report.findings {
             let _ = writeln!(
                 o,
-                "- **{}, boot {}**: `{}` is {} — {}{}",
+                "- **{}, boot {}**: `{}` is {} — {}",
                 cell(&f.node),
                 f.boot,
                 f.signal,
                 f.observed,
-                if f.verdict == "matches" {
-                    ""
-                } else {
-                    "possibly: "
-                },
                 cell(&f.message)
             );
         }

@@ -902,15 +902,16 @@ fn collector(
             .and_then(|t| t.lines().next().map(|l| l.trim().to_string()))
             .filter(|h| !h.is_empty())
         {
+            // A collection is one node's: its name wins over the host names in its journal.
             Some(h) => NodeName {
                 name: h,
                 from: "systeminfo/hostname".into(),
-                forced: false,
+                forced: true,
             },
             None => NodeName {
                 name: strip_date(own_name),
                 from: "folder name".into(),
-                forced: false,
+                forced: true,
             },
         }
     });
