@@ -496,7 +496,7 @@ pub fn signals(path: &Path, text: &str) -> Result<Signals, Diagnostics> {
             if !fixed && !re.contains("(?P<value>") && !re.contains("(?<value>") {
                 out.push(
                     d.span(p, "a value pattern needs a named group `(?P<value>...)` or a fixed `value:`")
-                        .help("e.g. 'Starting k3s (?P<value>v\\S+)' or {match: 'ETCD server is now running', value: etcd}"),
+                        .help("e.g. 'Starting k3s (?P<value>v\\S+)' or {match: 'Running kube-apiserver', value: control-plane}"),
                 );
             }
         }
