@@ -378,3 +378,61 @@ fn hostile_input_ends_in_an_error_or_a_result() {
     assert_eq!(out.code, 0, "{}", out.stderr);
     assert!(out.stdout.contains("etcd-2  2"), "{}", out.stdout);
 }
+
+/// Every real excerpt of tests/fixtures/real-k3s/ read by `inspect` as its sidecar concludes:
+/// the same state for every signal, and a death where the excerpt shows one. Value signals a
+/// cut excerpt does not show are `none` in the sidecar (the runner's word for "no line") and
+/// `unknown` or `none` here (inspect does not claim a cut boot has no more values).
+#[test]
+fn real_k3s_corpus_reads_as_its_sidecars_conclude() {
+    let dir = root().join("tests/fixtures/real-k3s");
+    let mut logs: Vec<_> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|x| x == "log"))
+        .collect();
+    logs.sort();
+    assert!(logs.len() >= 10, "the corpus has {} excerpts", logs.len());
+    let mut failures = Vec::new();
+    for log in &logs {
+        let sidecar: Value =
+            serde_saphyr::from_str(&std::fs::read_to_string(log.with_extension("yaml")).unwrap())
+                .unwrap();
+        let rel = log
+            .strip_prefix(root())
+            .unwrap()
+            .to_str()
+            .unwrap()
+            .to_string();
+        let out = inspect(&[&rel, "--format", "json"]);
+        assert!(
+            matches!(out.code, 0 | 1),
+            "{rel}: exit {}\n{}",
+            out.code,
+            out.stderr
+        );
+        let v = json(&out);
+        let nodes = v["inputs"][0]["nodes"].as_array().unwrap();
+        assert_eq!(nodes.len(), 1, "{rel}: one node");
+        let boots = nodes[0]["boots"].as_array().unwrap();
+        assert_eq!(boots.len(), 1, "{rel}: one boot");
+        let b = &boots[0];
+        for (sig, want) in sidecar["signals"].as_object().unwrap() {
+            let want = want.as_str().unwrap();
+            let got = b["signals"][sig]["state"].as_str().unwrap_or("(missing)");
+            let value_signal = b["signals"][sig].get("complete").is_some();
+            let ok = got == want || (value_signal && want == "none" && got == "unknown");
+            if !ok {
+                failures.push(format!("{rel}: {sig} is {got}, the sidecar says {want}"));
+            }
+        }
+        let died = sidecar["boot-end"] == "died";
+        if died != (b["end"]["how"] == "died") {
+            failures.push(format!(
+                "{rel}: end {} but boot-end {}",
+                b["end"]["how"], sidecar["boot-end"]
+            ));
+        }
+    }
+    assert!(failures.is_empty(), "{failures:#?}");
+}

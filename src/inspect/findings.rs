@@ -30,6 +30,10 @@ pub struct Signature {
     pub keys: IndexMap<String, ConfigValue>,
     /// Files the check's topology wrote on the node (a log cannot show them).
     pub files: Vec<String>,
+    /// Everything else the check says about the same boot under the bug (the step's `expect`
+    /// with the `bug` entries in place, over every step since the node's last start): e.g.
+    /// `ready: up` — a node that died does not show this bug, whatever its registry did.
+    pub with: IndexMap<String, String>,
 }
 
 impl Signature {
@@ -40,6 +44,7 @@ impl Signature {
             && self.role == o.role
             && self.joins == o.joins
             && self.keys == o.keys
+            && self.with == o.with
     }
 }
 
@@ -59,7 +64,18 @@ pub fn signatures(cat: &Catalog) -> Vec<Signature> {
                 (n.name.clone(), m)
             })
             .collect();
+        // What each node's current boot is expected to show under the bug, so far.
+        let mut world: IndexMap<String, IndexMap<String, String>> = IndexMap::new();
         for step in &check.steps {
+            for node in step.booted_nodes() {
+                world.shift_remove(node);
+            }
+            for (node, sigs) in step.bug_world() {
+                let w = world.entry(node).or_default();
+                for (sig, v) in sigs {
+                    w.insert(sig, v.as_str().to_string());
+                }
+            }
             for (node, kv) in &step.config {
                 keys.entry(node.clone()).or_default().extend(kv.clone());
             }
@@ -92,6 +108,15 @@ pub fn signatures(cat: &Catalog) -> Vec<Signature> {
                         joins: n.join.is_some(),
                         keys: keys.get(node).cloned().unwrap_or_default(),
                         files,
+                        with: world
+                            .get(node)
+                            .map(|w| {
+                                w.iter()
+                                    .filter(|(k, _)| *k != signal)
+                                    .map(|(k, v)| (k.clone(), v.clone()))
+                                    .collect()
+                            })
+                            .unwrap_or_default(),
                     };
                     if !out.iter().any(|o| o.same_as(&s)) {
                         out.push(s);
@@ -203,6 +228,31 @@ pub fn match_boot(s: &Subject, sigs: &[Signature], signals: &Signals) -> Vec<Fin
             holds,
             from: version.as_ref().map(|_| "log".into()),
         });
+
+        // The rest of what the bug looks like in this boot (e.g. the node still got ready).
+        for (other, want) in &sig.with {
+            let found = s.boot.signals.get(other).map(|o| o.state.clone());
+            let holds = match found.as_deref() {
+                None | Some("unknown") => None,
+                Some(f) => Some(f == want),
+            };
+            if holds.is_none() {
+                needs.push(format!(
+                    "whether `{other}` is {want} in this boot (the log does not show it)"
+                ));
+            } else if holds == Some(true) {
+                if let Some(o) = s.boot.signals.get(other) {
+                    evidence.extend(o.evidence.iter().cloned());
+                }
+            }
+            conditions.push(Condition {
+                what: format!("signal `{other}`"),
+                want: want.clone(),
+                found,
+                holds,
+                from: Some("log".into()),
+            });
+        }
 
         // The role.
         let (role, from) = role_of(s.boot, s.config);

@@ -350,6 +350,13 @@ impl Normaliser {
         if s.chars().any(|c| c.is_control() && c != '\t') {
             s.retain(|c| !c.is_control() || c == '\t');
         }
+        // A line pasted in a Markdown code span: `Sep 26 10:38:36 node2 k3s[1]: …`
+        if s.starts_with('`') && !s.starts_with("```") {
+            s = s.trim_start_matches('`').to_string();
+            if s.ends_with('`') {
+                s.pop();
+            }
+        }
         let width = s.chars().count();
         (s, width)
     }

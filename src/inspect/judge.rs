@@ -279,23 +279,24 @@ fn state_signal(
         reason,
         evidence: Vec::new(),
     };
-    if let Some(v) = v {
-        if !sig.exists_in(v) {
-            return unknown(format!("k3s {v} does not have this feature"));
-        }
-    }
+    // Decided as the runner decides, whatever the version; a feature the version lacks is
+    // said in the reason (findings leave such boots out).
+    let lacks = v
+        .filter(|v| !sig.exists_in(v))
+        .map(|v| format!(" (k3s {v} does not have this feature)"))
+        .unwrap_or_default();
     match eval_log(&s, &r.boot, &ver, cx.settle, r.now) {
         Eval::Decided(o) if o.observed != "unknown" => SignalReport {
             state: o.observed.clone(),
             complete: None,
-            reason: o.reason.clone(),
+            reason: format!("{}{lacks}", o.reason),
             evidence: map_evidence(&o.evidence, r, b, cx),
         },
         _ => {
             if let Some(rep) = probe_output(sig, b, cx) {
                 return rep;
             }
-            unknown(undecided_reason(sig, b, whole, cx))
+            unknown(format!("{}{lacks}", undecided_reason(sig, b, whole, cx)))
         }
     }
 }
