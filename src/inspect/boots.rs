@@ -225,28 +225,35 @@ impl BootBuilder {
         self.banner.is_some() || self.formatted > 0
     }
 
-    /// A line k3s printed.
-    pub fn log(&mut self, e: &Entry, m: &Matcher, file: usize) {
+    /// A line k3s printed (taken by value: the last few lines are kept without a copy).
+    pub fn log(&mut self, e: Entry, m: &Matcher, file: usize) {
         self.lines += 1;
         if let Some(ts) = e.ts {
             self.first_ts.get_or_insert(ts);
             self.last_ts = Some(ts);
         }
-        let k = Kept::of(e, file);
         if e.inner != Inner::Other || e.outer != Outer::Bare {
             self.formatted += 1;
         }
-        if self.banner.is_none() && self.lines == 1 && is_banner(&e.text) {
+        let fatal = e.fatal;
+        let k = Kept {
+            file,
+            line: e.line,
+            ts: e.ts,
+            exact: e.ts_exact,
+            text: e.text,
+        };
+        if self.banner.is_none() && self.lines == 1 && is_banner(&k.text) {
             self.banner = Some(k.clone());
-            self.agent = banner_is_agent(&e.text);
+            self.agent = banner_is_agent(&k.text);
         }
         if self.keep_if_matched(&k, m) {
             self.formatted += 1;
         }
-        if e.fatal && self.end.is_none() {
+        if fatal && self.end.is_none() {
             self.end = Some(End {
                 kind: EndKind::Died { exit_code: None },
-                ts: e.ts,
+                ts: k.ts,
                 evidence: Some(k.clone()),
                 source: "log",
             });

@@ -222,6 +222,8 @@ pub struct Normaliser {
     in_fence: bool,
     /// The zone of k3s's own logrus times, for klog lines (local time without year or zone).
     text_offset: Option<chrono::FixedOffset>,
+    /// The last journal short stamp parsed, and its time.
+    short_cache: Option<(String, DateTime<Utc>, bool)>,
     /// Year for journal short times (which print none), learned from exact times.
     year: Option<i32>,
     /// Local time minus UTC on the journal's host, learned from lines carrying both times.
@@ -249,6 +251,7 @@ impl Normaliser {
             fences: false,
             in_fence: false,
             text_offset: None,
+            short_cache: None,
             year: None,
             local_offset: None,
             last_ts: None,
@@ -347,7 +350,10 @@ impl Normaliser {
             self.stats.ansi += 1;
             s = ANSI.replace_all(&s, "").into_owned();
         }
-        if s.chars().any(|c| c.is_control() && c != '\t') {
+        let ascii = s.is_ascii();
+        let controls = s.bytes().any(|b| (b < 0x20 && b != b'\t') || b == 0x7f)
+            || (!ascii && s.chars().any(|c| c.is_control() && c != '\t'));
+        if controls {
             s.retain(|c| !c.is_control() || c == '\t');
         }
         // A line pasted in a Markdown code span: `Sep 26 10:38:36 node2 k3s[1]: …`
@@ -357,7 +363,11 @@ impl Normaliser {
                 s.pop();
             }
         }
-        let width = s.chars().count();
+        let width = if s.is_ascii() {
+            s.len()
+        } else {
+            s.chars().count()
+        };
         (s, width)
     }
 
@@ -489,7 +499,7 @@ impl Normaliser {
     /// Recognises a tool prefix; fills `e` and returns true when one is found.
     fn split_outer(&mut self, text: &str, e: &mut Entry) -> bool {
         if let Some(c) = KUBECTL_PREFIX.captures(text) {
-            let rest = c.name("rest").map_or("", |m| m.as_str()).to_string();
+            let rest = text[c.get(0).map_or(0, |m| m.end())..].to_string();
             let pod = c.name("pod").map(|m| m.as_str().to_string());
             // `--prefix --timestamps` puts the time after the prefix.
             if !self.split_docker(&rest, e) {
@@ -513,7 +523,7 @@ impl Normaliser {
             };
             let ts_text = c.name("ts").map_or("", |m| m.as_str());
             let ident = c.name("ident").map_or("", |m| m.as_str());
-            let msg = c.name("msg").map_or("", |m| m.as_str()).to_string();
+            let msg = text[c.get(0).map_or(0, |m| m.end())..].to_string();
             e.outer = outer;
             e.host = c.name("host").map(|m| m.as_str().to_string());
             e.kind = self.journal_kind(ident, &msg);
@@ -542,7 +552,7 @@ impl Normaliser {
             return false;
         };
         let ts = c.name("ts").and_then(|m| parse_rfc3339(m.as_str()));
-        let msg = c.name("msg").map_or("", |m| m.as_str()).to_string();
+        let msg = text[c.get(0).map_or(0, |m| m.end())..].to_string();
         self.k3s_text(msg, e);
         e.kind = Kind::Log;
         e.outer = Outer::Docker;
@@ -595,6 +605,16 @@ impl Normaliser {
                 }
             }
             Outer::JournalShort => {
+                // Many lines share a second: parse each stamp once.
+                if inner.is_none() {
+                    if let Some((text, ts, exact)) = &self.short_cache {
+                        if text == ts_text {
+                            e.ts = Some(*ts);
+                            e.ts_exact = *exact;
+                            return;
+                        }
+                    }
+                }
                 let year = inner
                     .map(|t| t.year())
                     .or(self.year)
@@ -613,6 +633,9 @@ impl Normaliser {
                         }
                     }
                     self.local(e, n, inner);
+                    if let Some(ts) = e.ts {
+                        self.short_cache = Some((ts_text.to_string(), ts, e.ts_exact));
+                    }
                 }
             }
             _ => {}
@@ -856,10 +879,11 @@ static PROMPT: LazyLock<Regex> = LazyLock::new(|| {
 });
 static GREP_PREFIX: LazyLock<Regex> =
     LazyLock::new(|| Regex::new(r"^(?:[^\s:]+:)?\d+[:-]").expect("static regex"));
-static KUBECTL_PREFIX: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"^\[pod/(?P<pod>[^/\]\s]+)/[^\]\s]+\] (?P<rest>.*)$").expect("static regex")
-});
-const IDENT: &str = r"(?P<host>\S+) (?P<ident>[A-Za-z_][\w.@/-]*)(?:\[\d+\])?: ?(?P<msg>.*)$";
+static KUBECTL_PREFIX: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"^\[pod/(?P<pod>[^/\]\s]+)/[^\]\s]+\] ").expect("static regex"));
+// The prefix only: the message is the rest of the line (matching it too would make every line
+// cost a capture over its whole length).
+const IDENT: &str = r"(?P<host>\S+) (?P<ident>[A-Za-z_][\w.@/-]*)(?:\[\d+\])?: ?";
 static JOURNAL_SHORT: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(&format!(
         r"^(?P<ts>[A-Z][a-z]{{2}} {{1,2}}\d{{1,2}} \d\d:\d\d:\d\d(?:\.\d{{1,9}})?) {IDENT}"
@@ -879,10 +903,8 @@ static JOURNAL_FULL: LazyLock<Regex> = LazyLock::new(|| {
     .expect("static regex")
 });
 static DOCKER: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(
-        r"^(?P<ts>\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d{1,9})?(?:Z|[+-]\d\d:\d\d)) (?P<msg>.*)$",
-    )
-    .expect("static regex")
+    Regex::new(r"^(?P<ts>\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d{1,9})?(?:Z|[+-]\d\d:\d\d)) ")
+        .expect("static regex")
 });
 static UNIT: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r"(?i)\bk3s(?:-agent|-server)?\.service\b|Lightweight Kubernetes")

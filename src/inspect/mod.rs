@@ -31,13 +31,13 @@ use regex::Regex;
 
 use boots::{BootBuilder, Matcher};
 use config::NodeConfig;
-use deps::{Catalog, Redactor, Signals, VERSION_SIGNAL};
+use deps::{Redactor, Signals, VERSION_SIGNAL};
 use formats::{Entry, Kind, Normaliser, Outer};
 use model::{CheckRef, FileReport, InputReport, NodeReport, Report, Tool, SCHEMA_VERSION};
 use reader::{BoundedLines, Counting, MAX_LINE};
 use sources::{ConfigFile, InputError, Opener, Resolved, Stream};
 
-pub use deps::{find_root, DEFAULT_SETTLE};
+pub use deps::{find_root, Catalog, DEFAULT_SETTLE};
 
 #[derive(Debug, Clone)]
 pub struct Options {
@@ -510,8 +510,9 @@ impl NodeLog {
 /// Everything read so far from one input.
 struct InputState {
     nodes: IndexMap<String, NodeLog>,
-    /// The node lines without a host of their own go to.
+    /// The node lines without a host of their own go to (and its index in `nodes`).
     current: Option<String>,
+    current_i: Option<usize>,
     /// A pasted `docker logs NAME` / `kubectl logs POD` names the node of what follows.
     prompted: Option<String>,
     excerpt: bool,
@@ -526,6 +527,7 @@ impl InputState {
         InputState {
             nodes: IndexMap::new(),
             current: None,
+            current_i: None,
             prompted: None,
             excerpt,
             why_excerpt: if excerpt {
@@ -552,20 +554,27 @@ impl InputState {
     }
 
     fn node(&mut self, name: &str, from: &str) -> &mut NodeLog {
-        self.nodes
-            .entry(name.to_string())
-            .or_insert_with(|| NodeLog {
-                name_from: from.to_string(),
-                closed: Vec::new(),
-                open: None,
-                next: 1,
-                cli_version: None,
-            })
+        // Looked up before inserting: a line must not cost an allocation for its node's name.
+        if !self.nodes.contains_key(name) {
+            self.nodes.insert(
+                name.to_string(),
+                NodeLog {
+                    name_from: from.to_string(),
+                    closed: Vec::new(),
+                    open: None,
+                    next: 1,
+                    cli_version: None,
+                },
+            );
+        }
+        let i = self.nodes.get_index_of(name).unwrap_or(0);
+        &mut self.nodes[i]
     }
 
     fn begin_stream(&mut self, s: &Stream, file: usize, m: &Matcher) {
         self.prompted = None;
         self.current = s.node.as_ref().map(|n| n.name.clone());
+        self.current_i = None;
         self.presplit = false;
         if let (Some(n), Some((number, rec))) = (&s.node, &s.boot) {
             self.presplit = true;
@@ -586,10 +595,10 @@ impl InputState {
         self.presplit = false;
     }
 
-    /// The node an entry belongs to.
-    fn route(&mut self, e: &Entry, s: &Stream) -> (String, String) {
+    /// The node an entry belongs to, and where that name comes from.
+    fn route<'a>(&'a self, e: &'a Entry, s: &'a Stream) -> (&'a str, &'a str) {
         if let Some(n) = s.node.as_ref().filter(|n| n.forced) {
-            return (n.name.clone(), n.from.clone());
+            return (&n.name, &n.from);
         }
         if let Some(h) = &e.host {
             let from = if e.outer == Outer::KubectlPrefix {
@@ -597,21 +606,45 @@ impl InputState {
             } else {
                 "journal host"
             };
-            return (h.clone(), from.into());
+            return (h, from);
         }
         if let Some(p) = &self.prompted {
-            return (p.clone(), "pasted command".into());
+            return (p, "pasted command");
         }
-        if let Some(c) = &self.current {
-            if self.nodes.contains_key(c) {
-                let from = self.nodes[c].name_from.clone();
-                return (c.clone(), from);
-            }
+        if let Some((c, n)) = self
+            .current
+            .as_ref()
+            .and_then(|c| self.nodes.get_key_value(c))
+        {
+            return (c, &n.name_from);
         }
         match &s.node {
-            Some(n) => (n.name.clone(), n.from.clone()),
-            None => ("node".into(), "nothing (no name in the input)".into()),
+            Some(n) => (&n.name, &n.from),
+            None => ("node", "nothing (no name in the input)"),
         }
+    }
+
+    /// The node of an entry, created when new; remembered as the current node. No allocation
+    /// for a node already known (the common case: every line of a journal).
+    fn node_of(&mut self, e: &Entry, s: &Stream) -> &mut NodeLog {
+        let found = {
+            let (name, from) = self.route(e, s);
+            self.nodes
+                .get_index_of(name)
+                .ok_or_else(|| (name.to_string(), from.to_string()))
+        };
+        let i = match found {
+            Ok(i) => i,
+            Err((name, from)) => {
+                self.node(&name, &from);
+                self.nodes.len() - 1
+            }
+        };
+        if self.current_i != Some(i) {
+            self.current_i = Some(i);
+            self.current = self.nodes.get_index(i).map(|(k, _)| k.clone());
+        }
+        &mut self.nodes[i]
     }
 
     fn entry(&mut self, e: Entry, s: &Stream, file: usize, m: &Matcher, signals: &Signals) {
@@ -651,15 +684,14 @@ impl InputState {
                 }
             }
             Kind::Unit => {
-                let (name, from) = self.route(&e, s);
-                let node = self.node(&name, &from);
+                let node = self.node_of(&e, s);
                 if let Some(b) = node.open.as_mut() {
                     b.unit(&e, file);
                 }
-                self.current = Some(name);
             }
             Kind::Output => {
                 let (name, from) = self.route(&e, s);
+                let (name, from) = (name.to_string(), from.to_string());
                 let node = self.node(&name, &from);
                 match node.open.as_mut() {
                     Some(b) => b.output(&e, m, file),
@@ -671,9 +703,8 @@ impl InputState {
                 }
             }
             Kind::Log => {
-                let (name, from) = self.route(&e, s);
                 let presplit = self.presplit;
-                let node = self.node(&name, &from);
+                let node = self.node_of(&e, s);
                 if !presplit && boots::is_banner(&e.text) {
                     close(node, true);
                 }
@@ -683,9 +714,8 @@ impl InputState {
                     node.open = Some(BootBuilder::new(n, m, file));
                 }
                 if let Some(b) = node.open.as_mut() {
-                    b.log(&e, m, file);
+                    b.log(e, m, file);
                 }
-                self.current = Some(name);
             }
         }
     }

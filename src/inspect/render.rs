@@ -7,14 +7,47 @@ use super::deps::{Redactor, ROLES_SIGNAL, VERSION_SIGNAL};
 use super::model::{BootReport, EvidenceLine, Finding, InputReport, Report};
 
 /// Replaces every secret in the report (evidence, config values, messages) by `<REDACTED-n>`,
-/// with the same rules as bundles.
+/// with the same rules as bundles: every text is learned from first, then redacted, so a secret
+/// seen keyed in one line is hidden where it shows up bare in another.
 pub fn redact(report: &mut Report, r: &mut Redactor) {
-    let Ok(v) = serde_json::to_value(&*report) else {
-        return;
-    };
-    let red = r.redact_json(&v);
-    if let Ok(back) = serde_json::from_value(red) {
-        *report = back;
+    texts(report, &mut |t| r.learn_text(t));
+    texts(report, &mut |t| *t = r.redact_text(t));
+}
+
+/// Every free text of the report (not names, paths or states, which come from the input's
+/// layout and the signal definitions).
+fn texts(report: &mut Report, f: &mut dyn FnMut(&mut String)) {
+    let ev = |e: &mut EvidenceLine, f: &mut dyn FnMut(&mut String)| f(&mut e.text);
+    for i in &mut report.inputs {
+        i.notes.iter_mut().for_each(&mut *f);
+        for n in &mut i.nodes {
+            for b in &mut n.boots {
+                if let Some(m) = b.start.as_mut() {
+                    f(&mut m.text);
+                }
+                if let Some(e) = b.end.evidence.as_mut() {
+                    ev(e, f);
+                }
+                for s in b.signals.values_mut() {
+                    f(&mut s.state);
+                    f(&mut s.reason);
+                    s.evidence.iter_mut().for_each(|e| ev(e, f));
+                }
+            }
+        }
+    }
+    for x in &mut report.findings {
+        f(&mut x.message);
+        f(&mut x.reason);
+        x.needs.iter_mut().for_each(&mut *f);
+        x.assumes.iter_mut().for_each(&mut *f);
+        for c in &mut x.conditions {
+            f(&mut c.want);
+            if let Some(found) = c.found.as_mut() {
+                f(found);
+            }
+        }
+        x.evidence.iter_mut().for_each(|e| ev(e, f));
     }
 }
 
