@@ -122,8 +122,8 @@ fn main() -> anyhow::Result<()> {
             std::process::id()
         ));
         let lines = generate(&path, mb)?;
-        let resolved =
-            sources::resolve(&[path.clone()], &[], &[]).map_err(|e| anyhow::anyhow!("{e}"))?;
+        let resolved = sources::resolve(std::slice::from_ref(&path), &[], &[])
+            .map_err(|e| anyhow::anyhow!("{e}"))?;
         let t = Instant::now();
         let result = inspect::inspect(&resolved, &cat, &opts);
         let secs = t.elapsed().as_secs_f64();

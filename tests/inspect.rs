@@ -337,11 +337,11 @@ fn hostile_input_ends_in_an_error_or_a_result() {
     let (a, b) = journal.split_at(journal.len() / 2);
     let cut = a.rfind('\n').unwrap() + 1;
     let mut f = std::fs::File::create(&huge).unwrap();
-    f.write_all(journal[..cut].as_bytes()).unwrap();
+    f.write_all(&journal.as_bytes()[..cut]).unwrap();
     f.write_all(b"Sep 26 10:35:00 etcd-1 k3s[1001]: ").unwrap();
     f.write_all(&vec![b'x'; 20 << 20]).unwrap();
     f.write_all(b"\n").unwrap();
-    f.write_all(a[cut..].as_bytes()).unwrap();
+    f.write_all(&a.as_bytes()[cut..]).unwrap();
     f.write_all(b.as_bytes()).unwrap();
     drop(f);
     let out = survives(&huge);
@@ -435,4 +435,20 @@ fn real_k3s_corpus_reads_as_its_sidecars_conclude() {
         }
     }
     assert!(failures.is_empty(), "{failures:#?}");
+}
+
+/// The README's example is this command's real output, kept current.
+#[test]
+fn readme_example_is_the_real_output() {
+    let out = inspect(&[
+        "tests/fixtures/real-k3s/k3s-12974-registry-up-journald.log",
+        "tests/fixtures/real-k3s/k3s-6448-mismatch-secrets-encryption-tty.log",
+    ]);
+    out.code(0);
+    let readme = std::fs::read_to_string(root().join("README.md")).unwrap();
+    assert!(
+        readme.contains(&out.stdout),
+        "README.md's `repro inspect` example differs from the real output:\n{}",
+        out.stdout
+    );
 }

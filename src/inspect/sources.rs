@@ -2,8 +2,8 @@
 //!
 //! - a log file (plain or gzip), or `-` for standard input;
 //! - a folder: each log file in it (the node named after the file, or its folder when the file
-//!   is called `k3s.log`, `journal` and the like), a config beside it (`<node>.yaml`,
-//!   `<node>.config.yaml`, `config.yaml` next to a lone log);
+//!   is called `k3s.log`, `journal` and the like), a config beside it (`<node>.config.yaml`,
+//!   `<node>-config.yaml`, `config.yaml` next to a lone log);
 //! - repro's own results folder (`result.json` + `nodes/<node>/boot-<n>.log`) or its
 //!   `bundle.tar.gz`: every file is one boot, with the config of the step that started it;
 //! - a folder (or `.tar.gz`) as rancher's log collector writes it
@@ -698,14 +698,15 @@ fn node_from_file(name: &str, folder: &str) -> NodeName {
     }
 }
 
-/// Config files beside a log: `<stem>.yaml`, `<stem>.config.yaml`, `<stem>-config.yaml`, and
-/// `config.yaml` (plus `config.yaml.d/`) when the log is the only one in its folder.
+/// Config files beside a log: `<stem>.config.yaml`, `<stem>-config.yaml`, and `config.yaml`
+/// (plus `config.yaml.d/`) when the log is the only one in its folder. Not `<stem>.yaml`: a
+/// YAML file named like the log is as likely notes about it as its config.
 fn configs_beside(tree: &dyn Tree, dir: &str, log_name: &str, lone: bool) -> Vec<ConfigFile> {
     let stem = log_name
         .trim_end_matches(".gz")
         .trim_end_matches(".log")
         .trim_end_matches(".txt");
-    let mut names: Vec<String> = ["yaml", "yml", "config.yaml", "config.yml"]
+    let mut names: Vec<String> = ["config.yaml", "config.yml"]
         .iter()
         .map(|x| format!("{stem}.{x}"))
         .collect();

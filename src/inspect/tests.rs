@@ -324,15 +324,24 @@ fn findings_need_the_config_and_match_with_it() {
         .message
         .contains("https://github.com/k3s-io/k3s/issues/12753"));
     assert!(f.evidence.iter().any(|e| e.source == "config"));
-    // A config beside the log is found by name.
-    let r = run_with(
-        &[("etcd-2.log", &log), ("etcd-2.yaml", ETCD_JOINER)],
-        &["etcd-2.log"],
-        &[],
-        opts(),
-    )
-    .unwrap();
-    assert_eq!(r.findings[0].verdict, "matches");
+    // A config beside the log is found by name; a YAML file merely named like the log is not
+    // taken for one (it could be notes about the log).
+    let beside = |name: &str, text: &str| {
+        run_with(
+            &[("etcd-2.log", &log), (name, text)],
+            &["etcd-2.log"],
+            &[],
+            opts(),
+        )
+        .unwrap()
+    };
+    assert_eq!(
+        beside("etcd-2.config.yaml", ETCD_JOINER).findings[0].verdict,
+        "matches"
+    );
+    let r = beside("etcd-2.yaml", ETCD_JOINER);
+    assert_eq!(r.findings[0].verdict, "possible");
+    assert_eq!(r.inputs[0].nodes[0].boots[0].config, None);
 }
 
 #[test]
@@ -449,21 +458,39 @@ fn bad_inputs_are_clear_errors() {
 #[test]
 fn folders_with_several_nodes_and_generic_names() {
     let dir = tempfile::tempdir().unwrap();
+    // `-o cat` text (no host in it): each node is named after its folder.
+    let cat: String = journal("x", 5, false)
+        .lines()
+        .filter_map(|l| l.split_once("]: ").map(|(_, m)| format!("{m}\n")))
+        .collect();
     for n in ["etcd-1", "etcd-2"] {
         std::fs::create_dir(dir.path().join(n)).unwrap();
-        std::fs::write(
-            dir.path().join(n).join("k3s.log"),
-            journal("localhost", 5, false).replace(" localhost ", " localhost "),
-        )
-        .unwrap();
+        std::fs::write(dir.path().join(n).join("k3s.log"), &cat).unwrap();
     }
+    // A journal whose host names its node, whatever the folder.
+    std::fs::create_dir(dir.path().join("misc")).unwrap();
+    std::fs::write(
+        dir.path().join("misc").join("journal"),
+        journal("cp-1", 5, false),
+    )
+    .unwrap();
     std::fs::write(dir.path().join("notes.md"), "# notes").unwrap();
     let r = sources::resolve(&[dir.path().to_path_buf()], &[], &[]).unwrap();
     let (rep, _) = inspect(&r, &catalog(), &opts()).unwrap();
-    // The journal's host wins over the folder's name unless --node forces one; here the host
-    // is the same for both, so both files' boots land on one node.
-    assert_eq!(rep.inputs[0].files.len(), 3);
+    assert_eq!(rep.inputs[0].files.len(), 4);
     assert!(rep.inputs[0].files.iter().any(|f| f.skipped.is_some()));
-    assert_eq!(rep.inputs[0].nodes.len(), 1);
-    assert_eq!(rep.inputs[0].nodes[0].boots.len(), 2);
+    let names: Vec<(&str, &str)> = rep.inputs[0]
+        .nodes
+        .iter()
+        .map(|n| (n.name.as_str(), n.name_from.as_str()))
+        .collect();
+    assert_eq!(
+        names,
+        [
+            ("etcd-1", "folder name"),
+            ("etcd-2", "folder name"),
+            ("cp-1", "journal host")
+        ]
+    );
+    assert!(rep.inputs[0].nodes.iter().all(|n| n.boots.len() == 1));
 }
