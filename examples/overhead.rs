@@ -13,45 +13,46 @@ use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
 use chrono::{DateTime, Utc};
-use repro::cli::{Global, Outcome, Privileged, Progress, RunOptions, Target};
+use repro::result::Outcome;
+use repro::run::{Expect, Privileged, RunConfig, Target};
 
 const RUNS: usize = 3;
 
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
-    let g = Global {
-        root: None,
-        verbose: 0,
-    };
     let mut rows = Vec::new();
     for i in 0..RUNS {
-        let target = Target {
-            check: "etcd-split".into(),
-            topology: None,
-            k3s_version: Some("v1.33.4+k3s1".into()),
-            image: None,
-            sim: true,
-        };
         let tmp = std::env::temp_dir().join(format!("repro-bench-{}", std::process::id()));
-        let opts = RunOptions {
-            expect: Outcome::Reproduced,
+        let cfg = RunConfig {
+            target: Target {
+                check: "etcd-split".into(),
+                topology: None,
+                k3s_version: Some("v1.33.4+k3s1".into()),
+                image: None,
+                sim: true,
+            },
+            expect: Expect::Outcome(Outcome::Reproduced),
             timeout: std::time::Duration::from_secs(120),
             settle: None,
-            progress: Progress::Never,
             keep: false,
             image_archive: None,
             results: tmp.clone(),
             rebuild_sim: false,
             privileged: Privileged::Auto,
+            argv: vec![],
         };
-        let (sc, plan) = repro::cmd::plan::resolve(&g, &target).map_err(|e| anyhow::anyhow!(e))?;
+        let (sc, plan) = repro::cmd::common::resolve(None, &cfg.target)?;
         let settle = sc.check.settle.as_secs_f64();
         let t = Instant::now();
-        let out = repro::run::execute(sc, plan, &target, &opts, vec![], true).await;
+        let out = repro::run::execute(&cfg, sc, plan, vec![]).await;
         let wall = t.elapsed().as_secs_f64();
+        if let Some(e) = &out.error {
+            anyhow::bail!("run {i} failed: {e}");
+        }
         let dir = out
             .dir
-            .ok_or_else(|| anyhow::anyhow!("run {i} made no results: {:?}", out.error))?;
+            .clone()
+            .ok_or_else(|| anyhow::anyhow!("run {i} made no results folder"))?;
         let r: repro::result::RunResult =
             serde_json::from_str(&std::fs::read_to_string(dir.join("result.json"))?)?;
         let boot_secs: f64 = r
@@ -83,7 +84,7 @@ async fn main() -> anyhow::Result<()> {
             boot_secs,
             settle_waits,
             r.timings.get("teardown").copied().unwrap_or(0.0),
-            out.verdict,
+            out.outcome(),
         ));
         let _ = std::fs::remove_dir_all(&tmp);
     }
@@ -96,7 +97,7 @@ async fn main() -> anyhow::Result<()> {
         println!(
             "{wall:>8.2} {boot:>14.2} {settle:>10.2} {down:>10.2} {:>10.2}  {}",
             wall - boot - settle,
-            verdict.as_deref().unwrap_or("-")
+            verdict.map_or("-", |v| v.as_str())
         );
     }
     latency().await?;
@@ -138,23 +139,23 @@ async fn latency() -> anyhow::Result<()> {
     engine.start(&name).await?;
     let samples: Arc<Mutex<Vec<f64>>> = Arc::default();
     let s2 = samples.clone();
-    let on_line: repro::watch::OnLine = Arc::new(move |_c, l| {
+    let on_line: repro::run::watch::OnLine = Arc::new(move |_c, l| {
         let ms = (Utc::now() - l.ts).num_microseconds().unwrap_or(0) as f64 / 1000.0;
         s2.lock().unwrap_or_else(|p| p.into_inner()).push(ms);
     });
-    let h = repro::watch::follow(
-        engine.clone(),
-        name.clone(),
-        1,
-        0,
-        Utc::now(),
-        None,
-        vec![regex::Regex::new("k3s is up and running")?],
-        std::env::temp_dir().join(format!("{name}.log")),
+    let h = repro::run::watch::follow(repro::run::watch::Follow {
+        docker: Arc::new(engine.clone()),
+        container: name.clone(),
+        number: 1,
+        step: 0,
+        started_at: Utc::now(),
+        after: None,
+        ready: vec![regex::Regex::new("k3s is up and running")?],
+        log_path: std::env::temp_dir().join(format!("{name}.log")),
         on_line,
-        Arc::new(std::sync::atomic::AtomicBool::new(true)),
-        Arc::new(|s| s),
-    );
+        stopping: Arc::new(std::sync::atomic::AtomicBool::new(true)),
+        scrub: Arc::new(|s| s),
+    });
     let waited = tokio::time::timeout(
         std::time::Duration::from_secs(30),
         h.wait_for(|b| b.ready.map(|_| ())),

@@ -1,9 +1,13 @@
-//! Command-line arguments (clap). Parsing only; each command lives in `crate::cmd`.
+//! Command-line arguments (clap): the raw flags, and their translation into the configuration
+//! a run is given ([`RunConfig`]) — once, here. Each command lives in `crate::cmd`.
 
 use std::path::PathBuf;
 use std::time::Duration;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
+
+use crate::result::Outcome;
+use crate::run::{self, RunConfig};
 
 #[derive(Debug, Parser)]
 #[command(
@@ -54,6 +58,8 @@ pub enum Command {
     Bisect(BisectArgs),
     /// Merge results folders made elsewhere into one summary and JUnit file.
     Merge(MergeArgs),
+    /// Open, update or close the nightly's GitHub issues from a merged summary.json (uses `gh`).
+    NightlyIssues(NightlyIssuesArgs),
     /// Read logs you already have: which features came up per node and boot, and known bugs.
     Inspect(InspectArgs),
 }
@@ -96,17 +102,35 @@ pub struct PlanArgs {
     pub format: Format,
 }
 
+impl Target {
+    pub fn to_target(&self) -> run::Target {
+        run::Target {
+            check: self.check.clone(),
+            topology: self.topology.clone(),
+            k3s_version: self.k3s_version.clone(),
+            image: self.image.clone(),
+            sim: self.sim,
+        }
+    }
+}
+
+/// The outcome `--expect` names.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum Outcome {
+pub enum Expect {
+    /// What the check's `fixed-in` predicts for the version, as `repro plan` shows it.
+    Auto,
+    /// The correct behaviour.
     Fixed,
+    /// The documented bug.
     Reproduced,
 }
 
-impl Outcome {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Outcome::Fixed => "fixed",
-            Outcome::Reproduced => "reproduced",
+impl From<Expect> for run::Expect {
+    fn from(e: Expect) -> run::Expect {
+        match e {
+            Expect::Auto => run::Expect::Auto,
+            Expect::Fixed => run::Expect::Outcome(Outcome::Fixed),
+            Expect::Reproduced => run::Expect::Outcome(Outcome::Reproduced),
         }
     }
 }
@@ -116,16 +140,30 @@ pub enum Progress {
     Auto,
     Always,
     Never,
-    /// Nothing at all: for runs inside `matrix` and `bisect`, which print one line per run.
-    #[value(skip)]
-    Off,
+}
+
+impl Progress {
+    /// Live lines or plain ones. Some CI systems give a pseudo-terminal: live only on a real
+    /// one outside CI.
+    pub fn is_live(self) -> bool {
+        use std::io::IsTerminal;
+        match self {
+            Progress::Always => true,
+            Progress::Never => false,
+            Progress::Auto => std::io::stderr().is_terminal() && !is_ci::cached(),
+        }
+    }
 }
 
 #[derive(Debug, Clone, Args)]
 pub struct RunOptions {
-    /// The outcome that counts as success (exit 0).
-    #[arg(long, value_enum, default_value = "fixed")]
-    pub expect: Outcome,
+    /// The outcome that counts as success (exit 0). `auto`: what the check's `fixed-in`
+    /// predicts for the version (`repro plan` shows it and why): `reproduced` before the first
+    /// fixed release of its line, `fixed` from it on; a line newer than every `fixed-in` entry
+    /// counts as fixed, an older one as reproduced. Where `fixed-in` cannot predict (the check
+    /// has none), `auto` means `fixed`.
+    #[arg(long, value_enum, default_value = "auto")]
+    pub expect: Expect,
     /// How long one node may take to become ready (or die) after a start or restart.
     #[arg(long, value_parser = humantime::parse_duration, default_value = "5m")]
     pub timeout: Duration,
@@ -160,12 +198,41 @@ pub enum Privileged {
     Never,
 }
 
+impl From<Privileged> for run::Privileged {
+    fn from(p: Privileged) -> run::Privileged {
+        match p {
+            Privileged::Auto => run::Privileged::Auto,
+            Privileged::Always => run::Privileged::Always,
+            Privileged::Never => run::Privileged::Never,
+        }
+    }
+}
+
 #[derive(Debug, Args)]
 pub struct RunArgs {
     #[command(flatten)]
     pub target: Target,
     #[command(flatten)]
     pub options: RunOptions,
+}
+
+impl RunArgs {
+    /// The run's configuration, from the flags and the command line as typed.
+    pub fn to_config(&self, argv: Vec<String>) -> RunConfig {
+        let o = &self.options;
+        RunConfig {
+            target: self.target.to_target(),
+            expect: o.expect.into(),
+            timeout: o.timeout,
+            settle: o.settle,
+            keep: o.keep,
+            image_archive: o.image_archive.clone(),
+            results: o.results.clone(),
+            rebuild_sim: o.rebuild_sim,
+            privileged: o.privileged.into(),
+            argv,
+        }
+    }
 }
 
 #[derive(Debug, Args)]
@@ -181,7 +248,15 @@ pub struct CleanArgs {
 #[derive(Debug, Args)]
 pub struct ReportArgs {
     /// A results folder (with result.json).
-    pub dir: PathBuf,
+    #[arg(required_unless_present = "validation")]
+    pub dir: Option<PathBuf>,
+    /// Instead: write the comment that closes an issue ("Validated on …") from a run on a buggy
+    /// version and a run on the fixed one (to stdout, or --out).
+    #[arg(long, num_args = 2, value_names = ["BUGGY_RUN", "FIXED_RUN"], conflicts_with = "dir")]
+    pub validation: Option<Vec<PathBuf>>,
+    /// With --validation: write the comment to this file instead of stdout.
+    #[arg(long, requires = "validation")]
+    pub out: Option<PathBuf>,
     /// A value to redact wherever it occurs (repeatable), e.g. a token the files do not name.
     #[arg(long = "secret", value_name = "VALUE")]
     pub secrets: Vec<String>,
@@ -246,20 +321,28 @@ pub struct BatchRunOptions {
 }
 
 impl BatchRunOptions {
-    /// The options of one run of the batch: quiet, expecting `expect`, results under `results`.
-    pub fn for_run(&self, expect: Outcome, results: PathBuf) -> RunOptions {
-        RunOptions {
-            expect,
+    /// The configuration of one run of the batch: `target`, expecting `expect`, results under
+    /// `results`.
+    pub fn to_config(
+        &self,
+        target: run::Target,
+        expect: Outcome,
+        results: PathBuf,
+        argv: Vec<String>,
+    ) -> RunConfig {
+        RunConfig {
+            target,
+            expect: run::Expect::Outcome(expect),
             timeout: self.timeout,
             settle: self.settle,
-            progress: Progress::Off,
             keep: false,
             // Loaded once by the batch: loading it per run would redo the same work N times.
             image_archive: None,
             results,
             // Rebuilt once by the batch: concurrent rebuilds of one tag would race.
             rebuild_sim: false,
-            privileged: self.privileged,
+            privileged: self.privileged.into(),
+            argv,
         }
     }
 }
@@ -310,11 +393,37 @@ pub struct BisectArgs {
 pub struct MergeArgs {
     /// Results folders: run folders (result.json), matrix folders (summary.json), or folders
     /// holding either at any depth (e.g. downloaded CI artifacts).
-    #[arg(required = true)]
+    #[arg(required_unless_present = "plan")]
     pub dirs: Vec<PathBuf>,
+    /// The planned matrix (the `repro matrix --emit github-matrix` JSON, or a summary.json):
+    /// every planned cell that wrote nothing shows as NOT RUN.
+    #[arg(long, value_name = "FILE")]
+    pub plan: Option<PathBuf>,
     /// Where the merged summary.json and junit.xml go.
     #[arg(long, default_value = "results/merged")]
     pub out: PathBuf,
+}
+
+#[derive(Debug, Args)]
+pub struct NightlyIssuesArgs {
+    /// The merged summary.json (`repro merge … --out DIR` writes DIR/summary.json).
+    pub summary: PathBuf,
+    /// The workflow run's page, linked from every issue (default: from GITHUB_SERVER_URL,
+    /// GITHUB_REPOSITORY and GITHUB_RUN_ID).
+    #[arg(long)]
+    pub run_url: Option<String>,
+    /// The label of the nightly's issues; only issues with it are read or changed.
+    #[arg(long, default_value = crate::nightly::DEFAULT_LABEL)]
+    pub label: String,
+    /// A cell's artifact is named this prefix + `<check>-<version>` (as nightly.yml uploads it).
+    #[arg(long, default_value = "results-")]
+    pub artifact_prefix: String,
+    /// The GitHub CLI to call.
+    #[arg(long, env = "REPRO_GH", default_value = "gh")]
+    pub gh: PathBuf,
+    /// Read the existing issues, print what would change, change nothing.
+    #[arg(long)]
+    pub dry_run: bool,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]

@@ -9,6 +9,110 @@ use crate::plan::{PlannedNode, PlannedStep};
 
 pub const SCHEMA_VERSION: u32 = 1;
 
+/// What a run showed: the verdict's outcome, and what a user (or `fixed-in`) expects.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Outcome {
+    /// Every expectation held: the correct behaviour.
+    Fixed,
+    /// Every observation matched the documented bug signature.
+    Reproduced,
+    /// Anything else.
+    Inconclusive,
+}
+
+impl Outcome {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Outcome::Fixed => "fixed",
+            Outcome::Reproduced => "reproduced",
+            Outcome::Inconclusive => "inconclusive",
+        }
+    }
+}
+
+/// Text forms are the JSON ones.
+macro_rules! display_as_str {
+    ($($t:ty),*) => {$(
+        impl std::fmt::Display for $t {
+            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str(self.as_str())
+            }
+        }
+    )*};
+}
+
+display_as_str!(Outcome, BootEnd, ActionKind, EvidenceSource);
+
+/// How a boot ended, as result.json records it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum BootEnd {
+    /// Still running when the record was written.
+    Running,
+    /// Stopped by repro (a restart, or teardown).
+    Stopped,
+    /// The container exited on its own.
+    Exited,
+    /// The log stream broke and the container state could not be read.
+    Lost,
+}
+
+impl BootEnd {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            BootEnd::Running => "running",
+            BootEnd::Stopped => "stopped",
+            BootEnd::Exited => "exited",
+            BootEnd::Lost => "lost",
+        }
+    }
+}
+
+/// What a step did to its nodes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ActionKind {
+    /// Files written (or deleted) on a node.
+    Edit,
+    /// A deferred node started for the first time.
+    Start,
+    /// A group of nodes restarted at once.
+    Restart,
+}
+
+impl ActionKind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ActionKind::Edit => "edit",
+            ActionKind::Start => "start",
+            ActionKind::Restart => "restart",
+        }
+    }
+}
+
+/// Where a piece of evidence comes from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum EvidenceSource {
+    /// A line of the boot's log.
+    Log,
+    /// A command's output (a probe).
+    Probe,
+    /// The container's state as Docker reports it.
+    Docker,
+}
+
+impl EvidenceSource {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            EvidenceSource::Log => "log",
+            EvidenceSource::Probe => "probe",
+            EvidenceSource::Docker => "docker",
+        }
+    }
+}
+
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct RunResult {
     pub schema_version: u32,
@@ -21,10 +125,15 @@ pub struct RunResult {
     pub topology: TopologyInfo,
     pub k3s: K3sInfo,
     pub environment: EnvInfo,
-    /// What the user asked the run to show (`--expect`).
-    pub expect: String,
+    /// What the run was asked to show (`--expect`), resolved: `auto` is recorded as the
+    /// outcome `fixed-in` predicts.
+    pub expect: Outcome,
+    /// Why that outcome was asked for (`--expect`, or which `fixed-in` entry decides it).
+    /// Optional: older results lack it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub expect_because: Option<String>,
     /// What the check's `fixed-in` predicts for this version, if it says.
-    pub expected_for_version: Option<String>,
+    pub expected_for_version: Option<Outcome>,
     pub started_at: String,
     pub finished_at: Option<String>,
     /// Each node's `config.yaml` as of each step: step index as a string ("0" = before first
@@ -40,6 +149,11 @@ pub struct RunResult {
     /// `planned_steps`; the bug report lists these files so a reader can reproduce by hand.
     #[serde(default, skip_serializing_if = "IndexMap::is_empty")]
     pub initial_files: IndexMap<String, IndexMap<String, Option<String>>>,
+    /// How each signal the check expects is told, as it applied to this version (patterns from
+    /// signals.yaml). Optional (added after schema 1 shipped): reports say in words what was
+    /// looked for, e.g. which line a `down` by the settle rule never saw.
+    #[serde(default, skip_serializing_if = "IndexMap::is_empty")]
+    pub signals: IndexMap<String, SignalRecord>,
     pub steps: Vec<StepResult>,
     pub boots: Vec<BootRecord>,
     pub verdict: Option<Verdict>,
@@ -84,6 +198,11 @@ pub struct K3sInfo {
     /// Whether node containers ran privileged (as k3d runs real k3s). Older results lack it.
     #[serde(default = "default_true")]
     pub privileged: bool,
+    /// The full output of `k3s -v` inside a node container (both lines: k3s and go versions),
+    /// as the bug template asks for it. Optional: older results and runs that never got a node
+    /// up lack it; reports then fall back to the banner in the logs.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub version_output: Option<String>,
 }
 
 fn default_true() -> bool {
@@ -125,6 +244,13 @@ pub struct PlannedStepRecord {
     /// node -> signal -> the documented bug's value.
     #[serde(default)]
     pub bug: IndexMap<String, IndexMap<String, String>>,
+    /// 1-based line of the step in the check file (`check.file`). Optional (added after schema 1
+    /// shipped): JUnit cases carry it as `file`/`line` for CI annotations.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub line: Option<usize>,
+    /// node -> signal -> 1-based line of that expectation in the check file. Optional, like `line`.
+    #[serde(default, skip_serializing_if = "IndexMap::is_empty")]
+    pub expect_lines: IndexMap<String, IndexMap<String, usize>>,
 }
 
 impl From<&PlannedStep> for PlannedStepRecord {
@@ -149,8 +275,66 @@ impl From<&PlannedStep> for PlannedStepRecord {
             restart: s.restart.clone(),
             expect: values(&s.expect),
             bug: values(&s.bug),
+            line: Some(s.line),
+            expect_lines: s.expect_lines.clone(),
         }
     }
+}
+
+/// One signal's definition as a run used it (see [`crate::scenario::Signal`]): the regexes
+/// that applied to the run's k3s version, as written in signals.yaml.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct SignalRecord {
+    #[serde(default)]
+    pub description: String,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub up: Vec<String>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub down: Vec<String>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub settled_by: Vec<String>,
+    /// The probe's command, for signals a command decides.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub probe: Option<Vec<String>>,
+}
+
+/// The records of the signals `check` expects, in first-use order, with the patterns that apply
+/// to `version`.
+pub fn signal_records(
+    signals: &crate::scenario::Signals,
+    check: &crate::scenario::Check,
+    version: &crate::version::K3sVersion,
+) -> IndexMap<String, SignalRecord> {
+    let pats = |ps: &[crate::scenario::LinePattern]| -> Vec<String> {
+        ps.iter()
+            .filter(|p| p.applies_to(version))
+            .map(|p| p.regex.as_str().to_string())
+            .collect()
+    };
+    let mut out = IndexMap::new();
+    for name in check
+        .steps
+        .iter()
+        .flat_map(|s| s.expect.values().flat_map(|m| m.keys()))
+    {
+        if out.contains_key(name) {
+            continue;
+        }
+        let Some(sig) = signals.get(name) else {
+            continue;
+        };
+        out.insert(
+            name.clone(),
+            SignalRecord {
+                description: sig.description.clone(),
+                up: pats(&sig.up),
+                down: pats(&sig.down),
+                settled_by: pats(&sig.settled_by),
+                probe: sig.probe.as_ref().map(|p| p.command.clone()),
+            },
+        );
+    }
+    out
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -167,8 +351,7 @@ pub struct StepResult {
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Action {
-    /// `edit`, `start` or `restart`.
-    pub kind: String,
+    pub kind: ActionKind,
     pub nodes: Vec<String>,
     pub at: String,
     /// Files written, for `edit`.
@@ -186,6 +369,10 @@ pub struct Observation {
     pub bug: Option<String>,
     /// `up`, `down`, `unknown`, or the observed text for value signals.
     pub observed: String,
+    /// The value the asked outcome (`expect`) wants here: `expected` when the run expects
+    /// `fixed`, the bug's value when it expects `reproduced`. Optional: older results lack it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub asked: Option<String>,
     pub boot: u32,
     pub evidence: Vec<Evidence>,
     /// How the value was decided (which rule), in words.
@@ -197,15 +384,16 @@ impl Observation {
         self.expected.as_deref() == Some(self.observed.as_str())
     }
 
+    /// `any` under `bug:` matches whatever was observed: the bug world cannot tell there.
     pub fn matches_bug(&self) -> bool {
-        self.bug.as_deref() == Some(self.observed.as_str())
+        self.bug.as_deref() == Some(crate::scenario::ANY)
+            || self.bug.as_deref() == Some(self.observed.as_str())
     }
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Evidence {
-    /// `log` (a line of the boot's log), `probe` (a command's output) or `docker` (container state).
-    pub source: String,
+    pub source: EvidenceSource,
     pub boot: u32,
     /// RFC 3339 time the line was written (Docker's timestamp), when known.
     pub time: Option<String>,
@@ -222,8 +410,7 @@ pub struct BootRecord {
     pub started_at: String,
     pub ready_at: Option<String>,
     pub ended_at: Option<String>,
-    /// `running`, `stopped` (by repro), `exited` (on its own), `timeout`.
-    pub end: String,
+    pub end: BootEnd,
     pub exit_code: Option<i64>,
     /// Relative path of this boot's log in the results folder.
     pub log: String,
@@ -231,8 +418,7 @@ pub struct BootRecord {
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Verdict {
-    /// `fixed`, `reproduced` or `inconclusive`.
-    pub outcome: String,
+    pub outcome: Outcome,
     pub reason: String,
     /// Human-readable lines, one per observation that matched neither world.
     pub differences: Vec<String>,
@@ -240,3 +426,7 @@ pub struct Verdict {
     pub matched_expected: usize,
     pub matched_bug: usize,
 }
+
+#[cfg(test)]
+#[path = "result_schema_tests.rs"]
+mod schema_tests;

@@ -8,7 +8,7 @@ use indexmap::IndexMap;
 use regex::Regex;
 use serde::Serialize;
 
-use crate::model::{ConfigValue, Role};
+use crate::raw::{ConfigValue, Role};
 use crate::version::{K3sVersion, ReleaseSet};
 
 #[derive(Debug, Clone)]
@@ -52,6 +52,8 @@ pub struct Check {
     pub path: PathBuf,
     /// Empty when the check documents behaviour that never changed (always expected `fixed`).
     pub fixed_in: ReleaseSet,
+    /// The change of `releases/k3s-changes.yaml` that `fixed-in` names, if it names one.
+    pub fixed_in_change: Option<String>,
     pub settle: Duration,
     pub steps: Vec<Step>,
 }
@@ -72,7 +74,14 @@ pub struct Step {
     pub restart: Vec<Vec<String>>,
     pub expect: Expectations,
     pub bug: Expectations,
+    /// Where the step is in its check file (1-based line of its `- name:`), and where each
+    /// expectation is (node -> signal -> line): JUnit points CI annotations at them.
+    pub line: usize,
+    pub expect_lines: ExpectLines,
 }
+
+/// node -> signal -> 1-based line in the check file.
+pub type ExpectLines = IndexMap<String, IndexMap<String, usize>>;
 
 impl Step {
     /// Nodes whose boot changes in this step, in order.
@@ -99,19 +108,10 @@ impl Step {
         }
         out
     }
-
-    /// The expectations as they are under the bug: `expect` with `bug` entries replacing theirs.
-    pub fn bug_world(&self) -> Expectations {
-        let mut world = self.expect.clone();
-        for (node, sigs) in &self.bug {
-            let entry = world.entry(node.clone()).or_default();
-            for (sig, v) in sigs {
-                entry.insert(sig.clone(), v.clone());
-            }
-        }
-        world
-    }
 }
+
+/// The `bug:` value that says the bug world cannot tell (see `Expected::Any`).
+pub const ANY: &str = "any";
 
 /// node -> signal -> expected value.
 pub type Expectations = IndexMap<String, IndexMap<String, Expected>>;
@@ -122,6 +122,9 @@ pub enum Expected {
     Up,
     Down,
     Value(String),
+    /// Only under `bug:`: the bug world can show either value here (it depends on which
+    /// server a buggy joiner's load balancer reaches), so `reproduced` does not judge it.
+    Any,
 }
 
 impl Expected {
@@ -138,6 +141,7 @@ impl Expected {
             Expected::Up => "up",
             Expected::Down => "down",
             Expected::Value(v) => v,
+            Expected::Any => ANY,
         }
     }
 }

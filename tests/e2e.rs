@@ -9,6 +9,8 @@ use std::process::{Command, Output, Stdio};
 
 mod util;
 use util::docker::{assert_no_leftovers, docker_ok, repro, text};
+use util::schema::read_result;
+use util::tcp_proxy::{docker_socket, TcpProxy};
 
 use serde_json::Value;
 
@@ -24,8 +26,7 @@ fn run(args: &[&str]) -> (Output, Value, PathBuf, tempfile::TempDir) {
         .output()
         .unwrap();
     let dir = only_run_dir(tmp.path());
-    let result: Value =
-        serde_json::from_str(&std::fs::read_to_string(dir.join("result.json")).unwrap()).unwrap();
+    let result: Value = read_result(&dir);
     assert_no_leftovers(result["run_id"].as_str().unwrap());
     (out, result, dir, tmp)
 }
@@ -71,12 +72,11 @@ fn etcd_split_reproduces_on_buggy_version() {
         !o["evidence"].as_array().unwrap().is_empty(),
         "down needs evidence: {o}"
     );
+    // Step 3: through its load balancer the buggy etcd-2 reads cp-1 (no registry); the
+    // check marks this step `any` in the bug world, so the verdict stands either way.
     let o = observation(&r, 3, "etcd-2", "embedded-registry");
-    assert_eq!(o["observed"], "up");
-    assert!(o["evidence"][0]["text"]
-        .as_str()
-        .unwrap()
-        .contains("Starting distributed registry mirror"));
+    assert_eq!(o["observed"], "down");
+    assert_eq!(o["bug"], "any");
     // Every boot has its own log, and boot 2 of etcd-2 does not contain boot 1's lines.
     let b1 = std::fs::read_to_string(dir.join("nodes/etcd-2/boot-1.log")).unwrap();
     let b2 = std::fs::read_to_string(dir.join("nodes/etcd-2/boot-2.log")).unwrap();
@@ -94,6 +94,124 @@ fn etcd_split_reproduces_on_buggy_version() {
     );
 }
 
+/// A project folder with every shipped check, signal and topology, where every node runs with
+/// `REPRO_SIM_CONFIG_SOURCE=<source>` (the stand-in's knob; node `env:` is how a topology
+/// passes container environment).
+fn all_checks_root(source: &str) -> tempfile::TempDir {
+    let root = tempfile::tempdir().unwrap();
+    let src = Path::new(env!("CARGO_MANIFEST_DIR"));
+    for d in ["checks", "topologies"] {
+        std::fs::create_dir_all(root.path().join(d)).unwrap();
+        for entry in std::fs::read_dir(src.join(d)).unwrap() {
+            let path = entry.unwrap().path();
+            let mut text = std::fs::read_to_string(&path).unwrap();
+            if d == "topologies" {
+                text = text
+                    .lines()
+                    .map(|l| match l.strip_prefix("  - {name: ") {
+                        Some(rest) => format!(
+                            "  - {{name: {}, env: {{REPRO_SIM_CONFIG_SOURCE: {source}}}}}",
+                            rest.trim_end_matches('}')
+                        ),
+                        None => l.to_string(),
+                    })
+                    .collect::<Vec<_>>()
+                    .join("\n");
+                assert!(
+                    text.contains("REPRO_SIM_CONFIG_SOURCE"),
+                    "{}",
+                    path.display()
+                );
+            }
+            std::fs::write(root.path().join(d).join(path.file_name().unwrap()), text).unwrap();
+        }
+    }
+    root
+}
+
+/// Issue #9: every shipped check gets the same verdict whichever server a buggy etcd-only
+/// joiner reads its config from — through its load balancer (k3s's code) or from the joined
+/// node (#12753's steps) — and the verdict `fixed-in` predicts.
+#[test]
+fn every_shipped_check_has_one_verdict_under_both_config_sources() {
+    // The verdicts `fixed-in` predicts on v1.33.4 (no fixed-in: `fixed` everywhere).
+    let checks = [
+        ("etcd-split", "reproduced"),
+        ("metrics-order", "reproduced"),
+        ("metrics-right-order", "fixed"),
+        ("bootstrap-check", "fixed"),
+    ];
+    let mut verdicts = Vec::new();
+    for source in ["load-balancer", "joined"] {
+        let root = all_checks_root(source);
+        for (check, expected) in checks {
+            docker_ok();
+            let tmp = tempfile::tempdir().unwrap();
+            let out = repro()
+                .arg("--root")
+                .arg(root.path())
+                .args([
+                    "run",
+                    check,
+                    "--k3s-version",
+                    "v1.33.4+k3s1",
+                    "--expect",
+                    expected,
+                ])
+                .args(["--sim", "--progress", "never", "--results"])
+                .arg(tmp.path())
+                .output()
+                .unwrap();
+            let runs = std::fs::read_dir(tmp.path()).unwrap().count();
+            assert_eq!(runs, 1, "{check} with {source}: {}", text(&out));
+            let dir = only_run_dir(tmp.path());
+            let r: Value =
+                serde_json::from_str(&std::fs::read_to_string(dir.join("result.json")).unwrap())
+                    .unwrap();
+            assert_no_leftovers(r["run_id"].as_str().unwrap());
+            assert_eq!(
+                out.status.code(),
+                Some(0),
+                "{check} with {source}: {}",
+                text(&out)
+            );
+            // The knob reached the nodes: buggy joiners log where their config came from. By
+            // boot 3 etcd-2 has saved cp-1's address (boot 2 may not have: k3s learns it from
+            // etcd some time after cp-1 is up, and so does the stand-in).
+            if check == "etcd-split" {
+                let boot = std::fs::read_to_string(dir.join("nodes/etcd-2/boot-3.log")).unwrap();
+                assert_eq!(
+                    boot.contains("@UNCHECKED->RECOVERING from successful dial"),
+                    source == "load-balancer",
+                    "{source}: {boot}"
+                );
+            }
+            verdicts.push((
+                source,
+                check,
+                r["verdict"]["outcome"].as_str().unwrap().to_string(),
+            ));
+        }
+    }
+    let by = |source: &str| -> Vec<(&str, String)> {
+        verdicts
+            .iter()
+            .filter(|(s, _, _)| *s == source)
+            .map(|(_, c, v)| (*c, v.clone()))
+            .collect()
+    };
+    assert_eq!(by("load-balancer"), by("joined"));
+    assert_eq!(
+        by("joined"),
+        vec![
+            ("etcd-split", "reproduced".to_string()),
+            ("metrics-order", "reproduced".to_string()),
+            ("metrics-right-order", "fixed".to_string()),
+            ("bootstrap-check", "fixed".to_string()),
+        ]
+    );
+}
+
 #[test]
 fn etcd_split_fixed_on_fixed_version() {
     let (out, r, _d, _t) = run(&["etcd-split", "--k3s-version", "v1.33.5+k3s1"]);
@@ -103,6 +221,35 @@ fn etcd_split_fixed_on_fixed_version() {
         observation(&r, 1, "etcd-2", "embedded-registry")["observed"],
         "up"
     );
+}
+
+/// Without --expect, a run expects what the check's fixed-in predicts: v1.33.4 predates the
+/// fix, so reproducing the bug is the outcome asked for (exit 0), and result.json says so.
+#[test]
+fn default_expect_is_what_fixed_in_predicts() {
+    let (out, r, _d, _t) = run(&["etcd-split", "--k3s-version", "v1.33.4+k3s1"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    assert_eq!(r["verdict"]["outcome"], "reproduced");
+    assert_eq!(r["expect"], "reproduced");
+    assert!(
+        r["expect_because"]
+            .as_str()
+            .unwrap()
+            .contains("v1.33.5+k3s1"),
+        "{}",
+        r["expect_because"]
+    );
+    assert!(r["rerun"]
+        .as_str()
+        .unwrap()
+        .ends_with("--expect reproduced"));
+    // Each observation says what the asked outcome wanted there: the bug's value.
+    let o = observation(&r, 1, "etcd-2", "embedded-registry");
+    assert_eq!(
+        (&o["expected"], &o["asked"]),
+        (&"up".into(), &"down".into())
+    );
+    assert_eq!(o["asked"], o["observed"]);
 }
 
 #[test]
@@ -291,7 +438,9 @@ fn node_crashing_at_boot_is_inconclusive_with_evidence() {
         "--k3s-version",
         "v1.33.4+k3s1",
     ]);
-    assert_eq!(out.status.code(), Some(1), "{}", text(&out));
+    // Inconclusive has its own exit code: not a finding about k3s.
+    assert_eq!(out.status.code(), Some(4), "{}", text(&out));
+    assert_eq!(r["exit_code"], 4);
     assert_eq!(r["verdict"]["outcome"], "inconclusive");
     assert!(
         r["error"].as_str().unwrap().contains("etcd-2 died"),
@@ -375,8 +524,7 @@ fn interrupt_mid_run_cleans_up_and_exits_130() {
     let status = child.wait().unwrap();
     assert_eq!(status.code(), Some(130), "{seen}{rest}");
     let dir = only_run_dir(tmp.path());
-    let r: Value =
-        serde_json::from_str(&std::fs::read_to_string(dir.join("result.json")).unwrap()).unwrap();
+    let r: Value = read_result(&dir);
     assert_eq!(r["exit_code"], 130);
     assert!(
         dir.join("nodes/etcd-1/boot-1.log").exists(),
@@ -417,17 +565,36 @@ fn two_runs_in_parallel_do_not_disturb_each_other() {
     assert_eq!(ob.status.code(), Some(0), "{}", text(&ob));
     for t in [t1.path(), t2.path()] {
         let dir = only_run_dir(t);
-        let r: Value =
-            serde_json::from_str(&std::fs::read_to_string(dir.join("result.json")).unwrap())
-                .unwrap();
+        let r: Value = read_result(&dir);
         assert_no_leftovers(r["run_id"].as_str().unwrap());
     }
 }
 
+/// The result.json of a run that broke before its cluster: exit 3 and why, so `merge` can
+/// show the cell.
+fn assert_infra_result(tmp: &Path, needle: &str) {
+    let dir = only_run_dir(tmp);
+    let r: Value = read_result(&dir);
+    assert_eq!(r["exit_code"], 3, "{r}");
+    assert!(r["verdict"].is_null(), "{r}");
+    assert!(!r["finished_at"].is_null(), "{r}");
+    let err = r["error"].as_str().unwrap();
+    assert!(err.contains(needle), "{err}");
+}
+
 #[test]
 fn unreachable_docker_exits_3_naming_the_endpoint() {
+    let tmp = tempfile::tempdir().unwrap();
     let out = repro()
-        .args(["run", "etcd-split", "--sim", "--progress", "never"])
+        .args([
+            "run",
+            "etcd-split",
+            "--sim",
+            "--progress",
+            "never",
+            "--results",
+        ])
+        .arg(tmp.path())
         .env("DOCKER_HOST", "unix:///nonexistent/docker.sock")
         .output()
         .unwrap();
@@ -437,11 +604,13 @@ fn unreachable_docker_exits_3_naming_the_endpoint() {
         err.contains("unix:///nonexistent/docker.sock") && err.contains("help:"),
         "{err}"
     );
+    assert_infra_result(tmp.path(), "unix:///nonexistent/docker.sock");
 }
 
 #[test]
 fn missing_image_offline_exits_3_with_ways_out() {
     docker_ok();
+    let tmp = tempfile::tempdir().unwrap();
     let out = repro()
         .args([
             "run",
@@ -450,7 +619,9 @@ fn missing_image_offline_exits_3_with_ways_out() {
             "repro.local/does-not-exist:v0",
             "--progress",
             "never",
+            "--results",
         ])
+        .arg(tmp.path())
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(3), "{}", text(&out));
@@ -461,6 +632,7 @@ fn missing_image_offline_exits_3_with_ways_out() {
             && err.contains("--image-archive"),
         "{err}"
     );
+    assert_infra_result(tmp.path(), "repro.local/does-not-exist:v0");
 }
 
 /// Issue 5: secrets planted in configs, env, file contents and log lines of a real stand-in
@@ -513,8 +685,7 @@ fn bundle_of_a_real_run_carries_no_secret() {
         .output()
         .unwrap();
     let dir = only_run_dir(results.path());
-    let r: Value =
-        serde_json::from_str(&std::fs::read_to_string(dir.join("result.json")).unwrap()).unwrap();
+    let r: Value = read_result(&dir);
     let run_id = r["run_id"].as_str().unwrap().to_string();
     // The run token lives only in the containers' env: read it from Docker, then clean up.
     let env = Command::new("docker")
@@ -614,8 +785,7 @@ fn image_archive_is_loaded_before_the_run() {
         .unwrap();
     let _ = Command::new("docker").args(["rmi", &name]).output();
     let dir = only_run_dir(results.path());
-    let r: Value =
-        serde_json::from_str(&std::fs::read_to_string(dir.join("result.json")).unwrap()).unwrap();
+    let r: Value = read_result(&dir);
     assert_no_leftovers(r["run_id"].as_str().unwrap());
     assert_eq!(out.status.code(), Some(0), "{}", text(&out));
     assert_eq!(r["k3s"]["image"], name.as_str());
@@ -649,31 +819,12 @@ fn garbage_output_and_slow_boot_do_not_change_the_verdict() {
 
 /// A Docker engine reached over TCP (as `DOCKER_HOST=tcp://…` for a remote host): files go in
 /// through the API, logs and probes come back through it; nothing assumes a local socket.
-/// socat forwards a loopback port to the local engine's socket.
+/// A loopback port forwarded to the local engine's socket by the test itself (no socat needed).
 #[test]
 fn works_against_a_tcp_docker_host() {
     docker_ok();
-    let port = {
-        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-        l.local_addr().unwrap().port()
-    };
-    let mut socat = Command::new("socat")
-        .args([
-            &format!("TCP-LISTEN:{port},bind=127.0.0.1,fork,reuseaddr"),
-            "UNIX-CONNECT:/var/run/docker.sock",
-        ])
-        .spawn()
-        .expect("socat is needed for this test (.ci/run installs it)");
-    // Wait until the forwarder accepts connections (bounded: 100 tries of a connect).
-    let mut up = false;
-    for _ in 0..100 {
-        if std::net::TcpStream::connect(("127.0.0.1", port)).is_ok() {
-            up = true;
-            break;
-        }
-        std::thread::sleep(std::time::Duration::from_millis(20));
-    }
-    assert!(up, "socat did not listen on {port}");
+    let proxy = TcpProxy::start(&docker_socket()).unwrap();
+    let port = proxy.port();
     let results = tempfile::tempdir().unwrap();
     let out = repro()
         .args([
@@ -692,11 +843,9 @@ fn works_against_a_tcp_docker_host() {
         .env("DOCKER_HOST", format!("tcp://127.0.0.1:{port}"))
         .output()
         .unwrap();
-    let _ = socat.kill();
-    let _ = socat.wait();
+    drop(proxy);
     let dir = only_run_dir(results.path());
-    let r: Value =
-        serde_json::from_str(&std::fs::read_to_string(dir.join("result.json")).unwrap()).unwrap();
+    let r: Value = read_result(&dir);
     assert_no_leftovers(r["run_id"].as_str().unwrap());
     assert_eq!(out.status.code(), Some(0), "{}", text(&out));
     assert_eq!(

@@ -18,10 +18,10 @@ use std::time::Instant;
 use indexmap::IndexMap;
 use serde::Deserialize;
 
-use repro::observe::{self, Eval};
+use repro::run::observe::{self, Eval};
+use repro::run::watch::{Boot, Ended as BootEnd, LogLine};
 use repro::scenario::{Signal, Signals, DEFAULT_SETTLE};
 use repro::version::K3sVersion;
-use repro::watch::{Boot, BootEnd, LogLine};
 
 fn corpus_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/real-k3s")
@@ -139,6 +139,7 @@ fn observe_excerpt(
         ready: ready_at,
         end,
         log_path: PathBuf::new(),
+        write_error: None,
     };
     match observe::eval_log(sig, &boot, v, DEFAULT_SETTLE, now) {
         Eval::Decided(o) => (o.observed, o.evidence.into_iter().map(|e| e.text).collect()),
@@ -247,7 +248,7 @@ fn stand_in_boots_give_the_roles_and_version_of_their_nodes() {
         let text = std::fs::read_to_string(nodes.join(node).join("boot-1.log")).expect("boot log");
         let lines: Vec<String> = text
             .lines()
-            .filter_map(|l| repro::watch::parse_line(l.as_bytes()))
+            .filter_map(|l| repro::run::watch::parse_line(l.as_bytes()))
             .map(|l| l.text)
             .collect();
         assert!(!lines.is_empty(), "{node}: no Docker-timestamped lines");

@@ -1,17 +1,17 @@
 //! Everything `inspect` uses from the rest of repro, in one place.
 //!
 //! `inspect` judges old logs with the runner's own signal model and decision rules, so it
-//! depends on them — but only through this file. When those modules move (the run path is being
-//! split into `run/`, redaction into its own module), only the paths here change.
+//! depends on them — but only through this file. When those modules move, only the paths here
+//! change.
 
 pub use crate::catalog::{find_root, Catalog};
-pub use crate::model::{ConfigValue, Role};
-pub use crate::observe::{eval_log, Eval};
-pub use crate::report::Redactor;
-pub use crate::result::Evidence;
-pub use crate::scenario::{Signal, Signals, DEFAULT_SETTLE};
+pub use crate::raw::{ConfigValue, Role};
+pub use crate::redact::Redactor;
+pub use crate::result::{Evidence, EvidenceSource};
+pub use crate::run::observe::{eval_log, Eval};
+pub use crate::run::watch::{Boot, Ended as BootEnd, LogLine};
+pub use crate::scenario::{Expected, Signal, Signals, DEFAULT_SETTLE};
 pub use crate::version::{K3sVersion, ReleaseSet};
-pub use crate::watch::{Boot, BootEnd, LogLine};
 
 /// Name of the signal whose `up` lines mean "the boot is ready" (the runner uses the same one to
 /// wait for a boot, and value signals are decided once it is seen).

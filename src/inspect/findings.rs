@@ -10,7 +10,7 @@
 use indexmap::IndexMap;
 
 use super::config::{same, NodeConfig};
-use super::deps::{Catalog, ConfigValue, K3sVersion, ReleaseSet, Role, Signals};
+use super::deps::{Catalog, ConfigValue, Expected, K3sVersion, ReleaseSet, Role, Signals};
 use super::model::{BootReport, Condition, EvidenceLine, Finding};
 
 #[derive(Debug, Clone)]
@@ -70,10 +70,16 @@ pub fn signatures(cat: &Catalog) -> Vec<Signature> {
             for node in step.booted_nodes() {
                 world.shift_remove(node);
             }
-            for (node, sigs) in step.bug_world() {
-                let w = world.entry(node).or_default();
+            // The step's expectations with the bug's entries in their place; `any` (the bug
+            // can show either value) says nothing.
+            for (node, sigs) in &step.expect {
+                let w = world.entry(node.clone()).or_default();
                 for (sig, v) in sigs {
-                    w.insert(sig, v.as_str().to_string());
+                    let v = step.bug.get(node).and_then(|b| b.get(sig)).unwrap_or(v);
+                    match v {
+                        Expected::Any => w.shift_remove(sig),
+                        v => w.insert(sig.clone(), v.as_str().to_string()),
+                    };
                 }
             }
             for (node, kv) in &step.config {
@@ -92,7 +98,7 @@ pub fn signatures(cat: &Catalog) -> Vec<Signature> {
                     let Some(expect) = step.expect.get(node).and_then(|e| e.get(signal)) else {
                         continue;
                     };
-                    if expect == bug {
+                    if expect == bug || *bug == Expected::Any {
                         continue;
                     }
                     let files = topo.files.keys().chain(n.files.keys()).cloned().collect();

@@ -19,8 +19,8 @@ use indexmap::IndexMap;
 
 use super::boots::{BootBuilder, End, EndKind, Kept, MIN_CHATTER};
 use super::deps::{
-    eval_log, Boot, BootEnd, Eval, Evidence, K3sVersion, LogLine, Signal, Signals, READY_SIGNAL,
-    ROLES_SIGNAL, VERSION_SIGNAL,
+    eval_log, Boot, BootEnd, Eval, Evidence, EvidenceSource, K3sVersion, LogLine, Signal, Signals,
+    READY_SIGNAL, ROLES_SIGNAL, VERSION_SIGNAL,
 };
 use super::model::{BootReport, EndReport, EvidenceLine, Mark, SignalReport};
 
@@ -138,6 +138,7 @@ fn replay(b: &BootBuilder, cx: &Context, whole: bool) -> Replay {
             ready,
             end,
             log_path: Default::default(),
+            write_error: None,
         },
         now,
         order,
@@ -148,7 +149,7 @@ fn replay(b: &BootBuilder, cx: &Context, whole: bool) -> Replay {
 fn map_evidence(ev: &[Evidence], r: &Replay, b: &BootBuilder, cx: &Context) -> Vec<EvidenceLine> {
     let mut out = Vec::new();
     for e in ev {
-        if e.source == "docker" {
+        if e.source == EvidenceSource::Docker {
             // The runner's "container exited" line: here the line that showed the end.
             let end = b
                 .end
@@ -162,9 +163,9 @@ fn map_evidence(ev: &[Evidence], r: &Replay, b: &BootBuilder, cx: &Context) -> V
             continue;
         }
         let line = match r.order.iter().find(|k| k.text == e.text) {
-            Some(k) => evidence_of(k, &e.source, cx),
+            Some(k) => evidence_of(k, e.source.as_str(), cx),
             None => EvidenceLine {
-                source: e.source.clone(),
+                source: e.source.as_str().to_string(),
                 file: None,
                 line: None,
                 time: None,
@@ -379,6 +380,7 @@ fn value_signal(
         ready: r.boot.ready,
         end: Some(BootEnd::Stopped { at: String::new() }),
         log_path: Default::default(),
+        write_error: None,
     };
     ended.ready = None;
     let (state, evidence, values) = match eval_log(sig, &ended, &ver, cx.settle, r.now) {

@@ -7,17 +7,20 @@
 //! afterwards. Because only the folder is read, `repro report <dir>` can redo every output later
 //! (after a fix to a renderer, or on a folder copied from CI).
 
-mod bundle;
+pub(crate) mod bundle;
 mod cases;
-mod files;
 mod junit;
 mod markdown;
-pub mod redact;
+mod mermaid;
 mod text;
 mod timeline;
+pub mod validation;
+mod words;
 
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod tests_md;
 
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -28,8 +31,7 @@ use serde_json::Value;
 
 use crate::result::{RunResult, SCHEMA_VERSION};
 
-pub use files::{redact_path, RedactSummary};
-pub use redact::Redactor;
+use crate::redact::Redactor;
 
 pub const RESULT_FILE: &str = "result.json";
 pub const JUNIT_FILE: &str = "junit.xml";
@@ -65,7 +67,6 @@ pub enum LoadError {
 /// A results folder as read from disk, before redaction.
 #[derive(Debug, Clone)]
 pub struct RunFolder {
-    pub dir: PathBuf,
     pub result: Value,
     /// Files under `nodes/`, as (path relative to the folder, content), sorted by path.
     pub node_files: Vec<(String, Vec<u8>)>,
@@ -88,11 +89,7 @@ pub fn load(dir: &Path) -> Result<RunFolder, LoadError> {
     let mut node_files = Vec::new();
     collect_nodes(dir, &dir.join(NODES_DIR), &mut node_files)?;
     node_files.sort_by(|a, b| a.0.cmp(&b.0));
-    Ok(RunFolder {
-        dir: dir.to_path_buf(),
-        result,
-        node_files,
-    })
+    Ok(RunFolder { result, node_files })
 }
 
 /// Parses `result.json` text; errors name the file, line and column, for syntax and for shape.
@@ -168,6 +165,8 @@ pub struct Rendered {
     pub bundle: Vec<(String, Vec<u8>)>,
     /// Files under `nodes/` left out of the bundle because they are not text.
     pub skipped: Vec<String>,
+    /// Each boot's log (path as in `BootRecord::log` -> redacted text).
+    pub logs: IndexMap<String, String>,
     pub mtime: u64,
 }
 
@@ -242,6 +241,7 @@ pub fn render(folder: &RunFolder, secrets: &[String]) -> anyhow::Result<Rendered
         timeline,
         bundle,
         skipped,
+        logs,
         mtime,
     })
 }

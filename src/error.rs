@@ -1,0 +1,126 @@
+//! The error a command ends with, and its exit code. `main` is the one place that prints it
+//! and exits.
+
+use std::path::PathBuf;
+
+use crate::docker::DockerError;
+use crate::exit;
+use crate::run::RunError;
+
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// Bad input or usage, already worded for the user (diagnostics with file:line:col and
+    /// `help:` lines): printed as it is. Nothing was created.
+    #[error("{0}")]
+    BadInput(String),
+    #[error(transparent)]
+    Docker(#[from] DockerError),
+    #[error(transparent)]
+    Run(#[from] RunError),
+    #[error("cannot write {}: {source}", path.display())]
+    Write {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    /// A release channel could not be resolved (the network is missing).
+    #[error("{0}")]
+    Channel(String),
+    /// Anything else that stopped a command (rendering reports, building images).
+    #[error("{0:#}")]
+    Other(#[from] anyhow::Error),
+}
+
+impl Error {
+    pub fn bad_input(message: impl Into<String>) -> Error {
+        Error::BadInput(message.into())
+    }
+
+    pub fn exit_code(&self) -> i32 {
+        match self {
+            Error::BadInput(_) => exit::BAD_INPUT,
+            Error::Run(e) => e.exit_code(),
+            Error::Docker(_) | Error::Write { .. } | Error::Channel(_) | Error::Other(_) => {
+                exit::INFRA
+            }
+        }
+    }
+
+    /// The text for stderr: user-input diagnostics as they are, everything else after `repro: `.
+    pub fn render(&self) -> String {
+        let text = match self {
+            Error::BadInput(msg) | Error::Channel(msg) => msg.clone(),
+            other => format!("repro: {other}"),
+        };
+        if text.ends_with('\n') {
+            text
+        } else {
+            format!("{text}\n")
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_error_maps_to_its_exit_code_and_is_rendered_once() {
+        let unreachable = || DockerError::Unreachable {
+            endpoint: "unix:///x".into(),
+            reason: "gone".into(),
+        };
+        let cases: Vec<(Error, i32, &str)> = vec![
+            (
+                Error::bad_input("x.yaml:1:2: error: bad\n  help: fix"),
+                2,
+                "x.yaml:1:2: error: bad\n  help: fix\n",
+            ),
+            (
+                Error::Docker(unreachable()),
+                3,
+                "repro: cannot reach the Docker engine at unix:///x",
+            ),
+            (
+                RunError::Docker(unreachable()).into(),
+                3,
+                "repro: cannot reach",
+            ),
+            (
+                RunError::Interrupted.into(),
+                130,
+                "repro: interrupted by the user\n",
+            ),
+            (
+                RunError::NotReady {
+                    node: "etcd-3".into(),
+                    boot: 1,
+                    timeout: "4s".into(),
+                    last: "(no output)".into(),
+                }
+                .into(),
+                3,
+                "repro: etcd-3 (boot 1) was not ready within 4s",
+            ),
+            (
+                Error::Write {
+                    path: "/r/summary.json".into(),
+                    source: std::io::Error::other("disk full"),
+                },
+                3,
+                "repro: cannot write /r/summary.json: disk full",
+            ),
+            (
+                Error::Channel("error: --k3s-versions: no network".into()),
+                3,
+                "error: --k3s-versions",
+            ),
+            (anyhow::anyhow!("boom").into(), 3, "repro: boom"),
+        ];
+        for (e, code, text) in cases {
+            assert_eq!(e.exit_code(), code, "{e}");
+            let r = e.render();
+            assert!(r.starts_with(text), "{r:?} should start with {text:?}");
+            assert!(r.ends_with('\n') && !r.ends_with("\n\n"), "{r:?}");
+        }
+    }
+}

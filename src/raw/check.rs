@@ -1,0 +1,136 @@
+//! `checks/*.yaml`: a reproduction as ordered steps, each with what should happen (`expect`) and
+//! what the documented bug does instead (`bug`).
+
+use std::fmt;
+
+use serde::de::{self, Deserializer, SeqAccess, Visitor};
+use serde::Deserialize;
+use serde_saphyr::Spanned;
+
+use super::{ConfigValue, SpannedMap};
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+pub struct CheckFile {
+    pub name: Spanned<String>,
+    pub topology: Spanned<String>,
+    /// The issue this check reproduces (URL).
+    pub issue: Spanned<String>,
+    pub summary: String,
+    #[serde(default)]
+    pub description: String,
+    /// Other sources (issues, PRs, validation comments).
+    #[serde(default)]
+    pub sources: Vec<String>,
+    /// First fixed version per release line — a list, or the name of a change of
+    /// `releases/k3s-changes.yaml`; decides the expected verdict for any version.
+    #[serde(default)]
+    pub fixed_in: Option<Spanned<FixedIn>>,
+    /// How long a node may go on without an `up` line after it got past the point where the
+    /// feature starts, before the feature counts as down (humantime, e.g. `3s`).
+    #[serde(default)]
+    pub settle: Option<Spanned<String>>,
+    pub steps: Spanned<Vec<StepFile>>,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+pub struct StepFile {
+    pub name: Spanned<String>,
+    /// Why this step is there (shown in plans and reports).
+    #[serde(default)]
+    pub why: String,
+    /// Config keys to set, per node. A `null` value is not allowed: use `remove`.
+    #[serde(default)]
+    pub config: SpannedMap<SpannedMap<ConfigValue>>,
+    /// Config keys to remove, per node.
+    #[serde(default)]
+    pub remove: SpannedMap<Vec<Spanned<String>>>,
+    /// Files to write (`path: content`) or delete (`path: null`), per node.
+    #[serde(default)]
+    pub files: SpannedMap<SpannedMap<Option<String>>>,
+    /// Deferred nodes to start for the first time, in order.
+    #[serde(default)]
+    pub start: Vec<Spanned<String>>,
+    /// Nodes to restart, in order; a nested list restarts a group at once.
+    #[serde(default)]
+    pub restart: Vec<Spanned<RestartItem>>,
+    /// The correct behaviour: node -> signal -> value.
+    #[serde(default)]
+    pub expect: SpannedMap<SpannedMap<Spanned<String>>>,
+    /// The documented wrong behaviour (the bug signature), same shape.
+    #[serde(default)]
+    pub bug: SpannedMap<SpannedMap<Spanned<String>>>,
+}
+
+/// `fixed-in:` — a change of `releases/k3s-changes.yaml` by name, or versions listed inline.
+#[derive(Debug, Clone)]
+pub enum FixedIn {
+    Change(String),
+    List(Vec<Spanned<String>>),
+}
+
+// Hand-written for the same reason as `RestartItem` below.
+impl<'de> Deserialize<'de> for FixedIn {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = FixedIn;
+
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str(
+                    "the name of a change in releases/k3s-changes.yaml, or a list of k3s versions",
+                )
+            }
+
+            fn visit_str<E: de::Error>(self, v: &str) -> Result<FixedIn, E> {
+                Ok(FixedIn::Change(v.to_string()))
+            }
+
+            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<FixedIn, A::Error> {
+                let mut list = Vec::new();
+                while let Some(v) = seq.next_element::<Spanned<String>>()? {
+                    list.push(v);
+                }
+                Ok(FixedIn::List(list))
+            }
+        }
+        d.deserialize_any(V)
+    }
+}
+
+/// One entry of `restart:`: a node, or a list of nodes restarted at once.
+#[derive(Debug, Clone)]
+pub enum RestartItem {
+    One(String),
+    /// Members keep their own positions so an unknown name inside a group is pointed at exactly.
+    Group(Vec<Spanned<String>>),
+}
+
+// Hand-written rather than `#[serde(untagged)]`: untagged enums buffer the value, which loses
+// positions inside it and reduces every mistake to "data did not match any variant".
+impl<'de> Deserialize<'de> for RestartItem {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = RestartItem;
+
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a node name, or a list of node names restarted at once")
+            }
+
+            fn visit_str<E: de::Error>(self, v: &str) -> Result<RestartItem, E> {
+                Ok(RestartItem::One(v.to_string()))
+            }
+
+            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<RestartItem, A::Error> {
+                let mut group = Vec::new();
+                while let Some(n) = seq.next_element::<Spanned<String>>()? {
+                    group.push(n);
+                }
+                Ok(RestartItem::Group(group))
+            }
+        }
+        d.deserialize_any(V)
+    }
+}

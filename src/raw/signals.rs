@@ -1,0 +1,123 @@
+//! `checks/signals.yaml`: what each observable fact about a node boot looks like, as data.
+
+use std::fmt;
+
+use serde::de::{self, Deserializer, MapAccess, Visitor};
+use serde::Deserialize;
+use serde_saphyr::Spanned;
+
+use super::SpannedMap;
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+pub struct SignalsFile {
+    pub signals: SpannedMap<SignalFile>,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+pub struct SignalFile {
+    pub description: String,
+    /// Versions (first per release line) from which k3s has this feature at all.
+    #[serde(default)]
+    pub since: Vec<Spanned<String>>,
+    /// Lines that prove the signal is up in this boot.
+    #[serde(default)]
+    pub up: Vec<Pattern>,
+    /// Lines that prove it is down in this boot.
+    #[serde(default)]
+    pub down: Vec<Pattern>,
+    /// Lines whose `value` (named group or fixed text) is the observed value (e.g. version).
+    #[serde(default)]
+    pub value: Vec<Pattern>,
+    /// Lines that show the node got past the point where the feature would have started; after
+    /// one of them plus the settle window with no `up` line, the signal is down.
+    #[serde(default)]
+    pub settled_by: Vec<Pattern>,
+    /// A command run inside the node that decides the signal.
+    #[serde(default)]
+    pub probe: Option<ProbeFile>,
+    /// The container dying (or a fatal line) counts as this state.
+    #[serde(default)]
+    pub on_death: Option<Spanned<String>>,
+    /// Roles on which the signal can be told at all (empty: every role). E.g. supervisor
+    /// metrics: on nodes with an apiserver, /metrics answers from the same registry either way.
+    #[serde(default)]
+    pub roles: Vec<Spanned<crate::raw::Role>>,
+}
+
+/// A log-line pattern: a bare regex, or a map with `match:` and its version range or value.
+#[derive(Debug, Clone)]
+pub enum PatternFile {
+    Plain(String),
+    Full(FullPattern),
+}
+
+/// A pattern with its position (the regex string, or the start of the `{match: ...}` map).
+pub type Pattern = Spanned<PatternFile>;
+
+// Hand-written rather than `#[serde(untagged)]`: untagged enums buffer the value, which loses the
+// positions inside a `{match: ...}` map and turns a typo like `mtch:` into "data did not match
+// any variant". Here the map goes straight to `FullPattern`, so its errors name the bad key.
+impl<'de> Deserialize<'de> for PatternFile {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = PatternFile;
+
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a regex string, or a map {match: <regex>, since: [...], until: [...], value: <text>}")
+            }
+
+            fn visit_str<E: de::Error>(self, v: &str) -> Result<PatternFile, E> {
+                Ok(PatternFile::Plain(v.to_string()))
+            }
+
+            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<PatternFile, A::Error> {
+                FullPattern::deserialize(de::value::MapAccessDeserializer::new(map))
+                    .map(PatternFile::Full)
+            }
+        }
+        d.deserialize_any(V)
+    }
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+pub struct FullPattern {
+    #[serde(rename = "match")]
+    pub regex: Spanned<String>,
+    /// The line exists from these versions (first per release line).
+    #[serde(default)]
+    pub since: Vec<Spanned<String>>,
+    /// The line exists only before these versions (first per release line without it).
+    #[serde(default)]
+    pub until: Vec<Spanned<String>>,
+    /// Fixed value this line stands for (for `value` patterns without a named group).
+    #[serde(default)]
+    pub value: Option<String>,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+pub struct ProbeFile {
+    pub command: Spanned<Vec<String>>,
+    /// Run the probe only once one of these lines is in the current boot.
+    #[serde(default)]
+    pub after: Vec<Pattern>,
+    /// Any of these rules matching means up.
+    pub up: Vec<Spanned<ProbeRuleFile>>,
+    /// Any of these rules matching means down.
+    pub down: Vec<Spanned<ProbeRuleFile>>,
+    /// How long to keep re-running the probe while neither rule matches (humantime).
+    #[serde(default)]
+    pub timeout: Option<Spanned<String>>,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+pub struct ProbeRuleFile {
+    pub exit: Option<i64>,
+    /// Regex over stdout and stderr together.
+    pub output: Option<Spanned<String>>,
+}

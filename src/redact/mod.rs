@@ -1,0 +1,499 @@
+//! Secret redaction as a pure function over text and JSON: used live by a run (its log lines
+//! and output), by the reports and bundle, and by `repro redact` on files (`files`).
+//!
+//! A [`Redactor`] is one redaction *context*: every secret it meets gets a number on first sight
+//! and is written `<REDACTED-n>` everywhere after, so a reader of a bundle can still tell that the
+//! token in `inspect.json` is the one in a log line, without seeing it. Keys are always kept
+//! (`K3S_TOKEN=<REDACTED-1>`), only values go.
+//!
+//! Secrets are found by shape (a value under a secret-looking key, a k3s `K10…::server:…` token,
+//! a bearer token, credentials in a URL, …) and then replaced wherever they occur, keyed or bare.
+//! Because a secret may be seen bare in one file before its keyed form shows up in another,
+//! callers that redact several files learn from all of them first ([`Redactor::learn_text`],
+//! [`Redactor::learn_json`]) and redact after; a lone `redact_*` call learns from its own input
+//! first, so it is safe on its own too.
+//!
+//! Booleans, `null` and empty values are never secrets (`secrets-encryption: true` stays), and a
+//! key that names a file, path or directory holds a location, not a secret
+//! (`--token-auth-file=/var/lib/…/passwd` stays).
+
+use std::ops::Range;
+use std::sync::LazyLock;
+
+mod files;
+
+pub use files::redact_path;
+
+use indexmap::IndexMap;
+use regex::{Captures, Regex};
+use serde_json::Value;
+
+/// Learned secrets shorter than this are replaced only where they sit under a secret key: a bare
+/// replace of a two-letter value would shred every word that contains it.
+const MIN_BARE_LEN: usize = 3;
+
+/// One redaction context (see the module docs).
+#[derive(Debug, Clone, Default)]
+pub struct Redactor {
+    /// secret -> placeholder number, in order of first sight.
+    known: IndexMap<String, usize>,
+    /// Secrets the caller named; replaced bare whatever their length.
+    explicit: Vec<String>,
+    /// The literal matcher for `known`, rebuilt when `known` grew.
+    matcher: Option<(usize, Regex)>,
+}
+
+impl Redactor {
+    /// A context that already knows `secrets` (e.g. the run token): they are numbered first, in
+    /// the order given, so the run token is always `<REDACTED-1>`.
+    pub fn new(secrets: &[String]) -> Self {
+        let mut r = Redactor::default();
+        for s in secrets.iter().filter(|s| !s.is_empty()) {
+            r.explicit.push(s.clone());
+            r.remember(s);
+        }
+        r
+    }
+
+    /// How many distinct secrets this context has seen.
+    pub fn secret_count(&self) -> usize {
+        self.known.len()
+    }
+
+    /// The placeholder a secret is written as, if it is known.
+    #[cfg(test)]
+    pub fn placeholder_of(&self, secret: &str) -> Option<String> {
+        self.known.get(secret).map(|n| placeholder(*n))
+    }
+
+    /// Records the secrets in `text` without changing anything.
+    pub fn learn_text(&mut self, text: &str) {
+        let found = find_secrets(text);
+        for (_, value) in &found.spans {
+            self.remember(value);
+        }
+        for value in &found.extra {
+            self.remember(value);
+        }
+    }
+
+    /// Records the secrets in a JSON document (string values, keyed values, `--flag value` pairs).
+    pub fn learn_json(&mut self, v: &Value) {
+        match v {
+            Value::String(s) => self.learn_text(s),
+            Value::Array(items) => {
+                for (i, item) in items.iter().enumerate() {
+                    if let (Some(Value::String(flag)), Value::String(s)) =
+                        (i.checked_sub(1).map(|p| &items[p]), item)
+                    {
+                        if is_secret_flag(flag) && is_secret_value(s) {
+                            self.remember(s);
+                        }
+                    }
+                    self.learn_json(item);
+                }
+            }
+            Value::Object(map) => {
+                for (k, item) in map {
+                    self.learn_text(k);
+                    match item {
+                        Value::String(s) if is_secret_key(k) && is_secret_value(s) => {
+                            self.remember(s);
+                        }
+                        _ => self.learn_json(item),
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// The text with every secret replaced by its placeholder.
+    pub fn redact_text(&mut self, text: &str) -> String {
+        self.learn_text(text);
+        let found = find_secrets(text);
+        let mut out = String::with_capacity(text.len());
+        let mut at = 0;
+        for (range, value) in found.spans {
+            out.push_str(&text[at..range.start]);
+            out.push_str(&self.remember(&value));
+            at = range.end;
+        }
+        out.push_str(&text[at..]);
+        self.replace_bare(&out)
+    }
+
+    /// The JSON document with every secret replaced; keys stay, structure stays.
+    pub fn redact_json(&mut self, v: &Value) -> Value {
+        self.learn_json(v);
+        self.redact_json_learned(v)
+    }
+
+    fn redact_json_learned(&mut self, v: &Value) -> Value {
+        match v {
+            Value::String(s) => Value::String(self.redact_text(s)),
+            Value::Array(items) => {
+                let mut out = Vec::with_capacity(items.len());
+                for (i, item) in items.iter().enumerate() {
+                    let after_flag = i
+                        .checked_sub(1)
+                        .and_then(|p| items[p].as_str())
+                        .is_some_and(is_secret_flag);
+                    match item {
+                        Value::String(s) if after_flag && is_secret_value(s) => {
+                            out.push(Value::String(self.remember(s)));
+                        }
+                        _ => out.push(self.redact_json_learned(item)),
+                    }
+                }
+                Value::Array(out)
+            }
+            Value::Object(map) => {
+                let mut out = serde_json::Map::with_capacity(map.len());
+                for (k, item) in map {
+                    let value = match item {
+                        Value::String(s) if is_secret_key(k) && is_secret_value(s) => {
+                            Value::String(self.remember(s))
+                        }
+                        _ => self.redact_json_learned(item),
+                    };
+                    out.insert(self.redact_text(k), value);
+                }
+                Value::Object(out)
+            }
+            other => other.clone(),
+        }
+    }
+
+    /// Redacts one file's content, JSON structurally when it parses as JSON (so `"K3S_TOKEN=…"`
+    /// inside an array is handled like an env entry), as text otherwise.
+    pub fn redact_file(&mut self, name: &str, text: &str) -> String {
+        if let Some(v) = parse_json_file(name, text) {
+            let red = self.redact_json(&v);
+            let mut s = serde_json::to_string_pretty(&red).unwrap_or_default();
+            s.push('\n');
+            return s;
+        }
+        self.redact_text(text)
+    }
+
+    /// Learns from one file's content, the same way [`Redactor::redact_file`] reads it.
+    pub fn learn_file(&mut self, name: &str, text: &str) {
+        match parse_json_file(name, text) {
+            Some(v) => self.learn_json(&v),
+            None => self.learn_text(text),
+        }
+    }
+
+    /// The placeholder of `secret`, numbering it if it is new.
+    fn remember(&mut self, secret: &str) -> String {
+        let next = self.known.len() + 1;
+        let n = *self.known.entry(secret.to_string()).or_insert(next);
+        placeholder(n)
+    }
+
+    fn bare_ok(&self, s: &str) -> bool {
+        s.chars().count() >= MIN_BARE_LEN || self.explicit.iter().any(|e| e == s)
+    }
+
+    /// Replaces every known secret wherever it occurs, longest first, leaving placeholders alone.
+    fn replace_bare(&mut self, text: &str) -> String {
+        self.replace_known(text, placeholder)
+    }
+
+    /// A last pass over a finished output: every known secret still in it is replaced, with the
+    /// placeholder escaped for markup when `markup` (HTML, XML). Outputs are rendered from
+    /// redacted data, so this normally changes nothing; it exists so that a renderer bug, or a
+    /// secret that happens to be a word of repro's own text, can never leak.
+    pub fn scrub(&mut self, text: &str, markup: bool) -> String {
+        if markup {
+            self.replace_known(text, |n| format!("&lt;REDACTED-{n}&gt;"))
+        } else {
+            self.replace_known(text, placeholder)
+        }
+    }
+
+    fn replace_known(&mut self, text: &str, fmt: fn(usize) -> String) -> String {
+        let generation = self.known.len();
+        if self.matcher.as_ref().is_none_or(|(g, _)| *g != generation) {
+            let mut secrets: Vec<&String> = self.known.keys().filter(|s| self.bare_ok(s)).collect();
+            // Leftmost-first alternation: at one position the longer secret must win.
+            secrets.sort_by_key(|s| std::cmp::Reverse(s.len()));
+            let mut alts = vec![r"<REDACTED-\d+>|&lt;REDACTED-\d+&gt;".to_string()];
+            alts.extend(secrets.iter().map(|s| regex::escape(s)));
+            // Escaped literals always compile; if the set is too large for the regex engine,
+            // fall back to a plain replace loop below.
+            self.matcher = Regex::new(&alts.join("|")).ok().map(|r| (generation, r));
+        }
+        match &self.matcher {
+            Some((_, re)) => re
+                .replace_all(text, |c: &Captures| {
+                    let m = &c[0];
+                    match self.known.get(m) {
+                        Some(n) if !is_placeholder(m) => fmt(*n),
+                        _ => m.to_string(),
+                    }
+                })
+                .into_owned(),
+            None => {
+                let mut out = text.to_string();
+                let mut secrets: Vec<(&String, &usize)> =
+                    self.known.iter().filter(|(s, _)| self.bare_ok(s)).collect();
+                secrets.sort_by_key(|(s, _)| std::cmp::Reverse(s.len()));
+                for (s, n) in secrets {
+                    out = out.replace(s.as_str(), &fmt(*n));
+                }
+                out
+            }
+        }
+    }
+}
+
+fn placeholder(n: usize) -> String {
+    format!("<REDACTED-{n}>")
+}
+
+fn is_placeholder(s: &str) -> bool {
+    static RE: LazyLock<Regex> =
+        LazyLock::new(|| Regex::new(r"^<REDACTED-\d+>$").expect("static regex"));
+    RE.is_match(s)
+}
+
+fn parse_json_file(name: &str, text: &str) -> Option<Value> {
+    if !name.ends_with(".json") {
+        return None;
+    }
+    serde_json::from_str(text).ok()
+}
+
+/// Whether a key (YAML key, env name, flag, JSON key, query parameter) holds a secret.
+pub fn is_secret_key(key: &str) -> bool {
+    let k = key
+        .trim_start_matches('-')
+        .to_ascii_lowercase()
+        .replace(['_', '.'], "-");
+    // Locations of secrets are not secrets, and `secrets-encryption*` configures encryption.
+    if ["-file", "-path", "-dir"].iter().any(|s| k.ends_with(s))
+        || k.starts_with("secrets-encryption")
+    {
+        return false;
+    }
+    k.ends_with("token")
+        || [
+            "password",
+            "passwd",
+            "secret",
+            "access-key",
+            "accesskey",
+            "private-key",
+            "api-key",
+            "apikey",
+        ]
+        .iter()
+        .any(|w| k.contains(w))
+}
+
+fn is_secret_flag(s: &str) -> bool {
+    s.starts_with("--") && !s.contains('=') && is_secret_key(s)
+}
+
+/// Whether a value under a secret key is worth hiding: not empty, not a boolean or null, not a
+/// YAML block indicator, not already a placeholder, not bare punctuation (`K3S_TOKEN=` at the
+/// end of a sentence in a README is followed by a backtick, not a token).
+pub fn is_secret_value(v: &str) -> bool {
+    let t = v.trim();
+    !(t.is_empty()
+        || !t.chars().any(char::is_alphanumeric)
+        || [
+            "true", "false", "null", "~", "|", ">", "|-", ">-", "|+", ">+", "\"\"", "''",
+        ]
+        .iter()
+        .any(|b| t.eq_ignore_ascii_case(b))
+        || is_placeholder(t))
+}
+
+/// What one text holds: secret values with their places, and values to learn without a place
+/// of their own (the password part of a K10 token, replaced wherever it shows up bare).
+struct Found {
+    spans: Vec<(Range<usize>, String)>,
+    extra: Vec<String>,
+}
+
+/// Every secret in `text`; spans sorted and non-overlapping.
+fn find_secrets(text: &str) -> Found {
+    let mut ranges: Vec<Range<usize>> = Vec::new();
+    yaml_spans(text, &mut ranges);
+    regex_spans(text, &mut ranges);
+    // Keep the earliest, then the longest, of overlapping spans; what a dropped span held is
+    // inside the kept one, or learned and replaced bare afterwards.
+    ranges.sort_by(|a, b| a.start.cmp(&b.start).then(b.end.cmp(&a.end)));
+    let mut spans: Vec<(Range<usize>, String)> = Vec::new();
+    let mut extra = Vec::new();
+    for r in ranges {
+        let v = &text[r.clone()];
+        if !is_secret_value(v) {
+            continue;
+        }
+        if let Some((last, _)) = spans.last() {
+            if r.start < last.end {
+                // Inside the kept span: replaced with it. Sticking out: learn it on its own.
+                if r.end > last.end {
+                    extra.push(v.to_string());
+                }
+                continue;
+            }
+        }
+        spans.push((r.clone(), v.to_string()));
+    }
+    // A K10 token also carries its password part, which k3s may print alone.
+    extra.extend(
+        K10_RE
+            .find_iter(text)
+            .filter_map(|m| k3s_token_password(m.as_str())),
+    );
+    Found { spans, extra }
+}
+
+/// The `<password>` of `K10<hash>::<user>:<password>` (or the secret of `K10<hash>::<id>.<secret>`).
+fn k3s_token_password(token: &str) -> Option<String> {
+    let rest = token.strip_prefix("K10")?.split_once("::")?.1;
+    let part = match rest.rsplit_once(':') {
+        Some((_, p)) => p,
+        None => rest.split_once('.')?.1,
+    };
+    (part.len() >= 6).then(|| part.to_string())
+}
+
+static K10_RE: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r#"K10[0-9a-fA-F]{8,}::[^\s"'&;,<>)\]}]+"#).expect("static regex"));
+
+/// Rules that hold anywhere in a line; each has a group `v`, the secret.
+static RULES: LazyLock<Vec<Regex>> = LazyLock::new(|| {
+    [
+        // k3s join tokens, full form.
+        r#"(?P<v>K10[0-9a-fA-F]{8,}::[^\s"'&;,<>)\]}]+)"#,
+        // Authorization headers: keep the scheme, hide the credentials.
+        r#"(?i)\b(?:proxy-)?authorization"?\s*[:=]\s*"?(?:(?:bearer|basic|token|digest|negotiate)\s+)?(?P<v>[^\s"',;]+)"#,
+        // Bearer tokens wherever they appear.
+        r#"(?i)\bbearer\s+(?P<v>[A-Za-z0-9._~+/=-]{8,})"#,
+        // Credentials in URLs: scheme://user:password@host.
+        r#"(?i)\b[a-z][a-z0-9+.-]*://[^:/@\s"']+:(?P<v>[^@/\s"']+)@"#,
+    ]
+    .iter()
+    .map(|r| Regex::new(r).expect("static regex"))
+    .collect()
+});
+
+/// `key=value`, `key: value`, `"key": "value"`, `key="value"`, `key=\"value\"` (inside a logrus
+/// msg), with the key checked by [`is_secret_key`].
+static KEYED_RE: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(
+        r#"(?P<k>[A-Za-z0-9_.-]+)"?[ \t]*[:=][ \t]*(?:\\"(?P<eq>(?:[^"\\]|\\[^"])*)\\"|"(?P<dq>(?:[^"\\]|\\.)*)"|'(?P<sq>[^']*)'|(?P<bare>[^\s"',;&)}\]]+))"#,
+    )
+    .expect("static regex")
+});
+
+/// `--token value` on a command line (the `=` form is [`KEYED_RE`]'s).
+static FLAG_RE: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r#"(?:^|[\s"'\[,])--(?P<k>[A-Za-z0-9][A-Za-z0-9_-]*)[ \t]+(?:"(?P<dq>[^"]*)"|'(?P<sq>[^']*)'|(?P<bare>[^\s"',\]-][^\s"',\]]*))"#)
+        .expect("static regex")
+});
+
+fn regex_spans(text: &str, spans: &mut Vec<Range<usize>>) {
+    for re in RULES.iter() {
+        for c in re.captures_iter(text) {
+            if let Some(v) = c.name("v") {
+                spans.push(v.range());
+            }
+        }
+    }
+    for re in [&*KEYED_RE, &*FLAG_RE] {
+        // Matches may nest: in `msg="join token=\"x\""` the `msg` value holds a keyed secret.
+        // So after a non-secret key, search again from the start of its value.
+        let mut at = 0;
+        while let Some(c) = re.captures_at(text, at) {
+            let key = c.name("k").map(|k| k.as_str()).unwrap_or_default();
+            let Some(v) = ["eq", "dq", "sq", "bare"].iter().find_map(|g| c.name(g)) else {
+                break;
+            };
+            // Header names are the Authorization rule's; here they would swallow the scheme.
+            if is_secret_key(key) && !key.eq_ignore_ascii_case("authorization") {
+                spans.push(v.range());
+                at = v.end().max(at + 1);
+            } else {
+                at = v.start().max(at + 1);
+            }
+            // Stay on a char boundary when stepping by one byte.
+            while at < text.len() && !text.is_char_boundary(at) {
+                at += 1;
+            }
+            if at >= text.len() {
+                break;
+            }
+        }
+    }
+}
+
+/// YAML-style lines: `key: value` (whole rest of the line, quotes and comment aside) and block
+/// values under a secret key (`token: |`, or a list of items below `password:`).
+fn yaml_spans(text: &str, spans: &mut Vec<Range<usize>>) {
+    static LINE: LazyLock<Regex> = LazyLock::new(|| {
+        Regex::new(r#"^(?P<ind>[ \t]*)(?:-[ \t]+)?["']?(?P<k>[A-Za-z0-9_.-]+)["']?[ \t]*:(?:[ \t]+(?P<rest>.*?))?[ \t]*$"#)
+            .expect("static regex")
+    });
+    let mut block: Option<usize> = None;
+    let mut offset = 0;
+    for line in text.split_inclusive('\n') {
+        let body = line.trim_end_matches(['\n', '\r']);
+        let indent = body.len() - body.trim_start().len();
+        if let Some(key_indent) = block {
+            if body.trim().is_empty() {
+                offset += line.len();
+                continue;
+            }
+            if indent > key_indent {
+                let content = body.trim_start();
+                let content = content.strip_prefix("- ").unwrap_or(content);
+                let start = offset + body.len() - content.len();
+                spans.push(start..offset + body.len());
+                offset += line.len();
+                continue;
+            }
+            block = None;
+        }
+        if let Some(c) = LINE.captures(body) {
+            let key = &c["k"];
+            if is_secret_key(key) {
+                match c.name("rest") {
+                    Some(rest)
+                        if !rest.as_str().starts_with(['|', '>']) && !rest.as_str().is_empty() =>
+                    {
+                        let r = unquote_span(rest.as_str(), rest.start());
+                        spans.push(offset + r.start..offset + r.end);
+                    }
+                    _ => block = Some(c.name("ind").map(|m| m.as_str().len()).unwrap_or(0)),
+                }
+            }
+        }
+        offset += line.len();
+    }
+}
+
+/// The span of a YAML scalar's content: inside its quotes, or before a ` #` comment.
+fn unquote_span(v: &str, base: usize) -> Range<usize> {
+    let quoted = |q: char| {
+        v.strip_prefix(q)
+            .and_then(|inner| inner.rfind(q).map(|end| base + 1..base + 1 + end))
+    };
+    match v.chars().next() {
+        Some('"') => quoted('"').unwrap_or(base..base + v.len()),
+        Some('\'') => quoted('\'').unwrap_or(base..base + v.len()),
+        _ => {
+            let end = v.find(" #").unwrap_or(v.len());
+            base..base + v[..end].trim_end().len()
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests;
