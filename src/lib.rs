@@ -13,6 +13,7 @@ mod diag;
 pub mod docker;
 pub mod error;
 mod exit;
+pub mod inspect;
 mod k3s_flags;
 pub mod load;
 mod matrix;

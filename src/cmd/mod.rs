@@ -3,6 +3,7 @@
 
 mod bisect;
 mod clean;
+mod inspect;
 pub mod common;
 mod list;
 mod matrix;
@@ -40,6 +41,7 @@ pub fn dispatch(cli: Cli) -> Result<i32, Error> {
             Command::Bisect(a) => bisect::run(&g, &a).await,
             Command::Merge(a) => merge::run(&g, &a).await,
             Command::NightlyIssues(a) => nightly_issues::run(&g, &a),
+            Command::Inspect(a) => inspect::run(&g, &a),
         }
     })
 }
