@@ -4,6 +4,7 @@
 mod bisect;
 mod clean;
 pub mod common;
+mod docs;
 mod list;
 mod matrix;
 mod merge;
@@ -29,7 +30,7 @@ pub fn dispatch(cli: Cli) -> Result<i32, Error> {
     rt.block_on(async move {
         match cli.command {
             Command::Validate(a) => validate::run(&g, &a),
-            Command::List => list::run(&g),
+            Command::List(a) => list::run(&g, &a),
             Command::Plan(a) => plan::run(&g, &a),
             Command::Run(a) => run::run(&g, &a).await,
             Command::Clean(a) => clean::run(&g, &a).await,
@@ -40,6 +41,8 @@ pub fn dispatch(cli: Cli) -> Result<i32, Error> {
             Command::Bisect(a) => bisect::run(&g, &a).await,
             Command::Merge(a) => merge::run(&g, &a).await,
             Command::NightlyIssues(a) => nightly_issues::run(&g, &a),
+            Command::Completions { shell } => docs::completions(shell),
+            Command::Man { out } => docs::man(out.as_deref()),
         }
     })
 }
