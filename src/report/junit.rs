@@ -212,10 +212,12 @@ fn setup(r: &RunResult) -> TestCase {
 /// `fixed`, the bug's when asked for `reproduced` (the same value where the bug changes nothing).
 fn expectation(r: &RunResult, asked: res::Outcome, c: &Case<'_>) -> TestCase {
     let bug_run = asked == res::Outcome::Reproduced;
-    let wanted = if bug_run {
-        c.bug.as_deref().unwrap_or(&c.expected)
-    } else {
-        c.expected.as_str()
+    // The run records what the asked outcome wants per observation (`asked`); older results
+    // do not, and it follows from `expect` the same way.
+    let wanted = match c.obs.and_then(|o| o.asked.as_deref()) {
+        Some(a) => a,
+        None if bug_run => c.bug.as_deref().unwrap_or(&c.expected),
+        None => c.expected.as_str(),
     };
     let bug_note = match (&c.bug, c.in_bug_signature()) {
         (Some(b), true) if c.shows_bug() => format!(" — the documented bug ({b})"),
