@@ -277,6 +277,10 @@ pub struct ReportArgs {
     /// With --validation: write the comment to this file instead of stdout.
     #[arg(long, requires = "validation")]
     pub out: Option<PathBuf>,
+    /// Instead of re-rendering: print each case that did not pass as a GitHub Actions
+    /// annotation (`::error file=…,line=…::…`) on the check's YAML line.
+    #[arg(long, requires = "dir", conflicts_with = "validation")]
+    pub github_annotations: bool,
     /// A value to redact wherever it occurs (repeatable), e.g. a token the files do not name.
     #[arg(long = "secret", value_name = "VALUE")]
     pub secrets: Vec<String>,

@@ -18,6 +18,7 @@ mod timeline;
 pub mod validation;
 mod words;
 
+pub use junit::github_annotations;
 pub use summary::json as summary_json;
 
 #[cfg(test)]
