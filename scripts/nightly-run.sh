@@ -33,4 +33,10 @@ if [ "$code" -eq 3 ]; then
   code=$?
 fi
 echo "repro exited $code for $check on $version"
+# Each case that did not pass as a GitHub annotation on the check's YAML line (nothing on exit 0).
+for dir in "$results"/*/; do
+  if [ -f "$dir/result.json" ]; then
+    "$repro" report --github-annotations "$dir" || true
+  fi
+done
 exit "$code"

@@ -12,7 +12,7 @@ use crate::run::{self, RunConfig};
 #[derive(Debug, Parser)]
 #[command(
     name = "repro",
-    version,
+    version = env!("REPRO_VERSION_LINE"),
     about = "Reproduce k3s configuration-order bugs end to end on k3s containers"
 )]
 pub struct Cli {
@@ -38,7 +38,7 @@ pub enum Command {
     /// Check scenario files and report every problem with file, line and column.
     Validate(ValidateArgs),
     /// List the checks and topologies.
-    List,
+    List(ListArgs),
     /// Show what a run would do, without Docker.
     Plan(PlanArgs),
     /// Run a check on real containers and decide the verdict.
@@ -62,6 +62,17 @@ pub enum Command {
     NightlyIssues(NightlyIssuesArgs),
     /// Read logs you already have: which features came up per node and boot, and known bugs.
     Inspect(InspectArgs),
+    /// Print a shell completion script (bash, zsh, fish, elvish, powershell).
+    Completions {
+        #[arg(value_enum)]
+        shell: clap_complete::Shell,
+    },
+    /// Print the man page, or write one page per command into a folder (--out).
+    Man {
+        /// Write repro.1 and repro-<command>.1 here instead of printing repro.1.
+        #[arg(long)]
+        out: Option<PathBuf>,
+    },
 }
 
 #[derive(Debug, Args)]
@@ -92,6 +103,13 @@ pub struct Target {
 pub enum Format {
     Text,
     Json,
+}
+
+#[derive(Debug, Args)]
+pub struct ListArgs {
+    /// A table for people, or JSON for scripts.
+    #[arg(long, value_enum, default_value = "text")]
+    pub format: Format,
 }
 
 #[derive(Debug, Args)]
@@ -214,6 +232,10 @@ pub struct RunArgs {
     pub target: Target,
     #[command(flatten)]
     pub options: RunOptions,
+    /// The summary on stdout: a table for people, or one JSON object for scripts (progress
+    /// stays on stderr either way).
+    #[arg(long, value_enum, default_value = "text")]
+    pub format: Format,
 }
 
 impl RunArgs {
@@ -257,6 +279,10 @@ pub struct ReportArgs {
     /// With --validation: write the comment to this file instead of stdout.
     #[arg(long, requires = "validation")]
     pub out: Option<PathBuf>,
+    /// Instead of re-rendering: print each case that did not pass as a GitHub Actions
+    /// annotation (`::error file=…,line=…::…`) on the check's YAML line.
+    #[arg(long, requires = "dir", conflicts_with = "validation")]
+    pub github_annotations: bool,
     /// A value to redact wherever it occurs (repeatable), e.g. a token the files do not name.
     #[arg(long = "secret", value_name = "VALUE")]
     pub secrets: Vec<String>,
@@ -365,6 +391,10 @@ pub struct MatrixArgs {
     /// Print the matrix for a CI fan-out instead of running it (no Docker needed).
     #[arg(long, value_enum)]
     pub emit: Option<Emit>,
+    /// `json`: stdout is the summary.json document alone (the table and progress lines go to
+    /// stderr).
+    #[arg(long, value_enum, default_value = "text")]
+    pub format: Format,
     #[command(flatten)]
     pub options: BatchRunOptions,
 }

@@ -312,6 +312,7 @@ fn fake_repro(bin: &Path, codes: &str) -> PathBuf {
         &p,
         format!(
             r#"#!/usr/bin/env bash
+if [ "$1" = report ]; then echo "::error file=checks/x.yaml,line=1::from $3"; exit 0; fi
 n=$(( $(cat "$0.count" 2>/dev/null || echo 0) + 1 )); echo $n > "$0.count"
 echo "$*" >> "$0.log"
 codes=({codes})
@@ -352,6 +353,11 @@ fn an_infrastructure_failure_is_retried_once_and_nothing_else_is() {
                 "run etcd-split --k3s-version v1.33.5+k3s1 --expect fixed --progress never --results {}",
                 results.display()
             )));
+        // The run folders left in RESULTS are annotated, once each.
+        let annotated = String::from_utf8_lossy(&o.stdout)
+            .matches("::error ")
+            .count();
+        assert_eq!(annotated, 1, "{codes}: {}", text(&o));
         if calls == 2 {
             // The first attempt is kept apart; merge sees only the retry.
             assert!(Path::new(&format!(

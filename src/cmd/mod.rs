@@ -3,8 +3,9 @@
 
 mod bisect;
 mod clean;
-mod inspect;
 pub mod common;
+mod docs;
+mod inspect;
 mod list;
 mod matrix;
 mod merge;
@@ -30,7 +31,7 @@ pub fn dispatch(cli: Cli) -> Result<i32, Error> {
     rt.block_on(async move {
         match cli.command {
             Command::Validate(a) => validate::run(&g, &a),
-            Command::List => list::run(&g),
+            Command::List(a) => list::run(&g, &a),
             Command::Plan(a) => plan::run(&g, &a),
             Command::Run(a) => run::run(&g, &a).await,
             Command::Clean(a) => clean::run(&g, &a).await,
@@ -42,6 +43,8 @@ pub fn dispatch(cli: Cli) -> Result<i32, Error> {
             Command::Merge(a) => merge::run(&g, &a).await,
             Command::NightlyIssues(a) => nightly_issues::run(&g, &a),
             Command::Inspect(a) => inspect::run(&g, &a),
+            Command::Completions { shell } => docs::completions(shell),
+            Command::Man { out } => docs::man(out.as_deref()),
         }
     })
 }

@@ -13,6 +13,8 @@ use crate::error::Error;
 use crate::exit;
 use crate::report::{self, validation};
 
+use super::common::out;
+
 pub fn run(_g: &Global, a: &ReportArgs) -> Result<i32, Error> {
     if let Some(pair) = &a.validation {
         return validate(&pair[0], &pair[1], a.out.as_deref(), &a.secrets);
@@ -24,6 +26,12 @@ pub fn run(_g: &Global, a: &ReportArgs) -> Result<i32, Error> {
     };
     let folder = report::load(dir).map_err(|e| Error::bad_input(format!("repro: {e}")))?;
     let rendered = report::render(&folder, &a.secrets)?;
+    if a.github_annotations {
+        for line in report::github_annotations(&rendered.result) {
+            out(&line);
+        }
+        return Ok(exit::OK);
+    }
     report::write_rendered(dir, &rendered)?;
     let verdict = rendered
         .result

@@ -20,7 +20,6 @@ use super::text;
 use crate::result::{self as res, RunResult};
 
 pub fn render(r: &RunResult) -> anyhow::Result<String> {
-    let class = format!("repro.{}", r.check.name);
     let mut suite = TestSuite::new(format!("{} (k3s {})", r.check.name, r.k3s.version));
     if let Some(t) = text::time_fixed(&r.started_at) {
         suite.set_timestamp(t);
@@ -35,16 +34,7 @@ pub fn render(r: &RunResult) -> anyhow::Result<String> {
         }
     }
     suite.add_properties(properties(r));
-
-    let all = cases::cases(r);
-    let asked = asked(r);
-    let at = Location::of(r);
-    suite.add_test_case(at.whole(with_class(setup(r), &class)));
-    for c in &all {
-        suite.add_test_case(at.case(c, with_class(expectation(r, asked, c), &class)));
-    }
-    suite.add_test_case(at.whole(with_class(teardown(r), &class)));
-    suite.add_test_case(at.whole(with_class(verdict(r, asked), &class)));
+    suite.add_test_cases(test_cases(r));
     // quick-junit counts skipped cases as `disabled`; GitLab and Jenkins read `skipped`.
     let skipped = suite.disabled;
     suite
@@ -60,6 +50,63 @@ pub fn render(r: &RunResult) -> anyhow::Result<String> {
     }
     report.add_test_suite(suite);
     Ok(report.to_string()?)
+}
+
+/// Every case of the run, judged, with its class, time and place in the check file.
+fn test_cases(r: &RunResult) -> Vec<TestCase> {
+    let class = format!("repro.{}", r.check.name);
+    let asked = asked(r);
+    let at = Location::of(r);
+    let mut out = vec![at.whole(with_class(setup(r), &class))];
+    for c in &cases::cases(r) {
+        out.push(at.case(c, with_class(expectation(r, asked, c), &class)));
+    }
+    out.push(at.whole(with_class(teardown(r), &class)));
+    out.push(at.whole(with_class(verdict(r, asked), &class)));
+    out
+}
+
+/// The cases that did not pass as GitHub Actions workflow commands (`::error file=…,line=…`),
+/// so a CI job shows each on the check's YAML line without a third-party report action.
+/// Failures and errors are `error`s; a skipped teardown (`--keep`) is not reported.
+pub fn github_annotations(r: &RunResult) -> Vec<String> {
+    let title = format!("repro {} on k3s {}", r.check.name, r.k3s.version);
+    test_cases(r)
+        .into_iter()
+        .filter_map(|tc| {
+            let TestCaseStatus::NonSuccess { message, .. } = &tc.status else {
+                return None;
+            };
+            let mut props = Vec::new();
+            for key in ["file", "line"] {
+                if let Some(v) = tc.extra.get(key) {
+                    props.push(format!("{key}={}", escape_property(v.as_str())));
+                }
+            }
+            props.push(format!(
+                "title={}",
+                escape_property(&format!("{title}: {}", tc.name.as_str()))
+            ));
+            let message = message.as_ref().map(|m| m.as_str()).unwrap_or("failed");
+            Some(format!(
+                "::error {}::{}",
+                props.join(","),
+                escape_data(message)
+            ))
+        })
+        .collect()
+}
+
+/// Workflow-command data: `%`, CR and LF are escaped (GitHub's toolkit rules).
+fn escape_data(s: &str) -> String {
+    s.replace('%', "%25")
+        .replace('\r', "%0D")
+        .replace('\n', "%0A")
+}
+
+/// Workflow-command property values: as data, plus `:` and `,`.
+fn escape_property(s: &str) -> String {
+    escape_data(s).replace(':', "%3A").replace(',', "%2C")
 }
 
 /// The outcome the run was asked to show: `expect` as recorded; a result that recorded `auto`
@@ -212,10 +259,12 @@ fn setup(r: &RunResult) -> TestCase {
 /// `fixed`, the bug's when asked for `reproduced` (the same value where the bug changes nothing).
 fn expectation(r: &RunResult, asked: res::Outcome, c: &Case<'_>) -> TestCase {
     let bug_run = asked == res::Outcome::Reproduced;
-    let wanted = if bug_run {
-        c.bug.as_deref().unwrap_or(&c.expected)
-    } else {
-        c.expected.as_str()
+    // The run records what the asked outcome wants per observation (`asked`); older results
+    // do not, and it follows from `expect` the same way.
+    let wanted = match c.obs.and_then(|o| o.asked.as_deref()) {
+        Some(a) => a,
+        None if bug_run => c.bug.as_deref().unwrap_or(&c.expected),
+        None => c.expected.as_str(),
     };
     let bug_note = match (&c.bug, c.in_bug_signature()) {
         (Some(b), true) if c.shows_bug() => format!(" — the documented bug ({b})"),

@@ -70,7 +70,8 @@ pub(super) fn stand_in_note(r: &RunResult) -> String {
 
 /// `k3s version v1.33.4+k3s1 (abcdef12)` from the first banner in the logs, as `k3s -v` prints it.
 pub(super) fn k3s_banner(logs: &IndexMap<String, String>) -> Option<String> {
-    let re = Regex::new(r"Starting k3s (?:agent )?(v[0-9][^ ]*) \(([0-9a-f]+)\)").ok()?;
+    // The commit in parentheses is a hex id on real k3s; the stand-in says `(repro-sim)`.
+    let re = Regex::new(r"Starting k3s (?:agent )?(v[0-9][^ ]*) \(([0-9A-Za-z-]+)\)").ok()?;
     logs.values().find_map(|t| {
         re.captures(t)
             .map(|c| format!("k3s version {} ({})", &c[1], &c[2]))

@@ -12,10 +12,14 @@ mod cases;
 mod junit;
 mod markdown;
 mod mermaid;
+pub mod summary;
 mod text;
 mod timeline;
 pub mod validation;
 mod words;
+
+pub use junit::github_annotations;
+pub use summary::json as summary_json;
 
 #[cfg(test)]
 mod tests;

@@ -227,14 +227,21 @@ fn configs(o: &mut String, r: &RunResult) {
 fn results(o: &mut String, title: &str, what: &str, run: &Rendered, all: &[Case<'_>]) {
     let r = &run.result;
     o.push_str(&format!(
-        "**{title} Results:**\n- k3s version used for {what}:\n\n```\n$ k3s -v\n"
+        "**{title} Results:**\n- k3s version used for {what}:\n\n"
     ));
+    // `$ k3s -v` only over what k3s -v printed; otherwise say where the version comes from.
     match (&r.k3s.version_output, k3s_banner(&run.logs)) {
-        (Some(v), _) if !v.trim().is_empty() => o.push_str(&format!("{}\n", v.trim_end())),
-        (_, Some(b)) => o.push_str(&format!("{b}\n")),
-        _ => o.push_str(&format!("k3s version {}\n", r.k3s.version)),
+        (Some(v), _) if !v.trim().is_empty() => {
+            o.push_str(&format!("```\n$ k3s -v\n{}\n```\n\n", v.trim_end()));
+        }
+        (_, Some(b)) => o.push_str(&format!(
+            "```\n{b}\n```\n\n(from the log banner: the run did not record `k3s -v`)\n\n"
+        )),
+        _ => o.push_str(&format!(
+            "```\nk3s version {}\n```\n\n(the version asked for: no banner in the logs)\n\n",
+            r.k3s.version
+        )),
     }
-    o.push_str("```\n\n");
     match &r.verdict {
         Some(v) => o.push_str(&format!(
             "Verdict **{}**: {}.\n\n",
