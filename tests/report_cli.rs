@@ -149,7 +149,7 @@ fn github_annotations_point_at_the_check_lines() {
     let lines: Vec<&str> = out.lines().collect();
     assert_eq!(lines.len(), 5, "{out}");
     assert!(lines[0].starts_with(
-        "::error file=checks/etcd-split.yaml,line=24,title=repro etcd-split on k3s v1.33.4+k3s1%3A step-1/etcd-2/embedded-registry::expected embedded-registry=up on etcd-2, observed down"
+        "::error file=checks/etcd-split.yaml,line=27,title=repro etcd-split on k3s v1.33.4+k3s1%3A step-1/etcd-2/embedded-registry::expected embedded-registry=up on etcd-2, observed down"
     ), "{out}");
     assert!(lines[4].contains(",title=repro etcd-split on k3s v1.33.4+k3s1%3A verdict::expected the outcome fixed, got reproduced"), "{out}");
 }
