@@ -14,7 +14,7 @@ use std::time::Instant;
 
 use chrono::{DateTime, Utc};
 use repro::result::Outcome;
-use repro::run::{Privileged, RunConfig, Target};
+use repro::run::{Expect, Privileged, RunConfig, Target};
 
 const RUNS: usize = 3;
 
@@ -31,7 +31,7 @@ async fn main() -> anyhow::Result<()> {
                 image: None,
                 sim: true,
             },
-            expect: Outcome::Reproduced,
+            expect: Expect::Outcome(Outcome::Reproduced),
             timeout: std::time::Duration::from_secs(120),
             settle: None,
             keep: false,
@@ -144,7 +144,7 @@ async fn latency() -> anyhow::Result<()> {
         s2.lock().unwrap_or_else(|p| p.into_inner()).push(ms);
     });
     let h = repro::run::watch::follow(repro::run::watch::Follow {
-        engine: engine.clone(),
+        docker: Arc::new(engine.clone()),
         container: name.clone(),
         number: 1,
         step: 0,

@@ -58,6 +58,8 @@ pub enum Command {
     Bisect(BisectArgs),
     /// Merge results folders made elsewhere into one summary and JUnit file.
     Merge(MergeArgs),
+    /// Open, update or close the nightly's GitHub issues from a merged summary.json (uses `gh`).
+    NightlyIssues(NightlyIssuesArgs),
 }
 
 #[derive(Debug, Args)]
@@ -113,15 +115,20 @@ impl Target {
 /// The outcome `--expect` names.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum Expect {
+    /// What the check's `fixed-in` predicts for the version, as `repro plan` shows it.
+    Auto,
+    /// The correct behaviour.
     Fixed,
+    /// The documented bug.
     Reproduced,
 }
 
-impl From<Expect> for Outcome {
-    fn from(e: Expect) -> Outcome {
+impl From<Expect> for run::Expect {
+    fn from(e: Expect) -> run::Expect {
         match e {
-            Expect::Fixed => Outcome::Fixed,
-            Expect::Reproduced => Outcome::Reproduced,
+            Expect::Auto => run::Expect::Auto,
+            Expect::Fixed => run::Expect::Outcome(Outcome::Fixed),
+            Expect::Reproduced => run::Expect::Outcome(Outcome::Reproduced),
         }
     }
 }
@@ -148,8 +155,12 @@ impl Progress {
 
 #[derive(Debug, Clone, Args)]
 pub struct RunOptions {
-    /// The outcome that counts as success (exit 0).
-    #[arg(long, value_enum, default_value = "fixed")]
+    /// The outcome that counts as success (exit 0). `auto`: what the check's `fixed-in`
+    /// predicts for the version (`repro plan` shows it and why): `reproduced` before the first
+    /// fixed release of its line, `fixed` from it on; a line newer than every `fixed-in` entry
+    /// counts as fixed, an older one as reproduced. Where `fixed-in` cannot predict (the check
+    /// has none), `auto` means `fixed`.
+    #[arg(long, value_enum, default_value = "auto")]
     pub expect: Expect,
     /// How long one node may take to become ready (or die) after a start or restart.
     #[arg(long, value_parser = humantime::parse_duration, default_value = "5m")]
@@ -235,7 +246,15 @@ pub struct CleanArgs {
 #[derive(Debug, Args)]
 pub struct ReportArgs {
     /// A results folder (with result.json).
-    pub dir: PathBuf,
+    #[arg(required_unless_present = "validation")]
+    pub dir: Option<PathBuf>,
+    /// Instead: write the comment that closes an issue ("Validated on …") from a run on a buggy
+    /// version and a run on the fixed one (to stdout, or --out).
+    #[arg(long, num_args = 2, value_names = ["BUGGY_RUN", "FIXED_RUN"], conflicts_with = "dir")]
+    pub validation: Option<Vec<PathBuf>>,
+    /// With --validation: write the comment to this file instead of stdout.
+    #[arg(long, requires = "validation")]
+    pub out: Option<PathBuf>,
     /// A value to redact wherever it occurs (repeatable), e.g. a token the files do not name.
     #[arg(long = "secret", value_name = "VALUE")]
     pub secrets: Vec<String>,
@@ -311,7 +330,7 @@ impl BatchRunOptions {
     ) -> RunConfig {
         RunConfig {
             target,
-            expect,
+            expect: run::Expect::Outcome(expect),
             timeout: self.timeout,
             settle: self.settle,
             keep: false,
@@ -372,9 +391,35 @@ pub struct BisectArgs {
 pub struct MergeArgs {
     /// Results folders: run folders (result.json), matrix folders (summary.json), or folders
     /// holding either at any depth (e.g. downloaded CI artifacts).
-    #[arg(required = true)]
+    #[arg(required_unless_present = "plan")]
     pub dirs: Vec<PathBuf>,
+    /// The planned matrix (the `repro matrix --emit github-matrix` JSON, or a summary.json):
+    /// every planned cell that wrote nothing shows as NOT RUN.
+    #[arg(long, value_name = "FILE")]
+    pub plan: Option<PathBuf>,
     /// Where the merged summary.json and junit.xml go.
     #[arg(long, default_value = "results/merged")]
     pub out: PathBuf,
+}
+
+#[derive(Debug, Args)]
+pub struct NightlyIssuesArgs {
+    /// The merged summary.json (`repro merge … --out DIR` writes DIR/summary.json).
+    pub summary: PathBuf,
+    /// The workflow run's page, linked from every issue (default: from GITHUB_SERVER_URL,
+    /// GITHUB_REPOSITORY and GITHUB_RUN_ID).
+    #[arg(long)]
+    pub run_url: Option<String>,
+    /// The label of the nightly's issues; only issues with it are read or changed.
+    #[arg(long, default_value = crate::nightly::DEFAULT_LABEL)]
+    pub label: String,
+    /// A cell's artifact is named this prefix + `<check>-<version>` (as nightly.yml uploads it).
+    #[arg(long, default_value = "results-")]
+    pub artifact_prefix: String,
+    /// The GitHub CLI to call.
+    #[arg(long, env = "REPRO_GH", default_value = "gh")]
+    pub gh: PathBuf,
+    /// Read the existing issues, print what would change, change nothing.
+    #[arg(long)]
+    pub dry_run: bool,
 }

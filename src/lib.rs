@@ -16,6 +16,7 @@ mod exit;
 mod k3s_flags;
 pub mod load;
 mod matrix;
+mod nightly;
 mod plan;
 mod progress;
 mod raw;

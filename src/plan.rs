@@ -71,6 +71,9 @@ pub struct PlannedStep {
     pub restart: Vec<Vec<String>>,
     pub expect: Expectations,
     pub bug: Expectations,
+    /// Lines in the check file: the step's, and each expectation's.
+    pub line: usize,
+    pub expect_lines: crate::scenario::ExpectLines,
     /// Every node's full config.yaml as of the end of this step.
     pub configs: IndexMap<String, String>,
 }
@@ -187,6 +190,8 @@ pub fn plan(sc: &Scenario, version: &K3sVersion, image: &str) -> Plan {
             restart: s.restart.clone(),
             expect: s.expect.clone(),
             bug: s.bug.clone(),
+            line: s.line,
+            expect_lines: s.expect_lines.clone(),
             configs,
         });
     }

@@ -125,8 +125,13 @@ pub struct RunResult {
     pub topology: TopologyInfo,
     pub k3s: K3sInfo,
     pub environment: EnvInfo,
-    /// What the user asked the run to show (`--expect`).
+    /// What the run was asked to show (`--expect`), resolved: `auto` is recorded as the
+    /// outcome `fixed-in` predicts.
     pub expect: Outcome,
+    /// Why that outcome was asked for (`--expect`, or which `fixed-in` entry decides it).
+    /// Optional: older results lack it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub expect_because: Option<String>,
     /// What the check's `fixed-in` predicts for this version, if it says.
     pub expected_for_version: Option<Outcome>,
     pub started_at: String,
@@ -144,6 +149,11 @@ pub struct RunResult {
     /// `planned_steps`; the bug report lists these files so a reader can reproduce by hand.
     #[serde(default, skip_serializing_if = "IndexMap::is_empty")]
     pub initial_files: IndexMap<String, IndexMap<String, Option<String>>>,
+    /// How each signal the check expects is told, as it applied to this version (patterns from
+    /// signals.yaml). Optional (added after schema 1 shipped): reports say in words what was
+    /// looked for, e.g. which line a `down` by the settle rule never saw.
+    #[serde(default, skip_serializing_if = "IndexMap::is_empty")]
+    pub signals: IndexMap<String, SignalRecord>,
     pub steps: Vec<StepResult>,
     pub boots: Vec<BootRecord>,
     pub verdict: Option<Verdict>,
@@ -188,6 +198,11 @@ pub struct K3sInfo {
     /// Whether node containers ran privileged (as k3d runs real k3s). Older results lack it.
     #[serde(default = "default_true")]
     pub privileged: bool,
+    /// The full output of `k3s -v` inside a node container (both lines: k3s and go versions),
+    /// as the bug template asks for it. Optional: older results and runs that never got a node
+    /// up lack it; reports then fall back to the banner in the logs.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub version_output: Option<String>,
 }
 
 fn default_true() -> bool {
@@ -235,6 +250,13 @@ pub struct PlannedStepRecord {
     /// node -> signal -> the documented bug's value.
     #[serde(default)]
     pub bug: IndexMap<String, IndexMap<String, String>>,
+    /// 1-based line of the step in the check file (`check.file`). Optional (added after schema 1
+    /// shipped): JUnit cases carry it as `file`/`line` for CI annotations.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub line: Option<usize>,
+    /// node -> signal -> 1-based line of that expectation in the check file. Optional, like `line`.
+    #[serde(default, skip_serializing_if = "IndexMap::is_empty")]
+    pub expect_lines: IndexMap<String, IndexMap<String, usize>>,
 }
 
 impl From<&PlannedStep> for PlannedStepRecord {
@@ -259,8 +281,66 @@ impl From<&PlannedStep> for PlannedStepRecord {
             restart: s.restart.clone(),
             expect: values(&s.expect),
             bug: values(&s.bug),
+            line: Some(s.line),
+            expect_lines: s.expect_lines.clone(),
         }
     }
+}
+
+/// One signal's definition as a run used it (see [`crate::scenario::Signal`]): the regexes
+/// that applied to the run's k3s version, as written in signals.yaml.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct SignalRecord {
+    #[serde(default)]
+    pub description: String,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub up: Vec<String>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub down: Vec<String>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub settled_by: Vec<String>,
+    /// The probe's command, for signals a command decides.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub probe: Option<Vec<String>>,
+}
+
+/// The records of the signals `check` expects, in first-use order, with the patterns that apply
+/// to `version`.
+pub fn signal_records(
+    signals: &crate::scenario::Signals,
+    check: &crate::scenario::Check,
+    version: &crate::version::K3sVersion,
+) -> IndexMap<String, SignalRecord> {
+    let pats = |ps: &[crate::scenario::LinePattern]| -> Vec<String> {
+        ps.iter()
+            .filter(|p| p.applies_to(version))
+            .map(|p| p.regex.as_str().to_string())
+            .collect()
+    };
+    let mut out = IndexMap::new();
+    for name in check
+        .steps
+        .iter()
+        .flat_map(|s| s.expect.values().flat_map(|m| m.keys()))
+    {
+        if out.contains_key(name) {
+            continue;
+        }
+        let Some(sig) = signals.get(name) else {
+            continue;
+        };
+        out.insert(
+            name.clone(),
+            SignalRecord {
+                description: sig.description.clone(),
+                up: pats(&sig.up),
+                down: pats(&sig.down),
+                settled_by: pats(&sig.settled_by),
+                probe: sig.probe.as_ref().map(|p| p.command.clone()),
+            },
+        );
+    }
+    out
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -295,6 +375,10 @@ pub struct Observation {
     pub bug: Option<String>,
     /// `up`, `down`, `unknown`, or the observed text for value signals.
     pub observed: String,
+    /// The value the asked outcome (`expect`) wants here: `expected` when the run expects
+    /// `fixed`, the bug's value when it expects `reproduced`. Optional: older results lack it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub asked: Option<String>,
     pub boot: u32,
     pub evidence: Vec<Evidence>,
     /// How the value was decided (which rule), in words.
@@ -348,3 +432,7 @@ pub struct Verdict {
     pub matched_expected: usize,
     pub matched_bug: usize,
 }
+
+#[cfg(test)]
+#[path = "result_schema_tests.rs"]
+mod schema_tests;

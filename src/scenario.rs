@@ -74,7 +74,14 @@ pub struct Step {
     pub restart: Vec<Vec<String>>,
     pub expect: Expectations,
     pub bug: Expectations,
+    /// Where the step is in its check file (1-based line of its `- name:`), and where each
+    /// expectation is (node -> signal -> line): JUnit points CI annotations at them.
+    pub line: usize,
+    pub expect_lines: ExpectLines,
 }
+
+/// node -> signal -> 1-based line in the check file.
+pub type ExpectLines = IndexMap<String, IndexMap<String, usize>>;
 
 impl Step {
     /// Nodes whose boot changes in this step, in order.

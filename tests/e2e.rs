@@ -9,6 +9,8 @@ use std::process::{Command, Output, Stdio};
 
 mod util;
 use util::docker::{assert_no_leftovers, docker_ok, repro, text};
+use util::schema::read_result;
+use util::tcp_proxy::{docker_socket, TcpProxy};
 
 use serde_json::Value;
 
@@ -24,8 +26,7 @@ fn run(args: &[&str]) -> (Output, Value, PathBuf, tempfile::TempDir) {
         .output()
         .unwrap();
     let dir = only_run_dir(tmp.path());
-    let result: Value =
-        serde_json::from_str(&std::fs::read_to_string(dir.join("result.json")).unwrap()).unwrap();
+    let result: Value = read_result(&dir);
     assert_no_leftovers(result["run_id"].as_str().unwrap());
     (out, result, dir, tmp)
 }
@@ -222,6 +223,35 @@ fn etcd_split_fixed_on_fixed_version() {
     );
 }
 
+/// Without --expect, a run expects what the check's fixed-in predicts: v1.33.4 predates the
+/// fix, so reproducing the bug is the outcome asked for (exit 0), and result.json says so.
+#[test]
+fn default_expect_is_what_fixed_in_predicts() {
+    let (out, r, _d, _t) = run(&["etcd-split", "--k3s-version", "v1.33.4+k3s1"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    assert_eq!(r["verdict"]["outcome"], "reproduced");
+    assert_eq!(r["expect"], "reproduced");
+    assert!(
+        r["expect_because"]
+            .as_str()
+            .unwrap()
+            .contains("v1.33.5+k3s1"),
+        "{}",
+        r["expect_because"]
+    );
+    assert!(r["rerun"]
+        .as_str()
+        .unwrap()
+        .ends_with("--expect reproduced"));
+    // Each observation says what the asked outcome wanted there: the bug's value.
+    let o = observation(&r, 1, "etcd-2", "embedded-registry");
+    assert_eq!(
+        (&o["expected"], &o["asked"]),
+        (&"up".into(), &"down".into())
+    );
+    assert_eq!(o["asked"], o["observed"]);
+}
+
 #[test]
 fn asking_for_the_wrong_outcome_exits_1() {
     let (out, r, _d, _t) = run(&[
@@ -408,7 +438,9 @@ fn node_crashing_at_boot_is_inconclusive_with_evidence() {
         "--k3s-version",
         "v1.33.4+k3s1",
     ]);
-    assert_eq!(out.status.code(), Some(1), "{}", text(&out));
+    // Inconclusive has its own exit code: not a finding about k3s.
+    assert_eq!(out.status.code(), Some(4), "{}", text(&out));
+    assert_eq!(r["exit_code"], 4);
     assert_eq!(r["verdict"]["outcome"], "inconclusive");
     assert!(
         r["error"].as_str().unwrap().contains("etcd-2 died"),
@@ -492,8 +524,7 @@ fn interrupt_mid_run_cleans_up_and_exits_130() {
     let status = child.wait().unwrap();
     assert_eq!(status.code(), Some(130), "{seen}{rest}");
     let dir = only_run_dir(tmp.path());
-    let r: Value =
-        serde_json::from_str(&std::fs::read_to_string(dir.join("result.json")).unwrap()).unwrap();
+    let r: Value = read_result(&dir);
     assert_eq!(r["exit_code"], 130);
     assert!(
         dir.join("nodes/etcd-1/boot-1.log").exists(),
@@ -534,9 +565,7 @@ fn two_runs_in_parallel_do_not_disturb_each_other() {
     assert_eq!(ob.status.code(), Some(0), "{}", text(&ob));
     for t in [t1.path(), t2.path()] {
         let dir = only_run_dir(t);
-        let r: Value =
-            serde_json::from_str(&std::fs::read_to_string(dir.join("result.json")).unwrap())
-                .unwrap();
+        let r: Value = read_result(&dir);
         assert_no_leftovers(r["run_id"].as_str().unwrap());
     }
 }
@@ -545,8 +574,7 @@ fn two_runs_in_parallel_do_not_disturb_each_other() {
 /// show the cell.
 fn assert_infra_result(tmp: &Path, needle: &str) {
     let dir = only_run_dir(tmp);
-    let r: Value =
-        serde_json::from_str(&std::fs::read_to_string(dir.join("result.json")).unwrap()).unwrap();
+    let r: Value = read_result(&dir);
     assert_eq!(r["exit_code"], 3, "{r}");
     assert!(r["verdict"].is_null(), "{r}");
     assert!(!r["finished_at"].is_null(), "{r}");
@@ -657,8 +685,7 @@ fn bundle_of_a_real_run_carries_no_secret() {
         .output()
         .unwrap();
     let dir = only_run_dir(results.path());
-    let r: Value =
-        serde_json::from_str(&std::fs::read_to_string(dir.join("result.json")).unwrap()).unwrap();
+    let r: Value = read_result(&dir);
     let run_id = r["run_id"].as_str().unwrap().to_string();
     // The run token lives only in the containers' env: read it from Docker, then clean up.
     let env = Command::new("docker")
@@ -758,8 +785,7 @@ fn image_archive_is_loaded_before_the_run() {
         .unwrap();
     let _ = Command::new("docker").args(["rmi", &name]).output();
     let dir = only_run_dir(results.path());
-    let r: Value =
-        serde_json::from_str(&std::fs::read_to_string(dir.join("result.json")).unwrap()).unwrap();
+    let r: Value = read_result(&dir);
     assert_no_leftovers(r["run_id"].as_str().unwrap());
     assert_eq!(out.status.code(), Some(0), "{}", text(&out));
     assert_eq!(r["k3s"]["image"], name.as_str());
@@ -793,31 +819,12 @@ fn garbage_output_and_slow_boot_do_not_change_the_verdict() {
 
 /// A Docker engine reached over TCP (as `DOCKER_HOST=tcp://…` for a remote host): files go in
 /// through the API, logs and probes come back through it; nothing assumes a local socket.
-/// socat forwards a loopback port to the local engine's socket.
+/// A loopback port forwarded to the local engine's socket by the test itself (no socat needed).
 #[test]
 fn works_against_a_tcp_docker_host() {
     docker_ok();
-    let port = {
-        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-        l.local_addr().unwrap().port()
-    };
-    let mut socat = Command::new("socat")
-        .args([
-            &format!("TCP-LISTEN:{port},bind=127.0.0.1,fork,reuseaddr"),
-            "UNIX-CONNECT:/var/run/docker.sock",
-        ])
-        .spawn()
-        .expect("socat is needed for this test (.ci/run installs it)");
-    // Wait until the forwarder accepts connections (bounded: 100 tries of a connect).
-    let mut up = false;
-    for _ in 0..100 {
-        if std::net::TcpStream::connect(("127.0.0.1", port)).is_ok() {
-            up = true;
-            break;
-        }
-        std::thread::sleep(std::time::Duration::from_millis(20));
-    }
-    assert!(up, "socat did not listen on {port}");
+    let proxy = TcpProxy::start(&docker_socket()).unwrap();
+    let port = proxy.port();
     let results = tempfile::tempdir().unwrap();
     let out = repro()
         .args([
@@ -836,11 +843,9 @@ fn works_against_a_tcp_docker_host() {
         .env("DOCKER_HOST", format!("tcp://127.0.0.1:{port}"))
         .output()
         .unwrap();
-    let _ = socat.kill();
-    let _ = socat.wait();
+    drop(proxy);
     let dir = only_run_dir(results.path());
-    let r: Value =
-        serde_json::from_str(&std::fs::read_to_string(dir.join("result.json")).unwrap()).unwrap();
+    let r: Value = read_result(&dir);
     assert_no_leftovers(r["run_id"].as_str().unwrap());
     assert_eq!(out.status.code(), Some(0), "{}", text(&out));
     assert_eq!(

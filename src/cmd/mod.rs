@@ -7,6 +7,7 @@ pub mod common;
 mod list;
 mod matrix;
 mod merge;
+mod nightly_issues;
 mod plan;
 mod redact;
 mod report;
@@ -38,6 +39,7 @@ pub fn dispatch(cli: Cli) -> Result<i32, Error> {
             Command::Matrix(a) => matrix::run(&g, &a).await,
             Command::Bisect(a) => bisect::run(&g, &a).await,
             Command::Merge(a) => merge::run(&g, &a).await,
+            Command::NightlyIssues(a) => nightly_issues::run(&g, &a),
         }
     })
 }

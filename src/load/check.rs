@@ -443,6 +443,18 @@ fn step(
         restart,
         expect,
         bug,
+        line: s.name.referenced.line() as usize,
+        expect_lines: s
+            .expect
+            .iter()
+            .map(|(node, sigs)| {
+                let lines = sigs
+                    .keys()
+                    .map(|sig| (sig.value.clone(), sig.referenced.line() as usize))
+                    .collect();
+                (node.value.clone(), lines)
+            })
+            .collect(),
     }
 }
 

@@ -7,6 +7,8 @@
 // Each test binary uses a part of these helpers.
 #![allow(dead_code)]
 pub mod docker;
+pub mod schema;
+pub mod tcp_proxy;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
