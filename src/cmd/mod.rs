@@ -3,8 +3,8 @@
 
 mod bisect;
 mod clean;
-mod inspect;
 pub mod common;
+mod inspect;
 mod list;
 mod matrix;
 mod merge;
