@@ -203,6 +203,9 @@ pub struct LinePattern {
     pub since: Option<ReleaseSet>,
     pub until: Option<ReleaseSet>,
     pub value: Option<String>,
+    /// `settled-by` only: k3s prints this line after the feature's own line in the same start-up
+    /// sequence, so its arrival without an `up` line proves `down` (no settle window needed).
+    pub ordered: bool,
 }
 
 impl LinePattern {
