@@ -52,7 +52,7 @@ pub struct SignalFile {
 #[derive(Debug, Clone)]
 pub enum PatternFile {
     Plain(String),
-    Full(FullPattern),
+    Full(Box<FullPattern>),
 }
 
 /// A pattern with its position (the regex string, or the start of the `{match: ...}` map).
@@ -77,7 +77,7 @@ impl<'de> Deserialize<'de> for PatternFile {
 
             fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<PatternFile, A::Error> {
                 FullPattern::deserialize(de::value::MapAccessDeserializer::new(map))
-                    .map(PatternFile::Full)
+                    .map(|f| PatternFile::Full(Box::new(f)))
             }
         }
         d.deserialize_any(V)
