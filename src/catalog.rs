@@ -51,8 +51,6 @@ pub struct Source {
 
 #[derive(Debug, Clone)]
 pub struct Catalog {
-    /// Where the files came from (a folder, or `<builtin>`).
-    pub origin: String,
     pub topologies: Vec<Topology>,
     pub checks: Vec<(Check, Source)>,
     pub signals: Signals,
@@ -264,7 +262,6 @@ impl Catalog {
             return Err(diags.sorted());
         }
         Ok(Catalog {
-            origin,
             topologies,
             checks,
             signals: signals.unwrap_or_default(),

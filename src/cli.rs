@@ -1,9 +1,13 @@
-//! Command-line arguments (clap). Parsing only; each command lives in `crate::cmd`.
+//! Command-line arguments (clap): the raw flags, and their translation into the configuration
+//! a run is given ([`RunConfig`]) — once, here. Each command lives in `crate::cmd`.
 
 use std::path::PathBuf;
 use std::time::Duration;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
+
+use crate::result::Outcome;
+use crate::run::{self, RunConfig};
 
 #[derive(Debug, Parser)]
 #[command(
@@ -94,17 +98,30 @@ pub struct PlanArgs {
     pub format: Format,
 }
 
+impl Target {
+    pub fn to_target(&self) -> run::Target {
+        run::Target {
+            check: self.check.clone(),
+            topology: self.topology.clone(),
+            k3s_version: self.k3s_version.clone(),
+            image: self.image.clone(),
+            sim: self.sim,
+        }
+    }
+}
+
+/// The outcome `--expect` names.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum Outcome {
+pub enum Expect {
     Fixed,
     Reproduced,
 }
 
-impl Outcome {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Outcome::Fixed => "fixed",
-            Outcome::Reproduced => "reproduced",
+impl From<Expect> for Outcome {
+    fn from(e: Expect) -> Outcome {
+        match e {
+            Expect::Fixed => Outcome::Fixed,
+            Expect::Reproduced => Outcome::Reproduced,
         }
     }
 }
@@ -114,16 +131,26 @@ pub enum Progress {
     Auto,
     Always,
     Never,
-    /// Nothing at all: for runs inside `matrix` and `bisect`, which print one line per run.
-    #[value(skip)]
-    Off,
+}
+
+impl Progress {
+    /// Live lines or plain ones. Some CI systems give a pseudo-terminal: live only on a real
+    /// one outside CI.
+    pub fn is_live(self) -> bool {
+        use std::io::IsTerminal;
+        match self {
+            Progress::Always => true,
+            Progress::Never => false,
+            Progress::Auto => std::io::stderr().is_terminal() && !is_ci::cached(),
+        }
+    }
 }
 
 #[derive(Debug, Clone, Args)]
 pub struct RunOptions {
     /// The outcome that counts as success (exit 0).
     #[arg(long, value_enum, default_value = "fixed")]
-    pub expect: Outcome,
+    pub expect: Expect,
     /// How long one node may take to become ready (or die) after a start or restart.
     #[arg(long, value_parser = humantime::parse_duration, default_value = "5m")]
     pub timeout: Duration,
@@ -158,12 +185,41 @@ pub enum Privileged {
     Never,
 }
 
+impl From<Privileged> for run::Privileged {
+    fn from(p: Privileged) -> run::Privileged {
+        match p {
+            Privileged::Auto => run::Privileged::Auto,
+            Privileged::Always => run::Privileged::Always,
+            Privileged::Never => run::Privileged::Never,
+        }
+    }
+}
+
 #[derive(Debug, Args)]
 pub struct RunArgs {
     #[command(flatten)]
     pub target: Target,
     #[command(flatten)]
     pub options: RunOptions,
+}
+
+impl RunArgs {
+    /// The run's configuration, from the flags and the command line as typed.
+    pub fn to_config(&self, argv: Vec<String>) -> RunConfig {
+        let o = &self.options;
+        RunConfig {
+            target: self.target.to_target(),
+            expect: o.expect.into(),
+            timeout: o.timeout,
+            settle: o.settle,
+            keep: o.keep,
+            image_archive: o.image_archive.clone(),
+            results: o.results.clone(),
+            rebuild_sim: o.rebuild_sim,
+            privileged: o.privileged.into(),
+            argv,
+        }
+    }
 }
 
 #[derive(Debug, Args)]
@@ -244,20 +300,28 @@ pub struct BatchRunOptions {
 }
 
 impl BatchRunOptions {
-    /// The options of one run of the batch: quiet, expecting `expect`, results under `results`.
-    pub fn for_run(&self, expect: Outcome, results: PathBuf) -> RunOptions {
-        RunOptions {
+    /// The configuration of one run of the batch: `target`, expecting `expect`, results under
+    /// `results`.
+    pub fn to_config(
+        &self,
+        target: run::Target,
+        expect: Outcome,
+        results: PathBuf,
+        argv: Vec<String>,
+    ) -> RunConfig {
+        RunConfig {
+            target,
             expect,
             timeout: self.timeout,
             settle: self.settle,
-            progress: Progress::Off,
             keep: false,
             // Loaded once by the batch: loading it per run would redo the same work N times.
             image_archive: None,
             results,
             // Rebuilt once by the batch: concurrent rebuilds of one tag would race.
             rebuild_sim: false,
-            privileged: self.privileged,
+            privileged: self.privileged.into(),
+            argv,
         }
     }
 }

@@ -25,13 +25,32 @@ pub const LABEL_RUN: &str = "io.repro.run";
 pub const LABEL_CHECK: &str = "io.repro.check";
 pub const LABEL_NODE: &str = "io.repro.node";
 
+/// What went wrong talking to Docker. Every one is infrastructure (exit 3).
 #[derive(Debug, thiserror::Error)]
-#[error("failed to {op} {object}: {source}")]
-pub struct DockerError {
-    pub op: &'static str,
-    pub object: String,
-    #[source]
-    pub source: bollard::errors::Error,
+pub enum DockerError {
+    /// Docker is not there: what was tried and what to do.
+    #[error("cannot reach the Docker engine at {endpoint}: {reason}\n  help: start Docker (e.g. `systemctl start docker`), or point DOCKER_HOST at a reachable engine (unix://, tcp://host:2375, ssh://user@host)")]
+    Unreachable { endpoint: String, reason: String },
+    /// A call failed: the operation and the object it was on.
+    #[error("failed to {op} {object}: {source}")]
+    Call {
+        op: &'static str,
+        object: String,
+        /// Boxed: bollard's error is large, and errors travel up every layer.
+        #[source]
+        source: Box<bollard::errors::Error>,
+    },
+    #[error("failed to read image archive {}: {source}", path.display())]
+    Archive {
+        path: std::path::PathBuf,
+        source: std::io::Error,
+    },
+    /// The archive of files to copy into a container could not be built.
+    #[error("failed to pack files for {container}: {source}")]
+    Pack {
+        container: String,
+        source: std::io::Error,
+    },
 }
 
 fn err(
@@ -39,15 +58,19 @@ fn err(
     object: impl Into<String>,
 ) -> impl FnOnce(bollard::errors::Error) -> DockerError {
     let object = object.into();
-    move |source| DockerError { op, object, source }
+    move |source| DockerError::Call {
+        op,
+        object,
+        source: Box::new(source),
+    }
 }
 
-/// Docker is not there: exit 3 with what was tried and what to do.
-#[derive(Debug, thiserror::Error)]
-#[error("cannot reach the Docker engine at {endpoint}: {reason}\n  help: start Docker (e.g. `systemctl start docker`), or point DOCKER_HOST at a reachable engine (unix://, tcp://host:2375, ssh://user@host)")]
-pub struct Unreachable {
-    pub endpoint: String,
-    pub reason: String,
+/// The engine repro talks to: `DOCKER_HOST`, else the local socket.
+pub fn endpoint() -> String {
+    std::env::var("DOCKER_HOST")
+        .ok()
+        .filter(|s| !s.is_empty())
+        .unwrap_or_else(|| "unix:///var/run/docker.sock".to_string())
 }
 
 #[derive(Clone)]
@@ -62,12 +85,9 @@ const CLIENT_TIMEOUT: Duration = Duration::from_secs(300);
 impl Engine {
     /// Connects as `DOCKER_HOST` says (unix, tcp, ssh), pings, and agrees on an API version
     /// (older engines such as 20.10 speak 1.41).
-    pub async fn connect() -> Result<Engine, Unreachable> {
-        let endpoint = std::env::var("DOCKER_HOST")
-            .ok()
-            .filter(|s| !s.is_empty())
-            .unwrap_or_else(|| "unix:///var/run/docker.sock".to_string());
-        let unreachable = |reason: String| Unreachable {
+    pub async fn connect() -> Result<Engine, DockerError> {
+        let endpoint = endpoint();
+        let unreachable = |reason: String| DockerError::Unreachable {
             endpoint: endpoint.clone(),
             reason,
         };
@@ -133,10 +153,13 @@ impl Engine {
     }
 
     /// `docker load` of an image archive (docker save output or a k3s air-gap tarball).
-    pub async fn load_archive(&self, path: &std::path::Path) -> anyhow::Result<()> {
+    pub async fn load_archive(&self, path: &std::path::Path) -> Result<(), DockerError> {
         let bytes = tokio::fs::read(path)
             .await
-            .map_err(|e| anyhow::anyhow!("failed to read image archive {}: {e}", path.display()))?;
+            .map_err(|source| DockerError::Archive {
+                path: path.to_path_buf(),
+                source,
+            })?;
         let opts = bollard::query_parameters::ImportImageOptionsBuilder::default().build();
         let mut stream =
             self.docker
@@ -277,7 +300,10 @@ impl Engine {
         container: &str,
         files: &[(String, String)],
     ) -> Result<(), DockerError> {
-        let tar = build_tar(files);
+        let tar = build_tar(files).map_err(|source| DockerError::Pack {
+            container: container.to_string(),
+            source,
+        })?;
         let opts = UploadToContainerOptionsBuilder::default().path("/").build();
         self.docker
             .upload_to_container(container, Some(opts), bollard::body_full(Bytes::from(tar)))
@@ -367,10 +393,10 @@ impl Engine {
                     bytes: other.into_bytes(),
                 },
             })
-            .map_err(|e| DockerError {
+            .map_err(|source| DockerError::Call {
                 op: "follow logs of",
                 object: name.clone(),
-                source: e,
+                source: Box::new(source),
             })
         })
     }
@@ -542,7 +568,7 @@ fn split_image(image: &str) -> (&str, &str) {
 }
 
 /// An in-memory tar of absolute paths (written relative to `/`), parents included.
-pub fn build_tar(files: &[(String, String)]) -> Vec<u8> {
+pub fn build_tar(files: &[(String, String)]) -> std::io::Result<Vec<u8>> {
     let mut b = tar::Builder::new(Vec::new());
     let mut dirs: Vec<String> = Vec::new();
     for (path, _) in files {
@@ -563,16 +589,16 @@ pub fn build_tar(files: &[(String, String)]) -> Vec<u8> {
         h.set_mode(0o755);
         h.set_size(0);
         h.set_mtime(0);
-        let _ = b.append_data(&mut h, d, std::io::empty());
+        b.append_data(&mut h, d, std::io::empty())?;
     }
     for (path, content) in files {
         let mut h = tar::Header::new_gnu();
         h.set_mode(0o644);
         h.set_size(content.len() as u64);
         h.set_mtime(chrono::Utc::now().timestamp().max(0) as u64);
-        let _ = b.append_data(&mut h, path.trim_start_matches('/'), content.as_bytes());
+        b.append_data(&mut h, path.trim_start_matches('/'), content.as_bytes())?;
     }
-    b.into_inner().unwrap_or_default()
+    b.into_inner()
 }
 
 #[cfg(test)]
@@ -597,7 +623,7 @@ mod tests {
 
     #[test]
     fn tar_has_parents_and_files() {
-        let t = build_tar(&[("/etc/rancher/k3s/config.yaml".into(), "a: 1\n".into())]);
+        let t = build_tar(&[("/etc/rancher/k3s/config.yaml".into(), "a: 1\n".into())]).unwrap();
         let mut a = tar::Archive::new(&t[..]);
         let names: Vec<String> = a
             .entries()

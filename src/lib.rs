@@ -1,26 +1,28 @@
 //! `repro`: reproduce k3s configuration-order bugs on real k3s containers.
+//!
+//! The flow, as folders: load (`catalog`, `load/`, `raw/` → `scenario`) → `plan` → `run/`
+//! (cluster → steps → observe → verdict) → `report/`. `matrix/` builds many runs on `run`;
+//! `cmd/` holds one module per subcommand and `cli` the flags.
 
-pub mod bisect;
-pub mod catalog;
-pub mod channels;
+mod catalog;
+mod channels;
 pub mod cli;
 pub mod cmd;
-pub mod diag;
+mod diag;
 pub mod docker;
-pub mod exit;
+pub mod error;
+mod exit;
 pub mod load;
-pub mod matrix;
-pub mod merge;
-pub mod model;
-pub mod observe;
-pub mod plan;
-pub mod progress;
-pub mod releases;
-pub mod report;
+mod matrix;
+mod plan;
+mod progress;
+mod raw;
+mod redact;
+mod releases;
+mod report;
 pub mod result;
 pub mod run;
 pub mod scenario;
 pub mod sim_image;
-pub mod verdict;
+mod table;
 pub mod version;
-pub mod watch;

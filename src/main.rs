@@ -1,6 +1,14 @@
 use clap::Parser;
 
+/// The one place that prints a command's error and exits.
 fn main() {
     let cli = repro::cli::Cli::parse();
-    std::process::exit(repro::cmd::main(cli));
+    let code = match repro::cmd::dispatch(cli) {
+        Ok(code) => code,
+        Err(e) => {
+            eprint!("{}", e.render());
+            e.exit_code()
+        }
+    };
+    std::process::exit(code);
 }

@@ -7,7 +7,8 @@
 use indexmap::IndexMap;
 use serde::Serialize;
 
-use crate::model::{ConfigValue, Role};
+use crate::raw::{ConfigValue, Role};
+use crate::result::Outcome;
 use crate::scenario::{Expectations, Scenario};
 use crate::version::{K3sVersion, ReleaseSet};
 
@@ -38,27 +39,11 @@ pub struct Plan {
     /// Things a reviewer should know before trusting a verdict (e.g. a feature this version lacks).
     pub notes: Vec<String>,
     /// Whether this version is expected to show the bug (from the check's `fixed-in`).
-    pub expected_verdict: Option<ExpectedVerdict>,
+    pub expected_verdict: Option<Outcome>,
     /// Why that verdict is expected, in words.
     pub expected_because: String,
     /// The check's first fixed version per release line.
     pub fixed_in: Vec<K3sVersion>,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum ExpectedVerdict {
-    Fixed,
-    Reproduced,
-}
-
-impl ExpectedVerdict {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            ExpectedVerdict::Fixed => "fixed",
-            ExpectedVerdict::Reproduced => "reproduced",
-        }
-    }
 }
 
 #[derive(Debug, Clone, Serialize, serde::Deserialize)]
@@ -88,6 +73,27 @@ pub struct PlannedStep {
     pub bug: Expectations,
     /// Every node's full config.yaml as of the end of this step.
     pub configs: IndexMap<String, String>,
+}
+
+impl PlannedStep {
+    /// The expectations as they are under the bug: `expect` with `bug` entries replacing theirs.
+    pub fn bug_world(&self) -> Expectations {
+        let mut world = self.expect.clone();
+        for (node, sigs) in &self.bug {
+            let entry = world.entry(node.clone()).or_default();
+            for (sig, v) in sigs {
+                entry.insert(sig.clone(), v.clone());
+            }
+        }
+        world
+    }
+}
+
+impl Plan {
+    /// Whether the check describes the bug (`bug:` in a step): only then can a run reproduce it.
+    pub fn has_bug_signature(&self) -> bool {
+        self.steps.iter().any(|s| !s.bug.is_empty())
+    }
 }
 
 /// The image for a version: real k3s unless told otherwise.
@@ -242,30 +248,30 @@ fn list(set: &ReleaseSet) -> String {
 }
 
 /// The verdict a version should get, from the check's first fixed version per release line.
-pub fn expected(fixed_in: &ReleaseSet, v: &K3sVersion) -> (ExpectedVerdict, String) {
+pub fn expected(fixed_in: &ReleaseSet, v: &K3sVersion) -> (Outcome, String) {
     let line = format!("{}.{}", v.major, v.minor);
     if fixed_in.firsts.is_empty() {
         return (
-            ExpectedVerdict::Fixed,
+            Outcome::Fixed,
             "the check has no `fixed-in`: it documents behaviour every version should show"
                 .to_string(),
         );
     }
     match fixed_in.first_in_line(v) {
         Some(first) if fixed_in.contains(v) => (
-            ExpectedVerdict::Fixed,
+            Outcome::Fixed,
             format!("{v} is at or after {first}, the first fixed release of {line}"),
         ),
         Some(first) => (
-            ExpectedVerdict::Reproduced,
+            Outcome::Reproduced,
             format!("{v} comes before {first}, the first fixed release of {line}"),
         ),
         None if fixed_in.contains(v) => (
-            ExpectedVerdict::Fixed,
+            Outcome::Fixed,
             format!("release line {line} is newer than every line in fixed-in, so it has the fix"),
         ),
         None => (
-            ExpectedVerdict::Reproduced,
+            Outcome::Reproduced,
             format!("release line {line} is older than every line in fixed-in: the fix never reached it"),
         ),
     }
@@ -455,28 +461,19 @@ mod tests {
     #[test]
     fn expected_verdict_per_release_line() {
         let fixed = ReleaseSet::new(vec![v("v1.32.9+k3s1"), v("v1.33.5+k3s1")]);
-        assert_eq!(
-            expected(&fixed, &v("v1.33.4+k3s1")).0,
-            ExpectedVerdict::Reproduced
-        );
+        assert_eq!(expected(&fixed, &v("v1.33.4+k3s1")).0, Outcome::Reproduced);
         assert_eq!(
             expected(&fixed, &v("v1.33.5-rc1+k3s1")).0,
-            ExpectedVerdict::Reproduced
+            Outcome::Reproduced
         );
-        assert_eq!(
-            expected(&fixed, &v("v1.33.5+k3s1")).0,
-            ExpectedVerdict::Fixed
-        );
-        assert_eq!(
-            expected(&fixed, &v("v1.34.0+k3s1")).0,
-            ExpectedVerdict::Fixed
-        );
+        assert_eq!(expected(&fixed, &v("v1.33.5+k3s1")).0, Outcome::Fixed);
+        assert_eq!(expected(&fixed, &v("v1.34.0+k3s1")).0, Outcome::Fixed);
         let (verdict, why) = expected(&fixed, &v("v1.31.12+k3s1"));
-        assert_eq!(verdict, ExpectedVerdict::Reproduced);
+        assert_eq!(verdict, Outcome::Reproduced);
         assert!(why.contains("older than every line"), "{why}");
         assert_eq!(
             expected(&ReleaseSet::default(), &v("v1.20.0+k3s1")).0,
-            ExpectedVerdict::Fixed
+            Outcome::Fixed
         );
     }
 
@@ -503,7 +500,7 @@ mod tests {
         assert_eq!(p.steps[3].removed["cp-1"], ["disable-helm-controller"]);
         // Only edited nodes get a re-rendered config.yaml in `edits`.
         assert_eq!(p.steps[1].edits.keys().collect::<Vec<_>>(), ["etcd-3"]);
-        assert_eq!(p.expected_verdict, Some(ExpectedVerdict::Fixed));
+        assert_eq!(p.expected_verdict, Some(Outcome::Fixed));
     }
 
     #[test]

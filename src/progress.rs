@@ -1,21 +1,18 @@
 //! What the user sees while a run goes: on a terminal one live line per node (state, boot,
 //! last event) under the current step; in CI or a pipe, plain timestamped lines on stderr.
+//! A receiver of the run's events; `matrix` and `bisect` do not attach it.
 
 use std::collections::HashMap;
-use std::io::IsTerminal;
 use std::sync::Mutex;
 
 use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget, ProgressStyle};
 
-use crate::cli;
+use crate::run::{Receiver, RunEvent};
 
 pub struct Progress {
     live: Option<Live>,
     /// Last state per node, for plain mode's "boot N" prefix.
     boots: Mutex<HashMap<String, u32>>,
-    /// `--progress` off: runs inside `matrix`/`bisect` run concurrently and unlabelled lines
-    /// from several clusters would only confuse; their logs are in their folders.
-    silent: bool,
 }
 
 struct Live {
@@ -25,13 +22,8 @@ struct Live {
 }
 
 impl Progress {
-    pub fn new(mode: cli::Progress, nodes: &[String]) -> Progress {
-        let live = match mode {
-            cli::Progress::Always => true,
-            cli::Progress::Never | cli::Progress::Off => false,
-            // Some CI systems give a pseudo-terminal: bars only on a real one outside CI.
-            cli::Progress::Auto => std::io::stderr().is_terminal() && !is_ci::cached(),
-        };
+    /// Live lines (`live`) or plain ones, for these nodes.
+    pub fn new(live: bool, nodes: &[String]) -> Progress {
         let live = live.then(|| {
             let multi = MultiProgress::with_draw_target(ProgressDrawTarget::stderr());
             let header = multi.add(ProgressBar::new_spinner());
@@ -64,20 +56,16 @@ impl Progress {
         Progress {
             live,
             boots: Mutex::new(HashMap::new()),
-            silent: mode == cli::Progress::Off,
         }
     }
 
     fn plain(&self, who: &str, msg: &str) {
-        if self.silent {
-            return;
-        }
         let now = chrono::Utc::now().format("%H:%M:%S%.3f");
         eprintln!("{now} {who:<8} {msg}");
     }
 
     /// The current step (or phase) of the run.
-    pub fn step(&self, text: &str) {
+    fn step(&self, text: &str) {
         match &self.live {
             Some(l) => {
                 l.header.set_message(text.to_string());
@@ -88,7 +76,7 @@ impl Progress {
     }
 
     /// A node's state changed: `state` is short (starting, ready, dead...), `event` the detail.
-    pub fn node(&self, node: &str, state: &str, boot: u32, event: &str) {
+    fn node(&self, node: &str, state: &str, boot: u32, event: &str) {
         self.boots
             .lock()
             .unwrap_or_else(|p| p.into_inner())
@@ -100,7 +88,7 @@ impl Progress {
     }
 
     /// A line that stays (results, warnings).
-    pub fn info(&self, text: &str) {
+    fn info(&self, text: &str) {
         match &self.live {
             Some(l) => {
                 let _ = l.multi.println(text);
@@ -109,12 +97,62 @@ impl Progress {
         }
     }
 
-    pub fn finish(&self) {
+    fn finish(&self) {
         if let Some(l) = &self.live {
             l.header.finish_and_clear();
             for pb in l.nodes.values() {
                 pb.finish();
             }
+        }
+    }
+}
+
+impl Receiver for Progress {
+    fn receive(&self, event: &RunEvent<'_>) {
+        match event {
+            RunEvent::Started {
+                run_id,
+                check,
+                k3s_version,
+                image,
+                dir,
+            } => self.info(&format!(
+                "run {run_id}: {check} on k3s {k3s_version} ({image}) → {}",
+                dir.display()
+            )),
+            RunEvent::Phase(p) => self.step(&p.to_string()),
+            RunEvent::Node {
+                node,
+                state,
+                boot,
+                detail,
+            } => self.node(node, state.as_str(), *boot, detail),
+            RunEvent::Observed {
+                step,
+                observation: o,
+            } => {
+                let mark = if o.matches_expected() {
+                    "as expected"
+                } else if o.matches_bug() {
+                    "BUG"
+                } else {
+                    "DIFFERS"
+                };
+                self.info(&format!(
+                    "  step {step} {:<8} {:<20} {:<8} expected {:<6} {mark}",
+                    o.node,
+                    o.signal,
+                    o.observed,
+                    o.expected.as_deref().unwrap_or("-")
+                ));
+            }
+            RunEvent::Note(text) => self.info(text),
+            RunEvent::Finished(_) => self.finish(),
+            RunEvent::Engine(_)
+            | RunEvent::ImageReady { .. }
+            | RunEvent::ClusterUp { .. }
+            | RunEvent::StepDone { .. }
+            | RunEvent::Concluded(_) => {}
         }
     }
 }

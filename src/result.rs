@@ -9,6 +9,110 @@ use crate::plan::{PlannedNode, PlannedStep};
 
 pub const SCHEMA_VERSION: u32 = 1;
 
+/// What a run showed: the verdict's outcome, and what a user (or `fixed-in`) expects.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Outcome {
+    /// Every expectation held: the correct behaviour.
+    Fixed,
+    /// Every observation matched the documented bug signature.
+    Reproduced,
+    /// Anything else.
+    Inconclusive,
+}
+
+impl Outcome {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Outcome::Fixed => "fixed",
+            Outcome::Reproduced => "reproduced",
+            Outcome::Inconclusive => "inconclusive",
+        }
+    }
+}
+
+/// Text forms are the JSON ones.
+macro_rules! display_as_str {
+    ($($t:ty),*) => {$(
+        impl std::fmt::Display for $t {
+            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str(self.as_str())
+            }
+        }
+    )*};
+}
+
+display_as_str!(Outcome, BootEnd, ActionKind, EvidenceSource);
+
+/// How a boot ended, as result.json records it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum BootEnd {
+    /// Still running when the record was written.
+    Running,
+    /// Stopped by repro (a restart, or teardown).
+    Stopped,
+    /// The container exited on its own.
+    Exited,
+    /// The log stream broke and the container state could not be read.
+    Lost,
+}
+
+impl BootEnd {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            BootEnd::Running => "running",
+            BootEnd::Stopped => "stopped",
+            BootEnd::Exited => "exited",
+            BootEnd::Lost => "lost",
+        }
+    }
+}
+
+/// What a step did to its nodes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ActionKind {
+    /// Files written (or deleted) on a node.
+    Edit,
+    /// A deferred node started for the first time.
+    Start,
+    /// A group of nodes restarted at once.
+    Restart,
+}
+
+impl ActionKind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ActionKind::Edit => "edit",
+            ActionKind::Start => "start",
+            ActionKind::Restart => "restart",
+        }
+    }
+}
+
+/// Where a piece of evidence comes from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum EvidenceSource {
+    /// A line of the boot's log.
+    Log,
+    /// A command's output (a probe).
+    Probe,
+    /// The container's state as Docker reports it.
+    Docker,
+}
+
+impl EvidenceSource {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            EvidenceSource::Log => "log",
+            EvidenceSource::Probe => "probe",
+            EvidenceSource::Docker => "docker",
+        }
+    }
+}
+
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct RunResult {
     pub schema_version: u32,
@@ -22,9 +126,9 @@ pub struct RunResult {
     pub k3s: K3sInfo,
     pub environment: EnvInfo,
     /// What the user asked the run to show (`--expect`).
-    pub expect: String,
+    pub expect: Outcome,
     /// What the check's `fixed-in` predicts for this version, if it says.
-    pub expected_for_version: Option<String>,
+    pub expected_for_version: Option<Outcome>,
     pub started_at: String,
     pub finished_at: Option<String>,
     /// Each node's `config.yaml` as of each step: step index as a string ("0" = before first
@@ -167,8 +271,7 @@ pub struct StepResult {
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Action {
-    /// `edit`, `start` or `restart`.
-    pub kind: String,
+    pub kind: ActionKind,
     pub nodes: Vec<String>,
     pub at: String,
     /// Files written, for `edit`.
@@ -204,8 +307,7 @@ impl Observation {
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Evidence {
-    /// `log` (a line of the boot's log), `probe` (a command's output) or `docker` (container state).
-    pub source: String,
+    pub source: EvidenceSource,
     pub boot: u32,
     /// RFC 3339 time the line was written (Docker's timestamp), when known.
     pub time: Option<String>,
@@ -222,8 +324,7 @@ pub struct BootRecord {
     pub started_at: String,
     pub ready_at: Option<String>,
     pub ended_at: Option<String>,
-    /// `running`, `stopped` (by repro), `exited` (on its own), `timeout`.
-    pub end: String,
+    pub end: BootEnd,
     pub exit_code: Option<i64>,
     /// Relative path of this boot's log in the results folder.
     pub log: String,
@@ -231,8 +332,7 @@ pub struct BootRecord {
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Verdict {
-    /// `fixed`, `reproduced` or `inconclusive`.
-    pub outcome: String,
+    pub outcome: Outcome,
     pub reason: String,
     /// Human-readable lines, one per observation that matched neither world.
     pub differences: Vec<String>,

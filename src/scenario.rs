@@ -8,7 +8,7 @@ use indexmap::IndexMap;
 use regex::Regex;
 use serde::Serialize;
 
-use crate::model::{ConfigValue, Role};
+use crate::raw::{ConfigValue, Role};
 use crate::version::{K3sVersion, ReleaseSet};
 
 #[derive(Debug, Clone)]
@@ -98,18 +98,6 @@ impl Step {
             }
         }
         out
-    }
-
-    /// The expectations as they are under the bug: `expect` with `bug` entries replacing theirs.
-    pub fn bug_world(&self) -> Expectations {
-        let mut world = self.expect.clone();
-        for (node, sigs) in &self.bug {
-            let entry = world.entry(node.clone()).or_default();
-            for (sig, v) in sigs {
-                entry.insert(sig.clone(), v.clone());
-            }
-        }
-        world
     }
 }
 

@@ -158,9 +158,63 @@ fn bootstrap_check_on_both_versions() {
             .map(|e| e["text"].as_str().unwrap_or(""))
             .collect();
         assert!(all.contains("critical configuration value mismatch"), "{o}");
+        // The field the step changed, as k3s names it in its warning.
+        let m = observation(&r, 2, "etcd-3", "config-mismatch");
+        assert_eq!(m["observed"], "disable-helm-controller", "{m}");
+        assert!(
+            m["evidence"][0]["text"]
+                .as_str()
+                .unwrap()
+                .contains("critical configuration mismatched: disable-helm-controller"),
+            "{m}"
+        );
         assert_eq!(observation(&r, 3, "cp-1", "ready")["observed"], "down");
+        assert_eq!(
+            observation(&r, 3, "cp-1", "config-mismatch")["observed"],
+            "disable-helm-controller"
+        );
         assert_eq!(observation(&r, 4, "cp-1", "ready")["observed"], "up");
+        assert_eq!(
+            observation(&r, 4, "cp-1", "config-mismatch")["observed"],
+            "none"
+        );
     }
+}
+
+/// `fatal: up` alone once let bootstrap-check pass on any fatal. Here the brand-new joiner dies
+/// of something else (the stand-in's crash fault, before any config check): the check must not
+/// call that `fixed`.
+#[test]
+fn bootstrap_check_is_not_fooled_by_an_unrelated_fatal() {
+    let root = tempfile::tempdir().unwrap();
+    let src = Path::new(env!("CARGO_MANIFEST_DIR"));
+    for d in ["checks", "topologies"] {
+        std::fs::create_dir_all(root.path().join(d)).unwrap();
+    }
+    for f in ["checks/signals.yaml", "checks/bootstrap-check.yaml"] {
+        std::fs::copy(src.join(f), root.path().join(f)).unwrap();
+    }
+    let topo = std::fs::read_to_string(src.join("topologies/bootstrap-check.yaml")).unwrap();
+    let joiner = "{name: etcd-3, role: etcd, join: etcd-1, deferred: true}";
+    assert!(topo.contains(joiner), "topology changed: {topo}");
+    let topo = topo.replace(
+        joiner,
+        "{name: etcd-3, role: etcd, join: etcd-1, deferred: true, env: {REPRO_SIM_CRASH_AT_BOOT: '1'}}",
+    );
+    std::fs::write(root.path().join("topologies/bootstrap-check.yaml"), topo).unwrap();
+    let (out, r, _d, _t) = run(&[
+        "bootstrap-check",
+        "--root",
+        root.path().to_str().unwrap(),
+        "--k3s-version",
+        "v1.33.4+k3s1",
+    ]);
+    assert_ne!(r["verdict"]["outcome"], "fixed", "{}", text(&out));
+    assert_eq!(observation(&r, 2, "etcd-3", "fatal")["observed"], "up");
+    assert_eq!(
+        observation(&r, 2, "etcd-3", "config-mismatch")["observed"],
+        "none"
+    );
 }
 
 #[test]
@@ -370,10 +424,32 @@ fn two_runs_in_parallel_do_not_disturb_each_other() {
     }
 }
 
+/// The result.json of a run that broke before its cluster: exit 3 and why, so `merge` can
+/// show the cell.
+fn assert_infra_result(tmp: &Path, needle: &str) {
+    let dir = only_run_dir(tmp);
+    let r: Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("result.json")).unwrap()).unwrap();
+    assert_eq!(r["exit_code"], 3, "{r}");
+    assert!(r["verdict"].is_null(), "{r}");
+    assert!(!r["finished_at"].is_null(), "{r}");
+    let err = r["error"].as_str().unwrap();
+    assert!(err.contains(needle), "{err}");
+}
+
 #[test]
 fn unreachable_docker_exits_3_naming_the_endpoint() {
+    let tmp = tempfile::tempdir().unwrap();
     let out = repro()
-        .args(["run", "etcd-split", "--sim", "--progress", "never"])
+        .args([
+            "run",
+            "etcd-split",
+            "--sim",
+            "--progress",
+            "never",
+            "--results",
+        ])
+        .arg(tmp.path())
         .env("DOCKER_HOST", "unix:///nonexistent/docker.sock")
         .output()
         .unwrap();
@@ -383,11 +459,13 @@ fn unreachable_docker_exits_3_naming_the_endpoint() {
         err.contains("unix:///nonexistent/docker.sock") && err.contains("help:"),
         "{err}"
     );
+    assert_infra_result(tmp.path(), "unix:///nonexistent/docker.sock");
 }
 
 #[test]
 fn missing_image_offline_exits_3_with_ways_out() {
     docker_ok();
+    let tmp = tempfile::tempdir().unwrap();
     let out = repro()
         .args([
             "run",
@@ -396,7 +474,9 @@ fn missing_image_offline_exits_3_with_ways_out() {
             "repro.local/does-not-exist:v0",
             "--progress",
             "never",
+            "--results",
         ])
+        .arg(tmp.path())
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(3), "{}", text(&out));
@@ -407,6 +487,7 @@ fn missing_image_offline_exits_3_with_ways_out() {
             && err.contains("--image-archive"),
         "{err}"
     );
+    assert_infra_result(tmp.path(), "repro.local/does-not-exist:v0");
 }
 
 /// Issue 5: secrets planted in configs, env, file contents and log lines of a real stand-in

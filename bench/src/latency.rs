@@ -38,23 +38,23 @@ pub async fn measure(version: &str) -> Result<Vec<f64>> {
     let measured = async {
         engine.start(&name).await?;
         let s2 = samples.clone();
-        let on_line: repro::watch::OnLine = Arc::new(move |_c, l| {
+        let on_line: repro::run::watch::OnLine = Arc::new(move |_c, l| {
             let ms = (Utc::now() - l.ts).num_microseconds().unwrap_or(0) as f64 / 1000.0;
             s2.lock().unwrap_or_else(|p| p.into_inner()).push(ms);
         });
-        let h = repro::watch::follow(
-            engine.clone(),
-            name.clone(),
-            1,
-            0,
-            Utc::now(),
-            None,
-            vec![regex::Regex::new("k3s is up and running")?],
-            log_path.clone(),
+        let h = repro::run::watch::follow(repro::run::watch::Follow {
+            engine: engine.clone(),
+            container: name.clone(),
+            number: 1,
+            step: 0,
+            started_at: Utc::now(),
+            after: None,
+            ready: vec![regex::Regex::new("k3s is up and running")?],
+            log_path: log_path.clone(),
             on_line,
-            Arc::new(std::sync::atomic::AtomicBool::new(true)),
-            Arc::new(|s| s),
-        );
+            stopping: Arc::new(std::sync::atomic::AtomicBool::new(true)),
+            scrub: Arc::new(|s| s),
+        });
         tokio::time::timeout(Duration::from_secs(30), h.wait_for(|b| b.ready.map(|_| ())))
             .await
             .map_err(|_| anyhow!("the latency node never got ready"))?;

@@ -2,20 +2,16 @@
 
 use crate::cli::{CleanArgs, Global};
 use crate::docker::{self, Engine};
+use crate::error::Error;
 use crate::exit;
 
-pub async fn run(_g: &Global, args: &CleanArgs) -> anyhow::Result<i32> {
+pub async fn run(_g: &Global, args: &CleanArgs) -> Result<i32, Error> {
     if args.run.is_none() && !args.all {
-        eprintln!("repro clean: say what to remove: --run <id> (printed by `repro run`) or --all");
-        return Ok(exit::BAD_INPUT);
+        return Err(Error::bad_input(
+            "repro clean: say what to remove: --run <id> (printed by `repro run`) or --all",
+        ));
     }
-    let engine = match Engine::connect().await {
-        Ok(e) => e,
-        Err(e) => {
-            eprintln!("repro: {e}");
-            return Ok(exit::INFRA);
-        }
-    };
+    let engine = Engine::connect().await?;
     let removed = match &args.run {
         Some(id) => engine.remove_labelled(docker::LABEL_RUN, Some(id)).await,
         None => engine.remove_labelled(docker::LABEL_MANAGED, None).await,

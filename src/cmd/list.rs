@@ -4,20 +4,19 @@ use std::path::Path;
 
 use crate::catalog::{self, Catalog};
 use crate::cli::Global;
-use crate::cmd::plan::{table, write_stdout};
+use crate::cmd::common::write_stdout;
+use crate::error::Error;
 use crate::exit;
+use crate::table::table;
 
-pub fn run(g: &Global) -> anyhow::Result<i32> {
+pub fn run(g: &Global) -> Result<i32, Error> {
     let root = catalog::find_root(g.root.as_deref());
-    let cat = match Catalog::load(root.as_deref()) {
-        Ok(c) => c,
-        Err(d) => {
-            eprint!("{d}");
-            eprintln!("fix these first: `repro validate` shows the same problems");
-            return Ok(exit::BAD_INPUT);
-        }
-    };
-    write_stdout(&render(&cat, root.as_deref()))?;
+    let cat = Catalog::load(root.as_deref()).map_err(|d| {
+        Error::bad_input(format!(
+            "{d}fix these first: `repro validate` shows the same problems"
+        ))
+    })?;
+    write_stdout(&render(&cat, root.as_deref())).map_err(anyhow::Error::from)?;
     Ok(exit::OK)
 }
 

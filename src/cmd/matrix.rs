@@ -6,6 +6,7 @@
 //! are silent (their logs are in their folders) and the matrix prints one line as each ends.
 
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -13,110 +14,39 @@ use tokio::sync::Semaphore;
 use tokio_util::sync::CancellationToken;
 
 use crate::catalog::{self, Catalog};
-use crate::cli::{Emit, Global, MatrixArgs, Outcome, Target};
+use crate::cli::{Emit, Global, MatrixArgs};
 use crate::docker::Engine;
+use crate::error::Error;
 use crate::exit;
-use crate::matrix::{self, Cell, Status, Summary};
-use crate::plan::{ExpectedVerdict, Plan};
+use crate::matrix::{render, Cell, Status, Summary};
+use crate::plan::Plan;
+use crate::result::Outcome;
+use crate::run::{self, RunEnd, RunEvent, Target};
 use crate::scenario::Scenario;
 use crate::version::K3sVersion;
 
+use super::common::{
+    create_dir, out, resolve, sim_image_ref, spawn_interrupt_listener, stamped, version_entry,
+};
+
 /// GitHub Actions runs at most this many jobs from one matrix.
 const GITHUB_MATRIX_LIMIT: usize = 256;
-
-/// Prints to stdout; a closed pipe is the reader's choice, not an error.
-pub(crate) fn out(text: &str) {
-    let _ = super::plan::write_stdout(&format!("{text}\n"));
-}
-
-/// Prints input problems and returns exit 2.
-pub(crate) fn bad_input(msg: &str) -> i32 {
-    eprint!("{msg}");
-    if !msg.ends_with('\n') {
-        eprintln!();
-    }
-    exit::BAD_INPUT
-}
-
-/// A `--k3s-versions` / `--good` / `--bad` entry: a version, or a channel resolved on the
-/// channel server. Err((exit code, message)): 2 for a malformed entry, 3 when a channel cannot
-/// be resolved (the network is missing: infrastructure, not the user's input).
-pub(crate) async fn version_entry(raw: &str, flag: &str) -> Result<K3sVersion, (i32, String)> {
-    let raw = raw.trim();
-    if crate::channels::is_channel(raw) {
-        let v = crate::channels::resolve(raw)
-            .await
-            .map_err(|e| (exit::INFRA, format!("error: {flag}: {e}")))?;
-        eprintln!("repro: channel `{raw}` is {v} today");
-        return Ok(v);
-    }
-    raw.parse::<K3sVersion>().map_err(|e| {
-        (
-            exit::BAD_INPUT,
-            format!(
-                "error: {flag}: {e}\n  help: give full versions (v1.33.4+k3s1) or a channel (stable, latest, v1.33)"
-            ),
-        )
-    })
-}
-
-/// `matrix-20250101T000000Z-ab12cd34`-style folder names.
-pub(crate) fn stamped(prefix: &str) -> String {
-    let t = chrono::Utc::now().format("%Y%m%dT%H%M%SZ");
-    let id: String = (0..4)
-        .map(|_| format!("{:02x}", rand::random::<u8>()))
-        .collect();
-    format!("{prefix}-{t}-{id}")
-}
-
-/// The run id a run folder's result.json names.
-pub(crate) fn run_id_of(dir: &Path) -> Option<String> {
-    let text = std::fs::read_to_string(dir.join("result.json")).ok()?;
-    let v: serde_json::Value = serde_json::from_str(&text).ok()?;
-    v.get("run_id")?.as_str().map(str::to_string)
-}
-
-pub(crate) fn outcome_of(e: ExpectedVerdict) -> Outcome {
-    match e {
-        ExpectedVerdict::Fixed => Outcome::Fixed,
-        ExpectedVerdict::Reproduced => Outcome::Reproduced,
-    }
-}
-
-/// Ctrl-C / SIGTERM cancels the token (each running run also hears it and cleans up).
-pub(crate) fn spawn_interrupt_listener(cancel: CancellationToken) -> tokio::task::JoinHandle<()> {
-    tokio::spawn(async move {
-        let mut term =
-            tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()).ok();
-        match term.as_mut() {
-            Some(t) => tokio::select! { _ = tokio::signal::ctrl_c() => {}, _ = t.recv() => {} },
-            None => {
-                let _ = tokio::signal::ctrl_c().await;
-            }
-        }
-        eprintln!("repro: interrupted — no new runs start; running ones are removed");
-        cancel.cancel();
-    })
-}
 
 /// One planned cell: everything a run needs, decided before Docker.
 struct Planned {
     scenario: Scenario,
     plan: Plan,
     target: Target,
-    expected: ExpectedVerdict,
+    expected: Outcome,
     because: String,
 }
 
-pub async fn run(g: &Global, a: &MatrixArgs) -> anyhow::Result<i32> {
+pub async fn run(g: &Global, a: &MatrixArgs) -> Result<i32, Error> {
     let argv: Vec<String> = std::env::args().collect();
 
     // Checks: named, or every check that says where the fix landed.
     let root = catalog::find_root(g.root.as_deref());
-    let cat = match Catalog::load(root.as_deref()) {
-        Ok(c) => c,
-        Err(d) => return Ok(bad_input(&d.to_string())),
-    };
+    let cat = Catalog::load(root.as_deref()).map_err(|d| Error::bad_input(d.to_string()))?;
     let mut checks: Vec<String> = Vec::new();
     if a.checks.is_empty() {
         checks.extend(
@@ -126,7 +56,7 @@ pub async fn run(g: &Global, a: &MatrixArgs) -> anyhow::Result<i32> {
                 .map(|(c, _)| c.name.clone()),
         );
         if checks.is_empty() {
-            return Ok(bad_input(
+            return Err(Error::bad_input(
                 "error: no check has `fixed-in`, so there is no default matrix\n  help: name the checks with --checks",
             ));
         }
@@ -134,7 +64,7 @@ pub async fn run(g: &Global, a: &MatrixArgs) -> anyhow::Result<i32> {
         for c in &a.checks {
             let c = c.trim();
             if c.is_empty() {
-                return Ok(bad_input(
+                return Err(Error::bad_input(
                     "error: --checks has an empty entry\n  help: e.g. --checks etcd-split,metrics-order",
                 ));
             }
@@ -160,19 +90,15 @@ pub async fn run(g: &Global, a: &MatrixArgs) -> anyhow::Result<i32> {
         problems.push_str(
             "  help: give full versions (v1.33.4+k3s1) or channels (stable, latest, v1.33), comma-separated\n",
         );
-        return Ok(bad_input(&problems));
+        return Err(Error::bad_input(problems));
     }
     let mut versions: Vec<K3sVersion> = Vec::new();
     for raw in &a.k3s_versions {
-        match version_entry(raw, "--k3s-versions").await {
-            Ok(v) if versions.contains(&v) => {
-                eprintln!("repro: {v} is listed more than once; it runs once");
-            }
-            Ok(v) => versions.push(v),
-            Err((code, msg)) => {
-                eprintln!("{msg}");
-                return Ok(code);
-            }
+        let v = version_entry(raw, "--k3s-versions").await?;
+        if versions.contains(&v) {
+            eprintln!("repro: {v} is listed more than once; it runs once");
+        } else {
+            versions.push(v);
         }
     }
 
@@ -187,11 +113,8 @@ pub async fn run(g: &Global, a: &MatrixArgs) -> anyhow::Result<i32> {
                 image: None,
                 sim: a.sim,
             };
-            let (scenario, plan) = match super::plan::resolve(g, &target) {
-                Ok(x) => x,
-                Err(msg) => return Ok(bad_input(&msg)),
-            };
-            let expected = plan.expected_verdict.unwrap_or(ExpectedVerdict::Fixed);
+            let (scenario, plan) = resolve(g.root.as_deref(), &target)?;
+            let expected = plan.expected_verdict.unwrap_or(Outcome::Fixed);
             let because = format!(
                 "{}{}",
                 plan.expected_because,
@@ -220,58 +143,48 @@ pub async fn run(g: &Global, a: &MatrixArgs) -> anyhow::Result<i32> {
 
     if let Some(Emit::GithubMatrix) = a.emit {
         if planned.len() > GITHUB_MATRIX_LIMIT {
-            return Ok(bad_input(&format!(
+            return Err(Error::bad_input(format!(
                 "error: {} cells, but a GitHub Actions matrix runs at most {GITHUB_MATRIX_LIMIT} jobs\n  help: split the versions or checks over several workflows",
                 planned.len()
             )));
         }
-        let cells: Vec<(String, String, String)> = planned
+        let cells: Vec<(String, String, Outcome)> = planned
             .iter()
             .map(|p| {
                 (
                     p.plan.check.clone(),
                     p.plan.k3s_version.to_string(),
-                    p.expected.as_str().to_string(),
+                    p.expected,
                 )
             })
             .collect();
-        out(&matrix::github_matrix(&cells));
+        out(&render::github_matrix(&cells));
         return Ok(exit::OK);
     }
 
     // Docker from here on.
-    let engine = match Engine::connect().await {
-        Ok(e) => e,
-        Err(e) => {
-            eprintln!("repro: {e}");
-            return Ok(exit::INFRA);
-        }
-    };
+    let engine = Engine::connect().await?;
     if let Some(archive) = &a.options.image_archive {
         eprintln!("repro: loading image archive {}", archive.display());
-        if let Err(e) = engine.load_archive(archive).await {
-            eprintln!("repro: {e:#}");
-            return Ok(exit::INFRA);
-        }
+        engine.load_archive(archive).await?;
     }
     if a.sim {
         // Built (or refreshed, when the stand-in binary changed) once, one after the other,
         // before the runs: two runs building one tag at the same time would race.
         let t = Instant::now();
         for v in &versions {
-            if let Err(e) = crate::sim_image::ensure_sim_image(
+            crate::sim_image::ensure_sim_image(
                 &engine.docker,
                 &v.to_string(),
                 a.options.rebuild_sim,
             )
             .await
-            {
-                eprintln!(
-                    "repro: cannot build the stand-in image {}: {e:#}",
-                    super::plan::sim_image_ref(v)
-                );
-                return Ok(exit::INFRA);
-            }
+            .map_err(|e| {
+                anyhow::anyhow!(
+                    "cannot build the stand-in image {}: {e:#}",
+                    sim_image_ref(v)
+                )
+            })?;
         }
         eprintln!(
             "repro: stand-in images ready ({:.1}s)",
@@ -280,13 +193,7 @@ pub async fn run(g: &Global, a: &MatrixArgs) -> anyhow::Result<i32> {
     }
 
     let dir = a.options.results.join(stamped("matrix"));
-    if let Err(e) = std::fs::create_dir_all(&dir) {
-        eprintln!(
-            "repro: cannot create the matrix folder {}: {e}",
-            dir.display()
-        );
-        return Ok(exit::INFRA);
-    }
+    create_dir(&dir)?;
     let total = planned.len();
     let jobs = usize::from(a.jobs);
     out(&format!(
@@ -308,6 +215,7 @@ pub async fn run(g: &Global, a: &MatrixArgs) -> anyhow::Result<i32> {
     let cancel = CancellationToken::new();
     let listener = spawn_interrupt_listener(cancel.clone());
     let sem = Arc::new(Semaphore::new(jobs));
+    let done = Arc::new(AtomicUsize::new(0));
     let mut set = tokio::task::JoinSet::new();
     // Every cell exists from the start as "not run": whatever happens to its task (skipped
     // after Ctrl-C, or a panic — a bug), it stays in the table and summary.
@@ -319,8 +227,11 @@ pub async fn run(g: &Global, a: &MatrixArgs) -> anyhow::Result<i32> {
     for (i, p) in planned.into_iter().enumerate() {
         let sem = sem.clone();
         let cancel = cancel.clone();
-        let opts = a.options.for_run(outcome_of(p.expected), dir.clone());
-        let argv = argv.clone();
+        let cfg = a
+            .options
+            .to_config(p.target, p.expected, dir.clone(), argv.clone());
+        // Runs are silent (their logs are in their folders); each prints one line as it ends.
+        let line = line_receiver(cells[i].clone(), dir.clone(), done.clone(), total);
         let handle = set.spawn(async move {
             let Ok(_permit) = sem.acquire_owned().await else {
                 return (i, None);
@@ -328,23 +239,21 @@ pub async fn run(g: &Global, a: &MatrixArgs) -> anyhow::Result<i32> {
             if cancel.is_cancelled() {
                 return (i, None);
             }
-            let o = crate::run::execute(p.scenario, p.plan, &p.target, &opts, argv, true).await;
-            (i, Some(o))
+            let end = run::execute(&cfg, p.scenario, p.plan, vec![line]).await;
+            (i, Some(end))
         });
         task_cell.insert(handle.id(), i);
     }
-    let mut done = 0;
     while let Some(joined) = set.join_next_with_id().await {
-        done += 1;
         match joined {
-            Ok((_, (i, outcome))) => {
-                if let Some(o) = outcome {
-                    finish(&mut cells[i], &dir, &o);
-                }
-                out(&progress_line(done, total, &cells[i], &dir));
+            Ok((_, (i, Some(end)))) => finish(&mut cells[i], &dir, &end),
+            Ok((_, (i, None))) => {
+                let n = done.fetch_add(1, Ordering::SeqCst) + 1;
+                out(&progress_line(n, total, &cells[i], &dir));
             }
             Err(e) => {
                 eprintln!("repro: internal error (a bug in repro): {e}");
+                done.fetch_add(1, Ordering::SeqCst);
                 if let Some(&i) = task_cell.get(&e.id()) {
                     cells[i].status = Status::Broken;
                     cells[i].error = Some(format!("internal error (a bug in repro): {e}"));
@@ -356,13 +265,10 @@ pub async fn run(g: &Global, a: &MatrixArgs) -> anyhow::Result<i32> {
     let interrupted = cancel.is_cancelled();
 
     let summary = Summary::new(argv, Vec::new(), cells);
-    let written = crate::merge::write_outputs(&dir, &summary, "repro matrix");
+    let written = crate::matrix::merge::write_outputs(&dir, &summary, "repro matrix");
     print_report(&summary, &dir);
     out(&format!("wall time {:.1}s", t0.elapsed().as_secs_f64()));
-    if let Err(e) = written {
-        eprintln!("repro: {e:#}");
-        return Ok(exit::INFRA);
-    }
+    written?;
     let code = if interrupted {
         exit::INTERRUPTED
     } else {
@@ -372,12 +278,29 @@ pub async fn run(g: &Global, a: &MatrixArgs) -> anyhow::Result<i32> {
     Ok(code)
 }
 
+/// The receiver that prints a cell's line when its run finishes.
+fn line_receiver(
+    cell: Cell,
+    dir: PathBuf,
+    done: Arc<AtomicUsize>,
+    total: usize,
+) -> Arc<dyn run::Receiver> {
+    Arc::new(move |e: &RunEvent<'_>| {
+        if let RunEvent::Finished(end) = e {
+            let mut c = cell.clone();
+            finish(&mut c, &dir, end);
+            let n = done.fetch_add(1, Ordering::SeqCst) + 1;
+            out(&progress_line(n, total, &c, &dir));
+        }
+    })
+}
+
 /// A cell before (or without) its run.
-fn not_run(plan: &Plan, expected: ExpectedVerdict, because: String, sim: bool) -> Cell {
+fn not_run(plan: &Plan, expected: Outcome, because: String, sim: bool) -> Cell {
     Cell {
         check: plan.check.clone(),
         k3s_version: plan.k3s_version.to_string(),
-        expected: expected.as_str().to_string(),
+        expected,
         expected_because: because,
         verdict: None,
         status: Status::NotRun,
@@ -391,18 +314,18 @@ fn not_run(plan: &Plan, expected: ExpectedVerdict, because: String, sim: bool) -
 }
 
 /// Fills a cell from its finished run.
-fn finish(c: &mut Cell, matrix_dir: &Path, o: &crate::run::RunOutcome) {
-    c.status = if o.code == exit::INTERRUPTED {
+fn finish(c: &mut Cell, matrix_dir: &Path, end: &RunEnd) {
+    c.status = if end.code == exit::INTERRUPTED {
         Status::NotRun
     } else {
-        Status::of(&c.expected, o.verdict.as_deref())
+        Status::of(c.expected, end.outcome())
     };
-    c.verdict = o.verdict.clone();
-    c.seconds = o.seconds;
-    c.exit_code = Some(o.code);
-    c.run_id = o.dir.as_deref().and_then(run_id_of);
-    c.results = o.dir.as_ref().map(|d| relative(matrix_dir, d));
-    c.error = o.error.clone();
+    c.verdict = end.outcome();
+    c.seconds = end.seconds;
+    c.exit_code = Some(end.code);
+    c.run_id = end.result.as_ref().map(|r| r.run_id.clone());
+    c.results = end.dir.as_ref().map(|d| relative(matrix_dir, d));
+    c.error = end.why();
 }
 
 /// `d` relative to `base` when inside it (the run folders of a matrix are), else as is.
@@ -419,7 +342,7 @@ fn progress_line(done: usize, total: usize, c: &Cell, dir: &Path) -> String {
         "[{done}/{total}] {} {}: {} (expected {}) {} in {:.1}s",
         c.check,
         c.k3s_version,
-        c.verdict.as_deref().unwrap_or("no verdict"),
+        c.verdict.map_or("no verdict", Outcome::as_str),
         c.expected,
         c.status.label(),
         c.seconds
@@ -433,9 +356,9 @@ fn progress_line(done: usize, total: usize, c: &Cell, dir: &Path) -> String {
 }
 
 /// The table, a line per cell that is not ok (why), the counts and where the files are.
-pub(crate) fn print_report(summary: &Summary, dir: &Path) {
+pub(super) fn print_report(summary: &Summary, dir: &Path) {
     out("");
-    out(matrix::render_table(&summary.cells).trim_end());
+    out(render::render_table(&summary.cells).trim_end());
     let why: Vec<String> = summary
         .cells
         .iter()
@@ -448,7 +371,7 @@ pub(crate) fn print_report(summary: &Summary, dir: &Path) {
         }
     }
     out("");
-    out(&matrix::render_totals(&summary.totals));
+    out(&render::render_totals(&summary.totals));
     if summary.cells.iter().any(|c| c.stand_in) {
         out("(verdicts of the repro stand-in, not of real k3s)");
     }

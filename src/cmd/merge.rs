@@ -6,25 +6,22 @@
 //! expected, 1 a verdict differs, 3 a run broke — so a CI job that merges turns red for it.
 
 use crate::cli::{Global, MergeArgs};
-use crate::exit;
-use crate::matrix::Summary;
+use crate::error::Error;
+use crate::matrix::{merge, Summary};
 
-use super::matrix::{out, print_report};
+use super::common::out;
+use super::matrix::print_report;
 
-pub async fn run(_g: &Global, a: &MergeArgs) -> anyhow::Result<i32> {
-    let cells = match crate::merge::collect(&a.dirs, &a.out) {
-        Ok(c) => c,
-        Err(e) => {
-            eprintln!("{e}");
-            return Ok(exit::BAD_INPUT);
-        }
-    };
+pub async fn run(_g: &Global, a: &MergeArgs) -> Result<i32, Error> {
+    let cells = merge::collect(&a.dirs, &a.out).map_err(|e| Error::bad_input(e.to_string()))?;
     let argv: Vec<String> = std::env::args().collect();
     let inputs = a.dirs.iter().map(|d| d.display().to_string()).collect();
     let summary = Summary::new(argv, inputs, cells);
-    if let Err(e) = crate::merge::write_outputs(&a.out, &summary, "repro merge") {
-        eprintln!("repro: --out {}: {e:#}", a.out.display());
-        return Ok(exit::BAD_INPUT);
+    if let Err(e) = merge::write_outputs(&a.out, &summary, "repro merge") {
+        return Err(Error::bad_input(format!(
+            "repro: --out {}: {e:#}",
+            a.out.display()
+        )));
     }
     out(&format!(
         "merged {} run{} from {} input{}",

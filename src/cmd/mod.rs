@@ -1,35 +1,31 @@
-//! One module per subcommand. Each returns the process exit code (see `crate::exit`).
+//! One module per subcommand, plus the helpers they share (`common`). Each returns the exit
+//! code of a command that completed (see `crate::exit`), or the error it stopped on.
 
-pub mod bisect;
-pub mod clean;
-pub mod list;
-pub mod matrix;
-pub mod merge;
-pub mod plan;
-pub mod redact;
-pub mod report;
-pub mod run;
-pub mod sim;
-pub mod validate;
+mod bisect;
+mod clean;
+pub mod common;
+mod list;
+mod matrix;
+mod merge;
+mod plan;
+mod redact;
+mod report;
+mod run;
+mod sim;
+mod validate;
 
 use crate::cli::{Cli, Command};
-use crate::exit;
+use crate::error::Error;
 
-/// Runs a parsed command line and returns the exit code.
-pub fn main(cli: Cli) -> i32 {
+/// Runs a parsed command line.
+pub fn dispatch(cli: Cli) -> Result<i32, Error> {
     init_tracing(cli.global.verbose);
-    let rt = match tokio::runtime::Builder::new_multi_thread()
+    let rt = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
-    {
-        Ok(rt) => rt,
-        Err(e) => {
-            eprintln!("repro: failed to start the async runtime: {e}");
-            return exit::INFRA;
-        }
-    };
+        .map_err(|e| anyhow::anyhow!("failed to start the async runtime: {e}"))?;
     let g = cli.global;
-    let result = rt.block_on(async move {
+    rt.block_on(async move {
         match cli.command {
             Command::Validate(a) => validate::run(&g, &a),
             Command::List => list::run(&g),
@@ -43,14 +39,7 @@ pub fn main(cli: Cli) -> i32 {
             Command::Bisect(a) => bisect::run(&g, &a).await,
             Command::Merge(a) => merge::run(&g, &a).await,
         }
-    });
-    match result {
-        Ok(code) => code,
-        Err(e) => {
-            eprintln!("repro: {e:#}");
-            exit::INFRA
-        }
-    }
+    })
 }
 
 fn init_tracing(verbose: u8) {

@@ -5,68 +5,26 @@
 //! what it expects, with the bug's values next to the correct ones. Configs that did not change
 //! are named, not repeated, to keep a four-step plan on a screen or two.
 
-use crate::catalog::{self, Catalog};
-use crate::cli::{Format, Global, PlanArgs, Target};
+use crate::cli::{Format, Global, PlanArgs};
+use crate::error::Error;
 use crate::exit;
-use crate::plan::{self, config_body, Plan, PlannedNode, PlannedStep, CONFIG_PATH};
-use crate::scenario::{Expected, Scenario};
-use crate::version::K3sVersion;
+use crate::plan::{config_body, Plan, PlannedNode, PlannedStep, CONFIG_PATH};
+use crate::scenario::Expected;
+use crate::table::table;
 
-/// Resolves a target (check, topology, version, image) into a scenario and a plan, or returns
-/// the diagnostics to print (exit 2). Shared by `plan` and `run`.
-pub fn resolve(g: &Global, t: &Target) -> Result<(Scenario, Plan), String> {
-    let root = catalog::find_root(g.root.as_deref());
-    let cat = Catalog::load(root.as_deref()).map_err(|d| d.to_string())?;
-    let sc = cat
-        .scenario(&t.check, t.topology.as_deref())
-        .map_err(|d| d.to_string())?;
-    let version: K3sVersion = match &t.k3s_version {
-        Some(v) => v.parse().map_err(|e: crate::version::VersionError| {
-            format!("error: --k3s-version: {e}\n  help: e.g. --k3s-version v1.33.4+k3s1\n")
-        })?,
-        None => sc.topology.default_version.clone(),
-    };
-    let image = match (&t.image, t.sim) {
-        (Some(i), _) => i.clone(),
-        (None, true) => sim_image_ref(&version),
-        (None, false) => plan::k3s_image(&version),
-    };
-    let p = plan::plan(&sc, &version, &image);
-    Ok((sc, p))
-}
+use super::common::{resolve, write_stdout};
 
-/// The stand-in's image name for a version (kept in sync with `sim_image`).
-pub fn sim_image_ref(v: &K3sVersion) -> String {
-    format!("repro.local/k3s-sim:{}", v.image_tag())
-}
-
-pub fn run(g: &Global, args: &PlanArgs) -> anyhow::Result<i32> {
-    let (_sc, p) = match resolve(g, &args.target) {
-        Ok(x) => x,
-        Err(msg) => {
-            eprint!("{msg}");
-            if !msg.ends_with('\n') {
-                eprintln!();
-            }
-            return Ok(exit::BAD_INPUT);
-        }
+pub fn run(g: &Global, args: &PlanArgs) -> Result<i32, Error> {
+    let (_sc, p) = resolve(g.root.as_deref(), &args.target.to_target())?;
+    let text = match args.format {
+        Format::Json => format!(
+            "{}\n",
+            serde_json::to_string_pretty(&p).map_err(anyhow::Error::from)?
+        ),
+        Format::Text => render_text(&p),
     };
-    match args.format {
-        Format::Json => write_stdout(&format!("{}\n", serde_json::to_string_pretty(&p)?))?,
-        Format::Text => write_stdout(&render_text(&p))?,
-    }
+    write_stdout(&text).map_err(|e| anyhow::anyhow!("cannot write to stdout: {e}"))?;
     Ok(exit::OK)
-}
-
-/// Writes a command's output. A closed pipe (`repro plan x | head`) is the reader's choice, not
-/// an error: `print!` would panic on it.
-pub fn write_stdout(text: &str) -> std::io::Result<()> {
-    use std::io::Write;
-    let mut out = std::io::stdout().lock();
-    match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
-        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
-        other => other,
-    }
 }
 
 /// The plan as a reviewer reads it.
@@ -87,7 +45,7 @@ pub fn render_text(p: &Plan) -> String {
             (n.clone(), 0, body)
         })
         .collect();
-    let has_bug = p.steps.iter().any(|s| !s.bug.is_empty());
+    let has_bug = p.has_bug_signature();
     for s in &p.steps {
         step(&mut o, p, s, &mut last_change, has_bug);
     }
@@ -341,34 +299,6 @@ fn expectations(o: &mut String, s: &PlannedStep, has_bug: bool) {
             "    ({} not restarted in this step: the boot it is in is observed again)\n",
             kept.join(", ")
         ));
-    }
-}
-
-/// Left-aligned columns, two spaces apart; the last column is not padded.
-pub(crate) fn table(o: &mut String, prefix: &str, rows: &[Vec<String>]) {
-    let cols = rows.iter().map(Vec::len).max().unwrap_or(0);
-    let widths: Vec<usize> = (0..cols)
-        .map(|c| {
-            rows.iter()
-                .filter_map(|r| r.get(c))
-                .map(|s| s.chars().count())
-                .max()
-                .unwrap_or(0)
-        })
-        .collect();
-    for r in rows {
-        let mut line = String::from(prefix);
-        for (c, cell) in r.iter().enumerate() {
-            if c + 1 == r.len() {
-                line.push_str(cell);
-            } else {
-                let pad = widths[c].saturating_sub(cell.chars().count());
-                line.push_str(cell);
-                line.push_str(&" ".repeat(pad + 2));
-            }
-        }
-        o.push_str(line.trim_end());
-        o.push('\n');
     }
 }
 

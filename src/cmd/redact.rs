@@ -2,15 +2,18 @@
 //! same rules as the bundle.
 
 use crate::cli::{Global, RedactArgs};
+use crate::error::Error;
 use crate::exit;
-use crate::report;
+use crate::redact;
 
-pub fn run(_g: &Global, a: &RedactArgs) -> anyhow::Result<i32> {
+pub fn run(_g: &Global, a: &RedactArgs) -> Result<i32, Error> {
     if !a.path.exists() {
-        eprintln!("repro: {}: no such file or folder", a.path.display());
-        return Ok(exit::BAD_INPUT);
+        return Err(Error::bad_input(format!(
+            "repro: {}: no such file or folder",
+            a.path.display()
+        )));
     }
-    let s = report::redact_path(&a.path, a.out.as_deref(), &a.secrets)?;
+    let s = redact::redact_path(&a.path, a.out.as_deref(), &a.secrets)?;
     let target = a.out.as_deref().unwrap_or(&a.path);
     println!(
         "redacted {} file(s) into {}: {} distinct secret(s) replaced by <REDACTED-n>",

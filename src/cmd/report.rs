@@ -2,17 +2,12 @@
 //! again from the folder's result.json and logs.
 
 use crate::cli::{Global, ReportArgs};
+use crate::error::Error;
 use crate::exit;
 use crate::report;
 
-pub fn run(_g: &Global, a: &ReportArgs) -> anyhow::Result<i32> {
-    let folder = match report::load(&a.dir) {
-        Ok(f) => f,
-        Err(e) => {
-            eprintln!("repro: {e}");
-            return Ok(exit::BAD_INPUT);
-        }
-    };
+pub fn run(_g: &Global, a: &ReportArgs) -> Result<i32, Error> {
+    let folder = report::load(&a.dir).map_err(|e| Error::bad_input(format!("repro: {e}")))?;
     let rendered = report::render(&folder, &a.secrets)?;
     report::write_rendered(&a.dir, &rendered)?;
     let verdict = rendered

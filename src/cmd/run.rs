@@ -1,24 +1,104 @@
-//! `repro run <check>`.
+//! `repro run <check>`: one run with the live display, then the summary on stdout.
+
+use std::path::Path;
+use std::sync::Arc;
 
 use crate::cli::{Global, RunArgs};
-use crate::exit;
+use crate::error::Error;
+use crate::progress::Progress;
+use crate::result::RunResult;
+use crate::run;
 
-pub async fn run(g: &Global, args: &RunArgs) -> anyhow::Result<i32> {
+use super::common::resolve;
+
+pub async fn run(g: &Global, args: &RunArgs) -> Result<i32, Error> {
+    let cfg = args.to_config(std::env::args().collect());
     // Everything about the input is checked before Docker is touched: no half-created cluster.
-    let (sc, plan) = match super::plan::resolve(g, &args.target) {
-        Ok(x) => x,
-        Err(msg) => {
-            eprint!("{msg}");
-            if !msg.ends_with('\n') {
-                eprintln!();
-            }
-            return Ok(exit::BAD_INPUT);
+    let (sc, plan) = resolve(g.root.as_deref(), &cfg.target)?;
+    let nodes: Vec<String> = plan.nodes.iter().map(|n| n.name.clone()).collect();
+    let display = Arc::new(Progress::new(args.options.progress.is_live(), &nodes));
+    let end = run::execute(&cfg, sc, plan, vec![display]).await;
+    if let (Some(r), Some(dir)) = (&end.result, &end.dir) {
+        print_summary(r, dir);
+    }
+    match end.error {
+        Some(e) => Err(e.into()),
+        None => Ok(end.code),
+    }
+}
+
+fn print_summary(r: &RunResult, dir: &Path) {
+    println!();
+    println!(
+        "{} on k3s {}{}",
+        r.check.name,
+        r.k3s.version,
+        if r.k3s.stand_in {
+            " (repro stand-in, not real k3s)"
+        } else {
+            ""
         }
-    };
-    let argv: Vec<String> = std::env::args().collect();
-    Ok(
-        crate::run::execute(sc, plan, &args.target, &args.options, argv, false)
-            .await
-            .code,
-    )
+    );
+    for s in &r.steps {
+        println!("step {}: {}", s.index, s.name);
+        for o in &s.observations {
+            let mark = if o.matches_expected() {
+                "ok"
+            } else if o.matches_bug() {
+                "BUG"
+            } else {
+                "??"
+            };
+            let ev = o
+                .evidence
+                .first()
+                .map(|e| log_message(&e.text))
+                .unwrap_or_default();
+            let why = if o.reason.starts_with("settle rule") {
+                format!("no up line within the settle window after: {ev}")
+            } else {
+                ev
+            };
+            println!(
+                "  {mark:<4}{:<8} {:<20} observed {:<8} expected {:<8} {}",
+                o.node,
+                o.signal,
+                o.observed,
+                o.expected.as_deref().unwrap_or("-"),
+                shorten(&why, 90)
+            );
+        }
+    }
+    match &r.verdict {
+        Some(v) => println!(
+            "verdict: {} — {} (asked for: {})",
+            v.outcome, v.reason, r.expect
+        ),
+        None => println!(
+            "verdict: none — {}",
+            r.error.as_deref().unwrap_or("the run did not finish")
+        ),
+    }
+    for d in r.verdict.iter().flat_map(|v| &v.differences) {
+        println!("  differs: {d}");
+    }
+    println!("results: {}", dir.display());
+    println!("exit: {}", r.exit_code.unwrap_or(-1));
+}
+
+/// The `msg="..."` of a logrus line (what a reader wants), or the line as it is.
+fn log_message(line: &str) -> String {
+    match line.split_once("msg=\"") {
+        Some((_, rest)) => rest.strip_suffix('"').unwrap_or(rest).replace("\\\"", "\""),
+        None => line.to_string(),
+    }
+}
+
+fn shorten(s: &str, n: usize) -> String {
+    if s.chars().count() > n {
+        let t: String = s.chars().take(n).collect();
+        format!("{t}…")
+    } else {
+        s.to_string()
+    }
 }

@@ -2,6 +2,7 @@
 
 use crate::cli::{Global, SimCommand};
 use crate::docker::Engine;
+use crate::error::Error;
 use crate::exit;
 use crate::version::K3sVersion;
 
@@ -16,7 +17,7 @@ pub const DEFAULT_VERSIONS: &[&str] = &[
     "v1.34.1+k3s1",
 ];
 
-pub async fn run(_g: &Global, cmd: &SimCommand) -> anyhow::Result<i32> {
+pub async fn run(_g: &Global, cmd: &SimCommand) -> Result<i32, Error> {
     let SimCommand::Build { versions, rebuild } = cmd;
     let wanted: Vec<String> = if versions.is_empty() {
         DEFAULT_VERSIONS.iter().map(|s| s.to_string()).collect()
@@ -25,17 +26,10 @@ pub async fn run(_g: &Global, cmd: &SimCommand) -> anyhow::Result<i32> {
     };
     for v in &wanted {
         if let Err(e) = v.parse::<K3sVersion>() {
-            eprintln!("repro sim build: {e}");
-            return Ok(exit::BAD_INPUT);
+            return Err(Error::bad_input(format!("repro sim build: {e}")));
         }
     }
-    let engine = match Engine::connect().await {
-        Ok(e) => e,
-        Err(e) => {
-            eprintln!("repro: {e}");
-            return Ok(exit::INFRA);
-        }
-    };
+    let engine = Engine::connect().await?;
     for v in &wanted {
         let t = std::time::Instant::now();
         let tag = crate::sim_image::ensure_sim_image(&engine.docker, v, *rebuild).await?;

@@ -9,12 +9,13 @@ use std::path::{Path, PathBuf};
 
 use crate::catalog::{self, Catalog, Source};
 use crate::cli::{Global, ValidateArgs};
-use crate::cmd::plan::write_stdout;
+use crate::cmd::common::write_stdout;
 use crate::diag::Diagnostics;
+use crate::error::Error;
 use crate::exit;
 use crate::load::{self, FileKind};
 
-pub fn run(g: &Global, args: &ValidateArgs) -> anyhow::Result<i32> {
+pub fn run(g: &Global, args: &ValidateArgs) -> Result<i32, Error> {
     let root = catalog::find_root(g.root.as_deref());
     let result = if args.files.is_empty() {
         Catalog::load(root.as_deref()).map(|c| {
@@ -38,14 +39,13 @@ pub fn run(g: &Global, args: &ValidateArgs) -> anyhow::Result<i32> {
     };
     match result {
         Ok(msg) => {
-            write_stdout(&format!("{msg}\n"))?;
+            write_stdout(&format!("{msg}\n")).map_err(anyhow::Error::from)?;
             Ok(exit::OK)
         }
-        Err(d) => {
-            eprint!("{d}");
-            eprintln!("{} found", count(d.len(), "problem"));
-            Ok(exit::BAD_INPUT)
-        }
+        Err(d) => Err(Error::bad_input(format!(
+            "{d}{} found",
+            count(d.len(), "problem")
+        ))),
     }
 }
 

@@ -9,8 +9,8 @@ use regex::Regex;
 
 use super::cases::{self, Case, Outcome};
 use super::text::{self, and_list, clock, shorten};
-use crate::model::Role;
 use crate::plan::CONFIG_PATH;
+use crate::raw::Role;
 use crate::result::{BootRecord, RunResult};
 
 /// Evidence lines longer than this are cut in the report (the full line is in the bundle's log).
@@ -375,7 +375,11 @@ fn edit_lines(r: &RunResult, index: usize) -> Vec<String> {
             );
         }
     } else if let Some(s) = r.steps.iter().find(|s| s.index == index) {
-        for a in s.actions.iter().filter(|a| a.kind == "edit") {
+        for a in s
+            .actions
+            .iter()
+            .filter(|a| a.kind == crate::result::ActionKind::Edit)
+        {
             for n in &a.nodes {
                 edited.insert(
                     n.clone(),
@@ -697,7 +701,7 @@ fn context(o: &mut String, r: &RunResult, all: &[Case<'_>], logs: &IndexMap<Stri
     for b in r
         .boots
         .iter()
-        .filter(|b| b.end == "exited" || b.end == "timeout")
+        .filter(|b| b.end == crate::result::BootEnd::Exited)
     {
         let what = match (b.end.as_str(), b.exit_code) {
             ("exited", Some(c)) => format!("exited on its own with code {c}"),

@@ -7,12 +7,10 @@
 //! afterwards. Because only the folder is read, `repro report <dir>` can redo every output later
 //! (after a fix to a renderer, or on a folder copied from CI).
 
-mod bundle;
+pub(crate) mod bundle;
 mod cases;
-mod files;
 mod junit;
 mod markdown;
-pub mod redact;
 mod text;
 mod timeline;
 
@@ -28,8 +26,7 @@ use serde_json::Value;
 
 use crate::result::{RunResult, SCHEMA_VERSION};
 
-pub use files::{redact_path, RedactSummary};
-pub use redact::Redactor;
+use crate::redact::Redactor;
 
 pub const RESULT_FILE: &str = "result.json";
 pub const JUNIT_FILE: &str = "junit.xml";
@@ -65,7 +62,6 @@ pub enum LoadError {
 /// A results folder as read from disk, before redaction.
 #[derive(Debug, Clone)]
 pub struct RunFolder {
-    pub dir: PathBuf,
     pub result: Value,
     /// Files under `nodes/`, as (path relative to the folder, content), sorted by path.
     pub node_files: Vec<(String, Vec<u8>)>,
@@ -88,11 +84,7 @@ pub fn load(dir: &Path) -> Result<RunFolder, LoadError> {
     let mut node_files = Vec::new();
     collect_nodes(dir, &dir.join(NODES_DIR), &mut node_files)?;
     node_files.sort_by(|a, b| a.0.cmp(&b.0));
-    Ok(RunFolder {
-        dir: dir.to_path_buf(),
-        result,
-        node_files,
-    })
+    Ok(RunFolder { result, node_files })
 }
 
 /// Parses `result.json` text; errors name the file, line and column, for syntax and for shape.

@@ -440,7 +440,7 @@ fn draw_boots(svg: &mut String, r: &RunResult, scale: &Scale, row_y: &dyn Fn(&st
         let _ = write!(
             svg,
             r#"<g class="boot {}"><title>{title}</title><rect x="{x0:.1}" y="{:.1}" width="{w:.1}" height="{BAR_H}" rx="3"/>"#,
-            esc(&b.end),
+            esc(b.end.as_str()),
             y + BAR_Y
         );
         if w > 54.0 {
@@ -663,7 +663,7 @@ fn page(r: &RunResult, all: &[Case<'_>], svg: &str) -> String {
         esc(&r.k3s.image),
         esc(&r.run_id),
         esc(&run_span(r)),
-        esc(&r.expect)
+        esc(r.expect.as_str())
     );
     if r.k3s.stand_in {
         let _ = writeln!(

@@ -1,4 +1,5 @@
-//! Secret redaction as a pure function over text and JSON.
+//! Secret redaction as a pure function over text and JSON: used live by a run (its log lines
+//! and output), by the reports and bundle, and by `repro redact` on files (`files`).
 //!
 //! A [`Redactor`] is one redaction *context*: every secret it meets gets a number on first sight
 //! and is written `<REDACTED-n>` everywhere after, so a reader of a bundle can still tell that the
@@ -18,6 +19,10 @@
 
 use std::ops::Range;
 use std::sync::LazyLock;
+
+mod files;
+
+pub use files::redact_path;
 
 use indexmap::IndexMap;
 use regex::{Captures, Regex};
@@ -56,6 +61,7 @@ impl Redactor {
     }
 
     /// The placeholder a secret is written as, if it is known.
+    #[cfg(test)]
     pub fn placeholder_of(&self, secret: &str) -> Option<String> {
         self.known.get(secret).map(|n| placeholder(*n))
     }
@@ -490,5 +496,4 @@ fn unquote_span(v: &str, base: usize) -> Range<usize> {
 }
 
 #[cfg(test)]
-#[path = "redact_tests.rs"]
 mod tests;

@@ -17,6 +17,8 @@ use tokio::sync::watch;
 
 use crate::docker::Engine;
 
+use super::record::RecordError;
+
 /// Called for every new line of a node (for progress display).
 pub type OnLine = Arc<dyn Fn(&str, &LogLine) + Send + Sync>;
 /// Applied to every line before it is kept or written (removes the run's secrets).
@@ -32,7 +34,7 @@ pub struct LogLine {
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum BootEnd {
+pub enum Ended {
     /// The container exited while repro was not stopping it.
     Died {
         exit_code: Option<i64>,
@@ -53,8 +55,10 @@ pub struct Boot {
     pub lines: Vec<LogLine>,
     /// Index into `lines` of the first readiness line.
     pub ready: Option<usize>,
-    pub end: Option<BootEnd>,
+    pub end: Option<Ended>,
     pub log_path: PathBuf,
+    /// Why this boot's log file could not be written, if it could not (reported by the run).
+    pub write_error: Option<std::io::Error>,
 }
 
 impl Boot {
@@ -95,28 +99,56 @@ impl BootHandle {
         self.changed.clone()
     }
 
+    /// Takes the error of writing this boot's log file, if there was one.
+    pub fn take_write_error(&self) -> Option<RecordError> {
+        let mut b = self.boot.lock().unwrap_or_else(|p| p.into_inner());
+        let source = b.write_error.take()?;
+        Some(RecordError::Write {
+            path: b.log_path.clone(),
+            source,
+        })
+    }
+
     /// Waits until the follower has finished (the container stopped and its log drained).
     pub async fn ended(&self) {
         self.wait_for(|b| b.end.as_ref().map(|_| ())).await;
     }
 }
 
-/// Starts following a boot that has just been started. `after` is the last line time of the
-/// previous boot (lines at or before it belong to earlier boots).
-#[allow(clippy::too_many_arguments)]
-pub fn follow(
-    engine: Engine,
-    container: String,
-    number: u32,
-    step: usize,
-    started_at: DateTime<Utc>,
-    after: Option<DateTime<Utc>>,
-    ready: Vec<Regex>,
-    log_path: PathBuf,
-    on_line: OnLine,
-    stopping: Arc<std::sync::atomic::AtomicBool>,
-    scrub: Scrub,
-) -> BootHandle {
+/// A boot to follow: it has just been started.
+pub struct Follow {
+    pub engine: Engine,
+    pub container: String,
+    pub number: u32,
+    pub step: usize,
+    pub started_at: DateTime<Utc>,
+    /// The last line time of the previous boot: lines at or before it belong to earlier boots.
+    pub after: Option<DateTime<Utc>>,
+    /// Lines that say the boot is ready.
+    pub ready: Vec<Regex>,
+    /// Where this boot's own log is written.
+    pub log_path: PathBuf,
+    pub on_line: OnLine,
+    /// Set while repro stops the container: its exit is then not a death.
+    pub stopping: Arc<std::sync::atomic::AtomicBool>,
+    pub scrub: Scrub,
+}
+
+/// Starts following a boot.
+pub fn follow(f: Follow) -> BootHandle {
+    let Follow {
+        engine,
+        container,
+        number,
+        step,
+        started_at,
+        after,
+        ready,
+        log_path,
+        on_line,
+        stopping,
+        scrub,
+    } = f;
     let (tx, rx) = watch::channel(0u64);
     let boot = Arc::new(Mutex::new(Boot {
         number,
@@ -126,13 +158,23 @@ pub fn follow(
         ready: None,
         end: None,
         log_path: log_path.clone(),
+        write_error: None,
     }));
     let handle = BootHandle {
         boot: boot.clone(),
         changed: rx,
     };
     tokio::spawn(async move {
-        let mut file = std::fs::File::create(&log_path).ok();
+        // A log file that cannot be written is kept as the boot's `write_error` for the run to
+        // report; the lines stay in memory, so the verdict does not depend on it.
+        let mut write_error = None;
+        let mut file = match std::fs::File::create(&log_path) {
+            Ok(f) => Some(f),
+            Err(e) => {
+                write_error = Some(e);
+                None
+            }
+        };
         let mut since = after.map_or(0, |t| t.timestamp());
         let mut last = after;
         let mut bufs: [Vec<u8>; 2] = [Vec::new(), Vec::new()];
@@ -147,15 +189,21 @@ pub fn follow(
             }
             *last = Some(line.ts);
             if let Some(f) = file.as_mut() {
-                let _ = writeln!(
+                if let Err(e) = writeln!(
                     f,
                     "{} {}",
                     line.ts.to_rfc3339_opts(chrono::SecondsFormat::Nanos, true),
                     line.text
-                );
+                ) {
+                    write_error = Some(e);
+                    file = None;
+                }
             }
             on_line(&container, &line);
             let mut b = boot.lock().unwrap_or_else(|p| p.into_inner());
+            if let Some(e) = write_error.take() {
+                b.write_error.get_or_insert(e);
+            }
             if b.ready.is_none() && ready.iter().any(|r| r.is_match(&line.text)) {
                 b.ready = Some(b.lines.len());
             }
@@ -198,29 +246,35 @@ pub fn follow(
                     continue;
                 }
                 Ok(s) if s.running => {
-                    break BootEnd::Lost {
+                    break Ended::Lost {
                         reason: broke.unwrap_or_else(|| "log stream ended while running".into()),
                     }
                 }
                 Ok(s) => {
                     let at = s.finished_at.unwrap_or_default();
                     if stopping.load(std::sync::atomic::Ordering::SeqCst) {
-                        break BootEnd::Stopped { at };
+                        break Ended::Stopped { at };
                     }
-                    break BootEnd::Died {
+                    break Ended::Died {
                         exit_code: s.exit_code,
                         at,
                         oom: s.oom_killed,
                     };
                 }
                 Err(e) => {
-                    break BootEnd::Lost {
+                    break Ended::Lost {
                         reason: e.to_string(),
                     }
                 }
             }
         };
-        boot.lock().unwrap_or_else(|p| p.into_inner()).end = Some(end);
+        {
+            let mut b = boot.lock().unwrap_or_else(|p| p.into_inner());
+            b.end = Some(end);
+            if let Some(e) = write_error {
+                b.write_error.get_or_insert(e);
+            }
+        }
         tick += 1;
         let _ = tx.send(tick);
     });

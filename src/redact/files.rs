@@ -9,8 +9,9 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{bail, Context};
 
-use super::bundle;
-use super::redact::Redactor;
+use crate::report::bundle;
+
+use super::Redactor;
 
 /// What `redact_path` did.
 #[derive(Debug, Default, Clone, PartialEq, Eq)]
@@ -100,7 +101,7 @@ pub fn redact_path(
                 continue;
             }
         };
-        super::write_atomic(&target, &bytes)?;
+        crate::report::write_atomic(&target, &bytes)?;
         summary.files += 1;
     }
     summary.secrets = ctx.secret_count();

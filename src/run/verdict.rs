@@ -5,7 +5,7 @@
 //! Anything else is `inconclusive`, with each observation that matched neither listed.
 //! Zero evaluated expectations is never success.
 
-use crate::result::{Observation, Verdict};
+use crate::result::{Observation, Outcome, Verdict};
 
 pub fn decide(observations: &[Observation], has_bug_signature: bool, notes: &[String]) -> Verdict {
     let judged: Vec<&Observation> = observations
@@ -33,12 +33,15 @@ pub fn decide(observations: &[Observation], has_bug_signature: bool, notes: &[St
         })
         .collect();
     let (outcome, reason) = if n == 0 {
-        ("inconclusive", "no expectation was evaluated".to_string())
+        (
+            Outcome::Inconclusive,
+            "no expectation was evaluated".to_string(),
+        )
     } else if matched_expected == n {
-        ("fixed", format!("all {n} expectations hold"))
+        (Outcome::Fixed, format!("all {n} expectations hold"))
     } else if has_bug_signature && matched_bug == n {
         (
-            "reproduced",
+            Outcome::Reproduced,
             format!("all {n} observations match the documented bug signature"),
         )
     } else {
@@ -56,10 +59,10 @@ pub fn decide(observations: &[Observation], has_bug_signature: bool, notes: &[St
             r.push_str("; ");
             r.push_str(note);
         }
-        ("inconclusive", r)
+        (Outcome::Inconclusive, r)
     };
     Verdict {
-        outcome: outcome.into(),
+        outcome,
         reason,
         differences,
         expectations: n,
@@ -88,7 +91,7 @@ mod tests {
     #[test]
     fn all_expected_is_fixed() {
         let v = decide(&[obs("up", "down", "up"), obs("up", "up", "up")], true, &[]);
-        assert_eq!(v.outcome, "fixed");
+        assert_eq!(v.outcome, Outcome::Fixed);
     }
 
     #[test]
@@ -98,30 +101,30 @@ mod tests {
             true,
             &[],
         );
-        assert_eq!(v.outcome, "reproduced");
+        assert_eq!(v.outcome, Outcome::Reproduced);
     }
 
     #[test]
     fn unknown_or_mixed_is_inconclusive() {
         let v = decide(&[obs("up", "down", "unknown")], true, &[]);
-        assert_eq!(v.outcome, "inconclusive");
+        assert_eq!(v.outcome, Outcome::Inconclusive);
         assert_eq!(v.differences.len(), 1);
         let mixed = decide(
             &[obs("up", "down", "down"), obs("down", "up", "down")],
             true,
             &[],
         );
-        assert_eq!(mixed.outcome, "inconclusive");
+        assert_eq!(mixed.outcome, Outcome::Inconclusive);
     }
 
     #[test]
     fn nothing_evaluated_is_never_success() {
-        assert_eq!(decide(&[], true, &[]).outcome, "inconclusive");
+        assert_eq!(decide(&[], true, &[]).outcome, Outcome::Inconclusive);
     }
 
     #[test]
     fn no_signature_never_reproduces() {
         let v = decide(&[obs("up", "up", "down")], false, &[]);
-        assert_eq!(v.outcome, "inconclusive");
+        assert_eq!(v.outcome, Outcome::Inconclusive);
     }
 }

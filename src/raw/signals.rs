@@ -45,7 +45,7 @@ pub struct SignalFile {
     /// Roles on which the signal can be told at all (empty: every role). E.g. supervisor
     /// metrics: on nodes with an apiserver, /metrics answers from the same registry either way.
     #[serde(default)]
-    pub roles: Vec<Spanned<crate::model::Role>>,
+    pub roles: Vec<Spanned<crate::raw::Role>>,
 }
 
 /// A log-line pattern: a bare regex, or a map with `match:` and its version range or value.

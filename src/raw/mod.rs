@@ -8,9 +8,7 @@ pub mod topology;
 pub mod value;
 
 pub use check::{CheckFile, RestartItem, StepFile};
-pub use signals::{
-    FullPattern, Pattern, PatternFile, ProbeFile, ProbeRuleFile, SignalFile, SignalsFile,
-};
+pub use signals::{Pattern, PatternFile, ProbeRuleFile, SignalsFile};
 pub use topology::{NodeFile, Role, TopologyFile};
 pub use value::ConfigValue;
 

@@ -11,10 +11,10 @@
 
 use std::time::{Duration, Instant};
 
-use crate::result::Evidence;
-use crate::scenario::{Expected, LinePattern, Signal};
+use super::watch::{Boot, Ended, LogLine};
+use crate::result::{Evidence, EvidenceSource};
+use crate::scenario::{LinePattern, Signal};
 use crate::version::K3sVersion;
-use crate::watch::{Boot, BootEnd, LogLine};
 
 #[derive(Debug, Clone)]
 pub struct Obs {
@@ -34,7 +34,7 @@ pub enum Eval {
 
 pub fn evidence(boot: &Boot, l: &LogLine) -> Evidence {
     Evidence {
-        source: "log".into(),
+        source: EvidenceSource::Log,
         boot: boot.number,
         time: Some(l.ts.to_rfc3339_opts(chrono::SecondsFormat::Millis, true)),
         text: l.text.clone(),
@@ -54,9 +54,9 @@ fn first_match<'a>(boot: &'a Boot, pats: &[LinePattern], v: &K3sVersion) -> Opti
 /// Evidence of a death: the exit and the last lines before it.
 pub fn death_evidence(boot: &Boot) -> Vec<Evidence> {
     let mut ev = Vec::new();
-    if let Some(BootEnd::Died { exit_code, at, oom }) = &boot.end {
+    if let Some(Ended::Died { exit_code, at, oom }) = &boot.end {
         ev.push(Evidence {
-            source: "docker".into(),
+            source: EvidenceSource::Docker,
             boot: boot.number,
             time: Some(at.clone()),
             text: format!(
@@ -74,7 +74,7 @@ pub fn death_evidence(boot: &Boot) -> Vec<Evidence> {
 pub fn is_dead(boot: &Boot) -> bool {
     matches!(
         boot.end,
-        Some(BootEnd::Died { .. }) | Some(BootEnd::Lost { .. })
+        Some(Ended::Died { .. }) | Some(Ended::Lost { .. })
     )
 }
 
@@ -121,7 +121,7 @@ pub fn eval_log(sig: &Signal, boot: &Boot, v: &K3sVersion, settle: Duration, now
             return Eval::Pending { until: Some(until) };
         }
     }
-    if is_dead(boot) || matches!(boot.end, Some(BootEnd::Stopped { .. })) {
+    if is_dead(boot) || matches!(boot.end, Some(Ended::Stopped { .. })) {
         return Eval::Decided(Obs {
             observed: "unknown".into(),
             evidence: death_evidence(boot),
@@ -192,12 +192,13 @@ pub fn probe_excerpt(output: &str) -> String {
     let lines: Vec<&str> = output.lines().take(3).collect();
     let mut s = lines.join(" | ");
     if s.len() > 300 {
-        s.truncate(300);
+        // At a character boundary: probe output may be any UTF-8.
+        let mut cut = 300;
+        while !s.is_char_boundary(cut) {
+            cut -= 1;
+        }
+        s.truncate(cut);
         s.push('…');
     }
     s
-}
-
-pub fn expected_str(e: Option<&Expected>) -> Option<String> {
-    e.map(|e| e.as_str().to_string())
 }

@@ -10,9 +10,10 @@ use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
 
-use crate::matrix::{Cell, Status, Summary, SUMMARY_KIND, SUMMARY_SCHEMA_VERSION};
+use crate::result::Outcome;
 use crate::version::K3sVersion;
 
+use super::model::{Cell, Status, Summary, SUMMARY_KIND, SUMMARY_SCHEMA_VERSION};
 /// How deep below an argument to look for result.json / summary.json.
 const MAX_DEPTH: usize = 8;
 
@@ -36,9 +37,9 @@ struct RunDigest {
     run_id: String,
     check: CheckDigest,
     k3s: K3sDigest,
-    expect: String,
+    expect: Outcome,
     #[serde(default)]
-    expected_for_version: Option<String>,
+    expected_for_version: Option<Outcome>,
     #[serde(default)]
     verdict: Option<VerdictDigest>,
     #[serde(default)]
@@ -65,7 +66,7 @@ struct K3sDigest {
 
 #[derive(Debug, Deserialize)]
 struct VerdictDigest {
-    outcome: String,
+    outcome: Outcome,
     #[serde(default)]
     reason: String,
 }
@@ -112,14 +113,14 @@ pub fn cell_from_result(file: &Path) -> Result<Cell, MergeError> {
             e,
             "what the check's fixed-in predicted when the run was made".to_string(),
         ),
-        None => (r.expect.clone(), "asked for with --expect".to_string()),
+        None => (r.expect, "asked for with --expect".to_string()),
     };
-    let verdict = r.verdict.as_ref().map(|v| v.outcome.clone());
+    let verdict = r.verdict.as_ref().map(|v| v.outcome);
     let unfinished = r.finished_at.is_none() || r.exit_code.is_none();
     let status = if unfinished {
         Status::Broken
     } else {
-        Status::of(&expected, verdict.as_deref())
+        Status::of(expected, verdict)
     };
     let error = if unfinished {
         Some("the run never finished (its result.json is incomplete)".to_string())
@@ -127,7 +128,7 @@ pub fn cell_from_result(file: &Path) -> Result<Cell, MergeError> {
         r.error.clone().or_else(|| {
             r.verdict
                 .as_ref()
-                .filter(|v| v.outcome == "inconclusive")
+                .filter(|v| v.outcome == Outcome::Inconclusive)
                 .map(|v| v.reason.clone())
         })
     };
@@ -256,7 +257,7 @@ pub fn write_outputs(dir: &Path, summary: &Summary, junit_name: &str) -> anyhow:
     use anyhow::Context;
     std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
     let json = serde_json::to_string_pretty(summary)?;
-    let xml = crate::matrix::junit(junit_name, &summary.cells)
+    let xml = super::render::junit(junit_name, &summary.cells)
         .map_err(|e| anyhow::anyhow!("cannot render junit.xml: {e}"))?;
     for (name, text) in [("summary.json", json), ("junit.xml", xml)] {
         let tmp = dir.join(format!(".{name}.tmp"));

@@ -1,0 +1,112 @@
+//! Helpers the commands share: resolving a target into a scenario and a plan, printing to
+//! stdout, version arguments, results folder names, and the batch commands' interrupt listener.
+
+use std::path::Path;
+
+use tokio_util::sync::CancellationToken;
+
+use crate::catalog::{self, Catalog};
+use crate::error::Error;
+use crate::plan::{self, Plan};
+use crate::run::Target;
+use crate::scenario::Scenario;
+use crate::version::K3sVersion;
+
+/// Resolves a target (check, topology, version, image) into a scenario and a plan, or the
+/// diagnostics to print (exit 2). Everything about the input is checked here, before Docker.
+pub fn resolve(root: Option<&Path>, t: &Target) -> Result<(Scenario, Plan), Error> {
+    let root = catalog::find_root(root);
+    let cat = Catalog::load(root.as_deref()).map_err(|d| Error::bad_input(d.to_string()))?;
+    let sc = cat
+        .scenario(&t.check, t.topology.as_deref())
+        .map_err(|d| Error::bad_input(d.to_string()))?;
+    let version: K3sVersion = match &t.k3s_version {
+        Some(v) => v.parse().map_err(|e: crate::version::VersionError| {
+            Error::bad_input(format!(
+                "error: --k3s-version: {e}\n  help: e.g. --k3s-version v1.33.4+k3s1\n"
+            ))
+        })?,
+        None => sc.topology.default_version.clone(),
+    };
+    let image = match (&t.image, t.sim) {
+        (Some(i), _) => i.clone(),
+        (None, true) => sim_image_ref(&version),
+        (None, false) => plan::k3s_image(&version),
+    };
+    let p = plan::plan(&sc, &version, &image);
+    Ok((sc, p))
+}
+
+/// The stand-in's image name for a version (kept in sync with `sim_image`).
+pub fn sim_image_ref(v: &K3sVersion) -> String {
+    format!("repro.local/k3s-sim:{}", v.image_tag())
+}
+
+/// Writes a command's output. A closed pipe (`repro plan x | head`) is the reader's choice, not
+/// an error: `print!` would panic on it.
+pub fn write_stdout(text: &str) -> std::io::Result<()> {
+    use std::io::Write;
+    let mut out = std::io::stdout().lock();
+    match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
+        other => other,
+    }
+}
+
+/// Prints a line to stdout; a closed pipe is the reader's choice, and a stdout that cannot be
+/// written has nobody left to tell.
+pub fn out(text: &str) {
+    let _ = write_stdout(&format!("{text}\n"));
+}
+
+/// A `--k3s-versions` / `--good` / `--bad` entry: a version, or a channel resolved on the
+/// channel server. A malformed entry is bad input (2); a channel that cannot be resolved is
+/// infrastructure (3): the network is missing, not the user's input wrong.
+pub async fn version_entry(raw: &str, flag: &str) -> Result<K3sVersion, Error> {
+    let raw = raw.trim();
+    if crate::channels::is_channel(raw) {
+        let v = crate::channels::resolve(raw)
+            .await
+            .map_err(|e| Error::Channel(format!("error: {flag}: {e}")))?;
+        eprintln!("repro: channel `{raw}` is {v} today");
+        return Ok(v);
+    }
+    raw.parse::<K3sVersion>().map_err(|e| {
+        Error::bad_input(format!(
+            "error: {flag}: {e}\n  help: give full versions (v1.33.4+k3s1) or a channel (stable, latest, v1.33)"
+        ))
+    })
+}
+
+/// `matrix-20250101T000000Z-ab12cd34`-style folder names.
+pub fn stamped(prefix: &str) -> String {
+    let t = chrono::Utc::now().format("%Y%m%dT%H%M%SZ");
+    let id: String = (0..4)
+        .map(|_| format!("{:02x}", rand::random::<u8>()))
+        .collect();
+    format!("{prefix}-{t}-{id}")
+}
+
+/// Creates a command's own results folder.
+pub fn create_dir(dir: &Path) -> Result<(), Error> {
+    std::fs::create_dir_all(dir).map_err(|source| Error::Write {
+        path: dir.to_path_buf(),
+        source,
+    })
+}
+
+/// Ctrl-C / SIGTERM cancels the token (each running run also hears it and cleans up).
+pub fn spawn_interrupt_listener(cancel: CancellationToken) -> tokio::task::JoinHandle<()> {
+    tokio::spawn(async move {
+        let mut term =
+            tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()).ok();
+        match term.as_mut() {
+            Some(t) => tokio::select! { _ = tokio::signal::ctrl_c() => {}, _ = t.recv() => {} },
+            None => {
+                let _ = tokio::signal::ctrl_c().await;
+            }
+        }
+        eprintln!("repro: interrupted — no new runs start; running ones are removed");
+        cancel.cancel();
+    })
+}

@@ -1,0 +1,574 @@
+//! `checks/*.yaml`: steps validated against the topology and the signals.
+
+use super::*;
+
+/// What a check is validated against.
+#[derive(Debug, Clone, Copy)]
+pub struct Context<'a> {
+    /// Every topology that loaded.
+    pub topologies: &'a [Topology],
+    /// Names of topologies whose files have errors of their own (reported there).
+    pub broken_topologies: &'a [String],
+    pub signals: &'a Signals,
+    /// Validate against this topology instead of the one the check names (`--topology`).
+    pub topology_override: Option<&'a Topology>,
+}
+
+/// Validates a check against its topology and the signals. `topologies` are all known ones.
+pub fn check(
+    path: &Path,
+    text: &str,
+    topologies: &[Topology],
+    signals: &Signals,
+) -> Result<Check, Diagnostics> {
+    check_in(
+        path,
+        text,
+        &Context {
+            topologies,
+            broken_topologies: &[],
+            signals,
+            topology_override: None,
+        },
+    )
+}
+
+/// Re-validates a check's steps against another topology (`--topology` override), so steps
+/// naming nodes the other topology lacks are caught before anything runs.
+pub fn check_with_topology(
+    check: &Check,
+    text: &str,
+    topology: &Topology,
+    signals: &Signals,
+) -> Result<Check, Diagnostics> {
+    check_in(
+        &check.path,
+        text,
+        &Context {
+            topologies: &[],
+            broken_topologies: &[],
+            signals,
+            topology_override: Some(topology),
+        },
+    )
+}
+
+pub fn check_in(path: &Path, text: &str, cx: &Context) -> Result<Check, Diagnostics> {
+    let raw: CheckFile = parse(path, text, FileKind::Check)?;
+    let d = FileDiag { file: path };
+    let mut out = Diagnostics::default();
+
+    check_slug(&d, &raw.name, "check", &mut out);
+    if !raw.issue.value.starts_with("https://") && !raw.issue.value.starts_with("http://") {
+        out.push(
+            d.span(&raw.issue, format!("`{}` is not a URL", raw.issue.value))
+                .help(
+                    "give the issue's web address, e.g. https://github.com/k3s-io/k3s/issues/12753",
+                ),
+        );
+    }
+    let fixed_in = release_set(&d, &raw.fixed_in, &mut out);
+    let settle = raw
+        .settle
+        .as_ref()
+        .and_then(|s| duration(&d, s, &mut out))
+        .unwrap_or(DEFAULT_SETTLE);
+
+    let topo = match cx.topology_override {
+        Some(t) => Some(t),
+        None => {
+            let found = cx.topologies.iter().find(|t| t.name == raw.topology.value);
+            if found.is_none() && !cx.broken_topologies.contains(&raw.topology.value) {
+                out.push(
+                    d.span(
+                        &raw.topology,
+                        format!("topology `{}` does not exist", raw.topology.value),
+                    )
+                    .help(format!(
+                        "name one of the topologies: {}",
+                        names_list(cx.topologies.iter().map(|t| t.name.as_str()))
+                    )),
+                );
+            }
+            found
+        }
+    };
+    if raw.steps.value.is_empty() {
+        out.push(
+            d.span(&raw.steps, "a check needs at least one step")
+                .help("add a step: `- {name: ..., config: ..., restart: [...], expect: ...}`"),
+        );
+    }
+    let steps = match topo {
+        Some(t) => steps(&d, &raw.steps.value, t, cx.signals, &mut out),
+        None => Vec::new(),
+    };
+    if topo.is_some()
+        && !raw.steps.value.is_empty()
+        && raw.steps.value.iter().all(|s| s.expect.is_empty())
+    {
+        out.push(
+            d.span(
+                &raw.steps,
+                "the check expects nothing, so it can never pass or fail",
+            )
+            .help("add `expect: {<node>: {<signal>: <value>}}` to at least one step"),
+        );
+    }
+    if !out.is_empty() {
+        return Err(out);
+    }
+    Ok(Check {
+        name: raw.name.value,
+        topology: raw.topology.value,
+        issue: raw.issue.value,
+        summary: raw.summary,
+        description: raw.description,
+        sources: raw.sources,
+        path: path.to_path_buf(),
+        fixed_in,
+        settle,
+        steps,
+    })
+}
+
+/// The state of the cluster as the steps go, to catch impossible orders.
+struct Walk<'a> {
+    topo: &'a Topology,
+    /// Nodes that have been started (non-deferred ones from the beginning).
+    running: HashSet<String>,
+    /// Each node's user config keys so far (topology-wide, own, step edits), to catch bad removes.
+    keys: HashMap<String, HashSet<String>>,
+}
+
+impl Walk<'_> {
+    /// Whether the topology has this node; reports it if not.
+    fn known(&self, d: &FileDiag, n: &Spanned<String>, out: &mut Diagnostics) -> bool {
+        if self.topo.node(&n.value).is_some() {
+            return true;
+        }
+        out.push(
+            d.span(
+                n,
+                format!("unknown node `{}` (topology `{}`)", n.value, self.topo.name),
+            )
+            .help(format!(
+                "name one of the topology's nodes: {}",
+                names_list(self.topo.nodes.iter().map(|n| n.name.as_str()))
+            )),
+        );
+        false
+    }
+}
+
+fn steps(
+    d: &FileDiag,
+    raw: &[StepFile],
+    topo: &Topology,
+    signals: &Signals,
+    out: &mut Diagnostics,
+) -> Vec<Step> {
+    let mut w = Walk {
+        topo,
+        running: topo
+            .nodes
+            .iter()
+            .filter(|n| !n.deferred)
+            .map(|n| n.name.clone())
+            .collect(),
+        keys: topo
+            .nodes
+            .iter()
+            .map(|n| {
+                let keys = topo.config.keys().chain(n.config.keys()).cloned().collect();
+                (n.name.clone(), keys)
+            })
+            .collect(),
+    };
+    raw.iter()
+        .map(|s| step(d, s, &mut w, signals, out))
+        .collect()
+}
+
+fn step(
+    d: &FileDiag,
+    s: &StepFile,
+    w: &mut Walk,
+    signals: &Signals,
+    out: &mut Diagnostics,
+) -> Step {
+    if s.name.value.trim().is_empty() {
+        out.push(
+            d.span(&s.name, "the step has an empty name")
+                .help("say in a few words what the step does; plans and reports show it"),
+        );
+    }
+
+    // Edits first: this is the order a run applies them in.
+    let mut config = IndexMap::new();
+    for (node, kv) in &s.config {
+        if !w.known(d, node, out) {
+            continue;
+        }
+        check_config_keys(d, kv, out);
+        if kv.is_empty() {
+            out.push(
+                d.span(node, format!("empty config edit for `{}`", node.value))
+                    .help("give at least one `key: value`, or drop the entry"),
+            );
+        }
+        let entry: IndexMap<String, ConfigValue> = kv
+            .iter()
+            .map(|(k, v)| (k.value.clone(), v.clone()))
+            .collect();
+        if let Some(ks) = w.keys.get_mut(&node.value) {
+            ks.extend(entry.keys().cloned());
+        }
+        config.insert(node.value.clone(), entry);
+    }
+    let mut remove = IndexMap::new();
+    for (node, ks) in &s.remove {
+        if !w.known(d, node, out) {
+            continue;
+        }
+        if ks.is_empty() {
+            out.push(
+                d.span(node, format!("empty remove list for `{}`", node.value))
+                    .help("list the keys to remove, e.g. [embedded-registry], or drop the entry"),
+            );
+        }
+        for k in ks {
+            let had = w
+                .keys
+                .get_mut(&node.value)
+                .is_some_and(|set| set.remove(&k.value));
+            if !had {
+                out.push(
+                    d.span(k, format!("`{}` has no `{}` to remove at this step", node.value, k.value))
+                        .help("remove only keys the topology or an earlier step (or this step's `config:`) set on this node"),
+                );
+            }
+        }
+        remove.insert(
+            node.value.clone(),
+            ks.iter().map(|k| k.value.clone()).collect(),
+        );
+    }
+    let mut files = IndexMap::new();
+    for (node, fs) in &s.files {
+        if !w.known(d, node, out) {
+            continue;
+        }
+        check_files(d, fs, out);
+        if fs.is_empty() {
+            out.push(
+                d.span(node, format!("empty files edit for `{}`", node.value))
+                    .help("give `path: content` to write or `path: null` to delete, or drop the entry"),
+            );
+        }
+        files.insert(
+            node.value.clone(),
+            fs.iter()
+                .map(|(k, v)| (k.value.clone(), v.clone()))
+                .collect(),
+        );
+    }
+
+    // Nodes this step names to start or restart, known or not: a typo in a node name is its own
+    // error and must not also read as "this step restarts nothing".
+    let mut named: HashSet<String> = HashSet::new();
+    let mut booted: Vec<String> = Vec::new();
+    let mut start = Vec::new();
+    for n in &s.start {
+        named.insert(n.value.clone());
+        if !w.known(d, n, out) {
+            continue;
+        }
+        if booted.contains(&n.value) {
+            out.push(
+                d.span(n, format!("`{}` is started twice in this step", n.value))
+                    .help("name each node once per step"),
+            );
+            continue;
+        }
+        if w.running.contains(&n.value) {
+            let help = if w.topo.node(&n.value).is_some_and(|x| x.deferred) {
+                "it was started by an earlier step: use `restart:` for a running node"
+            } else {
+                "`start:` is for `deferred: true` nodes; use `restart:` for a running node"
+            };
+            out.push(
+                d.span(n, format!("`{}` is already running at this step", n.value))
+                    .help(help),
+            );
+        } else if let Some(j) = w.topo.node(&n.value).and_then(|x| x.join.as_deref()) {
+            if !w.running.contains(j) && !start.iter().any(|s: &String| s == j) {
+                out.push(
+                    d.span(n, format!("`{}` joins `{j}`, which is not running at this step", n.value))
+                        .help(format!("start `{j}` first (in an earlier step, or before `{}` in this `start:` list)", n.value)),
+                );
+            }
+        }
+        booted.push(n.value.clone());
+        start.push(n.value.clone());
+    }
+    let mut restart = Vec::new();
+    for item in &s.restart {
+        let members: Vec<Spanned<String>> = match &item.value {
+            RestartItem::One(n) => vec![Spanned::new(n.clone(), item.referenced, item.defined)],
+            RestartItem::Group(g) => g.clone(),
+        };
+        if members.is_empty() {
+            out.push(d.span(item, "empty restart group").help(
+                "list the nodes to restart at once, e.g. [etcd-2, etcd-3], or drop the entry",
+            ));
+        }
+        let mut group = Vec::new();
+        for n in &members {
+            named.insert(n.value.clone());
+            if !w.known(d, n, out) {
+                continue;
+            }
+            if booted.contains(&n.value) {
+                out.push(
+                    d.span(
+                        n,
+                        format!("`{}` is started or restarted twice in this step", n.value),
+                    )
+                    .help("name each node once per step; use another step to restart it again"),
+                );
+                continue;
+            }
+            if !w.running.contains(&n.value) && !start.contains(&n.value) {
+                out.push(
+                    d.span(n, format!("`{}` is deferred and not started yet at this step, so it cannot restart", n.value))
+                        .help("start it first with `start:` (in this or an earlier step)"),
+                );
+            }
+            booted.push(n.value.clone());
+            group.push(n.value.clone());
+        }
+        restart.push(group);
+    }
+    if s.start.is_empty() && s.restart.is_empty() {
+        out.push(
+            d.span(&s.name, "this step starts and restarts nothing, so nothing in the cluster changes")
+                .help("k3s reads its config only when it starts: add the edited nodes to `restart:` (or `start:` for a deferred node); to observe more nodes, add them to the `expect:` of the step that restarts"),
+        );
+    }
+
+    // An edit only takes effect when the node boots in the same step.
+    let booted_set: HashSet<&str> = booted.iter().map(String::as_str).collect();
+    let mut edited_not_booted: HashSet<&str> = HashSet::new();
+    for node in s.config.keys().chain(s.remove.keys()).chain(s.files.keys()) {
+        if w.topo.node(&node.value).is_none() || booted_set.contains(node.value.as_str()) {
+            continue;
+        }
+        if !edited_not_booted.insert(&node.value) {
+            continue; // one report per node and step is enough
+        }
+        let how = if w.running.contains(&node.value) {
+            "restart:"
+        } else {
+            "start:"
+        };
+        out.push(
+            d.span(node, format!("`{}` is edited in this step but not restarted; k3s would never read the change", node.value))
+                .help(format!("add `{}` to `{how}` in this step", node.value)),
+        );
+    }
+
+    for n in &start {
+        w.running.insert(n.clone());
+    }
+    let ex = ExpectCx {
+        d,
+        topo: w.topo,
+        signals,
+        running: &w.running,
+        named: &named,
+        edited_not_booted: &edited_not_booted,
+    };
+    let expect = ex.expectations(&s.expect, out);
+    let bug = ex.expectations(&s.bug, out);
+    check_bug_against_expect(d, s, &expect, &bug, out);
+
+    Step {
+        name: s.name.value.clone(),
+        why: s.why.clone(),
+        config,
+        remove,
+        files,
+        start,
+        restart,
+        expect,
+        bug,
+    }
+}
+
+/// The bug signature lists only how the bug differs from `expect`; entries the loader already
+/// rejected (unknown node or signal) are left out of `expect`/`bug` and not judged again.
+fn check_bug_against_expect(
+    d: &FileDiag,
+    s: &StepFile,
+    expect: &Expectations,
+    bug: &Expectations,
+    out: &mut Diagnostics,
+) {
+    for (node, sigs) in &s.bug {
+        for (sig, v) in sigs {
+            if !bug
+                .get(&node.value)
+                .is_some_and(|b| b.contains_key(&sig.value))
+            {
+                continue;
+            }
+            match expect.get(&node.value).and_then(|e| e.get(&sig.value)) {
+                None => out.push(
+                    d.span(sig, format!("bug entry {}/{} has no matching `expect` entry", node.value, sig.value))
+                        .help(format!("the bug signature says how the bug differs from `expect`: add the correct value under `expect: {{{}: {{{}: ...}}}}` too", node.value, sig.value)),
+                ),
+                Some(e) if e.as_str() == v.value => out.push(
+                    d.span(v, format!("bug value for {}/{} equals the expected value `{}`", node.value, sig.value, v.value))
+                        .help("list under `bug:` only what the bug changes; drop this entry"),
+                ),
+                Some(_) => {}
+            }
+        }
+    }
+}
+
+/// What expectations of one step are checked against.
+struct ExpectCx<'a> {
+    d: &'a FileDiag<'a>,
+    topo: &'a Topology,
+    signals: &'a Signals,
+    /// Nodes running after this step's starts.
+    running: &'a HashSet<String>,
+    /// Nodes this step names in `start:`/`restart:` (problems there are reported there).
+    named: &'a HashSet<String>,
+    /// Nodes whose files this step edits without booting them (reported at the edit too).
+    edited_not_booted: &'a HashSet<&'a str>,
+}
+
+impl ExpectCx<'_> {
+    fn expectations(
+        &self,
+        raw: &SpannedMap<SpannedMap<Spanned<String>>>,
+        out: &mut Diagnostics,
+    ) -> Expectations {
+        let d = self.d;
+        let mut res = Expectations::new();
+        for (node, sigs) in raw {
+            if self.topo.node(&node.value).is_none() {
+                out.push(
+                    d.span(
+                        node,
+                        format!(
+                            "unknown node `{}` (topology `{}`)",
+                            node.value, self.topo.name
+                        ),
+                    )
+                    .help(format!(
+                        "name one of the topology's nodes: {}",
+                        names_list(self.topo.nodes.iter().map(|n| n.name.as_str()))
+                    )),
+                );
+                continue;
+            }
+            // Expectations on a node the step leaves alone are fine: they re-observe its current
+            // boot ("etcd-1 stays down"). Not so for a node that has no boot yet, or whose config
+            // changed without a restart: the observed boot would not be the one described.
+            if !self.running.contains(&node.value) && !self.named.contains(&node.value) {
+                out.push(
+                    d.span(node, format!("`{}` is deferred and not started at this step; there is no boot to observe", node.value))
+                        .help(format!("add `{}` to `start:` in this step or an earlier one", node.value)),
+                );
+            } else if self.edited_not_booted.contains(node.value.as_str()) {
+                out.push(
+                    d.span(node, format!("this expectation would observe `{}`'s old boot: the step edits its config but does not restart it", node.value))
+                        .help(format!("restart `{}` in this step, or move the edit to the step that restarts it", node.value)),
+                );
+            }
+            if sigs.is_empty() {
+                out.push(
+                    d.span(node, format!("no signals expected of `{}`", node.value))
+                        .help("give at least one `signal: value`, e.g. {ready: up}, or drop the entry"),
+                );
+            }
+            let mut entry = IndexMap::new();
+            for (sig, v) in sigs {
+                let Some(def) = self.signals.get(&sig.value) else {
+                    out.push(
+                        d.span(sig, format!("unknown signal `{}`", sig.value))
+                            .help(format!(
+                                "use a signal defined in signals.yaml: {}",
+                                names_list(self.signals.by_name.keys().map(String::as_str))
+                            )),
+                    );
+                    continue;
+                };
+                if let Some(n) = self.topo.node(&node.value) {
+                    if !def.observable_on(n.role) {
+                        out.push(
+                            d.span(
+                                sig,
+                                format!(
+                                    "`{}` cannot be observed on `{}`, a {} node",
+                                    sig.value,
+                                    node.value,
+                                    n.role.as_str()
+                                ),
+                            )
+                            .help(format!(
+                                "signals.yaml says `{}` is observable only on: {}",
+                                sig.value,
+                                names_list(def.roles.iter().map(|r| r.as_str()))
+                            )),
+                        );
+                        continue;
+                    }
+                }
+                let state = v.value == "up" || v.value == "down";
+                if v.value.trim().is_empty() {
+                    out.push(
+                        d.span(v, format!("empty expected value for `{}`", sig.value))
+                            .help(if def.is_value() {
+                                "give the value, e.g. v1.33.4+k3s1"
+                            } else {
+                                "use `up` or `down`"
+                            }),
+                    );
+                } else if !def.is_value() && !state {
+                    out.push(
+                        d.span(
+                            v,
+                            format!("`{}` is not a state of signal `{}`", v.value, sig.value),
+                        )
+                        .help(format!("`{}` is either `up` or `down`", sig.value)),
+                    );
+                } else if def.is_value() && state {
+                    out.push(
+                        d.span(v, format!("`{}` reports a value, not up/down", sig.value))
+                            .help(format!(
+                                "expect the text it reports, e.g. `{}`",
+                                value_example(&sig.value)
+                            )),
+                    );
+                } else {
+                    entry.insert(sig.value.clone(), Expected::parse(&v.value));
+                }
+            }
+            res.insert(node.value.clone(), entry);
+        }
+        res
+    }
+}
+
+fn value_example(signal: &str) -> &'static str {
+    match signal {
+        "version" => "v1.33.4+k3s1",
+        "roles" => "etcd",
+        _ => "the value the log line shows",
+    }
+}

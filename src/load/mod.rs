@@ -1,0 +1,255 @@
+//! Reading and validating the user's files: YAML → raw model → checked [`Scenario`] types.
+//!
+//! Every problem becomes a [`Diagnostic`] with file, line, column and a help line saying what
+//! would be valid. Two kinds of problems, two behaviours:
+//!
+//! - a YAML *shape* problem (syntax, unknown key, wrong type, duplicate key) stops reading that
+//!   file at the first one: after it the parser no longer knows what the rest means;
+//! - *semantic* problems (unknown node, impossible order, bad regex, ...) are all collected, so a
+//!   user fixes a whole file in one go.
+//!
+//! Nothing here touches Docker.
+//!
+//! [`Scenario`]: crate::scenario::Scenario
+
+use std::collections::{HashMap, HashSet};
+use std::path::Path;
+use std::sync::LazyLock;
+use std::time::Duration;
+
+use indexmap::IndexMap;
+use regex::Regex;
+use serde_saphyr::Spanned;
+
+use crate::diag::{Diagnostics, FileDiag};
+use crate::raw::{
+    CheckFile, ConfigValue, Pattern, PatternFile, ProbeRuleFile, RestartItem, Role, SignalsFile,
+    SpannedMap, StepFile, TopologyFile,
+};
+use crate::scenario::{
+    Check, Expectations, Expected, LinePattern, Node, Probe, ProbeRule, Signal, Signals, Step,
+    Topology, DEFAULT_SETTLE,
+};
+use crate::version::{K3sVersion, ReleaseSet};
+
+/// Config keys repro derives from the topology; setting them by hand would contradict it.
+const DERIVED_KEYS: &[(&str, &str)] = &[
+    ("cluster-init", "mark the node `init: true` instead"),
+    ("server", "use `join: <node>` on the node instead"),
+    (
+        "token",
+        "leave it out: repro sets a random K3S_TOKEN per run, and secrets never go in scenario files",
+    ),
+    (
+        "agent-token",
+        "leave it out: secrets never go in scenario files",
+    ),
+    ("disable-etcd", "use `role: control-plane` instead"),
+    ("disable-apiserver", "use `role: etcd` instead"),
+    ("disable-controller-manager", "use `role: etcd` instead"),
+    ("disable-scheduler", "use `role: etcd` instead"),
+];
+
+/// The default probe timeout when a signal's probe gives none.
+const DEFAULT_PROBE_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// Node names become container host names and appear in `server:` URLs: DNS labels only.
+static DNS_LABEL: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$").expect("static regex"));
+
+/// k3s config keys are long flag names without the dashes (`+` appends to a list in k3s).
+static CONFIG_KEY: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"^[a-z0-9][a-z0-9-]*[a-z0-9]\+?$").expect("static regex"));
+
+/// What kind of file a path holds, told by its top-level keys.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FileKind {
+    Topology,
+    Check,
+    Signals,
+}
+
+impl FileKind {
+    /// What a file of this kind must at least contain (for the help of an empty file).
+    fn skeleton(self) -> &'static str {
+        match self {
+            FileKind::Topology => "a topology needs `name:`, `k3s-version:` and `nodes:`",
+            FileKind::Check => {
+                "a check needs `name:`, `topology:`, `issue:`, `summary:` and `steps:`"
+            }
+            FileKind::Signals => "a signals file needs `signals:` with one entry per signal",
+        }
+    }
+}
+
+/// Tells a file's kind by its first top-level key that only one kind has, else by the folder it
+/// is in (a file too broken to show its keys).
+pub fn file_kind(path: &Path, text: &str) -> Option<FileKind> {
+    for line in text.lines() {
+        let key = line.split(':').next().unwrap_or("").trim_end();
+        match key {
+            "signals" => return Some(FileKind::Signals),
+            "nodes" => return Some(FileKind::Topology),
+            "steps" => return Some(FileKind::Check),
+            _ => {}
+        }
+    }
+    let dir = path
+        .parent()
+        .and_then(Path::file_name)
+        .and_then(|s| s.to_str());
+    match (path.file_name().and_then(|s| s.to_str()), dir) {
+        (Some("signals.yaml"), _) | (_, Some("signals")) => Some(FileKind::Signals),
+        (_, Some("topologies")) => Some(FileKind::Topology),
+        (_, Some("checks")) => Some(FileKind::Check),
+        _ => None,
+    }
+}
+
+/// Whether a text has no YAML content at all (only blank lines and comments).
+fn is_blank_yaml(text: &str) -> bool {
+    text.lines().all(|l| {
+        let t = l.trim();
+        t.is_empty() || t.starts_with('#') || t == "---"
+    })
+}
+
+/// How every scenario file is read: YAML 1.2 booleans only, so `yes`/`no`/`on`/`off` stay
+/// strings (and `init: yes` is an error that says so) instead of silently becoming booleans;
+/// duplicate keys are errors (the serde-saphyr default).
+pub fn yaml_options() -> serde_saphyr::Options {
+    let mut o = serde_saphyr::Options::default();
+    o.strict_booleans = true;
+    o
+}
+
+fn parse<T: serde::de::DeserializeOwned>(
+    path: &Path,
+    text: &str,
+    kind: FileKind,
+) -> Result<T, Diagnostics> {
+    let d = FileDiag { file: path };
+    if is_blank_yaml(text) {
+        return Err(Diagnostics(vec![d
+            .start("the file is empty (no YAML content)")
+            .help(kind.skeleton())]));
+    }
+    serde_saphyr::from_str_with_options::<T>(text, yaml_options())
+        .map_err(|e| Diagnostics(vec![d.yaml(&e, text)]))
+}
+
+fn version(d: &FileDiag, s: &Spanned<String>, out: &mut Diagnostics) -> Option<K3sVersion> {
+    match s.value.parse::<K3sVersion>() {
+        Ok(v) => Some(v),
+        Err(e) => {
+            out.push(
+                d.span(s, e.to_string())
+                    .help("write the full k3s release, e.g. v1.33.4+k3s1 or v1.33.5-rc1+k3s1"),
+            );
+            None
+        }
+    }
+}
+
+/// One first version per release line, e.g. `fixed-in` or `since`.
+fn release_set(d: &FileDiag, list: &[Spanned<String>], out: &mut Diagnostics) -> ReleaseSet {
+    let mut lines = HashMap::new();
+    let mut versions = Vec::new();
+    for s in list {
+        let Some(v) = version(d, s, out) else {
+            continue;
+        };
+        if let Some(first) = lines.insert(v.line(), s.value.clone()) {
+            out.push(
+                d.span(
+                    s,
+                    format!(
+                        "two versions for release line {}.{} (`{first}` and `{}`)",
+                        v.major, v.minor, s.value
+                    ),
+                )
+                .help("give one first version per release line"),
+            );
+        }
+        versions.push(v);
+    }
+    ReleaseSet::new(versions)
+}
+
+/// Scenario names end up in folder names and on command lines.
+fn check_slug(d: &FileDiag, name: &Spanned<String>, what: &str, out: &mut Diagnostics) {
+    if !DNS_LABEL.is_match(&name.value) {
+        out.push(
+            d.span(name, format!("`{}` is not a valid {what} name", name.value))
+                .help("use lowercase letters, digits and `-` (at most 63), e.g. `etcd-split`"),
+        );
+    }
+}
+
+fn names_list<'a>(names: impl Iterator<Item = &'a str>) -> String {
+    names.collect::<Vec<_>>().join(", ")
+}
+
+fn unspan<T>(m: SpannedMap<T>) -> IndexMap<String, T> {
+    m.into_iter().map(|(k, v)| (k.value, v)).collect()
+}
+
+fn check_config_keys<T>(d: &FileDiag, config: &SpannedMap<T>, out: &mut Diagnostics) {
+    for k in config.keys() {
+        if let Some((_, help)) = DERIVED_KEYS.iter().find(|(key, _)| *key == k.value) {
+            out.push(
+                d.span(
+                    k,
+                    format!("`{}` is derived by repro from the topology", k.value),
+                )
+                .help(*help),
+            );
+        } else if !CONFIG_KEY.is_match(&k.value) {
+            out.push(
+                d.span(k, format!("`{}` is not a k3s config key", k.value))
+                    .help("k3s keys are the long flag names without the leading dashes, e.g. `embedded-registry`"),
+            );
+        }
+    }
+}
+
+fn check_files<T>(d: &FileDiag, files: &SpannedMap<T>, out: &mut Diagnostics) {
+    for p in files.keys() {
+        let v = &p.value;
+        if !v.starts_with('/') || v.ends_with('/') || v.split('/').any(|c| c == "..") {
+            out.push(
+                d.span(p, format!("`{v}` is not an absolute file path"))
+                    .help("give the full path of a file inside the node, e.g. /etc/rancher/k3s/registries.yaml"),
+            );
+        } else if v == "/etc/rancher/k3s/config.yaml" {
+            out.push(
+                d.span(p, "config.yaml is rendered by repro from `config:`")
+                    .help("set keys under `config:`, or add a drop-in under /etc/rancher/k3s/config.yaml.d/"),
+            );
+        }
+    }
+}
+
+fn duration(d: &FileDiag, s: &Spanned<String>, out: &mut Diagnostics) -> Option<Duration> {
+    match humantime::parse_duration(&s.value) {
+        Ok(v) => Some(v),
+        Err(_) => {
+            out.push(
+                d.span(s, format!("`{}` is not a duration", s.value))
+                    .help("write a number and a unit, e.g. 3s, 500ms, 1m"),
+            );
+            None
+        }
+    }
+}
+
+mod check;
+mod signals;
+mod topology;
+
+#[cfg(test)]
+mod tests;
+
+pub use check::{check, check_in, check_with_topology, Context};
+pub use signals::signals;
+pub use topology::{topology, topology_name};

@@ -1,0 +1,252 @@
+//! The loader on shipped and hand-written files.
+
+use super::*;
+
+const SIGNALS: &str = include_str!("../../checks/signals.yaml");
+const ETCD_SPLIT: &str = include_str!("../../topologies/etcd-split.yaml");
+const BOOTSTRAP: &str = include_str!("../../topologies/bootstrap-check.yaml");
+
+fn sig() -> Signals {
+    signals(Path::new("signals.yaml"), SIGNALS).expect("shipped signals are valid")
+}
+
+fn topo(text: &str) -> Result<Topology, Vec<String>> {
+    topology(Path::new("t.yaml"), text).map_err(messages)
+}
+
+fn messages(d: Diagnostics) -> Vec<String> {
+    d.0.into_iter()
+        .map(|d| format!("{}:{}: {}", d.line, d.column, d.message))
+        .collect()
+}
+
+fn topologies() -> Vec<Topology> {
+    vec![
+        topology(Path::new("etcd-split.yaml"), ETCD_SPLIT).expect("valid"),
+        topology(Path::new("bootstrap-check.yaml"), BOOTSTRAP).expect("valid"),
+    ]
+}
+
+fn chk(text: &str) -> Result<Check, Vec<String>> {
+    check(Path::new("c.yaml"), text, &topologies(), &sig()).map_err(messages)
+}
+
+const HEAD: &str = "name: c\ntopology: etcd-split\nissue: https://x/1\nsummary: s\n";
+
+#[test]
+fn shipped_topologies_load_with_roles_and_joins() {
+    let t = topo(ETCD_SPLIT).expect("valid");
+    assert_eq!(t.name, "etcd-split");
+    assert_eq!(t.nodes.len(), 4);
+    assert!(t.nodes[0].init && t.nodes[0].role == Role::Etcd);
+    assert_eq!(t.nodes[3].role, Role::ControlPlane);
+    assert_eq!(t.nodes[3].join.as_deref(), Some("etcd-1"));
+    assert!(t.files.contains_key("/etc/rancher/k3s/registries.yaml"));
+    // The description has ` #` in it: it must not be cut off as a YAML comment.
+    assert!(
+        t.description.ends_with("(k3s #12753 as QA wrote it)"),
+        "{}",
+        t.description
+    );
+}
+
+#[test]
+fn role_expansion_is_what_k3s_documents() {
+    assert_eq!(
+        Role::Etcd.config_keys(),
+        [
+            "disable-apiserver",
+            "disable-controller-manager",
+            "disable-scheduler"
+        ]
+    );
+    assert_eq!(Role::ControlPlane.config_keys(), ["disable-etcd"]);
+    assert!(Role::All.config_keys().is_empty());
+    assert!(Role::Agent.config_keys().is_empty());
+    assert!(Role::Etcd.runs_etcd() && Role::All.runs_etcd());
+    assert!(!Role::ControlPlane.runs_etcd() && !Role::Agent.is_server());
+}
+
+#[test]
+fn topology_order_rules() {
+    let base =
+        "name: t\nk3s-version: v1.33.4+k3s1\nnodes:\n  - {name: etcd-1, role: etcd, init: true}\n";
+    // An etcd node may join an etcd node listed above it.
+    assert!(topo(&format!("{base}  - {{name: etcd-2, role: etcd, join: etcd-1}}\n  - {{name: etcd-3, role: etcd, join: etcd-2}}\n")).is_ok());
+    // ... but not one below it (it would not be up yet); this also rules out join cycles.
+    let e = topo(&format!("{base}  - {{name: etcd-2, role: etcd, join: etcd-3}}\n  - {{name: etcd-3, role: etcd, join: etcd-1}}\n")).expect_err("should be rejected");
+    assert_eq!(e.len(), 1, "{e:?}");
+    assert!(e[0].contains("not up yet"), "{e:?}");
+    // Agents may join a control-plane-only server (those start before agents).
+    assert!(topo(&format!("{base}  - {{name: cp-1, role: control-plane, join: etcd-1}}\n  - {{name: a-1, role: agent, join: cp-1}}\n")).is_ok());
+    // A control-plane-only server needs an etcd node to join.
+    let e = topo(&format!("{base}  - {{name: cp-1, role: control-plane, join: etcd-1}}\n  - {{name: cp-2, role: control-plane, join: cp-1}}\n")).expect_err("should be rejected");
+    assert!(e[0].contains("runs no etcd"), "{e:?}");
+}
+
+#[test]
+fn topology_problems_are_all_reported() {
+    let e = topo("name: Bad_Name\nk3s-version: latest\nnodes:\n  - {name: etcd-1, role: etcd}\n  - {name: etcd-1, role: agent, init: true}\n").expect_err("should be rejected");
+    // bad name, bad version, duplicate node, agent init, etcd-1 neither inits nor joins
+    assert_eq!(e.len(), 5, "{e:#?}");
+}
+
+#[test]
+fn shipped_checks_load() {
+    for (name, text) in [
+        ("etcd-split", include_str!("../../checks/etcd-split.yaml")),
+        (
+            "metrics-order",
+            include_str!("../../checks/metrics-order.yaml"),
+        ),
+        (
+            "bootstrap-check",
+            include_str!("../../checks/bootstrap-check.yaml"),
+        ),
+    ] {
+        let c = chk(text).unwrap_or_else(|e| panic!("{name}: {e:#?}"));
+        assert_eq!(c.name, name);
+    }
+}
+
+#[test]
+fn restart_groups_and_bug_world() {
+    let c = chk(&format!("{HEAD}steps:\n  - name: s\n    restart: [etcd-1, [etcd-2, etcd-3]]\n    expect:\n      etcd-2: {{ready: up, embedded-registry: up}}\n    bug:\n      etcd-2: {{embedded-registry: down}}\n")).expect("valid");
+    let s = &c.steps[0];
+    assert_eq!(
+        s.restart,
+        vec![
+            vec!["etcd-1".to_string()],
+            vec!["etcd-2".into(), "etcd-3".into()]
+        ]
+    );
+    assert_eq!(s.expect["etcd-2"]["ready"], Expected::Up);
+    assert_eq!(s.bug["etcd-2"]["embedded-registry"], Expected::Down);
+    assert_eq!(c.settle, DEFAULT_SETTLE);
+}
+
+#[test]
+fn expectation_on_an_untouched_running_node_is_allowed() {
+    // etcd-1 is not restarted: the expectation re-observes its current boot.
+    let c = chk(&format!("{HEAD}steps:\n  - name: s\n    config: {{etcd-2: {{embedded-registry: true}}}}\n    restart: [etcd-2]\n    expect:\n      etcd-1: {{embedded-registry: down}}\n"));
+    assert!(c.is_ok(), "{c:?}");
+}
+
+#[test]
+fn expectation_on_an_edited_node_without_restart_is_an_error() {
+    let e = chk(&format!("{HEAD}steps:\n  - name: s\n    config: {{etcd-1: {{embedded-registry: true}}, etcd-2: {{embedded-registry: true}}}}\n    restart: [etcd-2]\n    expect:\n      etcd-1: {{embedded-registry: up}}\n")).expect_err("should be rejected");
+    assert_eq!(e.len(), 2, "{e:#?}");
+    assert!(e[0].contains("not restarted"));
+    assert!(e[1].contains("old boot"));
+}
+
+#[test]
+fn deferred_nodes_follow_their_start() {
+    let head = HEAD.replace("etcd-split", "bootstrap-check");
+    // Start, then restart in a later step, then observe: fine.
+    let ok = chk(&format!("{head}steps:\n  - name: a\n    start: [etcd-3]\n    expect: {{etcd-3: {{ready: up}}}}\n  - name: b\n    restart: [etcd-3]\n    expect: {{etcd-3: {{ready: up}}}}\n"));
+    assert!(ok.is_ok(), "{ok:?}");
+    // Start twice (second time it is running).
+    let e = chk(&format!("{head}steps:\n  - name: a\n    start: [etcd-3]\n    expect: {{etcd-3: {{ready: up}}}}\n  - name: b\n    start: [etcd-3]\n")).expect_err("should be rejected");
+    assert!(e[0].contains("already running"), "{e:?}");
+    // Start and restart in one step.
+    let e = chk(&format!("{head}steps:\n  - name: a\n    start: [etcd-3]\n    restart: [etcd-3]\n    expect: {{etcd-3: {{ready: up}}}}\n")).expect_err("should be rejected");
+    assert!(e[0].contains("twice"), "{e:?}");
+}
+
+#[test]
+fn a_deferred_node_starts_only_after_the_node_it_joins() {
+    let t = "name: late\nk3s-version: v1.33.4+k3s1\nnodes:\n  - {name: etcd-1, role: etcd, init: true}\n  - {name: etcd-2, role: etcd, join: etcd-1, deferred: true}\n  - {name: etcd-3, role: etcd, join: etcd-2, deferred: true}\n";
+    let topo = topology(Path::new("late.yaml"), t).expect("deferred chain is a valid topology");
+    let run = |steps: &str| {
+        let text =
+            format!("name: c\ntopology: late\nissue: https://x/1\nsummary: s\nsteps:\n{steps}");
+        check(
+            Path::new("c.yaml"),
+            &text,
+            std::slice::from_ref(&topo),
+            &sig(),
+        )
+        .map_err(messages)
+    };
+    // etcd-3 joins etcd-2: starting it first is an error ...
+    let e = run("  - name: a\n    start: [etcd-3]\n    expect: {etcd-3: {ready: up}}\n")
+        .expect_err("etcd-2 is not running yet");
+    assert_eq!(e.len(), 1, "{e:?}");
+    assert!(e[0].contains("which is not running at this step"), "{e:?}");
+    // ... starting both in order in one step is fine.
+    let ok = run("  - name: a\n    start: [etcd-2, etcd-3]\n    expect: {etcd-3: {ready: up}}\n");
+    assert!(ok.is_ok(), "{ok:?}");
+}
+
+#[test]
+fn remove_tracks_keys_across_steps() {
+    let ok = chk(&format!("{HEAD}steps:\n  - name: a\n    config: {{etcd-2: {{embedded-registry: true}}}}\n    restart: [etcd-2]\n    expect: {{etcd-2: {{ready: up}}}}\n  - name: b\n    remove: {{etcd-2: [embedded-registry]}}\n    restart: [etcd-2]\n  - name: c\n    remove: {{etcd-2: [embedded-registry]}}\n    restart: [etcd-2]\n")).expect_err("should be rejected");
+    // Removed in b, so c has nothing left to remove.
+    assert_eq!(ok.len(), 1, "{ok:?}");
+    assert!(ok[0].starts_with("14:"), "{ok:?}");
+}
+
+#[test]
+fn value_signals_take_values() {
+    let c = chk(&format!("{HEAD}steps:\n  - name: a\n    restart: [etcd-2]\n    expect: {{etcd-2: {{version: v1.33.4+k3s1, roles: etcd}}}}\n")).expect("valid");
+    assert_eq!(
+        c.steps[0].expect["etcd-2"]["version"],
+        Expected::Value("v1.33.4+k3s1".into())
+    );
+}
+
+#[test]
+fn topology_override_reports_nodes_it_lacks() {
+    let c = chk(include_str!("../../checks/etcd-split.yaml")).expect("valid");
+    let other = topology(Path::new("b.yaml"), BOOTSTRAP).expect("valid");
+    let e = check_with_topology(
+        &c,
+        include_str!("../../checks/etcd-split.yaml"),
+        &other,
+        &sig(),
+    )
+    .map_err(messages)
+    .expect_err("should be rejected");
+    // etcd-3 is deferred in bootstrap-check: it cannot be edited, restarted or observed.
+    assert!(e.iter().all(|m| m.contains("etcd-3")), "{e:#?}");
+    assert!(!e.is_empty());
+}
+
+#[test]
+fn a_check_naming_a_broken_topology_says_nothing_more() {
+    let cx = Context {
+        topologies: &[],
+        broken_topologies: &["etcd-split".into()],
+        signals: &sig(),
+        topology_override: None,
+    };
+    let e = check_in(
+        Path::new("c.yaml"),
+        include_str!("../../checks/etcd-split.yaml"),
+        &cx,
+    );
+    assert!(e.is_ok_and(|c| c.steps.is_empty()));
+}
+
+#[test]
+fn empty_and_comment_only_files() {
+    for text in ["", "\n\n", "# only a comment\n", "---\n# x\n"] {
+        let e = topo(text).expect_err("should be rejected");
+        assert_eq!(e, vec!["1:1: the file is empty (no YAML content)"]);
+    }
+}
+
+#[test]
+fn file_kinds() {
+    let p = Path::new("x/checks/a.yaml");
+    assert_eq!(file_kind(p, "name: a\nsteps: []\n"), Some(FileKind::Check));
+    assert_eq!(file_kind(p, "nodes: []\n"), Some(FileKind::Topology));
+    assert_eq!(file_kind(p, "signals: {}\n"), Some(FileKind::Signals));
+    assert_eq!(file_kind(p, ""), Some(FileKind::Check));
+    assert_eq!(
+        file_kind(Path::new("x/topologies/a.yaml"), ""),
+        Some(FileKind::Topology)
+    );
+    assert_eq!(file_kind(Path::new("a.yaml"), "name: x\n"), None);
+}

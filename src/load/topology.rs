@@ -1,0 +1,225 @@
+//! `topologies/*.yaml`: nodes, roles, joins, files — and every rule a topology must keep.
+
+use super::*;
+
+/// The `name:` of a topology file that may be otherwise broken, so a check naming it can say
+/// "that topology has errors" instead of "does not exist".
+pub fn topology_name(text: &str) -> Option<String> {
+    #[derive(serde::Deserialize)]
+    struct NameOnly {
+        name: String,
+    }
+    serde_saphyr::from_str_with_options::<NameOnly>(text, yaml_options())
+        .ok()
+        .map(|n| n.name)
+}
+
+pub fn topology(path: &Path, text: &str) -> Result<Topology, Diagnostics> {
+    let raw: TopologyFile = parse(path, text, FileKind::Topology)?;
+    let d = FileDiag { file: path };
+    let mut out = Diagnostics::default();
+
+    check_slug(&d, &raw.name, "topology", &mut out);
+    let default_version = version(&d, &raw.k3s_version, &mut out);
+    check_nodes(&d, &raw, &mut out);
+    check_config_keys(&d, &raw.config, &mut out);
+    check_files(&d, &raw.files, &mut out);
+
+    let Some(default_version) = default_version else {
+        return Err(out);
+    };
+    if !out.is_empty() {
+        return Err(out);
+    }
+    Ok(Topology {
+        name: raw.name.value,
+        description: raw.description,
+        source: raw.source,
+        path: path.to_path_buf(),
+        default_version,
+        config: unspan(raw.config),
+        files: unspan(raw.files),
+        nodes: raw
+            .nodes
+            .value
+            .into_iter()
+            .map(|n| Node {
+                name: n.name.value,
+                role: n.role.value,
+                init: n.init.is_some_and(|i| i.value),
+                join: n.join.map(|j| j.value),
+                deferred: n.deferred,
+                config: unspan(n.config),
+                files: unspan(n.files),
+                env: n.env.into_iter().map(|(k, v)| (k.value, v)).collect(),
+            })
+            .collect(),
+    })
+}
+
+fn check_nodes(d: &FileDiag, raw: &TopologyFile, out: &mut Diagnostics) {
+    let nodes = &raw.nodes.value;
+    if nodes.is_empty() {
+        out.push(
+            d.span(&raw.nodes, "a topology needs at least one node")
+                .help("list the nodes, e.g. `- {name: etcd-1, role: etcd, init: true}`"),
+        );
+        return;
+    }
+    let mut names: HashMap<&str, &Spanned<String>> = HashMap::new();
+    for n in nodes {
+        if !DNS_LABEL.is_match(&n.name.value) {
+            out.push(
+                d.span(
+                    &n.name,
+                    format!("`{}` is not a valid node name", n.name.value),
+                )
+                .help("use lowercase letters, digits and `-` (it becomes a container host name)"),
+            );
+        }
+        if let Some(first) = names.insert(&n.name.value, &n.name) {
+            out.push(
+                d.span(
+                    &n.name,
+                    format!(
+                        "duplicate node name `{}` (first defined at line {})",
+                        n.name.value,
+                        first.referenced.line()
+                    ),
+                )
+                .help("give every node its own name"),
+            );
+        }
+    }
+
+    let is_init = |n: &crate::raw::NodeFile| n.init.as_ref().is_some_and(|i| i.value);
+    let inits: Vec<_> = nodes.iter().filter(|n| is_init(n)).collect();
+    match inits.as_slice() {
+        [] => out.push(
+            d.span(&nodes[0].name, "no node creates the cluster (no `init: true`)")
+                .help("mark exactly one node that runs etcd (role etcd or all) `init: true`; it starts with cluster-init"),
+        ),
+        [_] => {}
+        [first, rest @ ..] => {
+            for n in rest {
+                let at = n.init.as_ref().map_or(&n.name.referenced, |i| &i.referenced);
+                out.push(
+                    d.at(at, format!("`{}` is a second init node; only one node creates the cluster", n.name.value))
+                        .help(format!("keep `init: true` on `{}` only and give `{}` a `join:`", first.name.value, n.name.value)),
+                );
+            }
+        }
+    }
+
+    // Start order (see `plan::start_order`): the init node, the other etcd-running servers one
+    // at a time in file order, then control-plane-only servers, then agents. A node can only
+    // join a node that is already up when it starts.
+    let position: HashMap<&str, usize> = nodes
+        .iter()
+        .enumerate()
+        .map(|(i, n)| (n.name.value.as_str(), i))
+        .collect();
+    let known = names_list(nodes.iter().map(|n| n.name.value.as_str()));
+    // Whether `target` (at index `ti`) is up before an etcd-running node at index `i` starts.
+    let starts_before = |target: &crate::raw::NodeFile, ti: usize, i: usize| {
+        is_init(target) || (target.role.value.runs_etcd() && ti < i)
+    };
+    for (i, n) in nodes.iter().enumerate() {
+        let role = n.role.value;
+        if is_init(n) {
+            let at = n
+                .init
+                .as_ref()
+                .map_or(&n.name.referenced, |i| &i.referenced);
+            if !role.runs_etcd() {
+                out.push(
+                    d.at(at, format!("init node `{}` has role {}; only a node that runs etcd can create the cluster", n.name.value, role.as_str()))
+                        .help("make an `etcd` or `all` node the init node, and let this one `join:` it"),
+                );
+            }
+            if let Some(j) = &n.join {
+                out.push(
+                    d.span(j, format!("init node `{}` cannot join another node", n.name.value))
+                        .help("remove `join:` from the init node (it creates the cluster), or remove its `init: true`"),
+                );
+            }
+            if n.deferred {
+                out.push(
+                    d.at(at, "the init node cannot be deferred")
+                        .help("remove `deferred: true`: the cluster starts with its init node"),
+                );
+            }
+            continue;
+        }
+        let Some(j) = &n.join else {
+            out.push(
+                d.span(&n.name, format!("node `{}` neither creates the cluster nor joins a node", n.name.value))
+                    .help("add `join: <node>` naming a server, or `init: true` if this is the one node that creates the cluster"),
+            );
+            continue;
+        };
+        if j.value == n.name.value {
+            out.push(
+                d.span(j, format!("node `{}` joins itself", n.name.value))
+                    .help("join another server, e.g. the init node"),
+            );
+            continue;
+        }
+        let Some(&ti) = position.get(j.value.as_str()) else {
+            out.push(
+                d.span(
+                    j,
+                    format!("`{}` joins unknown node `{}`", n.name.value, j.value),
+                )
+                .help(format!("join one of the nodes of this topology: {known}")),
+            );
+            continue;
+        };
+        let target = &nodes[ti];
+        let trole = target.role.value;
+        if !trole.is_server() {
+            out.push(
+                d.span(
+                    j,
+                    format!(
+                        "`{}` joins `{}`, an agent, which runs no supervisor",
+                        n.name.value, j.value
+                    ),
+                )
+                .help("join a server node (role etcd, control-plane or all)"),
+            );
+        } else if role == Role::ControlPlane && !trole.runs_etcd() {
+            out.push(
+                d.span(j, format!("control-plane-only `{}` joins `{}`, which runs no etcd", n.name.value, j.value))
+                    .help("a control-plane-only server (disable-etcd) must join a node that runs etcd (role etcd or all)"),
+            );
+        } else if !inits.is_empty() && role.runs_etcd() && !starts_before(target, ti, i) {
+            // (Without an init node there is no start order to judge; that is reported above.)
+            out.push(
+                d.span(j, format!("`{}` joins `{}`, which is not up yet when `{}` starts", n.name.value, j.value, n.name.value))
+                    .help("servers that run etcd start one at a time in file order, before the others: join the init node or an etcd node listed above"),
+            );
+        } else if target.deferred && !n.deferred {
+            out.push(
+                d.span(j, format!("`{}` joins `{}`, which is deferred and not running when the cluster starts", n.name.value, j.value))
+                    .help("join a node that starts with the cluster, or make this node deferred too"),
+            );
+        }
+    }
+
+    for n in nodes {
+        check_config_keys(d, &n.config, out);
+        check_files(d, &n.files, out);
+        for k in n.env.keys() {
+            if matches!(
+                k.value.as_str(),
+                "K3S_TOKEN" | "K3S_AGENT_TOKEN" | "K3S_URL"
+            ) {
+                out.push(
+                    d.span(k, format!("`{}` is set by repro", k.value))
+                        .help("leave it out: repro sets K3S_TOKEN (random per run) and the join URL from `join:`"),
+                );
+            }
+        }
+    }
+}

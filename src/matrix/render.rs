@@ -1,0 +1,203 @@
+//! What people and CI read of a matrix: the table, the totals line, the merged JUnit file, and
+//! the `--emit github-matrix` JSON.
+
+use std::time::Duration;
+
+use crate::result::Outcome;
+use crate::table::table;
+
+use super::model::{Cell, Status, Totals};
+
+/// The table people read: one row per check × version.
+pub fn render_table(cells: &[Cell]) -> String {
+    let mut rows = vec![vec![
+        "CHECK".to_string(),
+        "K3S VERSION".into(),
+        "EXPECTED".into(),
+        "VERDICT".into(),
+        "TIME".into(),
+        "STATUS".into(),
+    ]];
+    for c in cells {
+        rows.push(vec![
+            c.check.clone(),
+            c.k3s_version.clone(),
+            c.expected.to_string(),
+            c.verdict.map_or_else(|| "-".into(), |v| v.to_string()),
+            if c.status == Status::NotRun {
+                "-".into()
+            } else {
+                format!("{:.1}s", c.seconds)
+            },
+            c.status.label().into(),
+        ]);
+    }
+    let mut o = String::new();
+    table(&mut o, "", &rows);
+    o
+}
+
+/// The counts line under the table.
+pub fn render_totals(t: &Totals) -> String {
+    let mut parts = vec![format!("{} ok", t.ok)];
+    for (n, what) in [
+        (t.regression, "regression"),
+        (t.unexpected_fix, "unexpected fix"),
+        (t.inconclusive, "inconclusive"),
+        (t.broken, "broken"),
+        (t.not_run, "not run"),
+    ] {
+        if n > 0 {
+            parts.push(format!("{n} {what}"));
+        }
+    }
+    format!(
+        "{} run{}: {}",
+        t.cells,
+        if t.cells == 1 { "" } else { "s" },
+        parts.join(", ")
+    )
+}
+
+/// One JUnit test case per check × version, one suite per check: pass when the verdict is the
+/// expected one; a differing verdict is a failure, a broken run an error, a run never made a
+/// skip. Messages say expected vs got and where the run's results are.
+pub fn junit(name: &str, cells: &[Cell]) -> Result<String, quick_junit::SerializeError> {
+    use quick_junit::{NonSuccessKind, Report, TestCase, TestCaseStatus, TestSuite};
+    let mut report = Report::new(name);
+    let mut checks: Vec<&str> = Vec::new();
+    for c in cells {
+        if !checks.contains(&c.check.as_str()) {
+            checks.push(&c.check);
+        }
+    }
+    for check in checks {
+        let mut suite = TestSuite::new(format!("repro.{check}"));
+        for c in cells.iter().filter(|c| c.check == check) {
+            let mut status = match c.status {
+                Status::Ok => TestCaseStatus::success(),
+                Status::Broken => TestCaseStatus::non_success(NonSuccessKind::Error),
+                Status::NotRun => TestCaseStatus::skipped(),
+                _ => TestCaseStatus::non_success(NonSuccessKind::Failure),
+            };
+            if let Some(why) = c.explain() {
+                status.set_message(why);
+                status.set_type(c.status.label());
+            }
+            let mut tc = TestCase::new(format!("{check} on {}", c.k3s_version), status);
+            tc.set_classname(format!("repro.{check}"));
+            tc.set_time(Duration::from_secs_f64(c.seconds.max(0.0)));
+            let mut out = format!(
+                "expected {} ({}); verdict {}",
+                c.expected,
+                c.expected_because,
+                c.verdict.map_or("none", Outcome::as_str)
+            );
+            if let Some(r) = &c.results {
+                out.push_str(&format!("\nresults: {r}"));
+            }
+            if c.stand_in {
+                out.push_str("\nran on the repro stand-in, not real k3s");
+            }
+            tc.set_system_out(out);
+            suite.add_test_case(tc);
+        }
+        report.add_test_suite(suite);
+    }
+    report.to_string()
+}
+
+/// The `--emit github-matrix` JSON: one `include` entry per cell, on one line (for
+/// `$GITHUB_OUTPUT`).
+pub fn github_matrix(cells: &[(String, String, Outcome)]) -> String {
+    let include: Vec<serde_json::Value> = cells
+        .iter()
+        .map(|(check, v, expected)| {
+            serde_json::json!({"check": check, "k3s_version": v, "expected": expected})
+        })
+        .collect();
+    serde_json::json!({ "include": include }).to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn outcome(s: &str) -> Outcome {
+        match s {
+            "fixed" => Outcome::Fixed,
+            "reproduced" => Outcome::Reproduced,
+            _ => Outcome::Inconclusive,
+        }
+    }
+
+    fn cell(version: &str, expected: &str, verdict: Option<&str>) -> Cell {
+        Cell {
+            check: "etcd-split".into(),
+            k3s_version: version.into(),
+            expected: outcome(expected),
+            expected_because: "because".into(),
+            verdict: verdict.map(outcome),
+            status: Status::of(outcome(expected), verdict.map(outcome)),
+            seconds: 9.25,
+            exit_code: Some(0),
+            run_id: Some("abcd1234".into()),
+            results: Some(format!("etcd-split-{version}")),
+            stand_in: true,
+            error: None,
+        }
+    }
+
+    #[test]
+    fn table_rendering() {
+        let cells = vec![
+            cell("v1.33.4+k3s1", "reproduced", Some("reproduced")),
+            cell("v1.33.5+k3s1", "reproduced", Some("fixed")),
+            cell("v1.34.1+k3s1", "fixed", None),
+        ];
+        let t = render_table(&cells);
+        assert_eq!(
+            t,
+            "CHECK       K3S VERSION   EXPECTED    VERDICT     TIME  STATUS\n\
+             etcd-split  v1.33.4+k3s1  reproduced  reproduced  9.2s  ok\n\
+             etcd-split  v1.33.5+k3s1  reproduced  fixed       9.2s  UNEXPECTED FIX\n\
+             etcd-split  v1.34.1+k3s1  fixed       -           9.2s  BROKEN\n"
+        );
+        assert_eq!(
+            render_totals(&Totals::of(&cells)),
+            "3 runs: 1 ok, 1 unexpected fix, 1 broken"
+        );
+    }
+
+    #[test]
+    fn junit_one_case_per_cell_with_reasons() {
+        let cells = vec![
+            cell("v1.33.4+k3s1", "reproduced", Some("reproduced")),
+            cell("v1.33.5+k3s1", "reproduced", Some("fixed")),
+            cell("v1.34.1+k3s1", "fixed", None),
+        ];
+        let x = junit("repro matrix", &cells).expect("serializes");
+        assert_eq!(x.matches("<testcase ").count(), 3, "{x}");
+        assert!(x.contains("tests=\"3\""), "{x}");
+        assert!(x.contains("failures=\"1\""), "{x}");
+        assert!(x.contains("errors=\"1\""), "{x}");
+        assert!(
+            x.contains("expected reproduced, got fixed")
+                && x.contains("results: etcd-split-v1.33.5+k3s1"),
+            "{x}"
+        );
+    }
+
+    #[test]
+    fn github_matrix_shape() {
+        let j = github_matrix(&[(
+            "etcd-split".into(),
+            "v1.33.4+k3s1".into(),
+            Outcome::Reproduced,
+        )]);
+        assert_eq!(
+            j,
+            r#"{"include":[{"check":"etcd-split","k3s_version":"v1.33.4+k3s1","expected":"reproduced"}]}"#
+        );
+    }
+}

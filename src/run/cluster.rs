@@ -1,0 +1,429 @@
+//! The cluster of one run: its network, volumes and node containers; starting a node's next
+//! boot, stopping it, and waiting until a boot is ready or dead. Teardown goes by label.
+
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use chrono::{DateTime, Utc};
+use futures_util::future::join_all;
+use indexmap::IndexMap;
+
+use crate::docker::{self, Engine, NodeSpec};
+use crate::plan::{Plan, PlannedNode};
+use crate::raw::Role;
+use crate::result::{BootEnd, BootRecord};
+
+use super::error::RunError;
+use super::event::{Events, NodeState, RunEvent};
+use super::observe;
+use super::watch::{self, BootHandle, Ended};
+
+/// How long `docker stop` lets k3s shut down before it is killed.
+const STOP_GRACE: Duration = Duration::from_secs(20);
+
+pub fn container_name(run_id: &str, node: &str) -> String {
+    format!("repro-{run_id}-{node}")
+}
+
+/// Everything a running cluster needs, shared by the steps.
+pub struct Cluster {
+    pub engine: Engine,
+    pub run_id: String,
+    pub plan: Plan,
+    pub dir: PathBuf,
+    pub events: Events,
+    /// How long a boot may take to be ready (or dead).
+    pub timeout: Duration,
+    /// The settle window of the settle rule.
+    pub settle: Duration,
+    pub privileged: bool,
+    /// Applied to every log line and probe output: removes the run's secrets.
+    pub scrub: watch::Scrub,
+    nodes: IndexMap<String, NodeRt>,
+    ready: Vec<regex::Regex>,
+    token: String,
+}
+
+struct NodeRt {
+    container: String,
+    boots: Mutex<Vec<BootHandle>>,
+    stopping: Arc<AtomicBool>,
+}
+
+/// What a cluster is made of, besides the plan.
+pub struct ClusterSpec {
+    pub engine: Engine,
+    pub run_id: String,
+    pub plan: Plan,
+    pub dir: PathBuf,
+    pub events: Events,
+    pub timeout: Duration,
+    pub settle: Duration,
+    pub privileged: bool,
+    pub scrub: watch::Scrub,
+    /// Lines that say a boot is ready.
+    pub ready: Vec<regex::Regex>,
+    pub token: String,
+}
+
+impl Cluster {
+    pub fn new(s: ClusterSpec) -> Cluster {
+        let nodes = s
+            .plan
+            .nodes
+            .iter()
+            .map(|n| {
+                (
+                    n.name.clone(),
+                    NodeRt {
+                        container: container_name(&s.run_id, &n.name),
+                        boots: Mutex::new(Vec::new()),
+                        stopping: Arc::new(AtomicBool::new(false)),
+                    },
+                )
+            })
+            .collect();
+        Cluster {
+            engine: s.engine,
+            run_id: s.run_id,
+            plan: s.plan,
+            dir: s.dir,
+            events: s.events,
+            timeout: s.timeout,
+            settle: s.settle,
+            privileged: s.privileged,
+            scrub: s.scrub,
+            nodes,
+            ready: s.ready,
+            token: s.token,
+        }
+    }
+
+    fn node(&self, name: &str) -> &NodeRt {
+        &self.nodes[name]
+    }
+
+    pub fn container(&self, node: &str) -> &str {
+        &self.node(node).container
+    }
+
+    fn show(&self, node: &str, state: NodeState, boot: u32, detail: &str) {
+        self.events.show(&RunEvent::Node {
+            node: node.to_string(),
+            state,
+            boot,
+            detail: detail.to_string(),
+        });
+    }
+
+    fn labels(&self, node: Option<&str>) -> HashMap<String, String> {
+        let mut l = HashMap::new();
+        l.insert(docker::LABEL_MANAGED.to_string(), "true".to_string());
+        l.insert(docker::LABEL_RUN.to_string(), self.run_id.clone());
+        l.insert(docker::LABEL_CHECK.to_string(), self.plan.check.clone());
+        if let Some(n) = node {
+            l.insert(docker::LABEL_NODE.to_string(), n.to_string());
+        }
+        l
+    }
+
+    /// The node's current (last started) boot.
+    pub fn current(&self, node: &str) -> Option<BootHandle> {
+        self.node(node)
+            .boots
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .last()
+            .cloned()
+    }
+
+    /// Network, volumes, containers (deferred ones too, unstarted), files before first start.
+    pub async fn create(&self) -> Result<(), RunError> {
+        let net = format!("repro-{}", self.run_id);
+        let third = self.engine.create_network(&net, &self.labels(None)).await?;
+        // Nodes are independent until they start: create them all at once.
+        let created = join_all(
+            self.plan
+                .nodes
+                .iter()
+                .enumerate()
+                .map(|(i, n)| self.create_node(i, n, &net, third)),
+        )
+        .await;
+        created.into_iter().collect::<Result<Vec<()>, RunError>>()?;
+        Ok(())
+    }
+
+    async fn create_node(
+        &self,
+        i: usize,
+        n: &PlannedNode,
+        net: &str,
+        third: u8,
+    ) -> Result<(), RunError> {
+        let rt = self.node(&n.name);
+        let volume = format!("{}-data", rt.container);
+        self.engine
+            .create_volume(&volume, &self.labels(Some(&n.name)))
+            .await?;
+        let mut env = vec![format!("K3S_TOKEN={}", self.token)];
+        env.extend(n.env.iter().map(|(k, v)| format!("{k}={v}")));
+        let cmd = match n.role {
+            Role::Agent => vec!["agent".to_string()],
+            _ => vec!["server".to_string()],
+        };
+        let spec = NodeSpec {
+            name: rt.container.clone(),
+            hostname: n.name.clone(),
+            image: self.plan.image.clone(),
+            cmd,
+            env,
+            labels: self.labels(Some(&n.name)),
+            network: net.to_string(),
+            // Fixed addresses: etcd peer URLs embed the IP (k3d #550).
+            ip: format!("10.213.{third}.{}", 10 + i),
+            data_volume: volume,
+            privileged: self.privileged,
+        };
+        self.engine.create_node(&spec).await?;
+        let files: Vec<(String, String)> = self.plan.initial[&n.name]
+            .iter()
+            .filter_map(|(p, c)| c.clone().map(|c| (p.clone(), c)))
+            .collect();
+        self.engine.upload(&rt.container, &files).await?;
+        let detail = if n.deferred {
+            "deferred: a step starts it"
+        } else {
+            "files written"
+        };
+        self.show(&n.name, NodeState::Created, 0, detail);
+        Ok(())
+    }
+
+    /// Starts a node's next boot and follows its log from the first line.
+    async fn boot(&self, node: &str, step: usize) -> Result<BootHandle, RunError> {
+        let rt = self.node(node);
+        let prev = self.current(node);
+        let after = match &prev {
+            Some(h) => {
+                h.ended().await;
+                h.with(|b| b.last_ts())
+            }
+            None => None,
+        };
+        let number = prev.as_ref().map_or(1, |h| h.with(|b| b.number) + 1);
+        rt.stopping.store(false, Ordering::SeqCst);
+        self.engine.start(&rt.container).await?;
+        let started = self.engine.state(&rt.container).await?;
+        let started_at = DateTime::parse_from_rfc3339(&started.started_at)
+            .map(|t| t.with_timezone(&Utc))
+            .unwrap_or_else(|_| Utc::now());
+        let log_dir = self.dir.join("nodes").join(node);
+        super::record::create_dir(&log_dir)?;
+        let events = self.events.clone();
+        let name = node.to_string();
+        let ready = self.ready.clone();
+        let on_line: watch::OnLine = Arc::new(move |_c, l| {
+            let state = if ready.iter().any(|r| r.is_match(&l.text)) {
+                NodeState::Ready
+            } else if l.text.contains("level=fatal") || l.text.contains("level=error") {
+                NodeState::Running
+            } else {
+                return;
+            };
+            events.show(&RunEvent::Node {
+                node: name.clone(),
+                state,
+                boot: number,
+                detail: l.text.clone(),
+            });
+        });
+        let h = watch::follow(watch::Follow {
+            engine: self.engine.clone(),
+            container: rt.container.clone(),
+            number,
+            step,
+            started_at,
+            after,
+            ready: self.ready.clone(),
+            log_path: log_dir.join(format!("boot-{number}.log")),
+            on_line,
+            stopping: rt.stopping.clone(),
+            scrub: self.scrub.clone(),
+        });
+        rt.boots
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .push(h.clone());
+        self.show(node, NodeState::Starting, number, "container started");
+        Ok(h)
+    }
+
+    /// Stops a node's current boot (if running) and waits until its log is drained.
+    async fn stop(&self, node: &str) -> Result<(), RunError> {
+        let rt = self.node(node);
+        if let Some(h) = self.current(node) {
+            if h.with(|b| b.end.is_none()) {
+                rt.stopping.store(true, Ordering::SeqCst);
+                self.engine.stop(&rt.container, STOP_GRACE).await?;
+                h.ended().await;
+            }
+        }
+        Ok(())
+    }
+
+    /// Waits for the boot to be ready (true) or dead (false). A timeout stops the run with the
+    /// boot's last lines.
+    async fn wait_ready(&self, node: &str, h: &BootHandle) -> Result<bool, RunError> {
+        let waited = tokio::time::timeout(
+            self.timeout,
+            h.wait_for(|b| {
+                if b.ready.is_some() {
+                    Some(true)
+                } else if observe::is_dead(b) || b.end.is_some() {
+                    Some(false)
+                } else {
+                    None
+                }
+            }),
+        )
+        .await;
+        match waited {
+            Ok(Some(true)) => Ok(true),
+            Ok(_) => {
+                let (n, ev) = h.with(|b| (b.number, observe::death_evidence(b)));
+                let last = ev
+                    .iter()
+                    .map(|e| e.text.clone())
+                    .collect::<Vec<_>>()
+                    .join(" / ");
+                self.show(node, NodeState::Dead, n, &last);
+                Ok(false)
+            }
+            Err(_) => {
+                let (n, last) = h.with(|b| {
+                    let start = b.lines.len().saturating_sub(3);
+                    let last: Vec<String> =
+                        b.lines[start..].iter().map(|l| l.text.clone()).collect();
+                    (b.number, last)
+                });
+                self.show(node, NodeState::Timeout, n, "not ready in time");
+                Err(RunError::NotReady {
+                    node: node.to_string(),
+                    boot: n,
+                    timeout: humantime::format_duration(self.timeout).to_string(),
+                    last: if last.is_empty() {
+                        "(no output)".to_string()
+                    } else {
+                        last.join(" / ")
+                    },
+                })
+            }
+        }
+    }
+
+    /// Starts a node and waits for its new boot: ready (true) or dead (false).
+    pub async fn start_and_wait(&self, node: &str, step: usize) -> Result<bool, RunError> {
+        let h = self.boot(node, step).await?;
+        self.wait_ready(node, &h).await
+    }
+
+    pub async fn restart_and_wait(&self, node: &str, step: usize) -> Result<bool, RunError> {
+        self.stop(node).await?;
+        self.start_and_wait(node, step).await
+    }
+
+    /// The evidence of a node's death in its current boot, as one line.
+    pub fn death_line(&self, node: &str) -> String {
+        self.current(node)
+            .map(|h| h.with(observe::death_evidence))
+            .unwrap_or_default()
+            .iter()
+            .map(|e| e.text.as_str())
+            .collect::<Vec<_>>()
+            .join(" / ")
+    }
+
+    /// Each container's `docker inspect`, token redacted, next to its logs.
+    pub async fn save_inspect(&self) -> Result<(), RunError> {
+        for (name, rt) in &self.nodes {
+            let Ok(v) = self.engine.inspect_json(&rt.container).await else {
+                continue;
+            };
+            let text = serde_json::to_string_pretty(&v)
+                .map_err(|e| RunError::Internal(format!("inspect of {name}: {e}")))?
+                .replace(&self.token, "<REDACTED-1>");
+            let d = self.dir.join("nodes").join(name);
+            super::record::create_dir(&d)?;
+            super::record::write(&d.join("inspect.json"), text)?;
+        }
+        Ok(())
+    }
+
+    /// Removes everything of this run by its label; returns the problems met.
+    pub async fn remove(&self) -> Vec<String> {
+        for rt in self.nodes.values() {
+            rt.stopping.store(true, Ordering::SeqCst);
+        }
+        self.engine
+            .remove_labelled(docker::LABEL_RUN, Some(&self.run_id))
+            .await
+            .errors
+    }
+
+    /// Per-boot records for result.json.
+    pub fn boot_records(&self) -> Vec<BootRecord> {
+        let mut out = Vec::new();
+        for (name, rt) in &self.nodes {
+            for h in rt.boots.lock().unwrap_or_else(|p| p.into_inner()).iter() {
+                out.push(h.with(|b| {
+                    BootRecord {
+                        node: name.clone(),
+                        boot: b.number,
+                        step: b.step,
+                        started_at: b
+                            .started_at
+                            .to_rfc3339_opts(chrono::SecondsFormat::Millis, true),
+                        ready_at: b.ready.map(|i| {
+                            b.lines[i]
+                                .ts
+                                .to_rfc3339_opts(chrono::SecondsFormat::Millis, true)
+                        }),
+                        ended_at: match &b.end {
+                            Some(Ended::Died { at, .. } | Ended::Stopped { at }) => {
+                                Some(at.clone())
+                            }
+                            _ => None,
+                        },
+                        end: match &b.end {
+                            None => BootEnd::Running,
+                            Some(Ended::Stopped { .. }) => BootEnd::Stopped,
+                            Some(Ended::Died { .. }) => BootEnd::Exited,
+                            Some(Ended::Lost { .. }) => BootEnd::Lost,
+                        },
+                        exit_code: match &b.end {
+                            Some(Ended::Died { exit_code, .. }) => *exit_code,
+                            _ => None,
+                        },
+                        log: format!("nodes/{name}/boot-{}.log", b.number),
+                    }
+                }));
+            }
+        }
+        out
+    }
+
+    /// The first log file a follower could not write, if any.
+    pub fn log_write_error(&self) -> Option<super::record::RecordError> {
+        self.nodes.values().find_map(|rt| {
+            rt.boots
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .iter()
+                .find_map(|h| h.take_write_error())
+        })
+    }
+}

@@ -1,0 +1,60 @@
+//! Why a run stopped before its verdict. Every one of these is an exit 3 (infrastructure),
+//! except an interrupt (130).
+
+use crate::docker::DockerError;
+use crate::exit;
+
+use super::record::RecordError;
+
+#[derive(Debug, thiserror::Error)]
+pub enum RunError {
+    #[error(transparent)]
+    Docker(#[from] DockerError),
+    #[error(transparent)]
+    Record(#[from] RecordError),
+    #[error("cannot get image {image}: {reason}\n  help: this host cannot pull it. Ways out:\n    --sim                  run the built-in k3s stand-in for {version} (offline)\n    --image-archive FILE   load a `docker save` tarball of the image first\n    --image NAME           use an image that is already in the local store")]
+    ImageMissing {
+        image: String,
+        version: String,
+        reason: String,
+    },
+    #[error("cannot build the stand-in image {image}: {reason}")]
+    SimImage { image: String, reason: String },
+    #[error("{node} (boot {boot}) was not ready within {timeout}; last lines: {last}")]
+    NotReady {
+        node: String,
+        boot: u32,
+        timeout: String,
+        last: String,
+    },
+    #[error("failed to delete {path} on {node} (the image needs `rm`): {source}")]
+    DeleteExec {
+        path: String,
+        node: String,
+        source: DockerError,
+    },
+    #[error("failed to delete {path} on {node}: {output}")]
+    Delete {
+        path: String,
+        node: String,
+        output: String,
+    },
+    #[error("could not render the reports: {reason} (retry with `repro report {}`)", dir.display())]
+    Reports {
+        dir: std::path::PathBuf,
+        reason: String,
+    },
+    #[error("internal error (a bug in repro): {0}")]
+    Internal(String),
+    #[error("interrupted by the user")]
+    Interrupted,
+}
+
+impl RunError {
+    pub fn exit_code(&self) -> i32 {
+        match self {
+            RunError::Interrupted => exit::INTERRUPTED,
+            _ => exit::INFRA,
+        }
+    }
+}

@@ -1,0 +1,209 @@
+//! What a run tells the world while it goes: [`RunEvent`]s, sent to receivers.
+//!
+//! The runner only emits; it never prints. The live display, the result recorder, `matrix`'s
+//! line per run and `bisect`'s output are receivers. The recorder is told first and is the only
+//! one that can fail (a results folder that cannot be written stops the run: exit 3).
+
+use std::fmt;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use crate::result::{BootRecord, EnvInfo, Observation, Outcome, StepResult, Verdict};
+
+use super::error::RunError;
+use super::record::{RecordError, Recorder};
+
+/// What the run is doing now.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Phase {
+    LoadArchive(PathBuf),
+    PrepareSimImage(String),
+    Pull(String),
+    Create,
+    /// Starting a group of nodes at once (cluster creation).
+    Start(Vec<String>),
+    Step {
+        index: usize,
+        total: usize,
+        name: String,
+    },
+    Teardown,
+}
+
+impl fmt::Display for Phase {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Phase::LoadArchive(p) => write!(f, "loading image archive {}", p.display()),
+            Phase::PrepareSimImage(i) => write!(f, "preparing the k3s stand-in image {i}"),
+            Phase::Pull(i) => write!(f, "pulling {i}"),
+            Phase::Create => f.write_str("creating the cluster"),
+            Phase::Start(group) => write!(f, "starting {}", group.join(" + ")),
+            Phase::Step { index, total, name } => write!(f, "step {index}/{total}: {name}"),
+            Phase::Teardown => f.write_str("removing the cluster"),
+        }
+    }
+}
+
+/// A node's state as the display shows it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum NodeState {
+    Pulling,
+    Created,
+    Starting,
+    Running,
+    Ready,
+    Dead,
+    Timeout,
+}
+
+impl NodeState {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            NodeState::Pulling => "pulling",
+            NodeState::Created => "created",
+            NodeState::Starting => "starting",
+            NodeState::Running => "running",
+            NodeState::Ready => "ready",
+            NodeState::Dead => "dead",
+            NodeState::Timeout => "timeout",
+        }
+    }
+}
+
+/// How a run ended: what `execute` returns and [`RunEvent::Finished`] carries.
+#[derive(Debug)]
+pub struct RunEnd {
+    pub code: i32,
+    /// The results folder, if it could be created.
+    pub dir: Option<PathBuf>,
+    /// The verdict, if the run got that far.
+    pub verdict: Option<Verdict>,
+    /// Why the run stopped before its verdict (Docker, image, timeout, a write, Ctrl-C).
+    pub error: Option<RunError>,
+    pub seconds: f64,
+    /// result.json as written last, if there is a results folder.
+    pub result: Option<crate::result::RunResult>,
+}
+
+impl RunEnd {
+    pub fn outcome(&self) -> Option<Outcome> {
+        self.verdict.as_ref().map(|v| v.outcome)
+    }
+
+    /// Why there is no verdict, or why it is inconclusive.
+    pub fn why(&self) -> Option<String> {
+        match (&self.error, &self.verdict) {
+            (Some(e), _) => Some(e.to_string()),
+            (None, Some(v)) if v.outcome == Outcome::Inconclusive => Some(v.reason.clone()),
+            _ => None,
+        }
+    }
+}
+
+/// The run's conclusion, before reports are rendered (what the recorder writes last).
+#[derive(Debug, Clone)]
+pub struct Conclusion {
+    pub boots: Vec<BootRecord>,
+    pub verdict: Option<Verdict>,
+    pub exit_code: i32,
+    pub error: Option<String>,
+    pub teardown_secs: f64,
+    pub total_secs: f64,
+}
+
+#[derive(Debug)]
+pub enum RunEvent<'a> {
+    /// The run has an id and a results folder.
+    Started {
+        run_id: String,
+        check: String,
+        k3s_version: String,
+        image: String,
+        dir: PathBuf,
+    },
+    /// The Docker engine answered; these are its facts.
+    Engine(EnvInfo),
+    Phase(Phase),
+    /// A node's state changed; `boot` is its boot number (0 before its first start).
+    Node {
+        node: String,
+        state: NodeState,
+        boot: u32,
+        detail: String,
+    },
+    /// The image is there.
+    ImageReady {
+        image_id: Option<String>,
+        stand_in: bool,
+        privileged: bool,
+        seconds: f64,
+    },
+    /// Every node of the start order is ready.
+    ClusterUp {
+        boots: Vec<BootRecord>,
+        seconds: f64,
+    },
+    /// One expectation of a step was observed.
+    Observed {
+        step: usize,
+        observation: Observation,
+    },
+    StepDone {
+        step: StepResult,
+        boots: Vec<BootRecord>,
+        seconds: f64,
+    },
+    /// A line worth keeping (how to inspect a kept cluster, a cleanup problem).
+    Note(String),
+    Concluded(Conclusion),
+    /// The run is over; nothing follows.
+    Finished(&'a RunEnd),
+}
+
+/// Something that wants to hear a run's events. Must not block: it is called on the run's path.
+pub trait Receiver: Send + Sync {
+    fn receive(&self, event: &RunEvent<'_>);
+}
+
+impl<F: Fn(&RunEvent<'_>) + Send + Sync> Receiver for F {
+    fn receive(&self, event: &RunEvent<'_>) {
+        self(event)
+    }
+}
+
+/// The receivers of one run, with the recorder (once the results folder exists) told first.
+#[derive(Clone, Default)]
+pub struct Events {
+    recorder: Option<Arc<Recorder>>,
+    receivers: Vec<Arc<dyn Receiver>>,
+}
+
+impl Events {
+    pub fn new(receivers: Vec<Arc<dyn Receiver>>) -> Events {
+        Events {
+            recorder: None,
+            receivers,
+        }
+    }
+
+    pub fn with_recorder(mut self, recorder: Arc<Recorder>) -> Events {
+        self.recorder = Some(recorder);
+        self
+    }
+
+    /// Records the event (if it is one the recorder keeps), then tells every receiver.
+    pub fn emit(&self, event: &RunEvent<'_>) -> Result<(), RecordError> {
+        if let Some(r) = &self.recorder {
+            r.receive(event)?;
+        }
+        self.show(event);
+        Ok(())
+    }
+
+    /// Tells the receivers only: for what the recorder does not keep (states, phases).
+    pub fn show(&self, event: &RunEvent<'_>) {
+        for r in &self.receivers {
+            r.receive(event);
+        }
+    }
+}

@@ -1,0 +1,203 @@
+//! Observing one signal on one node's current boot: run the signal's probe (retrying until a
+//! rule matches), or wait on the boot's log until `observe` decides. Always returns an
+//! [`Observation`]; what could not be decided is `unknown`, with the reason.
+
+use std::time::{Duration, Instant};
+
+use crate::result::{Evidence, EvidenceSource, Observation};
+use crate::scenario::{Probe, Signal};
+
+use super::cluster::Cluster;
+use super::observe::{self, Eval};
+use super::record::now_rfc3339;
+use super::watch::BootHandle;
+
+/// The expectation being observed.
+pub struct Expectation {
+    pub node: String,
+    pub signal: String,
+    /// The correct value.
+    pub expected: String,
+    /// The documented bug's value (the correct one when the bug does not change it).
+    pub bug: Option<String>,
+}
+
+/// A decided value: observed, evidence, reason.
+struct Decided {
+    observed: String,
+    boot: u32,
+    evidence: Vec<Evidence>,
+    reason: String,
+}
+
+impl Decided {
+    fn unknown(boot: u32, evidence: Vec<Evidence>, reason: impl Into<String>) -> Decided {
+        Decided {
+            observed: "unknown".into(),
+            boot,
+            evidence,
+            reason: reason.into(),
+        }
+    }
+}
+
+/// Observes `e.signal` on `e.node`'s current boot (`sig` is its definition, if it has one).
+pub async fn observe(c: &Cluster, e: Expectation, sig: Option<&Signal>) -> Observation {
+    let d = match (sig, c.current(&e.node)) {
+        (None, _) => Decided::unknown(0, vec![], "signal not defined"),
+        (Some(_), None) => Decided::unknown(0, vec![], "the node was never started"),
+        (Some(sig), Some(h)) => decide(c, &e.node, &h, sig).await,
+    };
+    Observation {
+        node: e.node,
+        signal: e.signal,
+        expected: Some(e.expected),
+        bug: e.bug,
+        observed: d.observed,
+        boot: d.boot,
+        evidence: d.evidence,
+        reason: d.reason,
+    }
+}
+
+async fn decide(c: &Cluster, node: &str, h: &BootHandle, sig: &Signal) -> Decided {
+    let cap = Instant::now() + c.timeout;
+    match &sig.probe {
+        Some(probe) => by_probe(c, node, h, sig, probe, cap).await,
+        None => by_log(c, h, sig, cap).await,
+    }
+}
+
+/// Runs the probe once its `after` lines are in the boot, until a rule matches or it times out.
+async fn by_probe(
+    c: &Cluster,
+    node: &str,
+    h: &BootHandle,
+    sig: &Signal,
+    probe: &Probe,
+    cap: Instant,
+) -> Decided {
+    let number = h.with(|b| b.number);
+    let v = &c.plan.k3s_version;
+    let mut rx = h.subscribe();
+    let mut first_try: Option<Instant> = None;
+    loop {
+        let (dead, ready_to_probe) = h.with(|b| {
+            (
+                observe::is_dead(b) || b.end.is_some(),
+                observe::probe_ready(sig, b, v),
+            )
+        });
+        if dead {
+            let ev = h.with(observe::death_evidence);
+            let val = sig.on_death.as_ref().map_or("unknown", |e| e.as_str());
+            return Decided {
+                observed: val.to_string(),
+                boot: number,
+                evidence: ev,
+                reason: "the node died in this boot".into(),
+            };
+        }
+        if ready_to_probe {
+            let started = *first_try.get_or_insert_with(Instant::now);
+            let timed_out = || Instant::now() >= started + probe.timeout;
+            match c.engine.exec(c.container(node), &probe.command).await {
+                Ok((code, out)) => {
+                    let out = (c.scrub)(out);
+                    if let Some(state) = observe::eval_probe(sig, code, &out) {
+                        let text = format!(
+                            "$ {} → exit {code}: {}",
+                            probe.command.join(" "),
+                            observe::probe_excerpt(&out)
+                        );
+                        return Decided {
+                            observed: state.into(),
+                            boot: number,
+                            evidence: vec![probe_evidence(number, text)],
+                            reason: "probe rule matched".into(),
+                        };
+                    }
+                    if timed_out() {
+                        let text = format!("exit {code}: {}", observe::probe_excerpt(&out));
+                        return Decided::unknown(
+                            number,
+                            vec![probe_evidence(number, text)],
+                            "no probe rule matched before the probe timeout",
+                        );
+                    }
+                }
+                Err(e) => {
+                    if timed_out() {
+                        return Decided::unknown(number, vec![], format!("probe failed: {e}"));
+                    }
+                }
+            }
+            // A probe answers a question the log cannot; retrying it is the only way to
+            // learn when the endpoint appears, so back off briefly between tries.
+            tokio::time::sleep(Duration::from_millis(250)).await;
+            continue;
+        }
+        if Instant::now() >= cap {
+            return Decided::unknown(number, vec![], "the probe's `after` line never appeared");
+        }
+        // Wake on the next line; once the follower is gone nothing changes before the cap.
+        let closed = tokio::time::timeout_at(cap.into(), rx.changed())
+            .await
+            .map(|r| r.is_err())
+            .unwrap_or(false);
+        if closed {
+            tokio::time::sleep_until(cap.into()).await;
+        }
+    }
+}
+
+fn probe_evidence(boot: u32, text: String) -> Evidence {
+    Evidence {
+        source: EvidenceSource::Probe,
+        boot,
+        time: Some(now_rfc3339()),
+        text,
+    }
+}
+
+/// Waits on the boot's log until the observation rules decide, or the cap passes.
+async fn by_log(c: &Cluster, h: &BootHandle, sig: &Signal, cap: Instant) -> Decided {
+    let number = h.with(|b| b.number);
+    let v = &c.plan.k3s_version;
+    let mut rx = h.subscribe();
+    let mut closed = false;
+    loop {
+        match h.with(|b| observe::eval_log(sig, b, v, c.settle, Instant::now())) {
+            Eval::Decided(o) => {
+                return Decided {
+                    observed: o.observed,
+                    boot: number,
+                    evidence: o.evidence,
+                    reason: o.reason,
+                }
+            }
+            Eval::Pending { until } => {
+                if Instant::now() >= cap {
+                    let ev = h.with(|b| {
+                        b.lines
+                            .iter()
+                            .rev()
+                            .take(2)
+                            .map(|l| observe::evidence(b, l))
+                            .collect()
+                    });
+                    return Decided::unknown(number, ev, "not decided within the timeout");
+                }
+                let deadline = until.map_or(cap, |u| u.min(cap));
+                if closed {
+                    tokio::time::sleep_until(deadline.into()).await;
+                } else {
+                    tokio::select! {
+                        r = rx.changed() => if r.is_err() { closed = true },
+                        _ = tokio::time::sleep_until(deadline.into()) => {},
+                    }
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,259 @@
+//! The results folder as the run goes: `result.json` (saved atomically after every change that
+//! matters) and each node's config per step. The recorder is a receiver of the run's events; a
+//! file it cannot write is an error the run reports (exit 3), never dropped.
+
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+
+use indexmap::IndexMap;
+
+use crate::plan::{Plan, CONFIG_PATH};
+use crate::result::{self as res, RunResult};
+use crate::scenario::Scenario;
+
+use super::config::RunConfig;
+use super::event::RunEvent;
+
+pub const RESULT_FILE: &str = "result.json";
+
+#[derive(Debug, thiserror::Error)]
+pub enum RecordError {
+    #[error("cannot write {}: {source}", path.display())]
+    Write {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("cannot serialise {}: {source}", path.display())]
+    Serialise {
+        path: PathBuf,
+        source: serde_json::Error,
+    },
+}
+
+/// Writes `data` to `path`, naming the path when it fails.
+pub fn write(path: &Path, data: impl AsRef<[u8]>) -> Result<(), RecordError> {
+    std::fs::write(path, data).map_err(|source| RecordError::Write {
+        path: path.to_path_buf(),
+        source,
+    })
+}
+
+pub fn create_dir(path: &Path) -> Result<(), RecordError> {
+    std::fs::create_dir_all(path).map_err(|source| RecordError::Write {
+        path: path.to_path_buf(),
+        source,
+    })
+}
+
+/// result.json of one run, kept in memory and saved after every change that matters.
+pub struct Recorder {
+    dir: PathBuf,
+    result: Mutex<RunResult>,
+}
+
+impl Recorder {
+    /// Creates the results folder with the node folders and configs, and a first result.json.
+    pub fn create(dir: &Path, plan: &Plan, result: RunResult) -> Result<Recorder, RecordError> {
+        create_dir(&dir.join("nodes"))?;
+        write_configs(dir, plan)?;
+        let r = Recorder {
+            dir: dir.to_path_buf(),
+            result: Mutex::new(result),
+        };
+        r.save()?;
+        Ok(r)
+    }
+
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    /// A copy of the record as it stands.
+    pub fn snapshot(&self) -> RunResult {
+        self.lock().clone()
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, RunResult> {
+        self.result.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Keeps what an event says about the run; saves after the ones that change the record.
+    pub fn receive(&self, event: &RunEvent<'_>) -> Result<(), RecordError> {
+        {
+            let mut r = self.lock();
+            match event {
+                RunEvent::Engine(env) => r.environment = env.clone(),
+                RunEvent::ImageReady {
+                    image_id,
+                    stand_in,
+                    privileged,
+                    seconds,
+                } => {
+                    r.k3s.image_id = image_id.clone();
+                    r.k3s.stand_in = *stand_in;
+                    r.k3s.privileged = *privileged;
+                    r.timings.insert("images".into(), *seconds);
+                }
+                RunEvent::ClusterUp { boots, seconds } => {
+                    r.timings.insert("cluster-up".into(), *seconds);
+                    r.boots = boots.clone();
+                }
+                RunEvent::StepDone {
+                    step,
+                    boots,
+                    seconds,
+                } => {
+                    r.timings.insert(format!("step-{}", step.index), *seconds);
+                    r.steps.push(step.clone());
+                    r.boots = boots.clone();
+                }
+                RunEvent::Concluded(c) => {
+                    if !c.boots.is_empty() {
+                        r.boots = c.boots.clone();
+                    }
+                    r.verdict = c.verdict.clone();
+                    r.exit_code = Some(c.exit_code);
+                    r.error = c.error.clone();
+                    r.finished_at = Some(now_rfc3339());
+                    r.timings.insert("teardown".into(), c.teardown_secs);
+                    r.timings.insert("total".into(), c.total_secs);
+                }
+                _ => return Ok(()),
+            }
+        }
+        self.save()
+    }
+
+    /// Writes result.json through a temporary file and a rename: a reader never sees half.
+    pub fn save(&self) -> Result<(), RecordError> {
+        let path = self.dir.join(RESULT_FILE);
+        let text = serde_json::to_string_pretty(&*self.lock()).map_err(|source| {
+            RecordError::Serialise {
+                path: path.clone(),
+                source,
+            }
+        })?;
+        let tmp = self.dir.join(".result.json.tmp");
+        write(&tmp, text)?;
+        std::fs::rename(&tmp, &path).map_err(|source| RecordError::Write { path, source })
+    }
+}
+
+pub fn now_rfc3339() -> String {
+    chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Millis, true)
+}
+
+/// The record before anything ran: what was asked, the check and topology, configs per step.
+pub fn initial_result(cfg: &RunConfig, sc: &Scenario, plan: &Plan, run_id: &str) -> RunResult {
+    RunResult {
+        schema_version: res::SCHEMA_VERSION,
+        tool: res::ToolInfo {
+            name: "repro".into(),
+            version: env!("CARGO_PKG_VERSION").into(),
+        },
+        run_id: run_id.into(),
+        command: cfg.argv.clone(),
+        rerun: rerun(cfg, sc, plan),
+        check: res::CheckInfo {
+            name: sc.check.name.clone(),
+            issue: sc.check.issue.clone(),
+            summary: sc.check.summary.clone(),
+            description: sc.check.description.clone(),
+            sources: sc.check.sources.clone(),
+            file: sc.check.path.display().to_string(),
+        },
+        topology: res::TopologyInfo {
+            name: sc.topology.name.clone(),
+            description: sc.topology.description.clone(),
+            file: sc.topology.path.display().to_string(),
+            nodes: plan.nodes.clone(),
+        },
+        k3s: res::K3sInfo {
+            version: plan.k3s_version.to_string(),
+            image: plan.image.clone(),
+            image_id: None,
+            stand_in: cfg.target.sim,
+            privileged: true,
+        },
+        environment: res::EnvInfo {
+            docker_host: crate::docker::endpoint(),
+            ..Default::default()
+        },
+        expect: cfg.expect,
+        expected_for_version: plan.expected_verdict,
+        started_at: now_rfc3339(),
+        finished_at: None,
+        configs: configs(plan),
+        planned_steps: plan
+            .steps
+            .iter()
+            .map(res::PlannedStepRecord::from)
+            .collect(),
+        initial_files: plan.initial.clone(),
+        steps: Vec::new(),
+        boots: Vec::new(),
+        verdict: None,
+        timings: IndexMap::new(),
+        exit_code: None,
+        error: None,
+    }
+}
+
+/// The command that runs the same thing again.
+fn rerun(cfg: &RunConfig, sc: &Scenario, plan: &Plan) -> String {
+    let mut rerun = vec![
+        "repro".to_string(),
+        "run".to_string(),
+        sc.check.name.clone(),
+        "--k3s-version".to_string(),
+        plan.k3s_version.to_string(),
+    ];
+    let t = &cfg.target;
+    if let Some(topology) = &t.topology {
+        rerun.extend(["--topology".to_string(), topology.clone()]);
+    }
+    if t.sim {
+        rerun.push("--sim".into());
+    }
+    if let Some(i) = &t.image {
+        rerun.extend(["--image".to_string(), i.clone()]);
+    }
+    rerun.extend(["--expect".to_string(), cfg.expect.as_str().to_string()]);
+    rerun.join(" ")
+}
+
+/// step ("0" = before first start) -> node -> config.yaml
+fn configs(plan: &Plan) -> IndexMap<String, IndexMap<String, String>> {
+    let mut configs = IndexMap::new();
+    let initial: IndexMap<String, String> = plan
+        .nodes
+        .iter()
+        .filter_map(|n| match plan.initial[&n.name].get(CONFIG_PATH) {
+            Some(Some(c)) => Some((n.name.clone(), c.clone())),
+            _ => None,
+        })
+        .collect();
+    configs.insert("0".to_string(), initial);
+    for s in &plan.steps {
+        configs.insert(s.index.to_string(), s.configs.clone());
+    }
+    configs
+}
+
+/// Each node's files as of each step, next to its logs.
+fn write_configs(dir: &Path, plan: &Plan) -> Result<(), RecordError> {
+    for n in &plan.nodes {
+        let d = dir.join("nodes").join(&n.name);
+        create_dir(&d)?;
+        if let Some(Some(c)) = plan.initial[&n.name].get(CONFIG_PATH) {
+            write(&d.join("config-step-0.yaml"), c)?;
+        }
+        for s in &plan.steps {
+            write(
+                &d.join(format!("config-step-{}.yaml", s.index)),
+                &s.configs[&n.name],
+            )?;
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,178 @@
+//! Bringing the cluster up, then the plan's steps in order: write the edited files, start and
+//! restart nodes (a group at once), observe every expectation of the step concurrently.
+//! Steps are read from the plan only.
+
+use std::sync::Arc;
+use std::time::Instant;
+
+use futures_util::future::join_all;
+
+use crate::plan::PlannedStep;
+use crate::result::{Action, ActionKind, StepResult};
+use crate::scenario::Signals;
+
+use super::cluster::Cluster;
+use super::error::RunError;
+use super::event::{Phase, RunEvent};
+use super::probe::{self, Expectation};
+use super::record::now_rfc3339;
+
+/// How the steps ended when nothing broke.
+pub enum Driven {
+    /// Every step ran.
+    Completed,
+    /// A node died while the cluster was being created: nothing to judge (inconclusive).
+    SetupDied(String),
+}
+
+/// Everything between "creating the cluster" and the verdict: runs as its own task.
+pub async fn drive(c: Arc<Cluster>, signals: Arc<Signals>) -> Result<Driven, RunError> {
+    let t0 = Instant::now();
+    c.events.show(&RunEvent::Phase(Phase::Create));
+    c.create().await?;
+    for group in &c.plan.start_order {
+        c.events.show(&RunEvent::Phase(Phase::Start(group.clone())));
+        let results = join_all(group.iter().map(|n| c.start_and_wait(n, 0))).await;
+        for (n, r) in group.iter().zip(results) {
+            if !r? {
+                return Ok(Driven::SetupDied(format!(
+                    "{n} died while the cluster was being created: {}",
+                    c.death_line(n)
+                )));
+            }
+        }
+    }
+    c.events.emit(&RunEvent::ClusterUp {
+        boots: c.boot_records(),
+        seconds: t0.elapsed().as_secs_f64(),
+    })?;
+    for step in &c.plan.steps {
+        run_step(&c, &signals, step).await?;
+    }
+    Ok(Driven::Completed)
+}
+
+async fn run_step(c: &Arc<Cluster>, signals: &Signals, step: &PlannedStep) -> Result<(), RunError> {
+    let t = Instant::now();
+    c.events.show(&RunEvent::Phase(Phase::Step {
+        index: step.index,
+        total: c.plan.steps.len(),
+        name: step.name.clone(),
+    }));
+    let mut sr = StepResult {
+        index: step.index,
+        name: step.name.clone(),
+        why: step.why.clone(),
+        started_at: now_rfc3339(),
+        finished_at: None,
+        actions: Vec::new(),
+        observations: Vec::new(),
+    };
+    for (node, files) in &step.edits {
+        edit(c, node, files).await?;
+        sr.actions.push(action(
+            ActionKind::Edit,
+            vec![node.clone()],
+            files.keys().cloned().collect(),
+        ));
+    }
+    for n in &step.start {
+        sr.actions
+            .push(action(ActionKind::Start, vec![n.clone()], vec![]));
+        c.start_and_wait(n, step.index).await?;
+    }
+    for group in &step.restart {
+        sr.actions
+            .push(action(ActionKind::Restart, group.clone(), vec![]));
+        let results = join_all(group.iter().map(|n| c.restart_and_wait(n, step.index))).await;
+        for r in results {
+            r?;
+        }
+    }
+    sr.observations = observe_all(c, signals, step).await;
+    for o in &sr.observations {
+        c.events.show(&RunEvent::Observed {
+            step: step.index,
+            observation: o.clone(),
+        });
+    }
+    sr.finished_at = Some(now_rfc3339());
+    if let Some(e) = c.log_write_error() {
+        return Err(e.into());
+    }
+    c.events.emit(&RunEvent::StepDone {
+        step: sr,
+        boots: c.boot_records(),
+        seconds: t.elapsed().as_secs_f64(),
+    })?;
+    Ok(())
+}
+
+fn action(kind: ActionKind, nodes: Vec<String>, files: Vec<String>) -> Action {
+    Action {
+        kind,
+        nodes,
+        at: now_rfc3339(),
+        files,
+    }
+}
+
+/// Writes a node's edited files and deletes the ones the step removes.
+async fn edit(c: &Cluster, node: &str, files: &crate::plan::NodeFiles) -> Result<(), RunError> {
+    let container = c.container(node);
+    let writes: Vec<(String, String)> = files
+        .iter()
+        .filter_map(|(p, v)| v.clone().map(|v| (p.clone(), v)))
+        .collect();
+    if !writes.is_empty() {
+        c.engine.upload(container, &writes).await?;
+    }
+    for (p, v) in files {
+        if v.is_some() {
+            continue;
+        }
+        let rm = ["rm", "-f", "--", p.as_str()].map(str::to_string);
+        let (code, out) =
+            c.engine
+                .exec(container, &rm)
+                .await
+                .map_err(|source| RunError::DeleteExec {
+                    path: p.clone(),
+                    node: node.to_string(),
+                    source,
+                })?;
+        if code != 0 {
+            return Err(RunError::Delete {
+                path: p.clone(),
+                node: node.to_string(),
+                output: out,
+            });
+        }
+    }
+    Ok(())
+}
+
+/// Observes every expected (node, signal) of the step at once; results in the step's order.
+async fn observe_all(
+    c: &Arc<Cluster>,
+    signals: &Signals,
+    step: &PlannedStep,
+) -> Vec<crate::result::Observation> {
+    let bug_world = step.bug_world();
+    let mut jobs = Vec::new();
+    for (node, sigs) in &step.expect {
+        for (sig, exp) in sigs {
+            let e = Expectation {
+                node: node.clone(),
+                signal: sig.clone(),
+                expected: exp.as_str().to_string(),
+                bug: bug_world
+                    .get(node)
+                    .and_then(|m| m.get(sig))
+                    .map(|e| e.as_str().to_string()),
+            };
+            jobs.push(probe::observe(c, e, signals.get(sig)));
+        }
+    }
+    join_all(jobs).await
+}
