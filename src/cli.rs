@@ -154,7 +154,8 @@ pub struct RunOptions {
     /// How long one node may take to become ready (or die) after a start or restart.
     #[arg(long, value_parser = humantime::parse_duration, default_value = "5m")]
     pub timeout: Duration,
-    /// Override the check's settle window (how long after the kubelet line a feature may still start).
+    /// A margin after every deciding settled-by line (default: none after a line k3s orders after
+    /// the feature's own, 3s after a hint; overrides the check's `settle:`).
     #[arg(long, value_parser = humantime::parse_duration)]
     pub settle: Option<Duration>,
     /// Live progress lines on a terminal (auto: only on a terminal outside CI).
@@ -282,7 +283,7 @@ pub struct BatchRunOptions {
     /// How long one node may take to become ready (or die) after a start or restart.
     #[arg(long, value_parser = humantime::parse_duration, default_value = "5m")]
     pub timeout: Duration,
-    /// Override the checks' settle window.
+    /// A margin after every deciding settled-by line (overrides the checks' `settle:`).
     #[arg(long, value_parser = humantime::parse_duration)]
     pub settle: Option<Duration>,
     /// Load this image archive (docker save / k3s air-gap tarball) once, before the runs.

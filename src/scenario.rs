@@ -52,12 +52,15 @@ pub struct Check {
     pub path: PathBuf,
     /// Empty when the check documents behaviour that never changed (always expected `fixed`).
     pub fixed_in: ReleaseSet,
-    pub settle: Duration,
+    /// `settle:` as the check sets it: a margin after every deciding line (None: the defaults
+    /// of [`DEFAULT_SETTLE`] after a hint, none after an ordered line).
+    pub settle: Option<Duration>,
     pub steps: Vec<Step>,
 }
 
-/// Default settle window: real k3s starts spegel in a goroutine right before containerd; a few
-/// seconds after the kubelet line is ample on a laptop.
+/// Settle window after a `settled-by` *hint* (a line k3s does not order after the feature's
+/// own): a few seconds after such a line is ample on a laptop. Lines k3s prints after the
+/// feature's line need none (docs/k3s-behaviour.md).
 pub const DEFAULT_SETTLE: Duration = Duration::from_secs(3);
 
 #[derive(Debug, Clone, Serialize)]

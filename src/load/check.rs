@@ -68,11 +68,7 @@ pub fn check_in(path: &Path, text: &str, cx: &Context) -> Result<Check, Diagnost
         );
     }
     let fixed_in = release_set(&d, &raw.fixed_in, &mut out);
-    let settle = raw
-        .settle
-        .as_ref()
-        .and_then(|s| duration(&d, s, &mut out))
-        .unwrap_or(DEFAULT_SETTLE);
+    let settle = raw.settle.as_ref().and_then(|s| duration(&d, s, &mut out));
 
     let topo = match cx.topology_override {
         Some(t) => Some(t),

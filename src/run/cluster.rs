@@ -37,8 +37,8 @@ pub struct Cluster {
     pub events: Events,
     /// How long a boot may take to be ready (or dead).
     pub timeout: Duration,
-    /// The settle window of the settle rule.
-    pub settle: Duration,
+    /// How long to wait after a settled-by line (its order decides) or readiness.
+    pub settle: observe::Settle,
     pub privileged: bool,
     /// Applied to every log line and probe output: removes the run's secrets.
     pub scrub: watch::Scrub,
@@ -61,7 +61,7 @@ pub struct ClusterSpec {
     pub dir: PathBuf,
     pub events: Events,
     pub timeout: Duration,
-    pub settle: Duration,
+    pub settle: observe::Settle,
     pub privileged: bool,
     pub scrub: watch::Scrub,
     /// Lines that say a boot is ready.

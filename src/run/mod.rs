@@ -16,6 +16,8 @@ mod interrupt;
 pub mod observe;
 mod probe;
 mod record;
+#[cfg(test)]
+mod settle_tests;
 mod steps;
 mod verdict;
 pub mod watch;
@@ -143,7 +145,9 @@ async fn prepare(s: &Session<'_>, sc: &Scenario) -> Result<Arc<Cluster>, RunErro
         dir: s.recorder.dir().to_path_buf(),
         events: events.clone(),
         timeout: cfg.timeout,
-        settle: cfg.settle.unwrap_or(sc.check.settle),
+        settle: observe::Settle {
+            margin: cfg.settle.or(sc.check.settle),
+        },
         privileged,
         scrub: scrubber(&s.token, plan),
         ready,
