@@ -113,15 +113,20 @@ impl Target {
 /// The outcome `--expect` names.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum Expect {
+    /// What the check's `fixed-in` predicts for the version, as `repro plan` shows it.
+    Auto,
+    /// The correct behaviour.
     Fixed,
+    /// The documented bug.
     Reproduced,
 }
 
-impl From<Expect> for Outcome {
-    fn from(e: Expect) -> Outcome {
+impl From<Expect> for run::Expect {
+    fn from(e: Expect) -> run::Expect {
         match e {
-            Expect::Fixed => Outcome::Fixed,
-            Expect::Reproduced => Outcome::Reproduced,
+            Expect::Auto => run::Expect::Auto,
+            Expect::Fixed => run::Expect::Outcome(Outcome::Fixed),
+            Expect::Reproduced => run::Expect::Outcome(Outcome::Reproduced),
         }
     }
 }
@@ -148,8 +153,12 @@ impl Progress {
 
 #[derive(Debug, Clone, Args)]
 pub struct RunOptions {
-    /// The outcome that counts as success (exit 0).
-    #[arg(long, value_enum, default_value = "fixed")]
+    /// The outcome that counts as success (exit 0). `auto`: what the check's `fixed-in`
+    /// predicts for the version (`repro plan` shows it and why): `reproduced` before the first
+    /// fixed release of its line, `fixed` from it on; a line newer than every `fixed-in` entry
+    /// counts as fixed, an older one as reproduced. Where `fixed-in` cannot predict (the check
+    /// has none), `auto` means `fixed`.
+    #[arg(long, value_enum, default_value = "auto")]
     pub expect: Expect,
     /// How long one node may take to become ready (or die) after a start or restart.
     #[arg(long, value_parser = humantime::parse_duration, default_value = "5m")]
@@ -312,7 +321,7 @@ impl BatchRunOptions {
     ) -> RunConfig {
         RunConfig {
             target,
-            expect,
+            expect: run::Expect::Outcome(expect),
             timeout: self.timeout,
             settle: self.settle,
             keep: false,

@@ -17,7 +17,9 @@ use bollard::query_parameters::{
 };
 use bollard::Docker;
 use bytes::Bytes;
-use futures_util::{Stream, StreamExt};
+use futures_util::future::BoxFuture;
+use futures_util::stream::BoxStream;
+use futures_util::{FutureExt, Stream, StreamExt};
 
 /// Label keys on every container, network and volume of a run. Never the token.
 pub const LABEL_MANAGED: &str = "io.repro.managed";
@@ -520,6 +522,184 @@ impl Engine {
             env.memory_bytes = i.mem_total;
         }
         env
+    }
+}
+
+/// The Docker operations a run uses, and nothing else: [`Engine`] is the real one (over
+/// bollard); the runner's unit tests script a fake. Boxed futures keep it usable as
+/// `Arc<dyn DockerApi>`.
+pub trait DockerApi: Send + Sync {
+    /// Engine facts for result.json.
+    fn describe(&self) -> BoxFuture<'_, crate::result::EnvInfo>;
+    fn load_archive<'a>(
+        &'a self,
+        path: &'a std::path::Path,
+    ) -> BoxFuture<'a, Result<(), DockerError>>;
+    /// Builds (or refreshes) repro's stand-in image for a version.
+    fn prepare_sim_image<'a>(
+        &'a self,
+        version: &'a str,
+        rebuild: bool,
+    ) -> BoxFuture<'a, anyhow::Result<()>>;
+    fn image_id<'a>(&'a self, image: &'a str) -> BoxFuture<'a, Option<String>>;
+    fn image_labels<'a>(&'a self, image: &'a str) -> BoxFuture<'a, HashMap<String, String>>;
+    /// Pulls an image, reporting (layers done, layers seen).
+    fn pull<'a>(
+        &'a self,
+        image: &'a str,
+        progress: &'a mut (dyn FnMut(usize, usize) + Send),
+    ) -> BoxFuture<'a, Result<(), DockerError>>;
+    /// A bridge network on a free 10.213.X.0/24; returns X.
+    fn create_network<'a>(
+        &'a self,
+        name: &'a str,
+        labels: &'a HashMap<String, String>,
+    ) -> BoxFuture<'a, Result<u8, DockerError>>;
+    fn create_volume<'a>(
+        &'a self,
+        name: &'a str,
+        labels: &'a HashMap<String, String>,
+    ) -> BoxFuture<'a, Result<(), DockerError>>;
+    fn create_node<'a>(&'a self, spec: &'a NodeSpec) -> BoxFuture<'a, Result<(), DockerError>>;
+    fn upload<'a>(
+        &'a self,
+        container: &'a str,
+        files: &'a [(String, String)],
+    ) -> BoxFuture<'a, Result<(), DockerError>>;
+    fn start<'a>(&'a self, container: &'a str) -> BoxFuture<'a, Result<(), DockerError>>;
+    fn stop<'a>(
+        &'a self,
+        container: &'a str,
+        grace: Duration,
+    ) -> BoxFuture<'a, Result<(), DockerError>>;
+    fn state<'a>(
+        &'a self,
+        container: &'a str,
+    ) -> BoxFuture<'a, Result<ContainerState, DockerError>>;
+    fn inspect_json<'a>(
+        &'a self,
+        container: &'a str,
+    ) -> BoxFuture<'a, Result<serde_json::Value, DockerError>>;
+    /// A container's log from `since_secs` on, timestamped; ends when the container stops.
+    fn follow_logs(
+        &self,
+        container: &str,
+        since_secs: i64,
+    ) -> BoxStream<'static, Result<LogChunk, DockerError>>;
+    /// Runs a command in a running container: its exit code and output.
+    fn exec<'a>(
+        &'a self,
+        container: &'a str,
+        cmd: &'a [String],
+    ) -> BoxFuture<'a, Result<(i64, String), DockerError>>;
+    /// Removes every container, network and volume with `label=value`.
+    fn remove_labelled<'a>(
+        &'a self,
+        label: &'a str,
+        value: Option<&'a str>,
+    ) -> BoxFuture<'a, Removed>;
+}
+
+impl DockerApi for Engine {
+    fn describe(&self) -> BoxFuture<'_, crate::result::EnvInfo> {
+        Engine::describe(self).boxed()
+    }
+    fn load_archive<'a>(
+        &'a self,
+        path: &'a std::path::Path,
+    ) -> BoxFuture<'a, Result<(), DockerError>> {
+        Engine::load_archive(self, path).boxed()
+    }
+    fn prepare_sim_image<'a>(
+        &'a self,
+        version: &'a str,
+        rebuild: bool,
+    ) -> BoxFuture<'a, anyhow::Result<()>> {
+        async move {
+            crate::sim_image::ensure_sim_image(&self.docker, version, rebuild).await?;
+            Ok(())
+        }
+        .boxed()
+    }
+    fn image_id<'a>(&'a self, image: &'a str) -> BoxFuture<'a, Option<String>> {
+        Engine::image_id(self, image).boxed()
+    }
+    fn image_labels<'a>(&'a self, image: &'a str) -> BoxFuture<'a, HashMap<String, String>> {
+        Engine::image_labels(self, image).boxed()
+    }
+    fn pull<'a>(
+        &'a self,
+        image: &'a str,
+        progress: &'a mut (dyn FnMut(usize, usize) + Send),
+    ) -> BoxFuture<'a, Result<(), DockerError>> {
+        Engine::pull(self, image, progress).boxed()
+    }
+    fn create_network<'a>(
+        &'a self,
+        name: &'a str,
+        labels: &'a HashMap<String, String>,
+    ) -> BoxFuture<'a, Result<u8, DockerError>> {
+        Engine::create_network(self, name, labels).boxed()
+    }
+    fn create_volume<'a>(
+        &'a self,
+        name: &'a str,
+        labels: &'a HashMap<String, String>,
+    ) -> BoxFuture<'a, Result<(), DockerError>> {
+        Engine::create_volume(self, name, labels).boxed()
+    }
+    fn create_node<'a>(&'a self, spec: &'a NodeSpec) -> BoxFuture<'a, Result<(), DockerError>> {
+        Engine::create_node(self, spec).boxed()
+    }
+    fn upload<'a>(
+        &'a self,
+        container: &'a str,
+        files: &'a [(String, String)],
+    ) -> BoxFuture<'a, Result<(), DockerError>> {
+        Engine::upload(self, container, files).boxed()
+    }
+    fn start<'a>(&'a self, container: &'a str) -> BoxFuture<'a, Result<(), DockerError>> {
+        Engine::start(self, container).boxed()
+    }
+    fn stop<'a>(
+        &'a self,
+        container: &'a str,
+        grace: Duration,
+    ) -> BoxFuture<'a, Result<(), DockerError>> {
+        Engine::stop(self, container, grace).boxed()
+    }
+    fn state<'a>(
+        &'a self,
+        container: &'a str,
+    ) -> BoxFuture<'a, Result<ContainerState, DockerError>> {
+        Engine::state(self, container).boxed()
+    }
+    fn inspect_json<'a>(
+        &'a self,
+        container: &'a str,
+    ) -> BoxFuture<'a, Result<serde_json::Value, DockerError>> {
+        Engine::inspect_json(self, container).boxed()
+    }
+    fn follow_logs(
+        &self,
+        container: &str,
+        since_secs: i64,
+    ) -> BoxStream<'static, Result<LogChunk, DockerError>> {
+        Engine::follow_logs(self, container, since_secs).boxed()
+    }
+    fn exec<'a>(
+        &'a self,
+        container: &'a str,
+        cmd: &'a [String],
+    ) -> BoxFuture<'a, Result<(i64, String), DockerError>> {
+        Engine::exec(self, container, cmd).boxed()
+    }
+    fn remove_labelled<'a>(
+        &'a self,
+        label: &'a str,
+        value: Option<&'a str>,
+    ) -> BoxFuture<'a, Removed> {
+        Engine::remove_labelled(self, label, value).boxed()
     }
 }
 

@@ -58,3 +58,69 @@ impl Error {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_error_maps_to_its_exit_code_and_is_rendered_once() {
+        let unreachable = || DockerError::Unreachable {
+            endpoint: "unix:///x".into(),
+            reason: "gone".into(),
+        };
+        let cases: Vec<(Error, i32, &str)> = vec![
+            (
+                Error::bad_input("x.yaml:1:2: error: bad\n  help: fix"),
+                2,
+                "x.yaml:1:2: error: bad\n  help: fix\n",
+            ),
+            (
+                Error::Docker(unreachable()),
+                3,
+                "repro: cannot reach the Docker engine at unix:///x",
+            ),
+            (
+                RunError::Docker(unreachable()).into(),
+                3,
+                "repro: cannot reach",
+            ),
+            (
+                RunError::Interrupted.into(),
+                130,
+                "repro: interrupted by the user\n",
+            ),
+            (
+                RunError::NotReady {
+                    node: "etcd-3".into(),
+                    boot: 1,
+                    timeout: "4s".into(),
+                    last: "(no output)".into(),
+                }
+                .into(),
+                3,
+                "repro: etcd-3 (boot 1) was not ready within 4s",
+            ),
+            (
+                Error::Write {
+                    path: "/r/summary.json".into(),
+                    source: std::io::Error::other("disk full"),
+                },
+                3,
+                "repro: cannot write /r/summary.json: disk full",
+            ),
+            (
+                Error::Channel("error: --k3s-versions: no network".into()),
+                3,
+                "error: --k3s-versions",
+            ),
+            (anyhow::anyhow!("boom").into(), 3, "repro: boom"),
+        ];
+        for (e, code, text) in cases {
+            assert_eq!(e.exit_code(), code, "{e}");
+            let r = e.render();
+            assert!(r.starts_with(text), "{r:?} should start with {text:?}");
+            assert!(r.ends_with('\n') && !r.ends_with("\n\n"), "{r:?}");
+        }
+    }
+}

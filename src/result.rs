@@ -164,8 +164,13 @@ pub struct RunResult {
     pub topology: TopologyInfo,
     pub k3s: K3sInfo,
     pub environment: EnvInfo,
-    /// What the user asked the run to show (`--expect`).
+    /// What the run was asked to show (`--expect`), resolved: `auto` is recorded as the
+    /// outcome `fixed-in` predicts.
     pub expect: Outcome,
+    /// Why that outcome was asked for (`--expect`, or which `fixed-in` entry decides it).
+    /// Optional: older results lack it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub expect_because: Option<String>,
     /// What the check's `fixed-in` predicts for this version, if it says.
     pub expected_for_version: Option<Outcome>,
     pub started_at: String,
@@ -328,6 +333,10 @@ pub struct Observation {
     pub bug: Option<String>,
     /// `up`, `down`, `unknown`, or the observed text for value signals.
     pub observed: String,
+    /// The value the asked outcome (`expect`) wants here: `expected` when the run expects
+    /// `fixed`, the bug's value when it expects `reproduced`. Optional: older results lack it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub asked: Option<String>,
     pub boot: u32,
     pub evidence: Vec<Evidence>,
     /// How the value was decided (which rule), in words.
@@ -389,3 +398,7 @@ pub struct Verdict {
     pub matched_expected: usize,
     pub matched_bug: usize,
 }
+
+#[cfg(test)]
+#[path = "result_schema_tests.rs"]
+mod schema_tests;

@@ -9,6 +9,7 @@ use std::process::{Command, Output, Stdio};
 
 mod util;
 use util::docker::{assert_no_leftovers, docker_ok, repro, text};
+use util::schema::read_result;
 
 use serde_json::Value;
 
@@ -24,8 +25,7 @@ fn run(args: &[&str]) -> (Output, Value, PathBuf, tempfile::TempDir) {
         .output()
         .unwrap();
     let dir = only_run_dir(tmp.path());
-    let result: Value =
-        serde_json::from_str(&std::fs::read_to_string(dir.join("result.json")).unwrap()).unwrap();
+    let result: Value = read_result(&dir);
     assert_no_leftovers(result["run_id"].as_str().unwrap());
     (out, result, dir, tmp)
 }
@@ -111,6 +111,35 @@ fn etcd_split_fixed_on_fixed_version() {
         observation(&r, 1, "etcd-2", "embedded-registry")["observed"],
         "up"
     );
+}
+
+/// Without --expect, a run expects what the check's fixed-in predicts: v1.33.4 predates the
+/// fix, so reproducing the bug is the outcome asked for (exit 0), and result.json says so.
+#[test]
+fn default_expect_is_what_fixed_in_predicts() {
+    let (out, r, _d, _t) = run(&["etcd-split", "--k3s-version", "v1.33.4+k3s1"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    assert_eq!(r["verdict"]["outcome"], "reproduced");
+    assert_eq!(r["expect"], "reproduced");
+    assert!(
+        r["expect_because"]
+            .as_str()
+            .unwrap()
+            .contains("v1.33.5+k3s1"),
+        "{}",
+        r["expect_because"]
+    );
+    assert!(r["rerun"]
+        .as_str()
+        .unwrap()
+        .ends_with("--expect reproduced"));
+    // Each observation says what the asked outcome wanted there: the bug's value.
+    let o = observation(&r, 1, "etcd-2", "embedded-registry");
+    assert_eq!(
+        (&o["expected"], &o["asked"]),
+        (&"up".into(), &"down".into())
+    );
+    assert_eq!(o["asked"], o["observed"]);
 }
 
 #[test]
@@ -299,7 +328,9 @@ fn node_crashing_at_boot_is_inconclusive_with_evidence() {
         "--k3s-version",
         "v1.33.4+k3s1",
     ]);
-    assert_eq!(out.status.code(), Some(1), "{}", text(&out));
+    // Inconclusive has its own exit code: not a finding about k3s.
+    assert_eq!(out.status.code(), Some(4), "{}", text(&out));
+    assert_eq!(r["exit_code"], 4);
     assert_eq!(r["verdict"]["outcome"], "inconclusive");
     assert!(
         r["error"].as_str().unwrap().contains("etcd-2 died"),
@@ -383,8 +414,7 @@ fn interrupt_mid_run_cleans_up_and_exits_130() {
     let status = child.wait().unwrap();
     assert_eq!(status.code(), Some(130), "{seen}{rest}");
     let dir = only_run_dir(tmp.path());
-    let r: Value =
-        serde_json::from_str(&std::fs::read_to_string(dir.join("result.json")).unwrap()).unwrap();
+    let r: Value = read_result(&dir);
     assert_eq!(r["exit_code"], 130);
     assert!(
         dir.join("nodes/etcd-1/boot-1.log").exists(),
@@ -425,9 +455,7 @@ fn two_runs_in_parallel_do_not_disturb_each_other() {
     assert_eq!(ob.status.code(), Some(0), "{}", text(&ob));
     for t in [t1.path(), t2.path()] {
         let dir = only_run_dir(t);
-        let r: Value =
-            serde_json::from_str(&std::fs::read_to_string(dir.join("result.json")).unwrap())
-                .unwrap();
+        let r: Value = read_result(&dir);
         assert_no_leftovers(r["run_id"].as_str().unwrap());
     }
 }
@@ -436,8 +464,7 @@ fn two_runs_in_parallel_do_not_disturb_each_other() {
 /// show the cell.
 fn assert_infra_result(tmp: &Path, needle: &str) {
     let dir = only_run_dir(tmp);
-    let r: Value =
-        serde_json::from_str(&std::fs::read_to_string(dir.join("result.json")).unwrap()).unwrap();
+    let r: Value = read_result(&dir);
     assert_eq!(r["exit_code"], 3, "{r}");
     assert!(r["verdict"].is_null(), "{r}");
     assert!(!r["finished_at"].is_null(), "{r}");
@@ -548,8 +575,7 @@ fn bundle_of_a_real_run_carries_no_secret() {
         .output()
         .unwrap();
     let dir = only_run_dir(results.path());
-    let r: Value =
-        serde_json::from_str(&std::fs::read_to_string(dir.join("result.json")).unwrap()).unwrap();
+    let r: Value = read_result(&dir);
     let run_id = r["run_id"].as_str().unwrap().to_string();
     // The run token lives only in the containers' env: read it from Docker, then clean up.
     let env = Command::new("docker")
@@ -649,8 +675,7 @@ fn image_archive_is_loaded_before_the_run() {
         .unwrap();
     let _ = Command::new("docker").args(["rmi", &name]).output();
     let dir = only_run_dir(results.path());
-    let r: Value =
-        serde_json::from_str(&std::fs::read_to_string(dir.join("result.json")).unwrap()).unwrap();
+    let r: Value = read_result(&dir);
     assert_no_leftovers(r["run_id"].as_str().unwrap());
     assert_eq!(out.status.code(), Some(0), "{}", text(&out));
     assert_eq!(r["k3s"]["image"], name.as_str());
@@ -730,8 +755,7 @@ fn works_against_a_tcp_docker_host() {
     let _ = socat.kill();
     let _ = socat.wait();
     let dir = only_run_dir(results.path());
-    let r: Value =
-        serde_json::from_str(&std::fs::read_to_string(dir.join("result.json")).unwrap()).unwrap();
+    let r: Value = read_result(&dir);
     assert_no_leftovers(r["run_id"].as_str().unwrap());
     assert_eq!(out.status.code(), Some(0), "{}", text(&out));
     assert_eq!(

@@ -13,6 +13,7 @@ use std::time::Instant;
 
 mod util;
 use util::docker::{assert_no_leftovers, docker_ok, repro, text};
+use util::schema::read_result;
 
 use serde_json::{json, Value};
 
@@ -68,7 +69,9 @@ fn only_dir(base: &Path, prefix: &str) -> PathBuf {
 fn assert_runs_cleaned_up(dir: &Path) -> usize {
     let files = result_files(dir);
     for f in &files {
-        assert_no_leftovers(read_json(f)["run_id"].as_str().unwrap());
+        // Every run a matrix or bisect made wrote a result.json that matches the schema.
+        let r = read_result(f.parent().unwrap());
+        assert_no_leftovers(r["run_id"].as_str().unwrap());
     }
     files.len()
 }
@@ -528,6 +531,47 @@ fn fake_run(base: &Path, name: &str, version: &str, expected: &str, verdict: &st
     )
     .unwrap();
     dir
+}
+
+/// Merge exits with the worst code of its cells (130 > 3 > 1 > 4 > 0), and a run that broke on
+/// infrastructure shows as a cell with its reason.
+#[test]
+fn merge_exits_with_the_worst_cell_inconclusive_4_broken_3() {
+    let tmp = tempfile::tempdir().unwrap();
+    fake_run(
+        tmp.path(),
+        "run-a",
+        "v1.33.4+k3s1",
+        "reproduced",
+        "reproduced",
+    );
+    fake_run(tmp.path(), "run-b", "v1.33.5+k3s1", "fixed", "inconclusive");
+    let merge = |out: &Path| {
+        repro_without_docker()
+            .arg("merge")
+            .arg(tmp.path())
+            .arg("--out")
+            .arg(out)
+            .output()
+            .unwrap()
+    };
+    let out = merge(&tmp.path().join("m1"));
+    assert_eq!(out.status.code(), Some(4), "{}", text(&out));
+    // A run whose engine was unreachable: result.json with no verdict, exit 3 and why.
+    let broken = fake_run(tmp.path(), "run-c", "v1.34.1+k3s1", "fixed", "fixed");
+    let path = broken.join("result.json");
+    let mut r = read_json(&path);
+    r["verdict"] = Value::Null;
+    r["exit_code"] = 3.into();
+    r["error"] = "cannot reach the Docker engine at unix:///nowhere: gone".into();
+    std::fs::write(&path, serde_json::to_string_pretty(&r).unwrap()).unwrap();
+    let out = merge(&tmp.path().join("m2"));
+    assert_eq!(out.status.code(), Some(3), "{}", text(&out));
+    assert!(
+        stdout(&out).contains("BROKEN: etcd-split on v1.34.1+k3s1: the run broke before a verdict (cannot reach the Docker engine"),
+        "{}",
+        text(&out)
+    );
 }
 
 #[test]

@@ -43,7 +43,7 @@ pub async fn measure(version: &str) -> Result<Vec<f64>> {
             s2.lock().unwrap_or_else(|p| p.into_inner()).push(ms);
         });
         let h = repro::run::watch::follow(repro::run::watch::Follow {
-            engine: engine.clone(),
+            docker: Arc::new(engine.clone()),
             container: name.clone(),
             number: 1,
             step: 0,

@@ -144,7 +144,7 @@ pub async fn run(g: &Global, a: &BisectArgs) -> Result<i32, Error> {
                 format!(
                     "--bad {bad} is {v}, neither fixed nor reproduced: there is no bad verdict to search for (see its results folder)"
                 ),
-                exit::OUTCOME_DIFFERS,
+                exit::INCONCLUSIVE,
             );
         }
         Err(code) => {
@@ -180,7 +180,7 @@ pub async fn run(g: &Global, a: &BisectArgs) -> Result<i32, Error> {
                         "{v} is {verdict}: it is not taken as good or bad. The change is still somewhere from {} to {}; look at {v}'s results, then re-run with a narrower --good/--bad",
                         range[b.lo], range[b.hi]
                     ),
-                    exit::OUTCOME_DIFFERS,
+                    exit::INCONCLUSIVE,
                 );
             }
             Err(code) => {

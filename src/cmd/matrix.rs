@@ -162,38 +162,25 @@ pub async fn run(g: &Global, a: &MatrixArgs) -> Result<i32, Error> {
         return Ok(exit::OK);
     }
 
-    // Docker from here on.
-    let engine = Engine::connect().await?;
-    if let Some(archive) = &a.options.image_archive {
-        eprintln!("repro: loading image archive {}", archive.display());
-        engine.load_archive(archive).await?;
-    }
-    if a.sim {
-        // Built (or refreshed, when the stand-in binary changed) once, one after the other,
-        // before the runs: two runs building one tag at the same time would race.
-        let t = Instant::now();
-        for v in &versions {
-            crate::sim_image::ensure_sim_image(
-                &engine.docker,
-                &v.to_string(),
-                a.options.rebuild_sim,
-            )
-            .await
-            .map_err(|e| {
-                anyhow::anyhow!(
-                    "cannot build the stand-in image {}: {e:#}",
-                    sim_image_ref(v)
-                )
-            })?;
-        }
-        eprintln!(
-            "repro: stand-in images ready ({:.1}s)",
-            t.elapsed().as_secs_f64()
-        );
-    }
-
+    // Docker from here on. The matrix folder comes first: whatever breaks before the runs,
+    // its summary still lists every cell and why it did not run.
     let dir = a.options.results.join(stamped("matrix"));
     create_dir(&dir)?;
+    if let Err(e) = prepare_images(a, &versions).await {
+        let why = format!("{e}");
+        let mut cells: Vec<Cell> = planned
+            .iter()
+            .map(|p| not_run(&p.plan, p.expected, p.because.clone(), a.sim))
+            .collect();
+        for c in &mut cells {
+            c.status = Status::Broken;
+            c.error = Some(why.clone());
+        }
+        let summary = Summary::new(argv, Vec::new(), cells);
+        crate::matrix::merge::write_outputs(&dir, &summary, "repro matrix")?;
+        print_report(&summary, &dir);
+        return Err(e);
+    }
     let total = planned.len();
     let jobs = usize::from(a.jobs);
     out(&format!(
@@ -276,6 +263,42 @@ pub async fn run(g: &Global, a: &MatrixArgs) -> Result<i32, Error> {
     };
     out(&format!("exit: {code}"));
     Ok(code)
+}
+
+/// Everything the runs share, done once before them: loading the image archive and building
+/// the stand-in images (two runs building one tag at the same time would race).
+async fn prepare_images(a: &MatrixArgs, versions: &[K3sVersion]) -> Result<(), Error> {
+    if a.options.image_archive.is_none() && !a.sim {
+        return Ok(());
+    }
+    let engine = Engine::connect().await?;
+    if let Some(archive) = &a.options.image_archive {
+        eprintln!("repro: loading image archive {}", archive.display());
+        engine.load_archive(archive).await?;
+    }
+    if a.sim {
+        // Built (or refreshed, when the stand-in binary changed) one after the other.
+        let t = Instant::now();
+        for v in versions {
+            crate::sim_image::ensure_sim_image(
+                &engine.docker,
+                &v.to_string(),
+                a.options.rebuild_sim,
+            )
+            .await
+            .map_err(|e| {
+                anyhow::anyhow!(
+                    "cannot build the stand-in image {}: {e:#}",
+                    sim_image_ref(v)
+                )
+            })?;
+        }
+        eprintln!(
+            "repro: stand-in images ready ({:.1}s)",
+            t.elapsed().as_secs_f64()
+        );
+    }
+    Ok(())
 }
 
 /// The receiver that prints a cell's line when its run finishes.

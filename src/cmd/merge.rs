@@ -2,8 +2,9 @@
 //! summary.json and junit.xml, and the same table `repro matrix` prints.
 //!
 //! Exit codes: 2 when an input is missing or not a valid repro file (the message names it, with
-//! the JSON line and column); otherwise as `repro matrix`, from the merged cells: 0 all as
-//! expected, 1 a verdict differs, 3 a run broke — so a CI job that merges turns red for it.
+//! the JSON line and column); otherwise as `repro matrix`, the worst of the merged cells
+//! (130 > 3 > 1 > 4 > 0): 3 a run broke, 1 a regression or unexpected fix, 4 an inconclusive
+//! run, 0 all as expected — so a CI job that merges turns red for it.
 
 use crate::cli::{Global, MergeArgs};
 use crate::error::Error;

@@ -9,7 +9,7 @@ use crate::progress::Progress;
 use crate::result::{Rule, RunResult};
 use crate::run;
 
-use super::common::resolve;
+use super::common::{out, resolve};
 
 pub async fn run(g: &Global, args: &RunArgs) -> Result<i32, Error> {
     let cfg = args.to_config(std::env::args().collect());
@@ -27,9 +27,19 @@ pub async fn run(g: &Global, args: &RunArgs) -> Result<i32, Error> {
     }
 }
 
+/// Appends a formatted line to a String.
+macro_rules! push_line {
+    ($o:ident, $($t:tt)*) => {{
+        $o.push_str(&format!($($t)*));
+        $o.push('\n');
+    }};
+}
+
 fn print_summary(r: &RunResult, dir: &Path) {
-    println!();
-    println!(
+    let mut text = String::new();
+    text.push('\n');
+    push_line!(
+        text,
         "{} on k3s {}{}",
         r.check.name,
         r.k3s.version,
@@ -40,7 +50,7 @@ fn print_summary(r: &RunResult, dir: &Path) {
         }
     );
     for s in &r.steps {
-        println!("step {}: {}", s.index, s.name);
+        push_line!(text, "step {}: {}", s.index, s.name);
         for o in &s.observations {
             let mark = if o.matches_expected() {
                 "ok"
@@ -59,7 +69,8 @@ fn print_summary(r: &RunResult, dir: &Path) {
                 Rule::AfterFeature => format!("no up line before: {ev}"),
                 _ => ev,
             };
-            println!(
+            push_line!(
+                text,
                 "  {mark:<4}{:<8} {:<20} observed {:<8} expected {:<8} {}",
                 o.node,
                 o.signal,
@@ -70,20 +81,26 @@ fn print_summary(r: &RunResult, dir: &Path) {
         }
     }
     match &r.verdict {
-        Some(v) => println!(
+        Some(v) => push_line!(
+            text,
             "verdict: {} — {} (asked for: {})",
-            v.outcome, v.reason, r.expect
+            v.outcome,
+            v.reason,
+            r.expect
         ),
-        None => println!(
+        None => push_line!(
+            text,
             "verdict: none — {}",
             r.error.as_deref().unwrap_or("the run did not finish")
         ),
     }
     for d in r.verdict.iter().flat_map(|v| &v.differences) {
-        println!("  differs: {d}");
+        push_line!(text, "  differs: {d}");
     }
-    println!("results: {}", dir.display());
-    println!("exit: {}", r.exit_code.unwrap_or(-1));
+    push_line!(text, "results: {}", dir.display());
+    push_line!(text, "exit: {}", r.exit_code.unwrap_or(-1));
+    // Through `out`: a closed pipe (`repro run … | head`) must not panic.
+    out(text.trim_end_matches('\n'));
 }
 
 /// The `msg="..."` of a logrus line (what a reader wants), or the line as it is.

@@ -40,12 +40,14 @@ impl Status {
         }
     }
 
-    /// A verdict that differs from the expected one (exit 1).
-    pub fn differs(self) -> bool {
-        matches!(
-            self,
-            Status::Regression | Status::UnexpectedFix | Status::Inconclusive
-        )
+    /// The exit code this cell alone would give (see [`crate::exit`]).
+    pub fn exit_code(self) -> i32 {
+        match self {
+            Status::Ok => exit::OK,
+            Status::Regression | Status::UnexpectedFix => exit::OUTCOME_DIFFERS,
+            Status::Inconclusive => exit::INCONCLUSIVE,
+            Status::Broken | Status::NotRun => exit::INFRA,
+        }
     }
 
     /// Compares a verdict (None: the run broke) with the expected one.
@@ -151,20 +153,11 @@ impl Totals {
     }
 }
 
-/// The exit code of a set of cells: 1 when any verdict differs, else 3 when any run broke or
-/// did not run, else 0. A verdict that differs wins over a broken run: it is a finding, and a
-/// CI that retries on 3 must not retry it away.
+/// The exit code of a set of cells: the worst of theirs, 3 > 1 > 4 > 0 (a run that broke or
+/// never ran leaves the set incomplete, so it wins over a finding; an interrupted matrix exits
+/// 130 whatever its cells say). See [`exit::worst`].
 pub fn exit_code(cells: &[Cell]) -> i32 {
-    if cells.iter().any(|c| c.status.differs()) {
-        exit::OUTCOME_DIFFERS
-    } else if cells
-        .iter()
-        .any(|c| matches!(c.status, Status::Broken | Status::NotRun))
-    {
-        exit::INFRA
-    } else {
-        exit::OK
-    }
+    exit::worst(cells.iter().map(|c| c.status.exit_code()))
 }
 
 /// `summary.json` of a matrix (or a merge of several).
@@ -297,10 +290,14 @@ mod tests {
         let ok = cell("v1.33.5+k3s1", "fixed", Some("fixed"));
         let bad = cell("v1.33.4+k3s1", "fixed", Some("reproduced"));
         let broken = cell("v1.33.3+k3s1", "reproduced", None);
+        let unsure = cell("v1.33.2+k3s1", "reproduced", Some("inconclusive"));
         assert_eq!(exit_code(std::slice::from_ref(&ok)), 0);
+        assert_eq!(exit_code(&[ok.clone(), unsure.clone()]), 4);
+        // A real difference wins over an inconclusive run...
+        assert_eq!(exit_code(&[ok.clone(), unsure.clone(), bad.clone()]), 1);
+        // ...and a broken run over both: the set is incomplete.
         assert_eq!(exit_code(&[ok.clone(), broken.clone()]), 3);
-        // A finding wins over a broken run.
-        assert_eq!(exit_code(&[ok, broken, bad]), 1);
+        assert_eq!(exit_code(&[ok, unsure, broken, bad]), 3);
         assert_eq!(exit_code(&[]), 0);
     }
 }

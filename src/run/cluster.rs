@@ -11,10 +11,10 @@ use chrono::{DateTime, Utc};
 use futures_util::future::join_all;
 use indexmap::IndexMap;
 
-use crate::docker::{self, Engine, NodeSpec};
+use crate::docker::{self, DockerApi, NodeSpec};
 use crate::plan::{Plan, PlannedNode};
 use crate::raw::Role;
-use crate::result::{BootEnd, BootRecord};
+use crate::result::{BootEnd, BootRecord, Outcome};
 
 use super::error::RunError;
 use super::event::{Events, NodeState, RunEvent};
@@ -30,7 +30,7 @@ pub fn container_name(run_id: &str, node: &str) -> String {
 
 /// Everything a running cluster needs, shared by the steps.
 pub struct Cluster {
-    pub engine: Engine,
+    pub docker: Arc<dyn DockerApi>,
     pub run_id: String,
     pub plan: Plan,
     pub dir: PathBuf,
@@ -42,6 +42,8 @@ pub struct Cluster {
     pub privileged: bool,
     /// Applied to every log line and probe output: removes the run's secrets.
     pub scrub: watch::Scrub,
+    /// The outcome the run is asked to show (what each observation is judged against).
+    pub expect: Outcome,
     nodes: IndexMap<String, NodeRt>,
     ready: Vec<regex::Regex>,
     token: String,
@@ -55,7 +57,7 @@ struct NodeRt {
 
 /// What a cluster is made of, besides the plan.
 pub struct ClusterSpec {
-    pub engine: Engine,
+    pub docker: Arc<dyn DockerApi>,
     pub run_id: String,
     pub plan: Plan,
     pub dir: PathBuf,
@@ -64,6 +66,7 @@ pub struct ClusterSpec {
     pub settle: observe::Settle,
     pub privileged: bool,
     pub scrub: watch::Scrub,
+    pub expect: Outcome,
     /// Lines that say a boot is ready.
     pub ready: Vec<regex::Regex>,
     pub token: String,
@@ -87,7 +90,7 @@ impl Cluster {
             })
             .collect();
         Cluster {
-            engine: s.engine,
+            docker: s.docker,
             run_id: s.run_id,
             plan: s.plan,
             dir: s.dir,
@@ -96,6 +99,7 @@ impl Cluster {
             settle: s.settle,
             privileged: s.privileged,
             scrub: s.scrub,
+            expect: s.expect,
             nodes,
             ready: s.ready,
             token: s.token,
@@ -143,7 +147,7 @@ impl Cluster {
     /// Network, volumes, containers (deferred ones too, unstarted), files before first start.
     pub async fn create(&self) -> Result<(), RunError> {
         let net = format!("repro-{}", self.run_id);
-        let third = self.engine.create_network(&net, &self.labels(None)).await?;
+        let third = self.docker.create_network(&net, &self.labels(None)).await?;
         // Nodes are independent until they start: create them all at once.
         let created = join_all(
             self.plan
@@ -166,7 +170,7 @@ impl Cluster {
     ) -> Result<(), RunError> {
         let rt = self.node(&n.name);
         let volume = format!("{}-data", rt.container);
-        self.engine
+        self.docker
             .create_volume(&volume, &self.labels(Some(&n.name)))
             .await?;
         let mut env = vec![format!("K3S_TOKEN={}", self.token)];
@@ -188,12 +192,12 @@ impl Cluster {
             data_volume: volume,
             privileged: self.privileged,
         };
-        self.engine.create_node(&spec).await?;
+        self.docker.create_node(&spec).await?;
         let files: Vec<(String, String)> = self.plan.initial[&n.name]
             .iter()
             .filter_map(|(p, c)| c.clone().map(|c| (p.clone(), c)))
             .collect();
-        self.engine.upload(&rt.container, &files).await?;
+        self.docker.upload(&rt.container, &files).await?;
         let detail = if n.deferred {
             "deferred: a step starts it"
         } else {
@@ -216,8 +220,8 @@ impl Cluster {
         };
         let number = prev.as_ref().map_or(1, |h| h.with(|b| b.number) + 1);
         rt.stopping.store(false, Ordering::SeqCst);
-        self.engine.start(&rt.container).await?;
-        let started = self.engine.state(&rt.container).await?;
+        self.docker.start(&rt.container).await?;
+        let started = self.docker.state(&rt.container).await?;
         let started_at = DateTime::parse_from_rfc3339(&started.started_at)
             .map(|t| t.with_timezone(&Utc))
             .unwrap_or_else(|_| Utc::now());
@@ -242,7 +246,7 @@ impl Cluster {
             });
         });
         let h = watch::follow(watch::Follow {
-            engine: self.engine.clone(),
+            docker: self.docker.clone(),
             container: rt.container.clone(),
             number,
             step,
@@ -268,7 +272,7 @@ impl Cluster {
         if let Some(h) = self.current(node) {
             if h.with(|b| b.end.is_none()) {
                 rt.stopping.store(true, Ordering::SeqCst);
-                self.engine.stop(&rt.container, STOP_GRACE).await?;
+                self.docker.stop(&rt.container, STOP_GRACE).await?;
                 h.ended().await;
             }
         }
@@ -350,7 +354,7 @@ impl Cluster {
     /// Each container's `docker inspect`, token redacted, next to its logs.
     pub async fn save_inspect(&self) -> Result<(), RunError> {
         for (name, rt) in &self.nodes {
-            let Ok(v) = self.engine.inspect_json(&rt.container).await else {
+            let Ok(v) = self.docker.inspect_json(&rt.container).await else {
                 continue;
             };
             let text = serde_json::to_string_pretty(&v)
@@ -368,7 +372,7 @@ impl Cluster {
         for rt in self.nodes.values() {
             rt.stopping.store(true, Ordering::SeqCst);
         }
-        self.engine
+        self.docker
             .remove_labelled(docker::LABEL_RUN, Some(&self.run_id))
             .await
             .errors

@@ -4,6 +4,7 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
+use crate::plan::Plan;
 use crate::result::Outcome;
 
 /// What to run: a check, on which topology, k3s version and image.
@@ -21,6 +22,30 @@ pub struct Target {
     pub sim: bool,
 }
 
+/// The outcome that counts as success (exit 0).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Expect {
+    /// What the check's `fixed-in` predicts for the version (`repro plan` shows it); `fixed`
+    /// when the check has no `fixed-in`.
+    Auto,
+    Outcome(Outcome),
+}
+
+impl Expect {
+    /// The outcome asked for this plan, and why.
+    pub fn resolve(self, plan: &Plan) -> (Outcome, String) {
+        match (self, plan.expected_verdict) {
+            (Expect::Outcome(o), _) => (o, "asked for with --expect".to_string()),
+            (Expect::Auto, Some(o)) => (o, plan.expected_because.clone()),
+            (Expect::Auto, None) => (
+                Outcome::Fixed,
+                "the check's fixed-in does not predict this version: the correct behaviour is expected"
+                    .to_string(),
+            ),
+        }
+    }
+}
+
 /// Whether node containers run privileged.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Privileged {
@@ -35,7 +60,7 @@ pub enum Privileged {
 pub struct RunConfig {
     pub target: Target,
     /// The outcome that counts as success (exit 0).
-    pub expect: Outcome,
+    pub expect: Expect,
     /// How long one node may take to become ready (or die) after a start or restart.
     pub timeout: Duration,
     /// An explicit margin after settled-by lines (overrides the check's `settle:`).

@@ -1,7 +1,7 @@
 //! Getting the image a run starts: an archive to load, the local store, the stand-in builder,
 //! or a pull — and what the image says about itself (stand-in, privileges).
 
-use crate::docker::Engine;
+use crate::docker::DockerApi;
 use crate::plan::Plan;
 
 use super::config::{Privileged, RunConfig};
@@ -15,47 +15,47 @@ pub const SIM_LABEL: &str = "io.repro.sim";
 
 /// Makes sure the plan's image is in the local store; returns its id.
 pub async fn ensure(
-    engine: &Engine,
+    docker: &dyn DockerApi,
     plan: &Plan,
     cfg: &RunConfig,
     events: &Events,
 ) -> Result<Option<String>, RunError> {
     if let Some(archive) = &cfg.image_archive {
         events.show(&RunEvent::Phase(Phase::LoadArchive(archive.clone())));
-        engine.load_archive(archive).await?;
+        docker.load_archive(archive).await?;
     }
     if cfg.target.sim {
         let v = plan.k3s_version.to_string();
         // Always asked: it rebuilds a tag only when missing or built from another binary.
         events.show(&RunEvent::Phase(Phase::PrepareSimImage(plan.image.clone())));
-        crate::sim_image::ensure_sim_image(&engine.docker, &v, cfg.rebuild_sim)
+        docker
+            .prepare_sim_image(&v, cfg.rebuild_sim)
             .await
             .map_err(|e| RunError::SimImage {
                 image: plan.image.clone(),
                 reason: format!("{e:#}"),
             })?;
-        return Ok(engine.image_id(&plan.image).await);
+        return Ok(docker.image_id(&plan.image).await);
     }
-    if let Some(id) = engine.image_id(&plan.image).await {
+    if let Some(id) = docker.image_id(&plan.image).await {
         return Ok(Some(id));
     }
     events.show(&RunEvent::Phase(Phase::Pull(plan.image.clone())));
     let mut last = (0, 0);
-    let pulled = engine
-        .pull(&plan.image, |done, total| {
-            if (done, total) != last {
-                last = (done, total);
-                events.show(&RunEvent::Node {
-                    node: "pull".into(),
-                    state: NodeState::Pulling,
-                    boot: 0,
-                    detail: format!("{done}/{total} layers"),
-                });
-            }
-        })
-        .await;
+    let mut progress = |done, total| {
+        if (done, total) != last {
+            last = (done, total);
+            events.show(&RunEvent::Node {
+                node: "pull".into(),
+                state: NodeState::Pulling,
+                boot: 0,
+                detail: format!("{done}/{total} layers"),
+            });
+        }
+    };
+    let pulled = docker.pull(&plan.image, &mut progress).await;
     match pulled {
-        Ok(()) => Ok(engine.image_id(&plan.image).await),
+        Ok(()) => Ok(docker.image_id(&plan.image).await),
         Err(e) => Err(RunError::ImageMissing {
             image: plan.image.clone(),
             version: plan.k3s_version.to_string(),
@@ -65,10 +65,10 @@ pub async fn ensure(
 }
 
 /// (stand-in, privileged) from the image's labels and the configuration.
-pub async fn traits(engine: &Engine, plan: &Plan, cfg: &RunConfig) -> (bool, bool) {
+pub async fn traits(docker: &dyn DockerApi, plan: &Plan, cfg: &RunConfig) -> (bool, bool) {
     // Whether this is the stand-in is a fact of the image (its label), not of how it was named:
     // `--image repro.local/...` of a stand-in image is still not real k3s.
-    let labels = engine.image_labels(&plan.image).await;
+    let labels = docker.image_labels(&plan.image).await;
     let stand_in = cfg.target.sim || labels.get(SIM_LABEL).is_some_and(|v| v == "true");
     let privileged = match cfg.privileged {
         Privileged::Always => true,

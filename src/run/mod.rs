@@ -11,6 +11,8 @@ mod cluster;
 mod config;
 mod error;
 mod event;
+#[cfg(test)]
+mod fake;
 mod image;
 mod interrupt;
 pub mod observe;
@@ -19,6 +21,8 @@ mod record;
 #[cfg(test)]
 mod settle_tests;
 mod steps;
+#[cfg(test)]
+mod tests;
 mod verdict;
 pub mod watch;
 
@@ -29,14 +33,16 @@ use std::time::Instant;
 use rand::Rng;
 use tokio_util::sync::CancellationToken;
 
-use crate::docker::{self, Engine};
+use futures_util::future::BoxFuture;
+
+use crate::docker::{self, DockerApi, DockerError, Engine};
 use crate::exit;
 use crate::plan::Plan;
 use crate::result::{Outcome, Verdict};
 use crate::scenario::Scenario;
 
 pub use cluster::container_name;
-pub use config::{Privileged, RunConfig, Target};
+pub use config::{Expect, Privileged, RunConfig, Target};
 pub use error::RunError;
 pub use event::{NodeState, Phase, Receiver, RunEnd, RunEvent};
 pub use record::{RecordError, RESULT_FILE};
@@ -53,11 +59,31 @@ pub async fn execute(
     plan: Plan,
     receivers: Vec<Arc<dyn Receiver>>,
 ) -> RunEnd {
+    let connect = Box::pin(async {
+        let engine = Engine::connect().await?;
+        Ok(Arc::new(engine) as Arc<dyn DockerApi>)
+    });
+    execute_with(cfg, sc, plan, receivers, connect, CancellationToken::new()).await
+}
+
+/// How a run gets its Docker client: connecting to the engine, or (in tests) a fake.
+type Connect<'a> = BoxFuture<'a, Result<Arc<dyn DockerApi>, DockerError>>;
+
+/// `execute` with the Docker client and the cancellation given (Ctrl-C also cancels).
+async fn execute_with(
+    cfg: &RunConfig,
+    sc: Scenario,
+    plan: Plan,
+    receivers: Vec<Arc<dyn Receiver>>,
+    connect: Connect<'_>,
+    cancel: CancellationToken,
+) -> RunEnd {
     let t_all = Instant::now();
     let events = Events::new(receivers);
     let run_id = random_hex(4);
     let dir = results_dir(cfg, &plan, &run_id);
-    let initial = record::initial_result(cfg, &sc, &plan, &run_id);
+    let (expect, because) = cfg.expect.resolve(&plan);
+    let initial = record::initial_result(cfg, &sc, &plan, &run_id, (expect, because));
     let recorder = match Recorder::create(&dir, &plan, initial) {
         Ok(r) => Arc::new(r),
         Err(e) => {
@@ -81,12 +107,12 @@ pub async fn execute(
         dir,
     });
 
-    let cancel = CancellationToken::new();
     // Stopped when this run ends: `matrix` and `bisect` run many in one process, and a finished
     // run's handler would still answer a later Ctrl-C with "removing the cluster".
     let handler = interrupt::spawn_handler(cancel.clone(), run_id.clone(), events.clone());
     let s = Session {
         cfg,
+        expect,
         plan: &plan,
         events,
         recorder,
@@ -95,7 +121,7 @@ pub async fn execute(
         t_all,
     };
     let prepared = tokio::select! {
-        r = prepare(&s, &sc) => r,
+        r = prepare(&s, &sc, connect) => r,
         _ = cancel.cancelled() => Err(RunError::Interrupted),
     };
     let (outcome, cluster) = match prepared {
@@ -110,6 +136,8 @@ pub async fn execute(
 /// What the phases of one run share.
 struct Session<'a> {
     cfg: &'a RunConfig,
+    /// The outcome asked for, resolved (`auto` is what `fixed-in` predicts).
+    expect: Outcome,
     plan: &'a Plan,
     events: Events,
     recorder: Arc<Recorder>,
@@ -120,13 +148,17 @@ struct Session<'a> {
 }
 
 /// The engine, the image and the cluster's shape: everything before the first container.
-async fn prepare(s: &Session<'_>, sc: &Scenario) -> Result<Arc<Cluster>, RunError> {
+async fn prepare(
+    s: &Session<'_>,
+    sc: &Scenario,
+    connect: Connect<'_>,
+) -> Result<Arc<Cluster>, RunError> {
     let (cfg, plan, events) = (s.cfg, s.plan, &s.events);
-    let engine = Engine::connect().await?;
-    events.emit(&RunEvent::Engine(engine.describe().await))?;
+    let docker = connect.await?;
+    events.emit(&RunEvent::Engine(docker.describe().await))?;
     let t_img = Instant::now();
-    let image_id = image::ensure(&engine, plan, cfg, events).await?;
-    let (stand_in, privileged) = image::traits(&engine, plan, cfg).await;
+    let image_id = image::ensure(docker.as_ref(), plan, cfg, events).await?;
+    let (stand_in, privileged) = image::traits(docker.as_ref(), plan, cfg).await;
     events.emit(&RunEvent::ImageReady {
         image_id,
         stand_in,
@@ -139,7 +171,7 @@ async fn prepare(s: &Session<'_>, sc: &Scenario) -> Result<Arc<Cluster>, RunErro
         .map(|s| s.up.iter().map(|p| p.regex.clone()).collect())
         .unwrap_or_default();
     Ok(Arc::new(Cluster::new(ClusterSpec {
-        engine,
+        docker,
         run_id: s.run_id.clone(),
         plan: plan.clone(),
         dir: s.recorder.dir().to_path_buf(),
@@ -150,6 +182,7 @@ async fn prepare(s: &Session<'_>, sc: &Scenario) -> Result<Arc<Cluster>, RunErro
         },
         privileged,
         scrub: scrubber(&s.token, plan),
+        expect: s.expect,
         ready,
         token: s.token.clone(),
     })))
@@ -161,18 +194,24 @@ async fn drive(
     sc: &Scenario,
     cancel: &CancellationToken,
 ) -> Result<Driven, RunError> {
-    let body = tokio::spawn(steps::drive(cluster.clone(), Arc::new(sc.signals.clone())));
+    let body = tokio::spawn(steps::drive(
+        cluster.clone(),
+        Arc::new(sc.signals.clone()),
+        cancel.clone(),
+    ));
     let abort = body.abort_handle();
     tokio::select! {
+        // A Ctrl-C counts even if the steps happened to finish at the same moment.
+        biased;
+        _ = cancel.cancelled() => {
+            abort.abort();
+            Err(RunError::Interrupted)
+        }
         r = body => match r {
             Ok(r) => r,
             Err(e) if e.is_panic() => Err(RunError::Internal(e.to_string())),
             Err(e) => Err(RunError::Internal(e.to_string())),
         },
-        _ = cancel.cancelled() => {
-            abort.abort();
-            Err(RunError::Interrupted)
-        }
     }
 }
 
@@ -221,8 +260,10 @@ async fn conclude(
                 .flat_map(|s| s.observations)
                 .collect();
             let v = verdict::decide(&observations, plan.has_bug_signature(), &plan.notes);
-            let code = if v.outcome == cfg.expect {
+            let code = if v.outcome == s.expect {
                 exit::OK
+            } else if v.outcome == Outcome::Inconclusive {
+                exit::INCONCLUSIVE
             } else {
                 exit::OUTCOME_DIFFERS
             };
@@ -237,7 +278,7 @@ async fn conclude(
                 matched_expected: 0,
                 matched_bug: 0,
             };
-            (Some(v), Ending::new(exit::OUTCOME_DIFFERS, Some(msg)))
+            (Some(v), Ending::new(exit::INCONCLUSIVE, Some(msg)))
         }
         Err(e) => (None, Ending::failed(e)),
     };

@@ -277,3 +277,323 @@ pub fn probe_excerpt(output: &str) -> String {
     }
     s
 }
+
+/// One table test per rule in the module docs, on the shipped signal definitions.
+#[cfg(test)]
+mod tests {
+    use std::path::{Path, PathBuf};
+    use std::time::{Duration, Instant};
+
+    use chrono::{TimeZone, Utc};
+
+    use super::*;
+    use crate::scenario::Signals;
+
+    /// No explicit margin: the windows come from each settled-by line's order.
+    const SETTLE: Settle = Settle { margin: None };
+
+    fn signals() -> Signals {
+        crate::load::signals(
+            Path::new("signals.yaml"),
+            include_str!("../../checks/signals.yaml"),
+        )
+        .expect("shipped signals are valid")
+    }
+
+    fn v(s: &str) -> K3sVersion {
+        s.parse().expect("version")
+    }
+
+    /// A boot with these lines, all seen `age` ago, and how it ended.
+    fn boot(lines: &[&str], age: Duration, end: Option<Ended>) -> Boot {
+        let seen = Instant::now() - age;
+        let lines: Vec<LogLine> = lines
+            .iter()
+            .enumerate()
+            .map(|(i, t)| LogLine {
+                ts: Utc.timestamp_opt(1_800_000_000 + i as i64, 0).unwrap(),
+                seen,
+                text: (*t).to_string(),
+            })
+            .collect();
+        let ready = lines
+            .iter()
+            .position(|l| l.text.contains("k3s is up and running"));
+        Boot {
+            number: 2,
+            step: 1,
+            started_at: Utc.timestamp_opt(1_800_000_000, 0).unwrap(),
+            lines,
+            ready,
+            end,
+            log_path: PathBuf::new(),
+            write_error: None,
+        }
+    }
+
+    fn died() -> Option<Ended> {
+        Some(Ended::Died {
+            exit_code: Some(1),
+            at: "2027-01-15T08:00:00Z".into(),
+            oom: false,
+        })
+    }
+
+    /// (signal, lines, age of the lines, end, version) → observed value, or None = pending.
+    type Case<'a> = (
+        &'a str,
+        &'a [&'a str],
+        Duration,
+        Option<Ended>,
+        &'a str,
+        Option<&'a str>,
+    );
+
+    fn check(cases: &[Case<'_>]) {
+        let sigs = signals();
+        for (i, (sig, lines, age, end, version, want)) in cases.iter().enumerate() {
+            let s = sigs.get(sig).expect("signal");
+            let b = boot(lines, *age, end.clone());
+            let got = match eval_log(s, &b, &v(version), SETTLE, Instant::now()) {
+                Eval::Decided(o) => Some(o.observed),
+                Eval::Pending { .. } => None,
+            };
+            assert_eq!(got.as_deref(), *want, "case {i}: {sig} on {lines:?}");
+        }
+    }
+
+    const UP: &str =
+        "level=info msg=\"Starting distributed registry mirror at https://10.0.0.1:6443/v2\"";
+    const DOWN: &str = "level=info msg=\"Not starting distributed registry mirror\"";
+    const KUBELET: &str = "level=info msg=\"Running kubelet --fake\"";
+    const READY: &str = "level=info msg=\"k3s is up and running\"";
+    const NOW: Duration = Duration::ZERO;
+    const LATE: Duration = Duration::from_secs(10);
+
+    #[test]
+    fn rule_1_an_up_line_in_this_boot_is_up() {
+        check(&[
+            (
+                "embedded-registry",
+                &[UP],
+                NOW,
+                None,
+                "v1.33.5+k3s1",
+                Some("up"),
+            ),
+            // even next to a down line or a death: the up line was printed in this boot
+            (
+                "embedded-registry",
+                &[DOWN, UP],
+                NOW,
+                None,
+                "v1.33.5+k3s1",
+                Some("up"),
+            ),
+            (
+                "embedded-registry",
+                &[UP],
+                NOW,
+                died(),
+                "v1.33.5+k3s1",
+                Some("up"),
+            ),
+            ("ready", &[READY], NOW, None, "v1.33.5+k3s1", Some("up")),
+        ]);
+    }
+
+    #[test]
+    fn rule_2_a_down_line_is_down() {
+        check(&[
+            (
+                "embedded-registry",
+                &[DOWN],
+                NOW,
+                None,
+                "v1.33.5+k3s1",
+                Some("down"),
+            ),
+            (
+                "embedded-registry",
+                &[KUBELET, DOWN],
+                NOW,
+                None,
+                "v1.33.5+k3s1",
+                Some("down"),
+            ),
+        ]);
+    }
+
+    #[test]
+    fn rule_3_a_death_gives_the_on_death_value() {
+        check(&[
+            (
+                "embedded-registry",
+                &["level=fatal msg=\"x\""],
+                NOW,
+                died(),
+                "v1.33.5+k3s1",
+                Some("down"),
+            ),
+            ("ready", &[], NOW, died(), "v1.33.5+k3s1", Some("down")),
+            // `fatal` is up when the boot died (on-death: up)
+            (
+                "fatal",
+                &["starting"],
+                NOW,
+                died(),
+                "v1.33.5+k3s1",
+                Some("up"),
+            ),
+        ]);
+    }
+
+    #[test]
+    fn rule_4_the_settle_rule_decides_down_by_the_lines_order() {
+        check(&[
+            // kubelet seen long ago, no up line: down
+            (
+                "embedded-registry",
+                &[READY, KUBELET],
+                LATE,
+                None,
+                "v1.33.5+k3s1",
+                Some("down"),
+            ),
+            // kubelet seen just now: k3s logs it after the registry's line, so down at once
+            (
+                "embedded-registry",
+                &[READY, KUBELET],
+                NOW,
+                None,
+                "v1.33.5+k3s1",
+                Some("down"),
+            ),
+            // a hint (fatal's ready line: k3s can still fail after it) waits the window
+            ("fatal", &[READY], NOW, None, "v1.33.5+k3s1", None),
+            ("fatal", &[READY], LATE, None, "v1.33.5+k3s1", Some("down")),
+            // readiness alone never proves a feature down
+            (
+                "embedded-registry",
+                &[READY],
+                LATE,
+                None,
+                "v1.33.5+k3s1",
+                None,
+            ),
+        ]);
+    }
+
+    #[test]
+    fn rule_5_otherwise_pending_until_the_boot_ends() {
+        check(&[
+            (
+                "embedded-registry",
+                &["starting"],
+                LATE,
+                None,
+                "v1.33.5+k3s1",
+                None,
+            ),
+            // a boot repro stopped before anything decided: unknown
+            (
+                "embedded-registry",
+                &["starting"],
+                LATE,
+                Some(Ended::Stopped { at: "t".into() }),
+                "v1.33.5+k3s1",
+                Some("unknown"),
+            ),
+        ]);
+    }
+
+    #[test]
+    fn patterns_apply_only_to_their_versions() {
+        // An up pattern printed from 1.34 on: on 1.33 the line decides nothing.
+        let mut s = signals().get("embedded-registry").expect("signal").clone();
+        s.up[0].since = Some(crate::version::ReleaseSet::new(vec![v("v1.34.1+k3s1")]));
+        let b = boot(&[UP], NOW, None);
+        for (version, want) in [("v1.33.5+k3s1", None), ("v1.34.1+k3s1", Some("up"))] {
+            let got = match eval_log(&s, &b, &v(version), SETTLE, Instant::now()) {
+                Eval::Decided(o) => Some(o.observed),
+                Eval::Pending { .. } => None,
+            };
+            assert_eq!(got.as_deref(), want, "{version}");
+        }
+    }
+
+    #[test]
+    fn value_signals_decide_once_ready_or_dead() {
+        let banner = "level=info msg=\"Starting k3s v1.33.4+k3s1 (abcdef12)\"";
+        check(&[
+            (
+                "version",
+                &[banner, READY],
+                LATE,
+                None,
+                "v1.33.4+k3s1",
+                Some("v1.33.4+k3s1"),
+            ),
+            // k3s prints its value lines before the ready line: read at once
+            (
+                "version",
+                &[banner, READY],
+                NOW,
+                None,
+                "v1.33.4+k3s1",
+                Some("v1.33.4+k3s1"),
+            ),
+            // not ready yet: pending
+            ("version", &[banner], LATE, None, "v1.33.4+k3s1", None),
+            (
+                "version",
+                &[READY],
+                LATE,
+                None,
+                "v1.33.4+k3s1",
+                Some("none"),
+            ),
+            (
+                "version",
+                &[banner],
+                NOW,
+                died(),
+                "v1.33.4+k3s1",
+                Some("v1.33.4+k3s1"),
+            ),
+        ]);
+    }
+
+    #[test]
+    fn probes_read_exit_code_and_output() {
+        let sigs = signals();
+        let s = sigs.get("supervisor-metrics").expect("signal");
+        let cases: &[(i64, &str, Option<&str>)] = &[
+            (0, "# HELP go_goroutines Number of goroutines\n", Some("up")),
+            (
+                1,
+                "Error from server (ServiceUnavailable): apiserver disabled",
+                Some("down"),
+            ),
+            // neither rule: try again
+            (1, "connection refused", None),
+            (0, "no metrics here", None),
+        ];
+        for (exit, out, want) in cases {
+            assert_eq!(eval_probe(s, *exit, out), *want, "exit {exit}: {out}");
+        }
+        let v = v("v1.33.4+k3s1");
+        assert!(
+            !probe_ready(s, &boot(&[READY], NOW, None), &v),
+            "not before kubelet"
+        );
+        assert!(probe_ready(s, &boot(&[READY, KUBELET], NOW, None), &v));
+    }
+
+    #[test]
+    fn probe_excerpts_are_cut_at_a_character_boundary() {
+        let long = "é".repeat(400);
+        let e = probe_excerpt(&long);
+        assert!(e.ends_with('…') && e.len() <= 303, "{}", e.len());
+    }
+}

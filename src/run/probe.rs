@@ -20,6 +20,8 @@ pub struct Expectation {
     pub expected: String,
     /// The documented bug's value (the correct one when the bug does not change it).
     pub bug: Option<String>,
+    /// The value the asked outcome wants.
+    pub asked: Option<String>,
 }
 
 /// A decided value: observed, evidence, reason, and the rule that decided it.
@@ -58,6 +60,7 @@ pub async fn observe(c: &Cluster, e: Expectation, sig: Option<&Signal>) -> Obser
         expected: Some(e.expected),
         bug: e.bug,
         observed: d.observed,
+        asked: e.asked,
         boot: d.boot,
         evidence: d.evidence,
         reason: d.reason,
@@ -110,7 +113,7 @@ async fn by_probe(
         if ready_to_probe {
             let started = *first_try.get_or_insert_with(Instant::now);
             let timed_out = || Instant::now() >= started + probe.timeout;
-            match c.engine.exec(c.container(node), &probe.command).await {
+            match c.docker.exec(c.container(node), &probe.command).await {
                 Ok((code, out)) => {
                     let out = (c.scrub)(out);
                     if let Some(state) = observe::eval_probe(sig, code, &out) {

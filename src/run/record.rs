@@ -8,7 +8,7 @@ use std::sync::Mutex;
 use indexmap::IndexMap;
 
 use crate::plan::{Plan, CONFIG_PATH};
-use crate::result::{self as res, RunResult};
+use crate::result::{self as res, Outcome, RunResult};
 use crate::scenario::Scenario;
 
 use super::config::RunConfig;
@@ -144,7 +144,13 @@ pub fn now_rfc3339() -> String {
 }
 
 /// The record before anything ran: what was asked, the check and topology, configs per step.
-pub fn initial_result(cfg: &RunConfig, sc: &Scenario, plan: &Plan, run_id: &str) -> RunResult {
+pub fn initial_result(
+    cfg: &RunConfig,
+    sc: &Scenario,
+    plan: &Plan,
+    run_id: &str,
+    (expect, because): (Outcome, String),
+) -> RunResult {
     RunResult {
         schema_version: res::SCHEMA_VERSION,
         tool: res::ToolInfo {
@@ -153,7 +159,7 @@ pub fn initial_result(cfg: &RunConfig, sc: &Scenario, plan: &Plan, run_id: &str)
         },
         run_id: run_id.into(),
         command: cfg.argv.clone(),
-        rerun: rerun(cfg, sc, plan),
+        rerun: rerun(cfg, sc, plan, expect),
         check: res::CheckInfo {
             name: sc.check.name.clone(),
             issue: sc.check.issue.clone(),
@@ -179,7 +185,8 @@ pub fn initial_result(cfg: &RunConfig, sc: &Scenario, plan: &Plan, run_id: &str)
             docker_host: crate::docker::endpoint(),
             ..Default::default()
         },
-        expect: cfg.expect,
+        expect,
+        expect_because: Some(because),
         expected_for_version: plan.expected_verdict,
         started_at: now_rfc3339(),
         finished_at: None,
@@ -200,7 +207,7 @@ pub fn initial_result(cfg: &RunConfig, sc: &Scenario, plan: &Plan, run_id: &str)
 }
 
 /// The command that runs the same thing again.
-fn rerun(cfg: &RunConfig, sc: &Scenario, plan: &Plan) -> String {
+fn rerun(cfg: &RunConfig, sc: &Scenario, plan: &Plan, expect: Outcome) -> String {
     let mut rerun = vec![
         "repro".to_string(),
         "run".to_string(),
@@ -218,7 +225,7 @@ fn rerun(cfg: &RunConfig, sc: &Scenario, plan: &Plan) -> String {
     if let Some(i) = &t.image {
         rerun.extend(["--image".to_string(), i.clone()]);
     }
-    rerun.extend(["--expect".to_string(), cfg.expect.as_str().to_string()]);
+    rerun.extend(["--expect".to_string(), expect.as_str().to_string()]);
     rerun.join(" ")
 }
 

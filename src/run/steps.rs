@@ -6,9 +6,10 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use futures_util::future::join_all;
+use tokio_util::sync::CancellationToken;
 
 use crate::plan::PlannedStep;
-use crate::result::{Action, ActionKind, StepResult};
+use crate::result::{Action, ActionKind, Outcome, StepResult};
 use crate::scenario::Signals;
 
 use super::cluster::Cluster;
@@ -25,8 +26,13 @@ pub enum Driven {
     SetupDied(String),
 }
 
-/// Everything between "creating the cluster" and the verdict: runs as its own task.
-pub async fn drive(c: Arc<Cluster>, signals: Arc<Signals>) -> Result<Driven, RunError> {
+/// Everything between "creating the cluster" and the verdict: runs as its own task. After a
+/// Ctrl-C (`cancel`) no new step starts, even before the task is aborted.
+pub async fn drive(
+    c: Arc<Cluster>,
+    signals: Arc<Signals>,
+    cancel: CancellationToken,
+) -> Result<Driven, RunError> {
     let t0 = Instant::now();
     c.events.show(&RunEvent::Phase(Phase::Create));
     c.create().await?;
@@ -47,6 +53,14 @@ pub async fn drive(c: Arc<Cluster>, signals: Arc<Signals>) -> Result<Driven, Run
         seconds: t0.elapsed().as_secs_f64(),
     })?;
     for step in &c.plan.steps {
+        c.events.show(&RunEvent::Phase(Phase::Step {
+            index: step.index,
+            total: c.plan.steps.len(),
+            name: step.name.clone(),
+        }));
+        if cancel.is_cancelled() {
+            return Err(RunError::Interrupted);
+        }
         run_step(&c, &signals, step).await?;
     }
     Ok(Driven::Completed)
@@ -54,11 +68,6 @@ pub async fn drive(c: Arc<Cluster>, signals: Arc<Signals>) -> Result<Driven, Run
 
 async fn run_step(c: &Arc<Cluster>, signals: &Signals, step: &PlannedStep) -> Result<(), RunError> {
     let t = Instant::now();
-    c.events.show(&RunEvent::Phase(Phase::Step {
-        index: step.index,
-        total: c.plan.steps.len(),
-        name: step.name.clone(),
-    }));
     let mut sr = StepResult {
         index: step.index,
         name: step.name.clone(),
@@ -125,7 +134,7 @@ async fn edit(c: &Cluster, node: &str, files: &crate::plan::NodeFiles) -> Result
         .filter_map(|(p, v)| v.clone().map(|v| (p.clone(), v)))
         .collect();
     if !writes.is_empty() {
-        c.engine.upload(container, &writes).await?;
+        c.docker.upload(container, &writes).await?;
     }
     for (p, v) in files {
         if v.is_some() {
@@ -133,7 +142,7 @@ async fn edit(c: &Cluster, node: &str, files: &crate::plan::NodeFiles) -> Result
         }
         let rm = ["rm", "-f", "--", p.as_str()].map(str::to_string);
         let (code, out) =
-            c.engine
+            c.docker
                 .exec(container, &rm)
                 .await
                 .map_err(|source| RunError::DeleteExec {
@@ -162,14 +171,20 @@ async fn observe_all(
     let mut jobs = Vec::new();
     for (node, sigs) in &step.expect {
         for (sig, exp) in sigs {
+            let bug = bug_world
+                .get(node)
+                .and_then(|m| m.get(sig))
+                .map(|e| e.as_str().to_string());
+            let asked = match c.expect {
+                Outcome::Reproduced => bug.clone(),
+                _ => Some(exp.as_str().to_string()),
+            };
             let e = Expectation {
                 node: node.clone(),
                 signal: sig.clone(),
                 expected: exp.as_str().to_string(),
-                bug: bug_world
-                    .get(node)
-                    .and_then(|m| m.get(sig))
-                    .map(|e| e.as_str().to_string()),
+                bug,
+                asked,
             };
             jobs.push(probe::observe(c, e, signals.get(sig)));
         }

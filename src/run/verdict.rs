@@ -82,6 +82,7 @@ mod tests {
             expected: Some(expected.into()),
             bug: Some(bug.into()),
             observed: observed.into(),
+            asked: None,
             boot: 2,
             evidence: vec![],
             reason: String::new(),

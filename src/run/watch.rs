@@ -15,7 +15,7 @@ use futures_util::StreamExt;
 use regex::Regex;
 use tokio::sync::watch;
 
-use crate::docker::Engine;
+use crate::docker::DockerApi;
 
 use super::record::RecordError;
 
@@ -117,7 +117,7 @@ impl BootHandle {
 
 /// A boot to follow: it has just been started.
 pub struct Follow {
-    pub engine: Engine,
+    pub docker: Arc<dyn DockerApi>,
     pub container: String,
     pub number: u32,
     pub step: usize,
@@ -137,7 +137,7 @@ pub struct Follow {
 /// Starts following a boot.
 pub fn follow(f: Follow) -> BootHandle {
     let Follow {
-        engine,
+        docker,
         container,
         number,
         step,
@@ -215,7 +215,7 @@ pub fn follow(f: Follow) -> BootHandle {
         // The stream ends when the container stops; a broken stream is reopened where it was.
         let mut attempts = 0;
         let end = loop {
-            let mut stream = Box::pin(engine.follow_logs(&container, since));
+            let mut stream = Box::pin(docker.follow_logs(&container, since));
             let mut broke = None;
             while let Some(item) = stream.next().await {
                 match item {
@@ -239,7 +239,7 @@ pub fn follow(f: Follow) -> BootHandle {
                     push(&raw, &mut last);
                 }
             }
-            match engine.state(&container).await {
+            match docker.state(&container).await {
                 Ok(s) if s.running && attempts < 5 => {
                     attempts += 1;
                     since = last.map_or(since, |t| t.timestamp());

@@ -7,6 +7,7 @@
 // Each test binary uses a part of these helpers.
 #![allow(dead_code)]
 pub mod docker;
+pub mod schema;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;

@@ -1,0 +1,360 @@
+//! `schema/result.schema.json` against the types that write result.json: the same enum values,
+//! the same fields per object, and a record with every field set or every optional one left out
+//! both validate. (Every result.json the end-to-end tests produce is validated too.)
+
+use std::collections::BTreeSet;
+use std::path::Path;
+
+use indexmap::IndexMap;
+use serde_json::Value;
+
+use super::*;
+use crate::plan::PlannedNode;
+use crate::raw::Role;
+
+fn schema() -> Value {
+    let text = std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("schema/result.schema.json"),
+    )
+    .expect("schema file");
+    serde_json::from_str(&text).expect("schema is JSON")
+}
+
+fn strings(v: &Value) -> BTreeSet<String> {
+    v.as_array()
+        .expect("an array")
+        .iter()
+        .filter_map(|s| s.as_str().map(str::to_string))
+        .collect()
+}
+
+fn json_names<T: Serialize>(all: &[T]) -> BTreeSet<String> {
+    all.iter()
+        .map(|t| serde_json::to_value(t).expect("serialises"))
+        .filter_map(|v| v.as_str().map(str::to_string))
+        .collect()
+}
+
+// Each `all_*` lists every variant; the match makes a new variant a compile error here.
+fn all_outcomes() -> Vec<Outcome> {
+    let all = vec![Outcome::Fixed, Outcome::Reproduced, Outcome::Inconclusive];
+    for o in &all {
+        match o {
+            Outcome::Fixed | Outcome::Reproduced | Outcome::Inconclusive => {}
+        }
+    }
+    all
+}
+
+fn all_boot_ends() -> Vec<BootEnd> {
+    let all = vec![
+        BootEnd::Running,
+        BootEnd::Stopped,
+        BootEnd::Exited,
+        BootEnd::Lost,
+    ];
+    for e in &all {
+        match e {
+            BootEnd::Running | BootEnd::Stopped | BootEnd::Exited | BootEnd::Lost => {}
+        }
+    }
+    all
+}
+
+fn all_action_kinds() -> Vec<ActionKind> {
+    let all = vec![ActionKind::Edit, ActionKind::Start, ActionKind::Restart];
+    for k in &all {
+        match k {
+            ActionKind::Edit | ActionKind::Start | ActionKind::Restart => {}
+        }
+    }
+    all
+}
+
+fn all_sources() -> Vec<EvidenceSource> {
+    let all = vec![
+        EvidenceSource::Log,
+        EvidenceSource::Probe,
+        EvidenceSource::Docker,
+    ];
+    for s in &all {
+        match s {
+            EvidenceSource::Log | EvidenceSource::Probe | EvidenceSource::Docker => {}
+        }
+    }
+    all
+}
+
+fn all_rules() -> Vec<Rule> {
+    let all = vec![
+        Rule::UpLine,
+        Rule::DownLine,
+        Rule::OnDeath,
+        Rule::AfterFeature,
+        Rule::SettleWindow,
+        Rule::ValueLines,
+        Rule::Probe,
+        Rule::Undecided,
+    ];
+    for r in &all {
+        match r {
+            Rule::UpLine
+            | Rule::DownLine
+            | Rule::OnDeath
+            | Rule::AfterFeature
+            | Rule::SettleWindow
+            | Rule::ValueLines
+            | Rule::Probe
+            | Rule::Undecided => {}
+        }
+    }
+    all
+}
+
+#[test]
+fn enum_values_are_the_types_values() {
+    let s = schema();
+    let defs = &s["$defs"];
+    assert_eq!(
+        strings(&defs["verdict"]["properties"]["outcome"]["enum"]),
+        json_names(&all_outcomes())
+    );
+    assert_eq!(
+        strings(&defs["boot"]["properties"]["end"]["enum"]),
+        json_names(&all_boot_ends())
+    );
+    assert_eq!(
+        strings(&defs["action"]["properties"]["kind"]["enum"]),
+        json_names(&all_action_kinds())
+    );
+    assert_eq!(
+        strings(&defs["evidence"]["properties"]["source"]["enum"]),
+        json_names(&all_sources())
+    );
+    assert_eq!(
+        strings(&defs["observation"]["properties"]["rule"]["enum"]),
+        json_names(&all_rules())
+    );
+    // What a run is asked for, and what fixed-in predicts, is never "inconclusive".
+    let asked = json_names(&[Outcome::Fixed, Outcome::Reproduced]);
+    assert_eq!(strings(&s["properties"]["expect"]["enum"]), asked);
+    assert_eq!(
+        strings(&s["properties"]["expected_for_version"]["enum"]),
+        asked
+    );
+}
+
+/// A record with every optional field set and every list non-empty.
+fn full() -> RunResult {
+    let evidence = Evidence {
+        source: EvidenceSource::Log,
+        boot: 2,
+        time: Some("2027-01-15T08:00:00.000Z".into()),
+        text: "line".into(),
+    };
+    let observation = Observation {
+        node: "etcd-2".into(),
+        signal: "embedded-registry".into(),
+        expected: Some("up".into()),
+        bug: Some("down".into()),
+        observed: "down".into(),
+        asked: Some("down".into()),
+        boot: 2,
+        evidence: vec![evidence],
+        reason: "a `down` line in this boot".into(),
+        rule: Rule::DownLine,
+        settle_ms: Some(0),
+        decided_at: Some("2027-01-15T08:00:01.000Z".into()),
+    };
+    let values: IndexMap<String, IndexMap<String, String>> = [(
+        "etcd-2".to_string(),
+        [("ready".to_string(), "up".to_string())].into(),
+    )]
+    .into();
+    let files: IndexMap<String, IndexMap<String, Option<String>>> = [(
+        "etcd-2".to_string(),
+        [(
+            "/etc/rancher/k3s/config.yaml".to_string(),
+            Some("a: 1\n".to_string()),
+        )]
+        .into(),
+    )]
+    .into();
+    RunResult {
+        schema_version: SCHEMA_VERSION,
+        tool: ToolInfo {
+            name: "repro".into(),
+            version: "0.1.0".into(),
+        },
+        run_id: "abcd1234".into(),
+        command: vec!["repro".into(), "run".into()],
+        rerun: "repro run etcd-split".into(),
+        check: CheckInfo {
+            name: "etcd-split".into(),
+            issue: "https://github.com/k3s-io/k3s/issues/12753".into(),
+            summary: "s".into(),
+            description: "d".into(),
+            sources: vec!["https://example.invalid".into()],
+            file: "checks/etcd-split.yaml".into(),
+        },
+        topology: TopologyInfo {
+            name: "etcd-split".into(),
+            description: "d".into(),
+            file: "topologies/etcd-split.yaml".into(),
+            nodes: vec![PlannedNode {
+                name: "etcd-2".into(),
+                role: Role::Etcd,
+                init: false,
+                join: Some("etcd-1".into()),
+                deferred: false,
+                env: [("A".to_string(), "b".to_string())].into(),
+            }],
+        },
+        k3s: K3sInfo {
+            version: "v1.33.4+k3s1".into(),
+            image: "rancher/k3s:v1.33.4-k3s1".into(),
+            image_id: Some("sha256:x".into()),
+            stand_in: true,
+            privileged: false,
+        },
+        environment: EnvInfo {
+            docker_host: "unix:///var/run/docker.sock".into(),
+            docker_version: Some("20.10".into()),
+            docker_api_version: Some("1.41".into()),
+            kernel: Some("6".into()),
+            os: Some("Debian".into()),
+            arch: Some("amd64".into()),
+            cpus: Some(2),
+            memory_bytes: Some(1),
+        },
+        expect: Outcome::Reproduced,
+        expect_because: Some("v1.33.4+k3s1 comes before v1.33.5+k3s1".into()),
+        expected_for_version: Some(Outcome::Reproduced),
+        started_at: "2027-01-15T08:00:00.000Z".into(),
+        finished_at: Some("2027-01-15T08:01:00.000Z".into()),
+        configs: [(
+            "0".to_string(),
+            [("etcd-2".to_string(), "a: 1\n".to_string())].into(),
+        )]
+        .into(),
+        planned_steps: vec![PlannedStepRecord {
+            index: 1,
+            name: "s".into(),
+            why: "w".into(),
+            edits: files.clone(),
+            start: vec!["cp-2".into()],
+            restart: vec![vec!["etcd-2".into()]],
+            expect: values.clone(),
+            bug: values,
+        }],
+        initial_files: files,
+        steps: vec![StepResult {
+            index: 1,
+            name: "s".into(),
+            why: "w".into(),
+            started_at: "2027-01-15T08:00:10.000Z".into(),
+            finished_at: Some("2027-01-15T08:00:20.000Z".into()),
+            actions: vec![Action {
+                kind: ActionKind::Edit,
+                nodes: vec!["etcd-2".into()],
+                at: "2027-01-15T08:00:10.000Z".into(),
+                files: vec!["/etc/rancher/k3s/config.yaml".into()],
+            }],
+            observations: vec![observation],
+        }],
+        boots: vec![BootRecord {
+            node: "etcd-2".into(),
+            boot: 2,
+            step: 1,
+            started_at: "2027-01-15T08:00:11.000Z".into(),
+            ready_at: Some("2027-01-15T08:00:12.000Z".into()),
+            ended_at: Some("2027-01-15T08:00:30.000Z".into()),
+            end: BootEnd::Exited,
+            exit_code: Some(1),
+            log: "nodes/etcd-2/boot-2.log".into(),
+        }],
+        verdict: Some(Verdict {
+            outcome: Outcome::Reproduced,
+            reason: "r".into(),
+            differences: vec!["d".into()],
+            expectations: 1,
+            matched_expected: 0,
+            matched_bug: 1,
+        }),
+        timings: [("total".to_string(), 1.5)].into(),
+        exit_code: Some(0),
+        error: Some("e".into()),
+    }
+}
+
+/// The keys of `v` and of `schema` (an object definition) must be the same.
+fn same_fields(path: &str, v: &Value, schema: &Value, defs: &Value) {
+    let schema = match schema.get("$ref").and_then(Value::as_str) {
+        Some(r) => &defs[r.trim_start_matches("#/$defs/")],
+        None => schema,
+    };
+    let Some(props) = schema.get("properties").and_then(Value::as_object) else {
+        return;
+    };
+    let obj = v
+        .as_object()
+        .unwrap_or_else(|| panic!("{path} is not an object"));
+    let keys: BTreeSet<&String> = obj.keys().collect();
+    let names: BTreeSet<&String> = props.keys().collect();
+    assert_eq!(
+        keys, names,
+        "fields of {path}: the type (left) and the schema (right) differ"
+    );
+    for (k, sub) in props {
+        let child = &obj[k];
+        let items = sub.get("items");
+        match (child, items) {
+            (Value::Array(a), Some(item)) => {
+                for (i, x) in a.iter().enumerate() {
+                    same_fields(&format!("{path}.{k}[{i}]"), x, item, defs);
+                }
+            }
+            (Value::Object(_), _) => same_fields(&format!("{path}.{k}"), child, sub, defs),
+            _ => {}
+        }
+    }
+}
+
+#[test]
+fn every_field_of_the_types_is_in_the_schema_and_back() {
+    let s = schema();
+    let v = serde_json::to_value(full()).expect("serialises");
+    same_fields("result", &v, &s, &s["$defs"]);
+}
+
+#[test]
+fn full_and_minimal_records_validate() {
+    let s = schema();
+    let validator = jsonschema::draft202012::new(&s).expect("valid schema");
+    let full = serde_json::to_value(full()).expect("serialises");
+    let errors: Vec<String> = validator
+        .iter_errors(&full)
+        .map(|e| e.to_string())
+        .collect();
+    assert!(errors.is_empty(), "{errors:#?}");
+    let mut minimal = self::full();
+    minimal.planned_steps.clear();
+    minimal.initial_files.clear();
+    minimal.steps.clear();
+    minimal.boots.clear();
+    minimal.verdict = None;
+    minimal.finished_at = None;
+    minimal.exit_code = None;
+    minimal.error = None;
+    minimal.expected_for_version = None;
+    minimal.expect_because = None;
+    minimal.steps.clear();
+    minimal.k3s.image_id = None;
+    minimal.environment = EnvInfo::default();
+    let minimal = serde_json::to_value(minimal).expect("serialises");
+    let errors: Vec<String> = validator
+        .iter_errors(&minimal)
+        .map(|e| e.to_string())
+        .collect();
+    assert!(errors.is_empty(), "{errors:#?}");
+}

@@ -1,0 +1,358 @@
+//! The runner on a scripted Docker: the order of its Docker calls, cleanup on Ctrl-C, and how
+//! each way of ending becomes an exit code and a result.json. Fast, no Docker needed.
+
+use std::path::Path;
+use std::sync::Arc;
+use std::time::Duration;
+
+use tokio_util::sync::CancellationToken;
+
+use super::fake::FakeDocker;
+use super::*;
+use crate::docker::DockerApi;
+
+fn config(results: &Path, expect: Outcome) -> RunConfig {
+    RunConfig {
+        target: Target {
+            check: "etcd-split".into(),
+            topology: None,
+            k3s_version: Some("v1.33.5+k3s1".into()),
+            image: None,
+            sim: false,
+        },
+        expect: Expect::Outcome(expect),
+        timeout: Duration::from_secs(20),
+        // The settle rule decides `down` after this window: short, so the tests are fast.
+        settle: Some(Duration::from_millis(20)),
+        keep: false,
+        image_archive: None,
+        results: results.to_path_buf(),
+        rebuild_sim: false,
+        privileged: Privileged::Auto,
+        argv: vec!["repro".into(), "run".into()],
+    }
+}
+
+async fn run_on(
+    fake: Arc<FakeDocker>,
+    cfg: &RunConfig,
+    receivers: Vec<Arc<dyn Receiver>>,
+    cancel: CancellationToken,
+) -> RunEnd {
+    let (sc, plan) = crate::cmd::common::resolve(None, &cfg.target).expect("shipped check");
+    let docker: Arc<dyn DockerApi> = fake;
+    let connect = Box::pin(async move { Ok(docker) });
+    execute_with(cfg, sc, plan, receivers, connect, cancel).await
+}
+
+fn result_json(end: &RunEnd) -> serde_json::Value {
+    let dir = end.dir.as_ref().expect("a results folder");
+    let text = std::fs::read_to_string(dir.join(RESULT_FILE)).expect("result.json");
+    serde_json::from_str(&text).expect("valid json")
+}
+
+/// The start/stop/upload calls, with the run id taken out of container names.
+fn lifecycle(fake: &FakeDocker) -> Vec<String> {
+    fake.calls()
+        .into_iter()
+        .filter(|c| c.starts_with("start ") || c.starts_with("stop ") || c.starts_with("remove "))
+        .map(|c| {
+            let (op, obj) = c.split_once(' ').unwrap_or((&c, ""));
+            // `repro-<run id>-<node>`
+            let node = match obj.split('-').collect::<Vec<_>>().as_slice() {
+                ["repro", _, rest @ ..] => rest.join("-"),
+                _ => obj.to_string(),
+            };
+            if op == "remove" {
+                "remove".to_string()
+            } else {
+                format!("{op} {node}")
+            }
+        })
+        .collect()
+}
+
+#[tokio::test]
+async fn steps_run_in_the_plan_order_and_a_fixed_k3s_passes() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let fake = Arc::new(FakeDocker::default());
+    let end = run_on(
+        fake.clone(),
+        &config(tmp.path(), Outcome::Fixed),
+        vec![],
+        CancellationToken::new(),
+    )
+    .await;
+    assert!(end.error.is_none(), "{:?}", end.error);
+    assert_eq!(end.outcome(), Some(Outcome::Fixed), "{:?}", end.verdict);
+    assert_eq!(end.code, exit::OK);
+    assert_eq!(
+        lifecycle(&fake),
+        [
+            // cluster creation: the init node, the other etcd nodes one at a time, then cp-1
+            "start etcd-1",
+            "start etcd-2",
+            "start etcd-3",
+            "start cp-1",
+            // step 1: restart [etcd-2, etcd-3] (two groups, in order)
+            "stop etcd-2",
+            "start etcd-2",
+            "stop etcd-3",
+            "start etcd-3",
+            // step 2: restart [etcd-1]
+            "stop etcd-1",
+            "start etcd-1",
+            // step 3: restart [etcd-2, etcd-3]
+            "stop etcd-2",
+            "start etcd-2",
+            "stop etcd-3",
+            "start etcd-3",
+            "remove",
+        ]
+    );
+    // Files are written before the restart that reads them.
+    let calls = fake.calls();
+    let upload = calls
+        .iter()
+        .rposition(|c| c.starts_with("upload ") && c.ends_with("-etcd-2"))
+        .expect("etcd-2's config uploaded");
+    let first_stop = calls
+        .iter()
+        .position(|c| c.starts_with("stop ") && c.ends_with("-etcd-2"))
+        .expect("etcd-2 restarted");
+    assert!(upload < first_stop, "{calls:#?}");
+    let r = result_json(&end);
+    assert_eq!(r["exit_code"], 0);
+    assert_eq!(r["verdict"]["outcome"], "fixed");
+    assert_eq!(r["steps"].as_array().map(Vec::len), Some(3));
+    // The token never reaches a file of ours.
+    let inspect = std::fs::read_to_string(
+        end.dir
+            .as_ref()
+            .expect("dir")
+            .join("nodes/etcd-1/inspect.json"),
+    )
+    .expect("inspect.json");
+    assert!(inspect.contains("K3S_TOKEN=<REDACTED-1>"), "{inspect}");
+}
+
+#[tokio::test]
+async fn asking_for_the_other_outcome_exits_1() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let fake = Arc::new(FakeDocker::default());
+    let cfg = config(tmp.path(), Outcome::Reproduced);
+    let end = run_on(fake, &cfg, vec![], CancellationToken::new()).await;
+    assert_eq!(end.outcome(), Some(Outcome::Fixed));
+    assert_eq!(end.code, exit::OUTCOME_DIFFERS);
+    assert_eq!(result_json(&end)["exit_code"], 1);
+}
+
+#[tokio::test]
+async fn auto_expects_what_fixed_in_predicts_and_each_observation_says_what_was_asked() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let mut cfg = config(tmp.path(), Outcome::Fixed);
+    cfg.expect = Expect::Auto;
+    // v1.33.5 has the fix: auto asks for `fixed`, and the fake k3s is a fixed one.
+    let end = run_on(
+        Arc::new(FakeDocker::default()),
+        &cfg,
+        vec![],
+        CancellationToken::new(),
+    )
+    .await;
+    assert_eq!(end.code, exit::OK);
+    let r = result_json(&end);
+    assert_eq!(r["expect"], "fixed");
+    assert!(r["expect_because"]
+        .as_str()
+        .unwrap_or("")
+        .contains("v1.33.5+k3s1"));
+    let o = &r["steps"][0]["observations"][2];
+    assert_eq!(
+        (o["node"].as_str(), o["signal"].as_str()),
+        (Some("etcd-2"), Some("embedded-registry"))
+    );
+    assert_eq!(o["asked"], "up");
+    // v1.33.4 predates it: auto asks for `reproduced`; a fixed k3s then differs (exit 1),
+    // and each observation asks for the bug's value.
+    cfg.target.k3s_version = Some("v1.33.4+k3s1".into());
+    let end = run_on(
+        Arc::new(FakeDocker::default()),
+        &cfg,
+        vec![],
+        CancellationToken::new(),
+    )
+    .await;
+    assert_eq!(end.code, exit::OUTCOME_DIFFERS);
+    let r = result_json(&end);
+    assert_eq!(r["expect"], "reproduced");
+    assert_eq!(r["steps"][0]["observations"][2]["asked"], "down");
+}
+
+#[tokio::test]
+async fn interrupt_mid_run_removes_the_cluster_and_exits_130() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let fake = Arc::new(FakeDocker::default());
+    let cancel = CancellationToken::new();
+    // Ctrl-C as step 2 begins.
+    let on_step = cancel.clone();
+    let interrupter: Arc<dyn Receiver> = Arc::new(move |e: &RunEvent<'_>| {
+        if let RunEvent::Phase(Phase::Step { index: 2, .. }) = e {
+            on_step.cancel();
+        }
+    });
+    let cfg = config(tmp.path(), Outcome::Fixed);
+    let end = run_on(fake.clone(), &cfg, vec![interrupter], cancel).await;
+    assert_eq!(end.code, exit::INTERRUPTED);
+    assert!(matches!(end.error, Some(RunError::Interrupted)));
+    assert_eq!(lifecycle(&fake).last().map(String::as_str), Some("remove"));
+    let r = result_json(&end);
+    assert_eq!(r["exit_code"], 130);
+    assert_eq!(
+        r["steps"].as_array().map(Vec::len),
+        Some(1),
+        "step 1 is kept"
+    );
+}
+
+#[tokio::test]
+async fn a_failing_docker_call_exits_3_naming_it_and_still_cleans_up() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let fake = Arc::new(FakeDocker {
+        fail: Some(("start", "-etcd-2".into())),
+        ..Default::default()
+    });
+    let cfg = config(tmp.path(), Outcome::Fixed);
+    let end = run_on(fake.clone(), &cfg, vec![], CancellationToken::new()).await;
+    assert_eq!(end.code, exit::INFRA);
+    let err = end
+        .error
+        .as_ref()
+        .map(ToString::to_string)
+        .unwrap_or_default();
+    assert!(
+        err.contains("failed to start") && err.contains("etcd-2"),
+        "{err}"
+    );
+    assert_eq!(lifecycle(&fake).last().map(String::as_str), Some("remove"));
+    let r = result_json(&end);
+    assert_eq!(r["exit_code"], 3);
+    assert!(r["verdict"].is_null());
+    assert!(r["error"].as_str().unwrap_or("").contains("etcd-2"));
+}
+
+#[tokio::test]
+async fn a_node_never_ready_exits_3_with_its_last_lines() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let fake = Arc::new(FakeDocker {
+        never_ready: ["etcd-3".to_string()].into(),
+        ..Default::default()
+    });
+    let mut cfg = config(tmp.path(), Outcome::Fixed);
+    cfg.timeout = Duration::from_millis(300);
+    let end = run_on(fake, &cfg, vec![], CancellationToken::new()).await;
+    assert_eq!(end.code, exit::INFRA);
+    let err = end
+        .error
+        .as_ref()
+        .map(ToString::to_string)
+        .unwrap_or_default();
+    assert!(
+        err.contains("etcd-3 (boot 1) was not ready within 300ms"),
+        "{err}"
+    );
+    assert!(err.contains("Starting k3s"), "last lines quoted: {err}");
+}
+
+#[tokio::test]
+async fn a_node_dying_during_setup_is_inconclusive() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let fake = Arc::new(FakeDocker {
+        dies: ["etcd-2".to_string()].into(),
+        ..Default::default()
+    });
+    let cfg = config(tmp.path(), Outcome::Fixed);
+    let end = run_on(fake, &cfg, vec![], CancellationToken::new()).await;
+    assert!(end.error.is_none());
+    assert_eq!(end.outcome(), Some(Outcome::Inconclusive));
+    assert_eq!(end.code, exit::INCONCLUSIVE);
+    let why = end.why().unwrap_or_default();
+    assert!(
+        why.contains("etcd-2 died") && why.contains("scripted death"),
+        "{why}"
+    );
+}
+
+#[tokio::test]
+async fn an_unreachable_engine_still_leaves_a_result() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let cfg = config(tmp.path(), Outcome::Fixed);
+    let (sc, plan) = crate::cmd::common::resolve(None, &cfg.target).expect("shipped check");
+    let connect = Box::pin(async {
+        Err(crate::docker::DockerError::Unreachable {
+            endpoint: "unix:///nowhere".into(),
+            reason: "scripted".into(),
+        })
+    });
+    let end = execute_with(&cfg, sc, plan, vec![], connect, CancellationToken::new()).await;
+    assert_eq!(end.code, exit::INFRA);
+    let r = result_json(&end);
+    assert_eq!(r["exit_code"], 3);
+    assert!(r["error"]
+        .as_str()
+        .unwrap_or("")
+        .contains("unix:///nowhere"));
+}
+
+#[tokio::test]
+async fn an_unwritable_results_folder_exits_3_naming_it() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let blocker = tmp.path().join("not-a-folder");
+    std::fs::write(&blocker, "").expect("write");
+    let fake = Arc::new(FakeDocker::default());
+    let cfg = config(&blocker, Outcome::Fixed);
+    let end = run_on(fake.clone(), &cfg, vec![], CancellationToken::new()).await;
+    assert_eq!(end.code, exit::INFRA);
+    assert!(end.dir.is_none());
+    let err = end
+        .error
+        .as_ref()
+        .map(ToString::to_string)
+        .unwrap_or_default();
+    assert!(
+        err.contains("cannot write") && err.contains("not-a-folder"),
+        "{err}"
+    );
+    assert!(
+        fake.calls().is_empty(),
+        "nothing was created: {:?}",
+        fake.calls()
+    );
+}
+
+#[tokio::test]
+async fn receivers_hear_every_step_and_the_end() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let heard = Arc::new(std::sync::Mutex::new(Vec::new()));
+    let h = heard.clone();
+    let listener: Arc<dyn Receiver> = Arc::new(move |e: &RunEvent<'_>| {
+        let what = match e {
+            RunEvent::StepDone { step, .. } => format!("step {} done", step.index),
+            RunEvent::Finished(end) => format!("finished {}", end.code),
+            _ => return,
+        };
+        h.lock().unwrap_or_else(|p| p.into_inner()).push(what);
+    });
+    let cfg = config(tmp.path(), Outcome::Fixed);
+    run_on(
+        Arc::new(FakeDocker::default()),
+        &cfg,
+        vec![listener],
+        CancellationToken::new(),
+    )
+    .await;
+    assert_eq!(
+        *heard.lock().unwrap_or_else(|p| p.into_inner()),
+        ["step 1 done", "step 2 done", "step 3 done", "finished 0"]
+    );
+}
