@@ -1,6 +1,6 @@
 //! Log-line-to-observation latency: how long after Docker timestamps a line repro's log
 //! follower has it in hand (and has woken whoever waits on that boot), over every line of a
-//! stand-in boot that also writes garbage to stdout every 150 ms.
+//! stand-in boot that also writes garbage to stdout every 150 ms, sampled for 20 s.
 
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -58,16 +58,9 @@ pub async fn measure(version: &str) -> Result<Vec<f64>> {
         tokio::time::timeout(Duration::from_secs(30), h.wait_for(|b| b.ready.map(|_| ())))
             .await
             .map_err(|_| anyhow!("the latency node never got ready"))?;
-        // Lines written after readiness (the garbage every 150 ms) are measured too: ~5 s more.
-        let mut rx = h.subscribe();
-        for _ in 0..40 {
-            if tokio::time::timeout(Duration::from_secs(1), rx.changed())
-                .await
-                .is_err()
-            {
-                break;
-            }
-        }
+        // The stand-in goes on writing garbage lines (~5 a second): sample them for a while so
+        // the p99 rests on ~100 lines, not on the dozen of the boot itself.
+        tokio::time::sleep(Duration::from_secs(20)).await;
         anyhow::Ok(())
     }
     .await;
