@@ -35,6 +35,7 @@ fmt:
 ## bench: the tool's own overhead on the stand-in (figures, not assertions)
 bench: build
 	$(CARGO) run --release --example overhead
+	$(CARGO) run --release --example inspect_bench
 
 ## clean-docker: remove everything repro runs left on this Docker host
 clean-docker: build

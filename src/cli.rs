@@ -60,6 +60,8 @@ pub enum Command {
     Merge(MergeArgs),
     /// Open, update or close the nightly's GitHub issues from a merged summary.json (uses `gh`).
     NightlyIssues(NightlyIssuesArgs),
+    /// Read logs you already have: which features came up per node and boot, and known bugs.
+    Inspect(InspectArgs),
     /// Print a shell completion script (bash, zsh, fish, elvish, powershell).
     Completions {
         #[arg(value_enum)]
@@ -452,4 +454,57 @@ pub struct NightlyIssuesArgs {
     /// Read the existing issues, print what would change, change nothing.
     #[arg(long)]
     pub dry_run: bool,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum InspectFormat {
+    /// A table for a terminal.
+    Table,
+    /// Versioned JSON (schema/inspect.schema.json).
+    Json,
+    /// Markdown to paste into a k3s issue.
+    Markdown,
+}
+
+#[derive(Debug, Args)]
+pub struct InspectArgs {
+    /// Log files, folders of them, repro results folders or bundles, log-collector folders or
+    /// archives; `-` reads standard input.
+    pub paths: Vec<PathBuf>,
+    /// A log file of one node, named (repeatable): `--node etcd-2=etcd-2.log`.
+    #[arg(long = "node", value_name = "NAME=FILE", value_parser = parse_named)]
+    pub nodes: Vec<(String, PathBuf)>,
+    /// A node's own k3s config (repeatable): `--config etcd-2=config.yaml`; a `.service` file
+    /// gives the flags of its ExecStart.
+    #[arg(long = "config", value_name = "NODE=FILE", value_parser = parse_named)]
+    pub configs: Vec<(String, PathBuf)>,
+    #[arg(long, value_enum, default_value = "table")]
+    pub format: InspectFormat,
+    /// With the table: every signal's reason and evidence lines under each boot.
+    #[arg(long)]
+    pub evidence: bool,
+    /// How long after a `settled-by` line (e.g. `Running kubelet`) a feature may still start.
+    #[arg(long, value_parser = humantime::parse_duration, default_value = "3s")]
+    pub settle: Duration,
+    /// The logs are an excerpt (lines were left out): never conclude `down` by the settle rule.
+    #[arg(long)]
+    pub excerpt: bool,
+    /// A value to redact wherever it occurs (repeatable), e.g. the cluster token.
+    #[arg(long = "secret", value_name = "VALUE")]
+    pub secrets: Vec<String>,
+    /// A progress bar on stderr (auto: on a terminal outside CI).
+    #[arg(long, value_enum, default_value = "auto")]
+    pub progress: Progress,
+}
+
+/// `NAME=FILE`.
+fn parse_named(s: &str) -> Result<(String, PathBuf), String> {
+    match s.split_once('=') {
+        Some((n, f)) if !n.trim().is_empty() && !f.is_empty() => {
+            Ok((n.trim().to_string(), PathBuf::from(f)))
+        }
+        _ => Err(format!(
+            "`{s}` is not NAME=FILE (e.g. etcd-2=logs/etcd-2.log)"
+        )),
+    }
 }

@@ -196,7 +196,15 @@ pub fn plan(sc: &Scenario, version: &K3sVersion, image: &str) -> Plan {
         });
     }
 
-    let (expected_verdict, expected_because) = expected(&sc.check.fixed_in, version);
+    let (expected_verdict, mut expected_because) = expected(&sc.check.fixed_in, version);
+    if let Some((evidence, confidence)) = sc
+        .check
+        .fixed_in_change
+        .as_deref()
+        .and_then(|c| crate::changes::evidence(c, version))
+    {
+        expected_because.push_str(&format!(" — evidence ({confidence}): {evidence}"));
+    }
     Plan {
         check: sc.check.name.clone(),
         issue: sc.check.issue.clone(),

@@ -384,8 +384,10 @@ impl Observation {
         self.expected.as_deref() == Some(self.observed.as_str())
     }
 
+    /// `any` under `bug:` matches whatever was observed: the bug world cannot tell there.
     pub fn matches_bug(&self) -> bool {
-        self.bug.as_deref() == Some(self.observed.as_str())
+        self.bug.as_deref() == Some(crate::scenario::ANY)
+            || self.bug.as_deref() == Some(self.observed.as_str())
     }
 }
 

@@ -52,6 +52,8 @@ pub struct Check {
     pub path: PathBuf,
     /// Empty when the check documents behaviour that never changed (always expected `fixed`).
     pub fixed_in: ReleaseSet,
+    /// The change of `releases/k3s-changes.yaml` that `fixed-in` names, if it names one.
+    pub fixed_in_change: Option<String>,
     pub settle: Duration,
     pub steps: Vec<Step>,
 }
@@ -108,6 +110,9 @@ impl Step {
     }
 }
 
+/// The `bug:` value that says the bug world cannot tell (see `Expected::Any`).
+pub const ANY: &str = "any";
+
 /// node -> signal -> expected value.
 pub type Expectations = IndexMap<String, IndexMap<String, Expected>>;
 
@@ -117,6 +122,9 @@ pub enum Expected {
     Up,
     Down,
     Value(String),
+    /// Only under `bug:`: the bug world can show either value here (it depends on which
+    /// server a buggy joiner's load balancer reaches), so `reproduced` does not judge it.
+    Any,
 }
 
 impl Expected {
@@ -133,6 +141,7 @@ impl Expected {
             Expected::Up => "up",
             Expected::Down => "down",
             Expected::Value(v) => v,
+            Expected::Any => ANY,
         }
     }
 }

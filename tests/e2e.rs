@@ -72,12 +72,11 @@ fn etcd_split_reproduces_on_buggy_version() {
         !o["evidence"].as_array().unwrap().is_empty(),
         "down needs evidence: {o}"
     );
+    // Step 3: through its load balancer the buggy etcd-2 reads cp-1 (no registry); the
+    // check marks this step `any` in the bug world, so the verdict stands either way.
     let o = observation(&r, 3, "etcd-2", "embedded-registry");
-    assert_eq!(o["observed"], "up");
-    assert!(o["evidence"][0]["text"]
-        .as_str()
-        .unwrap()
-        .contains("Starting distributed registry mirror"));
+    assert_eq!(o["observed"], "down");
+    assert_eq!(o["bug"], "any");
     // Every boot has its own log, and boot 2 of etcd-2 does not contain boot 1's lines.
     let b1 = std::fs::read_to_string(dir.join("nodes/etcd-2/boot-1.log")).unwrap();
     let b2 = std::fs::read_to_string(dir.join("nodes/etcd-2/boot-2.log")).unwrap();
@@ -92,6 +91,124 @@ fn etcd_split_reproduces_on_buggy_version() {
     assert!(
         !b2.contains("Adding member"),
         "boot 2 log holds boot 1 lines"
+    );
+}
+
+/// A project folder with every shipped check, signal and topology, where every node runs with
+/// `REPRO_SIM_CONFIG_SOURCE=<source>` (the stand-in's knob; node `env:` is how a topology
+/// passes container environment).
+fn all_checks_root(source: &str) -> tempfile::TempDir {
+    let root = tempfile::tempdir().unwrap();
+    let src = Path::new(env!("CARGO_MANIFEST_DIR"));
+    for d in ["checks", "topologies"] {
+        std::fs::create_dir_all(root.path().join(d)).unwrap();
+        for entry in std::fs::read_dir(src.join(d)).unwrap() {
+            let path = entry.unwrap().path();
+            let mut text = std::fs::read_to_string(&path).unwrap();
+            if d == "topologies" {
+                text = text
+                    .lines()
+                    .map(|l| match l.strip_prefix("  - {name: ") {
+                        Some(rest) => format!(
+                            "  - {{name: {}, env: {{REPRO_SIM_CONFIG_SOURCE: {source}}}}}",
+                            rest.trim_end_matches('}')
+                        ),
+                        None => l.to_string(),
+                    })
+                    .collect::<Vec<_>>()
+                    .join("\n");
+                assert!(
+                    text.contains("REPRO_SIM_CONFIG_SOURCE"),
+                    "{}",
+                    path.display()
+                );
+            }
+            std::fs::write(root.path().join(d).join(path.file_name().unwrap()), text).unwrap();
+        }
+    }
+    root
+}
+
+/// Issue #9: every shipped check gets the same verdict whichever server a buggy etcd-only
+/// joiner reads its config from — through its load balancer (k3s's code) or from the joined
+/// node (#12753's steps) — and the verdict `fixed-in` predicts.
+#[test]
+fn every_shipped_check_has_one_verdict_under_both_config_sources() {
+    // The verdicts `fixed-in` predicts on v1.33.4 (no fixed-in: `fixed` everywhere).
+    let checks = [
+        ("etcd-split", "reproduced"),
+        ("metrics-order", "reproduced"),
+        ("metrics-right-order", "fixed"),
+        ("bootstrap-check", "fixed"),
+    ];
+    let mut verdicts = Vec::new();
+    for source in ["load-balancer", "joined"] {
+        let root = all_checks_root(source);
+        for (check, expected) in checks {
+            docker_ok();
+            let tmp = tempfile::tempdir().unwrap();
+            let out = repro()
+                .arg("--root")
+                .arg(root.path())
+                .args([
+                    "run",
+                    check,
+                    "--k3s-version",
+                    "v1.33.4+k3s1",
+                    "--expect",
+                    expected,
+                ])
+                .args(["--sim", "--progress", "never", "--results"])
+                .arg(tmp.path())
+                .output()
+                .unwrap();
+            let runs = std::fs::read_dir(tmp.path()).unwrap().count();
+            assert_eq!(runs, 1, "{check} with {source}: {}", text(&out));
+            let dir = only_run_dir(tmp.path());
+            let r: Value =
+                serde_json::from_str(&std::fs::read_to_string(dir.join("result.json")).unwrap())
+                    .unwrap();
+            assert_no_leftovers(r["run_id"].as_str().unwrap());
+            assert_eq!(
+                out.status.code(),
+                Some(0),
+                "{check} with {source}: {}",
+                text(&out)
+            );
+            // The knob reached the nodes: buggy joiners log where their config came from. By
+            // boot 3 etcd-2 has saved cp-1's address (boot 2 may not have: k3s learns it from
+            // etcd some time after cp-1 is up, and so does the stand-in).
+            if check == "etcd-split" {
+                let boot = std::fs::read_to_string(dir.join("nodes/etcd-2/boot-3.log")).unwrap();
+                assert_eq!(
+                    boot.contains("@UNCHECKED->RECOVERING from successful dial"),
+                    source == "load-balancer",
+                    "{source}: {boot}"
+                );
+            }
+            verdicts.push((
+                source,
+                check,
+                r["verdict"]["outcome"].as_str().unwrap().to_string(),
+            ));
+        }
+    }
+    let by = |source: &str| -> Vec<(&str, String)> {
+        verdicts
+            .iter()
+            .filter(|(s, _, _)| *s == source)
+            .map(|(_, c, v)| (*c, v.clone()))
+            .collect()
+    };
+    assert_eq!(by("load-balancer"), by("joined"));
+    assert_eq!(
+        by("joined"),
+        vec![
+            ("etcd-split", "reproduced".to_string()),
+            ("metrics-order", "reproduced".to_string()),
+            ("metrics-right-order", "fixed".to_string()),
+            ("bootstrap-check", "fixed".to_string()),
+        ]
     );
 }
 

@@ -5,6 +5,7 @@ mod bisect;
 mod clean;
 pub mod common;
 mod docs;
+mod inspect;
 mod list;
 mod matrix;
 mod merge;
@@ -41,6 +42,7 @@ pub fn dispatch(cli: Cli) -> Result<i32, Error> {
             Command::Bisect(a) => bisect::run(&g, &a).await,
             Command::Merge(a) => merge::run(&g, &a).await,
             Command::NightlyIssues(a) => nightly_issues::run(&g, &a),
+            Command::Inspect(a) => inspect::run(&g, &a),
             Command::Completions { shell } => docs::completions(shell),
             Command::Man { out } => docs::man(out.as_deref()),
         }

@@ -402,7 +402,7 @@ fn junit_reflects_the_exit_code() {
 }
 
 /// Every case carries a time and `file`/`line` into the check's YAML: the expectation's own line
-/// (`etcd-2: {ready: up, embedded-registry: up}` is line 24 of checks/etcd-split.yaml).
+/// (`etcd-2: {ready: up, embedded-registry: up}` is line 27 of checks/etcd-split.yaml).
 #[test]
 fn junit_cases_carry_time_file_and_line() {
     let r = render_fixture();
@@ -450,7 +450,7 @@ fn junit_cases_carry_time_file_and_line() {
         .descendants()
         .find(|n| n.attribute("name") == Some("step-1/etcd-2/embedded-registry"))
         .expect("case");
-    assert_eq!(case.attribute("line"), Some("24"));
+    assert_eq!(case.attribute("line"), Some("27"));
 }
 
 #[test]
