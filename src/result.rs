@@ -219,6 +219,12 @@ pub struct EnvInfo {
     pub arch: Option<String>,
     pub cpus: Option<i64>,
     pub memory_bytes: Option<i64>,
+    /// The engine's cgroup version (`1`, `2`) and driver (`cgroupfs`, `systemd`): on cgroup v2
+    /// real k3s must be PID 1 in its container (it is, in repro). Older results lack them.
+    #[serde(default)]
+    pub cgroup_version: Option<String>,
+    #[serde(default)]
+    pub cgroup_driver: Option<String>,
 }
 
 /// One step of the plan as recorded in `result.json` (see [`crate::plan::PlannedStep`]).

@@ -196,6 +196,8 @@ fn full() -> RunResult {
             arch: Some("amd64".into()),
             cpus: Some(2),
             memory_bytes: Some(1),
+            cgroup_version: Some("1".into()),
+            cgroup_driver: Some("cgroupfs".into()),
         },
         expect: Outcome::Reproduced,
         expect_because: Some("v1.33.4+k3s1 comes before v1.33.5+k3s1".into()),

@@ -897,3 +897,169 @@ steps:
         "down"
     );
 }
+
+/// Removes what a kept run left, and an image, also when the test fails.
+struct KeptRun {
+    run_id: Option<String>,
+    image: String,
+}
+
+impl Drop for KeptRun {
+    fn drop(&mut self) {
+        if let Some(id) = &self.run_id {
+            let _ = repro().args(["clean", "--run", id]).output();
+        }
+        let _ = Command::new("docker")
+            .args(["rmi", "-f", &self.image])
+            .output();
+    }
+}
+
+fn inspect(container: &str) -> Value {
+    let out = Command::new("docker")
+        .args(["inspect", container])
+        .output()
+        .unwrap();
+    let all: Value = serde_json::from_slice(&out.stdout).unwrap();
+    all[0].clone()
+}
+
+/// #9 §1: the container spec for real k3s images. The stand-in image relabelled as a real,
+/// privileged image; this engine refuses privileged containers, so the nodes cannot start, and
+/// `--keep` leaves them to be inspected: privileged, tmpfs on /run and /var/run, k3s as PID 1 (no
+/// docker-init), the token in the environment only, fixed IPs, a named volume for
+/// /var/lib/rancher/k3s. Then everything goes, by run id.
+#[test]
+fn real_image_containers_are_set_up_as_k3s_needs() {
+    docker_ok();
+    let built = repro()
+        .args(["sim", "build", "--k3s-version", "v1.33.4+k3s1"])
+        .output()
+        .unwrap();
+    assert!(built.status.success(), "{}", text(&built));
+    let mut kept = KeptRun {
+        run_id: None,
+        image: format!("repro.local/real-like:e2e-{}", std::process::id()),
+    };
+    let mut build = Command::new("docker")
+        .args(["build", "-q", "-t", &kept.image, "-"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    {
+        use std::io::Write;
+        let mut stdin = build.stdin.take().unwrap();
+        stdin
+            .write_all(
+                b"FROM repro.local/k3s-sim:v1.33.4-k3s1\nLABEL io.repro.sim=false io.repro.privileged=true\n",
+            )
+            .unwrap();
+    }
+    let out = build.wait_with_output().unwrap();
+    assert!(out.status.success(), "{}", text(&out));
+
+    let tmp = tempfile::tempdir().unwrap();
+    let out = repro()
+        .args(["run", "etcd-split", "--image", &kept.image, "--keep"])
+        .args(["--progress", "never", "--expect", "reproduced", "--results"])
+        .arg(tmp.path())
+        .output()
+        .unwrap();
+    let dir = only_run_dir(tmp.path());
+    let r: Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("result.json")).unwrap()).unwrap();
+    let run_id = r["run_id"].as_str().unwrap().to_string();
+    kept.run_id = Some(run_id.clone());
+    // Not the stand-in (by its label), privileged, and refused here: infrastructure, exit 3.
+    assert_eq!(r["k3s"]["stand_in"], false, "{}", text(&out));
+    assert_eq!(r["k3s"]["privileged"], true);
+    assert_eq!(out.status.code(), Some(3), "{}", text(&out));
+    // The engine's cgroup facts are recorded (these machines: v1, cgroupfs).
+    assert!(
+        r["environment"]["cgroup_version"].is_string(),
+        "{}",
+        r["environment"]
+    );
+    assert!(
+        r["environment"]["cgroup_driver"].is_string(),
+        "{}",
+        r["environment"]
+    );
+
+    let names = Command::new("docker")
+        .args([
+            "ps",
+            "-a",
+            "--filter",
+            &format!("label=io.repro.run={run_id}"),
+        ])
+        .args(["--format", "{{.Names}}"])
+        .output()
+        .unwrap();
+    let names: Vec<String> = String::from_utf8_lossy(&names.stdout)
+        .lines()
+        .map(str::to_string)
+        .collect();
+    assert_eq!(
+        names.len(),
+        4,
+        "every node container was created: {names:?}"
+    );
+    for name in &names {
+        let c = inspect(name);
+        let host = &c["HostConfig"];
+        assert_eq!(host["Privileged"], true, "{name}");
+        assert!(
+            host["Init"].is_null() || host["Init"] == false,
+            "{name}: docker-init would be PID 1: {}",
+            host["Init"]
+        );
+        let tmpfs = host["Tmpfs"].as_object().unwrap();
+        assert!(
+            tmpfs.contains_key("/run") && tmpfs.contains_key("/var/run"),
+            "{name}"
+        );
+        // The token: in the environment, nowhere else.
+        let env: Vec<&str> = c["Config"]["Env"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|e| e.as_str().unwrap())
+            .collect();
+        let token = env
+            .iter()
+            .find_map(|e| e.strip_prefix("K3S_TOKEN="))
+            .unwrap_or_else(|| panic!("{name}: no K3S_TOKEN in {env:?}"));
+        assert!(token.len() >= 16, "{name}");
+        for part in ["Labels", "Cmd", "Entrypoint", "Hostname"] {
+            assert!(
+                !c["Config"][part].to_string().contains(token),
+                "{name}: the token is in {part}"
+            );
+        }
+        // A fixed IP on the run's network.
+        let nets = c["NetworkSettings"]["Networks"].as_object().unwrap();
+        assert_eq!(nets.len(), 1, "{name}");
+        let ip = nets.values().next().unwrap()["IPAMConfig"]["IPv4Address"]
+            .as_str()
+            .unwrap_or_default();
+        assert!(ip.starts_with("10.213."), "{name}: fixed IP {ip:?}");
+        // A named volume for the data dir.
+        let data = c["Mounts"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|m| m["Destination"] == "/var/lib/rancher/k3s")
+            .unwrap_or_else(|| panic!("{name}: no mount on /var/lib/rancher/k3s"));
+        assert_eq!(data["Type"], "volume", "{name}");
+        assert!(
+            data["Name"].as_str().unwrap().contains(&run_id),
+            "{name}: {}",
+            data["Name"]
+        );
+    }
+    drop(kept);
+    assert_no_leftovers(&run_id);
+}

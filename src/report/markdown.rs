@@ -125,11 +125,16 @@ fn environment(o: &mut String, r: &RunResult, logs: &IndexMap<String, String>) {
     if let Some(m) = e.memory_bytes {
         machine.push(format!("{:.1} GiB memory", m as f64 / (1u64 << 30) as f64));
     }
-    let docker = match (&e.docker_version, &e.docker_api_version) {
+    let mut docker = match (&e.docker_version, &e.docker_api_version) {
         (Some(v), Some(a)) => format!("Docker {v} (API {a})"),
         (Some(v), None) => format!("Docker {v}"),
         _ => "Docker".to_string(),
     };
+    match (&e.cgroup_version, &e.cgroup_driver) {
+        (Some(v), Some(d)) => docker.push_str(&format!(", cgroup v{v} ({d})")),
+        (Some(v), None) => docker.push_str(&format!(", cgroup v{v}")),
+        _ => {}
+    }
     o.push_str(&format!(
         "Every node is a container of that image on one {docker} host at `{}`: {}{}.\n\n",
         e.docker_host,
