@@ -32,9 +32,11 @@ lint:
 fmt:
 	$(CARGO) fmt --all
 
-## bench: the tool's own overhead on the stand-in (figures, not assertions)
+## bench: repro's speed against the Docker floor and a docker-CLI script, on the stand-in
+## (figures, not assertions): writes target/bench/bench.json and prints a table.
+## BENCH_ARGS="--runs 3 --skip-matrix" for a quicker look.
 bench: build
-	$(CARGO) run --release --example overhead
+	$(CARGO) run --release -p repro-bench -- $(BENCH_ARGS)
 	$(CARGO) run --release --example inspect_bench
 
 ## clean-docker: remove everything repro runs left on this Docker host

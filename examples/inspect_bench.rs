@@ -13,7 +13,7 @@
 
 use std::io::{BufWriter, Write};
 use std::path::Path;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use repro::inspect::{self, sources, Catalog};
 
@@ -106,7 +106,7 @@ fn main() -> anyhow::Result<()> {
         .collect();
     let cat = Catalog::load(None).map_err(|d| anyhow::anyhow!("{d}"))?;
     let opts = inspect::Options {
-        settle: Duration::from_secs(3),
+        settle: None,
         excerpt: false,
         secrets: Vec::new(),
         progress: false,

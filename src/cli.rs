@@ -185,7 +185,8 @@ pub struct RunOptions {
     /// How long one node may take to become ready (or die) after a start or restart.
     #[arg(long, value_parser = humantime::parse_duration, default_value = "5m")]
     pub timeout: Duration,
-    /// Override the check's settle window (how long after the kubelet line a feature may still start).
+    /// A margin after every deciding settled-by line (default: none after a line k3s orders after
+    /// the feature's own, 3s after a hint; overrides the check's `settle:`).
     #[arg(long, value_parser = humantime::parse_duration)]
     pub settle: Option<Duration>,
     /// Live progress lines on a terminal (auto: only on a terminal outside CI).
@@ -329,7 +330,7 @@ pub struct BatchRunOptions {
     /// How long one node may take to become ready (or die) after a start or restart.
     #[arg(long, value_parser = humantime::parse_duration, default_value = "5m")]
     pub timeout: Duration,
-    /// Override the checks' settle window.
+    /// A margin after every deciding settled-by line (overrides the checks' `settle:`).
     #[arg(long, value_parser = humantime::parse_duration)]
     pub settle: Option<Duration>,
     /// Load this image archive (docker save / k3s air-gap tarball) once, before the runs.
@@ -483,9 +484,11 @@ pub struct InspectArgs {
     /// With the table: every signal's reason and evidence lines under each boot.
     #[arg(long)]
     pub evidence: bool,
-    /// How long after a `settled-by` line (e.g. `Running kubelet`) a feature may still start.
-    #[arg(long, value_parser = humantime::parse_duration, default_value = "3s")]
-    pub settle: Duration,
+    /// A margin after every deciding `settled-by` line, as in `run` (default: none after a line
+    /// k3s orders after the feature's own, e.g. `Running kubelet` for the registry; 3s after a
+    /// hint).
+    #[arg(long, value_parser = humantime::parse_duration)]
+    pub settle: Option<Duration>,
     /// The logs are an excerpt (lines were left out): never conclude `down` by the settle rule.
     #[arg(long)]
     pub excerpt: bool,

@@ -17,7 +17,7 @@ use bollard::query_parameters::{
 };
 use bollard::Docker;
 use bytes::Bytes;
-use futures_util::future::BoxFuture;
+use futures_util::future::{join_all, BoxFuture};
 use futures_util::stream::BoxStream;
 use futures_util::{FutureExt, Stream, StreamExt};
 
@@ -266,6 +266,10 @@ impl Engine {
         let body = ContainerCreateBody {
             image: Some(spec.image.clone()),
             hostname: Some(spec.hostname.clone()),
+            // k3s shuts down gracefully on SIGTERM (pkg/signals); `docker stop` by hand gets
+            // the same signal and grace as repro's restarts.
+            stop_signal: Some("SIGTERM".into()),
+            stop_timeout: Some(spec.stop_grace.as_secs() as i64),
             cmd: Some(spec.cmd.clone()),
             env: Some(spec.env.clone()),
             labels: Some(spec.labels.clone()),
@@ -452,7 +456,9 @@ impl Engine {
     }
 
     /// Removes every container, network and volume carrying `label=value` (or `label` if value
-    /// is None). Returns what was removed; goes on past individual failures.
+    /// is None). Returns what was removed; goes on past individual failures. All containers go
+    /// at once, then the networks and volumes at once (they are in use until the containers are
+    /// gone): the engine, not this loop, sets the pace.
     pub async fn remove_labelled(&self, label: &str, value: Option<&str>) -> Removed {
         let filter = match value {
             Some(v) => format!("{label}={v}"),
@@ -466,43 +472,70 @@ impl Engine {
             .filters(&filters)
             .build();
         if let Ok(cs) = self.docker.list_containers(Some(copts)).await {
-            for c in cs {
-                let Some(id) = c.id else { continue };
-                let opts = RemoveContainerOptionsBuilder::default()
-                    .force(true)
-                    .v(true)
-                    .build();
-                match self.docker.remove_container(&id, Some(opts)).await {
+            let rm = RemoveContainerOptionsBuilder::default()
+                .force(true)
+                .v(true)
+                .build();
+            let results = join_all(cs.into_iter().filter_map(|c| c.id).map(|id| {
+                let rm = rm.clone();
+                async move { (self.docker.remove_container(&id, Some(rm)).await, id) }
+            }))
+            .await;
+            for (r, id) in results {
+                match r {
                     Ok(()) => removed.containers += 1,
                     Err(e) => removed.errors.push(format!("container {id}: {e}")),
                 }
             }
         }
-        let nopts = ListNetworksOptionsBuilder::default()
-            .filters(&filters)
-            .build();
-        if let Ok(ns) = self.docker.list_networks(Some(nopts)).await {
-            for n in ns {
-                let Some(name) = n.name else { continue };
-                match self.docker.remove_network(&name).await {
-                    Ok(()) => removed.networks += 1,
-                    Err(e) => removed.errors.push(format!("network {name}: {e}")),
-                }
+        let networks = async {
+            let nopts = ListNetworksOptionsBuilder::default()
+                .filters(&filters)
+                .build();
+            let names = match self.docker.list_networks(Some(nopts)).await {
+                Ok(ns) => ns.into_iter().filter_map(|n| n.name).collect(),
+                Err(_) => Vec::new(),
+            };
+            join_all(
+                names
+                    .into_iter()
+                    .map(|name| async move { (self.docker.remove_network(&name).await, name) }),
+            )
+            .await
+        };
+        let volumes = async {
+            let vopts = ListVolumesOptionsBuilder::default()
+                .filters(&filters)
+                .build();
+            let names = match self.docker.list_volumes(Some(vopts)).await {
+                Ok(vs) => vs
+                    .volumes
+                    .unwrap_or_default()
+                    .into_iter()
+                    .map(|v| v.name)
+                    .collect(),
+                Err(_) => Vec::new(),
+            };
+            join_all(names.into_iter().map(|name| async move {
+                let r = self
+                    .docker
+                    .remove_volume(&name, None::<RemoveVolumeOptions>)
+                    .await;
+                (r, name)
+            }))
+            .await
+        };
+        let (ns, vs) = futures_util::join!(networks, volumes);
+        for (r, name) in ns {
+            match r {
+                Ok(()) => removed.networks += 1,
+                Err(e) => removed.errors.push(format!("network {name}: {e}")),
             }
         }
-        let vopts = ListVolumesOptionsBuilder::default()
-            .filters(&filters)
-            .build();
-        if let Ok(vs) = self.docker.list_volumes(Some(vopts)).await {
-            for v in vs.volumes.unwrap_or_default() {
-                match self
-                    .docker
-                    .remove_volume(&v.name, None::<RemoveVolumeOptions>)
-                    .await
-                {
-                    Ok(()) => removed.volumes += 1,
-                    Err(e) => removed.errors.push(format!("volume {}: {e}", v.name)),
-                }
+        for (r, name) in vs {
+            match r {
+                Ok(()) => removed.volumes += 1,
+                Err(e) => removed.errors.push(format!("volume {name}: {e}")),
             }
         }
         removed
@@ -749,6 +782,8 @@ pub struct NodeSpec {
     pub ip: String,
     pub data_volume: String,
     pub privileged: bool,
+    /// How long a stop waits for k3s's graceful shutdown after SIGTERM before it kills.
+    pub stop_grace: Duration,
 }
 
 fn split_image(image: &str) -> (&str, &str) {

@@ -42,7 +42,7 @@ macro_rules! display_as_str {
     )*};
 }
 
-display_as_str!(Outcome, BootEnd, ActionKind, EvidenceSource);
+display_as_str!(Outcome, BootEnd, ActionKind, EvidenceSource, Rule);
 
 /// How a boot ended, as result.json records it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -87,6 +87,45 @@ impl ActionKind {
             ActionKind::Edit => "edit",
             ActionKind::Start => "start",
             ActionKind::Restart => "restart",
+        }
+    }
+}
+
+/// Which observation rule decided a value (run/observe.rs; docs/k3s-behaviour.md).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "kebab-case")]
+pub enum Rule {
+    /// An `up` line in this boot.
+    UpLine,
+    /// A `down` line in this boot.
+    DownLine,
+    /// The boot died: the signal's `on-death` value.
+    OnDeath,
+    /// A `settled-by` line k3s prints after the feature's own line (`order: after-feature`)
+    /// arrived with no `up` line before it (plus an explicit `--settle`/`settle:` margin).
+    AfterFeature,
+    /// A `settled-by` hint, and the settle window passed with no `up` line.
+    SettleWindow,
+    /// A value signal, read from the boot's lines once it was ready (or over).
+    ValueLines,
+    /// A probe rule matched.
+    Probe,
+    /// Nothing decided it (the value is `unknown`), or an older result.json without rules.
+    #[default]
+    Undecided,
+}
+
+impl Rule {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Rule::UpLine => "up-line",
+            Rule::DownLine => "down-line",
+            Rule::OnDeath => "on-death",
+            Rule::AfterFeature => "after-feature",
+            Rule::SettleWindow => "settle-window",
+            Rule::ValueLines => "value-lines",
+            Rule::Probe => "probe",
+            Rule::Undecided => "undecided",
         }
     }
 }
@@ -383,6 +422,16 @@ pub struct Observation {
     pub evidence: Vec<Evidence>,
     /// How the value was decided (which rule), in words.
     pub reason: String,
+    /// The rule that decided it.
+    #[serde(default)]
+    pub rule: Rule,
+    /// For `after-feature`, `settle-window` and `value-lines`: how long repro waited after the
+    /// deciding line (ms), so a reader sees whether a window was needed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub settle_ms: Option<u64>,
+    /// When repro decided it (RFC 3339, repro's clock).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub decided_at: Option<String>,
 }
 
 impl Observation {

@@ -85,6 +85,32 @@ fn all_sources() -> Vec<EvidenceSource> {
     all
 }
 
+fn all_rules() -> Vec<Rule> {
+    let all = vec![
+        Rule::UpLine,
+        Rule::DownLine,
+        Rule::OnDeath,
+        Rule::AfterFeature,
+        Rule::SettleWindow,
+        Rule::ValueLines,
+        Rule::Probe,
+        Rule::Undecided,
+    ];
+    for r in &all {
+        match r {
+            Rule::UpLine
+            | Rule::DownLine
+            | Rule::OnDeath
+            | Rule::AfterFeature
+            | Rule::SettleWindow
+            | Rule::ValueLines
+            | Rule::Probe
+            | Rule::Undecided => {}
+        }
+    }
+    all
+}
+
 #[test]
 fn enum_values_are_the_types_values() {
     let s = schema();
@@ -104,6 +130,10 @@ fn enum_values_are_the_types_values() {
     assert_eq!(
         strings(&defs["evidence"]["properties"]["source"]["enum"]),
         json_names(&all_sources())
+    );
+    assert_eq!(
+        strings(&defs["observation"]["properties"]["rule"]["enum"]),
+        json_names(&all_rules())
     );
     // What a run is asked for, and what fixed-in predicts, is never "inconclusive".
     let asked = json_names(&[Outcome::Fixed, Outcome::Reproduced]);
@@ -132,6 +162,9 @@ fn full() -> RunResult {
         boot: 2,
         evidence: vec![evidence],
         reason: "a `down` line in this boot".into(),
+        rule: Rule::DownLine,
+        settle_ms: Some(0),
+        decided_at: Some("2027-01-15T08:00:01.000Z".into()),
     };
     let values: IndexMap<String, IndexMap<String, String>> = [(
         "etcd-2".to_string(),

@@ -54,12 +54,15 @@ pub struct Check {
     pub fixed_in: ReleaseSet,
     /// The change of `releases/k3s-changes.yaml` that `fixed-in` names, if it names one.
     pub fixed_in_change: Option<String>,
-    pub settle: Duration,
+    /// `settle:` as the check sets it: a margin after every deciding line (None: the defaults
+    /// of [`DEFAULT_SETTLE`] after a hint, none after an ordered line).
+    pub settle: Option<Duration>,
     pub steps: Vec<Step>,
 }
 
-/// Default settle window: real k3s starts spegel in a goroutine right before containerd; a few
-/// seconds after the kubelet line is ample on a laptop.
+/// Settle window after a `settled-by` *hint* (a line k3s does not order after the feature's
+/// own): a few seconds after such a line is ample on a laptop. Lines k3s prints after the
+/// feature's line need none (docs/k3s-behaviour.md).
 pub const DEFAULT_SETTLE: Duration = Duration::from_secs(3);
 
 #[derive(Debug, Clone, Serialize)]
@@ -207,6 +210,9 @@ pub struct LinePattern {
     pub since: Option<ReleaseSet>,
     pub until: Option<ReleaseSet>,
     pub value: Option<String>,
+    /// `settled-by` only: k3s prints this line after the feature's own line in the same start-up
+    /// sequence, so its arrival without an `up` line proves `down` (no settle window needed).
+    pub ordered: bool,
 }
 
 impl LinePattern {

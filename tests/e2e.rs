@@ -72,6 +72,14 @@ fn etcd_split_reproduces_on_buggy_version() {
         !o["evidence"].as_array().unwrap().is_empty(),
         "down needs evidence: {o}"
     );
+    // The kubelet line is ordered after the registry's line (the stand-in prints them in k3s's
+    // order): it decides `down` with no settle window.
+    assert_eq!(o["rule"], "after-feature", "{o}");
+    assert_eq!(o["settle_ms"], 0, "{o}");
+    assert!(o["evidence"][0]["text"]
+        .as_str()
+        .unwrap()
+        .contains("Running kubelet"));
     // Step 3: through its load balancer the buggy etcd-2 reads cp-1 (no registry); the
     // check marks this step `any` in the bug world, so the verdict stands either way.
     let o = observation(&r, 3, "etcd-2", "embedded-registry");

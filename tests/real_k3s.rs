@@ -9,18 +9,19 @@
 //!   the boot is given a death, so `on-death` applies as in a run;
 //! - `boot-end: cut` — the log goes on past the excerpt: settle windows never pass inside it
 //!   (no `down` from the settle rule, only from a `down` line), so an undecided state signal
-//!   is `unknown`. Value signals read the lines there are: `none` means no line shows one.
+//!   is `unknown`. Not even a line k3s orders after the feature's own decides here: a pasted
+//!   excerpt may leave lines out, so the runner's margin is set beyond the excerpt. Value signals read the lines there are: `none` means no line shows one.
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use indexmap::IndexMap;
 use serde::Deserialize;
 
 use repro::run::observe::{self, Eval};
 use repro::run::watch::{Boot, Ended as BootEnd, LogLine};
-use repro::scenario::{Signal, Signals, DEFAULT_SETTLE};
+use repro::scenario::{Signal, Signals};
 use repro::version::K3sVersion;
 
 fn corpus_dir() -> PathBuf {
@@ -141,7 +142,11 @@ fn observe_excerpt(
         log_path: PathBuf::new(),
         write_error: None,
     };
-    match observe::eval_log(sig, &boot, v, DEFAULT_SETTLE, now) {
+    // A margin no excerpt outlasts: no settled-by line decides inside an excerpt.
+    let beyond = observe::Settle {
+        margin: Some(Duration::from_secs(86_400)),
+    };
+    match observe::eval_log(sig, &boot, v, beyond, now) {
         Eval::Decided(o) => (o.observed, o.evidence.into_iter().map(|e| e.text).collect()),
         Eval::Pending { .. } => ("unknown".into(), Vec::new()),
     }

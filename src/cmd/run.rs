@@ -6,7 +6,7 @@ use std::sync::Arc;
 use crate::cli::{Format, Global, RunArgs};
 use crate::error::Error;
 use crate::progress::Progress;
-use crate::result::RunResult;
+use crate::result::{Rule, RunResult};
 use crate::run;
 
 use super::common::{out, resolve};
@@ -67,10 +67,10 @@ fn print_summary(r: &RunResult, dir: &Path) {
                 .first()
                 .map(|e| log_message(&e.text))
                 .unwrap_or_default();
-            let why = if o.reason.starts_with("settle rule") {
-                format!("no up line within the settle window after: {ev}")
-            } else {
-                ev
+            let why = match o.rule {
+                Rule::SettleWindow => format!("no up line within the settle window after: {ev}"),
+                Rule::AfterFeature => format!("no up line before: {ev}"),
+                _ => ev,
             };
             push_line!(
                 text,

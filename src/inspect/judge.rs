@@ -12,22 +12,22 @@
 //! - probes cannot run on a log: a probe-only signal is `unknown` unless the boot died (its
 //!   `on-death` value) or the probe's own command and output were pasted into the text.
 
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use chrono::{DateTime, SecondsFormat, Utc};
 use indexmap::IndexMap;
 
 use super::boots::{BootBuilder, End, EndKind, Kept, MIN_CHATTER};
 use super::deps::{
-    eval_log, Boot, BootEnd, Eval, Evidence, EvidenceSource, K3sVersion, LogLine, Signal, Signals,
-    READY_SIGNAL, ROLES_SIGNAL, VERSION_SIGNAL,
+    eval_log, Boot, BootEnd, Eval, Evidence, EvidenceSource, K3sVersion, LogLine, Settle, Signal,
+    Signals, READY_SIGNAL, ROLES_SIGNAL, VERSION_SIGNAL,
 };
 use super::model::{BootReport, EndReport, EvidenceLine, Mark, SignalReport};
 
 /// What the judge needs besides the boot.
 pub struct Context<'a> {
     pub signals: &'a Signals,
-    pub settle: Duration,
+    pub settle: Settle,
     /// The input shows lines were left out.
     pub excerpt: bool,
     /// The log was written by repro itself (a results folder): whole by construction.
@@ -319,7 +319,7 @@ fn undecided_reason(sig: &Signal, b: &BootBuilder, whole: bool, cx: &Context) ->
         }
         return format!(
             "no `up` or `down` line, and the log ends less than {} after the settle line",
-            humantime::format_duration(cx.settle)
+            humantime::format_duration(cx.settle.after(false))
         );
     }
     "no line in this boot decides it".into()

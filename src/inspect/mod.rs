@@ -31,7 +31,7 @@ use regex::Regex;
 
 use boots::{BootBuilder, Matcher};
 use config::NodeConfig;
-use deps::{Redactor, Signals, VERSION_SIGNAL};
+use deps::{Redactor, Settle, Signals, VERSION_SIGNAL};
 use formats::{Entry, Kind, Normaliser, Outer};
 use model::{CheckRef, FileReport, InputReport, NodeReport, Report, Tool, SCHEMA_VERSION};
 use reader::{BoundedLines, Counting, MAX_LINE};
@@ -41,8 +41,8 @@ pub use deps::{find_root, Catalog, DEFAULT_SETTLE};
 
 #[derive(Debug, Clone)]
 pub struct Options {
-    /// How long after a `settled-by` line a feature may still start.
-    pub settle: Duration,
+    /// `--settle`: a margin after every deciding `settled-by` line (None: as `run` decides).
+    pub settle: Option<Duration>,
     /// Treat every input as an excerpt (lines left out): no settle rule.
     pub excerpt: bool,
     /// Values to redact wherever they occur.
@@ -207,7 +207,11 @@ pub fn inspect(
             name: "repro".into(),
             version: env!("CARGO_PKG_VERSION").into(),
         },
-        settle_seconds: opts.settle.as_secs_f64(),
+        settle_seconds: Settle {
+            margin: opts.settle,
+        }
+        .after(false)
+        .as_secs_f64(),
         checks: cat
             .checks
             .iter()
@@ -759,7 +763,9 @@ impl InputState {
             });
             let cx = judge::Context {
                 signals,
-                settle: opts.settle,
+                settle: Settle {
+                    margin: opts.settle,
+                },
                 excerpt: self.excerpt,
                 trusted,
                 files: labels,

@@ -14,7 +14,7 @@ fn catalog() -> Catalog {
 
 fn opts() -> Options {
     Options {
-        settle: Duration::from_secs(3),
+        settle: None,
         excerpt: false,
         secrets: Vec::new(),
         progress: false,

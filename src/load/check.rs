@@ -96,11 +96,7 @@ pub fn check_in(path: &Path, text: &str, cx: &Context) -> Result<Check, Diagnost
             },
         },
     };
-    let settle = raw
-        .settle
-        .as_ref()
-        .and_then(|s| duration(&d, s, &mut out))
-        .unwrap_or(DEFAULT_SETTLE);
+    let settle = raw.settle.as_ref().and_then(|s| duration(&d, s, &mut out));
 
     let topo = match cx.topology_override {
         Some(t) => Some(t),

@@ -28,7 +28,7 @@ use crate::raw::{
 };
 use crate::scenario::{
     Check, Expectations, Expected, LinePattern, Node, Probe, ProbeRule, Signal, Signals, Step,
-    Topology, DEFAULT_SETTLE,
+    Topology,
 };
 use crate::version::{K3sVersion, ReleaseSet};
 

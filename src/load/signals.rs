@@ -13,7 +13,7 @@ pub fn signals(path: &Path, text: &str) -> Result<Signals, Diagnostics> {
         let up = patterns(&d, &s.up, &mut out);
         let down = patterns(&d, &s.down, &mut out);
         let value = patterns(&d, &s.value, &mut out);
-        let settled_by = patterns(&d, &s.settled_by, &mut out);
+        let settled_by = line_patterns(&d, &s.settled_by, true, &mut out);
         // Judged on what the file says, not on what compiled: a bad regex is its own error.
         let is_value = !s.value.is_empty();
         let is_state = !s.up.is_empty() || !s.down.is_empty() || s.probe.is_some();
@@ -147,6 +147,16 @@ fn compile<T>(d: &FileDiag, at: &Spanned<T>, re: &str, out: &mut Diagnostics) ->
 }
 
 fn patterns(d: &FileDiag, list: &[Pattern], out: &mut Diagnostics) -> Vec<LinePattern> {
+    line_patterns(d, list, false, out)
+}
+
+/// Compiles patterns; `order:` is accepted only where it means something (`settled-by`).
+fn line_patterns(
+    d: &FileDiag,
+    list: &[Pattern],
+    settled_by: bool,
+    out: &mut Diagnostics,
+) -> Vec<LinePattern> {
     list.iter()
         .filter_map(|p| match &p.value {
             PatternFile::Plain(r) => compile(d, p, r, out).map(|regex| LinePattern {
@@ -154,15 +164,38 @@ fn patterns(d: &FileDiag, list: &[Pattern], out: &mut Diagnostics) -> Vec<LinePa
                 since: None,
                 until: None,
                 value: None,
+                ordered: false,
             }),
             PatternFile::Full(f) => {
                 let since = (!f.since.is_empty()).then(|| release_set(d, &f.since, out));
                 let until = (!f.until.is_empty()).then(|| release_set(d, &f.until, out));
+                let ordered = match &f.order {
+                    None => false,
+                    Some(o) if !settled_by => {
+                        out.push(
+                            d.span(o, "`order:` only means something in a `settled-by` pattern")
+                                .help("remove it: it says whether a settled-by line comes after the feature's own line"),
+                        );
+                        false
+                    }
+                    Some(o) => match o.value.as_str() {
+                        "after-feature" => true,
+                        "hint" => false,
+                        other => {
+                            out.push(
+                                d.span(o, format!("`order: {other}` is not an order"))
+                                    .help("use `after-feature` (k3s prints the line after the feature's own line: its arrival proves down) or `hint` (needs the settle window)"),
+                            );
+                            false
+                        }
+                    },
+                };
                 compile(d, &f.regex, &f.regex.value, out).map(|regex| LinePattern {
                     regex,
                     since,
                     until,
                     value: f.value.clone(),
+                    ordered,
                 })
             }
         })

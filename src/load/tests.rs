@@ -122,7 +122,7 @@ fn restart_groups_and_bug_world() {
     );
     assert_eq!(s.expect["etcd-2"]["ready"], Expected::Up);
     assert_eq!(s.bug["etcd-2"]["embedded-registry"], Expected::Down);
-    assert_eq!(c.settle, DEFAULT_SETTLE);
+    assert_eq!(c.settle, None);
 }
 
 #[test]

@@ -30,8 +30,10 @@ pub struct SignalFile {
     /// Lines whose `value` (named group or fixed text) is the observed value (e.g. version).
     #[serde(default)]
     pub value: Vec<Pattern>,
-    /// Lines that show the node got past the point where the feature would have started; after
-    /// one of them plus the settle window with no `up` line, the signal is down.
+    /// Lines that show the node got past the point where the feature would have started. A line
+    /// k3s prints causally after the feature's own line (`order: after-feature`) proves `down`
+    /// when it arrives without an `up` line before it; a mere hint (`order: hint`, the default)
+    /// proves it only once the settle window has passed as well.
     #[serde(default)]
     pub settled_by: Vec<Pattern>,
     /// A command run inside the node that decides the signal.
@@ -50,7 +52,7 @@ pub struct SignalFile {
 #[derive(Debug, Clone)]
 pub enum PatternFile {
     Plain(String),
-    Full(FullPattern),
+    Full(Box<FullPattern>),
 }
 
 /// A pattern with its position (the regex string, or the start of the `{match: ...}` map).
@@ -66,7 +68,7 @@ impl<'de> Deserialize<'de> for PatternFile {
             type Value = PatternFile;
 
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                f.write_str("a regex string, or a map {match: <regex>, since: [...], until: [...], value: <text>}")
+                f.write_str("a regex string, or a map {match: <regex>, since: [...], until: [...], value: <text>, order: after-feature|hint}")
             }
 
             fn visit_str<E: de::Error>(self, v: &str) -> Result<PatternFile, E> {
@@ -75,7 +77,7 @@ impl<'de> Deserialize<'de> for PatternFile {
 
             fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<PatternFile, A::Error> {
                 FullPattern::deserialize(de::value::MapAccessDeserializer::new(map))
-                    .map(PatternFile::Full)
+                    .map(|f| PatternFile::Full(Box::new(f)))
             }
         }
         d.deserialize_any(V)
@@ -96,6 +98,10 @@ pub struct FullPattern {
     /// Fixed value this line stands for (for `value` patterns without a named group).
     #[serde(default)]
     pub value: Option<String>,
+    /// `settled-by` only: `after-feature` (k3s prints it after the feature's line, in the same
+    /// sequence) or `hint` (no such order; needs the settle window). Default `hint`.
+    #[serde(default)]
+    pub order: Option<Spanned<String>>,
 }
 
 #[derive(Debug, Clone, Deserialize)]

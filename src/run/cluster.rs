@@ -7,7 +7,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use chrono::{DateTime, Utc};
+use chrono::Utc;
 use futures_util::future::join_all;
 use indexmap::IndexMap;
 
@@ -37,8 +37,8 @@ pub struct Cluster {
     pub events: Events,
     /// How long a boot may take to be ready (or dead).
     pub timeout: Duration,
-    /// The settle window of the settle rule.
-    pub settle: Duration,
+    /// How long to wait after a settled-by line (its order decides) or readiness.
+    pub settle: observe::Settle,
     pub privileged: bool,
     /// Applied to every log line and probe output: removes the run's secrets.
     pub scrub: watch::Scrub,
@@ -63,7 +63,7 @@ pub struct ClusterSpec {
     pub dir: PathBuf,
     pub events: Events,
     pub timeout: Duration,
-    pub settle: Duration,
+    pub settle: observe::Settle,
     pub privileged: bool,
     pub scrub: watch::Scrub,
     pub expect: Outcome,
@@ -144,30 +144,17 @@ impl Cluster {
             .cloned()
     }
 
-    /// Network, volumes, containers (deferred ones too, unstarted), files before first start.
-    pub async fn create(&self) -> Result<(), RunError> {
+    /// The run's network: its name and the third octet of its /24.
+    pub async fn create_network(&self) -> Result<(String, u8), RunError> {
         let net = format!("repro-{}", self.run_id);
         let third = self.docker.create_network(&net, &self.labels(None)).await?;
-        // Nodes are independent until they start: create them all at once.
-        let created = join_all(
-            self.plan
-                .nodes
-                .iter()
-                .enumerate()
-                .map(|(i, n)| self.create_node(i, n, &net, third)),
-        )
-        .await;
-        created.into_iter().collect::<Result<Vec<()>, RunError>>()?;
-        Ok(())
+        Ok((net, third))
     }
 
-    async fn create_node(
-        &self,
-        i: usize,
-        n: &PlannedNode,
-        net: &str,
-        third: u8,
-    ) -> Result<(), RunError> {
+    /// The plan's `i`-th node: its volume, container (deferred ones too, unstarted) and the
+    /// files it needs before its first start.
+    pub async fn create_node(&self, i: usize, net: &str, third: u8) -> Result<(), RunError> {
+        let n: &PlannedNode = &self.plan.nodes[i];
         let rt = self.node(&n.name);
         let volume = format!("{}-data", rt.container);
         self.docker
@@ -191,6 +178,7 @@ impl Cluster {
             ip: format!("10.213.{third}.{}", 10 + i),
             data_volume: volume,
             privileged: self.privileged,
+            stop_grace: STOP_GRACE,
         };
         self.docker.create_node(&spec).await?;
         let files: Vec<(String, String)> = self.plan.initial[&n.name]
@@ -221,10 +209,9 @@ impl Cluster {
         let number = prev.as_ref().map_or(1, |h| h.with(|b| b.number) + 1);
         rt.stopping.store(false, Ordering::SeqCst);
         self.docker.start(&rt.container).await?;
-        let started = self.docker.state(&rt.container).await?;
-        let started_at = DateTime::parse_from_rfc3339(&started.started_at)
-            .map(|t| t.with_timezone(&Utc))
-            .unwrap_or_else(|_| Utc::now());
+        // When the start call returned: Docker's own StartedAt is a moment earlier, and asking
+        // for it would cost a round trip on every restart's critical path.
+        let started_at = Utc::now();
         let log_dir = self.dir.join("nodes").join(node);
         super::record::create_dir(&log_dir)?;
         let events = self.events.clone();
@@ -351,10 +338,16 @@ impl Cluster {
             .join(" / ")
     }
 
-    /// Each container's `docker inspect`, token redacted, next to its logs.
+    /// Each container's `docker inspect`, token redacted, next to its logs (asked all at once).
     pub async fn save_inspect(&self) -> Result<(), RunError> {
-        for (name, rt) in &self.nodes {
-            let Ok(v) = self.docker.inspect_json(&rt.container).await else {
+        let inspected = join_all(
+            self.nodes
+                .values()
+                .map(|rt| self.docker.inspect_json(&rt.container)),
+        )
+        .await;
+        for ((name, _), v) in self.nodes.iter().zip(inspected) {
+            let Ok(v) = v else {
                 continue;
             };
             let text = serde_json::to_string_pretty(&v)

@@ -63,7 +63,7 @@ pub struct RunConfig {
     pub expect: Expect,
     /// How long one node may take to become ready (or die) after a start or restart.
     pub timeout: Duration,
-    /// Overrides the check's settle window.
+    /// An explicit margin after settled-by lines (overrides the check's `settle:`).
     pub settle: Option<Duration>,
     /// Leave the cluster running afterwards.
     pub keep: bool,

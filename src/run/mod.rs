@@ -18,6 +18,8 @@ mod interrupt;
 pub mod observe;
 mod probe;
 mod record;
+#[cfg(test)]
+mod settle_tests;
 mod steps;
 #[cfg(test)]
 mod tests;
@@ -175,7 +177,9 @@ async fn prepare(
         dir: s.recorder.dir().to_path_buf(),
         events: events.clone(),
         timeout: cfg.timeout,
-        settle: cfg.settle.unwrap_or(sc.check.settle),
+        settle: observe::Settle {
+            margin: cfg.settle.or(sc.check.settle),
+        },
         privileged,
         scrub: scrubber(&s.token, plan),
         expect: s.expect,

@@ -3,17 +3,19 @@
 //! Rules, in order, for up/down signals:
 //! 1. an `up` line in this boot → up; 2. a `down` line → down;
 //! 3. the boot died and the signal has `on-death` → that value (evidence: exit code, last lines);
-//! 4. a `settled-by` line was seen and the settle window passed with no `up` line → down
-//!    (the "settle rule": the node got past the point where the feature starts);
+//! 4. a `settled-by` line was seen with no `up` line → down: at once when k3s prints that line
+//!    after the feature's own (`order: after-feature`), else once the settle window has passed
+//!    too (a hint); an explicit `--settle`/`settle:` is a margin after either kind;
 //! 5. otherwise wait for more lines (the caller's timeout turns that into `unknown`).
 //!
-//! Value signals (version, roles) are decided once the node is ready and settled, or dead.
+//! Value signals (version, roles) are decided once the node is ready (k3s prints them before
+//! its ready line), plus the explicit margin if any, or when the boot is over.
 
 use std::time::{Duration, Instant};
 
 use super::watch::{Boot, Ended, LogLine};
-use crate::result::{Evidence, EvidenceSource};
-use crate::scenario::{LinePattern, Signal};
+use crate::result::{Evidence, EvidenceSource, Rule};
+use crate::scenario::{LinePattern, Signal, DEFAULT_SETTLE};
 use crate::version::K3sVersion;
 
 #[derive(Debug, Clone)]
@@ -21,6 +23,28 @@ pub struct Obs {
     pub observed: String,
     pub evidence: Vec<Evidence>,
     pub reason: String,
+    pub rule: Rule,
+    /// How long the rule waited after its deciding line (settled-by and value rules).
+    pub waited: Option<Duration>,
+}
+
+/// How long to wait after a deciding line that is not an `up`/`down` line.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Settle {
+    /// `--settle`, else the check's `settle:`: a margin after every kind of line.
+    pub margin: Option<Duration>,
+}
+
+impl Settle {
+    /// The wait after a line: the margin if one was given, else none after a line k3s orders
+    /// after the feature's own, and [`DEFAULT_SETTLE`] after a hint.
+    pub fn after(&self, ordered: bool) -> Duration {
+        self.margin.unwrap_or(if ordered {
+            Duration::ZERO
+        } else {
+            DEFAULT_SETTLE
+        })
+    }
 }
 
 #[derive(Debug, Clone)]
@@ -78,60 +102,106 @@ pub fn is_dead(boot: &Boot) -> bool {
     )
 }
 
-pub fn eval_log(sig: &Signal, boot: &Boot, v: &K3sVersion, settle: Duration, now: Instant) -> Eval {
+fn decided(observed: &str, evidence: Vec<Evidence>, reason: impl Into<String>, rule: Rule) -> Eval {
+    Eval::Decided(Obs {
+        observed: observed.into(),
+        evidence,
+        reason: reason.into(),
+        rule,
+        waited: None,
+    })
+}
+
+pub fn eval_log(sig: &Signal, boot: &Boot, v: &K3sVersion, settle: Settle, now: Instant) -> Eval {
     if sig.is_value() {
         return eval_value(sig, boot, v, settle, now);
     }
     if let Some(l) = first_match(boot, &sig.up, v) {
-        return Eval::Decided(Obs {
-            observed: "up".into(),
-            evidence: vec![evidence(boot, l)],
-            reason: "an `up` line in this boot".into(),
-        });
+        let ev = vec![evidence(boot, l)];
+        return decided("up", ev, "an `up` line in this boot", Rule::UpLine);
     }
     if let Some(l) = first_match(boot, &sig.down, v) {
-        return Eval::Decided(Obs {
-            observed: "down".into(),
-            evidence: vec![evidence(boot, l)],
-            reason: "a `down` line in this boot".into(),
-        });
+        let ev = vec![evidence(boot, l)];
+        return decided("down", ev, "a `down` line in this boot", Rule::DownLine);
     }
     if is_dead(boot) {
         if let Some(val) = &sig.on_death {
-            return Eval::Decided(Obs {
-                observed: val.as_str().into(),
-                evidence: death_evidence(boot),
-                reason: "the node died in this boot".into(),
-            });
+            let ev = death_evidence(boot);
+            return decided(
+                val.as_str(),
+                ev,
+                "the node died in this boot",
+                Rule::OnDeath,
+            );
         }
     }
     if sig.probe.is_none() {
-        if let Some(l) = first_match(boot, &sig.settled_by, v) {
-            let until = l.seen + settle;
-            if now >= until {
-                return Eval::Decided(Obs {
-                    observed: "down".into(),
-                    evidence: vec![evidence(boot, l)],
-                    reason: format!(
-                        "settle rule: no `up` line within {} after this line",
-                        humantime::format_duration(settle)
-                    ),
-                });
+        if let Some((l, ordered, wait)) = first_settling(boot, &sig.settled_by, v, settle) {
+            let until = l.seen + wait;
+            if now < until {
+                return Eval::Pending { until: Some(until) };
             }
-            return Eval::Pending { until: Some(until) };
+            let (rule, reason) = if ordered {
+                let margin = if wait.is_zero() {
+                    String::new()
+                } else {
+                    format!(
+                        " (and the {} margin passed)",
+                        humantime::format_duration(wait)
+                    )
+                };
+                (
+                    Rule::AfterFeature,
+                    format!("k3s prints this line after the feature's own, and no `up` line came before it{margin}"),
+                )
+            } else {
+                (
+                    Rule::SettleWindow,
+                    format!(
+                        "settle rule: no `up` line within {} after this line",
+                        humantime::format_duration(wait)
+                    ),
+                )
+            };
+            return Eval::Decided(Obs {
+                observed: "down".into(),
+                evidence: vec![evidence(boot, l)],
+                reason,
+                rule,
+                waited: Some(wait),
+            });
         }
     }
     if is_dead(boot) || matches!(boot.end, Some(Ended::Stopped { .. })) {
-        return Eval::Decided(Obs {
-            observed: "unknown".into(),
-            evidence: death_evidence(boot),
-            reason: "the boot ended before the signal could be decided".into(),
-        });
+        let ev = death_evidence(boot);
+        let reason = "the boot ended before the signal could be decided";
+        return decided("unknown", ev, reason, Rule::Undecided);
     }
     Eval::Pending { until: None }
 }
 
-fn eval_value(sig: &Signal, boot: &Boot, v: &K3sVersion, settle: Duration, now: Instant) -> Eval {
+/// The `settled-by` line that decides soonest: the line, whether k3s orders it after the
+/// feature's own, and how long to wait after it.
+fn first_settling<'a>(
+    boot: &'a Boot,
+    pats: &[LinePattern],
+    v: &K3sVersion,
+    settle: Settle,
+) -> Option<(&'a LogLine, bool, Duration)> {
+    let live: Vec<&LinePattern> = pats.iter().filter(|p| p.applies_to(v)).collect();
+    let mut best: Option<(&LogLine, bool, Duration)> = None;
+    for l in &boot.lines {
+        for p in live.iter().filter(|p| p.regex.is_match(&l.text)) {
+            let wait = settle.after(p.ordered);
+            if best.is_none_or(|(b, _, w)| l.seen + wait < b.seen + w) {
+                best = Some((l, p.ordered, wait));
+            }
+        }
+    }
+    best
+}
+
+fn eval_value(sig: &Signal, boot: &Boot, v: &K3sVersion, settle: Settle, now: Instant) -> Eval {
     let mut values: Vec<String> = Vec::new();
     let mut ev = Vec::new();
     for l in &boot.lines {
@@ -150,7 +220,10 @@ fn eval_value(sig: &Signal, boot: &Boot, v: &K3sVersion, settle: Duration, now: 
             }
         }
     }
-    let settled_at = boot.ready.map(|i| boot.lines[i].seen + settle);
+    // k3s prints the value lines (banner, etcd's and the apiserver's start) before its ready
+    // line (pkg/cli/server/server.go), so a ready boot has said them all: ordered.
+    let wait = settle.after(true);
+    let settled_at = boot.ready.map(|i| boot.lines[i].seen + wait);
     let done = boot.end.is_some() || settled_at.is_some_and(|t| now >= t);
     if !done {
         return Eval::Pending { until: settled_at };
@@ -165,6 +238,8 @@ fn eval_value(sig: &Signal, boot: &Boot, v: &K3sVersion, settle: Duration, now: 
         observed,
         evidence: ev,
         reason: "values from this boot's lines".into(),
+        rule: Rule::ValueLines,
+        waited: boot.ready.map(|_| wait),
     })
 }
 
@@ -214,7 +289,8 @@ mod tests {
     use super::*;
     use crate::scenario::Signals;
 
-    const SETTLE: Duration = Duration::from_secs(3);
+    /// No explicit margin: the windows come from each settled-by line's order.
+    const SETTLE: Settle = Settle { margin: None };
 
     fn signals() -> Signals {
         crate::load::signals(
@@ -373,7 +449,7 @@ mod tests {
     }
 
     #[test]
-    fn rule_4_the_settle_rule_decides_down_only_after_the_window() {
+    fn rule_4_the_settle_rule_decides_down_by_the_lines_order() {
         check(&[
             // kubelet seen long ago, no up line: down
             (
@@ -384,15 +460,18 @@ mod tests {
                 "v1.33.5+k3s1",
                 Some("down"),
             ),
-            // kubelet seen just now: still pending
+            // kubelet seen just now: k3s logs it after the registry's line, so down at once
             (
                 "embedded-registry",
                 &[READY, KUBELET],
                 NOW,
                 None,
                 "v1.33.5+k3s1",
-                None,
+                Some("down"),
             ),
+            // a hint (fatal's ready line: k3s can still fail after it) waits the window
+            ("fatal", &[READY], NOW, None, "v1.33.5+k3s1", None),
+            ("fatal", &[READY], LATE, None, "v1.33.5+k3s1", Some("down")),
             // readiness alone never proves a feature down
             (
                 "embedded-registry",
@@ -444,7 +523,7 @@ mod tests {
     }
 
     #[test]
-    fn value_signals_decide_once_ready_and_settled_or_dead() {
+    fn value_signals_decide_once_ready_or_dead() {
         let banner = "level=info msg=\"Starting k3s v1.33.4+k3s1 (abcdef12)\"";
         check(&[
             (
@@ -455,7 +534,17 @@ mod tests {
                 "v1.33.4+k3s1",
                 Some("v1.33.4+k3s1"),
             ),
-            ("version", &[banner, READY], NOW, None, "v1.33.4+k3s1", None),
+            // k3s prints its value lines before the ready line: read at once
+            (
+                "version",
+                &[banner, READY],
+                NOW,
+                None,
+                "v1.33.4+k3s1",
+                Some("v1.33.4+k3s1"),
+            ),
+            // not ready yet: pending
+            ("version", &[banner], LATE, None, "v1.33.4+k3s1", None),
             (
                 "version",
                 &[READY],

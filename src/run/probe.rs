@@ -4,7 +4,7 @@
 
 use std::time::{Duration, Instant};
 
-use crate::result::{Evidence, EvidenceSource, Observation};
+use crate::result::{Evidence, EvidenceSource, Observation, Rule};
 use crate::scenario::{Probe, Signal};
 
 use super::cluster::Cluster;
@@ -24,12 +24,14 @@ pub struct Expectation {
     pub asked: Option<String>,
 }
 
-/// A decided value: observed, evidence, reason.
+/// A decided value: observed, evidence, reason, and the rule that decided it.
 struct Decided {
     observed: String,
     boot: u32,
     evidence: Vec<Evidence>,
     reason: String,
+    rule: Rule,
+    waited: Option<Duration>,
 }
 
 impl Decided {
@@ -39,6 +41,8 @@ impl Decided {
             boot,
             evidence,
             reason: reason.into(),
+            rule: Rule::Undecided,
+            waited: None,
         }
     }
 }
@@ -60,6 +64,9 @@ pub async fn observe(c: &Cluster, e: Expectation, sig: Option<&Signal>) -> Obser
         boot: d.boot,
         evidence: d.evidence,
         reason: d.reason,
+        rule: d.rule,
+        settle_ms: d.waited.map(|w| w.as_millis() as u64),
+        decided_at: Some(now_rfc3339()),
     }
 }
 
@@ -99,6 +106,8 @@ async fn by_probe(
                 boot: number,
                 evidence: ev,
                 reason: "the node died in this boot".into(),
+                rule: Rule::OnDeath,
+                waited: None,
             };
         }
         if ready_to_probe {
@@ -118,6 +127,8 @@ async fn by_probe(
                             boot: number,
                             evidence: vec![probe_evidence(number, text)],
                             reason: "probe rule matched".into(),
+                            rule: Rule::Probe,
+                            waited: None,
                         };
                     }
                     if timed_out() {
@@ -177,6 +188,8 @@ async fn by_log(c: &Cluster, h: &BootHandle, sig: &Signal, cap: Instant) -> Deci
                     boot: number,
                     evidence: o.evidence,
                     reason: o.reason,
+                    rule: o.rule,
+                    waited: o.waited,
                 }
             }
             Eval::Pending { until } => {

@@ -6,6 +6,7 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use futures_util::future::join_all;
+use tokio::sync::watch;
 use tokio_util::sync::CancellationToken;
 
 use crate::plan::PlannedStep;
@@ -35,18 +36,8 @@ pub async fn drive(
 ) -> Result<Driven, RunError> {
     let t0 = Instant::now();
     c.events.show(&RunEvent::Phase(Phase::Create));
-    c.create().await?;
-    for group in &c.plan.start_order {
-        c.events.show(&RunEvent::Phase(Phase::Start(group.clone())));
-        let results = join_all(group.iter().map(|n| c.start_and_wait(n, 0))).await;
-        for (n, r) in group.iter().zip(results) {
-            if !r? {
-                return Ok(Driven::SetupDied(format!(
-                    "{n} died while the cluster was being created: {}",
-                    c.death_line(n)
-                )));
-            }
-        }
+    if let Some(died) = bring_up(&c).await? {
+        return Ok(Driven::SetupDied(died));
     }
     c.events.emit(&RunEvent::ClusterUp {
         boots: c.boot_records(),
@@ -66,6 +57,58 @@ pub async fn drive(
     Ok(Driven::Completed)
 }
 
+/// Creates every node at once while the start order runs: a group starts as soon as its nodes
+/// exist and the group before it is ready, so creating later nodes is off the critical path.
+/// Both halves run in this task and finish before it returns: nothing is left creating
+/// containers behind the teardown. Returns the death that ended the start-up, if one did.
+async fn bring_up(c: &Arc<Cluster>) -> Result<Option<String>, RunError> {
+    let (net, third) = c.create_network().await?;
+    let nodes = &c.plan.nodes;
+    // Per node: None while being created, then whether it was.
+    let (txs, rxs): (Vec<_>, Vec<_>) = nodes.iter().map(|_| watch::channel(None)).unzip();
+    let creating = join_all(txs.iter().enumerate().map(|(i, tx)| {
+        let net = &net;
+        async move {
+            let r = c.create_node(i, net, third).await;
+            let _ = tx.send(Some(r.is_ok()));
+            r
+        }
+    }));
+    let starting = async {
+        for group in &c.plan.start_order {
+            for n in group {
+                let Some(i) = nodes.iter().position(|p| &p.name == n) else {
+                    continue;
+                };
+                let mut rx = rxs[i].clone();
+                if !matches!(
+                    rx.wait_for(Option::is_some).await.as_deref(),
+                    Ok(Some(true))
+                ) {
+                    // Its creation failed: that error is the one the run reports.
+                    return Ok(None);
+                }
+            }
+            c.events.show(&RunEvent::Phase(Phase::Start(group.clone())));
+            let results = join_all(group.iter().map(|n| c.start_and_wait(n, 0))).await;
+            for (n, r) in group.iter().zip(results) {
+                if !r? {
+                    return Ok(Some(format!(
+                        "{n} died while the cluster was being created: {}",
+                        c.death_line(n)
+                    )));
+                }
+            }
+        }
+        Ok(None)
+    };
+    let (created, started) = tokio::join!(creating, starting);
+    for r in created {
+        r?;
+    }
+    started
+}
+
 async fn run_step(c: &Arc<Cluster>, signals: &Signals, step: &PlannedStep) -> Result<(), RunError> {
     let t = Instant::now();
     let mut sr = StepResult {
@@ -77,8 +120,10 @@ async fn run_step(c: &Arc<Cluster>, signals: &Signals, step: &PlannedStep) -> Re
         actions: Vec::new(),
         observations: Vec::new(),
     };
-    for (node, files) in &step.edits {
-        edit(c, node, files).await?;
+    // Every edited node's files at once (each node's own writes stay in order).
+    let edited = join_all(step.edits.iter().map(|(node, files)| edit(c, node, files))).await;
+    for ((node, files), r) in step.edits.iter().zip(edited) {
+        r?;
         sr.actions.push(action(
             ActionKind::Edit,
             vec![node.clone()],

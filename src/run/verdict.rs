@@ -86,6 +86,9 @@ mod tests {
             boot: 2,
             evidence: vec![],
             reason: String::new(),
+            rule: Default::default(),
+            settle_ms: None,
+            decided_at: None,
         }
     }
 

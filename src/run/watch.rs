@@ -239,6 +239,13 @@ pub fn follow(f: Follow) -> BootHandle {
                     push(&raw, &mut last);
                 }
             }
+            // Repro is stopping it and the stream ended cleanly: the container is down and its
+            // log drained. No inspect needed (it would sit on every restart's critical path).
+            if broke.is_none() && stopping.load(std::sync::atomic::Ordering::SeqCst) {
+                break Ended::Stopped {
+                    at: Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Nanos, true),
+                };
+            }
             match docker.state(&container).await {
                 Ok(s) if s.running && attempts < 5 => {
                     attempts += 1;

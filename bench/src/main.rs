@@ -1,0 +1,701 @@
+//! `make bench`: repro's speed on the k3s stand-in, as figures (never assertions).
+//!
+//! Paired runs (median of N, order rotated each round) of the same reproduction three ways:
+//! - `repro run etcd-split --sim` (the release binary, as a user runs it);
+//! - the Docker floor (`floor.rs`): the same plan replayed with bare bollard calls;
+//! - `bench/etcd-split.sh`: the docker-CLI script with 1-second polls and a 1-second settle,
+//!   whose time counts only when its answers are the ones k3s #12753 gives on v1.33.4+k3s1.
+//!
+//! Then the 25-server topology (5 etcd-only + 20 control-plane-only, `bench/topologies/`),
+//! repro's peak memory (the kernel's figure for the finished process), log-line latency, and
+//! `repro matrix --jobs N` for N = 1, 2, 4 on 8 versions. Writes `target/bench/bench.json` and
+//! prints a short table.
+//!
+//! Usage: repro-bench [--runs N] [--out FILE] [--skip-matrix]
+//!        repro-bench floor PLAN.json          (one floor run of a `repro plan --format json`)
+//!        repro-bench maxrss OUT.json -- CMD…  (runs CMD; writes its wall time and peak memory)
+
+mod floor;
+mod latency;
+mod stats;
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::Instant;
+
+use anyhow::{anyhow, bail, Context, Result};
+use indexmap::IndexMap;
+use serde::{Deserialize, Serialize};
+use serde_json::json;
+
+use stats::{median, percentile, round, Summary};
+
+/// The version QA reproduced k3s #12753 on.
+const VERSION: &str = "v1.33.4+k3s1";
+/// The script's answers on that version (k3s #12753): `step node state` per observation.
+const SCRIPT_ANSWERS: &[&str] = &[
+    "step 1 etcd-1 embedded-registry down",
+    "step 1 etcd-2 embedded-registry down",
+    "step 1 etcd-3 embedded-registry down",
+    "step 2 etcd-1 embedded-registry up",
+    "step 2 etcd-2 embedded-registry down",
+    "step 2 etcd-3 embedded-registry down",
+    "step 3 etcd-2 embedded-registry up",
+    "step 3 etcd-3 embedded-registry up",
+];
+/// Eight versions across the release lines, buggy and fixed, for the matrix curve.
+const MATRIX_VERSIONS: &[&str] = &[
+    "v1.31.12+k3s1",
+    "v1.31.13+k3s1",
+    "v1.32.8+k3s1",
+    "v1.32.9+k3s1",
+    "v1.33.4+k3s1",
+    "v1.33.5+k3s1",
+    "v1.34.1+k3s1",
+    "v1.34.2+k3s1",
+];
+const TOPOLOGY_25: &str = "etcd-split-25";
+
+fn main() -> Result<()> {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    match args.first().map(String::as_str) {
+        Some("maxrss") => maxrss(&args[1..]),
+        Some("floor") => {
+            let path = args
+                .get(1)
+                .ok_or_else(|| anyhow!("usage: floor PLAN.json"))?;
+            let plan: floor::Plan = serde_json::from_str(&std::fs::read_to_string(path)?)?;
+            let rt = tokio::runtime::Runtime::new()?;
+            let docker = rt.block_on(connect())?;
+            let p = rt.block_on(floor::run(&docker, &plan, &floor::Marks::default()))?;
+            println!("{}", serde_json::to_string_pretty(&p)?);
+            Ok(())
+        }
+        _ => bench(&args),
+    }
+}
+
+async fn connect() -> Result<bollard::Docker> {
+    Ok(bollard::Docker::connect_with_defaults()?
+        .negotiate_version()
+        .await?)
+}
+
+/// Runs a command, then reads the kernel's peak resident set of it (RUSAGE_CHILDREN: this
+/// process waits for nothing else) and writes `{code, wall_s, maxrss_kb}` to OUT.
+fn maxrss(args: &[String]) -> Result<()> {
+    let (out, cmd) = match args {
+        [out, dashdash, cmd @ ..] if dashdash == "--" && !cmd.is_empty() => (out, cmd),
+        _ => bail!("usage: maxrss OUT.json -- CMD [ARGS…]"),
+    };
+    let t = Instant::now();
+    let status = Command::new(&cmd[0]).args(&cmd[1..]).status()?;
+    let wall = t.elapsed().as_secs_f64();
+    let ru = nix::sys::resource::getrusage(nix::sys::resource::UsageWho::RUSAGE_CHILDREN)?;
+    std::fs::write(
+        out,
+        json!({"code": status.code(), "wall_s": wall, "maxrss_kb": ru.max_rss()}).to_string(),
+    )?;
+    Ok(())
+}
+
+#[derive(Deserialize)]
+struct Measured {
+    code: Option<i32>,
+    wall_s: f64,
+    maxrss_kb: i64,
+}
+
+/// One `repro run` as a user runs it.
+#[derive(Debug, Clone, Serialize)]
+struct ReproRun {
+    wall_s: f64,
+    peak_rss_mb: f64,
+    verdict: Option<String>,
+    timings: IndexMap<String, f64>,
+}
+
+struct Ctx {
+    repo: PathBuf,
+    repro: PathBuf,
+    root: PathBuf,
+    work: PathBuf,
+    rt: tokio::runtime::Runtime,
+    docker: bollard::Docker,
+}
+
+impl Ctx {
+    fn repro_cmd(&self) -> Command {
+        let mut c = Command::new(&self.repro);
+        c.arg("--root").arg(&self.root);
+        c
+    }
+
+    /// `repro run etcd-split --sim` under `maxrss`; Err unless exit 0 with the expected verdict.
+    fn repro_run(&self, topology: Option<&str>) -> Result<ReproRun> {
+        let results = self.work.join("runs");
+        let _ = std::fs::remove_dir_all(&results);
+        let out = self.work.join("maxrss.json");
+        let mut args: Vec<String> = vec![
+            "--root".into(),
+            self.root.display().to_string(),
+            "run".into(),
+            "etcd-split".into(),
+            "--sim".into(),
+            "--k3s-version".into(),
+            VERSION.into(),
+            "--expect".into(),
+            "reproduced".into(),
+            "--progress".into(),
+            "never".into(),
+            "--results".into(),
+            results.display().to_string(),
+        ];
+        if let Some(t) = topology {
+            args.extend(["--topology".into(), t.into()]);
+        }
+        let status = Command::new(std::env::current_exe()?)
+            .arg("maxrss")
+            .arg(&out)
+            .arg("--")
+            .arg(&self.repro)
+            .args(&args)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .status()?;
+        if !status.success() {
+            bail!("the maxrss wrapper failed");
+        }
+        let m: Measured = serde_json::from_str(&std::fs::read_to_string(&out)?)?;
+        let dir = std::fs::read_dir(&results)?
+            .filter_map(|e| e.ok())
+            .map(|e| e.path())
+            .find(|p| p.join("result.json").exists())
+            .ok_or_else(|| anyhow!("repro made no result.json (exit {:?})", m.code))?;
+        let r: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(dir.join("result.json"))?)?;
+        let verdict = r["verdict"]["outcome"].as_str().map(str::to_string);
+        if m.code != Some(0) || verdict.as_deref() != Some("reproduced") {
+            bail!(
+                "repro run exited {:?} with verdict {verdict:?} (kept: {})",
+                m.code,
+                dir.display()
+            );
+        }
+        let timings = r["timings"]
+            .as_object()
+            .map(|o| {
+                o.iter()
+                    .filter_map(|(k, v)| Some((k.clone(), v.as_f64()?)))
+                    .collect()
+            })
+            .unwrap_or_default();
+        let _ = std::fs::remove_dir_all(&results);
+        Ok(ReproRun {
+            wall_s: m.wall_s,
+            peak_rss_mb: m.maxrss_kb as f64 / 1024.0,
+            verdict,
+            timings,
+        })
+    }
+
+    /// The docker-CLI script; Err when its answers are not k3s #12753's.
+    fn script(&self) -> Result<f64> {
+        let t = Instant::now();
+        let out = Command::new("bash")
+            .arg(self.repo.join("bench/etcd-split.sh"))
+            .arg(image_of(VERSION))
+            .stderr(Stdio::inherit())
+            .output()?;
+        let wall = t.elapsed().as_secs_f64();
+        let text = String::from_utf8_lossy(&out.stdout);
+        let answers: Vec<&str> = text.lines().collect();
+        if !out.status.success() || answers != SCRIPT_ANSWERS {
+            bail!(
+                "the script's answers are wrong (exit {:?}): {answers:?}",
+                out.status.code()
+            );
+        }
+        Ok(wall)
+    }
+
+    fn plan(&self, topology: Option<&str>) -> Result<floor::Plan> {
+        let mut c = self.repro_cmd();
+        c.args([
+            "plan",
+            "etcd-split",
+            "--sim",
+            "--k3s-version",
+            VERSION,
+            "--format",
+            "json",
+        ]);
+        if let Some(t) = topology {
+            c.args(["--topology", t]);
+        }
+        let out = c.output()?;
+        if !out.status.success() {
+            bail!(
+                "repro plan failed: {}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+        }
+        Ok(serde_json::from_slice(&out.stdout)?)
+    }
+
+    fn floor(&self, plan: &floor::Plan) -> Result<floor::Phases> {
+        self.rt
+            .block_on(floor::run(&self.docker, plan, &floor::Marks::default()))
+    }
+
+    /// `repro matrix` of etcd-split on the 8 versions; wall time, and whether every verdict
+    /// was the expected one (exit 0).
+    fn matrix(&self, jobs: u16) -> Result<(f64, bool)> {
+        let results = self.work.join("matrix");
+        let _ = std::fs::remove_dir_all(&results);
+        let t = Instant::now();
+        let status = self
+            .repro_cmd()
+            .args(["matrix", "--checks", "etcd-split", "--sim", "--jobs"])
+            .arg(jobs.to_string())
+            .arg("--k3s-versions")
+            .arg(MATRIX_VERSIONS.join(","))
+            .arg("--results")
+            .arg(&results)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .status()?;
+        let wall = t.elapsed().as_secs_f64();
+        let _ = std::fs::remove_dir_all(&results);
+        Ok((wall, status.success()))
+    }
+}
+
+fn image_of(version: &str) -> String {
+    format!("repro.local/k3s-sim:{}", version.replace('+', "-"))
+}
+
+fn loadavg() -> String {
+    std::fs::read_to_string("/proc/loadavg")
+        .map(|s| s.split_whitespace().take(3).collect::<Vec<_>>().join(" "))
+        .unwrap_or_default()
+}
+
+/// A project folder with the repo's checks and topologies plus the bench-only ones.
+fn make_root(repo: &Path, root: &Path) -> Result<()> {
+    let _ = std::fs::remove_dir_all(root);
+    for sub in ["checks", "topologies"] {
+        std::fs::create_dir_all(root.join(sub))?;
+        for e in std::fs::read_dir(repo.join(sub))? {
+            let p = e?.path();
+            if p.extension().is_some_and(|x| x == "yaml") {
+                std::fs::copy(&p, root.join(sub).join(p.file_name().unwrap_or_default()))?;
+            }
+        }
+    }
+    for e in std::fs::read_dir(repo.join("bench/topologies"))? {
+        let p = e?.path();
+        std::fs::copy(
+            &p,
+            root.join("topologies")
+                .join(p.file_name().unwrap_or_default()),
+        )?;
+    }
+    Ok(())
+}
+
+fn bench(args: &[String]) -> Result<()> {
+    let mut runs = 5usize;
+    let mut out: Option<PathBuf> = None;
+    let mut skip_matrix = false;
+    let mut it = args.iter();
+    while let Some(a) = it.next() {
+        match a.as_str() {
+            "--runs" => runs = it.next().context("--runs N")?.parse()?,
+            "--out" => out = Some(it.next().context("--out FILE")?.into()),
+            "--skip-matrix" => skip_matrix = true,
+            other => bail!("unknown argument {other} (see the header of bench/src/main.rs)"),
+        }
+    }
+    let repo = std::env::current_dir()?;
+    if !repo.join("bench/etcd-split.sh").exists() {
+        bail!("run from the repository root (make bench)");
+    }
+    let repro = std::env::var_os("REPRO_BIN")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| repo.join("target/release/repro"));
+    let work = repo.join("target/bench");
+    std::fs::create_dir_all(&work)?;
+    let out = out.unwrap_or_else(|| work.join("bench.json"));
+    let root = work.join("root");
+    make_root(&repo, &root)?;
+    let rt = tokio::runtime::Runtime::new()?;
+    let docker = rt.block_on(connect())?;
+    let ctx = Ctx {
+        repo,
+        repro,
+        root,
+        work,
+        rt,
+        docker,
+    };
+    let load_before = loadavg();
+    eprintln!("bench: load average {load_before}; {runs} paired runs");
+
+    // Images first (not timed): the stand-in for every version the matrix uses.
+    let built = ctx
+        .repro_cmd()
+        .args(["sim", "build", "--k3s-version"])
+        .arg(MATRIX_VERSIONS.join(","))
+        .stdout(Stdio::null())
+        .status()?;
+    if !built.success() {
+        bail!("repro sim build failed");
+    }
+    let plan4 = ctx.plan(None)?;
+    let plan25 = ctx.plan(Some(TOPOLOGY_25))?;
+
+    // Paired runs: repro, floor and script back to back, order rotated each round.
+    let mut repro4: Vec<ReproRun> = Vec::new();
+    let mut floor4: Vec<floor::Phases> = Vec::new();
+    let mut script: Vec<f64> = Vec::new();
+    let mut script_failures: Vec<String> = Vec::new();
+    let (mut to_floor, mut to_script, mut floor_to_script) = (Vec::new(), Vec::new(), Vec::new());
+    for i in 0..runs {
+        let (mut r, mut f, mut s) = (None, None, None);
+        for k in 0..3 {
+            match (i + k) % 3 {
+                0 => r = Some(ctx.repro_run(None)?),
+                1 => f = Some(ctx.floor(&plan4)?),
+                _ => match ctx.script() {
+                    Ok(t) => s = Some(t),
+                    Err(e) => script_failures.push(e.to_string()),
+                },
+            }
+        }
+        let (r, f) = (r.context("repro")?, f.context("floor")?);
+        eprintln!(
+            "bench: round {}: repro {:.2}s, floor {:.2}s, script {}",
+            i + 1,
+            r.wall_s,
+            f.total,
+            s.map_or("(wrong answers: not counted)".into(), |s| format!(
+                "{s:.2}s"
+            ))
+        );
+        to_floor.push(r.wall_s / f.total);
+        if let Some(s) = s {
+            to_script.push(r.wall_s / s);
+            floor_to_script.push(f.total / s);
+            script.push(s);
+        }
+        repro4.push(r);
+        floor4.push(f);
+    }
+
+    // 25 servers: repro and its floor, paired.
+    let mut repro25: Vec<ReproRun> = Vec::new();
+    let mut floor25: Vec<floor::Phases> = Vec::new();
+    for i in 0..runs.div_ceil(2).max(1) {
+        let r = ctx.repro_run(Some(TOPOLOGY_25))?;
+        let f = ctx.floor(&plan25)?;
+        eprintln!(
+            "bench: 25 servers, round {}: repro {:.2}s ({:.1} MB), floor {:.2}s",
+            i + 1,
+            r.wall_s,
+            r.peak_rss_mb,
+            f.total
+        );
+        repro25.push(r);
+        floor25.push(f);
+    }
+
+    eprintln!("bench: log-line latency");
+    let lat = ctx.rt.block_on(latency::measure(VERSION))?;
+
+    let mut matrix = Vec::new();
+    if !skip_matrix {
+        for jobs in [1u16, 2, 4] {
+            let (wall, ok) = ctx.matrix(jobs)?;
+            eprintln!(
+                "bench: matrix --jobs {jobs}: {wall:.1}s{}",
+                if ok { "" } else { " (NOT all as expected)" }
+            );
+            matrix.push(json!({"jobs": jobs, "versions": MATRIX_VERSIONS.len(), "wall_s": round(wall, 2), "all_as_expected": ok}));
+        }
+    }
+    let load_after = loadavg();
+
+    let report = Report::new(&repro4, &floor4, &to_floor, &to_script, &repro25, &floor25);
+    let doc = json!({
+        "schema": 1,
+        "generated_at": chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true),
+        "git": git_describe(&ctx.repo),
+        "machine": {
+            "cpus": std::thread::available_parallelism().map(|n| n.get()).unwrap_or(0),
+            "load_before": load_before,
+            "load_after": load_after,
+        },
+        "k3s_version": VERSION,
+        "stand_in": true,
+        "runs": runs,
+        "etcd_split": {
+            "repro": {
+                "wall_s": Summary::of(&repro4.iter().map(|r| r.wall_s).collect::<Vec<_>>()),
+                "phases_s": report.repro_phases(&repro4),
+                "peak_rss_mb": round(report.max_rss(&repro4), 1),
+            },
+            "floor": {
+                "wall_s": Summary::of(&floor4.iter().map(|f| f.total).collect::<Vec<_>>()),
+                "phases_s": Report::floor_phases(&floor4),
+            },
+            "script": {
+                "wall_s": Summary::of(&script),
+                "counted": script.len(),
+                "wrong_answers": script_failures,
+            },
+            "ratio_to_floor": Summary::of(&to_floor),
+            "ratio_to_script": Summary::of(&to_script),
+            // The best any tool can do against the script on this machine: the floor's own ratio.
+            "floor_to_script": Summary::of(&floor_to_script),
+        },
+        "scale_25": {
+            "topology": TOPOLOGY_25,
+            "repro_wall_s": Summary::of(&repro25.iter().map(|r| r.wall_s).collect::<Vec<_>>()),
+            "repro_phases_s": report.repro_phases(&repro25),
+            "floor_wall_s": Summary::of(&floor25.iter().map(|f| f.total).collect::<Vec<_>>()),
+            "floor_phases_s": Report::floor_phases(&floor25),
+            "ratio_to_4_nodes": round(report.ratio25, 3),
+            // The same ratio for the floor: what the engine itself allows.
+            "floor_ratio_to_4_nodes": round(report.floor25_to_4, 3),
+            "ratio_to_floor": round(report.ratio25_floor, 3),
+            "teardown_s": Summary::of(&repro25.iter().filter_map(|r| r.timings.get("teardown").copied()).collect::<Vec<_>>()),
+            "peak_rss_mb": round(report.max_rss(&repro25), 1),
+        },
+        "latency_ms": {
+            "lines": lat.len(),
+            "p50": round(percentile(&lat, 0.5), 3),
+            "p99": round(percentile(&lat, 0.99), 3),
+            "max": round(percentile(&lat, 1.0), 3),
+        },
+        "matrix": matrix,
+        "targets": report.targets(),
+    });
+    std::fs::write(&out, serde_json::to_string_pretty(&doc)? + "\n")?;
+    print_table(&doc);
+    println!("written: {}", out.display());
+    Ok(())
+}
+
+fn git_describe(repo: &Path) -> String {
+    Command::new("git")
+        .args(["describe", "--always", "--dirty"])
+        .current_dir(repo)
+        .output()
+        .ok()
+        .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
+        .unwrap_or_default()
+}
+
+struct Report {
+    ratio_script: f64,
+    ratio_floor: f64,
+    ratio25: f64,
+    ratio25_floor: f64,
+    floor25_to_4: f64,
+    teardown25: f64,
+    teardown4: f64,
+    rss25: f64,
+}
+
+impl Report {
+    fn new(
+        repro4: &[ReproRun],
+        floor4: &[floor::Phases],
+        to_floor: &[f64],
+        to_script: &[f64],
+        repro25: &[ReproRun],
+        floor25: &[floor::Phases],
+    ) -> Report {
+        let wall = |v: &[ReproRun]| median(&v.iter().map(|r| r.wall_s).collect::<Vec<_>>());
+        let teardown = |v: &[ReproRun]| {
+            median(
+                &v.iter()
+                    .filter_map(|r| r.timings.get("teardown").copied())
+                    .collect::<Vec<_>>(),
+            )
+        };
+        Report {
+            ratio_script: median(to_script),
+            ratio_floor: median(to_floor),
+            ratio25: wall(repro25) / wall(repro4),
+            ratio25_floor: wall(repro25)
+                / median(&floor25.iter().map(|f| f.total).collect::<Vec<_>>()),
+            floor25_to_4: median(&floor25.iter().map(|f| f.total).collect::<Vec<_>>())
+                / median(&floor4.iter().map(|f| f.total).collect::<Vec<_>>()),
+            teardown25: teardown(repro25),
+            teardown4: teardown(repro4),
+            rss25: repro25.iter().map(|r| r.peak_rss_mb).fold(0.0, f64::max),
+        }
+    }
+
+    fn max_rss(&self, v: &[ReproRun]) -> f64 {
+        v.iter().map(|r| r.peak_rss_mb).fold(0.0, f64::max)
+    }
+
+    /// Median per phase of repro's own timings, plus what the process spent outside them.
+    fn repro_phases(&self, v: &[ReproRun]) -> IndexMap<String, f64> {
+        let mut keys: Vec<String> = Vec::new();
+        for r in v {
+            for k in r.timings.keys() {
+                if !keys.contains(k) {
+                    keys.push(k.clone());
+                }
+            }
+        }
+        let mut m: IndexMap<String, f64> = keys
+            .iter()
+            .map(|k| {
+                let xs: Vec<f64> = v.iter().filter_map(|r| r.timings.get(k).copied()).collect();
+                (k.clone(), round(median(&xs), 3))
+            })
+            .collect();
+        let outside: Vec<f64> = v
+            .iter()
+            .filter_map(|r| Some(r.wall_s - r.timings.get("total")?))
+            .collect();
+        m.insert("process (outside total)".into(), round(median(&outside), 3));
+        m
+    }
+
+    fn floor_phases(v: &[floor::Phases]) -> IndexMap<String, f64> {
+        let med = |f: &dyn Fn(&floor::Phases) -> f64| {
+            round(median(&v.iter().map(f).collect::<Vec<_>>()), 3)
+        };
+        let mut m = IndexMap::new();
+        m.insert("create".to_string(), med(&|p| p.create));
+        m.insert("cluster-up".to_string(), med(&|p| p.cluster_up));
+        let steps = v.first().map_or(0, |p| p.steps.len());
+        for i in 0..steps {
+            m.insert(
+                format!("step-{}", i + 1),
+                med(&|p| p.steps.get(i).copied().unwrap_or(f64::NAN)),
+            );
+        }
+        m.insert("teardown".to_string(), med(&|p| p.teardown));
+        m.insert("total".to_string(), med(&|p| p.total));
+        m
+    }
+
+    fn targets(&self) -> serde_json::Value {
+        let t = |name: &str, value: f64, limit: f64, unit: &str| json!({"target": name, "value": round(value, 3), "limit": limit, "unit": unit, "met": value <= limit});
+        json!([
+            t(
+                "repro run etcd-split --sim / docker-CLI script",
+                self.ratio_script,
+                0.35,
+                "ratio"
+            ),
+            t(
+                "repro run etcd-split --sim / Docker floor",
+                self.ratio_floor,
+                1.2,
+                "ratio"
+            ),
+            t("25 servers / 4-node run", self.ratio25, 1.5, "ratio"),
+            t("teardown, 4 nodes", self.teardown4, 1.0, "s"),
+            t("teardown, 25 nodes", self.teardown25, 1.0, "s"),
+            t("peak memory at 25 nodes", self.rss25, 64.0, "MB"),
+        ])
+    }
+}
+
+fn print_table(doc: &serde_json::Value) {
+    let e = &doc["etcd_split"];
+    let rp = &e["repro"]["phases_s"];
+    let fp = &e["floor"]["phases_s"];
+    println!();
+    println!(
+        "repro bench — etcd-split on the stand-in ({}), {} paired runs, load {} → {}",
+        doc["k3s_version"].as_str().unwrap_or(""),
+        doc["runs"],
+        doc["machine"]["load_before"].as_str().unwrap_or(""),
+        doc["machine"]["load_after"].as_str().unwrap_or("")
+    );
+    println!(
+        "{:<26} {:>8} {:>8} {:>7}",
+        "phase (median s)", "repro", "floor", "ratio"
+    );
+    let keys: Vec<String> = fp
+        .as_object()
+        .map(|o| o.keys().filter(|k| *k != "create").cloned().collect())
+        .unwrap_or_default();
+    for k in &keys {
+        let r = rp[k.as_str()].as_f64();
+        let f = fp[k.as_str()].as_f64();
+        match (r, f) {
+            (Some(r), Some(f)) => println!("{k:<26} {r:>8.2} {f:>8.2} {:>7.2}", r / f),
+            (None, Some(f)) => println!("{k:<26} {:>8} {f:>8.2}", "-"),
+            _ => {}
+        }
+    }
+    let med = |v: &serde_json::Value| v["median"].as_f64().unwrap_or(f64::NAN);
+    println!(
+        "{:<26} {:>8.2} {:>8.2} {:>7.2}   (median of paired ratios)",
+        "wall (process)",
+        med(&e["repro"]["wall_s"]),
+        med(&e["floor"]["wall_s"]),
+        med(&e["ratio_to_floor"])
+    );
+    println!(
+        "docker-CLI script          {:>8.2} s   repro/script {:.2}, floor/script {:.2} ({} of {} runs counted)",
+        med(&e["script"]["wall_s"]),
+        med(&e["ratio_to_script"]),
+        med(&e["floor_to_script"]),
+        e["script"]["counted"],
+        doc["runs"]
+    );
+    let s = &doc["scale_25"];
+    println!(
+        "25 servers                 {:>8.2} s   ×{:.2} the 4-node run (floor: {:.2} s, ×{:.2}), teardown {:.2} s",
+        med(&s["repro_wall_s"]),
+        s["ratio_to_4_nodes"].as_f64().unwrap_or(f64::NAN),
+        med(&s["floor_wall_s"]),
+        s["floor_ratio_to_4_nodes"].as_f64().unwrap_or(f64::NAN),
+        med(&s["teardown_s"])
+    );
+    println!(
+        "peak memory                {:>8.1} MB (4 nodes) {:.1} MB (25 nodes)",
+        e["repro"]["peak_rss_mb"].as_f64().unwrap_or(f64::NAN),
+        s["peak_rss_mb"].as_f64().unwrap_or(f64::NAN)
+    );
+    let l = &doc["latency_ms"];
+    println!(
+        "log line → observation     p50 {} ms, p99 {} ms over {} lines",
+        l["p50"], l["p99"], l["lines"]
+    );
+    for m in doc["matrix"].as_array().into_iter().flatten() {
+        println!(
+            "matrix --jobs {}            {:>8.1} s for {} versions{}",
+            m["jobs"],
+            m["wall_s"].as_f64().unwrap_or(f64::NAN),
+            m["versions"],
+            if m["all_as_expected"] == true {
+                ""
+            } else {
+                "  (NOT all as expected)"
+            }
+        );
+    }
+    println!("targets:");
+    for t in doc["targets"].as_array().into_iter().flatten() {
+        println!(
+            "  [{}] {:<48} {} (limit {} {})",
+            if t["met"] == true { "met" } else { "NOT" },
+            t["target"].as_str().unwrap_or(""),
+            t["value"],
+            t["limit"],
+            t["unit"].as_str().unwrap_or("")
+        );
+    }
+}

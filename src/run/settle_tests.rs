@@ -1,0 +1,164 @@
+//! The settle rule by order (docs/k3s-behaviour.md): a `settled-by` line k3s prints after the
+//! feature's own decides `down` when it arrives; a hint waits the settle window; an explicit
+//! margin applies after both. Pure: boots are built by hand.
+
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use chrono::{TimeZone, Utc};
+
+use super::observe::{eval_log, Eval, Settle};
+use super::watch::{Boot, LogLine};
+use crate::result::Rule;
+use crate::scenario::{Signals, DEFAULT_SETTLE};
+use crate::version::K3sVersion;
+
+const SIGNALS: &str = r#"
+signals:
+  ready:
+    description: ready
+    up: ['k3s is up and running']
+  ordered:
+    description: a feature whose settled-by line k3s prints after the feature's own
+    up: ['Starting distributed registry mirror at']
+    settled-by: [{match: 'Running kubelet', order: after-feature}]
+  hinted:
+    description: the same feature with the kubelet line as a mere hint
+    up: ['Starting distributed registry mirror at']
+    settled-by: ['Running kubelet']
+  version:
+    description: the banner's version
+    value: ['Starting k3s (?P<value>v\S+)']
+"#;
+
+const UP: &str = "msg=\"Starting distributed registry mirror at https://10.0.0.1:6443/v2\"";
+const KUBELET: &str = "msg=\"Running kubelet --address=0.0.0.0\"";
+const READY: &str = "msg=\"k3s is up and running\"";
+const BANNER: &str = "msg=\"Starting k3s v1.33.4+k3s1 (repro-sim)\"";
+
+fn signals() -> Signals {
+    crate::load::signals(Path::new("test-signals.yaml"), SIGNALS).expect("valid test signals")
+}
+
+fn version() -> K3sVersion {
+    "v1.33.4+k3s1".parse().expect("version")
+}
+
+/// A boot whose lines were all seen `age` ago.
+fn boot(lines: &[&str], age: Duration) -> Boot {
+    let seen = Instant::now() - age;
+    let lines: Vec<LogLine> = lines
+        .iter()
+        .enumerate()
+        .map(|(i, t)| LogLine {
+            ts: Utc
+                .timestamp_opt(1_800_000_000 + i as i64, 0)
+                .single()
+                .expect("time"),
+            seen,
+            text: (*t).to_string(),
+        })
+        .collect();
+    let ready = lines.iter().position(|l| l.text.contains(READY));
+    Boot {
+        number: 2,
+        step: 1,
+        started_at: Utc.timestamp_opt(1_800_000_000, 0).single().expect("time"),
+        lines,
+        ready,
+        end: None,
+        log_path: PathBuf::new(),
+        write_error: None,
+    }
+}
+
+/// (observed, rule, waited) or None while pending.
+fn eval(
+    sig: &str,
+    lines: &[&str],
+    age: Duration,
+    settle: Settle,
+) -> Option<(String, Rule, Option<Duration>)> {
+    let sigs = signals();
+    let s = sigs.get(sig).expect("signal");
+    match eval_log(s, &boot(lines, age), &version(), settle, Instant::now()) {
+        Eval::Decided(o) => Some((o.observed, o.rule, o.waited)),
+        Eval::Pending { .. } => None,
+    }
+}
+
+const NOW: Duration = Duration::ZERO;
+const LATE: Duration = Duration::from_secs(10);
+const NO_MARGIN: Settle = Settle { margin: None };
+
+#[test]
+fn an_ordered_line_proves_down_when_it_arrives() {
+    assert_eq!(
+        eval("ordered", &[READY, KUBELET], NOW, NO_MARGIN),
+        Some(("down".into(), Rule::AfterFeature, Some(Duration::ZERO)))
+    );
+}
+
+#[test]
+fn an_up_line_before_the_ordered_line_is_up() {
+    assert_eq!(
+        eval("ordered", &[READY, UP, KUBELET], NOW, NO_MARGIN),
+        Some(("up".into(), Rule::UpLine, None))
+    );
+}
+
+#[test]
+fn a_hint_waits_the_default_window() {
+    assert_eq!(eval("hinted", &[READY, KUBELET], NOW, NO_MARGIN), None);
+    assert_eq!(
+        eval("hinted", &[READY, KUBELET], LATE, NO_MARGIN),
+        Some(("down".into(), Rule::SettleWindow, Some(DEFAULT_SETTLE)))
+    );
+}
+
+#[test]
+fn an_explicit_margin_applies_after_both_kinds() {
+    let margin = Settle {
+        margin: Some(Duration::from_secs(2)),
+    };
+    for sig in ["ordered", "hinted"] {
+        assert_eq!(eval(sig, &[READY, KUBELET], NOW, margin), None, "{sig}");
+    }
+    assert_eq!(
+        eval("ordered", &[READY, KUBELET], LATE, margin),
+        Some((
+            "down".into(),
+            Rule::AfterFeature,
+            Some(Duration::from_secs(2))
+        ))
+    );
+    // `--settle 0s` turns a hint into an immediate decision, as before.
+    let zero = Settle {
+        margin: Some(Duration::ZERO),
+    };
+    assert_eq!(
+        eval("hinted", &[READY, KUBELET], NOW, zero),
+        Some(("down".into(), Rule::SettleWindow, Some(Duration::ZERO)))
+    );
+}
+
+#[test]
+fn readiness_alone_decides_nothing_for_a_feature() {
+    assert_eq!(eval("ordered", &[READY], LATE, NO_MARGIN), None);
+}
+
+#[test]
+fn value_signals_are_read_at_the_ready_line_without_a_window() {
+    assert_eq!(
+        eval("version", &[BANNER, READY], NOW, NO_MARGIN),
+        Some((
+            "v1.33.4+k3s1".into(),
+            Rule::ValueLines,
+            Some(Duration::ZERO)
+        ))
+    );
+    let margin = Settle {
+        margin: Some(Duration::from_secs(2)),
+    };
+    assert_eq!(eval("version", &[BANNER, READY], NOW, margin), None);
+}
