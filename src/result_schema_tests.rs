@@ -217,7 +217,7 @@ fn full() -> RunResult {
             stand_in: true,
             privileged: false,
             version_output: Some(
-                "k3s version v1.33.4+k3s1 (repro-sim)\ngo version go1.24.4\n".into(),
+                "k3s version v1.33.4+k3s1 (abcdef12)\ngo version go1.24.5\n".into(),
             ),
         },
         environment: EnvInfo {
@@ -251,22 +251,22 @@ fn full() -> RunResult {
             restart: vec![vec!["etcd-2".into()]],
             expect: values.clone(),
             bug: values,
-            line: Some(7),
+            line: Some(16),
             expect_lines: [(
                 "etcd-2".to_string(),
-                [("embedded-registry".to_string(), 9usize)].into(),
+                [("embedded-registry".to_string(), 24)].into(),
             )]
             .into(),
         }],
         initial_files: files,
         signals: [(
             "embedded-registry".to_string(),
-            SignalRecord {
+            crate::result::SignalRecord {
                 description: "d".into(),
-                up: vec!["Starting distributed registry mirror".into()],
-                down: vec![],
-                settled_by: vec!["Running kubelet".into()],
-                probe: None,
+                up: vec!["Starting distributed registry mirror at https://".into()],
+                down: vec!["Not starting distributed registry mirror".into()],
+                settled_by: vec!["(?i)Running kubelet".into()],
+                probe: Some(vec!["k3s".into(), "kubectl".into()]),
             },
         )]
         .into(),
