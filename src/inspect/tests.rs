@@ -102,9 +102,14 @@ fn settle_rule_on_a_whole_journal() {
     assert_eq!(b[0].version.as_deref(), Some("v1.33.4+k3s1"));
     assert_eq!(state(b[0], "ready"), "up");
     assert_eq!(state(b[0], "embedded-registry"), "down");
-    assert!(b[0].signals["embedded-registry"]
-        .reason
-        .contains("settle rule"));
+    // `Running kubelet` is ordered after the registry's own line: it decides at once.
+    assert!(
+        b[0].signals["embedded-registry"]
+            .reason
+            .contains("after the feature's own"),
+        "{}",
+        b[0].signals["embedded-registry"].reason
+    );
     assert!(b[0].signals["embedded-registry"].evidence[0]
         .text
         .contains("Running kubelet"));
@@ -129,7 +134,14 @@ fn up_line_wins() {
 
 #[test]
 fn a_log_cut_off_before_the_settle_window_is_unknown() {
-    let r = run(&journal("etcd-2", 1, false));
+    // With an explicit margin (`--settle 3s`) a log that ends 1s after the kubelet line has not
+    // shown the margin pass: unknown, not down.
+    let o = Options {
+        settle: Some(Duration::from_secs(3)),
+        ..opts()
+    };
+    let text = journal("etcd-2", 1, false);
+    let r = run_with(&[("node-a.log", &text)], &["node-a.log"], &[], o).unwrap();
     let b = boots(&r)[0];
     assert_eq!(state(b, "embedded-registry"), "unknown");
     assert!(b.signals["embedded-registry"]
