@@ -1071,3 +1071,46 @@ fn real_image_containers_are_set_up_as_k3s_needs() {
     drop(kept);
     assert_no_leftovers(&run_id);
 }
+
+/// #9 §5: the nightly's real-k3s smoke job runs scripts/real-k3s-smoke.sh on a cgroup-v2 runner.
+/// Real images cannot be pulled here, so the suite runs the very same script with `--sim`: four
+/// runs, each with the verdict its version should give, exit 0, nothing left behind.
+#[test]
+fn the_real_k3s_smoke_script_runs_on_the_stand_in() {
+    docker_ok();
+    let tmp = tempfile::tempdir().unwrap();
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let out = Command::new("bash")
+        .arg(root.join("scripts/real-k3s-smoke.sh"))
+        .arg(tmp.path())
+        .arg("--sim")
+        .current_dir(root)
+        .env("REPRO", env!("CARGO_BIN_EXE_repro"))
+        .output()
+        .unwrap();
+    let mut seen = Vec::new();
+    for e in std::fs::read_dir(tmp.path()).unwrap() {
+        let dir = e.unwrap().path();
+        let r = read_result(&dir);
+        assert_no_leftovers(r["run_id"].as_str().unwrap());
+        seen.push(format!(
+            "{} {} {}",
+            r["check"]["name"].as_str().unwrap(),
+            r["k3s"]["version"].as_str().unwrap(),
+            r["verdict"]["outcome"].as_str().unwrap()
+        ));
+    }
+    seen.sort();
+    assert_eq!(
+        seen,
+        [
+            "etcd-split v1.33.4+k3s1 reproduced",
+            "etcd-split v1.33.5+k3s1 fixed",
+            "metrics-order v1.33.4+k3s1 reproduced",
+            "metrics-order v1.33.5+k3s1 fixed",
+        ],
+        "{}",
+        text(&out)
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+}

@@ -78,3 +78,19 @@ fn the_workflow_only_runs_repro_commands_and_repository_scripts() {
         Repro::new().args([sub, "--help"]).run().code(0);
     }
 }
+
+/// #9 §5: a real-k3s smoke job on a cgroup-v2 runner (ubuntu-24.04), which runs the script the
+/// suite also runs with `--sim` (tests/e2e.rs) and uploads its results.
+#[test]
+fn a_real_k3s_smoke_job_runs_on_a_cgroup_v2_runner() {
+    let text = workflow();
+    let job = text
+        .split("\n  real-k3s-smoke:\n")
+        .nth(1)
+        .expect("a real-k3s-smoke job");
+    let job = job.split("\n  report:\n").next().unwrap_or(job);
+    assert!(job.contains("runs-on: ubuntu-24.04"), "{job}");
+    assert!(job.contains("scripts/real-k3s-smoke.sh"), "{job}");
+    assert!(!job.contains("--sim"), "the nightly runs real k3s: {job}");
+    assert!(job.contains("upload-artifact"), "{job}");
+}
