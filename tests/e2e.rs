@@ -66,6 +66,14 @@ fn etcd_split_reproduces_on_buggy_version() {
     ]);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out));
     assert_eq!(r["verdict"]["outcome"], "reproduced");
+    // `k3s -v` in full, asked of the init node, for the report's Environmental Info.
+    let v = r["k3s"]["version_output"].as_str().unwrap_or_default();
+    assert!(v.starts_with("k3s version v1.33.4+k3s1"), "{v:?}");
+    let md = std::fs::read_to_string(dir.join("report.md")).unwrap();
+    assert!(
+        md.contains(v.lines().next().unwrap()),
+        "report.md quotes k3s -v"
+    );
     let o = observation(&r, 1, "etcd-2", "embedded-registry");
     assert_eq!(o["observed"], "down");
     assert!(

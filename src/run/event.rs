@@ -142,6 +142,8 @@ pub enum RunEvent<'a> {
     ClusterUp {
         boots: Vec<BootRecord>,
         seconds: f64,
+        /// `k3s -v` as the first node answers it (None when it could not be asked).
+        version_output: Option<String>,
     },
     /// One expectation of a step was observed.
     Observed {

@@ -94,9 +94,14 @@ impl Recorder {
                     r.k3s.privileged = *privileged;
                     r.timings.insert("images".into(), *seconds);
                 }
-                RunEvent::ClusterUp { boots, seconds } => {
+                RunEvent::ClusterUp {
+                    boots,
+                    seconds,
+                    version_output,
+                } => {
                     r.timings.insert("cluster-up".into(), *seconds);
                     r.boots = boots.clone();
+                    r.k3s.version_output = version_output.clone();
                 }
                 RunEvent::StepDone {
                     step,

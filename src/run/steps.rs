@@ -39,9 +39,12 @@ pub async fn drive(
     if let Some(died) = bring_up(&c).await? {
         return Ok(Driven::SetupDied(died));
     }
+    let seconds = t0.elapsed().as_secs_f64();
+    let version_output = k3s_version_output(&c).await;
     c.events.emit(&RunEvent::ClusterUp {
         boots: c.boot_records(),
-        seconds: t0.elapsed().as_secs_f64(),
+        seconds,
+        version_output,
     })?;
     for step in &c.plan.steps {
         c.events.show(&RunEvent::Phase(Phase::Step {
@@ -55,6 +58,18 @@ pub async fn drive(
         run_step(&c, &signals, step).await?;
     }
     Ok(Driven::Completed)
+}
+
+/// `k3s -v` in the first node of the start order, in full, for the bug report's "Environmental
+/// Info". Best effort: an image whose `k3s` cannot answer leaves it out, and the reports fall
+/// back to the banner in the log (and say so).
+async fn k3s_version_output(c: &Cluster) -> Option<String> {
+    let first = c.plan.start_order.first()?.first()?;
+    let cmd = ["k3s".to_string(), "-v".to_string()];
+    match c.docker.exec(c.container(first), &cmd).await {
+        Ok((0, out)) if !out.trim().is_empty() => Some(out),
+        _ => None,
+    }
 }
 
 /// Creates every node at once while the start order runs: a group starts as soon as its nodes
