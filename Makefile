@@ -6,7 +6,7 @@ REPRO := ./target/release/repro
 
 include sim/sim.mk
 
-.PHONY: build demo test lint fmt clean-docker bench
+.PHONY: build demo test lint fmt clean-docker bench man completions
 
 ## build: the repro binary and the k3s stand-in (static binary for the FROM-scratch image)
 build: sim
@@ -37,7 +37,19 @@ fmt:
 ## BENCH_ARGS="--runs 3 --skip-matrix" for a quicker look.
 bench: build
 	$(CARGO) run --release -p repro-bench -- $(BENCH_ARGS)
+	$(CARGO) run --release --example inspect_bench
 
 ## clean-docker: remove everything repro runs left on this Docker host
 clean-docker: build
 	$(REPRO) clean --all
+
+## man: man pages for repro and every command into target/man (`man -l target/man/repro.1`)
+man:
+	$(CARGO) run --quiet -p repro -- man --out target/man
+
+## completions: shell completion scripts into target/completions (bash, zsh, fish)
+completions:
+	mkdir -p target/completions
+	$(CARGO) run --quiet -p repro -- completions bash > target/completions/repro.bash
+	$(CARGO) run --quiet -p repro -- completions zsh > target/completions/_repro
+	$(CARGO) run --quiet -p repro -- completions fish > target/completions/repro.fish

@@ -12,7 +12,7 @@ use crate::run::{self, RunConfig};
 #[derive(Debug, Parser)]
 #[command(
     name = "repro",
-    version,
+    version = env!("REPRO_VERSION_LINE"),
     about = "Reproduce k3s configuration-order bugs end to end on k3s containers"
 )]
 pub struct Cli {
@@ -38,7 +38,7 @@ pub enum Command {
     /// Check scenario files and report every problem with file, line and column.
     Validate(ValidateArgs),
     /// List the checks and topologies.
-    List,
+    List(ListArgs),
     /// Show what a run would do, without Docker.
     Plan(PlanArgs),
     /// Run a check on real containers and decide the verdict.
@@ -58,6 +58,21 @@ pub enum Command {
     Bisect(BisectArgs),
     /// Merge results folders made elsewhere into one summary and JUnit file.
     Merge(MergeArgs),
+    /// Open, update or close the nightly's GitHub issues from a merged summary.json (uses `gh`).
+    NightlyIssues(NightlyIssuesArgs),
+    /// Read logs you already have: which features came up per node and boot, and known bugs.
+    Inspect(InspectArgs),
+    /// Print a shell completion script (bash, zsh, fish, elvish, powershell).
+    Completions {
+        #[arg(value_enum)]
+        shell: clap_complete::Shell,
+    },
+    /// Print the man page, or write one page per command into a folder (--out).
+    Man {
+        /// Write repro.1 and repro-<command>.1 here instead of printing repro.1.
+        #[arg(long)]
+        out: Option<PathBuf>,
+    },
 }
 
 #[derive(Debug, Args)]
@@ -88,6 +103,13 @@ pub struct Target {
 pub enum Format {
     Text,
     Json,
+}
+
+#[derive(Debug, Args)]
+pub struct ListArgs {
+    /// A table for people, or JSON for scripts.
+    #[arg(long, value_enum, default_value = "text")]
+    pub format: Format,
 }
 
 #[derive(Debug, Args)]
@@ -211,6 +233,10 @@ pub struct RunArgs {
     pub target: Target,
     #[command(flatten)]
     pub options: RunOptions,
+    /// The summary on stdout: a table for people, or one JSON object for scripts (progress
+    /// stays on stderr either way).
+    #[arg(long, value_enum, default_value = "text")]
+    pub format: Format,
 }
 
 impl RunArgs {
@@ -245,7 +271,19 @@ pub struct CleanArgs {
 #[derive(Debug, Args)]
 pub struct ReportArgs {
     /// A results folder (with result.json).
-    pub dir: PathBuf,
+    #[arg(required_unless_present = "validation")]
+    pub dir: Option<PathBuf>,
+    /// Instead: write the comment that closes an issue ("Validated on …") from a run on a buggy
+    /// version and a run on the fixed one (to stdout, or --out).
+    #[arg(long, num_args = 2, value_names = ["BUGGY_RUN", "FIXED_RUN"], conflicts_with = "dir")]
+    pub validation: Option<Vec<PathBuf>>,
+    /// With --validation: write the comment to this file instead of stdout.
+    #[arg(long, requires = "validation")]
+    pub out: Option<PathBuf>,
+    /// Instead of re-rendering: print each case that did not pass as a GitHub Actions
+    /// annotation (`::error file=…,line=…::…`) on the check's YAML line.
+    #[arg(long, requires = "dir", conflicts_with = "validation")]
+    pub github_annotations: bool,
     /// A value to redact wherever it occurs (repeatable), e.g. a token the files do not name.
     #[arg(long = "secret", value_name = "VALUE")]
     pub secrets: Vec<String>,
@@ -354,6 +392,10 @@ pub struct MatrixArgs {
     /// Print the matrix for a CI fan-out instead of running it (no Docker needed).
     #[arg(long, value_enum)]
     pub emit: Option<Emit>,
+    /// `json`: stdout is the summary.json document alone (the table and progress lines go to
+    /// stderr).
+    #[arg(long, value_enum, default_value = "text")]
+    pub format: Format,
     #[command(flatten)]
     pub options: BatchRunOptions,
 }
@@ -382,9 +424,90 @@ pub struct BisectArgs {
 pub struct MergeArgs {
     /// Results folders: run folders (result.json), matrix folders (summary.json), or folders
     /// holding either at any depth (e.g. downloaded CI artifacts).
-    #[arg(required = true)]
+    #[arg(required_unless_present = "plan")]
     pub dirs: Vec<PathBuf>,
+    /// The planned matrix (the `repro matrix --emit github-matrix` JSON, or a summary.json):
+    /// every planned cell that wrote nothing shows as NOT RUN.
+    #[arg(long, value_name = "FILE")]
+    pub plan: Option<PathBuf>,
     /// Where the merged summary.json and junit.xml go.
     #[arg(long, default_value = "results/merged")]
     pub out: PathBuf,
+}
+
+#[derive(Debug, Args)]
+pub struct NightlyIssuesArgs {
+    /// The merged summary.json (`repro merge … --out DIR` writes DIR/summary.json).
+    pub summary: PathBuf,
+    /// The workflow run's page, linked from every issue (default: from GITHUB_SERVER_URL,
+    /// GITHUB_REPOSITORY and GITHUB_RUN_ID).
+    #[arg(long)]
+    pub run_url: Option<String>,
+    /// The label of the nightly's issues; only issues with it are read or changed.
+    #[arg(long, default_value = crate::nightly::DEFAULT_LABEL)]
+    pub label: String,
+    /// A cell's artifact is named this prefix + `<check>-<version>` (as nightly.yml uploads it).
+    #[arg(long, default_value = "results-")]
+    pub artifact_prefix: String,
+    /// The GitHub CLI to call.
+    #[arg(long, env = "REPRO_GH", default_value = "gh")]
+    pub gh: PathBuf,
+    /// Read the existing issues, print what would change, change nothing.
+    #[arg(long)]
+    pub dry_run: bool,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum InspectFormat {
+    /// A table for a terminal.
+    Table,
+    /// Versioned JSON (schema/inspect.schema.json).
+    Json,
+    /// Markdown to paste into a k3s issue.
+    Markdown,
+}
+
+#[derive(Debug, Args)]
+pub struct InspectArgs {
+    /// Log files, folders of them, repro results folders or bundles, log-collector folders or
+    /// archives; `-` reads standard input.
+    pub paths: Vec<PathBuf>,
+    /// A log file of one node, named (repeatable): `--node etcd-2=etcd-2.log`.
+    #[arg(long = "node", value_name = "NAME=FILE", value_parser = parse_named)]
+    pub nodes: Vec<(String, PathBuf)>,
+    /// A node's own k3s config (repeatable): `--config etcd-2=config.yaml`; a `.service` file
+    /// gives the flags of its ExecStart.
+    #[arg(long = "config", value_name = "NODE=FILE", value_parser = parse_named)]
+    pub configs: Vec<(String, PathBuf)>,
+    #[arg(long, value_enum, default_value = "table")]
+    pub format: InspectFormat,
+    /// With the table: every signal's reason and evidence lines under each boot.
+    #[arg(long)]
+    pub evidence: bool,
+    /// A margin after every deciding `settled-by` line, as in `run` (default: none after a line
+    /// k3s orders after the feature's own, e.g. `Running kubelet` for the registry; 3s after a
+    /// hint).
+    #[arg(long, value_parser = humantime::parse_duration)]
+    pub settle: Option<Duration>,
+    /// The logs are an excerpt (lines were left out): never conclude `down` by the settle rule.
+    #[arg(long)]
+    pub excerpt: bool,
+    /// A value to redact wherever it occurs (repeatable), e.g. the cluster token.
+    #[arg(long = "secret", value_name = "VALUE")]
+    pub secrets: Vec<String>,
+    /// A progress bar on stderr (auto: on a terminal outside CI).
+    #[arg(long, value_enum, default_value = "auto")]
+    pub progress: Progress,
+}
+
+/// `NAME=FILE`.
+fn parse_named(s: &str) -> Result<(String, PathBuf), String> {
+    match s.split_once('=') {
+        Some((n, f)) if !n.trim().is_empty() && !f.is_empty() => {
+            Ok((n.trim().to_string(), PathBuf::from(f)))
+        }
+        _ => Err(format!(
+            "`{s}` is not NAME=FILE (e.g. etcd-2=logs/etcd-2.log)"
+        )),
+    }
 }

@@ -242,7 +242,11 @@ impl Engine {
         Ok(())
     }
 
-    /// Creates (does not start) a k3s node container, set up as k3d sets up real k3s.
+    /// Creates (does not start) a k3s node container, set up as k3d sets up real k3s — except
+    /// that k3s runs as PID 1 (no docker-init), as in k3s's own tests/docker: on a cgroup-v2 host
+    /// k3s empties the root cgroup for the kubelet only when it is PID 1
+    /// (`EvacuateCgroup2`, pkg/cli/cmds/init_linux.go), which k3d replaces with an entrypoint
+    /// script. As PID 1 k3s also reaps its children itself (k3s PR #4086). docs/k3s-behaviour.md.
     pub async fn create_node(&self, spec: &NodeSpec) -> Result<(), DockerError> {
         let mut tmpfs = HashMap::new();
         tmpfs.insert("/run".to_string(), String::new());
@@ -271,7 +275,7 @@ impl Engine {
             labels: Some(spec.labels.clone()),
             host_config: Some(HostConfig {
                 privileged: Some(spec.privileged),
-                init: Some(true),
+                init: Some(false),
                 userns_mode: Some("host".into()),
                 tmpfs: Some(tmpfs),
                 network_mode: Some(spec.network.clone()),
@@ -553,6 +557,14 @@ impl Engine {
             env.os = i.operating_system;
             env.cpus = i.ncpu;
             env.memory_bytes = i.mem_total;
+            env.cgroup_version = i
+                .cgroup_version
+                .map(|v| v.to_string())
+                .filter(|v| !v.is_empty());
+            env.cgroup_driver = i
+                .cgroup_driver
+                .map(|d| d.to_string())
+                .filter(|d| !d.is_empty());
         }
         env
     }

@@ -5,6 +5,7 @@
 //! `cmd/` holds one module per subcommand and `cli` the flags.
 
 mod catalog;
+mod changes;
 mod channels;
 pub mod cli;
 pub mod cmd;
@@ -12,8 +13,11 @@ mod diag;
 pub mod docker;
 pub mod error;
 mod exit;
+pub mod inspect;
+mod k3s_flags;
 pub mod load;
 mod matrix;
+mod nightly;
 mod plan;
 mod progress;
 mod raw;

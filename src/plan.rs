@@ -71,6 +71,9 @@ pub struct PlannedStep {
     pub restart: Vec<Vec<String>>,
     pub expect: Expectations,
     pub bug: Expectations,
+    /// Lines in the check file: the step's, and each expectation's.
+    pub line: usize,
+    pub expect_lines: crate::scenario::ExpectLines,
     /// Every node's full config.yaml as of the end of this step.
     pub configs: IndexMap<String, String>,
 }
@@ -187,11 +190,21 @@ pub fn plan(sc: &Scenario, version: &K3sVersion, image: &str) -> Plan {
             restart: s.restart.clone(),
             expect: s.expect.clone(),
             bug: s.bug.clone(),
+            line: s.line,
+            expect_lines: s.expect_lines.clone(),
             configs,
         });
     }
 
-    let (expected_verdict, expected_because) = expected(&sc.check.fixed_in, version);
+    let (expected_verdict, mut expected_because) = expected(&sc.check.fixed_in, version);
+    if let Some((evidence, confidence)) = sc
+        .check
+        .fixed_in_change
+        .as_deref()
+        .and_then(|c| crate::changes::evidence(c, version))
+    {
+        expected_because.push_str(&format!(" — evidence ({confidence}): {evidence}"));
+    }
     Plan {
         check: sc.check.name.clone(),
         issue: sc.check.issue.clone(),

@@ -188,6 +188,11 @@ pub struct RunResult {
     /// `planned_steps`; the bug report lists these files so a reader can reproduce by hand.
     #[serde(default, skip_serializing_if = "IndexMap::is_empty")]
     pub initial_files: IndexMap<String, IndexMap<String, Option<String>>>,
+    /// How each signal the check expects is told, as it applied to this version (patterns from
+    /// signals.yaml). Optional (added after schema 1 shipped): reports say in words what was
+    /// looked for, e.g. which line a `down` by the settle rule never saw.
+    #[serde(default, skip_serializing_if = "IndexMap::is_empty")]
+    pub signals: IndexMap<String, SignalRecord>,
     pub steps: Vec<StepResult>,
     pub boots: Vec<BootRecord>,
     pub verdict: Option<Verdict>,
@@ -232,6 +237,11 @@ pub struct K3sInfo {
     /// Whether node containers ran privileged (as k3d runs real k3s). Older results lack it.
     #[serde(default = "default_true")]
     pub privileged: bool,
+    /// The full output of `k3s -v` inside a node container (both lines: k3s and go versions),
+    /// as the bug template asks for it. Optional: older results and runs that never got a node
+    /// up lack it; reports then fall back to the banner in the logs.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub version_output: Option<String>,
 }
 
 fn default_true() -> bool {
@@ -248,6 +258,12 @@ pub struct EnvInfo {
     pub arch: Option<String>,
     pub cpus: Option<i64>,
     pub memory_bytes: Option<i64>,
+    /// The engine's cgroup version (`1`, `2`) and driver (`cgroupfs`, `systemd`): on cgroup v2
+    /// real k3s must be PID 1 in its container (it is, in repro). Older results lack them.
+    #[serde(default)]
+    pub cgroup_version: Option<String>,
+    #[serde(default)]
+    pub cgroup_driver: Option<String>,
 }
 
 /// One step of the plan as recorded in `result.json` (see [`crate::plan::PlannedStep`]).
@@ -273,6 +289,13 @@ pub struct PlannedStepRecord {
     /// node -> signal -> the documented bug's value.
     #[serde(default)]
     pub bug: IndexMap<String, IndexMap<String, String>>,
+    /// 1-based line of the step in the check file (`check.file`). Optional (added after schema 1
+    /// shipped): JUnit cases carry it as `file`/`line` for CI annotations.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub line: Option<usize>,
+    /// node -> signal -> 1-based line of that expectation in the check file. Optional, like `line`.
+    #[serde(default, skip_serializing_if = "IndexMap::is_empty")]
+    pub expect_lines: IndexMap<String, IndexMap<String, usize>>,
 }
 
 impl From<&PlannedStep> for PlannedStepRecord {
@@ -297,8 +320,66 @@ impl From<&PlannedStep> for PlannedStepRecord {
             restart: s.restart.clone(),
             expect: values(&s.expect),
             bug: values(&s.bug),
+            line: Some(s.line),
+            expect_lines: s.expect_lines.clone(),
         }
     }
+}
+
+/// One signal's definition as a run used it (see [`crate::scenario::Signal`]): the regexes
+/// that applied to the run's k3s version, as written in signals.yaml.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct SignalRecord {
+    #[serde(default)]
+    pub description: String,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub up: Vec<String>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub down: Vec<String>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub settled_by: Vec<String>,
+    /// The probe's command, for signals a command decides.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub probe: Option<Vec<String>>,
+}
+
+/// The records of the signals `check` expects, in first-use order, with the patterns that apply
+/// to `version`.
+pub fn signal_records(
+    signals: &crate::scenario::Signals,
+    check: &crate::scenario::Check,
+    version: &crate::version::K3sVersion,
+) -> IndexMap<String, SignalRecord> {
+    let pats = |ps: &[crate::scenario::LinePattern]| -> Vec<String> {
+        ps.iter()
+            .filter(|p| p.applies_to(version))
+            .map(|p| p.regex.as_str().to_string())
+            .collect()
+    };
+    let mut out = IndexMap::new();
+    for name in check
+        .steps
+        .iter()
+        .flat_map(|s| s.expect.values().flat_map(|m| m.keys()))
+    {
+        if out.contains_key(name) {
+            continue;
+        }
+        let Some(sig) = signals.get(name) else {
+            continue;
+        };
+        out.insert(
+            name.clone(),
+            SignalRecord {
+                description: sig.description.clone(),
+                up: pats(&sig.up),
+                down: pats(&sig.down),
+                settled_by: pats(&sig.settled_by),
+                probe: sig.probe.as_ref().map(|p| p.command.clone()),
+            },
+        );
+    }
+    out
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -358,8 +439,10 @@ impl Observation {
         self.expected.as_deref() == Some(self.observed.as_str())
     }
 
+    /// `any` under `bug:` matches whatever was observed: the bug world cannot tell there.
     pub fn matches_bug(&self) -> bool {
-        self.bug.as_deref() == Some(self.observed.as_str())
+        self.bug.as_deref() == Some(crate::scenario::ANY)
+            || self.bug.as_deref() == Some(self.observed.as_str())
     }
 }
 

@@ -216,6 +216,9 @@ fn full() -> RunResult {
             image_id: Some("sha256:x".into()),
             stand_in: true,
             privileged: false,
+            version_output: Some(
+                "k3s version v1.33.4+k3s1 (abcdef12)\ngo version go1.24.5\n".into(),
+            ),
         },
         environment: EnvInfo {
             docker_host: "unix:///var/run/docker.sock".into(),
@@ -226,6 +229,8 @@ fn full() -> RunResult {
             arch: Some("amd64".into()),
             cpus: Some(2),
             memory_bytes: Some(1),
+            cgroup_version: Some("1".into()),
+            cgroup_driver: Some("cgroupfs".into()),
         },
         expect: Outcome::Reproduced,
         expect_because: Some("v1.33.4+k3s1 comes before v1.33.5+k3s1".into()),
@@ -246,8 +251,25 @@ fn full() -> RunResult {
             restart: vec![vec!["etcd-2".into()]],
             expect: values.clone(),
             bug: values,
+            line: Some(16),
+            expect_lines: [(
+                "etcd-2".to_string(),
+                [("embedded-registry".to_string(), 24)].into(),
+            )]
+            .into(),
         }],
         initial_files: files,
+        signals: [(
+            "embedded-registry".to_string(),
+            crate::result::SignalRecord {
+                description: "d".into(),
+                up: vec!["Starting distributed registry mirror at https://".into()],
+                down: vec!["Not starting distributed registry mirror".into()],
+                settled_by: vec!["(?i)Running kubelet".into()],
+                probe: Some(vec!["k3s".into(), "kubectl".into()]),
+            },
+        )]
+        .into(),
         steps: vec![StepResult {
             index: 1,
             name: "s".into(),

@@ -52,6 +52,8 @@ pub struct Check {
     pub path: PathBuf,
     /// Empty when the check documents behaviour that never changed (always expected `fixed`).
     pub fixed_in: ReleaseSet,
+    /// The change of `releases/k3s-changes.yaml` that `fixed-in` names, if it names one.
+    pub fixed_in_change: Option<String>,
     /// `settle:` as the check sets it: a margin after every deciding line (None: the defaults
     /// of [`DEFAULT_SETTLE`] after a hint, none after an ordered line).
     pub settle: Option<Duration>,
@@ -75,7 +77,14 @@ pub struct Step {
     pub restart: Vec<Vec<String>>,
     pub expect: Expectations,
     pub bug: Expectations,
+    /// Where the step is in its check file (1-based line of its `- name:`), and where each
+    /// expectation is (node -> signal -> line): JUnit points CI annotations at them.
+    pub line: usize,
+    pub expect_lines: ExpectLines,
 }
+
+/// node -> signal -> 1-based line in the check file.
+pub type ExpectLines = IndexMap<String, IndexMap<String, usize>>;
 
 impl Step {
     /// Nodes whose boot changes in this step, in order.
@@ -104,6 +113,9 @@ impl Step {
     }
 }
 
+/// The `bug:` value that says the bug world cannot tell (see `Expected::Any`).
+pub const ANY: &str = "any";
+
 /// node -> signal -> expected value.
 pub type Expectations = IndexMap<String, IndexMap<String, Expected>>;
 
@@ -113,6 +125,9 @@ pub enum Expected {
     Up,
     Down,
     Value(String),
+    /// Only under `bug:`: the bug world can show either value here (it depends on which
+    /// server a buggy joiner's load balancer reaches), so `reproduced` does not judge it.
+    Any,
 }
 
 impl Expected {
@@ -129,6 +144,7 @@ impl Expected {
             Expected::Up => "up",
             Expected::Down => "down",
             Expected::Value(v) => v,
+            Expected::Any => ANY,
         }
     }
 }

@@ -421,12 +421,10 @@ mod tests {
         let image = sim_image_ref(&version);
         let _cleanup = RemoveImage(image.clone());
 
-        let started = std::time::Instant::now();
         let built = build_sim_image_from(&docker, &version, &binary)
             .await
             .expect("build");
         assert_eq!(built, image);
-        assert!(started.elapsed() < std::time::Duration::from_secs(60));
 
         let inspect = docker.inspect_image(&image).await.expect("inspect");
         let config = inspect.config.expect("config");

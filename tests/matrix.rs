@@ -172,7 +172,13 @@ fn matrix_of_six_versions_over_two_lines_matches_fixed_in() {
 fn matrix_with_a_wrong_fixed_in_exits_1_and_says_why() {
     docker_ok();
     // Claim the fix landed one release early: v1.33.4+k3s1 is then expected fixed.
-    let root = project_copy(|t| t.replace("v1.33.5+k3s1", "v1.33.4+k3s1"));
+    // (The shipped check names its fix in releases/k3s-changes.yaml; the copy lists it inline.)
+    let root = project_copy(|t| {
+        t.replace(
+            "fixed-in: etcd-only-bootstrap-fix",
+            "fixed-in: [v1.31.13+k3s1, v1.32.9+k3s1, v1.33.4+k3s1, v1.34.1+k3s1]",
+        )
+    });
     let tmp = tempfile::tempdir().unwrap();
     let out = repro()
         .args([

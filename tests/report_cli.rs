@@ -114,3 +114,59 @@ fn redact_with_an_explicit_secret_and_a_missing_path() {
         .assert()
         .code(2);
 }
+
+/// `--github-annotations`: nothing for a run that went as asked; one `::error` per case that did
+/// not pass otherwise, on the check's YAML line, with GitHub's escaping.
+#[test]
+fn github_annotations_point_at_the_check_lines() {
+    let tmp = tempfile::tempdir().expect("tmp");
+    copy_fixture(tmp.path());
+    let a = repro()
+        .arg("report")
+        .arg("--github-annotations")
+        .arg(tmp.path())
+        .assert()
+        .success();
+    assert!(a.get_output().stdout.is_empty(), "exit 0: no annotation");
+    assert!(
+        !tmp.path().join("junit.xml").exists(),
+        "annotations do not re-render the folder"
+    );
+    let path = tmp.path().join("result.json");
+    let text = std::fs::read_to_string(&path).expect("read");
+    std::fs::write(
+        &path,
+        text.replacen("\"expect\": \"reproduced\"", "\"expect\": \"fixed\"", 1),
+    )
+    .expect("write");
+    let a = repro()
+        .arg("report")
+        .arg("--github-annotations")
+        .arg(tmp.path())
+        .assert()
+        .success();
+    let out = String::from_utf8_lossy(&a.get_output().stdout).into_owned();
+    let lines: Vec<&str> = out.lines().collect();
+    assert_eq!(lines.len(), 5, "{out}");
+    // The line is the expectation's own line in the check file, whatever the file's layout.
+    let rest = lines[0]
+        .strip_prefix("::error file=checks/etcd-split.yaml,line=")
+        .unwrap_or_else(|| panic!("{out}"));
+    let (line, rest) = rest.split_once(',').expect("line");
+    let check = std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("checks/etcd-split.yaml"),
+    )
+    .expect("check");
+    let text = check
+        .lines()
+        .nth(line.parse::<usize>().expect("a number") - 1)
+        .expect("line in file");
+    assert!(
+        text.trim_start().starts_with("etcd-2:") && text.contains("embedded-registry: up"),
+        "line {line}: {text}"
+    );
+    assert!(rest.starts_with(
+        "title=repro etcd-split on k3s v1.33.4+k3s1%3A step-1/etcd-2/embedded-registry::expected embedded-registry=up on etcd-2, observed down"
+    ), "{out}");
+    assert!(lines[4].contains(",title=repro etcd-split on k3s v1.33.4+k3s1%3A verdict::expected the outcome fixed, got reproduced"), "{out}");
+}

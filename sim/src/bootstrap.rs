@@ -11,6 +11,7 @@ use std::net::IpAddr;
 
 use serde::{Deserialize, Serialize};
 
+use crate::agent::Proxy;
 use crate::config::ServerConfig;
 use crate::version::K3sVersion;
 
@@ -50,24 +51,27 @@ pub fn runs_critical_config_check(store: Datastore) -> bool {
     matches!(store, Datastore::EtcdJoin | Datastore::EtcdProxy)
 }
 
-/// Where the node's agent fetches its config (`/v1-k3s/config`) from.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum AgentSource {
-    /// The node's own supervisor: its own config wins.
-    Local,
-    /// The supervisor of the server it joined: that node's config wins.
-    Remote(String),
-}
-
-/// The bug (k3s #12753): before the fix, a server with `disable-apiserver`
-/// and a `server:` URL bootstraps its agent off the joined supervisor. The
-/// init node (no `server:`) always uses its own; fixed releases always do.
-pub fn agent_source(cfg: &ServerConfig, version: &K3sVersion) -> AgentSource {
+/// Where the agent inside `k3s server` bootstraps from, and through what
+/// (`pkg/cli/server/server.go`, the `DisableAPIServer` block).
+///
+/// - A node with an apiserver: its own supervisor, no load balancer.
+/// - An etcd-only node: the load balancer (`DisableLoadBalancer` is
+///   `!DisableAPIServer`), defaulting to its own supervisor — except, before
+///   the fix (k3s #12753), a joiner with `server:`: "bootstrap the agent off
+///   the existing supervisor", so the default is the joined node and the
+///   servers saved by earlier boots come first. The init node resets the
+///   saved servers on every start (`ResetLoadBalancer`).
+pub fn agent_bootstrap(cfg: &ServerConfig, version: &K3sVersion) -> (String, Proxy) {
+    let local = format!("https://127.0.0.1:{}", cfg.https_port);
+    if !cfg.disable_apiserver {
+        return (local, Proxy::Direct);
+    }
     match &cfg.server_url {
-        Some(url) if cfg.disable_apiserver && !version.has_etcd_only_bootstrap_fix() => {
-            AgentSource::Remote(url.clone())
+        Some(url) if !version.has_etcd_only_bootstrap_fix() => {
+            (url.clone(), Proxy::LoadBalancer { reset: false })
         }
-        _ => AgentSource::Local,
+        Some(_) => (local, Proxy::LoadBalancer { reset: false }),
+        None => (local, Proxy::LoadBalancer { reset: true }),
     }
 }
 
@@ -144,8 +148,12 @@ pub struct CriticalArgs {
     pub disable_npc: bool,
     pub disable_servicelb: bool,
     pub secrets_encryption: bool,
+    pub encrypt_provider: Option<String>,
     pub embedded_registry: Option<bool>,
     pub flannel_backend: String,
+    pub flannel_ipv6_masq: bool,
+    pub flannel_ip_masq_disable_random_fully: Option<bool>,
+    pub flannel_external_ip: bool,
     pub egress_selector_mode: String,
     pub service_cidr: Vec<Cidr>,
     pub supervisor_metrics: Option<bool>,
@@ -190,8 +198,12 @@ impl CriticalArgs {
             disable_npc: cfg.disable_network_policy,
             disable_servicelb: cfg.disables("servicelb"),
             secrets_encryption: cfg.secrets_encryption,
+            encrypt_provider: cfg.secrets_encryption_provider.clone(),
             embedded_registry: cfg.embedded_registry,
             flannel_backend: cfg.flannel_backend.clone(),
+            flannel_ipv6_masq: cfg.flannel_ipv6_masq,
+            flannel_ip_masq_disable_random_fully: cfg.flannel_ip_masq_disable_random_fully,
+            flannel_external_ip: cfg.flannel_external_ip,
             egress_selector_mode: cfg.egress_selector_mode.clone(),
             service_cidr,
             supervisor_metrics: cfg.supervisor_metrics,
@@ -210,8 +222,12 @@ impl CriticalArgs {
             disable_npc: self.disable_npc,
             disable_service_lb: self.disable_servicelb,
             encrypt_secrets: self.secrets_encryption,
+            encrypt_provider: self.encrypt_provider.clone(),
             embedded_registry: self.embedded_registry,
             flannel_backend: self.flannel_backend.clone(),
+            flannel_ipv6_masq: self.flannel_ipv6_masq,
+            flannel_ip_masq_disable_random_fully: self.flannel_ip_masq_disable_random_fully,
+            flannel_external_ip: self.flannel_external_ip,
             egress_selector_mode: self.egress_selector_mode.clone(),
             service_ip_range: self.service_cidr.first().map(|c| c.to_string()),
             service_ip_ranges: self.service_cidr.iter().map(|c| c.to_string()).collect(),
@@ -234,8 +250,13 @@ impl CriticalArgs {
             disable_npc: wire.disable_npc,
             disable_servicelb: wire.disable_service_lb,
             secrets_encryption: wire.encrypt_secrets,
+            encrypt_provider: Some(wire.encrypt_provider.clone().unwrap_or_default()),
             embedded_registry: Some(wire.embedded_registry.unwrap_or(false)),
             flannel_backend: wire.flannel_backend.clone(),
+            flannel_ipv6_masq: wire.flannel_ipv6_masq,
+            // Absent stays absent; the comparison counts it as false.
+            flannel_ip_masq_disable_random_fully: wire.flannel_ip_masq_disable_random_fully,
+            flannel_external_ip: wire.flannel_external_ip,
             egress_selector_mode: wire.egress_selector_mode.clone(),
             service_cidr: cidrs(&wire.service_ip_ranges),
             supervisor_metrics: Some(wire.supervisor_metrics.unwrap_or(false)),
@@ -287,6 +308,12 @@ pub struct Wire {
     #[serde(rename = "EncryptSecrets", default)]
     pub encrypt_secrets: bool,
     #[serde(
+        rename = "EncryptProvider",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub encrypt_provider: Option<String>,
+    #[serde(
         rename = "EmbeddedRegistry",
         default,
         skip_serializing_if = "Option::is_none"
@@ -294,6 +321,16 @@ pub struct Wire {
     pub embedded_registry: Option<bool>,
     #[serde(rename = "FlannelBackend", default)]
     pub flannel_backend: String,
+    #[serde(rename = "FlannelIPv6Masq", default)]
+    pub flannel_ipv6_masq: bool,
+    #[serde(
+        rename = "FlannelIPMasqDisableRandomFully",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub flannel_ip_masq_disable_random_fully: Option<bool>,
+    #[serde(rename = "FlannelExternalIP", default)]
+    pub flannel_external_ip: bool,
     #[serde(rename = "EgressSelectorMode", default)]
     pub egress_selector_mode: String,
     #[serde(rename = "ServiceIPRange", default)]
@@ -375,6 +412,13 @@ pub fn mismatches(local: &CriticalArgs, remote: &CriticalArgs) -> Vec<String> {
             note(name.into());
         }
     }
+    // Fields a release does not have are not compared; a remote that did not
+    // send one decodes to the zero value, as Go's json.Unmarshal leaves it.
+    if let Some(mine) = &local.encrypt_provider {
+        if mine.as_str() != remote.encrypt_provider.as_deref().unwrap_or_default() {
+            note("secrets-encryption-provider".into());
+        }
+    }
     if let Some(mine) = local.embedded_registry {
         if Some(mine) != remote.embedded_registry.or(Some(false)) {
             note("embedded-registry".into());
@@ -382,6 +426,17 @@ pub fn mismatches(local: &CriticalArgs, remote: &CriticalArgs) -> Vec<String> {
     }
     if local.flannel_backend != remote.flannel_backend {
         note("flannel-backend".into());
+    }
+    if local.flannel_ipv6_masq != remote.flannel_ipv6_masq {
+        note("flannel-ipv6-masq".into());
+    }
+    if let Some(mine) = local.flannel_ip_masq_disable_random_fully {
+        if Some(mine) != remote.flannel_ip_masq_disable_random_fully.or(Some(false)) {
+            note("flannel-ip-masq-disable-random-fully".into());
+        }
+    }
+    if local.flannel_external_ip != remote.flannel_external_ip {
+        note("flannel-external-ip".into());
     }
     // A down-level server that sent no egress mode is given the local one.
     if !remote.egress_selector_mode.is_empty()
@@ -475,6 +530,7 @@ mod tests {
             files: &files,
             env: &|_| None,
             version: &version,
+            command: crate::releases::Command::Server,
         })
         .expect("loads")
         .0
@@ -513,7 +569,8 @@ mod tests {
     }
 
     #[test]
-    fn buggy_etcd_only_joiner_reads_the_joined_node() {
+    fn buggy_etcd_only_joiner_bootstraps_off_the_joined_node() {
+        let lb = Proxy::LoadBalancer { reset: false };
         for (version, buggy) in [
             ("v1.30.14+k3s1", true),
             ("v1.31.12+k3s1", true),
@@ -526,42 +583,25 @@ mod tests {
         ] {
             let joiner = cfg(ETCD_JOINER, version);
             let expected = if buggy {
-                AgentSource::Remote("https://etcd-1:6443".into())
+                ("https://etcd-1:6443".to_string(), lb)
             } else {
-                AgentSource::Local
+                ("https://127.0.0.1:6443".to_string(), lb)
             };
-            assert_eq!(agent_source(&joiner, &v(version)), expected, "{version}");
-            // The init node and nodes with an apiserver always use their own.
+            assert_eq!(agent_bootstrap(&joiner, &v(version)), expected, "{version}");
+            // The init node uses its own supervisor and forgets saved servers;
+            // nodes with an apiserver need no load balancer.
             assert_eq!(
-                agent_source(&cfg(ETCD_INIT, version), &v(version)),
-                AgentSource::Local
+                agent_bootstrap(&cfg(ETCD_INIT, version), &v(version)),
+                (
+                    "https://127.0.0.1:6443".to_string(),
+                    Proxy::LoadBalancer { reset: true }
+                )
             );
             assert_eq!(
-                agent_source(&cfg(CP_ONLY, version), &v(version)),
-                AgentSource::Local
+                agent_bootstrap(&cfg(CP_ONLY, version), &v(version)),
+                ("https://127.0.0.1:6443".to_string(), Proxy::Direct)
             );
         }
-    }
-
-    #[test]
-    fn buggy_joiner_takes_the_remote_features_fixed_one_its_own() {
-        // Step 2 of k3s #12753: etcd-2 has embedded-registry, etcd-1 not yet.
-        let version = "v1.33.4+k3s1";
-        let etcd2 = cfg(&format!("{ETCD_JOINER}embedded-registry: true\n"), version);
-        let etcd1 = cfg(ETCD_INIT, version);
-        let own = CriticalArgs::from_config(&etcd2).expect("args");
-        let remote = CriticalArgs::from_config(&etcd1).expect("args");
-        let served = match agent_source(&etcd2, &v(version)) {
-            AgentSource::Remote(_) => &remote,
-            AgentSource::Local => &own,
-        };
-        assert!(!agent_features(served, &v(version)).embedded_registry);
-
-        let fixed = "v1.33.5+k3s1";
-        let etcd2 = cfg(&format!("{ETCD_JOINER}embedded-registry: true\n"), fixed);
-        assert_eq!(agent_source(&etcd2, &v(fixed)), AgentSource::Local);
-        let own = CriticalArgs::from_config(&etcd2).expect("args");
-        assert!(agent_features(&own, &v(fixed)).embedded_registry);
     }
 
     #[test]
@@ -605,6 +645,38 @@ mod tests {
                 "ClusterIPRange.IP",
                 "secrets-encryption",
             ]
+        );
+    }
+
+    #[test]
+    fn every_critical_arg_of_the_release_is_compared_in_field_order() {
+        let version = "v1.33.4+k3s1";
+        let etcd1 = CriticalArgs::from_config(&cfg(ETCD_INIT, version)).expect("args");
+        let cp = CriticalArgs::from_config(&cfg(
+            &format!("{CP_ONLY}flannel-external-ip: true\nflannel-ipv6-masq: true\nsecrets-encryption-provider: secretbox\nsupervisor-metrics: true\n"),
+            version,
+        ))
+        .expect("args");
+        assert_eq!(
+            mismatches(&cp, &etcd1),
+            vec![
+                "secrets-encryption-provider",
+                "flannel-ipv6-masq",
+                "flannel-external-ip",
+                "supervisor-metrics"
+            ]
+        );
+        // A release without EncryptProvider neither has the key nor compares it.
+        let old = CriticalArgs::from_config(&cfg(ETCD_INIT, "v1.32.3+k3s1")).expect("args");
+        assert_eq!(old.encrypt_provider, None);
+        assert!(mismatches(&old, &etcd1).is_empty());
+        // ... while a newer server compares it against the old one's zero value.
+        assert_eq!(
+            mismatches(
+                &etcd1,
+                &CriticalArgs::from_wire(&old.to_wire(WireExtra::default()))
+            ),
+            vec!["secrets-encryption-provider"]
         );
     }
 

@@ -67,18 +67,10 @@ pub fn print_help() {
         "NAME:\n   k3s - repro's k3s stand-in (NOT k3s: a test double for repro's end-to-end tests)\n\n\
 USAGE:\n   k3s server [flags]      behave like a k3s server (see sim/README.md)\n   \
 k3s kubectl get --raw PATH [--server URL] [--kubeconfig FILE]\n   \
-k3s agent               not modelled\n   k3s --version\n\n\
+k3s agent [flags]       behave like a k3s agent (see sim/README.md)\n   k3s --version\n\n\
 Imitated k3s version: {} (from {VERSION_ENV})",
         version_text()
     );
-}
-
-/// `k3s agent`: only the banner, then an honest refusal.
-pub fn run_agent_command() -> i32 {
-    crate::logs::info(format!("Starting k3s agent {} (repro-sim)", version_text()));
-    crate::logs::fatal(
-        "Error: the repro k3s stand-in does not model `k3s agent`; only `k3s server` is simulated",
-    )
 }
 
 /// A minimal `rm`: `-f` ignores missing files, `--` ends options; directories are refused

@@ -9,6 +9,7 @@
 use std::path::{Path, PathBuf};
 
 use crate::flags::{self, FlagValue, Kind};
+use crate::releases::Command;
 use crate::version::K3sVersion;
 
 pub const DEFAULT_CONFIG: &str = "/etc/rancher/k3s/config.yaml";
@@ -46,7 +47,13 @@ pub struct ServerConfig {
     pub cluster_dns: Vec<String>,
     pub cluster_domain: String,
     pub secrets_encryption: bool,
+    /// `None` when the imitated release has no such flag (default `aescbc`).
+    pub secrets_encryption_provider: Option<String>,
     pub flannel_backend: String,
+    pub flannel_ipv6_masq: bool,
+    pub flannel_external_ip: bool,
+    /// No k3s release of the modelled lines has a flag for it: only its default.
+    pub flannel_ip_masq_disable_random_fully: Option<bool>,
     pub egress_selector_mode: String,
 }
 
@@ -77,7 +84,15 @@ impl ServerConfig {
             cluster_dns: Vec::new(),
             cluster_domain: "cluster.local".to_string(),
             secrets_encryption: false,
+            secrets_encryption_provider: version
+                .has_encrypt_provider()
+                .then(|| "aescbc".to_string()),
             flannel_backend: "vxlan".to_string(),
+            flannel_ipv6_masq: false,
+            flannel_external_ip: false,
+            flannel_ip_masq_disable_random_fully: version
+                .has_flannel_ip_masq_disable_random_fully()
+                .then_some(false),
             egress_selector_mode: "agent".to_string(),
         }
     }
@@ -243,13 +258,14 @@ fn scalar_string(value: &serde_json::Value) -> String {
 pub fn strip_unknown(
     args: Vec<String>,
     version: &K3sVersion,
+    command: Command,
     warnings: &mut Vec<String>,
 ) -> Vec<String> {
     args.into_iter()
         .filter(|arg| {
             let name = arg.trim_start_matches('-');
             let name = name.split_once('=').map_or(name, |(n, _)| n);
-            if flags::lookup(name, version).is_some() {
+            if flags::lookup(name, version, command).is_some() {
                 true
             } else {
                 let shown = arg.split_once('=').map_or(arg.as_str(), |(n, _)| n);
@@ -268,6 +284,8 @@ pub struct Inputs<'a> {
     pub files: &'a [ConfigFile],
     pub env: &'a dyn Fn(&str) -> Option<String>,
     pub version: &'a K3sVersion,
+    /// `server` or `agent`: each has its own flags.
+    pub command: Command,
 }
 
 /// Why loading failed; k3s words the two differently.
@@ -293,10 +311,15 @@ impl std::fmt::Display for LoadError {
 pub fn load(inputs: &Inputs<'_>) -> Result<(ServerConfig, Loaded), LoadError> {
     let mut loaded = Loaded::default();
     let file_args = files_to_args(inputs.files).map_err(LoadError::File)?;
-    let file_args = strip_unknown(file_args, inputs.version, &mut loaded.warnings);
+    let file_args = strip_unknown(
+        file_args,
+        inputs.version,
+        inputs.command,
+        &mut loaded.warnings,
+    );
     let mut all = file_args;
     all.extend(inputs.cli_args.iter().cloned());
-    let parsed = flags::parse(&all, inputs.version).map_err(LoadError::Flags)?;
+    let parsed = flags::parse(&all, inputs.version, inputs.command).map_err(LoadError::Flags)?;
     for name in &parsed.unknown {
         // Real k3s refuses unknown command-line flags; the stand-in cannot
         // know all of them, so it keeps going and says so.
@@ -397,11 +420,17 @@ fn apply_flag(cfg: &mut ServerConfig, name: &str, value: &str) -> Result<(), Str
         "cluster-dns" => cfg.cluster_dns.extend(split_list(value)),
         "cluster-domain" => cfg.cluster_domain = value.to_string(),
         "secrets-encryption" => cfg.secrets_encryption = boolean()?,
+        "secrets-encryption-provider" => match value {
+            "aescbc" | "secretbox" => cfg.secrets_encryption_provider = Some(value.to_string()),
+            other => return Err(format!("unsupported secrets-encryption-provider {other}")),
+        },
         "flannel-backend" => cfg.flannel_backend = value.to_string(),
+        "flannel-ipv6-masq" => cfg.flannel_ipv6_masq = boolean()?,
+        "flannel-external-ip" => cfg.flannel_external_ip = boolean()?,
         "egress-selector-mode" => cfg.egress_selector_mode = value.to_string(),
         _ => {
             // Accepted and ignored; bool flags still have to parse like k3s's.
-            if flags::FLAGS
+            if flags::all()
                 .iter()
                 .any(|f| f.name == name && f.kind == Kind::Bool)
             {
@@ -463,6 +492,7 @@ mod tests {
             files,
             env,
             version: &version,
+            command: crate::releases::Command::Server,
         })
         .expect("loads")
     }
@@ -541,6 +571,7 @@ mod tests {
             files: &files,
             env: &no_env,
             version: &version,
+            command: crate::releases::Command::Server,
         })
         .expect_err("bad yaml");
         assert_eq!(
@@ -588,6 +619,7 @@ mod tests {
             files: &files,
             env: &no_env,
             version: &version,
+            command: crate::releases::Command::Server,
         })
         .expect_err("bad bool");
         assert_eq!(

@@ -175,6 +175,25 @@ pub fn random_hex(len: usize) -> String {
     out
 }
 
+/// The cluster's admin client certificate as the kubeconfig carries it
+/// (`client-certificate-data`). Not a certificate: a marker every server of
+/// the cluster derives from the shared token password, so any of them
+/// accepts the kubeconfig another one wrote — as k3s's shared client CA does.
+/// FNV-1a, so the password itself never lands in the file.
+pub fn admin_certificate_data(password: &str) -> String {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for b in "repro-sim-admin:".bytes().chain(password.bytes()) {
+        h ^= u64::from(b);
+        h = h.wrapping_mul(0x0000_0100_0000_01b3);
+    }
+    crate::http::base64_encode(
+        format!(
+            "repro-sim stand-in client certificate CN=system:admin,O=system:masters id={h:016x}"
+        )
+        .as_bytes(),
+    )
+}
+
 /// The password part of a k3s token: `K10<hash>::<user>:<password>` or a bare
 /// password (k3s's `parseToken`).
 pub fn token_password(token: &str) -> Result<String, String> {

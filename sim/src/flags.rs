@@ -1,11 +1,14 @@
-//! The `k3s server` flags the stand-in knows, and the command-line parser.
+//! The `k3s server` / `k3s agent` flags, and the command-line parser.
 //!
-//! Real k3s has hundreds of flags. The stand-in models the ones repro's
-//! scenarios change and accepts many more common ones silently so configs
-//! written for real k3s work unchanged. Flags that a k3s release did not have
-//! yet (`embedded-registry`, `supervisor-metrics`) are unknown in that release:
-//! config-file keys are then dropped with k3s's own warning.
+//! The flags come from `releases/k3s-flags.yaml` (the table repro's validator
+//! reads too), each with the release that brought it. A flag a release did
+//! not have yet is unknown in that release: config-file keys are then dropped
+//! with k3s's own warning. Only some flags are modelled (config.rs); the rest
+//! are parsed and ignored.
 
+use std::sync::OnceLock;
+
+use crate::releases::{self, Command, FlagKind};
 use crate::version::K3sVersion;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -18,177 +21,52 @@ pub enum Kind {
     List,
 }
 
-/// Releases that lack a flag treat it as unknown.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Gate {
-    Always,
-    EmbeddedRegistry,
-    SupervisorMetrics,
-}
-
 #[derive(Debug)]
 pub struct Flag {
     pub name: &'static str,
     pub short: Option<&'static str>,
     pub kind: Kind,
-    pub gate: Gate,
+    commands: &'static [Command],
+    since_change: Option<&'static str>,
 }
-
-const fn flag(name: &'static str, kind: Kind) -> Flag {
-    Flag {
-        name,
-        short: None,
-        kind,
-        gate: Gate::Always,
-    }
-}
-
-const fn short(name: &'static str, short: &'static str, kind: Kind) -> Flag {
-    Flag {
-        name,
-        short: Some(short),
-        kind,
-        gate: Gate::Always,
-    }
-}
-
-const fn gated(name: &'static str, gate: Gate) -> Flag {
-    Flag {
-        name,
-        short: None,
-        kind: Kind::Bool,
-        gate,
-    }
-}
-
-use Kind::{Bool, List, Value};
-
-/// Modelled flags first, then real k3s server flags accepted and ignored.
-pub const FLAGS: &[Flag] = &[
-    // --- modelled ---
-    short("config", "c", Value),
-    short("data-dir", "d", Value),
-    short("server", "s", Value),
-    short("token", "t", Value),
-    flag("token-file", Value),
-    flag("agent-token", Value),
-    flag("cluster-init", Bool),
-    flag("node-name", Value),
-    short("node-ip", "i", List),
-    short("write-kubeconfig", "o", Value),
-    flag("disable-etcd", Bool),
-    flag("disable-apiserver", Bool),
-    flag("disable-controller-manager", Bool),
-    flag("disable-scheduler", Bool),
-    flag("disable-cloud-controller", Bool),
-    flag("disable-network-policy", Bool),
-    flag("disable-helm-controller", Bool),
-    flag("disable", List),
-    gated("embedded-registry", Gate::EmbeddedRegistry),
-    gated("supervisor-metrics", Gate::SupervisorMetrics),
-    flag("cluster-cidr", List),
-    flag("service-cidr", List),
-    flag("cluster-dns", List),
-    flag("cluster-domain", Value),
-    flag("secrets-encryption", Bool),
-    flag("flannel-backend", Value),
-    flag("egress-selector-mode", Value),
-    flag("private-registry", Value),
-    flag("debug", Bool),
-    // --- accepted, not modelled ---
-    flag("write-kubeconfig-mode", Value),
-    flag("write-kubeconfig-group", Value),
-    flag("tls-san", List),
-    flag("tls-san-security", Bool),
-    flag("node-external-ip", List),
-    flag("node-internal-dns", List),
-    flag("node-external-dns", List),
-    flag("node-label", List),
-    flag("node-taint", List),
-    flag("with-node-id", Bool),
-    flag("kube-apiserver-arg", List),
-    flag("kube-controller-manager-arg", List),
-    flag("kube-scheduler-arg", List),
-    flag("kube-cloud-controller-manager-arg", List),
-    flag("kubelet-arg", List),
-    flag("kube-proxy-arg", List),
-    flag("etcd-arg", List),
-    flag("etcd-expose-metrics", Bool),
-    flag("etcd-disable-snapshots", Bool),
-    flag("etcd-snapshot-schedule-cron", Value),
-    flag("etcd-snapshot-retention", Value),
-    flag("etcd-snapshot-dir", Value),
-    flag("etcd-snapshot-name", Value),
-    flag("etcd-snapshot-compress", Bool),
-    flag("etcd-s3", Bool),
-    flag("bind-address", Value),
-    flag("advertise-address", Value),
-    flag("advertise-port", Value),
-    flag("https-listen-port", Value),
-    flag("supervisor-port", Value),
-    flag("apiserver-port", Value),
-    flag("lb-server-port", Value),
-    flag("agent-token-file", Value),
-    flag("datastore-endpoint", Value),
-    flag("datastore-cafile", Value),
-    flag("datastore-certfile", Value),
-    flag("datastore-keyfile", Value),
-    flag("default-local-storage-path", Value),
-    flag("disable-kube-proxy", Bool),
-    flag("disable-agent", Bool),
-    flag("disable-default-registry-endpoint", Bool),
-    flag("system-default-registry", Value),
-    flag("selinux", Bool),
-    flag("protect-kernel-defaults", Bool),
-    flag("snapshotter", Value),
-    flag("container-runtime-endpoint", Value),
-    flag("image-service-endpoint", Value),
-    flag("pause-image", Value),
-    flag("prefer-bundled-bin", Bool),
-    flag("flannel-iface", Value),
-    flag("flannel-ipv6-masq", Bool),
-    flag("flannel-external-ip", Bool),
-    flag("flannel-conf", Value),
-    flag("flannel-cni-conf", Value),
-    flag("servicelb-namespace", Value),
-    flag("helm-job-image", Value),
-    flag("cluster-reset", Bool),
-    flag("cluster-reset-restore-path", Value),
-    flag("kine-tls", Bool),
-    flag("enable-pprof", Bool),
-    flag("service-node-port-range", Value),
-    flag("secrets-encryption-provider", Value),
-    flag("rootless", Bool),
-    flag("resolv-conf", Value),
-    flag("vpn-auth", Value),
-    flag("vpn-auth-file", Value),
-    flag("airgap-extra-registry", List),
-    flag("nonroot-devices", Bool),
-    flag("image-credential-provider-bin-dir", Value),
-    flag("image-credential-provider-config", Value),
-    flag("kubelet-path", Value),
-    flag("vmodule", Value),
-    short("log", "l", Value),
-    flag("alsologtostderr", Bool),
-    short("v", "v", Value),
-];
 
 impl Flag {
     pub fn available_in(&self, version: &K3sVersion) -> bool {
-        match self.gate {
-            Gate::Always => true,
-            Gate::EmbeddedRegistry => version.has_embedded_registry(),
-            Gate::SupervisorMetrics => version.has_supervisor_metrics(),
-        }
+        self.since_change.is_none_or(|c| version.has(c))
+    }
+
+    pub fn in_command(&self, command: Command) -> bool {
+        self.commands.contains(&command)
     }
 }
 
-/// The flag named `name` (long or short form) if `version` has it.
-pub fn lookup(name: &str, version: &K3sVersion) -> Option<&'static Flag> {
-    FLAGS
+/// Every flag of the table, in table order.
+pub fn all() -> &'static [Flag] {
+    static CELL: OnceLock<Vec<Flag>> = OnceLock::new();
+    CELL.get_or_init(|| {
+        releases::flags()
+            .iter()
+            .map(|f| Flag {
+                name: f.name.as_str(),
+                short: f.short.as_deref(),
+                kind: match f.kind {
+                    FlagKind::Bool => Kind::Bool,
+                    FlagKind::List => Kind::List,
+                    FlagKind::String | FlagKind::Int | FlagKind::Duration => Kind::Value,
+                },
+                commands: &f.commands,
+                since_change: f.since_change.as_deref(),
+            })
+            .collect()
+    })
+}
+
+/// The flag named `name` (long or short form) if `command` of `version` has it.
+pub fn lookup(name: &str, version: &K3sVersion, command: Command) -> Option<&'static Flag> {
+    all()
         .iter()
         .find(|f| f.name == name || f.short == Some(name))
-        .filter(|f| f.available_in(version))
+        .filter(|f| f.in_command(command) && f.available_in(version))
 }
 
 /// One flag occurrence, by canonical name.
@@ -211,7 +89,7 @@ pub struct Parsed {
 /// Parses flags in order. `--flag value` takes the next argument only for
 /// value flags the stand-in knows; an unknown `--foo` never swallows the next
 /// argument, which keeps leniency from eating real flags.
-pub fn parse(args: &[String], version: &K3sVersion) -> Result<Parsed, String> {
+pub fn parse(args: &[String], version: &K3sVersion, command: Command) -> Result<Parsed, String> {
     let mut out = Parsed::default();
     let mut i = 0;
     while i < args.len() {
@@ -232,7 +110,7 @@ pub fn parse(args: &[String], version: &K3sVersion) -> Result<Parsed, String> {
             Some((n, v)) => (n, Some(v.to_string())),
             None => (stripped, None),
         };
-        let Some(flag) = lookup(name, version) else {
+        let Some(flag) = lookup(name, version, command) else {
             out.unknown.push(format!("--{name}"));
             continue;
         };
@@ -285,6 +163,30 @@ mod tests {
         K3sVersion::parse(text).expect("valid version")
     }
 
+    fn parse_server(args: &[String], version: &K3sVersion) -> Result<Parsed, String> {
+        parse(args, version, Command::Server)
+    }
+
+    #[test]
+    fn commands_have_their_own_flags() {
+        let v = v("v1.33.4+k3s1");
+        assert!(lookup("cluster-init", &v, Command::Server).is_some());
+        assert!(lookup("cluster-init", &v, Command::Agent).is_none());
+        assert!(lookup("disable-apiserver-lb", &v, Command::Agent).is_some());
+        assert!(lookup("disable-apiserver-lb", &v, Command::Server).is_none());
+        assert_eq!(
+            lookup("s", &v, Command::Agent).map(|f| f.name),
+            Some("server")
+        );
+        assert!(lookup("secrets-encryption-provider", &v, Command::Server).is_some());
+        assert!(lookup(
+            "secrets-encryption-provider",
+            &K3sVersion::parse("v1.32.3+k3s1").expect("v"),
+            Command::Server
+        )
+        .is_none());
+    }
+
     #[test]
     fn parses_long_short_inline_and_bool_forms() {
         let args = strings(&[
@@ -297,7 +199,7 @@ mod tests {
             "traefik",
             "--disable=servicelb",
         ]);
-        let parsed = parse(&args, &v("v1.33.4+k3s1")).expect("parses");
+        let parsed = parse_server(&args, &v("v1.33.4+k3s1")).expect("parses");
         let pairs: Vec<(&str, &str)> = parsed
             .values
             .iter()
@@ -320,7 +222,7 @@ mod tests {
     #[test]
     fn unknown_flags_are_collected_without_eating_the_next_flag() {
         let args = strings(&["--foo", "--bar=1", "--cluster-init"]);
-        let parsed = parse(&args, &v("v1.33.4+k3s1")).expect("parses");
+        let parsed = parse_server(&args, &v("v1.33.4+k3s1")).expect("parses");
         assert_eq!(parsed.unknown, vec!["--foo", "--bar"]);
         assert_eq!(parsed.values.len(), 1);
     }
@@ -328,20 +230,20 @@ mod tests {
     #[test]
     fn gated_flags_are_unknown_before_their_release() {
         let args = strings(&["--embedded-registry", "--supervisor-metrics"]);
-        let old = parse(&args, &v("v1.26.12+k3s1")).expect("parses");
+        let old = parse_server(&args, &v("v1.26.12+k3s1")).expect("parses");
         assert_eq!(
             old.unknown,
             vec!["--embedded-registry", "--supervisor-metrics"]
         );
-        let mid = parse(&args, &v("v1.29.1+k3s2")).expect("parses");
+        let mid = parse_server(&args, &v("v1.29.1+k3s2")).expect("parses");
         assert_eq!(mid.unknown, vec!["--supervisor-metrics"]);
-        let new = parse(&args, &v("v1.33.4+k3s1")).expect("parses");
+        let new = parse_server(&args, &v("v1.33.4+k3s1")).expect("parses");
         assert!(new.unknown.is_empty());
     }
 
     #[test]
     fn value_flag_without_value_is_an_error() {
-        assert!(parse(&strings(&["--token"]), &v("v1.33.4+k3s1")).is_err());
+        assert!(parse_server(&strings(&["--token"]), &v("v1.33.4+k3s1")).is_err());
     }
 
     #[test]

@@ -331,7 +331,14 @@ impl ClientResponse {
 pub enum Auth<'a> {
     None,
     Basic(&'a str, &'a str),
+    Bearer(&'a str),
+    /// A kubeconfig's `client-certificate-data`. Without TLS the stand-in
+    /// cannot present it in a handshake, so it travels in this header.
+    ClientCert(&'a str),
 }
+
+/// The header that carries a client certificate (stand-in only, see `Auth`).
+pub const CLIENT_CERT_HEADER: &str = "X-Repro-Sim-Client-Certificate";
 
 /// One request with `Connection: close`; the whole body is read to EOF.
 pub fn request(
@@ -398,11 +405,14 @@ pub fn request(
         if path.is_empty() { "/" } else { path },
         url.host_port()
     );
-    if let Auth::Basic(user, pw) = auth {
-        head.push_str(&format!(
+    match auth {
+        Auth::None => {}
+        Auth::Basic(user, pw) => head.push_str(&format!(
             "Authorization: Basic {}\r\n",
             base64_encode(format!("{user}:{pw}").as_bytes())
-        ));
+        )),
+        Auth::Bearer(token) => head.push_str(&format!("Authorization: Bearer {token}\r\n")),
+        Auth::ClientCert(data) => head.push_str(&format!("{CLIENT_CERT_HEADER}: {data}\r\n")),
     }
     let body = body.unwrap_or(&[]);
     if method != "GET" || !body.is_empty() {

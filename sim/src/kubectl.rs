@@ -63,6 +63,28 @@ pub fn parse_args(args: &[String]) -> Result<KubectlArgs, String> {
 struct Kubeconfig {
     #[serde(default)]
     clusters: Vec<NamedCluster>,
+    #[serde(default)]
+    users: Vec<NamedUser>,
+}
+
+#[derive(Deserialize)]
+struct NamedUser {
+    user: UserEntry,
+}
+
+#[derive(Deserialize, Default)]
+struct UserEntry {
+    #[serde(rename = "client-certificate-data", default)]
+    client_certificate_data: Option<String>,
+    #[serde(default)]
+    token: Option<String>,
+}
+
+/// What a kubeconfig says: the first cluster's server and the first user's
+/// credential (k3s's kubeconfig has one of each).
+struct Loaded {
+    server: Option<String>,
+    user: UserEntry,
 }
 
 #[derive(Deserialize)]
@@ -75,7 +97,7 @@ struct ClusterEntry {
     server: String,
 }
 
-fn server_from_kubeconfig(path: &str) -> Result<String, String> {
+fn read_kubeconfig(path: &str) -> Result<Loaded, String> {
     let text = std::fs::read_to_string(path).map_err(|e| {
         let why = match e.kind() {
             std::io::ErrorKind::NotFound => "no such file or directory".to_string(),
@@ -86,11 +108,15 @@ fn server_from_kubeconfig(path: &str) -> Result<String, String> {
     })?;
     let kc: Kubeconfig = serde_saphyr::from_str(&text)
         .map_err(|_| format!("error: error loading config file \"{path}\": invalid kubeconfig"))?;
-    kc.clusters
-        .into_iter()
-        .next()
-        .map(|c| c.cluster.server)
-        .ok_or_else(|| "error: no configuration has been provided".to_string())
+    Ok(Loaded {
+        server: kc.clusters.into_iter().next().map(|c| c.cluster.server),
+        user: kc
+            .users
+            .into_iter()
+            .next()
+            .map(|u| u.user)
+            .unwrap_or_default(),
+    })
 }
 
 /// kubectl's wording for a non-2xx answer.
@@ -144,37 +170,40 @@ pub fn run(args: &[String]) -> i32 {
             "error: the k3s stand-in's kubectl only supports `get --raw PATH` (optionally with --server and --kubeconfig)",
         );
     }
-    let server = match parsed.server {
-        Some(s) => s,
-        None => {
-            let path = parsed
-                .kubeconfig
-                .or_else(|| std::env::var("KUBECONFIG").ok().filter(|k| !k.is_empty()))
-                .unwrap_or_else(|| DEFAULT_KUBECONFIG.to_string());
-            match server_from_kubeconfig(&path) {
-                Ok(s) => s,
-                Err(e) => return fail(&e),
-            }
-        }
+    // kubectl loads the kubeconfig even with --server: the credential is there.
+    let path = parsed
+        .kubeconfig
+        .clone()
+        .or_else(|| std::env::var("KUBECONFIG").ok().filter(|k| !k.is_empty()))
+        .unwrap_or_else(|| DEFAULT_KUBECONFIG.to_string());
+    let loaded = match read_kubeconfig(&path) {
+        Ok(l) => l,
+        // A missing default kubeconfig is fine when --server is given.
+        Err(_) if parsed.server.is_some() && parsed.kubeconfig.is_none() => Loaded {
+            server: None,
+            user: UserEntry::default(),
+        },
+        Err(e) => return fail(&e),
+    };
+    let Some(server) = parsed.server.clone().or(loaded.server) else {
+        return fail("error: no configuration has been provided");
+    };
+    let auth = match (&loaded.user.client_certificate_data, &loaded.user.token) {
+        (Some(cert), _) => Auth::ClientCert(cert),
+        (None, Some(token)) => Auth::Bearer(token),
+        (None, None) => Auth::None,
     };
     let url = match Url::parse(&server) {
         Ok(u) => u,
         Err(e) => return fail(&format!("error: {e}")),
     };
     let raw = parsed.raw.unwrap_or_default();
-    let path = if raw.starts_with('/') {
+    let raw_path = if raw.starts_with('/') {
         raw
     } else {
         format!("/{raw}")
     };
-    match http::request(
-        "GET",
-        &url,
-        &path,
-        &Auth::None,
-        None,
-        Duration::from_secs(30),
-    ) {
+    match http::request("GET", &url, &raw_path, &auth, None, Duration::from_secs(30)) {
         Ok(resp) if resp.status / 100 == 2 => {
             let mut out = std::io::stdout().lock();
             let _ = out.write_all(&resp.body);

@@ -52,11 +52,18 @@ pub fn fatal(msg: impl AsRef<str>) -> ! {
 }
 
 fn emit(level: Level, msg: &str) {
-    let line = format_line(SystemTime::now(), level, msg);
+    raw(&format_line(SystemTime::now(), level, msg));
+}
+
+/// Writes a line that is not logrus's (klog lines of the embedded kubelet).
+pub fn raw(line: &str) {
     let _guard = STDERR_LOCK.lock().unwrap_or_else(|e| e.into_inner());
     let mut err = std::io::stderr().lock();
     // A closed stderr must not kill the node: k3s would not die either.
     let _ = err.write_all(line.as_bytes());
+    if !line.ends_with('\n') {
+        let _ = err.write_all(b"\n");
+    }
     let _ = err.flush();
 }
 
@@ -130,6 +137,22 @@ pub fn rfc3339_utc(at: SystemTime) -> String {
         rem / 3600,
         (rem % 3600) / 60,
         rem % 60
+    )
+}
+
+/// UTC month, day, hour, minute, second and microseconds, for klog headers.
+pub fn utc_parts(at: SystemTime) -> (u32, u32, u64, u64, u64, u32) {
+    let since = at.duration_since(UNIX_EPOCH).unwrap_or_default();
+    let secs = since.as_secs();
+    let (_, m, d) = civil_from_days((secs / 86_400) as i64);
+    let rem = secs % 86_400;
+    (
+        m,
+        d,
+        rem / 3600,
+        (rem % 3600) / 60,
+        rem % 60,
+        since.subsec_micros(),
     )
 }
 

@@ -3,7 +3,9 @@
 //! bootstrap rules, the k3s #12753 bug by version, `kubectl get --raw`).
 //! See sim/README.md for what it models and what it does not.
 
+mod agent;
 mod bootstrap;
+mod cgroup;
 mod cli;
 mod config;
 mod datastore;
@@ -12,10 +14,12 @@ mod flags;
 mod host;
 mod http;
 mod kubectl;
+mod loadbalancer;
 mod logs;
 mod metrics;
 mod node;
 mod registries;
+mod releases;
 mod version;
 
 use cli::Invocation;
@@ -27,7 +31,10 @@ fn main() {
             exit_on_signals();
             node::run_server(&args)
         }
-        Invocation::Agent(_) => cli::run_agent_command(),
+        Invocation::Agent(args) => {
+            exit_on_signals();
+            agent::run_command(&args)
+        }
         Invocation::Kubectl(args) => kubectl::run(&args),
         Invocation::Rm(args) => cli::run_rm(&args),
         Invocation::Version => {

@@ -1,28 +1,29 @@
-//! One boot of `k3s server`: the server part, then the agent part.
+//! One boot of `k3s server`: the server part, with the agent alongside.
 //!
-//! Prints k3s's log lines in k3s's order (see README "Log lines per role").
-//! The server part ends with `k3s is up and running`; only then does the agent
-//! part start (registry, containerd, kubelet), because real k3s can print the
-//! ready line before its agent reaches the embedded registry, and repro has to
-//! cope with that.
+//! Prints k3s's log lines in k3s's order (see README "Log lines per role"):
+//! the datastore and apiserver start, then the agent (agent.rs: registry,
+//! containerd, kubelet) runs in its own thread while the server waits for the
+//! apiserver/etcd to be ready, and `k3s is up and running` comes once the
+//! agent reached its kubelet — or while the agent is stuck waiting for a
+//! server, as k3s's readiness does not depend on its agent.
 
 use std::net::TcpListener;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{mpsc, Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
-use crate::bootstrap::{self, AgentSource, CriticalArgs, Datastore, Wire, WireExtra};
+use crate::agent::{self, Features, Plan};
+use crate::bootstrap::{self, CriticalArgs, Datastore, Wire, WireExtra};
 use crate::config::{self, ServerConfig};
 use crate::datastore::{self, ClusterState, Layout, Member};
 use crate::faults::{self, Faults};
 use crate::http::{self, Auth, Request, Response, Url};
 use crate::version::{K3sVersion, VERSION_ENV};
-use crate::{host, logs, metrics, registries};
+use crate::{host, logs, metrics};
 
 /// The prefix k3s puts on errors from cluster bootstrap.
 const BOOTSTRAP_ERR: &str = "Error: preparing server: failed to bootstrap cluster data: ";
 const CHECK_ERR: &str = "failed to check if bootstrap data has been initialized: ";
-const P2P_PORT: &str = "5001";
 const AGENT_LB_PORT: u16 = 6444;
 const FAKE_CA: &str = "-----BEGIN CERTIFICATE-----\nrepro-sim stand-in: no TLS, no CA (not k3s)\n-----END CERTIFICATE-----\n";
 
@@ -38,8 +39,7 @@ pub struct Shared {
     /// The local etcd's contents (nodes with etcd only).
     state: Mutex<Option<ClusterState>>,
     apiserver_ready: AtomicBool,
-    registry_up: AtomicBool,
-    metrics_mounted: AtomicBool,
+    features: Arc<Features>,
 }
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -107,7 +107,7 @@ impl Shared {
             version: &self.version.raw,
             apiserver: !self.cfg.disable_apiserver,
             agent_loadbalancer: lb.as_deref(),
-            registry: self.registry_up.load(Ordering::SeqCst),
+            registry: self.features.registry_up.load(Ordering::SeqCst),
             rss_bytes: metrics::rss_bytes(),
         })
     }
@@ -130,6 +130,7 @@ pub fn run_server(cli_args: &[String]) -> i32 {
         files: &files,
         env: &env,
         version: &version,
+        command: crate::releases::Command::Server,
     })
     .unwrap_or_else(|e| logs::fatal(e.to_string()));
     for warning in &loaded.warnings {
@@ -174,8 +175,7 @@ pub fn run_server(cli_args: &[String]) -> i32 {
         password: Mutex::new(None),
         state: Mutex::new(None),
         apiserver_ready: AtomicBool::new(false),
-        registry_up: AtomicBool::new(false),
-        metrics_mounted: AtomicBool::new(false),
+        features: Arc::new(Features::default()),
         cfg,
     });
 
@@ -211,6 +211,13 @@ pub fn run_server(cli_args: &[String]) -> i32 {
         Datastore::EtcdProxy => wait_for_proxied_datastore(&shared),
         _ => logs::info("etcd data store connection OK"),
     }
+
+    // The agent starts now and runs alongside; readiness waits for it to
+    // reach the kubelet, or to be stuck waiting for a server.
+    let (tx, rx) = mpsc::channel();
+    start_agent(&shared, tx);
+    let _ = rx.recv();
+
     if !shared.cfg.disable_apiserver {
         shared.apiserver_ready.store(true, Ordering::SeqCst);
         logs::info("Kube API server is now running");
@@ -221,9 +228,28 @@ pub fn run_server(cli_args: &[String]) -> i32 {
     }
     write_kubeconfig(&shared);
     logs::info("k3s is up and running");
-
-    run_agent(&shared);
     park_forever()
+}
+
+/// Starts the agent half in its own thread (`agent.Run` in k3s's `server.run`).
+fn start_agent(shared: &Arc<Shared>, progress: mpsc::Sender<agent::Progress>) {
+    let (bootstrap_url, proxy) = bootstrap::agent_bootstrap(&shared.cfg, &shared.version);
+    let plan = Plan {
+        version: shared.version.clone(),
+        cfg: shared.cfg.clone(),
+        node_name: shared.node_name.clone(),
+        ip: shared.ip.clone(),
+        bootstrap_url,
+        password: shared.password().unwrap_or_default(),
+        proxy,
+        etcd_agent: shared.cfg.disable_apiserver,
+        standalone: false,
+    };
+    let from_etcd = Arc::clone(shared);
+    let addresses: agent::Addresses =
+        Box::new(move || from_etcd.state().map(|s| s.apiservers).unwrap_or_default());
+    let features = Arc::clone(&shared.features);
+    std::thread::spawn(move || agent::run(plan, features, addresses, Some(progress)));
 }
 
 fn park_forever() -> ! {
@@ -692,8 +718,9 @@ fn write_kubeconfig(shared: &Shared) {
         shared.cfg.https_port
     };
     let fake = http::base64_encode(b"repro-sim stand-in: no certificates (not k3s)");
+    let cert = datastore::admin_certificate_data(&shared.password().unwrap_or_default());
     let text = format!(
-        "apiVersion: v1\nclusters:\n- cluster:\n    certificate-authority-data: {fake}\n    server: https://127.0.0.1:{port}\n  name: default\ncontexts:\n- context:\n    cluster: default\n    user: default\n  name: default\ncurrent-context: default\nkind: Config\npreferences: {{}}\nusers:\n- name: default\n  user:\n    client-certificate-data: {fake}\n    client-key-data: {fake}\n"
+        "apiVersion: v1\nclusters:\n- cluster:\n    certificate-authority-data: {fake}\n    server: https://127.0.0.1:{port}\n  name: default\ncontexts:\n- context:\n    cluster: default\n    user: default\n  name: default\ncurrent-context: default\nkind: Config\npreferences: {{}}\nusers:\n- name: default\n  user:\n    client-certificate-data: {cert}\n    client-key-data: {fake}\n"
     );
     let path = &shared.cfg.kubeconfig_out;
     let result = path
@@ -724,144 +751,6 @@ fn apiserver_args(shared: &Shared) -> String {
         port = shared.cfg.https_port,
         dom = shared.cfg.cluster_domain,
     )
-}
-
-fn kubelet_args(shared: &Shared) -> String {
-    let d = shared.cfg.data_dir.display();
-    let dns = shared
-        .local_args
-        .cluster_dns
-        .iter()
-        .map(|ip| ip.to_string())
-        .collect::<Vec<_>>()
-        .join(",");
-    format!(
-        "--address=0.0.0.0 --anonymous-auth=false --authentication-token-webhook=true --authorization-mode=Webhook --cgroup-driver=cgroupfs --client-ca-file={d}/agent/client-ca.crt --cloud-provider=external --cluster-dns={dns} --cluster-domain={dom} --container-runtime-endpoint=unix:///run/k3s/containerd/containerd.sock --eviction-hard=imagefs.available<5%,nodefs.available<5% --fail-swap-on=false --healthz-bind-address=127.0.0.1 --hostname-override={node} --kubeconfig={d}/agent/kubelet.kubeconfig --node-ip={ip} --pod-manifest-path={d}/agent/pod-manifests --read-only-port=0 --resolv-conf=/etc/resolv.conf --serialize-image-pulls=false --tls-cert-file={d}/agent/serving-kubelet.crt --tls-private-key-file={d}/agent/serving-kubelet.key",
-        dom = shared.cfg.cluster_domain,
-        node = shared.node_name,
-        ip = shared.ip,
-    )
-}
-
-/// The agent half of the server process (`pkg/agent/run.go`).
-fn run_agent(shared: &Shared) {
-    let served = match bootstrap::agent_source(&shared.cfg, &shared.version) {
-        AgentSource::Local => shared.local_args.clone(),
-        AgentSource::Remote(url) => {
-            fetch_agent_config(&url, &shared.password().unwrap_or_default())
-        }
-    };
-    let features = bootstrap::agent_features(&served, &shared.version);
-    if features.embedded_registry {
-        let (mirrors, problem) = registries::mirrored_registries(&shared.cfg.private_registry);
-        if let Some(problem) = problem {
-            logs::warn(problem);
-        }
-        if mirrors.is_empty() {
-            logs::error(
-                "Not starting distributed registry mirror: no registries configured for distributed mirroring",
-            );
-        } else {
-            let p2p = std::env::var("K3S_P2P_PORT")
-                .ok()
-                .filter(|p| p.parse::<u16>().is_ok_and(|n| n != 0))
-                .unwrap_or_else(|| P2P_PORT.to_string());
-            logs::info(format!(
-                "Starting distributed registry mirror at https://{}:{}/v2 for registries {}",
-                shared.ip,
-                shared.cfg.https_port,
-                datastore::go_list(&mirrors)
-            ));
-            logs::info(format!(
-                "Starting distributed registry P2P node at {}:{p2p}",
-                shared.ip
-            ));
-            shared.registry_up.store(true, Ordering::SeqCst);
-        }
-    }
-    // Supervisor metrics print nothing: the handler is just mounted.
-    if features.supervisor_metrics {
-        shared.metrics_mounted.store(true, Ordering::SeqCst);
-    }
-    let d = shared.cfg.data_dir.display();
-    logs::info(format!(
-        "Running containerd -c {d}/agent/etc/containerd/config.toml -a /run/k3s/containerd/containerd.sock --state /run/k3s/containerd --root {d}/agent/containerd"
-    ));
-    logs::info("containerd is now running");
-    if shared.cfg.disable_apiserver {
-        wait_for_apiserver_addresses(shared);
-    }
-    logs::info(format!("Running kubelet {}", kubelet_args(shared)));
-}
-
-/// The buggy path: the agent validates the joined server, then polls its
-/// `/v1-k3s/config` until it answers, logging as k3s's agent does.
-fn fetch_agent_config(text: &str, pw: &str) -> CriticalArgs {
-    let Ok(url) = Url::parse(text) else {
-        logs::fatal(format!("Error: invalid server url {text}"));
-    };
-    loop {
-        match http::request(
-            "GET",
-            &url,
-            "/cacerts",
-            &Auth::None,
-            None,
-            Duration::from_secs(10),
-        ) {
-            Ok(_) => break,
-            Err(e) => {
-                logs::error(format!(
-                    "Failed to validate connection to cluster at {text}: failed to get CA certs: {e}"
-                ));
-                std::thread::sleep(Duration::from_secs(2));
-            }
-        }
-    }
-    let path = "/v1-k3s/config";
-    loop {
-        let why = match http::request(
-            "GET",
-            &url,
-            path,
-            &Auth::Basic("node", pw),
-            None,
-            Duration::from_secs(10),
-        ) {
-            Ok(resp) if resp.status == 200 => match serde_json::from_slice::<Wire>(&resp.body) {
-                Ok(wire) => return CriticalArgs::from_wire(&wire),
-                Err(e) => e.to_string(),
-            },
-            Ok(resp) => format!(
-                "{}: {} {}",
-                url.with_path(path),
-                resp.status,
-                http::reason(resp.status)
-            ),
-            Err(e) => e.to_string(),
-        };
-        logs::info(format!(
-            "Waiting to retrieve agent configuration; server is not ready: failed to retrieve configuration from server: {why}"
-        ));
-        std::thread::sleep(Duration::from_secs(5));
-    }
-}
-
-/// etcd-only agents start the kubelet only once some apiserver has
-/// registered in etcd; k3s logs every 5 s while it waits.
-fn wait_for_apiserver_addresses(shared: &Shared) {
-    let started = Instant::now();
-    let mut next_log = Duration::from_secs(5);
-    loop {
-        if shared.state().is_some_and(|s| !s.apiservers.is_empty()) {
-            return;
-        }
-        std::thread::sleep(Duration::from_millis(250));
-        if started.elapsed() >= next_log {
-            logs::info("Waiting for apiserver addresses");
-            next_log += Duration::from_secs(5);
-        }
-    }
 }
 
 fn authorized(shared: &Shared, req: &Request) -> bool {
@@ -900,22 +789,68 @@ fn route(shared: &Shared, req: &Request) -> Response {
             }
             return Response::json(200, "{\"repro-sim\":\"no bootstrap data: stand-in\"}");
         }
+        "/v1-k3s/apiservers" => {
+            if !authorized(shared, req) {
+                return unauthorized();
+            }
+            let list: Vec<String> = shared
+                .state()
+                .map(|s| s.apiservers)
+                .unwrap_or_default()
+                .iter()
+                .map(|a| crate::loadbalancer::host_port(a))
+                .collect();
+            return Response::json(200, serde_json::to_string(&list).unwrap_or_default());
+        }
         DATASTORE_PATH => return datastore_endpoint(shared, req),
-        "/metrics" if shared.metrics_mounted.load(Ordering::SeqCst) => {
+        // The agent's https router: authn (client certificates, anonymous
+        // off) and authz on everything but /v2 and p2p (pkg/agent/https).
+        "/metrics" if shared.features.metrics_mounted.load(Ordering::SeqCst) => {
+            if !admin_client(shared, req) {
+                return status_unauthorized();
+            }
             return Response::text(200, shared.metrics_body());
         }
         _ => {}
     }
-    if (path == "/v2" || path.starts_with("/v2/")) && shared.registry_up.load(Ordering::SeqCst) {
+    if (path == "/v2" || path.starts_with("/v2/"))
+        && shared.features.registry_up.load(Ordering::SeqCst)
+    {
         return registry_endpoint(path);
     }
+    // Unmatched paths fall through to the apiserver handler, unauthenticated.
     if shared.cfg.disable_apiserver {
         return Response::text(503, "apiserver disabled");
     }
     if !shared.apiserver_ready.load(Ordering::SeqCst) {
         return Response::text(503, "apiserver not ready");
     }
+    // kube-apiserver runs with --anonymous-auth=false.
+    if !admin_client(shared, req) {
+        return status_unauthorized();
+    }
     apiserver_endpoint(shared, path)
+}
+
+/// The request carries this cluster's admin client certificate (the
+/// kubeconfig's `client-certificate-data`), or the server token as a bearer.
+fn admin_client(shared: &Shared, req: &Request) -> bool {
+    let Some(pw) = shared.password() else {
+        return false;
+    };
+    if req.header(http::CLIENT_CERT_HEADER) == Some(datastore::admin_certificate_data(&pw).as_str())
+    {
+        return true;
+    }
+    matches!(req.credential(), Some((None, token)) if token == pw)
+}
+
+/// The apiserver library's 401 body.
+fn status_unauthorized() -> Response {
+    Response::json(
+        401,
+        "{\"kind\":\"Status\",\"apiVersion\":\"v1\",\"metadata\":{},\"status\":\"Failure\",\"message\":\"Unauthorized\",\"reason\":\"Unauthorized\",\"code\":401}",
+    )
 }
 
 fn datastore_endpoint(shared: &Shared, req: &Request) -> Response {

@@ -59,40 +59,47 @@ impl K3sVersion {
         })
     }
 
-    /// First patch of each release line at which a feature or fix shipped;
-    /// lines newer than the last entry have it from `.0`, older lines never.
-    fn at_least(&self, firsts: &[(u32, u32)], from_line: u32) -> bool {
-        if self.major != 1 {
-            return self.major > 1;
-        }
-        if self.minor >= from_line {
-            return true;
-        }
-        firsts
-            .iter()
-            .find(|(line, _)| *line == self.minor)
-            .is_some_and(|(_, patch)| self.patch >= *patch)
+    /// Whether this release has a change of `releases/k3s-changes.yaml`.
+    pub fn has(&self, change: &str) -> bool {
+        crate::releases::has(change, self)
     }
 
     /// k3s #12753 (PR #12754, backports #12885/#12886/#12887): etcd-only
     /// servers with a `server:` URL stop bootstrapping their agent off the
-    /// joined node's supervisor. Fixed in v1.31.13, v1.32.9, v1.33.5 and all
-    /// of 1.34; every older line (≤ 1.30) stays buggy.
+    /// joined node's supervisor.
     pub fn has_etcd_only_bootstrap_fix(&self) -> bool {
-        self.at_least(&[(31, 13), (32, 9), (33, 5)], 34)
+        self.has("etcd-only-bootstrap-fix")
     }
 
-    /// `--embedded-registry` (spegel) shipped in v1.26.13, v1.27.10, v1.28.6
-    /// and v1.29.1 (January 2024).
+    /// `--embedded-registry` (spegel).
     pub fn has_embedded_registry(&self) -> bool {
-        self.at_least(&[(26, 13), (27, 10), (28, 6), (29, 1)], 30)
+        self.has("embedded-registry")
     }
 
-    /// `--supervisor-metrics` (k3s PR #10019, issue #9951) shipped with the
-    /// June 2024 releases: backports validated on v1.27.15, v1.28.11 and
-    /// v1.29.6; master was 1.30, released as v1.30.2.
+    /// `--supervisor-metrics` (k3s PR #10019).
     pub fn has_supervisor_metrics(&self) -> bool {
-        self.at_least(&[(27, 15), (28, 11), (29, 6), (30, 2)], 31)
+        self.has("supervisor-metrics")
+    }
+
+    /// `--secrets-encryption-provider` and the `EncryptProvider` critical arg.
+    pub fn has_encrypt_provider(&self) -> bool {
+        self.has("secrets-encryption-provider")
+    }
+
+    /// The `FlannelIPMasqDisableRandomFully` critical arg.
+    pub fn has_flannel_ip_masq_disable_random_fully(&self) -> bool {
+        self.has("flannel-ip-masq-disable-random-fully")
+    }
+
+    /// etcd-only agents switch their load balancer's default server to a
+    /// control-plane node, and log the newer wait message.
+    pub fn has_local_supervisor_default(&self) -> bool {
+        self.has("etcd-only-local-supervisor-default")
+    }
+
+    /// The kubelet no longer waits for apiserver addresses on etcd-only nodes.
+    pub fn has_agent_startup_sequencing(&self) -> bool {
+        self.has("agent-startup-sequencing")
     }
 
     /// `Major`/`Minor` for the apiserver `/version` document.
@@ -133,7 +140,8 @@ mod tests {
             ("v1.33.4+k3s1", false),
             ("v1.33.5+k3s1", true),
             ("v1.33.5-rc1+k3s1", true),
-            ("v1.34.0+k3s1", true),
+            // k3s never published v1.34.0+k3s1; the table lists v1.34.1+k3s1.
+            ("v1.34.0+k3s1", false),
             ("v1.34.1+k3s1", true),
             ("v1.35.0+k3s1", true),
         ];

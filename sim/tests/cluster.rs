@@ -1,6 +1,7 @@
 //! The stand-in on Docker, driven by hand with the `docker` CLI: the k3s
-//! #12753 steps on a buggy and a fixed version, the critical-config fatal,
-//! and the fault knobs.
+//! #12753 steps on a buggy version (under both `REPRO_SIM_CONFIG_SOURCE`
+//! values) and a fixed one, the critical-config fatal, the PID 1 rule on a
+//! (simulated) cgroup-v2 host, `k3s agent`, and the fault knobs.
 //!
 //! Needs a Docker engine and FAILS without one (nothing is skipped). Builds
 //! the static binary (`cargo build --target x86_64-unknown-linux-gnu` with
@@ -173,6 +174,10 @@ struct Cluster {
     c: Cleanup,
     image: String,
     network: String,
+    /// Extra env for every node created from now on.
+    env: Vec<String>,
+    /// Run nodes under docker-init (`--init`), as repro did before #9.
+    init: bool,
 }
 
 impl Cluster {
@@ -191,6 +196,8 @@ impl Cluster {
             c,
             image: image.to_string(),
             network,
+            env: Vec::new(),
+            init: true,
         }
     }
 
@@ -201,6 +208,10 @@ impl Cluster {
     /// Creates a node with its data on a named volume, then copies its
     /// `/etc/rancher/k3s` in (no bind mounts).
     fn create(&mut self, node: &str, config: &str, extra_env: &[&str]) {
+        self.create_cmd(node, config, extra_env, "server");
+    }
+
+    fn create_cmd(&mut self, node: &str, config: &str, extra_env: &[&str], command: &str) {
         let name = self.container(node);
         let volume = format!("{name}-data");
         docker_ok(&[
@@ -222,18 +233,25 @@ impl Cluster {
             &self.network,
             "--network-alias",
             node,
-            "--init",
             "--label",
             "io.repro.sim.test=1",
             "-v",
             &mount,
         ];
-        for env in extra_env {
+        if self.init {
+            args.push("--init");
+        }
+        let env = self.env.clone();
+        for e in env
+            .iter()
+            .map(String::as_str)
+            .chain(extra_env.iter().copied())
+        {
             args.push("-e");
-            args.push(env);
+            args.push(e);
         }
         args.push(&self.image);
-        args.push("server");
+        args.push(command);
         docker_ok(&args);
         self.c.containers.push(name.clone());
 
@@ -326,9 +344,37 @@ impl Cluster {
 
     /// `k3s kubectl … --raw /metrics` inside the node: (exit code, stdout, stderr).
     fn probe_metrics(&self, node: &str) -> (i32, String, String) {
+        self.exec(node, &METRICS_PROBE)
+    }
+
+    /// A file's content inside the node (copied out; the image has no shell).
+    fn read_file(&self, node: &str, path: &str) -> Option<String> {
+        let dest = self.c.tmp.join(format!("{node}-read"));
+        let _ = std::fs::remove_file(&dest);
+        let out = docker(&[
+            "cp",
+            &format!("{}:{path}", self.container(node)),
+            &dest.display().to_string(),
+        ]);
+        out.status
+            .success()
+            .then(|| std::fs::read_to_string(&dest).expect("copied file"))
+    }
+
+    fn ip(&self, node: &str) -> String {
+        docker_ok(&[
+            "inspect",
+            "-f",
+            "{{range .NetworkSettings.Networks}}{{.IPAddress}}{{end}}",
+            &self.container(node),
+        ])
+    }
+
+    /// A command inside the node: (exit code, stdout, stderr).
+    fn exec(&self, node: &str, command: &[&str]) -> (i32, String, String) {
         let name = self.container(node);
         let mut args = vec!["exec", name.as_str()];
-        args.extend(METRICS_PROBE);
+        args.extend(command);
         let out = docker(&args);
         (
             out.status.code().unwrap_or(-1),
@@ -368,8 +414,7 @@ fn cp_config(extra: &str) -> String {
 }
 
 /// 3 etcd-only + 1 control-plane-only, all ready, kubelets running.
-fn etcd_split(label: &str, image: &str) -> Cluster {
-    let mut cl = Cluster::new(label, image);
+fn etcd_split_on(mut cl: Cluster) -> Cluster {
     cl.create("etcd-1", &etcd_config("", true), &[]);
     cl.create("etcd-2", &etcd_config("", false), &[]);
     cl.create("etcd-3", &etcd_config("", false), &[]);
@@ -388,15 +433,42 @@ fn etcd_split(label: &str, image: &str) -> Cluster {
     for node in ["etcd-1", "etcd-2", "etcd-3", "cp-1"] {
         cl.wait_for(node, 1, "Running kubelet");
     }
-    eprintln!("{label}: etcd-1 ready {ready_after:?} after docker start");
+    // The etcd-only joiners' load balancers learn cp-1's address from etcd
+    // and save it (k3s-agent-load-balancer.json), as k3s does.
+    let cp = format!("{}:6443", cl.ip("cp-1"));
+    // (Buggy: `Adding server to load balancer …: <cp>`; a fixed release
+    // first moves its default off the local supervisor: `… default server: <cp>`.)
+    for node in ["etcd-2", "etcd-3"] {
+        cl.wait_for(node, 1, "load balancer k3s-agent-load-balancer");
+        cl.wait_for(node, 1, &cp);
+    }
+    eprintln!(
+        "{}: etcd-1 ready {ready_after:?} after docker start",
+        cl.c.prefix
+    );
     cl
 }
 
 // --------------------------------------------------------------------- tests
 
+/// Which k3s the stand-in plays: fixed, or buggy with the joiner's config
+/// coming through the load balancer (k3s's code) or from the joined node
+/// (#12753's steps as written).
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum World {
+    Fixed,
+    BugLoadBalancer,
+    BugJoined,
+}
+
 /// k3s #12753 by hand, registry then supervisor metrics, on one cluster.
-fn replay_12753(label: &str, image: &str, buggy: bool) {
-    let cl = etcd_split(label, image);
+fn replay_12753(label: &str, image: &str, world: World) {
+    let buggy = world != World::Fixed;
+    let mut cl = Cluster::new(label, image);
+    if world == World::BugJoined {
+        cl.env.push("REPRO_SIM_CONFIG_SOURCE=joined".into());
+    }
+    let cl = etcd_split_on(cl);
     let boot1 = cl.boot("etcd-2", 1).expect("boot 1");
     assert!(boot1.contains("Adding member etcd-2-"), "{boot1}");
     assert!(
@@ -425,10 +497,24 @@ fn replay_12753(label: &str, image: &str, buggy: bool) {
             !buggy,
             "step 2, {node}:\n{boot}"
         );
-        // The ready line comes before the agent's registry lines.
+        // k3s's order within a boot: registry, containerd, kubelet, ready.
+        let at = |needle: &str| {
+            boot.find(needle)
+                .unwrap_or_else(|| panic!("{needle}:\n{boot}"))
+        };
         if !buggy {
-            let ready = boot.find("k3s is up and running").expect("ready");
-            assert!(ready < boot.find(REGISTRY_UP).expect("registry"));
+            assert!(at(REGISTRY_UP) < at("Running containerd"));
+        }
+        assert!(at("Running containerd") < at("Running kubelet"));
+        let ready = cl.wait_for(node, 2, "k3s is up and running");
+        assert!(ready.find("Running kubelet") < ready.find("k3s is up and running"));
+        // Where the served config came from: the saved server (cp-1) first
+        // through the load balancer; the joined node when told so.
+        if world == World::BugLoadBalancer {
+            assert!(
+                boot.contains("@UNCHECKED->RECOVERING from successful dial"),
+                "{boot}"
+            );
         }
     }
 
@@ -446,13 +532,34 @@ fn replay_12753(label: &str, image: &str, buggy: bool) {
         "{boot}"
     );
 
-    // Step 4: restart etcd-2 and etcd-3 again: now up in both versions.
+    // Step 4: restart etcd-2 and etcd-3 again. Fixed: up. Buggy: up only if
+    // the joiner reads etcd-1 (#12753's words); through the load balancer it
+    // reads cp-1, which has no registry: still down.
     for node in ["etcd-2", "etcd-3"] {
         cl.restart(node);
     }
     for node in ["etcd-2", "etcd-3"] {
         let boot = cl.wait_for(node, 3, "Running kubelet");
-        assert!(boot.contains(REGISTRY_UP), "step 4, {node}:\n{boot}");
+        assert_eq!(
+            boot.contains(REGISTRY_UP),
+            world != World::BugLoadBalancer,
+            "step 4, {node} ({world:?}):\n{boot}"
+        );
+    }
+    if buggy {
+        let saved = cl
+            .read_file(
+                "etcd-2",
+                "/var/lib/rancher/k3s/agent/etc/k3s-agent-load-balancer.json",
+            )
+            .expect("load balancer file");
+        assert_eq!(
+            saved,
+            format!(
+                "{{\n  \"ServerURL\": \"https://etcd-1:6443\",\n  \"ServerAddresses\": [\n    \"{}:6443\"\n  ]\n}}",
+                cl.ip("cp-1")
+            )
+        );
     }
 
     // rke2#8465: supervisor-metrics on etcd-2/3 first.
@@ -526,13 +633,118 @@ fn replay_12753(label: &str, image: &str, buggy: bool) {
 #[test]
 fn issue_12753_reproduces_on_v1_33_4() {
     let (buggy, _) = images();
-    replay_12753("bug", buggy, true);
+    replay_12753("bug", buggy, World::BugLoadBalancer);
+}
+
+#[test]
+fn issue_12753_as_its_steps_tell_it_with_config_source_joined() {
+    let (buggy, _) = images();
+    replay_12753("joined", buggy, World::BugJoined);
 }
 
 #[test]
 fn issue_12753_is_fixed_on_v1_33_5() {
     let (_, fixed) = images();
-    replay_12753("fix", fixed, false);
+    replay_12753("fix", fixed, World::Fixed);
+}
+
+/// On a cgroup-v2 host (simulated here: these machines are v1) a k3s that is
+/// not PID 1 fails at its kubelet; as PID 1 (no docker-init) it comes up.
+#[test]
+fn cgroup_v2_needs_k3s_as_pid_1() {
+    let (_, fixed) = images();
+    let mut cl = Cluster::new("cgv2", fixed);
+    cl.env.push("REPRO_SIM_CGROUP=v2".into());
+    cl.create("under-init", &etcd_config("", true), &[]);
+    cl.init = false;
+    cl.create("as-pid1", &etcd_config("", true), &[]);
+
+    cl.start("under-init");
+    assert_eq!(cl.wait_exit("under-init"), 1);
+    let boot = cl.boot("under-init", 1).expect("boot");
+    let kubelet = boot.find("Running kubelet").expect("kubelet step");
+    let failed = boot
+        .find(r#"kubelet.go:1423] "Failed to start ContainerManager" err="cannot enter cgroupv2 \"/sys/fs/cgroup/kubepods\" with domain controllers -- it is in an invalid state""#)
+        .unwrap_or_else(|| panic!("no kubelet failure:\n{boot}"));
+    assert!(kubelet < failed);
+    assert!(!boot.contains("k3s is up and running"), "{boot}");
+
+    cl.start("as-pid1");
+    cl.wait_for("as-pid1", 1, "k3s is up and running");
+    // SIGTERM still ends PID 1 (it has handlers, so the kernel delivers it).
+    docker_ok(&["stop", "-t", "10", &cl.container("as-pid1")]);
+    assert_eq!(cl.wait_exit("as-pid1"), 0);
+}
+
+/// `k3s agent`, k3s's unknown-key warning, and `/metrics` only for a client
+/// with the kubeconfig's certificate.
+#[test]
+fn agents_unknown_keys_and_metrics_auth() {
+    let (buggy, _) = images();
+    let mut cl = Cluster::new("agent", buggy);
+    cl.create(
+        "server-1",
+        &format!("cluster-init: true\ntoken: {TOKEN}\nsupervisor-metrics: true\nembeded-registry: true\n"),
+        &[],
+    );
+    cl.create_cmd(
+        "agent-1",
+        &format!("server: https://server-1:6443\ntoken: {TOKEN}\n"),
+        &[],
+        "agent",
+    );
+    cl.start("server-1");
+    cl.wait_for("server-1", 1, "k3s is up and running");
+    // Config warnings come before the banner, as in k3s.
+    let log = cl.logs("server-1");
+    assert!(
+        log.contains(r#"level=warning msg="Unknown flag --embeded-registry found in config.yaml, skipping\n""#),
+        "{log}"
+    );
+    cl.start("agent-1");
+    let log = {
+        let deadline = Instant::now() + WAIT;
+        loop {
+            let log = cl.logs("agent-1");
+            if log.contains("\"Successfully registered node\" node=\"agent-1\"") {
+                break log;
+            }
+            assert!(Instant::now() < deadline, "agent never registered:\n{log}");
+            std::thread::sleep(Duration::from_millis(200));
+        }
+    };
+    assert!(
+        log.contains("msg=\"Starting k3s agent v1.33.4+k3s1 (repro-sim)\""),
+        "{log}"
+    );
+    assert!(log.contains("Running kubelet "), "{log}");
+
+    let (code, out, _) = cl.probe_metrics("server-1");
+    assert_eq!(code, 0);
+    assert!(out.starts_with("# HELP "), "{out}");
+    // No credential: the apiserver refuses anonymous requests.
+    cl.put(
+        "server-1",
+        "/tmp/anonymous.yaml",
+        "apiVersion: v1\nclusters:\n- cluster:\n    server: https://127.0.0.1:6443\n  name: default\n",
+    );
+    let (code, _, err) = cl.exec(
+        "server-1",
+        &[
+            "k3s",
+            "kubectl",
+            "--kubeconfig",
+            "/tmp/anonymous.yaml",
+            "get",
+            "--raw",
+            "/metrics",
+        ],
+    );
+    assert_eq!(code, 1);
+    assert_eq!(
+        err.trim(),
+        "error: You must be logged in to the server (Unauthorized)"
+    );
 }
 
 #[test]

@@ -53,9 +53,22 @@ pub fn write_stdout(text: &str) -> std::io::Result<()> {
     }
 }
 
+/// Set by a command whose stdout carries one JSON document (`matrix --format json`): the lines
+/// for people then go to stderr, so `repro matrix --format json | jq` reads clean JSON.
+static PEOPLE_TO_STDERR: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// Sends every later [`out`] line to stderr (see `PEOPLE_TO_STDERR`).
+pub fn people_to_stderr() {
+    PEOPLE_TO_STDERR.store(true, std::sync::atomic::Ordering::SeqCst);
+}
+
 /// Prints a line to stdout; a closed pipe is the reader's choice, and a stdout that cannot be
 /// written has nobody left to tell.
 pub fn out(text: &str) {
+    if PEOPLE_TO_STDERR.load(std::sync::atomic::Ordering::SeqCst) {
+        eprintln!("{text}");
+        return;
+    }
     let _ = write_stdout(&format!("{text}\n"));
 }
 

@@ -2,22 +2,64 @@
 
 use std::path::Path;
 
+use serde_json::json;
+
 use crate::catalog::{self, Catalog};
-use crate::cli::Global;
+use crate::cli::{Format, Global, ListArgs};
 use crate::cmd::common::write_stdout;
 use crate::error::Error;
 use crate::exit;
 use crate::table::table;
 
-pub fn run(g: &Global) -> Result<i32, Error> {
+pub fn run(g: &Global, a: &ListArgs) -> Result<i32, Error> {
     let root = catalog::find_root(g.root.as_deref());
     let cat = Catalog::load(root.as_deref()).map_err(|d| {
         Error::bad_input(format!(
             "{d}fix these first: `repro validate` shows the same problems"
         ))
     })?;
-    write_stdout(&render(&cat, root.as_deref())).map_err(anyhow::Error::from)?;
+    let text = match a.format {
+        Format::Text => render(&cat, root.as_deref()),
+        Format::Json => render_json(&cat),
+    };
+    write_stdout(&text).map_err(anyhow::Error::from)?;
     Ok(exit::OK)
+}
+
+/// The same lists for scripts: every check (with its `fixed-in` and file) and topology (with
+/// its nodes), sorted by name.
+pub fn render_json(cat: &Catalog) -> String {
+    let mut checks: Vec<_> = cat.checks.iter().map(|(c, _)| c).collect();
+    checks.sort_by(|a, b| a.name.cmp(&b.name));
+    let mut topologies: Vec<_> = cat.topologies.iter().collect();
+    topologies.sort_by(|a, b| a.name.cmp(&b.name));
+    let v = json!({
+        "checks": checks.iter().map(|c| json!({
+            "name": c.name,
+            "topology": c.topology,
+            "issue": c.issue,
+            "summary": c.summary,
+            "fixed_in": c.fixed_in.firsts.iter().map(|v| v.to_string()).collect::<Vec<_>>(),
+            "steps": c.steps.len(),
+            "file": c.path.display().to_string(),
+        })).collect::<Vec<_>>(),
+        "topologies": topologies.iter().map(|t| json!({
+            "name": t.name,
+            "description": t.description,
+            "k3s_version": t.default_version.to_string(),
+            "nodes": t.nodes.iter().map(|n| json!({
+                "name": n.name,
+                "role": n.role.as_str(),
+                "init": n.init,
+                "join": n.join,
+                "deferred": n.deferred,
+            })).collect::<Vec<_>>(),
+            "file": t.path.display().to_string(),
+        })).collect::<Vec<_>>(),
+    });
+    let mut s = serde_json::to_string_pretty(&v).unwrap_or_default();
+    s.push('\n');
+    s
 }
 
 pub fn render(cat: &Catalog, root: Option<&Path>) -> String {

@@ -14,7 +14,7 @@ use tokio::sync::Semaphore;
 use tokio_util::sync::CancellationToken;
 
 use crate::catalog::{self, Catalog};
-use crate::cli::{Emit, Global, MatrixArgs};
+use crate::cli::{Emit, Format, Global, MatrixArgs};
 use crate::docker::Engine;
 use crate::error::Error;
 use crate::exit;
@@ -162,6 +162,9 @@ pub async fn run(g: &Global, a: &MatrixArgs) -> Result<i32, Error> {
         return Ok(exit::OK);
     }
 
+    if a.format == Format::Json {
+        super::common::people_to_stderr();
+    }
     // Docker from here on. The matrix folder comes first: whatever breaks before the runs,
     // its summary still lists every cell and why it did not run.
     let dir = a.options.results.join(stamped("matrix"));
@@ -262,6 +265,10 @@ pub async fn run(g: &Global, a: &MatrixArgs) -> Result<i32, Error> {
         summary.exit_code
     };
     out(&format!("exit: {code}"));
+    if a.format == Format::Json {
+        let json = serde_json::to_string_pretty(&summary).map_err(anyhow::Error::from)?;
+        super::common::write_stdout(&format!("{json}\n")).map_err(anyhow::Error::from)?;
+    }
     Ok(code)
 }
 

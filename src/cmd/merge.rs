@@ -1,6 +1,9 @@
 //! `repro merge <dirs>… [--out DIR]`: runs made on different machines (CI runners) into one
 //! summary.json and junit.xml, and the same table `repro matrix` prints.
 //!
+//! With `--plan FILE` (the fan-out JSON or a summary.json), every planned cell no input wrote a
+//! result for is a NOT RUN row, so a CI job that died before uploading anything still shows.
+//!
 //! Exit codes: 2 when an input is missing or not a valid repro file (the message names it, with
 //! the JSON line and column); otherwise as `repro matrix`, the worst of the merged cells
 //! (130 > 3 > 1 > 4 > 0): 3 a run broke, 1 a regression or unexpected fix, 4 an inconclusive
@@ -14,7 +17,17 @@ use super::common::out;
 use super::matrix::print_report;
 
 pub async fn run(_g: &Global, a: &MergeArgs) -> Result<i32, Error> {
-    let cells = merge::collect(&a.dirs, &a.out).map_err(|e| Error::bad_input(e.to_string()))?;
+    let plan = a
+        .plan
+        .as_deref()
+        .map(merge::read_plan)
+        .transpose()
+        .map_err(|e| Error::bad_input(e.to_string()))?;
+    let mut cells = merge::collect_inputs(&a.dirs, &a.out, plan.is_some())
+        .map_err(|e| Error::bad_input(e.to_string()))?;
+    if let Some(plan) = &plan {
+        merge::add_not_run(&mut cells, plan);
+    }
     let argv: Vec<String> = std::env::args().collect();
     let inputs = a.dirs.iter().map(|d| d.display().to_string()).collect();
     let summary = Summary::new(argv, inputs, cells);
@@ -24,13 +37,21 @@ pub async fn run(_g: &Global, a: &MergeArgs) -> Result<i32, Error> {
             a.out.display()
         )));
     }
-    out(&format!(
-        "merged {} run{} from {} input{}",
-        summary.cells.len(),
-        if summary.cells.len() == 1 { "" } else { "s" },
+    let wrote_nothing = summary.cells.iter().filter(|c| c.run_id.is_none()).count();
+    let ran = summary.cells.len() - wrote_nothing;
+    let mut line = format!(
+        "merged {ran} run{} from {} input{}",
+        if ran == 1 { "" } else { "s" },
         a.dirs.len(),
         if a.dirs.len() == 1 { "" } else { "s" }
-    ));
+    );
+    if let Some(p) = &a.plan {
+        line.push_str(&format!(
+            "; {wrote_nothing} of the cells planned in {} wrote nothing",
+            p.display()
+        ));
+    }
+    out(&line);
     print_report(&summary, &a.out);
     out(&format!("exit: {}", summary.exit_code));
     Ok(summary.exit_code)

@@ -4,9 +4,12 @@
 mod bisect;
 mod clean;
 pub mod common;
+mod docs;
+mod inspect;
 mod list;
 mod matrix;
 mod merge;
+mod nightly_issues;
 mod plan;
 mod redact;
 mod report;
@@ -28,7 +31,7 @@ pub fn dispatch(cli: Cli) -> Result<i32, Error> {
     rt.block_on(async move {
         match cli.command {
             Command::Validate(a) => validate::run(&g, &a),
-            Command::List => list::run(&g),
+            Command::List(a) => list::run(&g, &a),
             Command::Plan(a) => plan::run(&g, &a),
             Command::Run(a) => run::run(&g, &a).await,
             Command::Clean(a) => clean::run(&g, &a).await,
@@ -38,6 +41,10 @@ pub fn dispatch(cli: Cli) -> Result<i32, Error> {
             Command::Matrix(a) => matrix::run(&g, &a).await,
             Command::Bisect(a) => bisect::run(&g, &a).await,
             Command::Merge(a) => merge::run(&g, &a).await,
+            Command::NightlyIssues(a) => nightly_issues::run(&g, &a),
+            Command::Inspect(a) => inspect::run(&g, &a),
+            Command::Completions { shell } => docs::completions(shell),
+            Command::Man { out } => docs::man(out.as_deref()),
         }
     })
 }

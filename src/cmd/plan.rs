@@ -270,6 +270,10 @@ fn expectations(o: &mut String, s: &PlannedStep, has_bug: bool) {
         for (sig, want) in sigs {
             let bug: Option<&Expected> = s.bug.get(node).and_then(|b| b.get(sig));
             let bug_cell = match bug {
+                Some(Expected::Any) => {
+                    differs = true;
+                    "any (not judged)   <- the bug world cannot tell".to_string()
+                }
                 Some(b) if b != want => {
                     differs = true;
                     format!("{b}   <- differs")

@@ -1,15 +1,38 @@
 //! `repro report <results-dir>`: render junit.xml, report.md, timeline.html and bundle.tar.gz
 //! again from the folder's result.json and logs.
+//!
+//! `repro report --validation <buggy-run> <fixed-run> [--out FILE]`: the comment that closes an
+//! issue, from a run that reproduced the bug and one that shows the fix. Exit 0 when the pair
+//! validates the fix (reproduced, then fixed), 1 when it does not (the comment still says what
+//! each run showed), 2 when a folder cannot be read or the runs are of different checks.
+
+use std::path::Path;
 
 use crate::cli::{Global, ReportArgs};
 use crate::error::Error;
 use crate::exit;
-use crate::report;
+use crate::report::{self, validation};
+
+use super::common::out;
 
 pub fn run(_g: &Global, a: &ReportArgs) -> Result<i32, Error> {
-    let folder = report::load(&a.dir).map_err(|e| Error::bad_input(format!("repro: {e}")))?;
+    if let Some(pair) = &a.validation {
+        return validate(&pair[0], &pair[1], a.out.as_deref(), &a.secrets);
+    }
+    let Some(dir) = &a.dir else {
+        return Err(Error::bad_input(
+            "repro: give a results folder, or --validation <buggy-run> <fixed-run>",
+        ));
+    };
+    let folder = report::load(dir).map_err(|e| Error::bad_input(format!("repro: {e}")))?;
     let rendered = report::render(&folder, &a.secrets)?;
-    report::write_rendered(&a.dir, &rendered)?;
+    if a.github_annotations {
+        for line in report::github_annotations(&rendered.result) {
+            out(&line);
+        }
+        return Ok(exit::OK);
+    }
+    report::write_rendered(dir, &rendered)?;
     let verdict = rendered
         .result
         .verdict
@@ -22,10 +45,46 @@ pub fn run(_g: &Global, a: &ReportArgs) -> Result<i32, Error> {
         report::REPORT_FILE,
         report::TIMELINE_FILE,
         report::BUNDLE_FILE,
-        a.dir.display()
+        dir.display()
     );
     for s in &rendered.skipped {
         eprintln!("repro: left {s} out of the bundle: not a text file, so it cannot be redacted");
     }
     Ok(exit::OK)
+}
+
+fn validate(
+    buggy: &Path,
+    fixed: &Path,
+    out: Option<&Path>,
+    secrets: &[String],
+) -> Result<i32, Error> {
+    let mut rendered = Vec::new();
+    for dir in [buggy, fixed] {
+        let folder = report::load(dir).map_err(|e| Error::bad_input(format!("repro: {e}")))?;
+        rendered.push(report::render(&folder, secrets)?);
+    }
+    let (b, f) = (&rendered[0], &rendered[1]);
+    if let Some(why) = validation::incompatible(&b.result, &f.result) {
+        return Err(Error::bad_input(format!(
+            "repro: {} and {}: {why}",
+            buggy.display(),
+            fixed.display()
+        )));
+    }
+    let (text, outcome) = validation::render(b, f);
+    match out {
+        Some(path) => {
+            report::write_atomic(path, text.as_bytes())?;
+            eprintln!("repro: wrote {}", path.display());
+        }
+        None => print!("{text}"),
+    }
+    Ok(match outcome {
+        validation::Outcome::Validated => exit::OK,
+        validation::Outcome::NotValidated => {
+            eprintln!("repro: the pair does not validate the fix: see the heading of the comment");
+            exit::OUTCOME_DIFFERS
+        }
+    })
 }

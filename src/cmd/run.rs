@@ -3,7 +3,7 @@
 use std::path::Path;
 use std::sync::Arc;
 
-use crate::cli::{Global, RunArgs};
+use crate::cli::{Format, Global, RunArgs};
 use crate::error::Error;
 use crate::progress::Progress;
 use crate::result::{Rule, RunResult};
@@ -19,7 +19,10 @@ pub async fn run(g: &Global, args: &RunArgs) -> Result<i32, Error> {
     let display = Arc::new(Progress::new(args.options.progress.is_live(), &nodes));
     let end = run::execute(&cfg, sc, plan, vec![display]).await;
     if let (Some(r), Some(dir)) = (&end.result, &end.dir) {
-        print_summary(r, dir);
+        match args.format {
+            Format::Text => print_summary(r, dir),
+            Format::Json => print!("{}", crate::report::summary_json(r, dir)),
+        }
     }
     match end.error {
         Some(e) => Err(e.into()),

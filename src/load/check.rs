@@ -67,7 +67,35 @@ pub fn check_in(path: &Path, text: &str, cx: &Context) -> Result<Check, Diagnost
                 ),
         );
     }
-    let fixed_in = release_set(&d, &raw.fixed_in, &mut out);
+    let fixed_in = match &raw.fixed_in {
+        None => ReleaseSet::default(),
+        Some(f) => match &f.value {
+            FixedIn::List(list) => release_set(&d, list, &mut out),
+            FixedIn::Change(name) => match crate::changes::firsts(name) {
+                Some(firsts) => ReleaseSet::new(firsts),
+                None => {
+                    let names = crate::changes::names();
+                    let help = match crate::diag::suggest(name, &names) {
+                        Some(s) => format!(
+                            "did you mean `{s}`? changes in {}: {}",
+                            crate::changes::PATH,
+                            names.join(", ")
+                        ),
+                        None => format!(
+                            "name a change of {} ({}), or list the first fixed version per release line",
+                            crate::changes::PATH,
+                            names.join(", ")
+                        ),
+                    };
+                    out.push(
+                        d.span(f, format!("unknown change `{name}` in `fixed-in`"))
+                            .help(help),
+                    );
+                    ReleaseSet::default()
+                }
+            },
+        },
+    };
     let settle = raw.settle.as_ref().and_then(|s| duration(&d, s, &mut out));
 
     let topo = match cx.topology_override {
@@ -123,6 +151,10 @@ pub fn check_in(path: &Path, text: &str, cx: &Context) -> Result<Check, Diagnost
         sources: raw.sources,
         path: path.to_path_buf(),
         fixed_in,
+        fixed_in_change: match raw.fixed_in.as_ref().map(|f| &f.value) {
+            Some(FixedIn::Change(name)) => Some(name.clone()),
+            _ => None,
+        },
         settle,
         steps,
     })
@@ -206,7 +238,15 @@ fn step(
         if !w.known(d, node, out) {
             continue;
         }
-        check_config_keys(d, kv, out);
+        if let Some(n) = w.topo.node(&node.value) {
+            check_config_keys(
+                d,
+                kv,
+                &[crate::k3s_flags::Command::of(n.role)],
+                Some(&w.topo.default_version),
+                out,
+            );
+        }
         if kv.is_empty() {
             out.push(
                 d.span(node, format!("empty config edit for `{}`", node.value))
@@ -385,8 +425,8 @@ fn step(
         named: &named,
         edited_not_booted: &edited_not_booted,
     };
-    let expect = ex.expectations(&s.expect, out);
-    let bug = ex.expectations(&s.bug, out);
+    let expect = ex.expectations(&s.expect, false, out);
+    let bug = ex.expectations(&s.bug, true, out);
     check_bug_against_expect(d, s, &expect, &bug, out);
 
     Step {
@@ -399,6 +439,18 @@ fn step(
         restart,
         expect,
         bug,
+        line: s.name.referenced.line() as usize,
+        expect_lines: s
+            .expect
+            .iter()
+            .map(|(node, sigs)| {
+                let lines = sigs
+                    .keys()
+                    .map(|sig| (sig.value.clone(), sig.referenced.line() as usize))
+                    .collect();
+                (node.value.clone(), lines)
+            })
+            .collect(),
     }
 }
 
@@ -451,6 +503,7 @@ impl ExpectCx<'_> {
     fn expectations(
         &self,
         raw: &SpannedMap<SpannedMap<Spanned<String>>>,
+        is_bug: bool,
         out: &mut Diagnostics,
     ) -> Expectations {
         let d = self.d;
@@ -526,7 +579,16 @@ impl ExpectCx<'_> {
                     }
                 }
                 let state = v.value == "up" || v.value == "down";
-                if v.value.trim().is_empty() {
+                if v.value == crate::scenario::ANY {
+                    if is_bug {
+                        entry.insert(sig.value.clone(), Expected::Any);
+                    } else {
+                        out.push(
+                            d.span(v, format!("`any` is only a `bug:` value (`{}` under `expect:`)", sig.value))
+                                .help("`expect:` says what a fixed k3s does; `bug: {node: {signal: any}}` marks a step where the bug world cannot tell"),
+                        );
+                    }
+                } else if v.value.trim().is_empty() {
                     out.push(
                         d.span(v, format!("empty expected value for `{}`", sig.value))
                             .help(if def.is_value() {

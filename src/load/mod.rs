@@ -23,8 +23,8 @@ use serde_saphyr::Spanned;
 
 use crate::diag::{Diagnostics, FileDiag};
 use crate::raw::{
-    CheckFile, ConfigValue, Pattern, PatternFile, ProbeRuleFile, RestartItem, Role, SignalsFile,
-    SpannedMap, StepFile, TopologyFile,
+    CheckFile, ConfigValue, FixedIn, Pattern, PatternFile, ProbeRuleFile, RestartItem, Role,
+    SignalsFile, SpannedMap, StepFile, TopologyFile,
 };
 use crate::scenario::{
     Check, Expectations, Expected, LinePattern, Node, Probe, ProbeRule, Signal, Signals, Step,
@@ -194,7 +194,15 @@ fn unspan<T>(m: SpannedMap<T>) -> IndexMap<String, T> {
     m.into_iter().map(|(k, v)| (k.value, v)).collect()
 }
 
-fn check_config_keys<T>(d: &FileDiag, config: &SpannedMap<T>, out: &mut Diagnostics) {
+/// Keys are checked for their form, for keys repro derives, and against the flags of the k3s
+/// `commands` they are written for (on `version`'s release line, when it is known).
+fn check_config_keys<T>(
+    d: &FileDiag,
+    config: &SpannedMap<T>,
+    commands: &[crate::k3s_flags::Command],
+    version: Option<&K3sVersion>,
+    out: &mut Diagnostics,
+) {
     for k in config.keys() {
         if let Some((_, help)) = DERIVED_KEYS.iter().find(|(key, _)| *key == k.value) {
             out.push(
@@ -209,6 +217,10 @@ fn check_config_keys<T>(d: &FileDiag, config: &SpannedMap<T>, out: &mut Diagnost
                 d.span(k, format!("`{}` is not a k3s config key", k.value))
                     .help("k3s keys are the long flag names without the leading dashes, e.g. `embedded-registry`"),
             );
+        } else if let Some((message, help)) =
+            crate::k3s_flags::unknown_key(&k.value, commands, version)
+        {
+            out.push(d.span(k, message).help(help));
         }
     }
 }

@@ -1,6 +1,7 @@
 //! `topologies/*.yaml`: nodes, roles, joins, files — and every rule a topology must keep.
 
 use super::*;
+use crate::k3s_flags::Command;
 
 /// The `name:` of a topology file that may be otherwise broken, so a check naming it can say
 /// "that topology has errors" instead of "does not exist".
@@ -21,8 +22,25 @@ pub fn topology(path: &Path, text: &str) -> Result<Topology, Diagnostics> {
 
     check_slug(&d, &raw.name, "topology", &mut out);
     let default_version = version(&d, &raw.k3s_version, &mut out);
-    check_nodes(&d, &raw, &mut out);
-    check_config_keys(&d, &raw.config, &mut out);
+    check_nodes(&d, &raw, default_version.as_ref(), &mut out);
+    // Written on every node: a key must be a flag of some node's command.
+    let mut commands: Vec<Command> = raw
+        .nodes
+        .value
+        .iter()
+        .map(|n| Command::of(n.role.value))
+        .collect();
+    commands.dedup();
+    if commands.is_empty() {
+        commands.push(Command::Server);
+    }
+    check_config_keys(
+        &d,
+        &raw.config,
+        &commands,
+        default_version.as_ref(),
+        &mut out,
+    );
     check_files(&d, &raw.files, &mut out);
 
     let Some(default_version) = default_version else {
@@ -57,7 +75,12 @@ pub fn topology(path: &Path, text: &str) -> Result<Topology, Diagnostics> {
     })
 }
 
-fn check_nodes(d: &FileDiag, raw: &TopologyFile, out: &mut Diagnostics) {
+fn check_nodes(
+    d: &FileDiag,
+    raw: &TopologyFile,
+    version: Option<&K3sVersion>,
+    out: &mut Diagnostics,
+) {
     let nodes = &raw.nodes.value;
     if nodes.is_empty() {
         out.push(
@@ -208,7 +231,7 @@ fn check_nodes(d: &FileDiag, raw: &TopologyFile, out: &mut Diagnostics) {
     }
 
     for n in nodes {
-        check_config_keys(d, &n.config, out);
+        check_config_keys(d, &n.config, &[Command::of(n.role.value)], version, out);
         check_files(d, &n.files, out);
         for k in n.env.keys() {
             if matches!(

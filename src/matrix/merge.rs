@@ -123,7 +123,10 @@ pub fn cell_from_result(file: &Path) -> Result<Cell, MergeError> {
         Status::of(expected, verdict)
     };
     let error = if unfinished {
-        Some("the run never finished (its result.json is incomplete)".to_string())
+        Some(match &r.error {
+            Some(e) => format!("the run never finished: {e}"),
+            None => "the run never finished (its result.json is incomplete)".to_string(),
+        })
     } else {
         r.error.clone().or_else(|| {
             r.verdict
@@ -175,9 +178,111 @@ pub fn cells_from_summary(file: &Path) -> Result<Vec<Cell>, MergeError> {
         .collect())
 }
 
+/// One cell of the planned matrix: what should have run.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Planned {
+    pub check: String,
+    pub k3s_version: String,
+    pub expected: Outcome,
+    pub because: String,
+}
+
+/// The planned matrix from `--plan`: the `repro matrix --emit github-matrix` JSON
+/// (`{"include":[{"check","k3s_version","expected"},…]}`) or a matrix's summary.json.
+pub fn read_plan(file: &Path) -> Result<Vec<Planned>, MergeError> {
+    #[derive(Deserialize)]
+    struct Entry {
+        check: String,
+        k3s_version: String,
+        expected: Outcome,
+    }
+    #[derive(Deserialize)]
+    struct Fanout {
+        include: Vec<Entry>,
+    }
+    let value: serde_json::Value = parse_json(file)?;
+    if value.get("include").is_some() {
+        let f: Fanout = serde_json::from_value(value).map_err(|e| {
+            err(
+                file,
+                format!("not a `repro matrix --emit github-matrix` plan: {e}"),
+            )
+        })?;
+        return Ok(f
+            .include
+            .into_iter()
+            .map(|e| Planned {
+                check: e.check,
+                k3s_version: e.k3s_version,
+                expected: e.expected,
+                because: "planned by `repro matrix --emit github-matrix`".into(),
+            })
+            .collect());
+    }
+    if value.get("kind").and_then(|k| k.as_str()) == Some(SUMMARY_KIND) {
+        return Ok(cells_from_summary(file)?
+            .into_iter()
+            .map(|c| Planned {
+                check: c.check,
+                k3s_version: c.k3s_version,
+                expected: c.expected,
+                because: c.expected_because,
+            })
+            .collect());
+    }
+    Err(err(
+        file,
+        "not a plan: expected the `repro matrix --emit github-matrix` JSON (with `include`) or a matrix summary.json",
+    ))
+}
+
+/// Adds a NOT RUN cell for every planned check × version that no input wrote a result for (a job
+/// that never started, was cancelled, or lost its artifact), then sorts like `collect`.
+pub fn add_not_run(cells: &mut Vec<Cell>, plan: &[Planned]) {
+    for p in plan {
+        if cells
+            .iter()
+            .any(|c| c.check == p.check && c.k3s_version == p.k3s_version)
+        {
+            continue;
+        }
+        cells.push(Cell {
+            check: p.check.clone(),
+            k3s_version: p.k3s_version.clone(),
+            expected: p.expected,
+            expected_because: p.because.clone(),
+            verdict: None,
+            status: Status::NotRun,
+            seconds: 0.0,
+            exit_code: None,
+            run_id: None,
+            results: None,
+            stand_in: false,
+            error: Some(
+                "wrote nothing: no result.json for it among the inputs (the job did not start, was cancelled, or its results were not uploaded)"
+                    .into(),
+            ),
+        });
+    }
+    sort(cells);
+}
+
+fn sort(cells: &mut [Cell]) {
+    cells.sort_by(|a, b| {
+        let va = a.k3s_version.parse::<K3sVersion>().ok();
+        let vb = b.k3s_version.parse::<K3sVersion>().ok();
+        (&a.check, va, &a.k3s_version).cmp(&(&b.check, vb, &b.k3s_version))
+    });
+}
+
 /// Every result.json / summary.json under the arguments, as cells, deduplicated by run id and
-/// sorted by check and version. `out` (the merge's own output folder) is never read.
-pub fn collect(args: &[PathBuf], out: &Path) -> Result<Vec<Cell>, MergeError> {
+/// sorted by check and version. `out` (the merge's own output folder) is never read. With
+/// `allow_empty` (a plan names the missing cells), a folder holding no result is not an error.
+pub fn collect_inputs(
+    args: &[PathBuf],
+    out: &Path,
+    allow_empty: bool,
+) -> Result<Vec<Cell>, MergeError> {
     let out_abs = std::fs::canonicalize(out).ok();
     let mut cells: Vec<Cell> = Vec::new();
     for a in args {
@@ -197,7 +302,7 @@ pub fn collect(args: &[PathBuf], out: &Path) -> Result<Vec<Cell>, MergeError> {
             }
             walk(a, 0, out_abs.as_deref(), &mut cells)?;
         }
-        if cells.len() == before {
+        if cells.len() == before && !(allow_empty && meta.is_dir()) {
             return Err(err(
                 a,
                 "no result.json or summary.json found here (give run folders, matrix folders, or folders holding them)",
@@ -209,11 +314,7 @@ pub fn collect(args: &[PathBuf], out: &Path) -> Result<Vec<Cell>, MergeError> {
         Some(id) => seen.insert(id.clone()),
         None => true,
     });
-    cells.sort_by(|a, b| {
-        let va = a.k3s_version.parse::<K3sVersion>().ok();
-        let vb = b.k3s_version.parse::<K3sVersion>().ok();
-        (&a.check, va, &a.k3s_version).cmp(&(&b.check, vb, &b.k3s_version))
-    });
+    sort(&mut cells);
     Ok(cells)
 }
 

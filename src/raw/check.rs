@@ -22,9 +22,10 @@ pub struct CheckFile {
     /// Other sources (issues, PRs, validation comments).
     #[serde(default)]
     pub sources: Vec<String>,
-    /// First fixed version per release line; decides the expected verdict for any version.
+    /// First fixed version per release line — a list, or the name of a change of
+    /// `releases/k3s-changes.yaml`; decides the expected verdict for any version.
     #[serde(default)]
-    pub fixed_in: Vec<Spanned<String>>,
+    pub fixed_in: Option<Spanned<FixedIn>>,
     /// How long a node may go on without an `up` line after it got past the point where the
     /// feature starts, before the feature counts as down (humantime, e.g. `3s`).
     #[serde(default)]
@@ -60,6 +61,42 @@ pub struct StepFile {
     /// The documented wrong behaviour (the bug signature), same shape.
     #[serde(default)]
     pub bug: SpannedMap<SpannedMap<Spanned<String>>>,
+}
+
+/// `fixed-in:` — a change of `releases/k3s-changes.yaml` by name, or versions listed inline.
+#[derive(Debug, Clone)]
+pub enum FixedIn {
+    Change(String),
+    List(Vec<Spanned<String>>),
+}
+
+// Hand-written for the same reason as `RestartItem` below.
+impl<'de> Deserialize<'de> for FixedIn {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = FixedIn;
+
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str(
+                    "the name of a change in releases/k3s-changes.yaml, or a list of k3s versions",
+                )
+            }
+
+            fn visit_str<E: de::Error>(self, v: &str) -> Result<FixedIn, E> {
+                Ok(FixedIn::Change(v.to_string()))
+            }
+
+            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<FixedIn, A::Error> {
+                let mut list = Vec::new();
+                while let Some(v) = seq.next_element::<Spanned<String>>()? {
+                    list.push(v);
+                }
+                Ok(FixedIn::List(list))
+            }
+        }
+        d.deserialize_any(V)
+    }
 }
 
 /// One entry of `restart:`: a node, or a list of nodes restarted at once.

@@ -7,7 +7,7 @@ pub mod signals;
 pub mod topology;
 pub mod value;
 
-pub use check::{CheckFile, RestartItem, StepFile};
+pub use check::{CheckFile, FixedIn, RestartItem, StepFile};
 pub use signals::{Pattern, PatternFile, ProbeRuleFile, SignalsFile};
 pub use topology::{NodeFile, Role, TopologyFile};
 pub use value::ConfigValue;

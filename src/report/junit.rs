@@ -1,9 +1,15 @@
 //! `junit.xml`: one testsuite per run, one testcase per expectation (step × node × signal), plus
 //! `setup`, `teardown` and `verdict`.
 //!
-//! Each expectation case asserts the *correct* (fixed) behaviour, so on a buggy k3s the bug shows
-//! up as failures whose message says they match the documented bug. Whether that outcome was the
-//! one asked for (`--expect reproduced`) is the `verdict` case, which is what the exit code says.
+//! Cases are judged against what the run was asked to show (`expect` in result.json): asked for
+//! `fixed`, a case passes on the correct value; asked for `reproduced`, on the documented bug's
+//! value (the bug's observation is kept as the case's properties and output). So the file says
+//! what the exit code says: exit 0 has no failures and no errors; a regression or an unexpected
+//! fix fails the cases that differ and the verdict; an inconclusive run fails or errors them;
+//! an infrastructure stop errors what it never reached.
+//!
+//! Every case carries its time and `file`/`line` attributes pointing at the check's YAML (the
+//! expectation's line, else its step's), which CI annotations (GitHub checks) put the message on.
 
 use std::time::Duration;
 
@@ -11,10 +17,9 @@ use quick_junit::{NonSuccessKind, Property, Report, TestCase, TestCaseStatus, Te
 
 use super::cases::{self, Case, Outcome};
 use super::text;
-use crate::result::RunResult;
+use crate::result::{self as res, RunResult};
 
 pub fn render(r: &RunResult) -> anyhow::Result<String> {
-    let class = format!("repro.{}", r.check.name);
     let mut suite = TestSuite::new(format!("{} (k3s {})", r.check.name, r.k3s.version));
     if let Some(t) = text::time_fixed(&r.started_at) {
         suite.set_timestamp(t);
@@ -29,14 +34,7 @@ pub fn render(r: &RunResult) -> anyhow::Result<String> {
         }
     }
     suite.add_properties(properties(r));
-
-    let all = cases::cases(r);
-    suite.add_test_case(with_class(setup(r), &class));
-    for c in &all {
-        suite.add_test_case(with_class(expectation(r, c), &class));
-    }
-    suite.add_test_case(with_class(teardown(r), &class));
-    suite.add_test_case(with_class(verdict(r), &class));
+    suite.add_test_cases(test_cases(r));
     // quick-junit counts skipped cases as `disabled`; GitLab and Jenkins read `skipped`.
     let skipped = suite.disabled;
     suite
@@ -52,6 +50,134 @@ pub fn render(r: &RunResult) -> anyhow::Result<String> {
     }
     report.add_test_suite(suite);
     Ok(report.to_string()?)
+}
+
+/// Every case of the run, judged, with its class, time and place in the check file.
+fn test_cases(r: &RunResult) -> Vec<TestCase> {
+    let class = format!("repro.{}", r.check.name);
+    let asked = asked(r);
+    let at = Location::of(r);
+    let mut out = vec![at.whole(with_class(setup(r), &class))];
+    for c in &cases::cases(r) {
+        out.push(at.case(c, with_class(expectation(r, asked, c), &class)));
+    }
+    out.push(at.whole(with_class(teardown(r), &class)));
+    out.push(at.whole(with_class(verdict(r, asked), &class)));
+    out
+}
+
+/// The cases that did not pass as GitHub Actions workflow commands (`::error file=…,line=…`),
+/// so a CI job shows each on the check's YAML line without a third-party report action.
+/// Failures and errors are `error`s; a skipped teardown (`--keep`) is not reported.
+pub fn github_annotations(r: &RunResult) -> Vec<String> {
+    let title = format!("repro {} on k3s {}", r.check.name, r.k3s.version);
+    test_cases(r)
+        .into_iter()
+        .filter_map(|tc| {
+            let TestCaseStatus::NonSuccess { message, .. } = &tc.status else {
+                return None;
+            };
+            let mut props = Vec::new();
+            for key in ["file", "line"] {
+                if let Some(v) = tc.extra.get(key) {
+                    props.push(format!("{key}={}", escape_property(v.as_str())));
+                }
+            }
+            props.push(format!(
+                "title={}",
+                escape_property(&format!("{title}: {}", tc.name.as_str()))
+            ));
+            let message = message.as_ref().map(|m| m.as_str()).unwrap_or("failed");
+            Some(format!(
+                "::error {}::{}",
+                props.join(","),
+                escape_data(message)
+            ))
+        })
+        .collect()
+}
+
+/// Workflow-command data: `%`, CR and LF are escaped (GitHub's toolkit rules).
+fn escape_data(s: &str) -> String {
+    s.replace('%', "%25")
+        .replace('\r', "%0D")
+        .replace('\n', "%0A")
+}
+
+/// Workflow-command property values: as data, plus `:` and `,`.
+fn escape_property(s: &str) -> String {
+    escape_data(s).replace(':', "%3A").replace(',', "%2C")
+}
+
+/// The outcome the run was asked to show: `expect` as recorded; a result that recorded `auto`
+/// means what the check's `fixed-in` predicts for the version (`fixed` when it says nothing).
+pub(crate) fn asked(r: &RunResult) -> res::Outcome {
+    match r.expect {
+        res::Outcome::Fixed | res::Outcome::Reproduced => r.expect,
+        res::Outcome::Inconclusive => r.expected_for_version.unwrap_or(res::Outcome::Fixed),
+    }
+}
+
+/// Where a case points in the check file: `file` always, `line` when result.json recorded it
+/// (older results did not).
+struct Location<'a> {
+    file: &'a str,
+    r: &'a RunResult,
+}
+
+impl<'a> Location<'a> {
+    fn of(r: &'a RunResult) -> Location<'a> {
+        Location {
+            file: r.check.file.as_str(),
+            r,
+        }
+    }
+
+    /// Cases about the whole run (setup, teardown, verdict) point at the file's first line.
+    fn whole(&self, mut tc: TestCase) -> TestCase {
+        self.set(&mut tc, Some(1));
+        tc
+    }
+
+    /// An expectation's case points at its line, else its step's line.
+    fn case(&self, c: &Case<'_>, mut tc: TestCase) -> TestCase {
+        let step = self.r.planned_steps.iter().find(|p| p.index == c.step);
+        let line = step.and_then(|p| {
+            p.expect_lines
+                .get(&c.node)
+                .and_then(|m| m.get(&c.signal))
+                .copied()
+                .or(p.line)
+        });
+        self.set(&mut tc, line);
+        tc
+    }
+
+    fn set(&self, tc: &mut TestCase, line: Option<usize>) {
+        if self.file.is_empty() {
+            return;
+        }
+        tc.extra.insert("file".into(), self.file.into());
+        if let Some(l) = line {
+            tc.extra.insert("line".into(), l.to_string().into());
+        }
+    }
+}
+
+fn secs(s: f64) -> Option<Duration> {
+    Duration::try_from_secs_f64(s.max(0.0)).ok()
+}
+
+/// How long a step took: its `step-N` timing, else its recorded start and end.
+fn step_time(r: &RunResult, index: usize) -> Option<Duration> {
+    r.timings
+        .get(&format!("step-{index}"))
+        .copied()
+        .or_else(|| {
+            let s = r.steps.iter().find(|s| s.index == index)?;
+            text::seconds_between(&s.started_at, s.finished_at.as_deref()?)
+        })
+        .and_then(secs)
 }
 
 fn properties(r: &RunResult) -> Vec<Property> {
@@ -119,17 +245,27 @@ fn setup(r: &RunResult) -> TestCase {
         non_success(NonSuccessKind::Error, "setup", message, lines.join("\n"))
     };
     let mut c = TestCase::new("setup", status);
-    if let Some(d) = r
-        .timings
-        .get("cluster-up")
-        .and_then(|t| Duration::try_from_secs_f64(t.max(0.0)).ok())
-    {
-        c.set_time(d);
-    }
+    c.set_time(
+        r.timings
+            .get("cluster-up")
+            .copied()
+            .and_then(secs)
+            .unwrap_or_default(),
+    );
     c
 }
 
-fn expectation(r: &RunResult, c: &Case<'_>) -> TestCase {
+/// One expectation judged against `asked`: the value to see is the correct one when asked for
+/// `fixed`, the bug's when asked for `reproduced` (the same value where the bug changes nothing).
+fn expectation(r: &RunResult, asked: res::Outcome, c: &Case<'_>) -> TestCase {
+    let bug_run = asked == res::Outcome::Reproduced;
+    // The run records what the asked outcome wants per observation (`asked`); older results
+    // do not, and it follows from `expect` the same way.
+    let wanted = match c.obs.and_then(|o| o.asked.as_deref()) {
+        Some(a) => a,
+        None if bug_run => c.bug.as_deref().unwrap_or(&c.expected),
+        None => c.expected.as_str(),
+    };
     let bug_note = match (&c.bug, c.in_bug_signature()) {
         (Some(b), true) if c.shows_bug() => format!(" — the documented bug ({b})"),
         (Some(b), true) => format!(" (the bug would show {b})"),
@@ -143,23 +279,8 @@ fn expectation(r: &RunResult, c: &Case<'_>) -> TestCase {
         c.observed(),
         bug_note
     );
-    let status = match c.outcome {
-        Outcome::Pass => TestCaseStatus::success(),
-        Outcome::Fail => {
-            let ty = if c.shows_bug() {
-                "bug-reproduced"
-            } else {
-                "unexpected-value"
-            };
-            non_success(NonSuccessKind::Failure, ty, head.clone(), details(c))
-        }
-        Outcome::Undecided => non_success(
-            NonSuccessKind::Error,
-            "undecided",
-            format!("{head} (could not be decided)"),
-            details(c),
-        ),
-        Outcome::NotRun => {
+    let status = match (c.outcome, c.obs) {
+        (Outcome::NotRun, _) | (_, None) => {
             let why = match &r.error {
                 Some(e) => format!(
                     "not observed: the run stopped before step {} finished: {e}",
@@ -172,15 +293,68 @@ fn expectation(r: &RunResult, c: &Case<'_>) -> TestCase {
             };
             non_success(NonSuccessKind::Error, "not-run", why, String::new())
         }
-    };
-    let mut tc = TestCase::new(c.name(), status);
-    // Failures carry the evidence in their own text; passes keep it in system-out for the record.
-    if let (Some(o), Outcome::Pass) = (c.obs, c.outcome) {
-        let mut out = format!("{}\nboot {}: {}\n", head, o.boot, o.reason);
-        for e in &o.evidence {
-            out.push_str(&evidence_line(e));
+        (Outcome::Undecided, Some(_)) => non_success(
+            NonSuccessKind::Error,
+            "undecided",
+            format!("{head} (could not be decided)"),
+            details(c),
+        ),
+        (_, Some(o)) if o.observed == wanted => TestCaseStatus::success(),
+        (_, Some(_)) => {
+            let (ty, message) = if !bug_run && c.shows_bug() {
+                ("bug-reproduced", head.clone())
+            } else if bug_run && c.outcome == Outcome::Pass {
+                (
+                    "unexpected-fix",
+                    format!(
+                        "asked to reproduce the bug: expected {}={} on {} (the bug), observed {} (the correct value)",
+                        c.signal,
+                        wanted,
+                        c.node,
+                        c.observed()
+                    ),
+                )
+            } else if bug_run {
+                (
+                    "unexpected-value",
+                    format!(
+                        "asked to reproduce the bug: expected {}={} on {}, observed {}",
+                        c.signal,
+                        wanted,
+                        c.node,
+                        c.observed()
+                    ),
+                )
+            } else {
+                ("unexpected-value", head.clone())
+            };
+            non_success(NonSuccessKind::Failure, ty, message, details(c))
         }
-        tc.set_system_out(out);
+    };
+    let passed = matches!(status, TestCaseStatus::Success { .. });
+    let mut tc = TestCase::new(c.name(), status);
+    tc.set_time(step_time(r, c.step).unwrap_or_default());
+    if let Some(o) = c.obs {
+        // The observation stays on the case whatever the judgement, so a pass under
+        // `--expect reproduced` still says that (and how) the bug showed.
+        let mut props = vec![
+            Property::new("expected", c.expected.as_str()),
+            Property::new("observed", o.observed.as_str()),
+            Property::new("boot", o.boot.to_string()),
+        ];
+        if let Some(b) = &c.bug {
+            props.push(Property::new("bug", b.as_str()));
+        }
+        props.push(Property::new("shows_bug", c.shows_bug().to_string()));
+        tc.properties.extend(props);
+        // Failures carry the evidence in their own text; passes keep it in system-out.
+        if passed {
+            let mut out = format!("{}\nboot {}: {}\n", head, o.boot, o.reason);
+            for e in &o.evidence {
+                out.push_str(&evidence_line(e));
+            }
+            tc.set_system_out(out);
+        }
     }
     tc
 }
@@ -239,18 +413,20 @@ fn teardown(r: &RunResult) -> TestCase {
         TestCaseStatus::success()
     };
     let mut c = TestCase::new("teardown", status);
-    if let Some(d) = r
-        .timings
-        .get("teardown")
-        .and_then(|t| Duration::try_from_secs_f64(t.max(0.0)).ok())
-    {
-        c.set_time(d);
-    }
+    c.set_time(
+        r.timings
+            .get("teardown")
+            .copied()
+            .and_then(secs)
+            .unwrap_or_default(),
+    );
     c
 }
 
-/// The run's outcome against the one asked for: this case fails exactly when the exit code is 1.
-fn verdict(r: &RunResult) -> TestCase {
+/// The run's outcome against the one asked for: passed exactly when the exit code is 0; a
+/// different outcome is a failure typed like the exit code's meaning (a regression or an
+/// unexpected fix: exit 1; inconclusive: exit 4); no verdict is an error (exit 3 or 130).
+fn verdict(r: &RunResult, asked: res::Outcome) -> TestCase {
     let status = match &r.verdict {
         None => non_success(
             NonSuccessKind::Error,
@@ -263,24 +439,32 @@ fn verdict(r: &RunResult) -> TestCase {
             ),
             String::new(),
         ),
-        Some(v) if v.outcome == r.expect => TestCaseStatus::success(),
+        Some(v) if v.outcome == asked => TestCaseStatus::success(),
         Some(v) => {
             let mut d = format!("{}\n", v.reason);
             for line in &v.differences {
                 d.push_str(&format!("- {line}\n"));
             }
+            let ty = match (asked, v.outcome) {
+                (res::Outcome::Fixed, res::Outcome::Reproduced) => "regression",
+                (res::Outcome::Reproduced, res::Outcome::Fixed) => "unexpected-fix",
+                (_, res::Outcome::Inconclusive) => "inconclusive",
+                _ => "outcome-differs",
+            };
             non_success(
                 NonSuccessKind::Failure,
-                "outcome-differs",
+                ty,
                 format!(
-                    "expected the outcome {}, got {}: {}",
-                    r.expect, v.outcome, v.reason
+                    "expected the outcome {asked}, got {}: {}",
+                    v.outcome, v.reason
                 ),
                 d,
             )
         }
     };
     let mut c = TestCase::new("verdict", status);
+    // Deciding takes no time of its own: the steps' cases carry it.
+    c.set_time(Duration::ZERO);
     if let Some(v) = &r.verdict {
         c.set_system_out(format!("{}: {}\n", v.outcome, v.reason));
     }

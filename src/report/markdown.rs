@@ -9,9 +9,10 @@ use regex::Regex;
 
 use super::cases::{self, Case, Outcome};
 use super::text::{self, and_list, clock, shorten};
+use super::{mermaid, words};
 use crate::plan::CONFIG_PATH;
 use crate::raw::Role;
-use crate::result::{BootRecord, RunResult};
+use crate::result::{BootEnd, BootRecord, RunResult};
 
 /// Evidence lines longer than this are cut in the report (the full line is in the bundle's log).
 const LINE_MAX: usize = 220;
@@ -36,7 +37,7 @@ pub fn render(r: &RunResult, logs: &IndexMap<String, String>) -> String {
     describe(&mut o, r);
     steps(&mut o, r, &all);
     expected(&mut o, r, &all);
-    actual(&mut o, r, &all);
+    actual(&mut o, r, &all, logs);
     context(&mut o, r, &all, logs);
     o
 }
@@ -58,7 +59,7 @@ fn headline(r: &RunResult) -> String {
     )
 }
 
-fn stand_in_note(r: &RunResult) -> String {
+pub(super) fn stand_in_note(r: &RunResult) -> String {
     format!(
         "> [!WARNING]\n> This run used repro's k3s **stand-in** (`{}`), a small program that imitates the k3s behaviour repro \
          observes. It is **not real k3s**. Confirm the result on `rancher/k3s:{}` before reporting it upstream.\n\n",
@@ -68,8 +69,9 @@ fn stand_in_note(r: &RunResult) -> String {
 }
 
 /// `k3s version v1.33.4+k3s1 (abcdef12)` from the first banner in the logs, as `k3s -v` prints it.
-fn k3s_banner(logs: &IndexMap<String, String>) -> Option<String> {
-    let re = Regex::new(r"Starting k3s (?:agent )?(v[0-9][^ ]*) \(([0-9a-f]+)\)").ok()?;
+pub(super) fn k3s_banner(logs: &IndexMap<String, String>) -> Option<String> {
+    // The commit in parentheses is a hex id on real k3s; the stand-in says `(repro-sim)`.
+    let re = Regex::new(r"Starting k3s (?:agent )?(v[0-9][^ ]*) \(([0-9A-Za-z-]+)\)").ok()?;
     logs.values().find_map(|t| {
         re.captures(t)
             .map(|c| format!("k3s version {} ({})", &c[1], &c[2]))
@@ -77,12 +79,20 @@ fn k3s_banner(logs: &IndexMap<String, String>) -> Option<String> {
 }
 
 fn environment(o: &mut String, r: &RunResult, logs: &IndexMap<String, String>) {
-    o.push_str("**Environmental Info:**\n\nK3s Version:\n\n```\n");
-    match k3s_banner(logs) {
-        Some(b) => o.push_str(&format!("{b}\n")),
-        None => o.push_str(&format!("k3s version {}\n", r.k3s.version)),
+    o.push_str("**Environmental Info:**\n\nK3s Version:\n\n");
+    // `k3s -v` as run in a node container, in full; older results only have the log banner.
+    match (&r.k3s.version_output, k3s_banner(logs)) {
+        (Some(v), _) if !v.trim().is_empty() => {
+            o.push_str(&format!("```\n$ k3s -v\n{}\n```\n\n", v.trim_end()));
+        }
+        (_, Some(b)) => o.push_str(&format!(
+            "```\n{b}\n```\n\n(from the first boot's log banner: this run did not record `k3s -v`)\n\n"
+        )),
+        _ => o.push_str(&format!(
+            "```\nk3s version {}\n```\n\n(the version asked for: no node logged a banner)\n\n",
+            r.k3s.version
+        )),
     }
-    o.push_str("```\n\n");
     let id = r
         .k3s
         .image_id
@@ -115,11 +125,16 @@ fn environment(o: &mut String, r: &RunResult, logs: &IndexMap<String, String>) {
     if let Some(m) = e.memory_bytes {
         machine.push(format!("{:.1} GiB memory", m as f64 / (1u64 << 30) as f64));
     }
-    let docker = match (&e.docker_version, &e.docker_api_version) {
+    let mut docker = match (&e.docker_version, &e.docker_api_version) {
         (Some(v), Some(a)) => format!("Docker {v} (API {a})"),
         (Some(v), None) => format!("Docker {v}"),
         _ => "Docker".to_string(),
     };
+    match (&e.cgroup_version, &e.cgroup_driver) {
+        (Some(v), Some(d)) => docker.push_str(&format!(", cgroup v{v} ({d})")),
+        (Some(v), None) => docker.push_str(&format!(", cgroup v{v}")),
+        _ => {}
+    }
     o.push_str(&format!(
         "Every node is a container of that image on one {docker} host at `{}`: {}{}.\n\n",
         e.docker_host,
@@ -136,7 +151,7 @@ fn environment(o: &mut String, r: &RunResult, logs: &IndexMap<String, String>) {
     ));
 }
 
-fn role_label(role: Role) -> &'static str {
+pub(super) fn role_label(role: Role) -> &'static str {
     match role {
         Role::Etcd => "etcd-only server",
         Role::ControlPlane => "control-plane-only server",
@@ -245,6 +260,13 @@ fn start_order(r: &RunResult) -> Vec<String> {
 
 fn steps(o: &mut String, r: &RunResult, all: &[Case<'_>]) {
     o.push_str("**Steps To Reproduce:**\n\n");
+    install(o, r, true);
+    numbered_steps(o, r, all);
+}
+
+/// How the cluster was installed and started, with the files written before the first start
+/// (every node's first config.yaml too when `configs`: a validation comment lists them apart).
+pub(super) fn install(o: &mut String, r: &RunResult, configs: bool) {
     let order: Vec<String> = start_order(r)
         .into_iter()
         .map(|n| match r.topology.nodes.iter().find(|x| x.name == n) {
@@ -260,7 +282,7 @@ fn steps(o: &mut String, r: &RunResult, all: &[Case<'_>]) {
         if r.k3s.privileged { "privileged " } else { "unprivileged (the image needs no privileges) " },
         order.join(", then ")
     ));
-    if let Some(first) = r.configs.get("0") {
+    if let Some(first) = r.configs.get("0").filter(|_| configs) {
         o.push_str(
             "  <details><summary>config.yaml of each node before the first start</summary>\n\n",
         );
@@ -286,7 +308,10 @@ fn steps(o: &mut String, r: &RunResult, all: &[Case<'_>]) {
         o.push_str("  ```\n");
     }
     o.push('\n');
+}
 
+/// The check's steps as a numbered list: edits, restarts and what each step checks.
+pub(super) fn numbered_steps(o: &mut String, r: &RunResult, all: &[Case<'_>]) {
     for index in step_indexes(r) {
         let planned = r.planned_steps.iter().find(|p| p.index == index);
         let ran = r.steps.iter().find(|s| s.index == index);
@@ -317,7 +342,7 @@ fn steps(o: &mut String, r: &RunResult, all: &[Case<'_>]) {
     o.push('\n');
 }
 
-fn is_repro_header(line: &str) -> bool {
+pub(super) fn is_repro_header(line: &str) -> bool {
     line.starts_with("# config.yaml for ") && line.contains("rendered by repro")
 }
 
@@ -565,7 +590,7 @@ fn result_label(c: &Case<'_>) -> &'static str {
     }
 }
 
-fn actual(o: &mut String, r: &RunResult, all: &[Case<'_>]) {
+fn actual(o: &mut String, r: &RunResult, all: &[Case<'_>], logs: &IndexMap<String, String>) {
     o.push_str("**Actual behavior:**\n\n");
     let (pass, fail, undecided, not_run) = cases::tally(all);
     let bug = all.iter().filter(|c| c.shows_bug()).count();
@@ -616,7 +641,7 @@ fn actual(o: &mut String, r: &RunResult, all: &[Case<'_>]) {
         }
         o.push_str(&format!("**Step {index}:** {}\n\n", rows[0].step_name));
         o.push_str("| Node | Signal | Expected | Actual | With the bug | Boot | Result |\n|---|---|---|---|---|---|---|\n");
-        for c in rows {
+        for c in &rows {
             let observed = if c.outcome == Outcome::Fail {
                 format!("**{}**", c.observed())
             } else {
@@ -636,6 +661,42 @@ fn actual(o: &mut String, r: &RunResult, all: &[Case<'_>]) {
             ));
         }
         o.push('\n');
+        let told: Vec<String> = rows
+            .iter()
+            .filter_map(|c| {
+                c.obs.map(|ob| {
+                    format!(
+                        "- {} `{}` {}: {}.\n",
+                        c.node,
+                        c.signal,
+                        verdict_words(c),
+                        words::observation(r, ob, logs)
+                    )
+                })
+            })
+            .collect();
+        if !told.is_empty() {
+            o.push_str("What the logs show:\n\n");
+            for t in told {
+                o.push_str(&t);
+            }
+            o.push('\n');
+        }
+    }
+}
+
+/// `**down** (expected up — the documented bug)`, for the words under a step's table.
+fn verdict_words(c: &Case<'_>) -> String {
+    match c.outcome {
+        Outcome::Pass => format!("{} as expected", c.observed()),
+        Outcome::Fail if c.shows_bug() => format!(
+            "**{}** (expected {} — the documented bug)",
+            c.observed(),
+            c.expected
+        ),
+        Outcome::Fail => format!("**{}** (expected {})", c.observed(), c.expected),
+        Outcome::Undecided => format!("undecided (expected {})", c.expected),
+        Outcome::NotRun => "not reached".to_string(),
     }
 }
 
@@ -757,6 +818,16 @@ fn context(o: &mut String, r: &RunResult, all: &[Case<'_>], logs: &IndexMap<Stri
     }
     o.push('\n');
 
+    let diagram = mermaid::gantt(r, all);
+    if !diagram.is_empty() {
+        o.push_str(
+            "Timeline (UTC; GitHub draws it; `timeline.html` in the bundle has every detail):\n\n",
+        );
+        o.push_str(&diagram);
+        o.push('\n');
+    }
+    node_logs(o, r, all, logs);
+
     if !r.timings.is_empty() {
         let parts: Vec<String> = r
             .timings
@@ -774,4 +845,154 @@ fn context(o: &mut String, r: &RunResult, all: &[Case<'_>], logs: &IndexMap<Stri
          boot), each boot's log, each node's `config.yaml` at each step and each container's `docker inspect`, with \
          secrets replaced by `<REDACTED-n>`.\n",
     );
+}
+
+/// Per-boot logs longer than this are trimmed to their start, the lines around the evidence and
+/// their end.
+const LOG_KEEP: usize = 120;
+/// Lines kept at each end of a trimmed log, and around each evidence line.
+const LOG_HEAD: usize = 30;
+const LOG_TAIL: usize = 30;
+const LOG_CONTEXT: usize = 3;
+/// All inline logs together stay under this many characters (GitHub's limit for an issue or a
+/// comment is 65,536); the bundle has the rest.
+const LOGS_BUDGET: usize = 30_000;
+
+/// The boots a reader needs to see: those where an observation differed from the correct value
+/// or could not be decided, and those that died or hung. In a run where everything held, the
+/// boots that show the values the bug would have changed.
+fn boots_that_matter<'a>(r: &'a RunResult, all: &[Case<'_>]) -> Vec<&'a BootRecord> {
+    let mut keys: Vec<(String, u32)> = all
+        .iter()
+        .filter(|c| matches!(c.outcome, Outcome::Fail | Outcome::Undecided))
+        .filter_map(|c| c.obs.map(|o| (o.node.clone(), o.boot)))
+        .collect();
+    keys.extend(
+        r.boots
+            .iter()
+            .filter(|b| matches!(b.end, BootEnd::Exited | BootEnd::Lost))
+            .map(|b| (b.node.clone(), b.boot)),
+    );
+    if keys.is_empty() {
+        keys = all
+            .iter()
+            .filter(|c| c.in_bug_signature())
+            .filter_map(|c| c.obs.map(|o| (o.node.clone(), o.boot)))
+            .collect();
+    }
+    r.boots
+        .iter()
+        .filter(|b| keys.iter().any(|(n, k)| *n == b.node && *k == b.boot))
+        .collect()
+}
+
+/// Each boot that matters, its log inline in a `<details>` block (already redacted), trimmed.
+fn node_logs(o: &mut String, r: &RunResult, all: &[Case<'_>], logs: &IndexMap<String, String>) {
+    let boots = boots_that_matter(r, all);
+    if boots.is_empty() {
+        return;
+    }
+    o.push_str(
+        "Logs of the boots that matter (k3s's own lines, secrets redacted; every boot's full log is in the bundle):\n\n",
+    );
+    let mut budget = LOGS_BUDGET;
+    for b in boots {
+        let Some(text) = logs.get(&b.log) else {
+            o.push_str(&format!(
+                "- {} boot {}: `{}` is missing\n\n",
+                b.node, b.boot, b.log
+            ));
+            continue;
+        };
+        let evidence: Vec<&str> = all
+            .iter()
+            .filter_map(|c| c.obs)
+            .filter(|ob| ob.node == b.node && ob.boot == b.boot)
+            .flat_map(|ob| ob.evidence.iter().map(|e| e.text.as_str()))
+            .collect();
+        let notes: Vec<String> = all
+            .iter()
+            .filter(|c| {
+                c.obs
+                    .is_some_and(|ob| ob.node == b.node && ob.boot == b.boot)
+            })
+            .filter(|c| c.outcome != Outcome::Pass || c.in_bug_signature())
+            .map(|c| format!("step {} `{}` {}", c.step, c.signal, c.observed()))
+            .collect();
+        let (body, total) = trimmed_log(text, &evidence);
+        if body.len() > budget {
+            o.push_str(&format!(
+                "- {} boot {} ({total} lines): left out to keep this report postable; see `{}` in the bundle\n\n",
+                b.node, b.boot, b.log
+            ));
+            continue;
+        }
+        budget -= body.len();
+        let step = if b.step == 0 {
+            "cluster creation".to_string()
+        } else {
+            format!("step {}", b.step)
+        };
+        o.push_str(&format!(
+            "<details><summary>{} boot {} ({step}, {total} lines, {}){}</summary>\n\n",
+            b.node,
+            b.boot,
+            match b.end.as_str() {
+                "stopped" => "stopped by repro".to_string(),
+                "exited" => format!(
+                    "exited on its own{}",
+                    b.exit_code
+                        .map(|c| format!(" with code {c}"))
+                        .unwrap_or_default()
+                ),
+                e => e.to_string(),
+            },
+            if notes.is_empty() {
+                String::new()
+            } else {
+                format!(": {}", notes.join(", "))
+            }
+        ));
+        let fence = if body.contains("```") { "````" } else { "```" };
+        o.push_str(&format!("{fence}\n{body}{fence}\n\n</details>\n\n"));
+    }
+}
+
+/// A boot's log for the report: k3s's lines (Docker's timestamps dropped, long lines cut),
+/// trimmed when long to its start, its end and the lines around the evidence. Returns the text
+/// and the number of lines of the whole log.
+fn trimmed_log(text: &str, evidence: &[&str]) -> (String, usize) {
+    let lines: Vec<&str> = text.lines().collect();
+    let total = lines.len();
+    let mut keep = vec![total <= LOG_KEEP; total];
+    if total > LOG_KEEP {
+        for (i, l) in lines.iter().enumerate() {
+            if i < LOG_HEAD || i + LOG_TAIL >= total {
+                keep[i] = true;
+            } else if evidence.iter().any(|e| l.ends_with(e)) {
+                let hi = (i + LOG_CONTEXT).min(total - 1);
+                for k in &mut keep[i.saturating_sub(LOG_CONTEXT)..=hi] {
+                    *k = true;
+                }
+            }
+        }
+    }
+    let mut out = String::new();
+    let mut skipped = 0;
+    for (i, l) in lines.iter().enumerate() {
+        if !keep[i] {
+            skipped += 1;
+            continue;
+        }
+        if skipped > 0 {
+            out.push_str(&format!("… ({skipped} lines left out)\n"));
+            skipped = 0;
+        }
+        out.push_str(&shorten(text::split_docker_time(l).1, LINE_MAX));
+        out.push('\n');
+    }
+    if skipped > 0 {
+        out.push_str(&format!("… ({skipped} lines left out)\n"));
+    }
+    (out, total)
 }

@@ -11,11 +11,20 @@ pub(crate) mod bundle;
 mod cases;
 mod junit;
 mod markdown;
+mod mermaid;
+pub mod summary;
 mod text;
 mod timeline;
+pub mod validation;
+mod words;
+
+pub use junit::github_annotations;
+pub use summary::json as summary_json;
 
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod tests_md;
 
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -160,6 +169,8 @@ pub struct Rendered {
     pub bundle: Vec<(String, Vec<u8>)>,
     /// Files under `nodes/` left out of the bundle because they are not text.
     pub skipped: Vec<String>,
+    /// Each boot's log (path as in `BootRecord::log` -> redacted text).
+    pub logs: IndexMap<String, String>,
     pub mtime: u64,
 }
 
@@ -234,6 +245,7 @@ pub fn render(folder: &RunFolder, secrets: &[String]) -> anyhow::Result<Rendered
         timeline,
         bundle,
         skipped,
+        logs,
         mtime,
     })
 }

@@ -9,20 +9,20 @@ use serde_json::Value;
 use super::*;
 use crate::redact::redact_path;
 
-fn fixture() -> PathBuf {
+pub(super) fn fixture() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/run-etcd-split-buggy")
 }
 
 /// The run token the fixture's inspect.json carries (the runner passes it to `render_all`).
-const RUN_TOKEN: &str = "9c1f2e7a4b8d3f60e5a2c7b91d4f8e03";
+pub(super) const RUN_TOKEN: &str = "9c1f2e7a4b8d3f60e5a2c7b91d4f8e03";
 
-fn render_fixture() -> Rendered {
+pub(super) fn render_fixture() -> Rendered {
     let folder = load(&fixture()).expect("fixture loads");
     render(&folder, &[RUN_TOKEN.to_string()]).expect("fixture renders")
 }
 
 /// A copy of the fixture in a temp dir, to change and render without touching the original.
-fn fixture_copy() -> tempfile::TempDir {
+pub(super) fn fixture_copy() -> tempfile::TempDir {
     let tmp = tempfile::tempdir().expect("tempdir");
     copy_dir(&fixture(), tmp.path());
     tmp
@@ -41,7 +41,7 @@ fn copy_dir(from: &Path, to: &Path) {
     }
 }
 
-fn edit_result(dir: &Path, f: impl FnOnce(&mut Value)) {
+pub(super) fn edit_result(dir: &Path, f: impl FnOnce(&mut Value)) {
     let path = dir.join(RESULT_FILE);
     let mut v: Value =
         serde_json::from_str(&std::fs::read_to_string(&path).expect("read")).expect("json");
@@ -248,35 +248,70 @@ fn junit_has_one_case_per_expectation_plus_setup_teardown_verdict() {
     assert!(j
         .names
         .contains(&"step-1/etcd-2/embedded-registry".to_string()));
-    // Every failure is one of the bug's expectations, and the verdict (as asked) passed.
+    // Asked for `reproduced` and got it (exit 0): the file has no failure and no error, and the
+    // four cases that showed the bug passed with the observation kept as properties.
+    assert_eq!(r.result.exit_code, Some(0));
+    assert_eq!((j.failures, j.errors), (0, 0), "{}", r.junit);
+    let doc = roxmltree::Document::parse(&r.junit).expect("xml");
+    let prop = |case: &str, name: &str| -> Option<String> {
+        let c = doc
+            .descendants()
+            .find(|n| n.attribute("name") == Some(case))
+            .expect("case");
+        c.descendants()
+            .filter(|n| n.has_tag_name("property"))
+            .find(|n| n.attribute("name") == Some(name))
+            .and_then(|n| n.attribute("value"))
+            .map(str::to_string)
+    };
+    for case in [
+        "step-1/etcd-2/embedded-registry",
+        "step-1/etcd-3/embedded-registry",
+        "step-2/etcd-2/embedded-registry",
+        "step-2/etcd-3/embedded-registry",
+    ] {
+        assert_eq!(prop(case, "shows_bug").as_deref(), Some("true"), "{case}");
+        assert_eq!(prop(case, "observed").as_deref(), Some("down"), "{case}");
+        assert_eq!(prop(case, "expected").as_deref(), Some("up"), "{case}");
+    }
+    assert_eq!(
+        prop("step-3/etcd-2/embedded-registry", "shows_bug").as_deref(),
+        Some("false")
+    );
+}
+
+/// The same run asked for `fixed` (a regression, exit 1): the bug's cases fail as the bug, with
+/// expected vs observed and the evidence, and the verdict fails as a regression.
+#[test]
+fn junit_failures_carry_expected_observed_bug_and_evidence() {
+    let tmp = fixture_copy();
+    edit_result(tmp.path(), |v| {
+        v["expect"] = Value::from("fixed");
+        v["exit_code"] = Value::from(1);
+    });
+    let r = render(&load(tmp.path()).expect("load"), &[]).expect("render");
+    let j = parse_junit(&r.junit);
     assert_eq!(
         j.failed,
         [
             "step-1/etcd-2/embedded-registry",
             "step-1/etcd-3/embedded-registry",
             "step-2/etcd-2/embedded-registry",
-            "step-2/etcd-3/embedded-registry"
+            "step-2/etcd-3/embedded-registry",
+            "verdict"
         ]
     );
     assert_eq!(j.errors, 0);
-    assert_eq!(
-        j.failures,
-        expectations - r.result.verdict.as_ref().expect("verdict").matched_expected
-    );
-}
-
-#[test]
-fn junit_failures_carry_expected_observed_bug_and_evidence() {
-    let r = render_fixture();
     let doc = roxmltree::Document::parse(&r.junit).expect("xml");
-    let case = doc
-        .descendants()
-        .find(|n| n.attribute("name") == Some("step-2/etcd-3/embedded-registry"))
-        .expect("case");
-    let failure = case
-        .children()
-        .find(|n| n.has_tag_name("failure"))
-        .expect("failure");
+    let failure_of = |name: &str| {
+        doc.descendants()
+            .find(|n| n.has_tag_name("testcase") && n.attribute("name") == Some(name))
+            .expect("case")
+            .children()
+            .find(|n| n.has_tag_name("failure"))
+            .expect("failure")
+    };
+    let failure = failure_of("step-2/etcd-3/embedded-registry");
     let message = failure.attribute("message").expect("message");
     assert!(
         message.contains("expected embedded-registry=up") && message.contains("observed down"),
@@ -296,6 +331,126 @@ fn junit_failures_carry_expected_observed_bug_and_evidence() {
             "{want:?} missing from failure text:\n{body}"
         );
     }
+    assert_eq!(failure_of("verdict").attribute("type"), Some("regression"));
+}
+
+/// Asked for `reproduced` on a k3s that behaved correctly (an unexpected fix, exit 1): the cases
+/// the bug would change fail as an unexpected fix; the others pass.
+#[test]
+fn junit_unexpected_fix_fails_the_bug_cases() {
+    let tmp = fixture_copy();
+    edit_result(tmp.path(), |v| {
+        for step in v["steps"].as_array_mut().expect("steps") {
+            for o in step["observations"].as_array_mut().expect("obs") {
+                let expected = o["expected"].clone();
+                o["observed"] = expected;
+            }
+        }
+        v["verdict"]["outcome"] = Value::from("fixed");
+        v["exit_code"] = Value::from(1);
+    });
+    let r = render(&load(tmp.path()).expect("load"), &[]).expect("render");
+    let j = parse_junit(&r.junit);
+    assert_eq!(j.failures, 5, "4 bug cases and the verdict: {:?}", j.failed);
+    let doc = roxmltree::Document::parse(&r.junit).expect("xml");
+    let types: Vec<&str> = doc
+        .descendants()
+        .filter(|n| n.has_tag_name("failure"))
+        .filter_map(|n| n.attribute("type"))
+        .collect();
+    assert_eq!(types.iter().filter(|t| **t == "unexpected-fix").count(), 5);
+}
+
+/// Whatever happened, junit.xml agrees with the exit code: no failure and no error exactly when
+/// the run exited 0 (so a CI test-report step is green exactly when the job is).
+#[test]
+fn junit_reflects_the_exit_code() {
+    type Edit = fn(&mut Value);
+    let variants: [(&str, Edit); 4] = [
+        ("as asked (0)", |_| {}),
+        ("regression (1)", |v| {
+            v["expect"] = Value::from("fixed");
+            v["exit_code"] = Value::from(1);
+        }),
+        ("inconclusive (4)", |v| {
+            v["steps"][2]["observations"][0]["observed"] = Value::from("unknown");
+            v["verdict"]["outcome"] = Value::from("inconclusive");
+            v["exit_code"] = Value::from(4);
+        }),
+        ("infrastructure (3)", |v| {
+            v["steps"].as_array_mut().expect("steps").truncate(1);
+            v["verdict"] = Value::Null;
+            v["exit_code"] = Value::from(3);
+            v["error"] = Value::from("etcd-1 boot 2 was not ready within 5m0s");
+        }),
+    ];
+    for (what, f) in variants {
+        let tmp = fixture_copy();
+        edit_result(tmp.path(), f);
+        let r = render(&load(tmp.path()).expect("load"), &[]).expect("render");
+        let j = parse_junit(&r.junit);
+        let code = r.result.exit_code.expect("exit code");
+        assert_eq!(
+            j.failures + j.errors == 0,
+            code == 0,
+            "{what}: exit {code}, failures {}, errors {}:\n{}",
+            j.failures,
+            j.errors,
+            r.junit
+        );
+    }
+}
+
+/// Every case carries a time and `file`/`line` into the check's YAML: the expectation's own line
+/// (`etcd-2: {ready: up, embedded-registry: up}` is line 27 of checks/etcd-split.yaml).
+#[test]
+fn junit_cases_carry_time_file_and_line() {
+    let r = render_fixture();
+    let doc = roxmltree::Document::parse(&r.junit).expect("xml");
+    let check = std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("checks/etcd-split.yaml"),
+    )
+    .expect("check file");
+    let lines: Vec<&str> = check.lines().collect();
+    for case in doc.descendants().filter(|n| n.has_tag_name("testcase")) {
+        let name = case.attribute("name").expect("name");
+        let time: f64 = case
+            .attribute("time")
+            .unwrap_or_else(|| panic!("{name}: no time"))
+            .parse()
+            .expect("time is a number");
+        assert!(time >= 0.0, "{name}");
+        assert_eq!(
+            case.attribute("file"),
+            Some("checks/etcd-split.yaml"),
+            "{name}"
+        );
+        let line: usize = case
+            .attribute("line")
+            .unwrap_or_else(|| panic!("{name}: no line"))
+            .parse()
+            .expect("line is a number");
+        if let Some(rest) = name.strip_prefix("step-") {
+            // step-N/node/signal: the line names the node and the signal.
+            let mut parts = rest.split('/');
+            let (_, node, signal) = (
+                parts.next(),
+                parts.next().expect("node"),
+                parts.next().expect("signal"),
+            );
+            let text = lines[line - 1];
+            assert!(
+                text.trim_start().starts_with(&format!("{node}:")) && text.contains(signal),
+                "{name} points at line {line}: {text:?}"
+            );
+            assert!(time > 0.0, "{name}: a step takes time");
+        }
+    }
+    let case = doc
+        .descendants()
+        .find(|n| n.attribute("name") == Some("step-1/etcd-2/embedded-registry"))
+        .expect("case");
+    assert_eq!(case.attribute("line"), Some("27"));
 }
 
 #[test]

@@ -3,6 +3,9 @@
 //! each boot is a bar, restarts and edits are marks above it, readiness a diamond on it, and each
 //! observed signal a dot in its own lane, red where it differs from the correct value. Hovering
 //! anything shows its details and evidence line (SVG `<title>`); a table below repeats them.
+//! Without a mouse (touch, keyboard) the evidence is one click or Tab + Enter away: every signal
+//! mark and red cell is a link to its row in the table, which is highlighted when reached
+//! (`:target`). Step names are listed in full above the chart, where they wrap.
 
 use std::fmt::Write as _;
 
@@ -343,7 +346,10 @@ fn draw_mismatch_cells(
             .collect();
         let _ = write!(
             svg,
-            r#"<rect x="{:.1}" y="{:.1}" width="{:.1}" height="{:.1}" class="{class}"><title>step {} on {}: {what}&#10;{}</title></rect>"#,
+            r##"<a href="#{}" class="mark" aria-label="step {} on {}: {what}, see the evidence"><rect x="{:.1}" y="{:.1}" width="{:.1}" height="{:.1}" class="{class}"><title>step {} on {}: {what}&#10;{}</title></rect></a>"##,
+            row_id(c.step, &c.node, &c.signal),
+            c.step,
+            esc(&c.node),
             b.x0 + 1.0,
             y + 1.0,
             (b.x1 - b.x0 - 2.0).max(1.0),
@@ -583,9 +589,15 @@ fn draw_signals(
                     esc(&shorten(&e.text, 300))
                 );
             }
+            // A link to the observation's row: evidence by click, tap or keyboard, not only hover.
             let _ = write!(
                 svg,
-                r#"<g class="sig {class}"><title>{title}</title><circle cx="{x:.1}" cy="{ly:.1}" r="6.5" fill="{colour}"/><text x="{:.1}" y="{:.1}" class="siglabel" fill="{colour}">{}</text></g>"#,
+                r##"<a href="#{}" class="mark" aria-label="step {} {} {}: {}, see its evidence"><g class="sig {class}"><title>{title}</title><circle cx="{x:.1}" cy="{ly:.1}" r="6.5" fill="{colour}"/><text x="{:.1}" y="{:.1}" class="siglabel" fill="{colour}">{}</text></g></a>"##,
+                row_id(s.index, &o.node, &o.signal),
+                s.index,
+                esc(&o.node),
+                esc(&o.signal),
+                esc(&o.observed),
                 x + 9.0,
                 ly + 4.0,
                 esc(&o.observed)
@@ -618,6 +630,11 @@ svg text{font-family:inherit}
 .sig circle{stroke:#fff;stroke-width:1.5}.siglabel{font-size:11px;font-weight:600;paint-order:stroke;stroke:#fff;stroke-width:3px}
 .link{stroke-width:1;stroke-dasharray:2 2}
 g.sig:hover circle,g.boot:hover rect,.ready:hover,.restart:hover,.edit:hover{stroke:#1f2328;stroke-width:2.5}
+a.mark{cursor:pointer}a.mark:focus{outline:none}a.mark:focus circle,a.mark:focus rect{stroke:#0969da;stroke-width:3}
+table tr:target td{background:#ddf4ff;outline:2px solid #0969da}
+ol.steps{margin:4px 0 12px;padding-left:0;list-style:none;max-width:100%}ol.steps li{overflow-wrap:anywhere;margin:2px 0}
+ol.steps b{white-space:nowrap}
+details.full summary{cursor:pointer}
 .legend{display:flex;flex-wrap:wrap;gap:6px 18px;margin:10px 0 18px;color:#59636e;font-size:13px;align-items:center}
 .legend svg{vertical-align:middle;margin-right:4px}
 table{border-collapse:collapse;width:100%;font-size:13px;margin-bottom:8px}
@@ -682,6 +699,7 @@ fn page(r: &RunResult, all: &[Case<'_>], svg: &str) -> String {
             esc(e)
         );
     }
+    step_list(&mut h, r);
     h.push_str(svg);
     h.push('\n');
     h.push_str(LEGEND);
@@ -702,7 +720,7 @@ const LEGEND: &str = concat!(
     r##"<span><svg width="14" height="14"><circle cx="7" cy="7" r="6" fill="#cf222e"/></svg>signal differs from expected</span>"##,
     r##"<span><svg width="28" height="14"><rect x="1" y="1" width="26" height="12" fill="#cf222e" fill-opacity=".1" stroke="#cf222e"/></svg>step × node where observed ≠ expected</span>"##,
     r##"<span><svg width="28" height="14"><rect x="1" y="1" width="26" height="12" fill="#d4a72c" fill-opacity=".12" stroke="#bf8700" stroke-dasharray="5 3"/></svg>not observed (run stopped) or undecided</span>"##,
-    r#"<span>Hover any mark for its evidence line.</span>"#,
+    r#"<span>Click, tap or Tab to any signal mark or red cell to jump to its evidence in the table; hovering shows it too.</span>"#,
     "</div>\n"
 );
 
@@ -719,13 +737,19 @@ fn observations_table(h: &mut String, all: &[Case<'_>]) {
             Some(o) => {
                 let mut s = format!("boot {}: {}", o.boot, esc(&o.reason));
                 for e in &o.evidence {
-                    let _ = write!(
-                        s,
-                        r#"<br><span title="{}">{} {}</span>"#,
-                        esc(&e.text),
-                        esc(&e.time.as_deref().map(clock).unwrap_or_default()),
-                        esc(&shorten(&e.text, 160))
-                    );
+                    let when = esc(&e.time.as_deref().map(clock).unwrap_or_default());
+                    let short = shorten(&e.text, 160);
+                    // A long line opens in place (click, tap, Enter): no hover needed to read it.
+                    if short == e.text {
+                        let _ = write!(s, "<br>{when} {}", esc(&e.text));
+                    } else {
+                        let _ = write!(
+                            s,
+                            r#"<br><details class="full"><summary>{when} {}</summary>{}</details>"#,
+                            esc(&short),
+                            esc(&e.text)
+                        );
+                    }
                 }
                 s
             }
@@ -733,7 +757,8 @@ fn observations_table(h: &mut String, all: &[Case<'_>]) {
         };
         let _ = writeln!(
             h,
-            r#"<tr class="{class}"><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td><b>{}</b></td><td>{}</td><td class="ev">{evidence}</td></tr>"#,
+            r#"<tr class="{class}" id="{}"><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td><b>{}</b></td><td>{}</td><td class="ev">{evidence}</td></tr>"#,
+            row_id(c.step, &c.node, &c.signal),
             c.step,
             esc(&c.node),
             esc(&c.signal),
@@ -743,6 +768,65 @@ fn observations_table(h: &mut String, all: &[Case<'_>]) {
         );
     }
     h.push_str("</table>\n");
+}
+
+/// The id of an observation's table row (`obs-1-etcd-2-embedded-registry`): marks link to it.
+fn row_id(step: usize, node: &str, signal: &str) -> String {
+    let clean = |s: &str| -> String {
+        s.chars()
+            .map(|c| {
+                if c.is_ascii_alphanumeric() || c == '-' || c == '_' {
+                    c
+                } else {
+                    '_'
+                }
+            })
+            .collect()
+    };
+    format!("obs-{step}-{}-{}", clean(node), clean(signal))
+}
+
+/// Every step's full name, where HTML wraps it (the chart's band labels are necessarily short).
+fn step_list(h: &mut String, r: &RunResult) {
+    let mut names: Vec<(usize, &str)> = r
+        .planned_steps
+        .iter()
+        .map(|p| (p.index, p.name.as_str()))
+        .collect();
+    for s in &r.steps {
+        if !names.iter().any(|(i, _)| *i == s.index) {
+            names.push((s.index, s.name.as_str()));
+        }
+    }
+    names.sort_by_key(|(i, _)| *i);
+    if names.is_empty() {
+        return;
+    }
+    h.push_str("<ol class=\"steps\">\n");
+    for (i, name) in names {
+        let span = r
+            .steps
+            .iter()
+            .find(|s| s.index == i)
+            .map(|s| {
+                let end = s
+                    .finished_at
+                    .as_deref()
+                    .map(clock)
+                    .unwrap_or_else(|| "…".into());
+                format!(
+                    " <span class=\"sub\">({}–{end})</span>",
+                    clock(&s.started_at)
+                )
+            })
+            .unwrap_or_else(|| " <span class=\"sub\">(not reached)</span>".to_string());
+        let _ = writeln!(
+            h,
+            r#"<li id="step-{i}"><b>Step {i}</b> {}{span}</li>"#,
+            esc(name)
+        );
+    }
+    h.push_str("</ol>\n");
 }
 
 /// `2026-11-30 09:00:00 → 09:03:27 UTC`.

@@ -180,6 +180,7 @@ pub fn initial_result(
             image_id: None,
             stand_in: cfg.target.sim,
             privileged: true,
+            version_output: None,
         },
         environment: res::EnvInfo {
             docker_host: crate::docker::endpoint(),
@@ -197,6 +198,7 @@ pub fn initial_result(
             .map(res::PlannedStepRecord::from)
             .collect(),
         initial_files: plan.initial.clone(),
+        signals: res::signal_records(&sc.signals, &sc.check, &plan.k3s_version),
         steps: Vec::new(),
         boots: Vec::new(),
         verdict: None,

@@ -122,6 +122,26 @@ mod tests {
     }
 
     #[test]
+    fn bug_any_is_not_judged_for_reproduced_but_still_for_fixed() {
+        // The bug world cannot tell here: either observation still reproduces.
+        for seen in ["up", "down"] {
+            let v = decide(
+                &[obs("up", "down", "down"), obs("up", "any", seen)],
+                true,
+                &[],
+            );
+            assert_eq!(v.outcome, Outcome::Reproduced, "{seen}");
+        }
+        // A fixed k3s is judged on it as on everything else.
+        let v = decide(
+            &[obs("up", "down", "up"), obs("up", "any", "down")],
+            true,
+            &[],
+        );
+        assert_eq!(v.outcome, Outcome::Inconclusive);
+    }
+
+    #[test]
     fn nothing_evaluated_is_never_success() {
         assert_eq!(decide(&[], true, &[]).outcome, Outcome::Inconclusive);
     }

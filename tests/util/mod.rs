@@ -8,6 +8,7 @@
 #![allow(dead_code)]
 pub mod docker;
 pub mod schema;
+pub mod tcp_proxy;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;

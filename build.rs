@@ -1,0 +1,46 @@
+//! Puts the git commit into `repro --version` (`REPRO_VERSION_LINE`), so a report or a bug
+//! says exactly which repro made it. Outside a git checkout (a source tarball, `cargo install`
+//! from a registry) it says so instead of failing; `REPRO_BUILD_COMMIT` overrides the commit
+//! for packagers.
+
+use std::process::Command;
+
+fn git(args: &[&str]) -> Option<String> {
+    let out = Command::new("git").args(args).output().ok()?;
+    if !out.status.success() {
+        return None;
+    }
+    let s = String::from_utf8(out.stdout).ok()?.trim().to_string();
+    (!s.is_empty()).then_some(s)
+}
+
+fn main() {
+    println!("cargo:rerun-if-env-changed=REPRO_BUILD_COMMIT");
+    println!("cargo:rerun-if-env-changed=GIT_DIR");
+    let commit = std::env::var("REPRO_BUILD_COMMIT")
+        .ok()
+        .filter(|c| !c.is_empty())
+        .or_else(|| git(&["rev-parse", "--short=12", "HEAD"]));
+    // Rebuild when HEAD moves (a commit, a checkout): HEAD itself, the branch it points at, and
+    // packed refs. Paths come from git, so worktrees work too.
+    for path in ["HEAD", "packed-refs"] {
+        if let Some(p) = git(&["rev-parse", "--git-path", path]) {
+            println!("cargo:rerun-if-changed={p}");
+        }
+    }
+    if let Some(branch) = git(&["symbolic-ref", "-q", "HEAD"]) {
+        if let Some(p) = git(&["rev-parse", "--git-path", &branch]) {
+            println!("cargo:rerun-if-changed={p}");
+        }
+    }
+    if commit.is_none() {
+        // Not in git: nothing to watch but the override.
+        println!("cargo:rerun-if-changed=build.rs");
+    }
+    let version = env!("CARGO_PKG_VERSION");
+    let line = match commit {
+        Some(c) => format!("{version} (commit {c})"),
+        None => format!("{version} (commit unknown: not built from a git checkout)"),
+    };
+    println!("cargo:rustc-env=REPRO_VERSION_LINE={line}");
+}

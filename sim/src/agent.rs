@@ -1,0 +1,442 @@
+//! The agent: the half of `k3s server` that runs containerd and the kubelet,
+//! and all of `k3s agent` (pkg/agent/run.go).
+//!
+//! In order, as k3s: the supervisor proxy/load balancer, validating the
+//! connection, fetching the served config (`/v1-k3s/config`) from whichever
+//! server the load balancer reaches, the embedded registry and supervisor
+//! metrics from that config, containerd, the wait for apiserver addresses on
+//! etcd-only nodes (in the background since the 2025 start-up rework), and
+//! the kubelet. See docs/k3s-behaviour.md for the citations.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc::Sender;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use crate::bootstrap::{self, CriticalArgs, Wire};
+use crate::cgroup;
+use crate::config::ServerConfig;
+use crate::datastore;
+use crate::http::{self, Auth, Url};
+use crate::loadbalancer::{self, ConfigSource, LoadBalancer};
+use crate::logs;
+use crate::registries;
+use crate::version::K3sVersion;
+
+const P2P_PORT: &str = "5001";
+
+/// What the agent turned on; the HTTP handlers read it.
+#[derive(Default)]
+pub struct Features {
+    pub registry_up: AtomicBool,
+    pub metrics_mounted: AtomicBool,
+}
+
+/// Milestones the server part waits for before it reports readiness: k3s
+/// prints `k3s is up and running` after its agent reached the kubelet, or
+/// while the agent is stuck waiting for a server.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Progress {
+    Waiting,
+    Kubelet,
+}
+
+/// How the agent reaches a supervisor.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Proxy {
+    /// `DisableLoadBalancer`: straight to the bootstrap URL (nodes with an apiserver).
+    Direct,
+    /// The local load balancer; `reset` first forgets its saved servers.
+    LoadBalancer { reset: bool },
+}
+
+pub struct Plan {
+    pub version: K3sVersion,
+    pub cfg: ServerConfig,
+    pub node_name: String,
+    pub ip: String,
+    /// The URL the agent bootstraps from (`agentConfig.ServerURL`).
+    pub bootstrap_url: String,
+    /// The token's password (user `node`).
+    pub password: String,
+    pub proxy: Proxy,
+    /// `ETCDAgent`: a server without an apiserver.
+    pub etcd_agent: bool,
+    /// `k3s agent` rather than the agent inside `k3s server`.
+    pub standalone: bool,
+}
+
+/// Apiserver addresses (`host:port`) known to this node: the local etcd on
+/// etcd-only servers, the reached supervisor on agents.
+pub type Addresses = Box<dyn Fn() -> Vec<String> + Send>;
+
+fn notify(progress: &Option<Sender<Progress>>, p: Progress, sent: &mut Option<Progress>) {
+    if *sent != Some(p) {
+        *sent = Some(p);
+        if let Some(tx) = progress {
+            let _ = tx.send(p);
+        }
+    }
+}
+
+pub fn run(
+    plan: Plan,
+    features: Arc<Features>,
+    addresses: Addresses,
+    progress: Option<Sender<Progress>>,
+) {
+    let mut sent = None;
+    let data_dir = plan.cfg.data_dir.clone();
+    let (source, problem) = ConfigSource::from_env(
+        std::env::var(loadbalancer::CONFIG_SOURCE_ENV)
+            .ok()
+            .as_deref(),
+    );
+    if let Some(problem) = problem {
+        logs::warn(problem);
+    }
+    let lb = match plan.proxy {
+        Proxy::Direct => None,
+        Proxy::LoadBalancer { reset } => {
+            if reset {
+                loadbalancer::reset(&data_dir);
+            }
+            Some(Arc::new(Mutex::new(LoadBalancer::new(
+                &data_dir,
+                &plan.bootstrap_url,
+                source,
+            ))))
+        }
+    };
+    let reach = |lb: &Option<Arc<Mutex<LoadBalancer>>>| -> Option<String> {
+        match lb {
+            Some(lb) => lock(lb).dial(),
+            None => Some(loadbalancer::host_port(&plan.bootstrap_url)),
+        }
+    };
+    // Where requests appear to go: the load balancer's local address, or the server.
+    let shown = |path: &str| match &lb {
+        Some(_) => format!("https://{}{path}", loadbalancer::LOCAL_ADDRESS),
+        None => format!("{}{path}", plan.bootstrap_url.trim_end_matches('/')),
+    };
+
+    // createProxyAndValidateToken: retry every 2 s until some server answers.
+    loop {
+        let why = match reach(&lb) {
+            None => format!("Get \"{}\": EOF", shown("/cacerts")),
+            Some(addr) => match get(&addr, "/cacerts", &Auth::None) {
+                Ok(_) => break,
+                Err(e) => e,
+            },
+        };
+        logs::error(format!(
+            "Failed to validate connection to cluster at {}: failed to get CA certs: {why}",
+            plan.bootstrap_url
+        ));
+        notify(&progress, Progress::Waiting, &mut sent);
+        std::thread::sleep(Duration::from_secs(2));
+    }
+
+    // config.Get: the served config of whichever server the proxy reaches.
+    let served = loop {
+        let why = match reach(&lb) {
+            None => format!("Get \"{}\": EOF", shown("/v1-k3s/config")),
+            Some(addr) => match get(
+                &addr,
+                "/v1-k3s/config",
+                &Auth::Basic("node", &plan.password),
+            )
+            .and_then(|body| serde_json::from_slice::<Wire>(&body).map_err(|e| e.to_string()))
+            {
+                Ok(wire) => break CriticalArgs::from_wire(&wire),
+                Err(e) => e,
+            },
+        };
+        logs::info(format!(
+            "Waiting to retrieve agent configuration; server is not ready: failed to retrieve configuration from server: {why}"
+        ));
+        notify(&progress, Progress::Waiting, &mut sent);
+        std::thread::sleep(Duration::from_secs(5));
+    };
+
+    let on = bootstrap::agent_features(&served, &plan.version);
+    if on.embedded_registry {
+        start_registry(&plan, &features);
+    }
+    // Supervisor metrics print nothing: the handler is just mounted.
+    if on.supervisor_metrics {
+        features.metrics_mounted.store(true, Ordering::SeqCst);
+    }
+    let d = data_dir.display();
+    logs::info(format!(
+        "Running containerd -c {d}/agent/etc/containerd/config.toml -a /run/k3s/containerd/containerd.sock --state /run/k3s/containerd --root {d}/agent/containerd"
+    ));
+    logs::info("containerd is now running");
+
+    if plan.etcd_agent {
+        let waiter = AddressWait {
+            lb: lb.clone(),
+            addresses,
+            port: plan.cfg.https_port,
+            version: plan.version.clone(),
+        };
+        if plan.version.has_agent_startup_sequencing() {
+            std::thread::spawn(move || waiter.wait());
+        } else {
+            notify(&progress, Progress::Waiting, &mut sent);
+            waiter.wait();
+        }
+    }
+
+    logs::info(format!("Running kubelet {}", kubelet_args(&plan, &served)));
+    if let Some(lines) = cgroup::Facts::read().kubelet_failure() {
+        for line in lines {
+            logs::raw(&line);
+        }
+        // The kubelet exits the process (os.Exit(1)) after this line.
+        std::process::exit(1);
+    }
+    notify(&progress, Progress::Kubelet, &mut sent);
+
+    if plan.standalone {
+        // The tunnel seeds the load balancer with the apiserver list, then
+        // the kubelet registers the node.
+        if let Some(lb) = &lb {
+            // (The guard must not live across the `update` below.)
+            let reached = lock(lb).dial();
+            if let Some(addr) = reached {
+                if let Ok(body) = get(
+                    &addr,
+                    "/v1-k3s/apiservers",
+                    &Auth::Basic("node", &plan.password),
+                ) {
+                    if let Ok(list) = serde_json::from_slice::<Vec<String>>(&body) {
+                        lock(lb).update(&list);
+                    }
+                }
+            }
+        }
+        logs::raw(&cgroup::klog(
+            'I',
+            std::process::id(),
+            "kubelet_node_status.go:78",
+            &format!(
+                "\"Successfully registered node\" node=\"{}\"",
+                plan.node_name
+            ),
+        ));
+    }
+}
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// GET `path` from `address` (`host:port`); any non-200 answer is an error
+/// worded like k3s's client (`<url>: 401 Unauthorized`).
+fn get(address: &str, path: &str, auth: &Auth<'_>) -> Result<Vec<u8>, String> {
+    let url = Url::parse(&format!("https://{address}"))?;
+    match http::request("GET", &url, path, auth, None, Duration::from_secs(10)) {
+        Ok(resp) if resp.status == 200 => Ok(resp.body),
+        Ok(resp) => Err(format!(
+            "{}: {} {}",
+            url.with_path(path),
+            resp.status,
+            http::reason(resp.status)
+        )),
+        Err(e) => Err(e.to_string()),
+    }
+}
+
+fn start_registry(plan: &Plan, features: &Features) {
+    let (mirrors, problem) = registries::mirrored_registries(&plan.cfg.private_registry);
+    if let Some(problem) = problem {
+        logs::warn(problem);
+    }
+    if mirrors.is_empty() {
+        logs::error(
+            "Not starting distributed registry mirror: no registries configured for distributed mirroring",
+        );
+        return;
+    }
+    let p2p = std::env::var("K3S_P2P_PORT")
+        .ok()
+        .filter(|p| p.parse::<u16>().is_ok_and(|n| n != 0))
+        .unwrap_or_else(|| P2P_PORT.to_string());
+    logs::info(format!(
+        "Starting distributed registry mirror at https://{}:{}/v2 for registries {}",
+        plan.ip,
+        plan.cfg.https_port,
+        datastore::go_list(&mirrors)
+    ));
+    logs::info(format!(
+        "Starting distributed registry P2P node at {}:{p2p}",
+        plan.ip
+    ));
+    features.registry_up.store(true, Ordering::SeqCst);
+}
+
+/// `waitForAPIServerAddresses` on etcd-only nodes.
+struct AddressWait {
+    lb: Option<Arc<Mutex<LoadBalancer>>>,
+    addresses: Addresses,
+    port: u16,
+    version: K3sVersion,
+}
+
+impl AddressWait {
+    fn wait(self) {
+        let message = if self.version.has_local_supervisor_default() {
+            "Waiting for control-plane node to register apiserver addresses in etcd"
+        } else {
+            "Waiting for apiserver addresses"
+        };
+        let started = Instant::now();
+        let mut next_log = Duration::from_secs(5);
+        let found = loop {
+            let found: Vec<String> = (self.addresses)()
+                .iter()
+                .map(|a| with_port(a, self.port))
+                .collect();
+            if !found.is_empty() {
+                break found;
+            }
+            std::thread::sleep(Duration::from_millis(250));
+            if started.elapsed() >= next_log {
+                logs::info(message);
+                next_log += Duration::from_secs(5);
+            }
+        };
+        let Some(lb) = &self.lb else { return };
+        let mut lb = lock(lb);
+        // Newer releases move the default off the local supervisor only;
+        // older ones always made the first apiserver the default.
+        let default = lb.default_address();
+        let local_default = default.starts_with("127.0.0.1:") || default.starts_with("[::1]:");
+        if !self.version.has_local_supervisor_default() || local_default {
+            lb.set_default(&found[0]);
+        }
+        lb.update(&found);
+    }
+}
+
+/// `https://10.0.0.4:6443` or `10.0.0.4:9999` → `10.0.0.4:<port>`.
+fn with_port(address: &str, port: u16) -> String {
+    let hp = loadbalancer::host_port(address);
+    let host = hp.rsplit_once(':').map_or(hp.as_str(), |(h, _)| h);
+    format!("{host}:{port}")
+}
+
+fn kubelet_args(plan: &Plan, served: &CriticalArgs) -> String {
+    let d = plan.cfg.data_dir.display();
+    let dns = served
+        .cluster_dns
+        .iter()
+        .map(|ip| ip.to_string())
+        .collect::<Vec<_>>()
+        .join(",");
+    format!(
+        "--address=0.0.0.0 --anonymous-auth=false --authentication-token-webhook=true --authorization-mode=Webhook --cgroup-driver=cgroupfs --client-ca-file={d}/agent/client-ca.crt --cloud-provider=external --cluster-dns={dns} --cluster-domain={dom} --container-runtime-endpoint=unix:///run/k3s/containerd/containerd.sock --eviction-hard=imagefs.available<5%,nodefs.available<5% --fail-swap-on=false --healthz-bind-address=127.0.0.1 --hostname-override={node} --kubeconfig={d}/agent/kubelet.kubeconfig --node-ip={ip} --pod-manifest-path={d}/agent/pod-manifests --read-only-port=0 --resolv-conf=/etc/resolv.conf --serialize-image-pulls=false --tls-cert-file={d}/agent/serving-kubelet.crt --tls-private-key-file={d}/agent/serving-kubelet.key",
+        dom = served.cluster_domain,
+        node = plan.node_name,
+        ip = plan.ip,
+    )
+}
+
+/// `k3s agent …`: a worker. Never returns on success.
+pub fn run_command(cli_args: &[String]) -> i32 {
+    use crate::version::VERSION_ENV;
+    let env = |k: &str| std::env::var(k).ok();
+    let version = match env(VERSION_ENV) {
+        Some(v) => K3sVersion::parse(&v).unwrap_or_else(|e| logs::fatal(format!("repro-sim: {e}"))),
+        None => logs::fatal(format!("repro-sim: {VERSION_ENV} is not set")),
+    };
+    let config_path = crate::config::config_path(cli_args, &env);
+    let files = crate::config::read_config_files(&config_path).unwrap_or_else(|e| logs::fatal(e));
+    let (cfg, loaded) = crate::config::load(&crate::config::Inputs {
+        cli_args,
+        files: &files,
+        env: &env,
+        version: &version,
+        command: crate::releases::Command::Agent,
+    })
+    .unwrap_or_else(|e| logs::fatal(e.to_string()));
+    for warning in &loaded.warnings {
+        logs::warn(warning);
+    }
+    logs::info(format!("Starting k3s agent {version} (repro-sim)"));
+    let Some(server_url) = cfg.server_url.clone() else {
+        logs::fatal("Error: --server is required");
+    };
+    let Some(token) = cfg.token.clone() else {
+        logs::fatal("Error: --token is required");
+    };
+    let password = datastore::token_password(&token)
+        .unwrap_or_else(|e| logs::fatal(format!("Error: failed to validate token: {e}")));
+    let hostname = crate::host::hostname();
+    let node_name = cfg
+        .node_name
+        .clone()
+        .unwrap_or_else(|| hostname.to_lowercase());
+    let ip = crate::host::node_ip(cfg.node_ip.as_deref(), &hostname);
+
+    // Agents listen on the supervisor port for the registry and metrics.
+    let features = Arc::new(Features::default());
+    let listen = format!("0.0.0.0:{}", cfg.https_port);
+    match std::net::TcpListener::bind(&listen) {
+        Ok(listener) => {
+            let f = Arc::clone(&features);
+            let cert = datastore::admin_certificate_data(&password);
+            http::serve(
+                listener,
+                Arc::new(move |req: &http::Request| agent_route(&f, &cert, req)),
+            );
+        }
+        Err(e) => logs::fatal(format!("Error: listen tcp {listen}: {e}")),
+    }
+    let plan = Plan {
+        version,
+        cfg,
+        node_name,
+        ip,
+        bootstrap_url: server_url,
+        password,
+        proxy: Proxy::LoadBalancer { reset: false },
+        etcd_agent: false,
+        standalone: true,
+    };
+    run(plan, features, Box::new(Vec::new), None);
+    loop {
+        std::thread::park();
+    }
+}
+
+/// The agent's own router: `/v2` once the registry runs, `/metrics` (with a
+/// client certificate) once supervisor metrics are on; nothing else.
+fn agent_route(features: &Features, cert: &str, req: &http::Request) -> http::Response {
+    let path = req.path.as_str();
+    if path == "/metrics" && features.metrics_mounted.load(Ordering::SeqCst) {
+        if req.header(http::CLIENT_CERT_HEADER) != Some(cert) {
+            return http::Response::json(
+                401,
+                "{\"kind\":\"Status\",\"apiVersion\":\"v1\",\"metadata\":{},\"status\":\"Failure\",\"message\":\"Unauthorized\",\"reason\":\"Unauthorized\",\"code\":401}",
+            );
+        }
+        return http::Response::text(200, "# HELP k3s_agent repro-sim agent metrics (made up)\n# TYPE k3s_agent gauge\nk3s_agent 1\n");
+    }
+    if (path == "/v2" || path == "/v2/") && features.registry_up.load(Ordering::SeqCst) {
+        return http::Response::json(200, "{}");
+    }
+    http::Response::text(404, "404 page not found")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn apiserver_addresses_take_the_supervisor_port() {
+        assert_eq!(with_port("https://10.0.0.4:6443", 6443), "10.0.0.4:6443");
+        assert_eq!(with_port("10.0.0.4:9999", 6443), "10.0.0.4:6443");
+    }
+}

@@ -1,0 +1,436 @@
+//! One node's log, cut into boots, keeping only what the signals need.
+//!
+//! A boot starts at k3s's start banner (`"Starting " + program + " " + version`,
+//! pkg/cli/server/server.go and the agent's twin). A boot's lines are not all kept: only the
+//! first line matching each pattern of `signals.yaml` (that is all the runner's rules ever look
+//! at), lines carrying values, the last few lines (evidence of a death), and the facts the settle
+//! rule needs (times, how much ordinary output the boot had). So a gigabyte journal costs memory
+//! in proportion to its number of boots, not its size.
+
+use std::collections::VecDeque;
+use std::sync::LazyLock;
+
+use chrono::{DateTime, Utc};
+use regex::{Regex, RegexSet};
+
+use super::deps::{Signal, Signals};
+use super::formats::{Entry, Inner, Outer, Prompt};
+
+static BANNER: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"\bStarting k3s (agent )?v\d+\.\d+\.\d+\S*(?: \([0-9A-Za-z-]+\))?")
+        .expect("static regex")
+});
+
+/// Whether a k3s line is the start banner of a boot.
+pub fn is_banner(text: &str) -> bool {
+    text.contains("Starting k3s ") && BANNER.is_match(text)
+}
+
+fn banner_is_agent(text: &str) -> bool {
+    BANNER.captures(text).is_some_and(|c| c.get(1).is_some())
+}
+
+/// How many lines of ordinary output (matching no pattern) a boot must show after its banner
+/// before the settle rule may use it: an excerpt made of the lines the signals name
+/// (`grep -E 'Starting k3s|kubelet'`) has none, a real k3s boot has hundreds.
+pub const MIN_CHATTER: u32 = 3;
+/// Lines kept at the end of a boot, as evidence of how it ended.
+const TAIL: usize = 3;
+/// Value lines kept per boot (distinct values are few; a crash-looping line must not grow it).
+const MAX_VALUE_LINES: usize = 64;
+/// Probe output lines kept per boot.
+const MAX_PROBE_LINES: usize = 16;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum PatKind {
+    State,
+    Value,
+    Settle,
+}
+
+/// Every line pattern of `signals.yaml`, matched at once.
+pub struct Matcher {
+    set: RegexSet,
+    kinds: Vec<PatKind>,
+    /// Probe-only signals: (signal name, words its command must contain, output rules).
+    probes: Vec<ProbeWatch>,
+}
+
+struct ProbeWatch {
+    /// Words a pasted command must contain to be this probe (its target: the last argument and
+    /// any URL), so a dump of some other /metrics is not taken for it.
+    words: Vec<String>,
+}
+
+impl Matcher {
+    pub fn new(signals: &Signals) -> Matcher {
+        let mut pats = Vec::new();
+        let mut kinds = Vec::new();
+        for sig in signals.by_name.values() {
+            for (list, kind) in [
+                (&sig.up, PatKind::State),
+                (&sig.down, PatKind::State),
+                (&sig.value, PatKind::Value),
+                (&sig.settled_by, PatKind::Settle),
+            ] {
+                for p in list {
+                    pats.push(p.regex.as_str().to_string());
+                    kinds.push(kind);
+                }
+            }
+        }
+        let probes = signals
+            .by_name
+            .values()
+            .filter_map(|s| s.probe.as_ref())
+            .map(|p| ProbeWatch {
+                words: p
+                    .command
+                    .iter()
+                    .enumerate()
+                    .filter(|(i, w)| *i + 1 == p.command.len() || w.contains("://"))
+                    .map(|(_, w)| w.clone())
+                    .collect(),
+            })
+            .collect();
+        // The patterns compiled once already (load validated them); a set of them compiles too.
+        let set = RegexSet::new(&pats).unwrap_or_else(|_| RegexSet::empty());
+        Matcher { set, kinds, probes }
+    }
+
+    /// Whether a pasted command runs one of the probes (its output may then decide a signal).
+    pub fn is_probe_command(&self, cmd: &str) -> bool {
+        self.probes
+            .iter()
+            .any(|p| !p.words.is_empty() && p.words.iter().all(|w| cmd.contains(w.as_str())))
+    }
+}
+
+/// A line kept for the signals' rules or as evidence.
+#[derive(Debug, Clone)]
+pub struct Kept {
+    pub file: usize,
+    pub line: u64,
+    pub ts: Option<DateTime<Utc>>,
+    pub exact: bool,
+    pub text: String,
+}
+
+impl Kept {
+    fn of(e: &Entry, file: usize) -> Kept {
+        Kept {
+            file,
+            line: e.line,
+            ts: e.ts,
+            exact: e.ts_exact,
+            text: e.text.clone(),
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum EndKind {
+    /// The process ended on its own: a fatal line, systemd's exit status, a recorded exit.
+    Died { exit_code: Option<i64> },
+    /// It was stopped (systemd "Stopping …", a recorded stop).
+    Stopped,
+    /// The host booted again.
+    HostReboot,
+}
+
+#[derive(Debug, Clone)]
+pub struct End {
+    pub kind: EndKind,
+    pub ts: Option<DateTime<Utc>>,
+    /// The line (or record) that says so.
+    pub evidence: Option<Kept>,
+    /// `log`, `unit` or `record`.
+    pub source: &'static str,
+}
+
+/// What a repro results folder recorded about a boot (it watched the container).
+#[derive(Debug, Clone, Default)]
+pub struct Recorded {
+    pub end: Option<End>,
+    /// The recorder watched this boot's log until then: the log is whole up to this time.
+    pub watched_until: Option<DateTime<Utc>>,
+    /// The step that started the boot (its config is `config-step-<step>.yaml`).
+    pub step: Option<usize>,
+}
+
+/// One boot being read.
+#[derive(Debug)]
+pub struct BootBuilder {
+    pub number: u32,
+    pub banner: Option<Kept>,
+    pub agent: bool,
+    pub lines: u64,
+    pub first_ts: Option<DateTime<Utc>>,
+    pub last_ts: Option<DateTime<Utc>>,
+    pub kept: Vec<Kept>,
+    seen: Vec<bool>,
+    values: usize,
+    tail: VecDeque<Kept>,
+    /// Ordinary lines (matching no pattern) after the banner.
+    pub chatter: u32,
+    /// Lines in a log form (logrus, klog, a tool's prefix) or matching a pattern: a "boot" of
+    /// plain text only (prose before the first banner of a paste) is not one.
+    formatted: u64,
+    settled: bool,
+    pub end: Option<End>,
+    stopping: bool,
+    /// Lines of pasted probe output.
+    pub probe_output: Vec<Kept>,
+    in_probe: bool,
+    pub recorded: Option<Recorded>,
+    /// The input file the boot began in.
+    pub file: usize,
+    /// Another boot of the node follows in the log.
+    pub followed: bool,
+}
+
+impl BootBuilder {
+    pub fn new(number: u32, matcher: &Matcher, file: usize) -> Self {
+        BootBuilder {
+            number,
+            banner: None,
+            agent: false,
+            lines: 0,
+            first_ts: None,
+            last_ts: None,
+            kept: Vec::new(),
+            seen: vec![false; matcher.kinds.len()],
+            values: 0,
+            tail: VecDeque::with_capacity(TAIL),
+            chatter: 0,
+            formatted: 0,
+            settled: false,
+            end: None,
+            stopping: false,
+            probe_output: Vec::new(),
+            in_probe: false,
+            recorded: None,
+            file,
+            followed: false,
+        }
+    }
+
+    /// Whether a `settled-by` line was seen.
+    pub fn settled(&self) -> bool {
+        self.settled
+    }
+
+    /// Whether anything of k3s is in this boot (a boot made only of pasted output is not one).
+    pub fn has_log(&self) -> bool {
+        self.banner.is_some() || self.formatted > 0
+    }
+
+    /// A line k3s printed (taken by value: the last few lines are kept without a copy).
+    pub fn log(&mut self, e: Entry, m: &Matcher, file: usize) {
+        self.lines += 1;
+        if let Some(ts) = e.ts {
+            self.first_ts.get_or_insert(ts);
+            self.last_ts = Some(ts);
+        }
+        if e.inner != Inner::Other || e.outer != Outer::Bare {
+            self.formatted += 1;
+        }
+        let fatal = e.fatal;
+        let k = Kept {
+            file,
+            line: e.line,
+            ts: e.ts,
+            exact: e.ts_exact,
+            text: e.text,
+        };
+        if self.banner.is_none() && self.lines == 1 && is_banner(&k.text) {
+            self.banner = Some(k.clone());
+            self.agent = banner_is_agent(&k.text);
+        }
+        if self.keep_if_matched(&k, m) {
+            self.formatted += 1;
+        }
+        if fatal && self.end.is_none() {
+            self.end = Some(End {
+                kind: EndKind::Died { exit_code: None },
+                ts: k.ts,
+                evidence: Some(k.clone()),
+                source: "log",
+            });
+        }
+        if self.tail.len() == TAIL {
+            self.tail.pop_front();
+        }
+        self.tail.push_back(k);
+    }
+
+    fn keep_if_matched(&mut self, k: &Kept, m: &Matcher) -> bool {
+        let hits = m.set.matches(&k.text);
+        if !hits.matched_any() {
+            if self.banner.is_some() {
+                self.chatter = self.chatter.saturating_add(1);
+            }
+            return false;
+        }
+        let mut keep = false;
+        for i in hits.iter() {
+            match m.kinds[i] {
+                PatKind::Value => keep |= self.values < MAX_VALUE_LINES,
+                PatKind::State | PatKind::Settle => keep |= !self.seen[i],
+            }
+            if m.kinds[i] == PatKind::Settle {
+                self.settled = true;
+            }
+            self.seen[i] = true;
+        }
+        if keep {
+            if hits.iter().any(|i| m.kinds[i] == PatKind::Value) {
+                self.values += 1;
+            }
+            self.kept.push(k.clone());
+        }
+        keep
+    }
+
+    /// Text that is not a log line: a probe's output if its command was pasted just before, and
+    /// `k3s -v` output (value lines such as `k3s version v1.33.4+k3s1`).
+    pub fn output(&mut self, e: &Entry, m: &Matcher, file: usize) {
+        let k = Kept::of(e, file);
+        if self.in_probe && self.probe_output.len() < MAX_PROBE_LINES {
+            self.probe_output.push(k.clone());
+        }
+        let hits = m.set.matches(&k.text);
+        if hits.iter().any(|i| m.kinds[i] == PatKind::Value) && self.values < MAX_VALUE_LINES {
+            self.values += 1;
+            self.kept.push(k);
+        }
+    }
+
+    pub fn prompt(&mut self, p: &Prompt, m: &Matcher) {
+        self.in_probe = m.is_probe_command(&p.command);
+    }
+
+    /// systemd about the unit: a stop, an exit status, a failure.
+    pub fn unit(&mut self, e: &Entry, file: usize) {
+        let k = Kept::of(e, file);
+        let text = e.text.as_str();
+        if text.starts_with("Stopping ") {
+            self.stopping = true;
+            self.end = Some(End {
+                kind: EndKind::Stopped,
+                ts: e.ts,
+                evidence: Some(k),
+                source: "unit",
+            });
+            return;
+        }
+        if let Some(c) = EXITED.captures(text) {
+            let code = c.name("code").map_or("", |m| m.as_str());
+            let status: Option<i64> = c.name("status").and_then(|m| m.as_str().parse().ok());
+            if self.stopping {
+                return;
+            }
+            // A fatal line already said why; the exit status adds the code.
+            let exit_code = if code == "exited" { status } else { None };
+            let evidence = match &self.end {
+                Some(End {
+                    kind: EndKind::Died { .. },
+                    evidence: Some(ev),
+                    ..
+                }) => Some(ev.clone()),
+                _ => Some(k),
+            };
+            self.end = Some(End {
+                kind: EndKind::Died { exit_code },
+                ts: e.ts,
+                evidence,
+                source: "unit",
+            });
+            return;
+        }
+        if self.end.is_none()
+            && (text.contains("Failed with result") || text.starts_with("Failed to start"))
+        {
+            self.end = Some(End {
+                kind: EndKind::Died { exit_code: None },
+                ts: e.ts,
+                evidence: Some(k),
+                source: "unit",
+            });
+        }
+    }
+
+    pub fn host_reboot(&mut self, e: &Entry, file: usize) {
+        if self.end.is_none() {
+            self.end = Some(End {
+                kind: EndKind::HostReboot,
+                ts: self.last_ts,
+                evidence: Some(Kept::of(e, file)),
+                source: "unit",
+            });
+        }
+    }
+
+    /// The last lines of the boot (for a death's evidence).
+    pub fn tail(&self) -> impl Iterator<Item = &Kept> {
+        self.tail.iter()
+    }
+
+    /// The time up to which the boot's log is known to be complete: its last line, a stop or
+    /// exit seen later, or what the results folder recorded.
+    pub fn known_until(&self) -> Option<DateTime<Utc>> {
+        let mut t = self.last_ts;
+        for c in [
+            self.end.as_ref().and_then(|e| e.ts),
+            self.recorded.as_ref().and_then(|r| r.watched_until),
+        ]
+        .into_iter()
+        .flatten()
+        {
+            t = Some(t.map_or(c, |x| x.max(c)));
+        }
+        t
+    }
+
+    /// The signal-relevant lines of this boot in log order, and the index of the first line
+    /// matching `ready`'s patterns.
+    pub fn lines_for(&self, ready: Option<&Signal>) -> (Vec<&Kept>, Option<usize>) {
+        let mut all: Vec<&Kept> = self.kept.iter().collect();
+        for t in &self.tail {
+            if !all.iter().any(|k| k.line == t.line && k.file == t.file) {
+                all.push(t);
+            }
+        }
+        all.sort_by_key(|k| (k.file, k.line));
+        let ready_at = ready.and_then(|sig| {
+            all.iter()
+                .position(|k| sig.up.iter().any(|p| p.regex.is_match(&k.text)))
+        });
+        (all, ready_at)
+    }
+}
+
+static EXITED: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"Main process exited, code=(?P<code>\w+), status=(?P<status>\d+)")
+        .expect("static regex")
+});
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn banners_of_servers_agents_and_old_releases() {
+        assert!(is_banner(
+            r#"time="2025-09-26T10:38:30-05:00" level=info msg="Starting k3s v1.33.4+k3s1 (abcdef12)""#
+        ));
+        assert!(is_banner("Starting k3s agent v1.29.6+k3s2 (b4b156d9)"));
+        assert!(banner_is_agent(
+            "Starting k3s agent v1.29.6+k3s2 (b4b156d9)"
+        ));
+        assert!(!banner_is_agent("Starting k3s v1.29.6+k3s2 (b4b156d9)"));
+        assert!(is_banner("INFO[0000] Starting k3s v0.2.0 (2771ae1)"));
+        assert!(!is_banner("Starting Lightweight Kubernetes..."));
+        assert!(!is_banner("Starting k3s server"));
+    }
+}

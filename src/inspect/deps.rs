@@ -1,0 +1,22 @@
+//! Everything `inspect` uses from the rest of repro, in one place.
+//!
+//! `inspect` judges old logs with the runner's own signal model and decision rules, so it
+//! depends on them — but only through this file. When those modules move, only the paths here
+//! change.
+
+pub use crate::catalog::{find_root, Catalog};
+pub use crate::raw::{ConfigValue, Role};
+pub use crate::redact::Redactor;
+pub use crate::result::{Evidence, EvidenceSource};
+pub use crate::run::observe::{eval_log, Eval, Settle};
+pub use crate::run::watch::{Boot, Ended as BootEnd, LogLine};
+pub use crate::scenario::{Expected, Signal, Signals, DEFAULT_SETTLE};
+pub use crate::version::{K3sVersion, ReleaseSet};
+
+/// Name of the signal whose `up` lines mean "the boot is ready" (the runner uses the same one to
+/// wait for a boot, and value signals are decided once it is seen).
+pub const READY_SIGNAL: &str = "ready";
+/// Name of the value signal that reports the k3s version of a boot.
+pub const VERSION_SIGNAL: &str = "version";
+/// Name of the value signal that reports the server components a boot ran.
+pub const ROLES_SIGNAL: &str = "roles";

@@ -1,0 +1,418 @@
+//! Known bugs recognised in old logs, from the check files alone.
+//!
+//! Every `bug:` entry of a check step is a bug signature: on a node of that role, placed in the
+//! cluster as the check's node is (joined to another server, or the one that started it), with
+//! the config keys the check gave that node by then, a k3s version the check's `fixed-in` does
+//! not cover, the signal shows the bug's value instead of the expected one. A boot that shows the
+//! bug's value and contradicts nothing of the rest is a finding: `matches` when every part is
+//! known, `possible` (with what would be needed) when some part cannot be told from the input.
+
+use indexmap::IndexMap;
+
+use super::config::{same, NodeConfig};
+use super::deps::{Catalog, ConfigValue, Expected, K3sVersion, ReleaseSet, Role, Signals};
+use super::model::{BootReport, Condition, EvidenceLine, Finding};
+
+#[derive(Debug, Clone)]
+pub struct Signature {
+    pub check: String,
+    pub issue: String,
+    pub summary: String,
+    pub fixed_in: ReleaseSet,
+    pub signal: String,
+    pub bug: String,
+    pub expect: String,
+    pub role: Role,
+    /// The check's node joined another server (`server:`); false for the node that started the
+    /// cluster.
+    pub joins: bool,
+    /// The config keys the check gave the node (topology and steps, not the derived ones).
+    pub keys: IndexMap<String, ConfigValue>,
+    /// Files the check's topology wrote on the node (a log cannot show them).
+    pub files: Vec<String>,
+    /// Everything else the check says about the same boot under the bug (the step's `expect`
+    /// with the `bug` entries in place, over every step since the node's last start): e.g.
+    /// `ready: up` — a node that died does not show this bug, whatever its registry did.
+    pub with: IndexMap<String, String>,
+}
+
+impl Signature {
+    fn same_as(&self, o: &Signature) -> bool {
+        self.check == o.check
+            && self.signal == o.signal
+            && self.bug == o.bug
+            && self.role == o.role
+            && self.joins == o.joins
+            && self.keys == o.keys
+            && self.with == o.with
+    }
+}
+
+/// Every distinct bug signature of every check.
+pub fn signatures(cat: &Catalog) -> Vec<Signature> {
+    let mut out: Vec<Signature> = Vec::new();
+    for (check, _) in &cat.checks {
+        let Some(topo) = cat.topology(&check.topology) else {
+            continue;
+        };
+        let mut keys: IndexMap<String, IndexMap<String, ConfigValue>> = topo
+            .nodes
+            .iter()
+            .map(|n| {
+                let mut m = topo.config.clone();
+                m.extend(n.config.clone());
+                (n.name.clone(), m)
+            })
+            .collect();
+        // What each node's current boot is expected to show under the bug, so far.
+        let mut world: IndexMap<String, IndexMap<String, String>> = IndexMap::new();
+        for step in &check.steps {
+            for node in step.booted_nodes() {
+                world.shift_remove(node);
+            }
+            // The step's expectations with the bug's entries in their place; `any` (the bug
+            // can show either value) says nothing.
+            for (node, sigs) in &step.expect {
+                let w = world.entry(node.clone()).or_default();
+                for (sig, v) in sigs {
+                    let v = step.bug.get(node).and_then(|b| b.get(sig)).unwrap_or(v);
+                    match v {
+                        Expected::Any => w.shift_remove(sig),
+                        v => w.insert(sig.clone(), v.as_str().to_string()),
+                    };
+                }
+            }
+            for (node, kv) in &step.config {
+                keys.entry(node.clone()).or_default().extend(kv.clone());
+            }
+            for (node, ks) in &step.remove {
+                if let Some(m) = keys.get_mut(node) {
+                    for k in ks {
+                        m.shift_remove(k);
+                    }
+                }
+            }
+            for (node, sigs) in &step.bug {
+                let Some(n) = topo.node(node) else { continue };
+                for (signal, bug) in sigs {
+                    let Some(expect) = step.expect.get(node).and_then(|e| e.get(signal)) else {
+                        continue;
+                    };
+                    if expect == bug || *bug == Expected::Any {
+                        continue;
+                    }
+                    let files = topo.files.keys().chain(n.files.keys()).cloned().collect();
+                    let s = Signature {
+                        check: check.name.clone(),
+                        issue: check.issue.clone(),
+                        summary: check.summary.clone(),
+                        fixed_in: check.fixed_in.clone(),
+                        signal: signal.clone(),
+                        bug: bug.as_str().to_string(),
+                        expect: expect.as_str().to_string(),
+                        role: n.role,
+                        joins: n.join.is_some(),
+                        keys: keys.get(node).cloned().unwrap_or_default(),
+                        files,
+                        with: world
+                            .get(node)
+                            .map(|w| {
+                                w.iter()
+                                    .filter(|(k, _)| *k != signal)
+                                    .map(|(k, v)| (k.clone(), v.clone()))
+                                    .collect()
+                            })
+                            .unwrap_or_default(),
+                    };
+                    if !out.iter().any(|o| o.same_as(&s)) {
+                        out.push(s);
+                    }
+                }
+            }
+        }
+    }
+    out
+}
+
+/// What is known about one boot's node for matching.
+pub struct Subject<'a> {
+    pub input: usize,
+    pub node: &'a str,
+    pub boot: &'a BootReport,
+    pub config: Option<&'a NodeConfig>,
+    /// The config is the node's (not this boot's own, as a results folder has).
+    pub config_for_all_boots: bool,
+    /// How many boots the node has.
+    pub boots: usize,
+}
+
+/// The role a boot's node has: from its config, else from the boot itself.
+pub fn role_of(boot: &BootReport, config: Option<&NodeConfig>) -> (Option<Role>, Option<String>) {
+    if boot
+        .start
+        .as_ref()
+        .is_some_and(|m| m.text.contains("Starting k3s agent"))
+    {
+        return (Some(Role::Agent), Some("agent banner".into()));
+    }
+    if let Some(c) = config {
+        if let Some(r) = c.server_role() {
+            return (Some(r), Some("config".into()));
+        }
+    }
+    let complete = boot
+        .signals
+        .get(super::deps::ROLES_SIGNAL)
+        .is_some_and(|s| s.complete == Some(true));
+    if !complete {
+        return (None, None);
+    }
+    let has = |r: &str| boot.roles.iter().any(|x| x == r);
+    let role = match (has(Role::Etcd.as_str()), has(Role::ControlPlane.as_str())) {
+        (true, true) => Some(Role::All),
+        (true, false) => Some(Role::Etcd),
+        (false, true) => Some(Role::ControlPlane),
+        (false, false) => None,
+    };
+    (role, role.map(|_| "log (roles)".to_string()))
+}
+
+fn fixed_text(set: &ReleaseSet, v: Option<&K3sVersion>) -> Option<String> {
+    if set.firsts.is_empty() {
+        return None;
+    }
+    if let Some(first) = v.and_then(|v| set.first_in_line(v)) {
+        return Some(first.to_string());
+    }
+    let all: Vec<String> = set.firsts.iter().map(ToString::to_string).collect();
+    Some(match v {
+        Some(v) => format!(
+            "no fix on the {}.{} line; fixed in {}",
+            v.major,
+            v.minor,
+            all.join(", ")
+        ),
+        None => all.join(", "),
+    })
+}
+
+/// The findings for one boot.
+pub fn match_boot(s: &Subject, sigs: &[Signature], signals: &Signals) -> Vec<Finding> {
+    let mut out = Vec::new();
+    for sig in sigs {
+        let Some(obs) = s.boot.signals.get(&sig.signal) else {
+            continue;
+        };
+        if obs.state != sig.bug {
+            continue;
+        }
+        let mut conditions = Vec::new();
+        let mut needs = Vec::new();
+        let mut evidence: Vec<EvidenceLine> = obs.evidence.clone();
+
+        // The version: before the fix on its release line, and with the feature at all.
+        let version: Option<K3sVersion> = s.boot.version.as_deref().and_then(|v| v.parse().ok());
+        let fixed = fixed_text(&sig.fixed_in, version.as_ref());
+        let want = match &fixed {
+            Some(f) if version.is_some() && !f.starts_with("no fix") => format!("before {f}"),
+            Some(_) => "a release without the fix".to_string(),
+            None => "any (the check names no fixed version)".to_string(),
+        };
+        let holds = version.as_ref().map(|v| {
+            !sig.fixed_in.contains(v) && signals.get(&sig.signal).is_none_or(|def| def.exists_in(v))
+        });
+        if holds.is_none() {
+            needs
+                .push("the k3s version of this boot (its start banner, or `k3s -v` output)".into());
+        } else if let Some(v) = s.boot.signals.get(super::deps::VERSION_SIGNAL) {
+            evidence.extend(v.evidence.iter().cloned());
+        }
+        conditions.push(Condition {
+            what: "k3s version".into(),
+            want,
+            found: s.boot.version.clone(),
+            holds,
+            from: version.as_ref().map(|_| "log".into()),
+        });
+
+        // The rest of what the bug looks like in this boot (e.g. the node still got ready).
+        for (other, want) in &sig.with {
+            let found = s.boot.signals.get(other).map(|o| o.state.clone());
+            let holds = match found.as_deref() {
+                None | Some("unknown") => None,
+                Some(f) => Some(f == want),
+            };
+            if holds.is_none() {
+                needs.push(format!(
+                    "whether `{other}` is {want} in this boot (the log does not show it)"
+                ));
+            } else if holds == Some(true) {
+                if let Some(o) = s.boot.signals.get(other) {
+                    evidence.extend(o.evidence.iter().cloned());
+                }
+            }
+            conditions.push(Condition {
+                what: format!("signal `{other}`"),
+                want: want.clone(),
+                found,
+                holds,
+                from: Some("log".into()),
+            });
+        }
+
+        // The role.
+        let (role, from) = role_of(s.boot, s.config);
+        let holds = role.map(|r| r == sig.role);
+        if holds.is_none() {
+            needs.push(format!(
+                "the node's role ({} in the check): its config (`disable-*` keys), or a log that shows the boot settled",
+                sig.role.as_str()
+            ));
+        }
+        conditions.push(Condition {
+            what: "role".into(),
+            want: sig.role.as_str().into(),
+            found: role.map(|r| r.as_str().to_string()),
+            holds,
+            from,
+        });
+
+        // Its place in the cluster, and the keys the check gave it.
+        let label = s.config.map(|c| c.files.join(", "));
+        let server = s.config.map(|c| {
+            c.get("server")
+                .is_some_and(|v| !v.to_yaml().trim_matches('"').is_empty())
+        });
+        conditions.push(Condition {
+            what: "joined another server".into(),
+            want: if sig.joins {
+                "yes (`server:` set)"
+            } else {
+                "no (it started the cluster)"
+            }
+            .into(),
+            found: server.map(|b| if b { "yes" } else { "no" }.to_string()),
+            holds: server.map(|b| b == sig.joins),
+            from: label.clone(),
+        });
+        if s.config.is_none() {
+            needs.push(format!(
+                "the node's config (give it with `--config {}=FILE`): does it {}set {}?",
+                s.node,
+                if sig.joins {
+                    "join another server (`server:`) and "
+                } else {
+                    ""
+                },
+                sig.keys
+                    .iter()
+                    .map(|(k, v)| format!("`{k}: {}`", v.to_yaml()))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ));
+        }
+        for (k, want) in &sig.keys {
+            let (found, holds) = match s.config {
+                Some(c) => match c.get(k) {
+                    Some(have) => (Some(have.to_yaml()), Some(same(have, want))),
+                    // Unset: k3s's default, which is off for the boolean features checks use.
+                    None => (None, Some(matches!(want, ConfigValue::Bool(false)))),
+                },
+                None => (None, None),
+            };
+            if let (Some(c), Some(true)) = (s.config, holds) {
+                if let Some(line) = c.show(k) {
+                    evidence.push(EvidenceLine {
+                        source: "config".into(),
+                        file: c.origin.get(k).cloned().or(label.clone()),
+                        line: None,
+                        time: None,
+                        text: line,
+                    });
+                }
+            }
+            conditions.push(Condition {
+                what: format!("config `{k}`"),
+                want: want.to_yaml(),
+                found,
+                holds,
+                from: label.clone(),
+            });
+        }
+
+        if conditions.iter().any(|c| c.holds == Some(false)) {
+            continue;
+        }
+        let all = conditions.iter().all(|c| c.holds == Some(true));
+        let fixed_note = fixed
+            .as_ref()
+            .map(|f| {
+                if f.starts_with("no fix") {
+                    format!(" ({f})")
+                } else {
+                    format!(" (fixed in {f})")
+                }
+            })
+            .unwrap_or_default();
+        let message = if all {
+            format!("matches {}{fixed_note}", sig.issue)
+        } else {
+            format!(
+                "possibly matches {}{fixed_note}: needs {}",
+                sig.issue,
+                needs.join("; ")
+            )
+        };
+        let mut uniq: Vec<EvidenceLine> = Vec::new();
+        for e in evidence {
+            if !uniq.contains(&e) {
+                uniq.push(e);
+            }
+        }
+        out.push(Finding {
+            check: sig.check.clone(),
+            issue: sig.issue.clone(),
+            summary: sig.summary.clone(),
+            verdict: if all { "matches" } else { "possible" }.into(),
+            message,
+            input: s.input,
+            node: s.node.to_string(),
+            boot: s.boot.boot,
+            signal: sig.signal.clone(),
+            observed: obs.state.clone(),
+            reason: obs.reason.clone(),
+            expected: sig.expect.clone(),
+            version: s.boot.version.clone(),
+            fixed_in: fixed.filter(|f| !f.starts_with("no fix") && version.is_some()),
+            conditions,
+            needs,
+            assumes: sig
+                .files
+                .iter()
+                .map(|f| format!("{f} as the check's cluster had it (a log cannot show files)"))
+                .chain(
+                    s.config
+                        .filter(|_| s.config_for_all_boots && s.boots > 1)
+                        .map(|_| {
+                            "the config given was the node's config in this boot too (one config is applied to every boot; a boot before a config change is judged with it)".to_string()
+                        }),
+                )
+                .collect(),
+            evidence: uniq,
+        });
+    }
+    // One finding per check, signal and boot (several steps can give the same signature); a
+    // full match wins over a possible one.
+    out.sort_by_key(|f| f.verdict != "matches");
+    let mut seen: Vec<(String, String)> = Vec::new();
+    out.retain(|f| {
+        let key = (f.check.clone(), f.signal.clone());
+        if seen.contains(&key) {
+            false
+        } else {
+            seen.push(key);
+            true
+        }
+    });
+    out
+}

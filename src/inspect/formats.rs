@@ -1,0 +1,969 @@
+//! Which tool wrote a log, and the k3s line inside each physical line.
+//!
+//! People have k3s's log in many shapes: `docker logs` (with or without `--timestamps`),
+//! `journalctl -u k3s` (short, short-precise, short-iso, short-full, `-o cat`, `-xe` with its
+//! catalog lines, several hosts in one journal), k3s's own `--log` file (logrus text), the old
+//! `INFO[…]` form of 2019 releases, `kubectl logs` (plain, `--timestamps`, `--prefix`), and lines
+//! pasted into an issue (hard-wrapped, CRLF, ANSI colours, `$ ` prompts, grep excerpts, bytes
+//! that are not UTF-8). A [`Normaliser`] turns each physical line into an [`Entry`]: the k3s line
+//! exactly as k3s printed it (so the regexes of `signals.yaml` match as they do on a container's
+//! log), its time, its host, and what kind of line it is.
+
+use std::sync::LazyLock;
+
+use chrono::{DateTime, Datelike, Duration, NaiveDateTime, TimeZone, Utc};
+use regex::Regex;
+use serde::Serialize;
+
+use super::reader::LineInfo;
+
+/// The prefix a tool put before k3s's own text.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Outer {
+    /// `2026-11-30T09:00:01.123456789Z text` (`docker logs -t`, `kubectl logs --timestamps`).
+    Docker,
+    /// `Sep 13 10:00:00 host k3s[123]: text` (journalctl's default, also short-precise, syslog).
+    JournalShort,
+    /// `2024-09-13T10:00:00+0000 host k3s[123]: text` (short-iso, short-iso-precise).
+    JournalIso,
+    /// `Fri 2024-09-13 10:00:00 UTC host k3s[123]: text` (short-full).
+    JournalFull,
+    /// `[pod/name/container] text` (`kubectl logs --prefix`).
+    KubectlPrefix,
+    /// No prefix: k3s's own text (`docker logs`, `journalctl -o cat`, `--log` file, `kubectl logs`).
+    Bare,
+}
+
+impl Outer {
+    pub fn describe(self) -> &'static str {
+        match self {
+            Outer::Docker => "docker logs --timestamps (or kubectl logs --timestamps)",
+            Outer::JournalShort => "journalctl (short / short-precise)",
+            Outer::JournalIso => "journalctl -o short-iso",
+            Outer::JournalFull => "journalctl -o short-full",
+            Outer::KubectlPrefix => "kubectl logs --prefix",
+            Outer::Bare => {
+                "k3s text without prefix (docker logs, journalctl -o cat, k3s --log file, kubectl logs)"
+            }
+        }
+    }
+}
+
+/// The form of k3s's own text.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Inner {
+    /// logrus text: `time="…" level=info msg="…"`.
+    Logrus,
+    /// logrus on a terminal, as 2019 releases logged: `INFO[2019-03-13T05:57:01.879Z] …`.
+    OldLogrus,
+    /// klog (kubelet, apiserver inside k3s): `I0913 10:00:00.123456    1234 file.go:12] …`.
+    Klog,
+    /// anything else.
+    Other,
+}
+
+/// Every format `inspect` knows, for the message when none fits.
+pub const TRIED: &str = "docker logs (with and without --timestamps), kubectl logs (plain, --timestamps, --prefix), \
+journalctl -u k3s (short, short-precise, short-iso, short-iso-precise, short-full, -o cat, -xe), \
+a k3s --log file or any logrus text (time=\"…\" level=… msg=\"…\"), the old INFO[…] form, klog lines";
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Kind {
+    /// A line the k3s process printed.
+    Log,
+    /// systemd's own line about the k3s unit (start, stop, exit status).
+    Unit,
+    /// A journal line of another program.
+    Foreign,
+    /// A shell prompt with its command (`$ journalctl -u k3s`).
+    Prompt(Prompt),
+    /// Text that is not a log line: a command's output, or pasted prose.
+    Output,
+    /// Nothing to read: blank line, code fence, journal header or catalog text.
+    Meta,
+    /// The journal says the host booted again (`-- Boot 1a2b… --`, `-- Reboot --`).
+    HostReboot,
+    /// A sign that lines were left out: grep's `--`, `...`, `[snip]`.
+    Gap,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Prompt {
+    pub command: String,
+    /// The node whose log follows (`docker logs NAME`, `kubectl logs POD`).
+    pub node: Option<String>,
+    /// The command filters lines (`| grep`): what follows is an excerpt.
+    pub filters: bool,
+}
+
+#[derive(Debug, Clone)]
+pub struct Entry {
+    pub kind: Kind,
+    /// Physical line number (the first one, for joined lines).
+    pub line: u64,
+    pub outer: Outer,
+    pub inner: Inner,
+    pub host: Option<String>,
+    pub ts: Option<DateTime<Utc>>,
+    /// False when part of the time was guessed (the year or zone of a journal's short format).
+    pub ts_exact: bool,
+    /// The k3s line with the tool's prefix removed; the command for a prompt; the text otherwise.
+    pub text: String,
+    /// logrus `level=fatal`/`panic` (k3s exits after such a line).
+    pub fatal: bool,
+    /// The line carried a grep `-n`/`-H` prefix.
+    pub grep_prefix: bool,
+    /// Bytes dropped from over-long physical lines.
+    pub dropped: u64,
+}
+
+/// What the normaliser saw, for the report and for telling a known format from an unknown one.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct Stats {
+    pub lines: u64,
+    /// Lines per prefix form (only forms seen).
+    pub prefixes: Vec<(Outer, u64)>,
+    pub logrus: u64,
+    pub old_logrus: u64,
+    pub klog: u64,
+    pub journal_catalog: u64,
+    pub crlf: u64,
+    pub ansi: u64,
+    pub not_utf8: u64,
+    pub joined: u64,
+    pub prompts: u64,
+    pub gaps: u64,
+    pub truncated: u64,
+    pub foreign: u64,
+}
+
+impl Stats {
+    fn count_outer(&mut self, o: Outer) {
+        match self.prefixes.iter_mut().find(|(k, _)| *k == o) {
+            Some((_, n)) => *n += 1,
+            None => self.prefixes.push((o, 1)),
+        }
+    }
+
+    /// Lines in a form `inspect` recognises as a log line (any prefix, logrus, klog).
+    pub fn recognised(&self) -> u64 {
+        self.prefixes
+            .iter()
+            .filter(|(o, _)| *o != Outer::Bare)
+            .map(|(_, n)| n)
+            .sum::<u64>()
+            + self.logrus
+            + self.old_logrus
+            + self.klog
+    }
+
+    /// The most common prefix form (Bare when no line had one).
+    pub fn dominant(&self) -> Outer {
+        self.prefixes
+            .iter()
+            .filter(|(o, _)| *o != Outer::Bare)
+            .max_by_key(|(_, n)| *n)
+            .map_or(Outer::Bare, |(o, _)| *o)
+    }
+
+    /// One phrase for the report: the prefix form and what else was seen.
+    pub fn describe(&self) -> String {
+        let d = self.dominant();
+        let mut s = if d == Outer::Bare && self.logrus == 0 && self.old_logrus > 0 {
+            "old k3s INFO[…] text".to_string()
+        } else {
+            d.describe().to_string()
+        };
+        let mut extra = Vec::new();
+        for (o, n) in &self.prefixes {
+            if *o != d && *o != Outer::Bare {
+                extra.push(format!("{n} line(s) of {}", o.describe()));
+            }
+        }
+        for (n, what) in [
+            (self.journal_catalog, "journal catalog/-xe lines"),
+            (self.crlf, "CRLF line ends"),
+            (self.ansi, "ANSI colours"),
+            (self.not_utf8, "lines that are not UTF-8"),
+            (self.joined, "hard-wrapped lines joined"),
+            (self.prompts, "shell prompts"),
+            (self.gaps, "gap markers (grep `--`, `...`)"),
+            (self.truncated, "over-long lines cut"),
+        ] {
+            if n > 0 {
+                extra.push(format!("{n} {what}"));
+            }
+        }
+        if !extra.is_empty() {
+            s.push_str("; ");
+            s.push_str(&extra.join(", "));
+        }
+        s
+    }
+}
+
+/// Turns physical lines into entries. Holds one entry back, because the next physical line may
+/// continue it (a hard-wrapped paste, a journal's multi-line message).
+pub struct Normaliser {
+    /// Lines without a prefix are k3s lines (the input has no prefixes at all).
+    bare_is_log: bool,
+    pending: Option<Entry>,
+    /// Characters in the last physical piece of `pending` (to tell a terminal wrap).
+    pending_width: usize,
+    /// Physical lines joined into `pending` so far.
+    pending_parts: usize,
+    /// After a prompt whose command is not a log command, plain lines are its output.
+    in_output: bool,
+    /// The text has Markdown code fences (a paste from an issue): plain lines outside them are
+    /// prose, not log.
+    fences: bool,
+    in_fence: bool,
+    /// The zone of k3s's own logrus times, for klog lines (local time without year or zone).
+    text_offset: Option<chrono::FixedOffset>,
+    /// The last journal short stamp parsed, and its time.
+    short_cache: Option<(String, DateTime<Utc>, bool)>,
+    /// Year for journal short times (which print none), learned from exact times.
+    year: Option<i32>,
+    /// Local time minus UTC on the journal's host, learned from lines carrying both times.
+    local_offset: Option<Duration>,
+    last_ts: Option<DateTime<Utc>>,
+    /// Journal identifiers that printed a k3s banner or start with `k3s`.
+    k3s_idents: Vec<String>,
+    pub stats: Stats,
+}
+
+/// Longest joined entry; a stray quote must not glue a whole file together.
+const MAX_JOINED: usize = 512 * 1024;
+const MAX_PARTS: usize = 64;
+/// Physical widths of terminals people copy from: a wrap at one of these cut a word in two.
+const TERMINAL_WIDTHS: [usize; 8] = [80, 100, 120, 132, 160, 180, 200, 240];
+
+impl Normaliser {
+    pub fn new(dominant: Outer) -> Self {
+        Normaliser {
+            bare_is_log: dominant == Outer::Bare,
+            pending: None,
+            pending_width: 0,
+            pending_parts: 0,
+            in_output: false,
+            fences: false,
+            in_fence: false,
+            text_offset: None,
+            short_cache: None,
+            year: None,
+            local_offset: None,
+            last_ts: None,
+            k3s_idents: Vec::new(),
+            stats: Stats::default(),
+        }
+    }
+
+    /// Feeds one physical line; finished entries are appended to `out`.
+    pub fn push(&mut self, raw: &[u8], info: LineInfo, out: &mut Vec<Entry>) {
+        self.stats.lines += 1;
+        if info.dropped > 0 {
+            self.stats.truncated += 1;
+        }
+        let (text, width) = self.clean(raw);
+        let e = self.classify(text, info);
+        let plain = e.outer == Outer::Bare && e.inner == Inner::Other;
+        match e.kind {
+            Kind::Output | Kind::Log if plain && self.continues(&e) => {
+                self.stats.joined += 1;
+                let sep = if TERMINAL_WIDTHS.contains(&self.pending_width)
+                    && !e.text.starts_with(char::is_whitespace)
+                {
+                    ""
+                } else {
+                    " "
+                };
+                if let Some(p) = self.pending.as_mut() {
+                    p.text.push_str(sep);
+                    p.text.push_str(e.text.trim_start());
+                    p.dropped += e.dropped;
+                    refresh_level(p);
+                }
+                self.pending_width = width;
+                self.pending_parts += 1;
+                return;
+            }
+            _ => {}
+        }
+        self.flush(out);
+        match &e.kind {
+            Kind::Log => {
+                self.pending = Some(e);
+                self.pending_width = width;
+                self.pending_parts = 1;
+            }
+            Kind::Prompt(p) => {
+                self.stats.prompts += 1;
+                self.in_output = !is_log_command(&p.command);
+                out.push(e);
+            }
+            _ => out.push(e),
+        }
+    }
+
+    /// Emits the entry held back.
+    pub fn finish(&mut self, out: &mut Vec<Entry>) {
+        self.flush(out);
+    }
+
+    fn flush(&mut self, out: &mut Vec<Entry>) {
+        if let Some(p) = self.pending.take() {
+            out.push(p);
+        }
+    }
+
+    /// Whether a line without a prefix continues the entry held back.
+    fn continues(&self, e: &Entry) -> bool {
+        let Some(p) = &self.pending else {
+            return false;
+        };
+        if self.pending_parts >= MAX_PARTS || p.text.len() + e.text.len() > MAX_JOINED {
+            return false;
+        }
+        // A logrus line whose msg="… has not closed was cut by a wrap, whatever the format.
+        if p.inner == Inner::Logrus && open_quote(&p.text) {
+            return true;
+        }
+        e.kind == Kind::Output && !self.bare_is_log && !self.in_output && p.outer != Outer::Bare
+    }
+
+    /// Lossy UTF-8 without the line end, colours and control characters; and its width.
+    fn clean(&mut self, raw: &[u8]) -> (String, usize) {
+        let mut s = match std::str::from_utf8(raw) {
+            Ok(s) => s.to_string(),
+            Err(_) => {
+                self.stats.not_utf8 += 1;
+                String::from_utf8_lossy(raw).into_owned()
+            }
+        };
+        if s.ends_with('\r') {
+            self.stats.crlf += 1;
+            s.pop();
+        }
+        if s.contains('\u{1b}') {
+            self.stats.ansi += 1;
+            s = ANSI.replace_all(&s, "").into_owned();
+        }
+        let ascii = s.is_ascii();
+        let controls = s.bytes().any(|b| (b < 0x20 && b != b'\t') || b == 0x7f)
+            || (!ascii && s.chars().any(|c| c.is_control() && c != '\t'));
+        if controls {
+            s.retain(|c| !c.is_control() || c == '\t');
+        }
+        // A line pasted in a Markdown code span: `Sep 26 10:38:36 node2 k3s[1]: …`
+        if s.starts_with('`') && !s.starts_with("```") {
+            s = s.trim_start_matches('`').to_string();
+            if s.ends_with('`') {
+                s.pop();
+            }
+        }
+        let width = if s.is_ascii() {
+            s.len()
+        } else {
+            s.chars().count()
+        };
+        (s, width)
+    }
+
+    fn classify(&mut self, text: String, info: LineInfo) -> Entry {
+        let mut e = Entry {
+            kind: Kind::Output,
+            line: info.number,
+            outer: Outer::Bare,
+            inner: Inner::Other,
+            host: None,
+            ts: None,
+            ts_exact: false,
+            text: String::new(),
+            fatal: false,
+            grep_prefix: false,
+            dropped: info.dropped,
+        };
+        let trimmed = text.trim();
+        if trimmed.starts_with("```") || trimmed.starts_with("~~~") {
+            self.fences = true;
+            self.in_fence = !self.in_fence;
+            self.in_output = false;
+            e.kind = Kind::Meta;
+            return e;
+        }
+        if trimmed.is_empty() {
+            e.kind = Kind::Meta;
+            return e;
+        }
+        if trimmed.starts_with("░░") {
+            self.stats.journal_catalog += 1;
+            e.kind = Kind::Meta;
+            return e;
+        }
+        if let Some(rest) = text.strip_prefix("-- ") {
+            self.stats.journal_catalog += 1;
+            e.kind = if REBOOT.is_match(rest) {
+                Kind::HostReboot
+            } else {
+                Kind::Meta
+            };
+            e.text = text;
+            return e;
+        }
+        if trimmed == "--" || GAP.is_match(trimmed) {
+            self.stats.gaps += 1;
+            e.kind = Kind::Gap;
+            return e;
+        }
+        if let Some(p) = prompt(trimmed) {
+            e.kind = Kind::Prompt(p.clone());
+            e.text = p.command;
+            return e;
+        }
+        if self.split_outer(&text, &mut e) {
+            return e;
+        }
+        // `grep -n` / `grep -H` put `12:` or `file:12:` before each line.
+        if let Some(c) = GREP_PREFIX.captures(&text) {
+            let rest = &text[c.get(0).map_or(0, |m| m.end())..];
+            let before = e.clone();
+            if self.split_outer(rest, &mut e) || inner_form(rest) != Inner::Other {
+                self.stats.gaps += 1;
+                e.grep_prefix = true;
+                if e.kind != Kind::Output {
+                    return e;
+                }
+                return self.bare(rest.to_string(), e);
+            }
+            e = before;
+        }
+        self.bare(text, e)
+    }
+
+    /// A line without a tool prefix: k3s text, or a line that is not a log line at all.
+    fn bare(&mut self, text: String, mut e: Entry) -> Entry {
+        e.outer = Outer::Bare;
+        self.k3s_text(text, &mut e);
+        let formatted = e.inner != Inner::Other;
+        let prose = self.fences && !self.in_fence;
+        e.kind = if formatted || (self.bare_is_log && !self.in_output && !prose) {
+            self.stats.count_outer(Outer::Bare);
+            Kind::Log
+        } else {
+            Kind::Output
+        };
+        if formatted {
+            self.in_output = false;
+        }
+        e
+    }
+
+    /// Fills in what k3s's own text says: its form, its time, whether it is fatal.
+    fn k3s_text(&mut self, text: String, e: &mut Entry) {
+        e.inner = inner_form(&text);
+        match e.inner {
+            Inner::Logrus => self.stats.logrus += 1,
+            Inner::OldLogrus => self.stats.old_logrus += 1,
+            Inner::Klog => self.stats.klog += 1,
+            Inner::Other => {}
+        }
+        e.text = text;
+        if let Some(ts) = inner_time_of(&e.text) {
+            self.text_offset = Some(*ts.offset());
+            self.set_exact(e, ts.with_timezone(&Utc));
+        } else if e.inner == Inner::Klog {
+            self.klog_time(e);
+        }
+        refresh_level(e);
+    }
+
+    /// klog prints `I0926 10:38:36.608000` in the process's local time, without year or zone:
+    /// placed with the year and zone of k3s's own logrus lines before it, when there are any.
+    fn klog_time(&mut self, e: &mut Entry) {
+        let (Some(year), Some(off)) = (self.year, self.text_offset) else {
+            return;
+        };
+        let Some(c) = KLOG_TIME.captures(&e.text) else {
+            return;
+        };
+        let stamp = format!("{year}-{}-{} {}", &c[1], &c[2], &c[3]);
+        if let Ok(n) = NaiveDateTime::parse_from_str(&stamp, "%Y-%m-%d %H:%M:%S%.f") {
+            if let Some(t) = off.from_local_datetime(&n).single() {
+                self.set_exact(e, t.with_timezone(&Utc));
+            }
+        }
+    }
+
+    /// Recognises a tool prefix; fills `e` and returns true when one is found.
+    fn split_outer(&mut self, text: &str, e: &mut Entry) -> bool {
+        if let Some(c) = KUBECTL_PREFIX.captures(text) {
+            let rest = text[c.get(0).map_or(0, |m| m.end())..].to_string();
+            let pod = c.name("pod").map(|m| m.as_str().to_string());
+            // `--prefix --timestamps` puts the time after the prefix.
+            if !self.split_docker(&rest, e) {
+                self.k3s_text(rest, e);
+            }
+            e.kind = Kind::Log;
+            e.host = pod;
+            e.outer = Outer::KubectlPrefix;
+            self.stats.count_outer(Outer::KubectlPrefix);
+            self.in_output = false;
+            return true;
+        }
+        let journal = [
+            (&*JOURNAL_ISO, Outer::JournalIso),
+            (&*JOURNAL_FULL, Outer::JournalFull),
+            (&*JOURNAL_SHORT, Outer::JournalShort),
+        ];
+        for (re, outer) in journal {
+            let Some(c) = re.captures(text) else {
+                continue;
+            };
+            let ts_text = c.name("ts").map_or("", |m| m.as_str());
+            let ident = c.name("ident").map_or("", |m| m.as_str());
+            let msg = text[c.get(0).map_or(0, |m| m.end())..].to_string();
+            e.outer = outer;
+            e.host = c.name("host").map(|m| m.as_str().to_string());
+            e.kind = self.journal_kind(ident, &msg);
+            if e.kind == Kind::Foreign {
+                self.stats.foreign += 1;
+                e.text = msg;
+            } else {
+                // The prefix's time wins over the text's own (one clock for the whole file).
+                self.k3s_text(msg, e);
+            }
+            self.stats.count_outer(outer);
+            self.journal_time(outer, ts_text, e);
+            self.in_output = false;
+            return true;
+        }
+        if self.split_docker(text, e) {
+            self.stats.count_outer(Outer::Docker);
+            return true;
+        }
+        false
+    }
+
+    /// `2026-11-30T09:00:01.123456789Z text`.
+    fn split_docker(&mut self, text: &str, e: &mut Entry) -> bool {
+        let Some(c) = DOCKER.captures(text) else {
+            return false;
+        };
+        let ts = c.name("ts").and_then(|m| parse_rfc3339(m.as_str()));
+        let msg = text[c.get(0).map_or(0, |m| m.end())..].to_string();
+        self.k3s_text(msg, e);
+        e.kind = Kind::Log;
+        e.outer = Outer::Docker;
+        if let Some(ts) = ts {
+            self.set_exact(e, ts);
+        }
+        self.in_output = false;
+        true
+    }
+
+    fn journal_kind(&mut self, ident: &str, msg: &str) -> Kind {
+        if ident.starts_with("k3s") || self.k3s_idents.iter().any(|i| i == ident) {
+            return Kind::Log;
+        }
+        if ident == "systemd" || ident == "init" {
+            return if UNIT.is_match(msg) {
+                Kind::Unit
+            } else {
+                Kind::Foreign
+            };
+        }
+        // k3s run under another name (a custom unit): its banner tells.
+        if super::boots::is_banner(msg) {
+            self.k3s_idents.push(ident.to_string());
+            return Kind::Log;
+        }
+        Kind::Foreign
+    }
+
+    fn journal_time(&mut self, outer: Outer, ts_text: &str, e: &mut Entry) {
+        let inner = inner_time_of(&e.text).map(|t| t.with_timezone(&Utc));
+        match outer {
+            Outer::JournalIso => {
+                if let Some(ts) = parse_rfc3339(&with_colon_offset(ts_text)) {
+                    self.set_exact(e, ts);
+                }
+            }
+            Outer::JournalFull => {
+                // `Fri 2024-09-13 10:00:00.123 UTC`: the zone is an abbreviation; only UTC is sure.
+                let mut parts = ts_text.splitn(2, ' ');
+                let _weekday = parts.next();
+                let rest = parts.next().unwrap_or("");
+                let (naive, zone) = rest.rsplit_once(' ').unwrap_or((rest, ""));
+                if let Ok(n) = NaiveDateTime::parse_from_str(naive, "%Y-%m-%d %H:%M:%S%.f") {
+                    if zone == "UTC" || zone == "GMT" {
+                        self.set_exact(e, Utc.from_utc_datetime(&n));
+                    } else {
+                        self.local(e, n, inner);
+                    }
+                }
+            }
+            Outer::JournalShort => {
+                // Many lines share a second: parse each stamp once.
+                if inner.is_none() {
+                    if let Some((text, ts, exact)) = &self.short_cache {
+                        if text == ts_text {
+                            e.ts = Some(*ts);
+                            e.ts_exact = *exact;
+                            return;
+                        }
+                    }
+                }
+                let year = inner
+                    .map(|t| t.year())
+                    .or(self.year)
+                    .unwrap_or_else(|| Utc::now().year());
+                let squeezed = ts_text.split_whitespace().collect::<Vec<_>>().join(" ");
+                if let Ok(mut n) = NaiveDateTime::parse_from_str(
+                    &format!("{year} {squeezed}"),
+                    "%Y %b %d %H:%M:%S%.f",
+                ) {
+                    // A journal that runs over New Year: times jump back by most of a year.
+                    if inner.is_none() {
+                        if let Some(last) = self.last_ts {
+                            if last.naive_utc() - n > Duration::days(180) {
+                                n = n.with_year(year + 1).unwrap_or(n);
+                            }
+                        }
+                    }
+                    self.local(e, n, inner);
+                    if let Some(ts) = e.ts {
+                        self.short_cache = Some((ts_text.to_string(), ts, e.ts_exact));
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// A host-local time without zone: placed with the offset learned from lines that carry
+    /// an exact time too, so every line of one journal sits on the same clock.
+    fn local(&mut self, e: &mut Entry, naive: NaiveDateTime, inner: Option<DateTime<Utc>>) {
+        if let Some(exact) = inner {
+            let off = naive - exact.naive_utc();
+            // Zones are whole quarter hours; anything else is two clocks disagreeing.
+            let mins = off.num_minutes();
+            if mins % 15 == 0 && mins.abs() <= 14 * 60 {
+                self.local_offset = Some(Duration::minutes(mins));
+            }
+        }
+        match self.local_offset {
+            Some(off) => {
+                let ts = Utc.from_utc_datetime(&(naive - off));
+                self.set_exact(e, ts);
+            }
+            None => {
+                let ts = Utc.from_utc_datetime(&naive);
+                e.ts = Some(ts);
+                e.ts_exact = false;
+                self.last_ts = Some(ts);
+            }
+        }
+    }
+
+    fn set_exact(&mut self, e: &mut Entry, ts: DateTime<Utc>) {
+        e.ts = Some(ts);
+        e.ts_exact = true;
+        self.year = Some(ts.year());
+        self.last_ts = Some(ts);
+    }
+}
+
+/// `+0000` → `+00:00`, so RFC 3339 parsing takes it.
+fn with_colon_offset(s: &str) -> String {
+    let b = s.as_bytes();
+    if b.len() > 5 {
+        let tail = &s[s.len() - 5..];
+        if (tail.starts_with('+') || tail.starts_with('-'))
+            && tail[1..].chars().all(|c| c.is_ascii_digit())
+        {
+            return format!("{}{}:{}", &s[..s.len() - 5], &tail[..3], &tail[3..]);
+        }
+    }
+    s.to_string()
+}
+
+fn parse_rfc3339(s: &str) -> Option<DateTime<Utc>> {
+    DateTime::parse_from_rfc3339(s)
+        .ok()
+        .map(|t| t.with_timezone(&Utc))
+}
+
+/// The time inside k3s's own text: logrus `time="…"` or old `INFO[2019-…]`.
+fn inner_time_of(text: &str) -> Option<DateTime<chrono::FixedOffset>> {
+    let t = match LOGRUS_TIME.captures(text) {
+        Some(c) => c.get(1),
+        None => OLD_LOGRUS.captures(text).and_then(|c| c.get(2)),
+    }?;
+    DateTime::parse_from_rfc3339(t.as_str()).ok()
+}
+
+pub fn inner_form(text: &str) -> Inner {
+    if text.starts_with("time=\"") || LOGRUS_LEVEL.is_match(text) {
+        Inner::Logrus
+    } else if OLD_LOGRUS.is_match(text) {
+        Inner::OldLogrus
+    } else if KLOG.is_match(text) {
+        Inner::Klog
+    } else {
+        Inner::Other
+    }
+}
+
+/// logrus Fatal and Panic end the process: the boot is over.
+fn refresh_level(e: &mut Entry) {
+    e.fatal = match e.inner {
+        Inner::Logrus => LOGRUS_FATAL.is_match(&e.text),
+        Inner::OldLogrus => e.text.starts_with("FATA[") || e.text.starts_with("PANI["),
+        _ => false,
+    };
+}
+
+/// An odd number of unescaped double quotes: a logrus value was cut by a line wrap.
+fn open_quote(s: &str) -> bool {
+    let mut open = false;
+    let mut escaped = false;
+    for c in s.chars() {
+        match c {
+            '\\' if !escaped => {
+                escaped = true;
+                continue;
+            }
+            '"' if !escaped => open = !open,
+            _ => {}
+        }
+        escaped = false;
+    }
+    open
+}
+
+/// A shell prompt and its command: `$ cmd`, `user@host:~$ cmd`, `[root@host ~]# cmd`, or
+/// `# cmd` for a handful of commands (a bare `# ` also starts Prometheus `# HELP` lines).
+fn prompt(line: &str) -> Option<Prompt> {
+    let cmd = if let Some(rest) = line.strip_prefix("$ ") {
+        rest
+    } else if let Some(c) = PROMPT.captures(line) {
+        c.name("cmd").map_or("", |m| m.as_str())
+    } else if let Some(rest) = line.strip_prefix("# ") {
+        let first = rest.split_whitespace().next().unwrap_or("");
+        if !ROOT_COMMANDS.contains(&first) {
+            return None;
+        }
+        rest
+    } else {
+        return None;
+    };
+    let command = cmd.trim().to_string();
+    let words: Vec<&str> = command
+        .split('|')
+        .next()
+        .unwrap_or("")
+        .split_whitespace()
+        .filter(|w| *w != "sudo")
+        .collect();
+    let node = match words.as_slice() {
+        ["docker" | "podman" | "nerdctl", "logs", rest @ ..]
+        | ["docker" | "podman", "container", "logs", rest @ ..]
+        | ["kubectl" | "k3s", "logs", rest @ ..]
+        | ["k3s", "kubectl", "logs", rest @ ..] => last_operand(rest),
+        _ => None,
+    };
+    let filters = command.split('|').skip(1).any(|stage| {
+        let w = stage.split_whitespace().next().unwrap_or("");
+        matches!(w, "grep" | "egrep" | "fgrep" | "rg" | "awk" | "sed")
+    }) || words
+        .first()
+        .is_some_and(|w| matches!(*w, "grep" | "egrep" | "rg"));
+    Some(Prompt {
+        command,
+        node,
+        filters,
+    })
+}
+
+/// The name a `docker logs`/`kubectl logs` command reads: its last word that is not an option
+/// or an option's value.
+fn last_operand(words: &[&str]) -> Option<String> {
+    const WITH_VALUE: [&str; 12] = [
+        "--since",
+        "--until",
+        "-n",
+        "--tail",
+        "-c",
+        "--container",
+        "-n=",
+        "--namespace",
+        "-l",
+        "--selector",
+        "--context",
+        "--kubeconfig",
+    ];
+    let mut out = None;
+    let mut skip = false;
+    for w in words {
+        if skip {
+            skip = false;
+            continue;
+        }
+        if w.starts_with('>') || *w == "2>&1" {
+            break;
+        }
+        if w.starts_with('-') {
+            skip = WITH_VALUE.contains(w);
+            continue;
+        }
+        out = Some(w.trim_start_matches("pod/").to_string());
+    }
+    out.filter(|n| !n.is_empty())
+}
+
+/// Commands whose output is a log (so what follows their prompt is log, not command output).
+fn is_log_command(cmd: &str) -> bool {
+    let first_stage = cmd.split('|').next().unwrap_or("");
+    let words: Vec<&str> = first_stage
+        .split_whitespace()
+        .filter(|w| *w != "sudo")
+        .collect();
+    matches!(
+        words.as_slice(),
+        ["journalctl", ..]
+            | ["docker" | "podman" | "nerdctl", "logs", ..]
+            | ["docker" | "podman", "container", "logs", ..]
+            | ["kubectl" | "k3s", "logs", ..]
+            | ["k3s", "kubectl", "logs", ..]
+            | [
+                "cat" | "tail" | "head" | "less" | "zcat" | "grep" | "egrep",
+                ..
+            ]
+    )
+}
+
+const ROOT_COMMANDS: [&str; 12] = [
+    "journalctl",
+    "k3s",
+    "kubectl",
+    "docker",
+    "crictl",
+    "cat",
+    "grep",
+    "systemctl",
+    "tail",
+    "curl",
+    "sudo",
+    "podman",
+];
+
+static ANSI: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"\x1b(?:\[[0-9;?]*[ -/]*[@-~]|\][^\x07\x1b]*(?:\x07|\x1b\\)?|[@-Z\\-_])")
+        .expect("static regex")
+});
+static REBOOT: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"^(?:Boot [0-9a-f]{32} --|Reboot --)").expect("static regex"));
+static GAP: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(
+        r"(?i)^(?:\.{3,}|…|\[(?:\.{3}|…)\]|[<\[(]?\s*(?:\.{3}|…)?\s*(?:\d+\s+(?:more\s+)?lines?\s+)?(?:snip|snipped|truncated|omitted|skipped|removed)\b.*)$",
+    )
+    .expect("static regex")
+});
+static PROMPT: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(
+        r"^(?:[\w.-]+@[\w.-]+(?::[^\s$#]*)?|\[[\w.-]+@[\w.-]+[^\]]*\])\s?[$#]\s+(?P<cmd>.+)$",
+    )
+    .expect("static regex")
+});
+static GREP_PREFIX: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"^(?:[^\s:]+:)?\d+[:-]").expect("static regex"));
+static KUBECTL_PREFIX: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"^\[pod/(?P<pod>[^/\]\s]+)/[^\]\s]+\] ").expect("static regex"));
+// The prefix only: the message is the rest of the line (matching it too would make every line
+// cost a capture over its whole length).
+const IDENT: &str = r"(?P<host>\S+) (?P<ident>[A-Za-z_][\w.@/-]*)(?:\[\d+\])?: ?";
+static JOURNAL_SHORT: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(&format!(
+        r"^(?P<ts>[A-Z][a-z]{{2}} {{1,2}}\d{{1,2}} \d\d:\d\d:\d\d(?:\.\d{{1,9}})?) {IDENT}"
+    ))
+    .expect("static regex")
+});
+static JOURNAL_ISO: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(&format!(
+        r"^(?P<ts>\d{{4}}-\d\d-\d\dT\d\d:\d\d:\d\d(?:[.,]\d{{1,9}})?(?:Z|[+-]\d\d:?\d\d)) {IDENT}"
+    ))
+    .expect("static regex")
+});
+static JOURNAL_FULL: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(&format!(
+        r"^(?P<ts>[A-Z][a-z]{{2}} \d{{4}}-\d\d-\d\d \d\d:\d\d:\d\d(?:\.\d{{1,9}})? [A-Za-z0-9+-]{{1,6}}) {IDENT}"
+    ))
+    .expect("static regex")
+});
+static DOCKER: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"^(?P<ts>\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d{1,9})?(?:Z|[+-]\d\d:\d\d)) ")
+        .expect("static regex")
+});
+static UNIT: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"(?i)\bk3s(?:-agent|-server)?\.service\b|Lightweight Kubernetes")
+        .expect("static regex")
+});
+static LOGRUS_LEVEL: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"^(?:time=\S+ )?level=(?:trace|debug|info|warning|warn|error|fatal|panic) ")
+        .expect("static regex")
+});
+static LOGRUS_FATAL: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"(?:^|\s)level=(?:fatal|panic)\b").expect("static regex"));
+static LOGRUS_TIME: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r#"^time="([^"]+)""#).expect("static regex"));
+static OLD_LOGRUS: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"^(INFO|WARN|ERRO|FATA|DEBU|TRAC|PANI)\[([^\]]*)\]").expect("static regex")
+});
+static KLOG_TIME: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"^[IWEF](\d\d)(\d\d) (\d\d:\d\d:\d\d\.\d+)").expect("static regex")
+});
+static KLOG: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"^[IWEF]\d{4} \d\d:\d\d:\d\d\.\d+\s+\d+ [^\]]+\] ").expect("static regex")
+});
+
+/// Looks at the first lines of an input and tells its prefix form (the rest is read with it).
+pub fn detect<'a>(sample: impl IntoIterator<Item = &'a [u8]>) -> Stats {
+    let mut n = Normaliser::new(Outer::Bare);
+    let mut sink = Vec::new();
+    for (i, raw) in sample.into_iter().enumerate() {
+        n.push(
+            raw,
+            LineInfo {
+                number: i as u64 + 1,
+                dropped: 0,
+            },
+            &mut sink,
+        );
+        sink.clear();
+    }
+    n.stats
+}
+
+/// Whether the start of an input looks binary rather than text: a NUL byte or mostly control
+/// bytes before the first NUL-padded stretch. Only the start counts: a log whose tail is a run
+/// of NULs (a file system that lost its last blocks in a crash) is still a log.
+pub fn looks_binary(sample: &[u8]) -> bool {
+    let head = &sample[..sample.len().min(1024)];
+    if head.is_empty() {
+        return false;
+    }
+    if memchr::memchr(0, head).is_some() {
+        return true;
+    }
+    let controls = head
+        .iter()
+        .filter(|&&b| b < 0x20 && !matches!(b, b'\n' | b'\r' | b'\t' | 0x1b))
+        .count();
+    controls * 10 > head.len()
+}
+
+#[cfg(test)]
+#[path = "formats_tests.rs"]
+mod tests;

@@ -1,0 +1,273 @@
+//! One test per format. Every input here is SYNTHETIC: lines written for the test in the shape
+//! each tool prints (the k3s messages are k3s's own strings, docs/k3s-facts.md), not copied from
+//! a real log. Real logs are in tests/fixtures/real-k3s/.
+
+use super::*;
+
+fn read(text: &[u8]) -> (Vec<Entry>, Stats) {
+    let lines: Vec<&[u8]> = text.split(|&b| b == b'\n').collect();
+    let stats = detect(lines.iter().copied());
+    let mut n = Normaliser::new(stats.dominant());
+    let mut out = Vec::new();
+    for (i, l) in lines.iter().enumerate() {
+        n.push(
+            l,
+            LineInfo {
+                number: i as u64 + 1,
+                dropped: 0,
+            },
+            &mut out,
+        );
+    }
+    n.finish(&mut out);
+    (out, n.stats)
+}
+
+fn logs(entries: &[Entry]) -> Vec<&Entry> {
+    entries.iter().filter(|e| e.kind == Kind::Log).collect()
+}
+
+const BANNER: &str =
+    r#"time="2025-09-26T10:38:30-05:00" level=info msg="Starting k3s v1.33.4+k3s1 (abcdef12)""#;
+
+#[test]
+fn docker_logs_with_timestamps() {
+    let text = format!(
+        "2026-11-30T09:01:27.104512365Z {BANNER}\n2026-11-30T09:01:45.191621365Z time=\"2026-11-30T09:01:45Z\" level=info msg=\"Running kubelet --address=0.0.0.0\"\n"
+    );
+    let (e, s) = read(text.as_bytes());
+    assert_eq!(s.dominant(), Outer::Docker);
+    let l = logs(&e);
+    assert_eq!(l.len(), 2);
+    assert_eq!(l[0].text, BANNER, "the k3s line exactly as k3s printed it");
+    assert_eq!(l[0].ts.unwrap().timestamp_subsec_nanos(), 104512365);
+    assert!(l[0].ts_exact);
+    assert_eq!(l[0].inner, Inner::Logrus);
+    assert!(l[1].text.starts_with("time="));
+}
+
+#[test]
+fn docker_logs_without_timestamps_take_logrus_time() {
+    let text = format!("{BANNER}\nsome line k3s printed without format\nI0926 10:38:32.000000   82763 server.go:123] klog line\n");
+    let (e, s) = read(text.as_bytes());
+    assert_eq!(s.dominant(), Outer::Bare);
+    let l = logs(&e);
+    assert_eq!(l.len(), 3, "every line of a bare log is k3s's");
+    assert_eq!(
+        l[0].ts.unwrap().to_rfc3339(),
+        "2025-09-26T15:38:30+00:00",
+        "logrus time with its zone"
+    );
+    assert_eq!(l[2].inner, Inner::Klog);
+    assert_eq!(
+        l[2].ts.unwrap().to_rfc3339(),
+        "2025-09-26T15:38:32+00:00",
+        "klog's local time placed with the year and zone of the logrus lines"
+    );
+    // Without a logrus line before it, a klog time has no year or zone: not used.
+    let (e, _) = read(b"I0926 10:38:32.000000   82763 server.go:123] klog line\n");
+    assert!(logs(&e)[0].ts.is_none());
+}
+
+#[test]
+fn journalctl_short_learns_year_and_zone_from_logrus() {
+    let text = format!(
+        "Sep 26 10:38:30 node2 k3s[82763]: {BANNER}\nSep 26 10:38:36 node2 k3s[82763]: I0926 10:38:36.608000   82763 x.go:1] no logrus time here\nSep 26 10:39:00 node2 systemd[1]: Stopping Lightweight Kubernetes...\nSep 26 10:39:00 node2 sshd[1]: Accepted publickey\n"
+    );
+    let (e, s) = read(text.as_bytes());
+    assert_eq!(s.dominant(), Outer::JournalShort);
+    let l = logs(&e);
+    assert_eq!(l[0].host.as_deref(), Some("node2"));
+    assert_eq!(l[0].text, BANNER);
+    // 10:38:36 local on a host at -05:00 (learned from the first line) is 15:38:36 UTC.
+    assert_eq!(l[1].ts.unwrap().to_rfc3339(), "2025-09-26T15:38:36+00:00");
+    assert!(l[1].ts_exact);
+    assert_eq!(e[2].kind, Kind::Unit);
+    assert_eq!(e[3].kind, Kind::Foreign);
+}
+
+#[test]
+fn journalctl_short_precise_and_year_guess() {
+    let (e, _) = read(b"Sep  3 10:38:30.123456 host-a k3s[1]: I0903 10:38:30.123456 1 a.go:1] x\n");
+    let l = logs(&e);
+    assert_eq!(l.len(), 1);
+    assert_eq!(l[0].host.as_deref(), Some("host-a"));
+    assert!(
+        !l[0].ts_exact,
+        "no year and no zone known: the time is a guess"
+    );
+    assert_eq!(l[0].ts.unwrap().timestamp_subsec_micros(), 123456);
+}
+
+#[test]
+fn journalctl_short_iso_and_precise() {
+    let (e, s) = read(
+        format!(
+            "2025-09-26T10:38:30-0500 n1 k3s[9]: {BANNER}\n2025-09-26T10:38:31.250000-05:00 n1 k3s[9]: time=\"2025-09-26T10:38:31-05:00\" level=info msg=\"x\"\n"
+        )
+        .as_bytes(),
+    );
+    assert_eq!(s.dominant(), Outer::JournalIso);
+    let l = logs(&e);
+    assert_eq!(
+        l.len(),
+        2,
+        "short-iso-precise is not mistaken for docker: {l:?}"
+    );
+    assert_eq!(l[0].ts.unwrap().to_rfc3339(), "2025-09-26T15:38:30+00:00");
+    assert_eq!(l[1].ts.unwrap().timestamp_subsec_millis(), 250);
+    assert_eq!(l[1].host.as_deref(), Some("n1"));
+}
+
+#[test]
+fn journalctl_short_full() {
+    let (e, s) = read(format!("Fri 2025-09-26 15:38:30 UTC n1 k3s[9]: {BANNER}\n").as_bytes());
+    assert_eq!(s.dominant(), Outer::JournalFull);
+    assert_eq!(
+        logs(&e)[0].ts.unwrap().to_rfc3339(),
+        "2025-09-26T15:38:30+00:00"
+    );
+}
+
+#[test]
+fn journalctl_xe_catalog_and_boot_lines() {
+    let text = format!(
+        "-- Journal begins at Mon 2025-09-01 00:00:00 UTC, ends at Fri 2025-09-26 11:00:00 UTC. --\nSep 26 10:38:30 n1 systemd[1]: k3s.service: Main process exited, code=exited, status=1/FAILURE\n░░ Subject: Unit process exited\n░░ Defined-By: systemd\n░░ \n-- Subject: Unit k3s.service has failed\n-- Boot 0123456789abcdef0123456789abcdef --\nSep 26 10:40:00 n1 k3s[10]: {BANNER}\n-- No entries --\n"
+    );
+    let (e, s) = read(text.as_bytes());
+    let kinds: Vec<&Kind> = e.iter().map(|x| &x.kind).collect();
+    assert_eq!(kinds[1], &Kind::Unit);
+    assert!(kinds.contains(&&Kind::HostReboot));
+    assert_eq!(logs(&e).len(), 1);
+    assert!(s.journal_catalog >= 5);
+}
+
+#[test]
+fn several_hosts_in_one_journal() {
+    let text = format!(
+        "Sep 26 10:38:30 etcd-1 k3s[1]: {BANNER}\nSep 26 10:38:31 etcd-2 k3s[2]: {BANNER}\n"
+    );
+    let (e, _) = read(text.as_bytes());
+    let hosts: Vec<_> = logs(&e).iter().map(|x| x.host.clone().unwrap()).collect();
+    assert_eq!(hosts, ["etcd-1", "etcd-2"]);
+}
+
+#[test]
+fn kubectl_logs_prefix_and_timestamps() {
+    let text = format!(
+        "[pod/k3s-server-0/k3s] 2026-11-30T09:01:27.104512365Z {BANNER}\n[pod/k3s-server-1/k3s] {BANNER}\n"
+    );
+    let (e, s) = read(text.as_bytes());
+    assert_eq!(s.dominant(), Outer::KubectlPrefix);
+    let l = logs(&e);
+    assert_eq!(l[0].host.as_deref(), Some("k3s-server-0"));
+    assert_eq!(l[0].text, BANNER);
+    assert_eq!(l[0].ts.unwrap().timestamp_subsec_nanos(), 104512365);
+    assert_eq!(l[1].host.as_deref(), Some("k3s-server-1"));
+}
+
+#[test]
+fn crlf_ansi_and_bytes_that_are_not_utf8() {
+    let mut text = format!("\u{1b}[36m{BANNER}\u{1b}[0m\r\n").into_bytes();
+    text.extend_from_slice(
+        b"time=\"2025-09-26T10:38:31-05:00\" level=info msg=\"bad \xff\xfe bytes\"\r\n",
+    );
+    let (e, s) = read(&text);
+    let l = logs(&e);
+    assert_eq!(l[0].text, BANNER, "colours and CR gone");
+    assert!(l[1].text.contains("bad"));
+    assert!(l[1].text.contains('\u{fffd}'));
+    assert_eq!((s.crlf, s.ansi, s.not_utf8), (2, 1, 1));
+}
+
+#[test]
+fn prompts_name_the_node_and_filtering_commands_are_flagged() {
+    let text = format!(
+        "$ docker logs --tail 100 k3d-server-1 2>&1\n{BANNER}\nroot@etcd-2:~# journalctl -u k3s | grep -i registry\n[root@cp-1 ~]# k3s -v\nk3s version v1.33.4+k3s1 (abcdef12)\n# HELP go_goroutines Number of goroutines\n"
+    );
+    let (e, _) = read(text.as_bytes());
+    let prompts: Vec<&Prompt> = e
+        .iter()
+        .filter_map(|x| match &x.kind {
+            Kind::Prompt(p) => Some(p),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(prompts.len(), 3);
+    assert_eq!(prompts[0].node.as_deref(), Some("k3d-server-1"));
+    assert!(!prompts[0].filters);
+    assert!(prompts[1].filters, "| grep leaves lines out");
+    assert_eq!(prompts[2].command, "k3s -v");
+    let after: Vec<&Entry> = e
+        .iter()
+        .skip_while(|x| x.text != "k3s -v")
+        .skip(1)
+        .collect();
+    assert_eq!(after[0].kind, Kind::Output, "k3s -v prints output, not log");
+    assert_eq!(
+        after[1].kind,
+        Kind::Output,
+        "`# HELP` is output, not a root prompt"
+    );
+}
+
+#[test]
+fn hard_wrapped_lines_are_joined() {
+    // A journal line wrapped at 80 columns in the middle of a word.
+    let full = "Sep 26 10:38:36 node2 k3s[82763]: time=\"2025-09-26T10:38:36-05:00\" level=info msg=\"Starting distributed registry mirror at https://10.0.0.2:6443/v2 for registries [*]\"";
+    let (a, b) = full.split_at(80);
+    let (e, s) = read(format!("{a}\n{b}\n").as_bytes());
+    let l = logs(&e);
+    assert_eq!(l.len(), 1);
+    assert!(
+        l[0].text
+            .contains("Starting distributed registry mirror at https://"),
+        "{}",
+        l[0].text
+    );
+    assert_eq!(s.joined, 1);
+    // A bare logrus line cut by a word-wrapping editor: the open quote says it goes on.
+    let (e, _) = read(
+        b"time=\"2025-09-26T10:38:36-05:00\" level=info msg=\"Starting distributed registry\nmirror at https://10.0.0.2:6443/v2\"\ntime=\"2025-09-26T10:38:37-05:00\" level=info msg=\"next\"\n",
+    );
+    let l = logs(&e);
+    assert_eq!(l.len(), 2);
+    assert!(l[0].text.contains("registry mirror at"), "{}", l[0].text);
+}
+
+#[test]
+fn grep_excerpts_are_recognised() {
+    let text = format!("12:{BANNER}\n--\n40-time=\"2025-09-26T10:38:40-05:00\" level=info msg=\"x\"\n...\n[snip]\n");
+    let (e, s) = read(text.as_bytes());
+    assert!(e
+        .iter()
+        .any(|x| x.grep_prefix && x.kind == Kind::Log && x.text == BANNER));
+    assert_eq!(e.iter().filter(|x| x.kind == Kind::Gap).count(), 3);
+    assert!(s.gaps >= 3);
+}
+
+#[test]
+fn old_info_bracket_form() {
+    let (e, s) = read(b"INFO[2019-03-13T05:57:01.879941090Z] Starting k3s v0.2.0 (2771ae1)\nFATA[2019-03-13T05:57:02.000000000Z] boom\n");
+    let l = logs(&e);
+    assert_eq!(l[0].inner, Inner::OldLogrus);
+    assert!(l[0].ts_exact);
+    assert!(l[1].fatal);
+    assert!(s.describe().starts_with("old k3s INFO"));
+}
+
+#[test]
+fn fatal_levels() {
+    let (e, _) = read(b"time=\"2025-09-26T10:38:36-05:00\" level=fatal msg=\"Error: preparing server: failed\"\ntime=\"2025-09-26T10:38:36-05:00\" level=info msg=\"level=fatal in a message\"\n");
+    let l = logs(&e);
+    assert!(l[0].fatal);
+    assert!(!l[1].fatal, "only the line's own level counts");
+}
+
+#[test]
+fn text_that_is_no_log_at_all() {
+    let s = detect([b"Hello, this is a README".as_slice(), b"with two lines"]);
+    assert_eq!(s.recognised(), 0);
+    assert!(looks_binary(b"\x7fELF\x02\x01\x01\x00\x00\x00"));
+    assert!(!looks_binary(BANNER.as_bytes()));
+}

@@ -1,0 +1,814 @@
+//! `repro inspect`: read the logs a user already has and say, per node and per boot, which
+//! features came up — with the signals and checks `run` uses, so what `run` proves on a fresh
+//! cluster `inspect` recognises on an old one.
+//!
+//! The pipeline, one input at a time, streaming:
+//! [`sources`] (what was named → log streams and configs) → [`reader`] (lines in bounded memory)
+//! → [`formats`] (which tool wrote each line; the k3s line inside) → [`boots`] (per node, cut at
+//! start banners, keeping only lines the signals need) → [`judge`] (the runner's own rules) →
+//! [`findings`] (bug signatures from the check files) → [`render`].
+
+pub mod boots;
+pub mod config;
+mod deps;
+pub mod findings;
+pub mod formats;
+pub mod judge;
+pub mod model;
+pub mod reader;
+pub mod render;
+pub mod sources;
+
+use std::collections::HashMap;
+use std::io::{BufRead, BufReader, Read};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, LazyLock};
+use std::time::Duration;
+
+use indexmap::IndexMap;
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use regex::Regex;
+
+use boots::{BootBuilder, Matcher};
+use config::NodeConfig;
+use deps::{Redactor, Settle, Signals, VERSION_SIGNAL};
+use formats::{Entry, Kind, Normaliser, Outer};
+use model::{CheckRef, FileReport, InputReport, NodeReport, Report, Tool, SCHEMA_VERSION};
+use reader::{BoundedLines, Counting, MAX_LINE};
+use sources::{ConfigFile, InputError, Opener, Resolved, Stream};
+
+pub use deps::{find_root, Catalog, DEFAULT_SETTLE};
+
+#[derive(Debug, Clone)]
+pub struct Options {
+    /// `--settle`: a margin after every deciding `settled-by` line (None: as `run` decides).
+    pub settle: Option<Duration>,
+    /// Treat every input as an excerpt (lines left out): no settle rule.
+    pub excerpt: bool,
+    /// Values to redact wherever they occur.
+    pub secrets: Vec<String>,
+    /// Show a progress bar on stderr.
+    pub progress: bool,
+}
+
+/// Lines read per input before its format is decided (and at most this many bytes).
+const SAMPLE_LINES: usize = 2000;
+const SAMPLE_BYTES: usize = 1024 * 1024;
+/// Bytes looked at first to tell binary data from text.
+const PEEK: usize = 64 * 1024;
+
+/// Figures about the work done, for the benchmark.
+#[derive(Debug, Clone, Default)]
+pub struct Figures {
+    pub lines: u64,
+    pub bytes: u64,
+}
+
+/// Reads every input and decides every boot and finding. The report is already redacted.
+pub fn inspect(
+    resolved: &Resolved,
+    cat: &Catalog,
+    opts: &Options,
+) -> Result<(Report, Figures), InputError> {
+    let matcher = Matcher::new(&cat.signals);
+    let sigs = findings::signatures(cat);
+    let mut redactor = Redactor::new(&opts.secrets);
+    for c in resolved
+        .configs
+        .iter()
+        .chain(resolved.inputs.iter().flat_map(|i| i.configs.iter()))
+    {
+        redactor.learn_text(&c.text);
+    }
+    let total: u64 = resolved
+        .inputs
+        .iter()
+        .flat_map(|i| i.streams.iter())
+        .filter_map(|s| s.size)
+        .sum();
+    let counter = Arc::new(AtomicU64::new(0));
+    let bar = opts.progress.then(|| progress_bar(total));
+    let mut figures = Figures::default();
+
+    let mut inputs = Vec::new();
+    let mut all_findings = Vec::new();
+    for (index, input) in resolved.inputs.iter().enumerate() {
+        let mut state = InputState::new(opts.excerpt);
+        let mut files: Vec<FileReport> = Vec::new();
+        let mut cx = StreamCx {
+            matcher: &matcher,
+            signals: &cat.signals,
+            redactor: &mut redactor,
+            counter: counter.clone(),
+            bar: bar.as_ref(),
+            figures: &mut figures,
+        };
+        match &input.archive {
+            Some(archive) => read_archive(archive, input, &mut state, &mut files, &mut cx)?,
+            None => {
+                for s in &input.streams {
+                    let file = files.len();
+                    let opened: Result<Box<dyn Read>, std::io::Error> = match &s.open {
+                        Opener::File(p) => {
+                            std::fs::File::open(p).map(|f| Box::new(f) as Box<dyn Read>)
+                        }
+                        Opener::Stdin => Ok(Box::new(std::io::stdin()) as Box<dyn Read>),
+                        Opener::Member(_) => continue,
+                    };
+                    let report = match opened {
+                        Ok(r) => read_stream(r, s, file, &mut state, &mut cx),
+                        Err(e) => Err(StreamError::Io(e.to_string())),
+                    };
+                    record_file(s, report, &mut files)?;
+                }
+            }
+        }
+        for (f, why) in &input.skipped {
+            files.push(FileReport {
+                path: f.clone(),
+                format: String::new(),
+                lines: 0,
+                bytes: 0,
+                skipped: Some(why.clone()),
+            });
+        }
+        if files.iter().all(|f| f.skipped.is_some()) {
+            let why: Vec<String> = files
+                .iter()
+                .map(|f| format!("{}: {}", f.path, f.skipped.clone().unwrap_or_default()))
+                .collect();
+            return Err(InputError(format!(
+                "{}: nothing readable as a k3s log ({})",
+                input.path,
+                why.join("; ")
+            )));
+        }
+        let labels: Vec<String> = files.iter().map(|f| f.path.clone()).collect();
+        let (nodes, excerpt, mut notes) = state.finish(&cat.signals, opts, input.trusted, &labels);
+        notes.extend(input.notes.iter().cloned());
+        let mut report = InputReport {
+            path: input.path.clone(),
+            kind: input.kind.clone(),
+            files,
+            excerpt,
+            nodes,
+            notes,
+        };
+        let configs = node_configs(input.configs.iter().chain(resolved.configs.iter()), &report)?;
+        for node in &mut report.nodes {
+            let boots = node.boots.len();
+            for boot in &mut node.boots {
+                let own = configs.get(&(node.name.clone(), Some(boot.boot)));
+                let cfg = own.or_else(|| configs.get(&(node.name.clone(), None)));
+                boot.config = cfg.map(|c| c.files.join(", "));
+                let (role, from) = findings::role_of(boot, cfg);
+                boot.role = role.map(|r| r.as_str().to_string());
+                boot.role_from = from;
+                all_findings.extend(findings::match_boot(
+                    &findings::Subject {
+                        input: index,
+                        node: &node.name,
+                        boot,
+                        config: cfg,
+                        config_for_all_boots: own.is_none(),
+                        boots,
+                    },
+                    &sigs,
+                    &cat.signals,
+                ));
+            }
+        }
+        if report.nodes.iter().all(|n| n.boots.is_empty()) {
+            return Err(InputError(format!(
+                "{}: no k3s log line found ({}){}\n  help: give the k3s service's log (journalctl -u k3s), a k3s container's `docker logs`, or k3s's --log file",
+                input.path,
+                report
+                    .files
+                    .iter()
+                    .filter(|f| f.skipped.is_none())
+                    .map(|f| format!("{}: {}", f.path, f.format))
+                    .collect::<Vec<_>>()
+                    .join("; "),
+                if report.files.iter().any(|f| f.format.contains("journalctl")) {
+                    "; a journal's lines count only when they come from k3s (identifier k3s…)"
+                } else {
+                    ""
+                }
+            )));
+        }
+        inputs.push(report);
+    }
+    if let Some(b) = bar {
+        b.finish_and_clear();
+    }
+    let mut report = Report {
+        schema_version: SCHEMA_VERSION,
+        tool: Tool {
+            name: "repro".into(),
+            version: env!("CARGO_PKG_VERSION").into(),
+        },
+        settle_seconds: Settle {
+            margin: opts.settle,
+        }
+        .after(false)
+        .as_secs_f64(),
+        checks: cat
+            .checks
+            .iter()
+            .map(|(c, _)| CheckRef {
+                name: c.name.clone(),
+                issue: c.issue.clone(),
+                fixed_in: c.fixed_in.firsts.iter().map(ToString::to_string).collect(),
+                signatures: sigs.iter().filter(|s| s.check == c.name).count(),
+            })
+            .collect(),
+        inputs,
+        findings: all_findings,
+    };
+    render::redact(&mut report, &mut redactor);
+    Ok((report, figures))
+}
+
+fn progress_bar(total: u64) -> ProgressBar {
+    let pb = ProgressBar::with_draw_target(Some(total), ProgressDrawTarget::stderr());
+    pb.set_style(
+        ProgressStyle::with_template(
+            "{spinner} reading logs {bytes}/{total_bytes} ({bytes_per_sec}, {eta}) {wide_msg}",
+        )
+        .unwrap_or_else(|_| ProgressStyle::default_bar()),
+    );
+    pb
+}
+
+/// The configs of an input's nodes: per node, and per boot where a results folder says which
+/// config each boot started with.
+fn node_configs<'a>(
+    files: impl Iterator<Item = &'a ConfigFile>,
+    report: &InputReport,
+) -> Result<HashMap<(String, Option<u32>), NodeConfig>, InputError> {
+    let mut grouped: IndexMap<(String, Option<u32>), Vec<&ConfigFile>> = IndexMap::new();
+    for f in files {
+        if report.nodes.iter().any(|n| n.name == f.node) {
+            grouped.entry((f.node.clone(), f.boot)).or_default().push(f);
+        }
+    }
+    let mut out = HashMap::new();
+    for (key, fs) in grouped {
+        out.insert(key, NodeConfig::read(&fs)?);
+    }
+    Ok(out)
+}
+
+fn record_file(
+    s: &Stream,
+    report: Result<FileReport, StreamError>,
+    files: &mut Vec<FileReport>,
+) -> Result<(), InputError> {
+    match report {
+        Ok(r) => files.push(r),
+        Err(e) if s.named => return Err(InputError(e.message(&s.label))),
+        Err(e) => files.push(FileReport {
+            path: s.label.clone(),
+            format: String::new(),
+            lines: 0,
+            bytes: 0,
+            skipped: Some(e.short()),
+        }),
+    }
+    Ok(())
+}
+
+fn read_archive(
+    archive: &std::path::Path,
+    input: &sources::Input,
+    state: &mut InputState,
+    files: &mut Vec<FileReport>,
+    cx: &mut StreamCx,
+) -> Result<(), InputError> {
+    let bad = |e: std::io::Error| InputError(format!("{}: cannot read: {e}", archive.display()));
+    let mut ar = sources::open_archive(archive).map_err(bad)?;
+    let wanted: HashMap<&str, &Stream> = input
+        .streams
+        .iter()
+        .filter_map(|s| match &s.open {
+            Opener::Member(p) => Some((p.as_str(), s)),
+            _ => None,
+        })
+        .collect();
+    for entry in ar.entries().map_err(bad)? {
+        let e = entry.map_err(bad)?;
+        let path = e
+            .path()
+            .map(|p| p.to_string_lossy().trim_start_matches("./").to_string())
+            .unwrap_or_default();
+        let Some(s) = wanted.get(path.as_str()) else {
+            continue;
+        };
+        let file = files.len();
+        let report = read_stream(Box::new(e), s, file, state, cx);
+        record_file(s, report, files)?;
+    }
+    Ok(())
+}
+
+enum StreamError {
+    Io(String),
+    Binary,
+    Unknown { lines: u64 },
+}
+
+impl StreamError {
+    fn message(&self, label: &str) -> String {
+        match self {
+            StreamError::Io(e) => format!(
+                "{label}: cannot read: {e}\n  help: check that the file exists and is readable"
+            ),
+            StreamError::Binary => format!(
+                "{label}: binary data, not a text log\n  help: give the log as text ({}); for a .gz log or a .tar.gz bundle, name the file as it is",
+                "journalctl -u k3s, docker logs, k3s --log file"
+            ),
+            StreamError::Unknown { lines } => format!(
+                "{label}: unknown format: none of the first {lines} line(s) is a k3s log line\n  help: formats tried: {}",
+                formats::TRIED
+            ),
+        }
+    }
+
+    fn short(&self) -> String {
+        match self {
+            StreamError::Io(e) => format!("cannot read: {e}"),
+            StreamError::Binary => "binary data, not a text log".into(),
+            StreamError::Unknown { .. } => "unknown format (not a k3s log)".into(),
+        }
+    }
+}
+
+struct StreamCx<'a> {
+    matcher: &'a Matcher,
+    signals: &'a Signals,
+    redactor: &'a mut Redactor,
+    counter: Arc<AtomicU64>,
+    bar: Option<&'a ProgressBar>,
+    figures: &'a mut Figures,
+}
+
+/// Lines that may carry a secret the redactor should learn (it is too slow to run on every line
+/// of a gigabyte log; a secret only ever comes with one of these words or shapes).
+static SECRET_CUE: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"(?i)token|passw|pwd|secret|key|auth|bearer|cred|K10|://[^/\s@]*@|-----BEGIN|eyJ")
+        .expect("static regex")
+});
+
+/// Reads one stream through the normaliser into the input's nodes.
+fn read_stream(
+    raw: Box<dyn Read + '_>,
+    s: &Stream,
+    file: usize,
+    state: &mut InputState,
+    cx: &mut StreamCx,
+) -> Result<FileReport, StreamError> {
+    let start = cx.counter.load(Ordering::Relaxed);
+    let counted = Counting::new(raw, cx.counter.clone());
+    let mut buffered = BufReader::with_capacity(PEEK, counted);
+    let head = buffered
+        .fill_buf()
+        .map_err(|e| StreamError::Io(e.to_string()))?;
+    let gz = head.len() >= 2 && head[0] == 0x1f && head[1] == 0x8b;
+    let mut inner: Box<dyn BufRead + '_> = if gz {
+        Box::new(BufReader::with_capacity(
+            PEEK,
+            flate2::read::MultiGzDecoder::new(buffered),
+        ))
+    } else {
+        Box::new(buffered)
+    };
+    let head = inner
+        .fill_buf()
+        .map_err(|e| StreamError::Io(e.to_string()))?;
+    if formats::looks_binary(head) {
+        return Err(StreamError::Binary);
+    }
+    let mut lines = BoundedLines::new(inner, MAX_LINE);
+    let mut sample: Vec<(Vec<u8>, reader::LineInfo)> = Vec::new();
+    let mut sampled = 0usize;
+    let mut buf = Vec::new();
+    while sample.len() < SAMPLE_LINES && sampled < SAMPLE_BYTES {
+        match lines.next_line(&mut buf) {
+            Ok(Some(info)) => {
+                sampled += buf.len() + 1;
+                sample.push((std::mem::take(&mut buf), info));
+            }
+            Ok(None) => break,
+            Err(e) => return Err(StreamError::Io(e.to_string())),
+        }
+    }
+    let detected = formats::detect(sample.iter().map(|(b, _)| b.as_slice()));
+    let banner = sample
+        .iter()
+        .any(|(b, _)| boots::is_banner(&String::from_utf8_lossy(b)));
+    if detected.recognised() == 0 && !banner {
+        return Err(StreamError::Unknown {
+            lines: sample.len() as u64,
+        });
+    }
+    let mut norm = Normaliser::new(detected.dominant());
+    state.begin_stream(s, file, cx.matcher);
+    let mut out: Vec<Entry> = Vec::new();
+    let feed = |raw: &[u8],
+                info,
+                norm: &mut Normaliser,
+                out: &mut Vec<Entry>,
+                state: &mut InputState,
+                cx: &mut StreamCx| {
+        norm.push(raw, info, out);
+        for e in out.drain(..) {
+            if SECRET_CUE.is_match(&e.text) {
+                cx.redactor.learn_text(&e.text);
+            }
+            state.entry(e, s, file, cx.matcher, cx.signals);
+        }
+    };
+    for (raw, info) in &sample {
+        feed(raw, *info, &mut norm, &mut out, state, cx);
+    }
+    drop(sample);
+    let mut n = 0u64;
+    loop {
+        match lines.next_line(&mut buf) {
+            Ok(Some(info)) => feed(&buf, info, &mut norm, &mut out, state, cx),
+            Ok(None) => break,
+            Err(e) => {
+                state.note(format!(
+                    "{}: read error after line {}: {e}; the rest is not read",
+                    s.label, norm.stats.lines
+                ));
+                break;
+            }
+        }
+        n += 1;
+        if n % 8192 == 0 {
+            if let Some(b) = cx.bar {
+                b.set_position(cx.counter.load(Ordering::Relaxed));
+            }
+        }
+    }
+    norm.finish(&mut out);
+    for e in out.drain(..) {
+        state.entry(e, s, file, cx.matcher, cx.signals);
+    }
+    state.end_stream(s);
+    let bytes = cx.counter.load(Ordering::Relaxed) - start;
+    cx.figures.lines += norm.stats.lines;
+    cx.figures.bytes += bytes;
+    if let Some(b) = cx.bar {
+        b.set_position(cx.counter.load(Ordering::Relaxed));
+    }
+    if norm.stats.truncated > 0 {
+        state.note(format!(
+            "{}: {} line(s) longer than {} KiB were cut",
+            s.label,
+            norm.stats.truncated,
+            MAX_LINE / 1024
+        ));
+    }
+    Ok(FileReport {
+        path: s.label.clone(),
+        format: norm.stats.describe(),
+        lines: norm.stats.lines,
+        bytes,
+        skipped: None,
+    })
+}
+
+/// One node's boots while its input is read.
+struct NodeLog {
+    name_from: String,
+    closed: Vec<BootBuilder>,
+    open: Option<BootBuilder>,
+    next: u32,
+    /// `k3s -v` output seen outside any boot.
+    cli_version: Option<String>,
+}
+
+impl NodeLog {
+    fn has_boots(&self) -> bool {
+        self.closed
+            .iter()
+            .chain(self.open.iter())
+            .any(BootBuilder::has_log)
+    }
+
+    /// The version `k3s -v` printed outside this node's boots.
+    fn version(&self, signals: &Signals) -> Option<String> {
+        self.cli_version.clone().or_else(|| {
+            self.closed
+                .iter()
+                .chain(self.open.iter())
+                .filter(|b| !b.has_log())
+                .flat_map(|b| b.kept.iter())
+                .find_map(|k| version_in(&k.text, signals))
+        })
+    }
+}
+
+/// Everything read so far from one input.
+struct InputState {
+    nodes: IndexMap<String, NodeLog>,
+    /// The node lines without a host of their own go to (and its index in `nodes`).
+    current: Option<String>,
+    current_i: Option<usize>,
+    /// A pasted `docker logs NAME` / `kubectl logs POD` names the node of what follows.
+    prompted: Option<String>,
+    excerpt: bool,
+    why_excerpt: Vec<String>,
+    /// The current stream is one boot of a results folder.
+    presplit: bool,
+    notes: Vec<String>,
+}
+
+impl InputState {
+    fn new(excerpt: bool) -> Self {
+        InputState {
+            nodes: IndexMap::new(),
+            current: None,
+            current_i: None,
+            prompted: None,
+            excerpt,
+            why_excerpt: if excerpt {
+                vec!["--excerpt was given".into()]
+            } else {
+                Vec::new()
+            },
+            presplit: false,
+            notes: Vec::new(),
+        }
+    }
+
+    fn note(&mut self, n: String) {
+        if !self.notes.contains(&n) {
+            self.notes.push(n);
+        }
+    }
+
+    fn excerpt(&mut self, why: String) {
+        self.excerpt = true;
+        if self.why_excerpt.len() < 3 && !self.why_excerpt.contains(&why) {
+            self.why_excerpt.push(why);
+        }
+    }
+
+    fn node(&mut self, name: &str, from: &str) -> &mut NodeLog {
+        // Looked up before inserting: a line must not cost an allocation for its node's name.
+        if !self.nodes.contains_key(name) {
+            self.nodes.insert(
+                name.to_string(),
+                NodeLog {
+                    name_from: from.to_string(),
+                    closed: Vec::new(),
+                    open: None,
+                    next: 1,
+                    cli_version: None,
+                },
+            );
+        }
+        let i = self.nodes.get_index_of(name).unwrap_or(0);
+        &mut self.nodes[i]
+    }
+
+    fn begin_stream(&mut self, s: &Stream, file: usize, m: &Matcher) {
+        self.prompted = None;
+        self.current = s.node.as_ref().map(|n| n.name.clone());
+        self.current_i = None;
+        self.presplit = false;
+        if let (Some(n), Some((number, rec))) = (&s.node, &s.boot) {
+            self.presplit = true;
+            let node = self.node(&n.name, &n.from);
+            close(node, false);
+            let mut b = BootBuilder::new(*number, m, file);
+            b.recorded = Some(rec.clone());
+            node.next = node.next.max(number + 1);
+            node.open = Some(b);
+        }
+    }
+
+    fn end_stream(&mut self, _s: &Stream) {
+        // A boot never spans two files: the next file may be another node's or another time's.
+        for node in self.nodes.values_mut() {
+            close(node, false);
+        }
+        self.presplit = false;
+    }
+
+    /// The node an entry belongs to, and where that name comes from.
+    fn route<'a>(&'a self, e: &'a Entry, s: &'a Stream) -> (&'a str, &'a str) {
+        if let Some(n) = s.node.as_ref().filter(|n| n.forced) {
+            return (&n.name, &n.from);
+        }
+        if let Some(h) = &e.host {
+            let from = if e.outer == Outer::KubectlPrefix {
+                "kubectl --prefix pod"
+            } else {
+                "journal host"
+            };
+            return (h, from);
+        }
+        if let Some(p) = &self.prompted {
+            return (p, "pasted command");
+        }
+        if let Some((c, n)) = self
+            .current
+            .as_ref()
+            .and_then(|c| self.nodes.get_key_value(c))
+        {
+            return (c, &n.name_from);
+        }
+        match &s.node {
+            Some(n) => (&n.name, &n.from),
+            None => ("node", "nothing (no name in the input)"),
+        }
+    }
+
+    /// The node of an entry, created when new; remembered as the current node. No allocation
+    /// for a node already known (the common case: every line of a journal).
+    fn node_of(&mut self, e: &Entry, s: &Stream) -> &mut NodeLog {
+        let found = {
+            let (name, from) = self.route(e, s);
+            self.nodes
+                .get_index_of(name)
+                .ok_or_else(|| (name.to_string(), from.to_string()))
+        };
+        let i = match found {
+            Ok(i) => i,
+            Err((name, from)) => {
+                self.node(&name, &from);
+                self.nodes.len() - 1
+            }
+        };
+        if self.current_i != Some(i) {
+            self.current_i = Some(i);
+            self.current = self.nodes.get_index(i).map(|(k, _)| k.clone());
+        }
+        &mut self.nodes[i]
+    }
+
+    fn entry(&mut self, e: Entry, s: &Stream, file: usize, m: &Matcher, signals: &Signals) {
+        if e.grep_prefix {
+            self.excerpt(format!("grep line-number prefixes (line {})", e.line));
+        }
+        match &e.kind {
+            Kind::Meta | Kind::Foreign => {}
+            Kind::Gap => self.excerpt(format!("a gap marker at line {}", e.line)),
+            Kind::Prompt(p) => {
+                if p.filters {
+                    self.excerpt(format!(
+                        "a filtering command at line {}: `{}`",
+                        e.line, p.command
+                    ));
+                }
+                if let Some(n) = p
+                    .node
+                    .as_ref()
+                    .filter(|_| !s.node.as_ref().is_some_and(|x| x.forced))
+                {
+                    self.prompted = Some(n.clone());
+                }
+                let target = self.prompted.clone().or(self.current.clone());
+                if let Some(node) = target.and_then(|t| self.nodes.get_mut(&t)) {
+                    if let Some(b) = node.open.as_mut() {
+                        b.prompt(p, m);
+                    }
+                }
+            }
+            Kind::HostReboot => {
+                for node in self.nodes.values_mut() {
+                    if let Some(b) = node.open.as_mut() {
+                        b.host_reboot(&e, file);
+                    }
+                    close(node, false);
+                }
+            }
+            Kind::Unit => {
+                let node = self.node_of(&e, s);
+                if let Some(b) = node.open.as_mut() {
+                    b.unit(&e, file);
+                }
+            }
+            Kind::Output => {
+                let (name, from) = self.route(&e, s);
+                let (name, from) = (name.to_string(), from.to_string());
+                let node = self.node(&name, &from);
+                match node.open.as_mut() {
+                    Some(b) => b.output(&e, m, file),
+                    None => {
+                        if let Some(v) = version_in(&e.text, signals) {
+                            node.cli_version = Some(v);
+                        }
+                    }
+                }
+            }
+            Kind::Log => {
+                let presplit = self.presplit;
+                let node = self.node_of(&e, s);
+                if !presplit && boots::is_banner(&e.text) {
+                    close(node, true);
+                }
+                if node.open.is_none() {
+                    let n = node.next;
+                    node.next += 1;
+                    node.open = Some(BootBuilder::new(n, m, file));
+                }
+                if let Some(b) = node.open.as_mut() {
+                    b.log(e, m, file);
+                }
+            }
+        }
+    }
+
+    /// Judges every boot; returns the nodes, whether the input is an excerpt, and notes.
+    fn finish(
+        mut self,
+        signals: &Signals,
+        opts: &Options,
+        trusted: bool,
+        labels: &[String],
+    ) -> (Vec<NodeReport>, bool, Vec<String>) {
+        let mut nodes = Vec::new();
+        let mut notes = std::mem::take(&mut self.notes);
+        if self.excerpt && !self.why_excerpt.is_empty() {
+            notes.push(format!(
+                "read as an excerpt ({}): nothing is `down` by the settle rule",
+                self.why_excerpt.join("; ")
+            ));
+        }
+        // `k3s -v` pasted before a journal lands on the input's default node; when that node
+        // has no boots and exactly one node has, it is that node's version.
+        let with_boots: Vec<&String> = self
+            .nodes
+            .iter()
+            .filter(|(_, n)| n.has_boots())
+            .map(|(k, _)| k)
+            .collect();
+        let orphan_version = self
+            .nodes
+            .values()
+            .filter(|n| !n.has_boots())
+            .find_map(|n| n.version(signals));
+        let lone = (with_boots.len() == 1).then(|| with_boots[0].clone());
+        for (name, mut node) in self.nodes {
+            close(&mut node, false);
+            let fallback = node.version(signals).or_else(|| {
+                (lone.as_ref() == Some(&name))
+                    .then(|| orphan_version.clone())
+                    .flatten()
+            });
+            let cx = judge::Context {
+                signals,
+                settle: Settle {
+                    margin: opts.settle,
+                },
+                excerpt: self.excerpt,
+                trusted,
+                files: labels,
+                fallback_version: fallback,
+            };
+            let mut boots: Vec<_> = node
+                .closed
+                .iter()
+                .filter(|b| b.has_log())
+                .map(|b| judge::judge(b, &cx))
+                .collect();
+            boots.sort_by_key(|b| b.boot);
+            if boots.is_empty() {
+                continue;
+            }
+            nodes.push(NodeReport {
+                name,
+                name_from: node.name_from,
+                boots,
+            });
+        }
+        (nodes, self.excerpt, notes)
+    }
+}
+
+/// Closes the node's open boot (a boot of pasted command output only is kept too: its `k3s -v`
+/// line tells the version of boots that lack a banner).
+fn close(node: &mut NodeLog, followed: bool) {
+    if let Some(mut b) = node.open.take() {
+        b.followed = followed;
+        node.closed.push(b);
+    }
+}
+
+/// A version in a line, by the `version` signal's patterns (e.g. `k3s -v` output).
+fn version_in(text: &str, signals: &Signals) -> Option<String> {
+    let sig = signals.get(VERSION_SIGNAL)?;
+    sig.value.iter().find_map(|p| {
+        p.regex
+            .captures(text)
+            .and_then(|c| c.name("value").map(|m| m.as_str().to_string()))
+    })
+}
+
+#[cfg(test)]
+mod tests;

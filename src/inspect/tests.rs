@@ -1,0 +1,508 @@
+//! The whole pipeline on small SYNTHETIC logs (written for these tests in the shapes k3s and its
+//! tools print; k3s's messages are its own strings from docs/k3s-facts.md).
+
+#![allow(clippy::unwrap_used)]
+
+use std::path::PathBuf;
+
+use super::model::{BootReport, Report};
+use super::*;
+
+fn catalog() -> Catalog {
+    Catalog::load(None).unwrap()
+}
+
+fn opts() -> Options {
+    Options {
+        settle: None,
+        excerpt: false,
+        secrets: Vec::new(),
+        progress: false,
+    }
+}
+
+/// Writes `files` (name, text) into a temporary folder and inspects `names` of them.
+fn run_with(
+    files: &[(&str, &str)],
+    names: &[&str],
+    configs: &[(&str, &str)],
+    o: Options,
+) -> Result<Report, InputError> {
+    let dir = tempfile::tempdir().unwrap();
+    for (n, t) in files {
+        std::fs::write(dir.path().join(n), t).unwrap();
+    }
+    let paths: Vec<PathBuf> = names.iter().map(|n| dir.path().join(n)).collect();
+    let configs: Vec<(String, PathBuf)> = configs
+        .iter()
+        .map(|(node, f)| (node.to_string(), dir.path().join(f)))
+        .collect();
+    let r = sources::resolve(&paths, &[], &configs)?;
+    inspect(&r, &catalog(), &o).map(|(rep, _)| rep)
+}
+
+fn run(text: &str) -> Report {
+    run_with(&[("node-a.log", text)], &["node-a.log"], &[], opts()).unwrap()
+}
+
+fn boots(r: &Report) -> Vec<&BootReport> {
+    r.inputs[0]
+        .nodes
+        .iter()
+        .flat_map(|n| n.boots.iter())
+        .collect()
+}
+
+fn state<'a>(b: &'a BootReport, sig: &str) -> &'a str {
+    b.signals[sig].state.as_str()
+}
+
+/// A journal of one etcd-only boot of k3s v1.33.4: the registry never starts. `after` is how
+/// long the log goes on after `Running kubelet`.
+fn journal(host: &str, after_kubelet: u32, registry: bool) -> String {
+    let mut l = vec![
+        "Sep 26 10:38:30 HOST systemd[1]: Starting Lightweight Kubernetes...".to_string(),
+        r#"Sep 26 10:38:30 HOST k3s[100]: time="2025-09-26T10:38:30-05:00" level=info msg="Starting k3s v1.33.4+k3s1 (abcdef12)""#.into(),
+        r#"Sep 26 10:38:30 HOST k3s[100]: time="2025-09-26T10:38:30-05:00" level=info msg="Managed etcd cluster bootstrap already complete and initialized""#.into(),
+        r#"Sep 26 10:38:31 HOST k3s[100]: time="2025-09-26T10:38:31-05:00" level=info msg="Starting etcd for existing cluster member""#.into(),
+        r#"Sep 26 10:38:31 HOST k3s[100]: time="2025-09-26T10:38:31-05:00" level=info msg="ETCD server is now running""#.into(),
+        r#"Sep 26 10:38:31 HOST k3s[100]: time="2025-09-26T10:38:31-05:00" level=info msg="etcd data store connection OK""#.into(),
+        r#"Sep 26 10:38:32 HOST k3s[100]: time="2025-09-26T10:38:32-05:00" level=info msg="Waiting for apiserver addresses""#.into(),
+        r#"Sep 26 10:38:32 HOST k3s[100]: time="2025-09-26T10:38:32-05:00" level=info msg="k3s is up and running""#.into(),
+        r#"Sep 26 10:38:33 HOST k3s[100]: time="2025-09-26T10:38:33-05:00" level=info msg="Running containerd -c /var/lib/rancher/k3s/agent/etc/containerd/config.toml""#.into(),
+    ];
+    if registry {
+        l.push(r#"Sep 26 10:38:33 HOST k3s[100]: time="2025-09-26T10:38:33-05:00" level=info msg="Starting distributed registry mirror at https://10.0.0.2:6443/v2 for registries [docker.io]""#.into());
+    }
+    l.push(r#"Sep 26 10:38:34 HOST k3s[100]: time="2025-09-26T10:38:34-05:00" level=info msg="Running kubelet --address=0.0.0.0 --hostname-override=HOST""#.into());
+    if after_kubelet > 0 {
+        l.push(format!(
+            "Sep 26 10:38:{} HOST k3s[100]: I0926 10:38:{} 100 kubelet.go:1] still running",
+            34 + after_kubelet,
+            34 + after_kubelet
+        ));
+    }
+    let mut s = l.join("\n").replace("HOST", host);
+    s.push('\n');
+    s
+}
+
+const ETCD_JOINER: &str = "server: https://etcd-1:6443\ndisable-apiserver: true\ndisable-controller-manager: true\ndisable-scheduler: true\nembedded-registry: true\ntoken: K10aaaabbbbccccdddd::server:hunter2hunter2\n";
+
+#[test]
+fn settle_rule_on_a_whole_journal() {
+    let r = run(&journal("etcd-2", 5, false));
+    let b = boots(&r);
+    assert_eq!(b.len(), 1);
+    assert!(b[0].whole, "{:?}", b[0].partial_because);
+    assert_eq!(
+        r.inputs[0].nodes[0].name, "etcd-2",
+        "named by the journal's host"
+    );
+    assert_eq!(b[0].version.as_deref(), Some("v1.33.4+k3s1"));
+    assert_eq!(state(b[0], "ready"), "up");
+    assert_eq!(state(b[0], "embedded-registry"), "down");
+    // `Running kubelet` is ordered after the registry's own line: it decides at once.
+    assert!(
+        b[0].signals["embedded-registry"]
+            .reason
+            .contains("after the feature's own"),
+        "{}",
+        b[0].signals["embedded-registry"].reason
+    );
+    assert!(b[0].signals["embedded-registry"].evidence[0]
+        .text
+        .contains("Running kubelet"));
+    assert_eq!(
+        state(b[0], "supervisor-metrics"),
+        "unknown",
+        "a probe cannot run on a log"
+    );
+    assert_eq!(state(b[0], "roles"), "etcd");
+    assert_eq!(
+        b[0].role.as_deref(),
+        Some("etcd"),
+        "from a settled roles signal"
+    );
+}
+
+#[test]
+fn up_line_wins() {
+    let r = run(&journal("etcd-2", 5, true));
+    assert_eq!(state(boots(&r)[0], "embedded-registry"), "up");
+}
+
+#[test]
+fn a_log_cut_off_before_the_settle_window_is_unknown() {
+    // With an explicit margin (`--settle 3s`) a log that ends 1s after the kubelet line has not
+    // shown the margin pass: unknown, not down.
+    let o = Options {
+        settle: Some(Duration::from_secs(3)),
+        ..opts()
+    };
+    let text = journal("etcd-2", 1, false);
+    let r = run_with(&[("node-a.log", &text)], &["node-a.log"], &[], o).unwrap();
+    let b = boots(&r)[0];
+    assert_eq!(state(b, "embedded-registry"), "unknown");
+    assert!(b.signals["embedded-registry"]
+        .reason
+        .contains("ends less than"));
+}
+
+#[test]
+fn an_excerpt_never_gives_down_by_the_settle_rule() {
+    // grep's `--` between groups of lines.
+    let text = journal("etcd-2", 5, false).replacen("\n", "\n--\n", 3);
+    let r = run(&text);
+    assert!(r.inputs[0].excerpt);
+    let b = boots(&r)[0];
+    assert_eq!(state(b, "embedded-registry"), "unknown");
+    assert_eq!(state(b, "ready"), "up", "an up line still counts");
+    assert_eq!(b.signals["roles"].complete, Some(false));
+    // Lines that only the signals name, without any marker: too little ordinary output.
+    let only: String = journal("etcd-2", 5, false)
+        .lines()
+        .filter(|l| l.contains("Starting k3s") || l.contains("kubelet"))
+        .map(|l| format!("{l}\n"))
+        .collect();
+    let b2 = run(&only);
+    assert_eq!(state(boots(&b2)[0], "embedded-registry"), "unknown");
+    assert!(boots(&b2)[0]
+        .partial_because
+        .as_deref()
+        .unwrap()
+        .contains("ordinary lines"));
+    // --excerpt says so outright.
+    let r = run_with(
+        &[("n.log", &journal("etcd-2", 5, false))],
+        &["n.log"],
+        &[],
+        Options {
+            excerpt: true,
+            ..opts()
+        },
+    )
+    .unwrap();
+    assert_eq!(state(boots(&r)[0], "embedded-registry"), "unknown");
+}
+
+#[test]
+fn a_log_that_starts_inside_a_boot_is_partial() {
+    let text: String = journal("etcd-2", 5, false)
+        .lines()
+        .skip(3)
+        .map(|l| format!("{l}\n"))
+        .collect();
+    let r = run(&text);
+    let b = boots(&r)[0];
+    assert!(b.start.is_none());
+    assert!(!b.whole);
+    assert_eq!(state(b, "embedded-registry"), "unknown");
+    assert_eq!(b.version, None);
+}
+
+#[test]
+fn deaths_fatal_lines_and_exit_status() {
+    let text = format!(
+        "{}{}",
+        r#"Sep 26 10:40:00 cp-1 k3s[200]: time="2025-09-26T10:40:00-05:00" level=info msg="Starting k3s v1.33.4+k3s1 (abcdef12)"
+Sep 26 10:40:01 cp-1 k3s[200]: time="2025-09-26T10:40:01-05:00" level=warning msg="critical configuration mismatched: DisableHelmController"
+Sep 26 10:40:01 cp-1 k3s[200]: time="2025-09-26T10:40:01-05:00" level=fatal msg="Error: preparing server: failed to bootstrap cluster data: failed to validate server configuration: critical configuration value mismatch between servers"
+"#,
+        "Sep 26 10:40:01 cp-1 systemd[1]: k3s.service: Main process exited, code=exited, status=1/FAILURE\n"
+    );
+    let r = run(&text);
+    let b = boots(&r)[0];
+    assert_eq!(b.end.how, "died");
+    assert_eq!(b.end.exit_code, Some(1));
+    assert_eq!(state(b, "fatal"), "up");
+    assert_eq!(state(b, "ready"), "down", "on-death");
+    assert_eq!(state(b, "embedded-registry"), "down", "on-death");
+    assert!(b.signals["ready"]
+        .evidence
+        .iter()
+        .any(|e| e.text.contains("level=fatal")));
+}
+
+#[test]
+fn boots_split_at_banners_and_a_stop_is_not_a_death() {
+    let text = format!(
+        "{}Sep 26 10:39:00 etcd-2 systemd[1]: Stopping Lightweight Kubernetes...\nSep 26 10:39:01 etcd-2 systemd[1]: k3s.service: Main process exited, code=killed, status=15/TERM\n{}",
+        journal("etcd-2", 5, false),
+        journal("etcd-2", 5, true).replace("10:38:", "10:41:")
+    );
+    let r = run(&text);
+    let b = boots(&r);
+    assert_eq!(b.len(), 2);
+    assert_eq!((b[0].boot, b[1].boot), (1, 2));
+    assert_eq!(b[0].end.how, "stopped");
+    assert_eq!(state(b[0], "embedded-registry"), "down");
+    assert_eq!(state(b[1], "embedded-registry"), "up");
+    assert_eq!(b[1].end.how, "log-ends");
+}
+
+#[test]
+fn docker_logs_of_a_restarted_container() {
+    let boot = |t: &str, reg: bool| {
+        let mut s = format!(
+            "{t}:30.1Z time=\"{t}:30Z\" level=info msg=\"Starting k3s v1.33.4+k3s1 (abcdef12)\"\n{t}:30.2Z time=\"{t}:30Z\" level=info msg=\"Managed etcd cluster bootstrap already complete and initialized\"\n{t}:30.3Z time=\"{t}:30Z\" level=info msg=\"ETCD server is now running\"\n{t}:30.4Z time=\"{t}:30Z\" level=info msg=\"etcd data store connection OK\"\n{t}:30.5Z time=\"{t}:30Z\" level=info msg=\"k3s is up and running\"\n{t}:30.6Z time=\"{t}:30Z\" level=info msg=\"Running containerd -c x\"\n"
+        );
+        if reg {
+            s.push_str(&format!("{t}:30.7Z time=\"{t}:30Z\" level=info msg=\"Starting distributed registry mirror at https://1.2.3.4:6443/v2 for registries [docker.io]\"\n"));
+        }
+        s.push_str(&format!("{t}:31.0Z time=\"{t}:31Z\" level=info msg=\"Running kubelet --x\"\n{t}:39.0Z I0926 later 1 a.go:1] x\n"));
+        s
+    };
+    let text = format!(
+        "{}{}",
+        boot("2025-09-26T15:38", false),
+        boot("2025-09-26T15:40", true)
+    );
+    let r = run_with(&[("etcd-3.log", &text)], &["etcd-3.log"], &[], opts()).unwrap();
+    assert_eq!(r.inputs[0].nodes[0].name, "etcd-3", "named after the file");
+    let b = boots(&r);
+    assert_eq!(b.len(), 2);
+    assert_eq!(b[0].end.how, "next-boot");
+    assert_eq!(state(b[0], "embedded-registry"), "down");
+    assert_eq!(state(b[1], "embedded-registry"), "up");
+}
+
+#[test]
+fn a_pasted_probe_decides_a_probe_signal() {
+    let probe = "$ k3s kubectl --kubeconfig /etc/rancher/k3s/k3s.yaml get --server https://127.0.0.1:6443 --raw /metrics\nError from server (ServiceUnavailable): apiserver disabled\n";
+    let r = run(&format!("{}{probe}", journal("etcd-2", 5, false)));
+    let s = &boots(&r)[0].signals["supervisor-metrics"];
+    assert_eq!(s.state, "down");
+    assert_eq!(s.evidence[0].source, "probe-output");
+    // The same words without the probe's own command: not its output.
+    let other = "$ kubectl get --raw /api/v1/nodes/x/proxy/metrics\nError from server (ServiceUnavailable): apiserver disabled\n";
+    let r = run(&format!("{}{other}", journal("etcd-2", 5, false)));
+    assert_eq!(state(boots(&r)[0], "supervisor-metrics"), "unknown");
+}
+
+#[test]
+fn version_from_k3s_v_when_the_banner_is_cut() {
+    let text: String = journal("etcd-2", 5, false)
+        .lines()
+        .skip(2)
+        .map(|l| format!("{l}\n"))
+        .collect();
+    let r = run(&format!(
+        "$ k3s -v\nk3s version v1.32.8+k3s1 (5b17bd9c)\ngo version go1.23.11\n{text}"
+    ));
+    let b = boots(&r)[0];
+    assert_eq!(b.version.as_deref(), Some("v1.32.8+k3s1"));
+    assert!(b.signals["version"].reason.contains("k3s -v"));
+}
+
+#[test]
+fn agent_banner_gives_version_and_role() {
+    let r = run("time=\"2025-09-26T10:38:30-05:00\" level=info msg=\"Starting k3s agent v1.29.6+k3s2 (b4b156d9)\"\ntime=\"2025-09-26T10:38:31-05:00\" level=info msg=\"Running kubelet --x\"\n");
+    let b = boots(&r)[0];
+    assert_eq!(b.version.as_deref(), Some("v1.29.6+k3s2"));
+    assert_eq!(b.role.as_deref(), Some("agent"));
+}
+
+#[test]
+fn findings_need_the_config_and_match_with_it() {
+    let log = journal("etcd-2", 5, false);
+    // Without the config: possible, and says what it needs.
+    let r = run_with(&[("j.log", &log)], &["j.log"], &[], opts()).unwrap();
+    assert_eq!(r.findings.len(), 1);
+    let f = &r.findings[0];
+    assert_eq!(
+        (f.check.as_str(), f.verdict.as_str()),
+        ("etcd-split", "possible")
+    );
+    assert!(
+        f.needs
+            .iter()
+            .any(|n| n.contains("embedded-registry: true")),
+        "{:?}",
+        f.needs
+    );
+    // With it: matches, with the fixed version of its release line.
+    let r = run_with(
+        &[("j.log", &log), ("c.yaml", ETCD_JOINER)],
+        &["j.log"],
+        &[("etcd-2", "c.yaml")],
+        opts(),
+    )
+    .unwrap();
+    let f = &r.findings[0];
+    assert_eq!(f.verdict, "matches");
+    assert_eq!(f.fixed_in.as_deref(), Some("v1.33.5+k3s1"));
+    assert!(f
+        .message
+        .contains("https://github.com/k3s-io/k3s/issues/12753"));
+    assert!(f.evidence.iter().any(|e| e.source == "config"));
+    // A config beside the log is found by name; a YAML file merely named like the log is not
+    // taken for one (it could be notes about the log).
+    let beside = |name: &str, text: &str| {
+        run_with(
+            &[("etcd-2.log", &log), (name, text)],
+            &["etcd-2.log"],
+            &[],
+            opts(),
+        )
+        .unwrap()
+    };
+    assert_eq!(
+        beside("etcd-2.config.yaml", ETCD_JOINER).findings[0].verdict,
+        "matches"
+    );
+    let r = beside("etcd-2.yaml", ETCD_JOINER);
+    assert_eq!(r.findings[0].verdict, "possible");
+    assert_eq!(r.inputs[0].nodes[0].boots[0].config, None);
+}
+
+#[test]
+fn no_finding_when_anything_contradicts_the_signature() {
+    let cfg = ("c.yaml", ETCD_JOINER);
+    let with = |log: &str, cfg_text: &str| {
+        run_with(
+            &[("j.log", log), ("c.yaml", cfg_text)],
+            &["j.log"],
+            &[("etcd-2", "c.yaml")],
+            opts(),
+        )
+        .unwrap()
+    };
+    // A fixed release.
+    let fixed = journal("etcd-2", 5, false).replace("v1.33.4+k3s1", "v1.33.5+k3s1");
+    assert!(with(&fixed, cfg.1).findings.is_empty());
+    // The registry not enabled in the node's own config: down is the correct state.
+    let off = ETCD_JOINER.replace("embedded-registry: true", "embedded-registry: false");
+    assert!(with(&journal("etcd-2", 5, false), &off).findings.is_empty());
+    // The node that started the cluster (no `server:`).
+    let init = ETCD_JOINER.replace("server: https://etcd-1:6443\n", "cluster-init: true\n");
+    assert!(with(&journal("etcd-2", 5, false), &init)
+        .findings
+        .is_empty());
+    // A control-plane-only node.
+    assert!(with(
+        &journal("etcd-2", 5, false),
+        "server: https://etcd-1:6443\ndisable-etcd: true\nembedded-registry: true\n"
+    )
+    .findings
+    .is_empty());
+    // Up.
+    assert!(with(&journal("etcd-2", 5, true), cfg.1).findings.is_empty());
+}
+
+#[test]
+fn secrets_never_reach_the_report() {
+    let log = format!(
+        "{}Sep 26 10:38:40 etcd-2 k3s[100]: time=\"2025-09-26T10:38:40-05:00\" level=info msg=\"Running kubelet --token=s3cr3t-v4lue-0001\"\n",
+        journal("etcd-2", 5, false)
+    );
+    let r = run_with(
+        &[("j.log", &log), ("c.yaml", ETCD_JOINER)],
+        &["j.log"],
+        &[("etcd-2", "c.yaml")],
+        Options {
+            secrets: vec!["etcd-2-extra-secret".into()],
+            ..opts()
+        },
+    )
+    .unwrap();
+    let all = format!(
+        "{}{}{}",
+        render::json(&r),
+        render::table(&r, true),
+        render::markdown(&r)
+    );
+    for secret in ["hunter2hunter2", "K10aaaabbbbccccdddd", "s3cr3t-v4lue-0001"] {
+        assert!(!all.contains(secret), "{secret} leaked");
+    }
+}
+
+#[test]
+fn bad_inputs_are_clear_errors() {
+    let e = run_with(
+        &[("readme.txt", "Hello\nthis is not a log\n")],
+        &["readme.txt"],
+        &[],
+        opts(),
+    )
+    .unwrap_err();
+    assert!(e.0.contains("unknown format"), "{e}");
+    assert!(
+        e.0.contains("journalctl -u k3s (short"),
+        "names the formats tried: {e}"
+    );
+    let e = run_with(
+        &[("bin.log", "\u{0}\u{1}\u{2}ELF")],
+        &["bin.log"],
+        &[],
+        opts(),
+    )
+    .unwrap_err();
+    assert!(e.0.contains("binary"), "{e}");
+    let e = sources::resolve(&[PathBuf::from("/nonexistent/x.log")], &[], &[]).unwrap_err();
+    assert!(
+        e.0.contains("/nonexistent/x.log") && e.0.contains("cannot read"),
+        "{e}"
+    );
+    // A journal of other programs only.
+    let e = run_with(
+        &[("j.log", "Sep 26 10:38:30 h sshd[1]: Accepted publickey\n")],
+        &["j.log"],
+        &[],
+        opts(),
+    )
+    .unwrap_err();
+    assert!(e.0.contains("no k3s log line"), "{e}");
+    // A broken config names its file.
+    let e = run_with(
+        &[
+            ("j.log", &journal("etcd-2", 5, false)),
+            ("c.yaml", "a: [1\n"),
+        ],
+        &["j.log"],
+        &[("etcd-2", "c.yaml")],
+        opts(),
+    )
+    .unwrap_err();
+    assert!(e.0.contains("c.yaml"), "{e}");
+}
+
+#[test]
+fn folders_with_several_nodes_and_generic_names() {
+    let dir = tempfile::tempdir().unwrap();
+    // `-o cat` text (no host in it): each node is named after its folder.
+    let cat: String = journal("x", 5, false)
+        .lines()
+        .filter_map(|l| l.split_once("]: ").map(|(_, m)| format!("{m}\n")))
+        .collect();
+    for n in ["etcd-1", "etcd-2"] {
+        std::fs::create_dir(dir.path().join(n)).unwrap();
+        std::fs::write(dir.path().join(n).join("k3s.log"), &cat).unwrap();
+    }
+    // A journal whose host names its node, whatever the folder.
+    std::fs::create_dir(dir.path().join("misc")).unwrap();
+    std::fs::write(
+        dir.path().join("misc").join("journal"),
+        journal("cp-1", 5, false),
+    )
+    .unwrap();
+    std::fs::write(dir.path().join("notes.md"), "# notes").unwrap();
+    let r = sources::resolve(&[dir.path().to_path_buf()], &[], &[]).unwrap();
+    let (rep, _) = inspect(&r, &catalog(), &opts()).unwrap();
+    assert_eq!(rep.inputs[0].files.len(), 4);
+    assert!(rep.inputs[0].files.iter().any(|f| f.skipped.is_some()));
+    let names: Vec<(&str, &str)> = rep.inputs[0]
+        .nodes
+        .iter()
+        .map(|n| (n.name.as_str(), n.name_from.as_str()))
+        .collect();
+    assert_eq!(
+        names,
+        [
+            ("etcd-1", "folder name"),
+            ("etcd-2", "folder name"),
+            ("cp-1", "journal host")
+        ]
+    );
+    assert!(rep.inputs[0].nodes.iter().all(|n| n.boots.len() == 1));
+}

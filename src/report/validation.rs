@@ -1,0 +1,333 @@
+//! `repro report --validation <buggy-run> <fixed-run>`: the comment k3s QA posts when it closes
+//! an issue (compare k3s-io/k3s#12816 and #12817): "Validated on <fixed version>", the
+//! environment, the cluster configuration, every node's config.yaml, the testing steps, the
+//! replication on the buggy version, the validation on the fixed one, the observations side by
+//! side, and the commands that re-run both.
+//!
+//! Both folders are rendered (and so redacted) exactly as `repro report` does; nothing here reads
+//! anything else. Whether the pair validates the fix is decided from the two verdicts only.
+
+use indexmap::IndexMap;
+
+use super::cases::{self, Case};
+use super::markdown::{install, k3s_banner, numbered_steps, role_label, stand_in_note};
+use super::text::and_list;
+use super::words;
+use super::Rendered;
+use crate::result::{self as res, RunResult};
+
+/// What the pair of runs shows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Outcome {
+    /// The buggy run reproduced the bug and the fixed run was fixed.
+    Validated,
+    /// Anything else: the comment says what is missing.
+    NotValidated,
+}
+
+/// Why a pair cannot be compared at all (exit 2).
+pub fn incompatible(buggy: &RunResult, fixed: &RunResult) -> Option<String> {
+    if buggy.check.name != fixed.check.name {
+        return Some(format!(
+            "the runs are of different checks (`{}` and `{}`); give two runs of one check",
+            buggy.check.name, fixed.check.name
+        ));
+    }
+    if buggy.topology.name != fixed.topology.name {
+        return Some(format!(
+            "the runs used different topologies (`{}` and `{}`); give two runs of one cluster shape",
+            buggy.topology.name, fixed.topology.name
+        ));
+    }
+    None
+}
+
+/// The comment, and whether the pair validates the fix.
+pub fn render(buggy: &Rendered, fixed: &Rendered) -> (String, Outcome) {
+    let (b, f) = (&buggy.result, &fixed.result);
+    let verdict = |r: &RunResult| r.verdict.as_ref().map(|v| v.outcome);
+    let outcome = if verdict(b) == Some(res::Outcome::Reproduced)
+        && verdict(f) == Some(res::Outcome::Fixed)
+    {
+        Outcome::Validated
+    } else {
+        Outcome::NotValidated
+    };
+    let mut o = String::new();
+    o.push_str(&format!(
+        "<!-- Written by {} {} from runs {} (buggy) and {} (fixed): `repro report --validation <buggy-run> <fixed-run>`. Secrets appear as <REDACTED-n>. -->\n",
+        f.tool.name, f.tool.version, b.run_id, f.run_id
+    ));
+    match outcome {
+        Outcome::Validated => o.push_str(&format!("### Validated on {}\n\n", f.k3s.version)),
+        Outcome::NotValidated => o.push_str(&format!(
+            "### Not validated on {}: {}\n\n",
+            f.k3s.version,
+            why_not(b, f)
+        )),
+    }
+    o.push_str(&format!(
+        "Issue: {} — {}.\nReplicated on **{}** (verdict: {}) and validated on **{}** (verdict: {}) with repro check `{}` (`{}`), step for step.\n\n",
+        f.check.issue,
+        f.check.summary.trim_end_matches('.'),
+        b.k3s.version,
+        verdict(b).map_or("none", |v| v.as_str()),
+        f.k3s.version,
+        verdict(f).map_or("none", |v| v.as_str()),
+        f.check.name,
+        f.check.file
+    ));
+    for r in [b, f] {
+        if r.k3s.stand_in {
+            o.push_str(&stand_in_note(r));
+        }
+    }
+
+    environment(&mut o, b, f);
+    cluster(&mut o, f);
+    configs(&mut o, f);
+
+    o.push_str("## Testing Steps\n\n");
+    install(&mut o, f, false);
+    let fixed_cases = cases::cases(f);
+    numbered_steps(&mut o, f, &fixed_cases);
+
+    let buggy_cases = cases::cases(b);
+    results(&mut o, "Replication", "replication", buggy, &buggy_cases);
+    results(&mut o, "Validation", "validation", fixed, &fixed_cases);
+    observations(&mut o, b, f, &buggy_cases, &fixed_cases);
+
+    o.push_str("**Re-run:**\n\n```sh\n");
+    o.push_str(&format!("{}\n{}\n", b.rerun, f.rerun));
+    o.push_str("```\n\n");
+    o.push_str(&format!(
+        "Runs: `{}` (buggy, {}), `{}` (fixed, {}). Each results folder holds result.json, junit.xml, report.md, timeline.html and a redacted bundle.tar.gz with every boot's log.\n",
+        b.run_id,
+        b.finished_at.as_deref().unwrap_or(&b.started_at),
+        f.run_id,
+        f.finished_at.as_deref().unwrap_or(&f.started_at),
+    ));
+    (o, outcome)
+}
+
+fn why_not(b: &RunResult, f: &RunResult) -> String {
+    let v = |r: &RunResult| {
+        r.verdict
+            .as_ref()
+            .map_or("no verdict", |v| v.outcome.as_str())
+    };
+    let mut parts = Vec::new();
+    if v(b) != "reproduced" {
+        parts.push(format!(
+            "the run on {} did not reproduce the bug ({})",
+            b.k3s.version,
+            v(b)
+        ));
+    }
+    if v(f) != "fixed" {
+        parts.push(format!(
+            "the run on {} was not fixed ({})",
+            f.k3s.version,
+            v(f)
+        ));
+    }
+    parts.join("; ")
+}
+
+fn environment(o: &mut String, b: &RunResult, f: &RunResult) {
+    o.push_str("## Environment Details\n\n*Infrastructure*\n- [ ] Cloud\n- [ ] Hosted\n");
+    o.push_str(&format!(
+        "- [X] Local: one Docker container per node (as k3d runs k3s), {}\n\n",
+        if f.k3s.privileged {
+            "privileged"
+        } else {
+            "unprivileged (stand-in image)"
+        }
+    ));
+    o.push_str("*Node(s) CPU architecture, OS, and Version:*\n\n```\n");
+    for (what, r) in [("replication", b), ("validation", f)] {
+        let e = &r.environment;
+        let mut parts = Vec::new();
+        if let Some(a) = &e.arch {
+            parts.push(a.clone());
+        }
+        if let Some(os) = &e.os {
+            parts.push(os.clone());
+        }
+        if let Some(k) = &e.kernel {
+            parts.push(format!("kernel {k}"));
+        }
+        if let Some(c) = e.cpus {
+            parts.push(format!("{c} CPUs"));
+        }
+        if let Some(m) = e.memory_bytes {
+            parts.push(format!("{:.1} GiB", m as f64 / (1u64 << 30) as f64));
+        }
+        if let Some(v) = &e.docker_version {
+            parts.push(format!("Docker {v}"));
+        }
+        o.push_str(&format!(
+            "{what}: {}\n",
+            if parts.is_empty() {
+                "not recorded".to_string()
+            } else {
+                parts.join(", ")
+            }
+        ));
+    }
+    o.push_str("```\n\n");
+}
+
+fn cluster(o: &mut String, r: &RunResult) {
+    o.push_str("*Cluster Configuration:*\n\n```\n");
+    let mut counts: IndexMap<&str, Vec<String>> = IndexMap::new();
+    for n in &r.topology.nodes {
+        counts
+            .entry(role_label(n.role))
+            .or_default()
+            .push(n.name.clone());
+    }
+    for (label, names) in counts {
+        let plural = if names.len() == 1 { "" } else { "s" };
+        o.push_str(&format!(
+            "{} {label}{plural} ({})\n",
+            names.len(),
+            names.join(", ")
+        ));
+    }
+    o.push_str("```\n\n");
+}
+
+/// Every node's config.yaml before the first start, as QA lists them; later edits are in the
+/// testing steps.
+fn configs(o: &mut String, r: &RunResult) {
+    o.push_str("*Config.yaml:* (before the first start; the testing steps add and remove keys)\n\n```yaml\n");
+    if let Some(first) = r.configs.get("0") {
+        let mut first_node = true;
+        for (node, content) in first {
+            if !first_node {
+                o.push('\n');
+            }
+            first_node = false;
+            o.push_str(&format!("# {node}\n"));
+            for line in content
+                .lines()
+                .filter(|l| !super::markdown::is_repro_header(l))
+            {
+                o.push_str(line);
+                o.push('\n');
+            }
+        }
+    }
+    o.push_str("# token: set through K3S_TOKEN (redacted)\n```\n\n");
+}
+
+/// `**Replication Results:**` / `**Validation Results:**`: k3s -v, the verdict, and what the
+/// logs showed where the bug makes a difference.
+fn results(o: &mut String, title: &str, what: &str, run: &Rendered, all: &[Case<'_>]) {
+    let r = &run.result;
+    o.push_str(&format!(
+        "**{title} Results:**\n- k3s version used for {what}:\n\n"
+    ));
+    // `$ k3s -v` only over what k3s -v printed; otherwise say where the version comes from.
+    match (&r.k3s.version_output, k3s_banner(&run.logs)) {
+        (Some(v), _) if !v.trim().is_empty() => {
+            o.push_str(&format!("```\n$ k3s -v\n{}\n```\n\n", v.trim_end()));
+        }
+        (_, Some(b)) => o.push_str(&format!(
+            "```\n{b}\n```\n\n(from the log banner: the run did not record `k3s -v`)\n\n"
+        )),
+        _ => o.push_str(&format!(
+            "```\nk3s version {}\n```\n\n(the version asked for: no banner in the logs)\n\n",
+            r.k3s.version
+        )),
+    }
+    match &r.verdict {
+        Some(v) => o.push_str(&format!(
+            "Verdict **{}**: {}.\n\n",
+            v.outcome,
+            v.reason.trim_end_matches('.')
+        )),
+        None => o.push_str(&format!(
+            "No verdict: {}.\n\n",
+            r.error
+                .as_deref()
+                .unwrap_or("the run stopped before deciding")
+        )),
+    }
+    // Where the bug makes a difference, and anything that differed from both worlds.
+    let told: Vec<String> = all
+        .iter()
+        .filter(|c| c.in_bug_signature() || c.outcome != cases::Outcome::Pass)
+        .filter_map(|c| {
+            c.obs.map(|ob| {
+                format!(
+                    "- step {}, {} `{}` **{}**: {}.\n",
+                    c.step,
+                    c.node,
+                    c.signal,
+                    ob.observed,
+                    words::observation(r, ob, &run.logs)
+                )
+            })
+        })
+        .collect();
+    for t in told {
+        o.push_str(&t);
+    }
+    o.push('\n');
+}
+
+/// Every expectation side by side: correct value, buggy run, fixed run.
+fn observations(
+    o: &mut String,
+    b: &RunResult,
+    f: &RunResult,
+    buggy: &[Case<'_>],
+    fixed: &[Case<'_>],
+) {
+    o.push_str(&format!(
+        "**Observations:**\n\n| Step | Node | Signal | Correct | {} | {} |\n|---|---|---|---|---|---|\n",
+        b.k3s.version, f.k3s.version
+    ));
+    let cell = |cs: &[Case<'_>], c: &Case<'_>| -> String {
+        let Some(x) = cs
+            .iter()
+            .find(|x| x.step == c.step && x.node == c.node && x.signal == c.signal)
+        else {
+            return "—".to_string();
+        };
+        match x.obs {
+            None => "not reached".to_string(),
+            Some(ob) if x.shows_bug() => format!("**{}** (the bug, boot {})", ob.observed, ob.boot),
+            Some(ob) if ob.observed != x.expected => {
+                format!("**{}** (boot {})", ob.observed, ob.boot)
+            }
+            Some(ob) => format!("{} (boot {})", ob.observed, ob.boot),
+        }
+    };
+    for c in fixed {
+        o.push_str(&format!(
+            "| {} | {} | {} | {} | {} | {} |\n",
+            c.step,
+            c.node,
+            c.signal,
+            c.expected,
+            cell(buggy, c),
+            cell(fixed, c)
+        ));
+    }
+    let differs: Vec<String> = fixed
+        .iter()
+        .filter(|c| c.in_bug_signature())
+        .map(|c| format!("step {} {} `{}`", c.step, c.node, c.signal))
+        .collect();
+    if !differs.is_empty() {
+        o.push_str(&format!(
+            "\nThe bug changes {} of these: {}.\n",
+            differs.len(),
+            and_list(&differs)
+        ));
+    }
+    o.push('\n');
+}
