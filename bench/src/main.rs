@@ -13,7 +13,7 @@
 //!
 //! Usage: repro-bench [--runs N] [--out FILE] [--skip-matrix]
 //!        repro-bench floor PLAN.json          (one floor run of a `repro plan --format json`)
-//!        repro-bench maxrss OUT.json -- CMD…  (runs CMD; writes its wall time and peak memory)
+//!        repro-bench readme [BENCH.json]      (the README's Speed table, from a bench file)
 
 mod floor;
 mod latency;
@@ -25,7 +25,7 @@ use std::time::Instant;
 
 use anyhow::{anyhow, bail, Context, Result};
 use indexmap::IndexMap;
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 use serde_json::json;
 
 use stats::{median, percentile, round, Summary};
@@ -59,7 +59,6 @@ const TOPOLOGY_25: &str = "etcd-split-25";
 fn main() -> Result<()> {
     let args: Vec<String> = std::env::args().skip(1).collect();
     match args.first().map(String::as_str) {
-        Some("maxrss") => maxrss(&args[1..]),
         Some("floor") => {
             let path = args
                 .get(1)
@@ -69,6 +68,14 @@ fn main() -> Result<()> {
             let docker = rt.block_on(connect())?;
             let p = rt.block_on(floor::run(&docker, &plan, &floor::Marks::default()))?;
             println!("{}", serde_json::to_string_pretty(&p)?);
+            Ok(())
+        }
+        Some("readme") => {
+            let path = args
+                .get(1)
+                .map_or_else(|| PathBuf::from("target/bench/bench.json"), PathBuf::from);
+            let doc: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&path)?)?;
+            print!("{}", readme_table(&doc));
             Ok(())
         }
         _ => bench(&args),
@@ -81,29 +88,41 @@ async fn connect() -> Result<bollard::Docker> {
         .await?)
 }
 
-/// Runs a command, then reads the kernel's peak resident set of it (RUSAGE_CHILDREN: this
-/// process waits for nothing else) and writes `{code, wall_s, maxrss_kb}` to OUT.
-fn maxrss(args: &[String]) -> Result<()> {
-    let (out, cmd) = match args {
-        [out, dashdash, cmd @ ..] if dashdash == "--" && !cmd.is_empty() => (out, cmd),
-        _ => bail!("usage: maxrss OUT.json -- CMD [ARGS…]"),
-    };
+/// Runs a command to its end: exit code, wall time and peak resident memory in KB. The peak is
+/// the kernel's high-water mark (`VmHWM` in /proc/PID/status), read every 10 ms while the
+/// process lives; it only grows, so the last reading is the peak up to the last 10 ms (the
+/// process's exit, which allocates nothing).
+fn measured(cmd: &mut Command) -> Result<Measured> {
     let t = Instant::now();
-    let status = Command::new(&cmd[0]).args(&cmd[1..]).status()?;
-    let wall = t.elapsed().as_secs_f64();
-    let ru = nix::sys::resource::getrusage(nix::sys::resource::UsageWho::RUSAGE_CHILDREN)?;
-    std::fs::write(
-        out,
-        json!({"code": status.code(), "wall_s": wall, "maxrss_kb": ru.max_rss()}).to_string(),
-    )?;
-    Ok(())
+    let mut child = cmd.spawn()?;
+    let status_file = format!("/proc/{}/status", child.id());
+    let mut peak_kb = 0u64;
+    let status = loop {
+        if let Ok(text) = std::fs::read_to_string(&status_file) {
+            if let Some(kb) = text
+                .lines()
+                .find_map(|l| l.strip_prefix("VmHWM:"))
+                .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
+            {
+                peak_kb = peak_kb.max(kb);
+            }
+        }
+        if let Some(status) = child.try_wait()? {
+            break status;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    };
+    Ok(Measured {
+        code: status.code(),
+        wall_s: t.elapsed().as_secs_f64(),
+        maxrss_kb: peak_kb,
+    })
 }
 
-#[derive(Deserialize)]
 struct Measured {
     code: Option<i32>,
     wall_s: f64,
-    maxrss_kb: i64,
+    maxrss_kb: u64,
 }
 
 /// One `repro run` as a user runs it.
@@ -131,11 +150,11 @@ impl Ctx {
         c
     }
 
-    /// `repro run etcd-split --sim` under `maxrss`; Err unless exit 0 with the expected verdict.
+    /// `repro run etcd-split --sim`, timed and its memory watched; Err unless exit 0 with the
+    /// expected verdict.
     fn repro_run(&self, topology: Option<&str>) -> Result<ReproRun> {
         let results = self.work.join("runs");
         let _ = std::fs::remove_dir_all(&results);
-        let out = self.work.join("maxrss.json");
         let mut args: Vec<String> = vec![
             "--root".into(),
             self.root.display().to_string(),
@@ -154,19 +173,12 @@ impl Ctx {
         if let Some(t) = topology {
             args.extend(["--topology".into(), t.into()]);
         }
-        let status = Command::new(std::env::current_exe()?)
-            .arg("maxrss")
-            .arg(&out)
-            .arg("--")
-            .arg(&self.repro)
-            .args(&args)
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .status()?;
-        if !status.success() {
-            bail!("the maxrss wrapper failed");
-        }
-        let m: Measured = serde_json::from_str(&std::fs::read_to_string(&out)?)?;
+        let m = measured(
+            Command::new(&self.repro)
+                .args(&args)
+                .stdout(Stdio::null())
+                .stderr(Stdio::null()),
+        )?;
         let dir = std::fs::read_dir(&results)?
             .filter_map(|e| e.ok())
             .map(|e| e.path())
@@ -698,4 +710,105 @@ fn print_table(doc: &serde_json::Value) {
             t["unit"].as_str().unwrap_or("")
         );
     }
+}
+
+/// The README's Speed table: every figure read from a bench file, none typed by hand.
+fn readme_table(doc: &serde_json::Value) -> String {
+    let med = |v: &serde_json::Value| v["median"].as_f64().unwrap_or(f64::NAN);
+    let num = |v: &serde_json::Value| v.as_f64().unwrap_or(f64::NAN);
+    let e = &doc["etcd_split"];
+    let s = &doc["scale_25"];
+    let l = &doc["latency_ms"];
+    let mut out = String::new();
+    out.push_str(&format!(
+        "Measured by `make bench` ({}, {} paired runs, {} CPUs, load average {} → {}, git {}):\n\n",
+        doc["generated_at"].as_str().unwrap_or("?"),
+        doc["runs"],
+        doc["machine"]["cpus"],
+        doc["machine"]["load_before"].as_str().unwrap_or("?"),
+        doc["machine"]["load_after"].as_str().unwrap_or("?"),
+        doc["git"].as_str().unwrap_or("?"),
+    ));
+    out.push_str("| figure | value |\n|---|---|\n");
+    let rows = [
+        (
+            "`repro run etcd-split --sim` (v1.33.4+k3s1), wall time".to_string(),
+            format!("{:.2} s", med(&e["repro"]["wall_s"])),
+        ),
+        (
+            "Docker floor (the same plan with bare API calls)".into(),
+            format!(
+                "{:.2} s — repro/floor {:.2}",
+                med(&e["floor"]["wall_s"]),
+                med(&e["ratio_to_floor"])
+            ),
+        ),
+        (
+            "docker-CLI script (`bench/etcd-split.sh`, 1 s polls and settle)".into(),
+            format!(
+                "{:.2} s — repro/script {:.2} (the floor itself: {:.2})",
+                med(&e["script"]["wall_s"]),
+                med(&e["ratio_to_script"]),
+                med(&e["floor_to_script"])
+            ),
+        ),
+        (
+            "25 servers (5 etcd-only + 20 control-plane-only)".into(),
+            format!(
+                "{:.2} s — ×{:.2} the 4-node run (floor ×{:.2})",
+                med(&s["repro_wall_s"]),
+                num(&s["ratio_to_4_nodes"]),
+                num(&s["floor_ratio_to_4_nodes"])
+            ),
+        ),
+        (
+            "teardown, 4 / 25 nodes".into(),
+            format!(
+                "{:.2} s / {:.2} s (floor {:.2} s / {:.2} s)",
+                num(&e["repro"]["phases_s"]["teardown"]),
+                med(&s["teardown_s"]),
+                num(&e["floor"]["phases_s"]["teardown"]),
+                num(&s["floor_phases_s"]["teardown"])
+            ),
+        ),
+        (
+            "peak memory of `repro run`, 4 / 25 nodes".into(),
+            format!(
+                "{:.1} MB / {:.1} MB",
+                num(&e["repro"]["peak_rss_mb"]),
+                num(&s["peak_rss_mb"])
+            ),
+        ),
+        (
+            "log line → in repro's hands (Docker timestamp to receipt)".into(),
+            format!(
+                "p50 {:.2} ms, p99 {:.2} ms ({} lines)",
+                num(&l["p50"]),
+                num(&l["p99"]),
+                l["lines"]
+            ),
+        ),
+    ];
+    for (k, v) in rows {
+        out.push_str(&format!("| {k} | {v} |\n"));
+    }
+    let m: Vec<String> = doc["matrix"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|m| {
+            format!(
+                "`--jobs {}` {:.0} s",
+                m["jobs"],
+                m["wall_s"].as_f64().unwrap_or(f64::NAN)
+            )
+        })
+        .collect();
+    if !m.is_empty() {
+        out.push_str(&format!(
+            "| `repro matrix` of etcd-split on 8 versions | {} |\n",
+            m.join(", ")
+        ));
+    }
+    out
 }
