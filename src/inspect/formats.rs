@@ -498,7 +498,11 @@ impl Normaliser {
 
     /// Recognises a tool prefix; fills `e` and returns true when one is found.
     fn split_outer(&mut self, text: &str, e: &mut Entry) -> bool {
-        if let Some(c) = KUBECTL_PREFIX.captures(text) {
+        if let Some(c) = text
+            .starts_with("[pod/")
+            .then(|| KUBECTL_PREFIX.captures(text))
+            .flatten()
+        {
             let rest = text[c.get(0).map_or(0, |m| m.end())..].to_string();
             let pod = c.name("pod").map(|m| m.as_str().to_string());
             // `--prefix --timestamps` puts the time after the prefix.
@@ -512,20 +516,25 @@ impl Normaliser {
             self.in_output = false;
             return true;
         }
-        let journal = [
-            (&*JOURNAL_ISO, Outer::JournalIso),
-            (&*JOURNAL_FULL, Outer::JournalFull),
-            (&*JOURNAL_SHORT, Outer::JournalShort),
-        ];
-        for (re, outer) in journal {
-            let Some(c) = re.captures(text) else {
-                continue;
-            };
-            let ts_text = c.name("ts").map_or("", |m| m.as_str());
-            let ident = c.name("ident").map_or("", |m| m.as_str());
-            let msg = text[c.get(0).map_or(0, |m| m.end())..].to_string();
+        // The journal's short form is by far the most common: read by hand (a regex capture
+        // and chrono's format parser cost more than the rest of a line's work together).
+        let first = text.as_bytes().first().copied().unwrap_or(0);
+        let found = if first.is_ascii_uppercase() {
+            match short_prefix(text) {
+                Some(p) => Some((Outer::JournalShort, p)),
+                None => regex_prefix(&JOURNAL_FULL, text).map(|p| (Outer::JournalFull, p)),
+            }
+        } else if first.is_ascii_digit() {
+            regex_prefix(&JOURNAL_ISO, text).map(|p| (Outer::JournalIso, p))
+        } else {
+            None
+        };
+        if let Some((outer, p)) = found {
+            let ts_text = &text[p.ts.clone()];
+            let ident = &text[p.ident.clone()];
+            let msg = text[p.end..].to_string();
             e.outer = outer;
-            e.host = c.name("host").map(|m| m.as_str().to_string());
+            e.host = Some(text[p.host.clone()].to_string());
             e.kind = self.journal_kind(ident, &msg);
             if e.kind == Kind::Foreign {
                 self.stats.foreign += 1;
@@ -535,11 +544,11 @@ impl Normaliser {
                 self.k3s_text(msg, e);
             }
             self.stats.count_outer(outer);
-            self.journal_time(outer, ts_text, e);
+            self.journal_time(outer, ts_text, p.stamp, e);
             self.in_output = false;
             return true;
         }
-        if self.split_docker(text, e) {
+        if first.is_ascii_digit() && self.split_docker(text, e) {
             self.stats.count_outer(Outer::Docker);
             return true;
         }
@@ -582,7 +591,7 @@ impl Normaliser {
         Kind::Foreign
     }
 
-    fn journal_time(&mut self, outer: Outer, ts_text: &str, e: &mut Entry) {
+    fn journal_time(&mut self, outer: Outer, ts_text: &str, stamp: Option<Stamp>, e: &mut Entry) {
         let inner = inner_time_of(&e.text).map(|t| t.with_timezone(&Utc));
         match outer {
             Outer::JournalIso => {
@@ -619,11 +628,7 @@ impl Normaliser {
                     .map(|t| t.year())
                     .or(self.year)
                     .unwrap_or_else(|| Utc::now().year());
-                let squeezed = ts_text.split_whitespace().collect::<Vec<_>>().join(" ");
-                if let Ok(mut n) = NaiveDateTime::parse_from_str(
-                    &format!("{year} {squeezed}"),
-                    "%Y %b %d %H:%M:%S%.f",
-                ) {
+                if let Some(mut n) = stamp.and_then(|st| st.at(year)) {
                     // A journal that runs over New Year: times jump back by most of a year.
                     if inner.is_none() {
                         if let Some(last) = self.last_ts {
@@ -673,6 +678,137 @@ impl Normaliser {
         self.year = Some(ts.year());
         self.last_ts = Some(ts);
     }
+}
+
+/// Where the parts of a journal line's prefix are.
+struct Prefix {
+    ts: std::ops::Range<usize>,
+    host: std::ops::Range<usize>,
+    ident: std::ops::Range<usize>,
+    /// Where the message starts.
+    end: usize,
+    /// The short form's stamp, already read.
+    stamp: Option<Stamp>,
+}
+
+/// `Sep 26 10:38:36.123456` without its year.
+#[derive(Debug, Clone, Copy)]
+struct Stamp {
+    month: u32,
+    day: u32,
+    h: u32,
+    m: u32,
+    s: u32,
+    nanos: u32,
+}
+
+impl Stamp {
+    fn at(self, year: i32) -> Option<NaiveDateTime> {
+        chrono::NaiveDate::from_ymd_opt(year, self.month, self.day)?
+            .and_hms_nano_opt(self.h, self.m, self.s, self.nanos)
+    }
+}
+
+fn regex_prefix(re: &Regex, text: &str) -> Option<Prefix> {
+    let c = re.captures(text)?;
+    Some(Prefix {
+        ts: c.name("ts")?.range(),
+        host: c.name("host")?.range(),
+        ident: c.name("ident")?.range(),
+        end: c.get(0)?.end(),
+        stamp: None,
+    })
+}
+
+/// `Sep 26 10:38:36[.123456] host ident[pid]: ` read by hand (journalctl's default form, and
+/// syslog's): the same shape `JOURNAL_SHORT` describes.
+fn short_prefix(text: &str) -> Option<Prefix> {
+    const MONTHS: [&str; 12] = [
+        "Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec",
+    ];
+    let b = text.as_bytes();
+    // Any capitalised three-letter month, as the regex has it; only English ones give a time
+    // (a journal printed in another locale is read, without times).
+    let word = b.get(..3)?;
+    if !(word[0].is_ascii_uppercase() && word[1..].iter().all(u8::is_ascii_lowercase)) {
+        return None;
+    }
+    let month = MONTHS
+        .iter()
+        .position(|m| word == m.as_bytes())
+        .map(|m| m as u32 + 1);
+    let mut i = 3;
+    let num = |i: &mut usize, max: usize| -> Option<u32> {
+        let start = *i;
+        while *i < b.len() && b[*i].is_ascii_digit() && *i - start < max {
+            *i += 1;
+        }
+        (*i > start).then(|| text[start..*i].parse().ok()).flatten()
+    };
+    let expect = |i: &mut usize, c: u8| -> Option<()> { (b.get(*i) == Some(&c)).then(|| *i += 1) };
+    expect(&mut i, b' ')?;
+    if b.get(i) == Some(&b' ') {
+        i += 1;
+    }
+    let day = num(&mut i, 2)?;
+    expect(&mut i, b' ')?;
+    let h = num(&mut i, 2)?;
+    expect(&mut i, b':')?;
+    let m = num(&mut i, 2)?;
+    expect(&mut i, b':')?;
+    let sec = num(&mut i, 2)?;
+    let mut nanos = 0;
+    if b.get(i) == Some(&b'.') {
+        i += 1;
+        let start = i;
+        let frac = num(&mut i, 9)?;
+        nanos = frac * 10u32.pow(9 - (i - start) as u32);
+    }
+    let ts_end = i;
+    expect(&mut i, b' ')?;
+    let host_start = i;
+    while i < b.len() && b[i] != b' ' {
+        i += 1;
+    }
+    if i == host_start {
+        return None;
+    }
+    let host = host_start..i;
+    expect(&mut i, b' ')?;
+    let ident_start = i;
+    if !b
+        .get(i)
+        .is_some_and(|c| c.is_ascii_alphabetic() || *c == b'_')
+    {
+        return None;
+    }
+    while i < b.len() && (b[i].is_ascii_alphanumeric() || b"_.@/-".contains(&b[i])) {
+        i += 1;
+    }
+    let ident = ident_start..i;
+    if b.get(i) == Some(&b'[') {
+        i += 1;
+        num(&mut i, 10)?;
+        expect(&mut i, b']')?;
+    }
+    expect(&mut i, b':')?;
+    if b.get(i) == Some(&b' ') {
+        i += 1;
+    }
+    Some(Prefix {
+        ts: 0..ts_end,
+        host,
+        ident,
+        end: i,
+        stamp: month.map(|month| Stamp {
+            month,
+            day,
+            h,
+            m,
+            s: sec,
+            nanos,
+        }),
+    })
 }
 
 /// `+0000` → `+00:00`, so RFC 3339 parsing takes it.
@@ -748,7 +884,7 @@ fn open_quote(s: &str) -> bool {
 fn prompt(line: &str) -> Option<Prompt> {
     let cmd = if let Some(rest) = line.strip_prefix("$ ") {
         rest
-    } else if let Some(c) = PROMPT.captures(line) {
+    } else if let Some(c) = line.contains('@').then(|| PROMPT.captures(line)).flatten() {
         c.name("cmd").map_or("", |m| m.as_str())
     } else if let Some(rest) = line.strip_prefix("# ") {
         let first = rest.split_whitespace().next().unwrap_or("");
@@ -884,6 +1020,8 @@ static KUBECTL_PREFIX: LazyLock<Regex> =
 // The prefix only: the message is the rest of the line (matching it too would make every line
 // cost a capture over its whole length).
 const IDENT: &str = r"(?P<host>\S+) (?P<ident>[A-Za-z_][\w.@/-]*)(?:\[\d+\])?: ?";
+/// The short form as a regex: the specification `short_prefix` is tested against.
+#[cfg(test)]
 static JOURNAL_SHORT: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(&format!(
         r"^(?P<ts>[A-Z][a-z]{{2}} {{1,2}}\d{{1,2}} \d\d:\d\d:\d\d(?:\.\d{{1,9}})?) {IDENT}"

@@ -271,3 +271,35 @@ fn text_that_is_no_log_at_all() {
     assert!(looks_binary(b"\x7fELF\x02\x01\x01\x00\x00\x00"));
     assert!(!looks_binary(BANNER.as_bytes()));
 }
+
+#[test]
+fn the_hand_read_short_prefix_agrees_with_its_regex() {
+    let lines = [
+        "Sep 26 10:38:30 node2 k3s[82763]: msg",
+        "Sep  3 10:38:30.123456 host-a k3s[1]: x",
+        "Dec 31 23:59:59 h systemd[1]: Stopping Lightweight Kubernetes...",
+        "Jan  1 00:00:00 h kernel: eth0 up",
+        "Sep 26 10:38:30 node2 k3s-agent[9]:",
+        "Sep 26 10:38:30 node2 k3s: no pid",
+        "Sep 26 10:38:30 node2 10: digits are no ident",
+        "Sep 26 10:38:30  node2 k3s[1]: two spaces",
+        "Foo 26 10:38:30 node2 k3s[1]: no month",
+        "Sep 26 10:38 node2 k3s[1]: no seconds",
+        "Sep 26 10:38:30 node2 k3s[x]: bad pid",
+        "Sep 26 10:38:30",
+    ];
+    for l in lines {
+        let by_hand = short_prefix(l).map(|p| (p.host.clone(), p.ident.clone(), p.end));
+        let by_regex = JOURNAL_SHORT.captures(l).map(|c| {
+            (
+                c.name("host").unwrap().range(),
+                c.name("ident").unwrap().range(),
+                c.get(0).unwrap().end(),
+            )
+        });
+        assert_eq!(by_hand, by_regex, "{l}");
+    }
+    let p = short_prefix("Sep  3 10:38:30.1234 h k3s[1]: x").unwrap();
+    let t = p.stamp.unwrap().at(2025).unwrap();
+    assert_eq!(t.to_string(), "2025-09-03 10:38:30.123400");
+}

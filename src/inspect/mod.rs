@@ -27,7 +27,6 @@ use std::time::Duration;
 
 use indexmap::IndexMap;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
-use regex::Regex;
 
 use boots::{BootBuilder, Matcher};
 use config::NodeConfig;
@@ -352,12 +351,31 @@ struct StreamCx<'a> {
     figures: &'a mut Figures,
 }
 
-/// Lines that may carry a secret the redactor should learn (it is too slow to run on every line
-/// of a gigabyte log; a secret only ever comes with one of these words or shapes).
-static SECRET_CUE: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"(?i)token|passw|pwd|secret|key|auth|bearer|cred|K10|://[^/\s@]*@|-----BEGIN|eyJ")
-        .expect("static regex")
-});
+/// Whether a line may carry a secret the redactor should learn. The redactor is too slow to run
+/// on every line of a gigabyte log; a secret only ever comes with one of these words or shapes
+/// (keyed values, k3s tokens, bearer tokens, credentials in URLs, PEM blocks, JWTs).
+fn secret_cue(text: &str) -> bool {
+    static CUES: LazyLock<Option<aho_corasick::AhoCorasick>> = LazyLock::new(|| {
+        aho_corasick::AhoCorasick::builder()
+            .ascii_case_insensitive(true)
+            .build([
+                "token",
+                "passw",
+                "pwd",
+                "secret",
+                "key",
+                "auth",
+                "bearer",
+                "cred",
+                "K10",
+                "-----BEGIN",
+                "eyJ",
+            ])
+            .ok()
+    });
+    let keyed = CUES.as_ref().is_none_or(|c| c.is_match(text));
+    keyed || text.find("://").is_some_and(|i| text[i..].contains('@'))
+}
 
 /// Reads one stream through the normaliser into the input's nodes.
 fn read_stream(
@@ -422,7 +440,7 @@ fn read_stream(
                 cx: &mut StreamCx| {
         norm.push(raw, info, out);
         for e in out.drain(..) {
-            if SECRET_CUE.is_match(&e.text) {
+            if secret_cue(&e.text) {
                 cx.redactor.learn_text(&e.text);
             }
             state.entry(e, s, file, cx.matcher, cx.signals);
