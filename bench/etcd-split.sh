@@ -20,7 +20,7 @@ declare -A boot  # node -> number of its current boot
 work=$(mktemp -d)
 
 cleanup() {
-  docker rm -f "${nodes[@]/#/repro-$id-}" >/dev/null 2>&1 || true
+  docker rm -f -v "${nodes[@]/#/repro-$id-}" >/dev/null 2>&1 || true
   docker network rm "$net" >/dev/null 2>&1 || true
   for n in "${nodes[@]}"; do docker volume rm "repro-$id-$n-data" >/dev/null 2>&1 || true; done
   rm -rf "$work"

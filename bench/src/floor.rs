@@ -507,7 +507,10 @@ impl Floor<'_> {
 
     /// All containers at once, then the network and the volumes at once.
     async fn teardown(&self) -> Result<()> {
-        let rm = RemoveContainerOptionsBuilder::default().force(true).build();
+        let rm = RemoveContainerOptionsBuilder::default()
+            .force(true)
+            .v(true) // the image's VOLUMEs (as rancher/k3s has them) are anonymous volumes
+            .build();
         let containers = self.plan.nodes.iter().map(|n| {
             let name = self.container(&n.name);
             let rm = rm.clone();
