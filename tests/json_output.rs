@@ -59,8 +59,10 @@ fn run_summary_as_json() {
         .as_array()
         .unwrap()
         .iter()
-        .filter(|o| o["judged"] == "bug")
+        .filter(|o| o["judged"] == "bug" && o["step"].as_u64() != Some(3))
         .count();
+    // Steps 1 and 2: etcd-2 and etcd-3 without the registry. Step 3 is `bug: any` (a buggy
+    // joiner reads cp-1 or etcd-1 there), so its observations may go either way.
     assert_eq!(bug, 4, "{v:#}");
 }
 
