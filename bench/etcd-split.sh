@@ -84,7 +84,7 @@ docker network create "${labels[@]}" "$net" >/dev/null
 for n in "${nodes[@]}"; do
   docker volume create "${labels[@]}" "repro-$id-$n-data" >/dev/null
   docker create --name "repro-$id-$n" --hostname "$n" --network "$net" --network-alias "$n" \
-    "${labels[@]}" -e "K3S_TOKEN=$token" --init --tmpfs /run --tmpfs /var/run \
+    "${labels[@]}" -e "K3S_TOKEN=$token" --tmpfs /run --tmpfs /var/run \
     -v "repro-$id-$n-data:/var/lib/rancher/k3s" "$image" server >/dev/null
   write_config "$n"
 done

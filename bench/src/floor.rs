@@ -350,8 +350,12 @@ impl Floor<'_> {
             ]),
             env: Some(env),
             labels: Some(self.labels()),
+            // As repro's containers (src/docker.rs): k3s as PID 1, SIGTERM and the same grace,
+            // so the floor pays for exactly the container setup a run pays for.
+            stop_signal: Some("SIGTERM".into()),
+            stop_timeout: Some(20),
             host_config: Some(HostConfig {
-                init: Some(true),
+                init: Some(false),
                 tmpfs: Some(HashMap::from([
                     ("/run".to_string(), String::new()),
                     ("/var/run".to_string(), String::new()),
