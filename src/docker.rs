@@ -5,8 +5,8 @@ use std::collections::HashMap;
 use std::time::Duration;
 
 use bollard::models::{
-    ContainerCreateBody, EndpointIpamConfig, EndpointSettings, HostConfig, Ipam, IpamConfig,
-    NetworkCreateRequest, NetworkingConfig, RestartPolicy, RestartPolicyNameEnum,
+    ContainerCreateBody, EndpointIpamConfig, EndpointSettings, HostConfig, HostConfigLogConfig,
+    Ipam, IpamConfig, NetworkCreateRequest, NetworkingConfig, RestartPolicy, RestartPolicyNameEnum,
     VolumeCreateRequest,
 };
 use bollard::query_parameters::{
@@ -26,6 +26,13 @@ pub const LABEL_MANAGED: &str = "io.repro.managed";
 pub const LABEL_RUN: &str = "io.repro.run";
 pub const LABEL_CHECK: &str = "io.repro.check";
 pub const LABEL_NODE: &str = "io.repro.node";
+
+/// Each node's json-file log: 5 files of 200 MB. A 40k-line flood at boot is ~10 MB.
+const LOG_MAX_SIZE: &str = "200m";
+const LOG_MAX_FILE: &str = "5";
+
+/// Rounds of list-and-remove before removal gives up (the engine is gone or refuses).
+const REMOVE_ROUNDS: usize = 6;
 
 /// What went wrong talking to Docker. Every one is infrastructure (exit 3).
 #[derive(Debug, thiserror::Error)]
@@ -280,6 +287,19 @@ impl Engine {
                 tmpfs: Some(tmpfs),
                 network_mode: Some(spec.network.clone()),
                 binds: Some(vec![format!("{}:/var/lib/rancher/k3s", spec.data_volume)]),
+                // json-file whatever the daemon's default (journald or `none` cannot be
+                // followed), sized so no boot's lines are rotated away during a run: the
+                // follower reopens a stalled stream from its last timestamp, which only works
+                // while those lines are still in the file.
+                log_config: Some(HostConfigLogConfig {
+                    typ: Some("json-file".into()),
+                    config: Some(
+                        [("max-size", LOG_MAX_SIZE), ("max-file", LOG_MAX_FILE)]
+                            .into_iter()
+                            .map(|(k, v)| (k.to_string(), v.to_string()))
+                            .collect(),
+                    ),
+                }),
                 // Not k3d's unless-stopped: a node that dies must stay dead so its death is
                 // observed once, with its last lines, instead of looping through new boots.
                 restart_policy: Some(RestartPolicy {
@@ -455,10 +475,12 @@ impl Engine {
         Ok((code, String::from_utf8_lossy(&out).into_owned()))
     }
 
-    /// Removes every container, network and volume carrying `label=value` (or `label` if value
-    /// is None). Returns what was removed; goes on past individual failures. All containers go
-    /// at once, then the networks and volumes at once (they are in use until the containers are
-    /// gone): the engine, not this loop, sets the pace.
+    /// Removes every container (with its anonymous volumes, `-v`), network and volume carrying
+    /// `label=value` (or `label` if value is None), then lists again until nothing is left:
+    /// an object whose create call was still landing when removal began shows up in the next
+    /// listing. A listing that fails is an error, never "nothing there". Goes on past individual
+    /// failures; `errors` holds those of the last round only (a network still in use in round 1
+    /// is gone in round 2), and `complete` says a listing came back empty.
     pub async fn remove_labelled(&self, label: &str, value: Option<&str>) -> Removed {
         let filter = match value {
             Some(v) => format!("{label}={v}"),
@@ -467,78 +489,145 @@ impl Engine {
         let mut filters = HashMap::new();
         filters.insert("label".to_string(), vec![filter]);
         let mut removed = Removed::default();
+        for round in 0..REMOVE_ROUNDS {
+            if round > 0 {
+                // Backoff between rounds: the engine finishes a removal or a late create.
+                tokio::time::sleep(Duration::from_millis(200 * round as u64)).await;
+            }
+            let mut errors = Vec::new();
+            let found = self.remove_round(&filters, &mut removed, &mut errors).await;
+            if found == Some(0) && errors.is_empty() {
+                removed.complete = true;
+                removed.errors.clear();
+                return removed;
+            }
+            removed.errors = errors;
+        }
+        removed.errors.push(format!(
+            "objects labelled {} were still listed after {REMOVE_ROUNDS} rounds of removal",
+            filters["label"][0]
+        ));
+        removed
+    }
+
+    /// One round: list and remove containers, then networks and volumes. Returns how many
+    /// objects the listings found, or None if a listing failed.
+    async fn remove_round(
+        &self,
+        filters: &HashMap<String, Vec<String>>,
+        removed: &mut Removed,
+        errors: &mut Vec<String>,
+    ) -> Option<usize> {
+        let mut found = 0;
+        let mut listed = true;
         let copts = ListContainersOptionsBuilder::default()
             .all(true)
-            .filters(&filters)
+            .filters(filters)
             .build();
-        if let Ok(cs) = self.docker.list_containers(Some(copts)).await {
-            let rm = RemoveContainerOptionsBuilder::default()
-                .force(true)
-                .v(true)
-                .build();
-            let results = join_all(cs.into_iter().filter_map(|c| c.id).map(|id| {
-                let rm = rm.clone();
-                async move { (self.docker.remove_container(&id, Some(rm)).await, id) }
-            }))
-            .await;
-            for (r, id) in results {
-                match r {
-                    Ok(()) => removed.containers += 1,
-                    Err(e) => removed.errors.push(format!("container {id}: {e}")),
+        match self.docker.list_containers(Some(copts)).await {
+            Ok(cs) => {
+                found += cs.len();
+                let rm = RemoveContainerOptionsBuilder::default()
+                    .force(true)
+                    .v(true)
+                    .build();
+                let results = join_all(cs.into_iter().filter_map(|c| c.id).map(|id| {
+                    let rm = rm.clone();
+                    async move { (self.docker.remove_container(&id, Some(rm)).await, id) }
+                }))
+                .await;
+                for (r, id) in results {
+                    match r {
+                        Ok(()) => removed.containers += 1,
+                        // Another remover (a second round, `repro clean`) got there first.
+                        Err(bollard::errors::Error::DockerResponseServerError {
+                            status_code: 404,
+                            ..
+                        }) => {}
+                        Err(e) => errors.push(format!("container {id}: {e}")),
+                    }
                 }
+            }
+            Err(e) => {
+                listed = false;
+                errors.push(format!("cannot list containers: {e}"));
             }
         }
         let networks = async {
             let nopts = ListNetworksOptionsBuilder::default()
-                .filters(&filters)
+                .filters(filters)
                 .build();
-            let names = match self.docker.list_networks(Some(nopts)).await {
-                Ok(ns) => ns.into_iter().filter_map(|n| n.name).collect(),
-                Err(_) => Vec::new(),
-            };
-            join_all(
-                names
-                    .into_iter()
-                    .map(|name| async move { (self.docker.remove_network(&name).await, name) }),
-            )
-            .await
+            match self.docker.list_networks(Some(nopts)).await {
+                Ok(ns) => {
+                    let names: Vec<String> = ns.into_iter().filter_map(|n| n.name).collect();
+                    let n = names.len();
+                    let rs = join_all(names.into_iter().map(|name| async move {
+                        (self.docker.remove_network(&name).await, name)
+                    }))
+                    .await;
+                    Ok((n, rs))
+                }
+                Err(e) => Err(format!("cannot list networks: {e}")),
+            }
         };
         let volumes = async {
             let vopts = ListVolumesOptionsBuilder::default()
-                .filters(&filters)
+                .filters(filters)
                 .build();
-            let names = match self.docker.list_volumes(Some(vopts)).await {
-                Ok(vs) => vs
-                    .volumes
-                    .unwrap_or_default()
-                    .into_iter()
-                    .map(|v| v.name)
-                    .collect(),
-                Err(_) => Vec::new(),
-            };
-            join_all(names.into_iter().map(|name| async move {
-                let r = self
-                    .docker
-                    .remove_volume(&name, None::<RemoveVolumeOptions>)
+            match self.docker.list_volumes(Some(vopts)).await {
+                Ok(vs) => {
+                    let names: Vec<String> = vs
+                        .volumes
+                        .unwrap_or_default()
+                        .into_iter()
+                        .map(|v| v.name)
+                        .collect();
+                    let n = names.len();
+                    let rs = join_all(names.into_iter().map(|name| async move {
+                        let r = self
+                            .docker
+                            .remove_volume(&name, None::<RemoveVolumeOptions>)
+                            .await;
+                        (r, name)
+                    }))
                     .await;
-                (r, name)
-            }))
-            .await
+                    Ok((n, rs))
+                }
+                Err(e) => Err(format!("cannot list volumes: {e}")),
+            }
         };
         let (ns, vs) = futures_util::join!(networks, volumes);
-        for (r, name) in ns {
-            match r {
-                Ok(()) => removed.networks += 1,
-                Err(e) => removed.errors.push(format!("network {name}: {e}")),
+        match ns {
+            Ok((n, rs)) => {
+                found += n;
+                for (r, name) in rs {
+                    match r {
+                        Ok(()) => removed.networks += 1,
+                        Err(e) => errors.push(format!("network {name}: {e}")),
+                    }
+                }
+            }
+            Err(e) => {
+                listed = false;
+                errors.push(e);
             }
         }
-        for (r, name) in vs {
-            match r {
-                Ok(()) => removed.volumes += 1,
-                Err(e) => removed.errors.push(format!("volume {name}: {e}")),
+        match vs {
+            Ok((n, rs)) => {
+                found += n;
+                for (r, name) in rs {
+                    match r {
+                        Ok(()) => removed.volumes += 1,
+                        Err(e) => errors.push(format!("volume {name}: {e}")),
+                    }
+                }
+            }
+            Err(e) => {
+                listed = false;
+                errors.push(e);
             }
         }
-        removed
+        listed.then_some(found)
     }
 
     /// Engine facts for result.json.
@@ -754,6 +843,8 @@ pub struct Removed {
     pub networks: usize,
     pub volumes: usize,
     pub errors: Vec<String>,
+    /// A listing after the last removal found nothing left.
+    pub complete: bool,
 }
 
 #[derive(Debug, Clone)]

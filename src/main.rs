@@ -2,6 +2,7 @@ use clap::Parser;
 
 /// The one place that prints a command's error and exits.
 fn main() {
+    quiet_on_closed_stdout();
     let cli = repro::cli::Cli::parse();
     let code = match repro::cmd::dispatch(cli) {
         Ok(code) => code,
@@ -11,4 +12,24 @@ fn main() {
         }
     };
     std::process::exit(code);
+}
+
+/// A `print!` to a closed stdout (`repro … | head -c0`) panics in std; the commands write
+/// through `cmd::common::out`, which ignores a broken pipe, and this catches any other writer:
+/// the reader is gone, so leave quietly (128 + SIGPIPE, as a shell reports it) instead of
+/// printing a panic. Every other panic keeps the default report.
+fn quiet_on_closed_stdout() {
+    let default = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        let msg = info
+            .payload()
+            .downcast_ref::<String>()
+            .map(String::as_str)
+            .or_else(|| info.payload().downcast_ref::<&str>().copied())
+            .unwrap_or("");
+        if msg.starts_with("failed printing to stdout") && msg.contains("Broken pipe") {
+            std::process::exit(141);
+        }
+        default(info);
+    }));
 }

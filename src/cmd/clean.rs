@@ -16,10 +16,10 @@ pub async fn run(_g: &Global, args: &CleanArgs) -> Result<i32, Error> {
         Some(id) => engine.remove_labelled(docker::LABEL_RUN, Some(id)).await,
         None => engine.remove_labelled(docker::LABEL_MANAGED, None).await,
     };
-    println!(
+    super::common::out(&format!(
         "removed {} container(s), {} network(s), {} volume(s)",
         removed.containers, removed.networks, removed.volumes
-    );
+    ));
     for e in &removed.errors {
         eprintln!("repro clean: {e}");
     }

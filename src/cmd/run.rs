@@ -21,7 +21,10 @@ pub async fn run(g: &Global, args: &RunArgs) -> Result<i32, Error> {
     if let (Some(r), Some(dir)) = (&end.result, &end.dir) {
         match args.format {
             Format::Text => print_summary(r, dir),
-            Format::Json => print!("{}", crate::report::summary_json(r, dir)),
+            // A closed stdout (`| head -c0`) is not an error of the run: its exit code stands.
+            Format::Json => {
+                let _ = super::common::write_stdout(&crate::report::summary_json(r, dir));
+            }
         }
     }
     match end.error {

@@ -30,10 +30,22 @@ pub async fn run(_g: &Global, cmd: &SimCommand) -> Result<i32, Error> {
         }
     }
     let engine = Engine::connect().await?;
-    for v in &wanted {
-        let t = std::time::Instant::now();
-        let tag = crate::sim_image::ensure_sim_image(&engine.docker, v, *rebuild).await?;
-        println!("{tag}  ({:.1}s)", t.elapsed().as_secs_f64());
+    // An interrupt (SIGINT, SIGTERM, SIGHUP) drops the build's connection, which makes the
+    // engine cancel the build and remove its intermediate containers; the exit is 130.
+    let mut signals = crate::run::interrupt::Interrupts::listen();
+    let build = async {
+        for v in &wanted {
+            let t = std::time::Instant::now();
+            let tag = crate::sim_image::ensure_sim_image(&engine.docker, v, *rebuild).await?;
+            super::common::out(&format!("{tag}  ({:.1}s)", t.elapsed().as_secs_f64()));
+        }
+        Ok::<_, Error>(())
+    };
+    tokio::select! {
+        r = build => r.map(|()| exit::OK),
+        s = signals.next() => {
+            eprintln!("repro sim build: interrupted ({s}); the image being built is not tagged");
+            Ok(exit::INTERRUPTED)
+        }
     }
-    Ok(exit::OK)
 }

@@ -10,6 +10,7 @@ use std::time::Duration;
 use chrono::Utc;
 use futures_util::future::join_all;
 use indexmap::IndexMap;
+use tokio_util::task::TaskTracker;
 
 use crate::docker::{self, DockerApi, NodeSpec};
 use crate::plan::{Plan, PlannedNode};
@@ -23,6 +24,8 @@ use super::watch::{self, BootHandle, Ended};
 
 /// How long `docker stop` lets k3s shut down before it is killed.
 const STOP_GRACE: Duration = Duration::from_secs(20);
+/// How long the teardown waits for create calls in flight (each is one API call).
+const CREATE_DRAIN: Duration = Duration::from_secs(60);
 
 pub fn container_name(run_id: &str, node: &str) -> String {
     format!("repro-{run_id}-{node}")
@@ -47,6 +50,10 @@ pub struct Cluster {
     nodes: IndexMap<String, NodeRt>,
     ready: Vec<regex::Regex>,
     token: String,
+    /// The create calls in flight (see `tracked`).
+    creating: TaskTracker,
+    /// Set when the teardown begins: no new create call starts.
+    closing: AtomicBool,
 }
 
 struct NodeRt {
@@ -103,6 +110,8 @@ impl Cluster {
             nodes,
             ready: s.ready,
             token: s.token,
+            creating: TaskTracker::new(),
+            closing: AtomicBool::new(false),
         }
     }
 
@@ -145,21 +154,56 @@ impl Cluster {
     }
 
     /// The run's network: its name and the third octet of its /24.
-    pub async fn create_network(&self) -> Result<(String, u8), RunError> {
-        let net = format!("repro-{}", self.run_id);
-        let third = self.docker.create_network(&net, &self.labels(None)).await?;
-        Ok((net, third))
+    pub async fn create_network(self: &Arc<Self>) -> Result<(String, u8), RunError> {
+        let c = self.clone();
+        self.tracked(async move {
+            let net = format!("repro-{}", c.run_id);
+            let third = c.docker.create_network(&net, &c.labels(None)).await?;
+            Ok((net, third))
+        })
+        .await
+    }
+
+    /// Runs a create call as a task of its own that the teardown waits for: a create request
+    /// already sent lands in the engine even if the steps' task is aborted (Ctrl-C), and
+    /// removal by label must list after it landed, not before (k3s-sized topologies leaked
+    /// objects created behind the cleanup otherwise).
+    async fn tracked<T: Send + 'static>(
+        &self,
+        f: impl std::future::Future<Output = Result<T, RunError>> + Send + 'static,
+    ) -> Result<T, RunError> {
+        if self.closing.load(Ordering::SeqCst) {
+            return Err(RunError::Interrupted);
+        }
+        match self.creating.spawn(f).await {
+            Ok(r) => r,
+            Err(e) => Err(RunError::Internal(format!("a create task failed: {e}"))),
+        }
     }
 
     /// The plan's `i`-th node: its volume, container (deferred ones too, unstarted) and the
     /// files it needs before its first start.
-    pub async fn create_node(&self, i: usize, net: &str, third: u8) -> Result<(), RunError> {
+    pub async fn create_node(
+        self: &Arc<Self>,
+        i: usize,
+        net: &str,
+        third: u8,
+    ) -> Result<(), RunError> {
+        let (c, net) = (self.clone(), net.to_string());
+        self.tracked(async move { c.create_node_now(i, &net, third).await })
+            .await
+    }
+
+    async fn create_node_now(&self, i: usize, net: &str, third: u8) -> Result<(), RunError> {
         let n: &PlannedNode = &self.plan.nodes[i];
         let rt = self.node(&n.name);
         let volume = format!("{}-data", rt.container);
         self.docker
             .create_volume(&volume, &self.labels(Some(&n.name)))
             .await?;
+        if self.closing.load(Ordering::SeqCst) {
+            return Err(RunError::Interrupted);
+        }
         let mut env = vec![format!("K3S_TOKEN={}", self.token)];
         env.extend(n.env.iter().map(|(k, v)| format!("{k}={v}")));
         let cmd = match n.role {
@@ -180,6 +224,9 @@ impl Cluster {
             privileged: self.privileged,
             stop_grace: STOP_GRACE,
         };
+        if self.closing.load(Ordering::SeqCst) {
+            return Err(RunError::Interrupted);
+        }
         self.docker.create_node(&spec).await?;
         let files: Vec<(String, String)> = self.plan.initial[&n.name]
             .iter()
@@ -360,15 +407,34 @@ impl Cluster {
         Ok(())
     }
 
-    /// Removes everything of this run by its label; returns the problems met.
+    /// Removes everything of this run by its label, after every create call in flight has
+    /// returned, until a listing finds nothing; returns the problems met (empty: all gone).
     pub async fn remove(&self) -> Vec<String> {
+        self.closing.store(true, Ordering::SeqCst);
         for rt in self.nodes.values() {
             rt.stopping.store(true, Ordering::SeqCst);
         }
-        self.docker
-            .remove_labelled(docker::LABEL_RUN, Some(&self.run_id))
+        self.creating.close();
+        let mut problems = Vec::new();
+        if tokio::time::timeout(CREATE_DRAIN, self.creating.wait())
             .await
-            .errors
+            .is_err()
+        {
+            problems.push(format!(
+                "{} create call(s) still running after {}s",
+                self.creating.len(),
+                CREATE_DRAIN.as_secs()
+            ));
+        }
+        let removed = self
+            .docker
+            .remove_labelled(docker::LABEL_RUN, Some(&self.run_id))
+            .await;
+        if removed.complete {
+            return Vec::new();
+        }
+        problems.extend(removed.errors);
+        problems
     }
 
     /// Per-boot records for result.json.

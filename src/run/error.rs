@@ -44,6 +44,8 @@ pub enum RunError {
         dir: std::path::PathBuf,
         reason: String,
     },
+    #[error("cleanup could not finish: {problems}\n  help: objects of this run may be left; remove them with `repro clean --run {run_id}`")]
+    Cleanup { run_id: String, problems: String },
     #[error("internal error (a bug in repro): {0}")]
     Internal(String),
     #[error("interrupted by the user")]

@@ -340,6 +340,7 @@ impl DockerApi for FakeDocker {
         };
         futures_util::future::ready(Removed {
             containers: n,
+            complete: true,
             ..Default::default()
         })
         .boxed()

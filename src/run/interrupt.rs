@@ -1,37 +1,71 @@
-//! Ctrl-C (or SIGTERM) during a run.
+//! Interrupts during a run: Ctrl-C (SIGINT), SIGTERM and SIGHUP (the terminal closed) are all
+//! the same request — stop, remove what the run created, exit 130.
 
+use tokio::signal::unix::{signal, SignalKind};
 use tokio_util::sync::CancellationToken;
 
 use crate::exit;
 
 use super::event::{Events, RunEvent};
 
-/// Once: cancel, so the run cleans up and exits 130. Twice: exit 130 at once — the one exit
-/// outside `main`, because the user asked not to wait for the cleanup.
+/// The signals that interrupt a run, as a stream of their names. A signal the process cannot
+/// listen to (never on Linux) is left at its default.
+pub struct Interrupts {
+    int: Option<tokio::signal::unix::Signal>,
+    term: Option<tokio::signal::unix::Signal>,
+    hup: Option<tokio::signal::unix::Signal>,
+}
+
+impl Interrupts {
+    pub fn listen() -> Interrupts {
+        Interrupts {
+            int: signal(SignalKind::interrupt()).ok(),
+            term: signal(SignalKind::terminate()).ok(),
+            hup: signal(SignalKind::hangup()).ok(),
+        }
+    }
+
+    /// The next interrupt's name (SIGINT, SIGTERM or SIGHUP).
+    pub async fn next(&mut self) -> &'static str {
+        async fn recv(s: &mut Option<tokio::signal::unix::Signal>) {
+            match s {
+                Some(s) => {
+                    s.recv().await;
+                }
+                None => std::future::pending().await,
+            }
+        }
+        tokio::select! {
+            _ = recv(&mut self.int) => "SIGINT",
+            _ = recv(&mut self.term) => "SIGTERM",
+            _ = recv(&mut self.hup) => "SIGHUP",
+        }
+    }
+}
+
+/// Once: cancel, so the run cleans up and exits 130. Twice (any of the three): exit 130 at
+/// once — the one exit outside `main`, because the user asked not to wait for the cleanup.
 pub fn spawn_handler(
     cancel: CancellationToken,
     run_id: String,
     events: Events,
 ) -> tokio::task::JoinHandle<()> {
+    let mut signals = Interrupts::listen();
     tokio::spawn(async move {
-        let mut term =
-            tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()).ok();
-        let first = async {
-            match term.as_mut() {
-                Some(t) => tokio::select! { _ = tokio::signal::ctrl_c() => {}, _ = t.recv() => {} },
-                None => {
-                    let _ = tokio::signal::ctrl_c().await;
-                }
-            }
-        };
-        first.await;
-        events.show(&RunEvent::Note(
-            "repro: interrupted — removing the cluster (press Ctrl-C again to exit at once)".into(),
-        ));
+        let first = signals.next().await;
+        events.show(&RunEvent::Note(format!(
+            "repro: interrupted ({first}) — removing the cluster (press Ctrl-C again to exit at once)"
+        )));
         cancel.cancel();
-        if tokio::signal::ctrl_c().await.is_ok() {
-            eprintln!("repro: exiting without cleanup; remove leftovers with `repro clean --run {run_id}`");
-            std::process::exit(exit::INTERRUPTED);
-        }
+        let second = signals.next().await;
+        exit_now(second, &run_id);
     })
+}
+
+/// A second interrupt: leave at once, saying how to remove what is left.
+pub fn exit_now(signal: &str, run_id: &str) -> ! {
+    eprintln!(
+        "repro: {signal} again: exiting without cleanup; remove leftovers with `repro clean --run {run_id}`"
+    );
+    std::process::exit(exit::INTERRUPTED);
 }

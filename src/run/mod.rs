@@ -14,7 +14,7 @@ mod event;
 #[cfg(test)]
 mod fake;
 mod image;
-mod interrupt;
+pub mod interrupt;
 pub mod observe;
 mod probe;
 mod record;
@@ -128,7 +128,7 @@ async fn execute_with(
         Ok(cluster) => (drive(&cluster, &sc, &cancel).await, Some(cluster)),
         Err(e) => (Err(e), None),
     };
-    let end = conclude(&s, cluster, outcome).await;
+    let end = conclude(&s, cluster, outcome, &cancel).await;
     handler.abort();
     finished(&s.events, end)
 }
@@ -220,6 +220,7 @@ async fn conclude(
     s: &Session<'_>,
     cluster: Option<Arc<Cluster>>,
     outcome: Result<Driven, RunError>,
+    cancel: &CancellationToken,
 ) -> RunEnd {
     let (cfg, plan, events, recorder) = (s.cfg, s.plan, &s.events, &s.recorder);
     let interrupted = matches!(outcome, Err(RunError::Interrupted));
@@ -238,11 +239,15 @@ async fn conclude(
             )));
         } else {
             events.show(&RunEvent::Phase(Phase::Teardown));
-            for e in c.remove().await {
-                events.show(&RunEvent::Note(format!(
-                    "cleanup problem: {e} (run `repro clean --run {}`)",
-                    c.run_id
-                )));
+            let problems = c.remove().await;
+            if !problems.is_empty() {
+                let e = RunError::Cleanup {
+                    run_id: c.run_id.clone(),
+                    problems: problems.join("; "),
+                };
+                // Said at once, on stderr, even if the run already failed for another reason.
+                events.show(&RunEvent::Note(format!("repro: {e}")));
+                late.get_or_insert(e);
             }
         }
         if let Some(e) = c.log_write_error() {
@@ -285,6 +290,11 @@ async fn conclude(
     if let Some(e) = late {
         ending.fail_late(e);
     }
+    // An interrupt that came during the teardown (or after the steps finished) is still an
+    // interrupt: 130, whatever the verdict.
+    if cancel.is_cancelled() {
+        ending.interrupt();
+    }
     let conclusion = |ending: &Ending| Conclusion {
         boots: cluster
             .as_ref()
@@ -299,6 +309,7 @@ async fn conclude(
     if let Err(e) = events.emit(&RunEvent::Concluded(conclusion(&ending))) {
         ending.fail_late(e.into());
     }
+    let interrupted_before = cancel.is_cancelled();
     // Reports are rendered from result.json and the logs alone (as `repro report` does later).
     if let Err(e) = crate::report::render_all(recorder.dir(), std::slice::from_ref(&s.token)) {
         let e = RunError::Reports {
@@ -311,6 +322,11 @@ async fn conclude(
             // failure (this one) is what the run reports.
             let _ = events.emit(&RunEvent::Concluded(conclusion(&ending)));
         }
+    }
+    if cancel.is_cancelled() && !interrupted_before {
+        // Interrupted while the reports were rendered: result.json says 130 too.
+        ending.interrupt();
+        let _ = events.emit(&RunEvent::Concluded(conclusion(&ending)));
     }
     RunEnd {
         code: ending.code,
@@ -345,6 +361,18 @@ impl Ending {
             error: Some(e.to_string()),
             failure: Some(e),
         }
+    }
+
+    /// An interrupt ends the run with 130; the error it had (if any) is kept in result.json.
+    fn interrupt(&mut self) {
+        if matches!(self.failure, Some(RunError::Interrupted)) {
+            return;
+        }
+        self.code = exit::INTERRUPTED;
+        if self.error.is_none() {
+            self.error = Some(RunError::Interrupted.to_string());
+        }
+        self.failure = Some(RunError::Interrupted);
     }
 
     /// A results folder that could not be fully written is an infrastructure failure, unless
