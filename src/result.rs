@@ -432,17 +432,49 @@ pub struct Observation {
     /// When repro decided it (RFC 3339, repro's clock).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub decided_at: Option<String>,
+    /// Set when `observed` is [`DEAD`]: what the death may count as, and where.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub death: Option<Death>,
+}
+
+/// The observed value of a signal whose node died in the boot before the signal was decided.
+pub const DEAD: &str = "dead";
+
+/// A death is its own observation: it stands for the signal's `on-death` value only in a world
+/// (`expect`, `bug`) whose step expects the node to die — otherwise a crash after readiness
+/// would pass for a feature being `down` (issue #14).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Death {
+    /// The signal's `on-death` value, if it has one.
+    pub counts_as: Option<String>,
+    /// The step's `expect` expects this node to die (it asks `ready: down`).
+    pub expected: bool,
+    /// The bug world of the step expects it to die.
+    pub bug: bool,
 }
 
 impl Observation {
     pub fn matches_expected(&self) -> bool {
         self.expected.as_deref() == Some(self.observed.as_str())
+            || self.death_counts(self.expected.as_deref(), |d| d.expected)
     }
 
-    /// `any` under `bug:` matches whatever was observed: the bug world cannot tell there.
+    /// `any` under `bug:` matches whatever value was observed: the bug world cannot tell there.
     pub fn matches_bug(&self) -> bool {
-        self.bug.as_deref() == Some(crate::scenario::ANY)
+        // `any` is either value the bug world can show; a death is neither.
+        (self.bug.as_deref() == Some(crate::scenario::ANY) && self.observed != DEAD)
             || self.bug.as_deref() == Some(self.observed.as_str())
+            || self.death_counts(self.bug.as_deref(), |d| d.bug)
+    }
+
+    /// Whether a death stands for `want` in the world `in_world` picks.
+    fn death_counts(&self, want: Option<&str>, in_world: impl Fn(&Death) -> bool) -> bool {
+        match (&self.death, want) {
+            (Some(d), Some(w)) if self.observed == DEAD => {
+                in_world(d) && d.counts_as.as_deref() == Some(w)
+            }
+            _ => false,
+        }
     }
 }
 

@@ -165,6 +165,11 @@ fn full() -> RunResult {
         rule: Rule::DownLine,
         settle_ms: Some(0),
         decided_at: Some("2027-01-15T08:00:01.000Z".into()),
+        death: Some(Death {
+            counts_as: Some("down".into()),
+            expected: false,
+            bug: true,
+        }),
     };
     let values: IndexMap<String, IndexMap<String, String>> = [(
         "etcd-2".to_string(),

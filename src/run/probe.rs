@@ -22,6 +22,8 @@ pub struct Expectation {
     pub bug: Option<String>,
     /// The value the asked outcome wants.
     pub asked: Option<String>,
+    /// Whether the step's `expect` / bug world expects this node to die (`verdict::death_expected`).
+    pub death_expected: (bool, bool),
 }
 
 /// A decided value: observed, evidence, reason, and the rule that decided it.
@@ -54,12 +56,25 @@ pub async fn observe(c: &Cluster, e: Expectation, sig: Option<&Signal>) -> Obser
         (Some(_), None) => Decided::unknown(0, vec![], "the node was never started"),
         (Some(sig), Some(h)) => decide(c, &e.node, &h, sig).await,
     };
+    // A death is its own observation; `on-death` says what it stands for where one is expected.
+    let (observed, death) = match (d.rule, sig) {
+        (Rule::OnDeath, Some(sig)) => (
+            crate::result::DEAD.to_string(),
+            Some(crate::result::Death {
+                counts_as: sig.on_death.as_ref().map(|v| v.as_str().to_string()),
+                expected: e.death_expected.0,
+                bug: e.death_expected.1,
+            }),
+        ),
+        _ => (d.observed, None),
+    };
     Observation {
         node: e.node,
         signal: e.signal,
         expected: Some(e.expected),
         bug: e.bug,
-        observed: d.observed,
+        observed,
+        death,
         asked: e.asked,
         boot: d.boot,
         evidence: d.evidence,

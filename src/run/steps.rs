@@ -240,6 +240,10 @@ async fn observe_all(
                 _ => Some(exp.as_str().to_string()),
             };
             let e = Expectation {
+                death_expected: (
+                    super::verdict::death_expected(&step.expect, node),
+                    super::verdict::death_expected(&bug_world, node),
+                ),
                 node: node.clone(),
                 signal: sig.clone(),
                 expected: exp.as_str().to_string(),
