@@ -177,12 +177,16 @@ pub fn follow(f: Follow) -> BootHandle {
         };
         let mut since = after.map_or(0, |t| t.timestamp());
         let mut last = after;
-        let mut bufs: [Vec<u8>; 2] = [Vec::new(), Vec::new()];
+        let mut bufs = [LineSplitter::default(), LineSplitter::default()];
         let mut tick = 0u64;
-        let mut push = |raw: &[u8], last: &mut Option<DateTime<Utc>>| {
+        let mut push = |raw: &[u8], cut: usize, last: &mut Option<DateTime<Utc>>| {
             let Some(mut line) = parse_line(raw) else {
                 return;
             };
+            if cut > 0 {
+                line.text
+                    .push_str(&format!(" [repro: {cut} more bytes of this line not kept]"));
+            }
             line.text = scrub(std::mem::take(&mut line.text));
             if last.is_some_and(|t| line.ts <= t) {
                 return;
@@ -217,15 +221,25 @@ pub fn follow(f: Follow) -> BootHandle {
         let end = loop {
             let mut stream = Box::pin(docker.follow_logs(&container, since));
             let mut broke = None;
-            while let Some(item) = stream.next().await {
+            let mut stalled = false;
+            loop {
+                // Docker 20.10's follower can stop delivering while the container goes on
+                // writing (a flood at boot): after a silence, the stream is reopened from the
+                // last line's time. Lines at or before it are dropped by timestamp below, and a
+                // partial line is not flushed (the reopened stream sends it whole), so nothing
+                // is doubled or lost. A quiet node costs one cheap reopen per silence.
+                let item = match tokio::time::timeout(STALL, stream.next()).await {
+                    Ok(Some(item)) => item,
+                    Ok(None) => break,
+                    Err(_) => {
+                        stalled = true;
+                        break;
+                    }
+                };
                 match item {
                     Ok(chunk) => {
-                        let buf = &mut bufs[usize::from(chunk.stderr)];
-                        buf.extend_from_slice(&chunk.bytes);
-                        while let Some(pos) = buf.iter().position(|&c| c == b'\n') {
-                            let raw: Vec<u8> = buf.drain(..=pos).collect();
-                            push(&raw[..raw.len() - 1], &mut last);
-                        }
+                        bufs[usize::from(chunk.stderr)]
+                            .feed(&chunk.bytes, |raw, cut| push(raw, cut, &mut last));
                     }
                     Err(e) => {
                         broke = Some(e.to_string());
@@ -233,11 +247,17 @@ pub fn follow(f: Follow) -> BootHandle {
                     }
                 }
             }
-            for buf in &mut bufs {
-                if !buf.is_empty() {
-                    let raw = std::mem::take(buf);
-                    push(&raw, &mut last);
+            drop(stream);
+            if stalled {
+                // Also while repro stops it: the reopened stream drains and then ends.
+                for buf in &mut bufs {
+                    buf.discard();
                 }
+                since = last.map_or(since, |t| t.timestamp());
+                continue;
+            }
+            for buf in &mut bufs {
+                buf.finish(|raw, cut| push(raw, cut, &mut last));
             }
             // Repro is stopping it and the stream ended cleanly: the container is down and its
             // log drained. No inspect needed (it would sit on every restart's critical path).
@@ -288,6 +308,58 @@ pub fn follow(f: Follow) -> BootHandle {
     handle
 }
 
+/// How long a follow stream may be silent before it is reopened (see `follow`).
+const STALL: std::time::Duration = std::time::Duration::from_secs(5);
+
+/// The longest line kept, in bytes: the rest of a longer line is counted, not kept, so a
+/// 100 MB line costs linear time and this much memory (the timestamp and k3s's fields come
+/// first, so what matters is kept).
+pub const MAX_LINE: usize = 64 * 1024;
+
+/// Cuts a byte stream into lines, each kept up to [`MAX_LINE`] bytes. Every byte is looked at
+/// once (no rescanning of a growing buffer).
+#[derive(Default)]
+pub struct LineSplitter {
+    buf: Vec<u8>,
+    /// Bytes of the current line beyond `MAX_LINE`, dropped.
+    cut: usize,
+}
+
+impl LineSplitter {
+    /// Feeds bytes; calls `line(bytes, cut)` for every complete line (without its newline).
+    pub fn feed(&mut self, mut bytes: &[u8], mut line: impl FnMut(&[u8], usize)) {
+        while let Some(pos) = bytes.iter().position(|&c| c == b'\n') {
+            self.keep(&bytes[..pos]);
+            line(&self.buf, self.cut);
+            self.buf.clear();
+            self.cut = 0;
+            bytes = &bytes[pos + 1..];
+        }
+        self.keep(bytes);
+    }
+
+    /// The last line if it had no newline (the stream ended).
+    pub fn finish(&mut self, mut line: impl FnMut(&[u8], usize)) {
+        if !self.buf.is_empty() || self.cut > 0 {
+            line(&self.buf, self.cut);
+        }
+        self.discard();
+    }
+
+    /// Forgets a partial line (a reopened stream sends it again, whole).
+    pub fn discard(&mut self) {
+        self.buf.clear();
+        self.cut = 0;
+    }
+
+    fn keep(&mut self, b: &[u8]) {
+        let room = MAX_LINE.saturating_sub(self.buf.len());
+        let n = room.min(b.len());
+        self.buf.extend_from_slice(&b[..n]);
+        self.cut += b.len() - n;
+    }
+}
+
 /// `2026-11-30T09:00:01.123456789Z text` (Docker's timestamps=true form). Invalid UTF-8 (a
 /// garbage-spewing process) is kept lossily rather than dropped, so evidence stays complete.
 pub fn parse_line(raw: &[u8]) -> Option<LogLine> {
@@ -305,6 +377,43 @@ pub fn parse_line(raw: &[u8]) -> Option<LogLine> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_100_mb_line_is_cut_to_max_line_and_the_next_line_is_whole() {
+        let mut sp = LineSplitter::default();
+        let mut lines: Vec<(Vec<u8>, usize)> = Vec::new();
+        let chunk = vec![b'x'; 1 << 20];
+        sp.feed(b"2026-11-30T09:00:01Z ", |l, c| lines.push((l.to_vec(), c)));
+        for _ in 0..100 {
+            sp.feed(&chunk, |l, c| lines.push((l.to_vec(), c)));
+            // Memory stays bounded while the line goes on.
+            assert!(sp.buf.capacity() <= 2 * MAX_LINE, "{}", sp.buf.capacity());
+        }
+        sp.feed(b"\n2026-11-30T09:00:02Z next\npart", |l, c| {
+            lines.push((l.to_vec(), c))
+        });
+        sp.finish(|l, c| lines.push((l.to_vec(), c)));
+        assert_eq!(lines.len(), 3);
+        let (long, cut) = &lines[0];
+        assert_eq!(long.len(), MAX_LINE);
+        assert_eq!(long.len() + cut, 21 + 100 * (1 << 20));
+        assert!(parse_line(long).is_some(), "the timestamp is kept");
+        assert_eq!(lines[1], (b"2026-11-30T09:00:02Z next".to_vec(), 0));
+        assert_eq!(lines[2], (b"part".to_vec(), 0));
+    }
+
+    #[test]
+    fn lines_split_across_chunks_are_joined_and_a_discarded_partial_is_gone() {
+        let mut sp = LineSplitter::default();
+        let mut lines = Vec::new();
+        for c in [&b"a"[..], b"b\nc", b"d\n\n"] {
+            sp.feed(c, |l, _| lines.push(l.to_vec()));
+        }
+        assert_eq!(lines, vec![b"ab".to_vec(), b"cd".to_vec(), b"".to_vec()]);
+        sp.feed(b"half", |_, _| unreachable!());
+        sp.discard();
+        sp.finish(|_, _| panic!("a discarded partial line came back"));
+    }
 
     #[test]
     fn parses_docker_timestamped_lines() {
