@@ -4,18 +4,24 @@
 //! Plain threads and blocking sockets: each accepted connection gets two copy threads (one per
 //! direction); when one side closes, the other side's write half is shut down so HTTP
 //! keep-alive and streamed responses (logs, attach) end the way they would through socat.
+//!
+//! [`TcpProxy::cut`] plays the engine going away mid-run: every open connection is shut down
+//! and every new one is closed at once, as a dead daemon or a dropped network would.
 
 use std::io;
 use std::net::{Shutdown, TcpListener, TcpStream};
 use std::os::unix::net::UnixStream;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 
 pub struct TcpProxy {
     port: u16,
     stop: Arc<AtomicBool>,
+    cut: Arc<AtomicBool>,
+    /// The client side of every connection, so `cut` can shut them.
+    open: Arc<Mutex<Vec<TcpStream>>>,
     accept: Option<JoinHandle<()>>,
 }
 
@@ -28,12 +34,22 @@ impl TcpProxy {
         let stop = Arc::new(AtomicBool::new(false));
         let socket: PathBuf = socket.to_path_buf();
         let stop_flag = stop.clone();
+        let cut = Arc::new(AtomicBool::new(false));
+        let open: Arc<Mutex<Vec<TcpStream>>> = Arc::default();
+        let (cut_flag, open_list) = (cut.clone(), open.clone());
         let accept = std::thread::spawn(move || {
             for conn in listener.incoming() {
                 if stop_flag.load(Ordering::SeqCst) {
                     break;
                 }
                 let Ok(tcp) = conn else { continue };
+                if cut_flag.load(Ordering::SeqCst) {
+                    let _ = tcp.shutdown(Shutdown::Both);
+                    continue;
+                }
+                if let Ok(c) = tcp.try_clone() {
+                    open_list.lock().unwrap_or_else(|p| p.into_inner()).push(c);
+                }
                 let socket = socket.clone();
                 std::thread::spawn(move || {
                     if let Err(e) = forward(tcp, &socket) {
@@ -45,8 +61,23 @@ impl TcpProxy {
         Ok(TcpProxy {
             port,
             stop,
+            cut,
+            open,
             accept: Some(accept),
         })
+    }
+
+    /// The engine "goes away": open connections are shut, new ones closed on accept.
+    pub fn cut(&self) {
+        self.cut.store(true, Ordering::SeqCst);
+        for c in self
+            .open
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .drain(..)
+        {
+            let _ = c.shutdown(Shutdown::Both);
+        }
     }
 
     pub fn port(&self) -> u16 {
