@@ -2,7 +2,7 @@
 
 //! Fault injection on real Docker and the stand-in: each fault of issue #14 ("Signals and
 //! faults") at several moments of a run — SIGINT/SIGTERM/SIGHUP during the image step, during
-//! the creation of a 40-node cluster, mid-steps and during teardown, a second signal, the
+//! the creation of a 60-node cluster, mid-steps and during teardown, a second signal, the
 //! engine going away (a TCP proxy the test cuts), a full results filesystem, a node dying after
 //! it was ready. After every run it counts what is left by the run id (containers, networks,
 //! volumes with the run's label, and the anonymous volumes of the stand-in image's VOLUMEs that
@@ -122,6 +122,11 @@ impl Running {
         }
     }
 
+    /// Reads stderr until the `n`-th line containing `needle` (true) or the end (false).
+    fn wait_nth(&mut self, needle: &str, n: usize) -> bool {
+        (0..n).all(|_| self.wait_line(needle))
+    }
+
     /// Reads stderr until a line contains `needle` (true) or the process ends (false).
     fn wait_line(&mut self, needle: &str) -> bool {
         while let Ok(l) = self.lines.recv() {
@@ -206,7 +211,8 @@ fn result(base: &Path) -> Option<Value> {
 
 /// Objects left by a run: labelled containers, networks, volumes, and the anonymous volumes
 /// its containers had (from `docker events` and the run's inspect.json files).
-fn leftovers(run_id: &str, mounts: &Mutex<Mounts>, results: &Path) -> Vec<String> {
+/// Also returns how many mounted volumes were checked.
+fn leftovers(run_id: &str, mounts: &Mutex<Mounts>, results: &Path) -> (Vec<String>, usize) {
     let mut left = Vec::new();
     for kind in [
         &["ps", "-aq"][..],
@@ -249,6 +255,7 @@ fn leftovers(run_id: &str, mounts: &Mutex<Mounts>, results: &Path) -> Vec<String
             }
         }
     }
+    let checked = volumes.len();
     for v in volumes {
         let gone = Command::new("docker")
             .args(["volume", "inspect", &v])
@@ -260,7 +267,7 @@ fn leftovers(run_id: &str, mounts: &Mutex<Mounts>, results: &Path) -> Vec<String
             left.push(format!("volume {v} (mounted by the run)"));
         }
     }
-    left
+    (left, checked)
 }
 
 /// How one case ended, for the summary.
@@ -271,6 +278,8 @@ struct Ran {
     left: Vec<String>,
     panicked: bool,
     problems: Vec<String>,
+    /// Volumes the run's containers mounted (anonymous ones included), checked gone.
+    volumes: usize,
 }
 
 /// Removes what a run that was told to leave at once (or lost its engine) left, by its id.
@@ -304,11 +313,11 @@ impl Suite {
                 let name = d.file_name()?.to_str()?.to_string();
                 Some(name.rsplit('-').next()?.to_string())
             });
-        let left = match &run_id {
+        let (left, volumes) = match &run_id {
             Some(id) => leftovers(id, &self.mounts, results),
             None => {
                 problems.push("no run id (no progress line, no result.json)".into());
-                vec![]
+                (vec![], 0)
             }
         };
         if code != Some(want) {
@@ -334,6 +343,7 @@ impl Suite {
             left,
             panicked,
             problems,
+            volumes,
         });
     }
 
@@ -344,7 +354,7 @@ impl Suite {
         case: &str,
         root: Option<&Path>,
         extra: &[&str],
-        moment: &str,
+        (moment, nth): (&str, usize),
         sigs: &[&str],
     ) {
         let results = tempfile::tempdir().unwrap();
@@ -354,7 +364,7 @@ impl Suite {
         }
         let mut p = Running::spawn(run_cmd(results.path(), &args));
         let mut problems = Vec::new();
-        if p.wait_line(moment) {
+        if p.wait_nth(moment, nth) {
             for s in sigs {
                 p.signal(s);
             }
@@ -390,7 +400,7 @@ fn faults_at_every_moment_leave_nothing_and_never_panic() {
         mounts,
         ran: Vec::new(),
     };
-    let big = big_root(36);
+    let big = big_root(56);
     let big = Some(big.path());
 
     // --- signals: image step ---
@@ -434,49 +444,66 @@ fn faults_at_every_moment_leave_nothing_and_never_panic() {
         "SIGINT x image step of a run",
         None,
         &["--rebuild-sim"],
-        "preparing the k3s stand-in image",
+        ("preparing the k3s stand-in image", 1),
         &["INT"],
     );
 
-    // --- signals: creation of a 40-node cluster ---
+    // --- signals: creation of a 60-node cluster, at several points (a create call in flight
+    // when the signal comes is the leak this guards against; it is a race, so it is tried
+    // several times at the moment it is likeliest: the network's and the first nodes' creates)
+    let sigs = ["INT", "TERM", "HUP"];
+    for (i, sig) in sigs.iter().enumerate() {
+        suite.signal_at(
+            &format!(
+                "SIG{sig} x creating 60 nodes (network in flight) #{}",
+                i + 1
+            ),
+            big,
+            &[],
+            ("creating the cluster", 1),
+            &[sig],
+        );
+    }
+    for (nth, sig) in [(1, "HUP"), (3, "INT"), (30, "TERM")] {
+        suite.signal_at(
+            &format!("SIG{sig} x creating 60 nodes ({nth}. created)"),
+            big,
+            &[],
+            ("created: ", nth),
+            &[sig],
+        );
+    }
     suite.signal_at(
-        "SIGINT x creating 40 nodes (start)",
+        "SIGTERM x starting 60 nodes (first start)",
         big,
         &[],
-        "creating the cluster",
-        &["INT"],
-    );
-    suite.signal_at(
-        "SIGHUP x creating 40 nodes (first created)",
-        big,
-        &[],
-        "created: ",
-        &["HUP"],
-    );
-    suite.signal_at(
-        "SIGTERM x creating 40 nodes (first start)",
-        big,
-        &[],
-        "starting etcd-1",
+        ("starting etcd-1", 1),
         &["TERM"],
     );
 
     // --- signals: mid-steps, teardown, twice ---
-    suite.signal_at("SIGTERM x step 1", None, &[], "step 1/", &["TERM"]);
-    suite.signal_at("SIGHUP x step 2", None, &[], "step 2/", &["HUP"]);
+    suite.signal_at("SIGTERM x step 1", None, &[], ("step 1/", 1), &["TERM"]);
+    suite.signal_at("SIGHUP x step 2", None, &[], ("step 2/", 1), &["HUP"]);
     suite.signal_at(
         "SIGINT x teardown",
         None,
         &[],
-        "removing the cluster",
+        ("removing the cluster", 1),
         &["INT"],
     );
     suite.signal_at(
-        "SIGINT twice x creating 40 nodes",
+        "SIGINT twice x creating 60 nodes",
         big,
         &[],
-        "created: ",
+        ("created: ", 5),
         &["INT", "INT"],
+    );
+    suite.signal_at(
+        "SIGHUP then SIGINT x step 1",
+        None,
+        &[],
+        ("step 1/", 1),
+        &["HUP", "INT"],
     );
 
     // --- the engine goes away mid-run ---
@@ -605,7 +632,9 @@ fn faults_at_every_moment_leave_nothing_and_never_panic() {
     let runs = suite.ran.len();
     let left: usize = suite.ran.iter().map(|r| r.left.len()).sum();
     let panics = suite.ran.iter().filter(|r| r.panicked).count();
+    let volumes: usize = suite.ran.iter().map(|r| r.volumes).sum();
     eprintln!("faults x moments: {runs} runs, leftovers {left}, panics {panics}");
+    eprintln!("faults: {volumes} volumes mounted by the runs' containers (anonymous ones included) checked gone");
     let failed: Vec<String> = suite
         .ran
         .iter()
