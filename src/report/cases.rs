@@ -43,9 +43,10 @@ impl Case<'_> {
     /// Whether the observation is the documented bug's value.
     pub fn shows_bug(&self) -> bool {
         self.in_bug_signature()
-            && self
-                .obs
-                .is_some_and(|o| Some(o.observed.as_str()) == self.bug.as_deref())
+            && self.obs.is_some_and(|o| {
+                Some(o.observed.as_str()) == self.bug.as_deref()
+                    || (o.observed == crate::result::DEAD && o.matches_bug())
+            })
     }
 
     pub fn observed(&self) -> &str {
@@ -79,7 +80,8 @@ pub fn cases(r: &RunResult) -> Vec<Case<'_>> {
                 continue;
             };
             seen.push((o.node.clone(), o.signal.clone()));
-            let outcome = if o.observed == *expected {
+            // `matches_expected`: a death counts where the step expects one (result.rs).
+            let outcome = if o.matches_expected() {
                 Outcome::Pass
             } else if o.observed == "unknown" {
                 Outcome::Undecided

@@ -299,7 +299,17 @@ fn expectation(r: &RunResult, asked: res::Outcome, c: &Case<'_>) -> TestCase {
             format!("{head} (could not be decided)"),
             details(c),
         ),
-        (_, Some(o)) if o.observed == wanted => TestCaseStatus::success(),
+        (_, Some(o))
+            if o.observed == wanted
+                || (o.observed == res::DEAD
+                    && if bug_run {
+                        o.matches_bug()
+                    } else {
+                        o.matches_expected()
+                    }) =>
+        {
+            TestCaseStatus::success()
+        }
         (_, Some(_)) => {
             let (ty, message) = if !bug_run && c.shows_bug() {
                 ("bug-reproduced", head.clone())
