@@ -331,7 +331,12 @@ fn bootstrap_check_on_both_versions() {
                 .contains("critical configuration mismatched: disable-helm-controller"),
             "{m}"
         );
-        assert_eq!(observation(&r, 3, "cp-1", "ready")["observed"], "down");
+        // cp-1 dies of the mismatch: a death of its own, standing for `ready: down` because
+        // the step expects that node to die.
+        let dead = observation(&r, 3, "cp-1", "ready");
+        assert_eq!(dead["observed"], "dead", "{dead}");
+        assert_eq!(dead["death"]["counts_as"], "down", "{dead}");
+        assert_eq!(dead["death"]["expected"], true, "{dead}");
         assert_eq!(
             observation(&r, 3, "cp-1", "config-mismatch")["observed"],
             "disable-helm-controller"

@@ -83,6 +83,10 @@ fn same_observations(result: &Value, seen: &Value) -> (usize, usize) {
                 .any(|e| e["source"] == "probe");
             let want = if by_probe {
                 "unknown"
+            } else if o["observed"] == "dead" {
+                // The run keeps a death as its own observation; inspect reads the finished
+                // boot by the signal's `on-death`, which the run records as `counts_as`.
+                o["death"]["counts_as"].as_str().unwrap_or("unknown")
             } else {
                 o["observed"].as_str().unwrap()
             };
