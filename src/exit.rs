@@ -13,7 +13,7 @@ pub const INFRA: i32 = 3;
 /// The run worked, but the observations match neither behaviour (flaky or misconfigured):
 /// not a finding about k3s.
 pub const INCONCLUSIVE: i32 = 4;
-/// Interrupted (Ctrl-C / SIGTERM).
+/// Interrupted (SIGINT / Ctrl-C, SIGTERM, SIGHUP).
 pub const INTERRUPTED: i32 = 130;
 
 /// The exit code of many runs (`matrix`, `merge`): the worst of theirs, by priority

@@ -108,18 +108,12 @@ pub fn create_dir(dir: &Path) -> Result<(), Error> {
     })
 }
 
-/// Ctrl-C / SIGTERM cancels the token (each running run also hears it and cleans up).
+/// SIGINT, SIGTERM or SIGHUP cancels the token (each running run also hears it and cleans up).
 pub fn spawn_interrupt_listener(cancel: CancellationToken) -> tokio::task::JoinHandle<()> {
+    let mut signals = crate::run::interrupt::Interrupts::listen();
     tokio::spawn(async move {
-        let mut term =
-            tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()).ok();
-        match term.as_mut() {
-            Some(t) => tokio::select! { _ = tokio::signal::ctrl_c() => {}, _ = t.recv() => {} },
-            None => {
-                let _ = tokio::signal::ctrl_c().await;
-            }
-        }
-        eprintln!("repro: interrupted — no new runs start; running ones are removed");
+        let s = signals.next().await;
+        eprintln!("repro: interrupted ({s}) — no new runs start; running ones are removed");
         cancel.cancel();
     })
 }
