@@ -365,7 +365,13 @@ impl Suite {
         let mut p = Running::spawn(run_cmd(results.path(), &args));
         let mut problems = Vec::new();
         if p.wait_nth(moment, nth) {
-            for s in sigs {
+            for (i, s) in sigs.iter().enumerate() {
+                // A second signal of the same kind sent before the first was taken would merge
+                // with it (the kernel keeps one pending): wait for the run to say it heard one.
+                if i > 0 && !p.wait_line("interrupted") {
+                    problems.push("no `interrupted` line after the first signal".into());
+                    break;
+                }
                 p.signal(s);
             }
         } else {
@@ -440,6 +446,13 @@ fn faults_at_every_moment_leave_nothing_and_never_panic() {
             problems,
         );
     }
+    suite.signal_at(
+        "SIGHUP x the run's first line (before the engine)",
+        None,
+        &[],
+        (": etcd-split on k3s", 1),
+        &["HUP"],
+    );
     suite.signal_at(
         "SIGINT x image step of a run",
         None,

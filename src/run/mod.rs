@@ -99,6 +99,10 @@ async fn execute_with(
         }
     };
     let events = events.with_recorder(recorder.clone());
+    // Listening before the first line is shown, so a signal sent on seeing it is caught.
+    // Stopped when this run ends: `matrix` and `bisect` run many in one process, and a finished
+    // run's handler would still answer a later Ctrl-C with "removing the cluster".
+    let handler = interrupt::spawn_handler(cancel.clone(), run_id.clone(), events.clone());
     events.show(&RunEvent::Started {
         run_id: run_id.clone(),
         check: plan.check.clone(),
@@ -107,9 +111,6 @@ async fn execute_with(
         dir,
     });
 
-    // Stopped when this run ends: `matrix` and `bisect` run many in one process, and a finished
-    // run's handler would still answer a later Ctrl-C with "removing the cluster".
-    let handler = interrupt::spawn_handler(cancel.clone(), run_id.clone(), events.clone());
     let s = Session {
         cfg,
         expect,
