@@ -398,6 +398,27 @@ impl Suite {
     }
 }
 
+/// The flood case alone (it is also part of the suite below).
+#[test]
+#[ignore = "part of faults_at_every_moment_leave_nothing_and_never_panic"]
+fn log_flood_only() {
+    docker_ok();
+    let (mounts, mut events) = watch_mounts();
+    let mut suite = Suite {
+        mounts,
+        ran: Vec::new(),
+    };
+    flood(&mut suite);
+    let _ = events.kill();
+    let r = &suite.ran[0];
+    assert!(
+        r.problems.is_empty() && r.left.is_empty() && !r.panicked,
+        "{:?} {:?}",
+        r.problems,
+        r.left
+    );
+}
+
 #[test]
 fn faults_at_every_moment_leave_nothing_and_never_panic() {
     docker_ok();
@@ -640,6 +661,9 @@ fn faults_at_every_moment_leave_nothing_and_never_panic() {
         );
     }
 
+    // --- a log flood at the start of every boot of one node ---
+    flood(&mut suite);
+
     let _ = events.kill();
     let _ = events.wait();
     let runs = suite.ran.len();
@@ -657,4 +681,133 @@ fn faults_at_every_moment_leave_nothing_and_never_panic() {
         .map(|r| format!("{}: {:?} {:?}", r.case, r.problems, r.left))
         .collect();
     assert!(failed.is_empty(), "failed cases:\n{}", failed.join("\n"));
+}
+
+/// Lines the flood knob writes at the start of each of etcd-2's boots.
+const FLOOD_LINES: usize = 40_000;
+
+/// `REPRO_SIM_FLOOD` on etcd-2: 40k lines before every banner. The run must not time out
+/// (`--timeout 2m`, as the false "not ready within 2m" of issue #14) and every boot's log must
+/// hold every flood line exactly once. The knob is new in the stand-in; the image is built from
+/// the stand-in binary at hand (`FAULTS_SIM_BINARY`, `REPRO_SIM_BINARY` or `make sim`'s) on top of the shared one,
+/// under its own tag, so other runs' images stay as they are.
+fn flood(suite: &mut Suite) {
+    let case = format!("log flood x {FLOOD_LINES} lines at every boot of etcd-2");
+    // FAULTS_SIM_BINARY: a stand-in binary for this case only (the other runs keep theirs).
+    let binary = std::env::var("FAULTS_SIM_BINARY")
+        .or_else(|_| std::env::var("REPRO_SIM_BINARY"))
+        .map(PathBuf::from)
+        .unwrap_or_else(|_| {
+            Path::new(env!("CARGO_MANIFEST_DIR"))
+                .join("target/x86_64-unknown-linux-gnu/release/k3s")
+        });
+    let ctx = tempfile::tempdir().unwrap();
+    std::fs::copy(&binary, ctx.path().join("k3s")).unwrap_or_else(|e| {
+        panic!(
+            "{case}: the stand-in binary {}: {e} (make sim)",
+            binary.display()
+        )
+    });
+    let base = format!("repro.local/k3s-sim:{}", VERSION.replace('+', "-"));
+    std::fs::write(
+        ctx.path().join("Dockerfile"),
+        format!("FROM {base}\nCOPY k3s /bin/k3s\n"),
+    )
+    .unwrap();
+    // The shared image first (the base), then the flood-capable one.
+    let ok = repro()
+        .args(["sim", "build", "--k3s-version", VERSION])
+        .output()
+        .unwrap()
+        .status
+        .success();
+    assert!(ok, "repro sim build");
+    let image = "repro.local/k3s-sim-flood:faults";
+    let built = Command::new("docker")
+        .args(["build", "-q", "-t", image])
+        .arg(ctx.path())
+        .output()
+        .unwrap();
+    assert!(built.status.success(), "docker build: {built:?}");
+
+    let root = tempfile::tempdir().unwrap();
+    let src = Path::new(env!("CARGO_MANIFEST_DIR"));
+    for d in ["checks", "topologies"] {
+        std::fs::create_dir_all(root.path().join(d)).unwrap();
+    }
+    for f in ["checks/signals.yaml", "checks/etcd-split.yaml"] {
+        std::fs::copy(src.join(f), root.path().join(f)).unwrap();
+    }
+    let topo = std::fs::read_to_string(src.join("topologies/etcd-split.yaml"))
+        .unwrap()
+        .replace(
+            "{name: etcd-2, role: etcd, join: etcd-1}",
+            &format!("{{name: etcd-2, role: etcd, join: etcd-1, env: {{REPRO_SIM_FLOOD: '{FLOOD_LINES}'}}}}"),
+        );
+    assert!(topo.contains("REPRO_SIM_FLOOD"), "fault not planted");
+    std::fs::write(root.path().join("topologies/etcd-split.yaml"), topo).unwrap();
+
+    let results = tempfile::tempdir().unwrap();
+    let mut c = repro();
+    c.args([
+        "run",
+        "etcd-split",
+        "--image",
+        image,
+        "--k3s-version",
+        VERSION,
+    ])
+    .args([
+        "--expect",
+        "reproduced",
+        "--timeout",
+        "2m",
+        "--progress",
+        "never",
+    ])
+    .args(["--root", root.path().to_str().unwrap(), "--results"])
+    .arg(results.path());
+    let p = Running::spawn(c);
+    let (code, stderr) = p.finish();
+    let mut problems = Vec::new();
+    let mut boots = 0;
+    if let Some(dir) = run_dir(results.path()) {
+        for e in std::fs::read_dir(dir.join("nodes/etcd-2"))
+            .into_iter()
+            .flatten()
+        {
+            let path = e.unwrap().path();
+            if !path
+                .file_name()
+                .unwrap()
+                .to_str()
+                .unwrap()
+                .starts_with("boot-")
+            {
+                continue;
+            }
+            boots += 1;
+            let text = std::fs::read_to_string(&path).unwrap();
+            let mut seen = vec![0u32; FLOOD_LINES + 1];
+            for l in text.lines() {
+                if let Some(rest) = l.split("repro-sim flood line ").nth(1) {
+                    let i: usize = rest.split(' ').next().unwrap().parse().unwrap();
+                    seen[i] += 1;
+                }
+            }
+            let missing = seen[1..].iter().filter(|&&n| n == 0).count();
+            let doubled = seen[1..].iter().filter(|&&n| n > 1).count();
+            if missing + doubled > 0 {
+                problems.push(format!(
+                    "{}: {missing} flood lines missing, {doubled} doubled",
+                    path.display()
+                ));
+            }
+        }
+    }
+    if boots < 2 {
+        problems.push(format!("{boots} boot logs of etcd-2 (want 2 or more)"));
+    }
+    let _ = Command::new("docker").args(["rmi", image]).output();
+    suite.record(&case, 0, (code, stderr), None, results.path(), problems);
 }

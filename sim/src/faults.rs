@@ -15,8 +15,16 @@ pub const CRASH_AT_BOOT: &str = "REPRO_SIM_CRASH_AT_BOOT";
 pub const NEVER_READY: &str = "REPRO_SIM_NEVER_READY";
 pub const EXIT_AFTER: &str = "REPRO_SIM_EXIT_AFTER";
 pub const GARBAGE: &str = "REPRO_SIM_GARBAGE";
+pub const FLOOD: &str = "REPRO_SIM_FLOOD";
 
-const KNOBS: [&str; 5] = [BOOT_DELAY, CRASH_AT_BOOT, NEVER_READY, EXIT_AFTER, GARBAGE];
+const KNOBS: [&str; 6] = [
+    BOOT_DELAY,
+    CRASH_AT_BOOT,
+    NEVER_READY,
+    EXIT_AFTER,
+    GARBAGE,
+    FLOOD,
+];
 
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Faults {
@@ -30,6 +38,9 @@ pub struct Faults {
     pub exit_after: Option<Duration>,
     /// Interleave non-UTF-8 bytes and partial lines on stdout.
     pub garbage: bool,
+    /// Write this many log lines at once at the start of the boot, before the banner (a log
+    /// flood: Docker's log follower and rotation must not lose or stall on them).
+    pub flood: Option<u64>,
 }
 
 impl Faults {
@@ -69,12 +80,23 @@ impl Faults {
         let boot_delay = duration(BOOT_DELAY);
         let exit_after = duration(EXIT_AFTER);
         let flag = |knob: &str| values.get(knob).is_some_and(|v| is_truthy(v));
+        let flood = match values.get(FLOOD).map(|v| v.trim()) {
+            None | Some("") => None,
+            Some(v) => match v.parse::<u64>() {
+                Ok(n) => Some(n),
+                Err(_) => {
+                    problems.push(format!("ignoring {FLOOD}={v:?}: not a line count"));
+                    None
+                }
+            },
+        };
         let faults = Faults {
             boot_delay,
             crash_at_boot: flag(CRASH_AT_BOOT),
             never_ready: flag(NEVER_READY),
             exit_after,
             garbage: flag(GARBAGE),
+            flood,
         };
         (faults, problems)
     }
@@ -174,6 +196,15 @@ mod tests {
         let (faults, problems) = Faults::load(&env, None);
         assert_eq!(faults.exit_after, None);
         assert_eq!(problems.len(), 1);
+    }
+
+    #[test]
+    fn flood_is_a_line_count() {
+        let (f, problems) = Faults::load(&env_of(&[(FLOOD, "40000")]), None);
+        assert_eq!((f.flood, problems.len()), (Some(40_000), 0));
+        let (f, problems) = Faults::load(&env_of(&[(FLOOD, "lots")]), None);
+        assert_eq!(f.flood, None);
+        assert!(problems[0].contains(FLOOD), "{problems:?}");
     }
 
     #[test]

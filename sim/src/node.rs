@@ -148,6 +148,9 @@ pub fn run_server(cli_args: &[String]) -> i32 {
         logs::warn(format!("repro-sim: {problem}"));
     }
     start_fault_threads(&faults);
+    if let Some(n) = faults.flood {
+        flood(n);
+    }
 
     logs::info(format!("Starting k3s {version} (repro-sim)"));
     if faults.crash_at_boot {
@@ -272,6 +275,21 @@ fn start_fault_threads(faults: &Faults) {
     if faults.garbage {
         std::thread::spawn(write_garbage);
     }
+}
+
+/// `n` numbered log lines on stderr (where k3s logs) as fast as it takes them: the flood knob.
+fn flood(n: u64) {
+    use std::io::Write;
+    let mut out = std::io::BufWriter::new(std::io::stderr().lock());
+    for i in 1..=n {
+        let line = logs::format_line(
+            std::time::SystemTime::now(),
+            logs::Level::Info,
+            &format!("repro-sim flood line {i} of {n}"),
+        );
+        let _ = out.write_all(line.as_bytes());
+    }
+    let _ = out.flush();
 }
 
 /// Non-UTF-8 bytes, escape codes and lines split across writes, on stdout,
