@@ -21,8 +21,10 @@ use std::ops::Range;
 use std::sync::LazyLock;
 
 mod files;
+mod shared;
 
 pub use files::redact_path;
+pub use shared::SharedRedactor;
 
 use indexmap::IndexMap;
 use regex::{Captures, Regex};
