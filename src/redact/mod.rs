@@ -211,6 +211,45 @@ impl Redactor {
         self.redact_text(text)
     }
 
+    /// Content that is not UTF-8 (a binary member of a bundle): secrets are found by shape in
+    /// its readable parts and every known secret is replaced in the bytes themselves, so the
+    /// rest of the content comes out byte for byte as it went in.
+    pub fn redact_bytes(&mut self, data: &[u8]) -> Vec<u8> {
+        self.learn_bytes(data);
+        let mut secrets: Vec<(&String, &usize)> =
+            self.known.iter().filter(|(s, _)| self.bare_ok(s)).collect();
+        secrets.sort_by_key(|(s, _)| std::cmp::Reverse(s.len()));
+        let alts: Vec<String> = secrets.iter().map(|(s, _)| regex::escape(s)).collect();
+        if alts.is_empty() {
+            return data.to_vec();
+        }
+        match regex::bytes::Regex::new(&alts.join("|")) {
+            Ok(re) => re
+                .replace_all(data, |c: &regex::bytes::Captures| {
+                    let m = String::from_utf8_lossy(&c[0]);
+                    self.known
+                        .get(m.as_ref())
+                        .map_or_else(|| c[0].to_vec(), |n| placeholder(*n).into_bytes())
+                })
+                .into_owned(),
+            // Too many secrets for one pattern: one at a time.
+            Err(_) => {
+                let mut out = data.to_vec();
+                for (s, n) in secrets {
+                    out = replace_bytes(&out, s.as_bytes(), placeholder(*n).as_bytes());
+                }
+                out
+            }
+        }
+    }
+
+    /// Learns the secrets in the readable (UTF-8) parts of non-UTF-8 content.
+    pub fn learn_bytes(&mut self, data: &[u8]) {
+        for chunk in data.utf8_chunks() {
+            self.learn_text(chunk.valid());
+        }
+    }
+
     /// Learns from one file's content, the same way [`Redactor::redact_file`] reads it.
     pub fn learn_file(&mut self, name: &str, text: &str) {
         match parse_json_file(name, text) {
@@ -363,6 +402,24 @@ impl Redactor {
             }
         }
     }
+}
+
+fn replace_bytes(data: &[u8], from: &[u8], to: &[u8]) -> Vec<u8> {
+    if from.is_empty() {
+        return data.to_vec();
+    }
+    let mut out = Vec::with_capacity(data.len());
+    let mut i = 0;
+    while i < data.len() {
+        if data[i..].starts_with(from) {
+            out.extend_from_slice(to);
+            i += from.len();
+        } else {
+            out.push(data[i]);
+            i += 1;
+        }
+    }
+    out
 }
 
 fn placeholder(n: usize) -> String {

@@ -602,3 +602,59 @@ fn new_numbers_start_after_placeholders_already_there() {
     );
     assert_eq!(r.redact_text(old), old);
 }
+
+#[test]
+fn bytes_are_redacted_in_place_and_the_rest_kept() {
+    let mut r = Redactor::new(&["explicit-secret-bytes".to_string()]);
+    r.learn_text("K3S_TOKEN=learned-in-text-01");
+    let mut data = vec![0xff, 0xfe, 0x00];
+    data.extend_from_slice(
+        b"a explicit-secret-bytes b learned-in-text-01 c password=in-bytes-02\n",
+    );
+    data.extend_from_slice(&[0xc3, 0x28, 0x80]);
+    let out = r.redact_bytes(&data);
+    assert!(out.starts_with(&[0xff, 0xfe, 0x00]) && out.ends_with(&[0xc3, 0x28, 0x80]));
+    let text = String::from_utf8_lossy(&out);
+    for s in ["explicit-secret-bytes", "learned-in-text-01", "in-bytes-02"] {
+        assert!(!text.contains(s), "{s} survived: {text}");
+    }
+    assert!(
+        text.contains("a <REDACTED-1> b <REDACTED-2> c password=<REDACTED-3>"),
+        "{text}"
+    );
+}
+
+/// `repro redact` on a bundle: a member that is not UTF-8 is redacted as bytes and named, never
+/// copied as it was.
+#[test]
+fn a_binary_bundle_member_is_redacted_and_named() {
+    use crate::report::bundle;
+    let tmp = tempfile::tempdir().expect("tmp");
+    let mut bin = b"\xff\xfe garbage K3S_TOKEN=bin-member-secret-3 \x00\x01".to_vec();
+    bin.extend_from_slice(b" and again bin-member-secret-3 \xc3\x28");
+    let raw = bundle::build(
+        &[
+            ("b/text.log".into(), b"password: text-member-4\n".to_vec()),
+            ("b/boot.log".into(), bin.clone()),
+        ],
+        0,
+    )
+    .expect("tar");
+    let t = tmp.path().join("b.tar.gz");
+    std::fs::write(&t, raw).expect("write");
+    let s = redact_path(&t, None, &[]).expect("redact");
+    assert_eq!(s.redacted_bytes, vec!["b.tar.gz!b/boot.log".to_string()]);
+    let entries = bundle::read(&std::fs::read(&t).expect("read")).expect("tar");
+    let boot = &entries
+        .iter()
+        .find(|(p, _)| p == "b/boot.log")
+        .expect("member")
+        .1;
+    let text = String::from_utf8_lossy(boot);
+    assert!(!text.contains("bin-member-secret-3"), "{text}");
+    assert!(
+        boot.starts_with(b"\xff\xfe garbage K3S_TOKEN=<REDACTED-"),
+        "{text}"
+    );
+    assert!(boot.ends_with(b" \xc3\x28"), "{text}");
+}
