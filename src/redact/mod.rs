@@ -490,8 +490,11 @@ pub fn is_secret_key(key: &str) -> bool {
         .trim_start_matches('-')
         .to_ascii_lowercase()
         .replace(['_', '.'], "-");
-    // Locations of secrets are not secrets, and `secrets-encryption*` configures encryption.
+    // Locations of secrets are not secrets (a file path as a key, as in `files:`, holds the
+    // file's content, which is judged line by line), and `secrets-encryption*` configures
+    // encryption.
     if ["-file", "-path", "-dir"].iter().any(|s| k.ends_with(s))
+        || k.contains('/')
         || k.starts_with("secrets-encryption")
     {
         return false;
