@@ -48,6 +48,9 @@ pub struct Redactor {
     primary: Vec<String>,
     /// Secrets the caller named; replaced bare whatever their length.
     explicit: Vec<String>,
+    /// Values hidden where they sit under their key but never replaced bare: a registry
+    /// `username: repro` must not turn every "reproduced" or `repro.local/…` into a placeholder.
+    keyed_only: std::collections::HashSet<String>,
     /// Placeholders numbered so far (distinct secrets).
     numbered: usize,
     /// The highest `<REDACTED-n>` already present in the input (a folder redacted before): new
@@ -110,6 +113,9 @@ impl Redactor {
             let n = self.number(of);
             self.alias(value, n);
         }
+        for value in found.keyed_only {
+            self.keyed_only.insert(value);
+        }
     }
 
     /// Records the secrets in a JSON document (string values, keyed values, `--flag value` pairs).
@@ -134,6 +140,9 @@ impl Redactor {
                     match item {
                         Value::String(s) if is_secret_pair(k, s) => {
                             self.remember(s);
+                            if is_weak_key(k) {
+                                self.keyed_only.insert(s.clone());
+                            }
                         }
                         _ => self.learn_json(item),
                     }
@@ -227,9 +236,11 @@ impl Redactor {
             Ok(re) => re
                 .replace_all(data, |c: &regex::bytes::Captures| {
                     let m = String::from_utf8_lossy(&c[0]);
-                    self.known
-                        .get(m.as_ref())
-                        .map_or_else(|| c[0].to_vec(), |n| placeholder(*n).into_bytes())
+                    let at = c.get(0).map_or(0..0, |g| g.range());
+                    match self.known.get(m.as_ref()) {
+                        Some(n) if self.bare_match_ok(data, at, &m) => placeholder(*n).into_bytes(),
+                        _ => c[0].to_vec(),
+                    }
                 })
                 .into_owned(),
             // Too many secrets for one pattern: one at a time.
@@ -348,7 +359,22 @@ impl Redactor {
     }
 
     fn bare_ok(&self, s: &str) -> bool {
-        s.chars().count() >= MIN_BARE_LEN || self.explicit.iter().any(|e| e == s)
+        self.is_explicit(s) || (s.chars().count() >= MIN_BARE_LEN && !self.keyed_only.contains(s))
+    }
+
+    fn is_explicit(&self, s: &str) -> bool {
+        self.explicit.iter().any(|e| e == s)
+    }
+
+    /// A short learned secret is replaced bare only as a whole word: `password: admin` must not
+    /// shred "administrator". Long ones (and the caller's) go wherever they are, even inside a
+    /// longer word (a base64 blob, a URL).
+    fn bare_match_ok(&self, text: &[u8], at: Range<usize>, secret: &str) -> bool {
+        if secret.len() >= MIN_DERIVED_LEN || self.is_explicit(secret) {
+            return true;
+        }
+        let word = |b: Option<&u8>| b.is_some_and(|b| b.is_ascii_alphanumeric());
+        !(word(at.start.checked_sub(1).and_then(|i| text.get(i))) || word(text.get(at.end)))
     }
 
     /// Replaces every known secret wherever it occurs, longest first, leaving placeholders alone.
@@ -384,8 +410,13 @@ impl Redactor {
             Some((_, re)) => re
                 .replace_all(text, |c: &Captures| {
                     let m = &c[0];
+                    let at = c.get(0).map_or(0..0, |g| g.range());
                     match self.known.get(m) {
-                        Some(n) if !is_placeholder(m) => fmt(*n),
+                        Some(n)
+                            if !is_placeholder(m) && self.bare_match_ok(text.as_bytes(), at, m) =>
+                        {
+                            fmt(*n)
+                        }
                         _ => m.to_string(),
                     }
                 })
@@ -521,6 +552,16 @@ pub fn is_secret_key(key: &str) -> bool {
         .any(|w| k.contains(w))
 }
 
+/// A key whose value is hidden where it stands but is not a secret to hunt for elsewhere (a
+/// user name: often a plain word).
+fn is_weak_key(key: &str) -> bool {
+    let k = key
+        .trim_start_matches('-')
+        .to_ascii_lowercase()
+        .replace(['_', '.'], "-");
+    k == "username" || k.ends_with("-username")
+}
+
 /// Whether `value` under `key` is a secret: a secret key, a secret-looking value, and not the
 /// working directory a shell exports as `PWD=/root`.
 pub fn is_secret_pair(key: &str, value: &str) -> bool {
@@ -557,15 +598,19 @@ struct Found {
     /// (form, secret): another form of a secret, written with the secret's placeholder (each
     /// line of a PEM key's body, which a process may print alone).
     aliases: Vec<(String, String)>,
+    /// Values under a weak key ([`is_weak_key`]): replaced where they stand, never bare.
+    keyed_only: Vec<String>,
 }
 
 /// Every secret in `text`; spans sorted and non-overlapping.
 fn find_secrets(text: &str) -> Found {
     let mut ranges: Vec<Range<usize>> = Vec::new();
     let mut aliases = Vec::new();
+    let mut weak: Vec<Range<usize>> = Vec::new();
     pem_spans(text, &mut ranges, &mut aliases);
-    yaml_spans(text, &mut ranges);
-    regex_spans(text, &mut ranges);
+    yaml_spans(text, &mut ranges, &mut weak);
+    regex_spans(text, &mut ranges, &mut weak);
+    let keyed_only = weak.into_iter().map(|r| text[r].to_string()).collect();
     // Keep the earliest, then the longest, of overlapping spans; what a dropped span held is
     // inside the kept one, or learned and replaced bare afterwards.
     ranges.sort_by(|a, b| a.start.cmp(&b.start).then(b.end.cmp(&a.end)));
@@ -597,6 +642,7 @@ fn find_secrets(text: &str) -> Found {
         spans,
         extra,
         aliases,
+        keyed_only,
     }
 }
 
@@ -697,7 +743,7 @@ static FLAG_RE: LazyLock<Regex> = LazyLock::new(|| {
         .expect("static regex")
 });
 
-fn regex_spans(text: &str, spans: &mut Vec<Range<usize>>) {
+fn regex_spans(text: &str, spans: &mut Vec<Range<usize>>, weak: &mut Vec<Range<usize>>) {
     for re in RULES.iter() {
         for c in re.captures_iter(text) {
             if let Some(v) = c.name("v") {
@@ -717,6 +763,9 @@ fn regex_spans(text: &str, spans: &mut Vec<Range<usize>>) {
             // Header names are the Authorization rule's; here they would swallow the scheme.
             if is_secret_pair(key, v.as_str()) && !key.eq_ignore_ascii_case("authorization") {
                 spans.push(v.range());
+                if is_weak_key(key) {
+                    weak.push(v.range());
+                }
                 at = v.end().max(at + 1);
             } else {
                 at = v.start().max(at + 1);
@@ -734,7 +783,7 @@ fn regex_spans(text: &str, spans: &mut Vec<Range<usize>>) {
 
 /// YAML-style lines: `key: value` (whole rest of the line, quotes and comment aside) and block
 /// values under a secret key (`token: |`, or a list of items below `password:`).
-fn yaml_spans(text: &str, spans: &mut Vec<Range<usize>>) {
+fn yaml_spans(text: &str, spans: &mut Vec<Range<usize>>, weak: &mut Vec<Range<usize>>) {
     static LINE: LazyLock<Regex> = LazyLock::new(|| {
         Regex::new(r#"^(?P<ind>[ \t]*)(?:-[ \t]+)?["']?(?P<k>[A-Za-z0-9_.-]+)["']?[ \t]*:(?:[ \t]+(?P<rest>.*?))?[ \t]*$"#)
             .expect("static regex")
@@ -779,6 +828,9 @@ fn yaml_spans(text: &str, spans: &mut Vec<Range<usize>>) {
                             &rest.as_str()[r.start - rest.start()..r.end - rest.start()],
                         ) {
                             spans.push(offset + r.start..offset + r.end);
+                            if is_weak_key(key) {
+                                weak.push(offset + r.start..offset + r.end);
+                            }
                         }
                     }
                     rest => {

@@ -658,3 +658,20 @@ fn a_binary_bundle_member_is_redacted_and_named() {
     );
     assert!(boot.ends_with(b" \xc3\x28"), "{text}");
 }
+
+#[test]
+fn user_names_and_short_secrets_do_not_shred_words() {
+    let mut r = Redactor::new(&[]);
+    let text = "configs:\n  docker.io:\n    auth:\n      username: repro\n      password: admin\n";
+    let out = r.redact_text(text);
+    assert!(
+        out.contains("username: <REDACTED-1>") && out.contains("password: <REDACTED-2>"),
+        "{out}"
+    );
+    // Elsewhere the user name is a word like any other, and a short password goes only whole.
+    let out = r.redact_text("reproduced with repro.local/k3s-sim; the administrator typed admin\n");
+    assert_eq!(
+        out,
+        "reproduced with repro.local/k3s-sim; the administrator typed <REDACTED-2>\n"
+    );
+}
