@@ -395,3 +395,47 @@ fn copy_dir(from: &Path, to: &Path) {
         }
     }
 }
+
+/// An engine that cannot be reached at `tcp://user:password@host`: the error names the engine,
+/// and neither it nor the results folder carries the password.
+#[test]
+fn an_unreachable_docker_host_is_named_without_its_password() {
+    let pass = "plantedUnreachable0031";
+    // A port nothing listens on: bind one, then free it.
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let results = tempfile::tempdir().unwrap();
+    let out = repro()
+        .args([
+            "run",
+            "etcd-split",
+            "--sim",
+            "--progress",
+            "never",
+            "--k3s-version",
+            "v1.33.4+k3s1",
+            "--results",
+        ])
+        .arg(results.path())
+        .env(
+            "DOCKER_HOST",
+            format!("tcp://someone:{pass}@127.0.0.1:{port}"),
+        )
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(3), "{}", text(&out));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("tcp://someone:<REDACTED-") && err.contains(&format!("@127.0.0.1:{port}")),
+        "{err}"
+    );
+    let mut files = outputs("repro run", &out);
+    let mut modes = Vec::new();
+    every_file(&only_run_dir(results.path()), &mut files, &mut modes);
+    let found = find_all(&files, &[("DOCKER_HOST password", pass.to_string())]);
+    assert!(found.is_empty(), "found: {found:#?}");
+    assert!(modes.is_empty(), "{modes:#?}");
+}
