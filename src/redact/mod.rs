@@ -89,11 +89,6 @@ impl Redactor {
         self.numbered
     }
 
-    /// Every secret this context knows, with its derived forms (for tests and byte redaction).
-    pub fn known_secrets(&self) -> impl Iterator<Item = (&str, usize)> {
-        self.known.iter().map(|(s, n)| (s.as_str(), *n))
-    }
-
     /// The placeholder a secret is written as, if it is known.
     #[cfg(test)]
     pub fn placeholder_of(&self, secret: &str) -> Option<String> {
