@@ -54,6 +54,7 @@ pub struct Cluster {
     creating: TaskTracker,
     /// Set when the teardown begins: no new create call starts.
     closing: AtomicBool,
+    redactor: crate::redact::SharedRedactor,
 }
 
 struct NodeRt {
@@ -77,6 +78,8 @@ pub struct ClusterSpec {
     /// Lines that say a boot is ready.
     pub ready: Vec<regex::Regex>,
     pub token: String,
+    /// The run's redaction context, for `docker inspect` (structurally, as JSON).
+    pub redactor: crate::redact::SharedRedactor,
 }
 
 impl Cluster {
@@ -112,6 +115,7 @@ impl Cluster {
             token: s.token,
             creating: TaskTracker::new(),
             closing: AtomicBool::new(false),
+            redactor: s.redactor,
         }
     }
 
@@ -385,7 +389,7 @@ impl Cluster {
             .join(" / ")
     }
 
-    /// Each container's `docker inspect`, token redacted, next to its logs (asked all at once).
+    /// Each container's `docker inspect`, redacted, next to its logs (asked all at once).
     pub async fn save_inspect(&self) -> Result<(), RunError> {
         let inspected = join_all(
             self.nodes
@@ -397,9 +401,8 @@ impl Cluster {
             let Ok(v) = v else {
                 continue;
             };
-            let text = serde_json::to_string_pretty(&v)
-                .map_err(|e| RunError::Internal(format!("inspect of {name}: {e}")))?
-                .replace(&self.token, "<REDACTED-1>");
+            let text = serde_json::to_string_pretty(&self.redactor.json(&v))
+                .map_err(|e| RunError::Internal(format!("inspect of {name}: {e}")))?;
             let d = self.dir.join("nodes").join(name);
             super::record::create_dir(&d)?;
             super::record::write(&d.join("inspect.json"), text)?;
