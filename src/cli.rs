@@ -183,11 +183,11 @@ pub struct RunOptions {
     #[arg(long, value_enum, default_value = "auto")]
     pub expect: Expect,
     /// How long one node may take to become ready (or die) after a start or restart.
-    #[arg(long, value_parser = humantime::parse_duration, default_value = "5m")]
+    #[arg(long, value_parser = parse_timeout, default_value = "5m")]
     pub timeout: Duration,
     /// A margin after every deciding settled-by line (default: none after a line k3s orders after
     /// the feature's own, 3s after a hint; overrides the check's `settle:`).
-    #[arg(long, value_parser = humantime::parse_duration)]
+    #[arg(long, value_parser = parse_settle)]
     pub settle: Option<Duration>,
     /// Live progress lines on a terminal (auto: only on a terminal outside CI).
     #[arg(long, value_enum, default_value = "auto")]
@@ -328,10 +328,10 @@ pub enum Emit {
 #[derive(Debug, Clone, Args)]
 pub struct BatchRunOptions {
     /// How long one node may take to become ready (or die) after a start or restart.
-    #[arg(long, value_parser = humantime::parse_duration, default_value = "5m")]
+    #[arg(long, value_parser = parse_timeout, default_value = "5m")]
     pub timeout: Duration,
     /// A margin after every deciding settled-by line (overrides the checks' `settle:`).
-    #[arg(long, value_parser = humantime::parse_duration)]
+    #[arg(long, value_parser = parse_settle)]
     pub settle: Option<Duration>,
     /// Load this image archive (docker save / k3s air-gap tarball) once, before the runs.
     #[arg(long)]
@@ -487,7 +487,7 @@ pub struct InspectArgs {
     /// A margin after every deciding `settled-by` line, as in `run` (default: none after a line
     /// k3s orders after the feature's own, e.g. `Running kubelet` for the registry; 3s after a
     /// hint).
-    #[arg(long, value_parser = humantime::parse_duration)]
+    #[arg(long, value_parser = parse_settle)]
     pub settle: Option<Duration>,
     /// The logs are an excerpt (lines were left out): never conclude `down` by the settle rule.
     #[arg(long)]
@@ -498,6 +498,34 @@ pub struct InspectArgs {
     /// A progress bar on stderr (auto: on a terminal outside CI).
     #[arg(long, value_enum, default_value = "auto")]
     pub progress: Progress,
+}
+
+/// The longest `--timeout`/`--settle` taken: longer is a typo, and a deadline this far out still
+/// fits an `Instant` (a huge one would overflow it).
+const LONGEST_WAIT: Duration = Duration::from_secs(7 * 24 * 3600);
+
+/// `--timeout`: a duration above zero (zero would create the cluster and then time out on the
+/// first boot, exit 3, instead of refusing the flag before anything exists).
+fn parse_timeout(s: &str) -> Result<Duration, String> {
+    let d = parse_wait(s)?;
+    if d.is_zero() {
+        return Err("the timeout must be above zero, e.g. 5m".to_string());
+    }
+    Ok(d)
+}
+
+/// `--settle`: a duration, zero allowed (no margin).
+fn parse_settle(s: &str) -> Result<Duration, String> {
+    parse_wait(s)
+}
+
+fn parse_wait(s: &str) -> Result<Duration, String> {
+    let d = humantime::parse_duration(s)
+        .map_err(|e| format!("{e}; write a number and a unit, e.g. 90s, 5m"))?;
+    if d > LONGEST_WAIT {
+        return Err("at most 7 days".to_string());
+    }
+    Ok(d)
 }
 
 /// `NAME=FILE`.

@@ -390,3 +390,87 @@ fn plan_bad_input_exits_2() {
         );
     }
 }
+
+// ---------------------------------------------------------------------------------------------
+// Flags refused before anything exists
+
+/// `repro` with Docker pointed at a socket that does not exist: a flag refused at parsing exits 2
+/// with its message, where anything reaching Docker would exit 3 (nothing can be created).
+fn repro_without_docker(args: &[&str]) -> std::process::Output {
+    std::process::Command::new(env!("CARGO_BIN_EXE_repro"))
+        .current_dir(root())
+        .args(args)
+        .env("DOCKER_HOST", "unix:///nonexistent/repro-test/docker.sock")
+        .env("NO_COLOR", "1")
+        .env_remove("REPRO_RESULTS")
+        .output()
+        .expect("runs repro")
+}
+
+#[test]
+fn zero_or_huge_waits_are_refused_at_parsing() {
+    for (args, want) in [
+        (
+            vec!["run", "etcd-split", "--sim", "--timeout", "0"],
+            "invalid value '0' for '--timeout <TIMEOUT>': the timeout must be above zero",
+        ),
+        (
+            vec!["run", "etcd-split", "--sim", "--timeout", "0s"],
+            "the timeout must be above zero",
+        ),
+        (
+            vec!["run", "etcd-split", "--sim", "--timeout", "100000000y"],
+            "at most 7 days",
+        ),
+        (
+            vec!["run", "etcd-split", "--sim", "--settle", "30d"],
+            "at most 7 days",
+        ),
+        (
+            vec![
+                "matrix",
+                "--k3s-versions",
+                "v1.33.4+k3s1",
+                "--sim",
+                "--timeout",
+                "0",
+            ],
+            "the timeout must be above zero",
+        ),
+    ] {
+        let out = repro_without_docker(&args);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(!stderr.contains("panicked"), "{args:?}: {stderr}");
+        assert_eq!(out.status.code(), Some(BAD_INPUT), "{args:?}: {stderr}");
+        assert!(stderr.contains(want), "{args:?}: {stderr}");
+    }
+}
+
+/// A topology with more nodes than a run's /24 can address is refused when loaded (it used to
+/// create ~245 containers before "invalid IPv4 address 10.213.0.256"), with Docker unreachable
+/// so that reaching it would show as exit 3.
+#[test]
+fn too_many_nodes_are_refused_before_docker() {
+    let text = std::fs::read_to_string(root().join("tests/broken/topologies/too-many-nodes.yaml"))
+        .expect("corpus file");
+    let dir = project(&[("topologies/too-many-nodes.yaml", &text)]);
+    let r = dir.path().display().to_string();
+    let out = repro_without_docker(&[
+        "--root",
+        &r,
+        "run",
+        "etcd-split",
+        "--sim",
+        "--topology",
+        "broken-too-many-nodes",
+    ]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!stderr.contains("panicked"), "{stderr}");
+    assert_eq!(out.status.code(), Some(BAD_INPUT), "{stderr}");
+    assert!(
+        stderr.contains(&format!(
+            "{r}/topologies/too-many-nodes.yaml:6:3: error: 300 nodes do not fit the run's network: at most 245"
+        )),
+        "{stderr}"
+    );
+}
