@@ -4,6 +4,11 @@
 //! (cluster → steps → observe → verdict) → `report/`. `matrix/` builds many runs on `run`;
 //! `cmd/` holds one module per subcommand and `cli` the flags.
 
+#![deny(clippy::print_stdout, clippy::print_stderr)]
+
+// First, so its macros (`outln!`, `errln!`...) are in scope in every module below.
+#[macro_use]
+pub mod term;
 mod catalog;
 mod changes;
 mod channels;

@@ -474,3 +474,88 @@ fn too_many_nodes_are_refused_before_docker() {
         "{stderr}"
     );
 }
+
+// ---------------------------------------------------------------------------------------------
+// What reaches the terminal
+
+/// Whether text holds a byte that drives a terminal: C0 but `\n`/`\t`, ESC, DEL, or C1 (as UTF-8).
+fn raw_control(bytes: &[u8]) -> Option<usize> {
+    let text = String::from_utf8_lossy(bytes);
+    text.char_indices()
+        .find(|(_, c)| c.is_control() && *c != '\n' && *c != '\t')
+        .map(|(i, _)| i)
+}
+
+/// A check whose name carries an unterminated OSC title sequence, a clear-screen, a carriage
+/// return and a C1 CSI: the diagnostic echoes the name, shown escaped.
+#[test]
+fn escapes_in_names_are_shown_not_sent() {
+    let shipped = std::fs::read_to_string(root().join("checks/etcd-split.yaml")).expect("check");
+    let hostile = shipped.replacen(
+        "name: etcd-split",
+        r#"name: "etcd\e]0;pwned\e[2J\rsplit\u009b31m""#,
+        1,
+    );
+    assert_ne!(hostile, shipped);
+    let dir = project(&[("checks/hostile.yaml", &hostile)]);
+    let r = dir.path().display().to_string();
+    for args in [
+        vec!["--root", &r, "validate"],
+        vec!["--root", &r, "list"],
+        vec!["--root", &r, "plan", "etcd-split"],
+    ] {
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_repro"))
+            .args(&args)
+            .output()
+            .expect("runs repro");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(BAD_INPUT), "{args:?}: {stderr}");
+        assert!(!stderr.contains("panicked"), "{stderr}");
+        assert_eq!(raw_control(&out.stdout), None, "{args:?} stdout");
+        assert_eq!(raw_control(&out.stderr), None, "{args:?}: {stderr}");
+        assert!(
+            stderr.contains(
+                r"`etcd\u001b]0;pwned\u001b[2J\u000dsplit\u009b31m` is not a valid check name"
+            ),
+            "{args:?}: {stderr}"
+        );
+    }
+}
+
+/// `repro … | head -c0`: the reader is gone before anything is written. The command exits with
+/// its own code, quietly, without a panic.
+#[test]
+fn closed_stdout_is_quiet() {
+    for (args, code) in [
+        (vec!["list"], 0),
+        (vec!["list", "--format", "json"], 0),
+        (vec!["plan", "etcd-split"], 0),
+        (vec!["validate"], 0),
+        (
+            vec![
+                "report",
+                "--validation",
+                "tests/fixtures/run-etcd-split-buggy",
+                "tests/fixtures/run-etcd-split-fixed",
+            ],
+            0,
+        ),
+        (vec!["completions", "bash"], 0),
+        (vec!["plan", "etcd-splt"], BAD_INPUT),
+    ] {
+        let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_repro"))
+            .current_dir(root())
+            .args(&args)
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .expect("runs repro");
+        // Close the reading end at once, as `head -c0` does.
+        drop(child.stdout.take());
+        let out = child.wait_with_output().expect("repro ends");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(!stderr.contains("panicked"), "{args:?}: {stderr}");
+        assert!(!stderr.contains("Broken pipe"), "{args:?}: {stderr}");
+        assert_eq!(out.status.code(), Some(code), "{args:?}: {stderr}");
+    }
+}

@@ -16,12 +16,14 @@ pub async fn run(_g: &Global, args: &CleanArgs) -> Result<i32, Error> {
         Some(id) => engine.remove_labelled(docker::LABEL_RUN, Some(id)).await,
         None => engine.remove_labelled(docker::LABEL_MANAGED, None).await,
     };
-    println!(
+    outln!(
         "removed {} container(s), {} network(s), {} volume(s)",
-        removed.containers, removed.networks, removed.volumes
+        removed.containers,
+        removed.networks,
+        removed.volumes
     );
     for e in &removed.errors {
-        eprintln!("repro clean: {e}");
+        errln!("repro clean: {e}");
     }
     Ok(if removed.errors.is_empty() {
         exit::OK

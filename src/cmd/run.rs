@@ -21,7 +21,7 @@ pub async fn run(g: &Global, args: &RunArgs) -> Result<i32, Error> {
     if let (Some(r), Some(dir)) = (&end.result, &end.dir) {
         match args.format {
             Format::Text => print_summary(r, dir),
-            Format::Json => print!("{}", crate::report::summary_json(r, dir)),
+            Format::Json => out!("{}", crate::report::summary_json(r, dir)),
         }
     }
     match end.error {

@@ -33,7 +33,7 @@ pub async fn run(_g: &Global, cmd: &SimCommand) -> Result<i32, Error> {
     for v in &wanted {
         let t = std::time::Instant::now();
         let tag = crate::sim_image::ensure_sim_image(&engine.docker, v, *rebuild).await?;
-        println!("{tag}  ({:.1}s)", t.elapsed().as_secs_f64());
+        outln!("{tag}  ({:.1}s)", t.elapsed().as_secs_f64());
     }
     Ok(exit::OK)
 }

@@ -30,7 +30,7 @@ pub fn spawn_handler(
         ));
         cancel.cancel();
         if tokio::signal::ctrl_c().await.is_ok() {
-            eprintln!("repro: exiting without cleanup; remove leftovers with `repro clean --run {run_id}`");
+            errln!("repro: exiting without cleanup; remove leftovers with `repro clean --run {run_id}`");
             std::process::exit(exit::INTERRUPTED);
         }
     })
