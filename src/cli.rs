@@ -196,7 +196,7 @@ pub struct RunOptions {
     #[arg(long)]
     pub keep: bool,
     /// Load this image archive (docker save / k3s air-gap tarball) before the run.
-    #[arg(long)]
+    #[arg(long, value_parser = parse_archive)]
     pub image_archive: Option<PathBuf>,
     /// Where run folders go.
     #[arg(long, default_value = "results", env = "REPRO_RESULTS")]
@@ -334,7 +334,7 @@ pub struct BatchRunOptions {
     #[arg(long, value_parser = parse_settle)]
     pub settle: Option<Duration>,
     /// Load this image archive (docker save / k3s air-gap tarball) once, before the runs.
-    #[arg(long)]
+    #[arg(long, value_parser = parse_archive)]
     pub image_archive: Option<PathBuf>,
     /// Where the matrix (or bisect) folder goes; each run's folder is inside it.
     #[arg(long, default_value = "results", env = "REPRO_RESULTS")]
@@ -526,6 +526,19 @@ fn parse_wait(s: &str) -> Result<Duration, String> {
         return Err("at most 7 days".to_string());
     }
     Ok(d)
+}
+
+/// `--image-archive`: an existing regular file (links followed). `/dev/zero` or a FIFO would
+/// be streamed to the engine forever, after the run had begun; refused here, exit 2.
+fn parse_archive(s: &str) -> Result<PathBuf, String> {
+    let p = PathBuf::from(s);
+    let meta = std::fs::metadata(&p).map_err(|e| format!("cannot read {s}: {e}"))?;
+    if !meta.is_file() {
+        return Err(format!(
+            "{s} is not a regular file; give the .tar written by `docker save` or a k3s air-gap tarball"
+        ));
+    }
+    Ok(p)
 }
 
 /// `NAME=FILE`.

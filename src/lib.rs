@@ -31,6 +31,7 @@ mod releases;
 mod report;
 pub mod result;
 pub mod run;
+pub mod safe_fs;
 pub mod scenario;
 pub mod sim_image;
 mod table;
