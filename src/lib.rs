@@ -18,6 +18,8 @@ mod diag;
 pub mod docker;
 pub mod error;
 mod exit;
+#[doc(hidden)]
+pub mod fuzzing;
 pub mod inspect;
 mod k3s_flags;
 pub mod load;
