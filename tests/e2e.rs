@@ -1122,3 +1122,45 @@ fn the_real_k3s_smoke_script_runs_on_the_stand_in() {
     );
     assert_eq!(out.status.code(), Some(0), "{}", text(&out));
 }
+
+/// `repro run … --format json | head -c0`: the reader is gone before the summary is written.
+/// The run completes, cleans up and exits with its verdict's code, without a panic; nothing it
+/// printed on stderr carries a raw control character.
+#[test]
+fn closed_stdout_does_not_panic_a_run() {
+    docker_ok();
+    let tmp = tempfile::tempdir().unwrap();
+    let mut child = repro()
+        .args([
+            "run",
+            "etcd-split",
+            "--sim",
+            "--k3s-version",
+            "v1.33.5+k3s1",
+            "--format",
+            "json",
+            "--progress",
+            "never",
+            "--results",
+        ])
+        .arg(tmp.path())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    drop(child.stdout.take());
+    let out = child.wait_with_output().unwrap();
+    let dir = only_run_dir(tmp.path());
+    let r: Value = read_result(&dir);
+    assert_no_leftovers(r["run_id"].as_str().unwrap());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!stderr.contains("panicked"), "{stderr}");
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    assert_eq!(r["verdict"]["outcome"], "fixed");
+    assert!(
+        !stderr
+            .chars()
+            .any(|c| c.is_control() && c != '\n' && c != '\t'),
+        "{stderr:?}"
+    );
+}
