@@ -1164,3 +1164,46 @@ fn closed_stdout_does_not_panic_a_run() {
         "{stderr:?}"
     );
 }
+
+/// A step name carrying an unterminated OSC title sequence, a clear-screen and a carriage return,
+/// in a real stand-in run with plain progress lines: what reaches stderr and stdout shows them
+/// escaped (`\u001b`), never raw.
+#[test]
+fn escapes_in_a_step_name_never_reach_the_terminal() {
+    docker_ok();
+    let root = project_root(|t| t, &[]);
+    let check = root.path().join("checks/etcd-split.yaml");
+    let original = std::fs::read_to_string(&check).unwrap();
+    let hostile = original.replacen(
+        "  - name: enable embedded-registry on etcd-2 and etcd-3 (not the init node)",
+        "  - name: \"enable\\e]0;pwned \\e[2J\\rregistry\\u009b31m\"",
+        1,
+    );
+    assert_ne!(hostile, original);
+    std::fs::write(&check, hostile).unwrap();
+    let (out, r, _dir, _t) = run(&[
+        "etcd-split",
+        "--root",
+        root.path().to_str().unwrap(),
+        "--k3s-version",
+        "v1.33.5+k3s1",
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    assert_eq!(r["verdict"]["outcome"], "fixed");
+    for (what, bytes) in [("stdout", &out.stdout), ("stderr", &out.stderr)] {
+        let s = String::from_utf8_lossy(bytes);
+        assert!(
+            !s.chars().any(|c| c.is_control() && c != '\n' && c != '\t'),
+            "raw control character on {what}: {s:?}"
+        );
+    }
+    let all = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        all.contains(r"enable\u001b]0;pwned \u001b[2J\u000dregistry\u009b31m"),
+        "the step name is not shown escaped:\n{all}"
+    );
+}
