@@ -92,7 +92,7 @@ pub struct Target {
     #[arg(long, env = "REPRO_K3S_VERSION")]
     pub k3s_version: Option<String>,
     /// Image to run instead of rancher/k3s:<version>.
-    #[arg(long, conflicts_with = "sim")]
+    #[arg(long, conflicts_with = "sim", value_parser = parse_image)]
     pub image: Option<String>,
     /// Use the k3s stand-in image for the version (built on the spot if missing).
     #[arg(long)]
@@ -541,6 +541,26 @@ fn parse_archive(s: &str) -> Result<PathBuf, String> {
     Ok(p)
 }
 
+/// `--image`: a Docker image reference (`[host[:port]/]path[:tag][@sha256:digest]`, path
+/// lowercase). A malformed one used to pass, then fail as "cannot pull" (exit 3) at the start of
+/// the run; it is bad input.
+fn parse_image(s: &str) -> Result<String, String> {
+    static REFERENCE: std::sync::LazyLock<regex::Regex> = std::sync::LazyLock::new(|| {
+        let component = r"[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*";
+        regex::Regex::new(&format!(
+            r"^(?:[a-zA-Z0-9](?:[a-zA-Z0-9.-]*[a-zA-Z0-9])?(?::[0-9]+)?/)?{component}(?:/{component})*(?::[A-Za-z0-9_][A-Za-z0-9_.-]{{0,127}})?(?:@sha256:[a-f0-9]{{64}})?$"
+        ))
+        .expect("static regex")
+    });
+    if s.len() <= 255 && REFERENCE.is_match(s) {
+        Ok(s.to_string())
+    } else {
+        Err(format!(
+            "`{s}` is not an image reference; write e.g. rancher/k3s:v1.33.4-k3s1 or registry.local:5000/k3s:dev (lowercase name, optional :tag)"
+        ))
+    }
+}
+
 /// `NAME=FILE`.
 fn parse_named(s: &str) -> Result<(String, PathBuf), String> {
     match s.split_once('=') {
@@ -550,5 +570,46 @@ fn parse_named(s: &str) -> Result<(String, PathBuf), String> {
         _ => Err(format!(
             "`{s}` is not NAME=FILE (e.g. etcd-2=logs/etcd-2.log)"
         )),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn image_references() {
+        for ok in [
+            "rancher/k3s:v1.33.4-k3s1",
+            "repro.local/k3s-sim:v1.33.4-k3s1",
+            "repro.local/archive-test:12345",
+            "registry.local:5000/team/k3s:dev",
+            "localhost/k3s",
+            "k3s",
+            "rancher/k3s@sha256:3f0d1c9e5b7a2d4f6e8c0a1b3d5f7e9c2a4b6d8f0e1c3a5b7d9f1e3c5a7b9d1f",
+        ] {
+            assert!(parse_image(ok).is_ok(), "{ok}");
+        }
+        for bad in [
+            "Bad Image!",
+            "rancher/K3s",
+            "",
+            "rancher/k3s:",
+            "rancher//k3s",
+            "-rancher/k3s",
+            "rancher/k3s:tag with space",
+        ] {
+            assert!(parse_image(bad).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn waits() {
+        assert!(parse_timeout("0").is_err());
+        assert!(parse_timeout("0s").is_err());
+        assert_eq!(parse_timeout("90s"), Ok(Duration::from_secs(90)));
+        assert!(parse_timeout("8d").is_err());
+        assert_eq!(parse_settle("0s"), Ok(Duration::ZERO));
+        assert!(parse_settle("1000000y").is_err());
     }
 }

@@ -427,6 +427,10 @@ fn zero_or_huge_waits_are_refused_at_parsing() {
             "at most 7 days",
         ),
         (
+            vec!["run", "etcd-split", "--image", "Bad Image!"],
+            "`Bad Image!` is not an image reference",
+        ),
+        (
             vec![
                 "matrix",
                 "--k3s-versions",
