@@ -89,9 +89,13 @@ impl Engine {
     /// (older engines such as 20.10 speak 1.41).
     pub async fn connect() -> Result<Engine, DockerError> {
         let endpoint = endpoint();
-        let unreachable = |reason: String| DockerError::Unreachable {
-            endpoint: endpoint.clone(),
-            reason,
+        // `tcp://user:password@host`: the message names the engine, never its password.
+        let unreachable = |reason: String| {
+            let mut r = crate::redact::Redactor::new(&[]);
+            DockerError::Unreachable {
+                endpoint: r.redact_text(&endpoint),
+                reason: r.redact_text(&reason),
+            }
         };
         let docker = Docker::connect_with_defaults().map_err(|e| unreachable(e.to_string()))?;
         let docker = docker.with_timeout(CLIENT_TIMEOUT);

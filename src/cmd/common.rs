@@ -95,9 +95,9 @@ pub fn stamped(prefix: &str) -> String {
     format!("{prefix}-{t}-{id}")
 }
 
-/// Creates a command's own results folder.
+/// Creates a command's own results folder (0700, like a run's: it holds runs' folders).
 pub fn create_dir(dir: &Path) -> Result<(), Error> {
-    std::fs::create_dir_all(dir).map_err(|source| Error::Write {
+    crate::report::private_dir(dir).map_err(|source| Error::Write {
         path: dir.to_path_buf(),
         source,
     })

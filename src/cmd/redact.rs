@@ -21,6 +21,9 @@ pub fn run(_g: &Global, a: &RedactArgs) -> Result<i32, Error> {
         target.display(),
         s.secrets
     );
+    for m in &s.redacted_bytes {
+        errln!("repro: {m}: not a text file; known secrets and secret shapes in its readable parts were replaced in its bytes, the rest kept as is");
+    }
     for f in &s.skipped_binary {
         errln!("repro: skipped {f}: not a text file (left out of the redacted copy / unchanged in place)");
     }

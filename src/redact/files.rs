@@ -22,6 +22,8 @@ pub struct RedactSummary {
     pub secrets: usize,
     /// Files neither redacted nor copied because they are not text (relative paths).
     pub skipped_binary: Vec<String>,
+    /// Archive members that are not text, redacted as bytes (`archive!member`).
+    pub redacted_bytes: Vec<String>,
 }
 
 enum Content {
@@ -65,8 +67,9 @@ pub fn redact_path(
             Content::Text(t) => ctx.learn_file(&name_of(&it.rel), t),
             Content::Archive(entries) => {
                 for (p, data) in entries {
-                    if let Ok(t) = std::str::from_utf8(data) {
-                        ctx.learn_file(p, t);
+                    match std::str::from_utf8(data) {
+                        Ok(t) => ctx.learn_file(p, t),
+                        Err(_) => ctx.learn_bytes(data),
                     }
                 }
             }
@@ -85,13 +88,20 @@ pub fn redact_path(
         let bytes = match &it.content {
             Content::Text(t) => ctx.redact_file(&name_of(&it.rel), t).into_bytes(),
             Content::Archive(entries) => {
-                let red: Vec<(String, Vec<u8>)> = entries
-                    .iter()
-                    .map(|(p, data)| match std::str::from_utf8(data) {
-                        Ok(t) => (p.clone(), ctx.redact_file(p, t).into_bytes()),
-                        Err(_) => (p.clone(), data.clone()),
-                    })
-                    .collect();
+                let mut red: Vec<(String, Vec<u8>)> = Vec::with_capacity(entries.len());
+                for (p, data) in entries {
+                    match std::str::from_utf8(data) {
+                        Ok(t) => red.push((p.clone(), ctx.redact_file(p, t).into_bytes())),
+                        // Never copied unchecked: known secrets and the shapes found in its
+                        // readable parts are replaced in the bytes, and the member is named.
+                        Err(_) => {
+                            summary
+                                .redacted_bytes
+                                .push(format!("{}!{p}", it.rel.display()));
+                            red.push((p.clone(), ctx.redact_bytes(data)));
+                        }
+                    }
+                }
                 bundle::build(&red, 0)
                     .with_context(|| format!("failed to rebuild {}", it.rel.display()))?
             }

@@ -21,8 +21,10 @@ use std::ops::Range;
 use std::sync::LazyLock;
 
 mod files;
+mod shared;
 
 pub use files::redact_path;
+pub use shared::SharedRedactor;
 
 use indexmap::IndexMap;
 use regex::{Captures, Regex};
@@ -32,13 +34,28 @@ use serde_json::Value;
 /// replace of a two-letter value would shred every word that contains it.
 const MIN_BARE_LEN: usize = 3;
 
+/// Secrets at least this long are also looked for in the forms a process may print them in:
+/// upper- and lower-case, base64 (at any alignment inside a longer encoded text), and split
+/// across two lines. Shorter ones would make those forms match ordinary words.
+const MIN_DERIVED_LEN: usize = 12;
+
 /// One redaction context (see the module docs).
 #[derive(Debug, Clone, Default)]
 pub struct Redactor {
-    /// secret -> placeholder number, in order of first sight.
+    /// secret (or a derived form of one) -> placeholder number, in order of first sight.
     known: IndexMap<String, usize>,
+    /// The secrets themselves (not their derived forms), for the split-line pass.
+    primary: Vec<String>,
     /// Secrets the caller named; replaced bare whatever their length.
     explicit: Vec<String>,
+    /// Values hidden where they sit under their key but never replaced bare: a registry
+    /// `username: repro` must not turn every "reproduced" or `repro.local/…` into a placeholder.
+    keyed_only: std::collections::HashSet<String>,
+    /// Placeholders numbered so far (distinct secrets).
+    numbered: usize,
+    /// The highest `<REDACTED-n>` already present in the input (a folder redacted before): new
+    /// numbers start after it, so they never collide with the old ones.
+    floor: usize,
     /// The literal matcher for `known`, rebuilt when `known` grew.
     matcher: Option<(usize, Regex)>,
 }
@@ -47,7 +64,19 @@ impl Redactor {
     /// A context that already knows `secrets` (e.g. the run token): they are numbered first, in
     /// the order given, so the run token is always `<REDACTED-1>`.
     pub fn new(secrets: &[String]) -> Self {
+        Self::after_placeholders(secrets, std::iter::empty())
+    }
+
+    /// A context for inputs that may already hold placeholders (a folder redacted earlier): new
+    /// secrets, `secrets` first, are numbered after the highest `<REDACTED-n>` in `texts`.
+    pub fn after_placeholders<'t>(
+        secrets: &[String],
+        texts: impl IntoIterator<Item = &'t str>,
+    ) -> Self {
         let mut r = Redactor::default();
+        for t in texts {
+            r.floor = r.floor.max(max_placeholder(t));
+        }
         for s in secrets.iter().filter(|s| !s.is_empty()) {
             r.explicit.push(s.clone());
             r.remember(s);
@@ -55,9 +84,9 @@ impl Redactor {
         r
     }
 
-    /// How many distinct secrets this context has seen.
+    /// How many distinct secrets this context has seen (derived forms are not counted).
     pub fn secret_count(&self) -> usize {
-        self.known.len()
+        self.numbered
     }
 
     /// The placeholder a secret is written as, if it is known.
@@ -75,6 +104,13 @@ impl Redactor {
         for value in &found.extra {
             self.remember(value);
         }
+        for (value, of) in &found.aliases {
+            let n = self.number(of);
+            self.alias(value, n);
+        }
+        for value in found.keyed_only {
+            self.keyed_only.insert(value);
+        }
     }
 
     /// Records the secrets in a JSON document (string values, keyed values, `--flag value` pairs).
@@ -86,7 +122,7 @@ impl Redactor {
                     if let (Some(Value::String(flag)), Value::String(s)) =
                         (i.checked_sub(1).map(|p| &items[p]), item)
                     {
-                        if is_secret_flag(flag) && is_secret_value(s) {
+                        if is_secret_flag(flag) && is_secret_pair(flag, s) {
                             self.remember(s);
                         }
                     }
@@ -97,8 +133,11 @@ impl Redactor {
                 for (k, item) in map {
                     self.learn_text(k);
                     match item {
-                        Value::String(s) if is_secret_key(k) && is_secret_value(s) => {
+                        Value::String(s) if is_secret_pair(k, s) => {
                             self.remember(s);
+                            if is_weak_key(k) {
+                                self.keyed_only.insert(s.clone());
+                            }
                         }
                         _ => self.learn_json(item),
                     }
@@ -120,7 +159,8 @@ impl Redactor {
             at = range.end;
         }
         out.push_str(&text[at..]);
-        self.replace_bare(&out)
+        let out = self.replace_bare(&out);
+        self.replace_split(&out)
     }
 
     /// The JSON document with every secret replaced; keys stay, structure stays.
@@ -152,9 +192,7 @@ impl Redactor {
                 let mut out = serde_json::Map::with_capacity(map.len());
                 for (k, item) in map {
                     let value = match item {
-                        Value::String(s) if is_secret_key(k) && is_secret_value(s) => {
-                            Value::String(self.remember(s))
-                        }
+                        Value::String(s) if is_secret_pair(k, s) => Value::String(self.remember(s)),
                         _ => self.redact_json_learned(item),
                     };
                     out.insert(self.redact_text(k), value);
@@ -177,6 +215,47 @@ impl Redactor {
         self.redact_text(text)
     }
 
+    /// Content that is not UTF-8 (a binary member of a bundle): secrets are found by shape in
+    /// its readable parts and every known secret is replaced in the bytes themselves, so the
+    /// rest of the content comes out byte for byte as it went in.
+    pub fn redact_bytes(&mut self, data: &[u8]) -> Vec<u8> {
+        self.learn_bytes(data);
+        let mut secrets: Vec<(&String, &usize)> =
+            self.known.iter().filter(|(s, _)| self.bare_ok(s)).collect();
+        secrets.sort_by_key(|(s, _)| std::cmp::Reverse(s.len()));
+        let alts: Vec<String> = secrets.iter().map(|(s, _)| regex::escape(s)).collect();
+        if alts.is_empty() {
+            return data.to_vec();
+        }
+        match regex::bytes::Regex::new(&alts.join("|")) {
+            Ok(re) => re
+                .replace_all(data, |c: &regex::bytes::Captures| {
+                    let m = String::from_utf8_lossy(&c[0]);
+                    let at = c.get(0).map_or(0..0, |g| g.range());
+                    match self.known.get(m.as_ref()) {
+                        Some(n) if self.bare_match_ok(data, at, &m) => placeholder(*n).into_bytes(),
+                        _ => c[0].to_vec(),
+                    }
+                })
+                .into_owned(),
+            // Too many secrets for one pattern: one at a time.
+            Err(_) => {
+                let mut out = data.to_vec();
+                for (s, n) in secrets {
+                    out = replace_bytes(&out, s.as_bytes(), placeholder(*n).as_bytes());
+                }
+                out
+            }
+        }
+    }
+
+    /// Learns the secrets in the readable (UTF-8) parts of non-UTF-8 content.
+    pub fn learn_bytes(&mut self, data: &[u8]) {
+        for chunk in data.utf8_chunks() {
+            self.learn_text(chunk.valid());
+        }
+    }
+
     /// Learns from one file's content, the same way [`Redactor::redact_file`] reads it.
     pub fn learn_file(&mut self, name: &str, text: &str) {
         match parse_json_file(name, text) {
@@ -187,13 +266,117 @@ impl Redactor {
 
     /// The placeholder of `secret`, numbering it if it is new.
     fn remember(&mut self, secret: &str) -> String {
-        let next = self.known.len() + 1;
-        let n = *self.known.entry(secret.to_string()).or_insert(next);
-        placeholder(n)
+        placeholder(self.number(secret))
+    }
+
+    /// The number of `secret`, numbering it (and its derived forms) if it is new.
+    fn number(&mut self, secret: &str) -> usize {
+        if let Some(n) = self.known.get(secret) {
+            return *n;
+        }
+        self.numbered += 1;
+        let n = self.floor + self.numbered;
+        self.known.insert(secret.to_string(), n);
+        self.primary.push(secret.to_string());
+        for form in derived_forms(secret) {
+            self.alias(&form, n);
+        }
+        n
+    }
+
+    /// Another form of secret number `n`, written with the same placeholder.
+    fn alias(&mut self, form: &str, n: usize) {
+        if !form.is_empty() && !is_placeholder(form) {
+            self.known.entry(form.to_string()).or_insert(n);
+        }
+    }
+
+    /// A secret split over two lines — one line ends with its first part, the next starts
+    /// (after a log timestamp) with the rest — has each part replaced by its placeholder.
+    fn replace_split(&self, text: &str) -> String {
+        let secrets: Vec<(&str, usize)> = self
+            .primary
+            .iter()
+            .filter(|s| s.len() >= MIN_DERIVED_LEN && !s.contains('\n'))
+            .filter_map(|s| self.known.get(s).map(|n| (s.as_str(), *n)))
+            .collect();
+        if secrets.is_empty() || !text.contains('\n') {
+            return text.to_string();
+        }
+        // (byte range, number) of the parts to replace.
+        let mut cuts: Vec<(Range<usize>, usize)> = Vec::new();
+        let mut start = 0;
+        let lines: Vec<(usize, &str)> = text
+            .split('\n')
+            .map(|l| {
+                let at = start;
+                start += l.len() + 1;
+                (at, l)
+            })
+            .collect();
+        for pair in lines.windows(2) {
+            let ((a_at, a), (b_at, b)) = (pair[0], pair[1]);
+            let a_body = a.trim_end_matches('\r');
+            let skip = LOG_TS.find(b).map_or(0, |m| m.end());
+            let head = &b[skip..];
+            for (s, n) in &secrets {
+                let (Some(&last), Some(&first_of_head)) =
+                    (a_body.as_bytes().last(), head.as_bytes().first())
+                else {
+                    break;
+                };
+                let sb = s.as_bytes();
+                for k in 1..s.len() {
+                    // Two bytes first: most pairs of lines fail here, in O(1).
+                    if sb[k - 1] != last || sb[k] != first_of_head || !s.is_char_boundary(k) {
+                        continue;
+                    }
+                    let (first, rest) = s.split_at(k);
+                    if a_body.ends_with(first) && head.starts_with(rest) {
+                        let a_end = a_at + a_body.len();
+                        cuts.push((a_end - first.len()..a_end, *n));
+                        let b_start = b_at + skip;
+                        cuts.push((b_start..b_start + rest.len(), *n));
+                        break;
+                    }
+                }
+            }
+        }
+        if cuts.is_empty() {
+            return text.to_string();
+        }
+        cuts.sort_by_key(|(r, _)| r.start);
+        let mut out = String::with_capacity(text.len());
+        let mut at = 0;
+        for (r, n) in cuts {
+            if r.start < at {
+                continue;
+            }
+            out.push_str(&text[at..r.start]);
+            out.push_str(&placeholder(n));
+            at = r.end;
+        }
+        out.push_str(&text[at..]);
+        out
     }
 
     fn bare_ok(&self, s: &str) -> bool {
-        s.chars().count() >= MIN_BARE_LEN || self.explicit.iter().any(|e| e == s)
+        self.is_explicit(s) || (s.chars().count() >= MIN_BARE_LEN && !self.keyed_only.contains(s))
+    }
+
+    fn is_explicit(&self, s: &str) -> bool {
+        self.explicit.iter().any(|e| e == s)
+    }
+
+    /// A short learned secret is replaced bare only as a whole word: `password: admin` must not
+    /// shred "administrator". Long ones (and the caller's) go wherever they are, even inside a
+    /// longer word (a base64 blob, a URL).
+    fn bare_match_ok(&self, text: &[u8], at: Range<usize>, secret: &str) -> bool {
+        if secret.len() >= MIN_DERIVED_LEN || self.is_explicit(secret) {
+            return true;
+        }
+        let word = |b: Option<&u8>| b.is_some_and(|b| b.is_ascii_alphanumeric());
+        !(word(at.start.checked_sub(1).and_then(|i| text.get(i))) || word(text.get(at.end)))
     }
 
     /// Replaces every known secret wherever it occurs, longest first, leaving placeholders alone.
@@ -229,8 +412,13 @@ impl Redactor {
             Some((_, re)) => re
                 .replace_all(text, |c: &Captures| {
                     let m = &c[0];
+                    let at = c.get(0).map_or(0..0, |g| g.range());
                     match self.known.get(m) {
-                        Some(n) if !is_placeholder(m) => fmt(*n),
+                        Some(n)
+                            if !is_placeholder(m) && self.bare_match_ok(text.as_bytes(), at, m) =>
+                        {
+                            fmt(*n)
+                        }
                         _ => m.to_string(),
                     }
                 })
@@ -249,8 +437,71 @@ impl Redactor {
     }
 }
 
+fn replace_bytes(data: &[u8], from: &[u8], to: &[u8]) -> Vec<u8> {
+    if from.is_empty() {
+        return data.to_vec();
+    }
+    let mut out = Vec::with_capacity(data.len());
+    let mut i = 0;
+    while i < data.len() {
+        if data[i..].starts_with(from) {
+            out.extend_from_slice(to);
+            i += from.len();
+        } else {
+            out.push(data[i]);
+            i += 1;
+        }
+    }
+    out
+}
+
 fn placeholder(n: usize) -> String {
     format!("<REDACTED-{n}>")
+}
+
+/// The highest `n` of a `<REDACTED-n>` in `text` (0 if none).
+fn max_placeholder(text: &str) -> usize {
+    static RE: LazyLock<Regex> =
+        LazyLock::new(|| Regex::new(r"<REDACTED-(\d{1,9})>").expect("static regex"));
+    if !text.contains("<REDACTED-") {
+        return 0;
+    }
+    RE.captures_iter(text)
+        .filter_map(|c| c[1].parse().ok())
+        .max()
+        .unwrap_or(0)
+}
+
+/// An RFC 3339 timestamp at the start of a kept log line (`<ts> <text>`).
+static LOG_TS: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"^\d{4}-\d\d-\d\dT[0-9:.]+(?:Z|[+-]\d\d:\d\d) ").expect("static regex")
+});
+
+/// The forms a process may print a secret in besides itself: upper- and lower-case, and its
+/// base64 at each of the three alignments it can have inside a longer encoded text (the part of
+/// the encoding that depends on the secret's bytes alone), standard and URL-safe.
+fn derived_forms(secret: &str) -> Vec<String> {
+    use base64::engine::general_purpose::{STANDARD_NO_PAD, URL_SAFE_NO_PAD};
+    use base64::Engine as _;
+    if secret.len() < MIN_DERIVED_LEN {
+        return Vec::new();
+    }
+    let mut forms = vec![secret.to_uppercase(), secret.to_lowercase()];
+    let bytes = secret.as_bytes();
+    for skip in 0..3 {
+        let whole = (bytes.len() - skip) / 3 * 3;
+        let chunk = &bytes[skip..skip + whole];
+        for engine in [&STANDARD_NO_PAD, &URL_SAFE_NO_PAD] {
+            let enc = engine.encode(chunk);
+            if enc.len() >= MIN_DERIVED_LEN {
+                forms.push(enc);
+            }
+        }
+    }
+    forms.retain(|f| f != secret);
+    forms.sort();
+    forms.dedup();
+    forms
 }
 
 fn is_placeholder(s: &str) -> bool {
@@ -272,25 +523,54 @@ pub fn is_secret_key(key: &str) -> bool {
         .trim_start_matches('-')
         .to_ascii_lowercase()
         .replace(['_', '.'], "-");
-    // Locations of secrets are not secrets, and `secrets-encryption*` configures encryption.
+    // Locations of secrets are not secrets (a file path as a key, as in `files:`, holds the
+    // file's content, which is judged line by line), and `secrets-encryption*` configures
+    // encryption.
     if ["-file", "-path", "-dir"].iter().any(|s| k.ends_with(s))
+        || k.contains('/')
         || k.starts_with("secrets-encryption")
     {
         return false;
     }
     k.ends_with("token")
+        // `*_KEY` (SESSION_KEY, API_KEY), `*_PASS` (DB_PASS), `*_CREDS`, `*_PWD`.
+        || ["-key", "-pass", "-creds", "-pwd"].iter().any(|s| k.ends_with(s))
+        // registries.yaml `auth:` blocks and docker config.json `auths` entries.
+        || ["auth", "username", "pass", "creds", "pwd", "credentials"].contains(&k.as_str())
         || [
             "password",
             "passwd",
+            "passphrase",
             "secret",
             "access-key",
             "accesskey",
             "private-key",
             "api-key",
             "apikey",
+            // kubeconfig `client-key-data`.
+            "key-data",
         ]
         .iter()
         .any(|w| k.contains(w))
+}
+
+/// A key whose value is hidden where it stands but is not a secret to hunt for elsewhere (a
+/// user name: often a plain word).
+fn is_weak_key(key: &str) -> bool {
+    let k = key
+        .trim_start_matches('-')
+        .to_ascii_lowercase()
+        .replace(['_', '.'], "-");
+    k == "username" || k.ends_with("-username")
+}
+
+/// Whether `value` under `key` is a secret: a secret key, a secret-looking value, and not the
+/// working directory a shell exports as `PWD=/root`.
+pub fn is_secret_pair(key: &str, value: &str) -> bool {
+    let k = key.trim_start_matches('-').to_ascii_lowercase();
+    is_secret_key(key)
+        && is_secret_value(value)
+        && !((k == "pwd" || k == "oldpwd") && value.trim().starts_with('/'))
 }
 
 fn is_secret_flag(s: &str) -> bool {
@@ -317,13 +597,22 @@ pub fn is_secret_value(v: &str) -> bool {
 struct Found {
     spans: Vec<(Range<usize>, String)>,
     extra: Vec<String>,
+    /// (form, secret): another form of a secret, written with the secret's placeholder (each
+    /// line of a PEM key's body, which a process may print alone).
+    aliases: Vec<(String, String)>,
+    /// Values under a weak key ([`is_weak_key`]): replaced where they stand, never bare.
+    keyed_only: Vec<String>,
 }
 
 /// Every secret in `text`; spans sorted and non-overlapping.
 fn find_secrets(text: &str) -> Found {
     let mut ranges: Vec<Range<usize>> = Vec::new();
-    yaml_spans(text, &mut ranges);
-    regex_spans(text, &mut ranges);
+    let mut aliases = Vec::new();
+    let mut weak: Vec<Range<usize>> = Vec::new();
+    pem_spans(text, &mut ranges, &mut aliases);
+    yaml_spans(text, &mut ranges, &mut weak);
+    regex_spans(text, &mut ranges, &mut weak);
+    let keyed_only = weak.into_iter().map(|r| text[r].to_string()).collect();
     // Keep the earliest, then the longest, of overlapping spans; what a dropped span held is
     // inside the kept one, or learned and replaced bare afterwards.
     ranges.sort_by(|a, b| a.start.cmp(&b.start).then(b.end.cmp(&a.end)));
@@ -351,7 +640,61 @@ fn find_secrets(text: &str) -> Found {
             .find_iter(text)
             .filter_map(|m| k3s_token_password(m.as_str())),
     );
-    Found { spans, extra }
+    Found {
+        spans,
+        extra,
+        aliases,
+        keyed_only,
+    }
+}
+
+/// The body of every PEM private key (`-----BEGIN … PRIVATE KEY-----` to its END line), in a
+/// plain file, a YAML block scalar (indented lines) or a JSON string (`\n` escapes); each line
+/// of the body is learned as another form of it.
+fn pem_spans(text: &str, spans: &mut Vec<Range<usize>>, aliases: &mut Vec<(String, String)>) {
+    static PEM: LazyLock<Regex> = LazyLock::new(|| {
+        Regex::new(r"(?s)-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY-----(?P<v>.*?)-----END (?:[A-Z0-9]+ )*PRIVATE KEY-----")
+            .expect("static regex")
+    });
+    if !text.contains("PRIVATE KEY-----") {
+        return;
+    }
+    for c in PEM.captures_iter(text) {
+        let Some(v) = c.name("v") else { continue };
+        let body = v.as_str();
+        // Trim whitespace and `\n` escapes at both ends, so the markers' lines stay as they were.
+        let is_pad = |s: &str| s.starts_with(char::is_whitespace) || s.starts_with("\\n");
+        let mut start = 0;
+        while start < body.len() && is_pad(&body[start..]) {
+            start += if body[start..].starts_with("\\n") {
+                2
+            } else {
+                body[start..].chars().next().map_or(1, char::len_utf8)
+            };
+        }
+        let mut end = body.len();
+        while end > start {
+            let t = &body[start..end];
+            if t.ends_with("\\n") {
+                end -= 2;
+            } else if t.ends_with(char::is_whitespace) {
+                end -= t.chars().next_back().map_or(1, char::len_utf8);
+            } else {
+                break;
+            }
+        }
+        if end <= start {
+            continue;
+        }
+        let secret = &body[start..end];
+        spans.push(v.start() + start..v.start() + end);
+        for line in secret.split('\n').flat_map(|l| l.split("\\n")) {
+            let line = line.trim();
+            if line.len() >= 16 && !line.contains(':') {
+                aliases.push((line.to_string(), secret.to_string()));
+            }
+        }
+    }
 }
 
 /// The `<password>` of `K10<hash>::<user>:<password>` (or the secret of `K10<hash>::<id>.<secret>`).
@@ -376,8 +719,11 @@ static RULES: LazyLock<Vec<Regex>> = LazyLock::new(|| {
         r#"(?i)\b(?:proxy-)?authorization"?\s*[:=]\s*"?(?:(?:bearer|basic|token|digest|negotiate)\s+)?(?P<v>[^\s"',;]+)"#,
         // Bearer tokens wherever they appear.
         r#"(?i)\bbearer\s+(?P<v>[A-Za-z0-9._~+/=-]{8,})"#,
-        // Credentials in URLs: scheme://user:password@host.
-        r#"(?i)\b[a-z][a-z0-9+.-]*://[^:/@\s"']+:(?P<v>[^@/\s"']+)@"#,
+        // Credentials in URLs: scheme://user:password@host, up to the last `@` of the
+        // authority (a password may hold an `@`).
+        r#"(?i)\b[a-z][a-z0-9+.-]*://[^:/@\s"']+:(?P<v>[^/\s"']+)@"#,
+        // JSON Web Tokens (header.payload.signature, both JSON objects in base64url).
+        r#"\b(?P<v>eyJ[A-Za-z0-9_-]{4,}\.eyJ[A-Za-z0-9_-]{4,}\.[A-Za-z0-9_-]*)"#,
     ]
     .iter()
     .map(|r| Regex::new(r).expect("static regex"))
@@ -399,7 +745,7 @@ static FLAG_RE: LazyLock<Regex> = LazyLock::new(|| {
         .expect("static regex")
 });
 
-fn regex_spans(text: &str, spans: &mut Vec<Range<usize>>) {
+fn regex_spans(text: &str, spans: &mut Vec<Range<usize>>, weak: &mut Vec<Range<usize>>) {
     for re in RULES.iter() {
         for c in re.captures_iter(text) {
             if let Some(v) = c.name("v") {
@@ -417,8 +763,11 @@ fn regex_spans(text: &str, spans: &mut Vec<Range<usize>>) {
                 break;
             };
             // Header names are the Authorization rule's; here they would swallow the scheme.
-            if is_secret_key(key) && !key.eq_ignore_ascii_case("authorization") {
+            if is_secret_pair(key, v.as_str()) && !key.eq_ignore_ascii_case("authorization") {
                 spans.push(v.range());
+                if is_weak_key(key) {
+                    weak.push(v.range());
+                }
                 at = v.end().max(at + 1);
             } else {
                 at = v.start().max(at + 1);
@@ -436,22 +785,27 @@ fn regex_spans(text: &str, spans: &mut Vec<Range<usize>>) {
 
 /// YAML-style lines: `key: value` (whole rest of the line, quotes and comment aside) and block
 /// values under a secret key (`token: |`, or a list of items below `password:`).
-fn yaml_spans(text: &str, spans: &mut Vec<Range<usize>>) {
+fn yaml_spans(text: &str, spans: &mut Vec<Range<usize>>, weak: &mut Vec<Range<usize>>) {
     static LINE: LazyLock<Regex> = LazyLock::new(|| {
         Regex::new(r#"^(?P<ind>[ \t]*)(?:-[ \t]+)?["']?(?P<k>[A-Za-z0-9_.-]+)["']?[ \t]*:(?:[ \t]+(?P<rest>.*?))?[ \t]*$"#)
             .expect("static regex")
     });
-    let mut block: Option<usize> = None;
+    // (indent of the secret key, whether its value is a block scalar `|`/`>`).
+    let mut block: Option<(usize, bool)> = None;
     let mut offset = 0;
     for line in text.split_inclusive('\n') {
         let body = line.trim_end_matches(['\n', '\r']);
         let indent = body.len() - body.trim_start().len();
-        if let Some(key_indent) = block {
+        let keyed = LINE.captures(body);
+        if let Some((key_indent, scalar)) = block {
             if body.trim().is_empty() {
                 offset += line.len();
                 continue;
             }
-            if indent > key_indent {
+            // Inside a mapping under a secret key (`auth:` of registries.yaml), `key: value`
+            // lines are judged by their own key, so `username:` stays readable and its value is
+            // learned alone; other lines (list items, block text) are secret whole.
+            if indent > key_indent && (scalar || keyed.is_none()) {
                 let content = body.trim_start();
                 let content = content.strip_prefix("- ").unwrap_or(content);
                 let start = offset + body.len() - content.len();
@@ -459,9 +813,11 @@ fn yaml_spans(text: &str, spans: &mut Vec<Range<usize>>) {
                 offset += line.len();
                 continue;
             }
-            block = None;
+            if indent <= key_indent {
+                block = None;
+            }
         }
-        if let Some(c) = LINE.captures(body) {
+        if let Some(c) = keyed {
             let key = &c["k"];
             if is_secret_key(key) {
                 match c.name("rest") {
@@ -469,9 +825,21 @@ fn yaml_spans(text: &str, spans: &mut Vec<Range<usize>>) {
                         if !rest.as_str().starts_with(['|', '>']) && !rest.as_str().is_empty() =>
                     {
                         let r = unquote_span(rest.as_str(), rest.start());
-                        spans.push(offset + r.start..offset + r.end);
+                        if is_secret_pair(
+                            key,
+                            &rest.as_str()[r.start - rest.start()..r.end - rest.start()],
+                        ) {
+                            spans.push(offset + r.start..offset + r.end);
+                            if is_weak_key(key) {
+                                weak.push(offset + r.start..offset + r.end);
+                            }
+                        }
                     }
-                    _ => block = Some(c.name("ind").map(|m| m.as_str().len()).unwrap_or(0)),
+                    rest => {
+                        let scalar = rest.is_some_and(|r| r.as_str().starts_with(['|', '>']));
+                        let ind = c.name("ind").map(|m| m.as_str().len()).unwrap_or(0);
+                        block = Some((ind, scalar));
+                    }
                 }
             }
         }

@@ -372,3 +372,306 @@ fn large_logs_redact_whole() {
     assert!(out.ends_with("K3S_TOKEN=<REDACTED-2>\n"));
     assert!(!out.contains("late-secret-123"));
 }
+
+// Issue 14: shapes the first rules missed.
+
+const PEM_BODY: [&str; 3] = [
+    "MIIEvQIBADANBgkqhkiG9w0BAQEFAASCBKcwggSjAgEAAoIBAQC7pemLine1",
+    "pemLine2xQm9JbXZnN2dSa0tUZlRQcWd3b3RmUmJ3TUxwR1dxYUZwVg",
+    "pemLine3Zk5dWQ==",
+];
+
+#[test]
+fn pem_private_keys_plain_in_yaml_block_and_in_json() {
+    let plain = format!(
+        "-----BEGIN RSA PRIVATE KEY-----\n{}\n-----END RSA PRIVATE KEY-----\n",
+        PEM_BODY.join("\n")
+    );
+    let yaml = format!(
+        "tls:\n  key: |\n    -----BEGIN PRIVATE KEY-----\n    {}\n    -----END PRIVATE KEY-----\nserver: https://x:6443\n",
+        PEM_BODY.join("\n    ")
+    );
+    let json = format!(
+        "{{\"content\": \"-----BEGIN EC PRIVATE KEY-----\\n{}\\n-----END EC PRIVATE KEY-----\\n\"}}",
+        PEM_BODY.join("\\n")
+    );
+    for text in [&plain, &yaml, &json] {
+        let out = red(text);
+        for line in PEM_BODY {
+            assert!(!out.contains(line), "{line} survived:\n{out}");
+        }
+        assert!(out.contains("PRIVATE KEY-----"), "markers lost:\n{out}");
+    }
+    // One line of the key printed alone elsewhere is the key too.
+    let mut r = Redactor::new(&[]);
+    r.learn_text(&plain);
+    let out = r.redact_text(&format!("a log prints {} alone", PEM_BODY[1]));
+    assert_eq!(out, "a log prints <REDACTED-1> alone");
+    // A certificate is public: it stays.
+    let cert = "-----BEGIN CERTIFICATE-----\nMIIBszCCAVmgAwIBAgIRAKx\n-----END CERTIFICATE-----\n";
+    assert_eq!(red(cert), cert);
+}
+
+#[test]
+fn registries_yaml_auth_block_and_docker_config_auths() {
+    let reg = "mirrors:\n  docker.io: {}\nconfigs:\n  \"reg.example:5000\":\n    auth:\n      username: reg-user-0001\n      password: reg-pass-0002\n      auth: cmVnLWF1dGgtMDAwMw==\n      identitytoken: reg-idtok-0004\n    tls:\n      insecure_skip_verify: true\n";
+    let out = red(reg);
+    for s in [
+        "reg-user-0001",
+        "reg-pass-0002",
+        "cmVnLWF1dGgtMDAwMw==",
+        "reg-idtok-0004",
+    ] {
+        assert!(!out.contains(s), "{s} survived:\n{out}");
+    }
+    for kept in [
+        "username: <REDACTED-",
+        "password: <REDACTED-",
+        "identitytoken: <REDACTED-",
+        "insecure_skip_verify: true",
+        "docker.io: {}",
+    ] {
+        assert!(out.contains(kept), "{kept} lost:\n{out}");
+    }
+    // The password is learned alone, so it is replaced bare elsewhere.
+    let mut r = Redactor::new(&[]);
+    r.learn_text(reg);
+    assert_eq!(r.redact_text("login reg-pass-0002"), "login <REDACTED-2>");
+
+    let docker = r#"{"auths": {"https://index.docker.io/v1/": {"auth": "ZG9ja2VyOmh1YjAwMDU=", "identitytoken": "dock-idtok-0006"}}, "credsStore": "pass"}"#;
+    let v: Value = serde_json::from_str(docker).unwrap_or_default();
+    let out = serde_json::to_string(&Redactor::new(&[]).redact_json(&v)).unwrap_or_default();
+    assert!(
+        !out.contains("ZG9ja2VyOmh1YjAwMDU=") && !out.contains("dock-idtok-0006"),
+        "{out}"
+    );
+    assert!(
+        out.contains("\"auths\"") && out.contains("\"auth\":\"<REDACTED-"),
+        "{out}"
+    );
+    let out = red(docker);
+    assert!(
+        !out.contains("ZG9ja2VyOmh1YjAwMDU=") && !out.contains("dock-idtok-0006"),
+        "{out}"
+    );
+}
+
+#[test]
+fn kubeconfig_client_key_data_and_token() {
+    let kc = "users:\n- name: default\n  user:\n    client-certificate-data: LS0tLS1CRUdJTiBDRVJU\n    client-key-data: LS0tLS1CRUdJTiBFQyBQUklWQVRFIGtleTAwMDc=\n- name: sa\n  user:\n    token: kube-sa-token-0008\n";
+    let out = red(kc);
+    gone(
+        &out,
+        "LS0tLS1CRUdJTiBFQyBQUklWQVRFIGtleTAwMDc=",
+        "client-key-data: <REDACTED-",
+    );
+    gone(&out, "kube-sa-token-0008", "token: <REDACTED-");
+    // A certificate is public.
+    assert!(
+        out.contains("client-certificate-data: LS0tLS1CRUdJTiBDRVJU"),
+        "{out}"
+    );
+}
+
+#[test]
+fn passphrase_and_jwts() {
+    let jwt = "eyJhbGciOiJSUzI1NiIsImtpZCI6IjEifQ.eyJzdWIiOiJzeXN0ZW06c2EiLCJleHAiOjF9.c2lnbmF0dXJlLTAwMDk";
+    let out = red(&format!(
+        "ssh-key-passphrase: pass-phrase-0010\nlevel=info msg=\"got {jwt} from the apiserver\"\n"
+    ));
+    gone(&out, "pass-phrase-0010", "ssh-key-passphrase: <REDACTED-1>");
+    gone(&out, jwt, "got <REDACTED-2> from");
+    // A single `eyJ…` base64 word is not a JWT.
+    let text = "value eyJhbGciOiJIUzI1NiJ9 alone\n";
+    assert_eq!(red(text), text);
+}
+
+#[test]
+fn url_password_holding_an_at_sign() {
+    let out =
+        red("DOCKER_HOST=tcp://user:pa@ss-0011@dockerd:2376 and postgres://k3s:p@w@db:5432/k3s\n");
+    gone(&out, "pa@ss-0011", "tcp://user:<REDACTED-1>@dockerd:2376");
+    gone(&out, "ss-0011", "postgres://k3s:<REDACTED-2>@db:5432/k3s");
+    assert!(!out.contains("p@w"), "{out}");
+}
+
+#[test]
+fn env_names_outside_the_first_rules() {
+    let out = red("DB_PASS=env-0012 SESSION_KEY=env-0013 CREDS=env-0014 pwd=env-0015 APP_SECRET=env-0016 LDAP_PASSWD=env-0017 API_KEY=env-0018 ADMIN_PWD=env-0019\n");
+    for n in 12..=19 {
+        let s = format!("env-00{n}");
+        assert!(!out.contains(&s), "{s} survived:\n{out}");
+    }
+    for k in [
+        "DB_PASS=<",
+        "SESSION_KEY=<",
+        "CREDS=<",
+        "pwd=<",
+        "APP_SECRET=<",
+        "LDAP_PASSWD=<",
+        "API_KEY=<",
+    ] {
+        assert!(out.contains(k), "{k} lost:\n{out}");
+    }
+    // A shell's working directory, keys named after files, and plain settings stay.
+    let text = "PWD=/root OLDPWD=/ SESSION_KEY_FILE=/run/s.key node-name: keypass\nsecrets-encryption: true\nPATH=/usr/bin\n";
+    assert_eq!(red(text), text);
+    for k in [
+        "DB_PASS",
+        "SESSION_KEY",
+        "CREDS",
+        "pwd",
+        "X_SECRET",
+        "X_PASSWD",
+        "API_KEY",
+        "passphrase",
+        "client-key-data",
+        "auth",
+        "username",
+    ] {
+        assert!(is_secret_key(k), "{k} should be a secret key");
+    }
+    for k in [
+        "keypass-file",
+        "auths",
+        "anonymous-auth",
+        "compass",
+        "password-file",
+    ] {
+        assert!(!is_secret_key(k), "{k} should not be a secret key");
+    }
+}
+
+#[test]
+fn the_run_token_in_derived_forms() {
+    use base64::Engine as _;
+    let token = "4f9d2c7e1a8b3f60aa11bb22cc33dd44ee55ff6677889900";
+    let b64 = base64::engine::general_purpose::STANDARD;
+    let mut r = Redactor::new(&[token.to_string()]);
+    let forms = [
+        token.to_uppercase(),
+        b64.encode(token),
+        b64.encode(format!("{token}\n")),
+        b64.encode(format!("K3S_TOKEN={token}")),
+        b64.encode(format!("x{token}")),
+        base64::engine::general_purpose::URL_SAFE.encode(format!("ab{token}")),
+    ];
+    for f in &forms {
+        let out = r.redact_text(&format!("printed {f} here\n"));
+        assert!(out.contains("<REDACTED-1>"), "{f} not redacted: {out}");
+        // What is left of the encoding is at most its first and last group (and the
+        // encoding of what came before the token, `K3S_TOKEN=`).
+        let left = out
+            .trim_start_matches("printed ")
+            .trim_end_matches(" here\n");
+        let left = left.replace("<REDACTED-1>", "");
+        assert!(left.len() <= 8 + 16, "{f}: too much left: {out}");
+    }
+    // Derived forms share the secret's number and are not counted as secrets of their own.
+    assert_eq!(r.secret_count(), 1);
+}
+
+#[test]
+fn the_run_token_split_across_two_log_lines() {
+    let token = "4f9d2c7e1a8b3f60aa11bb22cc33dd44ee55ff6677889900";
+    let (a, b) = token.split_at(20);
+    let log = format!(
+        "2026-11-30T09:00:01.000000001Z level=info msg=\"token is {a}\n2026-11-30T09:00:01.000000002Z {b} and more\"\nnext line\n"
+    );
+    let out = Redactor::new(&[token.to_string()]).redact_text(&log);
+    assert!(!out.contains(a) && !out.contains(b), "{out}");
+    assert!(
+        out.contains("token is <REDACTED-1>\n2026-11-30T09:00:01.000000002Z <REDACTED-1> and more"),
+        "{out}"
+    );
+    // Without a timestamp too; and a line merely ending like the token's start stays.
+    let out = Redactor::new(&[token.to_string()]).redact_text(&format!("x {a}\n{b} y\n"));
+    assert_eq!(out, "x <REDACTED-1>\n<REDACTED-1> y\n");
+    let text = format!("x {a}\nsomething else\n");
+    assert_eq!(Redactor::new(&[token.to_string()]).redact_text(&text), text);
+}
+
+#[test]
+fn new_numbers_start_after_placeholders_already_there() {
+    let old = "token: <REDACTED-1>\npassword: <REDACTED-4>\n";
+    let mut r = Redactor::after_placeholders(&["given-secret-1".to_string()], [old]);
+    assert_eq!(r.redact_text("given-secret-1"), "<REDACTED-5>");
+    assert_eq!(
+        r.redact_text("api-key: new-key-77"),
+        "api-key: <REDACTED-6>"
+    );
+    assert_eq!(r.redact_text(old), old);
+}
+
+#[test]
+fn bytes_are_redacted_in_place_and_the_rest_kept() {
+    let mut r = Redactor::new(&["explicit-secret-bytes".to_string()]);
+    r.learn_text("K3S_TOKEN=learned-in-text-01");
+    let mut data = vec![0xff, 0xfe, 0x00];
+    data.extend_from_slice(
+        b"a explicit-secret-bytes b learned-in-text-01 c password=in-bytes-02\n",
+    );
+    data.extend_from_slice(&[0xc3, 0x28, 0x80]);
+    let out = r.redact_bytes(&data);
+    assert!(out.starts_with(&[0xff, 0xfe, 0x00]) && out.ends_with(&[0xc3, 0x28, 0x80]));
+    let text = String::from_utf8_lossy(&out);
+    for s in ["explicit-secret-bytes", "learned-in-text-01", "in-bytes-02"] {
+        assert!(!text.contains(s), "{s} survived: {text}");
+    }
+    assert!(
+        text.contains("a <REDACTED-1> b <REDACTED-2> c password=<REDACTED-3>"),
+        "{text}"
+    );
+}
+
+/// `repro redact` on a bundle: a member that is not UTF-8 is redacted as bytes and named, never
+/// copied as it was.
+#[test]
+fn a_binary_bundle_member_is_redacted_and_named() {
+    use crate::report::bundle;
+    let tmp = tempfile::tempdir().expect("tmp");
+    let mut bin = b"\xff\xfe garbage K3S_TOKEN=bin-member-secret-3 \x00\x01".to_vec();
+    bin.extend_from_slice(b" and again bin-member-secret-3 \xc3\x28");
+    let raw = bundle::build(
+        &[
+            ("b/text.log".into(), b"password: text-member-4\n".to_vec()),
+            ("b/boot.log".into(), bin.clone()),
+        ],
+        0,
+    )
+    .expect("tar");
+    let t = tmp.path().join("b.tar.gz");
+    std::fs::write(&t, raw).expect("write");
+    let s = redact_path(&t, None, &[]).expect("redact");
+    assert_eq!(s.redacted_bytes, vec!["b.tar.gz!b/boot.log".to_string()]);
+    let entries = bundle::read(&std::fs::read(&t).expect("read")).expect("tar");
+    let boot = &entries
+        .iter()
+        .find(|(p, _)| p == "b/boot.log")
+        .expect("member")
+        .1;
+    let text = String::from_utf8_lossy(boot);
+    assert!(!text.contains("bin-member-secret-3"), "{text}");
+    assert!(
+        boot.starts_with(b"\xff\xfe garbage K3S_TOKEN=<REDACTED-"),
+        "{text}"
+    );
+    assert!(boot.ends_with(b" \xc3\x28"), "{text}");
+}
+
+#[test]
+fn user_names_and_short_secrets_do_not_shred_words() {
+    let mut r = Redactor::new(&[]);
+    let text = "configs:\n  docker.io:\n    auth:\n      username: repro\n      password: admin\n";
+    let out = r.redact_text(text);
+    assert!(
+        out.contains("username: <REDACTED-1>") && out.contains("password: <REDACTED-2>"),
+        "{out}"
+    );
+    // Elsewhere the user name is a word like any other, and a short password goes only whole.
+    let out = r.redact_text("reproduced with repro.local/k3s-sim; the administrator typed admin\n");
+    assert_eq!(
+        out,
+        "reproduced with repro.local/k3s-sim; the administrator typed <REDACTED-2>\n"
+    );
+}

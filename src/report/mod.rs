@@ -167,11 +167,28 @@ pub struct Rendered {
     /// Each boot's log (path as in `BootRecord::log` -> redacted text).
     pub logs: IndexMap<String, String>,
     pub mtime: u64,
+    /// Files of the folder (path relative to it) that redaction changed, to write back.
+    pub rewrites: Vec<(String, Vec<u8>)>,
 }
 
 /// Redacts a loaded folder in one context and renders every output from the redacted data.
+///
+/// A folder written by a run is redacted already: new secrets (`secrets`, or anything the rules
+/// now find) are numbered after the placeholders it holds, so none is given an old number.
 pub fn render(folder: &RunFolder, secrets: &[String]) -> anyhow::Result<Rendered> {
-    let mut ctx = Redactor::new(secrets);
+    let result_text = folder.result.to_string();
+    let texts = std::iter::once(result_text.as_str()).chain(
+        folder
+            .node_files
+            .iter()
+            .filter_map(|(_, d)| std::str::from_utf8(d).ok()),
+    );
+    let mut ctx = Redactor::after_placeholders(secrets, texts);
+    render_with(folder, &mut ctx)
+}
+
+/// [`render`] in a given context: the run's own, so the reports number secrets as its files do.
+pub fn render_with(folder: &RunFolder, ctx: &mut Redactor) -> anyhow::Result<Rendered> {
     ctx.learn_json(&folder.result);
     for (name, data) in &folder.node_files {
         if let Ok(t) = std::str::from_utf8(data) {
@@ -183,11 +200,25 @@ pub fn render(folder: &RunFolder, secrets: &[String]) -> anyhow::Result<Rendered
         .context("failed to read result.json back after redaction")?;
     let mut nodes: Vec<(String, String)> = Vec::new();
     let mut skipped = Vec::new();
+    // Files of the folder that still held a secret (one learned late, a token split over two
+    // log lines, a folder of an older repro): written back redacted.
+    let mut rewrites: Vec<(String, Vec<u8>)> = Vec::new();
     for (name, data) in &folder.node_files {
         match std::str::from_utf8(data) {
-            Ok(t) => nodes.push((name.clone(), ctx.redact_file(name, t))),
+            Ok(t) => {
+                let red = ctx.redact_file(name, t);
+                if changed(name, t, &red) {
+                    rewrites.push((name.clone(), red.clone().into_bytes()));
+                }
+                nodes.push((name.clone(), red));
+            }
             Err(_) => skipped.push(name.clone()),
         }
+    }
+    if red_value != folder.result {
+        let mut text = serde_json::to_string_pretty(&red_value)?;
+        text.push('\n');
+        rewrites.push((RESULT_FILE.to_string(), text.into_bytes()));
     }
     let logs: IndexMap<String, String> = result
         .boots
@@ -242,7 +273,21 @@ pub fn render(folder: &RunFolder, secrets: &[String]) -> anyhow::Result<Rendered
         skipped,
         logs,
         mtime,
+        rewrites,
     })
+}
+
+/// Whether redaction changed a file: for JSON, its value (a re-indented file is not a change).
+fn changed(name: &str, before: &str, after: &str) -> bool {
+    if name.ends_with(".json") {
+        if let (Ok(a), Ok(b)) = (
+            serde_json::from_str::<Value>(before),
+            serde_json::from_str::<Value>(after),
+        ) {
+            return a != b;
+        }
+    }
+    before != after
 }
 
 fn sanitize(s: &str) -> String {
@@ -259,13 +304,24 @@ fn sanitize(s: &str) -> String {
 
 /// (Re)writes `junit.xml`, `report.md`, `timeline.html` and `bundle.tar.gz` in `dir` from its
 /// `result.json` and `nodes/`. `secrets` are values to hide whatever their shape (the run token).
+#[cfg(test)]
 pub fn render_all(dir: &Path, secrets: &[String]) -> anyhow::Result<()> {
     let folder = load(dir)?;
     write_rendered(dir, &render(&folder, secrets)?)
 }
 
-/// Writes a render's outputs into a results folder.
+/// [`render_all`] in the run's own redaction context.
+pub fn render_all_with(dir: &Path, ctx: &mut Redactor) -> anyhow::Result<()> {
+    let folder = load(dir)?;
+    write_rendered(dir, &render_with(&folder, ctx)?)
+}
+
+/// Writes a render's outputs into a results folder, and the folder's own files that redaction
+/// changed.
 pub fn write_rendered(dir: &Path, r: &Rendered) -> anyhow::Result<()> {
+    for (rel, data) in &r.rewrites {
+        write_atomic(&dir.join(rel), data)?;
+    }
     write_atomic(&dir.join(JUNIT_FILE), r.junit.as_bytes())?;
     write_atomic(&dir.join(REPORT_FILE), r.report.as_bytes())?;
     write_atomic(&dir.join(TIMELINE_FILE), r.timeline.as_bytes())?;
@@ -280,13 +336,36 @@ pub(crate) fn write_atomic(path: &Path, data: &[u8]) -> anyhow::Result<()> {
         .parent()
         .filter(|p| !p.as_os_str().is_empty())
         .unwrap_or(Path::new("."));
-    fs::create_dir_all(parent).with_context(|| format!("failed to create {}", parent.display()))?;
+    private_dir(parent).with_context(|| format!("failed to create {}", parent.display()))?;
     let name = path
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_default();
     let tmp = parent.join(format!(".{name}.tmp-{}", std::process::id()));
-    fs::write(&tmp, data).with_context(|| format!("failed to write {}", tmp.display()))?;
+    // A stale temporary file would keep its old mode: start from none.
+    let _ = fs::remove_file(&tmp);
+    private_file(&tmp)
+        .and_then(|mut f| std::io::Write::write_all(&mut f, data))
+        .with_context(|| format!("failed to write {}", tmp.display()))?;
     fs::rename(&tmp, path).with_context(|| format!("failed to write {}", path.display()))?;
     Ok(())
+}
+
+/// Creates (or truncates) a file readable and writable by its owner only: results may hold what
+/// a redaction rule does not know, and CI uploads the folder.
+pub(crate) fn private_file(path: &Path) -> std::io::Result<fs::File> {
+    let mut o = fs::OpenOptions::new();
+    o.write(true).create(true).truncate(true);
+    #[cfg(unix)]
+    std::os::unix::fs::OpenOptionsExt::mode(&mut o, 0o600);
+    o.open(path)
+}
+
+/// Creates a folder and its missing parents, each readable by its owner only (0700).
+pub(crate) fn private_dir(path: &Path) -> std::io::Result<()> {
+    let mut b = fs::DirBuilder::new();
+    b.recursive(true);
+    #[cfg(unix)]
+    std::os::unix::fs::DirBuilderExt::mode(&mut b, 0o700);
+    b.create(path)
 }

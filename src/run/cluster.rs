@@ -47,6 +47,7 @@ pub struct Cluster {
     nodes: IndexMap<String, NodeRt>,
     ready: Vec<regex::Regex>,
     token: String,
+    redactor: crate::redact::SharedRedactor,
 }
 
 struct NodeRt {
@@ -70,6 +71,8 @@ pub struct ClusterSpec {
     /// Lines that say a boot is ready.
     pub ready: Vec<regex::Regex>,
     pub token: String,
+    /// The run's redaction context, for `docker inspect` (structurally, as JSON).
+    pub redactor: crate::redact::SharedRedactor,
 }
 
 impl Cluster {
@@ -103,6 +106,7 @@ impl Cluster {
             nodes,
             ready: s.ready,
             token: s.token,
+            redactor: s.redactor,
         }
     }
 
@@ -338,7 +342,7 @@ impl Cluster {
             .join(" / ")
     }
 
-    /// Each container's `docker inspect`, token redacted, next to its logs (asked all at once).
+    /// Each container's `docker inspect`, redacted, next to its logs (asked all at once).
     pub async fn save_inspect(&self) -> Result<(), RunError> {
         let inspected = join_all(
             self.nodes
@@ -350,9 +354,8 @@ impl Cluster {
             let Ok(v) = v else {
                 continue;
             };
-            let text = serde_json::to_string_pretty(&v)
-                .map_err(|e| RunError::Internal(format!("inspect of {name}: {e}")))?
-                .replace(&self.token, "<REDACTED-1>");
+            let text = serde_json::to_string_pretty(&self.redactor.json(&v))
+                .map_err(|e| RunError::Internal(format!("inspect of {name}: {e}")))?;
             let d = self.dir.join("nodes").join(name);
             super::record::create_dir(&d)?;
             super::record::write(&d.join("inspect.json"), text)?;

@@ -27,7 +27,7 @@ mod verdict;
 pub mod watch;
 
 use std::path::PathBuf;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Instant;
 
 use rand::Rng;
@@ -38,6 +38,7 @@ use futures_util::future::BoxFuture;
 use crate::docker::{self, DockerApi, DockerError, Engine};
 use crate::exit;
 use crate::plan::Plan;
+use crate::redact::SharedRedactor;
 use crate::result::{Outcome, Verdict};
 use crate::scenario::Scenario;
 
@@ -84,7 +85,9 @@ async fn execute_with(
     let dir = results_dir(cfg, &plan, &run_id);
     let (expect, because) = cfg.expect.resolve(&plan);
     let initial = record::initial_result(cfg, &sc, &plan, &run_id, (expect, because));
-    let recorder = match Recorder::create(&dir, &plan, initial) {
+    let token = random_hex(24);
+    let redactor = run_redactor(&token, &plan);
+    let recorder = match Recorder::create(&dir, &plan, initial, redactor.clone()) {
         Ok(r) => Arc::new(r),
         Err(e) => {
             let end = RunEnd {
@@ -117,7 +120,8 @@ async fn execute_with(
         events,
         recorder,
         run_id,
-        token: random_hex(24),
+        token,
+        redactor,
         t_all,
     };
     let prepared = tokio::select! {
@@ -144,6 +148,8 @@ struct Session<'a> {
     run_id: String,
     /// The cluster's join token: random per run, redacted everywhere.
     token: String,
+    /// The run's one redaction context (the token is its `<REDACTED-1>`).
+    redactor: SharedRedactor,
     t_all: Instant,
 }
 
@@ -181,7 +187,8 @@ async fn prepare(
             margin: cfg.settle.or(sc.check.settle),
         },
         privileged,
-        scrub: scrubber(&s.token, plan),
+        scrub: scrubber(&s.redactor),
+        redactor: s.redactor.clone(),
         expect: s.expect,
         ready,
         token: s.token.clone(),
@@ -300,7 +307,8 @@ async fn conclude(
         ending.fail_late(e.into());
     }
     // Reports are rendered from result.json and the logs alone (as `repro report` does later).
-    if let Err(e) = crate::report::render_all(recorder.dir(), std::slice::from_ref(&s.token)) {
+    let rendered = crate::report::render_all_with(recorder.dir(), &mut s.redactor.lock());
+    if let Err(e) = rendered {
         let e = RunError::Reports {
             dir: recorder.dir().to_path_buf(),
             reason: format!("{e:#}"),
@@ -318,7 +326,7 @@ async fn conclude(
         verdict,
         error: ending.failure,
         seconds: s.t_all.elapsed().as_secs_f64(),
-        result: Some(recorder.snapshot()),
+        result: Some(recorder.redacted_snapshot()),
     }
 }
 
@@ -364,10 +372,10 @@ fn finished(events: &Events, end: RunEnd) -> RunEnd {
     end
 }
 
-/// Our own output and the kept logs never carry the token or a secret the scenario sets (a
-/// `*password*`/`*secret*`/`*token*` value in a config, file or env): they are replaced by the
-/// same placeholders the bundle uses.
-fn scrubber(token: &str, plan: &Plan) -> watch::Scrub {
+/// The run's redaction context: the token first (so it is `<REDACTED-1>`), then every secret the
+/// scenario sets (a secret-looking value in a config, file or env), learned before anything is
+/// written, so our own output, the logs, result.json and the reports all hide them alike.
+fn run_redactor(token: &str, plan: &Plan) -> SharedRedactor {
     let mut redactor = crate::redact::Redactor::new(&[token.to_string()]);
     for n in &plan.nodes {
         for (k, v) in &n.env {
@@ -384,13 +392,20 @@ fn scrubber(token: &str, plan: &Plan) -> watch::Scrub {
             redactor.learn_file(path, c);
         }
     }
-    let redactor = Mutex::new(redactor);
-    Arc::new(move |s: String| {
-        redactor
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .redact_text(&s)
-    })
+    for s in &plan.steps {
+        for c in s.configs.values() {
+            redactor.learn_file(crate::plan::CONFIG_PATH, c);
+        }
+    }
+    // `DOCKER_HOST=tcp://user:password@host` is recorded in result.json's environment.
+    redactor.learn_text(&docker::endpoint());
+    SharedRedactor::new(redactor)
+}
+
+/// Applied to every log line and probe output as it comes.
+fn scrubber(redactor: &SharedRedactor) -> watch::Scrub {
+    let redactor = redactor.clone();
+    Arc::new(move |s: String| redactor.text(&s))
 }
 
 fn results_dir(cfg: &RunConfig, plan: &Plan, run_id: &str) -> PathBuf {

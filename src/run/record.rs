@@ -1,6 +1,11 @@
 //! The results folder as the run goes: `result.json` (saved atomically after every change that
 //! matters) and each node's config per step. The recorder is a receiver of the run's events; a
 //! file it cannot write is an error the run reports (exit 3), never dropped.
+//!
+//! Nothing is written in clear: result.json and the configs go through the run's redaction
+//! context first (the record in memory keeps the real values, which the run needs), and every
+//! file is created readable by its owner only (0600, folders 0700) — created so, never changed
+//! after the content is in.
 
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
@@ -8,6 +13,7 @@ use std::sync::Mutex;
 use indexmap::IndexMap;
 
 use crate::plan::{Plan, CONFIG_PATH};
+use crate::redact::SharedRedactor;
 use crate::result::{self as res, Outcome, RunResult};
 use crate::scenario::Scenario;
 
@@ -30,16 +36,19 @@ pub enum RecordError {
     },
 }
 
-/// Writes `data` to `path`, naming the path when it fails.
+/// Writes `data` to `path` (created 0600), naming the path when it fails.
 pub fn write(path: &Path, data: impl AsRef<[u8]>) -> Result<(), RecordError> {
-    std::fs::write(path, data).map_err(|source| RecordError::Write {
+    let err = |source| RecordError::Write {
         path: path.to_path_buf(),
         source,
-    })
+    };
+    let mut f = crate::report::private_file(path).map_err(err)?;
+    std::io::Write::write_all(&mut f, data.as_ref()).map_err(err)
 }
 
+/// Creates a folder and its missing parents, each 0700.
 pub fn create_dir(path: &Path) -> Result<(), RecordError> {
-    std::fs::create_dir_all(path).map_err(|source| RecordError::Write {
+    crate::report::private_dir(path).map_err(|source| RecordError::Write {
         path: path.to_path_buf(),
         source,
     })
@@ -49,16 +58,23 @@ pub fn create_dir(path: &Path) -> Result<(), RecordError> {
 pub struct Recorder {
     dir: PathBuf,
     result: Mutex<RunResult>,
+    redactor: SharedRedactor,
 }
 
 impl Recorder {
     /// Creates the results folder with the node folders and configs, and a first result.json.
-    pub fn create(dir: &Path, plan: &Plan, result: RunResult) -> Result<Recorder, RecordError> {
+    pub fn create(
+        dir: &Path,
+        plan: &Plan,
+        result: RunResult,
+        redactor: SharedRedactor,
+    ) -> Result<Recorder, RecordError> {
         create_dir(&dir.join("nodes"))?;
-        write_configs(dir, plan)?;
+        write_configs(dir, plan, &redactor)?;
         let r = Recorder {
             dir: dir.to_path_buf(),
             result: Mutex::new(result),
+            redactor,
         };
         r.save()?;
         Ok(r)
@@ -71,6 +87,16 @@ impl Recorder {
     /// A copy of the record as it stands.
     pub fn snapshot(&self) -> RunResult {
         self.lock().clone()
+    }
+
+    /// The record as result.json has it: redacted (what a run hands to its caller, who prints it).
+    pub fn redacted_snapshot(&self) -> RunResult {
+        let snap = self.snapshot();
+        serde_json::to_value(&snap)
+            .ok()
+            .map(|v| self.redactor.json(&v))
+            .and_then(|v| serde_json::from_value(v).ok())
+            .unwrap_or(snap)
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, RunResult> {
@@ -132,12 +158,12 @@ impl Recorder {
     /// Writes result.json through a temporary file and a rename: a reader never sees half.
     pub fn save(&self) -> Result<(), RecordError> {
         let path = self.dir.join(RESULT_FILE);
-        let text = serde_json::to_string_pretty(&*self.lock()).map_err(|source| {
-            RecordError::Serialise {
-                path: path.clone(),
-                source,
-            }
-        })?;
+        let ser = |source| RecordError::Serialise {
+            path: path.clone(),
+            source,
+        };
+        let value = serde_json::to_value(&*self.lock()).map_err(ser)?;
+        let text = serde_json::to_string_pretty(&self.redactor.json(&value)).map_err(ser)?;
         let tmp = self.dir.join(".result.json.tmp");
         write(&tmp, text)?;
         std::fs::rename(&tmp, &path).map_err(|source| RecordError::Write { path, source })
@@ -255,17 +281,17 @@ fn configs(plan: &Plan) -> IndexMap<String, IndexMap<String, String>> {
 }
 
 /// Each node's files as of each step, next to its logs.
-fn write_configs(dir: &Path, plan: &Plan) -> Result<(), RecordError> {
+fn write_configs(dir: &Path, plan: &Plan, redactor: &SharedRedactor) -> Result<(), RecordError> {
     for n in &plan.nodes {
         let d = dir.join("nodes").join(&n.name);
         create_dir(&d)?;
         if let Some(Some(c)) = plan.initial[&n.name].get(CONFIG_PATH) {
-            write(&d.join("config-step-0.yaml"), c)?;
+            write(&d.join("config-step-0.yaml"), redactor.file(CONFIG_PATH, c))?;
         }
         for s in &plan.steps {
             write(
                 &d.join(format!("config-step-{}.yaml", s.index)),
-                &s.configs[&n.name],
+                redactor.file(CONFIG_PATH, &s.configs[&n.name]),
             )?;
         }
     }

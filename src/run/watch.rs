@@ -168,7 +168,7 @@ pub fn follow(f: Follow) -> BootHandle {
         // A log file that cannot be written is kept as the boot's `write_error` for the run to
         // report; the lines stay in memory, so the verdict does not depend on it.
         let mut write_error = None;
-        let mut file = match std::fs::File::create(&log_path) {
+        let mut file = match crate::report::private_file(&log_path) {
             Ok(f) => Some(f),
             Err(e) => {
                 write_error = Some(e);
