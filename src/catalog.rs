@@ -8,6 +8,7 @@ use std::path::{Path, PathBuf};
 
 use crate::diag::{Diagnostic, Diagnostics};
 use crate::load::{self, FileKind};
+use crate::safe_fs;
 use crate::scenario::{Check, Scenario, Signals, Topology};
 
 /// The shipped files, for use without a project folder.
@@ -96,19 +97,24 @@ pub fn sources(root: Option<&Path>) -> Result<Vec<Source>, Diagnostics> {
     let mut diags = Diagnostics::default();
     for dir in ["checks", "topologies"] {
         let d = root.join(dir);
-        let mut entries: Vec<PathBuf> = match std::fs::read_dir(&d) {
-            Ok(rd) => rd.filter_map(|e| e.ok().map(|e| e.path())).collect(),
+        // A project may come from anyone (a pull request): links out of it, pipes and
+        // oversized files are refused (see `safe_fs`).
+        let mut entries: Vec<PathBuf> = match safe_fs::paths_in(root, &d) {
+            Ok(paths) => paths,
             Err(e) => {
-                diags.push(io_diag(&d, &e));
+                diags.push(read_diag(&d, &e));
                 continue;
             }
         };
         entries.retain(|p| p.extension().is_some_and(|x| x == "yaml" || x == "yml"));
-        entries.sort();
         for p in entries {
-            match read(&tidy(p)) {
-                Ok(s) => out.push(s),
-                Err(d) => diags.push(d),
+            let p = tidy(p);
+            match safe_fs::read_in(root, &p, safe_fs::SCENARIO_LIMIT) {
+                Ok(bytes) => match decode(&p, bytes) {
+                    Ok(s) => out.push(s),
+                    Err(d) => diags.push(d),
+                },
+                Err(e) => diags.push(read_diag(&p, &e)),
             }
         }
     }
@@ -119,14 +125,34 @@ pub fn sources(root: Option<&Path>) -> Result<Vec<Source>, Diagnostics> {
     }
 }
 
+/// A scenario file named on the command line: links followed (the user named it), but only a
+/// regular file of at most `safe_fs::SCENARIO_LIMIT`.
 pub fn read(path: &Path) -> Result<Source, Diagnostic> {
-    let bytes = std::fs::read(path).map_err(|e| io_diag(path, &e))?;
+    let bytes =
+        safe_fs::read_named(path, safe_fs::SCENARIO_LIMIT).map_err(|e| read_diag(path, &e))?;
+    decode(path, bytes)
+}
+
+fn decode(path: &Path, bytes: Vec<u8>) -> Result<Source, Diagnostic> {
     match String::from_utf8(bytes) {
         Ok(text) => Ok(Source {
             path: path.to_path_buf(),
             text,
         }),
         Err(e) => Err(not_utf8(path, e.as_bytes(), e.utf8_error().valid_up_to())),
+    }
+}
+
+fn read_diag(path: &Path, e: &safe_fs::ReadError) -> Diagnostic {
+    match e {
+        safe_fs::ReadError::Io { source, .. } => io_diag(path, source),
+        other => Diagnostic {
+            file: path.to_path_buf(),
+            line: 0,
+            column: 0,
+            message: format!("cannot read: {}", other.reason()),
+            help: Some(other.help().into()),
+        },
     }
 }
 

@@ -92,7 +92,7 @@ pub struct Target {
     #[arg(long, env = "REPRO_K3S_VERSION")]
     pub k3s_version: Option<String>,
     /// Image to run instead of rancher/k3s:<version>.
-    #[arg(long, conflicts_with = "sim")]
+    #[arg(long, conflicts_with = "sim", value_parser = parse_image)]
     pub image: Option<String>,
     /// Use the k3s stand-in image for the version (built on the spot if missing).
     #[arg(long)]
@@ -183,11 +183,11 @@ pub struct RunOptions {
     #[arg(long, value_enum, default_value = "auto")]
     pub expect: Expect,
     /// How long one node may take to become ready (or die) after a start or restart.
-    #[arg(long, value_parser = humantime::parse_duration, default_value = "5m")]
+    #[arg(long, value_parser = parse_timeout, default_value = "5m")]
     pub timeout: Duration,
     /// A margin after every deciding settled-by line (default: none after a line k3s orders after
     /// the feature's own, 3s after a hint; overrides the check's `settle:`).
-    #[arg(long, value_parser = humantime::parse_duration)]
+    #[arg(long, value_parser = parse_settle)]
     pub settle: Option<Duration>,
     /// Live progress lines on a terminal (auto: only on a terminal outside CI).
     #[arg(long, value_enum, default_value = "auto")]
@@ -196,7 +196,7 @@ pub struct RunOptions {
     #[arg(long)]
     pub keep: bool,
     /// Load this image archive (docker save / k3s air-gap tarball) before the run.
-    #[arg(long)]
+    #[arg(long, value_parser = parse_archive)]
     pub image_archive: Option<PathBuf>,
     /// Where run folders go.
     #[arg(long, default_value = "results", env = "REPRO_RESULTS")]
@@ -328,13 +328,13 @@ pub enum Emit {
 #[derive(Debug, Clone, Args)]
 pub struct BatchRunOptions {
     /// How long one node may take to become ready (or die) after a start or restart.
-    #[arg(long, value_parser = humantime::parse_duration, default_value = "5m")]
+    #[arg(long, value_parser = parse_timeout, default_value = "5m")]
     pub timeout: Duration,
     /// A margin after every deciding settled-by line (overrides the checks' `settle:`).
-    #[arg(long, value_parser = humantime::parse_duration)]
+    #[arg(long, value_parser = parse_settle)]
     pub settle: Option<Duration>,
     /// Load this image archive (docker save / k3s air-gap tarball) once, before the runs.
-    #[arg(long)]
+    #[arg(long, value_parser = parse_archive)]
     pub image_archive: Option<PathBuf>,
     /// Where the matrix (or bisect) folder goes; each run's folder is inside it.
     #[arg(long, default_value = "results", env = "REPRO_RESULTS")]
@@ -487,7 +487,7 @@ pub struct InspectArgs {
     /// A margin after every deciding `settled-by` line, as in `run` (default: none after a line
     /// k3s orders after the feature's own, e.g. `Running kubelet` for the registry; 3s after a
     /// hint).
-    #[arg(long, value_parser = humantime::parse_duration)]
+    #[arg(long, value_parser = parse_settle)]
     pub settle: Option<Duration>,
     /// The logs are an excerpt (lines were left out): never conclude `down` by the settle rule.
     #[arg(long)]
@@ -500,6 +500,67 @@ pub struct InspectArgs {
     pub progress: Progress,
 }
 
+/// The longest `--timeout`/`--settle` taken: longer is a typo, and a deadline this far out still
+/// fits an `Instant` (a huge one would overflow it).
+const LONGEST_WAIT: Duration = Duration::from_secs(7 * 24 * 3600);
+
+/// `--timeout`: a duration above zero (zero would create the cluster and then time out on the
+/// first boot, exit 3, instead of refusing the flag before anything exists).
+fn parse_timeout(s: &str) -> Result<Duration, String> {
+    let d = parse_wait(s)?;
+    if d.is_zero() {
+        return Err("the timeout must be above zero, e.g. 5m".to_string());
+    }
+    Ok(d)
+}
+
+/// `--settle`: a duration, zero allowed (no margin).
+fn parse_settle(s: &str) -> Result<Duration, String> {
+    parse_wait(s)
+}
+
+fn parse_wait(s: &str) -> Result<Duration, String> {
+    let d = humantime::parse_duration(s)
+        .map_err(|e| format!("{e}; write a number and a unit, e.g. 90s, 5m"))?;
+    if d > LONGEST_WAIT {
+        return Err("at most 7 days".to_string());
+    }
+    Ok(d)
+}
+
+/// `--image-archive`: an existing regular file (links followed). `/dev/zero` or a FIFO would
+/// be streamed to the engine forever, after the run had begun; refused here, exit 2.
+fn parse_archive(s: &str) -> Result<PathBuf, String> {
+    let p = PathBuf::from(s);
+    let meta = std::fs::metadata(&p).map_err(|e| format!("cannot read {s}: {e}"))?;
+    if !meta.is_file() {
+        return Err(format!(
+            "{s} is not a regular file; give the .tar written by `docker save` or a k3s air-gap tarball"
+        ));
+    }
+    Ok(p)
+}
+
+/// `--image`: a Docker image reference (`[host[:port]/]path[:tag][@sha256:digest]`, path
+/// lowercase). A malformed one used to pass, then fail as "cannot pull" (exit 3) at the start of
+/// the run; it is bad input.
+fn parse_image(s: &str) -> Result<String, String> {
+    static REFERENCE: std::sync::LazyLock<regex::Regex> = std::sync::LazyLock::new(|| {
+        let component = r"[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*";
+        regex::Regex::new(&format!(
+            r"^(?:[a-zA-Z0-9](?:[a-zA-Z0-9.-]*[a-zA-Z0-9])?(?::[0-9]+)?/)?{component}(?:/{component})*(?::[A-Za-z0-9_][A-Za-z0-9_.-]{{0,127}})?(?:@sha256:[a-f0-9]{{64}})?$"
+        ))
+        .expect("static regex")
+    });
+    if s.len() <= 255 && REFERENCE.is_match(s) {
+        Ok(s.to_string())
+    } else {
+        Err(format!(
+            "`{s}` is not an image reference; write e.g. rancher/k3s:v1.33.4-k3s1 or registry.local:5000/k3s:dev (lowercase name, optional :tag)"
+        ))
+    }
+}
+
 /// `NAME=FILE`.
 fn parse_named(s: &str) -> Result<(String, PathBuf), String> {
     match s.split_once('=') {
@@ -509,5 +570,46 @@ fn parse_named(s: &str) -> Result<(String, PathBuf), String> {
         _ => Err(format!(
             "`{s}` is not NAME=FILE (e.g. etcd-2=logs/etcd-2.log)"
         )),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn image_references() {
+        for ok in [
+            "rancher/k3s:v1.33.4-k3s1",
+            "repro.local/k3s-sim:v1.33.4-k3s1",
+            "repro.local/archive-test:12345",
+            "registry.local:5000/team/k3s:dev",
+            "localhost/k3s",
+            "k3s",
+            "rancher/k3s@sha256:3f0d1c9e5b7a2d4f6e8c0a1b3d5f7e9c2a4b6d8f0e1c3a5b7d9f1e3c5a7b9d1f",
+        ] {
+            assert!(parse_image(ok).is_ok(), "{ok}");
+        }
+        for bad in [
+            "Bad Image!",
+            "rancher/K3s",
+            "",
+            "rancher/k3s:",
+            "rancher//k3s",
+            "-rancher/k3s",
+            "rancher/k3s:tag with space",
+        ] {
+            assert!(parse_image(bad).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn waits() {
+        assert!(parse_timeout("0").is_err());
+        assert!(parse_timeout("0s").is_err());
+        assert_eq!(parse_timeout("90s"), Ok(Duration::from_secs(90)));
+        assert!(parse_timeout("8d").is_err());
+        assert_eq!(parse_settle("0s"), Ok(Duration::ZERO));
+        assert!(parse_settle("1000000y").is_err());
     }
 }

@@ -4,6 +4,11 @@
 //! (cluster → steps → observe → verdict) → `report/`. `matrix/` builds many runs on `run`;
 //! `cmd/` holds one module per subcommand and `cli` the flags.
 
+#![deny(clippy::print_stdout, clippy::print_stderr)]
+
+// First, so its macros (`outln!`, `errln!`...) are in scope in every module below.
+#[macro_use]
+pub mod term;
 mod catalog;
 mod changes;
 mod channels;
@@ -13,6 +18,8 @@ mod diag;
 pub mod docker;
 pub mod error;
 mod exit;
+#[doc(hidden)]
+pub mod fuzzing;
 pub mod inspect;
 mod k3s_flags;
 pub mod load;
@@ -26,6 +33,7 @@ mod releases;
 mod report;
 pub mod result;
 pub mod run;
+pub mod safe_fs;
 pub mod scenario;
 pub mod sim_image;
 mod table;

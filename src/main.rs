@@ -1,4 +1,7 @@
+#![deny(clippy::print_stdout, clippy::print_stderr)]
+
 use clap::Parser;
+use repro::err;
 
 /// The one place that prints a command's error and exits.
 fn main() {
@@ -7,7 +10,7 @@ fn main() {
     let code = match repro::cmd::dispatch(cli) {
         Ok(code) => code,
         Err(e) => {
-            eprint!("{}", e.render());
+            err!("{}", e.render());
             e.exit_code()
         }
     };

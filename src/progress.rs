@@ -42,7 +42,7 @@ impl Progress {
                         ProgressStyle::with_template(&tpl)
                             .unwrap_or_else(|_| ProgressStyle::default_spinner()),
                     );
-                    pb.set_prefix(n.clone());
+                    pb.set_prefix(clean(n));
                     pb.set_message("created");
                     (n.clone(), pb)
                 })
@@ -61,15 +61,15 @@ impl Progress {
 
     fn plain(&self, who: &str, msg: &str) {
         let now = chrono::Utc::now().format("%H:%M:%S%.3f");
-        eprintln!("{now} {who:<8} {msg}");
+        errln!("{now} {who:<8} {msg}");
     }
 
     /// The current step (or phase) of the run.
     fn step(&self, text: &str) {
         match &self.live {
             Some(l) => {
-                l.header.set_message(text.to_string());
-                let _ = l.multi.println(format!("== {text}"));
+                l.header.set_message(clean(text));
+                let _ = l.multi.println(clean(&format!("== {text}")));
             }
             None => self.plain("==", text),
         }
@@ -82,7 +82,10 @@ impl Progress {
             .unwrap_or_else(|p| p.into_inner())
             .insert(node.to_string(), boot);
         match self.live.as_ref().and_then(|l| l.nodes.get(node)) {
-            Some(pb) => pb.set_message(format!("{state:<9} boot {boot}  {}", truncate(event, 100))),
+            Some(pb) => pb.set_message(clean(&format!(
+                "{state:<9} boot {boot}  {}",
+                truncate(event, 100)
+            ))),
             None => self.plain(node, &format!("boot {boot} {state}: {event}")),
         }
     }
@@ -91,7 +94,7 @@ impl Progress {
     fn info(&self, text: &str) {
         match &self.live {
             Some(l) => {
-                let _ = l.multi.println(text);
+                let _ = l.multi.println(clean(text));
             }
             None => self.plain("", text),
         }
@@ -155,6 +158,12 @@ impl Receiver for Progress {
             | RunEvent::Concluded(_) => {}
         }
     }
+}
+
+/// indicatif writes its lines itself, past `crate::term`: what carries data (node names, log
+/// lines, step names) is sanitised first.
+fn clean(s: &str) -> String {
+    crate::term::sanitize(s).into_owned()
 }
 
 fn truncate(s: &str, n: usize) -> String {

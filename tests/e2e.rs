@@ -1127,3 +1127,88 @@ fn the_real_k3s_smoke_script_runs_on_the_stand_in() {
     );
     assert_eq!(out.status.code(), Some(0), "{}", text(&out));
 }
+
+/// `repro run … --format json | head -c0`: the reader is gone before the summary is written.
+/// The run completes, cleans up and exits with its verdict's code, without a panic; nothing it
+/// printed on stderr carries a raw control character.
+#[test]
+fn closed_stdout_does_not_panic_a_run() {
+    docker_ok();
+    let tmp = tempfile::tempdir().unwrap();
+    let mut child = repro()
+        .args([
+            "run",
+            "etcd-split",
+            "--sim",
+            "--k3s-version",
+            "v1.33.5+k3s1",
+            "--format",
+            "json",
+            "--progress",
+            "never",
+            "--results",
+        ])
+        .arg(tmp.path())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    drop(child.stdout.take());
+    let out = child.wait_with_output().unwrap();
+    let dir = only_run_dir(tmp.path());
+    let r: Value = read_result(&dir);
+    assert_no_leftovers(r["run_id"].as_str().unwrap());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!stderr.contains("panicked"), "{stderr}");
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    assert_eq!(r["verdict"]["outcome"], "fixed");
+    assert!(
+        !stderr
+            .chars()
+            .any(|c| c.is_control() && c != '\n' && c != '\t'),
+        "{stderr:?}"
+    );
+}
+
+/// A step name carrying an unterminated OSC title sequence, a clear-screen and a carriage return,
+/// in a real stand-in run with plain progress lines: what reaches stderr and stdout shows them
+/// escaped (`\u001b`), never raw.
+#[test]
+fn escapes_in_a_step_name_never_reach_the_terminal() {
+    docker_ok();
+    let root = project_root(|t| t, &[]);
+    let check = root.path().join("checks/etcd-split.yaml");
+    let original = std::fs::read_to_string(&check).unwrap();
+    let hostile = original.replacen(
+        "  - name: enable embedded-registry on etcd-2 and etcd-3 (not the init node)",
+        "  - name: \"enable\\e]0;pwned \\e[2J\\rregistry\\u009b31m\"",
+        1,
+    );
+    assert_ne!(hostile, original);
+    std::fs::write(&check, hostile).unwrap();
+    let (out, r, _dir, _t) = run(&[
+        "etcd-split",
+        "--root",
+        root.path().to_str().unwrap(),
+        "--k3s-version",
+        "v1.33.5+k3s1",
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    assert_eq!(r["verdict"]["outcome"], "fixed");
+    for (what, bytes) in [("stdout", &out.stdout), ("stderr", &out.stderr)] {
+        let s = String::from_utf8_lossy(bytes);
+        assert!(
+            !s.chars().any(|c| c.is_control() && c != '\n' && c != '\t'),
+            "raw control character on {what}: {s:?}"
+        );
+    }
+    let all = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        all.contains(r"enable\u001b]0;pwned \u001b[2J\u000dregistry\u009b31m"),
+        "the step name is not shown escaped:\n{all}"
+    );
+}

@@ -238,3 +238,79 @@ fn timeline_in_headless_chromium() {
     );
     assert!(page.is_file());
 }
+
+/// Markup that would mark the page if it ran: a script, an image error handler, a script URL.
+const PAYLOAD: &str = r#"x</title></text><script>document.documentElement.setAttribute('data-pwned','script')</script><img src=x onerror="document.documentElement.setAttribute('data-pwned','onerror')"><a href="javascript:document.documentElement.setAttribute('data-pwned','url')">j</a><!-- "#;
+
+/// A result.json with the payload in its free-text fields and in its times (an unparsable time
+/// was written raw), rendered by the real binary and loaded in chromium: nothing of it runs.
+#[test]
+fn hostile_result_runs_nothing_in_chromium() {
+    let Some(browser) = chromium() else {
+        assert!(
+            !under_ci(),
+            "CI=true but no chromium on PATH: the timeline browser test must run in CI"
+        );
+        let _ = writeln!(
+            std::io::stderr(),
+            "\nSKIPPED hostile_result_runs_nothing_in_chromium: no `chromium` on PATH\n"
+        );
+        return;
+    };
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("run");
+    copy_dir(&root().join("tests/fixtures/run-etcd-split-buggy"), &dir);
+    let path = dir.join("result.json");
+    let mut v: Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    let p = Value::from(PAYLOAD);
+    v["check"]["name"] = p.clone();
+    v["check"]["summary"] = p.clone();
+    v["k3s"]["image"] = p.clone();
+    v["run_id"] = p.clone();
+    v["planned_steps"][0]["name"] = p.clone();
+    v["steps"][0]["name"] = p.clone();
+    v["steps"][0]["actions"][0]["at"] = p.clone();
+    v["steps"][0]["finished_at"] = p.clone();
+    v["steps"][1]["started_at"] = p.clone();
+    v["steps"][0]["observations"][0]["reason"] = p.clone();
+    v["steps"][0]["observations"][0]["evidence"][0]["text"] = p.clone();
+    v["steps"][0]["observations"][0]["evidence"][0]["time"] = p.clone();
+    v["boots"][0]["ready_at"] = p.clone();
+    v["boots"][1]["ended_at"] = p.clone();
+    v["verdict"]["reason"] = p.clone();
+    std::fs::write(&path, serde_json::to_string_pretty(&v).unwrap()).unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_repro"))
+        .arg("report")
+        .arg(&dir)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    let html = std::fs::read_to_string(dir.join("timeline.html")).unwrap();
+    assert!(
+        html.contains("&lt;script&gt;"),
+        "the payload is not on the page"
+    );
+    let profile = tmp.path().join("profile");
+    let out = Command::new(&browser)
+        .args([
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--disable-dev-shm-usage",
+            "--no-first-run",
+            "--virtual-time-budget=3000",
+        ])
+        .arg(format!("--user-data-dir={}", profile.display()))
+        .arg("--dump-dom")
+        .arg(format!("file://{}", dir.join("timeline.html").display()))
+        .output()
+        .unwrap_or_else(|e| panic!("cannot run {}: {e}", browser.display()));
+    let dom = String::from_utf8_lossy(&out.stdout);
+    assert!(dom.contains("</html>"), "chromium printed no page: {dom}");
+    assert!(
+        !dom.contains("data-pwned=\""),
+        "the payload ran in the page:\n{}",
+        dom.lines().next().unwrap_or("")
+    );
+    assert!(!dom.contains("<script"), "a script element from data");
+}

@@ -21,7 +21,7 @@ pub async fn run(_g: &Global, args: &CleanArgs) -> Result<i32, Error> {
         removed.containers, removed.networks, removed.volumes
     ));
     for e in &removed.errors {
-        eprintln!("repro clean: {e}");
+        errln!("repro clean: {e}");
     }
     Ok(if removed.errors.is_empty() {
         exit::OK

@@ -42,15 +42,10 @@ pub fn sim_image_ref(v: &K3sVersion) -> String {
     format!("repro.local/k3s-sim:{}", v.image_tag())
 }
 
-/// Writes a command's output. A closed pipe (`repro plan x | head`) is the reader's choice, not
-/// an error: `print!` would panic on it.
+/// Writes a command's output, sanitised (see `crate::term`). A closed pipe (`repro plan x | head`)
+/// is the reader's choice, not an error.
 pub fn write_stdout(text: &str) -> std::io::Result<()> {
-    use std::io::Write;
-    let mut out = std::io::stdout().lock();
-    match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
-        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
-        other => other,
-    }
+    crate::term::write_out(text)
 }
 
 /// Set by a command whose stdout carries one JSON document (`matrix --format json`): the lines
@@ -66,7 +61,7 @@ pub fn people_to_stderr() {
 /// written has nobody left to tell.
 pub fn out(text: &str) {
     if PEOPLE_TO_STDERR.load(std::sync::atomic::Ordering::SeqCst) {
-        eprintln!("{text}");
+        errln!("{text}");
         return;
     }
     let _ = write_stdout(&format!("{text}\n"));
@@ -81,7 +76,7 @@ pub async fn version_entry(raw: &str, flag: &str) -> Result<K3sVersion, Error> {
         let v = crate::channels::resolve(raw)
             .await
             .map_err(|e| Error::Channel(format!("error: {flag}: {e}")))?;
-        eprintln!("repro: channel `{raw}` is {v} today");
+        errln!("repro: channel `{raw}` is {v} today");
         return Ok(v);
     }
     raw.parse::<K3sVersion>().map_err(|e| {
@@ -113,7 +108,7 @@ pub fn spawn_interrupt_listener(cancel: CancellationToken) -> tokio::task::JoinH
     let mut signals = crate::run::interrupt::Interrupts::listen();
     tokio::spawn(async move {
         let s = signals.next().await;
-        eprintln!("repro: interrupted ({s}) — no new runs start; running ones are removed");
+        errln!("repro: interrupted ({s}) — no new runs start; running ones are removed");
         cancel.cancel();
     })
 }

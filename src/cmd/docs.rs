@@ -37,6 +37,6 @@ pub fn man(out: Option<&Path>) -> Result<i32, Error> {
         path: dir.to_path_buf(),
         source,
     })?;
-    eprintln!("repro: man pages written to {}", dir.display());
+    errln!("repro: man pages written to {}", dir.display());
     Ok(exit::OK)
 }

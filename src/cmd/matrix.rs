@@ -96,7 +96,7 @@ pub async fn run(g: &Global, a: &MatrixArgs) -> Result<i32, Error> {
     for raw in &a.k3s_versions {
         let v = version_entry(raw, "--k3s-versions").await?;
         if versions.contains(&v) {
-            eprintln!("repro: {v} is listed more than once; it runs once");
+            errln!("repro: {v} is listed more than once; it runs once");
         } else {
             versions.push(v);
         }
@@ -242,7 +242,7 @@ pub async fn run(g: &Global, a: &MatrixArgs) -> Result<i32, Error> {
                 out(&progress_line(n, total, &cells[i], &dir));
             }
             Err(e) => {
-                eprintln!("repro: internal error (a bug in repro): {e}");
+                errln!("repro: internal error (a bug in repro): {e}");
                 done.fetch_add(1, Ordering::SeqCst);
                 if let Some(&i) = task_cell.get(&e.id()) {
                     cells[i].status = Status::Broken;
@@ -280,7 +280,7 @@ async fn prepare_images(a: &MatrixArgs, versions: &[K3sVersion]) -> Result<(), E
     }
     let engine = Engine::connect().await?;
     if let Some(archive) = &a.options.image_archive {
-        eprintln!("repro: loading image archive {}", archive.display());
+        errln!("repro: loading image archive {}", archive.display());
         engine.load_archive(archive).await?;
     }
     if a.sim {
@@ -300,7 +300,7 @@ async fn prepare_images(a: &MatrixArgs, versions: &[K3sVersion]) -> Result<(), E
                 )
             })?;
         }
-        eprintln!(
+        errln!(
             "repro: stand-in images ready ({:.1}s)",
             t.elapsed().as_secs_f64()
         );

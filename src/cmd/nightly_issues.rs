@@ -113,7 +113,7 @@ fn apply(gh: &Gh, label: &str, groups: &[nightly::Group], links: &RunLinks) -> a
                 Health::Red => "nothing".to_string(),
             },
         };
-        println!("{} {}: {what}", g.check, g.line);
+        outln!("{} {}: {what}", g.check, g.line);
     }
     Ok(())
 }
@@ -138,7 +138,7 @@ impl Gh {
             (Some(&"issue"), Some(&"list" | &"view"))
         );
         if self.dry_run && writes {
-            println!("(dry run) gh {}", args.join(" "));
+            outln!("(dry run) gh {}", args.join(" "));
             return Ok(String::new());
         }
         let out = Command::new(&self.program)

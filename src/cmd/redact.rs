@@ -15,17 +15,17 @@ pub fn run(_g: &Global, a: &RedactArgs) -> Result<i32, Error> {
     }
     let s = redact::redact_path(&a.path, a.out.as_deref(), &a.secrets)?;
     let target = a.out.as_deref().unwrap_or(&a.path);
-    println!(
+    outln!(
         "redacted {} file(s) into {}: {} distinct secret(s) replaced by <REDACTED-n>",
         s.files,
         target.display(),
         s.secrets
     );
     for m in &s.redacted_bytes {
-        eprintln!("repro: {m}: not a text file; known secrets and secret shapes in its readable parts were replaced in its bytes, the rest kept as is");
+        errln!("repro: {m}: not a text file; known secrets and secret shapes in its readable parts were replaced in its bytes, the rest kept as is");
     }
     for f in &s.skipped_binary {
-        eprintln!("repro: skipped {f}: not a text file (left out of the redacted copy / unchanged in place)");
+        errln!("repro: skipped {f}: not a text file (left out of the redacted copy / unchanged in place)");
     }
     Ok(exit::OK)
 }

@@ -39,7 +39,7 @@ pub fn run(_g: &Global, a: &ReportArgs) -> Result<i32, Error> {
         .as_ref()
         .map(|v| v.outcome.as_str())
         .unwrap_or("no verdict");
-    println!(
+    outln!(
         "wrote {}, {}, {} and {} in {} (verdict: {verdict})",
         report::JUNIT_FILE,
         report::REPORT_FILE,
@@ -48,7 +48,7 @@ pub fn run(_g: &Global, a: &ReportArgs) -> Result<i32, Error> {
         dir.display()
     );
     for s in &rendered.skipped {
-        eprintln!("repro: left {s} out of the bundle: not a text file, so it cannot be redacted");
+        errln!("repro: left {s} out of the bundle: not a text file, so it cannot be redacted");
     }
     Ok(exit::OK)
 }
@@ -76,14 +76,14 @@ fn validate(
     match out {
         Some(path) => {
             report::write_atomic(path, text.as_bytes())?;
-            eprintln!("repro: wrote {}", path.display());
+            errln!("repro: wrote {}", path.display());
         }
-        None => print!("{text}"),
+        None => out!("{text}"),
     }
     Ok(match outcome {
         validation::Outcome::Validated => exit::OK,
         validation::Outcome::NotValidated => {
-            eprintln!("repro: the pair does not validate the fix: see the heading of the comment");
+            errln!("repro: the pair does not validate the fix: see the heading of the comment");
             exit::OUTCOME_DIFFERS
         }
     })

@@ -36,7 +36,7 @@ pub async fn run(_g: &Global, cmd: &SimCommand) -> Result<i32, Error> {
     let build = async {
         for v in &wanted {
             let t = std::time::Instant::now();
-            eprintln!("repro sim build: preparing the stand-in for {v}");
+            errln!("repro sim build: preparing the stand-in for {v}");
             let tag = crate::sim_image::ensure_sim_image(&engine.docker, v, *rebuild).await?;
             super::common::out(&format!("{tag}  ({:.1}s)", t.elapsed().as_secs_f64()));
         }
@@ -45,7 +45,7 @@ pub async fn run(_g: &Global, cmd: &SimCommand) -> Result<i32, Error> {
     tokio::select! {
         r = build => r.map(|()| exit::OK),
         s = signals.next() => {
-            eprintln!("repro sim build: interrupted ({s}); the image being built is not tagged");
+            errln!("repro sim build: interrupted ({s}); the image being built is not tagged");
             Ok(exit::INTERRUPTED)
         }
     }

@@ -10,6 +10,7 @@ pub use crate::redact::Redactor;
 pub use crate::result::{Evidence, EvidenceSource};
 pub use crate::run::observe::{eval_log, Eval, Settle};
 pub use crate::run::watch::{Boot, Ended as BootEnd, LogLine};
+pub use crate::safe_fs;
 pub use crate::scenario::{Expected, Signal, Signals, DEFAULT_SETTLE};
 pub use crate::version::{K3sVersion, ReleaseSet};
 

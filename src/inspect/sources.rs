@@ -21,6 +21,7 @@ use std::path::{Path, PathBuf};
 use chrono::{DateTime, Utc};
 
 use super::boots::{End, EndKind, Kept, Recorded};
+use super::deps::safe_fs;
 
 /// Files read whole (configs, result.json, hostname) may not be larger than this.
 const SMALL: u64 = 16 * 1024 * 1024;
@@ -177,17 +178,12 @@ fn read_config(p: &Path, node: &str) -> Result<ConfigFile, InputError> {
 }
 
 fn read_small(p: &Path) -> std::io::Result<String> {
-    let meta = fs::metadata(p)?;
-    if !meta.is_file() {
-        return Err(std::io::Error::other("not a regular file"));
-    }
-    if meta.len() > SMALL {
-        return Err(std::io::Error::other(format!(
-            "larger than {} MiB",
-            SMALL / 1024 / 1024
-        )));
-    }
-    let bytes = fs::read(p)?;
+    // A regular file only (a pipe would block, a device never end), never more than SMALL bytes
+    // even if it grows while read (`safe_fs`).
+    let bytes = safe_fs::read_named(p, SMALL).map_err(|e| match e {
+        safe_fs::ReadError::Io { source, .. } => source,
+        other => std::io::Error::other(other.reason()),
+    })?;
     Ok(String::from_utf8_lossy(&bytes).into_owned())
 }
 

@@ -57,6 +57,11 @@ const DEFAULT_PROBE_TIMEOUT: Duration = Duration::from_secs(30);
 static DNS_LABEL: LazyLock<Regex> =
     LazyLock::new(|| Regex::new(r"^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$").expect("static regex"));
 
+/// A container environment name: `NAME=value` is split at the first `=`, so a name holding one
+/// would set another variable (`K3S_TOKEN=x` as a name overrides the run's token).
+static ENV_NAME: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"^[A-Za-z_][A-Za-z0-9_]*$").expect("static regex"));
+
 /// k3s config keys are long flag names without the dashes (`+` appends to a list in k3s).
 static CONFIG_KEY: LazyLock<Regex> =
     LazyLock::new(|| Regex::new(r"^[a-z0-9][a-z0-9-]*[a-z0-9]\+?$").expect("static regex"));
@@ -228,12 +233,12 @@ fn check_config_keys<T>(
 fn check_files<T>(d: &FileDiag, files: &SpannedMap<T>, out: &mut Diagnostics) {
     for p in files.keys() {
         let v = &p.value;
-        if !v.starts_with('/') || v.ends_with('/') || v.split('/').any(|c| c == "..") {
+        if let Err(why) = node_path(v) {
             out.push(
-                d.span(p, format!("`{v}` is not an absolute file path"))
-                    .help("give the full path of a file inside the node, e.g. /etc/rancher/k3s/registries.yaml"),
+                d.span(p, format!("`{v}` is not a valid file path: {why}"))
+                    .help("give the full, plain path of a file inside the node: it starts with `/`, has no `.` or `..` parts, no `//` and no trailing `/`, e.g. /etc/rancher/k3s/registries.yaml"),
             );
-        } else if v == "/etc/rancher/k3s/config.yaml" {
+        } else if v == crate::plan::CONFIG_PATH {
             out.push(
                 d.span(p, "config.yaml is rendered by repro from `config:`")
                     .help("set keys under `config:`, or add a drop-in under /etc/rancher/k3s/config.yaml.d/"),
@@ -242,8 +247,40 @@ fn check_files<T>(d: &FileDiag, files: &SpannedMap<T>, out: &mut Diagnostics) {
     }
 }
 
+/// Whether a `files:` key is a path in its one plain spelling, so comparing strings compares
+/// files: `/etc/rancher/k3s/./config.yaml` and `//etc/...` name repro's own config.yaml too, and
+/// the tar upload would drop `.` parts silently. Returns why not.
+pub(crate) fn node_path(v: &str) -> Result<(), &'static str> {
+    let Some(rest) = v.strip_prefix('/') else {
+        return Err("it is relative");
+    };
+    if rest.is_empty() {
+        return Err("it is the root folder");
+    }
+    if v.chars().any(char::is_control) {
+        return Err("it holds a control character");
+    }
+    for part in rest.split('/') {
+        match part {
+            "" => return Err("it has an empty part (`//` or a trailing `/`)"),
+            "." => return Err("it has a `.` part"),
+            ".." => return Err("it has a `..` part"),
+            _ => {}
+        }
+    }
+    Ok(())
+}
+
 fn duration(d: &FileDiag, s: &Spanned<String>, out: &mut Diagnostics) -> Option<Duration> {
     match humantime::parse_duration(&s.value) {
+        // A deadline this far out would overflow an `Instant` mid-run.
+        Ok(v) if v > Duration::from_secs(24 * 3600) => {
+            out.push(
+                d.span(s, format!("`{}` is longer than a day", s.value))
+                    .help("write a margin of seconds or minutes, e.g. 3s, 500ms, 1m"),
+            );
+            None
+        }
         Ok(v) => Some(v),
         Err(_) => {
             out.push(

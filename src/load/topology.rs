@@ -15,6 +15,10 @@ pub fn topology_name(text: &str) -> Option<String> {
         .map(|n| n.name)
 }
 
+/// How many nodes one run can address: the runner gives node `i` the fixed address
+/// `10.213.X.(10 + i)` on its own /24 (`run/cluster.rs`), and .255 is the broadcast address.
+pub const MAX_NODES: usize = 254 - 10 + 1;
+
 pub fn topology(path: &Path, text: &str) -> Result<Topology, Diagnostics> {
     let raw: TopologyFile = parse(path, text, FileKind::Topology)?;
     let d = FileDiag { file: path };
@@ -88,6 +92,12 @@ fn check_nodes(
                 .help("list the nodes, e.g. `- {name: etcd-1, role: etcd, init: true}`"),
         );
         return;
+    }
+    if nodes.len() > MAX_NODES {
+        out.push(
+            d.span(&raw.nodes, format!("{} nodes do not fit the run's network: at most {MAX_NODES}", nodes.len()))
+                .help(format!("a run's nodes get the fixed addresses .10 to .254 of one /24 network (etcd peer URLs embed them); split the topology into ones of at most {MAX_NODES} nodes")),
+        );
     }
     let mut names: HashMap<&str, &Spanned<String>> = HashMap::new();
     for n in nodes {
@@ -234,6 +244,13 @@ fn check_nodes(
         check_config_keys(d, &n.config, &[Command::of(n.role.value)], version, out);
         check_files(d, &n.files, out);
         for k in n.env.keys() {
+            if !ENV_NAME.is_match(&k.value) {
+                out.push(
+                    d.span(k, format!("`{}` is not a valid environment variable name", k.value))
+                        .help("use letters, digits and `_`, not starting with a digit (a `=` in the name would set another variable)"),
+                );
+                continue;
+            }
             if matches!(
                 k.value.as_str(),
                 "K3S_TOKEN" | "K3S_AGENT_TOKEN" | "K3S_URL"

@@ -73,7 +73,11 @@ struct VerdictDigest {
 
 /// Parses JSON, or says where in the file it is wrong.
 fn parse_json<T: serde::de::DeserializeOwned>(path: &Path) -> Result<T, MergeError> {
-    let text = std::fs::read_to_string(path).map_err(|e| err(path, format!("cannot read: {e}")))?;
+    // Artifacts from CI: a regular file of bounded size only (a FIFO would block, `/dev/zero`
+    // never end; `crate::safe_fs`).
+    let bytes = crate::safe_fs::read_named(path, crate::safe_fs::RESULT_LIMIT)
+        .map_err(|e| err(path, format!("cannot read: {}", e.reason())))?;
+    let text = String::from_utf8(bytes).map_err(|e| err(path, format!("cannot read: {e}")))?;
     serde_json::from_str(&text).map_err(|e| {
         // serde_json appends " at line L column C" to its message; we print ours in front.
         let msg = e.to_string();

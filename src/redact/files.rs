@@ -159,7 +159,9 @@ fn same_path(a: &Path, b: &Path) -> bool {
 }
 
 fn load(path: &Path, rel: PathBuf) -> anyhow::Result<Item> {
-    let data = fs::read(path).with_context(|| format!("failed to read {}", path.display()))?;
+    // Callers listed it without following links; this read refuses a pipe or device swapped in
+    // since, and bounds the size (`safe_fs`).
+    let data = crate::safe_fs::read_named(path, crate::safe_fs::REDACT_LIMIT)?;
     let name = path.to_string_lossy();
     let content = if name.ends_with(".tar.gz") || name.ends_with(".tgz") {
         match bundle::read(&data) {

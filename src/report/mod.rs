@@ -52,6 +52,9 @@ pub enum LoadError {
     NoFolder(PathBuf),
     #[error("{0}: not a results folder (it has no result.json)")]
     NoResult(PathBuf),
+    /// A link out of the folder, a pipe or device, an oversized file (`safe_fs`).
+    #[error(transparent)]
+    Refused(#[from] crate::safe_fs::ReadError),
     #[error("failed to read {path}: {source}")]
     Read {
         path: PathBuf,
@@ -82,12 +85,15 @@ pub fn load(dir: &Path) -> Result<RunFolder, LoadError> {
         return Err(LoadError::NoFolder(dir.to_path_buf()));
     }
     let path = dir.join(RESULT_FILE);
-    if !path.is_file() {
+    if fs::symlink_metadata(&path).is_err() {
         return Err(LoadError::NoResult(dir.to_path_buf()));
     }
-    let text = fs::read_to_string(&path).map_err(|source| LoadError::Read {
+    // A results folder may come from anyone (a bundle on an issue): links out of it, pipes and
+    // oversized files are refused (see `safe_fs`).
+    let bytes = crate::safe_fs::read_in(dir, &path, crate::safe_fs::RESULT_LIMIT)?;
+    let text = String::from_utf8(bytes).map_err(|e| LoadError::Read {
         path: path.clone(),
-        source,
+        source: std::io::Error::new(std::io::ErrorKind::InvalidData, e.utf8_error()),
     })?;
     let result = parse_result(&path, &text)?;
     let mut node_files = Vec::new();
@@ -132,28 +138,17 @@ fn collect_nodes(
     dir: &Path,
     out: &mut Vec<(String, Vec<u8>)>,
 ) -> Result<(), LoadError> {
-    let Ok(rd) = fs::read_dir(dir) else {
-        return Ok(());
-    };
-    for entry in rd.flatten() {
-        let p = entry.path();
-        let Ok(meta) = fs::symlink_metadata(&p) else {
-            continue;
-        };
-        if meta.is_dir() {
-            collect_nodes(root, &p, out)?;
-        } else if meta.is_file() {
-            let data = fs::read(&p).map_err(|source| LoadError::Read {
-                path: p.clone(),
-                source,
-            })?;
-            let rel = p
-                .strip_prefix(root)
-                .unwrap_or(&p)
-                .to_string_lossy()
-                .replace('\\', "/");
-            out.push((rel, data));
-        }
+    if fs::symlink_metadata(dir).is_err() {
+        return Ok(()); // a run that never created a node
+    }
+    for p in crate::safe_fs::files_under(root, dir)? {
+        let data = crate::safe_fs::read_in(root, &p, crate::safe_fs::NODE_FILE_LIMIT)?;
+        let rel = p
+            .strip_prefix(root)
+            .unwrap_or(&p)
+            .to_string_lossy()
+            .replace('\\', "/");
+        out.push((rel, data));
     }
     Ok(())
 }

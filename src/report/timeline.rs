@@ -6,6 +6,11 @@
 //! Without a mouse (touch, keyboard) the evidence is one click or Tab + Enter away: every signal
 //! mark and red cell is a link to its row in the table, which is highlighted when reached
 //! (`:target`). Step names are listed in full above the chart, where they wrap.
+//!
+//! Everything from result.json is data, possibly hostile (a results folder is shared, edited,
+//! attached to issues): every value goes through `esc` where it lands, including times that do
+//! not parse (`clock` then returns them as written) and free-form kinds and boot ends. The page
+//! has no `<script>` and no inline JSON; links only point at the page's own row ids.
 
 use std::fmt::Write as _;
 
@@ -431,7 +436,7 @@ fn draw_boots(svg: &mut String, r: &RunResult, scale: &Scale, row_y: &dyn Fn(&st
             (None, other) => other.to_string(),
         };
         let title = format!(
-            "{} boot {} ({}): started {}, {ready}, {ended}&#10;log: {}",
+            "{} boot {} ({}): started {}, {}, {}&#10;log: {}",
             esc(&b.node),
             b.boot,
             if b.step == 0 {
@@ -439,7 +444,9 @@ fn draw_boots(svg: &mut String, r: &RunResult, scale: &Scale, row_y: &dyn Fn(&st
             } else {
                 format!("step {}", b.step)
             },
-            clock(&b.started_at),
+            esc(&clock(&b.started_at)),
+            esc(&ready),
+            esc(&ended),
             esc(&b.log)
         );
         let w = (x1 - x0).max(2.0);
@@ -463,10 +470,11 @@ fn draw_boots(svg: &mut String, r: &RunResult, scale: &Scale, row_y: &dyn Fn(&st
             let cy = y + BAR_Y + BAR_H / 2.0;
             let _ = write!(
                 svg,
-                r#"<path d="M{x:.1} {:.1} l6 6 l-6 6 l-6 -6 z" class="ready"><title>{} boot {} {ready}</title></path>"#,
+                r#"<path d="M{x:.1} {:.1} l6 6 l-6 6 l-6 -6 z" class="ready"><title>{} boot {} {}</title></path>"#,
                 cy - 6.0,
                 esc(&b.node),
-                b.boot
+                b.boot,
+                esc(&ready)
             );
         }
     }
@@ -495,18 +503,19 @@ fn draw_actions(
                             s.index,
                             esc(&a.files.join(", ")),
                             esc(n),
-                            clock(&a.at)
+                            esc(&clock(&a.at))
                         );
                     }
                     kind => {
                         let _ = write!(
                             svg,
-                            r#"<path d="M{:.1} {:.1} h10 l-5 8 z" class="restart"><title>step {}: {kind} {} at {}</title></path>"#,
+                            r#"<path d="M{:.1} {:.1} h10 l-5 8 z" class="restart"><title>step {}: {} {} at {}</title></path>"#,
                             x - 5.0,
                             top - 8.0,
                             s.index,
+                            esc(kind),
                             esc(n),
-                            clock(&a.at)
+                            esc(&clock(&a.at))
                         );
                     }
                 }
@@ -585,7 +594,7 @@ fn draw_signals(
                 let _ = write!(
                     title,
                     "&#10;{} {}",
-                    e.time.as_deref().map(clock).unwrap_or_default(),
+                    esc(&e.time.as_deref().map(clock).unwrap_or_default()),
                     esc(&shorten(&e.text, 300))
                 );
             }
@@ -815,8 +824,9 @@ fn step_list(h: &mut String, r: &RunResult) {
                     .map(clock)
                     .unwrap_or_else(|| "…".into());
                 format!(
-                    " <span class=\"sub\">({}–{end})</span>",
-                    clock(&s.started_at)
+                    " <span class=\"sub\">({}–{})</span>",
+                    esc(&clock(&s.started_at)),
+                    esc(&end)
                 )
             })
             .unwrap_or_else(|| " <span class=\"sub\">(not reached)</span>".to_string());
@@ -840,4 +850,138 @@ pub fn run_span(r: &RunResult) -> String {
         .map(clock)
         .unwrap_or_else(|| "(did not finish)".into());
     format!("{start} → {end} UTC")
+}
+
+#[cfg(test)]
+mod hostile_tests {
+    use super::*;
+    use serde_json::Value;
+
+    /// Markup a hostile result.json might carry, in every shape a page could execute.
+    const PAYLOAD: &str = "x</title><script>alert(1)</script><img src=x onerror=alert(2)>\
+        <a href=\"javascript:alert(3)\">j</a><!-- \u{2028}\u{2029}' \" &amp;";
+
+    fn fixture() -> Value {
+        let text = std::fs::read_to_string(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/tests/fixtures/run-etcd-split-buggy/result.json"
+        ))
+        .expect("fixture");
+        serde_json::from_str(&text).expect("fixture JSON")
+    }
+
+    /// Paths of every string leaf.
+    fn leaves(v: &Value, path: &mut Vec<String>, out: &mut Vec<Vec<String>>) {
+        match v {
+            Value::String(_) => out.push(path.clone()),
+            Value::Array(a) => {
+                for (i, x) in a.iter().enumerate() {
+                    path.push(i.to_string());
+                    leaves(x, path, out);
+                    path.pop();
+                }
+            }
+            Value::Object(m) => {
+                for (k, x) in m {
+                    path.push(k.clone());
+                    leaves(x, path, out);
+                    path.pop();
+                }
+            }
+            _ => {}
+        }
+    }
+
+    fn at<'a>(v: &'a mut Value, path: &[String]) -> &'a mut Value {
+        path.iter().fold(v, |v, k| match v {
+            Value::Array(a) => &mut a[k.parse::<usize>().expect("index")],
+            Value::Object(m) => m.get_mut(k).expect("key"),
+            _ => unreachable!("a leaf has no children"),
+        })
+    }
+
+    fn is_time(path: &[String]) -> bool {
+        path.last()
+            .is_some_and(|k| k == "at" || k == "time" || k.ends_with("_at"))
+    }
+
+    /// The fixture with the payload in every string field that still loads as a result (enums
+    /// such as `actions[].kind` and `boots[].end` refuse anything else). Returns the result and
+    /// how many fields took the payload.
+    fn hostile(times_too: bool) -> (RunResult, usize) {
+        let mut v = fixture();
+        let mut paths = Vec::new();
+        leaves(&v, &mut Vec::new(), &mut paths);
+        let mut taken = 0;
+        for p in paths.iter().filter(|p| times_too || !is_time(p)) {
+            let old = std::mem::replace(at(&mut v, p), Value::String(PAYLOAD.into()));
+            if serde_json::from_value::<RunResult>(v.clone()).is_ok() {
+                taken += 1;
+            } else {
+                *at(&mut v, p) = old;
+            }
+        }
+        (serde_json::from_value(v).expect("loads"), taken)
+    }
+
+    /// Every tag of the page: data is escaped, so a `<` only opens markup of our own.
+    fn tags(page: &str) -> Vec<String> {
+        page.split('<')
+            .skip(1)
+            .map(|t| t.split('>').next().unwrap_or("").to_lowercase())
+            .collect()
+    }
+
+    /// No tag, attribute or URL of the page comes from data. Data can only be text: outside
+    /// quoted attribute values (where `"` is escaped), no handler or script URL may appear, and
+    /// every link points at a row of the page itself.
+    fn assert_inert(page: &str) {
+        for t in tags(page) {
+            for bad in ["script", "img", "iframe", "!--", "a href=\"javascript"] {
+                assert!(!t.starts_with(bad), "a tag from data: <{t}>");
+            }
+            let parts: Vec<&str> = t.split('"').collect();
+            let outside: String = parts.iter().step_by(2).copied().collect();
+            assert!(!outside.contains("onerror"), "a handler from data: <{t}>");
+            assert!(
+                !outside.contains("javascript:"),
+                "a script URL from data: <{t}>"
+            );
+            for (i, p) in parts.iter().enumerate().step_by(2) {
+                if p.ends_with("href=") {
+                    let url = parts.get(i + 1).copied().unwrap_or("");
+                    assert!(url.starts_with('#'), "a link out of the page: <{t}>");
+                }
+            }
+        }
+        assert!(!page.contains("<script"));
+        assert!(!page.contains("<!--"));
+    }
+
+    #[test]
+    fn hostile_values_in_every_field_stay_text() {
+        for times_too in [false, true] {
+            let (r, taken) = hostile(times_too);
+            assert!(taken > 100, "only {taken} fields took the payload");
+            let page = render(&r);
+            assert_inert(&page);
+            // The payload did reach the page, escaped: the test sees what it guards.
+            let shown = page
+                .matches("&lt;script&gt;alert(1)&lt;/script&gt;")
+                .count();
+            assert!(
+                shown > 20,
+                "payload shown {shown} times (times too: {times_too})"
+            );
+        }
+    }
+
+    /// Unparsable times are printed as written (`clock` gives them back): escaped too.
+    #[test]
+    fn unparsable_times_are_escaped() {
+        let (r, _) = hostile(true);
+        assert!(text::time(&r.steps[0].actions[0].at).is_none());
+        let page = render(&r);
+        assert_inert(&page);
+    }
 }

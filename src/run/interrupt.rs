@@ -64,7 +64,7 @@ pub fn spawn_handler(
 
 /// A second interrupt: leave at once, saying how to remove what is left.
 pub fn exit_now(signal: &str, run_id: &str) -> ! {
-    eprintln!(
+    errln!(
         "repro: {signal} again: exiting without cleanup; remove leftovers with `repro clean --run {run_id}`"
     );
     std::process::exit(exit::INTERRUPTED);

@@ -1,0 +1,420 @@
+//! Reading files out of folders repro is handed — a project's `checks/` and `topologies/`, a
+//! results folder for `repro report`, a folder for `repro redact` or `repro inspect` — when the
+//! folder may come from someone else (a bundle attached to an issue, a pull request).
+//!
+//! The rules, the same for every reader:
+//! - A symbolic link is followed only when its target is inside the folder being read (a
+//!   `nodes -> ../nodes-v2` link works); one leading out of it (`nodes -> ~/.ssh`) is refused
+//!   with its path and target, never read.
+//! - Only regular files are read: a named pipe would block forever, `/dev/zero` never ends, a
+//!   socket cannot be read. They are refused by path before they are opened.
+//! - Every read has a size limit, and never reads past it even when the file grows while being
+//!   read (the limits are below, named after what they hold).
+//! - A file named on the command line (`repro validate x.yaml`) is the user's choice: symlinks
+//!   to it are followed, but it must still be a regular file within its limit.
+//!
+//! Checking and then opening leaves a window in which a folder changed by someone else at the
+//! same moment could swap a file for a pipe; the opened file is checked again, so the worst
+//! case is a refusal, and the size limit holds whatever is read.
+
+use std::fs;
+use std::io::Read;
+use std::path::{Path, PathBuf};
+
+const MIB: u64 = 1024 * 1024;
+
+/// A scenario file (check, topology, signals): the shipped ones are a few KiB.
+pub const SCENARIO_LIMIT: u64 = MIB;
+/// A run's `result.json`: configs, plans and evidence lines of every step (a few hundred KiB
+/// for a big run).
+pub const RESULT_LIMIT: u64 = 64 * MIB;
+/// One file under a results folder's `nodes/` (a boot's log, a config, inspect.json); the
+/// bundle holds them in memory, so this bounds what `repro report` takes.
+pub const NODE_FILE_LIMIT: u64 = 256 * MIB;
+/// One file `repro redact` rewrites (it holds the file and its redacted copy in memory).
+pub const REDACT_LIMIT: u64 = 256 * MIB;
+
+/// Why a file was not read; shown as `<path>: <reason>`.
+#[derive(Debug)]
+pub enum ReadError {
+    /// A symbolic link whose target is outside the folder being read.
+    LinkOut {
+        path: PathBuf,
+        target: PathBuf,
+        root: PathBuf,
+    },
+    /// A pipe, device, socket (or a file where a folder was expected).
+    NotRegular {
+        path: PathBuf,
+        kind: &'static str,
+    },
+    TooLarge {
+        path: PathBuf,
+        limit: u64,
+    },
+    Io {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+}
+
+impl std::fmt::Display for ReadError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}: {}", self.path().display(), self.reason())
+    }
+}
+
+impl std::error::Error for ReadError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            ReadError::Io { source, .. } => Some(source),
+            _ => None,
+        }
+    }
+}
+
+impl ReadError {
+    /// The file concerned.
+    pub fn path(&self) -> &Path {
+        match self {
+            ReadError::LinkOut { path, .. }
+            | ReadError::NotRegular { path, .. }
+            | ReadError::TooLarge { path, .. }
+            | ReadError::Io { path, .. } => path,
+        }
+    }
+
+    /// Why it was not read, without the path.
+    pub fn reason(&self) -> String {
+        match self {
+            ReadError::LinkOut { target, root, .. } => format!(
+                "a symbolic link to {}, outside {}: not followed",
+                target.display(),
+                root.display()
+            ),
+            ReadError::NotRegular { kind, .. } => format!("{kind}, not a regular file: not read"),
+            ReadError::TooLarge { limit, .. } => format!(
+                "larger than the {} MiB a file of this kind may have: not read",
+                limit / MIB
+            ),
+            ReadError::Io { source, .. } => source.to_string(),
+        }
+    }
+
+    /// What the user can do about it.
+    pub fn help(&self) -> &'static str {
+        match self {
+            ReadError::LinkOut { .. } => {
+                "replace the link by the file itself, or link only to files inside the folder"
+            }
+            ReadError::NotRegular { .. } => {
+                "only regular files are read; remove it or replace it by a file"
+            }
+            ReadError::TooLarge { .. } => {
+                "this is not a file repro wrote or reads; remove it or trim it"
+            }
+            ReadError::Io { .. } => "check that the file exists and is readable",
+        }
+    }
+
+    /// The underlying I/O error's kind, when there is one (`NotFound` for a missing file).
+    pub fn io_kind(&self) -> Option<std::io::ErrorKind> {
+        match self {
+            ReadError::Io { source, .. } => Some(source.kind()),
+            _ => None,
+        }
+    }
+}
+
+fn io(path: &Path) -> impl FnOnce(std::io::Error) -> ReadError + '_ {
+    move |source| ReadError::Io {
+        path: path.to_path_buf(),
+        source,
+    }
+}
+
+/// What a file that is not a regular file is, in words.
+fn kind_of(t: fs::FileType) -> &'static str {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::FileTypeExt;
+        if t.is_fifo() {
+            return "a named pipe (FIFO)";
+        }
+        if t.is_char_device() {
+            return "a character device";
+        }
+        if t.is_block_device() {
+            return "a block device";
+        }
+        if t.is_socket() {
+            return "a socket";
+        }
+    }
+    if t.is_dir() {
+        "a folder"
+    } else if t.is_symlink() {
+        "a symbolic link"
+    } else {
+        "a special file"
+    }
+}
+
+/// `path` with its symbolic links resolved, refused when that leaves `root` (itself resolved).
+/// A path without links comes back resolved too.
+pub fn inside(root: &Path, path: &Path) -> Result<PathBuf, ReadError> {
+    let real_root = fs::canonicalize(root).map_err(io(root))?;
+    let real = fs::canonicalize(path).map_err(io(path))?;
+    if real.starts_with(&real_root) {
+        Ok(real)
+    } else {
+        Err(ReadError::LinkOut {
+            path: path.to_path_buf(),
+            target: real,
+            root: root.to_path_buf(),
+        })
+    }
+}
+
+/// Reads the regular file `path` of the folder `root`, at most `limit` bytes.
+pub fn read_in(root: &Path, path: &Path, limit: u64) -> Result<Vec<u8>, ReadError> {
+    let real = inside(root, path)?;
+    read_regular(path, &real, limit)
+}
+
+/// Reads a file named by the user (links followed), regular only, at most `limit` bytes.
+pub fn read_named(path: &Path, limit: u64) -> Result<Vec<u8>, ReadError> {
+    read_regular(path, path, limit)
+}
+
+/// Reads `real` (shown as `shown`): checked to be a regular file before opening (a FIFO would
+/// block the open itself) and again once open; never more than `limit` bytes.
+fn read_regular(shown: &Path, real: &Path, limit: u64) -> Result<Vec<u8>, ReadError> {
+    let not_regular = |t: fs::FileType| ReadError::NotRegular {
+        path: shown.to_path_buf(),
+        kind: kind_of(t),
+    };
+    let meta = fs::metadata(real).map_err(io(shown))?;
+    if !meta.is_file() {
+        return Err(not_regular(meta.file_type()));
+    }
+    let too_large = || ReadError::TooLarge {
+        path: shown.to_path_buf(),
+        limit,
+    };
+    if meta.len() > limit {
+        return Err(too_large());
+    }
+    let f = fs::File::open(real).map_err(io(shown))?;
+    let meta = f.metadata().map_err(io(shown))?;
+    if !meta.is_file() {
+        return Err(not_regular(meta.file_type()));
+    }
+    let mut data = Vec::with_capacity(meta.len().min(limit) as usize);
+    f.take(limit + 1)
+        .read_to_end(&mut data)
+        .map_err(io(shown))?;
+    if data.len() as u64 > limit {
+        return Err(too_large());
+    }
+    Ok(data)
+}
+
+/// One entry of a folder being read.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Entry {
+    /// A regular file (or a link to one inside the folder): its path as listed.
+    File(PathBuf),
+    /// A folder (or a link to one inside the folder).
+    Dir(PathBuf),
+}
+
+/// The paths in the folder `dir` (inside `root`), sorted, unchecked: read each with
+/// [`read_in`], which applies the rules.
+pub fn paths_in(root: &Path, dir: &Path) -> Result<Vec<PathBuf>, ReadError> {
+    let real_dir = inside(root, dir)?;
+    let meta = fs::metadata(&real_dir).map_err(io(dir))?;
+    if !meta.is_dir() {
+        return Err(ReadError::Io {
+            path: dir.to_path_buf(),
+            source: std::io::Error::other("not a folder"),
+        });
+    }
+    let mut paths: Vec<PathBuf> = fs::read_dir(dir)
+        .map_err(io(dir))?
+        .map(|e| e.map(|e| e.path()))
+        .collect::<Result<_, _>>()
+        .map_err(io(dir))?;
+    paths.sort();
+    Ok(paths)
+}
+
+/// The entries of `dir` (inside `root`), sorted by path: links resolved within `root`, links out
+/// of it and special files refused (the first one found is the error).
+pub fn list_in(root: &Path, dir: &Path) -> Result<Vec<Entry>, ReadError> {
+    let mut out = Vec::new();
+    for p in paths_in(root, dir)? {
+        let real = inside(root, &p)?;
+        let meta = fs::metadata(&real).map_err(io(&p))?;
+        if meta.is_dir() {
+            out.push(Entry::Dir(p));
+        } else if meta.is_file() {
+            out.push(Entry::File(p));
+        } else {
+            return Err(ReadError::NotRegular {
+                path: p,
+                kind: kind_of(meta.file_type()),
+            });
+        }
+    }
+    Ok(out)
+}
+
+/// Every regular file under `dir` (inside `root`), recursively, sorted. A link to a folder is
+/// not descended: its target is inside `root` and listed under its own name (so nothing is
+/// listed twice, and a link loop cannot recurse); links to files inside are listed.
+pub fn files_under(root: &Path, dir: &Path) -> Result<Vec<PathBuf>, ReadError> {
+    let mut out = Vec::new();
+    walk(root, dir, &mut out)?;
+    Ok(out)
+}
+
+fn walk(root: &Path, dir: &Path, out: &mut Vec<PathBuf>) -> Result<(), ReadError> {
+    for e in list_in(root, dir)? {
+        match e {
+            Entry::File(p) => out.push(p),
+            Entry::Dir(d) => {
+                let linked = fs::symlink_metadata(&d).map_err(io(&d))?.is_symlink();
+                if !linked {
+                    walk(root, &d, out)?;
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+#[cfg(all(test, unix))]
+mod tests {
+    use super::*;
+    use std::os::unix::fs::symlink;
+    use std::sync::mpsc;
+    use std::time::Duration;
+
+    /// Runs `f` on a thread and fails (instead of hanging the suite) if it does not return
+    /// within a generous bound; the bound is a guard, not a speed assertion.
+    pub(crate) fn guarded<T: Send + 'static>(f: impl FnOnce() -> T + Send + 'static) -> T {
+        let (tx, rx) = mpsc::channel();
+        std::thread::spawn(move || {
+            let _ = tx.send(f());
+        });
+        rx.recv_timeout(Duration::from_secs(60))
+            .expect("the read blocked: a FIFO or endless file was opened")
+    }
+
+    pub(crate) fn mkfifo(p: &Path) {
+        let st = std::process::Command::new("mkfifo")
+            .arg(p)
+            .status()
+            .expect("mkfifo runs");
+        assert!(st.success());
+    }
+
+    fn folder() -> (tempfile::TempDir, tempfile::TempDir) {
+        let root = tempfile::tempdir().expect("tmp");
+        let outside = tempfile::tempdir().expect("tmp");
+        fs::write(root.path().join("ok.yaml"), "name: ok\n").expect("write");
+        fs::create_dir(root.path().join("sub")).expect("mkdir");
+        fs::write(root.path().join("sub/inner.log"), "line\n").expect("write");
+        fs::write(
+            outside.path().join("id_ed25519"),
+            "-----BEGIN OPENSSH PRIVATE KEY-----\n",
+        )
+        .expect("write");
+        (root, outside)
+    }
+
+    #[test]
+    fn reads_regular_files_and_links_inside() {
+        let (root, _o) = folder();
+        let r = root.path();
+        assert_eq!(
+            read_in(r, &r.join("ok.yaml"), 100).expect("read"),
+            b"name: ok\n"
+        );
+        symlink("sub/inner.log", r.join("link.log")).expect("symlink");
+        assert_eq!(
+            read_in(r, &r.join("link.log"), 100).expect("read"),
+            b"line\n"
+        );
+        symlink("sub", r.join("linkdir")).expect("symlink");
+        let files = files_under(r, r).expect("walk");
+        assert_eq!(
+            files,
+            vec![
+                r.join("link.log"),
+                r.join("ok.yaml"),
+                r.join("sub/inner.log")
+            ]
+        );
+    }
+
+    #[test]
+    fn links_out_of_the_folder_are_refused() {
+        let (root, outside) = folder();
+        let r = root.path();
+        let key = outside.path().join("id_ed25519");
+        symlink(&key, r.join("x.yaml")).expect("symlink");
+        let e = read_in(r, &r.join("x.yaml"), 100).expect_err("refused");
+        assert!(matches!(e, ReadError::LinkOut { .. }), "{e}");
+        assert!(e.to_string().contains("outside"), "{e}");
+        // A linked folder out, and `..` through a link inside.
+        symlink(outside.path(), r.join("nodes")).expect("symlink");
+        assert!(matches!(
+            files_under(r, r).expect_err("refused"),
+            ReadError::LinkOut { .. }
+        ));
+        assert!(matches!(
+            read_in(r, &r.join("nodes/id_ed25519"), 100).expect_err("refused"),
+            ReadError::LinkOut { .. }
+        ));
+    }
+
+    #[test]
+    fn dev_zero_is_refused_without_reading() {
+        let (root, _o) = folder();
+        let r = root.path().to_path_buf();
+        symlink("/dev/zero", r.join("zero.yaml")).expect("symlink");
+        let e = guarded(move || read_in(&r, &r.join("zero.yaml"), 100)).expect_err("refused");
+        // Out of the folder, so refused before its type matters; named, it is a device.
+        assert!(matches!(e, ReadError::LinkOut { .. }), "{e}");
+        let e = guarded(|| read_named(Path::new("/dev/zero"), 100)).expect_err("refused");
+        assert!(e.to_string().contains("character device"), "{e}");
+    }
+
+    #[test]
+    fn a_fifo_is_refused_without_blocking() {
+        let (root, _o) = folder();
+        let r = root.path().to_path_buf();
+        mkfifo(&r.join("pipe.yaml"));
+        let (r1, r2) = (r.clone(), r.clone());
+        let e = guarded(move || read_in(&r1, &r1.join("pipe.yaml"), 100)).expect_err("refused");
+        assert!(e.to_string().contains("named pipe (FIFO)"), "{e}");
+        assert!(e.to_string().contains("pipe.yaml"), "{e}");
+        let e = guarded(move || files_under(&r2, &r2)).expect_err("refused");
+        assert!(matches!(e, ReadError::NotRegular { .. }), "{e}");
+    }
+
+    #[test]
+    fn oversized_files_are_refused() {
+        let (root, _o) = folder();
+        let r = root.path();
+        fs::write(r.join("big.yaml"), vec![b'a'; 101]).expect("write");
+        let e = read_in(r, &r.join("big.yaml"), 100).expect_err("refused");
+        assert!(matches!(e, ReadError::TooLarge { .. }), "{e}");
+        assert_eq!(
+            read_in(r, &r.join("big.yaml"), 101).expect("read").len(),
+            101
+        );
+    }
+}

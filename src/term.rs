@@ -1,0 +1,170 @@
+//! Everything repro prints goes through here (`outln!`, `out!`, `errln!`, `err!`), for two
+//! reasons:
+//!
+//! - Text from data — container log lines, check and step names, file paths, values from a
+//!   results folder — must not drive the terminal: an ESC starting an unterminated OSC sequence
+//!   swallows everything after it, `\x1b[2J` clears the screen, a `\r` overwrites the line.
+//!   Every control character except `\n` and `\t` (C0, ESC, DEL and the C1 range U+0080–U+009F,
+//!   which UTF-8 terminals also obey) is shown as its JSON spelling `\u001b`: visible, and a
+//!   JSON document on stdout stays valid and decodes to the same text.
+//! - A closed stdout or stderr (`repro list | head -c0`) is the reader's choice: `println!`
+//!   would panic on it. The first broken pipe stops writing to that stream; the command goes
+//!   on and exits with its own code.
+
+use std::borrow::Cow;
+use std::io::{ErrorKind, Write};
+use std::sync::atomic::{AtomicBool, Ordering};
+
+/// Whether a character is shown escaped rather than written.
+fn is_neutralised(c: char) -> bool {
+    match c {
+        '\n' | '\t' => false,
+        c => c.is_control(), // C0, DEL and C1 (U+0080..=U+009F)
+    }
+}
+
+/// `text` with every control character but `\n` and `\t` replaced by `\uXXXX` (borrowed when
+/// there is none, the common case).
+pub fn sanitize(text: &str) -> Cow<'_, str> {
+    if !text.chars().any(is_neutralised) {
+        return Cow::Borrowed(text);
+    }
+    let mut s = String::with_capacity(text.len() + 16);
+    for c in text.chars() {
+        if is_neutralised(c) {
+            s.push_str(&format!("\\u{:04x}", c as u32));
+        } else {
+            s.push(c);
+        }
+    }
+    Cow::Owned(s)
+}
+
+static STDOUT_CLOSED: AtomicBool = AtomicBool::new(false);
+static STDERR_CLOSED: AtomicBool = AtomicBool::new(false);
+
+/// Whether a write to stdout met a closed pipe (nothing more is written there).
+pub fn stdout_closed() -> bool {
+    STDOUT_CLOSED.load(Ordering::SeqCst)
+}
+
+/// Writes sanitised text to stdout. A broken pipe closes it for the rest of the process;
+/// other errors are returned (a full disk behind `> file` is worth telling).
+pub fn write_out(text: &str) -> std::io::Result<()> {
+    write_to(&mut std::io::stdout().lock(), &STDOUT_CLOSED, text)
+}
+
+/// Writes sanitised text to stderr; there is nobody to tell when that fails.
+pub fn write_err(text: &str) {
+    let _ = write_to(&mut std::io::stderr().lock(), &STDERR_CLOSED, text);
+}
+
+fn write_to(w: &mut impl Write, closed: &AtomicBool, text: &str) -> std::io::Result<()> {
+    if closed.load(Ordering::SeqCst) {
+        return Ok(());
+    }
+    match w
+        .write_all(sanitize(text).as_bytes())
+        .and_then(|()| w.flush())
+    {
+        Err(e) if e.kind() == ErrorKind::BrokenPipe => {
+            closed.store(true, Ordering::SeqCst);
+            Ok(())
+        }
+        other => other,
+    }
+}
+
+/// `println!` for repro: sanitised, quiet on a closed stdout.
+#[macro_export]
+macro_rules! outln {
+    () => {{
+        let _ = $crate::term::write_out("\n");
+    }};
+    ($($arg:tt)*) => {{
+        let mut s = format!($($arg)*);
+        s.push('\n');
+        let _ = $crate::term::write_out(&s);
+    }};
+}
+
+/// `print!` for repro: sanitised, quiet on a closed stdout.
+#[macro_export]
+macro_rules! out {
+    ($($arg:tt)*) => {{
+        let _ = $crate::term::write_out(&format!($($arg)*));
+    }};
+}
+
+/// `eprintln!` for repro: sanitised, quiet on a closed stderr.
+#[macro_export]
+macro_rules! errln {
+    () => {
+        $crate::term::write_err("\n")
+    };
+    ($($arg:tt)*) => {{
+        let mut s = format!($($arg)*);
+        s.push('\n');
+        $crate::term::write_err(&s);
+    }};
+}
+
+/// `eprint!` for repro: sanitised, quiet on a closed stderr.
+#[macro_export]
+macro_rules! err {
+    ($($arg:tt)*) => { $crate::term::write_err(&format!($($arg)*)) };
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn control_characters_are_shown_not_sent() {
+        let hostile = "a\u{1b}]0;pwned b\u{1b}[2J c\rd\u{7f}e\u{9b}31mf\u{0}g\u{7}";
+        let s = sanitize(hostile);
+        assert_eq!(
+            s,
+            "a\\u001b]0;pwned b\\u001b[2J c\\u000dd\\u007fe\\u009b31mf\\u0000g\\u0007"
+        );
+        assert!(!s.chars().any(|c| c.is_control()));
+    }
+
+    #[test]
+    fn newlines_tabs_and_plain_text_pass_borrowed() {
+        let plain = "step 1\tetcd-2 → ready\nnext line ✓";
+        assert!(matches!(sanitize(plain), Cow::Borrowed(_)));
+    }
+
+    #[test]
+    fn sanitised_json_stays_json_with_the_same_value() {
+        let v = serde_json::json!({"name": "x\u{1b}]0;t\u{9b}\u{7f}\r"});
+        let text = serde_json::to_string(&v).expect("json");
+        let clean = sanitize(&text);
+        assert!(!clean.chars().any(|c| c.is_control()));
+        let back: serde_json::Value = serde_json::from_str(&clean).expect("still JSON");
+        assert_eq!(back, v);
+    }
+
+    /// A writer whose reader has gone.
+    struct Closed(u32);
+    impl Write for Closed {
+        fn write(&mut self, _: &[u8]) -> std::io::Result<usize> {
+            self.0 += 1;
+            Err(std::io::Error::from(ErrorKind::BrokenPipe))
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+
+    #[test]
+    fn a_broken_pipe_stops_writing_quietly() {
+        let closed = AtomicBool::new(false);
+        let mut w = Closed(0);
+        assert!(write_to(&mut w, &closed, "one\n").is_ok());
+        assert!(closed.load(Ordering::SeqCst));
+        assert!(write_to(&mut w, &closed, "two\n").is_ok());
+        assert_eq!(w.0, 1, "nothing written after the pipe closed");
+    }
+}
