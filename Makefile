@@ -6,7 +6,7 @@ REPRO := ./target/release/repro
 
 include sim/sim.mk
 
-.PHONY: build demo test lint fmt clean-docker bench man completions
+.PHONY: build demo test test-podman lint fmt clean-docker bench man completions
 
 ## build: the repro binary and the k3s stand-in (static binary for the FROM-scratch image)
 build: sim
@@ -18,11 +18,31 @@ demo: build
 	$(REPRO) run etcd-split --sim --k3s-version v1.33.4+k3s1 --expect reproduced
 	$(REPRO) run etcd-split --sim --k3s-version v1.33.5+k3s1 --expect fixed
 
-## test: the whole suite — unit, snapshot, CLI and Docker end-to-end tests
+## test: the whole suite — unit tests, then the integration-test binaries one after another:
+## tests/suite (no Docker: snapshots, CLI), tests/e2e (Docker, two runs at a time), tests/faults
 test: sim lint
 	$(CARGO) test --workspace --lib --bins --tests -- --test-threads=2 2>&1 | tee target/test-output.log
+	$(MAKE) --no-print-directory test-podman 2>&1 | tee -a target/test-output.log
 	@awk '/^test result:/ { for (i = 1; i <= NF; i++) { if ($$i ~ /^passed;?$$/) p += $$(i-1); if ($$i ~ /^failed;?$$/) f += $$(i-1) } } \
 	  END { printf "total: %d passed, %d failed\n", p, f; exit (f > 0) }' target/test-output.log
+
+## test-podman: the end-to-end subset on Podman — runs of every shipped check, an interrupt and
+## its cleanup, matrices — against a private Podman API service (scripts/podman-service.sh: its own
+## socket, storage and CONTAINERS_CONF under PODMAN_DIR), stopped afterwards. The stand-in's
+## images are built into it once, before the tests. docs/podman.md.
+PODMAN_DIR ?= $(CURDIR)/target/podman
+PODMAN_TESTS := run::every_shipped_check_has_one_verdict_under_both_config_sources \
+  run::etcd_split_reproduces_on_buggy_version run::etcd_split_fixed_on_fixed_version \
+  run::interrupt_mid_run_cleans_up_and_exits_130 \
+  matrix::interrupting_a_matrix_removes_its_clusters_and_exits_130 \
+  json_output::matrix_summary_as_json
+test-podman: sim
+	$(CARGO) build -p repro
+	export REPRO_PODMAN_DIR=$(PODMAN_DIR); \
+	eval "$$(scripts/podman-service.sh start)" && \
+	$(CARGO) run --quiet -p repro -- sim build --k3s-version v1.32.8+k3s1,v1.33.4+k3s1,v1.33.5+k3s1 && \
+	REPRO_TEST_ENGINE=podman $(CARGO) test -p repro --test e2e -- --exact --test-threads=2 $(PODMAN_TESTS); \
+	rc=$$?; scripts/podman-service.sh stop; exit $$rc
 
 ## lint: formatting and clippy, warnings are errors
 lint:

@@ -23,14 +23,22 @@ fn main() {
         .or_else(|| git(&["rev-parse", "--short=12", "HEAD"]));
     // Rebuild when HEAD moves (a commit, a checkout): HEAD itself, the branch it points at, and
     // packed refs. Paths come from git, so worktrees work too.
+    // Only files that exist are watched: cargo treats a watched path that is missing (a checkout
+    // without packed refs, a branch whose ref lives only in packed-refs) as always changed, and
+    // would rebuild repro on every `cargo build`.
+    let watch = |path: String| {
+        if std::path::Path::new(&path).exists() {
+            println!("cargo:rerun-if-changed={path}");
+        }
+    };
     for path in ["HEAD", "packed-refs"] {
         if let Some(p) = git(&["rev-parse", "--git-path", path]) {
-            println!("cargo:rerun-if-changed={p}");
+            watch(p);
         }
     }
     if let Some(branch) = git(&["symbolic-ref", "-q", "HEAD"]) {
         if let Some(p) = git(&["rev-parse", "--git-path", &branch]) {
-            println!("cargo:rerun-if-changed={p}");
+            watch(p);
         }
     }
     if commit.is_none() {

@@ -1,4 +1,4 @@
-//! Benchmark (not a test): `repro inspect` on large generated journals.
+//! Benchmark (not a test): `repro inspect` on large generated journals, paired with ripgrep.
 //!
 //! Writes a journal in `journalctl -u k3s` short format — four hosts of an etcd-split cluster
 //! interleaved, each booting again and again, every boot its banner, k3s's start-up lines and a
@@ -7,12 +7,19 @@
 //! memory of the process after each. Memory that does not grow from the small to the large
 //! file is what "bounded memory" means here.
 //!
+//! In the same run, on the same file, `rg` (Debian's ripgrep) counts the lines matching the same
+//! signal patterns, alternating with inspect, so the ratio of wall times is paired (skipped with
+//! a message where `rg` is not installed). The figures go into `target/bench/bench.json` under
+//! `inspect` (the file `repro-bench` writes; created if missing).
+//!
 //! Run with `make bench` (or `cargo run --release --example inspect_bench`);
-//! `INSPECT_BENCH_MB=small,large` sets the sizes (default 128,1024). Prints figures; asserts
-//! nothing. The generated files go to the system temp folder and are removed afterwards.
+//! `INSPECT_BENCH_MB=small,large` sets the sizes (default 256,1024), `INSPECT_BENCH_PAIRS` the
+//! paired repetitions (default 3; the medians count). Prints figures; asserts nothing. The
+//! generated files go to the system temp folder and are removed afterwards.
 
 use std::io::{BufWriter, Write};
-use std::path::Path;
+use std::path::{Path, PathBuf};
+use std::process::Command;
 use std::time::Instant;
 
 use repro::inspect::{self, sources, Catalog};
@@ -86,9 +93,9 @@ fn generate(path: &Path, mb: u64) -> std::io::Result<u64> {
     Ok(j.lines)
 }
 
-/// CPU seconds (user + system) this process used so far: on a machine shared with other work,
-/// lines per CPU second says more than lines per wall second.
-fn cpu_seconds() -> f64 {
+/// CPU seconds (user + system) this process used so far, and those of its waited-for children
+/// (`rg`): on a machine shared with other work, CPU time says more than wall time.
+fn cpu_seconds() -> (f64, f64) {
     let stat = std::fs::read_to_string("/proc/self/stat").unwrap_or_default();
     // Fields after the command name (which is in parentheses and may hold spaces).
     let rest = stat.rsplit_once(')').map_or("", |(_, r)| r);
@@ -96,9 +103,71 @@ fn cpu_seconds() -> f64 {
         .split_whitespace()
         .map(|x| x.parse().unwrap_or(0))
         .collect();
-    // utime and stime are fields 14 and 15 of the whole line: 12 and 13 after the name.
-    let ticks = f.get(11).copied().unwrap_or(0) + f.get(12).copied().unwrap_or(0);
-    ticks as f64 / 100.0
+    // utime, stime, cutime and cstime are fields 14 to 17 of the whole line: 12 to 15 after
+    // the name.
+    let at = |i: usize| f.get(i).copied().unwrap_or(0) as f64 / 100.0;
+    (at(11) + at(12), at(13) + at(14))
+}
+
+fn median(mut v: Vec<f64>) -> f64 {
+    v.sort_by(f64::total_cmp);
+    v.get(v.len() / 2).copied().unwrap_or(0.0)
+}
+
+/// Every line pattern `inspect` matches (the signals' up, down, value and settled-by lines).
+fn patterns(cat: &Catalog) -> Vec<String> {
+    let mut out = Vec::new();
+    for sig in cat.signals.by_name.values() {
+        for list in [&sig.up, &sig.down, &sig.value, &sig.settled_by] {
+            out.extend(list.iter().map(|p| p.regex.as_str().to_string()));
+        }
+    }
+    out
+}
+
+/// `rg --count` with these patterns on the file: (wall s, CPU s, matching lines), or why not.
+fn ripgrep(path: &Path, pats: &[String]) -> Result<(f64, f64, u64), String> {
+    let mut cmd = Command::new("rg");
+    cmd.args(["--no-config", "--count", "--no-filename"]);
+    // rg joins its patterns into one regex, where two groups of one name are an error; the
+    // groups change nothing of what matches.
+    for p in pats {
+        cmd.arg("-e").arg(p.replace("(?P<value>", "(?:"));
+    }
+    cmd.arg(path);
+    let t = Instant::now();
+    let (_, c0) = cpu_seconds();
+    let out = cmd
+        .output()
+        .map_err(|e| format!("rg not run ({e}); install ripgrep (apt-get install ripgrep)"))?;
+    let wall = t.elapsed().as_secs_f64();
+    let (_, c1) = cpu_seconds();
+    if !out.status.success() {
+        return Err(format!(
+            "rg failed: {}",
+            String::from_utf8_lossy(&out.stderr).trim()
+        ));
+    }
+    let count = String::from_utf8_lossy(&out.stdout)
+        .trim()
+        .parse()
+        .unwrap_or(0);
+    Ok((wall, c1 - c0, count))
+}
+
+/// Puts `figures` into the benchmark's JSON file under `inspect`, keeping what is there.
+fn record(figures: serde_json::Value) -> anyhow::Result<PathBuf> {
+    let path = PathBuf::from("target/bench/bench.json");
+    let mut doc: serde_json::Value = std::fs::read_to_string(&path)
+        .ok()
+        .and_then(|t| serde_json::from_str(&t).ok())
+        .unwrap_or_else(|| serde_json::json!({}));
+    if let Some(map) = doc.as_object_mut() {
+        map.insert("inspect".into(), figures);
+    }
+    std::fs::create_dir_all("target/bench")?;
+    std::fs::write(&path, serde_json::to_string_pretty(&doc)? + "\n")?;
+    Ok(path)
 }
 
 fn peak_rss_kib() -> u64 {
@@ -115,30 +184,44 @@ fn peak_rss_kib() -> u64 {
 
 fn main() -> anyhow::Result<()> {
     let sizes: Vec<u64> = std::env::var("INSPECT_BENCH_MB")
-        .unwrap_or_else(|_| "128,1024".into())
+        .unwrap_or_else(|_| "256,1024".into())
         .split(',')
         .filter_map(|s| s.trim().parse().ok())
         .collect();
+    let pairs: usize = std::env::var("INSPECT_BENCH_PAIRS")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(3)
+        .max(1);
     let cat = Catalog::load(None).map_err(|d| anyhow::anyhow!("{d}"))?;
+    let pats = patterns(&cat);
     let opts = inspect::Options {
         settle: None,
         excerpt: false,
         secrets: Vec::new(),
         progress: false,
     };
-    println!("repro inspect on generated journals (4 hosts, journalctl short format)");
     println!(
-        "{:>9}  {:>11}  {:>6}  {:>7}  {:>7}  {:>11}  {:>15}  {:>9}  {:>14}",
+        "repro inspect on generated journals (4 hosts, journalctl short format), paired with rg \
+         ({} patterns), medians of {pairs}",
+        pats.len()
+    );
+    println!(
+        "{:>9}  {:>11}  {:>6}  {:>7}  {:>7}  {:>15}  {:>11}  {:>8}  {:>8}  {:>10}  {:>14}",
         "size",
         "lines",
         "boots",
         "wall s",
         "CPU s",
-        "lines/s",
         "lines/CPU s",
-        "MiB/s",
+        "MB/CPU s",
+        "rg wall",
+        "rg CPU",
+        "inspect/rg",
         "peak RSS (MiB)"
     );
+    let mut rows = Vec::new();
+    let mut rg_missing = None;
     for mb in sizes {
         let path = std::env::temp_dir().join(format!(
             "repro-inspect-bench-{}-{mb}.journal",
@@ -147,13 +230,29 @@ fn main() -> anyhow::Result<()> {
         let lines = generate(&path, mb)?;
         let resolved = sources::resolve(std::slice::from_ref(&path), &[], &[])
             .map_err(|e| anyhow::anyhow!("{e}"))?;
-        let t = Instant::now();
-        let cpu0 = cpu_seconds();
-        let result = inspect::inspect(&resolved, &cat, &opts);
-        let secs = t.elapsed().as_secs_f64();
-        let cpu = cpu_seconds() - cpu0;
+        let (mut walls, mut cpus, mut rg_walls, mut rg_cpus) = (vec![], vec![], vec![], vec![]);
+        let mut last = None;
+        let mut rg_lines = None;
+        for _ in 0..pairs {
+            let t = Instant::now();
+            let (cpu0, _) = cpu_seconds();
+            let result = inspect::inspect(&resolved, &cat, &opts);
+            walls.push(t.elapsed().as_secs_f64());
+            cpus.push(cpu_seconds().0 - cpu0);
+            last = Some(result.map_err(|e| anyhow::anyhow!("{e}"))?);
+            match ripgrep(&path, &pats) {
+                Ok((w, c, n)) => {
+                    rg_walls.push(w);
+                    rg_cpus.push(c);
+                    rg_lines = Some(n);
+                }
+                Err(why) => rg_missing = Some(why),
+            }
+        }
         std::fs::remove_file(&path)?;
-        let (report, figures) = result.map_err(|e| anyhow::anyhow!("{e}"))?;
+        let Some((report, figures)) = last else {
+            continue;
+        };
         let boots: usize = report
             .inputs
             .iter()
@@ -161,18 +260,50 @@ fn main() -> anyhow::Result<()> {
             .map(|n| n.boots.len())
             .sum();
         assert_eq!(figures.lines, lines, "every generated line was read");
+        let (wall, cpu) = (median(walls), median(cpus).max(0.01));
+        let rg = (!rg_walls.is_empty()).then(|| (median(rg_walls), median(rg_cpus)));
+        let ratio = rg.map(|(w, _)| wall / w.max(0.001));
+        let mb_per_cpu_s = figures.bytes as f64 / cpu / 1e6;
+        let dash = || "-".to_string();
         println!(
-            "{:>6} MiB  {:>11}  {:>6}  {:>7.2}  {:>7.2}  {:>11.0}  {:>15.0}  {:>9.1}  {:>14.1}",
+            "{:>6} MiB  {:>11}  {:>6}  {:>7.2}  {:>7.2}  {:>15.0}  {:>11.0}  {:>8}  {:>8}  {:>10}  {:>14.1}",
             mb,
             figures.lines,
             boots,
-            secs,
+            wall,
             cpu,
-            figures.lines as f64 / secs,
-            figures.lines as f64 / cpu.max(0.01),
-            figures.bytes as f64 / secs / (1 << 20) as f64,
+            figures.lines as f64 / cpu,
+            mb_per_cpu_s,
+            rg.map_or_else(dash, |(w, _)| format!("{w:.2}")),
+            rg.map_or_else(dash, |(_, c)| format!("{c:.2}")),
+            ratio.map_or_else(dash, |r| format!("{r:.2}")),
             peak_rss_kib() as f64 / 1024.0
         );
+        rows.push(serde_json::json!({
+            "mib": mb,
+            "bytes": figures.bytes,
+            "lines": figures.lines,
+            "boots": boots,
+            "wall_s": wall,
+            "cpu_s": cpu,
+            "lines_per_cpu_s": figures.lines as f64 / cpu,
+            "mb_per_cpu_s": mb_per_cpu_s,
+            "rg_wall_s": rg.map(|(w, _)| w),
+            "rg_cpu_s": rg.map(|(_, c)| c),
+            "rg_matching_lines": rg_lines,
+            "inspect_over_rg_wall": ratio,
+            "peak_rss_mib": peak_rss_kib() as f64 / 1024.0,
+        }));
     }
+    if let Some(why) = &rg_missing {
+        println!("rg: skipped: {why}");
+    }
+    let path = record(serde_json::json!({
+        "pairs": pairs,
+        "patterns": pats.len(),
+        "rg": rg_missing.map_or_else(|| serde_json::json!("ripgrep"), |why| serde_json::json!({"skipped": why})),
+        "sizes": rows,
+    }))?;
+    println!("figures: {} (`inspect`)", path.display());
     Ok(())
 }

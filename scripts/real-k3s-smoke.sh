@@ -6,7 +6,7 @@
 #   scripts/real-k3s-smoke.sh [RESULTS_DIR] [extra `repro run` arguments…]
 #
 # REPRO names the binary (default ./target/release/repro). The test suite runs exactly these
-# commands with `--sim` as the extra argument (tests/e2e.rs), since real images cannot be pulled
+# commands with `--sim` as the extra argument (tests/e2e/run.rs), since real images cannot be pulled
 # there. Exits with the worst code of the four runs (130 > 3 > 1 > 4 > 0, as `repro matrix`).
 set -uo pipefail
 

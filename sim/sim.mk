@@ -16,3 +16,9 @@ sim:
 
 sim-images: sim
 	sim/scripts/build-images.sh $(SIM_BIN) $(SIM_VERSIONS)
+
+# repro.local/systemd-base:bookworm, the systemd node base image (docs/systemd-nodes.md);
+# cached by its fingerprint label and the rootfs tarball under target/cache.
+.PHONY: systemd-base
+systemd-base:
+	sim/scripts/build-systemd-base.sh

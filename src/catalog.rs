@@ -45,15 +45,17 @@ const BUILTIN: &[(&str, &str)] = &[
 
 /// One scenario file and its text.
 #[derive(Debug, Clone)]
-pub struct Source {
-    pub path: PathBuf,
-    pub text: String,
+pub(crate) struct Source {
+    pub(crate) path: PathBuf,
+    pub(crate) text: String,
 }
 
 #[derive(Debug, Clone)]
 pub struct Catalog {
-    pub topologies: Vec<Topology>,
-    pub checks: Vec<(Check, Source)>,
+    pub(crate) topologies: Vec<Topology>,
+    /// Each topology's file, by name: a version of another distribution re-reads it on that one.
+    topology_sources: Vec<(String, Source)>,
+    pub(crate) checks: Vec<(Check, Source)>,
     pub signals: Signals,
 }
 
@@ -83,7 +85,7 @@ fn tidy(p: PathBuf) -> PathBuf {
 }
 
 /// All scenario files under a root, or the built-in ones.
-pub fn sources(root: Option<&Path>) -> Result<Vec<Source>, Diagnostics> {
+pub(crate) fn sources(root: Option<&Path>) -> Result<Vec<Source>, Diagnostics> {
     let Some(root) = root else {
         return Ok(BUILTIN
             .iter()
@@ -127,7 +129,7 @@ pub fn sources(root: Option<&Path>) -> Result<Vec<Source>, Diagnostics> {
 
 /// A scenario file named on the command line: links followed (the user named it), but only a
 /// regular file of at most `safe_fs::SCENARIO_LIMIT`.
-pub fn read(path: &Path) -> Result<Source, Diagnostic> {
+pub(crate) fn read(path: &Path) -> Result<Source, Diagnostic> {
     let bytes =
         safe_fs::read_named(path, safe_fs::SCENARIO_LIMIT).map_err(|e| read_diag(path, &e))?;
     decode(path, bytes)
@@ -189,9 +191,13 @@ fn io_diag(path: &Path, e: &std::io::Error) -> Diagnostic {
 
 impl Catalog {
     /// Loads and validates every file; all problems of all files are reported together.
-    pub fn from_sources(origin: String, sources: Vec<Source>) -> Result<Catalog, Diagnostics> {
+    pub(crate) fn from_sources(
+        origin: String,
+        sources: Vec<Source>,
+    ) -> Result<Catalog, Diagnostics> {
         let mut diags = Diagnostics::default();
         let mut topologies: Vec<Topology> = Vec::new();
+        let mut topology_sources = Vec::new();
         let mut broken_topologies = Vec::new();
         let mut check_sources = Vec::new();
         let mut signal_sources = Vec::new();
@@ -212,6 +218,7 @@ impl Catalog {
                                 help: Some("give every topology its own `name:`".into()),
                             });
                         }
+                        topology_sources.push((t.name.clone(), s.clone()));
                         topologies.push(t);
                     }
                     Err(d) => {
@@ -289,6 +296,7 @@ impl Catalog {
         }
         Ok(Catalog {
             topologies,
+            topology_sources,
             checks,
             signals: signals.unwrap_or_default(),
         })
@@ -300,13 +308,29 @@ impl Catalog {
         Catalog::from_sources(origin, sources(root)?)
     }
 
-    pub fn topology(&self, name: &str) -> Option<&Topology> {
+    pub(crate) fn topology(&self, name: &str) -> Option<&Topology> {
         self.topologies.iter().find(|t| t.name == name)
     }
 
     /// A check by name or by path to a check file, with its topology (or `topology` instead,
     /// re-validated so steps naming nodes the other topology lacks are caught before Docker).
-    pub fn scenario(&self, check: &str, topology: Option<&str>) -> Result<Scenario, Diagnostics> {
+    pub(crate) fn scenario(
+        &self,
+        check: &str,
+        topology: Option<&str>,
+    ) -> Result<Scenario, Diagnostics> {
+        self.scenario_on(check, topology, None)
+    }
+
+    /// [`Catalog::scenario`] on `version` (`--version`): a version of another distribution than
+    /// the topology's re-reads the topology on that distribution (its paths, ports and flags)
+    /// and re-validates the check against it, unless the topology names its `distribution:`.
+    pub(crate) fn scenario_on(
+        &self,
+        check: &str,
+        topology: Option<&str>,
+        version: Option<&distro::Version>,
+    ) -> Result<Scenario, Diagnostics> {
         let (check, source) =
             if check.ends_with(".yaml") || check.ends_with(".yml") || check.contains('/') {
                 let src = read(Path::new(check)).map_err(|d| Diagnostics(vec![d]))?;
@@ -344,13 +368,41 @@ impl Catalog {
                 ),
             )]));
         };
-        if topology.is_some_and(|t| t != check.topology) {
-            if let Err(mut d) = load::check_with_topology(&check, &source.text, topo, &self.signals)
-            {
-                // Say up front why a check that validates on its own is rejected now.
-                d.0.insert(
-                    0,
-                    Diagnostic {
+        let written_on = topo.distro;
+        let on_other = version.filter(|v| v.distro != written_on);
+        let reread;
+        let topo = match (
+            on_other,
+            self.topology_sources.iter().find(|(n, _)| *n == topo.name),
+        ) {
+            (Some(v), Some((_, src))) => {
+                reread = load::topology_on(&src.path, &src.text, Some(v))?;
+                &reread
+            }
+            _ => topo,
+        };
+        let mut check = check;
+        if topology.is_some_and(|t| t != check.topology) || on_other.is_some() {
+            match load::check_with_topology(&check, &source.text, topo, &self.signals) {
+                // Re-read on the topology's distribution: its file paths are that one's.
+                Ok(c) => check = c,
+                Err(mut d) => {
+                    // Say up front why a check that validates on its own is rejected now.
+                    let why = match on_other {
+                    Some(v) => Diagnostic {
+                        file: check.path.clone(),
+                        line: 0,
+                        column: 0,
+                        message: format!(
+                            "check `{}` cannot run on {} {v} as written",
+                            check.name, v.distro
+                        ),
+                        help: Some(format!(
+                            "the errors below are what {} lacks; run a {} version, or write the check for {}",
+                            v.distro, written_on, v.distro
+                        )),
+                    },
+                    None => Diagnostic {
                         file: check.path.clone(),
                         line: 0,
                         column: 0,
@@ -372,8 +424,10 @@ impl Catalog {
                                 .join(", ")
                         )),
                     },
-                );
-                return Err(d);
+                };
+                    d.0.insert(0, why);
+                    return Err(d);
+                }
             }
         }
         Ok(Scenario {

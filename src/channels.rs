@@ -1,6 +1,6 @@
-//! k3s release channels (`stable`, `latest`, `v1.33`, …) turned into versions.
+//! Release channels (`stable`, `latest`, `v1.33`, …) turned into versions.
 //!
-//! The k3s channel server (`https://update.k3s.io/v1-release/channels/<name>`) answers a
+//! A distribution's channel server (its facts' `channel_server`) answers a
 //! channel with a redirect to the GitHub release page of its current version. repro has no TLS
 //! stack of its own (and adds none for one request), so it asks `curl` for that redirect. Where
 //! the network or curl is missing, the caller is told so and asked for explicit versions:
@@ -8,13 +8,12 @@
 
 use std::time::Duration;
 
-use crate::version::K3sVersion;
+use distro::{Distro, Version};
 
-pub const DEFAULT_SERVER: &str = "https://update.k3s.io/v1-release/channels";
-pub const SERVER_ENV: &str = "REPRO_CHANNEL_SERVER";
+pub(crate) const SERVER_ENV: &str = "REPRO_CHANNEL_SERVER";
 
 /// Whether a `--k3s-versions` entry names a channel rather than a version.
-pub fn is_channel(s: &str) -> bool {
+pub(crate) fn is_channel(s: &str) -> bool {
     if matches!(s, "stable" | "latest" | "testing") {
         return true;
     }
@@ -30,17 +29,23 @@ pub fn is_channel(s: &str) -> bool {
 }
 
 #[derive(Debug, thiserror::Error)]
-pub enum ChannelError {
-    #[error("cannot resolve channel `{channel}`: the k3s channel server {url} is unreachable ({why}); channels need network access — pass explicit versions instead, e.g. v1.33.5+k3s1")]
+pub(crate) enum ChannelError {
+    #[error("cannot resolve channel `{channel}`: the {distro} channel server {url} is unreachable ({why}); channels need network access — pass explicit versions instead, e.g. {}", distro.facts().example_version)]
     Unreachable {
+        distro: Distro,
         channel: String,
         url: String,
         why: String,
     },
-    #[error("cannot resolve channel `{channel}`: `curl` is not available to ask {url} (repro has no HTTPS client built in) — install curl, or pass explicit versions instead, e.g. v1.33.5+k3s1")]
-    NoClient { channel: String, url: String },
-    #[error("cannot resolve channel `{channel}`: {url} answered {answer}, not a redirect to a k3s release — check the channel name (stable, latest, v1.33, …) or pass explicit versions")]
+    #[error("cannot resolve channel `{channel}`: `curl` is not available to ask {url} (repro has no HTTPS client built in) — install curl, or pass explicit versions instead, e.g. {}", distro.facts().example_version)]
+    NoClient {
+        distro: Distro,
+        channel: String,
+        url: String,
+    },
+    #[error("cannot resolve channel `{channel}`: {url} answered {answer}, not a redirect to a {distro} release — check the channel name (stable, latest, v1.33, …) or pass explicit versions")]
     Unexpected {
+        distro: Distro,
         channel: String,
         url: String,
         answer: String,
@@ -48,18 +53,18 @@ pub enum ChannelError {
 }
 
 /// The channel server's base URL.
-pub fn server() -> String {
+pub(crate) fn server(distro: Distro) -> String {
     std::env::var(SERVER_ENV)
         .ok()
         .filter(|s| !s.is_empty())
-        .unwrap_or_else(|| DEFAULT_SERVER.to_string())
+        .unwrap_or_else(|| distro.facts().channel_server.to_string())
         .trim_end_matches('/')
         .to_string()
 }
 
 /// Asks the channel server for the channel's current version.
-pub async fn resolve(channel: &str) -> Result<K3sVersion, ChannelError> {
-    let url = format!("{}/{channel}", server());
+pub(crate) async fn resolve(distro: Distro, channel: &str) -> Result<Version, ChannelError> {
+    let url = format!("{}/{channel}", server(distro));
     let out = tokio::process::Command::new("curl")
         .args([
             "--silent",
@@ -82,12 +87,14 @@ pub async fn resolve(channel: &str) -> Result<K3sVersion, ChannelError> {
         Ok(Ok(o)) => o,
         Ok(Err(e)) if e.kind() == std::io::ErrorKind::NotFound => {
             return Err(ChannelError::NoClient {
+                distro,
                 channel: channel.into(),
                 url,
             })
         }
         Ok(Err(e)) => {
             return Err(ChannelError::Unreachable {
+                distro,
                 channel: channel.into(),
                 url,
                 why: format!("curl could not start: {e}"),
@@ -95,6 +102,7 @@ pub async fn resolve(channel: &str) -> Result<K3sVersion, ChannelError> {
         }
         Err(_) => {
             return Err(ChannelError::Unreachable {
+                distro,
                 channel: channel.into(),
                 url,
                 why: "no answer within 30s".into(),
@@ -105,6 +113,7 @@ pub async fn resolve(channel: &str) -> Result<K3sVersion, ChannelError> {
     if !out.status.success() {
         let why = String::from_utf8_lossy(&out.stderr).trim().to_string();
         return Err(ChannelError::Unreachable {
+            distro,
             channel: channel.into(),
             url,
             why: if why.is_empty() {
@@ -116,6 +125,7 @@ pub async fn resolve(channel: &str) -> Result<K3sVersion, ChannelError> {
     }
     let (code, location) = stdout.split_once(' ').unwrap_or((stdout.as_str(), ""));
     version_from_redirect(location).ok_or_else(|| ChannelError::Unexpected {
+        distro,
         channel: channel.into(),
         url,
         answer: if location.is_empty() {
@@ -127,7 +137,7 @@ pub async fn resolve(channel: &str) -> Result<K3sVersion, ChannelError> {
 }
 
 /// `https://github.com/k3s-io/k3s/releases/tag/v1.33.5%2Bk3s1` → v1.33.5+k3s1.
-pub fn version_from_redirect(location: &str) -> Option<K3sVersion> {
+pub(crate) fn version_from_redirect(location: &str) -> Option<Version> {
     let last = location.trim().trim_end_matches('/').rsplit('/').next()?;
     let decoded = last.replace("%2B", "+").replace("%2b", "+");
     decoded.parse().ok()

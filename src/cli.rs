@@ -8,6 +8,7 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
 
 use crate::result::Outcome;
 use crate::run::{self, RunConfig};
+pub(crate) use crate::target::Target;
 
 #[derive(Debug, Parser)]
 #[command(
@@ -17,24 +18,24 @@ use crate::run::{self, RunConfig};
 )]
 pub struct Cli {
     #[command(flatten)]
-    pub global: Global,
+    pub(crate) global: Global,
     #[command(subcommand)]
-    pub command: Command,
+    pub(crate) command: Command,
 }
 
 #[derive(Debug, Clone, Args)]
-pub struct Global {
+pub(crate) struct Global {
     /// Folder with checks/ and topologies/ (default: the current directory if it has them,
     /// else the files built into repro).
     #[arg(long, global = true, env = "REPRO_ROOT")]
-    pub root: Option<PathBuf>,
+    pub(crate) root: Option<PathBuf>,
     /// More log output from repro itself (-v, -vv); RUST_LOG works too.
     #[arg(short, long, global = true, action = clap::ArgAction::Count)]
-    pub verbose: u8,
+    pub(crate) verbose: u8,
 }
 
 #[derive(Debug, Subcommand)]
-pub enum Command {
+pub(crate) enum Command {
     /// Check scenario files and report every problem with file, line and column.
     Validate(ValidateArgs),
     /// List the checks and topologies.
@@ -62,6 +63,8 @@ pub enum Command {
     NightlyIssues(NightlyIssuesArgs),
     /// Read logs you already have: which features came up per node and boot, and known bugs.
     Inspect(InspectArgs),
+    /// What this host and its Docker engine can do for a run: each check ok, warn or fail, with the fix.
+    Doctor(DoctorArgs),
     /// Print a shell completion script (bash, zsh, fish, elvish, powershell).
     Completions {
         #[arg(value_enum)]
@@ -76,65 +79,35 @@ pub enum Command {
 }
 
 #[derive(Debug, Args)]
-pub struct ValidateArgs {
+pub(crate) struct ValidateArgs {
     /// Files to check (default: every shipped check, topology and signals file).
-    pub files: Vec<PathBuf>,
-}
-
-#[derive(Debug, Clone, Args)]
-pub struct Target {
-    /// The check: a name from `repro list`, or a path to a check file.
-    pub check: String,
-    /// Use this topology instead of the check's own.
-    #[arg(long)]
-    pub topology: Option<String>,
-    /// k3s version, e.g. v1.33.4+k3s1 (default: the topology's).
-    #[arg(long, env = "REPRO_K3S_VERSION")]
-    pub k3s_version: Option<String>,
-    /// Image to run instead of rancher/k3s:<version>.
-    #[arg(long, conflicts_with = "sim", value_parser = parse_image)]
-    pub image: Option<String>,
-    /// Use the k3s stand-in image for the version (built on the spot if missing).
-    #[arg(long)]
-    pub sim: bool,
+    pub(crate) files: Vec<PathBuf>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum Format {
+pub(crate) enum Format {
     Text,
     Json,
 }
 
 #[derive(Debug, Args)]
-pub struct ListArgs {
+pub(crate) struct ListArgs {
     /// A table for people, or JSON for scripts.
     #[arg(long, value_enum, default_value = "text")]
-    pub format: Format,
+    pub(crate) format: Format,
 }
 
 #[derive(Debug, Args)]
-pub struct PlanArgs {
+pub(crate) struct PlanArgs {
     #[command(flatten)]
-    pub target: Target,
+    pub(crate) target: Target,
     #[arg(long, value_enum, default_value = "text")]
-    pub format: Format,
-}
-
-impl Target {
-    pub fn to_target(&self) -> run::Target {
-        run::Target {
-            check: self.check.clone(),
-            topology: self.topology.clone(),
-            k3s_version: self.k3s_version.clone(),
-            image: self.image.clone(),
-            sim: self.sim,
-        }
-    }
+    pub(crate) format: Format,
 }
 
 /// The outcome `--expect` names.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum Expect {
+pub(crate) enum Expect {
     /// What the check's `fixed-in` predicts for the version, as `repro plan` shows it.
     Auto,
     /// The correct behaviour.
@@ -154,7 +127,7 @@ impl From<Expect> for run::Expect {
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum Progress {
+pub(crate) enum Progress {
     Auto,
     Always,
     Never,
@@ -163,7 +136,7 @@ pub enum Progress {
 impl Progress {
     /// Live lines or plain ones. Some CI systems give a pseudo-terminal: live only on a real
     /// one outside CI.
-    pub fn is_live(self) -> bool {
+    pub(crate) fn is_live(self) -> bool {
         use std::io::IsTerminal;
         match self {
             Progress::Always => true,
@@ -173,184 +146,173 @@ impl Progress {
     }
 }
 
+/// The run options every command that runs checks takes (`run`, `matrix`, `bisect`), declared
+/// once and flattened into each.
 #[derive(Debug, Clone, Args)]
-pub struct RunOptions {
+pub(crate) struct RunOptions {
+    /// How long one node may take to become ready (or die) after a start or restart.
+    #[arg(long, value_parser = parse_timeout, default_value = "5m")]
+    pub(crate) timeout: Duration,
+    /// A margin after every deciding settled-by line (default: none after a line k3s orders after
+    /// the feature's own, 3s after a hint; overrides the checks' `settle:`).
+    #[arg(long, value_parser = parse_settle)]
+    pub(crate) settle: Option<Duration>,
+    /// Load this image archive (docker save / k3s air-gap tarball) before the run (matrix,
+    /// bisect: once, before the runs).
+    #[arg(long, value_parser = parse_archive)]
+    pub(crate) image_archive: Option<PathBuf>,
+    /// Where run folders go (matrix, bisect: their own folder, with each run's folder inside).
+    #[arg(long, default_value = "results", env = "REPRO_RESULTS")]
+    pub(crate) results: PathBuf,
+    /// Rebuild the stand-in image even if it exists (with --sim; matrix, bisect: once, before
+    /// the runs).
+    #[arg(long)]
+    pub(crate) rebuild_sim: bool,
+    /// Run nodes privileged, as k3d runs real k3s. `auto`: privileged unless the image says it
+    /// needs no privileges (label `io.repro.privileged=false`, set by the stand-in image).
+    #[arg(long, value_enum, default_value = "auto")]
+    pub(crate) privileged: Privileged,
+    /// Skip `repro doctor`'s privileged trial a run makes before its first privileged node (a
+    /// throwaway container; the run stops with exit 3 and the doctor's line if it is refused).
+    #[arg(long)]
+    pub(crate) no_host_check: bool,
+}
+
+pub(crate) use crate::run::Privileged;
+
+#[derive(Debug, Args)]
+pub(crate) struct RunArgs {
+    #[command(flatten)]
+    pub(crate) target: Target,
     /// The outcome that counts as success (exit 0). `auto`: what the check's `fixed-in`
     /// predicts for the version (`repro plan` shows it and why): `reproduced` before the first
     /// fixed release of its line, `fixed` from it on; a line newer than every `fixed-in` entry
     /// counts as fixed, an older one as reproduced. Where `fixed-in` cannot predict (the check
-    /// has none), `auto` means `fixed`.
+    /// has none), `auto` means `fixed`. (Not for matrix and bisect: each of their runs expects
+    /// what its check's `fixed-in` predicts.)
     #[arg(long, value_enum, default_value = "auto")]
-    pub expect: Expect,
-    /// How long one node may take to become ready (or die) after a start or restart.
-    #[arg(long, value_parser = parse_timeout, default_value = "5m")]
-    pub timeout: Duration,
-    /// A margin after every deciding settled-by line (default: none after a line k3s orders after
-    /// the feature's own, 3s after a hint; overrides the check's `settle:`).
-    #[arg(long, value_parser = parse_settle)]
-    pub settle: Option<Duration>,
-    /// Live progress lines on a terminal (auto: only on a terminal outside CI).
+    pub(crate) expect: Expect,
+    /// Live progress lines on a terminal (auto: only on a terminal outside CI). (Not for
+    /// matrix and bisect: concurrent runs cannot share a terminal; each run's log is in its
+    /// folder.)
     #[arg(long, value_enum, default_value = "auto")]
-    pub progress: Progress,
-    /// Leave the cluster running afterwards and print how to inspect and remove it.
+    pub(crate) progress: Progress,
+    /// Leave the cluster running afterwards and print how to inspect and remove it. (Not for
+    /// matrix and bisect: a cluster per run would be left behind.)
     #[arg(long)]
-    pub keep: bool,
-    /// Load this image archive (docker save / k3s air-gap tarball) before the run.
-    #[arg(long, value_parser = parse_archive)]
-    pub image_archive: Option<PathBuf>,
-    /// Where run folders go.
-    #[arg(long, default_value = "results", env = "REPRO_RESULTS")]
-    pub results: PathBuf,
-    /// Rebuild the stand-in image even if it exists (with --sim).
-    #[arg(long)]
-    pub rebuild_sim: bool,
-    /// Run nodes privileged, as k3d runs real k3s. `auto`: privileged unless the image says it
-    /// needs no privileges (label `io.repro.privileged=false`, set by the stand-in image).
-    #[arg(long, value_enum, default_value = "auto")]
-    pub privileged: Privileged,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum Privileged {
-    Auto,
-    Always,
-    Never,
-}
-
-impl From<Privileged> for run::Privileged {
-    fn from(p: Privileged) -> run::Privileged {
-        match p {
-            Privileged::Auto => run::Privileged::Auto,
-            Privileged::Always => run::Privileged::Always,
-            Privileged::Never => run::Privileged::Never,
-        }
-    }
-}
-
-#[derive(Debug, Args)]
-pub struct RunArgs {
+    pub(crate) keep: bool,
     #[command(flatten)]
-    pub target: Target,
-    #[command(flatten)]
-    pub options: RunOptions,
+    pub(crate) options: RunOptions,
     /// The summary on stdout: a table for people, or one JSON object for scripts (progress
     /// stays on stderr either way).
     #[arg(long, value_enum, default_value = "text")]
-    pub format: Format,
+    pub(crate) format: Format,
 }
 
 impl RunArgs {
     /// The run's configuration, from the flags and the command line as typed.
-    pub fn to_config(&self, argv: Vec<String>) -> RunConfig {
+    pub(crate) fn to_config(&self, argv: Vec<String>) -> RunConfig {
         let o = &self.options;
         RunConfig {
-            target: self.target.to_target(),
-            expect: o.expect.into(),
+            target: self.target.clone(),
+            expect: self.expect.into(),
             timeout: o.timeout,
             settle: o.settle,
-            keep: o.keep,
+            keep: self.keep,
             image_archive: o.image_archive.clone(),
             results: o.results.clone(),
             rebuild_sim: o.rebuild_sim,
-            privileged: o.privileged.into(),
+            privileged: o.privileged,
+            host_check: !o.no_host_check,
             argv,
         }
     }
 }
 
 #[derive(Debug, Args)]
-pub struct CleanArgs {
+pub(crate) struct CleanArgs {
     /// Remove what one run left (its id, as printed and in result.json).
     #[arg(long, conflicts_with = "all")]
-    pub run: Option<String>,
+    pub(crate) run: Option<String>,
     /// Remove everything any repro run left on this Docker host.
     #[arg(long)]
-    pub all: bool,
+    pub(crate) all: bool,
 }
 
 #[derive(Debug, Args)]
-pub struct ReportArgs {
+pub(crate) struct ReportArgs {
     /// A results folder (with result.json).
     #[arg(required_unless_present = "validation")]
-    pub dir: Option<PathBuf>,
+    pub(crate) dir: Option<PathBuf>,
     /// Instead: write the comment that closes an issue ("Validated on …") from a run on a buggy
     /// version and a run on the fixed one (to stdout, or --out).
     #[arg(long, num_args = 2, value_names = ["BUGGY_RUN", "FIXED_RUN"], conflicts_with = "dir")]
-    pub validation: Option<Vec<PathBuf>>,
+    pub(crate) validation: Option<Vec<PathBuf>>,
     /// With --validation: write the comment to this file instead of stdout.
     #[arg(long, requires = "validation")]
-    pub out: Option<PathBuf>,
+    pub(crate) out: Option<PathBuf>,
     /// Instead of re-rendering: print each case that did not pass as a GitHub Actions
     /// annotation (`::error file=…,line=…::…`) on the check's YAML line.
     #[arg(long, requires = "dir", conflicts_with = "validation")]
-    pub github_annotations: bool,
+    pub(crate) github_annotations: bool,
     /// A value to redact wherever it occurs (repeatable), e.g. a token the files do not name.
     #[arg(long = "secret", value_name = "VALUE")]
-    pub secrets: Vec<String>,
+    pub(crate) secrets: Vec<String>,
 }
 
 #[derive(Debug, Args)]
-pub struct RedactArgs {
+pub(crate) struct RedactArgs {
     /// File or folder to redact.
-    pub path: PathBuf,
+    pub(crate) path: PathBuf,
     /// Write the redacted copy here instead of changing the input in place.
     #[arg(long)]
-    pub out: Option<PathBuf>,
+    pub(crate) out: Option<PathBuf>,
     /// A value to redact wherever it occurs (repeatable), e.g. a token the files do not name.
     #[arg(long = "secret", value_name = "VALUE")]
-    pub secrets: Vec<String>,
+    pub(crate) secrets: Vec<String>,
 }
 
 #[derive(Debug, Subcommand)]
-pub enum SimCommand {
+pub(crate) enum SimCommand {
     /// Build stand-in images (repro.local/k3s-sim:<version>).
     Build {
-        /// Versions to build (default: the versions the tests and the demo use).
-        #[arg(long = "k3s-version", value_delimiter = ',')]
+        /// Versions to build, comma-separated (default: the versions the tests and the demo
+        /// use); `--k3s-version` is the older name.
+        #[arg(long = "version", visible_alias = "k3s-version", value_delimiter = ',')]
         versions: Vec<String>,
         /// Rebuild even if the tag exists.
         #[arg(long)]
         rebuild: bool,
     },
+    /// Write a stand-in k3s binary that reports VERSION and has the bug or not (stamped into
+    /// the file), to run as a build under test.
+    Binary {
+        /// The version its `k3s -v` prints.
+        #[arg(long)]
+        version: String,
+        /// Without the etcd-only bootstrap fix (k3s #12753).
+        #[arg(long, conflicts_with = "fixed", required_unless_present = "fixed")]
+        buggy: bool,
+        /// With the fix.
+        #[arg(long)]
+        fixed: bool,
+        /// Where to write it.
+        #[arg(long)]
+        out: PathBuf,
+    },
 }
 
 /// What `repro matrix --emit` prints instead of running.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum Emit {
+pub(crate) enum Emit {
     /// `{"include":[{"check":…,"k3s_version":…,"expected":…},…]}` for `strategy.matrix`.
     GithubMatrix,
 }
 
-/// The run options that make sense for many runs at once (`matrix`, `bisect`). `--expect` is
-/// not among them: each run's expected verdict comes from its check's `fixed-in`. Nor are
-/// `--progress` (concurrent runs cannot share a terminal; each run's log is in its folder) and
-/// `--keep` (a cluster per run would be left behind).
-#[derive(Debug, Clone, Args)]
-pub struct BatchRunOptions {
-    /// How long one node may take to become ready (or die) after a start or restart.
-    #[arg(long, value_parser = parse_timeout, default_value = "5m")]
-    pub timeout: Duration,
-    /// A margin after every deciding settled-by line (overrides the checks' `settle:`).
-    #[arg(long, value_parser = parse_settle)]
-    pub settle: Option<Duration>,
-    /// Load this image archive (docker save / k3s air-gap tarball) once, before the runs.
-    #[arg(long, value_parser = parse_archive)]
-    pub image_archive: Option<PathBuf>,
-    /// Where the matrix (or bisect) folder goes; each run's folder is inside it.
-    #[arg(long, default_value = "results", env = "REPRO_RESULTS")]
-    pub results: PathBuf,
-    /// Rebuild the stand-in images once before the runs (with --sim).
-    #[arg(long)]
-    pub rebuild_sim: bool,
-    /// Run nodes privileged, as k3d runs real k3s (see `repro run --help`).
-    #[arg(long, value_enum, default_value = "auto")]
-    pub privileged: Privileged,
-}
-
-impl BatchRunOptions {
+impl RunOptions {
     /// The configuration of one run of the batch: `target`, expecting `expect`, results under
     /// `results`.
-    pub fn to_config(
+    pub(crate) fn to_config(
         &self,
         target: run::Target,
         expect: Outcome,
@@ -368,97 +330,114 @@ impl BatchRunOptions {
             results,
             // Rebuilt once by the batch: concurrent rebuilds of one tag would race.
             rebuild_sim: false,
-            privileged: self.privileged.into(),
+            privileged: self.privileged,
+            host_check: !self.no_host_check,
             argv,
         }
     }
 }
 
 #[derive(Debug, Args)]
-pub struct MatrixArgs {
+pub(crate) struct MatrixArgs {
     /// Checks to run, comma-separated (default: every check with `fixed-in`).
     #[arg(long, value_delimiter = ',')]
-    pub checks: Vec<String>,
+    pub(crate) checks: Vec<String>,
     /// k3s versions, comma-separated; `stable`, `latest` or `v1.33` name a release channel
     /// (resolved on the k3s channel server: needs network access).
     #[arg(long, value_delimiter = ',', required = true)]
-    pub k3s_versions: Vec<String>,
-    /// Runs at once.
-    #[arg(long, default_value_t = 2, value_parser = clap::value_parser!(u16).range(1..=64))]
-    pub jobs: u16,
+    pub(crate) k3s_versions: Vec<String>,
+    /// Runs at once: 1 to 64, or `auto` (as many as the host's available memory holds, by the
+    /// distribution's per-node memory and the largest topology).
+    #[arg(long, default_value = "2")]
+    pub(crate) jobs: crate::matrix::jobs::Jobs,
     /// Use the k3s stand-in images (built on the spot if missing).
     #[arg(long)]
-    pub sim: bool,
+    pub(crate) sim: bool,
     /// Print the matrix for a CI fan-out instead of running it (no Docker needed).
     #[arg(long, value_enum)]
-    pub emit: Option<Emit>,
+    pub(crate) emit: Option<Emit>,
     /// `json`: stdout is the summary.json document alone (the table and progress lines go to
     /// stderr).
     #[arg(long, value_enum, default_value = "text")]
-    pub format: Format,
+    pub(crate) format: Format,
     #[command(flatten)]
-    pub options: BatchRunOptions,
+    pub(crate) options: RunOptions,
 }
 
 #[derive(Debug, Args)]
-pub struct BisectArgs {
+pub(crate) struct BisectArgs {
     /// The check (it needs a bug signature: `bug:` in its steps).
-    pub check: String,
+    pub(crate) check: String,
     /// A release whose verdict is the "good" one (trusted, not run).
     #[arg(long)]
-    pub good: String,
+    pub(crate) good: String,
     /// A release whose verdict is the "bad" one (run first to learn that verdict).
     #[arg(long)]
-    pub bad: String,
+    pub(crate) bad: String,
     /// Ordered release list (default: releases/k3s.yaml of the project, else the shipped one).
     #[arg(long)]
-    pub versions: Option<PathBuf>,
+    pub(crate) versions: Option<PathBuf>,
     /// Use the k3s stand-in images (built on the spot if missing).
     #[arg(long)]
-    pub sim: bool,
+    pub(crate) sim: bool,
     #[command(flatten)]
-    pub options: BatchRunOptions,
+    pub(crate) options: RunOptions,
 }
 
 #[derive(Debug, Args)]
-pub struct MergeArgs {
+pub(crate) struct MergeArgs {
     /// Results folders: run folders (result.json), matrix folders (summary.json), or folders
     /// holding either at any depth (e.g. downloaded CI artifacts).
     #[arg(required_unless_present = "plan")]
-    pub dirs: Vec<PathBuf>,
+    pub(crate) dirs: Vec<PathBuf>,
     /// The planned matrix (the `repro matrix --emit github-matrix` JSON, or a summary.json):
     /// every planned cell that wrote nothing shows as NOT RUN.
     #[arg(long, value_name = "FILE")]
-    pub plan: Option<PathBuf>,
+    pub(crate) plan: Option<PathBuf>,
     /// Where the merged summary.json and junit.xml go.
     #[arg(long, default_value = "results/merged")]
-    pub out: PathBuf,
+    pub(crate) out: PathBuf,
 }
 
 #[derive(Debug, Args)]
-pub struct NightlyIssuesArgs {
+pub(crate) struct NightlyIssuesArgs {
     /// The merged summary.json (`repro merge … --out DIR` writes DIR/summary.json).
-    pub summary: PathBuf,
+    pub(crate) summary: PathBuf,
     /// The workflow run's page, linked from every issue (default: from GITHUB_SERVER_URL,
     /// GITHUB_REPOSITORY and GITHUB_RUN_ID).
     #[arg(long)]
-    pub run_url: Option<String>,
+    pub(crate) run_url: Option<String>,
     /// The label of the nightly's issues; only issues with it are read or changed.
     #[arg(long, default_value = crate::nightly::DEFAULT_LABEL)]
-    pub label: String,
+    pub(crate) label: String,
     /// A cell's artifact is named this prefix + `<check>-<version>` (as nightly.yml uploads it).
     #[arg(long, default_value = "results-")]
-    pub artifact_prefix: String,
+    pub(crate) artifact_prefix: String,
     /// The GitHub CLI to call.
     #[arg(long, env = "REPRO_GH", default_value = "gh")]
-    pub gh: PathBuf,
+    pub(crate) gh: PathBuf,
     /// Read the existing issues, print what would change, change nothing.
     #[arg(long)]
-    pub dry_run: bool,
+    pub(crate) dry_run: bool,
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct DoctorArgs {
+    /// The version a run would use (default: the topology's).
+    #[arg(long = "version", visible_alias = "k3s-version")]
+    pub(crate) version: Option<String>,
+    /// The topology a run would use (default: the largest shipped one).
+    #[arg(long)]
+    pub(crate) topology: Option<String>,
+    /// Ask about the stand-in instead of real k3s.
+    #[arg(long)]
+    pub(crate) sim: bool,
+    #[arg(long, value_enum, default_value = "text")]
+    pub(crate) format: Format,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum InspectFormat {
+pub(crate) enum InspectFormat {
     /// A table for a terminal.
     Table,
     /// Versioned JSON (schema/inspect.schema.json).
@@ -468,36 +447,36 @@ pub enum InspectFormat {
 }
 
 #[derive(Debug, Args)]
-pub struct InspectArgs {
+pub(crate) struct InspectArgs {
     /// Log files, folders of them, repro results folders or bundles, log-collector folders or
     /// archives; `-` reads standard input.
-    pub paths: Vec<PathBuf>,
+    pub(crate) paths: Vec<PathBuf>,
     /// A log file of one node, named (repeatable): `--node etcd-2=etcd-2.log`.
     #[arg(long = "node", value_name = "NAME=FILE", value_parser = parse_named)]
-    pub nodes: Vec<(String, PathBuf)>,
+    pub(crate) nodes: Vec<(String, PathBuf)>,
     /// A node's own k3s config (repeatable): `--config etcd-2=config.yaml`; a `.service` file
     /// gives the flags of its ExecStart.
     #[arg(long = "config", value_name = "NODE=FILE", value_parser = parse_named)]
-    pub configs: Vec<(String, PathBuf)>,
+    pub(crate) configs: Vec<(String, PathBuf)>,
     #[arg(long, value_enum, default_value = "table")]
-    pub format: InspectFormat,
+    pub(crate) format: InspectFormat,
     /// With the table: every signal's reason and evidence lines under each boot.
     #[arg(long)]
-    pub evidence: bool,
+    pub(crate) evidence: bool,
     /// A margin after every deciding `settled-by` line, as in `run` (default: none after a line
     /// k3s orders after the feature's own, e.g. `Running kubelet` for the registry; 3s after a
     /// hint).
     #[arg(long, value_parser = parse_settle)]
-    pub settle: Option<Duration>,
+    pub(crate) settle: Option<Duration>,
     /// The logs are an excerpt (lines were left out): never conclude `down` by the settle rule.
     #[arg(long)]
-    pub excerpt: bool,
+    pub(crate) excerpt: bool,
     /// A value to redact wherever it occurs (repeatable), e.g. the cluster token.
     #[arg(long = "secret", value_name = "VALUE")]
-    pub secrets: Vec<String>,
+    pub(crate) secrets: Vec<String>,
     /// A progress bar on stderr (auto: on a terminal outside CI).
     #[arg(long, value_enum, default_value = "auto")]
-    pub progress: Progress,
+    pub(crate) progress: Progress,
 }
 
 /// The longest `--timeout`/`--settle` taken: longer is a typo, and a deadline this far out still
@@ -541,26 +520,6 @@ fn parse_archive(s: &str) -> Result<PathBuf, String> {
     Ok(p)
 }
 
-/// `--image`: a Docker image reference (`[host[:port]/]path[:tag][@sha256:digest]`, path
-/// lowercase). A malformed one used to pass, then fail as "cannot pull" (exit 3) at the start of
-/// the run; it is bad input.
-fn parse_image(s: &str) -> Result<String, String> {
-    static REFERENCE: std::sync::LazyLock<regex::Regex> = std::sync::LazyLock::new(|| {
-        let component = r"[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*";
-        regex::Regex::new(&format!(
-            r"^(?:[a-zA-Z0-9](?:[a-zA-Z0-9.-]*[a-zA-Z0-9])?(?::[0-9]+)?/)?{component}(?:/{component})*(?::[A-Za-z0-9_][A-Za-z0-9_.-]{{0,127}})?(?:@sha256:[a-f0-9]{{64}})?$"
-        ))
-        .expect("static regex")
-    });
-    if s.len() <= 255 && REFERENCE.is_match(s) {
-        Ok(s.to_string())
-    } else {
-        Err(format!(
-            "`{s}` is not an image reference; write e.g. rancher/k3s:v1.33.4-k3s1 or registry.local:5000/k3s:dev (lowercase name, optional :tag)"
-        ))
-    }
-}
-
 /// `NAME=FILE`.
 fn parse_named(s: &str) -> Result<(String, PathBuf), String> {
     match s.split_once('=') {
@@ -576,32 +535,6 @@ fn parse_named(s: &str) -> Result<(String, PathBuf), String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn image_references() {
-        for ok in [
-            "rancher/k3s:v1.33.4-k3s1",
-            "repro.local/k3s-sim:v1.33.4-k3s1",
-            "repro.local/archive-test:12345",
-            "registry.local:5000/team/k3s:dev",
-            "localhost/k3s",
-            "k3s",
-            "rancher/k3s@sha256:3f0d1c9e5b7a2d4f6e8c0a1b3d5f7e9c2a4b6d8f0e1c3a5b7d9f1e3c5a7b9d1f",
-        ] {
-            assert!(parse_image(ok).is_ok(), "{ok}");
-        }
-        for bad in [
-            "Bad Image!",
-            "rancher/K3s",
-            "",
-            "rancher/k3s:",
-            "rancher//k3s",
-            "-rancher/k3s",
-            "rancher/k3s:tag with space",
-        ] {
-            assert!(parse_image(bad).is_err(), "{bad}");
-        }
-    }
 
     #[test]
     fn waits() {

@@ -9,13 +9,13 @@ use std::path::{Path, PathBuf};
 use serde_saphyr::{Location, Spanned};
 
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Diagnostic {
-    pub file: PathBuf,
-    pub line: u64,
-    pub column: u64,
-    pub message: String,
+pub(crate) struct Diagnostic {
+    pub(crate) file: PathBuf,
+    pub(crate) line: u64,
+    pub(crate) column: u64,
+    pub(crate) message: String,
     /// What would be valid instead.
-    pub help: Option<String>,
+    pub(crate) help: Option<String>,
 }
 
 impl fmt::Display for Diagnostic {
@@ -45,7 +45,7 @@ impl fmt::Display for Diagnostic {
 
 impl Diagnostic {
     /// A problem that is not in any file (e.g. a name given on the command line).
-    pub fn general(message: impl Into<String>, help: impl Into<String>) -> Diagnostic {
+    pub(crate) fn general(message: impl Into<String>, help: impl Into<String>) -> Diagnostic {
         Diagnostic {
             file: PathBuf::new(),
             line: 0,
@@ -58,27 +58,27 @@ impl Diagnostic {
 
 /// A list of problems; the loader keeps going after the first so users fix everything in one go.
 #[derive(Debug, Default, Clone)]
-pub struct Diagnostics(pub Vec<Diagnostic>);
+pub struct Diagnostics(pub(crate) Vec<Diagnostic>);
 
 impl Diagnostics {
-    pub fn is_empty(&self) -> bool {
+    pub(crate) fn is_empty(&self) -> bool {
         self.0.is_empty()
     }
 
-    pub fn len(&self) -> usize {
+    pub(crate) fn len(&self) -> usize {
         self.0.len()
     }
 
-    pub fn push(&mut self, d: Diagnostic) {
+    pub(crate) fn push(&mut self, d: Diagnostic) {
         self.0.push(d);
     }
 
-    pub fn extend(&mut self, other: Diagnostics) {
+    pub(crate) fn extend(&mut self, other: Diagnostics) {
         self.0.extend(other.0);
     }
 
     /// Sort by file, then position, so output is stable and reads top to bottom.
-    pub fn sorted(mut self) -> Self {
+    pub(crate) fn sorted(mut self) -> Self {
         self.0.sort_by(|a, b| {
             (&a.file, a.line, a.column, &a.message).cmp(&(&b.file, b.line, b.column, &b.message))
         });
@@ -100,12 +100,12 @@ impl std::error::Error for Diagnostics {}
 
 /// Builds diagnostics for one file.
 #[derive(Debug, Clone)]
-pub struct FileDiag<'a> {
-    pub file: &'a Path,
+pub(crate) struct FileDiag<'a> {
+    pub(crate) file: &'a Path,
 }
 
 impl FileDiag<'_> {
-    pub fn at(&self, loc: &Location, message: impl Into<String>) -> Diagnostic {
+    pub(crate) fn at(&self, loc: &Location, message: impl Into<String>) -> Diagnostic {
         Diagnostic {
             file: self.file.to_path_buf(),
             line: loc.line().max(1),
@@ -115,11 +115,11 @@ impl FileDiag<'_> {
         }
     }
 
-    pub fn span<T>(&self, s: &Spanned<T>, message: impl Into<String>) -> Diagnostic {
+    pub(crate) fn span<T>(&self, s: &Spanned<T>, message: impl Into<String>) -> Diagnostic {
         self.at(&s.referenced, message)
     }
 
-    pub fn start(&self, message: impl Into<String>) -> Diagnostic {
+    pub(crate) fn start(&self, message: impl Into<String>) -> Diagnostic {
         Diagnostic {
             file: self.file.to_path_buf(),
             line: 1,
@@ -132,7 +132,7 @@ impl FileDiag<'_> {
     /// Turns a YAML parse or shape error into a diagnostic: the parser's first line without its
     /// own position prefix (we print ours) and without the source snippet, reworded where the
     /// parser's words are about serde rather than the file, with a help line.
-    pub fn yaml(&self, e: &serde_saphyr::Error, text: &str) -> Diagnostic {
+    pub(crate) fn yaml(&self, e: &serde_saphyr::Error, text: &str) -> Diagnostic {
         let rendered = e.to_string();
         let first = rendered.lines().next().unwrap_or("invalid YAML");
         let first = first.strip_prefix("error: ").unwrap_or(first);
@@ -350,7 +350,7 @@ fn split_expected(rest: &str) -> (String, Vec<String>) {
 }
 
 /// The closest allowed name, if it is close enough to be a typo (`rol` → `role`).
-pub fn suggest(name: &str, allowed: &[String]) -> Option<String> {
+pub(crate) fn suggest(name: &str, allowed: &[String]) -> Option<String> {
     let norm = |s: &str| s.to_lowercase().replace('_', "-");
     allowed
         .iter()
@@ -387,7 +387,7 @@ fn edit_distance(a: &str, b: &str) -> usize {
 }
 
 impl Diagnostic {
-    pub fn help(mut self, help: impl Into<String>) -> Self {
+    pub(crate) fn help(mut self, help: impl Into<String>) -> Self {
         self.help = Some(help.into());
         self
     }

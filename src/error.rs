@@ -1,10 +1,11 @@
-//! The error a command ends with, and its exit code. `main` is the one place that prints it
-//! and exits.
+//! The error a command ends with, and what it means for the exit (the one error → exit
+//! mapping, [`Error::exit`]; the numbers are in `crate::exit`). `main` is the one place that
+//! prints it and exits.
 
 use std::path::PathBuf;
 
 use crate::docker::DockerError;
-use crate::exit;
+use crate::exit::Exit;
 use crate::run::RunError;
 
 #[derive(Debug, thiserror::Error)]
@@ -25,23 +26,31 @@ pub enum Error {
     /// A release channel could not be resolved (the network is missing).
     #[error("{0}")]
     Channel(String),
+    /// `repro clean` could not remove some objects: one line per problem, each already said
+    /// in full (the counts of what was removed are on stdout).
+    #[error("{}", .0.join("; "))]
+    Clean(Vec<String>),
     /// Anything else that stopped a command (rendering reports, building images).
     #[error("{0:#}")]
     Other(#[from] anyhow::Error),
 }
 
 impl Error {
-    pub fn bad_input(message: impl Into<String>) -> Error {
+    pub(crate) fn bad_input(message: impl Into<String>) -> Error {
         Error::BadInput(message.into())
     }
 
-    pub fn exit_code(&self) -> i32 {
+    /// The one match from error to exit (a run's own failures through [`RunError::exit`], which
+    /// the run also writes into result.json).
+    pub fn exit(&self) -> Exit {
         match self {
-            Error::BadInput(_) => exit::BAD_INPUT,
-            Error::Run(e) => e.exit_code(),
-            Error::Docker(_) | Error::Write { .. } | Error::Channel(_) | Error::Other(_) => {
-                exit::INFRA
-            }
+            Error::BadInput(_) => Exit::BadInput,
+            Error::Run(e) => e.exit(),
+            Error::Docker(_)
+            | Error::Write { .. }
+            | Error::Channel(_)
+            | Error::Clean(_)
+            | Error::Other(_) => Exit::Infra,
         }
     }
 
@@ -49,6 +58,10 @@ impl Error {
     pub fn render(&self) -> String {
         let text = match self {
             Error::BadInput(msg) | Error::Channel(msg) => msg.clone(),
+            Error::Clean(problems) => problems
+                .iter()
+                .map(|p| format!("repro clean: {p}\n"))
+                .collect(),
             other => format!("repro: {other}"),
         };
         if text.ends_with('\n') {
@@ -114,10 +127,15 @@ mod tests {
                 3,
                 "error: --k3s-versions",
             ),
+            (
+                Error::Clean(vec!["a busy".into(), "b gone".into()]),
+                3,
+                "repro clean: a busy\nrepro clean: b gone\n",
+            ),
             (anyhow::anyhow!("boom").into(), 3, "repro: boom"),
         ];
         for (e, code, text) in cases {
-            assert_eq!(e.exit_code(), code, "{e}");
+            assert_eq!(e.exit().code(), code, "{e}");
             let r = e.render();
             assert!(r.starts_with(text), "{r:?} should start with {text:?}");
             assert!(r.ends_with('\n') && !r.ends_with("\n\n"), "{r:?}");

@@ -1,44 +1,112 @@
 //! Exit codes. CI depends on them, so they live in one place and the README lists them.
+//!
+//! Modelled on cargo-nextest's `exit_codes.rs`: the numbers are named here and nowhere else. A
+//! command returns an [`Exit`] (how it came out) or an `Error` (`crate::error`, whose one match
+//! says which [`Exit`] each error is); `main` turns that into a number with [`Exit::code`].
+//! This module sits at the bottom of the module graph (it knows only [`Outcome`]), so the
+//! runner and the matrix can say what their results mean without importing the commands.
+
+use crate::outcome::Outcome;
 
 /// The outcome is the one asked for (`--expect`, default `auto`: what `fixed-in` predicts).
-pub const OK: i32 = 0;
+pub(crate) const OK: i32 = 0;
 /// A real difference: the run showed the other definite outcome (a regression, or an
 /// unexpected fix).
-pub const OUTCOME_DIFFERS: i32 = 1;
+pub(crate) const OUTCOME_DIFFERS: i32 = 1;
 /// Bad input or usage: nothing was created.
-pub const BAD_INPUT: i32 = 2;
+pub(crate) const BAD_INPUT: i32 = 2;
 /// Infrastructure: Docker unreachable, image missing, a node never ready in time, a results
 /// folder that cannot be written.
-pub const INFRA: i32 = 3;
+pub(crate) const INFRA: i32 = 3;
 /// The run worked, but the observations match neither behaviour (flaky or misconfigured):
 /// not a finding about k3s.
-pub const INCONCLUSIVE: i32 = 4;
+pub(crate) const INCONCLUSIVE: i32 = 4;
 /// Interrupted (SIGINT / Ctrl-C, SIGTERM, SIGHUP).
-pub const INTERRUPTED: i32 = 130;
+pub(crate) const INTERRUPTED: i32 = 130;
+/// stdout was closed under us (`repro … | head -c0`): 128 + SIGPIPE, as a shell reports it.
+pub const CLOSED_STDOUT: i32 = 141;
 
-/// The exit code of many runs (`matrix`, `merge`): the worst of theirs, by priority
-/// 130 > 3 > 1 > 4 > 0. An interrupt or a broken run means the set is incomplete, so it wins
-/// over a finding; a real difference wins over an inconclusive run. Codes outside this list
-/// (none should occur) count as infrastructure.
-pub fn worst(codes: impl IntoIterator<Item = i32>) -> i32 {
-    let rank = |c: i32| match c {
-        INTERRUPTED => 5,
-        OK => 0,
-        INCONCLUSIVE => 1,
-        OUTCOME_DIFFERS => 2,
-        _ => 3,
-    };
-    let mut worst = OK;
-    for c in codes {
-        let c = match c {
-            INTERRUPTED | OK | INCONCLUSIVE | OUTCOME_DIFFERS => c,
-            _ => INFRA,
-        };
-        if rank(c) > rank(worst) {
-            worst = c;
+/// How a command came out: one meaning per row of the README's exit-code table.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Exit {
+    /// 0: what was asked for.
+    Ok,
+    /// 1: the other definite outcome.
+    OutcomeDiffers,
+    /// 2: bad input or usage.
+    BadInput,
+    /// 3: infrastructure (or a set of runs left incomplete by it).
+    Infra,
+    /// 4: neither behaviour.
+    Inconclusive,
+    /// 130: interrupted.
+    Interrupted,
+}
+
+impl Exit {
+    /// The one table from meaning to number.
+    pub fn code(self) -> i32 {
+        match self {
+            Exit::Ok => OK,
+            Exit::OutcomeDiffers => OUTCOME_DIFFERS,
+            Exit::BadInput => BAD_INPUT,
+            Exit::Infra => INFRA,
+            Exit::Inconclusive => INCONCLUSIVE,
+            Exit::Interrupted => INTERRUPTED,
         }
     }
-    worst
+
+    /// How a run's outcome compares with the one asked for.
+    pub(crate) fn of_outcome(got: Outcome, asked: Outcome) -> Exit {
+        if got == asked {
+            Exit::Ok
+        } else if got == Outcome::Inconclusive {
+            Exit::Inconclusive
+        } else {
+            Exit::OutcomeDiffers
+        }
+    }
+
+    /// A number written by a run (a cell's `exit_code` in summary.json) read back as its
+    /// meaning; a number outside the table (none should occur) counts as infrastructure.
+    pub(crate) fn of_code(code: i32) -> Exit {
+        match code {
+            OK => Exit::Ok,
+            OUTCOME_DIFFERS => Exit::OutcomeDiffers,
+            BAD_INPUT => Exit::BadInput,
+            INCONCLUSIVE => Exit::Inconclusive,
+            INTERRUPTED => Exit::Interrupted,
+            _ => Exit::Infra,
+        }
+    }
+
+    /// The exit of many runs (`matrix`, `merge`, `bisect`): the worst of theirs, by priority
+    /// 130 > 3 > 1 > 4 > 0. An interrupt or a broken run means the set is incomplete, so it wins
+    /// over a finding; a real difference wins over an inconclusive run. Bad input among them
+    /// (none should occur: input is checked before any run) counts as infrastructure.
+    pub(crate) fn worst(exits: impl IntoIterator<Item = Exit>) -> Exit {
+        let rank = |e: Exit| match e {
+            Exit::Ok => 0,
+            Exit::Inconclusive => 1,
+            Exit::OutcomeDiffers => 2,
+            Exit::Infra | Exit::BadInput => 3,
+            Exit::Interrupted => 5,
+        };
+        let mut worst = Exit::Ok;
+        for e in exits {
+            let e = if e == Exit::BadInput { Exit::Infra } else { e };
+            if rank(e) > rank(worst) {
+                worst = e;
+            }
+        }
+        worst
+    }
+}
+
+/// Leaves the process at once with `exit`'s code, skipping what `main` would still do: for a
+/// second interrupt (the user asked not to wait for the cleanup) and a closed stdout.
+pub fn now(exit: i32) -> ! {
+    std::process::exit(exit)
 }
 
 #[cfg(test)]
@@ -46,13 +114,52 @@ mod tests {
     use super::*;
 
     #[test]
-    fn the_worst_code_by_priority() {
-        assert_eq!(worst([]), OK);
-        assert_eq!(worst([OK, OK]), OK);
-        assert_eq!(worst([OK, INCONCLUSIVE]), INCONCLUSIVE);
-        assert_eq!(worst([INCONCLUSIVE, OUTCOME_DIFFERS, OK]), OUTCOME_DIFFERS);
-        assert_eq!(worst([OUTCOME_DIFFERS, INFRA, INCONCLUSIVE]), INFRA);
-        assert_eq!(worst([INFRA, INTERRUPTED, OUTCOME_DIFFERS]), INTERRUPTED);
-        assert_eq!(worst([BAD_INPUT]), INFRA);
+    fn the_table_is_the_readmes() {
+        let table = [
+            (Exit::Ok, 0),
+            (Exit::OutcomeDiffers, 1),
+            (Exit::BadInput, 2),
+            (Exit::Infra, 3),
+            (Exit::Inconclusive, 4),
+            (Exit::Interrupted, 130),
+        ];
+        for (e, code) in table {
+            assert_eq!(e.code(), code, "{e:?}");
+            assert_eq!(Exit::of_code(code), e);
+        }
+        assert_eq!(Exit::of_code(-1), Exit::Infra);
+        let readme = include_str!("../README.md");
+        for code in [0, 1, 2, 3, 4, 130] {
+            assert!(
+                readme.contains(&format!("| {code} |"))
+                    || readme.contains(&format!("| `{code}` |")),
+                "README's table lacks {code}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_run_against_what_was_asked() {
+        use Outcome::*;
+        assert_eq!(Exit::of_outcome(Fixed, Fixed), Exit::Ok);
+        assert_eq!(Exit::of_outcome(Reproduced, Reproduced), Exit::Ok);
+        assert_eq!(Exit::of_outcome(Inconclusive, Inconclusive), Exit::Ok);
+        assert_eq!(Exit::of_outcome(Reproduced, Fixed), Exit::OutcomeDiffers);
+        assert_eq!(Exit::of_outcome(Fixed, Reproduced), Exit::OutcomeDiffers);
+        assert_eq!(Exit::of_outcome(Inconclusive, Fixed), Exit::Inconclusive);
+        assert_eq!(Exit::of_outcome(Fixed, Inconclusive), Exit::OutcomeDiffers);
+    }
+
+    #[test]
+    fn the_worst_exit_by_priority() {
+        use Exit::*;
+        let worst = |e: &[Exit]| Exit::worst(e.iter().copied()).code();
+        assert_eq!(worst(&[]), 0);
+        assert_eq!(worst(&[Ok, Ok]), 0);
+        assert_eq!(worst(&[Ok, Inconclusive]), 4);
+        assert_eq!(worst(&[Inconclusive, OutcomeDiffers, Ok]), 1);
+        assert_eq!(worst(&[OutcomeDiffers, Infra, Inconclusive]), 3);
+        assert_eq!(worst(&[Infra, Interrupted, OutcomeDiffers]), 130);
+        assert_eq!(worst(&[BadInput]), 3);
     }
 }

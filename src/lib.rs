@@ -9,32 +9,35 @@
 // First, so its macros (`outln!`, `errln!`...) are in scope in every module below.
 #[macro_use]
 pub mod term;
+mod archive;
 mod catalog;
-mod changes;
 mod channels;
 pub mod cli;
 pub mod cmd;
 mod diag;
 pub mod docker;
+mod doctor;
 pub mod error;
-mod exit;
+pub mod exit;
+mod flags;
 #[doc(hidden)]
 pub mod fuzzing;
 pub mod inspect;
-mod k3s_flags;
 pub mod load;
 mod matrix;
 mod nightly;
+mod outcome;
 mod plan;
 mod progress;
 mod raw;
 mod redact;
 mod releases;
 mod report;
-pub mod result;
+mod result;
+mod results_folder;
 pub mod run;
-pub mod safe_fs;
+mod safe_fs;
 pub mod scenario;
 pub mod sim_image;
 mod table;
-pub mod version;
+mod target;

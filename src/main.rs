@@ -2,25 +2,27 @@
 
 use clap::Parser;
 use repro::err;
+use repro::exit;
 
-/// The one place that prints a command's error and exits.
+/// The one place that prints a command's error and exits: how the command came out, or its
+/// error's meaning, turned into the number of `repro::exit`'s table.
 fn main() {
     quiet_on_closed_stdout();
     let cli = repro::cli::Cli::parse();
-    let code = match repro::cmd::dispatch(cli) {
-        Ok(code) => code,
+    let ended = match repro::cmd::dispatch(cli) {
+        Ok(ended) => ended,
         Err(e) => {
             err!("{}", e.render());
-            e.exit_code()
+            e.exit()
         }
     };
-    std::process::exit(code);
+    exit::now(ended.code());
 }
 
 /// A `print!` to a closed stdout (`repro … | head -c0`) panics in std; the commands write
 /// through `cmd::common::out`, which ignores a broken pipe, and this catches any other writer:
-/// the reader is gone, so leave quietly (128 + SIGPIPE, as a shell reports it) instead of
-/// printing a panic. Every other panic keeps the default report.
+/// the reader is gone, so leave quietly ([`exit::CLOSED_STDOUT`]) instead of printing a panic.
+/// Every other panic keeps the default report.
 fn quiet_on_closed_stdout() {
     let default = std::panic::take_hook();
     std::panic::set_hook(Box::new(move |info| {
@@ -31,7 +33,7 @@ fn quiet_on_closed_stdout() {
             .or_else(|| info.payload().downcast_ref::<&str>().copied())
             .unwrap_or("");
         if msg.starts_with("failed printing to stdout") && msg.contains("Broken pipe") {
-            std::process::exit(141);
+            exit::now(exit::CLOSED_STDOUT);
         }
         default(info);
     }));

@@ -6,22 +6,22 @@
 use std::fmt::Write as _;
 
 use crate::matrix::{Cell, Status};
-use crate::version::K3sVersion;
+use distro::Version;
 
 /// The label every nightly issue carries (and the only issues this tool ever touches).
-pub const DEFAULT_LABEL: &str = "repro-nightly";
+pub(crate) const DEFAULT_LABEL: &str = "repro-nightly";
 
 /// The cells of one check on one release line (`v1.33`).
 #[derive(Debug, Clone)]
-pub struct Group {
-    pub check: String,
-    pub line: String,
-    pub cells: Vec<Cell>,
+pub(crate) struct Group {
+    pub(crate) check: String,
+    pub(crate) line: String,
+    pub(crate) cells: Vec<Cell>,
 }
 
 /// How a group came out tonight.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Health {
+pub(crate) enum Health {
     /// A regression or an unexpected fix: a real difference people must hear of.
     Red,
     /// Every cell as expected.
@@ -31,7 +31,7 @@ pub enum Health {
 }
 
 impl Group {
-    pub fn health(&self) -> Health {
+    pub(crate) fn health(&self) -> Health {
         if self
             .cells
             .iter()
@@ -46,12 +46,12 @@ impl Group {
     }
 
     /// The issue's title: stable, so tomorrow's run finds today's issue by it.
-    pub fn title(&self) -> String {
+    pub(crate) fn title(&self) -> String {
         format!("repro nightly: {} on k3s {}", self.check, self.line)
     }
 
     /// `v1.33.5+k3s1=regression` for every cell that differs: changes are worth a comment.
-    pub fn state(&self) -> String {
+    pub(crate) fn state(&self) -> String {
         let red: Vec<String> = self
             .cells
             .iter()
@@ -63,10 +63,10 @@ impl Group {
 }
 
 /// Groups a summary's cells by check and release line, in the summary's order.
-pub fn groups(cells: &[Cell]) -> Vec<Group> {
+pub(crate) fn groups(cells: &[Cell]) -> Vec<Group> {
     let mut out: Vec<Group> = Vec::new();
     for c in cells {
-        let line = match c.k3s_version.parse::<K3sVersion>() {
+        let line = match c.k3s_version.parse::<Version>() {
             Ok(v) => format!("v{}.{}", v.major, v.minor),
             Err(_) => c.k3s_version.clone(),
         };
@@ -87,17 +87,17 @@ pub fn groups(cells: &[Cell]) -> Vec<Group> {
 
 /// Where tonight's run and its artifacts are.
 #[derive(Debug, Clone, Default)]
-pub struct RunLinks {
+pub(crate) struct RunLinks {
     /// The workflow run's page, e.g. `https://github.com/o/r/actions/runs/123`.
-    pub run_url: Option<String>,
+    pub(crate) run_url: Option<String>,
     /// The artifact name of a cell is this prefix + `<check>-<version>` (as nightly.yml names it).
-    pub artifact_prefix: String,
+    pub(crate) artifact_prefix: String,
 }
 
 const STATE_MARK: &str = "<!-- repro-nightly-state: ";
 
 /// The state recorded in an issue body by [`body`].
-pub fn state_in(body: &str) -> Option<String> {
+pub(crate) fn state_in(body: &str) -> Option<String> {
     let i = body.find(STATE_MARK)? + STATE_MARK.len();
     let rest = &body[i..];
     Some(rest[..rest.find(" -->")?].to_string())
@@ -105,7 +105,7 @@ pub fn state_in(body: &str) -> Option<String> {
 
 /// The issue body: what differs, the table of the line, links to the run and each cell's
 /// artifact, and how to re-run a cell locally.
-pub fn body(g: &Group, links: &RunLinks) -> String {
+pub(crate) fn body(g: &Group, links: &RunLinks) -> String {
     let mut o = String::new();
     let _ = writeln!(o, "{STATE_MARK}{} -->", g.state());
     let kinds: Vec<&str> = {
@@ -187,14 +187,14 @@ pub fn body(g: &Group, links: &RunLinks) -> String {
 
 /// An issue the nightly made before, as `gh issue list` shows it.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Existing {
-    pub number: u64,
-    pub open: bool,
+pub(crate) struct Existing {
+    pub(crate) number: u64,
+    pub(crate) open: bool,
 }
 
 /// What to do for one group.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Action {
+pub(crate) enum Action {
     Create {
         title: String,
         body: String,
@@ -221,7 +221,7 @@ pub enum Action {
 /// Picks the issue of a group among the labelled ones with its title: the open one with the
 /// lowest number (should a person have made a second, the first stays the one), else the most
 /// recently closed.
-pub fn pick(title_matches: &[Existing]) -> Option<Existing> {
+pub(crate) fn pick(title_matches: &[Existing]) -> Option<Existing> {
     let open = title_matches
         .iter()
         .filter(|e| e.open)
@@ -231,7 +231,7 @@ pub fn pick(title_matches: &[Existing]) -> Option<Existing> {
 }
 
 /// Decides a group's action from tonight's health, its issue (if any) and that issue's body.
-pub fn decide(
+pub(crate) fn decide(
     g: &Group,
     existing: Option<&Existing>,
     old_body: Option<&str>,

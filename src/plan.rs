@@ -7,80 +7,82 @@
 use indexmap::IndexMap;
 use serde::Serialize;
 
+use crate::outcome::Outcome;
 use crate::raw::{ConfigValue, Role};
-use crate::result::Outcome;
 use crate::scenario::{Expectations, Scenario};
-use crate::version::{K3sVersion, ReleaseSet};
-
-pub const CONFIG_PATH: &str = "/etc/rancher/k3s/config.yaml";
-pub const SUPERVISOR_PORT: u16 = 6443;
+use distro::{Distro, ReleaseSet, Version};
 
 /// path -> content, or `None` for a file to delete.
-pub type NodeFiles = IndexMap<String, Option<String>>;
+pub(crate) type NodeFiles = IndexMap<String, Option<String>>;
 
 #[derive(Debug, Clone, Serialize)]
-pub struct Plan {
-    pub check: String,
-    pub issue: String,
+pub(crate) struct Plan {
+    pub(crate) check: String,
+    pub(crate) issue: String,
     /// One line on what the check shows.
-    pub summary: String,
-    pub topology: String,
-    pub topology_description: String,
-    pub k3s_version: K3sVersion,
-    pub image: String,
-    pub nodes: Vec<PlannedNode>,
+    pub(crate) summary: String,
+    pub(crate) topology: String,
+    pub(crate) topology_description: String,
+    /// The topology's distribution: every path, port, variable and log line of the run is
+    /// read from its facts.
+    #[serde(rename = "distribution")]
+    pub(crate) distro: Distro,
+    pub(crate) k3s_version: Version,
+    pub(crate) image: String,
+    pub(crate) nodes: Vec<PlannedNode>,
     /// Groups started in order; the nodes of one group start at once.
-    pub start_order: Vec<Vec<String>>,
+    pub(crate) start_order: Vec<Vec<String>>,
     /// Files written on every node before its first start (from the topology's `files:`).
-    pub common_files: IndexMap<String, String>,
+    pub(crate) common_files: IndexMap<String, String>,
     /// Every node's files before its first start.
-    pub initial: IndexMap<String, NodeFiles>,
-    pub steps: Vec<PlannedStep>,
+    pub(crate) initial: IndexMap<String, NodeFiles>,
+    pub(crate) steps: Vec<PlannedStep>,
     /// Things a reviewer should know before trusting a verdict (e.g. a feature this version lacks).
-    pub notes: Vec<String>,
-    /// Whether this version is expected to show the bug (from the check's `fixed-in`).
-    pub expected_verdict: Option<Outcome>,
+    pub(crate) notes: Vec<String>,
+    /// Whether this version is expected to show the bug (from the check's `fixed-in`); `None`
+    /// where that cannot say (a release candidate no evidence places): `--expect` must.
+    pub(crate) expected_verdict: Option<Outcome>,
     /// Why that verdict is expected, in words.
-    pub expected_because: String,
+    pub(crate) expected_because: String,
     /// The check's first fixed version per release line.
-    pub fixed_in: Vec<K3sVersion>,
+    pub(crate) fixed_in: Vec<Version>,
 }
 
 #[derive(Debug, Clone, Serialize, serde::Deserialize)]
-pub struct PlannedNode {
-    pub name: String,
-    pub role: Role,
-    pub init: bool,
-    pub join: Option<String>,
-    pub deferred: bool,
+pub(crate) struct PlannedNode {
+    pub(crate) name: String,
+    pub(crate) role: Role,
+    pub(crate) init: bool,
+    pub(crate) join: Option<String>,
+    pub(crate) deferred: bool,
     /// Extra container env from the topology (the token is added at run time, never planned).
-    pub env: IndexMap<String, String>,
+    pub(crate) env: IndexMap<String, String>,
 }
 
 #[derive(Debug, Clone, Serialize)]
-pub struct PlannedStep {
-    pub index: usize,
-    pub name: String,
-    pub why: String,
+pub(crate) struct PlannedStep {
+    pub(crate) index: usize,
+    pub(crate) name: String,
+    pub(crate) why: String,
     /// Files written (or deleted) on each edited node in this step, config.yaml re-rendered.
-    pub edits: IndexMap<String, NodeFiles>,
+    pub(crate) edits: IndexMap<String, NodeFiles>,
     /// Config keys set and removed per node in this step (what `edits` changes, in words).
-    pub set: IndexMap<String, IndexMap<String, ConfigValue>>,
-    pub removed: IndexMap<String, Vec<String>>,
-    pub start: Vec<String>,
-    pub restart: Vec<Vec<String>>,
-    pub expect: Expectations,
-    pub bug: Expectations,
+    pub(crate) set: IndexMap<String, IndexMap<String, ConfigValue>>,
+    pub(crate) removed: IndexMap<String, Vec<String>>,
+    pub(crate) start: Vec<String>,
+    pub(crate) restart: Vec<Vec<String>>,
+    pub(crate) expect: Expectations,
+    pub(crate) bug: Expectations,
     /// Lines in the check file: the step's, and each expectation's.
-    pub line: usize,
-    pub expect_lines: crate::scenario::ExpectLines,
+    pub(crate) line: usize,
+    pub(crate) expect_lines: crate::scenario::ExpectLines,
     /// Every node's full config.yaml as of the end of this step.
-    pub configs: IndexMap<String, String>,
+    pub(crate) configs: IndexMap<String, String>,
 }
 
 impl PlannedStep {
     /// The expectations as they are under the bug: `expect` with `bug` entries replacing theirs.
-    pub fn bug_world(&self) -> Expectations {
+    pub(crate) fn bug_world(&self) -> Expectations {
         let mut world = self.expect.clone();
         for (node, sigs) in &self.bug {
             let entry = world.entry(node.clone()).or_default();
@@ -93,19 +95,21 @@ impl PlannedStep {
 }
 
 impl Plan {
+    /// Where the node's config file lives (`/etc/rancher/k3s/config.yaml` on k3s).
+    pub(crate) fn config_path(&self) -> &'static str {
+        self.distro.facts().config_path
+    }
+
     /// Whether the check describes the bug (`bug:` in a step): only then can a run reproduce it.
-    pub fn has_bug_signature(&self) -> bool {
+    pub(crate) fn has_bug_signature(&self) -> bool {
         self.steps.iter().any(|s| !s.bug.is_empty())
     }
 }
 
-/// The image for a version: real k3s unless told otherwise.
-pub fn k3s_image(v: &K3sVersion) -> String {
-    format!("rancher/k3s:{}", v.image_tag())
-}
-
-pub fn plan(sc: &Scenario, version: &K3sVersion, image: &str) -> Plan {
+pub(crate) fn plan(sc: &Scenario, version: &Version, image: &str) -> Plan {
     let topo = &sc.topology;
+    let distro = topo.distro;
+    let config_path = distro.facts().config_path;
     let nodes: Vec<PlannedNode> = topo
         .nodes
         .iter()
@@ -135,7 +139,10 @@ pub fn plan(sc: &Scenario, version: &K3sVersion, image: &str) -> Plan {
     for (n, tn) in nodes.iter().zip(&topo.nodes) {
         let mut files = NodeFiles::new();
         let own = keys.get(&n.name).unwrap_or(&no_keys);
-        files.insert(CONFIG_PATH.to_string(), Some(render_config(n, own, 0)));
+        files.insert(
+            config_path.to_string(),
+            Some(render_config(distro, n, own, 0)),
+        );
         for (p, c) in topo.files.iter().chain(&tn.files) {
             files.insert(p.clone(), Some(c.clone()));
         }
@@ -165,7 +172,10 @@ pub fn plan(sc: &Scenario, version: &K3sVersion, image: &str) -> Plan {
             let mut files = NodeFiles::new();
             if s.config.contains_key(node) || s.remove.contains_key(node) {
                 let own = keys.get(node).unwrap_or(&no_keys);
-                files.insert(CONFIG_PATH.to_string(), Some(render_config(n, own, index)));
+                files.insert(
+                    config_path.to_string(),
+                    Some(render_config(distro, n, own, index)),
+                );
             }
             if let Some(fs) = s.files.get(node) {
                 files.extend(fs.clone());
@@ -176,7 +186,7 @@ pub fn plan(sc: &Scenario, version: &K3sVersion, image: &str) -> Plan {
             .iter()
             .map(|n| {
                 let own = keys.get(&n.name).unwrap_or(&no_keys);
-                (n.name.clone(), render_config(n, own, index))
+                (n.name.clone(), render_config(distro, n, own, index))
             })
             .collect();
         steps.push(PlannedStep {
@@ -201,7 +211,7 @@ pub fn plan(sc: &Scenario, version: &K3sVersion, image: &str) -> Plan {
         .check
         .fixed_in_change
         .as_deref()
-        .and_then(|c| crate::changes::evidence(c, version))
+        .and_then(|c| distro.changes().get(c)?.evidence_for(version))
     {
         expected_because.push_str(&format!(" — evidence ({confidence}): {evidence}"));
     }
@@ -211,6 +221,7 @@ pub fn plan(sc: &Scenario, version: &K3sVersion, image: &str) -> Plan {
         summary: sc.check.summary.clone(),
         topology: topo.name.clone(),
         topology_description: topo.description.clone(),
+        distro,
         k3s_version: version.clone(),
         image: image.to_string(),
         start_order: start_order(&nodes),
@@ -219,14 +230,14 @@ pub fn plan(sc: &Scenario, version: &K3sVersion, image: &str) -> Plan {
         initial,
         steps,
         notes: notes(sc, version),
-        expected_verdict: Some(expected_verdict),
+        expected_verdict,
         expected_because,
         fixed_in: sc.check.fixed_in.firsts.clone(),
     }
 }
 
 /// Signals the check relies on that this version does not have at all.
-fn notes(sc: &Scenario, version: &K3sVersion) -> Vec<String> {
+fn notes(sc: &Scenario, version: &Version) -> Vec<String> {
     let mut used: Vec<&str> = Vec::new();
     for s in &sc.check.steps {
         for sigs in s.expect.values().chain(s.bug.values()) {
@@ -260,31 +271,58 @@ fn list(set: &ReleaseSet) -> String {
         .join(", ")
 }
 
-/// The verdict a version should get, from the check's first fixed version per release line.
-pub fn expected(fixed_in: &ReleaseSet, v: &K3sVersion) -> (Outcome, String) {
+/// The verdict a version should get, from the check's first fixed version per release line;
+/// `None` for a release candidate of a first fixed release that no evidence places (the
+/// changes table's `rc:`), with why.
+pub(crate) fn expected(fixed_in: &ReleaseSet, v: &Version) -> (Option<Outcome>, String) {
     let line = format!("{}.{}", v.major, v.minor);
     if fixed_in.firsts.is_empty() {
         return (
-            Outcome::Fixed,
+            Some(Outcome::Fixed),
             "the check has no `fixed-in`: it documents behaviour every version should show"
                 .to_string(),
         );
     }
+    let verdict = |fixed: bool| {
+        Some(if fixed {
+            Outcome::Fixed
+        } else {
+            Outcome::Reproduced
+        })
+    };
     match fixed_in.first_in_line(v) {
+        Some(first) if fixed_in.is_candidate_of_first(v) => {
+            match fixed_in.first_candidate_in_line(v) {
+                Some(c) if v >= c => (
+                    verdict(true),
+                    format!("{v} is at or after {c}, the first candidate of {first} with the fix"),
+                ),
+                Some(c) => (
+                    verdict(false),
+                    format!("{v} comes before {c}, the first candidate of {first} with the fix"),
+                ),
+                None => (
+                    None,
+                    format!(
+                        "{v} is a release candidate of {first}, the first fixed release of {line}, and no evidence says which candidate first has the fix; pass --expect fixed or --expect reproduced"
+                    ),
+                ),
+            }
+        }
         Some(first) if fixed_in.contains(v) => (
-            Outcome::Fixed,
+            verdict(true),
             format!("{v} is at or after {first}, the first fixed release of {line}"),
         ),
         Some(first) => (
-            Outcome::Reproduced,
+            verdict(false),
             format!("{v} comes before {first}, the first fixed release of {line}"),
         ),
         None if fixed_in.contains(v) => (
-            Outcome::Fixed,
+            verdict(true),
             format!("release line {line} is newer than every line in fixed-in, so it has the fix"),
         ),
         None => (
-            Outcome::Reproduced,
+            verdict(false),
             format!("release line {line} is older than every line in fixed-in: the fix never reached it"),
         ),
     }
@@ -293,7 +331,7 @@ pub fn expected(fixed_in: &ReleaseSet, v: &K3sVersion) -> (Outcome, String) {
 /// Real k3s accepts: the init node, the other etcd servers one at a time (each etcd join changes
 /// membership), then control-plane-only servers together, then agents together. Deferred nodes
 /// are left out: steps start them.
-pub fn start_order(nodes: &[PlannedNode]) -> Vec<Vec<String>> {
+pub(crate) fn start_order(nodes: &[PlannedNode]) -> Vec<Vec<String>> {
     let mut order = Vec::new();
     let live = || nodes.iter().filter(|n| !n.deferred);
     order.extend(live().filter(|n| n.init).map(|n| vec![n.name.clone()]));
@@ -316,7 +354,13 @@ pub fn start_order(nodes: &[PlannedNode]) -> Vec<Vec<String>> {
 
 /// A node's `config.yaml`: the keys its role and place in the cluster stand for, then its own
 /// in the order they were set. Strings are JSON strings (valid YAML that never changes type).
-pub fn render_config(n: &PlannedNode, keys: &IndexMap<String, ConfigValue>, step: usize) -> String {
+pub(crate) fn render_config(
+    distro: Distro,
+    n: &PlannedNode,
+    keys: &IndexMap<String, ConfigValue>,
+    step: usize,
+) -> String {
+    let facts = distro.facts();
     let when = if step == 0 {
         " before first start".to_string()
     } else {
@@ -327,14 +371,18 @@ pub fn render_config(n: &PlannedNode, keys: &IndexMap<String, ConfigValue>, step
         n.name,
         n.role.as_str(),
     );
-    if n.init {
-        out.push_str("cluster-init: true\n");
+    if let (true, Some(k)) = (n.init, facts.role_keys.init) {
+        out.push_str(&format!("{k}: true\n"));
     }
     if let Some(j) = &n.join {
-        let url = format!("https://{j}:{SUPERVISOR_PORT}");
-        out.push_str(&format!("server: {}\n", ConfigValue::Str(url).to_yaml()));
+        let url = format!("https://{j}:{}", facts.supervisor_port);
+        out.push_str(&format!(
+            "{}: {}\n",
+            facts.role_keys.join,
+            ConfigValue::Str(url).to_yaml()
+        ));
     }
-    for k in n.role.config_keys() {
+    for k in n.role.config_keys(distro) {
         out.push_str(&format!("{k}: true\n"));
     }
     for (k, v) in keys {
@@ -344,7 +392,7 @@ pub fn render_config(n: &PlannedNode, keys: &IndexMap<String, ConfigValue>, step
 }
 
 /// A rendered config without its comment header, to compare two renderings.
-pub fn config_body(rendered: &str) -> String {
+pub(crate) fn config_body(rendered: &str) -> String {
     rendered
         .lines()
         .filter(|l| !l.starts_with('#'))
@@ -368,7 +416,7 @@ mod tests {
         }
     }
 
-    fn v(s: &str) -> K3sVersion {
+    fn v(s: &str) -> Version {
         s.parse().expect("test version")
     }
 
@@ -413,7 +461,7 @@ mod tests {
             ConfigValue::Str("true".into()),
         );
         keys.insert("kubelet-arg+".to_string(), ConfigValue::Int(3));
-        let got = render_config(&n, &keys, 2);
+        let got = render_config(Distro::K3s, &n, &keys, 2);
         assert_eq!(
             got,
             "# config.yaml for etcd-2 (role etcd), rendered by repro at step 2\n\
@@ -444,6 +492,7 @@ mod tests {
     #[test]
     fn init_and_control_plane_configs() {
         let init = render_config(
+            Distro::K3s,
             &node("etcd-1", Role::Etcd, true, None, false),
             &IndexMap::new(),
             0,
@@ -451,6 +500,7 @@ mod tests {
         assert!(init.contains("before first start\ncluster-init: true\ndisable-apiserver: true\n"));
         assert!(!init.contains("\nserver:"));
         let cp = render_config(
+            Distro::K3s,
             &node("cp-1", Role::ControlPlane, false, Some("etcd-1"), false),
             &IndexMap::new(),
             0,
@@ -460,6 +510,7 @@ mod tests {
             "{cp}"
         );
         let all = render_config(
+            Distro::K3s,
             &node("s-1", Role::All, true, None, false),
             &IndexMap::new(),
             0,
@@ -474,20 +525,55 @@ mod tests {
     #[test]
     fn expected_verdict_per_release_line() {
         let fixed = ReleaseSet::new(vec![v("v1.32.9+k3s1"), v("v1.33.5+k3s1")]);
-        assert_eq!(expected(&fixed, &v("v1.33.4+k3s1")).0, Outcome::Reproduced);
-        assert_eq!(
-            expected(&fixed, &v("v1.33.5-rc1+k3s1")).0,
-            Outcome::Reproduced
-        );
-        assert_eq!(expected(&fixed, &v("v1.33.5+k3s1")).0, Outcome::Fixed);
-        assert_eq!(expected(&fixed, &v("v1.34.0+k3s1")).0, Outcome::Fixed);
+        let verdict = |s: &str| expected(&fixed, &v(s)).0;
+        assert_eq!(verdict("v1.33.4+k3s1"), Some(Outcome::Reproduced));
+        assert_eq!(verdict("v1.33.4-rc1+k3s1"), Some(Outcome::Reproduced));
+        assert_eq!(verdict("v1.33.5+k3s1"), Some(Outcome::Fixed));
+        assert_eq!(verdict("v1.33.6-rc1+k3s1"), Some(Outcome::Fixed));
+        assert_eq!(verdict("v1.34.0+k3s1"), Some(Outcome::Fixed));
         let (verdict, why) = expected(&fixed, &v("v1.31.12+k3s1"));
-        assert_eq!(verdict, Outcome::Reproduced);
+        assert_eq!(verdict, Some(Outcome::Reproduced));
         assert!(why.contains("older than every line"), "{why}");
         assert_eq!(
             expected(&ReleaseSet::default(), &v("v1.20.0+k3s1")).0,
-            Outcome::Fixed
+            Some(Outcome::Fixed)
         );
+        // A candidate of a first fixed release: placed only by evidence.
+        let (verdict, why) = expected(&fixed, &v("v1.33.5-rc1+k3s1"));
+        assert_eq!(verdict, None);
+        assert!(why.contains("pass --expect"), "{why}");
+        let placed = fixed.clone().with_candidates(vec![v("v1.33.5-rc2+k3s1")]);
+        assert_eq!(
+            expected(&placed, &v("v1.33.5-rc1+k3s1")).0,
+            Some(Outcome::Reproduced)
+        );
+        let (verdict, why) = expected(&placed, &v("v1.33.5-rc2+k3s1"));
+        assert_eq!(verdict, Some(Outcome::Fixed));
+        assert!(why.contains("first candidate of v1.33.5+k3s1"), "{why}");
+    }
+
+    #[test]
+    fn release_candidates_of_the_12753_fix() {
+        let cat = catalog();
+        let sc = cat.scenario("etcd-split", None).expect("scenario");
+        for (s, want) in [
+            ("v1.33.5-rc1+k3s1", Outcome::Fixed),
+            ("v1.32.9-rc1+k3s1", Outcome::Fixed),
+            ("v1.33.4-rc1+k3s1", Outcome::Reproduced),
+        ] {
+            let p = plan(&sc, &v(s), "img");
+            assert_eq!(
+                p.expected_verdict,
+                Some(want),
+                "{s}: {}",
+                p.expected_because
+            );
+            assert!(
+                p.expected_because.contains("evidence ("),
+                "{s}: {}",
+                p.expected_because
+            );
+        }
     }
 
     fn catalog() -> Catalog {

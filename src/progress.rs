@@ -9,7 +9,7 @@ use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget, ProgressStyle};
 
 use crate::run::{Receiver, RunEvent};
 
-pub struct Progress {
+pub(crate) struct Progress {
     live: Option<Live>,
     /// Last state per node, for plain mode's "boot N" prefix.
     boots: Mutex<HashMap<String, u32>>,
@@ -23,7 +23,7 @@ struct Live {
 
 impl Progress {
     /// Live lines (`live`) or plain ones, for these nodes.
-    pub fn new(live: bool, nodes: &[String]) -> Progress {
+    pub(crate) fn new(live: bool, nodes: &[String]) -> Progress {
         let live = live.then(|| {
             let multi = MultiProgress::with_draw_target(ProgressDrawTarget::stderr());
             let header = multi.add(ProgressBar::new_spinner());
@@ -146,7 +146,7 @@ impl Receiver for Progress {
                     o.node,
                     o.signal,
                     o.observed,
-                    o.expected.as_deref().unwrap_or("-")
+                    o.expected.as_ref().map_or("-", |e| e.as_str())
                 ));
             }
             RunEvent::Note(text) => self.info(text),

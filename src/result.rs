@@ -6,30 +6,12 @@ use indexmap::IndexMap;
 use serde::{Deserialize, Serialize};
 
 use crate::plan::{PlannedNode, PlannedStep};
+use crate::scenario::Expected;
 
-pub const SCHEMA_VERSION: u32 = 1;
+/// 2: `distribution` (version-1 files are read as k3s runs).
+pub(crate) const SCHEMA_VERSION: u32 = 2;
 
-/// What a run showed: the verdict's outcome, and what a user (or `fixed-in`) expects.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Outcome {
-    /// Every expectation held: the correct behaviour.
-    Fixed,
-    /// Every observation matched the documented bug signature.
-    Reproduced,
-    /// Anything else.
-    Inconclusive,
-}
-
-impl Outcome {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Outcome::Fixed => "fixed",
-            Outcome::Reproduced => "reproduced",
-            Outcome::Inconclusive => "inconclusive",
-        }
-    }
-}
+pub(crate) use crate::outcome::Outcome;
 
 /// Text forms are the JSON ones.
 macro_rules! display_as_str {
@@ -42,12 +24,12 @@ macro_rules! display_as_str {
     )*};
 }
 
-display_as_str!(Outcome, BootEnd, ActionKind, EvidenceSource, Rule);
+display_as_str!(BootEnd, ActionKind, EvidenceSource, Rule);
 
 /// How a boot ended, as result.json records it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
-pub enum BootEnd {
+pub(crate) enum BootEnd {
     /// Still running when the record was written.
     Running,
     /// Stopped by repro (a restart, or teardown).
@@ -59,7 +41,7 @@ pub enum BootEnd {
 }
 
 impl BootEnd {
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             BootEnd::Running => "running",
             BootEnd::Stopped => "stopped",
@@ -72,7 +54,7 @@ impl BootEnd {
 /// What a step did to its nodes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
-pub enum ActionKind {
+pub(crate) enum ActionKind {
     /// Files written (or deleted) on a node.
     Edit,
     /// A deferred node started for the first time.
@@ -82,7 +64,7 @@ pub enum ActionKind {
 }
 
 impl ActionKind {
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             ActionKind::Edit => "edit",
             ActionKind::Start => "start",
@@ -94,7 +76,7 @@ impl ActionKind {
 /// Which observation rule decided a value (run/observe.rs; docs/k3s-behaviour.md).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
 #[serde(rename_all = "kebab-case")]
-pub enum Rule {
+pub(crate) enum Rule {
     /// An `up` line in this boot.
     UpLine,
     /// A `down` line in this boot.
@@ -116,7 +98,7 @@ pub enum Rule {
 }
 
 impl Rule {
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             Rule::UpLine => "up-line",
             Rule::DownLine => "down-line",
@@ -133,7 +115,7 @@ impl Rule {
 /// Where a piece of evidence comes from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
-pub enum EvidenceSource {
+pub(crate) enum EvidenceSource {
     /// A line of the boot's log.
     Log,
     /// A command's output (a probe).
@@ -143,7 +125,7 @@ pub enum EvidenceSource {
 }
 
 impl EvidenceSource {
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             EvidenceSource::Log => "log",
             EvidenceSource::Probe => "probe",
@@ -153,95 +135,98 @@ impl EvidenceSource {
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct RunResult {
-    pub schema_version: u32,
-    pub tool: ToolInfo,
-    pub run_id: String,
+pub(crate) struct RunResult {
+    pub(crate) schema_version: u32,
+    pub(crate) tool: ToolInfo,
+    pub(crate) run_id: String,
     /// The exact command line, and one that re-runs the same thing.
-    pub command: Vec<String>,
-    pub rerun: String,
-    pub check: CheckInfo,
-    pub topology: TopologyInfo,
-    pub k3s: K3sInfo,
-    pub environment: EnvInfo,
+    pub(crate) command: Vec<String>,
+    pub(crate) rerun: String,
+    pub(crate) check: CheckInfo,
+    pub(crate) topology: TopologyInfo,
+    /// The distribution the nodes ran (`k3s`); version-1 files lack it and were k3s runs.
+    #[serde(default)]
+    pub(crate) distribution: distro::Distro,
+    pub(crate) k3s: K3sInfo,
+    pub(crate) environment: EnvInfo,
     /// What the run was asked to show (`--expect`), resolved: `auto` is recorded as the
     /// outcome `fixed-in` predicts.
-    pub expect: Outcome,
+    pub(crate) expect: Outcome,
     /// Why that outcome was asked for (`--expect`, or which `fixed-in` entry decides it).
     /// Optional: older results lack it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub expect_because: Option<String>,
+    pub(crate) expect_because: Option<String>,
     /// What the check's `fixed-in` predicts for this version, if it says.
-    pub expected_for_version: Option<Outcome>,
-    pub started_at: String,
-    pub finished_at: Option<String>,
+    pub(crate) expected_for_version: Option<Outcome>,
+    pub(crate) started_at: String,
+    pub(crate) finished_at: Option<String>,
     /// Each node's `config.yaml` as of each step: step index as a string ("0" = before first
     /// start) -> node -> file content (the same text as `nodes/<node>/config-step-<k>.yaml`).
-    pub configs: IndexMap<String, IndexMap<String, String>>,
+    pub(crate) configs: IndexMap<String, IndexMap<String, String>>,
     /// What every step was going to do and check, recorded before the first step runs. Optional
     /// (added after schema 1 shipped): reports use it to list the steps a run never reached as
     /// errored test cases and to write "Steps To Reproduce" in full.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub planned_steps: Vec<PlannedStepRecord>,
+    pub(crate) planned_steps: Vec<PlannedStepRecord>,
     /// Every file written on each node before its first start (`Plan::initial`: node -> path ->
     /// content), e.g. the `registries.yaml` the embedded registry needs. Optional, like
     /// `planned_steps`; the bug report lists these files so a reader can reproduce by hand.
     #[serde(default, skip_serializing_if = "IndexMap::is_empty")]
-    pub initial_files: IndexMap<String, IndexMap<String, Option<String>>>,
+    pub(crate) initial_files: IndexMap<String, IndexMap<String, Option<String>>>,
     /// How each signal the check expects is told, as it applied to this version (patterns from
     /// signals.yaml). Optional (added after schema 1 shipped): reports say in words what was
     /// looked for, e.g. which line a `down` by the settle rule never saw.
     #[serde(default, skip_serializing_if = "IndexMap::is_empty")]
-    pub signals: IndexMap<String, SignalRecord>,
-    pub steps: Vec<StepResult>,
-    pub boots: Vec<BootRecord>,
-    pub verdict: Option<Verdict>,
+    pub(crate) signals: IndexMap<String, SignalRecord>,
+    pub(crate) steps: Vec<StepResult>,
+    pub(crate) boots: Vec<BootRecord>,
+    pub(crate) verdict: Option<Verdict>,
     /// Seconds per phase (`images`, `cluster-up`, `step-1`, ..., `teardown`).
-    pub timings: IndexMap<String, f64>,
-    pub exit_code: Option<i32>,
+    pub(crate) timings: IndexMap<String, f64>,
+    pub(crate) exit_code: Option<i32>,
     /// Why the run stopped early, if it did.
-    pub error: Option<String>,
+    pub(crate) error: Option<String>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct ToolInfo {
-    pub name: String,
-    pub version: String,
+pub(crate) struct ToolInfo {
+    pub(crate) name: String,
+    pub(crate) version: String,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct CheckInfo {
-    pub name: String,
-    pub issue: String,
-    pub summary: String,
-    pub description: String,
-    pub sources: Vec<String>,
-    pub file: String,
+pub(crate) struct CheckInfo {
+    pub(crate) name: String,
+    pub(crate) issue: String,
+    pub(crate) summary: String,
+    pub(crate) description: String,
+    pub(crate) sources: Vec<String>,
+    pub(crate) file: String,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct TopologyInfo {
-    pub name: String,
-    pub description: String,
-    pub file: String,
-    pub nodes: Vec<PlannedNode>,
+pub(crate) struct TopologyInfo {
+    pub(crate) name: String,
+    pub(crate) description: String,
+    pub(crate) file: String,
+    pub(crate) nodes: Vec<PlannedNode>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct K3sInfo {
-    pub version: String,
-    pub image: String,
-    pub image_id: Option<String>,
+pub(crate) struct K3sInfo {
+    pub(crate) version: String,
+    pub(crate) image: String,
+    pub(crate) image_id: Option<String>,
     /// True when the image is repro's stand-in, not real k3s.
-    pub stand_in: bool,
+    pub(crate) stand_in: bool,
     /// Whether node containers ran privileged (as k3d runs real k3s). Older results lack it.
     #[serde(default = "default_true")]
-    pub privileged: bool,
+    pub(crate) privileged: bool,
     /// The full output of `k3s -v` inside a node container (both lines: k3s and go versions),
     /// as the bug template asks for it. Optional: older results and runs that never got a node
     /// up lack it; reports then fall back to the banner in the logs.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub version_output: Option<String>,
+    pub(crate) version_output: Option<String>,
 }
 
 fn default_true() -> bool {
@@ -250,52 +235,55 @@ fn default_true() -> bool {
 
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
 pub struct EnvInfo {
-    pub docker_host: String,
-    pub docker_version: Option<String>,
-    pub docker_api_version: Option<String>,
-    pub kernel: Option<String>,
-    pub os: Option<String>,
-    pub arch: Option<String>,
-    pub cpus: Option<i64>,
-    pub memory_bytes: Option<i64>,
+    pub(crate) docker_host: String,
+    /// Docker or Podman (both serve the Docker API). Older results lack it.
+    #[serde(default)]
+    pub(crate) engine: Option<crate::docker::EngineKind>,
+    pub(crate) docker_version: Option<String>,
+    pub(crate) docker_api_version: Option<String>,
+    pub(crate) kernel: Option<String>,
+    pub(crate) os: Option<String>,
+    pub(crate) arch: Option<String>,
+    pub(crate) cpus: Option<i64>,
+    pub(crate) memory_bytes: Option<i64>,
     /// The engine's cgroup version (`1`, `2`) and driver (`cgroupfs`, `systemd`): on cgroup v2
     /// real k3s must be PID 1 in its container (it is, in repro). Older results lack them.
     #[serde(default)]
-    pub cgroup_version: Option<String>,
+    pub(crate) cgroup_version: Option<String>,
     #[serde(default)]
-    pub cgroup_driver: Option<String>,
+    pub(crate) cgroup_driver: Option<String>,
 }
 
 /// One step of the plan as recorded in `result.json` (see [`crate::plan::PlannedStep`]).
 #[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct PlannedStepRecord {
+pub(crate) struct PlannedStepRecord {
     /// 1-based; matches the check file's order.
-    pub index: usize,
-    pub name: String,
+    pub(crate) index: usize,
+    pub(crate) name: String,
     #[serde(default)]
-    pub why: String,
+    pub(crate) why: String,
     /// node -> path -> new content, or `null` for a deleted file.
     #[serde(default)]
-    pub edits: IndexMap<String, IndexMap<String, Option<String>>>,
+    pub(crate) edits: IndexMap<String, IndexMap<String, Option<String>>>,
     /// Deferred nodes started for the first time, in order.
     #[serde(default)]
-    pub start: Vec<String>,
+    pub(crate) start: Vec<String>,
     /// Restart groups in order; the nodes of one group restart at once.
     #[serde(default)]
-    pub restart: Vec<Vec<String>>,
+    pub(crate) restart: Vec<Vec<String>>,
     /// node -> signal -> correct value.
     #[serde(default)]
-    pub expect: IndexMap<String, IndexMap<String, String>>,
+    pub(crate) expect: IndexMap<String, IndexMap<String, String>>,
     /// node -> signal -> the documented bug's value.
     #[serde(default)]
-    pub bug: IndexMap<String, IndexMap<String, String>>,
+    pub(crate) bug: IndexMap<String, IndexMap<String, String>>,
     /// 1-based line of the step in the check file (`check.file`). Optional (added after schema 1
     /// shipped): JUnit cases carry it as `file`/`line` for CI annotations.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub line: Option<usize>,
+    pub(crate) line: Option<usize>,
     /// node -> signal -> 1-based line of that expectation in the check file. Optional, like `line`.
     #[serde(default, skip_serializing_if = "IndexMap::is_empty")]
-    pub expect_lines: IndexMap<String, IndexMap<String, usize>>,
+    pub(crate) expect_lines: IndexMap<String, IndexMap<String, usize>>,
 }
 
 impl From<&PlannedStep> for PlannedStepRecord {
@@ -329,26 +317,26 @@ impl From<&PlannedStep> for PlannedStepRecord {
 /// One signal's definition as a run used it (see [`crate::scenario::Signal`]): the regexes
 /// that applied to the run's k3s version, as written in signals.yaml.
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
-pub struct SignalRecord {
+pub(crate) struct SignalRecord {
     #[serde(default)]
-    pub description: String,
+    pub(crate) description: String,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub up: Vec<String>,
+    pub(crate) up: Vec<String>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub down: Vec<String>,
+    pub(crate) down: Vec<String>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub settled_by: Vec<String>,
+    pub(crate) settled_by: Vec<String>,
     /// The probe's command, for signals a command decides.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub probe: Option<Vec<String>>,
+    pub(crate) probe: Option<Vec<String>>,
 }
 
 /// The records of the signals `check` expects, in first-use order, with the patterns that apply
 /// to `version`.
-pub fn signal_records(
+pub(crate) fn signal_records(
     signals: &crate::scenario::Signals,
     check: &crate::scenario::Check,
-    version: &crate::version::K3sVersion,
+    version: &distro::Version,
 ) -> IndexMap<String, SignalRecord> {
     let pats = |ps: &[crate::scenario::LinePattern]| -> Vec<String> {
         ps.iter()
@@ -383,137 +371,227 @@ pub fn signal_records(
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct StepResult {
+pub(crate) struct StepResult {
     /// 1-based; matches the check file's order.
-    pub index: usize,
-    pub name: String,
-    pub why: String,
-    pub started_at: String,
-    pub finished_at: Option<String>,
-    pub actions: Vec<Action>,
-    pub observations: Vec<Observation>,
+    pub(crate) index: usize,
+    pub(crate) name: String,
+    pub(crate) why: String,
+    pub(crate) started_at: String,
+    pub(crate) finished_at: Option<String>,
+    pub(crate) actions: Vec<Action>,
+    pub(crate) observations: Vec<Observation>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct Action {
-    pub kind: ActionKind,
-    pub nodes: Vec<String>,
-    pub at: String,
+pub(crate) struct Action {
+    pub(crate) kind: ActionKind,
+    pub(crate) nodes: Vec<String>,
+    pub(crate) at: String,
     /// Files written, for `edit`.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub files: Vec<String>,
+    pub(crate) files: Vec<String>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct Observation {
-    pub node: String,
-    pub signal: String,
+pub(crate) struct Observation {
+    pub(crate) node: String,
+    pub(crate) signal: String,
     /// The correct value from `expect`, if the step states one.
-    pub expected: Option<String>,
+    pub(crate) expected: Option<Expected>,
     /// The bug's value from `bug` (or `expected` when the bug does not change it).
-    pub bug: Option<String>,
-    /// `up`, `down`, `unknown`, or the observed text for value signals.
-    pub observed: String,
+    pub(crate) bug: Option<Expected>,
+    pub(crate) observed: Observed,
     /// The value the asked outcome (`expect`) wants here: `expected` when the run expects
     /// `fixed`, the bug's value when it expects `reproduced`. Optional: older results lack it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub asked: Option<String>,
-    pub boot: u32,
-    pub evidence: Vec<Evidence>,
+    pub(crate) asked: Option<Expected>,
+    pub(crate) boot: u32,
+    pub(crate) evidence: Vec<Evidence>,
     /// How the value was decided (which rule), in words.
-    pub reason: String,
+    pub(crate) reason: String,
     /// The rule that decided it.
     #[serde(default)]
-    pub rule: Rule,
+    pub(crate) rule: Rule,
     /// For `after-feature`, `settle-window` and `value-lines`: how long repro waited after the
     /// deciding line (ms), so a reader sees whether a window was needed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub settle_ms: Option<u64>,
+    pub(crate) settle_ms: Option<u64>,
     /// When repro decided it (RFC 3339, repro's clock).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub decided_at: Option<String>,
-    /// Set when `observed` is [`DEAD`]: what the death may count as, and where.
+    pub(crate) decided_at: Option<String>,
+    /// Set when `observed` is [`Observed::Dead`]: what the death may count as, and where.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub death: Option<Death>,
+    pub(crate) death: Option<Death>,
 }
 
-/// The observed value of a signal whose node died in the boot before the signal was decided.
-pub const DEAD: &str = "dead";
+/// What a signal was observed to be: a state, a death, or a value signal's value(s). A string
+/// only in the JSON (`up`, `down`, `unknown`, `dead`, `none`, or the values).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Observed {
+    Up,
+    Down,
+    /// The boot ended before the signal could be decided.
+    Unknown,
+    /// The node died in the boot before the signal was decided.
+    Dead,
+    /// A value signal that showed no value (`none`).
+    NoValue,
+    /// A value signal's values, sorted and comma-separated.
+    Value(String),
+}
+
+impl Observed {
+    pub(crate) fn as_str(&self) -> &str {
+        match self {
+            Observed::Up => "up",
+            Observed::Down => "down",
+            Observed::Unknown => "unknown",
+            Observed::Dead => "dead",
+            Observed::NoValue => "none",
+            Observed::Value(v) => v,
+        }
+    }
+}
+
+/// Read back from its text: each word above is its variant, anything else a value.
+impl From<&str> for Observed {
+    fn from(s: &str) -> Observed {
+        match s {
+            "up" => Observed::Up,
+            "down" => Observed::Down,
+            "unknown" => Observed::Unknown,
+            "dead" => Observed::Dead,
+            "none" => Observed::NoValue,
+            v => Observed::Value(v.to_string()),
+        }
+    }
+}
+
+impl std::fmt::Display for Observed {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl Serialize for Observed {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.as_str())
+    }
+}
+
+impl<'de> Deserialize<'de> for Observed {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Observed, D::Error> {
+        String::deserialize(d).map(|s| Observed::from(s.as_str()))
+    }
+}
 
 /// A death is its own observation: it stands for the signal's `on-death` value only in a world
 /// (`expect`, `bug`) whose step expects the node to die — otherwise a crash after readiness
 /// would pass for a feature being `down` (issue #14).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Death {
+pub(crate) struct Death {
     /// The signal's `on-death` value, if it has one.
-    pub counts_as: Option<String>,
+    pub(crate) counts_as: Option<String>,
     /// The step's `expect` expects this node to die (it asks `ready: down`).
-    pub expected: bool,
+    pub(crate) expected: bool,
     /// The bug world of the step expects it to die.
-    pub bug: bool,
+    pub(crate) bug: bool,
 }
 
 impl Observation {
-    pub fn matches_expected(&self) -> bool {
-        self.expected.as_deref() == Some(self.observed.as_str())
-            || self.death_counts(self.expected.as_deref(), |d| d.expected)
+    pub(crate) fn matches_expected(&self) -> bool {
+        self.matches(self.expected.as_ref(), |d| d.expected)
     }
 
     /// `any` under `bug:` matches whatever value was observed: the bug world cannot tell there.
-    pub fn matches_bug(&self) -> bool {
-        // `any` is either value the bug world can show; a death is neither.
-        (self.bug.as_deref() == Some(crate::scenario::ANY) && self.observed != DEAD)
-            || self.bug.as_deref() == Some(self.observed.as_str())
-            || self.death_counts(self.bug.as_deref(), |d| d.bug)
+    pub(crate) fn matches_bug(&self) -> bool {
+        self.matches(self.bug.as_ref(), |d| d.bug)
     }
 
-    /// Whether a death stands for `want` in the world `in_world` picks.
-    fn death_counts(&self, want: Option<&str>, in_world: impl Fn(&Death) -> bool) -> bool {
-        match (&self.death, want) {
-            (Some(d), Some(w)) if self.observed == DEAD => {
-                in_world(d) && d.counts_as.as_deref() == Some(w)
+    /// Whether the observation is what the asked outcome wants (`asked`); a result without
+    /// it (older runs) is judged in the world `bug_run` picks.
+    pub(crate) fn matches_asked(&self, bug_run: bool) -> bool {
+        match &self.asked {
+            Some(a) => self.matches(Some(a), |d| if bug_run { d.bug } else { d.expected }),
+            None if bug_run => {
+                self.matches(self.bug.as_ref().or(self.expected.as_ref()), |d| d.bug)
             }
-            _ => false,
+            None => self.matches_expected(),
         }
+    }
+
+    /// Whether the observation is `want`: the value itself, or a death that stands for it in
+    /// the world `in_world` picks.
+    fn matches(&self, want: Option<&Expected>, in_world: impl Fn(&Death) -> bool) -> bool {
+        let Some(w) = want else { return false };
+        w.matches(&self.observed)
+            || match &self.death {
+                Some(d) if self.observed == Observed::Dead => {
+                    in_world(d) && d.counts_as.as_deref() == Some(w.as_str())
+                }
+                _ => false,
+            }
     }
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Evidence {
-    pub source: EvidenceSource,
-    pub boot: u32,
+    pub(crate) source: EvidenceSource,
+    pub(crate) boot: u32,
     /// RFC 3339 time the line was written (Docker's timestamp), when known.
-    pub time: Option<String>,
+    pub(crate) time: Option<String>,
     pub text: String,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct BootRecord {
-    pub node: String,
+pub(crate) struct BootRecord {
+    pub(crate) node: String,
     /// 1-based count of this node's container starts.
-    pub boot: u32,
+    pub(crate) boot: u32,
     /// Step index that started this boot (0 = cluster creation).
-    pub step: usize,
-    pub started_at: String,
-    pub ready_at: Option<String>,
-    pub ended_at: Option<String>,
-    pub end: BootEnd,
-    pub exit_code: Option<i64>,
+    pub(crate) step: usize,
+    pub(crate) started_at: String,
+    pub(crate) ready_at: Option<String>,
+    pub(crate) ended_at: Option<String>,
+    pub(crate) end: BootEnd,
+    pub(crate) exit_code: Option<i64>,
     /// Relative path of this boot's log in the results folder.
-    pub log: String,
+    pub(crate) log: String,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct Verdict {
-    pub outcome: Outcome,
-    pub reason: String,
+pub(crate) struct Verdict {
+    pub(crate) outcome: Outcome,
+    pub(crate) reason: String,
     /// Human-readable lines, one per observation that matched neither world.
-    pub differences: Vec<String>,
-    pub expectations: usize,
-    pub matched_expected: usize,
-    pub matched_bug: usize,
+    pub(crate) differences: Vec<String>,
+    pub(crate) expectations: usize,
+    pub(crate) matched_expected: usize,
+    pub(crate) matched_bug: usize,
 }
 
 #[cfg(test)]
 #[path = "result_schema_tests.rs"]
 mod schema_tests;
+
+#[cfg(test)]
+mod observed_tests {
+    use super::Observed;
+
+    #[test]
+    fn observed_is_its_word_in_json_and_back() {
+        for (o, text) in [
+            (Observed::Up, "up"),
+            (Observed::Down, "down"),
+            (Observed::Unknown, "unknown"),
+            (Observed::Dead, "dead"),
+            (Observed::NoValue, "none"),
+            (Observed::Value("etcd,apiserver".into()), "etcd,apiserver"),
+        ] {
+            let json = serde_json::to_string(&o).expect("serialises");
+            assert_eq!(json, format!("\"{text}\""));
+            assert_eq!(serde_json::from_str::<Observed>(&json).expect("reads"), o);
+            assert_eq!(Observed::from(text), o);
+        }
+    }
+}

@@ -135,6 +135,19 @@ fn enum_values_are_the_types_values() {
         strings(&defs["observation"]["properties"]["rule"]["enum"]),
         json_names(&all_rules())
     );
+    let engines = [
+        crate::docker::EngineKind::Docker,
+        crate::docker::EngineKind::Podman,
+    ];
+    for e in &engines {
+        match e {
+            crate::docker::EngineKind::Docker | crate::docker::EngineKind::Podman => {}
+        }
+    }
+    assert_eq!(
+        strings(&s["properties"]["environment"]["properties"]["engine"]["enum"]),
+        json_names(&engines)
+    );
     // What a run is asked for, and what fixed-in predicts, is never "inconclusive".
     let asked = json_names(&[Outcome::Fixed, Outcome::Reproduced]);
     assert_eq!(strings(&s["properties"]["expect"]["enum"]), asked);
@@ -215,6 +228,7 @@ fn full() -> RunResult {
                 env: [("A".to_string(), "b".to_string())].into(),
             }],
         },
+        distribution: distro::Distro::K3s,
         k3s: K3sInfo {
             version: "v1.33.4+k3s1".into(),
             image: "rancher/k3s:v1.33.4-k3s1".into(),
@@ -227,6 +241,7 @@ fn full() -> RunResult {
         },
         environment: EnvInfo {
             docker_host: "unix:///var/run/docker.sock".into(),
+            engine: Some(crate::docker::EngineKind::Docker),
             docker_version: Some("20.10".into()),
             docker_api_version: Some("1.41".into()),
             kernel: Some("6".into()),

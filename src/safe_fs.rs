@@ -24,19 +24,19 @@ use std::path::{Path, PathBuf};
 const MIB: u64 = 1024 * 1024;
 
 /// A scenario file (check, topology, signals): the shipped ones are a few KiB.
-pub const SCENARIO_LIMIT: u64 = MIB;
+pub(crate) const SCENARIO_LIMIT: u64 = MIB;
 /// A run's `result.json`: configs, plans and evidence lines of every step (a few hundred KiB
 /// for a big run).
-pub const RESULT_LIMIT: u64 = 64 * MIB;
+pub(crate) const RESULT_LIMIT: u64 = 64 * MIB;
 /// One file under a results folder's `nodes/` (a boot's log, a config, inspect.json); the
 /// bundle holds them in memory, so this bounds what `repro report` takes.
-pub const NODE_FILE_LIMIT: u64 = 256 * MIB;
+pub(crate) const NODE_FILE_LIMIT: u64 = 256 * MIB;
 /// One file `repro redact` rewrites (it holds the file and its redacted copy in memory).
-pub const REDACT_LIMIT: u64 = 256 * MIB;
+pub(crate) const REDACT_LIMIT: u64 = 256 * MIB;
 
 /// Why a file was not read; shown as `<path>: <reason>`.
 #[derive(Debug)]
-pub enum ReadError {
+pub(crate) enum ReadError {
     /// A symbolic link whose target is outside the folder being read.
     LinkOut {
         path: PathBuf,
@@ -75,7 +75,7 @@ impl std::error::Error for ReadError {
 
 impl ReadError {
     /// The file concerned.
-    pub fn path(&self) -> &Path {
+    pub(crate) fn path(&self) -> &Path {
         match self {
             ReadError::LinkOut { path, .. }
             | ReadError::NotRegular { path, .. }
@@ -85,7 +85,7 @@ impl ReadError {
     }
 
     /// Why it was not read, without the path.
-    pub fn reason(&self) -> String {
+    pub(crate) fn reason(&self) -> String {
         match self {
             ReadError::LinkOut { target, root, .. } => format!(
                 "a symbolic link to {}, outside {}: not followed",
@@ -102,7 +102,7 @@ impl ReadError {
     }
 
     /// What the user can do about it.
-    pub fn help(&self) -> &'static str {
+    pub(crate) fn help(&self) -> &'static str {
         match self {
             ReadError::LinkOut { .. } => {
                 "replace the link by the file itself, or link only to files inside the folder"
@@ -114,14 +114,6 @@ impl ReadError {
                 "this is not a file repro wrote or reads; remove it or trim it"
             }
             ReadError::Io { .. } => "check that the file exists and is readable",
-        }
-    }
-
-    /// The underlying I/O error's kind, when there is one (`NotFound` for a missing file).
-    pub fn io_kind(&self) -> Option<std::io::ErrorKind> {
-        match self {
-            ReadError::Io { source, .. } => Some(source.kind()),
-            _ => None,
         }
     }
 }
@@ -162,7 +154,7 @@ fn kind_of(t: fs::FileType) -> &'static str {
 
 /// `path` with its symbolic links resolved, refused when that leaves `root` (itself resolved).
 /// A path without links comes back resolved too.
-pub fn inside(root: &Path, path: &Path) -> Result<PathBuf, ReadError> {
+pub(crate) fn inside(root: &Path, path: &Path) -> Result<PathBuf, ReadError> {
     let real_root = fs::canonicalize(root).map_err(io(root))?;
     let real = fs::canonicalize(path).map_err(io(path))?;
     if real.starts_with(&real_root) {
@@ -177,13 +169,13 @@ pub fn inside(root: &Path, path: &Path) -> Result<PathBuf, ReadError> {
 }
 
 /// Reads the regular file `path` of the folder `root`, at most `limit` bytes.
-pub fn read_in(root: &Path, path: &Path, limit: u64) -> Result<Vec<u8>, ReadError> {
+pub(crate) fn read_in(root: &Path, path: &Path, limit: u64) -> Result<Vec<u8>, ReadError> {
     let real = inside(root, path)?;
     read_regular(path, &real, limit)
 }
 
 /// Reads a file named by the user (links followed), regular only, at most `limit` bytes.
-pub fn read_named(path: &Path, limit: u64) -> Result<Vec<u8>, ReadError> {
+pub(crate) fn read_named(path: &Path, limit: u64) -> Result<Vec<u8>, ReadError> {
     read_regular(path, path, limit)
 }
 
@@ -222,7 +214,7 @@ fn read_regular(shown: &Path, real: &Path, limit: u64) -> Result<Vec<u8>, ReadEr
 
 /// One entry of a folder being read.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Entry {
+pub(crate) enum Entry {
     /// A regular file (or a link to one inside the folder): its path as listed.
     File(PathBuf),
     /// A folder (or a link to one inside the folder).
@@ -231,7 +223,7 @@ pub enum Entry {
 
 /// The paths in the folder `dir` (inside `root`), sorted, unchecked: read each with
 /// [`read_in`], which applies the rules.
-pub fn paths_in(root: &Path, dir: &Path) -> Result<Vec<PathBuf>, ReadError> {
+pub(crate) fn paths_in(root: &Path, dir: &Path) -> Result<Vec<PathBuf>, ReadError> {
     let real_dir = inside(root, dir)?;
     let meta = fs::metadata(&real_dir).map_err(io(dir))?;
     if !meta.is_dir() {
@@ -251,7 +243,7 @@ pub fn paths_in(root: &Path, dir: &Path) -> Result<Vec<PathBuf>, ReadError> {
 
 /// The entries of `dir` (inside `root`), sorted by path: links resolved within `root`, links out
 /// of it and special files refused (the first one found is the error).
-pub fn list_in(root: &Path, dir: &Path) -> Result<Vec<Entry>, ReadError> {
+pub(crate) fn list_in(root: &Path, dir: &Path) -> Result<Vec<Entry>, ReadError> {
     let mut out = Vec::new();
     for p in paths_in(root, dir)? {
         let real = inside(root, &p)?;
@@ -273,7 +265,7 @@ pub fn list_in(root: &Path, dir: &Path) -> Result<Vec<Entry>, ReadError> {
 /// Every regular file under `dir` (inside `root`), recursively, sorted. A link to a folder is
 /// not descended: its target is inside `root` and listed under its own name (so nothing is
 /// listed twice, and a link loop cannot recurse); links to files inside are listed.
-pub fn files_under(root: &Path, dir: &Path) -> Result<Vec<PathBuf>, ReadError> {
+pub(crate) fn files_under(root: &Path, dir: &Path) -> Result<Vec<PathBuf>, ReadError> {
     let mut out = Vec::new();
     walk(root, dir, &mut out)?;
     Ok(out)

@@ -6,58 +6,59 @@ use std::time::Duration;
 
 use indexmap::IndexMap;
 use regex::Regex;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::raw::{ConfigValue, Role};
-use crate::version::{K3sVersion, ReleaseSet};
+use distro::{ReleaseSet, Version};
 
 #[derive(Debug, Clone)]
-pub struct Topology {
-    pub name: String,
-    pub description: String,
-    pub source: Option<String>,
-    pub path: PathBuf,
-    pub default_version: K3sVersion,
-    pub config: IndexMap<String, ConfigValue>,
-    pub files: IndexMap<String, String>,
-    pub nodes: Vec<Node>,
+pub(crate) struct Topology {
+    pub(crate) name: String,
+    pub(crate) description: String,
+    pub(crate) path: PathBuf,
+    /// Resolved once here: everything downstream reads the distribution's facts from it.
+    pub(crate) distro: distro::Distro,
+    pub(crate) default_version: Version,
+    pub(crate) config: IndexMap<String, ConfigValue>,
+    pub(crate) files: IndexMap<String, String>,
+    pub(crate) nodes: Vec<Node>,
 }
 
 #[derive(Debug, Clone, Serialize)]
-pub struct Node {
-    pub name: String,
-    pub role: Role,
-    pub init: bool,
-    pub join: Option<String>,
-    pub deferred: bool,
-    pub config: IndexMap<String, ConfigValue>,
-    pub files: IndexMap<String, String>,
-    pub env: IndexMap<String, String>,
+pub(crate) struct Node {
+    pub(crate) name: String,
+    pub(crate) role: Role,
+    pub(crate) init: bool,
+    pub(crate) join: Option<String>,
+    pub(crate) deferred: bool,
+    pub(crate) config: IndexMap<String, ConfigValue>,
+    pub(crate) files: IndexMap<String, String>,
+    pub(crate) env: IndexMap<String, String>,
 }
 
 impl Topology {
-    pub fn node(&self, name: &str) -> Option<&Node> {
+    pub(crate) fn node(&self, name: &str) -> Option<&Node> {
         self.nodes.iter().find(|n| n.name == name)
     }
 }
 
 #[derive(Debug, Clone)]
-pub struct Check {
-    pub name: String,
-    pub topology: String,
-    pub issue: String,
-    pub summary: String,
-    pub description: String,
-    pub sources: Vec<String>,
-    pub path: PathBuf,
+pub(crate) struct Check {
+    pub(crate) name: String,
+    pub(crate) topology: String,
+    pub(crate) issue: String,
+    pub(crate) summary: String,
+    pub(crate) description: String,
+    pub(crate) sources: Vec<String>,
+    pub(crate) path: PathBuf,
     /// Empty when the check documents behaviour that never changed (always expected `fixed`).
-    pub fixed_in: ReleaseSet,
+    pub(crate) fixed_in: ReleaseSet,
     /// The change of `releases/k3s-changes.yaml` that `fixed-in` names, if it names one.
-    pub fixed_in_change: Option<String>,
+    pub(crate) fixed_in_change: Option<String>,
     /// `settle:` as the check sets it: a margin after every deciding line (None: the defaults
     /// of [`DEFAULT_SETTLE`] after a hint, none after an ordered line).
-    pub settle: Option<Duration>,
-    pub steps: Vec<Step>,
+    pub(crate) settle: Option<Duration>,
+    pub(crate) steps: Vec<Step>,
 }
 
 /// Settle window after a `settled-by` *hint* (a line k3s does not order after the feature's
@@ -66,29 +67,29 @@ pub struct Check {
 pub const DEFAULT_SETTLE: Duration = Duration::from_secs(3);
 
 #[derive(Debug, Clone, Serialize)]
-pub struct Step {
-    pub name: String,
-    pub why: String,
-    pub config: IndexMap<String, IndexMap<String, ConfigValue>>,
-    pub remove: IndexMap<String, Vec<String>>,
-    pub files: IndexMap<String, IndexMap<String, Option<String>>>,
-    pub start: Vec<String>,
+pub(crate) struct Step {
+    pub(crate) name: String,
+    pub(crate) why: String,
+    pub(crate) config: IndexMap<String, IndexMap<String, ConfigValue>>,
+    pub(crate) remove: IndexMap<String, Vec<String>>,
+    pub(crate) files: IndexMap<String, IndexMap<String, Option<String>>>,
+    pub(crate) start: Vec<String>,
     /// Restart groups in order; every node of a group restarts at once.
-    pub restart: Vec<Vec<String>>,
-    pub expect: Expectations,
-    pub bug: Expectations,
+    pub(crate) restart: Vec<Vec<String>>,
+    pub(crate) expect: Expectations,
+    pub(crate) bug: Expectations,
     /// Where the step is in its check file (1-based line of its `- name:`), and where each
     /// expectation is (node -> signal -> line): JUnit points CI annotations at them.
-    pub line: usize,
-    pub expect_lines: ExpectLines,
+    pub(crate) line: usize,
+    pub(crate) expect_lines: ExpectLines,
 }
 
 /// node -> signal -> 1-based line in the check file.
-pub type ExpectLines = IndexMap<String, IndexMap<String, usize>>;
+pub(crate) type ExpectLines = IndexMap<String, IndexMap<String, usize>>;
 
 impl Step {
     /// Nodes whose boot changes in this step, in order.
-    pub fn booted_nodes(&self) -> Vec<&str> {
+    pub(crate) fn booted_nodes(&self) -> Vec<&str> {
         self.start
             .iter()
             .map(String::as_str)
@@ -97,7 +98,7 @@ impl Step {
     }
 
     /// Nodes whose config or files this step edits.
-    pub fn edited_nodes(&self) -> Vec<&str> {
+    pub(crate) fn edited_nodes(&self) -> Vec<&str> {
         let mut out: Vec<&str> = Vec::new();
         for n in self
             .config
@@ -114,13 +115,13 @@ impl Step {
 }
 
 /// The `bug:` value that says the bug world cannot tell (see `Expected::Any`).
-pub const ANY: &str = "any";
+pub(crate) const ANY: &str = "any";
 
 /// node -> signal -> expected value.
-pub type Expectations = IndexMap<String, IndexMap<String, Expected>>;
+pub(crate) type Expectations = IndexMap<String, IndexMap<String, Expected>>;
 
-#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize)]
-#[serde(into = "String")]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(into = "String", from = "String")]
 pub enum Expected {
     Up,
     Down,
@@ -131,7 +132,7 @@ pub enum Expected {
 }
 
 impl Expected {
-    pub fn parse(s: &str) -> Expected {
+    pub(crate) fn parse(s: &str) -> Expected {
         match s {
             "up" => Expected::Up,
             "down" => Expected::Down,
@@ -139,13 +140,40 @@ impl Expected {
         }
     }
 
-    pub fn as_str(&self) -> &str {
+    pub(crate) fn as_str(&self) -> &str {
         match self {
             Expected::Up => "up",
             Expected::Down => "down",
             Expected::Value(v) => v,
             Expected::Any => ANY,
         }
+    }
+
+    /// Whether `observed` is this value. `any` is either value the world can show; a death
+    /// is neither (it counts only through `on-death`, see `result::Observation`).
+    pub(crate) fn matches(&self, observed: &crate::result::Observed) -> bool {
+        match self {
+            Expected::Any => *observed != crate::result::Observed::Dead,
+            e => e.as_str() == observed.as_str(),
+        }
+    }
+}
+
+/// Read back from result.json: `any` is [`Expected::Any`] there (the loader has refused it
+/// under `expect:` already).
+impl From<&str> for Expected {
+    fn from(s: &str) -> Expected {
+        if s == ANY {
+            Expected::Any
+        } else {
+            Expected::parse(s)
+        }
+    }
+}
+
+impl From<String> for Expected {
+    fn from(s: String) -> Expected {
+        Expected::from(s.as_str())
     }
 }
 
@@ -163,7 +191,6 @@ impl std::fmt::Display for Expected {
 
 #[derive(Debug, Clone, Default)]
 pub struct Signals {
-    pub path: PathBuf,
     pub by_name: IndexMap<String, Signal>,
 }
 
@@ -175,22 +202,21 @@ impl Signals {
 
 #[derive(Debug, Clone)]
 pub struct Signal {
-    pub name: String,
-    pub description: String,
+    pub(crate) description: String,
     /// Versions from which k3s has the feature; `None` = always.
-    pub since: Option<ReleaseSet>,
+    pub(crate) since: Option<ReleaseSet>,
     pub up: Vec<LinePattern>,
     pub down: Vec<LinePattern>,
     pub value: Vec<LinePattern>,
     pub settled_by: Vec<LinePattern>,
-    pub probe: Option<Probe>,
-    pub on_death: Option<Expected>,
+    pub(crate) probe: Option<Probe>,
+    pub(crate) on_death: Option<Expected>,
     /// Roles on which the signal is observable; empty = all.
-    pub roles: Vec<Role>,
+    pub(crate) roles: Vec<Role>,
 }
 
 impl Signal {
-    pub fn observable_on(&self, role: Role) -> bool {
+    pub(crate) fn observable_on(&self, role: Role) -> bool {
         self.roles.is_empty() || self.roles.contains(&role)
     }
 
@@ -199,7 +225,7 @@ impl Signal {
         !self.value.is_empty()
     }
 
-    pub fn exists_in(&self, v: &K3sVersion) -> bool {
+    pub(crate) fn exists_in(&self, v: &Version) -> bool {
         self.since.as_ref().is_none_or(|s| s.contains(v))
     }
 }
@@ -207,39 +233,43 @@ impl Signal {
 #[derive(Debug, Clone)]
 pub struct LinePattern {
     pub regex: Regex,
-    pub since: Option<ReleaseSet>,
-    pub until: Option<ReleaseSet>,
-    pub value: Option<String>,
+    pub(crate) since: Option<ReleaseSet>,
+    pub(crate) until: Option<ReleaseSet>,
+    pub(crate) value: Option<String>,
     /// `settled-by` only: k3s prints this line after the feature's own line in the same start-up
     /// sequence, so its arrival without an `up` line proves `down` (no settle window needed).
-    pub ordered: bool,
+    pub(crate) ordered: bool,
+    /// The only distribution that prints the line (`distribution:` on the pattern); `None`:
+    /// every distribution.
+    pub(crate) distro: Option<distro::Distro>,
 }
 
 impl LinePattern {
-    /// Whether this k3s version prints the line at all.
-    pub fn applies_to(&self, v: &K3sVersion) -> bool {
-        self.since.as_ref().is_none_or(|s| s.contains(v))
+    /// Whether this version (of its distribution) prints the line at all.
+    pub fn applies_to(&self, v: &Version) -> bool {
+        self.distro.is_none_or(|d| d == v.distro)
+            && self.since.as_ref().is_none_or(|s| s.contains(v))
             && self.until.as_ref().is_none_or(|u| !u.contains(v))
     }
 }
 
 #[derive(Debug, Clone)]
-pub struct Probe {
-    pub command: Vec<String>,
-    pub after: Vec<LinePattern>,
-    pub up: Vec<ProbeRule>,
-    pub down: Vec<ProbeRule>,
-    pub timeout: Duration,
+pub(crate) struct Probe {
+    pub(crate) command: Vec<String>,
+    pub(crate) after: Vec<LinePattern>,
+    pub(crate) up: Vec<ProbeRule>,
+    pub(crate) down: Vec<ProbeRule>,
+    pub(crate) timeout: Duration,
 }
 
 #[derive(Debug, Clone)]
-pub struct ProbeRule {
-    pub exit: Option<i64>,
-    pub output: Option<Regex>,
+pub(crate) struct ProbeRule {
+    pub(crate) exit: Option<i64>,
+    pub(crate) output: Option<Regex>,
 }
 
 impl ProbeRule {
-    pub fn matches(&self, exit: i64, output: &str) -> bool {
+    pub(crate) fn matches(&self, exit: i64, output: &str) -> bool {
         self.exit.is_none_or(|e| e == exit)
             && self.output.as_ref().is_none_or(|r| r.is_match(output))
     }
@@ -247,8 +277,8 @@ impl ProbeRule {
 
 /// A check with everything it needs, ready to plan.
 #[derive(Debug, Clone)]
-pub struct Scenario {
-    pub check: Check,
-    pub topology: Topology,
-    pub signals: Signals,
+pub(crate) struct Scenario {
+    pub(crate) check: Check,
+    pub(crate) topology: Topology,
+    pub(crate) signals: Signals,
 }

@@ -5,38 +5,35 @@
 //! in-memory build context (`FROM scratch`, so no base image is pulled). The
 //! Dockerfile is `sim/image/Dockerfile.in`, shared with `make sim-images`.
 //!
-//! The engine on the build machines speaks API 1.41 (Docker 20.10) while
-//! bollard 0.21 defaults to 1.53: callers must hand in a client that went
-//! through `Docker::negotiate_version()`.
+//! Built and inspected through [`DockerApi`], like every other Docker call.
 
 use std::path::{Path, PathBuf};
 
 use anyhow::{bail, Context};
-use bollard::query_parameters::BuildImageOptionsBuilder;
-use bollard::Docker;
-use futures_util::StreamExt;
+
+use crate::docker::DockerApi;
 
 /// Repository of the stand-in images.
-pub const SIM_REPOSITORY: &str = "repro.local/k3s-sim";
+pub(crate) const SIM_REPOSITORY: &str = "repro.local/k3s-sim";
 /// Env var naming the static stand-in binary explicitly.
-pub const SIM_BINARY_ENV: &str = "REPRO_SIM_BINARY";
+pub(crate) const SIM_BINARY_ENV: &str = "REPRO_SIM_BINARY";
 /// Where `make sim` puts the binary, relative to a cargo target dir.
-pub const SIM_BINARY_IN_TARGET: &str = "x86_64-unknown-linux-gnu/release/k3s";
+pub(crate) const SIM_BINARY_IN_TARGET: &str = "x86_64-unknown-linux-gnu/release/k3s";
 /// Label holding a fingerprint of the binary and Dockerfile an image was built from.
-pub const FINGERPRINT_LABEL: &str = "io.repro.sim.fingerprint";
+pub(crate) const FINGERPRINT_LABEL: &str = "io.repro.sim.fingerprint";
 
 const DOCKERFILE_TEMPLATE: &str = include_str!("../sim/image/Dockerfile.in");
 const NSSWITCH: &str = include_str!("../sim/image/nsswitch.conf");
 
 /// `v1.33.4+k3s1` → `repro.local/k3s-sim:v1.33.4-k3s1` (tags cannot hold `+`).
-pub fn sim_image_ref(version: &str) -> String {
+pub(crate) fn sim_image_ref(version: &str) -> String {
     format!("{SIM_REPOSITORY}:{}", version.replace('+', "-"))
 }
 
 /// The static stand-in binary: `$REPRO_SIM_BINARY`, else
 /// `target/x86_64-unknown-linux-gnu/release/k3s` under `$CARGO_TARGET_DIR`,
 /// the current directory, or any ancestor of the running executable.
-pub fn find_sim_binary() -> anyhow::Result<PathBuf> {
+pub(crate) fn find_sim_binary() -> anyhow::Result<PathBuf> {
     let cwd = std::env::current_dir().ok();
     let exe = std::env::current_exe().ok();
     locate_sim_binary(&BinarySearch {
@@ -48,14 +45,14 @@ pub fn find_sim_binary() -> anyhow::Result<PathBuf> {
 }
 
 /// Inputs of the binary search, separated so it is testable without env vars.
-pub struct BinarySearch<'a> {
-    pub explicit: Option<PathBuf>,
-    pub cargo_target_dir: Option<PathBuf>,
-    pub cwd: Option<&'a Path>,
-    pub exe: Option<&'a Path>,
+pub(crate) struct BinarySearch<'a> {
+    pub(crate) explicit: Option<PathBuf>,
+    pub(crate) cargo_target_dir: Option<PathBuf>,
+    pub(crate) cwd: Option<&'a Path>,
+    pub(crate) exe: Option<&'a Path>,
 }
 
-pub fn locate_sim_binary(search: &BinarySearch<'_>) -> anyhow::Result<PathBuf> {
+pub(crate) fn locate_sim_binary(search: &BinarySearch<'_>) -> anyhow::Result<PathBuf> {
     if let Some(path) = &search.explicit {
         if path.is_file() {
             return Ok(path.clone());
@@ -103,23 +100,19 @@ pub fn locate_sim_binary(search: &BinarySearch<'_>) -> anyhow::Result<PathBuf> {
 /// images keep working) or when its fingerprint label matches the binary
 /// and Dockerfile at hand, so a fresh `make sim` refreshes images by itself.
 pub async fn ensure_sim_image(
-    docker: &Docker,
+    docker: &dyn DockerApi,
     version: &str,
     rebuild: bool,
 ) -> anyhow::Result<String> {
     check_version(version)?;
     let image = sim_image_ref(version);
-    let existing = docker.inspect_image(&image).await.ok();
+    let existing = docker.image(&image).await;
     let binary = find_sim_binary();
-    if let (Some(inspect), false) = (&existing, rebuild) {
-        let label = inspect
-            .config
-            .as_ref()
-            .and_then(|c| c.labels.as_ref())
-            .and_then(|l| l.get(FINGERPRINT_LABEL).cloned());
+    if let (Some(existing), false) = (&existing, rebuild) {
+        let label = existing.labels.get(FINGERPRINT_LABEL).map(String::as_str);
         match &binary {
             Err(_) => return Ok(image),
-            Ok(path) if label.as_deref() == Some(fingerprint(path)?.as_str()) => return Ok(image),
+            Ok(path) if label == Some(fingerprint(path)?.as_str()) => return Ok(image),
             Ok(_) => {}
         }
     }
@@ -127,48 +120,41 @@ pub async fn ensure_sim_image(
     build_sim_image_from(docker, version, &binary).await
 }
 
-/// Builds (or rebuilds) every version's image; returns the image names.
-pub async fn build_sim_images(docker: &Docker, versions: &[&str]) -> anyhow::Result<Vec<String>> {
-    let mut images = Vec::with_capacity(versions.len());
-    for version in versions {
-        images.push(ensure_sim_image(docker, version, false).await?);
-    }
-    Ok(images)
-}
-
 /// Builds `repro.local/k3s-sim:<tag>` from `binary`, whatever exists.
-pub async fn build_sim_image_from(
-    docker: &Docker,
+pub(crate) async fn build_sim_image_from(
+    docker: &dyn DockerApi,
     version: &str,
     binary: &Path,
 ) -> anyhow::Result<String> {
     check_version(version)?;
     let image = sim_image_ref(version);
     let context = build_context(version, binary)?;
-    let options = BuildImageOptionsBuilder::new()
-        .dockerfile("Dockerfile")
-        .t(&image)
-        .rm(true)
-        .forcerm(true)
-        .build();
-    let mut stream = docker.build_image(options, None, Some(bollard::body_full(context.into())));
-    while let Some(item) = stream.next().await {
-        let info = item.with_context(|| format!("failed to build image {image}"))?;
-        if let Some(detail) = info.error_detail {
-            bail!(
-                "failed to build image {image}: {}",
-                detail.message.unwrap_or_else(|| "unknown error".into())
-            );
-        }
-    }
+    // As one message: the error already says the call, the image and the engine's answer, and
+    // a chain would repeat the answer.
     docker
-        .inspect_image(&image)
+        .build_image(&image, context)
         .await
-        .with_context(|| format!("image {image} missing after its build"))?;
+        .map_err(|e| anyhow::anyhow!("{e}"))?;
+    if docker.image(&image).await.is_none() {
+        bail!("image {image} missing after its build");
+    }
     Ok(image)
 }
 
 /// Versions end up in a Dockerfile and a tag: allow only what versions use.
+/// Whether the stand-in can play `distro`, or why not (bad input: said before anything runs).
+/// It plays k3s only: its paths, port, lines and supervisor routes are k3s's (issue #19 teaches
+/// it rke2's).
+pub(crate) fn plays(distro: distro::Distro) -> Result<(), String> {
+    match distro {
+        distro::Distro::K3s => Ok(()),
+        other => Err(format!(
+            "the stand-in plays k3s only; it cannot play {other} yet (its paths, port {} and lines are k3s's)\n  help: `repro plan` shows what a run on {other} would do; run it on real {other} with --image",
+            distro::Distro::K3s.facts().supervisor_port
+        )),
+    }
+}
+
 fn check_version(version: &str) -> anyhow::Result<()> {
     let ok = !version.is_empty()
         && version.len() <= 64
@@ -177,12 +163,15 @@ fn check_version(version: &str) -> anyhow::Result<()> {
             .chars()
             .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '+' | '-'));
     if !ok {
-        bail!("invalid k3s version {version:?} for a stand-in image (expected e.g. v1.33.4+k3s1)");
+        bail!(
+            "invalid k3s version {version:?} for a stand-in image (expected e.g. {})",
+            distro::Distro::K3s.facts().example_version
+        );
     }
     Ok(())
 }
 
-pub fn render_dockerfile(version: &str, fingerprint: &str) -> String {
+pub(crate) fn render_dockerfile(version: &str, fingerprint: &str) -> String {
     DOCKERFILE_TEMPLATE
         .replace("@VERSION@", version)
         .replace("@FINGERPRINT@", fingerprint)
@@ -210,7 +199,7 @@ fn fingerprint(binary: &Path) -> anyhow::Result<String> {
 
 /// The build context: Dockerfile + rootfs with `/bin/k3s`, `/bin/kubectl`
 /// (symlink, the binary answers to that name), `/etc`, `/tmp`.
-pub fn build_context(version: &str, binary: &Path) -> anyhow::Result<Vec<u8>> {
+pub(crate) fn build_context(version: &str, binary: &Path) -> anyhow::Result<Vec<u8>> {
     let bytes = std::fs::read(binary).with_context(|| {
         format!(
             "failed to read the k3s stand-in binary {}",
@@ -233,7 +222,9 @@ pub fn build_context(version: &str, binary: &Path) -> anyhow::Result<Vec<u8>> {
         0o644,
         render_dockerfile(version, &fingerprint(binary)?).as_bytes(),
     )?;
-    file("rootfs/bin/k3s", 0o755, &bytes)?;
+    // The stand-in plays k3s (see `plays`): its binary has k3s's name in the image.
+    let bin = distro::Distro::K3s.facts().binary;
+    file(&format!("rootfs/bin/{bin}"), 0o755, &bytes)?;
     file("rootfs/etc/nsswitch.conf", 0o644, NSSWITCH.as_bytes())?;
     file("rootfs/etc/os-release", 0o644, os_release.as_bytes())?;
     let mut link = tar::Header::new_gnu();
@@ -244,7 +235,7 @@ pub fn build_context(version: &str, binary: &Path) -> anyhow::Result<Vec<u8>> {
     // The binary answers to these names, as k3s's image has kubectl and (from k3s-root) rm,
     // which repro uses to delete files a step removes.
     for name in ["kubectl", "rm"] {
-        tar.append_link(&mut link, format!("rootfs/bin/{name}"), "k3s")
+        tar.append_link(&mut link, format!("rootfs/bin/{name}"), bin)
             .with_context(|| format!("failed to add /bin/{name} to the build context"))?;
     }
     let mut dir = tar::Header::new_gnu();
@@ -395,25 +386,13 @@ mod tests {
         }
     }
 
-    /// Needs a Docker engine; fails (does not skip) without one.
+    /// Needs a Docker engine; fails (does not skip) without one. The engine's API version
+    /// agreement is tested with the engine (`docker/engine.rs`).
     #[tokio::test]
-    async fn builds_an_image_through_a_negotiated_client() {
-        let docker = Docker::connect_with_defaults()
-            .expect("docker client (is DOCKER_HOST valid?)")
-            .negotiate_version()
+    async fn builds_an_image_through_the_engine() {
+        let engine = crate::docker::Engine::connect()
             .await
             .expect("Docker must be reachable for this test: start the engine or set DOCKER_HOST");
-        let server = docker.version().await.expect("engine version");
-        let server_api = server.api_version.expect("engine API version");
-        // After negotiation the client never claims more than the engine
-        // speaks (Docker 20.10 here: 1.41; bollard 0.21's default is 1.53).
-        let (major, minor) = server_api.split_once('.').expect("API version like 1.41");
-        let server_version = bollard::ClientVersion {
-            major_version: major.parse().expect("major"),
-            minor_version: minor.parse().expect("minor"),
-        };
-        assert!(docker.client_version() <= server_version, "{server_api}");
-
         let dir = tempfile::tempdir().expect("tempdir");
         let binary = dir.path().join("k3s");
         std::fs::write(&binary, b"not run by this test").expect("write");
@@ -421,35 +400,45 @@ mod tests {
         let image = sim_image_ref(&version);
         let _cleanup = RemoveImage(image.clone());
 
-        let built = build_sim_image_from(&docker, &version, &binary)
+        let built = build_sim_image_from(&engine, &version, &binary)
             .await
             .expect("build");
         assert_eq!(built, image);
 
-        let inspect = docker.inspect_image(&image).await.expect("inspect");
-        let config = inspect.config.expect("config");
-        let labels = config.labels.expect("labels");
+        let labels = engine.image(&image).await.expect("inspect").labels;
         assert_eq!(labels.get("io.repro.sim").map(String::as_str), Some("true"));
         assert_eq!(labels.get("io.repro.sim.version"), Some(&version));
         assert_eq!(
             labels.get(FINGERPRINT_LABEL),
             Some(&fingerprint(&binary).expect("fp"))
         );
-        let env = config.env.expect("env");
+        // The rest of the image's config as `docker image inspect` shows it to anyone.
+        let out = std::process::Command::new("docker")
+            .args(["image", "inspect", "--format", "{{json .Config}}", &image])
+            .output()
+            .expect("docker CLI");
+        assert!(out.status.success(), "{out:?}");
+        let config: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json");
+        let env: Vec<&str> = config["Env"]
+            .as_array()
+            .expect("env")
+            .iter()
+            .filter_map(|v| v.as_str())
+            .collect();
         assert!(
-            env.contains(&format!("REPRO_SIM_K3S_VERSION={version}")),
+            env.contains(&format!("REPRO_SIM_K3S_VERSION={version}").as_str()),
             "{env:?}"
         );
-        assert!(env.contains(&"PATH=/bin".to_string()), "{env:?}");
-        assert_eq!(config.entrypoint, Some(vec!["/bin/k3s".to_string()]));
-        let volumes = config.volumes.expect("volumes");
+        assert!(env.contains(&"PATH=/bin"), "{env:?}");
+        assert_eq!(config["Entrypoint"], serde_json::json!(["/bin/k3s"]));
+        let volumes = config["Volumes"].as_object().expect("volumes");
         for v in [
             "/var/lib/kubelet",
             "/var/lib/rancher/k3s",
             "/var/lib/cni",
             "/var/log",
         ] {
-            assert!(volumes.iter().any(|x| x == v), "{v} in {volumes:?}");
+            assert!(volumes.contains_key(v), "{v} in {volumes:?}");
         }
     }
 }

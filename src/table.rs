@@ -1,7 +1,7 @@
 //! Plain-text tables: `repro plan` and the matrix table.
 
 /// Left-aligned columns, two spaces apart; the last column is not padded.
-pub fn table(o: &mut String, prefix: &str, rows: &[Vec<String>]) {
+pub(crate) fn table(o: &mut String, prefix: &str, rows: &[Vec<String>]) {
     let cols = rows.iter().map(Vec::len).max().unwrap_or(0);
     let widths: Vec<usize> = (0..cols)
         .map(|c| {

@@ -25,7 +25,7 @@ fn is_neutralised(c: char) -> bool {
 
 /// `text` with every control character but `\n` and `\t` replaced by `\uXXXX` (borrowed when
 /// there is none, the common case).
-pub fn sanitize(text: &str) -> Cow<'_, str> {
+pub(crate) fn sanitize(text: &str) -> Cow<'_, str> {
     if !text.chars().any(is_neutralised) {
         return Cow::Borrowed(text);
     }
@@ -42,11 +42,6 @@ pub fn sanitize(text: &str) -> Cow<'_, str> {
 
 static STDOUT_CLOSED: AtomicBool = AtomicBool::new(false);
 static STDERR_CLOSED: AtomicBool = AtomicBool::new(false);
-
-/// Whether a write to stdout met a closed pipe (nothing more is written there).
-pub fn stdout_closed() -> bool {
-    STDOUT_CLOSED.load(Ordering::SeqCst)
-}
 
 /// Writes sanitised text to stdout. A broken pipe closes it for the rest of the process;
 /// other errors are returned (a full disk behind `> file` is worth telling).

@@ -7,11 +7,12 @@ use std::time::Duration;
 
 use anyhow::{anyhow, bail, Result};
 use chrono::Utc;
+use repro::docker::DockerApi;
 
 /// Latency samples in milliseconds, one per line.
 pub async fn measure(version: &str) -> Result<Vec<f64>> {
     let engine = repro::docker::Engine::connect().await?;
-    let image = repro::sim_image::ensure_sim_image(&engine.docker, version, false).await?;
+    let image = repro::sim_image::ensure_sim_image(&engine, version, false).await?;
     let name = format!("repro-bench-latency-{}", std::process::id());
     let body = bollard::models::ContainerCreateBody {
         image: Some(image),
@@ -32,7 +33,12 @@ pub async fn measure(version: &str) -> Result<Vec<f64>> {
     let opts = bollard::query_parameters::CreateContainerOptionsBuilder::default()
         .name(&name)
         .build();
-    engine.docker.create_container(Some(opts), body).await?;
+    // A bare container (no network, volume or privileges, unlike a run's nodes): created
+    // with the bench's own client, as repro's engine creates only run nodes.
+    crate::connect()
+        .await?
+        .create_container(Some(opts), body)
+        .await?;
     let log_path = std::env::temp_dir().join(format!("{name}.log"));
     let samples: Arc<Mutex<Vec<f64>>> = Arc::default();
     let measured = async {

@@ -21,7 +21,7 @@ use crate::http::{self, Auth, Url};
 use crate::loadbalancer::{self, ConfigSource, LoadBalancer};
 use crate::logs;
 use crate::registries;
-use crate::version::K3sVersion;
+use crate::version::{version_env, Changes, Version};
 
 const P2P_PORT: &str = "5001";
 
@@ -51,7 +51,7 @@ pub enum Proxy {
 }
 
 pub struct Plan {
-    pub version: K3sVersion,
+    pub version: Version,
     pub cfg: ServerConfig,
     pub node_name: String,
     pub ip: String,
@@ -281,7 +281,7 @@ struct AddressWait {
     lb: Option<Arc<Mutex<LoadBalancer>>>,
     addresses: Addresses,
     port: u16,
-    version: K3sVersion,
+    version: Version,
 }
 
 impl AddressWait {
@@ -345,11 +345,12 @@ fn kubelet_args(plan: &Plan, served: &CriticalArgs) -> String {
 
 /// `k3s agent …`: a worker. Never returns on success.
 pub fn run_command(cli_args: &[String]) -> i32 {
-    use crate::version::VERSION_ENV;
     let env = |k: &str| std::env::var(k).ok();
-    let version = match env(VERSION_ENV) {
-        Some(v) => K3sVersion::parse(&v).unwrap_or_else(|e| logs::fatal(format!("repro-sim: {e}"))),
-        None => logs::fatal(format!("repro-sim: {VERSION_ENV} is not set")),
+    let version = match crate::version::imitated() {
+        Some(v) => {
+            crate::version::parse(&v).unwrap_or_else(|e| logs::fatal(format!("repro-sim: {e}")))
+        }
+        None => logs::fatal(format!("repro-sim: {} is not set", version_env())),
     };
     let config_path = crate::config::config_path(cli_args, &env);
     let files = crate::config::read_config_files(&config_path).unwrap_or_else(|e| logs::fatal(e));
@@ -358,13 +359,14 @@ pub fn run_command(cli_args: &[String]) -> i32 {
         files: &files,
         env: &env,
         version: &version,
-        command: crate::releases::Command::Agent,
+        command: distro::FlagCommand::Agent,
     })
     .unwrap_or_else(|e| logs::fatal(e.to_string()));
     for warning in &loaded.warnings {
         logs::warn(warning);
     }
-    logs::info(format!("Starting k3s agent {version} (repro-sim)"));
+    let banner = crate::config::facts().agent_banner_prefix;
+    logs::info(format!("{banner}{version} (repro-sim)"));
     let Some(server_url) = cfg.server_url.clone() else {
         logs::fatal("Error: --server is required");
     };

@@ -13,7 +13,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::agent::Proxy;
 use crate::config::ServerConfig;
-use crate::version::K3sVersion;
+use crate::version::{Changes, Version};
 
 /// How the node gets its datastore this boot.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -61,7 +61,7 @@ pub fn runs_critical_config_check(store: Datastore) -> bool {
 ///   the existing supervisor", so the default is the joined node and the
 ///   servers saved by earlier boots come first. The init node resets the
 ///   saved servers on every start (`ResetLoadBalancer`).
-pub fn agent_bootstrap(cfg: &ServerConfig, version: &K3sVersion) -> (String, Proxy) {
+pub fn agent_bootstrap(cfg: &ServerConfig, version: &Version) -> (String, Proxy) {
     let local = format!("https://127.0.0.1:{}", cfg.https_port);
     if !cfg.disable_apiserver {
         return (local, Proxy::Direct);
@@ -84,7 +84,7 @@ pub struct AgentFeatures {
 
 /// The agent code of `version` only knows the features `version` has,
 /// whatever the served config says.
-pub fn agent_features(served: &CriticalArgs, version: &K3sVersion) -> AgentFeatures {
+pub fn agent_features(served: &CriticalArgs, version: &Version) -> AgentFeatures {
     AgentFeatures {
         embedded_registry: version.has_embedded_registry()
             && served.embedded_registry == Some(true),
@@ -516,8 +516,8 @@ mod tests {
     use super::*;
     use crate::config::{load, ConfigFile, Inputs};
 
-    fn v(text: &str) -> K3sVersion {
-        K3sVersion::parse(text).expect("valid version")
+    fn v(text: &str) -> Version {
+        crate::version::parse(text).expect("valid version")
     }
 
     fn cfg(yaml: &str, version: &str) -> ServerConfig {
@@ -530,7 +530,7 @@ mod tests {
             files: &files,
             env: &|_| None,
             version: &version,
-            command: crate::releases::Command::Server,
+            command: distro::FlagCommand::Server,
         })
         .expect("loads")
         .0

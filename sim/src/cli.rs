@@ -3,7 +3,7 @@
 //! Like k3s, the binary also answers as `kubectl` when called by that name,
 //! so the image's `/bin/kubectl` symlink works.
 
-use crate::version::{K3sVersion, VERSION_ENV};
+use crate::version::version_env;
 
 #[derive(Debug, PartialEq, Eq)]
 pub enum Invocation {
@@ -49,11 +49,10 @@ pub fn parse_invocation(argv: &[String]) -> Invocation {
 }
 
 fn version_text() -> String {
-    std::env::var(VERSION_ENV)
-        .ok()
-        .and_then(|v| K3sVersion::parse(&v).ok())
-        .map(|v| v.raw)
-        .unwrap_or_else(|| "(unset: REPRO_SIM_K3S_VERSION)".to_string())
+    crate::version::imitated()
+        .and_then(|v| crate::version::parse(&v).ok())
+        .map(|v| v.to_string())
+        .unwrap_or_else(|| format!("(unset: {})", version_env()))
 }
 
 /// `k3s --version`, marked as the stand-in in both lines.
@@ -68,8 +67,19 @@ pub fn print_help() {
 USAGE:\n   k3s server [flags]      behave like a k3s server (see sim/README.md)\n   \
 k3s kubectl get --raw PATH [--server URL] [--kubeconfig FILE]\n   \
 k3s agent [flags]       behave like a k3s agent (see sim/README.md)\n   k3s --version\n\n\
-Imitated k3s version: {} (from {VERSION_ENV})",
-        version_text()
+Imitated k3s version: {} (from {}){}",
+        version_text(),
+        match crate::version::own_stamp() {
+            Some(_) => "this binary's stamp".to_string(),
+            None => version_env().to_string(),
+        },
+        match crate::version::own_stamp() {
+            Some(s) => format!(
+                "\nStamped: etcd-only bootstrap fix {}",
+                if s.bootstrap_fix { "present (fixed)" } else { "absent (buggy)" }
+            ),
+            None => String::new(),
+        }
     );
 }
 

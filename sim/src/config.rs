@@ -9,13 +9,14 @@
 use std::path::{Path, PathBuf};
 
 use crate::flags::{self, FlagValue, Kind};
-use crate::releases::Command;
-use crate::version::K3sVersion;
+use crate::version::{Changes, Version};
+use distro::FlagCommand as Command;
 
-pub const DEFAULT_CONFIG: &str = "/etc/rancher/k3s/config.yaml";
-pub const DEFAULT_DATA_DIR: &str = "/var/lib/rancher/k3s";
-pub const DEFAULT_KUBECONFIG: &str = "/etc/rancher/k3s/k3s.yaml";
-pub const DEFAULT_REGISTRIES: &str = "/etc/rancher/k3s/registries.yaml";
+/// The stand-in imitates k3s: its default paths and port are k3s's facts (the ones repro
+/// writes and reads), from the `distro` crate.
+pub fn facts() -> &'static distro::Facts {
+    distro::Distro::K3s.facts()
+}
 
 /// Everything the stand-in acts on, after files, env and flags.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -58,17 +59,17 @@ pub struct ServerConfig {
 }
 
 impl ServerConfig {
-    fn defaults(version: &K3sVersion) -> ServerConfig {
+    fn defaults(version: &Version) -> ServerConfig {
         ServerConfig {
             cluster_init: false,
             server_url: None,
             token: None,
-            data_dir: PathBuf::from(DEFAULT_DATA_DIR),
+            data_dir: PathBuf::from(facts().data_dir),
             node_name: None,
             node_ip: None,
-            kubeconfig_out: PathBuf::from(DEFAULT_KUBECONFIG),
-            private_registry: PathBuf::from(DEFAULT_REGISTRIES),
-            https_port: 6443,
+            kubeconfig_out: PathBuf::from(facts().kubeconfig_path),
+            private_registry: PathBuf::from(facts().registries_path),
+            https_port: facts().api_port,
             disable_etcd: false,
             disable_apiserver: false,
             disable_controller_manager: false,
@@ -133,7 +134,7 @@ pub fn config_path(args: &[String], env: &dyn Fn(&str) -> Option<String>) -> Pat
             }
         }
     }
-    PathBuf::from(DEFAULT_CONFIG)
+    PathBuf::from(facts().config_path)
 }
 
 /// The config file (if present) then its drop-ins, in the order k3s reads them.
@@ -257,7 +258,7 @@ fn scalar_string(value: &serde_json::Value) -> String {
 /// stray `\n` k3s has in its format string).
 pub fn strip_unknown(
     args: Vec<String>,
-    version: &K3sVersion,
+    version: &Version,
     command: Command,
     warnings: &mut Vec<String>,
 ) -> Vec<String> {
@@ -283,7 +284,7 @@ pub struct Inputs<'a> {
     pub cli_args: &'a [String],
     pub files: &'a [ConfigFile],
     pub env: &'a dyn Fn(&str) -> Option<String>,
-    pub version: &'a K3sVersion,
+    pub version: &'a Version,
     /// `server` or `agent`: each has its own flags.
     pub command: Command,
 }
@@ -464,8 +465,8 @@ pub fn validate(cfg: &ServerConfig) -> Result<(), String> {
 mod tests {
     use super::*;
 
-    fn v(text: &str) -> K3sVersion {
-        K3sVersion::parse(text).expect("valid version")
+    fn v(text: &str) -> Version {
+        crate::version::parse(text).expect("valid version")
     }
 
     /// The name only documents the test: order in the slice is what counts.
@@ -492,7 +493,7 @@ mod tests {
             files,
             env,
             version: &version,
-            command: crate::releases::Command::Server,
+            command: distro::FlagCommand::Server,
         })
         .expect("loads")
     }
@@ -571,7 +572,7 @@ mod tests {
             files: &files,
             env: &no_env,
             version: &version,
-            command: crate::releases::Command::Server,
+            command: distro::FlagCommand::Server,
         })
         .expect_err("bad yaml");
         assert_eq!(
@@ -593,7 +594,10 @@ mod tests {
         assert_eq!(config_path(&args, &env), PathBuf::from("/env.yaml"));
         let args: Vec<String> = vec!["-c=/y.yaml".into()];
         assert_eq!(config_path(&args, &no_env), PathBuf::from("/y.yaml"));
-        assert_eq!(config_path(&[], &no_env), PathBuf::from(DEFAULT_CONFIG));
+        assert_eq!(
+            config_path(&[], &no_env),
+            PathBuf::from(facts().config_path)
+        );
     }
 
     #[test]
@@ -619,7 +623,7 @@ mod tests {
             files: &files,
             env: &no_env,
             version: &version,
-            command: crate::releases::Command::Server,
+            command: distro::FlagCommand::Server,
         })
         .expect_err("bad bool");
         assert_eq!(

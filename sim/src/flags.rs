@@ -8,8 +8,8 @@
 
 use std::sync::OnceLock;
 
-use crate::releases::{self, Command, FlagKind};
-use crate::version::K3sVersion;
+use crate::version::{Changes, Version};
+use distro::{Distro, FlagCommand as Command, FlagKind};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Kind {
@@ -31,7 +31,7 @@ pub struct Flag {
 }
 
 impl Flag {
-    pub fn available_in(&self, version: &K3sVersion) -> bool {
+    pub fn available_in(&self, version: &Version) -> bool {
         self.since_change.is_none_or(|c| version.has(c))
     }
 
@@ -44,7 +44,12 @@ impl Flag {
 pub fn all() -> &'static [Flag] {
     static CELL: OnceLock<Vec<Flag>> = OnceLock::new();
     CELL.get_or_init(|| {
-        releases::flags()
+        if let Some(e) = Distro::K3s.table_error() {
+            // Compiled in and parsed by the distro crate's unit tests: a build defect.
+            crate::logs::fatal(format!("repro-sim: {e}"));
+        }
+        Distro::K3s
+            .flags()
             .iter()
             .map(|f| Flag {
                 name: f.name.as_str(),
@@ -62,7 +67,7 @@ pub fn all() -> &'static [Flag] {
 }
 
 /// The flag named `name` (long or short form) if `command` of `version` has it.
-pub fn lookup(name: &str, version: &K3sVersion, command: Command) -> Option<&'static Flag> {
+pub fn lookup(name: &str, version: &Version, command: Command) -> Option<&'static Flag> {
     all()
         .iter()
         .find(|f| f.name == name || f.short == Some(name))
@@ -89,7 +94,7 @@ pub struct Parsed {
 /// Parses flags in order. `--flag value` takes the next argument only for
 /// value flags the stand-in knows; an unknown `--foo` never swallows the next
 /// argument, which keeps leniency from eating real flags.
-pub fn parse(args: &[String], version: &K3sVersion, command: Command) -> Result<Parsed, String> {
+pub fn parse(args: &[String], version: &Version, command: Command) -> Result<Parsed, String> {
     let mut out = Parsed::default();
     let mut i = 0;
     while i < args.len() {
@@ -159,11 +164,11 @@ mod tests {
         items.iter().map(|s| s.to_string()).collect()
     }
 
-    fn v(text: &str) -> K3sVersion {
-        K3sVersion::parse(text).expect("valid version")
+    fn v(text: &str) -> Version {
+        crate::version::parse(text).expect("valid version")
     }
 
-    fn parse_server(args: &[String], version: &K3sVersion) -> Result<Parsed, String> {
+    fn parse_server(args: &[String], version: &Version) -> Result<Parsed, String> {
         parse(args, version, Command::Server)
     }
 
@@ -181,7 +186,7 @@ mod tests {
         assert!(lookup("secrets-encryption-provider", &v, Command::Server).is_some());
         assert!(lookup(
             "secrets-encryption-provider",
-            &K3sVersion::parse("v1.32.3+k3s1").expect("v"),
+            &crate::version::parse("v1.32.3+k3s1").expect("v"),
             Command::Server
         )
         .is_none());

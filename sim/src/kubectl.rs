@@ -11,7 +11,6 @@ use std::time::Duration;
 
 use serde::Deserialize;
 
-use crate::config::DEFAULT_KUBECONFIG;
 use crate::http::{self, Auth, ClientError, Url};
 
 #[derive(Debug, Default, PartialEq, Eq)]
@@ -175,7 +174,7 @@ pub fn run(args: &[String]) -> i32 {
         .kubeconfig
         .clone()
         .or_else(|| std::env::var("KUBECONFIG").ok().filter(|k| !k.is_empty()))
-        .unwrap_or_else(|| DEFAULT_KUBECONFIG.to_string());
+        .unwrap_or_else(|| crate::config::facts().kubeconfig_path.to_string());
     let loaded = match read_kubeconfig(&path) {
         Ok(l) => l,
         // A missing default kubeconfig is fine when --server is given.

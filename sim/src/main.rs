@@ -19,7 +19,6 @@ mod logs;
 mod metrics;
 mod node;
 mod registries;
-mod releases;
 mod version;
 
 use cli::Invocation;

@@ -18,7 +18,7 @@ use crate::config::{self, ServerConfig};
 use crate::datastore::{self, ClusterState, Layout, Member};
 use crate::faults::{self, Faults};
 use crate::http::{self, Auth, Request, Response, Url};
-use crate::version::{K3sVersion, VERSION_ENV};
+use crate::version::{version_env, Changes, Version};
 use crate::{host, logs, metrics};
 
 /// The prefix k3s puts on errors from cluster bootstrap.
@@ -29,7 +29,7 @@ const FAKE_CA: &str = "-----BEGIN CERTIFICATE-----\nrepro-sim stand-in: no TLS, 
 
 /// State shared by the boot sequence and the HTTP handlers.
 pub struct Shared {
-    pub version: K3sVersion,
+    pub version: Version,
     pub cfg: ServerConfig,
     pub node_name: String,
     pub ip: String,
@@ -104,7 +104,7 @@ impl Shared {
         });
         metrics::render(&metrics::Registry {
             node_name: &self.node_name,
-            version: &self.version.raw,
+            version: &self.version.to_string(),
             apiserver: !self.cfg.disable_apiserver,
             agent_loadbalancer: lb.as_deref(),
             registry: self.features.registry_up.load(Ordering::SeqCst),
@@ -116,10 +116,12 @@ impl Shared {
 /// `k3s server …`: never returns on success (the node runs until a signal).
 pub fn run_server(cli_args: &[String]) -> i32 {
     let env = |k: &str| std::env::var(k).ok();
-    let version = match env(VERSION_ENV) {
-        Some(v) => K3sVersion::parse(&v).unwrap_or_else(|e| logs::fatal(format!("repro-sim: {e}"))),
+    let version = match crate::version::imitated() {
+        Some(v) => crate::version::parse(&v).unwrap_or_else(|e| logs::fatal(format!("repro-sim: {e}"))),
         None => logs::fatal(format!(
-            "repro-sim: {VERSION_ENV} is not set; the k3s stand-in needs the k3s version it imitates (e.g. v1.33.4+k3s1)"
+            "repro-sim: {} is not set; the k3s stand-in needs the k3s version it imitates (e.g. {})",
+            version_env(),
+            crate::config::facts().example_version
         )),
     };
 
@@ -130,7 +132,7 @@ pub fn run_server(cli_args: &[String]) -> i32 {
         files: &files,
         env: &env,
         version: &version,
-        command: crate::releases::Command::Server,
+        command: distro::FlagCommand::Server,
     })
     .unwrap_or_else(|e| logs::fatal(e.to_string()));
     for warning in &loaded.warnings {
@@ -152,7 +154,8 @@ pub fn run_server(cli_args: &[String]) -> i32 {
         flood(n);
     }
 
-    logs::info(format!("Starting k3s {version} (repro-sim)"));
+    let banner = crate::config::facts().banner_prefix;
+    logs::info(format!("{banner}{version} (repro-sim)"));
     if faults.crash_at_boot {
         std::thread::sleep(Duration::from_millis(100));
         logs::fatal(format!(
@@ -230,7 +233,7 @@ pub fn run_server(cli_args: &[String]) -> i32 {
         logs::info("ETCD server is now running");
     }
     write_kubeconfig(&shared);
-    logs::info("k3s is up and running");
+    logs::info(crate::config::facts().ready_line);
     park_forever()
 }
 
@@ -916,7 +919,7 @@ fn apiserver_endpoint(shared: &Shared, path: &str) -> Response {
                 "{{\"major\":\"{}\",\"minor\":\"{}\",\"gitVersion\":\"{}\",\"gitCommit\":\"repro-sim\",\"gitTreeState\":\"clean\",\"goVersion\":\"none (repro k3s stand-in)\",\"compiler\":\"gc\",\"platform\":\"linux/amd64\"}}",
                 shared.version.major,
                 shared.version.minor_string(),
-                shared.version.raw
+                shared.version
             ),
         ),
         _ => Response::json(

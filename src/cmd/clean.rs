@@ -1,11 +1,11 @@
 //! `repro clean [--run ID | --all]`: remove what runs left (after `--keep`, or a killed run).
 
 use crate::cli::{CleanArgs, Global};
-use crate::docker::{self, Engine};
+use crate::docker::{self, DockerApi, Engine};
 use crate::error::Error;
-use crate::exit;
+use crate::exit::Exit;
 
-pub async fn run(_g: &Global, args: &CleanArgs) -> Result<i32, Error> {
+pub(crate) async fn run(_g: &Global, args: &CleanArgs) -> Result<Exit, Error> {
     if args.run.is_none() && !args.all {
         return Err(Error::bad_input(
             "repro clean: say what to remove: --run <id> (printed by `repro run`) or --all",
@@ -20,12 +20,9 @@ pub async fn run(_g: &Global, args: &CleanArgs) -> Result<i32, Error> {
         "removed {} container(s), {} network(s), {} volume(s)",
         removed.containers, removed.networks, removed.volumes
     ));
-    for e in &removed.errors {
-        errln!("repro clean: {e}");
-    }
-    Ok(if removed.errors.is_empty() {
-        exit::OK
+    if removed.errors.is_empty() {
+        Ok(Exit::Ok)
     } else {
-        exit::INFRA
-    })
+        Err(Error::Clean(removed.errors))
+    }
 }

@@ -7,18 +7,18 @@ use clap::CommandFactory;
 
 use crate::cli::Cli;
 use crate::error::Error;
-use crate::exit;
+use crate::exit::Exit;
 
 use super::common::write_stdout;
 
-pub fn completions(shell: clap_complete::Shell) -> Result<i32, Error> {
+pub(crate) fn completions(shell: clap_complete::Shell) -> Result<Exit, Error> {
     let mut buf = Vec::new();
     clap_complete::generate(shell, &mut Cli::command(), "repro", &mut buf);
     write_stdout(&String::from_utf8_lossy(&buf)).map_err(anyhow::Error::from)?;
-    Ok(exit::OK)
+    Ok(Exit::Ok)
 }
 
-pub fn man(out: Option<&Path>) -> Result<i32, Error> {
+pub(crate) fn man(out: Option<&Path>) -> Result<Exit, Error> {
     let cmd = Cli::command();
     let Some(dir) = out else {
         let mut buf = Vec::new();
@@ -26,7 +26,7 @@ pub fn man(out: Option<&Path>) -> Result<i32, Error> {
             .render(&mut buf)
             .map_err(anyhow::Error::from)?;
         write_stdout(&String::from_utf8_lossy(&buf)).map_err(anyhow::Error::from)?;
-        return Ok(exit::OK);
+        return Ok(Exit::Ok);
     };
     std::fs::create_dir_all(dir).map_err(|source| Error::Write {
         path: dir.to_path_buf(),
@@ -38,5 +38,5 @@ pub fn man(out: Option<&Path>) -> Result<i32, Error> {
         source,
     })?;
     errln!("repro: man pages written to {}", dir.display());
-    Ok(exit::OK)
+    Ok(Exit::Ok)
 }

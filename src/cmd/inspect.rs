@@ -4,10 +4,11 @@ use crate::catalog::{self, Catalog};
 use crate::cli::{Global, InspectArgs, InspectFormat};
 use crate::cmd::common::write_stdout;
 use crate::error::Error;
-use crate::exit;
+use crate::exit::Exit;
+use crate::inspect::model::FindingVerdict;
 use crate::inspect::{self, render, sources};
 
-pub fn run(g: &Global, a: &InspectArgs) -> Result<i32, Error> {
+pub(crate) fn run(g: &Global, a: &InspectArgs) -> Result<Exit, Error> {
     let root = catalog::find_root(g.root.as_deref());
     let cat = Catalog::load(root.as_deref()).map_err(|d| {
         Error::bad_input(format!(
@@ -29,9 +30,15 @@ pub fn run(g: &Global, a: &InspectArgs) -> Result<i32, Error> {
         InspectFormat::Markdown => render::markdown(&report),
     };
     write_stdout(&out).map_err(anyhow::Error::from)?;
-    Ok(if report.findings.iter().any(|f| f.verdict == "matches") {
-        exit::OUTCOME_DIFFERS
-    } else {
-        exit::OK
-    })
+    Ok(
+        if report
+            .findings
+            .iter()
+            .any(|f| f.verdict == FindingVerdict::Matches)
+        {
+            Exit::OutcomeDiffers
+        } else {
+            Exit::Ok
+        },
+    )
 }

@@ -8,10 +8,10 @@ use crate::catalog::{self, Catalog};
 use crate::cli::{Format, Global, ListArgs};
 use crate::cmd::common::write_stdout;
 use crate::error::Error;
-use crate::exit;
+use crate::exit::Exit;
 use crate::table::table;
 
-pub fn run(g: &Global, a: &ListArgs) -> Result<i32, Error> {
+pub(crate) fn run(g: &Global, a: &ListArgs) -> Result<Exit, Error> {
     let root = catalog::find_root(g.root.as_deref());
     let cat = Catalog::load(root.as_deref()).map_err(|d| {
         Error::bad_input(format!(
@@ -23,12 +23,12 @@ pub fn run(g: &Global, a: &ListArgs) -> Result<i32, Error> {
         Format::Json => render_json(&cat),
     };
     write_stdout(&text).map_err(anyhow::Error::from)?;
-    Ok(exit::OK)
+    Ok(Exit::Ok)
 }
 
 /// The same lists for scripts: every check (with its `fixed-in` and file) and topology (with
 /// its nodes), sorted by name.
-pub fn render_json(cat: &Catalog) -> String {
+pub(crate) fn render_json(cat: &Catalog) -> String {
     let mut checks: Vec<_> = cat.checks.iter().map(|(c, _)| c).collect();
     checks.sort_by(|a, b| a.name.cmp(&b.name));
     let mut topologies: Vec<_> = cat.topologies.iter().collect();
@@ -62,7 +62,7 @@ pub fn render_json(cat: &Catalog) -> String {
     s
 }
 
-pub fn render(cat: &Catalog, root: Option<&Path>) -> String {
+pub(crate) fn render(cat: &Catalog, root: Option<&Path>) -> String {
     let (checks_from, topologies_from) = match root {
         None => (
             "built into repro".to_string(),
@@ -100,7 +100,7 @@ pub fn render(cat: &Catalog, root: Option<&Path>) -> String {
     let mut rows = vec![vec![
         "NAME".to_string(),
         "NODES".into(),
-        "K3S".into(),
+        "VERSION".into(),
         "DESCRIPTION".into(),
     ]];
     for t in topologies {

@@ -1,29 +1,25 @@
 //! `repro matrix`: every check × k3s version, several runs at once, one table at the end.
 //!
-//! Everything about the input (checks, versions, channels) is settled before Docker is touched;
-//! `--emit github-matrix` stops there and prints the cells for a CI fan-out. Each run is a full
-//! `run::execute` with its own Docker network and labels, so runs only share the engine; they
-//! are silent (their logs are in their folders) and the matrix prints one line as each ends.
+//! Everything about the input (checks, versions, channels) is settled here before Docker is
+//! touched; `--emit github-matrix` stops there and prints the cells for a CI fan-out. The runs
+//! themselves are `crate::matrix::batch`'s; this prints what they say, the table and the exit.
 
-use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::path::Path;
 use std::sync::Arc;
 use std::time::Instant;
 
-use tokio::sync::Semaphore;
 use tokio_util::sync::CancellationToken;
 
 use crate::catalog::{self, Catalog};
 use crate::cli::{Emit, Format, Global, MatrixArgs};
-use crate::docker::Engine;
+use crate::docker::{DockerApi, Engine};
 use crate::error::Error;
-use crate::exit;
+use crate::exit::Exit;
+use crate::matrix::batch::{self, Planned};
 use crate::matrix::{render, Cell, Status, Summary};
-use crate::plan::Plan;
 use crate::result::Outcome;
-use crate::run::{self, RunEnd, RunEvent, Target};
-use crate::scenario::Scenario;
-use crate::version::K3sVersion;
+use crate::run::Target;
+use distro::Version;
 
 use super::common::{
     create_dir, out, resolve, sim_image_ref, spawn_interrupt_listener, stamped, version_entry,
@@ -32,16 +28,7 @@ use super::common::{
 /// GitHub Actions runs at most this many jobs from one matrix.
 const GITHUB_MATRIX_LIMIT: usize = 256;
 
-/// One planned cell: everything a run needs, decided before Docker.
-struct Planned {
-    scenario: Scenario,
-    plan: Plan,
-    target: Target,
-    expected: Outcome,
-    because: String,
-}
-
-pub async fn run(g: &Global, a: &MatrixArgs) -> Result<i32, Error> {
+pub(crate) async fn run(g: &Global, a: &MatrixArgs) -> Result<Exit, Error> {
     let argv: Vec<String> = std::env::args().collect();
 
     // Checks: named, or every check that says where the fix landed.
@@ -81,18 +68,19 @@ pub async fn run(g: &Global, a: &MatrixArgs) -> Result<i32, Error> {
         if raw.is_empty() {
             problems.push_str("error: --k3s-versions has an empty entry\n");
         } else if !crate::channels::is_channel(raw) {
-            if let Err(e) = raw.parse::<K3sVersion>() {
+            if let Err(e) = raw.parse::<Version>() {
                 problems.push_str(&format!("error: --k3s-versions: {e}\n"));
             }
         }
     }
     if !problems.is_empty() {
-        problems.push_str(
-            "  help: give full versions (v1.33.4+k3s1) or channels (stable, latest, v1.33), comma-separated\n",
-        );
+        problems.push_str(&format!(
+            "  help: give full versions ({}) or channels (stable, latest, v1.33), comma-separated\n",
+            distro::Distro::default().facts().example_version
+        ));
         return Err(Error::bad_input(problems));
     }
-    let mut versions: Vec<K3sVersion> = Vec::new();
+    let mut versions: Vec<Version> = Vec::new();
     for raw in &a.k3s_versions {
         let v = version_entry(raw, "--k3s-versions").await?;
         if versions.contains(&v) {
@@ -102,41 +90,35 @@ pub async fn run(g: &Global, a: &MatrixArgs) -> Result<i32, Error> {
         }
     }
 
-    // Plan every cell (validates each check against each version).
+    // Plan every cell (validates each check against each version). The matrix folder's name is
+    // settled now, so each run's configuration is complete before Docker.
+    let dir = a.options.results.join(stamped("matrix"));
     let mut planned: Vec<Planned> = Vec::new();
     for check in &checks {
         for v in &versions {
             let target = Target {
                 check: check.clone(),
                 topology: None,
-                k3s_version: Some(v.to_string()),
+                version: Some(v.to_string()),
                 image: None,
                 sim: a.sim,
             };
             let (scenario, plan) = resolve(g.root.as_deref(), &target)?;
-            let expected = plan.expected_verdict.unwrap_or(Outcome::Fixed);
-            let because = format!(
-                "{}{}",
-                plan.expected_because,
-                if plan.fixed_in.is_empty() {
-                    String::new()
-                } else {
-                    format!(
-                        "; fixed-in: {}",
-                        plan.fixed_in
-                            .iter()
-                            .map(ToString::to_string)
-                            .collect::<Vec<_>>()
-                            .join(", ")
-                    )
-                }
-            );
+            let Some(expected) = plan.expected_verdict else {
+                return Err(Error::bad_input(format!(
+                    "error: no expected verdict for {} {}: {}\n  help: leave the version out of the matrix and run it alone with `repro run {} --k3s-version {} --expect fixed` (or reproduced)",
+                    plan.check, plan.k3s_version, plan.expected_because, plan.check, plan.k3s_version
+                )));
+            };
+            let cell = batch::not_run(&plan, expected, batch::expected_because(&plan), a.sim);
+            let cfg = a
+                .options
+                .to_config(target, expected, dir.clone(), argv.clone());
             planned.push(Planned {
                 scenario,
                 plan,
-                target,
-                expected,
-                because,
+                cfg,
+                cell,
             });
         }
     }
@@ -154,12 +136,12 @@ pub async fn run(g: &Global, a: &MatrixArgs) -> Result<i32, Error> {
                 (
                     p.plan.check.clone(),
                     p.plan.k3s_version.to_string(),
-                    p.expected,
+                    p.cell.expected,
                 )
             })
             .collect();
         out(&render::github_matrix(&cells));
-        return Ok(exit::OK);
+        return Ok(Exit::Ok);
     }
 
     if a.format == Format::Json {
@@ -167,14 +149,10 @@ pub async fn run(g: &Global, a: &MatrixArgs) -> Result<i32, Error> {
     }
     // Docker from here on. The matrix folder comes first: whatever breaks before the runs,
     // its summary still lists every cell and why it did not run.
-    let dir = a.options.results.join(stamped("matrix"));
     create_dir(&dir)?;
     if let Err(e) = prepare_images(a, &versions).await {
         let why = format!("{e}");
-        let mut cells: Vec<Cell> = planned
-            .iter()
-            .map(|p| not_run(&p.plan, p.expected, p.because.clone(), a.sim))
-            .collect();
+        let mut cells: Vec<Cell> = planned.iter().map(|p| p.cell.clone()).collect();
         for c in &mut cells {
             c.status = Status::Broken;
             c.error = Some(why.clone());
@@ -185,7 +163,11 @@ pub async fn run(g: &Global, a: &MatrixArgs) -> Result<i32, Error> {
         return Err(e);
     }
     let total = planned.len();
-    let jobs = usize::from(a.jobs);
+    let plans: Vec<&crate::plan::Plan> = planned.iter().map(|p| &p.plan).collect();
+    let (jobs, why_jobs) = crate::matrix::jobs::resolve(a.jobs, &plans);
+    if let Some(why) = why_jobs {
+        out(&why);
+    }
     out(&format!(
         "matrix: {} check{} × {} version{} = {total} run{}, {jobs} at a time{} → {}",
         checks.len(),
@@ -204,53 +186,7 @@ pub async fn run(g: &Global, a: &MatrixArgs) -> Result<i32, Error> {
     let t0 = Instant::now();
     let cancel = CancellationToken::new();
     let listener = spawn_interrupt_listener(cancel.clone());
-    let sem = Arc::new(Semaphore::new(jobs));
-    let done = Arc::new(AtomicUsize::new(0));
-    let mut set = tokio::task::JoinSet::new();
-    // Every cell exists from the start as "not run": whatever happens to its task (skipped
-    // after Ctrl-C, or a panic — a bug), it stays in the table and summary.
-    let mut cells: Vec<Cell> = planned
-        .iter()
-        .map(|p| not_run(&p.plan, p.expected, p.because.clone(), a.sim))
-        .collect();
-    let mut task_cell = std::collections::HashMap::new();
-    for (i, p) in planned.into_iter().enumerate() {
-        let sem = sem.clone();
-        let cancel = cancel.clone();
-        let cfg = a
-            .options
-            .to_config(p.target, p.expected, dir.clone(), argv.clone());
-        // Runs are silent (their logs are in their folders); each prints one line as it ends.
-        let line = line_receiver(cells[i].clone(), dir.clone(), done.clone(), total);
-        let handle = set.spawn(async move {
-            let Ok(_permit) = sem.acquire_owned().await else {
-                return (i, None);
-            };
-            if cancel.is_cancelled() {
-                return (i, None);
-            }
-            let end = run::execute(&cfg, p.scenario, p.plan, vec![line]).await;
-            (i, Some(end))
-        });
-        task_cell.insert(handle.id(), i);
-    }
-    while let Some(joined) = set.join_next_with_id().await {
-        match joined {
-            Ok((_, (i, Some(end)))) => finish(&mut cells[i], &dir, &end),
-            Ok((_, (i, None))) => {
-                let n = done.fetch_add(1, Ordering::SeqCst) + 1;
-                out(&progress_line(n, total, &cells[i], &dir));
-            }
-            Err(e) => {
-                errln!("repro: internal error (a bug in repro): {e}");
-                done.fetch_add(1, Ordering::SeqCst);
-                if let Some(&i) = task_cell.get(&e.id()) {
-                    cells[i].status = Status::Broken;
-                    cells[i].error = Some(format!("internal error (a bug in repro): {e}"));
-                }
-            }
-        }
-    }
+    let cells = batch::run_cells(planned, jobs, &dir, &cancel, Arc::new(out)).await;
     listener.abort();
     let interrupted = cancel.is_cancelled();
 
@@ -259,22 +195,22 @@ pub async fn run(g: &Global, a: &MatrixArgs) -> Result<i32, Error> {
     print_report(&summary, &dir);
     out(&format!("wall time {:.1}s", t0.elapsed().as_secs_f64()));
     written?;
-    let code = if interrupted {
-        exit::INTERRUPTED
+    let exit = if interrupted {
+        Exit::Interrupted
     } else {
-        summary.exit_code
+        summary.exit()
     };
-    out(&format!("exit: {code}"));
+    out(&format!("exit: {}", exit.code()));
     if a.format == Format::Json {
         let json = serde_json::to_string_pretty(&summary).map_err(anyhow::Error::from)?;
         super::common::write_stdout(&format!("{json}\n")).map_err(anyhow::Error::from)?;
     }
-    Ok(code)
+    Ok(exit)
 }
 
 /// Everything the runs share, done once before them: loading the image archive and building
 /// the stand-in images (two runs building one tag at the same time would race).
-async fn prepare_images(a: &MatrixArgs, versions: &[K3sVersion]) -> Result<(), Error> {
+async fn prepare_images(a: &MatrixArgs, versions: &[Version]) -> Result<(), Error> {
     if a.options.image_archive.is_none() && !a.sim {
         return Ok(());
     }
@@ -287,18 +223,14 @@ async fn prepare_images(a: &MatrixArgs, versions: &[K3sVersion]) -> Result<(), E
         // Built (or refreshed, when the stand-in binary changed) one after the other.
         let t = Instant::now();
         for v in versions {
-            crate::sim_image::ensure_sim_image(
-                &engine.docker,
-                &v.to_string(),
-                a.options.rebuild_sim,
-            )
-            .await
-            .map_err(|e| {
-                anyhow::anyhow!(
-                    "cannot build the stand-in image {}: {e:#}",
-                    sim_image_ref(v)
-                )
-            })?;
+            crate::sim_image::ensure_sim_image(&engine, &v.to_string(), a.options.rebuild_sim)
+                .await
+                .map_err(|e| {
+                    anyhow::anyhow!(
+                        "cannot build the stand-in image {}: {e:#}",
+                        sim_image_ref(v)
+                    )
+                })?;
         }
         errln!(
             "repro: stand-in images ready ({:.1}s)",
@@ -306,83 +238,6 @@ async fn prepare_images(a: &MatrixArgs, versions: &[K3sVersion]) -> Result<(), E
         );
     }
     Ok(())
-}
-
-/// The receiver that prints a cell's line when its run finishes.
-fn line_receiver(
-    cell: Cell,
-    dir: PathBuf,
-    done: Arc<AtomicUsize>,
-    total: usize,
-) -> Arc<dyn run::Receiver> {
-    Arc::new(move |e: &RunEvent<'_>| {
-        if let RunEvent::Finished(end) = e {
-            let mut c = cell.clone();
-            finish(&mut c, &dir, end);
-            let n = done.fetch_add(1, Ordering::SeqCst) + 1;
-            out(&progress_line(n, total, &c, &dir));
-        }
-    })
-}
-
-/// A cell before (or without) its run.
-fn not_run(plan: &Plan, expected: Outcome, because: String, sim: bool) -> Cell {
-    Cell {
-        check: plan.check.clone(),
-        k3s_version: plan.k3s_version.to_string(),
-        expected,
-        expected_because: because,
-        verdict: None,
-        status: Status::NotRun,
-        seconds: 0.0,
-        exit_code: None,
-        run_id: None,
-        results: None,
-        stand_in: sim,
-        error: Some("interrupted before it started".into()),
-    }
-}
-
-/// Fills a cell from its finished run.
-fn finish(c: &mut Cell, matrix_dir: &Path, end: &RunEnd) {
-    c.status = if end.code == exit::INTERRUPTED {
-        Status::NotRun
-    } else {
-        Status::of(c.expected, end.outcome())
-    };
-    c.verdict = end.outcome();
-    c.seconds = end.seconds;
-    c.exit_code = Some(end.code);
-    c.run_id = end.result.as_ref().map(|r| r.run_id.clone());
-    c.results = end.dir.as_ref().map(|d| relative(matrix_dir, d));
-    c.error = end.why();
-}
-
-/// `d` relative to `base` when inside it (the run folders of a matrix are), else as is.
-fn relative(base: &Path, d: &Path) -> String {
-    d.strip_prefix(base)
-        .map(PathBuf::from)
-        .unwrap_or_else(|_| d.to_path_buf())
-        .display()
-        .to_string()
-}
-
-fn progress_line(done: usize, total: usize, c: &Cell, dir: &Path) -> String {
-    let mut s = format!(
-        "[{done}/{total}] {} {}: {} (expected {}) {} in {:.1}s",
-        c.check,
-        c.k3s_version,
-        c.verdict.map_or("no verdict", Outcome::as_str),
-        c.expected,
-        c.status.label(),
-        c.seconds
-    );
-    if c.status != Status::Ok {
-        if let Some(r) = &c.results {
-            s.push_str(&format!(" → {}", dir.join(r).display()));
-        }
-    }
-    s
 }
 
 /// The table, a line per cell that is not ok (why), the counts and where the files are.
@@ -407,7 +262,7 @@ pub(super) fn print_report(summary: &Summary, dir: &Path) {
     }
     out(&format!(
         "summary: {}\njunit:   {}",
-        dir.join("summary.json").display(),
-        dir.join("junit.xml").display()
+        dir.join(crate::results_folder::SUMMARY_FILE).display(),
+        dir.join(crate::results_folder::JUNIT_FILE).display()
     ));
 }

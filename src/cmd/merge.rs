@@ -11,12 +11,13 @@
 
 use crate::cli::{Global, MergeArgs};
 use crate::error::Error;
+use crate::exit::Exit;
 use crate::matrix::{merge, Summary};
 
 use super::common::out;
 use super::matrix::print_report;
 
-pub async fn run(_g: &Global, a: &MergeArgs) -> Result<i32, Error> {
+pub(crate) async fn run(_g: &Global, a: &MergeArgs) -> Result<Exit, Error> {
     let plan = a
         .plan
         .as_deref()
@@ -54,5 +55,5 @@ pub async fn run(_g: &Global, a: &MergeArgs) -> Result<i32, Error> {
     out(&line);
     print_report(&summary, &a.out);
     out(&format!("exit: {}", summary.exit_code));
-    Ok(summary.exit_code)
+    Ok(summary.exit())
 }

@@ -1,10 +1,12 @@
-//! One module per subcommand, plus the helpers they share (`common`). Each returns the exit
-//! code of a command that completed (see `crate::exit`), or the error it stopped on.
+//! One module per subcommand, plus the helpers they share (`common`). Each returns how a
+//! command that completed came out (an [`Exit`]), or the error it stopped on; `main` alone turns
+//! either into a number (`crate::exit`).
 
 mod bisect;
 mod clean;
-pub mod common;
+pub(crate) mod common;
 mod docs;
+mod doctor;
 mod inspect;
 mod list;
 mod matrix;
@@ -19,9 +21,10 @@ mod validate;
 
 use crate::cli::{Cli, Command};
 use crate::error::Error;
+use crate::exit::Exit;
 
 /// Runs a parsed command line.
-pub fn dispatch(cli: Cli) -> Result<i32, Error> {
+pub fn dispatch(cli: Cli) -> Result<Exit, Error> {
     init_tracing(cli.global.verbose);
     let rt = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
@@ -43,6 +46,7 @@ pub fn dispatch(cli: Cli) -> Result<i32, Error> {
             Command::Merge(a) => merge::run(&g, &a).await,
             Command::NightlyIssues(a) => nightly_issues::run(&g, &a),
             Command::Inspect(a) => inspect::run(&g, &a),
+            Command::Doctor(a) => doctor::run(&g, &a).await,
             Command::Completions { shell } => docs::completions(shell),
             Command::Man { out } => docs::man(out.as_deref()),
         }

@@ -13,10 +13,10 @@ use serde::Deserialize;
 
 use crate::cli::{Global, NightlyIssuesArgs};
 use crate::error::Error;
-use crate::exit;
+use crate::exit::Exit;
 use crate::nightly::{self, Action, Existing, Health, RunLinks};
 
-pub fn run(_g: &Global, a: &NightlyIssuesArgs) -> Result<i32, Error> {
+pub(crate) fn run(_g: &Global, a: &NightlyIssuesArgs) -> Result<Exit, Error> {
     let cells = crate::matrix::merge::cells_from_summary(&a.summary)
         .map_err(|e| Error::bad_input(e.to_string()))?;
     let links = RunLinks {
@@ -30,7 +30,7 @@ pub fn run(_g: &Global, a: &NightlyIssuesArgs) -> Result<i32, Error> {
     // A failing `gh` (no token, no network) is infrastructure: exit 3 with its message.
     apply(&gh, &a.label, &nightly::groups(&cells), &links)
         .map_err(|e| Error::Other(e.context("nightly-issues")))?;
-    Ok(exit::OK)
+    Ok(Exit::Ok)
 }
 
 /// `$GITHUB_SERVER_URL/$GITHUB_REPOSITORY/actions/runs/$GITHUB_RUN_ID` inside GitHub Actions.

@@ -7,15 +7,15 @@
 
 use crate::cli::{Format, Global, PlanArgs};
 use crate::error::Error;
-use crate::exit;
-use crate::plan::{config_body, Plan, PlannedNode, PlannedStep, CONFIG_PATH};
+use crate::exit::Exit;
+use crate::plan::{config_body, Plan, PlannedNode, PlannedStep};
 use crate::scenario::Expected;
 use crate::table::table;
 
 use super::common::{resolve, write_stdout};
 
-pub fn run(g: &Global, args: &PlanArgs) -> Result<i32, Error> {
-    let (_sc, p) = resolve(g.root.as_deref(), &args.target.to_target())?;
+pub(crate) fn run(g: &Global, args: &PlanArgs) -> Result<Exit, Error> {
+    let (_sc, p) = resolve(g.root.as_deref(), &args.target)?;
     let text = match args.format {
         Format::Json => format!(
             "{}\n",
@@ -24,11 +24,11 @@ pub fn run(g: &Global, args: &PlanArgs) -> Result<i32, Error> {
         Format::Text => render_text(&p),
     };
     write_stdout(&text).map_err(|e| anyhow::anyhow!("cannot write to stdout: {e}"))?;
-    Ok(exit::OK)
+    Ok(Exit::Ok)
 }
 
 /// The plan as a reviewer reads it.
-pub fn render_text(p: &Plan) -> String {
+pub(crate) fn render_text(p: &Plan) -> String {
     let mut o = String::new();
     header(&mut o, p);
     step_zero(&mut o, p);
@@ -38,7 +38,7 @@ pub fn render_text(p: &Plan) -> String {
         .iter()
         .map(|(n, files)| {
             let body = files
-                .get(CONFIG_PATH)
+                .get(p.config_path())
                 .and_then(|c| c.as_deref())
                 .map(config_body)
                 .unwrap_or_default();
@@ -54,8 +54,8 @@ pub fn render_text(p: &Plan) -> String {
 
 fn header(o: &mut String, p: &Plan) {
     o.push_str(&format!(
-        "Plan for check `{}` on k3s {}\n",
-        p.check, p.k3s_version
+        "Plan for check `{}` on {} {}\n",
+        p.check, p.distro, p.k3s_version
     ));
     if !p.summary.is_empty() {
         o.push_str(&format!("  {}\n", p.summary));
@@ -77,28 +77,32 @@ fn header(o: &mut String, p: &Plan) {
         let list: Vec<String> = p.fixed_in.iter().map(ToString::to_string).collect();
         rows.push(["fixed in".into(), list.join(", ")]);
     }
-    if let Some(v) = p.expected_verdict {
-        rows.push([
-            "expected".into(),
-            format!("{} ({})", v.as_str(), p.expected_because),
-        ]);
-    }
+    let expected = match p.expected_verdict {
+        Some(v) => v.as_str(),
+        None => "unknown",
+    };
+    rows.push([
+        "expected".into(),
+        format!("{expected} ({})", p.expected_because),
+    ]);
     for [k, v] in rows {
         o.push_str(&format!("  {k:<9} {v}\n"));
     }
     for n in &p.notes {
         o.push_str(&format!("  NOTE      {n}\n"));
     }
-    o.push_str(
-        "\nNothing runs here: this is what `repro run` would do. Each node is a k3s container with\n\
-         its own /etc/rancher/k3s/config.yaml. Each step edits those files, restarts nodes, waits\n\
+    o.push_str(&format!(
+        "\nNothing runs here: this is what `repro run` would do. Each node is a {} container with\n\
+         its own {}. Each step edits those files, restarts nodes, waits\n\
          for their new boot, and compares what every named node shows with the expectations.\n",
-    );
+        p.distro,
+        p.config_path()
+    ));
 }
 
-fn describe_node(n: &PlannedNode) -> String {
+fn describe_node(p: &Plan, n: &PlannedNode) -> String {
     match (&n.join, n.init) {
-        (_, true) => "creates the cluster (cluster-init)".to_string(),
+        (_, true) => format!("creates the cluster ({})", p.distro.facts().init_marker()),
         (Some(j), _) => format!("joins {j}"),
         (None, _) => String::new(),
     }
@@ -119,7 +123,7 @@ fn step_zero(o: &mut String, p: &Plan) {
                 format!("{}.", i + 1),
                 n.name.clone(),
                 n.role.as_str().to_string(),
-                describe_node(n),
+                describe_node(p, n),
             ]);
         }
     }
@@ -130,7 +134,7 @@ fn step_zero(o: &mut String, p: &Plan) {
             "  Not started yet: {} ({}, {}); a step starts it.\n",
             n.name,
             n.role.as_str(),
-            describe_node(n)
+            describe_node(p, n)
         ));
     }
     if !p.common_files.is_empty() {
@@ -143,7 +147,7 @@ fn step_zero(o: &mut String, p: &Plan) {
     o.push_str("  config.yaml of each node:\n");
     for (node, files) in &p.initial {
         for (path, content) in files {
-            if p.common_files.contains_key(path) && path != CONFIG_PATH {
+            if p.common_files.contains_key(path) && path != p.config_path() {
                 continue;
             }
             let later = if p.nodes.iter().any(|n| &n.name == node && n.deferred) {
@@ -182,7 +186,7 @@ fn step(
             actions.push(format!("{node}: {} in config.yaml", changes.join(", ")));
         }
         for (path, content) in files {
-            if path == CONFIG_PATH {
+            if path == p.config_path() {
                 continue;
             }
             match content {
@@ -199,7 +203,7 @@ fn step(
             .nodes
             .iter()
             .find(|x| &x.name == n)
-            .map(describe_node)
+            .map(|n| describe_node(p, n))
             .unwrap_or_default();
         actions.push(format!(
             "start {n} for the first time ({how}); wait until it is ready (or dead)"
@@ -233,7 +237,7 @@ fn step(
         if &now == body {
             unchanged.push(format!("{node} (since step {since})"));
         } else {
-            o.push_str(&format!("    {node}:{CONFIG_PATH} (changed)\n"));
+            o.push_str(&format!("    {node}:{} (changed)\n", p.config_path()));
             o.push_str(&indent(rendered, "      "));
             *since = s.index;
             *body = now;

@@ -3,10 +3,10 @@
 
 use crate::cli::{Global, RedactArgs};
 use crate::error::Error;
-use crate::exit;
+use crate::exit::Exit;
 use crate::redact;
 
-pub fn run(_g: &Global, a: &RedactArgs) -> Result<i32, Error> {
+pub(crate) fn run(_g: &Global, a: &RedactArgs) -> Result<Exit, Error> {
     if !a.path.exists() {
         return Err(Error::bad_input(format!(
             "repro: {}: no such file or folder",
@@ -27,5 +27,5 @@ pub fn run(_g: &Global, a: &RedactArgs) -> Result<i32, Error> {
     for f in &s.skipped_binary {
         errln!("repro: skipped {f}: not a text file (left out of the redacted copy / unchanged in place)");
     }
-    Ok(exit::OK)
+    Ok(Exit::Ok)
 }

@@ -10,12 +10,12 @@ use std::path::Path;
 
 use crate::cli::{Global, ReportArgs};
 use crate::error::Error;
-use crate::exit;
+use crate::exit::Exit;
 use crate::report::{self, validation};
 
 use super::common::out;
 
-pub fn run(_g: &Global, a: &ReportArgs) -> Result<i32, Error> {
+pub(crate) fn run(_g: &Global, a: &ReportArgs) -> Result<Exit, Error> {
     if let Some(pair) = &a.validation {
         return validate(&pair[0], &pair[1], a.out.as_deref(), &a.secrets);
     }
@@ -30,7 +30,7 @@ pub fn run(_g: &Global, a: &ReportArgs) -> Result<i32, Error> {
         for line in report::github_annotations(&rendered.result) {
             out(&line);
         }
-        return Ok(exit::OK);
+        return Ok(Exit::Ok);
     }
     report::write_rendered(dir, &rendered)?;
     let verdict = rendered
@@ -50,7 +50,7 @@ pub fn run(_g: &Global, a: &ReportArgs) -> Result<i32, Error> {
     for s in &rendered.skipped {
         errln!("repro: left {s} out of the bundle: not a text file, so it cannot be redacted");
     }
-    Ok(exit::OK)
+    Ok(Exit::Ok)
 }
 
 fn validate(
@@ -58,7 +58,7 @@ fn validate(
     fixed: &Path,
     out: Option<&Path>,
     secrets: &[String],
-) -> Result<i32, Error> {
+) -> Result<Exit, Error> {
     let mut rendered = Vec::new();
     for dir in [buggy, fixed] {
         let folder = report::load(dir).map_err(|e| Error::bad_input(format!("repro: {e}")))?;
@@ -75,16 +75,16 @@ fn validate(
     let (text, outcome) = validation::render(b, f);
     match out {
         Some(path) => {
-            report::write_atomic(path, text.as_bytes())?;
+            crate::results_folder::write_atomic(path, text.as_bytes())?;
             errln!("repro: wrote {}", path.display());
         }
         None => out!("{text}"),
     }
     Ok(match outcome {
-        validation::Outcome::Validated => exit::OK,
+        validation::Outcome::Validated => Exit::Ok,
         validation::Outcome::NotValidated => {
             errln!("repro: the pair does not validate the fix: see the heading of the comment");
-            exit::OUTCOME_DIFFERS
+            Exit::OutcomeDiffers
         }
     })
 }

@@ -5,19 +5,32 @@ use std::sync::Arc;
 
 use crate::cli::{Format, Global, RunArgs};
 use crate::error::Error;
+use crate::exit::Exit;
 use crate::progress::Progress;
 use crate::result::{Rule, RunResult};
 use crate::run;
 
 use super::common::{out, resolve};
 
-pub async fn run(g: &Global, args: &RunArgs) -> Result<i32, Error> {
+pub(crate) async fn run(g: &Global, args: &RunArgs) -> Result<Exit, Error> {
     let cfg = args.to_config(std::env::args().collect());
     // Everything about the input is checked before Docker is touched: no half-created cluster.
     let (sc, plan) = resolve(g.root.as_deref(), &cfg.target)?;
+    if let Err(why) = cfg.expect.resolve(&plan) {
+        return Err(Error::bad_input(format!(
+            "error: {why}\n  help: say which outcome counts as success: --expect fixed or --expect reproduced"
+        )));
+    }
     let nodes: Vec<String> = plan.nodes.iter().map(|n| n.name.clone()).collect();
-    let display = Arc::new(Progress::new(args.options.progress.is_live(), &nodes));
-    let end = run::execute(&cfg, sc, plan, vec![display]).await;
+    let display = Arc::new(Progress::new(args.progress.is_live(), &nodes));
+    let end = run::execute(
+        &cfg,
+        sc,
+        plan,
+        vec![display],
+        crate::report::render_all_with,
+    )
+    .await;
     if let (Some(r), Some(dir)) = (&end.result, &end.dir) {
         match args.format {
             Format::Text => print_summary(r, dir),
@@ -27,10 +40,7 @@ pub async fn run(g: &Global, args: &RunArgs) -> Result<i32, Error> {
             }
         }
     }
-    match end.error {
-        Some(e) => Err(e.into()),
-        None => Ok(end.code),
-    }
+    end.status.map_err(Error::from)
 }
 
 /// Appends a formatted line to a String.
@@ -81,7 +91,7 @@ fn print_summary(r: &RunResult, dir: &Path) {
                 o.node,
                 o.signal,
                 o.observed,
-                o.expected.as_deref().unwrap_or("-"),
+                o.expected.as_ref().map_or("-", |e| e.as_str()),
                 shorten(&why, 90)
             );
         }

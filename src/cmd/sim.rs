@@ -1,32 +1,37 @@
-//! `repro sim build`: the stand-in images for offline runs.
+//! `repro sim build`: the stand-in images for offline runs; `repro sim binary`: a stamped
+//! stand-in binary (a build of a version, with the bug or not).
 
 use crate::cli::{Global, SimCommand};
 use crate::docker::Engine;
 use crate::error::Error;
-use crate::exit;
-use crate::version::K3sVersion;
+use crate::exit::Exit;
+use distro::Version;
 
-/// The versions the demo and the tests use, across release lines, buggy and fixed.
-pub const DEFAULT_VERSIONS: &[&str] = &[
-    "v1.31.12+k3s1",
-    "v1.31.13+k3s1",
-    "v1.32.8+k3s1",
-    "v1.32.9+k3s1",
-    "v1.33.4+k3s1",
-    "v1.33.5+k3s1",
-    "v1.34.1+k3s1",
-];
-
-pub async fn run(_g: &Global, cmd: &SimCommand) -> Result<i32, Error> {
-    let SimCommand::Build { versions, rebuild } = cmd;
+pub(crate) async fn run(_g: &Global, cmd: &SimCommand) -> Result<Exit, Error> {
+    let (versions, rebuild) = match cmd {
+        SimCommand::Build { versions, rebuild } => (versions, rebuild),
+        SimCommand::Binary {
+            version,
+            fixed,
+            out,
+            ..
+        } => return write_binary(version, *fixed, out),
+    };
     let wanted: Vec<String> = if versions.is_empty() {
-        DEFAULT_VERSIONS.iter().map(|s| s.to_string()).collect()
+        distro::Distro::K3s
+            .facts()
+            .sim_versions
+            .iter()
+            .map(|s| s.to_string())
+            .collect()
     } else {
         versions.clone()
     };
     for v in &wanted {
-        if let Err(e) = v.parse::<K3sVersion>() {
-            return Err(Error::bad_input(format!("repro sim build: {e}")));
+        match v.parse::<Version>() {
+            Err(e) => return Err(Error::bad_input(format!("repro sim build: {e}"))),
+            Ok(v) => crate::sim_image::plays(v.distro)
+                .map_err(|e| Error::bad_input(format!("repro sim build: {e}")))?,
         }
     }
     let engine = Engine::connect().await?;
@@ -37,16 +42,53 @@ pub async fn run(_g: &Global, cmd: &SimCommand) -> Result<i32, Error> {
         for v in &wanted {
             let t = std::time::Instant::now();
             errln!("repro sim build: preparing the stand-in for {v}");
-            let tag = crate::sim_image::ensure_sim_image(&engine.docker, v, *rebuild).await?;
+            let tag = crate::sim_image::ensure_sim_image(&engine, v, *rebuild).await?;
             super::common::out(&format!("{tag}  ({:.1}s)", t.elapsed().as_secs_f64()));
         }
         Ok::<_, Error>(())
     };
     tokio::select! {
-        r = build => r.map(|()| exit::OK),
+        r = build => r.map(|()| Exit::Ok),
         s = signals.next() => {
             errln!("repro sim build: interrupted ({s}); the image being built is not tagged");
-            Ok(exit::INTERRUPTED)
+            Ok(Exit::Interrupted)
         }
     }
+}
+
+/// Copies the stand-in binary to `out` with its stamp (the version it reports, the fix or not).
+fn write_binary(version: &str, fixed: bool, out: &std::path::Path) -> Result<Exit, Error> {
+    let v: Version = version
+        .parse()
+        .map_err(|e| Error::bad_input(format!("repro sim binary: {e}")))?;
+    let from = crate::sim_image::find_sim_binary()
+        .map_err(|e| Error::bad_input(format!("repro sim binary: {e}")))?;
+    let cannot = |e: std::io::Error| {
+        Error::bad_input(format!(
+            "repro sim binary: cannot write {}: {e}",
+            out.display()
+        ))
+    };
+    let mut bytes = std::fs::read(&from).map_err(|e| {
+        Error::bad_input(format!(
+            "repro sim binary: cannot read {}: {e}",
+            from.display()
+        ))
+    })?;
+    let stamp = distro::sim_stamp::SimStamp {
+        version: v.to_string(),
+        bootstrap_fix: fixed,
+    };
+    bytes.extend(stamp.to_bytes());
+    std::fs::write(out, &bytes).map_err(cannot)?;
+    {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(out, std::fs::Permissions::from_mode(0o755)).map_err(cannot)?;
+    }
+    super::common::out(&format!(
+        "{}  (stand-in, reports {v}, {})",
+        out.display(),
+        if fixed { "fixed" } else { "buggy" }
+    ));
+    Ok(Exit::Ok)
 }

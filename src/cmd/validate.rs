@@ -12,10 +12,10 @@ use crate::cli::{Global, ValidateArgs};
 use crate::cmd::common::write_stdout;
 use crate::diag::Diagnostics;
 use crate::error::Error;
-use crate::exit;
+use crate::exit::Exit;
 use crate::load::{self, FileKind};
 
-pub fn run(g: &Global, args: &ValidateArgs) -> Result<i32, Error> {
+pub(crate) fn run(g: &Global, args: &ValidateArgs) -> Result<Exit, Error> {
     let root = catalog::find_root(g.root.as_deref());
     let result = if args.files.is_empty() {
         Catalog::load(root.as_deref()).map(|c| {
@@ -40,7 +40,7 @@ pub fn run(g: &Global, args: &ValidateArgs) -> Result<i32, Error> {
     match result {
         Ok(msg) => {
             write_stdout(&format!("{msg}\n")).map_err(anyhow::Error::from)?;
-            Ok(exit::OK)
+            Ok(Exit::Ok)
         }
         Err(d) => Err(Error::bad_input(format!(
             "{d}{} found",

@@ -11,19 +11,33 @@ use std::collections::VecDeque;
 use std::sync::LazyLock;
 
 use chrono::{DateTime, Utc};
-use regex::{Regex, RegexSet};
+use regex::{Regex, RegexSet, SetMatches};
 
 use super::deps::{Signal, Signals};
 use super::formats::{Entry, Inner, Outer, Prompt};
+use super::model::Source;
+use super::prefilter::Prefilter;
+
+/// inspect reads k3s's logs (RKE2 is the next issue: its distribution would come from the input).
+const DISTRO: distro::Distro = distro::Distro::K3s;
 
 static BANNER: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"\bStarting k3s (agent )?v\d+\.\d+\.\d+\S*(?: \([0-9A-Za-z-]+\))?")
-        .expect("static regex")
+    let facts = DISTRO.facts();
+    let agent = facts
+        .agent_banner_prefix
+        .strip_prefix(facts.banner_prefix)
+        .unwrap_or_default();
+    Regex::new(&format!(
+        r"\b{}({})?v\d+\.\d+\.\d+\S*(?: \([0-9A-Za-z-]+\))?",
+        regex::escape(facts.banner_prefix),
+        regex::escape(agent)
+    ))
+    .expect("static regex")
 });
 
 /// Whether a k3s line is the start banner of a boot.
-pub fn is_banner(text: &str) -> bool {
-    text.contains("Starting k3s ") && BANNER.is_match(text)
+pub(crate) fn is_banner(text: &str) -> bool {
+    text.contains(DISTRO.facts().banner_prefix) && BANNER.is_match(text)
 }
 
 fn banner_is_agent(text: &str) -> bool {
@@ -33,7 +47,7 @@ fn banner_is_agent(text: &str) -> bool {
 /// How many lines of ordinary output (matching no pattern) a boot must show after its banner
 /// before the settle rule may use it: an excerpt made of the lines the signals name
 /// (`grep -E 'Starting k3s|kubelet'`) has none, a real k3s boot has hundreds.
-pub const MIN_CHATTER: u32 = 3;
+pub(crate) const MIN_CHATTER: u32 = 3;
 /// Lines kept at the end of a boot, as evidence of how it ended.
 const TAIL: usize = 3;
 /// Value lines kept per boot (distinct values are few; a crash-looping line must not grow it).
@@ -49,11 +63,13 @@ enum PatKind {
 }
 
 /// Every line pattern of `signals.yaml`, matched at once.
-pub struct Matcher {
+pub(crate) struct Matcher {
     set: RegexSet,
     kinds: Vec<PatKind>,
     /// Probe-only signals: (signal name, words its command must contain, output rules).
     probes: Vec<ProbeWatch>,
+    /// Rules out the lines no pattern can match (None: every line goes to the set).
+    prefilter: Option<Prefilter>,
 }
 
 struct ProbeWatch {
@@ -63,7 +79,7 @@ struct ProbeWatch {
 }
 
 impl Matcher {
-    pub fn new(signals: &Signals) -> Matcher {
+    pub(crate) fn new(signals: &Signals) -> Matcher {
         let mut pats = Vec::new();
         let mut kinds = Vec::new();
         for sig in signals.by_name.values() {
@@ -95,11 +111,26 @@ impl Matcher {
             .collect();
         // The patterns compiled once already (load validated them); a set of them compiles too.
         let set = RegexSet::new(&pats).unwrap_or_else(|_| RegexSet::empty());
-        Matcher { set, kinds, probes }
+        let prefilter = Prefilter::new(pats.iter().map(String::as_str));
+        Matcher {
+            set,
+            kinds,
+            probes,
+            prefilter,
+        }
+    }
+
+    /// The patterns a line matches; None when it matches none (told by the prefilter, for
+    /// most lines, without running the patterns).
+    fn matches(&self, text: &str) -> Option<SetMatches> {
+        if self.prefilter.as_ref().is_some_and(|f| !f.may_match(text)) {
+            return None;
+        }
+        Some(self.set.matches(text)).filter(SetMatches::matched_any)
     }
 
     /// Whether a pasted command runs one of the probes (its output may then decide a signal).
-    pub fn is_probe_command(&self, cmd: &str) -> bool {
+    pub(crate) fn is_probe_command(&self, cmd: &str) -> bool {
         self.probes
             .iter()
             .any(|p| !p.words.is_empty() && p.words.iter().all(|w| cmd.contains(w.as_str())))
@@ -108,12 +139,12 @@ impl Matcher {
 
 /// A line kept for the signals' rules or as evidence.
 #[derive(Debug, Clone)]
-pub struct Kept {
-    pub file: usize,
-    pub line: u64,
-    pub ts: Option<DateTime<Utc>>,
-    pub exact: bool,
-    pub text: String,
+pub(crate) struct Kept {
+    pub(crate) file: usize,
+    pub(crate) line: u64,
+    pub(crate) ts: Option<DateTime<Utc>>,
+    pub(crate) exact: bool,
+    pub(crate) text: String,
 }
 
 impl Kept {
@@ -129,7 +160,7 @@ impl Kept {
 }
 
 #[derive(Debug, Clone, PartialEq)]
-pub enum EndKind {
+pub(crate) enum EndKind {
     /// The process ended on its own: a fatal line, systemd's exit status, a recorded exit.
     Died { exit_code: Option<i64> },
     /// It was stopped (systemd "Stopping …", a recorded stop).
@@ -139,58 +170,54 @@ pub enum EndKind {
 }
 
 #[derive(Debug, Clone)]
-pub struct End {
-    pub kind: EndKind,
-    pub ts: Option<DateTime<Utc>>,
+pub(crate) struct End {
+    pub(crate) kind: EndKind,
+    pub(crate) ts: Option<DateTime<Utc>>,
     /// The line (or record) that says so.
-    pub evidence: Option<Kept>,
+    pub(crate) evidence: Option<Kept>,
     /// `log`, `unit` or `record`.
-    pub source: &'static str,
+    pub(crate) source: Source,
 }
 
 /// What a repro results folder recorded about a boot (it watched the container).
 #[derive(Debug, Clone, Default)]
-pub struct Recorded {
-    pub end: Option<End>,
+pub(crate) struct Recorded {
+    pub(crate) end: Option<End>,
     /// The recorder watched this boot's log until then: the log is whole up to this time.
-    pub watched_until: Option<DateTime<Utc>>,
-    /// The step that started the boot (its config is `config-step-<step>.yaml`).
-    pub step: Option<usize>,
+    pub(crate) watched_until: Option<DateTime<Utc>>,
 }
 
 /// One boot being read.
 #[derive(Debug)]
-pub struct BootBuilder {
-    pub number: u32,
-    pub banner: Option<Kept>,
-    pub agent: bool,
-    pub lines: u64,
-    pub first_ts: Option<DateTime<Utc>>,
-    pub last_ts: Option<DateTime<Utc>>,
-    pub kept: Vec<Kept>,
+pub(crate) struct BootBuilder {
+    pub(crate) number: u32,
+    pub(crate) banner: Option<Kept>,
+    pub(crate) agent: bool,
+    pub(crate) lines: u64,
+    pub(crate) first_ts: Option<DateTime<Utc>>,
+    pub(crate) last_ts: Option<DateTime<Utc>>,
+    pub(crate) kept: Vec<Kept>,
     seen: Vec<bool>,
     values: usize,
     tail: VecDeque<Kept>,
     /// Ordinary lines (matching no pattern) after the banner.
-    pub chatter: u32,
+    pub(crate) chatter: u32,
     /// Lines in a log form (logrus, klog, a tool's prefix) or matching a pattern: a "boot" of
     /// plain text only (prose before the first banner of a paste) is not one.
     formatted: u64,
     settled: bool,
-    pub end: Option<End>,
+    pub(crate) end: Option<End>,
     stopping: bool,
     /// Lines of pasted probe output.
-    pub probe_output: Vec<Kept>,
+    pub(crate) probe_output: Vec<Kept>,
     in_probe: bool,
-    pub recorded: Option<Recorded>,
-    /// The input file the boot began in.
-    pub file: usize,
+    pub(crate) recorded: Option<Recorded>,
     /// Another boot of the node follows in the log.
-    pub followed: bool,
+    pub(crate) followed: bool,
 }
 
 impl BootBuilder {
-    pub fn new(number: u32, matcher: &Matcher, file: usize) -> Self {
+    pub(crate) fn new(number: u32, matcher: &Matcher) -> Self {
         BootBuilder {
             number,
             banner: None,
@@ -210,23 +237,22 @@ impl BootBuilder {
             probe_output: Vec::new(),
             in_probe: false,
             recorded: None,
-            file,
             followed: false,
         }
     }
 
     /// Whether a `settled-by` line was seen.
-    pub fn settled(&self) -> bool {
+    pub(crate) fn settled(&self) -> bool {
         self.settled
     }
 
     /// Whether anything of k3s is in this boot (a boot made only of pasted output is not one).
-    pub fn has_log(&self) -> bool {
+    pub(crate) fn has_log(&self) -> bool {
         self.banner.is_some() || self.formatted > 0
     }
 
     /// A line k3s printed (taken by value: the last few lines are kept without a copy).
-    pub fn log(&mut self, e: Entry, m: &Matcher, file: usize) {
+    pub(crate) fn log(&mut self, e: Entry, m: &Matcher, file: usize) {
         self.lines += 1;
         if let Some(ts) = e.ts {
             self.first_ts.get_or_insert(ts);
@@ -255,7 +281,7 @@ impl BootBuilder {
                 kind: EndKind::Died { exit_code: None },
                 ts: k.ts,
                 evidence: Some(k.clone()),
-                source: "log",
+                source: Source::Log,
             });
         }
         if self.tail.len() == TAIL {
@@ -265,13 +291,12 @@ impl BootBuilder {
     }
 
     fn keep_if_matched(&mut self, k: &Kept, m: &Matcher) -> bool {
-        let hits = m.set.matches(&k.text);
-        if !hits.matched_any() {
+        let Some(hits) = m.matches(&k.text) else {
             if self.banner.is_some() {
                 self.chatter = self.chatter.saturating_add(1);
             }
             return false;
-        }
+        };
         let mut keep = false;
         for i in hits.iter() {
             match m.kinds[i] {
@@ -294,24 +319,26 @@ impl BootBuilder {
 
     /// Text that is not a log line: a probe's output if its command was pasted just before, and
     /// `k3s -v` output (value lines such as `k3s version v1.33.4+k3s1`).
-    pub fn output(&mut self, e: &Entry, m: &Matcher, file: usize) {
+    pub(crate) fn output(&mut self, e: &Entry, m: &Matcher, file: usize) {
         let k = Kept::of(e, file);
         if self.in_probe && self.probe_output.len() < MAX_PROBE_LINES {
             self.probe_output.push(k.clone());
         }
-        let hits = m.set.matches(&k.text);
-        if hits.iter().any(|i| m.kinds[i] == PatKind::Value) && self.values < MAX_VALUE_LINES {
+        let value = m
+            .matches(&k.text)
+            .is_some_and(|h| h.iter().any(|i| m.kinds[i] == PatKind::Value));
+        if value && self.values < MAX_VALUE_LINES {
             self.values += 1;
             self.kept.push(k);
         }
     }
 
-    pub fn prompt(&mut self, p: &Prompt, m: &Matcher) {
+    pub(crate) fn prompt(&mut self, p: &Prompt, m: &Matcher) {
         self.in_probe = m.is_probe_command(&p.command);
     }
 
     /// systemd about the unit: a stop, an exit status, a failure.
-    pub fn unit(&mut self, e: &Entry, file: usize) {
+    pub(crate) fn unit(&mut self, e: &Entry, file: usize) {
         let k = Kept::of(e, file);
         let text = e.text.as_str();
         if text.starts_with("Stopping ") {
@@ -320,7 +347,7 @@ impl BootBuilder {
                 kind: EndKind::Stopped,
                 ts: e.ts,
                 evidence: Some(k),
-                source: "unit",
+                source: Source::Unit,
             });
             return;
         }
@@ -344,7 +371,7 @@ impl BootBuilder {
                 kind: EndKind::Died { exit_code },
                 ts: e.ts,
                 evidence,
-                source: "unit",
+                source: Source::Unit,
             });
             return;
         }
@@ -355,30 +382,30 @@ impl BootBuilder {
                 kind: EndKind::Died { exit_code: None },
                 ts: e.ts,
                 evidence: Some(k),
-                source: "unit",
+                source: Source::Unit,
             });
         }
     }
 
-    pub fn host_reboot(&mut self, e: &Entry, file: usize) {
+    pub(crate) fn host_reboot(&mut self, e: &Entry, file: usize) {
         if self.end.is_none() {
             self.end = Some(End {
                 kind: EndKind::HostReboot,
                 ts: self.last_ts,
                 evidence: Some(Kept::of(e, file)),
-                source: "unit",
+                source: Source::Unit,
             });
         }
     }
 
     /// The last lines of the boot (for a death's evidence).
-    pub fn tail(&self) -> impl Iterator<Item = &Kept> {
+    pub(crate) fn tail(&self) -> impl Iterator<Item = &Kept> {
         self.tail.iter()
     }
 
     /// The time up to which the boot's log is known to be complete: its last line, a stop or
     /// exit seen later, or what the results folder recorded.
-    pub fn known_until(&self) -> Option<DateTime<Utc>> {
+    pub(crate) fn known_until(&self) -> Option<DateTime<Utc>> {
         let mut t = self.last_ts;
         for c in [
             self.end.as_ref().and_then(|e| e.ts),
@@ -394,7 +421,7 @@ impl BootBuilder {
 
     /// The signal-relevant lines of this boot in log order, and the index of the first line
     /// matching `ready`'s patterns.
-    pub fn lines_for(&self, ready: Option<&Signal>) -> (Vec<&Kept>, Option<usize>) {
+    pub(crate) fn lines_for(&self, ready: Option<&Signal>) -> (Vec<&Kept>, Option<usize>) {
         let mut all: Vec<&Kept> = self.kept.iter().collect();
         for t in &self.tail {
             if !all.iter().any(|k| k.line == t.line && k.file == t.file) {

@@ -8,17 +8,17 @@ use super::deps::{ConfigValue, Role};
 use super::sources::{ConfigFile, ConfigKind, InputError};
 
 #[derive(Debug, Clone, Default)]
-pub struct NodeConfig {
-    pub values: IndexMap<String, ConfigValue>,
+pub(crate) struct NodeConfig {
+    pub(crate) values: IndexMap<String, ConfigValue>,
     /// The file each key's value came from.
-    pub origin: IndexMap<String, String>,
+    pub(crate) origin: IndexMap<String, String>,
     /// The files it was read from, in order.
-    pub files: Vec<String>,
+    pub(crate) files: Vec<String>,
 }
 
 impl NodeConfig {
     /// Merges the files in order (YAML first, unit flags last: flags override files).
-    pub fn read(files: &[&ConfigFile]) -> Result<NodeConfig, InputError> {
+    pub(crate) fn read(files: &[&ConfigFile]) -> Result<NodeConfig, InputError> {
         let mut out = NodeConfig::default();
         let mut ordered: Vec<&&ConfigFile> = files.iter().collect();
         ordered.sort_by_key(|f| f.kind == ConfigKind::Unit);
@@ -53,22 +53,25 @@ impl NodeConfig {
         Ok(out)
     }
 
-    pub fn get(&self, key: &str) -> Option<&ConfigValue> {
+    pub(crate) fn get(&self, key: &str) -> Option<&ConfigValue> {
         self.values.get(key)
     }
 
-    pub fn is_true(&self, key: &str) -> bool {
+    pub(crate) fn is_true(&self, key: &str) -> bool {
         self.get(key).is_some_and(ConfigValue::is_true)
     }
 
     /// The server role the config gives (k3s's "Managing Server Roles": the keys each role
     /// stands for). None when the keys make no known role (e.g. only one of etcd's three).
-    pub fn server_role(&self) -> Option<Role> {
+    pub(crate) fn server_role(&self) -> Option<Role> {
+        // inspect reads k3s's own files (RKE2 is the next issue: its distribution would come
+        // from the input, as a topology's does).
+        let distro = distro::Distro::K3s;
         let set = |r: Role| {
-            let keys = r.config_keys();
+            let keys = r.config_keys(distro);
             !keys.is_empty() && keys.iter().all(|k| self.is_true(k))
         };
-        let partial = |r: Role| r.config_keys().iter().any(|k| self.is_true(k));
+        let partial = |r: Role| r.config_keys(distro).iter().any(|k| self.is_true(k));
         match (set(Role::Etcd), set(Role::ControlPlane)) {
             (true, false) => Some(Role::Etcd),
             (false, true) if !partial(Role::Etcd) => Some(Role::ControlPlane),
@@ -80,7 +83,7 @@ impl NodeConfig {
     }
 
     /// The config says how `key` is set, as it would read in config.yaml.
-    pub fn show(&self, key: &str) -> Option<String> {
+    pub(crate) fn show(&self, key: &str) -> Option<String> {
         self.get(key).map(|v| format!("{key}: {}", v.to_yaml()))
     }
 }
@@ -174,7 +177,7 @@ fn flag_value(v: &str) -> ConfigValue {
 
 /// Whether a config value means what a check's config sets (`true` and `"true"` are the same
 /// to k3s).
-pub fn same(have: &ConfigValue, want: &ConfigValue) -> bool {
+pub(crate) fn same(have: &ConfigValue, want: &ConfigValue) -> bool {
     match (have, want) {
         (h, ConfigValue::Bool(b)) => {
             if *b {

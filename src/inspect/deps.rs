@@ -5,19 +5,20 @@
 //! change.
 
 pub use crate::catalog::{find_root, Catalog};
-pub use crate::raw::{ConfigValue, Role};
-pub use crate::redact::Redactor;
-pub use crate::result::{Evidence, EvidenceSource};
-pub use crate::run::observe::{eval_log, Eval, Settle};
-pub use crate::run::watch::{Boot, Ended as BootEnd, LogLine};
-pub use crate::safe_fs;
+pub(crate) use crate::raw::{ConfigValue, Role};
+pub(crate) use crate::redact::Redactor;
+pub(crate) use crate::result::{Evidence, EvidenceSource, Observed};
+pub(crate) use crate::results_folder::{self as folder, BUNDLE_FILE, NODES_DIR, RESULT_FILE};
+pub(crate) use crate::run::observe::{eval_log, Eval, Settle};
+pub(crate) use crate::run::watch::{Boot, Ended as BootEnd, LogLine};
+pub(crate) use crate::safe_fs;
 pub use crate::scenario::{Expected, Signal, Signals, DEFAULT_SETTLE};
-pub use crate::version::{K3sVersion, ReleaseSet};
+pub(crate) use distro::{ReleaseSet, Version};
 
 /// Name of the signal whose `up` lines mean "the boot is ready" (the runner uses the same one to
 /// wait for a boot, and value signals are decided once it is seen).
-pub const READY_SIGNAL: &str = "ready";
+pub(crate) const READY_SIGNAL: &str = "ready";
 /// Name of the value signal that reports the k3s version of a boot.
-pub const VERSION_SIGNAL: &str = "version";
+pub(crate) const VERSION_SIGNAL: &str = "version";
 /// Name of the value signal that reports the server components a boot ran.
-pub const ROLES_SIGNAL: &str = "roles";
+pub(crate) const ROLES_SIGNAL: &str = "roles";

@@ -10,30 +10,30 @@
 use indexmap::IndexMap;
 
 use super::config::{same, NodeConfig};
-use super::deps::{Catalog, ConfigValue, Expected, K3sVersion, ReleaseSet, Role, Signals};
-use super::model::{BootReport, Condition, EvidenceLine, Finding};
+use super::deps::{Catalog, ConfigValue, Expected, Observed, ReleaseSet, Role, Signals, Version};
+use super::model::{BootReport, Condition, EvidenceLine, Finding, FindingVerdict, Source};
 
 #[derive(Debug, Clone)]
-pub struct Signature {
-    pub check: String,
-    pub issue: String,
-    pub summary: String,
-    pub fixed_in: ReleaseSet,
-    pub signal: String,
-    pub bug: String,
-    pub expect: String,
-    pub role: Role,
+pub(crate) struct Signature {
+    pub(crate) check: String,
+    pub(crate) issue: String,
+    pub(crate) summary: String,
+    pub(crate) fixed_in: ReleaseSet,
+    pub(crate) signal: String,
+    pub(crate) bug: String,
+    pub(crate) expect: String,
+    pub(crate) role: Role,
     /// The check's node joined another server (`server:`); false for the node that started the
     /// cluster.
-    pub joins: bool,
+    pub(crate) joins: bool,
     /// The config keys the check gave the node (topology and steps, not the derived ones).
-    pub keys: IndexMap<String, ConfigValue>,
+    pub(crate) keys: IndexMap<String, ConfigValue>,
     /// Files the check's topology wrote on the node (a log cannot show them).
-    pub files: Vec<String>,
+    pub(crate) files: Vec<String>,
     /// Everything else the check says about the same boot under the bug (the step's `expect`
     /// with the `bug` entries in place, over every step since the node's last start): e.g.
     /// `ready: up` — a node that died does not show this bug, whatever its registry did.
-    pub with: IndexMap<String, String>,
+    pub(crate) with: IndexMap<String, String>,
 }
 
 impl Signature {
@@ -49,7 +49,7 @@ impl Signature {
 }
 
 /// Every distinct bug signature of every check.
-pub fn signatures(cat: &Catalog) -> Vec<Signature> {
+pub(crate) fn signatures(cat: &Catalog) -> Vec<Signature> {
     let mut out: Vec<Signature> = Vec::new();
     for (check, _) in &cat.checks {
         let Some(topo) = cat.topology(&check.topology) else {
@@ -135,23 +135,30 @@ pub fn signatures(cat: &Catalog) -> Vec<Signature> {
 }
 
 /// What is known about one boot's node for matching.
-pub struct Subject<'a> {
-    pub input: usize,
-    pub node: &'a str,
-    pub boot: &'a BootReport,
-    pub config: Option<&'a NodeConfig>,
+pub(crate) struct Subject<'a> {
+    pub(crate) input: usize,
+    pub(crate) node: &'a str,
+    pub(crate) boot: &'a BootReport,
+    pub(crate) config: Option<&'a NodeConfig>,
     /// The config is the node's (not this boot's own, as a results folder has).
-    pub config_for_all_boots: bool,
+    pub(crate) config_for_all_boots: bool,
     /// How many boots the node has.
-    pub boots: usize,
+    pub(crate) boots: usize,
 }
 
 /// The role a boot's node has: from its config, else from the boot itself.
-pub fn role_of(boot: &BootReport, config: Option<&NodeConfig>) -> (Option<Role>, Option<String>) {
+pub(crate) fn role_of(
+    boot: &BootReport,
+    config: Option<&NodeConfig>,
+) -> (Option<Role>, Option<String>) {
     if boot
         .start
         .as_ref()
-        .is_some_and(|m| m.text.contains("Starting k3s agent"))
+        // inspect reads k3s's logs (see inspect/boots.rs).
+        .is_some_and(|m| {
+            m.text
+                .contains(distro::Distro::K3s.facts().agent_banner_prefix.trim_end())
+        })
     {
         return (Some(Role::Agent), Some("agent banner".into()));
     }
@@ -177,7 +184,7 @@ pub fn role_of(boot: &BootReport, config: Option<&NodeConfig>) -> (Option<Role>,
     (role, role.map(|_| "log (roles)".to_string()))
 }
 
-fn fixed_text(set: &ReleaseSet, v: Option<&K3sVersion>) -> Option<String> {
+fn fixed_text(set: &ReleaseSet, v: Option<&Version>) -> Option<String> {
     if set.firsts.is_empty() {
         return None;
     }
@@ -197,13 +204,13 @@ fn fixed_text(set: &ReleaseSet, v: Option<&K3sVersion>) -> Option<String> {
 }
 
 /// The findings for one boot.
-pub fn match_boot(s: &Subject, sigs: &[Signature], signals: &Signals) -> Vec<Finding> {
+pub(crate) fn match_boot(s: &Subject, sigs: &[Signature], signals: &Signals) -> Vec<Finding> {
     let mut out = Vec::new();
     for sig in sigs {
         let Some(obs) = s.boot.signals.get(&sig.signal) else {
             continue;
         };
-        if obs.state != sig.bug {
+        if obs.state.as_str() != sig.bug {
             continue;
         }
         let mut conditions = Vec::new();
@@ -211,7 +218,7 @@ pub fn match_boot(s: &Subject, sigs: &[Signature], signals: &Signals) -> Vec<Fin
         let mut evidence: Vec<EvidenceLine> = obs.evidence.clone();
 
         // The version: before the fix on its release line, and with the feature at all.
-        let version: Option<K3sVersion> = s.boot.version.as_deref().and_then(|v| v.parse().ok());
+        let version: Option<Version> = s.boot.version.as_deref().and_then(|v| v.parse().ok());
         let fixed = fixed_text(&sig.fixed_in, version.as_ref());
         let want = match &fixed {
             Some(f) if version.is_some() && !f.starts_with("no fix") => format!("before {f}"),
@@ -237,11 +244,12 @@ pub fn match_boot(s: &Subject, sigs: &[Signature], signals: &Signals) -> Vec<Fin
 
         // The rest of what the bug looks like in this boot (e.g. the node still got ready).
         for (other, want) in &sig.with {
-            let found = s.boot.signals.get(other).map(|o| o.state.clone());
-            let holds = match found.as_deref() {
-                None | Some("unknown") => None,
-                Some(f) => Some(f == want),
+            let state = s.boot.signals.get(other).map(|o| &o.state);
+            let holds = match state {
+                None | Some(Observed::Unknown) => None,
+                Some(f) => Some(f.as_str() == want),
             };
+            let found = state.map(ToString::to_string);
             if holds.is_none() {
                 needs.push(format!(
                     "whether `{other}` is {want} in this boot (the log does not show it)"
@@ -264,6 +272,8 @@ pub fn match_boot(s: &Subject, sigs: &[Signature], signals: &Signals) -> Vec<Fin
         let (role, from) = role_of(s.boot, s.config);
         let holds = role.map(|r| r == sig.role);
         if holds.is_none() {
+            // k3s's role keys in words (an allowed exception to "facts only in distro/": inspect
+            // reads k3s's files, see inspect/boots.rs).
             needs.push(format!(
                 "the node's role ({} in the check): its config (`disable-*` keys), or a log that shows the boot settled",
                 sig.role.as_str()
@@ -323,7 +333,7 @@ pub fn match_boot(s: &Subject, sigs: &[Signature], signals: &Signals) -> Vec<Fin
             if let (Some(c), Some(true)) = (s.config, holds) {
                 if let Some(line) = c.show(k) {
                     evidence.push(EvidenceLine {
-                        source: "config".into(),
+                        source: Source::Config,
                         file: c.origin.get(k).cloned().or(label.clone()),
                         line: None,
                         time: None,
@@ -373,7 +383,11 @@ pub fn match_boot(s: &Subject, sigs: &[Signature], signals: &Signals) -> Vec<Fin
             check: sig.check.clone(),
             issue: sig.issue.clone(),
             summary: sig.summary.clone(),
-            verdict: if all { "matches" } else { "possible" }.into(),
+            verdict: if all {
+                FindingVerdict::Matches
+            } else {
+                FindingVerdict::Possible
+            },
             message,
             input: s.input,
             node: s.node.to_string(),
@@ -403,7 +417,7 @@ pub fn match_boot(s: &Subject, sigs: &[Signature], signals: &Signals) -> Vec<Fin
     }
     // One finding per check, signal and boot (several steps can give the same signature); a
     // full match wins over a possible one.
-    out.sort_by_key(|f| f.verdict != "matches");
+    out.sort_by_key(|f| f.verdict != FindingVerdict::Matches);
     let mut seen: Vec<(String, String)> = Vec::new();
     out.retain(|f| {
         let key = (f.check.clone(), f.signal.clone());

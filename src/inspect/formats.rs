@@ -20,7 +20,7 @@ use super::reader::LineInfo;
 /// The prefix a tool put before k3s's own text.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
 #[serde(rename_all = "kebab-case")]
-pub enum Outer {
+pub(crate) enum Outer {
     /// `2026-11-30T09:00:01.123456789Z text` (`docker logs -t`, `kubectl logs --timestamps`).
     Docker,
     /// `Sep 13 10:00:00 host k3s[123]: text` (journalctl's default, also short-precise, syslog).
@@ -36,7 +36,7 @@ pub enum Outer {
 }
 
 impl Outer {
-    pub fn describe(self) -> &'static str {
+    pub(crate) fn describe(self) -> &'static str {
         match self {
             Outer::Docker => "docker logs --timestamps (or kubectl logs --timestamps)",
             Outer::JournalShort => "journalctl (short / short-precise)",
@@ -53,7 +53,7 @@ impl Outer {
 /// The form of k3s's own text.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "kebab-case")]
-pub enum Inner {
+pub(crate) enum Inner {
     /// logrus text: `time="…" level=info msg="…"`.
     Logrus,
     /// logrus on a terminal, as 2019 releases logged: `INFO[2019-03-13T05:57:01.879Z] …`.
@@ -65,12 +65,12 @@ pub enum Inner {
 }
 
 /// Every format `inspect` knows, for the message when none fits.
-pub const TRIED: &str = "docker logs (with and without --timestamps), kubectl logs (plain, --timestamps, --prefix), \
+pub(crate) const TRIED: &str = "docker logs (with and without --timestamps), kubectl logs (plain, --timestamps, --prefix), \
 journalctl -u k3s (short, short-precise, short-iso, short-iso-precise, short-full, -o cat, -xe), \
 a k3s --log file or any logrus text (time=\"…\" level=… msg=\"…\"), the old INFO[…] form, klog lines";
 
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Kind {
+pub(crate) enum Kind {
     /// A line the k3s process printed.
     Log,
     /// systemd's own line about the k3s unit (start, stop, exit status).
@@ -90,53 +90,53 @@ pub enum Kind {
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Prompt {
-    pub command: String,
+pub(crate) struct Prompt {
+    pub(crate) command: String,
     /// The node whose log follows (`docker logs NAME`, `kubectl logs POD`).
-    pub node: Option<String>,
+    pub(crate) node: Option<String>,
     /// The command filters lines (`| grep`): what follows is an excerpt.
-    pub filters: bool,
+    pub(crate) filters: bool,
 }
 
 #[derive(Debug, Clone)]
-pub struct Entry {
-    pub kind: Kind,
+pub(crate) struct Entry {
+    pub(crate) kind: Kind,
     /// Physical line number (the first one, for joined lines).
-    pub line: u64,
-    pub outer: Outer,
-    pub inner: Inner,
-    pub host: Option<String>,
-    pub ts: Option<DateTime<Utc>>,
+    pub(crate) line: u64,
+    pub(crate) outer: Outer,
+    pub(crate) inner: Inner,
+    pub(crate) host: Option<String>,
+    pub(crate) ts: Option<DateTime<Utc>>,
     /// False when part of the time was guessed (the year or zone of a journal's short format).
-    pub ts_exact: bool,
+    pub(crate) ts_exact: bool,
     /// The k3s line with the tool's prefix removed; the command for a prompt; the text otherwise.
-    pub text: String,
+    pub(crate) text: String,
     /// logrus `level=fatal`/`panic` (k3s exits after such a line).
-    pub fatal: bool,
+    pub(crate) fatal: bool,
     /// The line carried a grep `-n`/`-H` prefix.
-    pub grep_prefix: bool,
+    pub(crate) grep_prefix: bool,
     /// Bytes dropped from over-long physical lines.
-    pub dropped: u64,
+    pub(crate) dropped: u64,
 }
 
 /// What the normaliser saw, for the report and for telling a known format from an unknown one.
 #[derive(Debug, Clone, Default, Serialize)]
-pub struct Stats {
-    pub lines: u64,
+pub(crate) struct Stats {
+    pub(crate) lines: u64,
     /// Lines per prefix form (only forms seen).
-    pub prefixes: Vec<(Outer, u64)>,
-    pub logrus: u64,
-    pub old_logrus: u64,
-    pub klog: u64,
-    pub journal_catalog: u64,
-    pub crlf: u64,
-    pub ansi: u64,
-    pub not_utf8: u64,
-    pub joined: u64,
-    pub prompts: u64,
-    pub gaps: u64,
-    pub truncated: u64,
-    pub foreign: u64,
+    pub(crate) prefixes: Vec<(Outer, u64)>,
+    pub(crate) logrus: u64,
+    pub(crate) old_logrus: u64,
+    pub(crate) klog: u64,
+    pub(crate) journal_catalog: u64,
+    pub(crate) crlf: u64,
+    pub(crate) ansi: u64,
+    pub(crate) not_utf8: u64,
+    pub(crate) joined: u64,
+    pub(crate) prompts: u64,
+    pub(crate) gaps: u64,
+    pub(crate) truncated: u64,
+    pub(crate) foreign: u64,
 }
 
 impl Stats {
@@ -148,7 +148,7 @@ impl Stats {
     }
 
     /// Lines in a form `inspect` recognises as a log line (any prefix, logrus, klog).
-    pub fn recognised(&self) -> u64 {
+    pub(crate) fn recognised(&self) -> u64 {
         self.prefixes
             .iter()
             .filter(|(o, _)| *o != Outer::Bare)
@@ -160,7 +160,7 @@ impl Stats {
     }
 
     /// The most common prefix form (Bare when no line had one).
-    pub fn dominant(&self) -> Outer {
+    pub(crate) fn dominant(&self) -> Outer {
         self.prefixes
             .iter()
             .filter(|(o, _)| *o != Outer::Bare)
@@ -169,7 +169,7 @@ impl Stats {
     }
 
     /// One phrase for the report: the prefix form and what else was seen.
-    pub fn describe(&self) -> String {
+    pub(crate) fn describe(&self) -> String {
         let d = self.dominant();
         let mut s = if d == Outer::Bare && self.logrus == 0 && self.old_logrus > 0 {
             "old k3s INFO[…] text".to_string()
@@ -206,7 +206,7 @@ impl Stats {
 
 /// Turns physical lines into entries. Holds one entry back, because the next physical line may
 /// continue it (a hard-wrapped paste, a journal's multi-line message).
-pub struct Normaliser {
+pub(crate) struct Normaliser {
     /// Lines without a prefix are k3s lines (the input has no prefixes at all).
     bare_is_log: bool,
     pending: Option<Entry>,
@@ -231,7 +231,7 @@ pub struct Normaliser {
     last_ts: Option<DateTime<Utc>>,
     /// Journal identifiers that printed a k3s banner or start with `k3s`.
     k3s_idents: Vec<String>,
-    pub stats: Stats,
+    pub(crate) stats: Stats,
 }
 
 /// Longest joined entry; a stray quote must not glue a whole file together.
@@ -241,7 +241,7 @@ const MAX_PARTS: usize = 64;
 const TERMINAL_WIDTHS: [usize; 8] = [80, 100, 120, 132, 160, 180, 200, 240];
 
 impl Normaliser {
-    pub fn new(dominant: Outer) -> Self {
+    pub(crate) fn new(dominant: Outer) -> Self {
         Normaliser {
             bare_is_log: dominant == Outer::Bare,
             pending: None,
@@ -261,7 +261,7 @@ impl Normaliser {
     }
 
     /// Feeds one physical line; finished entries are appended to `out`.
-    pub fn push(&mut self, raw: &[u8], info: LineInfo, out: &mut Vec<Entry>) {
+    pub(crate) fn push(&mut self, raw: &[u8], info: LineInfo, out: &mut Vec<Entry>) {
         self.stats.lines += 1;
         if info.dropped > 0 {
             self.stats.truncated += 1;
@@ -308,7 +308,7 @@ impl Normaliser {
     }
 
     /// Emits the entry held back.
-    pub fn finish(&mut self, out: &mut Vec<Entry>) {
+    pub(crate) fn finish(&mut self, out: &mut Vec<Entry>) {
         self.flush(out);
     }
 
@@ -573,7 +573,7 @@ impl Normaliser {
     }
 
     fn journal_kind(&mut self, ident: &str, msg: &str) -> Kind {
-        if ident.starts_with("k3s") || self.k3s_idents.iter().any(|i| i == ident) {
+        if is_distribution_binary(ident) || self.k3s_idents.iter().any(|i| i == ident) {
             return Kind::Log;
         }
         if ident == "systemd" || ident == "init" {
@@ -840,7 +840,7 @@ fn inner_time_of(text: &str) -> Option<DateTime<chrono::FixedOffset>> {
     DateTime::parse_from_rfc3339(t.as_str()).ok()
 }
 
-pub fn inner_form(text: &str) -> Inner {
+pub(crate) fn inner_form(text: &str) -> Inner {
     if text.starts_with("time=\"") || LOGRUS_LEVEL.is_match(text) {
         Inner::Logrus
     } else if OLD_LOGRUS.is_match(text) {
@@ -888,7 +888,7 @@ fn prompt(line: &str) -> Option<Prompt> {
         c.name("cmd").map_or("", |m| m.as_str())
     } else if let Some(rest) = line.strip_prefix("# ") {
         let first = rest.split_whitespace().next().unwrap_or("");
-        if !ROOT_COMMANDS.contains(&first) {
+        if !ROOT_COMMANDS.contains(&first) && !is_distribution_binary(first) {
             return None;
         }
         rest
@@ -906,9 +906,8 @@ fn prompt(line: &str) -> Option<Prompt> {
     let node = match words.as_slice() {
         ["docker" | "podman" | "nerdctl", "logs", rest @ ..]
         | ["docker" | "podman", "container", "logs", rest @ ..]
-        | ["kubectl" | "k3s", "logs", rest @ ..]
-        | ["k3s", "kubectl", "logs", rest @ ..] => last_operand(rest),
-        _ => None,
+        | ["kubectl", "logs", rest @ ..] => last_operand(rest),
+        _ => distribution_logs_operands(&words).and_then(last_operand),
     };
     let filters = command.split('|').skip(1).any(|stage| {
         let w = stage.split_whitespace().next().unwrap_or("");
@@ -971,18 +970,38 @@ fn is_log_command(cmd: &str) -> bool {
         ["journalctl", ..]
             | ["docker" | "podman" | "nerdctl", "logs", ..]
             | ["docker" | "podman", "container", "logs", ..]
-            | ["kubectl" | "k3s", "logs", ..]
-            | ["k3s", "kubectl", "logs", ..]
+            | ["kubectl", "logs", ..]
             | [
                 "cat" | "tail" | "head" | "less" | "zcat" | "grep" | "egrep",
                 ..
             ]
-    )
+    ) || distribution_logs_operands(&words).is_some()
 }
 
-const ROOT_COMMANDS: [&str; 12] = [
+/// Whether a journal identifier or command is a distribution's binary (`k3s`, `k3s-agent`…).
+fn is_distribution_binary(word: &str) -> bool {
+    distro::Distro::ALL
+        .iter()
+        .any(|d| word.starts_with(d.facts().binary))
+}
+
+/// The operands of a distribution's own logs command: `<binary> logs …` or its kubectl
+/// (`k3s kubectl logs …`), from the facts of every distribution.
+fn distribution_logs_operands<'a>(words: &'a [&'a str]) -> Option<&'a [&'a str]> {
+    distro::Distro::ALL.iter().find_map(|d| {
+        let f = d.facts();
+        let after = |prefix: &[&str]| {
+            (words.len() > prefix.len()
+                && words[..prefix.len()] == *prefix
+                && words[prefix.len()] == "logs")
+                .then(|| &words[prefix.len() + 1..])
+        };
+        after(&[f.binary]).or_else(|| after(f.kubectl))
+    })
+}
+
+const ROOT_COMMANDS: [&str; 11] = [
     "journalctl",
-    "k3s",
     "kubectl",
     "docker",
     "crictl",
@@ -1067,7 +1086,7 @@ static KLOG: LazyLock<Regex> = LazyLock::new(|| {
 });
 
 /// Looks at the first lines of an input and tells its prefix form (the rest is read with it).
-pub fn detect<'a>(sample: impl IntoIterator<Item = &'a [u8]>) -> Stats {
+pub(crate) fn detect<'a>(sample: impl IntoIterator<Item = &'a [u8]>) -> Stats {
     let mut n = Normaliser::new(Outer::Bare);
     let mut sink = Vec::new();
     for (i, raw) in sample.into_iter().enumerate() {
@@ -1087,7 +1106,7 @@ pub fn detect<'a>(sample: impl IntoIterator<Item = &'a [u8]>) -> Stats {
 /// Whether the start of an input looks binary rather than text: a NUL byte or mostly control
 /// bytes before the first NUL-padded stretch. Only the start counts: a log whose tail is a run
 /// of NULs (a file system that lost its last blocks in a crash) is still a log.
-pub fn looks_binary(sample: &[u8]) -> bool {
+pub(crate) fn looks_binary(sample: &[u8]) -> bool {
     let head = &sample[..sample.len().min(1024)];
     if head.is_empty() {
         return false;

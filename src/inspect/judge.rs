@@ -19,33 +19,33 @@ use indexmap::IndexMap;
 
 use super::boots::{BootBuilder, End, EndKind, Kept, MIN_CHATTER};
 use super::deps::{
-    eval_log, Boot, BootEnd, Eval, Evidence, EvidenceSource, K3sVersion, LogLine, Settle, Signal,
-    Signals, READY_SIGNAL, ROLES_SIGNAL, VERSION_SIGNAL,
+    eval_log, Boot, BootEnd, Eval, Evidence, EvidenceSource, LogLine, Observed, Settle, Signal,
+    Signals, Version, READY_SIGNAL, ROLES_SIGNAL, VERSION_SIGNAL,
 };
-use super::model::{BootReport, EndReport, EvidenceLine, Mark, SignalReport};
+use super::model::{BootReport, EndHow, EndReport, EvidenceLine, Mark, SignalReport, Source};
 
 /// What the judge needs besides the boot.
-pub struct Context<'a> {
-    pub signals: &'a Signals,
-    pub settle: Settle,
+pub(crate) struct Context<'a> {
+    pub(crate) signals: &'a Signals,
+    pub(crate) settle: Settle,
     /// The input shows lines were left out.
-    pub excerpt: bool,
+    pub(crate) excerpt: bool,
     /// The log was written by repro itself (a results folder): whole by construction.
-    pub trusted: bool,
+    pub(crate) trusted: bool,
     /// Labels of the input's files, for evidence.
-    pub files: &'a [String],
+    pub(crate) files: &'a [String],
     /// The version to assume when a boot's log does not say (from `k3s -v` output elsewhere).
-    pub fallback_version: Option<String>,
+    pub(crate) fallback_version: Option<String>,
 }
 
-pub fn time(ts: Option<DateTime<Utc>>, exact: bool) -> Option<String> {
+pub(crate) fn time(ts: Option<DateTime<Utc>>, exact: bool) -> Option<String> {
     ts.filter(|_| exact)
         .map(|t| t.to_rfc3339_opts(SecondsFormat::Millis, true))
 }
 
-fn evidence_of(k: &Kept, source: &str, cx: &Context) -> EvidenceLine {
+fn evidence_of(k: &Kept, source: Source, cx: &Context) -> EvidenceLine {
     EvidenceLine {
-        source: source.to_string(),
+        source,
         file: cx.files.get(k.file).cloned(),
         line: Some(k.line),
         time: time(k.ts, k.exact),
@@ -145,6 +145,15 @@ fn replay(b: &BootBuilder, cx: &Context, whole: bool) -> Replay {
     }
 }
 
+/// A results folder's evidence source, as the report names it.
+fn run_source(s: EvidenceSource) -> Source {
+    match s {
+        EvidenceSource::Log => Source::Log,
+        EvidenceSource::Probe => Source::Probe,
+        EvidenceSource::Docker => Source::Docker,
+    }
+}
+
 /// Turns the runner's evidence back into lines of the input (file, line number, exact time).
 fn map_evidence(ev: &[Evidence], r: &Replay, b: &BootBuilder, cx: &Context) -> Vec<EvidenceLine> {
     let mut out = Vec::new();
@@ -163,9 +172,9 @@ fn map_evidence(ev: &[Evidence], r: &Replay, b: &BootBuilder, cx: &Context) -> V
             continue;
         }
         let line = match r.order.iter().find(|k| k.text == e.text) {
-            Some(k) => evidence_of(k, e.source.as_str(), cx),
+            Some(k) => evidence_of(k, run_source(e.source), cx),
             None => EvidenceLine {
-                source: e.source.as_str().to_string(),
+                source: run_source(e.source),
                 file: None,
                 line: None,
                 time: None,
@@ -180,7 +189,7 @@ fn map_evidence(ev: &[Evidence], r: &Replay, b: &BootBuilder, cx: &Context) -> V
 }
 
 /// Decides every signal of a finished boot.
-pub fn judge(b: &BootBuilder, cx: &Context) -> BootReport {
+pub(crate) fn judge(b: &BootBuilder, cx: &Context) -> BootReport {
     let partial = partial_because(b, cx);
     let whole = partial.is_none();
     let r = replay(b, cx, whole);
@@ -201,14 +210,14 @@ pub fn judge(b: &BootBuilder, cx: &Context) -> BootReport {
         if let Some(v) = &cx.fallback_version {
             version_text = Some(v.clone());
             if let Some(s) = signals.get_mut(VERSION_SIGNAL) {
-                s.state = v.clone();
+                s.state = Observed::from(v.as_str());
                 s.reason =
                     "not in this boot's log; the version `k3s -v` printed elsewhere in the input"
                         .into();
             }
         }
     }
-    let parsed: Option<K3sVersion> = version_text.as_deref().and_then(|v| v.parse().ok());
+    let parsed: Option<Version> = version_text.as_deref().and_then(|v| v.parse().ok());
 
     for (name, sig) in &cx.signals.by_name {
         if name == VERSION_SIGNAL {
@@ -224,8 +233,7 @@ pub fn judge(b: &BootBuilder, cx: &Context) -> BootReport {
 
     let roles: Vec<String> = signals
         .get(ROLES_SIGNAL)
-        .filter(|s| s.state != "unknown" && s.state != "none")
-        .map(|s| s.state.split(',').map(str::to_string).collect())
+        .map(|s| split_values(&s.state))
         .unwrap_or_default();
 
     BootReport {
@@ -251,13 +259,14 @@ pub fn judge(b: &BootBuilder, cx: &Context) -> BootReport {
 
 /// A version the patterns can be checked against; without one, every pattern counts (a
 /// version-limited pattern is assumed to fit, which only matters for lines that changed).
-fn any_version(v: Option<&K3sVersion>) -> K3sVersion {
-    v.cloned().unwrap_or(K3sVersion {
+fn any_version(v: Option<&Version>) -> Version {
+    v.cloned().unwrap_or(Version {
         major: 999,
         minor: 0,
         patch: 0,
         pre: None,
-        k3s: 1,
+        distro: distro::Distro::K3s,
+        build: 1,
     })
 }
 
@@ -266,7 +275,7 @@ fn state_signal(
     r: &Replay,
     b: &BootBuilder,
     cx: &Context,
-    v: Option<&K3sVersion>,
+    v: Option<&Version>,
     whole: bool,
 ) -> SignalReport {
     let mut s = sig.clone();
@@ -275,7 +284,7 @@ fn state_signal(
     }
     let ver = any_version(v);
     let unknown = |reason: String| SignalReport {
-        state: "unknown".into(),
+        state: Observed::Unknown,
         complete: None,
         reason,
         evidence: Vec::new(),
@@ -287,7 +296,7 @@ fn state_signal(
         .map(|v| format!(" (k3s {v} does not have this feature)"))
         .unwrap_or_default();
     match eval_log(&s, &r.boot, &ver, cx.settle, r.now) {
-        Eval::Decided(o) if o.observed != "unknown" => SignalReport {
+        Eval::Decided(o) if o.observed != Observed::Unknown => SignalReport {
             state: o.observed.clone(),
             complete: None,
             reason: format!("{}{lacks}", o.reason),
@@ -329,15 +338,15 @@ fn undecided_reason(sig: &Signal, b: &BootBuilder, whole: bool, cx: &Context) ->
 /// rules with an output pattern can match).
 fn probe_output(sig: &Signal, b: &BootBuilder, cx: &Context) -> Option<SignalReport> {
     let p = sig.probe.as_ref()?;
-    for (rules, state) in [(&p.up, "up"), (&p.down, "down")] {
+    for (rules, state) in [(&p.up, Observed::Up), (&p.down, Observed::Down)] {
         for rule in rules {
             let Some(re) = &rule.output else { continue };
             if let Some(k) = b.probe_output.iter().find(|k| re.is_match(&k.text)) {
                 return Some(SignalReport {
-                    state: state.into(),
+                    state: state.clone(),
                     complete: None,
                     reason: "the probe's command and output are in the text (its exit code is not, so only the output rule was checked)".into(),
-                    evidence: vec![evidence_of(k, "probe-output", cx)],
+                    evidence: vec![evidence_of(k, Source::ProbeOutput, cx)],
                 });
             }
         }
@@ -351,7 +360,7 @@ fn value_signal(
     r: &Replay,
     b: &BootBuilder,
     cx: &Context,
-    v: Option<&K3sVersion>,
+    v: Option<&Version>,
     whole: bool,
 ) -> (SignalReport, Vec<String>) {
     let ver = any_version(v);
@@ -384,12 +393,12 @@ fn value_signal(
     };
     ended.ready = None;
     let (state, evidence, values) = match eval_log(sig, &ended, &ver, cx.settle, r.now) {
-        Eval::Decided(o) if o.observed != "none" => (
+        Eval::Decided(o) if o.observed != Observed::NoValue => (
             o.observed.clone(),
             map_evidence(&o.evidence, r, b, cx),
             split_values(&o.observed),
         ),
-        _ => ("unknown".to_string(), Vec::new(), Vec::new()),
+        _ => (Observed::Unknown, Vec::new(), Vec::new()),
     };
     let reason = if values.is_empty() {
         "no line in this boot shows it".to_string()
@@ -408,11 +417,12 @@ fn value_signal(
     )
 }
 
-fn split_values(s: &str) -> Vec<String> {
-    if s == "none" || s == "unknown" || s.is_empty() {
-        return Vec::new();
+/// A value signal's values (none for `none`, `unknown` or an empty value).
+fn split_values(s: &Observed) -> Vec<String> {
+    match s {
+        Observed::Value(v) if !v.is_empty() => v.split(',').map(str::to_string).collect(),
+        _ => Vec::new(),
     }
-    s.split(',').map(str::to_string).collect()
 }
 
 fn end_report(b: &BootBuilder, cx: &Context) -> EndReport {
@@ -423,11 +433,10 @@ fn end_report(b: &BootBuilder, cx: &Context) -> EndReport {
     match end {
         Some(e) => EndReport {
             how: match e.kind {
-                EndKind::Died { .. } => "died",
-                EndKind::Stopped => "stopped",
-                EndKind::HostReboot => "host-reboot",
-            }
-            .into(),
+                EndKind::Died { .. } => EndHow::Died,
+                EndKind::Stopped => EndHow::Stopped,
+                EndKind::HostReboot => EndHow::HostReboot,
+            },
             time: time(e.ts, true),
             exit_code: match e.kind {
                 EndKind::Died { exit_code } => exit_code,
@@ -436,7 +445,11 @@ fn end_report(b: &BootBuilder, cx: &Context) -> EndReport {
             evidence: end_evidence(e, cx),
         },
         None => EndReport {
-            how: if b.followed { "next-boot" } else { "log-ends" }.into(),
+            how: if b.followed {
+                EndHow::NextBoot
+            } else {
+                EndHow::LogEnds
+            },
             time: time(b.last_ts, b.tail().last().is_some_and(|k| k.exact)),
             exit_code: None,
             evidence: None,

@@ -5,18 +5,19 @@
 //! The pipeline, one input at a time, streaming:
 //! [`sources`] (what was named → log streams and configs) → [`reader`] (lines in bounded memory)
 //! → [`formats`] (which tool wrote each line; the k3s line inside) → [`boots`] (per node, cut at
-//! start banners, keeping only lines the signals need) → [`judge`] (the runner's own rules) →
+//! start banners, keeping only lines the signals need; [`prefilter`] spares most lines the patterns) → [`judge`] (the runner's own rules) →
 //! [`findings`] (bug signatures from the check files) → [`render`].
 
-pub mod boots;
-pub mod config;
+pub(crate) mod boots;
+pub(crate) mod config;
 mod deps;
-pub mod findings;
-pub mod formats;
-pub mod judge;
-pub mod model;
-pub mod reader;
-pub mod render;
+pub(crate) mod findings;
+pub(crate) mod formats;
+pub(crate) mod judge;
+pub(crate) mod model;
+pub(crate) mod prefilter;
+pub(crate) mod reader;
+pub(crate) mod render;
 pub mod sources;
 
 use std::collections::HashMap;
@@ -147,7 +148,7 @@ pub fn inspect(
         notes.extend(input.notes.iter().cloned());
         let mut report = InputReport {
             path: input.path.clone(),
-            kind: input.kind.clone(),
+            kind: input.kind,
             files,
             excerpt,
             nodes,
@@ -430,7 +431,7 @@ fn read_stream(
         });
     }
     let mut norm = Normaliser::new(detected.dominant());
-    state.begin_stream(s, file, cx.matcher);
+    state.begin_stream(s, cx.matcher);
     let mut out: Vec<Entry> = Vec::new();
     let feed = |raw: &[u8],
                 info,
@@ -593,7 +594,7 @@ impl InputState {
         &mut self.nodes[i]
     }
 
-    fn begin_stream(&mut self, s: &Stream, file: usize, m: &Matcher) {
+    fn begin_stream(&mut self, s: &Stream, m: &Matcher) {
         self.prompted = None;
         self.current = s.node.as_ref().map(|n| n.name.clone());
         self.current_i = None;
@@ -602,7 +603,7 @@ impl InputState {
             self.presplit = true;
             let node = self.node(&n.name, &n.from);
             close(node, false);
-            let mut b = BootBuilder::new(*number, m, file);
+            let mut b = BootBuilder::new(*number, m);
             b.recorded = Some(rec.clone());
             node.next = node.next.max(number + 1);
             node.open = Some(b);
@@ -733,7 +734,7 @@ impl InputState {
                 if node.open.is_none() {
                     let n = node.next;
                     node.next += 1;
-                    node.open = Some(BootBuilder::new(n, m, file));
+                    node.open = Some(BootBuilder::new(n, m));
                 }
                 if let Some(b) = node.open.as_mut() {
                     b.log(e, m, file);

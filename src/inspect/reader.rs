@@ -10,23 +10,23 @@ use std::sync::Arc;
 
 /// Longest line kept; the rest of a longer line is dropped (and counted). k3s's longest lines
 /// (`Running kubelet …`, containerd's config dump) are a few kilobytes.
-pub const MAX_LINE: usize = 256 * 1024;
+pub(crate) const MAX_LINE: usize = 256 * 1024;
 
 /// One physical line: its 1-based number and how many bytes were dropped from its end.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct LineInfo {
-    pub number: u64,
-    pub dropped: u64,
+pub(crate) struct LineInfo {
+    pub(crate) number: u64,
+    pub(crate) dropped: u64,
 }
 
-pub struct BoundedLines<R> {
+pub(crate) struct BoundedLines<R> {
     inner: R,
     max: usize,
     number: u64,
 }
 
 impl<R: BufRead> BoundedLines<R> {
-    pub fn new(inner: R, max: usize) -> Self {
+    pub(crate) fn new(inner: R, max: usize) -> Self {
         BoundedLines {
             inner,
             max,
@@ -35,7 +35,7 @@ impl<R: BufRead> BoundedLines<R> {
     }
 
     /// Reads the next line into `buf` (without its `\n`); `None` at the end of the input.
-    pub fn next_line(&mut self, buf: &mut Vec<u8>) -> io::Result<Option<LineInfo>> {
+    pub(crate) fn next_line(&mut self, buf: &mut Vec<u8>) -> io::Result<Option<LineInfo>> {
         buf.clear();
         let mut dropped = 0u64;
         let mut any = false;
@@ -74,13 +74,13 @@ impl<R: BufRead> BoundedLines<R> {
 }
 
 /// Counts the bytes read through it (for the progress bar and the figures of the benchmark).
-pub struct Counting<R> {
+pub(crate) struct Counting<R> {
     inner: R,
     count: Arc<AtomicU64>,
 }
 
 impl<R> Counting<R> {
-    pub fn new(inner: R, count: Arc<AtomicU64>) -> Self {
+    pub(crate) fn new(inner: R, count: Arc<AtomicU64>) -> Self {
         Counting { inner, count }
     }
 }

@@ -3,13 +3,13 @@
 
 use std::fmt::Write as _;
 
-use super::deps::{Redactor, ROLES_SIGNAL, VERSION_SIGNAL};
-use super::model::{BootReport, EvidenceLine, Finding, InputReport, Report};
+use super::deps::{Observed, Redactor, ROLES_SIGNAL, VERSION_SIGNAL};
+use super::model::{BootReport, EvidenceLine, Finding, FindingVerdict, InputReport, Report};
 
 /// Replaces every secret in the report (evidence, config values, messages) by `<REDACTED-n>`,
 /// with the same rules as bundles: every text is learned from first, then redacted, so a secret
 /// seen keyed in one line is hidden where it shows up bare in another.
-pub fn redact(report: &mut Report, r: &mut Redactor) {
+pub(crate) fn redact(report: &mut Report, r: &mut Redactor) {
     texts(report, &mut |t| r.learn_text(t));
     texts(report, &mut |t| *t = r.redact_text(t));
 }
@@ -29,7 +29,10 @@ fn texts(report: &mut Report, f: &mut dyn FnMut(&mut String)) {
                     ev(e, f);
                 }
                 for s in b.signals.values_mut() {
-                    f(&mut s.state);
+                    // Only a value carries text of the log; the states are repro's words.
+                    if let Observed::Value(v) = &mut s.state {
+                        f(v);
+                    }
                     f(&mut s.reason);
                     s.evidence.iter_mut().for_each(|e| ev(e, f));
                 }
@@ -97,8 +100,8 @@ fn role_cell(b: &BootReport) -> String {
 }
 
 fn state_cell(b: &BootReport, sig: &str) -> String {
-    match b.signals.get(sig).map(|s| s.state.as_str()) {
-        Some("unknown") | None => "?".into(),
+    match b.signals.get(sig).map(|s| &s.state) {
+        Some(Observed::Unknown) | None => "?".into(),
         Some(s) => s.to_string(),
     }
 }
@@ -147,7 +150,7 @@ fn where_of(e: &EvidenceLine) -> String {
         (Some(f), Some(l)) if l > 0 => format!("{f}:{l}"),
         (Some(f), _) => f,
         (None, Some(l)) => format!("line {l}"),
-        (None, None) => e.source.clone(),
+        (None, None) => e.source.as_str().to_string(),
     }
 }
 
@@ -162,7 +165,7 @@ fn evidence_text(e: &EvidenceLine, max: usize) -> String {
 }
 
 /// The terminal table: per input, one row per node and boot; then the findings.
-pub fn table(report: &Report, evidence: bool) -> String {
+pub(crate) fn table(report: &Report, evidence: bool) -> String {
     let mut o = String::new();
     let cols = columns(report);
     for (i, input) in report.inputs.iter().enumerate() {
@@ -200,8 +203,12 @@ pub fn table(report: &Report, evidence: bool) -> String {
                         let _ = writeln!(o, "    (partial: {p})");
                     }
                     for (name, s) in &b.signals {
-                        let _ =
-                            writeln!(o, "    {name}: {} — {}", clean(&s.state), clean(&s.reason));
+                        let _ = writeln!(
+                            o,
+                            "    {name}: {} — {}",
+                            clean(s.state.as_str()),
+                            clean(&s.reason)
+                        );
                         for e in &s.evidence {
                             let _ = writeln!(o, "      {}  {}", where_of(e), evidence_text(e, 160));
                         }
@@ -257,7 +264,7 @@ fn findings_text(o: &mut String, findings: &[Finding], report: &Report) {
     }
     let _ = writeln!(o, "findings:");
     for f in findings {
-        let tag = if f.verdict == "matches" {
+        let tag = if f.verdict == FindingVerdict::Matches {
             "MATCH"
         } else {
             "MAYBE"
@@ -282,7 +289,7 @@ fn findings_text(o: &mut String, findings: &[Finding], report: &Report) {
     }
 }
 
-pub fn json(report: &Report) -> String {
+pub(crate) fn json(report: &Report) -> String {
     let mut s = serde_json::to_string_pretty(report).unwrap_or_else(|_| "{}".into());
     s.push('\n');
     s
@@ -309,7 +316,7 @@ fn fence(body: &str) -> String {
 }
 
 /// Markdown to paste into a k3s issue: findings first, then the table, evidence folded.
-pub fn markdown(report: &Report) -> String {
+pub(crate) fn markdown(report: &Report) -> String {
     let mut o = String::new();
     let _ = writeln!(
         o,
@@ -382,7 +389,7 @@ pub fn markdown(report: &Report) -> String {
                         "{} boot {} {name}: {} ({})",
                         clean(&n.name),
                         b.boot,
-                        clean(&s.state),
+                        clean(s.state.as_str()),
                         clean(&s.reason)
                     );
                     for e in &s.evidence {

@@ -21,7 +21,8 @@ use std::path::{Path, PathBuf};
 use chrono::{DateTime, Utc};
 
 use super::boots::{End, EndKind, Kept, Recorded};
-use super::deps::safe_fs;
+use super::deps::{folder, safe_fs, BUNDLE_FILE, NODES_DIR, RESULT_FILE};
+use super::model::{InputKind, Source};
 
 /// Files read whole (configs, result.json, hostname) may not be larger than this.
 const SMALL: u64 = 16 * 1024 * 1024;
@@ -30,7 +31,7 @@ const MAX_DEPTH: usize = 6;
 
 /// Where a stream's bytes come from.
 #[derive(Debug, Clone)]
-pub enum Opener {
+pub(crate) enum Opener {
     File(PathBuf),
     Stdin,
     /// A member of the input's archive (read in one pass over the archive).
@@ -38,62 +39,62 @@ pub enum Opener {
 }
 
 #[derive(Debug, Clone)]
-pub struct NodeName {
-    pub name: String,
-    pub from: String,
+pub(crate) struct NodeName {
+    pub(crate) name: String,
+    pub(crate) from: String,
     /// Given with `--node`: wins over the host names a journal carries.
-    pub forced: bool,
+    pub(crate) forced: bool,
 }
 
 #[derive(Debug, Clone)]
-pub struct Stream {
-    pub label: String,
-    pub open: Opener,
-    pub node: Option<NodeName>,
+pub(crate) struct Stream {
+    pub(crate) label: String,
+    pub(crate) open: Opener,
+    pub(crate) node: Option<NodeName>,
     /// The stream is one boot (a results folder's `boot-<n>.log`) with what repro recorded.
-    pub boot: Option<(u32, Recorded)>,
-    pub size: Option<u64>,
+    pub(crate) boot: Option<(u32, Recorded)>,
+    pub(crate) size: Option<u64>,
     /// Named on the command line: a file that cannot be read is an error, not a skipped file.
-    pub named: bool,
+    pub(crate) named: bool,
 }
 
 /// One config file's text, for a node (and a boot, for results folders).
 #[derive(Debug, Clone)]
-pub struct ConfigFile {
-    pub node: String,
-    pub boot: Option<u32>,
-    pub label: String,
-    pub text: String,
+pub(crate) struct ConfigFile {
+    pub(crate) node: String,
+    pub(crate) boot: Option<u32>,
+    pub(crate) label: String,
+    pub(crate) text: String,
     /// `yaml` (config.yaml and drop-ins) or `unit` (a systemd unit's ExecStart flags).
-    pub kind: ConfigKind,
+    pub(crate) kind: ConfigKind,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ConfigKind {
+pub(crate) enum ConfigKind {
     Yaml,
     Unit,
 }
 
 #[derive(Debug, Clone)]
-pub struct Input {
-    pub path: String,
-    pub kind: String,
-    pub streams: Vec<Stream>,
-    pub configs: Vec<ConfigFile>,
+pub(crate) struct Input {
+    pub(crate) path: String,
+    pub(crate) kind: InputKind,
+    pub(crate) streams: Vec<Stream>,
+    pub(crate) configs: Vec<ConfigFile>,
     /// Logs written by repro itself: whole by construction.
-    pub trusted: bool,
+    pub(crate) trusted: bool,
     /// The archive the streams are members of.
-    pub archive: Option<PathBuf>,
-    pub notes: Vec<String>,
+    pub(crate) archive: Option<PathBuf>,
+    pub(crate) notes: Vec<String>,
     /// Files passed over, with why.
-    pub skipped: Vec<(String, String)>,
+    pub(crate) skipped: Vec<(String, String)>,
 }
 
 impl Input {
-    fn new(path: &str, kind: &str) -> Input {
+    fn new(path: &str, kind: InputKind) -> Input {
         Input {
             path: path.to_string(),
-            kind: kind.to_string(),
+            kind,
             streams: Vec::new(),
             configs: Vec::new(),
             trusted: false,
@@ -107,14 +108,14 @@ impl Input {
 /// Bad input: the message names the file and says what would be valid.
 #[derive(Debug, thiserror::Error)]
 #[error("{0}")]
-pub struct InputError(pub String);
+pub struct InputError(pub(crate) String);
 
 /// Everything named on the command line: the inputs, and the configs given with `--config`
 /// (which apply to their node in every input).
 #[derive(Debug)]
 pub struct Resolved {
-    pub inputs: Vec<Input>,
-    pub configs: Vec<ConfigFile>,
+    pub(crate) inputs: Vec<Input>,
+    pub(crate) configs: Vec<ConfigFile>,
 }
 
 /// Resolves everything named on the command line.
@@ -190,7 +191,7 @@ fn read_small(p: &Path) -> std::io::Result<String> {
 fn resolve_one(p: &Path, forced: Option<NodeName>) -> Result<Vec<Input>, InputError> {
     let shown = p.display().to_string();
     if shown == "-" {
-        let mut input = Input::new("-", "stdin");
+        let mut input = Input::new("-", InputKind::Stdin);
         input.streams.push(Stream {
             label: "<stdin>".into(),
             open: Opener::Stdin,
@@ -214,7 +215,7 @@ fn resolve_one(p: &Path, forced: Option<NodeName>) -> Result<Vec<Input>, InputEr
         let tree = FsTree {
             root: p.to_path_buf(),
         };
-        let mut input = Input::new(&shown, "folder");
+        let mut input = Input::new(&shown, InputKind::Folder);
         let own_name = folder_name(p);
         classify(&tree, "", 0, &own_name, &mut input, forced.as_ref());
         let mut nested = Vec::new();
@@ -238,7 +239,7 @@ fn resolve_one(p: &Path, forced: Option<NodeName>) -> Result<Vec<Input>, InputEr
         return resolve_archive(p, forced).map(|i| vec![i]);
     }
     // A single log file (plain or gzip).
-    let mut input = Input::new(&shown, "log");
+    let mut input = Input::new(&shown, InputKind::Log);
     let node = forced.unwrap_or_else(|| {
         let parent = p.parent().map(folder_name).unwrap_or_default();
         node_from_file(&file_name(p), &parent)
@@ -470,7 +471,7 @@ impl Tree for ArchiveTree {
 /// Files worth reading whole from an archive (configs, records, names).
 fn wanted_small(path: &str) -> bool {
     let name = path.rsplit('/').next().unwrap_or(path);
-    name == "result.json"
+    name == RESULT_FILE
         || name == "hostname"
         || name.ends_with(".yaml")
         || name.ends_with(".yml")
@@ -478,7 +479,7 @@ fn wanted_small(path: &str) -> bool {
 }
 
 /// Opens an archive (gzip or plain tar).
-pub fn open_archive(p: &Path) -> std::io::Result<tar::Archive<Box<dyn Read>>> {
+pub(crate) fn open_archive(p: &Path) -> std::io::Result<tar::Archive<Box<dyn Read>>> {
     let f = fs::File::open(p)?;
     let mut head = [0u8; 2];
     let mut f2 = fs::File::open(p)?;
@@ -525,7 +526,7 @@ fn resolve_archive(p: &Path, forced: Option<NodeName>) -> Result<Input, InputErr
         archive: p.to_path_buf(),
         files,
     };
-    let mut input = Input::new(&shown, "archive");
+    let mut input = Input::new(&shown, InputKind::Archive);
     input.archive = Some(p.to_path_buf());
     let own = file_name(p)
         .trim_end_matches(".tar.gz")
@@ -533,8 +534,8 @@ fn resolve_archive(p: &Path, forced: Option<NodeName>) -> Result<Input, InputErr
         .trim_end_matches(".tar")
         .to_string();
     classify(&tree, "", 0, &own, &mut input, forced.as_ref());
-    if input.kind == "repro-results" {
-        input.kind = "repro-bundle".into();
+    if input.kind == InputKind::ReproResults {
+        input.kind = InputKind::ReproBundle;
     }
     if input.streams.is_empty() {
         return Err(InputError(format!(
@@ -555,7 +556,7 @@ fn tree_archives(tree: &FsTree, dir: &str, depth: usize) -> Vec<String> {
         let path = join(dir, &name);
         if is_dir {
             out.extend(tree_archives(tree, &path, depth + 1));
-        } else if is_tar(Path::new(&name)) && !(name == "bundle.tar.gz" && is_results(tree, dir)) {
+        } else if is_tar(Path::new(&name)) && !(name == BUNDLE_FILE && is_results(tree, dir)) {
             out.push(path);
         }
     }
@@ -563,12 +564,15 @@ fn tree_archives(tree: &FsTree, dir: &str, depth: usize) -> Vec<String> {
 }
 
 fn is_results(tree: &dyn Tree, dir: &str) -> bool {
-    tree.is_file(&join(dir, "result.json")) && tree.is_dir(&join(dir, "nodes"))
+    tree.is_file(&join(dir, RESULT_FILE)) && tree.is_dir(&join(dir, NODES_DIR))
 }
 
 fn is_collector(tree: &dyn Tree, dir: &str) -> bool {
     tree.is_dir(&join(dir, "journald"))
-        && (tree.is_dir(&join(dir, "systeminfo")) || tree.is_dir(&join(dir, "k3s")))
+        && (tree.is_dir(&join(dir, "systeminfo"))
+            || distro::Distro::ALL
+                .iter()
+                .any(|d| tree.is_dir(&join(dir, d.facts().binary))))
 }
 
 /// Reads a folder (of files or of an archive) by the first layout that fits.
@@ -654,24 +658,26 @@ fn is_config_name(name: &str) -> bool {
 }
 
 /// Generic log file names: the node is named after the folder instead.
-const GENERIC: [&str; 16] = [
-    "k3s",
-    "k3s-agent",
-    "k3s-server",
-    "journal",
-    "journald",
-    "log",
-    "logs",
-    "messages",
-    "syslog",
-    "output",
-    "server",
-    "agent",
-    "docker",
-    "stdout",
-    "stderr",
-    "k3s-service",
+/// A distribution's own names (`k3s`, `k3s-agent`, `rke2-server`…) are generic too: see
+/// [`is_generic`].
+const GENERIC: [&str; 12] = [
+    "journal", "journald", "log", "logs", "messages", "syslog", "output", "server", "agent",
+    "docker", "stdout", "stderr",
 ];
+
+/// Whether a file stem says nothing of the node: a generic name, or a distribution's binary, unit
+/// or service name (`k3s`, `k3s-agent`, `k3s-server`, `k3s-service`, `rke2-server`…).
+fn is_generic(stem: &str) -> bool {
+    GENERIC.contains(&stem)
+        || distro::Distro::ALL.iter().any(|d| {
+            let f = d.facts();
+            stem == f.binary
+                || f.units.contains(&stem)
+                || ["-server", "-agent", "-service"]
+                    .iter()
+                    .any(|s| stem.strip_prefix(f.binary) == Some(s))
+        })
+}
 
 fn node_from_file(name: &str, folder: &str) -> NodeName {
     let mut stem = name.to_string();
@@ -680,7 +686,7 @@ fn node_from_file(name: &str, folder: &str) -> NodeName {
             stem = s.to_string();
         }
     }
-    if GENERIC.contains(&stem.to_ascii_lowercase().as_str()) && !folder.is_empty() {
+    if is_generic(&stem.to_ascii_lowercase()) && !folder.is_empty() {
         return NodeName {
             name: folder.to_string(),
             from: "folder name".into(),
@@ -743,18 +749,18 @@ fn yaml(tree: &dyn Tree, path: &str, text: String) -> ConfigFile {
 
 /// repro's results folder: one stream per boot, with what repro recorded about it.
 fn results(tree: &dyn Tree, dir: &str, input: &mut Input, forced: Option<&NodeName>) {
-    input.kind = "repro-results".into();
+    input.kind = InputKind::ReproResults;
     input.trusted = true;
     let record: Option<serde_json::Value> = tree
-        .small(&join(dir, "result.json"))
+        .small(&join(dir, RESULT_FILE))
         .and_then(|t| serde_json::from_str(&t).ok());
     let Some(record) = record else {
         input.notes.push(format!(
             "{}: not readable as result.json; boots are split at banners instead",
-            tree.label(&join(dir, "result.json"))
+            tree.label(&join(dir, RESULT_FILE))
         ));
         input.trusted = false;
-        for (node, is_dir) in tree.children(&join(dir, "nodes")) {
+        for (node, is_dir) in tree.children(&join(dir, NODES_DIR)) {
             if is_dir {
                 plain_node_folder(tree, &join(dir, &format!("nodes/{node}")), &node, input);
             }
@@ -782,7 +788,7 @@ fn results(tree: &dyn Tree, dir: &str, input: &mut Input, forced: Option<&NodeNa
             continue;
         }
         let step = b["step"].as_u64().map(|s| s as usize);
-        let rec = recorded(b, step, &tree.label(&path));
+        let rec = recorded(b, &tree.label(&path));
         let name = forced.cloned().unwrap_or(NodeName {
             name: node.to_string(),
             from: "results folder".into(),
@@ -797,7 +803,7 @@ fn results(tree: &dyn Tree, dir: &str, input: &mut Input, forced: Option<&NodeNa
             named: false,
         });
         if let Some(step) = step {
-            let cfg = join(dir, &format!("nodes/{node}/config-step-{step}.yaml"));
+            let cfg = join(dir, &folder::config_step(node, step));
             if let Some(text) = tree.small(&cfg) {
                 input.configs.push(ConfigFile {
                     node: node.to_string(),
@@ -844,7 +850,7 @@ fn plain_node_folder(tree: &dyn Tree, dir: &str, node: &str, input: &mut Input) 
 }
 
 /// What result.json says about a boot: how it ended and until when repro watched its log.
-fn recorded(b: &serde_json::Value, step: Option<usize>, label: &str) -> Recorded {
+fn recorded(b: &serde_json::Value, label: &str) -> Recorded {
     let ended_at: Option<DateTime<Utc>> = b["ended_at"]
         .as_str()
         .and_then(|t| DateTime::parse_from_rfc3339(t).ok())
@@ -874,13 +880,12 @@ fn recorded(b: &serde_json::Value, step: Option<usize>, label: &str) -> Recorded
                 exact: true,
                 text: format!("{text} ({label})"),
             }),
-            source: "record",
+            source: Source::Record,
         }
     });
     Recorded {
         end,
         watched_until: ended_at,
-        step,
     }
 }
 
@@ -892,7 +897,7 @@ fn collector(
     input: &mut Input,
     forced: Option<&NodeName>,
 ) {
-    input.kind = "log-collector".into();
+    input.kind = InputKind::LogCollector;
     let name = forced.cloned().unwrap_or_else(|| {
         match tree
             .small(&join(dir, "systeminfo/hostname"))
@@ -913,7 +918,8 @@ fn collector(
         }
     });
     let mut found = false;
-    for unit in ["k3s", "k3s-agent"] {
+    // The collector names each journal after its unit (journald/k3s, journald/rke2-server…).
+    for unit in distro::Distro::ALL.iter().flat_map(|d| d.facts().units) {
         let path = join(dir, &format!("journald/{unit}"));
         if tree.is_file(&path) {
             found = true;
@@ -929,11 +935,16 @@ fn collector(
     }
     if !found {
         input.notes.push(format!(
-            "{}: a log collector folder without journald/k3s or journald/k3s-agent",
+            "{}: a log collector folder without a distribution's journal (journald/k3s, journald/k3s-agent, …)",
             tree.label(dir)
         ));
     }
-    let k3s = join(dir, "k3s");
+    // The collector's copy of the distribution's config folder (k3s/, rke2/).
+    let k3s = distro::Distro::ALL
+        .iter()
+        .map(|d| join(dir, d.facts().binary))
+        .find(|p| tree.is_dir(p))
+        .unwrap_or_else(|| join(dir, distro::Distro::default().facts().binary));
     let mut yamls: Vec<String> = tree
         .children(&k3s)
         .into_iter()

@@ -213,7 +213,7 @@ Sep 26 10:40:01 cp-1 k3s[200]: time="2025-09-26T10:40:01-05:00" level=fatal msg=
     );
     let r = run(&text);
     let b = boots(&r)[0];
-    assert_eq!(b.end.how, "died");
+    assert_eq!(b.end.how.as_str(), "died");
     assert_eq!(b.end.exit_code, Some(1));
     assert_eq!(state(b, "fatal"), "up");
     assert_eq!(state(b, "ready"), "down", "on-death");
@@ -235,10 +235,10 @@ fn boots_split_at_banners_and_a_stop_is_not_a_death() {
     let b = boots(&r);
     assert_eq!(b.len(), 2);
     assert_eq!((b[0].boot, b[1].boot), (1, 2));
-    assert_eq!(b[0].end.how, "stopped");
+    assert_eq!(b[0].end.how.as_str(), "stopped");
     assert_eq!(state(b[0], "embedded-registry"), "down");
     assert_eq!(state(b[1], "embedded-registry"), "up");
-    assert_eq!(b[1].end.how, "log-ends");
+    assert_eq!(b[1].end.how.as_str(), "log-ends");
 }
 
 #[test]
@@ -262,7 +262,7 @@ fn docker_logs_of_a_restarted_container() {
     assert_eq!(r.inputs[0].nodes[0].name, "etcd-3", "named after the file");
     let b = boots(&r);
     assert_eq!(b.len(), 2);
-    assert_eq!(b[0].end.how, "next-boot");
+    assert_eq!(b[0].end.how.as_str(), "next-boot");
     assert_eq!(state(b[0], "embedded-registry"), "down");
     assert_eq!(state(b[1], "embedded-registry"), "up");
 }
@@ -272,8 +272,8 @@ fn a_pasted_probe_decides_a_probe_signal() {
     let probe = "$ k3s kubectl --kubeconfig /etc/rancher/k3s/k3s.yaml get --server https://127.0.0.1:6443 --raw /metrics\nError from server (ServiceUnavailable): apiserver disabled\n";
     let r = run(&format!("{}{probe}", journal("etcd-2", 5, false)));
     let s = &boots(&r)[0].signals["supervisor-metrics"];
-    assert_eq!(s.state, "down");
-    assert_eq!(s.evidence[0].source, "probe-output");
+    assert_eq!(s.state.as_str(), "down");
+    assert_eq!(s.evidence[0].source.as_str(), "probe-output");
     // The same words without the probe's own command: not its output.
     let other = "$ kubectl get --raw /api/v1/nodes/x/proxy/metrics\nError from server (ServiceUnavailable): apiserver disabled\n";
     let r = run(&format!("{}{other}", journal("etcd-2", 5, false)));
@@ -330,12 +330,12 @@ fn findings_need_the_config_and_match_with_it() {
     )
     .unwrap();
     let f = &r.findings[0];
-    assert_eq!(f.verdict, "matches");
+    assert_eq!(f.verdict.as_str(), "matches");
     assert_eq!(f.fixed_in.as_deref(), Some("v1.33.5+k3s1"));
     assert!(f
         .message
         .contains("https://github.com/k3s-io/k3s/issues/12753"));
-    assert!(f.evidence.iter().any(|e| e.source == "config"));
+    assert!(f.evidence.iter().any(|e| e.source.as_str() == "config"));
     // A config beside the log is found by name; a YAML file merely named like the log is not
     // taken for one (it could be notes about the log).
     let beside = |name: &str, text: &str| {
@@ -348,11 +348,13 @@ fn findings_need_the_config_and_match_with_it() {
         .unwrap()
     };
     assert_eq!(
-        beside("etcd-2.config.yaml", ETCD_JOINER).findings[0].verdict,
+        beside("etcd-2.config.yaml", ETCD_JOINER).findings[0]
+            .verdict
+            .as_str(),
         "matches"
     );
     let r = beside("etcd-2.yaml", ETCD_JOINER);
-    assert_eq!(r.findings[0].verdict, "possible");
+    assert_eq!(r.findings[0].verdict.as_str(), "possible");
     assert_eq!(r.inputs[0].nodes[0].boots[0].config, None);
 }
 

@@ -4,18 +4,18 @@ use super::*;
 
 /// What a check is validated against.
 #[derive(Debug, Clone, Copy)]
-pub struct Context<'a> {
+pub(crate) struct Context<'a> {
     /// Every topology that loaded.
-    pub topologies: &'a [Topology],
+    pub(crate) topologies: &'a [Topology],
     /// Names of topologies whose files have errors of their own (reported there).
-    pub broken_topologies: &'a [String],
-    pub signals: &'a Signals,
+    pub(crate) broken_topologies: &'a [String],
+    pub(crate) signals: &'a Signals,
     /// Validate against this topology instead of the one the check names (`--topology`).
-    pub topology_override: Option<&'a Topology>,
+    pub(crate) topology_override: Option<&'a Topology>,
 }
 
 /// Validates a check against its topology and the signals. `topologies` are all known ones.
-pub fn check(
+pub(crate) fn check(
     path: &Path,
     text: &str,
     topologies: &[Topology],
@@ -35,7 +35,7 @@ pub fn check(
 
 /// Re-validates a check's steps against another topology (`--topology` override), so steps
 /// naming nodes the other topology lacks are caught before anything runs.
-pub fn check_with_topology(
+pub(crate) fn check_with_topology(
     check: &Check,
     text: &str,
     topology: &Topology,
@@ -53,7 +53,7 @@ pub fn check_with_topology(
     )
 }
 
-pub fn check_in(path: &Path, text: &str, cx: &Context) -> Result<Check, Diagnostics> {
+pub(crate) fn check_in(path: &Path, text: &str, cx: &Context) -> Result<Check, Diagnostics> {
     let raw: CheckFile = parse(path, text, FileKind::Check)?;
     let d = FileDiag { file: path };
     let mut out = Diagnostics::default();
@@ -67,23 +67,30 @@ pub fn check_in(path: &Path, text: &str, cx: &Context) -> Result<Check, Diagnost
                 ),
         );
     }
+    // The topology's distribution decides whose change table `fixed-in` names (k3s when the
+    // topology is unknown: that is reported below).
+    let distro = cx
+        .topology_override
+        .or_else(|| cx.topologies.iter().find(|t| t.name == raw.topology.value))
+        .map(|t| t.distro)
+        .unwrap_or_default();
     let fixed_in = match &raw.fixed_in {
         None => ReleaseSet::default(),
         Some(f) => match &f.value {
             FixedIn::List(list) => release_set(&d, list, &mut out),
-            FixedIn::Change(name) => match crate::changes::firsts(name) {
-                Some(firsts) => ReleaseSet::new(firsts),
+            FixedIn::Change(name) => match distro.changes().get(name) {
+                Some(change) => change.release_set(),
                 None => {
-                    let names = crate::changes::names();
+                    let names: Vec<String> = distro.changes().keys().cloned().collect();
                     let help = match crate::diag::suggest(name, &names) {
                         Some(s) => format!(
                             "did you mean `{s}`? changes in {}: {}",
-                            crate::changes::PATH,
+                            distro.facts().changes_path,
                             names.join(", ")
                         ),
                         None => format!(
                             "name a change of {} ({}), or list the first fixed version per release line",
-                            crate::changes::PATH,
+                            distro.facts().changes_path,
                             names.join(", ")
                         ),
                     };
@@ -241,8 +248,9 @@ fn step(
         if let Some(n) = w.topo.node(&node.value) {
             check_config_keys(
                 d,
+                w.topo.distro,
                 kv,
-                &[crate::k3s_flags::Command::of(n.role)],
+                &[crate::flags::command_of(n.role)],
                 Some(&w.topo.default_version),
                 out,
             );
@@ -295,7 +303,7 @@ fn step(
         if !w.known(d, node, out) {
             continue;
         }
-        check_files(d, fs, out);
+        check_files(d, w.topo.distro, fs, out);
         if fs.is_empty() {
             out.push(
                 d.span(node, format!("empty files edit for `{}`", node.value))
@@ -305,7 +313,7 @@ fn step(
         files.insert(
             node.value.clone(),
             fs.iter()
-                .map(|(k, v)| (k.value.clone(), v.clone()))
+                .map(|(k, v)| (node_file(w.topo.distro, &k.value), v.clone()))
                 .collect(),
         );
     }
@@ -592,9 +600,12 @@ impl ExpectCx<'_> {
                     out.push(
                         d.span(v, format!("empty expected value for `{}`", sig.value))
                             .help(if def.is_value() {
-                                "give the value, e.g. v1.33.4+k3s1"
+                                format!(
+                                    "give the value, e.g. {}",
+                                    self.topo.distro.facts().example_version
+                                )
                             } else {
-                                "use `up` or `down`"
+                                "use `up` or `down`".to_string()
                             }),
                     );
                 } else if !def.is_value() && !state {
@@ -610,7 +621,7 @@ impl ExpectCx<'_> {
                         d.span(v, format!("`{}` reports a value, not up/down", sig.value))
                             .help(format!(
                                 "expect the text it reports, e.g. `{}`",
-                                value_example(&sig.value)
+                                value_example(self.topo.distro, &sig.value)
                             )),
                     );
                 } else {
@@ -623,9 +634,9 @@ impl ExpectCx<'_> {
     }
 }
 
-fn value_example(signal: &str) -> &'static str {
+fn value_example(distro: distro::Distro, signal: &str) -> &'static str {
     match signal {
-        "version" => "v1.33.4+k3s1",
+        "version" => distro.facts().example_version,
         "roles" => "etcd",
         _ => "the value the log line shows",
     }

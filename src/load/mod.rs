@@ -30,25 +30,32 @@ use crate::scenario::{
     Check, Expectations, Expected, LinePattern, Node, Probe, ProbeRule, Signal, Signals, Step,
     Topology,
 };
-use crate::version::{K3sVersion, ReleaseSet};
+use distro::{Distro, FlagCommand, ReleaseSet, Version};
 
-/// Config keys repro derives from the topology; setting them by hand would contradict it.
-const DERIVED_KEYS: &[(&str, &str)] = &[
-    ("cluster-init", "mark the node `init: true` instead"),
-    ("server", "use `join: <node>` on the node instead"),
-    (
-        "token",
-        "leave it out: repro sets a random K3S_TOKEN per run, and secrets never go in scenario files",
-    ),
-    (
-        "agent-token",
-        "leave it out: secrets never go in scenario files",
-    ),
-    ("disable-etcd", "use `role: control-plane` instead"),
-    ("disable-apiserver", "use `role: etcd` instead"),
-    ("disable-controller-manager", "use `role: etcd` instead"),
-    ("disable-scheduler", "use `role: etcd` instead"),
-];
+/// Why `key` may not be set by hand on `distro`, if repro derives it from the topology (setting
+/// it would contradict the topology) or it is a secret.
+fn derived_key_help(distro: Distro, key: &str) -> Option<String> {
+    let facts = distro.facts();
+    let keys = &facts.role_keys;
+    if keys.init == Some(key) {
+        Some("mark the node `init: true` instead".into())
+    } else if key == keys.join {
+        Some("use `join: <node>` on the node instead".into())
+    } else if key == keys.token {
+        Some(format!(
+            "leave it out: repro sets a random {} per run, and secrets never go in scenario files",
+            facts.token_env
+        ))
+    } else if key == keys.agent_token {
+        Some("leave it out: secrets never go in scenario files".into())
+    } else if keys.control_plane_only.contains(&key) {
+        Some("use `role: control-plane` instead".into())
+    } else if keys.etcd_only.contains(&key) {
+        Some("use `role: etcd` instead".into())
+    } else {
+        None
+    }
+}
 
 /// The default probe timeout when a signal's probe gives none.
 const DEFAULT_PROBE_TIMEOUT: Duration = Duration::from_secs(30);
@@ -68,7 +75,7 @@ static CONFIG_KEY: LazyLock<Regex> =
 
 /// What kind of file a path holds, told by its top-level keys.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum FileKind {
+pub(crate) enum FileKind {
     Topology,
     Check,
     Signals,
@@ -89,7 +96,7 @@ impl FileKind {
 
 /// Tells a file's kind by its first top-level key that only one kind has, else by the folder it
 /// is in (a file too broken to show its keys).
-pub fn file_kind(path: &Path, text: &str) -> Option<FileKind> {
+pub(crate) fn file_kind(path: &Path, text: &str) -> Option<FileKind> {
     for line in text.lines() {
         let key = line.split(':').next().unwrap_or("").trim_end();
         match key {
@@ -119,15 +126,6 @@ fn is_blank_yaml(text: &str) -> bool {
     })
 }
 
-/// How every scenario file is read: YAML 1.2 booleans only, so `yes`/`no`/`on`/`off` stay
-/// strings (and `init: yes` is an error that says so) instead of silently becoming booleans;
-/// duplicate keys are errors (the serde-saphyr default).
-pub fn yaml_options() -> serde_saphyr::Options {
-    let mut o = serde_saphyr::Options::default();
-    o.strict_booleans = true;
-    o
-}
-
 fn parse<T: serde::de::DeserializeOwned>(
     path: &Path,
     text: &str,
@@ -139,21 +137,30 @@ fn parse<T: serde::de::DeserializeOwned>(
             .start("the file is empty (no YAML content)")
             .help(kind.skeleton())]));
     }
-    serde_saphyr::from_str_with_options::<T>(text, yaml_options())
+    serde_saphyr::from_str_with_options::<T>(text, crate::raw::yaml_options())
         .map_err(|e| Diagnostics(vec![d.yaml(&e, text)]))
 }
 
-fn version(d: &FileDiag, s: &Spanned<String>, out: &mut Diagnostics) -> Option<K3sVersion> {
-    match s.value.parse::<K3sVersion>() {
+fn version(d: &FileDiag, s: &Spanned<String>, out: &mut Diagnostics) -> Option<Version> {
+    match s.value.parse::<Version>() {
         Ok(v) => Some(v),
         Err(e) => {
             out.push(
                 d.span(s, e.to_string())
-                    .help("write the full k3s release, e.g. v1.33.4+k3s1 or v1.33.5-rc1+k3s1"),
+                    .help(version_help(Distro::default())),
             );
             None
         }
     }
+}
+
+/// What a version of `distro` looks like, for help lines.
+fn version_help(distro: Distro) -> String {
+    let facts = distro.facts();
+    format!(
+        "write the full {distro} release, e.g. {} or {}",
+        facts.example_version, facts.example_candidate
+    )
 }
 
 /// One first version per release line, e.g. `fixed-in` or `since`.
@@ -199,52 +206,100 @@ fn unspan<T>(m: SpannedMap<T>) -> IndexMap<String, T> {
     m.into_iter().map(|(k, v)| (k.value, v)).collect()
 }
 
-/// Keys are checked for their form, for keys repro derives, and against the flags of the k3s
-/// `commands` they are written for (on `version`'s release line, when it is known).
+/// Keys are checked for their form, for keys repro derives, and against the flags of the
+/// distribution's `commands` they are written for (on `version`'s release line, when it is known).
 fn check_config_keys<T>(
     d: &FileDiag,
+    distro: Distro,
     config: &SpannedMap<T>,
-    commands: &[crate::k3s_flags::Command],
-    version: Option<&K3sVersion>,
+    commands: &[FlagCommand],
+    version: Option<&Version>,
     out: &mut Diagnostics,
 ) {
     for k in config.keys() {
-        if let Some((_, help)) = DERIVED_KEYS.iter().find(|(key, _)| *key == k.value) {
+        if let Some(help) = derived_key_help(distro, &k.value) {
             out.push(
                 d.span(
                     k,
                     format!("`{}` is derived by repro from the topology", k.value),
                 )
-                .help(*help),
+                .help(help),
             );
         } else if !CONFIG_KEY.is_match(&k.value) {
             out.push(
-                d.span(k, format!("`{}` is not a k3s config key", k.value))
-                    .help("k3s keys are the long flag names without the leading dashes, e.g. `embedded-registry`"),
+                d.span(k, format!("`{}` is not a {distro} config key", k.value))
+                    .help(format!("{distro} keys are the long flag names without the leading dashes, e.g. `embedded-registry`")),
             );
         } else if let Some((message, help)) =
-            crate::k3s_flags::unknown_key(&k.value, commands, version)
+            crate::flags::unknown_key(distro, &k.value, commands, version)
         {
             out.push(d.span(k, message).help(help));
         }
     }
 }
 
-fn check_files<T>(d: &FileDiag, files: &SpannedMap<T>, out: &mut Diagnostics) {
+fn check_files<T>(d: &FileDiag, distro: Distro, files: &SpannedMap<T>, out: &mut Diagnostics) {
+    let facts = distro.facts();
     for p in files.keys() {
-        let v = &p.value;
-        if let Err(why) = node_path(v) {
+        let v = node_file(distro, &p.value);
+        // `etc/rancher/k3s/x` is relative to the config folder too, so it would name
+        // /etc/rancher/k3s/etc/rancher/k3s/x: almost surely a missing leading `/`.
+        let root_folder = facts.config_dir.trim_start_matches('/').split('/').next();
+        if !p.value.starts_with('/')
+            && root_folder.is_some_and(|r| p.value.starts_with(&format!("{r}/")))
+        {
             out.push(
-                d.span(p, format!("`{v}` is not a valid file path: {why}"))
-                    .help("give the full, plain path of a file inside the node: it starts with `/`, has no `.` or `..` parts, no `//` and no trailing `/`, e.g. /etc/rancher/k3s/registries.yaml"),
+                d.span(
+                    p,
+                    format!(
+                        "`{}` is relative to {}, so it names {v}",
+                        p.value, facts.config_dir
+                    ),
+                )
+                .help(format!(
+                    "start a full path with `/` (/{}), or give it relative to {} (e.g. {})",
+                    p.value,
+                    facts.config_dir,
+                    facts
+                        .registries_path
+                        .strip_prefix(facts.config_dir)
+                        .unwrap_or_default()
+                        .trim_start_matches('/')
+                )),
             );
-        } else if v == crate::plan::CONFIG_PATH {
+        } else if let Err(why) = node_path(&v) {
+            out.push(
+                d.span(p, format!("`{}` is not a valid file path: {why}", p.value))
+                    .help(format!("give the full, plain path of a file inside the node, or one relative to {}: no `.` or `..` parts, no `//` and no trailing `/`, e.g. {} or {}", facts.config_dir, facts.registries_path, facts.registries_path.strip_prefix(facts.config_dir).unwrap_or_default().trim_start_matches('/'))),
+            );
+        } else if v == facts.config_path {
             out.push(
                 d.span(p, "config.yaml is rendered by repro from `config:`")
-                    .help("set keys under `config:`, or add a drop-in under /etc/rancher/k3s/config.yaml.d/"),
+                    .help(format!(
+                        "set keys under `config:`, or add a drop-in under {}/",
+                        facts.config_dropin_dir
+                    )),
             );
         }
     }
+}
+
+/// A `files:` key as a path inside the node: a key not starting with `/` is relative to the
+/// distribution's config folder, so one check can run on every distribution.
+fn node_file(distro: Distro, key: &str) -> String {
+    if key.starts_with('/') {
+        key.to_string()
+    } else {
+        distro.facts().in_config_dir(key)
+    }
+}
+
+/// The `files:` of a topology or node with every key a path inside the node.
+fn node_files(distro: Distro, files: SpannedMap<String>) -> IndexMap<String, String> {
+    files
+        .into_iter()
+        .map(|(k, v)| (node_file(distro, &k.value), v))
+        .collect()
 }
 
 /// Whether a `files:` key is a path in its one plain spelling, so comparing strings compares
@@ -299,6 +354,6 @@ mod topology;
 #[cfg(test)]
 mod tests;
 
-pub use check::{check, check_in, check_with_topology, Context};
+pub(crate) use check::{check, check_in, check_with_topology, Context};
 pub use signals::signals;
-pub use topology::{topology, topology_name};
+pub(crate) use topology::{topology, topology_name, topology_on};

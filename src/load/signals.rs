@@ -40,7 +40,7 @@ pub fn signals(path: &Path, text: &str) -> Result<Signals, Diagnostics> {
             if !fixed && !re.contains("(?P<value>") && !re.contains("(?<value>") {
                 out.push(
                     d.span(p, "a value pattern needs a named group `(?P<value>...)` or a fixed `value:`")
-                        .help("e.g. 'Starting k3s (?P<value>v\\S+)' or {match: 'Running kube-apiserver', value: control-plane}"),
+                        .help(format!("e.g. '{}(?P<value>v\\S+)' or {{match: 'Running kube-apiserver', value: control-plane}}", distro::Distro::default().facts().banner_prefix)),
                 );
             }
         }
@@ -83,9 +83,8 @@ pub fn signals(path: &Path, text: &str) -> Result<Signals, Diagnostics> {
             }
         });
         by_name.insert(
-            name.value.clone(),
+            name.value,
             Signal {
-                name: name.value,
                 description: s.description,
                 since,
                 up,
@@ -99,10 +98,7 @@ pub fn signals(path: &Path, text: &str) -> Result<Signals, Diagnostics> {
         );
     }
     if out.is_empty() {
-        Ok(Signals {
-            path: path.to_path_buf(),
-            by_name,
-        })
+        Ok(Signals { by_name })
     } else {
         Err(out)
     }
@@ -165,10 +161,21 @@ fn line_patterns(
                 until: None,
                 value: None,
                 ordered: false,
+                distro: None,
             }),
             PatternFile::Full(f) => {
                 let since = (!f.since.is_empty()).then(|| release_set(d, &f.since, out));
                 let until = (!f.until.is_empty()).then(|| release_set(d, &f.until, out));
+                let distro = f.distribution.as_ref().and_then(|s| {
+                    let found = distro::Distro::from_name(&s.value);
+                    if found.is_none() {
+                        out.push(
+                            d.span(s, format!("`{}` is not a distribution repro knows", s.value))
+                                .help(format!("write one of: {} (or leave `distribution:` out: the line is then every distribution's)", distro::Distro::names())),
+                        );
+                    }
+                    found
+                });
                 let ordered = match &f.order {
                     None => false,
                     Some(o) if !settled_by => {
@@ -196,6 +203,7 @@ fn line_patterns(
                     until,
                     value: f.value.clone(),
                     ordered,
+                    distro,
                 })
             }
         })

@@ -53,16 +53,19 @@ fn shipped_topologies_load_with_roles_and_joins() {
 #[test]
 fn role_expansion_is_what_k3s_documents() {
     assert_eq!(
-        Role::Etcd.config_keys(),
+        Role::Etcd.config_keys(distro::Distro::K3s),
         [
             "disable-apiserver",
             "disable-controller-manager",
             "disable-scheduler"
         ]
     );
-    assert_eq!(Role::ControlPlane.config_keys(), ["disable-etcd"]);
-    assert!(Role::All.config_keys().is_empty());
-    assert!(Role::Agent.config_keys().is_empty());
+    assert_eq!(
+        Role::ControlPlane.config_keys(distro::Distro::K3s),
+        ["disable-etcd"]
+    );
+    assert!(Role::All.config_keys(distro::Distro::K3s).is_empty());
+    assert!(Role::Agent.config_keys(distro::Distro::K3s).is_empty());
     assert!(Role::Etcd.runs_etcd() && Role::All.runs_etcd());
     assert!(!Role::ControlPlane.runs_etcd() && !Role::Agent.is_server());
 }
@@ -249,4 +252,150 @@ fn file_kinds() {
         Some(FileKind::Topology)
     );
     assert_eq!(file_kind(Path::new("a.yaml"), "name: x\n"), None);
+}
+
+/// #18: the distribution of a topology is named, or inferred from the version's suffix; an
+/// unknown one is an error at its position with what is valid.
+#[test]
+fn topology_distribution_and_version() {
+    let nodes = "nodes:\n  - {name: etcd-1, role: etcd, init: true}\n";
+    let t = topo(&format!(
+        "name: t\ndistribution: k3s\nversion: v1.33.4+k3s1\n{nodes}"
+    ))
+    .expect("valid");
+    assert_eq!(t.distro, distro::Distro::K3s);
+    assert_eq!(t.default_version.to_string(), "v1.33.4+k3s1");
+    // Inferred from `+k3sN`; `k3s-version:` is the same key.
+    let t = topo(&format!("name: t\nk3s-version: v1.33.4+k3s1\n{nodes}")).expect("valid");
+    assert_eq!(t.distro, distro::Distro::K3s);
+    let e = topo(&format!(
+        "name: t\ndistribution: k8s\nversion: v1.33.4+k3s1\n{nodes}"
+    ))
+    .expect_err("unknown distribution");
+    assert_eq!(
+        e,
+        ["2:15: `k8s` is not a distribution repro knows"],
+        "{e:#?}"
+    );
+    let d = topology(
+        Path::new("t.yaml"),
+        &format!("name: t\ndistribution: k8s\nversion: v1.33.4+k3s1\n{nodes}"),
+    )
+    .expect_err("unknown");
+    assert!(
+        d.0[0]
+            .help
+            .as_deref()
+            .is_some_and(|h| h.contains("write one of: k3s")),
+        "{:?}",
+        d.0[0].help
+    );
+    // #19: the build marker names rke2; a version of the other distribution than the named
+    // one is an error at the version.
+    let t = topo(&format!("name: t\nversion: v1.33.4+rke2r1\n{nodes}")).expect("rke2");
+    assert_eq!(t.distro, distro::Distro::Rke2);
+    let e = topo(&format!(
+        "name: t\ndistribution: k3s\nversion: v1.33.4+rke2r1\n{nodes}"
+    ))
+    .expect_err("mismatch");
+    assert!(
+        e[0].starts_with(
+            "3:10: `v1.33.4+rke2r1` is a rke2 version, but the topology says `distribution: k3s`"
+        ),
+        "{e:?}"
+    );
+}
+
+/// #18: `files:` keys without a leading `/` are relative to the distribution's config folder.
+#[test]
+fn relative_files_land_in_the_config_folder() {
+    let t = topo(
+        "name: t\nversion: v1.33.4+k3s1\nfiles:\n  registries.yaml: \"mirrors: {}\\n\"\nnodes:\n  - name: etcd-1\n    role: etcd\n    init: true\n    files:\n      config.yaml.d/10-x.yaml: \"a: 1\\n\"\n",
+    )
+    .expect("valid");
+    assert!(
+        t.files.contains_key("/etc/rancher/k3s/registries.yaml"),
+        "{:?}",
+        t.files
+    );
+    assert!(t.nodes[0]
+        .files
+        .contains_key("/etc/rancher/k3s/config.yaml.d/10-x.yaml"));
+    // The rendered config.yaml is repro's, whichever way it is named.
+    let e = topo("name: t\nversion: v1.33.4+k3s1\nfiles:\n  config.yaml: \"a: 1\\n\"\nnodes:\n  - {name: etcd-1, role: etcd, init: true}\n")
+        .expect_err("config.yaml is rendered");
+    assert!(e[0].contains("config.yaml is rendered by repro"), "{e:?}");
+    let e = topo("name: t\nversion: v1.33.4+k3s1\nfiles:\n  ../x: \"a\"\nnodes:\n  - {name: etcd-1, role: etcd, init: true}\n")
+        .expect_err("dot-dot");
+    assert!(e[0].contains("`../x` is not a valid file path"), "{e:?}");
+}
+
+/// #18: a signal pattern qualified by distribution applies to that distribution's versions only.
+#[test]
+fn signal_patterns_qualified_by_distribution() {
+    let text = "signals:\n  s:\n    description: d\n    up:\n      - {match: 'only k3s', distribution: k3s}\n      - 'everyone'\n";
+    let s = signals(Path::new("s.yaml"), text).expect("valid");
+    let v: Version = "v1.33.4+k3s1".parse().expect("v");
+    let up = &s.by_name["s"].up;
+    assert_eq!(up[0].distro, Some(distro::Distro::K3s));
+    assert!(up[0].applies_to(&v) && up[1].applies_to(&v));
+    assert_eq!(up[1].distro, None);
+    let bad =
+        "signals:\n  s:\n    description: d\n    up:\n      - {match: 'x', distribution: rke3}\n";
+    let e = signals(Path::new("s.yaml"), bad)
+        .map_err(messages)
+        .expect_err("unknown");
+    assert_eq!(
+        e,
+        ["5:36: `rke3` is not a distribution repro knows"],
+        "{e:?}"
+    );
+}
+
+/// #19: a k3s-only key in an RKE2 topology is an error at the key, saying whose flag it is.
+#[test]
+fn k3s_only_keys_in_an_rke2_topology() {
+    let text = "name: t\nversion: v1.32.5+rke2r1\nconfig:\n  cluster-init: true\nnodes:\n  - {name: etcd-1, role: etcd, init: true, config: {disable-helm-controller: true}}\n  - {name: cp-1, role: control-plane, join: etcd-1, config: {supervisor-metrics: true}}\n";
+    let d = topology(Path::new("t.yaml"), text).expect_err("k3s-only keys");
+    let got: Vec<String> =
+        d.0.iter()
+            .map(|d| format!("{}:{}: {}", d.line, d.column, d.message))
+            .collect();
+    assert_eq!(got.len(), 2, "{got:#?}");
+    assert!(
+        got.iter()
+            .any(|m| m.starts_with("4:3: `cluster-init` is not a flag of")),
+        "{got:#?}"
+    );
+    assert!(
+        got.iter()
+            .any(|m| m.starts_with("6:53: `disable-helm-controller` is not a flag of")),
+        "{got:#?}"
+    );
+    for diag in &d.0 {
+        let help = diag.help.as_deref().unwrap_or_default();
+        assert!(
+            help.contains("is a flag of k3s only") && help.contains("releases/rke2-flags.yaml"),
+            "{help}"
+        );
+    }
+}
+
+/// #19: `--version` of another distribution re-reads a topology that names none on that one.
+#[test]
+fn a_k3s_topology_read_on_an_rke2_version() {
+    let on: distro::Version = "v1.32.5+rke2r1".parse().expect("version");
+    let t =
+        topology_on(Path::new("etcd-split.yaml"), ETCD_SPLIT, Some(&on)).expect("valid on rke2");
+    assert_eq!(t.distro, distro::Distro::Rke2);
+    assert_eq!(t.default_version, on);
+    assert!(
+        t.files.keys().all(|p| p.starts_with("/etc/rancher/rke2/")),
+        "{:?}",
+        t.files.keys()
+    );
+    // A topology that names its distribution keeps it (the caller reports the mismatch).
+    let named = "name: t\ndistribution: k3s\nversion: v1.33.4+k3s1\nnodes:\n  - {name: etcd-1, role: etcd, init: true}\n";
+    let t = topology_on(Path::new("t.yaml"), named, Some(&on)).expect("valid");
+    assert_eq!(t.distro, distro::Distro::K3s);
 }

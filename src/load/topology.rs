@@ -1,51 +1,70 @@
 //! `topologies/*.yaml`: nodes, roles, joins, files — and every rule a topology must keep.
 
 use super::*;
-use crate::k3s_flags::Command;
 
 /// The `name:` of a topology file that may be otherwise broken, so a check naming it can say
 /// "that topology has errors" instead of "does not exist".
-pub fn topology_name(text: &str) -> Option<String> {
+pub(crate) fn topology_name(text: &str) -> Option<String> {
     #[derive(serde::Deserialize)]
     struct NameOnly {
         name: String,
     }
-    serde_saphyr::from_str_with_options::<NameOnly>(text, yaml_options())
+    serde_saphyr::from_str_with_options::<NameOnly>(text, crate::raw::yaml_options())
         .ok()
         .map(|n| n.name)
 }
 
 /// How many nodes one run can address: the runner gives node `i` the fixed address
 /// `10.213.X.(10 + i)` on its own /24 (`run/cluster.rs`), and .255 is the broadcast address.
-pub const MAX_NODES: usize = 254 - 10 + 1;
+pub(crate) const MAX_NODES: usize = 254 - 10 + 1;
 
-pub fn topology(path: &Path, text: &str) -> Result<Topology, Diagnostics> {
+pub(crate) fn topology(path: &Path, text: &str) -> Result<Topology, Diagnostics> {
+    topology_on(path, text, None)
+}
+
+/// The topology in `text`, on `on`'s distribution and with `on` as its version when it is given
+/// and the file names no `distribution:` (`--version v1.32.5+rke2r1` on a topology written with
+/// a k3s version): its relative file paths, role keys and config keys are then that
+/// distribution's.
+pub(crate) fn topology_on(
+    path: &Path,
+    text: &str,
+    on: Option<&Version>,
+) -> Result<Topology, Diagnostics> {
     let raw: TopologyFile = parse(path, text, FileKind::Topology)?;
     let d = FileDiag { file: path };
     let mut out = Diagnostics::default();
 
     check_slug(&d, &raw.name, "topology", &mut out);
-    let default_version = version(&d, &raw.k3s_version, &mut out);
-    check_nodes(&d, &raw, default_version.as_ref(), &mut out);
+    let (distro, default_version) = match (on, &raw.distribution) {
+        (Some(v), None) => {
+            // Still read the file's own version, so an error in it is not hidden.
+            let _ = distribution_and_version(&d, &raw, &mut out);
+            (v.distro, Some(v.clone()))
+        }
+        _ => distribution_and_version(&d, &raw, &mut out),
+    };
+    check_nodes(&d, distro, &raw, default_version.as_ref(), &mut out);
     // Written on every node: a key must be a flag of some node's command.
-    let mut commands: Vec<Command> = raw
+    let mut commands: Vec<FlagCommand> = raw
         .nodes
         .value
         .iter()
-        .map(|n| Command::of(n.role.value))
+        .map(|n| crate::flags::command_of(n.role.value))
         .collect();
     commands.dedup();
     if commands.is_empty() {
-        commands.push(Command::Server);
+        commands.push(FlagCommand::Server);
     }
     check_config_keys(
         &d,
+        distro,
         &raw.config,
         &commands,
         default_version.as_ref(),
         &mut out,
     );
-    check_files(&d, &raw.files, &mut out);
+    check_files(&d, distro, &raw.files, &mut out);
 
     let Some(default_version) = default_version else {
         return Err(out);
@@ -56,11 +75,11 @@ pub fn topology(path: &Path, text: &str) -> Result<Topology, Diagnostics> {
     Ok(Topology {
         name: raw.name.value,
         description: raw.description,
-        source: raw.source,
         path: path.to_path_buf(),
+        distro,
         default_version,
         config: unspan(raw.config),
-        files: unspan(raw.files),
+        files: node_files(distro, raw.files),
         nodes: raw
             .nodes
             .value
@@ -72,17 +91,71 @@ pub fn topology(path: &Path, text: &str) -> Result<Topology, Diagnostics> {
                 join: n.join.map(|j| j.value),
                 deferred: n.deferred,
                 config: unspan(n.config),
-                files: unspan(n.files),
+                files: node_files(distro, n.files),
                 env: n.env.into_iter().map(|(k, v)| (k.value, v)).collect(),
             })
             .collect(),
     })
 }
 
-fn check_nodes(
+/// The topology's distribution and default version: `distribution:` when given, else the one
+/// the version's build marker names (`+k3sN`). A version of another distribution than the one
+/// named is an error at the version.
+fn distribution_and_version(
     d: &FileDiag,
     raw: &TopologyFile,
-    version: Option<&K3sVersion>,
+    out: &mut Diagnostics,
+) -> (Distro, Option<Version>) {
+    let named = raw.distribution.as_ref().and_then(|s| {
+        let found = Distro::from_name(&s.value);
+        if found.is_none() {
+            out.push(
+                d.span(s, format!("`{}` is not a distribution repro knows", s.value))
+                    .help(format!("write one of: {} (or leave `distribution:` out: the version's suffix names it)", Distro::names())),
+            );
+        }
+        found
+    });
+    let s = &raw.version;
+    let version = match s.value.parse::<Version>() {
+        Ok(v) => Some(v),
+        Err(e) => {
+            out.push(
+                d.span(s, e.to_string())
+                    .help(version_help(named.unwrap_or_default())),
+            );
+            None
+        }
+    };
+    match (named, version) {
+        (Some(n), Some(v)) if v.distro != n => {
+            let facts = n.facts();
+            out.push(
+                d.span(
+                    s,
+                    format!(
+                        "`{}` is a {} version, but the topology says `distribution: {n}`",
+                        s.value, v.distro
+                    ),
+                )
+                .help(format!(
+                    "write a {n} version, e.g. {} or {}, or drop `distribution:`",
+                    facts.example_version, facts.example_candidate
+                )),
+            );
+            (n, None)
+        }
+        (Some(n), v) => (n, v),
+        (None, Some(v)) => (v.distro, Some(v)),
+        (None, None) => (Distro::default(), None),
+    }
+}
+
+fn check_nodes(
+    d: &FileDiag,
+    distro: Distro,
+    raw: &TopologyFile,
+    version: Option<&Version>,
     out: &mut Diagnostics,
 ) {
     let nodes = &raw.nodes.value;
@@ -110,6 +183,21 @@ fn check_nodes(
                 .help("use lowercase letters, digits and `-` (it becomes a container host name)"),
             );
         }
+        // A node's name is its container's host name, which every other node dials: a name
+        // that means the node itself (`localhost`) makes a joiner dial its own loopback and
+        // the run end inconclusive after its timeout (issue #24).
+        if is_loopback_name(&n.name.value) {
+            out.push(
+                d.span(
+                    &n.name,
+                    format!(
+                        "`{}` names the node itself: the other nodes could not reach it by that name",
+                        n.name.value
+                    ),
+                )
+                .help("name nodes for their role (`server-1`, `etcd-2`); `localhost`, `ip6-localhost` and `ip6-loopback` resolve to the node's own loopback"),
+            );
+        }
         if let Some(first) = names.insert(&n.name.value, &n.name) {
             out.push(
                 d.span(
@@ -130,7 +218,7 @@ fn check_nodes(
     match inits.as_slice() {
         [] => out.push(
             d.span(&nodes[0].name, "no node creates the cluster (no `init: true`)")
-                .help("mark exactly one node that runs etcd (role etcd or all) `init: true`; it starts with cluster-init"),
+                .help(format!("mark exactly one node that runs etcd (role etcd or all) `init: true`; it starts with {}", distro.facts().init_marker())),
         ),
         [_] => {}
         [first, rest @ ..] => {
@@ -224,7 +312,7 @@ fn check_nodes(
         } else if role == Role::ControlPlane && !trole.runs_etcd() {
             out.push(
                 d.span(j, format!("control-plane-only `{}` joins `{}`, which runs no etcd", n.name.value, j.value))
-                    .help("a control-plane-only server (disable-etcd) must join a node that runs etcd (role etcd or all)"),
+                    .help(format!("a control-plane-only server ({}) must join a node that runs etcd (role etcd or all)", distro.facts().role_keys.control_plane_only.join(", "))),
             );
         } else if !inits.is_empty() && role.runs_etcd() && !starts_before(target, ti, i) {
             // (Without an init node there is no start order to judge; that is reported above.)
@@ -241,8 +329,15 @@ fn check_nodes(
     }
 
     for n in nodes {
-        check_config_keys(d, &n.config, &[Command::of(n.role.value)], version, out);
-        check_files(d, &n.files, out);
+        check_config_keys(
+            d,
+            distro,
+            &n.config,
+            &[crate::flags::command_of(n.role.value)],
+            version,
+            out,
+        );
+        check_files(d, distro, &n.files, out);
         for k in n.env.keys() {
             if !ENV_NAME.is_match(&k.value) {
                 out.push(
@@ -251,15 +346,20 @@ fn check_nodes(
                 );
                 continue;
             }
-            if matches!(
-                k.value.as_str(),
-                "K3S_TOKEN" | "K3S_AGENT_TOKEN" | "K3S_URL"
-            ) {
+            let facts = distro.facts();
+            if [facts.token_env, facts.agent_token_env, facts.url_env].contains(&k.value.as_str()) {
                 out.push(
                     d.span(k, format!("`{}` is set by repro", k.value))
-                        .help("leave it out: repro sets K3S_TOKEN (random per run) and the join URL from `join:`"),
+                        .help(format!("leave it out: repro sets {} (random per run) and the join URL from `join:`", facts.token_env)),
                 );
             }
         }
     }
+}
+
+/// Host names that resolve to the container itself (its /etc/hosts): `localhost` (and names
+/// under it) and Docker's `ip6-localhost` / `ip6-loopback`.
+fn is_loopback_name(name: &str) -> bool {
+    let n = name.to_ascii_lowercase();
+    n == "localhost" || n.ends_with(".localhost") || n == "ip6-localhost" || n == "ip6-loopback"
 }

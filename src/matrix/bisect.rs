@@ -14,7 +14,7 @@
 
 /// Which side of the change a probed release is on.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Side {
+pub(crate) enum Side {
     /// Same verdict as the older endpoint.
     Old,
     /// Same verdict as the newer endpoint.
@@ -23,15 +23,15 @@ pub enum Side {
 
 /// Binary search state over positions `0..n`: `lo` is known (or trusted) Old, `hi` New.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Bisection {
-    pub lo: usize,
-    pub hi: usize,
-    pub probes: usize,
+pub(crate) struct Bisection {
+    pub(crate) lo: usize,
+    pub(crate) hi: usize,
+    pub(crate) probes: usize,
 }
 
 impl Bisection {
     /// A search over `n ≥ 2` positions whose endpoints differ.
-    pub fn new(n: usize) -> Bisection {
+    pub(crate) fn new(n: usize) -> Bisection {
         Bisection {
             lo: 0,
             hi: n.saturating_sub(1).max(1),
@@ -40,12 +40,12 @@ impl Bisection {
     }
 
     /// The next position to run, or None when the change is pinned (`hi` is the answer).
-    pub fn next(&self) -> Option<usize> {
+    pub(crate) fn next(&self) -> Option<usize> {
         (self.hi - self.lo > 1).then(|| self.lo + (self.hi - self.lo) / 2)
     }
 
     /// Records the side of the position `next()` gave.
-    pub fn record(&mut self, at: usize, side: Side) {
+    pub(crate) fn record(&mut self, at: usize, side: Side) {
         self.probes += 1;
         match side {
             Side::Old => self.lo = at,
@@ -54,17 +54,17 @@ impl Bisection {
     }
 
     /// The first position on the new side, once `next()` is None.
-    pub fn answer(&self) -> Option<usize> {
+    pub(crate) fn answer(&self) -> Option<usize> {
         self.next().is_none().then_some(self.hi)
     }
 }
 
 /// ⌈log2 n⌉ + 1: the most runs a bisection over `n` releases may take (issue #6).
-pub fn run_limit(n: usize) -> usize {
+pub(crate) fn run_limit(n: usize) -> usize {
     ceil_log2(n) + 1
 }
 
-pub fn ceil_log2(n: usize) -> usize {
+pub(crate) fn ceil_log2(n: usize) -> usize {
     let mut bits = 0;
     while (1usize << bits) < n {
         bits += 1;

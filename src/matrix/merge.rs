@@ -11,14 +11,15 @@ use std::path::{Path, PathBuf};
 use serde::Deserialize;
 
 use crate::result::Outcome;
-use crate::version::K3sVersion;
+use crate::results_folder::{JUNIT_FILE, RESULT_FILE, SUMMARY_FILE};
+use distro::Version;
 
 use super::model::{Cell, Status, Summary, SUMMARY_KIND, SUMMARY_SCHEMA_VERSION};
 /// How deep below an argument to look for result.json / summary.json.
 const MAX_DEPTH: usize = 8;
 
 #[derive(Debug, thiserror::Error)]
-pub enum MergeError {
+pub(crate) enum MergeError {
     #[error("{path}: error: {message}")]
     Input { path: String, message: String },
 }
@@ -100,13 +101,14 @@ fn parse_json<T: serde::de::DeserializeOwned>(path: &Path) -> Result<T, MergeErr
 }
 
 /// A run folder's result.json as a cell; `results` is the folder as the user named it.
-pub fn cell_from_result(file: &Path) -> Result<Cell, MergeError> {
+pub(crate) fn cell_from_result(file: &Path) -> Result<Cell, MergeError> {
     let r: RunDigest = parse_json(file)?;
-    if r.schema_version != crate::result::SCHEMA_VERSION {
+    // Version 1 differs only by lacking `distribution` (k3s): both read the same.
+    if !(1..=crate::result::SCHEMA_VERSION).contains(&r.schema_version) {
         return Err(err(
             file,
             format!(
-                "result.json schema_version {} is not one this repro reads ({})",
+                "result.json schema_version {} is not one this repro reads (1 to {})",
                 r.schema_version,
                 crate::result::SCHEMA_VERSION
             ),
@@ -157,7 +159,7 @@ pub fn cell_from_result(file: &Path) -> Result<Cell, MergeError> {
 
 /// A matrix folder's summary.json as cells; relative results paths become relative to the
 /// current directory (through the folder), so they still point at the runs.
-pub fn cells_from_summary(file: &Path) -> Result<Vec<Cell>, MergeError> {
+pub(crate) fn cells_from_summary(file: &Path) -> Result<Vec<Cell>, MergeError> {
     let s: Summary = parse_json(file)?;
     if s.kind != SUMMARY_KIND || s.schema_version != SUMMARY_SCHEMA_VERSION {
         return Err(err(
@@ -184,16 +186,16 @@ pub fn cells_from_summary(file: &Path) -> Result<Vec<Cell>, MergeError> {
 
 /// One cell of the planned matrix: what should have run.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Planned {
-    pub check: String,
-    pub k3s_version: String,
-    pub expected: Outcome,
-    pub because: String,
+pub(crate) struct Planned {
+    pub(crate) check: String,
+    pub(crate) k3s_version: String,
+    pub(crate) expected: Outcome,
+    pub(crate) because: String,
 }
 
 /// The planned matrix from `--plan`: the `repro matrix --emit github-matrix` JSON
 /// (`{"include":[{"check","k3s_version","expected"},…]}`) or a matrix's summary.json.
-pub fn read_plan(file: &Path) -> Result<Vec<Planned>, MergeError> {
+pub(crate) fn read_plan(file: &Path) -> Result<Vec<Planned>, MergeError> {
     #[derive(Deserialize)]
     struct Entry {
         check: String,
@@ -242,7 +244,7 @@ pub fn read_plan(file: &Path) -> Result<Vec<Planned>, MergeError> {
 
 /// Adds a NOT RUN cell for every planned check × version that no input wrote a result for (a job
 /// that never started, was cancelled, or lost its artifact), then sorts like `collect`.
-pub fn add_not_run(cells: &mut Vec<Cell>, plan: &[Planned]) {
+pub(crate) fn add_not_run(cells: &mut Vec<Cell>, plan: &[Planned]) {
     for p in plan {
         if cells
             .iter()
@@ -273,8 +275,8 @@ pub fn add_not_run(cells: &mut Vec<Cell>, plan: &[Planned]) {
 
 fn sort(cells: &mut [Cell]) {
     cells.sort_by(|a, b| {
-        let va = a.k3s_version.parse::<K3sVersion>().ok();
-        let vb = b.k3s_version.parse::<K3sVersion>().ok();
+        let va = a.k3s_version.parse::<Version>().ok();
+        let vb = b.k3s_version.parse::<Version>().ok();
         (&a.check, va, &a.k3s_version).cmp(&(&b.check, vb, &b.k3s_version))
     });
 }
@@ -282,7 +284,7 @@ fn sort(cells: &mut [Cell]) {
 /// Every result.json / summary.json under the arguments, as cells, deduplicated by run id and
 /// sorted by check and version. `out` (the merge's own output folder) is never read. With
 /// `allow_empty` (a plan names the missing cells), a folder holding no result is not an error.
-pub fn collect_inputs(
+pub(crate) fn collect_inputs(
     args: &[PathBuf],
     out: &Path,
     allow_empty: bool,
@@ -294,7 +296,7 @@ pub fn collect_inputs(
         let before = cells.len();
         if meta.is_file() {
             match a.file_name().and_then(|n| n.to_str()) {
-                Some("summary.json") => cells.extend(cells_from_summary(a)?),
+                Some(SUMMARY_FILE) => cells.extend(cells_from_summary(a)?),
                 _ => cells.push(cell_from_result(a)?),
             }
         } else {
@@ -331,12 +333,12 @@ fn walk(
     if out.is_some() && std::fs::canonicalize(dir).ok().as_deref() == out {
         return Ok(());
     }
-    let summary = dir.join("summary.json");
+    let summary = dir.join(SUMMARY_FILE);
     if summary.is_file() {
         cells.extend(cells_from_summary(&summary)?);
         return Ok(());
     }
-    let result = dir.join("result.json");
+    let result = dir.join(RESULT_FILE);
     if result.is_file() {
         cells.push(cell_from_result(&result)?);
         return Ok(());
@@ -357,18 +359,14 @@ fn walk(
     Ok(())
 }
 
-/// Writes `summary.json` and `junit.xml` into `dir` (atomically each: a reader never sees half).
-pub fn write_outputs(dir: &Path, summary: &Summary, junit_name: &str) -> anyhow::Result<()> {
-    use anyhow::Context;
-    std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
+/// Writes `summary.json` and `junit.xml` into `dir` (atomically each: a reader never sees half;
+/// owner-only, like every file of a results folder: they carry the cells' errors).
+pub(crate) fn write_outputs(dir: &Path, summary: &Summary, junit_name: &str) -> anyhow::Result<()> {
     let json = serde_json::to_string_pretty(summary)?;
     let xml = super::render::junit(junit_name, &summary.cells)
         .map_err(|e| anyhow::anyhow!("cannot render junit.xml: {e}"))?;
-    for (name, text) in [("summary.json", json), ("junit.xml", xml)] {
-        let tmp = dir.join(format!(".{name}.tmp"));
-        std::fs::write(&tmp, text).with_context(|| format!("cannot write {}", tmp.display()))?;
-        std::fs::rename(&tmp, dir.join(name))
-            .with_context(|| format!("cannot write {}", dir.join(name).display()))?;
+    for (name, text) in [(SUMMARY_FILE, json), (JUNIT_FILE, xml)] {
+        crate::results_folder::write_atomic(&dir.join(name), text.as_bytes())?;
     }
     Ok(())
 }
@@ -380,7 +378,7 @@ mod tests {
     #[test]
     fn corrupt_json_names_file_line_and_column() {
         let d = tempfile::tempdir().expect("tempdir");
-        let f = d.path().join("result.json");
+        let f = d.path().join(RESULT_FILE);
         std::fs::write(&f, "{\n  \"schema_version\": 1,\n  \"run_id\": \n}").expect("write");
         let e = cell_from_result(&f).expect_err("corrupt").to_string();
         assert!(
@@ -390,5 +388,21 @@ mod tests {
         std::fs::write(&f, "{\"schema_version\": 1}").expect("write");
         let e = cell_from_result(&f).expect_err("incomplete").to_string();
         assert!(e.contains("unexpected content: missing field"), "{e}");
+    }
+
+    /// summary.json and junit.xml carry the cells' errors: 0600 in a 0700 folder (issue #24).
+    #[cfg(unix)]
+    #[test]
+    fn outputs_are_owner_only() {
+        use std::os::unix::fs::PermissionsExt;
+        let d = tempfile::tempdir().expect("tempdir");
+        let out = d.path().join("merged");
+        let summary = Summary::new(vec!["repro".into()], vec![], vec![]);
+        write_outputs(&out, &summary, "repro merge").expect("written");
+        let mode = |p: &Path| std::fs::metadata(p).expect("metadata").permissions().mode() & 0o777;
+        assert_eq!(mode(&out), 0o700);
+        for f in [SUMMARY_FILE, JUNIT_FILE] {
+            assert_eq!(mode(&out.join(f)), 0o600, "{f}");
+        }
     }
 }

@@ -1,10 +1,14 @@
 //! Many runs: a check × version matrix (its cells, how they render, merging cells from results
-//! folders made elsewhere) and the search of `repro bisect`. All pure over cells and files:
-//! `cmd::matrix` and `cmd::bisect` run the cells.
+//! folders made elsewhere, running them: `batch.rs`) and `repro bisect` (the search in
+//! `bisect.rs`, its runs in `bisector.rs`), how many runs go at once (`jobs.rs`). `cmd::matrix`
+//! and `cmd::bisect` parse the flags and print.
 
-pub mod bisect;
-pub mod merge;
-pub mod model;
-pub mod render;
+pub(crate) mod batch;
+pub(crate) mod bisect;
+pub(crate) mod bisector;
+pub(crate) mod jobs;
+pub(crate) mod merge;
+pub(crate) mod model;
+pub(crate) mod render;
 
-pub use model::{Cell, Status, Summary};
+pub(crate) use model::{Cell, Status, Summary};

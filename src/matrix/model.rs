@@ -3,17 +3,17 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::exit;
+use crate::exit::Exit;
 use crate::result::Outcome;
 
 /// `kind` of a summary.json, so `repro merge` can tell it from other JSON.
-pub const SUMMARY_KIND: &str = "repro-matrix-summary";
-pub const SUMMARY_SCHEMA_VERSION: u32 = 1;
+pub(crate) const SUMMARY_KIND: &str = "repro-matrix-summary";
+pub(crate) const SUMMARY_SCHEMA_VERSION: u32 = 1;
 
 /// How one cell's verdict compares with the expected one.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
-pub enum Status {
+pub(crate) enum Status {
     /// The verdict is the expected one.
     Ok,
     /// Expected `fixed` (the release has the fix per `fixed-in`), got `reproduced`.
@@ -29,7 +29,7 @@ pub enum Status {
 }
 
 impl Status {
-    pub fn label(self) -> &'static str {
+    pub(crate) fn label(self) -> &'static str {
         match self {
             Status::Ok => "ok",
             Status::Regression => "REGRESSION",
@@ -40,18 +40,18 @@ impl Status {
         }
     }
 
-    /// The exit code this cell alone would give (see [`crate::exit`]).
-    pub fn exit_code(self) -> i32 {
+    /// The exit this cell alone would give.
+    pub(crate) fn exit(self) -> Exit {
         match self {
-            Status::Ok => exit::OK,
-            Status::Regression | Status::UnexpectedFix => exit::OUTCOME_DIFFERS,
-            Status::Inconclusive => exit::INCONCLUSIVE,
-            Status::Broken | Status::NotRun => exit::INFRA,
+            Status::Ok => Exit::Ok,
+            Status::Regression | Status::UnexpectedFix => Exit::OutcomeDiffers,
+            Status::Inconclusive => Exit::Inconclusive,
+            Status::Broken | Status::NotRun => Exit::Infra,
         }
     }
 
     /// Compares a verdict (None: the run broke) with the expected one.
-    pub fn of(expected: Outcome, verdict: Option<Outcome>) -> Status {
+    pub(crate) fn of(expected: Outcome, verdict: Option<Outcome>) -> Status {
         match verdict {
             None => Status::Broken,
             Some(v) if v == expected => Status::Ok,
@@ -64,31 +64,31 @@ impl Status {
 
 /// One check on one k3s version.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Cell {
-    pub check: String,
-    pub k3s_version: String,
+pub(crate) struct Cell {
+    pub(crate) check: String,
+    pub(crate) k3s_version: String,
     /// `fixed` or `reproduced`, from the check's `fixed-in`.
-    pub expected: Outcome,
+    pub(crate) expected: Outcome,
     /// Why that is expected, in words (which `fixed-in` entry decides it).
-    pub expected_because: String,
+    pub(crate) expected_because: String,
     /// None when the run broke or never ran.
-    pub verdict: Option<Outcome>,
-    pub status: Status,
-    pub seconds: f64,
+    pub(crate) verdict: Option<Outcome>,
+    pub(crate) status: Status,
+    pub(crate) seconds: f64,
     /// The run's own exit code (`repro run` semantics), when it ran.
-    pub exit_code: Option<i32>,
-    pub run_id: Option<String>,
+    pub(crate) exit_code: Option<i32>,
+    pub(crate) run_id: Option<String>,
     /// The run's results folder: relative to the summary's folder when inside it.
-    pub results: Option<String>,
+    pub(crate) results: Option<String>,
     /// True when the stand-in ran instead of real k3s.
-    pub stand_in: bool,
+    pub(crate) stand_in: bool,
     /// Why there is no verdict, or why it is inconclusive.
-    pub error: Option<String>,
+    pub(crate) error: Option<String>,
 }
 
 impl Cell {
     /// One sentence on why a cell is not ok: which version, expected vs got, and why expected.
-    pub fn explain(&self) -> Option<String> {
+    pub(crate) fn explain(&self) -> Option<String> {
         let got = self.verdict.map_or("no verdict", Outcome::as_str);
         let at = self
             .results
@@ -128,18 +128,18 @@ impl Cell {
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Totals {
-    pub cells: usize,
-    pub ok: usize,
-    pub regression: usize,
-    pub unexpected_fix: usize,
-    pub inconclusive: usize,
-    pub broken: usize,
-    pub not_run: usize,
+pub(crate) struct Totals {
+    pub(crate) cells: usize,
+    pub(crate) ok: usize,
+    pub(crate) regression: usize,
+    pub(crate) unexpected_fix: usize,
+    pub(crate) inconclusive: usize,
+    pub(crate) broken: usize,
+    pub(crate) not_run: usize,
 }
 
 impl Totals {
-    pub fn of(cells: &[Cell]) -> Totals {
+    pub(crate) fn of(cells: &[Cell]) -> Totals {
         let n = |s: Status| cells.iter().filter(|c| c.status == s).count();
         Totals {
             cells: cells.len(),
@@ -153,32 +153,32 @@ impl Totals {
     }
 }
 
-/// The exit code of a set of cells: the worst of theirs, 3 > 1 > 4 > 0 (a run that broke or
-/// never ran leaves the set incomplete, so it wins over a finding; an interrupted matrix exits
-/// 130 whatever its cells say). See [`exit::worst`].
-pub fn exit_code(cells: &[Cell]) -> i32 {
-    exit::worst(cells.iter().map(|c| c.status.exit_code()))
+/// The exit of a set of cells: the worst of theirs, 3 > 1 > 4 > 0 (a run that broke or never
+/// ran leaves the set incomplete, so it wins over a finding; an interrupted matrix exits 130
+/// whatever its cells say). See [`Exit::worst`].
+pub(crate) fn exit(cells: &[Cell]) -> Exit {
+    Exit::worst(cells.iter().map(|c| c.status.exit()))
 }
 
 /// `summary.json` of a matrix (or a merge of several).
 #[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct Summary {
-    pub schema_version: u32,
-    pub kind: String,
-    pub tool: crate::result::ToolInfo,
-    pub created_at: String,
+pub(crate) struct Summary {
+    pub(crate) schema_version: u32,
+    pub(crate) kind: String,
+    pub(crate) tool: crate::result::ToolInfo,
+    pub(crate) created_at: String,
     /// The command that made it.
-    pub command: Vec<String>,
+    pub(crate) command: Vec<String>,
     /// For a merge: the inputs, as given.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub merged_from: Vec<String>,
-    pub totals: Totals,
-    pub exit_code: i32,
-    pub cells: Vec<Cell>,
+    pub(crate) merged_from: Vec<String>,
+    pub(crate) totals: Totals,
+    pub(crate) exit_code: i32,
+    pub(crate) cells: Vec<Cell>,
 }
 
 impl Summary {
-    pub fn new(command: Vec<String>, merged_from: Vec<String>, cells: Vec<Cell>) -> Summary {
+    pub(crate) fn new(command: Vec<String>, merged_from: Vec<String>, cells: Vec<Cell>) -> Summary {
         Summary {
             schema_version: SUMMARY_SCHEMA_VERSION,
             kind: SUMMARY_KIND.into(),
@@ -190,9 +190,14 @@ impl Summary {
             command,
             merged_from,
             totals: Totals::of(&cells),
-            exit_code: exit_code(&cells),
+            exit_code: exit(&cells).code(),
             cells,
         }
+    }
+
+    /// The exit its cells give (what `exit_code` records).
+    pub(crate) fn exit(&self) -> Exit {
+        Exit::of_code(self.exit_code)
     }
 }
 
@@ -200,9 +205,9 @@ impl Summary {
 mod tests {
     use super::*;
     use crate::plan::expected;
-    use crate::version::{K3sVersion, ReleaseSet};
+    use distro::{ReleaseSet, Version};
 
-    fn v(s: &str) -> K3sVersion {
+    fn v(s: &str) -> Version {
         s.parse().expect("valid version")
     }
 
@@ -251,20 +256,21 @@ mod tests {
             ("v1.32.8+k3s1", Outcome::Reproduced),
             ("v1.32.9+k3s1", Outcome::Fixed),
             ("v1.33.4+k3s1", Outcome::Reproduced),
-            ("v1.33.5-rc1+k3s1", Outcome::Reproduced),
+            ("v1.33.4-rc1+k3s1", Outcome::Reproduced),
+            ("v1.33.6-rc1+k3s1", Outcome::Fixed),
             ("v1.33.5+k3s1", Outcome::Fixed),
             ("v1.34.1+k3s1", Outcome::Fixed),
             ("v1.35.0+k3s1", Outcome::Fixed),
         ];
         for (ver, want) in cases {
             let (got, why) = expected(&fixed, &v(ver));
-            assert_eq!(got, want, "{ver}: {why}");
+            assert_eq!(got, Some(want), "{ver}: {why}");
             assert!(why.contains(ver) || why.contains("line"), "{why}");
         }
         // Without fixed-in: the documented behaviour is expected everywhere.
         assert_eq!(
             expected(&ReleaseSet::default(), &v("v1.33.4+k3s1")).0,
-            Outcome::Fixed
+            Some(Outcome::Fixed)
         );
     }
 
@@ -291,13 +297,13 @@ mod tests {
         let bad = cell("v1.33.4+k3s1", "fixed", Some("reproduced"));
         let broken = cell("v1.33.3+k3s1", "reproduced", None);
         let unsure = cell("v1.33.2+k3s1", "reproduced", Some("inconclusive"));
-        assert_eq!(exit_code(std::slice::from_ref(&ok)), 0);
-        assert_eq!(exit_code(&[ok.clone(), unsure.clone()]), 4);
+        assert_eq!(exit(std::slice::from_ref(&ok)).code(), 0);
+        assert_eq!(exit(&[ok.clone(), unsure.clone()]).code(), 4);
         // A real difference wins over an inconclusive run...
-        assert_eq!(exit_code(&[ok.clone(), unsure.clone(), bad.clone()]), 1);
+        assert_eq!(exit(&[ok.clone(), unsure.clone(), bad.clone()]).code(), 1);
         // ...and a broken run over both: the set is incomplete.
-        assert_eq!(exit_code(&[ok.clone(), broken.clone()]), 3);
-        assert_eq!(exit_code(&[ok, unsure, broken, bad]), 3);
-        assert_eq!(exit_code(&[]), 0);
+        assert_eq!(exit(&[ok.clone(), broken.clone()]).code(), 3);
+        assert_eq!(exit(&[ok, unsure, broken, bad]).code(), 3);
+        assert_eq!(exit(&[]).code(), 0);
     }
 }

@@ -9,7 +9,7 @@ use crate::table::table;
 use super::model::{Cell, Status, Totals};
 
 /// The table people read: one row per check × version.
-pub fn render_table(cells: &[Cell]) -> String {
+pub(crate) fn render_table(cells: &[Cell]) -> String {
     let mut rows = vec![vec![
         "CHECK".to_string(),
         "K3S VERSION".into(),
@@ -38,7 +38,7 @@ pub fn render_table(cells: &[Cell]) -> String {
 }
 
 /// The counts line under the table.
-pub fn render_totals(t: &Totals) -> String {
+pub(crate) fn render_totals(t: &Totals) -> String {
     let mut parts = vec![format!("{} ok", t.ok)];
     for (n, what) in [
         (t.regression, "regression"),
@@ -62,7 +62,7 @@ pub fn render_totals(t: &Totals) -> String {
 /// One JUnit test case per check × version, one suite per check: pass when the verdict is the
 /// expected one; a differing verdict is a failure, a broken run an error, a run never made a
 /// skip. Messages say expected vs got and where the run's results are.
-pub fn junit(name: &str, cells: &[Cell]) -> Result<String, quick_junit::SerializeError> {
+pub(crate) fn junit(name: &str, cells: &[Cell]) -> Result<String, quick_junit::SerializeError> {
     use quick_junit::{NonSuccessKind, Report, TestCase, TestCaseStatus, TestSuite};
     let mut report = Report::new(name);
     let mut checks: Vec<&str> = Vec::new();
@@ -109,7 +109,7 @@ pub fn junit(name: &str, cells: &[Cell]) -> Result<String, quick_junit::Serializ
 
 /// The `--emit github-matrix` JSON: one `include` entry per cell, on one line (for
 /// `$GITHUB_OUTPUT`).
-pub fn github_matrix(cells: &[(String, String, Outcome)]) -> String {
+pub(crate) fn github_matrix(cells: &[(String, String, Outcome)]) -> String {
     let include: Vec<serde_json::Value> = cells
         .iter()
         .map(|(check, v, expected)| {

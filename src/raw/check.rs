@@ -11,61 +11,61 @@ use super::{ConfigValue, SpannedMap};
 
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields, rename_all = "kebab-case")]
-pub struct CheckFile {
-    pub name: Spanned<String>,
-    pub topology: Spanned<String>,
+pub(crate) struct CheckFile {
+    pub(crate) name: Spanned<String>,
+    pub(crate) topology: Spanned<String>,
     /// The issue this check reproduces (URL).
-    pub issue: Spanned<String>,
-    pub summary: String,
+    pub(crate) issue: Spanned<String>,
+    pub(crate) summary: String,
     #[serde(default)]
-    pub description: String,
+    pub(crate) description: String,
     /// Other sources (issues, PRs, validation comments).
     #[serde(default)]
-    pub sources: Vec<String>,
+    pub(crate) sources: Vec<String>,
     /// First fixed version per release line — a list, or the name of a change of
     /// `releases/k3s-changes.yaml`; decides the expected verdict for any version.
     #[serde(default)]
-    pub fixed_in: Option<Spanned<FixedIn>>,
+    pub(crate) fixed_in: Option<Spanned<FixedIn>>,
     /// How long a node may go on without an `up` line after it got past the point where the
     /// feature starts, before the feature counts as down (humantime, e.g. `3s`).
     #[serde(default)]
-    pub settle: Option<Spanned<String>>,
-    pub steps: Spanned<Vec<StepFile>>,
+    pub(crate) settle: Option<Spanned<String>>,
+    pub(crate) steps: Spanned<Vec<StepFile>>,
 }
 
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields, rename_all = "kebab-case")]
-pub struct StepFile {
-    pub name: Spanned<String>,
+pub(crate) struct StepFile {
+    pub(crate) name: Spanned<String>,
     /// Why this step is there (shown in plans and reports).
     #[serde(default)]
-    pub why: String,
+    pub(crate) why: String,
     /// Config keys to set, per node. A `null` value is not allowed: use `remove`.
     #[serde(default)]
-    pub config: SpannedMap<SpannedMap<ConfigValue>>,
+    pub(crate) config: SpannedMap<SpannedMap<ConfigValue>>,
     /// Config keys to remove, per node.
     #[serde(default)]
-    pub remove: SpannedMap<Vec<Spanned<String>>>,
+    pub(crate) remove: SpannedMap<Vec<Spanned<String>>>,
     /// Files to write (`path: content`) or delete (`path: null`), per node.
     #[serde(default)]
-    pub files: SpannedMap<SpannedMap<Option<String>>>,
+    pub(crate) files: SpannedMap<SpannedMap<Option<String>>>,
     /// Deferred nodes to start for the first time, in order.
     #[serde(default)]
-    pub start: Vec<Spanned<String>>,
+    pub(crate) start: Vec<Spanned<String>>,
     /// Nodes to restart, in order; a nested list restarts a group at once.
     #[serde(default)]
-    pub restart: Vec<Spanned<RestartItem>>,
+    pub(crate) restart: Vec<Spanned<RestartItem>>,
     /// The correct behaviour: node -> signal -> value.
     #[serde(default)]
-    pub expect: SpannedMap<SpannedMap<Spanned<String>>>,
+    pub(crate) expect: SpannedMap<SpannedMap<Spanned<String>>>,
     /// The documented wrong behaviour (the bug signature), same shape.
     #[serde(default)]
-    pub bug: SpannedMap<SpannedMap<Spanned<String>>>,
+    pub(crate) bug: SpannedMap<SpannedMap<Spanned<String>>>,
 }
 
 /// `fixed-in:` — a change of `releases/k3s-changes.yaml` by name, or versions listed inline.
 #[derive(Debug, Clone)]
-pub enum FixedIn {
+pub(crate) enum FixedIn {
     Change(String),
     List(Vec<Spanned<String>>),
 }
@@ -101,7 +101,7 @@ impl<'de> Deserialize<'de> for FixedIn {
 
 /// One entry of `restart:`: a node, or a list of nodes restarted at once.
 #[derive(Debug, Clone)]
-pub enum RestartItem {
+pub(crate) enum RestartItem {
     One(String),
     /// Members keep their own positions so an unknown name inside a group is pointed at exactly.
     Group(Vec<Spanned<String>>),

@@ -10,53 +10,53 @@ use super::SpannedMap;
 
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields, rename_all = "kebab-case")]
-pub struct SignalsFile {
-    pub signals: SpannedMap<SignalFile>,
+pub(crate) struct SignalsFile {
+    pub(crate) signals: SpannedMap<SignalFile>,
 }
 
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields, rename_all = "kebab-case")]
-pub struct SignalFile {
-    pub description: String,
+pub(crate) struct SignalFile {
+    pub(crate) description: String,
     /// Versions (first per release line) from which k3s has this feature at all.
     #[serde(default)]
-    pub since: Vec<Spanned<String>>,
+    pub(crate) since: Vec<Spanned<String>>,
     /// Lines that prove the signal is up in this boot.
     #[serde(default)]
-    pub up: Vec<Pattern>,
+    pub(crate) up: Vec<Pattern>,
     /// Lines that prove it is down in this boot.
     #[serde(default)]
-    pub down: Vec<Pattern>,
+    pub(crate) down: Vec<Pattern>,
     /// Lines whose `value` (named group or fixed text) is the observed value (e.g. version).
     #[serde(default)]
-    pub value: Vec<Pattern>,
+    pub(crate) value: Vec<Pattern>,
     /// Lines that show the node got past the point where the feature would have started. A line
     /// k3s prints causally after the feature's own line (`order: after-feature`) proves `down`
     /// when it arrives without an `up` line before it; a mere hint (`order: hint`, the default)
     /// proves it only once the settle window has passed as well.
     #[serde(default)]
-    pub settled_by: Vec<Pattern>,
+    pub(crate) settled_by: Vec<Pattern>,
     /// A command run inside the node that decides the signal.
     #[serde(default)]
-    pub probe: Option<ProbeFile>,
+    pub(crate) probe: Option<ProbeFile>,
     /// The container dying (or a fatal line) counts as this state.
     #[serde(default)]
-    pub on_death: Option<Spanned<String>>,
+    pub(crate) on_death: Option<Spanned<String>>,
     /// Roles on which the signal can be told at all (empty: every role). E.g. supervisor
     /// metrics: on nodes with an apiserver, /metrics answers from the same registry either way.
     #[serde(default)]
-    pub roles: Vec<Spanned<crate::raw::Role>>,
+    pub(crate) roles: Vec<Spanned<crate::raw::Role>>,
 }
 
 /// A log-line pattern: a bare regex, or a map with `match:` and its version range or value.
 #[derive(Debug, Clone)]
-pub enum PatternFile {
+pub(crate) enum PatternFile {
     Plain(String),
     Full(Box<FullPattern>),
 }
 
 /// A pattern with its position (the regex string, or the start of the `{match: ...}` map).
-pub type Pattern = Spanned<PatternFile>;
+pub(crate) type Pattern = Spanned<PatternFile>;
 
 // Hand-written rather than `#[serde(untagged)]`: untagged enums buffer the value, which loses the
 // positions inside a `{match: ...}` map and turns a typo like `mtch:` into "data did not match
@@ -68,7 +68,7 @@ impl<'de> Deserialize<'de> for PatternFile {
             type Value = PatternFile;
 
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                f.write_str("a regex string, or a map {match: <regex>, since: [...], until: [...], value: <text>, order: after-feature|hint}")
+                f.write_str("a regex string, or a map {match: <regex>, since: [...], until: [...], value: <text>, order: after-feature|hint, distribution: <name>}")
             }
 
             fn visit_str<E: de::Error>(self, v: &str) -> Result<PatternFile, E> {
@@ -86,44 +86,47 @@ impl<'de> Deserialize<'de> for PatternFile {
 
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields, rename_all = "kebab-case")]
-pub struct FullPattern {
+pub(crate) struct FullPattern {
     #[serde(rename = "match")]
-    pub regex: Spanned<String>,
+    pub(crate) regex: Spanned<String>,
     /// The line exists from these versions (first per release line).
     #[serde(default)]
-    pub since: Vec<Spanned<String>>,
+    pub(crate) since: Vec<Spanned<String>>,
     /// The line exists only before these versions (first per release line without it).
     #[serde(default)]
-    pub until: Vec<Spanned<String>>,
+    pub(crate) until: Vec<Spanned<String>>,
     /// Fixed value this line stands for (for `value` patterns without a named group).
     #[serde(default)]
-    pub value: Option<String>,
+    pub(crate) value: Option<String>,
+    /// The distribution that prints the line (`k3s`); unqualified: every distribution.
+    #[serde(default)]
+    pub(crate) distribution: Option<Spanned<String>>,
     /// `settled-by` only: `after-feature` (k3s prints it after the feature's line, in the same
     /// sequence) or `hint` (no such order; needs the settle window). Default `hint`.
     #[serde(default)]
-    pub order: Option<Spanned<String>>,
+    pub(crate) order: Option<Spanned<String>>,
 }
 
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields, rename_all = "kebab-case")]
-pub struct ProbeFile {
-    pub command: Spanned<Vec<String>>,
+pub(crate) struct ProbeFile {
+    pub(crate) command: Spanned<Vec<String>>,
     /// Run the probe only once one of these lines is in the current boot.
     #[serde(default)]
-    pub after: Vec<Pattern>,
+    pub(crate) after: Vec<Pattern>,
     /// Any of these rules matching means up.
-    pub up: Vec<Spanned<ProbeRuleFile>>,
+    pub(crate) up: Vec<Spanned<ProbeRuleFile>>,
     /// Any of these rules matching means down.
-    pub down: Vec<Spanned<ProbeRuleFile>>,
+    pub(crate) down: Vec<Spanned<ProbeRuleFile>>,
     /// How long to keep re-running the probe while neither rule matches (humantime).
     #[serde(default)]
-    pub timeout: Option<Spanned<String>>,
+    pub(crate) timeout: Option<Spanned<String>>,
 }
 
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields, rename_all = "kebab-case")]
-pub struct ProbeRuleFile {
-    pub exit: Option<i64>,
+pub(crate) struct ProbeRuleFile {
+    pub(crate) exit: Option<i64>,
     /// Regex over stdout and stderr together.
-    pub output: Option<Spanned<String>>,
+    pub(crate) output: Option<Spanned<String>>,
 }

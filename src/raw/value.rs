@@ -6,7 +6,7 @@ use std::fmt;
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(untagged)]
-pub enum ConfigValue {
+pub(crate) enum ConfigValue {
     Bool(bool),
     Int(i64),
     Str(String),
@@ -16,7 +16,7 @@ pub enum ConfigValue {
 impl ConfigValue {
     /// The value as it appears in a rendered `config.yaml`. Strings are written as JSON strings,
     /// which are valid YAML and never mis-typed (`"true"` stays a string).
-    pub fn to_yaml(&self) -> String {
+    pub(crate) fn to_yaml(&self) -> String {
         match self {
             ConfigValue::Bool(b) => b.to_string(),
             ConfigValue::Int(i) => i.to_string(),
@@ -28,7 +28,7 @@ impl ConfigValue {
         }
     }
 
-    pub fn is_true(&self) -> bool {
+    pub(crate) fn is_true(&self) -> bool {
         matches!(self, ConfigValue::Bool(true))
             || matches!(self, ConfigValue::Str(s) if s == "true")
     }
@@ -135,7 +135,7 @@ mod tests {
     use super::*;
 
     fn parse(yaml: &str) -> Result<ConfigValue, String> {
-        serde_saphyr::from_str_with_options::<ConfigValue>(yaml, crate::load::yaml_options())
+        serde_saphyr::from_str_with_options::<ConfigValue>(yaml, crate::raw::yaml_options())
             .map_err(|e| e.to_string())
     }
 

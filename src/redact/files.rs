@@ -9,21 +9,21 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{bail, Context};
 
-use crate::report::bundle;
+use crate::archive as bundle;
 
 use super::Redactor;
 
 /// What `redact_path` did.
 #[derive(Debug, Default, Clone, PartialEq, Eq)]
-pub struct RedactSummary {
+pub(crate) struct RedactSummary {
     /// Files written (archives count once).
-    pub files: usize,
+    pub(crate) files: usize,
     /// Distinct secrets found (and replaced) across all of them.
-    pub secrets: usize,
+    pub(crate) secrets: usize,
     /// Files neither redacted nor copied because they are not text (relative paths).
-    pub skipped_binary: Vec<String>,
+    pub(crate) skipped_binary: Vec<String>,
     /// Archive members that are not text, redacted as bytes (`archive!member`).
-    pub redacted_bytes: Vec<String>,
+    pub(crate) redacted_bytes: Vec<String>,
 }
 
 enum Content {
@@ -40,7 +40,7 @@ struct Item {
 
 /// Redacts `path` (a file or a folder) in place, or into `out` (a file for a file, a folder for
 /// a folder). `extra_secrets` are values to hide wherever they occur, whatever their shape.
-pub fn redact_path(
+pub(crate) fn redact_path(
     path: &Path,
     out: Option<&Path>,
     extra_secrets: &[String],
@@ -111,7 +111,7 @@ pub fn redact_path(
                 continue;
             }
         };
-        crate::report::write_atomic(&target, &bytes)?;
+        crate::results_folder::write_atomic(&target, &bytes)?;
         summary.files += 1;
     }
     summary.secrets = ctx.secret_count();

@@ -23,8 +23,8 @@ use std::sync::LazyLock;
 mod files;
 mod shared;
 
-pub use files::redact_path;
-pub use shared::SharedRedactor;
+pub(crate) use files::redact_path;
+pub(crate) use shared::SharedRedactor;
 
 use indexmap::IndexMap;
 use regex::{Captures, Regex};
@@ -41,7 +41,7 @@ const MIN_DERIVED_LEN: usize = 12;
 
 /// One redaction context (see the module docs).
 #[derive(Debug, Clone, Default)]
-pub struct Redactor {
+pub(crate) struct Redactor {
     /// secret (or a derived form of one) -> placeholder number, in order of first sight.
     known: IndexMap<String, usize>,
     /// The secrets themselves (not their derived forms), for the split-line pass.
@@ -63,13 +63,13 @@ pub struct Redactor {
 impl Redactor {
     /// A context that already knows `secrets` (e.g. the run token): they are numbered first, in
     /// the order given, so the run token is always `<REDACTED-1>`.
-    pub fn new(secrets: &[String]) -> Self {
+    pub(crate) fn new(secrets: &[String]) -> Self {
         Self::after_placeholders(secrets, std::iter::empty())
     }
 
     /// A context for inputs that may already hold placeholders (a folder redacted earlier): new
     /// secrets, `secrets` first, are numbered after the highest `<REDACTED-n>` in `texts`.
-    pub fn after_placeholders<'t>(
+    pub(crate) fn after_placeholders<'t>(
         secrets: &[String],
         texts: impl IntoIterator<Item = &'t str>,
     ) -> Self {
@@ -85,18 +85,18 @@ impl Redactor {
     }
 
     /// How many distinct secrets this context has seen (derived forms are not counted).
-    pub fn secret_count(&self) -> usize {
+    pub(crate) fn secret_count(&self) -> usize {
         self.numbered
     }
 
     /// The placeholder a secret is written as, if it is known.
     #[cfg(test)]
-    pub fn placeholder_of(&self, secret: &str) -> Option<String> {
+    pub(crate) fn placeholder_of(&self, secret: &str) -> Option<String> {
         self.known.get(secret).map(|n| placeholder(*n))
     }
 
     /// Records the secrets in `text` without changing anything.
-    pub fn learn_text(&mut self, text: &str) {
+    pub(crate) fn learn_text(&mut self, text: &str) {
         let found = find_secrets(text);
         for (_, value) in &found.spans {
             self.remember(value);
@@ -114,7 +114,7 @@ impl Redactor {
     }
 
     /// Records the secrets in a JSON document (string values, keyed values, `--flag value` pairs).
-    pub fn learn_json(&mut self, v: &Value) {
+    pub(crate) fn learn_json(&mut self, v: &Value) {
         match v {
             Value::String(s) => self.learn_text(s),
             Value::Array(items) => {
@@ -148,7 +148,7 @@ impl Redactor {
     }
 
     /// The text with every secret replaced by its placeholder.
-    pub fn redact_text(&mut self, text: &str) -> String {
+    pub(crate) fn redact_text(&mut self, text: &str) -> String {
         self.learn_text(text);
         let found = find_secrets(text);
         let mut out = String::with_capacity(text.len());
@@ -164,7 +164,7 @@ impl Redactor {
     }
 
     /// The JSON document with every secret replaced; keys stay, structure stays.
-    pub fn redact_json(&mut self, v: &Value) -> Value {
+    pub(crate) fn redact_json(&mut self, v: &Value) -> Value {
         self.learn_json(v);
         self.redact_json_learned(v)
     }
@@ -205,7 +205,7 @@ impl Redactor {
 
     /// Redacts one file's content, JSON structurally when it parses as JSON (so `"K3S_TOKEN=…"`
     /// inside an array is handled like an env entry), as text otherwise.
-    pub fn redact_file(&mut self, name: &str, text: &str) -> String {
+    pub(crate) fn redact_file(&mut self, name: &str, text: &str) -> String {
         if let Some(v) = parse_json_file(name, text) {
             let red = self.redact_json(&v);
             let mut s = serde_json::to_string_pretty(&red).unwrap_or_default();
@@ -218,7 +218,7 @@ impl Redactor {
     /// Content that is not UTF-8 (a binary member of a bundle): secrets are found by shape in
     /// its readable parts and every known secret is replaced in the bytes themselves, so the
     /// rest of the content comes out byte for byte as it went in.
-    pub fn redact_bytes(&mut self, data: &[u8]) -> Vec<u8> {
+    pub(crate) fn redact_bytes(&mut self, data: &[u8]) -> Vec<u8> {
         self.learn_bytes(data);
         let mut secrets: Vec<(&String, &usize)> =
             self.known.iter().filter(|(s, _)| self.bare_ok(s)).collect();
@@ -250,14 +250,14 @@ impl Redactor {
     }
 
     /// Learns the secrets in the readable (UTF-8) parts of non-UTF-8 content.
-    pub fn learn_bytes(&mut self, data: &[u8]) {
+    pub(crate) fn learn_bytes(&mut self, data: &[u8]) {
         for chunk in data.utf8_chunks() {
             self.learn_text(chunk.valid());
         }
     }
 
     /// Learns from one file's content, the same way [`Redactor::redact_file`] reads it.
-    pub fn learn_file(&mut self, name: &str, text: &str) {
+    pub(crate) fn learn_file(&mut self, name: &str, text: &str) {
         match parse_json_file(name, text) {
             Some(v) => self.learn_json(&v),
             None => self.learn_text(text),
@@ -388,7 +388,7 @@ impl Redactor {
     /// placeholder escaped for markup when `markup` (HTML, XML). Outputs are rendered from
     /// redacted data, so this normally changes nothing; it exists so that a renderer bug, or a
     /// secret that happens to be a word of repro's own text, can never leak.
-    pub fn scrub(&mut self, text: &str, markup: bool) -> String {
+    pub(crate) fn scrub(&mut self, text: &str, markup: bool) -> String {
         if markup {
             self.replace_known(text, |n| format!("&lt;REDACTED-{n}&gt;"))
         } else {
@@ -518,7 +518,7 @@ fn parse_json_file(name: &str, text: &str) -> Option<Value> {
 }
 
 /// Whether a key (YAML key, env name, flag, JSON key, query parameter) holds a secret.
-pub fn is_secret_key(key: &str) -> bool {
+pub(crate) fn is_secret_key(key: &str) -> bool {
     let k = key
         .trim_start_matches('-')
         .to_ascii_lowercase()
@@ -566,7 +566,7 @@ fn is_weak_key(key: &str) -> bool {
 
 /// Whether `value` under `key` is a secret: a secret key, a secret-looking value, and not the
 /// working directory a shell exports as `PWD=/root`.
-pub fn is_secret_pair(key: &str, value: &str) -> bool {
+pub(crate) fn is_secret_pair(key: &str, value: &str) -> bool {
     let k = key.trim_start_matches('-').to_ascii_lowercase();
     is_secret_key(key)
         && is_secret_value(value)
@@ -580,7 +580,7 @@ fn is_secret_flag(s: &str) -> bool {
 /// Whether a value under a secret key is worth hiding: not empty, not a boolean or null, not a
 /// YAML block indicator, not already a placeholder, not bare punctuation (`K3S_TOKEN=` at the
 /// end of a sentence in a README is followed by a backtick, not a token).
-pub fn is_secret_value(v: &str) -> bool {
+pub(crate) fn is_secret_value(v: &str) -> bool {
     let t = v.trim();
     !(t.is_empty()
         || !t.chars().any(char::is_alphanumeric)
@@ -731,17 +731,91 @@ static RULES: LazyLock<Vec<Regex>> = LazyLock::new(|| {
 });
 
 /// `key=value`, `key: value`, `"key": "value"`, `key="value"`, `key=\"value\"` (inside a logrus
-/// msg), with the key checked by [`is_secret_key`].
-static KEYED_RE: LazyLock<Regex> = LazyLock::new(|| {
+/// msg), with the key checked by [`is_secret_key`]: the key and its separator,
+/// `[A-Za-z0-9_.-]+"?[ \t]*[:=][ \t]*`, are found by [`keyed_key_at`], the value by
+/// [`KEYED_VALUE`] (read only after a secret key, so a line costs time linear in its length).
+/// The first key and separator at or after `at`: (the key, where its value starts). By hand,
+/// not by regex: a regex search per key costs too much on a line of 30,000 keys. Each `:` or
+/// `=` is looked at once, with the blanks, quote and key before it.
+fn keyed_key_at(text: &str, at: usize) -> Option<(Range<usize>, usize)> {
+    let b = text.as_bytes();
+    let is_key = |c: u8| c.is_ascii_alphanumeric() || matches!(c, b'_' | b'.' | b'-');
+    let blank = |c: u8| c == b' ' || c == b'\t';
+    let mut i = at;
+    while i < b.len() {
+        if b[i] != b':' && b[i] != b'=' {
+            i += 1;
+            continue;
+        }
+        let mut j = i;
+        while j > at && blank(b[j - 1]) {
+            j -= 1;
+        }
+        if j > at && b[j - 1] == b'"' {
+            j -= 1;
+        }
+        let end = j;
+        while j > at && is_key(b[j - 1]) {
+            j -= 1;
+        }
+        if j < end {
+            let mut v = i + 1;
+            while v < b.len() && blank(b[v]) {
+                v += 1;
+            }
+            return Some((j..end, v));
+        }
+        i += 1;
+    }
+    None
+}
+
+/// The value after a key found by [`keyed_key_at`], from where it starts.
+static KEYED_VALUE: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(
-        r#"(?P<k>[A-Za-z0-9_.-]+)"?[ \t]*[:=][ \t]*(?:\\"(?P<eq>(?:[^"\\]|\\[^"])*)\\"|"(?P<dq>(?:[^"\\]|\\.)*)"|'(?P<sq>[^']*)'|(?P<bare>[^\s"',;&)}\]]+))"#,
+        r#"^(?:\\"(?P<eq>(?:[^"\\]|\\[^"])*)\\"|"(?P<dq>(?:[^"\\]|\\.)*)"|'(?P<sq>[^']*)'|(?P<bare>[^\s"',;&)}\]]+))"#,
     )
     .expect("static regex")
 });
 
-/// `--token value` on a command line (the `=` form is [`KEYED_RE`]'s).
-static FLAG_RE: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r#"(?:^|[\s"'\[,])--(?P<k>[A-Za-z0-9][A-Za-z0-9_-]*)[ \t]+(?:"(?P<dq>[^"]*)"|'(?P<sq>[^']*)'|(?P<bare>[^\s"',\]-][^\s"',\]]*))"#)
+/// `--token value` on a command line (the `=` form is [`keyed_key_at`]'s): the first flag at
+/// or after `at` that starts the text or follows a blank, quote, `[` or `,`, with the blanks
+/// after it (`(?:^|[\s"'\[,])--(?P<k>[A-Za-z0-9][A-Za-z0-9_-]*)[ \t]+`): (the flag's name,
+/// where its value starts). By hand, like [`keyed_key_at`]; the value is [`FLAG_VALUE`].
+fn flag_key_at(text: &str, at: usize) -> Option<(Range<usize>, usize)> {
+    let b = text.as_bytes();
+    let mut i = at;
+    while i + 2 < b.len() {
+        // `-` is ASCII, so `i` is a char boundary once it holds one.
+        let dashes = b[i] == b'-' && b[i + 1] == b'-' && b[i + 2].is_ascii_alphanumeric();
+        let starts = dashes
+            && (i == 0
+                || (i > at
+                    && text[..i].chars().next_back().is_some_and(|c| {
+                        c.is_whitespace() || matches!(c, '"' | '\'' | '[' | ',')
+                    })));
+        if !starts {
+            i += 1;
+            continue;
+        }
+        let mut end = i + 3;
+        while end < b.len() && (b[end].is_ascii_alphanumeric() || matches!(b[end], b'_' | b'-')) {
+            end += 1;
+        }
+        let mut v = end;
+        while v < b.len() && (b[v] == b' ' || b[v] == b'\t') {
+            v += 1;
+        }
+        if v > end {
+            return Some((i + 2..end, v));
+        }
+        i += 1;
+    }
+    None
+}
+
+static FLAG_VALUE: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r#"^(?:"(?P<dq>[^"]*)"|'(?P<sq>[^']*)'|(?P<bare>[^\s"',\]-][^\s"',\]]*))"#)
         .expect("static regex")
 });
 
@@ -753,25 +827,38 @@ fn regex_spans(text: &str, spans: &mut Vec<Range<usize>>, weak: &mut Vec<Range<u
             }
         }
     }
-    for re in [&*KEYED_RE, &*FLAG_RE] {
+    let keyed = |text: &str, at: usize| keyed_key_at(text, at);
+    let flag = |text: &str, at: usize| flag_key_at(text, at);
+    type KeyAt<'f> = &'f dyn Fn(&str, usize) -> Option<(Range<usize>, usize)>;
+    let finders: [(KeyAt<'_>, &Regex); 2] = [(&keyed, &KEYED_VALUE), (&flag, &FLAG_VALUE)];
+    for (key_at, value_re) in finders {
         // Matches may nest: in `msg="join token=\"x\""` the `msg` value holds a keyed secret.
-        // So after a non-secret key, search again from the start of its value.
+        // So after a non-secret key, search again from where its value starts; after a secret
+        // one, from its value's end. Only a secret key's value is read: reading every value
+        // to its end made `a=a=a=…` quadratic (issue #24).
         let mut at = 0;
-        while let Some(c) = re.captures_at(text, at) {
-            let key = c.name("k").map(|k| k.as_str()).unwrap_or_default();
-            let Some(v) = ["eq", "dq", "sq", "bare"].iter().find_map(|g| c.name(g)) else {
-                break;
-            };
+        while let Some((k, start)) = key_at(text, at) {
+            let key = &text[k];
+            let mut next = start;
             // Header names are the Authorization rule's; here they would swallow the scheme.
-            if is_secret_pair(key, v.as_str()) && !key.eq_ignore_ascii_case("authorization") {
-                spans.push(v.range());
-                if is_weak_key(key) {
-                    weak.push(v.range());
+            if is_secret_key(key) && !key.eq_ignore_ascii_case("authorization") {
+                let value = value_re.captures(&text[start..]).and_then(|v| {
+                    ["eq", "dq", "sq", "bare"]
+                        .iter()
+                        .find_map(|g| v.name(g))
+                        .map(|m| start + m.start()..start + m.end())
+                });
+                if let Some(v) = value {
+                    if is_secret_pair(key, &text[v.clone()]) {
+                        if is_weak_key(key) {
+                            weak.push(v.clone());
+                        }
+                        next = v.end;
+                        spans.push(v);
+                    }
                 }
-                at = v.end().max(at + 1);
-            } else {
-                at = v.start().max(at + 1);
             }
+            at = next.max(at + 1);
             // Stay on a char boundary when stepping by one byte.
             while at < text.len() && !text.is_char_boundary(at) {
                 at += 1;

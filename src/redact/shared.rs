@@ -10,7 +10,7 @@ use serde_json::Value;
 use super::Redactor;
 
 #[derive(Clone, Default)]
-pub struct SharedRedactor(Arc<Mutex<Redactor>>);
+pub(crate) struct SharedRedactor(Arc<Mutex<Redactor>>);
 
 impl std::fmt::Debug for SharedRedactor {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -20,25 +20,25 @@ impl std::fmt::Debug for SharedRedactor {
 }
 
 impl SharedRedactor {
-    pub fn new(r: Redactor) -> Self {
+    pub(crate) fn new(r: Redactor) -> Self {
         SharedRedactor(Arc::new(Mutex::new(r)))
     }
 
     /// The context itself, for a caller that redacts several things in one go (the reports).
-    pub fn lock(&self) -> MutexGuard<'_, Redactor> {
+    pub(crate) fn lock(&self) -> MutexGuard<'_, Redactor> {
         self.0.lock().unwrap_or_else(|p| p.into_inner())
     }
 
-    pub fn text(&self, text: &str) -> String {
+    pub(crate) fn text(&self, text: &str) -> String {
         self.lock().redact_text(text)
     }
 
-    pub fn json(&self, v: &Value) -> Value {
+    pub(crate) fn json(&self, v: &Value) -> Value {
         self.lock().redact_json(v)
     }
 
     /// One file's content, read by its name as [`Redactor::redact_file`] does.
-    pub fn file(&self, name: &str, text: &str) -> String {
+    pub(crate) fn file(&self, name: &str, text: &str) -> String {
         self.lock().redact_file(name, text)
     }
 }

@@ -628,7 +628,7 @@ fn bytes_are_redacted_in_place_and_the_rest_kept() {
 /// copied as it was.
 #[test]
 fn a_binary_bundle_member_is_redacted_and_named() {
-    use crate::report::bundle;
+    use crate::archive as bundle;
     let tmp = tempfile::tempdir().expect("tmp");
     let mut bin = b"\xff\xfe garbage K3S_TOKEN=bin-member-secret-3 \x00\x01".to_vec();
     bin.extend_from_slice(b" and again bin-member-secret-3 \xc3\x28");
@@ -674,4 +674,33 @@ fn user_names_and_short_secrets_do_not_shred_words() {
         out,
         "reproduced with repro.local/k3s-sim; the administrator typed <REDACTED-2>\n"
     );
+}
+
+/// Hostile lines up to 64 KiB (inspect keeps evidence lines up to 256 KiB) are redacted in
+/// time linear in their length: `a=a=a=…` took 274 s at 64 KiB before (issue #24). Every
+/// shape is timed on its own, and the secret after the chain is still found.
+#[test]
+fn hostile_keyed_chains_take_linear_time() {
+    let n = 64 * 1024;
+    let chain = |unit: &str| unit.repeat(n / unit.len());
+    for unit in [
+        "a=", "a:", "a: ", "--a ", "é--a ", "x=\"", "msg=\\\"", "k=a,", "é=",
+    ] {
+        let line = format!("{} token=after-the-chain-1234", chain(unit));
+        let t = std::time::Instant::now();
+        let out = red(&line);
+        let took = t.elapsed();
+        // The figure of the issue is `a=` under a second; the other shapes get twice that in
+        // an unoptimised test build on a shared machine (quadratic, they took minutes).
+        let limit = if unit == "a=" { 1000 } else { 2000 };
+        assert!(
+            took < std::time::Duration::from_millis(limit),
+            "{unit:?} × {}: {took:?}",
+            n / unit.len()
+        );
+        assert!(
+            !out.contains("after-the-chain-1234"),
+            "{unit:?}: secret kept"
+        );
+    }
 }

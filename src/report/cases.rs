@@ -1,11 +1,12 @@
 //! The expectations of a run as one flat list (step × node × signal), shared by the JUnit file,
 //! the bug report and the timeline so the three always count the same things.
 
-use crate::result::{Observation, RunResult};
+use crate::result::{Observation, Observed, RunResult};
+use crate::scenario::Expected;
 
 /// How one expectation came out.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Outcome {
+pub(crate) enum Outcome {
     /// Observed the correct value.
     Pass,
     /// Observed something else (the bug's value or another one).
@@ -17,39 +18,42 @@ pub enum Outcome {
 }
 
 #[derive(Debug, Clone)]
-pub struct Case<'a> {
-    pub step: usize,
-    pub step_name: String,
-    pub node: String,
-    pub signal: String,
-    pub expected: String,
+pub(crate) struct Case<'a> {
+    pub(crate) step: usize,
+    pub(crate) step_name: String,
+    pub(crate) node: String,
+    pub(crate) signal: String,
+    pub(crate) expected: Expected,
     /// The documented bug's value, when the check gives one.
-    pub bug: Option<String>,
-    pub obs: Option<&'a Observation>,
-    pub outcome: Outcome,
+    pub(crate) bug: Option<Expected>,
+    pub(crate) obs: Option<&'a Observation>,
+    pub(crate) outcome: Outcome,
 }
 
 impl Case<'_> {
     /// `step-1/etcd-2/embedded-registry`: stable across runs, so CI can track it.
-    pub fn name(&self) -> String {
+    pub(crate) fn name(&self) -> String {
         format!("step-{}/{}/{}", self.step, self.node, self.signal)
     }
 
     /// Whether the bug changes this expectation at all (part of the bug signature).
-    pub fn in_bug_signature(&self) -> bool {
-        self.bug.as_deref().is_some_and(|b| b != self.expected)
+    pub(crate) fn in_bug_signature(&self) -> bool {
+        self.bug.as_ref().is_some_and(|b| *b != self.expected)
     }
 
     /// Whether the observation is the documented bug's value.
-    pub fn shows_bug(&self) -> bool {
+    pub(crate) fn shows_bug(&self) -> bool {
         self.in_bug_signature()
             && self.obs.is_some_and(|o| {
-                Some(o.observed.as_str()) == self.bug.as_deref()
-                    || (o.observed == crate::result::DEAD && o.matches_bug())
+                // `any` is not a bug's value: the bug world cannot tell there.
+                self.bug
+                    .as_ref()
+                    .is_some_and(|b| *b != Expected::Any && b.matches(&o.observed))
+                    || (o.observed == Observed::Dead && o.matches_bug())
             })
     }
 
-    pub fn observed(&self) -> &str {
+    pub(crate) fn observed(&self) -> &str {
         self.obs
             .map(|o| o.observed.as_str())
             .unwrap_or("not observed")
@@ -58,7 +62,7 @@ impl Case<'_> {
 
 /// Every expectation of the run in step order: the observed ones as recorded, then any planned
 /// ones the run never observed (a run that died early).
-pub fn cases(r: &RunResult) -> Vec<Case<'_>> {
+pub(crate) fn cases(r: &RunResult) -> Vec<Case<'_>> {
     let mut indexes: Vec<usize> = r.planned_steps.iter().map(|p| p.index).collect();
     for s in &r.steps {
         if !indexes.contains(&s.index) {
@@ -83,7 +87,7 @@ pub fn cases(r: &RunResult) -> Vec<Case<'_>> {
             // `matches_expected`: a death counts where the step expects one (result.rs).
             let outcome = if o.matches_expected() {
                 Outcome::Pass
-            } else if o.observed == "unknown" {
+            } else if o.observed == Observed::Unknown {
                 Outcome::Undecided
             } else {
                 Outcome::Fail
@@ -105,11 +109,12 @@ pub fn cases(r: &RunResult) -> Vec<Case<'_>> {
                 if seen.iter().any(|(n, s)| n == node && s == signal) {
                     continue;
                 }
+                let expected = Expected::from(expected.clone());
                 let bug = p
                     .bug
                     .get(node)
                     .and_then(|b| b.get(signal))
-                    .cloned()
+                    .map(|b| Expected::from(b.clone()))
                     .or_else(|| Some(expected.clone()));
                 out.push(Case {
                     step: index,
@@ -128,7 +133,7 @@ pub fn cases(r: &RunResult) -> Vec<Case<'_>> {
 }
 
 /// Counts by outcome: (pass, fail, undecided, not run).
-pub fn tally(cases: &[Case<'_>]) -> (usize, usize, usize, usize) {
+pub(crate) fn tally(cases: &[Case<'_>]) -> (usize, usize, usize, usize) {
     let n = |o: Outcome| cases.iter().filter(|c| c.outcome == o).count();
     (
         n(Outcome::Pass),

@@ -10,7 +10,6 @@ use regex::Regex;
 use super::cases::{self, Case, Outcome};
 use super::text::{self, and_list, clock, shorten};
 use super::{mermaid, words};
-use crate::plan::CONFIG_PATH;
 use crate::raw::Role;
 use crate::result::{BootEnd, BootRecord, RunResult};
 
@@ -20,7 +19,8 @@ const LINE_MAX: usize = 220;
 const TAIL_LINES: usize = 15;
 
 /// Renders the report. `logs` maps a boot's log path (as in `BootRecord::log`) to its text.
-pub fn render(r: &RunResult, logs: &IndexMap<String, String>) -> String {
+pub(crate) fn render(r: &RunResult, logs: &IndexMap<String, String>) -> String {
+    let r = &one_line_fields(r);
     let all = cases::cases(r);
     let mut o = String::new();
     o.push_str(&format!(
@@ -42,17 +42,56 @@ pub fn render(r: &RunResult, logs: &IndexMap<String, String>) -> String {
     o
 }
 
-fn headline(r: &RunResult) -> String {
-    let what = match r.verdict.as_ref().map(|v| v.outcome.as_str()) {
-        Some("reproduced") => "**reproduced**: k3s showed the documented bug".to_string(),
-        Some("fixed") => "**fixed**: k3s behaved correctly at every step".to_string(),
-        Some("inconclusive") => {
-            "**inconclusive**: k3s showed neither the correct behaviour nor the documented bug"
-                .to_string()
+/// `r` with every field report.md prints inline (names, reasons, errors, evidence lines) on
+/// one line. Descriptions, `why` and file contents keep their lines: they are written as
+/// paragraphs and code blocks.
+fn one_line_fields(r: &RunResult) -> RunResult {
+    let mut r = r.clone();
+    let c = &mut r.check;
+    for f in [&mut c.name, &mut c.issue, &mut c.summary, &mut c.file] {
+        text::one_line(f);
+    }
+    for s in &mut r.planned_steps {
+        text::one_line(&mut s.name);
+    }
+    for s in &mut r.steps {
+        text::one_line(&mut s.name);
+        for o in &mut s.observations {
+            text::one_line(&mut o.reason);
+            for e in &mut o.evidence {
+                text::one_line(&mut e.text);
+            }
         }
-        Some(other) => format!("**{other}**"),
-        None => "**no verdict**: the run stopped before it could decide".to_string(),
-    };
+    }
+    if let Some(v) = &mut r.verdict {
+        text::one_line(&mut v.reason);
+        v.differences.iter_mut().for_each(text::one_line);
+    }
+    if let Some(e) = &mut r.error {
+        text::one_line(e);
+    }
+    for f in [
+        &mut r.k3s.version,
+        &mut r.k3s.image,
+        &mut r.run_id,
+        &mut r.rerun,
+    ] {
+        text::one_line(f);
+    }
+    r
+}
+
+fn headline(r: &RunResult) -> String {
+    use crate::outcome::Outcome as RunOutcome;
+    let what = match r.verdict.as_ref().map(|v| v.outcome) {
+        Some(RunOutcome::Reproduced) => "**reproduced**: k3s showed the documented bug",
+        Some(RunOutcome::Fixed) => "**fixed**: k3s behaved correctly at every step",
+        Some(RunOutcome::Inconclusive) => {
+            "**inconclusive**: k3s showed neither the correct behaviour nor the documented bug"
+        }
+        None => "**no verdict**: the run stopped before it could decide",
+    }
+    .to_string();
     format!(
         "Reproduction of {} on k3s {} — {}.",
         r.check.issue, r.k3s.version, what
@@ -62,26 +101,41 @@ fn headline(r: &RunResult) -> String {
 pub(super) fn stand_in_note(r: &RunResult) -> String {
     format!(
         "> [!WARNING]\n> This run used repro's k3s **stand-in** (`{}`), a small program that imitates the k3s behaviour repro \
-         observes. It is **not real k3s**. Confirm the result on `rancher/k3s:{}` before reporting it upstream.\n\n",
+         observes. It is **not real k3s**. Confirm the result on `{}:{}` before reporting it upstream.\n\n",
         r.k3s.image,
+        r.distribution.facts().image_repository,
         r.k3s.version.replace('+', "-")
     )
 }
 
 /// `k3s version v1.33.4+k3s1 (abcdef12)` from the first banner in the logs, as `k3s -v` prints it.
-pub(super) fn k3s_banner(logs: &IndexMap<String, String>) -> Option<String> {
+pub(super) fn k3s_banner(
+    distro: distro::Distro,
+    logs: &IndexMap<String, String>,
+) -> Option<String> {
+    let facts = distro.facts();
     // The commit in parentheses is a hex id on real k3s; the stand-in says `(repro-sim)`.
-    let re = Regex::new(r"Starting k3s (?:agent )?(v[0-9][^ ]*) \(([0-9A-Za-z-]+)\)").ok()?;
+    let re = Regex::new(&format!(
+        r"{}(?:{})?(v[0-9][^ ]*) \(([0-9A-Za-z-]+)\)",
+        regex::escape(facts.banner_prefix),
+        regex::escape(
+            facts
+                .agent_banner_prefix
+                .strip_prefix(facts.banner_prefix)
+                .unwrap_or_default()
+        )
+    ))
+    .ok()?;
     logs.values().find_map(|t| {
         re.captures(t)
-            .map(|c| format!("k3s version {} ({})", &c[1], &c[2]))
+            .map(|c| format!("{} version {} ({})", facts.binary, &c[1], &c[2]))
     })
 }
 
 fn environment(o: &mut String, r: &RunResult, logs: &IndexMap<String, String>) {
     o.push_str("**Environmental Info:**\n\nK3s Version:\n\n");
     // `k3s -v` as run in a node container, in full; older results only have the log banner.
-    match (&r.k3s.version_output, k3s_banner(logs)) {
+    match (&r.k3s.version_output, k3s_banner(r.distribution, logs)) {
         (Some(v), _) if !v.trim().is_empty() => {
             o.push_str(&format!("```\n$ k3s -v\n{}\n```\n\n", v.trim_end()));
         }
@@ -125,10 +179,11 @@ fn environment(o: &mut String, r: &RunResult, logs: &IndexMap<String, String>) {
     if let Some(m) = e.memory_bytes {
         machine.push(format!("{:.1} GiB memory", m as f64 / (1u64 << 30) as f64));
     }
+    let engine = e.engine.map_or("Docker", crate::docker::EngineKind::name);
     let mut docker = match (&e.docker_version, &e.docker_api_version) {
-        (Some(v), Some(a)) => format!("Docker {v} (API {a})"),
-        (Some(v), None) => format!("Docker {v}"),
-        _ => "Docker".to_string(),
+        (Some(v), Some(a)) => format!("{engine} {v} (API {a})"),
+        (Some(v), None) => format!("{engine} {v}"),
+        _ => engine.to_string(),
     };
     match (&e.cgroup_version, &e.cgroup_driver) {
         (Some(v), Some(d)) => docker.push_str(&format!(", cgroup v{v} ({d})")),
@@ -161,6 +216,7 @@ pub(super) fn role_label(role: Role) -> &'static str {
 }
 
 fn cluster(o: &mut String, r: &RunResult) {
+    let facts = r.distribution.facts();
     o.push_str("Cluster Configuration:\n\n");
     let mut counts: IndexMap<&str, usize> = IndexMap::new();
     for n in &r.topology.nodes {
@@ -190,13 +246,16 @@ fn cluster(o: &mut String, r: &RunResult) {
     o.push_str("| Node | Role | Joins | Role keys in config.yaml |\n|---|---|---|---|\n");
     for n in &r.topology.nodes {
         let joins = match (&n.join, n.init) {
-            (_, true) => "— (`cluster-init: true`)".to_string(),
-            (Some(j), _) => format!("`https://{j}:6443`"),
+            (_, true) => match facts.role_keys.init {
+                Some(k) => format!("— (`{k}: true`)"),
+                None => "— (creates the cluster)".to_string(),
+            },
+            (Some(j), _) => format!("`https://{j}:{}`", facts.supervisor_port),
             (None, _) => "—".to_string(),
         };
         let keys: Vec<String> = n
             .role
-            .config_keys()
+            .config_keys(r.distribution)
             .iter()
             .map(|k| format!("`{k}`"))
             .collect();
@@ -267,19 +326,23 @@ fn steps(o: &mut String, r: &RunResult, all: &[Case<'_>]) {
 /// How the cluster was installed and started, with the files written before the first start
 /// (every node's first config.yaml too when `configs`: a validation comment lists them apart).
 pub(super) fn install(o: &mut String, r: &RunResult, configs: bool) {
+    let facts = r.distribution.facts();
     let order: Vec<String> = start_order(r)
         .into_iter()
         .map(|n| match r.topology.nodes.iter().find(|x| x.name == n) {
-            Some(x) if x.init => format!("{n} (`cluster-init`)"),
+            Some(x) if x.init => format!("{n} (`{}`)", facts.init_marker()),
             _ => n,
         })
         .collect();
     o.push_str(&format!(
         "- Installed K3s: `{}` in Docker, one {}container per node on one network (as k3d runs k3s), the \
-         cluster token in `K3S_TOKEN`, each node's settings in `{CONFIG_PATH}`. Nodes started one at a time, each \
-         waiting until the one before logged `k3s is up and running`: {}.\n",
+         cluster token in `{}`, each node's settings in `{}`. Nodes started one at a time, each \
+         waiting until the one before logged `{}`: {}.\n",
         r.k3s.image,
         if r.k3s.privileged { "privileged " } else { "unprivileged (the image needs no privileges) " },
+        facts.token_env,
+        facts.config_path,
+        facts.ready_line,
         order.join(", then ")
     ));
     if let Some(first) = r.configs.get("0").filter(|_| configs) {
@@ -287,7 +350,7 @@ pub(super) fn install(o: &mut String, r: &RunResult, configs: bool) {
             "  <details><summary>config.yaml of each node before the first start</summary>\n\n",
         );
         for (node, content) in first {
-            o.push_str(&format!("  ```yaml\n  # {node}: {CONFIG_PATH}\n"));
+            o.push_str(&format!("  ```yaml\n  # {node}: {}\n", facts.config_path));
             for line in content.lines().filter(|l| !is_repro_header(l)) {
                 o.push_str(&format!("  {line}\n"));
             }
@@ -360,7 +423,7 @@ fn shared_initial_files(r: &RunResult) -> Vec<(String, String, Vec<String>)> {
     for (node, files) in &r.initial_files {
         for (path, content) in files {
             let Some(content) = content else { continue };
-            if path == CONFIG_PATH && r.configs.contains_key("0") {
+            if path == r.distribution.facts().config_path && r.configs.contains_key("0") {
                 continue;
             }
             match groups
@@ -420,7 +483,7 @@ fn edit_lines(r: &RunResult, index: usize) -> Vec<String> {
     for (node, files) in &edited {
         let mut lines = Vec::new();
         for (path, content) in files {
-            if path == CONFIG_PATH {
+            if path == r.distribution.facts().config_path {
                 let old = before.and_then(|m| m.get(node));
                 let new = after.and_then(|m| m.get(node)).or(content.as_ref());
                 match (old, new) {
@@ -537,7 +600,8 @@ fn boot_lines(r: &RunResult, index: usize) -> Vec<String> {
         let then = if i == 0 { "Restart" } else { "Then restart" };
         let line = match g.as_slice() {
             [one] => format!(
-                "{then} {one} and wait until its new boot logs `k3s is up and running` (or dies)."
+                "{then} {one} and wait until its new boot logs `{}` (or dies).",
+                r.distribution.facts().ready_line
             ),
             many => format!(
                 "{then} {} at the same time and wait until each new boot is ready (or dies).",
@@ -605,7 +669,7 @@ fn actual(o: &mut String, r: &RunResult, all: &[Case<'_>], logs: &IndexMap<Strin
     }
     o.push_str(&format!(" {pass} of {} expectations held", all.len()));
     if fail > 0 {
-        let other = fail - bug;
+        let other = fail.saturating_sub(bug);
         let how = if bug == fail {
             "all".to_string()
         } else {
@@ -653,7 +717,7 @@ fn actual(o: &mut String, r: &RunResult, all: &[Case<'_>], logs: &IndexMap<Strin
                 c.signal,
                 c.expected,
                 observed,
-                c.bug.as_deref().unwrap_or("—"),
+                c.bug.as_ref().map_or("—", |b| b.as_str()),
                 c.obs
                     .map(|o| o.boot.to_string())
                     .unwrap_or_else(|| "—".into()),

@@ -16,7 +16,7 @@ use crate::result::RunResult;
 const NAME_MAX: usize = 48;
 
 /// The chart as a fenced `mermaid` block, or nothing when the run has no usable times.
-pub fn gantt(r: &RunResult, all: &[Case<'_>]) -> String {
+pub(crate) fn gantt(r: &RunResult, all: &[Case<'_>]) -> String {
     let Some(t0) = text::time(&r.started_at) else {
         return String::new();
     };
@@ -129,7 +129,11 @@ pub fn gantt(r: &RunResult, all: &[Case<'_>]) -> String {
                 _ => ("crit, ", format!("expected {}", c.expected)),
             };
             // No clock time in the name: Mermaid reads `:` as the start of the task's data.
-            let what = format!("{} {} - {note}", label(&c.signal), label(&ob.observed));
+            let what = format!(
+                "{} {} - {note}",
+                label(&c.signal),
+                label(ob.observed.as_str())
+            );
             match marks.iter_mut().find(|m| m.1 == what && m.3 == t) {
                 Some(m) => m.0.push(c.step),
                 None => marks.push((vec![c.step], what, tag, t)),

@@ -7,19 +7,18 @@
 //! afterwards. Because only the folder is read, `repro report <dir>` can redo every output later
 //! (after a fix to a renderer, or on a folder copied from CI).
 
-pub(crate) mod bundle;
 mod cases;
 mod junit;
 mod markdown;
 mod mermaid;
-pub mod summary;
+pub(crate) mod summary;
 mod text;
 mod timeline;
-pub mod validation;
+pub(crate) mod validation;
 mod words;
 
-pub use junit::github_annotations;
-pub use summary::json as summary_json;
+pub(crate) use junit::github_annotations;
+pub(crate) use summary::json as summary_json;
 
 #[cfg(test)]
 mod tests;
@@ -37,17 +36,15 @@ use crate::result::{RunResult, SCHEMA_VERSION};
 
 use crate::redact::Redactor;
 
-pub const RESULT_FILE: &str = "result.json";
-pub const JUNIT_FILE: &str = "junit.xml";
-pub const REPORT_FILE: &str = "report.md";
-pub const TIMELINE_FILE: &str = "timeline.html";
-pub const BUNDLE_FILE: &str = "bundle.tar.gz";
-/// Per-node files (logs, configs, inspect) live under this folder of a results folder.
-pub const NODES_DIR: &str = "nodes";
+pub(crate) use crate::archive as bundle;
+use crate::results_folder::write_atomic;
+pub(crate) use crate::results_folder::{
+    BUNDLE_FILE, JUNIT_FILE, NODES_DIR, REPORT_FILE, RESULT_FILE, TIMELINE_FILE,
+};
 
 /// Why a results folder could not be read: the user's input is wrong (exit 2), not repro.
 #[derive(Debug, thiserror::Error)]
-pub enum LoadError {
+pub(crate) enum LoadError {
     #[error("{0}: not a results folder (no such folder)")]
     NoFolder(PathBuf),
     #[error("{0}: not a results folder (it has no result.json)")]
@@ -73,14 +70,14 @@ pub enum LoadError {
 
 /// A results folder as read from disk, before redaction.
 #[derive(Debug, Clone)]
-pub struct RunFolder {
-    pub result: Value,
+pub(crate) struct RunFolder {
+    pub(crate) result: Value,
     /// Files under `nodes/`, as (path relative to the folder, content), sorted by path.
-    pub node_files: Vec<(String, Vec<u8>)>,
+    pub(crate) node_files: Vec<(String, Vec<u8>)>,
 }
 
 /// Reads and checks a results folder.
-pub fn load(dir: &Path) -> Result<RunFolder, LoadError> {
+pub(crate) fn load(dir: &Path) -> Result<RunFolder, LoadError> {
     if !dir.is_dir() {
         return Err(LoadError::NoFolder(dir.to_path_buf()));
     }
@@ -103,7 +100,7 @@ pub fn load(dir: &Path) -> Result<RunFolder, LoadError> {
 }
 
 /// Parses `result.json` text; errors name the file, line and column, for syntax and for shape.
-pub fn parse_result(path: &Path, text: &str) -> Result<Value, LoadError> {
+pub(crate) fn parse_result(path: &Path, text: &str) -> Result<Value, LoadError> {
     let json_err = |e: serde_json::Error| LoadError::Json {
         path: path.to_path_buf(),
         line: e.line(),
@@ -161,21 +158,21 @@ pub struct Rendered {
     pub report: String,
     pub timeline: String,
     /// The bundle's entries, (path in the archive, content).
-    pub bundle: Vec<(String, Vec<u8>)>,
+    pub(crate) bundle: Vec<(String, Vec<u8>)>,
     /// Files under `nodes/` left out of the bundle because they are not text.
-    pub skipped: Vec<String>,
+    pub(crate) skipped: Vec<String>,
     /// Each boot's log (path as in `BootRecord::log` -> redacted text).
-    pub logs: IndexMap<String, String>,
-    pub mtime: u64,
+    pub(crate) logs: IndexMap<String, String>,
+    pub(crate) mtime: u64,
     /// Files of the folder (path relative to it) that redaction changed, to write back.
-    pub rewrites: Vec<(String, Vec<u8>)>,
+    pub(crate) rewrites: Vec<(String, Vec<u8>)>,
 }
 
 /// Redacts a loaded folder in one context and renders every output from the redacted data.
 ///
 /// A folder written by a run is redacted already: new secrets (`secrets`, or anything the rules
 /// now find) are numbered after the placeholders it holds, so none is given an old number.
-pub fn render(folder: &RunFolder, secrets: &[String]) -> anyhow::Result<Rendered> {
+pub(crate) fn render(folder: &RunFolder, secrets: &[String]) -> anyhow::Result<Rendered> {
     let result_text = folder.result.to_string();
     let texts = std::iter::once(result_text.as_str()).chain(
         folder
@@ -188,7 +185,7 @@ pub fn render(folder: &RunFolder, secrets: &[String]) -> anyhow::Result<Rendered
 }
 
 /// [`render`] in a given context: the run's own, so the reports number secrets as its files do.
-pub fn render_with(folder: &RunFolder, ctx: &mut Redactor) -> anyhow::Result<Rendered> {
+pub(crate) fn render_with(folder: &RunFolder, ctx: &mut Redactor) -> anyhow::Result<Rendered> {
     ctx.learn_json(&folder.result);
     for (name, data) in &folder.node_files {
         if let Ok(t) = std::str::from_utf8(data) {
@@ -238,9 +235,9 @@ pub fn render_with(folder: &RunFolder, ctx: &mut Redactor) -> anyhow::Result<Ren
     result_json.push('\n');
 
     // Everything was rendered from redacted data; this is the last line of defence.
-    let junit = ctx.scrub(&junit, true);
-    let timeline = ctx.scrub(&timeline, true);
-    let report = ctx.scrub(&report, false);
+    let junit = text::markup_safe(ctx.scrub(&junit, true));
+    let timeline = text::markup_safe(ctx.scrub(&timeline, true));
+    let report = text::markup_safe(ctx.scrub(&report, false));
 
     let top = format!("repro-{}", sanitize(&result.run_id));
     let mut bundle = vec![
@@ -305,20 +302,20 @@ fn sanitize(s: &str) -> String {
 /// (Re)writes `junit.xml`, `report.md`, `timeline.html` and `bundle.tar.gz` in `dir` from its
 /// `result.json` and `nodes/`. `secrets` are values to hide whatever their shape (the run token).
 #[cfg(test)]
-pub fn render_all(dir: &Path, secrets: &[String]) -> anyhow::Result<()> {
+pub(crate) fn render_all(dir: &Path, secrets: &[String]) -> anyhow::Result<()> {
     let folder = load(dir)?;
     write_rendered(dir, &render(&folder, secrets)?)
 }
 
 /// [`render_all`] in the run's own redaction context.
-pub fn render_all_with(dir: &Path, ctx: &mut Redactor) -> anyhow::Result<()> {
+pub(crate) fn render_all_with(dir: &Path, ctx: &mut Redactor) -> anyhow::Result<()> {
     let folder = load(dir)?;
     write_rendered(dir, &render_with(&folder, ctx)?)
 }
 
 /// Writes a render's outputs into a results folder, and the folder's own files that redaction
 /// changed.
-pub fn write_rendered(dir: &Path, r: &Rendered) -> anyhow::Result<()> {
+pub(crate) fn write_rendered(dir: &Path, r: &Rendered) -> anyhow::Result<()> {
     for (rel, data) in &r.rewrites {
         write_atomic(&dir.join(rel), data)?;
     }
@@ -328,44 +325,4 @@ pub fn write_rendered(dir: &Path, r: &Rendered) -> anyhow::Result<()> {
     let tgz = bundle::build(&r.bundle, r.mtime).context("failed to build bundle.tar.gz")?;
     write_atomic(&dir.join(BUNDLE_FILE), &tgz)?;
     Ok(())
-}
-
-/// Writes through a temporary file and a rename, so a reader (or a crash) never sees half a file.
-pub(crate) fn write_atomic(path: &Path, data: &[u8]) -> anyhow::Result<()> {
-    let parent = path
-        .parent()
-        .filter(|p| !p.as_os_str().is_empty())
-        .unwrap_or(Path::new("."));
-    private_dir(parent).with_context(|| format!("failed to create {}", parent.display()))?;
-    let name = path
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    let tmp = parent.join(format!(".{name}.tmp-{}", std::process::id()));
-    // A stale temporary file would keep its old mode: start from none.
-    let _ = fs::remove_file(&tmp);
-    private_file(&tmp)
-        .and_then(|mut f| std::io::Write::write_all(&mut f, data))
-        .with_context(|| format!("failed to write {}", tmp.display()))?;
-    fs::rename(&tmp, path).with_context(|| format!("failed to write {}", path.display()))?;
-    Ok(())
-}
-
-/// Creates (or truncates) a file readable and writable by its owner only: results may hold what
-/// a redaction rule does not know, and CI uploads the folder.
-pub(crate) fn private_file(path: &Path) -> std::io::Result<fs::File> {
-    let mut o = fs::OpenOptions::new();
-    o.write(true).create(true).truncate(true);
-    #[cfg(unix)]
-    std::os::unix::fs::OpenOptionsExt::mode(&mut o, 0o600);
-    o.open(path)
-}
-
-/// Creates a folder and its missing parents, each readable by its owner only (0700).
-pub(crate) fn private_dir(path: &Path) -> std::io::Result<()> {
-    let mut b = fs::DirBuilder::new();
-    b.recursive(true);
-    #[cfg(unix)]
-    std::os::unix::fs::DirBuilderExt::mode(&mut b, 0o700);
-    b.create(path)
 }

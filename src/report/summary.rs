@@ -9,49 +9,49 @@ use serde::Serialize;
 use crate::result::{Outcome, RunResult};
 
 /// `kind` of the summary object, so a reader can tell it from other JSON.
-pub const KIND: &str = "repro-run-summary";
+pub(crate) const KIND: &str = "repro-run-summary";
 
 #[derive(Debug, Serialize)]
-pub struct RunSummary<'a> {
-    pub kind: &'static str,
-    pub run_id: &'a str,
-    pub check: &'a str,
-    pub k3s_version: &'a str,
-    pub image: &'a str,
-    pub stand_in: bool,
+pub(crate) struct RunSummary<'a> {
+    pub(crate) kind: &'static str,
+    pub(crate) run_id: &'a str,
+    pub(crate) check: &'a str,
+    pub(crate) k3s_version: &'a str,
+    pub(crate) image: &'a str,
+    pub(crate) stand_in: bool,
     /// The outcome asked for (`--expect`), and what the check's `fixed-in` predicts.
-    pub expect: Outcome,
-    pub expected_for_version: Option<Outcome>,
+    pub(crate) expect: Outcome,
+    pub(crate) expected_for_version: Option<Outcome>,
     /// `fixed`, `reproduced`, `inconclusive`; null when the run stopped before a verdict.
-    pub verdict: Option<Outcome>,
-    pub reason: Option<&'a str>,
-    pub differences: Vec<&'a str>,
-    pub observations: Vec<ObservationSummary<'a>>,
+    pub(crate) verdict: Option<Outcome>,
+    pub(crate) reason: Option<&'a str>,
+    pub(crate) differences: Vec<&'a str>,
+    pub(crate) observations: Vec<ObservationSummary<'a>>,
     /// Why the run stopped early, if it did.
-    pub error: Option<&'a str>,
-    pub exit_code: Option<i32>,
+    pub(crate) error: Option<&'a str>,
+    pub(crate) exit_code: Option<i32>,
     /// The results folder (result.json, junit.xml, report.md, timeline.html, bundle).
-    pub results: String,
-    pub rerun: &'a str,
+    pub(crate) results: String,
+    pub(crate) rerun: &'a str,
 }
 
 #[derive(Debug, Serialize)]
-pub struct ObservationSummary<'a> {
-    pub step: usize,
-    pub node: &'a str,
-    pub signal: &'a str,
-    pub expected: Option<&'a str>,
-    pub bug: Option<&'a str>,
-    pub observed: &'a str,
+pub(crate) struct ObservationSummary<'a> {
+    pub(crate) step: usize,
+    pub(crate) node: &'a str,
+    pub(crate) signal: &'a str,
+    pub(crate) expected: Option<&'a str>,
+    pub(crate) bug: Option<&'a str>,
+    pub(crate) observed: &'a str,
     /// `ok` (the correct value), `bug` (the documented bug's value) or `differs` (neither).
-    pub judged: &'static str,
-    pub boot: u32,
-    pub reason: &'a str,
+    pub(crate) judged: &'static str,
+    pub(crate) boot: u32,
+    pub(crate) reason: &'a str,
     /// The first evidence line, as k3s (or the probe, or Docker) wrote it.
-    pub evidence: Option<&'a str>,
+    pub(crate) evidence: Option<&'a str>,
 }
 
-pub fn of<'a>(r: &'a RunResult, dir: &Path) -> RunSummary<'a> {
+pub(crate) fn of<'a>(r: &'a RunResult, dir: &Path) -> RunSummary<'a> {
     let observations = r
         .steps
         .iter()
@@ -60,9 +60,9 @@ pub fn of<'a>(r: &'a RunResult, dir: &Path) -> RunSummary<'a> {
                 step: s.index,
                 node: &o.node,
                 signal: &o.signal,
-                expected: o.expected.as_deref(),
-                bug: o.bug.as_deref(),
-                observed: &o.observed,
+                expected: o.expected.as_ref().map(|e| e.as_str()),
+                bug: o.bug.as_ref().map(|e| e.as_str()),
+                observed: o.observed.as_str(),
                 judged: if o.matches_expected() {
                     "ok"
                 } else if o.matches_bug() {
@@ -101,7 +101,7 @@ pub fn of<'a>(r: &'a RunResult, dir: &Path) -> RunSummary<'a> {
 }
 
 /// The summary as pretty JSON with a final newline.
-pub fn json(r: &RunResult, dir: &Path) -> String {
+pub(crate) fn json(r: &RunResult, dir: &Path) -> String {
     let mut s = serde_json::to_string_pretty(&of(r, dir)).unwrap_or_else(|e| {
         // Serialising plain strings and numbers cannot fail; say so rather than panic.
         format!("{{\"kind\": \"{KIND}\", \"error\": \"cannot serialise the summary: {e}\"}}")

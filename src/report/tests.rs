@@ -149,10 +149,20 @@ fn the_schema_rejects_drift() {
         "unknown top-level field accepted"
     );
     let mut version = base.clone();
-    version["schema_version"] = Value::from(2);
+    version["schema_version"] = Value::from(3);
     assert!(
         !schema_errors(&version).is_empty(),
-        "schema_version 2 accepted"
+        "schema_version 3 accepted"
+    );
+    let mut no_distribution = base.clone();
+    no_distribution["schema_version"] = Value::from(2);
+    no_distribution
+        .as_object_mut()
+        .expect("object")
+        .remove("distribution");
+    assert!(
+        !schema_errors(&no_distribution).is_empty(),
+        "a version-2 record without `distribution` accepted"
     );
     let mut outcome = base.clone();
     outcome["verdict"]["outcome"] = Value::from("maybe");
@@ -366,8 +376,39 @@ fn junit_unexpected_fix_fails_the_bug_cases() {
 #[test]
 fn junit_reflects_the_exit_code() {
     type Edit = fn(&mut Value);
-    let variants: [(&str, Edit); 4] = [
+    let variants: [(&str, Edit); 8] = [
         ("as asked (0)", |_| {}),
+        // Step 3 of etcd-split says `bug: any` for the joiners' registry: the bug world may show
+        // either value there, so `--expect reproduced` passes it on `down` too (issue #24).
+        ("bug: any observed down, asked any (0)", |v| {
+            for i in [1, 3] {
+                let o = &mut v["steps"][2]["observations"][i];
+                o["bug"] = Value::from("any");
+                o["asked"] = Value::from("any");
+                o["observed"] = Value::from("down");
+            }
+        }),
+        (
+            "bug: any observed down, older result without asked (0)",
+            |v| {
+                let o = &mut v["steps"][2]["observations"][1];
+                o["bug"] = Value::from("any");
+                o["observed"] = Value::from("down");
+            },
+        ),
+        ("bug: any undecided, asked any (0)", |v| {
+            let o = &mut v["steps"][2]["observations"][3];
+            o["bug"] = Value::from("any");
+            o["asked"] = Value::from("any");
+            o["observed"] = Value::from("unknown");
+        }),
+        ("auto on a buggy version, bug: any observed down (0)", |v| {
+            v["expect"] = Value::from("inconclusive");
+            v["expected_for_version"] = Value::from("reproduced");
+            let o = &mut v["steps"][2]["observations"][1];
+            o["bug"] = Value::from("any");
+            o["observed"] = Value::from("down");
+        }),
         ("regression (1)", |v| {
             v["expect"] = Value::from("fixed");
             v["exit_code"] = Value::from(1);
@@ -390,6 +431,11 @@ fn junit_reflects_the_exit_code() {
         let r = render(&load(tmp.path()).expect("load"), &[]).expect("render");
         let j = parse_junit(&r.junit);
         let code = r.result.exit_code.expect("exit code");
+        // The recorded code is the one `Exit` gives for the recorded verdict and ask.
+        if let Some(v) = &r.result.verdict {
+            let exit = crate::exit::Exit::of_outcome(v.outcome, super::junit::asked(&r.result));
+            assert_eq!(exit.code(), code, "{what}: the variant's exit code");
+        }
         assert_eq!(
             j.failures + j.errors == 0,
             code == 0,
@@ -399,6 +445,64 @@ fn junit_reflects_the_exit_code() {
             r.junit
         );
     }
+}
+
+/// Text no XML or HTML can hold (C0 controls, U+FFFE, U+FFFF) and newlines in result.json's
+/// text still give a junit.xml that parses and a timeline without them raw (issue #24).
+#[test]
+fn junit_and_timeline_are_valid_for_any_text() {
+    let hostile = "bad\u{fffe}\u{ffff}\u{1}\u{1b}[2J\u{7f}\u{85}\nsecond line & <b>";
+    let tmp = fixture_copy();
+    edit_result(tmp.path(), |v| {
+        v["steps"][0]["name"] = Value::from(hostile);
+        v["check"]["name"] = Value::from(hostile);
+        v["steps"][0]["observations"][1]["reason"] = Value::from(hostile);
+        v["steps"][0]["observations"][1]["evidence"][0]["text"] = Value::from(hostile);
+    });
+    let r = render(&load(tmp.path()).expect("load"), &[]).expect("render");
+    let j = parse_junit(&r.junit);
+    assert_eq!((j.failures, j.errors), (0, 0));
+    for (name, doc) in [("junit.xml", &r.junit), ("timeline.html", &r.timeline)] {
+        for bad in [
+            '\u{fffe}', '\u{ffff}', '\u{1}', '\u{1b}', '\u{7f}', '\u{85}',
+        ] {
+            assert!(!doc.contains(bad), "{name} holds {:?} raw", bad);
+        }
+        assert!(
+            doc.contains("bad\\ufffe\\uffff"),
+            "{name} shows them escaped:\n{doc}"
+        );
+    }
+}
+
+/// A line break in result.json's text (a step name, a reason, an error, an evidence line)
+/// cannot start a heading, list or table of its own in report.md (issue #24).
+#[test]
+fn newlines_in_result_text_do_not_inject_markdown() {
+    let tmp = fixture_copy();
+    let inject = "tail\n# INJECTED heading\r\n| INJECTED | row |\n- INJECTED item";
+    edit_result(tmp.path(), |v| {
+        v["check"]["summary"] = Value::from(format!("summary {inject}"));
+        v["steps"][0]["name"] = Value::from(format!("step {inject}"));
+        v["planned_steps"][0]["name"] = Value::from(format!("step {inject}"));
+        v["steps"][0]["observations"][1]["reason"] = Value::from(format!("reason {inject}"));
+        v["steps"][0]["observations"][2]["evidence"][0]["text"] =
+            Value::from(format!("line {inject}"));
+        v["verdict"]["reason"] = Value::from(format!("verdict {inject}"));
+        v["error"] = Value::from(format!("error \u{1b}]0;title\u{7} {inject}"));
+    });
+    let r = render(&load(tmp.path()).expect("load"), &[]).expect("render");
+    for line in r.report.lines() {
+        assert!(
+            !line.trim_start().starts_with("# INJECTED")
+                && !line.trim_start().starts_with("| INJECTED")
+                && !line.trim_start().starts_with("- INJECTED"),
+            "a line of its own: {line:?}\n{}",
+            r.report
+        );
+    }
+    assert!(r.report.contains("INJECTED heading"), "{}", r.report);
+    assert!(!r.report.contains('\u{1b}'), "ESC raw in report.md");
 }
 
 /// Every case carries a time and `file`/`line` into the check's YAML: the expectation's own line
@@ -909,4 +1013,47 @@ fn odd_values_degrade_instead_of_panicking() {
     let r = render(&load(tmp.path()).expect("load"), &[]).expect("render");
     parse_junit(&r.junit);
     assert!(r.timeline.ends_with("</html>\n"));
+}
+
+/// #18: result.json went to schema_version 2 (`distribution`); a version-1 folder (the fixture
+/// is one) still reads as a k3s run in `report`, `merge` and `inspect`.
+#[test]
+fn a_version_1_results_folder_reads_in_report_merge_and_inspect() {
+    let raw: Value =
+        serde_json::from_str(&std::fs::read_to_string(fixture().join(RESULT_FILE)).expect("read"))
+            .expect("json");
+    assert_eq!(raw["schema_version"], 1, "the fixture is a version-1 file");
+    assert!(raw.get("distribution").is_none());
+
+    // report
+    load(&fixture()).expect("a version-1 folder loads");
+    let r = render_fixture();
+    assert_eq!(r.result.distribution, distro::Distro::K3s);
+    assert!(r.report.contains("K3S_TOKEN"), "the k3s facts rendered");
+
+    // merge
+    let cell = crate::matrix::merge::cell_from_result(&fixture().join(RESULT_FILE))
+        .expect("merge reads version 1");
+    assert_eq!(cell.check, "etcd-split");
+
+    // inspect
+    let resolved = crate::inspect::sources::resolve(&[fixture()], &[], &[]).expect("resolve");
+    assert_eq!(
+        resolved.inputs[0].kind,
+        crate::inspect::model::InputKind::ReproResults
+    );
+    let cat = crate::catalog::Catalog::load(None).expect("catalog");
+    let opts = crate::inspect::Options {
+        settle: None,
+        excerpt: false,
+        secrets: Vec::new(),
+        progress: false,
+    };
+    let (rep, _) =
+        crate::inspect::inspect(&resolved, &cat, &opts).expect("inspect reads version 1");
+    assert!(!rep.inputs[0].nodes.is_empty());
+
+    // What repro writes now is version 2 with the distribution.
+    let now = serde_json::to_value(&r.result).expect("serialise");
+    assert_eq!(now["distribution"], "k3s");
 }

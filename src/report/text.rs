@@ -4,35 +4,35 @@ use chrono::{DateTime, FixedOffset, Utc};
 
 /// An RFC 3339 time from `result.json`; `None` when absent or malformed (reports degrade, they
 /// do not fail, on a bad timestamp).
-pub fn time(s: &str) -> Option<DateTime<Utc>> {
+pub(crate) fn time(s: &str) -> Option<DateTime<Utc>> {
     DateTime::parse_from_rfc3339(s)
         .ok()
         .map(|t| t.with_timezone(&Utc))
 }
 
-pub fn time_fixed(s: &str) -> Option<DateTime<FixedOffset>> {
+pub(crate) fn time_fixed(s: &str) -> Option<DateTime<FixedOffset>> {
     DateTime::parse_from_rfc3339(s).ok()
 }
 
-pub fn opt_time(s: Option<&String>) -> Option<DateTime<Utc>> {
+pub(crate) fn opt_time(s: Option<&String>) -> Option<DateTime<Utc>> {
     s.and_then(|s| time(s))
 }
 
 /// `09:01:45` (UTC), the form people compare with k3s's own `time="…"`.
-pub fn clock(s: &str) -> String {
+pub(crate) fn clock(s: &str) -> String {
     time(s)
         .map(|t| t.format("%H:%M:%S").to_string())
         .unwrap_or_else(|| s.to_string())
 }
 
 /// Seconds from `a` to `b`, when both parse.
-pub fn seconds_between(a: &str, b: &str) -> Option<f64> {
+pub(crate) fn seconds_between(a: &str, b: &str) -> Option<f64> {
     let (a, b) = (time(a)?, time(b)?);
     Some((b - a).num_milliseconds() as f64 / 1000.0)
 }
 
 /// `41s`, `1m 23s`.
-pub fn human_secs(s: f64) -> String {
+pub(crate) fn human_secs(s: f64) -> String {
     let total = s.round().max(0.0) as i64;
     if total >= 60 {
         format!("{}m {:02}s", total / 60, total % 60)
@@ -42,7 +42,7 @@ pub fn human_secs(s: f64) -> String {
 }
 
 /// Escapes text for HTML/SVG/XML content and attribute values.
-pub fn esc(s: &str) -> String {
+pub(crate) fn esc(s: &str) -> String {
     let mut out = String::with_capacity(s.len());
     for c in s.chars() {
         match c {
@@ -57,8 +57,49 @@ pub fn esc(s: &str) -> String {
     out
 }
 
+/// Whether XML 1.0 cannot hold a character at all, escaped or not (C0 controls but tab, LF
+/// and CR), or HTML reads it as a parse error (DEL, C1 controls, noncharacters such as
+/// U+FFFE and U+FFFF).
+fn unfit_for_markup(c: char) -> bool {
+    let n = c as u32;
+    (c.is_control() && !matches!(c, '\t' | '\n' | '\r'))
+        || (0xFDD0..=0xFDEF).contains(&n)
+        || n & 0xFFFE == 0xFFFE
+}
+
+/// A whole XML or HTML document made valid whatever text went into it: each character markup
+/// cannot hold is written as its JSON spelling `\uXXXX`, visible, as the terminal shows it
+/// (`term::sanitize`). Run on the rendered document, so no field can be forgotten.
+pub(crate) fn markup_safe(doc: String) -> String {
+    if !doc.chars().any(unfit_for_markup) {
+        return doc;
+    }
+    let mut out = String::with_capacity(doc.len() + 16);
+    for c in doc.chars() {
+        if unfit_for_markup(c) {
+            out.push_str(&format!("\\u{:04x}", c as u32));
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
+/// A field Markdown shows on one line (a heading, a table cell, a list item): line breaks
+/// become spaces, so text from result.json cannot start a heading, a list or a table of its
+/// own in report.md.
+pub(crate) fn one_line(s: &mut String) {
+    if s.contains(['\n', '\r']) {
+        *s = s
+            .split(['\r', '\n'])
+            .filter(|l| !l.is_empty())
+            .collect::<Vec<_>>()
+            .join(" ");
+    }
+}
+
 /// Splits Docker's timestamp prefix off a log line: (`Some(time)`, rest) or (`None`, line).
-pub fn split_docker_time(line: &str) -> (Option<&str>, &str) {
+pub(crate) fn split_docker_time(line: &str) -> (Option<&str>, &str) {
     match line.split_once(' ') {
         Some((t, rest)) if time(t).is_some() => (Some(t), rest),
         _ => (None, line),
@@ -67,7 +108,7 @@ pub fn split_docker_time(line: &str) -> (Option<&str>, &str) {
 
 /// Shortens a long line (kubelet command lines run to 2,000 characters) for a report, keeping
 /// its start, where k3s puts the message.
-pub fn shorten(line: &str, max: usize) -> String {
+pub(crate) fn shorten(line: &str, max: usize) -> String {
     if line.chars().count() <= max {
         return line.to_string();
     }
@@ -76,7 +117,7 @@ pub fn shorten(line: &str, max: usize) -> String {
 }
 
 /// Joins names as people write them: `a`, `a and b`, `a, b and c`.
-pub fn and_list(items: &[String]) -> String {
+pub(crate) fn and_list(items: &[String]) -> String {
     match items {
         [] => String::new(),
         [one] => one.clone(),

@@ -51,7 +51,7 @@ impl Scale {
     }
 }
 
-pub fn render(r: &RunResult) -> String {
+pub(crate) fn render(r: &RunResult) -> String {
     let all = cases::cases(r);
     let scale = scale(r);
     let signals = signal_lanes(r);
@@ -580,14 +580,19 @@ fn draw_signals(
             );
             match &o.expected {
                 Some(e) => {
-                    let _ = write!(title, "expected {}, observed {}", esc(e), esc(&o.observed));
+                    let _ = write!(
+                        title,
+                        "expected {}, observed {}",
+                        esc(e.as_str()),
+                        esc(o.observed.as_str())
+                    );
                 }
                 None => {
-                    let _ = write!(title, "observed {}", esc(&o.observed));
+                    let _ = write!(title, "observed {}", esc(o.observed.as_str()));
                 }
             }
             if let Some(b) = o.bug.as_ref().filter(|b| Some(*b) != o.expected.as_ref()) {
-                let _ = write!(title, " (the bug: {})", esc(b));
+                let _ = write!(title, " (the bug: {})", esc(b.as_str()));
             }
             let _ = write!(title, "&#10;{}", esc(&o.reason));
             for e in &o.evidence {
@@ -606,10 +611,10 @@ fn draw_signals(
                 s.index,
                 esc(&o.node),
                 esc(&o.signal),
-                esc(&o.observed),
+                esc(o.observed.as_str()),
                 x + 9.0,
                 ly + 4.0,
-                esc(&o.observed)
+                esc(o.observed.as_str())
             );
         }
     }
@@ -656,11 +661,9 @@ h2{font-size:16px;margin:22px 0 8px}
 "#;
 
 fn page(r: &RunResult, all: &[Case<'_>], svg: &str) -> String {
-    let outcome = r
-        .verdict
-        .as_ref()
-        .map(|v| v.outcome.as_str())
-        .unwrap_or("none");
+    let verdict = r.verdict.as_ref().map(|v| v.outcome);
+    // `none` is the badge's class for a run without a verdict.
+    let outcome = verdict.map_or("none", |o| o.as_str());
     let mut h = String::new();
     let _ = write!(
         h,
@@ -676,11 +679,7 @@ fn page(r: &RunResult, all: &[Case<'_>], svg: &str) -> String {
         esc(&r.check.name),
         esc(&r.k3s.version),
         esc(outcome),
-        esc(if outcome == "none" {
-            "no verdict"
-        } else {
-            outcome
-        })
+        esc(verdict.map_or("no verdict", |o| o.as_str()))
     );
     let _ = writeln!(
         h,
@@ -694,8 +693,9 @@ fn page(r: &RunResult, all: &[Case<'_>], svg: &str) -> String {
     if r.k3s.stand_in {
         let _ = writeln!(
             h,
-            r#"<div class="warn"><b>Stand-in, not real k3s:</b> this run used repro's k3s stand-in image <code>{}</code>. Confirm on <code>rancher/k3s</code> before reporting upstream.</div>"#,
-            esc(&r.k3s.image)
+            r#"<div class="warn"><b>Stand-in, not real k3s:</b> this run used repro's k3s stand-in image <code>{}</code>. Confirm on <code>{}</code> before reporting upstream.</div>"#,
+            esc(&r.k3s.image),
+            esc(r.distribution.facts().image_repository)
         );
     }
     if let Some(v) = &r.verdict {
@@ -771,9 +771,9 @@ fn observations_table(h: &mut String, all: &[Case<'_>]) {
             c.step,
             esc(&c.node),
             esc(&c.signal),
-            esc(&c.expected),
+            esc(c.expected.as_str()),
             esc(c.observed()),
-            esc(c.bug.as_deref().unwrap_or("—"))
+            esc(c.bug.as_ref().map_or("—", |b| b.as_str()))
         );
     }
     h.push_str("</table>\n");
@@ -840,7 +840,7 @@ fn step_list(h: &mut String, r: &RunResult) {
 }
 
 /// `2026-11-30 09:00:00 → 09:03:27 UTC`.
-pub fn run_span(r: &RunResult) -> String {
+pub(crate) fn run_span(r: &RunResult) -> String {
     let start = text::time(&r.started_at)
         .map(|t| t.format("%Y-%m-%d %H:%M:%S").to_string())
         .unwrap_or_else(|| r.started_at.clone());

@@ -18,7 +18,7 @@ use crate::result::{self as res, RunResult};
 
 /// What the pair of runs shows.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Outcome {
+pub(crate) enum Outcome {
     /// The buggy run reproduced the bug and the fixed run was fixed.
     Validated,
     /// Anything else: the comment says what is missing.
@@ -26,7 +26,7 @@ pub enum Outcome {
 }
 
 /// Why a pair cannot be compared at all (exit 2).
-pub fn incompatible(buggy: &RunResult, fixed: &RunResult) -> Option<String> {
+pub(crate) fn incompatible(buggy: &RunResult, fixed: &RunResult) -> Option<String> {
     if buggy.check.name != fixed.check.name {
         return Some(format!(
             "the runs are of different checks (`{}` and `{}`); give two runs of one check",
@@ -43,7 +43,7 @@ pub fn incompatible(buggy: &RunResult, fixed: &RunResult) -> Option<String> {
 }
 
 /// The comment, and whether the pair validates the fix.
-pub fn render(buggy: &Rendered, fixed: &Rendered) -> (String, Outcome) {
+pub(crate) fn render(buggy: &Rendered, fixed: &Rendered) -> (String, Outcome) {
     let (b, f) = (&buggy.result, &fixed.result);
     let verdict = |r: &RunResult| r.verdict.as_ref().map(|v| v.outcome);
     let outcome = if verdict(b) == Some(res::Outcome::Reproduced)
@@ -111,20 +111,17 @@ pub fn render(buggy: &Rendered, fixed: &Rendered) -> (String, Outcome) {
 }
 
 fn why_not(b: &RunResult, f: &RunResult) -> String {
-    let v = |r: &RunResult| {
-        r.verdict
-            .as_ref()
-            .map_or("no verdict", |v| v.outcome.as_str())
-    };
+    let outcome = |r: &RunResult| r.verdict.as_ref().map(|v| v.outcome);
+    let v = |r: &RunResult| outcome(r).map_or("no verdict", crate::outcome::Outcome::as_str);
     let mut parts = Vec::new();
-    if v(b) != "reproduced" {
+    if outcome(b) != Some(crate::outcome::Outcome::Reproduced) {
         parts.push(format!(
             "the run on {} did not reproduce the bug ({})",
             b.k3s.version,
             v(b)
         ));
     }
-    if v(f) != "fixed" {
+    if outcome(f) != Some(crate::outcome::Outcome::Fixed) {
         parts.push(format!(
             "the run on {} was not fixed ({})",
             f.k3s.version,
@@ -164,7 +161,8 @@ fn environment(o: &mut String, b: &RunResult, f: &RunResult) {
             parts.push(format!("{:.1} GiB", m as f64 / (1u64 << 30) as f64));
         }
         if let Some(v) = &e.docker_version {
-            parts.push(format!("Docker {v}"));
+            let engine = e.engine.map_or("Docker", crate::docker::EngineKind::name);
+            parts.push(format!("{engine} {v}"));
         }
         o.push_str(&format!(
             "{what}: {}\n",
@@ -219,7 +217,10 @@ fn configs(o: &mut String, r: &RunResult) {
             }
         }
     }
-    o.push_str("# token: set through K3S_TOKEN (redacted)\n```\n\n");
+    o.push_str(&format!(
+        "# token: set through {} (redacted)\n```\n\n",
+        r.distribution.facts().token_env
+    ));
 }
 
 /// `**Replication Results:**` / `**Validation Results:**`: k3s -v, the verdict, and what the
@@ -230,7 +231,7 @@ fn results(o: &mut String, title: &str, what: &str, run: &Rendered, all: &[Case<
         "**{title} Results:**\n- k3s version used for {what}:\n\n"
     ));
     // `$ k3s -v` only over what k3s -v printed; otherwise say where the version comes from.
-    match (&r.k3s.version_output, k3s_banner(&run.logs)) {
+    match (&r.k3s.version_output, k3s_banner(r.distribution, &run.logs)) {
         (Some(v), _) if !v.trim().is_empty() => {
             o.push_str(&format!("```\n$ k3s -v\n{}\n```\n\n", v.trim_end()));
         }
@@ -300,7 +301,7 @@ fn observations(
         match x.obs {
             None => "not reached".to_string(),
             Some(ob) if x.shows_bug() => format!("**{}** (the bug, boot {})", ob.observed, ob.boot),
-            Some(ob) if ob.observed != x.expected => {
+            Some(ob) if !x.expected.matches(&ob.observed) => {
                 format!("**{}** (boot {})", ob.observed, ob.boot)
             }
             Some(ob) => format!("{} (boot {})", ob.observed, ob.boot),

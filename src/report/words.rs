@@ -10,13 +10,17 @@
 use indexmap::IndexMap;
 
 use super::text::{clock, shorten, split_docker_time};
-use crate::result::{Evidence, EvidenceSource, Observation, RunResult};
+use crate::result::{Evidence, EvidenceSource, Observation, Observed, RunResult};
 
 /// Quoted messages longer than this are cut.
 const QUOTE_MAX: usize = 140;
 
 /// One observation as a sentence (no trailing full stop).
-pub fn observation(r: &RunResult, o: &Observation, logs: &IndexMap<String, String>) -> String {
+pub(crate) fn observation(
+    r: &RunResult,
+    o: &Observation,
+    logs: &IndexMap<String, String>,
+) -> String {
     let at = format!("{} boot {}", o.node, o.boot);
     let sig = r.signals.get(&o.signal);
     let first_log = o.evidence.iter().find(|e| e.source == EvidenceSource::Log);
@@ -28,7 +32,7 @@ pub fn observation(r: &RunResult, o: &Observation, logs: &IndexMap<String, Strin
     {
         return probe(&at, p);
     }
-    if o.observed == "unknown" {
+    if o.observed == Observed::Unknown {
         return format!(
             "could not be decided in {at}: {}",
             o.reason.trim_end_matches('.')
@@ -127,7 +131,7 @@ fn probe(at: &str, e: &Evidence) -> String {
 
 /// The message of a log line: logrus's `msg="…"` when it has one, else the line without
 /// Docker's timestamp.
-pub fn message(line: &str) -> String {
+pub(crate) fn message(line: &str) -> String {
     let line = split_docker_time(line).1;
     if let Some(i) = line.find("msg=\"") {
         let rest = &line[i + 5..];

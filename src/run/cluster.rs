@@ -22,39 +22,60 @@ use super::event::{Events, NodeState, RunEvent};
 use super::observe;
 use super::watch::{self, BootHandle, Ended};
 
-/// How long `docker stop` lets k3s shut down before it is killed.
+/// How long `docker stop` lets k3s shut down before it is killed. The shipped tags, as PID 1,
+/// exit at once on SIGTERM (the stop takes no grace); releases with k3s's PID-1 signal fix
+/// (v1.32.10+, v1.34.2+) stop etcd and kine first, which this leaves room for.
 const STOP_GRACE: Duration = Duration::from_secs(20);
 /// How long the teardown waits for create calls in flight (each is one API call).
 const CREATE_DRAIN: Duration = Duration::from_secs(60);
 
-pub fn container_name(run_id: &str, node: &str) -> String {
+pub(crate) fn container_name(run_id: &str, node: &str) -> String {
     format!("repro-{run_id}-{node}")
 }
 
-/// Everything a running cluster needs, shared by the steps.
-pub struct Cluster {
-    pub docker: Arc<dyn DockerApi>,
-    pub run_id: String,
-    pub plan: Plan,
-    pub dir: PathBuf,
-    pub events: Events,
+/// What a cluster is made of, besides what it does at run time: given by the runner.
+pub(crate) struct ClusterSpec {
+    pub(crate) docker: Arc<dyn DockerApi>,
+    pub(crate) run_id: String,
+    pub(crate) plan: Plan,
+    pub(crate) dir: PathBuf,
+    pub(crate) events: Events,
     /// How long a boot may take to be ready (or dead).
-    pub timeout: Duration,
+    pub(crate) timeout: Duration,
     /// How long to wait after a settled-by line (its order decides) or readiness.
-    pub settle: observe::Settle,
-    pub privileged: bool,
+    pub(crate) settle: observe::Settle,
+    pub(crate) privileged: bool,
     /// Applied to every log line and probe output: removes the run's secrets.
-    pub scrub: watch::Scrub,
+    pub(crate) scrub: watch::Scrub,
     /// The outcome the run is asked to show (what each observation is judged against).
-    pub expect: Outcome,
+    pub(crate) expect: Outcome,
+    /// Lines that say a server's boot is ready.
+    pub(crate) ready: Vec<regex::Regex>,
+    /// Lines that say an agent's boot is ready (k3s prints its own ready line only under
+    /// systemd; the kubelet's registration is what an agent in a container shows).
+    pub(crate) agent_ready: Vec<regex::Regex>,
+    pub(crate) token: String,
+    /// The run's redaction context, for `docker inspect` (structurally, as JSON).
+    pub(crate) redactor: crate::redact::SharedRedactor,
+}
+
+/// A running cluster, shared by the steps: its spec (whose fields read as the cluster's own,
+/// `c.plan`, through `Deref`) and its nodes' boots.
+pub(crate) struct Cluster {
+    spec: ClusterSpec,
     nodes: IndexMap<String, NodeRt>,
-    ready: Vec<regex::Regex>,
-    token: String,
     /// The create calls in flight (see `tracked`).
     creating: TaskTracker,
     /// Set when the teardown begins: no new create call starts.
     closing: AtomicBool,
-    redactor: crate::redact::SharedRedactor,
+}
+
+impl std::ops::Deref for Cluster {
+    type Target = ClusterSpec;
+
+    fn deref(&self) -> &ClusterSpec {
+        &self.spec
+    }
 }
 
 struct NodeRt {
@@ -63,28 +84,9 @@ struct NodeRt {
     stopping: Arc<AtomicBool>,
 }
 
-/// What a cluster is made of, besides the plan.
-pub struct ClusterSpec {
-    pub docker: Arc<dyn DockerApi>,
-    pub run_id: String,
-    pub plan: Plan,
-    pub dir: PathBuf,
-    pub events: Events,
-    pub timeout: Duration,
-    pub settle: observe::Settle,
-    pub privileged: bool,
-    pub scrub: watch::Scrub,
-    pub expect: Outcome,
-    /// Lines that say a boot is ready.
-    pub ready: Vec<regex::Regex>,
-    pub token: String,
-    /// The run's redaction context, for `docker inspect` (structurally, as JSON).
-    pub redactor: crate::redact::SharedRedactor,
-}
-
 impl Cluster {
-    pub fn new(s: ClusterSpec) -> Cluster {
-        let nodes = s
+    pub(crate) fn new(spec: ClusterSpec) -> Cluster {
+        let nodes = spec
             .plan
             .nodes
             .iter()
@@ -92,7 +94,7 @@ impl Cluster {
                 (
                     n.name.clone(),
                     NodeRt {
-                        container: container_name(&s.run_id, &n.name),
+                        container: container_name(&spec.run_id, &n.name),
                         boots: Mutex::new(Vec::new()),
                         stopping: Arc::new(AtomicBool::new(false)),
                     },
@@ -100,22 +102,10 @@ impl Cluster {
             })
             .collect();
         Cluster {
-            docker: s.docker,
-            run_id: s.run_id,
-            plan: s.plan,
-            dir: s.dir,
-            events: s.events,
-            timeout: s.timeout,
-            settle: s.settle,
-            privileged: s.privileged,
-            scrub: s.scrub,
-            expect: s.expect,
+            spec,
             nodes,
-            ready: s.ready,
-            token: s.token,
             creating: TaskTracker::new(),
             closing: AtomicBool::new(false),
-            redactor: s.redactor,
         }
     }
 
@@ -123,7 +113,7 @@ impl Cluster {
         &self.nodes[name]
     }
 
-    pub fn container(&self, node: &str) -> &str {
+    pub(crate) fn container(&self, node: &str) -> &str {
         &self.node(node).container
     }
 
@@ -148,7 +138,7 @@ impl Cluster {
     }
 
     /// The node's current (last started) boot.
-    pub fn current(&self, node: &str) -> Option<BootHandle> {
+    pub(crate) fn current(&self, node: &str) -> Option<BootHandle> {
         self.node(node)
             .boots
             .lock()
@@ -158,7 +148,7 @@ impl Cluster {
     }
 
     /// The run's network: its name and the third octet of its /24.
-    pub async fn create_network(self: &Arc<Self>) -> Result<(String, u8), RunError> {
+    pub(crate) async fn create_network(self: &Arc<Self>) -> Result<(String, u8), RunError> {
         let c = self.clone();
         self.tracked(async move {
             let net = format!("repro-{}", c.run_id);
@@ -187,7 +177,7 @@ impl Cluster {
 
     /// The plan's `i`-th node: its volume, container (deferred ones too, unstarted) and the
     /// files it needs before its first start.
-    pub async fn create_node(
+    pub(crate) async fn create_node(
         self: &Arc<Self>,
         i: usize,
         net: &str,
@@ -208,12 +198,14 @@ impl Cluster {
         if self.closing.load(Ordering::SeqCst) {
             return Err(RunError::Interrupted);
         }
-        let mut env = vec![format!("K3S_TOKEN={}", self.token)];
+        let facts = self.plan.distro.facts();
+        let mut env = vec![format!("{}={}", facts.token_env, self.token)];
         env.extend(n.env.iter().map(|(k, v)| format!("{k}={v}")));
-        let cmd = match n.role {
-            Role::Agent => vec!["agent".to_string()],
-            _ => vec!["server".to_string()],
+        let args = match n.role {
+            Role::Agent => facts.agent_args,
+            _ => facts.server_args,
         };
+        let cmd = args.iter().map(|a| a.to_string()).collect();
         let spec = NodeSpec {
             name: rt.container.clone(),
             hostname: n.name.clone(),
@@ -222,9 +214,12 @@ impl Cluster {
             env,
             labels: self.labels(Some(&n.name)),
             network: net.to_string(),
-            // Fixed addresses: etcd peer URLs embed the IP (k3d #550).
-            ip: format!("10.213.{third}.{}", 10 + i),
+            ip: node_ip(third, i),
+            extra_hosts: (self.plan.nodes.iter().enumerate())
+                .map(|(j, m)| format!("{}:{}", m.name, node_ip(third, j)))
+                .collect(),
             data_volume: volume,
+            data_dir: facts.data_dir.to_string(),
             privileged: self.privileged,
             stop_grace: STOP_GRACE,
         };
@@ -253,7 +248,7 @@ impl Cluster {
         let after = match &prev {
             Some(h) => {
                 h.ended().await;
-                h.with(|b| b.last_ts())
+                h.position()
             }
             None => None,
         };
@@ -263,11 +258,20 @@ impl Cluster {
         // When the start call returned: Docker's own StartedAt is a moment earlier, and asking
         // for it would cost a round trip on every restart's critical path.
         let started_at = Utc::now();
-        let log_dir = self.dir.join("nodes").join(node);
+        let log_dir = crate::results_folder::node_dir(&self.dir, node);
         super::record::create_dir(&log_dir)?;
         let events = self.events.clone();
         let name = node.to_string();
-        let ready = self.ready.clone();
+        let is_agent = self
+            .plan
+            .nodes
+            .iter()
+            .any(|n| n.name == node && n.role == crate::raw::Role::Agent);
+        let ready = if is_agent {
+            self.agent_ready.clone()
+        } else {
+            self.ready.clone()
+        };
         let on_line: watch::OnLine = Arc::new(move |_c, l| {
             let state = if ready.iter().any(|r| r.is_match(&l.text)) {
                 NodeState::Ready
@@ -290,8 +294,12 @@ impl Cluster {
             step,
             started_at,
             after,
-            ready: self.ready.clone(),
-            log_path: log_dir.join(format!("boot-{number}.log")),
+            ready: if is_agent {
+                self.agent_ready.clone()
+            } else {
+                self.ready.clone()
+            },
+            log_path: log_dir.join(crate::results_folder::boot_log_name(number)),
             on_line,
             stopping: rt.stopping.clone(),
             scrub: self.scrub.clone(),
@@ -368,18 +376,18 @@ impl Cluster {
     }
 
     /// Starts a node and waits for its new boot: ready (true) or dead (false).
-    pub async fn start_and_wait(&self, node: &str, step: usize) -> Result<bool, RunError> {
+    pub(crate) async fn start_and_wait(&self, node: &str, step: usize) -> Result<bool, RunError> {
         let h = self.boot(node, step).await?;
         self.wait_ready(node, &h).await
     }
 
-    pub async fn restart_and_wait(&self, node: &str, step: usize) -> Result<bool, RunError> {
+    pub(crate) async fn restart_and_wait(&self, node: &str, step: usize) -> Result<bool, RunError> {
         self.stop(node).await?;
         self.start_and_wait(node, step).await
     }
 
     /// The evidence of a node's death in its current boot, as one line.
-    pub fn death_line(&self, node: &str) -> String {
+    pub(crate) fn death_line(&self, node: &str) -> String {
         self.current(node)
             .map(|h| h.with(observe::death_evidence))
             .unwrap_or_default()
@@ -390,7 +398,7 @@ impl Cluster {
     }
 
     /// Each container's `docker inspect`, redacted, next to its logs (asked all at once).
-    pub async fn save_inspect(&self) -> Result<(), RunError> {
+    pub(crate) async fn save_inspect(&self) -> Result<(), RunError> {
         let inspected = join_all(
             self.nodes
                 .values()
@@ -403,16 +411,16 @@ impl Cluster {
             };
             let text = serde_json::to_string_pretty(&self.redactor.json(&v))
                 .map_err(|e| RunError::Internal(format!("inspect of {name}: {e}")))?;
-            let d = self.dir.join("nodes").join(name);
+            let d = crate::results_folder::node_dir(&self.dir, name);
             super::record::create_dir(&d)?;
-            super::record::write(&d.join("inspect.json"), text)?;
+            super::record::write(&d.join(crate::results_folder::INSPECT_FILE), text)?;
         }
         Ok(())
     }
 
     /// Removes everything of this run by its label, after every create call in flight has
     /// returned, until a listing finds nothing; returns the problems met (empty: all gone).
-    pub async fn remove(&self) -> Vec<String> {
+    pub(crate) async fn remove(&self) -> Vec<String> {
         self.closing.store(true, Ordering::SeqCst);
         for rt in self.nodes.values() {
             rt.stopping.store(true, Ordering::SeqCst);
@@ -441,7 +449,7 @@ impl Cluster {
     }
 
     /// Per-boot records for result.json.
-    pub fn boot_records(&self) -> Vec<BootRecord> {
+    pub(crate) fn boot_records(&self) -> Vec<BootRecord> {
         let mut out = Vec::new();
         for (name, rt) in &self.nodes {
             for h in rt.boots.lock().unwrap_or_else(|p| p.into_inner()).iter() {
@@ -474,7 +482,7 @@ impl Cluster {
                             Some(Ended::Died { exit_code, .. }) => *exit_code,
                             _ => None,
                         },
-                        log: format!("nodes/{name}/boot-{}.log", b.number),
+                        log: crate::results_folder::boot_log(name, b.number),
                     }
                 }));
             }
@@ -483,7 +491,7 @@ impl Cluster {
     }
 
     /// The first log file a follower could not write, if any.
-    pub fn log_write_error(&self) -> Option<super::record::RecordError> {
+    pub(crate) fn log_write_error(&self) -> Option<super::record::RecordError> {
         self.nodes.values().find_map(|rt| {
             rt.boots
                 .lock()
@@ -492,4 +500,10 @@ impl Cluster {
                 .find_map(|h| h.take_write_error())
         })
     }
+}
+
+/// The fixed address of the plan's `i`-th node on the run's 10.213.`third`.0/24: etcd peer URLs
+/// embed the IP (k3d #550), and every node's `/etc/hosts` lists them all.
+fn node_ip(third: u8, i: usize) -> String {
+    format!("10.213.{third}.{}", 10 + i)
 }

@@ -7,24 +7,11 @@ use std::time::Duration;
 use crate::plan::Plan;
 use crate::result::Outcome;
 
-/// What to run: a check, on which topology, k3s version and image.
-#[derive(Debug, Clone)]
-pub struct Target {
-    /// A check name from the catalog, or a path to a check file.
-    pub check: String,
-    /// A topology to use instead of the check's own.
-    pub topology: Option<String>,
-    /// The k3s version (default: the topology's).
-    pub k3s_version: Option<String>,
-    /// An image to run instead of `rancher/k3s:<version>`.
-    pub image: Option<String>,
-    /// Run repro's k3s stand-in image for the version.
-    pub sim: bool,
-}
+pub(crate) use crate::target::Target;
 
 /// The outcome that counts as success (exit 0).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Expect {
+pub(crate) enum Expect {
     /// What the check's `fixed-in` predicts for the version (`repro plan` shows it); `fixed`
     /// when the check has no `fixed-in`.
     Auto,
@@ -32,24 +19,26 @@ pub enum Expect {
 }
 
 impl Expect {
-    /// The outcome asked for this plan, and why.
-    pub fn resolve(self, plan: &Plan) -> (Outcome, String) {
+    /// The outcome asked for this plan, and why; an error (for the user) where `auto` cannot
+    /// predict this version and `--expect` must say.
+    pub(crate) fn resolve(self, plan: &Plan) -> Result<(Outcome, String), String> {
         match (self, plan.expected_verdict) {
-            (Expect::Outcome(o), _) => (o, "asked for with --expect".to_string()),
-            (Expect::Auto, Some(o)) => (o, plan.expected_because.clone()),
-            (Expect::Auto, None) => (
-                Outcome::Fixed,
-                "the check's fixed-in does not predict this version: the correct behaviour is expected"
-                    .to_string(),
-            ),
+            (Expect::Outcome(o), _) => Ok((o, "asked for with --expect".to_string())),
+            (Expect::Auto, Some(o)) => Ok((o, plan.expected_because.clone())),
+            (Expect::Auto, None) => Err(format!(
+                "--expect auto cannot predict {} {}: {}",
+                plan.check, plan.k3s_version, plan.expected_because
+            )),
         }
     }
 }
 
-/// Whether node containers run privileged.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Privileged {
-    /// Privileged unless the image says it needs no privileges (`io.repro.privileged=false`).
+/// Whether node containers run privileged: `--privileged` as parsed (one type for the flag and
+/// the run). `Auto`: privileged unless the image says it needs no privileges
+/// (`io.repro.privileged=false`).
+// No doc comments on the variants: clap would print them as a list in `--help`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub(crate) enum Privileged {
     Auto,
     Always,
     Never,
@@ -57,23 +46,25 @@ pub enum Privileged {
 
 /// Everything a run needs besides its scenario and plan.
 #[derive(Debug, Clone)]
-pub struct RunConfig {
-    pub target: Target,
+pub(crate) struct RunConfig {
+    pub(crate) target: Target,
     /// The outcome that counts as success (exit 0).
-    pub expect: Expect,
+    pub(crate) expect: Expect,
     /// How long one node may take to become ready (or die) after a start or restart.
-    pub timeout: Duration,
+    pub(crate) timeout: Duration,
     /// An explicit margin after settled-by lines (overrides the check's `settle:`).
-    pub settle: Option<Duration>,
+    pub(crate) settle: Option<Duration>,
     /// Leave the cluster running afterwards.
-    pub keep: bool,
+    pub(crate) keep: bool,
     /// An image archive to load before the run.
-    pub image_archive: Option<PathBuf>,
+    pub(crate) image_archive: Option<PathBuf>,
     /// Where the run's results folder goes.
-    pub results: PathBuf,
+    pub(crate) results: PathBuf,
     /// Rebuild the stand-in image even if it exists (with `target.sim`).
-    pub rebuild_sim: bool,
-    pub privileged: Privileged,
+    pub(crate) rebuild_sim: bool,
+    pub(crate) privileged: Privileged,
+    /// Try a privileged container before the first privileged node (`repro doctor`'s trial).
+    pub(crate) host_check: bool,
     /// The command line that started the run, as recorded in result.json.
-    pub argv: Vec<String>,
+    pub(crate) argv: Vec<String>,
 }

@@ -2,7 +2,7 @@
 //! except an interrupt (130).
 
 use crate::docker::DockerError;
-use crate::exit;
+use crate::exit::Exit;
 
 use super::record::RecordError;
 
@@ -18,6 +18,9 @@ pub enum RunError {
         version: String,
         reason: String,
     },
+    /// A host check of `repro doctor` failed before any node was made: its line and fix.
+    #[error("this host cannot run the nodes (repro doctor): {0}")]
+    Host(String),
     #[error("cannot build the stand-in image {image}: {reason}")]
     SimImage { image: String, reason: String },
     #[error("{node} (boot {boot}) was not ready within {timeout}; last lines: {last}")]
@@ -53,10 +56,22 @@ pub enum RunError {
 }
 
 impl RunError {
-    pub fn exit_code(&self) -> i32 {
+    /// What this failure means for the exit (the run layer's part of the one error → exit
+    /// mapping, `crate::error::Error::exit`, which asks it): the run records it in result.json.
+    pub(crate) fn exit(&self) -> Exit {
         match self {
-            RunError::Interrupted => exit::INTERRUPTED,
-            _ => exit::INFRA,
+            RunError::Interrupted => Exit::Interrupted,
+            RunError::Docker(_)
+            | RunError::Record(_)
+            | RunError::ImageMissing { .. }
+            | RunError::SimImage { .. }
+            | RunError::Host(_)
+            | RunError::NotReady { .. }
+            | RunError::DeleteExec { .. }
+            | RunError::Delete { .. }
+            | RunError::Reports { .. }
+            | RunError::Cleanup { .. }
+            | RunError::Internal(_) => Exit::Infra,
         }
     }
 }

@@ -8,6 +8,7 @@ use std::fmt;
 use std::path::PathBuf;
 use std::sync::Arc;
 
+use crate::exit::Exit;
 use crate::result::{BootRecord, EnvInfo, Observation, Outcome, StepResult, Verdict};
 
 use super::error::RunError;
@@ -15,7 +16,7 @@ use super::record::{RecordError, Recorder};
 
 /// What the run is doing now.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Phase {
+pub(crate) enum Phase {
     LoadArchive(PathBuf),
     PrepareSimImage(String),
     Pull(String),
@@ -46,7 +47,7 @@ impl fmt::Display for Phase {
 
 /// A node's state as the display shows it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum NodeState {
+pub(crate) enum NodeState {
     Pulling,
     Created,
     Starting,
@@ -57,7 +58,7 @@ pub enum NodeState {
 }
 
 impl NodeState {
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             NodeState::Pulling => "pulling",
             NodeState::Created => "created",
@@ -72,27 +73,41 @@ impl NodeState {
 
 /// How a run ended: what `execute` returns and [`RunEvent::Finished`] carries.
 #[derive(Debug)]
-pub struct RunEnd {
-    pub code: i32,
+pub(crate) struct RunEnd {
+    /// What its verdict means against the outcome asked for (`Ok`, `OutcomeDiffers`,
+    /// `Inconclusive`), or why the run failed before one (Docker, image, timeout, a write,
+    /// Ctrl-C): the error is the failure, there is no code beside it.
+    pub(crate) status: Result<Exit, RunError>,
     /// The results folder, if it could be created.
-    pub dir: Option<PathBuf>,
+    pub(crate) dir: Option<PathBuf>,
     /// The verdict, if the run got that far.
-    pub verdict: Option<Verdict>,
-    /// Why the run stopped before its verdict (Docker, image, timeout, a write, Ctrl-C).
-    pub error: Option<RunError>,
-    pub seconds: f64,
+    pub(crate) verdict: Option<Verdict>,
+    pub(crate) seconds: f64,
     /// result.json as written last, if there is a results folder.
-    pub result: Option<crate::result::RunResult>,
+    pub(crate) result: Option<crate::result::RunResult>,
 }
 
 impl RunEnd {
-    pub fn outcome(&self) -> Option<Outcome> {
+    pub(crate) fn outcome(&self) -> Option<Outcome> {
         self.verdict.as_ref().map(|v| v.outcome)
     }
 
+    /// Why the run failed, if it did.
+    pub(crate) fn error(&self) -> Option<&RunError> {
+        self.status.as_ref().err()
+    }
+
+    /// What the run means for the exit, failed or not.
+    pub(crate) fn exit(&self) -> Exit {
+        match &self.status {
+            Ok(exit) => *exit,
+            Err(e) => e.exit(),
+        }
+    }
+
     /// Why there is no verdict, or why it is inconclusive.
-    pub fn why(&self) -> Option<String> {
-        match (&self.error, &self.verdict) {
+    pub(crate) fn why(&self) -> Option<String> {
+        match (self.error(), &self.verdict) {
             (Some(e), _) => Some(e.to_string()),
             (None, Some(v)) if v.outcome == Outcome::Inconclusive => Some(v.reason.clone()),
             _ => None,
@@ -102,17 +117,18 @@ impl RunEnd {
 
 /// The run's conclusion, before reports are rendered (what the recorder writes last).
 #[derive(Debug, Clone)]
-pub struct Conclusion {
-    pub boots: Vec<BootRecord>,
-    pub verdict: Option<Verdict>,
-    pub exit_code: i32,
-    pub error: Option<String>,
-    pub teardown_secs: f64,
-    pub total_secs: f64,
+pub(crate) struct Conclusion {
+    pub(crate) boots: Vec<BootRecord>,
+    pub(crate) verdict: Option<Verdict>,
+    /// What result.json's `exit_code` says (from the run's error, or its verdict).
+    pub(crate) exit: Exit,
+    pub(crate) error: Option<String>,
+    pub(crate) teardown_secs: f64,
+    pub(crate) total_secs: f64,
 }
 
 #[derive(Debug)]
-pub enum RunEvent<'a> {
+pub(crate) enum RunEvent<'a> {
     /// The run has an id and a results folder.
     Started {
         run_id: String,
@@ -163,7 +179,7 @@ pub enum RunEvent<'a> {
 }
 
 /// Something that wants to hear a run's events. Must not block: it is called on the run's path.
-pub trait Receiver: Send + Sync {
+pub(crate) trait Receiver: Send + Sync {
     fn receive(&self, event: &RunEvent<'_>);
 }
 
@@ -175,26 +191,26 @@ impl<F: Fn(&RunEvent<'_>) + Send + Sync> Receiver for F {
 
 /// The receivers of one run, with the recorder (once the results folder exists) told first.
 #[derive(Clone, Default)]
-pub struct Events {
+pub(crate) struct Events {
     recorder: Option<Arc<Recorder>>,
     receivers: Vec<Arc<dyn Receiver>>,
 }
 
 impl Events {
-    pub fn new(receivers: Vec<Arc<dyn Receiver>>) -> Events {
+    pub(crate) fn new(receivers: Vec<Arc<dyn Receiver>>) -> Events {
         Events {
             recorder: None,
             receivers,
         }
     }
 
-    pub fn with_recorder(mut self, recorder: Arc<Recorder>) -> Events {
+    pub(crate) fn with_recorder(mut self, recorder: Arc<Recorder>) -> Events {
         self.recorder = Some(recorder);
         self
     }
 
     /// Records the event (if it is one the recorder keeps), then tells every receiver.
-    pub fn emit(&self, event: &RunEvent<'_>) -> Result<(), RecordError> {
+    pub(crate) fn emit(&self, event: &RunEvent<'_>) -> Result<(), RecordError> {
         if let Some(r) = &self.recorder {
             r.receive(event)?;
         }
@@ -203,7 +219,7 @@ impl Events {
     }
 
     /// Tells the receivers only: for what the recorder does not keep (states, phases).
-    pub fn show(&self, event: &RunEvent<'_>) {
+    pub(crate) fn show(&self, event: &RunEvent<'_>) {
         for r in &self.receivers {
             r.receive(event);
         }

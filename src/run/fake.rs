@@ -15,7 +15,10 @@ use futures_util::stream::BoxStream;
 use futures_util::{FutureExt, StreamExt};
 use tokio::sync::watch;
 
-use crate::docker::{ContainerState, DockerApi, DockerError, LogChunk, NodeSpec, Removed};
+use crate::docker::{
+    CallFuture, ContainerState, DockerApi, DockerError, ImageInfo, Labels, LogChunk, NodeSpec,
+    Removed,
+};
 use crate::result::EnvInfo;
 
 #[derive(Clone, Default)]
@@ -29,27 +32,26 @@ pub(super) struct Container {
     env: Vec<String>,
     files: HashMap<String, String>,
     log: watch::Sender<Log>,
-    started_at: String,
     exit_code: Option<i64>,
 }
 
 #[derive(Default)]
-pub struct FakeDocker {
+pub(crate) struct FakeDocker {
     pub(super) calls: Mutex<Vec<String>>,
     pub(super) containers: Mutex<HashMap<String, Container>>,
     /// Nodes (host names) whose every boot dies at once with a fatal line.
-    pub dies: HashSet<String>,
+    pub(crate) dies: HashSet<String>,
     /// Nodes whose boots never print the ready line.
-    pub never_ready: HashSet<String>,
+    pub(crate) never_ready: HashSet<String>,
     /// (operation, part of the object): that call fails.
-    pub fail: Option<(&'static str, String)>,
+    pub(crate) fail: Option<(&'static str, String)>,
     /// Microseconds added to every log line's time, so lines are strictly ordered.
     pub(super) clock: AtomicI64,
 }
 
 impl FakeDocker {
     /// The calls made so far, as `op object`.
-    pub fn calls(&self) -> Vec<String> {
+    pub(crate) fn calls(&self) -> Vec<String> {
         self.calls.lock().unwrap_or_else(|p| p.into_inner()).clone()
     }
 
@@ -63,10 +65,7 @@ impl FakeDocker {
                 Err(DockerError::Call {
                     op,
                     object: object.to_string(),
-                    source: Box::new(bollard::errors::Error::DockerResponseServerError {
-                        status_code: 500,
-                        message: "scripted failure".into(),
-                    }),
+                    source: "scripted failure".into(),
                 })
             }
             _ => Ok(()),
@@ -101,7 +100,7 @@ impl FakeDocker {
         }
         let config = c
             .files
-            .get(crate::plan::CONFIG_PATH)
+            .get(distro::Distro::K3s.facts().config_path)
             .map(String::as_str)
             .unwrap_or("");
         lines.push(msg("k3s is up and running"));
@@ -117,7 +116,7 @@ impl FakeDocker {
     }
 }
 
-fn ok<'a, T: Send + 'a>(r: Result<T, DockerError>) -> BoxFuture<'a, Result<T, DockerError>> {
+fn ok<'a, T: Send + 'a>(r: Result<T, DockerError>) -> CallFuture<'a, T> {
     futures_util::future::ready(r).boxed()
 }
 
@@ -130,55 +129,40 @@ impl DockerApi for FakeDocker {
         .boxed()
     }
 
-    fn load_archive<'a>(
-        &'a self,
-        path: &'a std::path::Path,
-    ) -> BoxFuture<'a, Result<(), DockerError>> {
+    fn load_archive<'a>(&'a self, path: &'a std::path::Path) -> CallFuture<'a, ()> {
         ok(self.call("load", &path.display().to_string()))
     }
 
-    fn prepare_sim_image<'a>(
-        &'a self,
-        version: &'a str,
-        _rebuild: bool,
-    ) -> BoxFuture<'a, anyhow::Result<()>> {
-        let r = self.call("sim-image", version).map_err(anyhow::Error::from);
-        futures_util::future::ready(r).boxed()
+    /// Every image is there, without labels.
+    fn image<'a>(&'a self, _image: &'a str) -> BoxFuture<'a, Option<ImageInfo>> {
+        futures_util::future::ready(Some(ImageInfo {
+            id: Some("sha256:fake".to_string()),
+            labels: Labels::new(),
+        }))
+        .boxed()
     }
 
-    fn image_id<'a>(&'a self, _image: &'a str) -> BoxFuture<'a, Option<String>> {
-        futures_util::future::ready(Some("sha256:fake".to_string())).boxed()
-    }
-
-    fn image_labels<'a>(&'a self, _image: &'a str) -> BoxFuture<'a, HashMap<String, String>> {
-        futures_util::future::ready(HashMap::new()).boxed()
+    fn build_image<'a>(&'a self, tag: &'a str, _context: Vec<u8>) -> CallFuture<'a, ()> {
+        ok(self.call("build-image", tag))
     }
 
     fn pull<'a>(
         &'a self,
         image: &'a str,
         _progress: &'a mut (dyn FnMut(usize, usize) + Send),
-    ) -> BoxFuture<'a, Result<(), DockerError>> {
+    ) -> CallFuture<'a, ()> {
         ok(self.call("pull", image))
     }
 
-    fn create_network<'a>(
-        &'a self,
-        name: &'a str,
-        _labels: &'a HashMap<String, String>,
-    ) -> BoxFuture<'a, Result<u8, DockerError>> {
+    fn create_network<'a>(&'a self, name: &'a str, _labels: &'a Labels) -> CallFuture<'a, u8> {
         ok(self.call("create-network", name).map(|()| 7))
     }
 
-    fn create_volume<'a>(
-        &'a self,
-        name: &'a str,
-        _labels: &'a HashMap<String, String>,
-    ) -> BoxFuture<'a, Result<(), DockerError>> {
+    fn create_volume<'a>(&'a self, name: &'a str, _labels: &'a Labels) -> CallFuture<'a, ()> {
         ok(self.call("create-volume", name))
     }
 
-    fn create_node<'a>(&'a self, spec: &'a NodeSpec) -> BoxFuture<'a, Result<(), DockerError>> {
+    fn create_node<'a>(&'a self, spec: &'a NodeSpec) -> CallFuture<'a, ()> {
         let r = self.call("create", &spec.name).map(|()| {
             self.containers
                 .lock()
@@ -190,7 +174,6 @@ impl DockerApi for FakeDocker {
                         env: spec.env.clone(),
                         files: HashMap::new(),
                         log: watch::channel(Log::default()).0,
-                        started_at: String::new(),
                         exit_code: None,
                     },
                 );
@@ -202,16 +185,15 @@ impl DockerApi for FakeDocker {
         &'a self,
         container: &'a str,
         files: &'a [(String, String)],
-    ) -> BoxFuture<'a, Result<(), DockerError>> {
+    ) -> CallFuture<'a, ()> {
         let r = self.call("upload", container).map(|()| {
             self.with(container, |c| c.files.extend(files.iter().cloned()));
         });
         ok(r)
     }
 
-    fn start<'a>(&'a self, container: &'a str) -> BoxFuture<'a, Result<(), DockerError>> {
+    fn start<'a>(&'a self, container: &'a str) -> CallFuture<'a, ()> {
         let r = self.call("start", container).map(|()| {
-            let at = self.now();
             let lines: Vec<(DateTime<Utc>, String)>;
             let dies;
             {
@@ -224,7 +206,6 @@ impl DockerApi for FakeDocker {
                 dies = d;
             }
             self.with(container, |c| {
-                c.started_at = at.to_rfc3339();
                 c.exit_code = dies;
                 c.log.send_modify(|log| {
                     log.lines.extend(lines);
@@ -235,11 +216,7 @@ impl DockerApi for FakeDocker {
         ok(r)
     }
 
-    fn stop<'a>(
-        &'a self,
-        container: &'a str,
-        _grace: Duration,
-    ) -> BoxFuture<'a, Result<(), DockerError>> {
+    fn stop<'a>(&'a self, container: &'a str, _grace: Duration) -> CallFuture<'a, ()> {
         let r = self.call("stop", container).map(|()| {
             self.with(container, |c| {
                 c.exit_code = Some(0);
@@ -249,13 +226,9 @@ impl DockerApi for FakeDocker {
         ok(r)
     }
 
-    fn state<'a>(
-        &'a self,
-        container: &'a str,
-    ) -> BoxFuture<'a, Result<ContainerState, DockerError>> {
+    fn state<'a>(&'a self, container: &'a str) -> CallFuture<'a, ContainerState> {
         let s = self.with(container, |c| ContainerState {
             running: c.log.borrow().running,
-            started_at: c.started_at.clone(),
             finished_at: (!c.log.borrow().running).then(|| Utc::now().to_rfc3339()),
             exit_code: c.exit_code,
             oom_killed: false,
@@ -263,17 +236,11 @@ impl DockerApi for FakeDocker {
         ok(s.ok_or_else(|| DockerError::Call {
             op: "inspect container",
             object: container.to_string(),
-            source: Box::new(bollard::errors::Error::DockerResponseServerError {
-                status_code: 404,
-                message: "no such container".into(),
-            }),
+            source: "no such container".into(),
         }))
     }
 
-    fn inspect_json<'a>(
-        &'a self,
-        container: &'a str,
-    ) -> BoxFuture<'a, Result<serde_json::Value, DockerError>> {
+    fn inspect_json<'a>(&'a self, container: &'a str) -> CallFuture<'a, serde_json::Value> {
         let env = self.with(container, |c| c.env.clone()).unwrap_or_default();
         ok(Ok(
             serde_json::json!({"Name": container, "Config": {"Env": env}}),
@@ -315,11 +282,7 @@ impl DockerApi for FakeDocker {
         .boxed()
     }
 
-    fn exec<'a>(
-        &'a self,
-        container: &'a str,
-        _cmd: &'a [String],
-    ) -> BoxFuture<'a, Result<(i64, String), DockerError>> {
+    fn exec<'a>(&'a self, container: &'a str, _cmd: &'a [String]) -> CallFuture<'a, (i64, String)> {
         ok(self.call("exec", container).map(|()| (0, String::new())))
     }
 

@@ -9,12 +9,12 @@ use super::error::RunError;
 use super::event::{Events, NodeState, Phase, RunEvent};
 
 /// Image label by which an image says it needs no privileged container.
-pub const PRIVILEGED_LABEL: &str = "io.repro.privileged";
+pub(crate) const PRIVILEGED_LABEL: &str = "io.repro.privileged";
 /// Image label of repro's k3s stand-in.
-pub const SIM_LABEL: &str = "io.repro.sim";
+pub(crate) const SIM_LABEL: &str = "io.repro.sim";
 
 /// Makes sure the plan's image is in the local store; returns its id.
-pub async fn ensure(
+pub(crate) async fn ensure(
     docker: &dyn DockerApi,
     plan: &Plan,
     cfg: &RunConfig,
@@ -28,16 +28,15 @@ pub async fn ensure(
         let v = plan.k3s_version.to_string();
         // Always asked: it rebuilds a tag only when missing or built from another binary.
         events.show(&RunEvent::Phase(Phase::PrepareSimImage(plan.image.clone())));
-        docker
-            .prepare_sim_image(&v, cfg.rebuild_sim)
+        crate::sim_image::ensure_sim_image(docker, &v, cfg.rebuild_sim)
             .await
             .map_err(|e| RunError::SimImage {
                 image: plan.image.clone(),
                 reason: format!("{e:#}"),
             })?;
-        return Ok(docker.image_id(&plan.image).await);
+        return Ok(image_id(docker, &plan.image).await);
     }
-    if let Some(id) = docker.image_id(&plan.image).await {
+    if let Some(id) = image_id(docker, &plan.image).await {
         return Ok(Some(id));
     }
     events.show(&RunEvent::Phase(Phase::Pull(plan.image.clone())));
@@ -55,7 +54,7 @@ pub async fn ensure(
     };
     let pulled = docker.pull(&plan.image, &mut progress).await;
     match pulled {
-        Ok(()) => Ok(docker.image_id(&plan.image).await),
+        Ok(()) => Ok(image_id(docker, &plan.image).await),
         Err(e) => Err(RunError::ImageMissing {
             image: plan.image.clone(),
             version: plan.k3s_version.to_string(),
@@ -64,11 +63,19 @@ pub async fn ensure(
     }
 }
 
+async fn image_id(docker: &dyn DockerApi, image: &str) -> Option<String> {
+    docker.image(image).await.and_then(|i| i.id)
+}
+
 /// (stand-in, privileged) from the image's labels and the configuration.
-pub async fn traits(docker: &dyn DockerApi, plan: &Plan, cfg: &RunConfig) -> (bool, bool) {
+pub(crate) async fn traits(docker: &dyn DockerApi, plan: &Plan, cfg: &RunConfig) -> (bool, bool) {
     // Whether this is the stand-in is a fact of the image (its label), not of how it was named:
     // `--image repro.local/...` of a stand-in image is still not real k3s.
-    let labels = docker.image_labels(&plan.image).await;
+    let labels = docker
+        .image(&plan.image)
+        .await
+        .map(|i| i.labels)
+        .unwrap_or_default();
     let stand_in = cfg.target.sim || labels.get(SIM_LABEL).is_some_and(|v| v == "true");
     let privileged = match cfg.privileged {
         Privileged::Always => true,

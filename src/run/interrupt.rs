@@ -4,20 +4,20 @@
 use tokio::signal::unix::{signal, SignalKind};
 use tokio_util::sync::CancellationToken;
 
-use crate::exit;
+use crate::exit::{self, Exit};
 
 use super::event::{Events, RunEvent};
 
 /// The signals that interrupt a run, as a stream of their names. A signal the process cannot
 /// listen to (never on Linux) is left at its default.
-pub struct Interrupts {
+pub(crate) struct Interrupts {
     int: Option<tokio::signal::unix::Signal>,
     term: Option<tokio::signal::unix::Signal>,
     hup: Option<tokio::signal::unix::Signal>,
 }
 
 impl Interrupts {
-    pub fn listen() -> Interrupts {
+    pub(crate) fn listen() -> Interrupts {
         Interrupts {
             int: signal(SignalKind::interrupt()).ok(),
             term: signal(SignalKind::terminate()).ok(),
@@ -26,7 +26,7 @@ impl Interrupts {
     }
 
     /// The next interrupt's name (SIGINT, SIGTERM or SIGHUP).
-    pub async fn next(&mut self) -> &'static str {
+    pub(crate) async fn next(&mut self) -> &'static str {
         async fn recv(s: &mut Option<tokio::signal::unix::Signal>) {
             match s {
                 Some(s) => {
@@ -44,8 +44,9 @@ impl Interrupts {
 }
 
 /// Once: cancel, so the run cleans up and exits 130. Twice (any of the three): exit 130 at
-/// once — the one exit outside `main`, because the user asked not to wait for the cleanup.
-pub fn spawn_handler(
+/// once — the one exit outside `main` (through `exit::now`), because the user asked not to wait
+/// for the cleanup.
+pub(crate) fn spawn_handler(
     cancel: CancellationToken,
     run_id: String,
     events: Events,
@@ -63,9 +64,9 @@ pub fn spawn_handler(
 }
 
 /// A second interrupt: leave at once, saying how to remove what is left.
-pub fn exit_now(signal: &str, run_id: &str) -> ! {
+pub(crate) fn exit_now(signal: &str, run_id: &str) -> ! {
     errln!(
         "repro: {signal} again: exiting without cleanup; remove leftovers with `repro clean --run {run_id}`"
     );
-    std::process::exit(exit::INTERRUPTED);
+    exit::now(Exit::Interrupted.code());
 }

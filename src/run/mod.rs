@@ -5,7 +5,7 @@
 //! own task, then teardown and the verdict. Whatever happens to the task (verdict, error,
 //! timeout, Ctrl-C, panic), everything the run created is removed by its labels, and the results
 //! written so far are kept. Cleanup never relies on `Drop`. The runner prints nothing: it emits
-//! [`RunEvent`]s to receivers.
+//! [`RunEvent`]s to receivers; and it renders nothing: its caller hands it a [`Render`].
 
 mod cluster;
 mod config;
@@ -14,7 +14,7 @@ mod event;
 #[cfg(test)]
 mod fake;
 mod image;
-pub mod interrupt;
+pub(crate) mod interrupt;
 pub mod observe;
 mod probe;
 mod record;
@@ -26,7 +26,7 @@ mod tests;
 mod verdict;
 pub mod watch;
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -36,54 +36,92 @@ use tokio_util::sync::CancellationToken;
 use futures_util::future::BoxFuture;
 
 use crate::docker::{self, DockerApi, DockerError, Engine};
-use crate::exit;
+use crate::exit::Exit;
 use crate::plan::Plan;
-use crate::redact::SharedRedactor;
+use crate::redact::{Redactor, SharedRedactor};
 use crate::result::{Outcome, Verdict};
 use crate::scenario::Scenario;
 
-pub use cluster::container_name;
-pub use config::{Expect, Privileged, RunConfig, Target};
-pub use error::RunError;
-pub use event::{NodeState, Phase, Receiver, RunEnd, RunEvent};
-pub use record::{RecordError, RESULT_FILE};
+pub(crate) use cluster::container_name;
+pub(crate) use config::{Expect, Privileged, RunConfig, Target};
+pub(crate) use error::RunError;
+pub(crate) use event::{Phase, Receiver, RunEnd, RunEvent};
+#[cfg(test)]
+pub(crate) use record::RESULT_FILE;
 
 use cluster::{Cluster, ClusterSpec};
 use event::{Conclusion, Events};
 use record::Recorder;
 use steps::Driven;
 
-/// The whole `repro run` of a resolved scenario and plan; `receivers` hear its events.
-pub async fn execute(
+/// Renders a finished run's reports from its results folder, in the run's redaction context:
+/// the caller's (`crate::report::render_all_with`), so the runner renders nothing itself. It
+/// runs after result.json's conclusion is written; a failure is the run's (exit 3).
+pub(crate) type Render = fn(&Path, &mut Redactor) -> anyhow::Result<()>;
+
+/// The whole `repro run` of a resolved scenario and plan; `receivers` hear its events, and
+/// `render` makes the reports once it concluded.
+pub(crate) async fn execute(
     cfg: &RunConfig,
     sc: Scenario,
     plan: Plan,
     receivers: Vec<Arc<dyn Receiver>>,
+    render: Render,
 ) -> RunEnd {
     let connect = Box::pin(async {
         let engine = Engine::connect().await?;
         Ok(Arc::new(engine) as Arc<dyn DockerApi>)
     });
-    execute_with(cfg, sc, plan, receivers, connect, CancellationToken::new()).await
+    let ways = Ways {
+        connect,
+        render,
+        cancel: CancellationToken::new(),
+    };
+    execute_with(cfg, sc, plan, receivers, ways).await
+}
+
+/// What a run is handed besides its input: how it reaches Docker, how it renders, and the
+/// cancellation (Ctrl-C also cancels).
+struct Ways<'a> {
+    connect: Connect<'a>,
+    render: Render,
+    cancel: CancellationToken,
 }
 
 /// How a run gets its Docker client: connecting to the engine, or (in tests) a fake.
 type Connect<'a> = BoxFuture<'a, Result<Arc<dyn DockerApi>, DockerError>>;
 
-/// `execute` with the Docker client and the cancellation given (Ctrl-C also cancels).
+/// `execute` with the Docker client, the renderer and the cancellation given.
 async fn execute_with(
     cfg: &RunConfig,
     sc: Scenario,
     plan: Plan,
     receivers: Vec<Arc<dyn Receiver>>,
-    connect: Connect<'_>,
-    cancel: CancellationToken,
+    ways: Ways<'_>,
 ) -> RunEnd {
+    let Ways {
+        connect,
+        render,
+        cancel,
+    } = ways;
     let t_all = Instant::now();
     let events = Events::new(receivers);
     let run_id = random_hex(4);
     let dir = results_dir(cfg, &plan, &run_id);
-    let (expect, because) = cfg.expect.resolve(&plan);
+    // The commands refuse an unpredictable `auto` before they get here (a clear input error).
+    let (expect, because) = match cfg.expect.resolve(&plan) {
+        Ok(resolved) => resolved,
+        Err(why) => {
+            let end = RunEnd {
+                status: Err(RunError::Internal(why)),
+                dir: None,
+                verdict: None,
+                seconds: t_all.elapsed().as_secs_f64(),
+                result: None,
+            };
+            return finished(&events, end);
+        }
+    };
     let initial = record::initial_result(cfg, &sc, &plan, &run_id, (expect, because));
     let token = random_hex(24);
     let redactor = run_redactor(&token, &plan);
@@ -91,10 +129,9 @@ async fn execute_with(
         Ok(r) => Arc::new(r),
         Err(e) => {
             let end = RunEnd {
-                code: exit::INFRA,
+                status: Err(e.into()),
                 dir: None,
                 verdict: None,
-                error: Some(e.into()),
                 seconds: t_all.elapsed().as_secs_f64(),
                 result: None,
             };
@@ -123,6 +160,7 @@ async fn execute_with(
         run_id,
         token,
         redactor,
+        render,
         t_all,
     };
     let prepared = tokio::select! {
@@ -151,6 +189,7 @@ struct Session<'a> {
     token: String,
     /// The run's one redaction context (the token is its `<REDACTED-1>`).
     redactor: SharedRedactor,
+    render: Render,
     t_all: Instant,
 }
 
@@ -166,17 +205,27 @@ async fn prepare(
     let t_img = Instant::now();
     let image_id = image::ensure(docker.as_ref(), plan, cfg, events).await?;
     let (stand_in, privileged) = image::traits(docker.as_ref(), plan, cfg).await;
+    // The doctor's fast part, before any node: an engine that refuses privileged containers
+    // would otherwise fail every node's start with a runtime message about capabilities.
+    if privileged && cfg.host_check {
+        if let Some(line) = crate::doctor::preflight(docker.as_ref(), &plan.image, &s.run_id).await
+        {
+            return Err(RunError::Host(line.text()));
+        }
+    }
     events.emit(&RunEvent::ImageReady {
         image_id,
         stand_in,
         privileged,
         seconds: t_img.elapsed().as_secs_f64(),
     })?;
-    let ready = sc
-        .signals
-        .get("ready")
-        .map(|s| s.up.iter().map(|p| p.regex.clone()).collect())
-        .unwrap_or_default();
+    let up_lines = |signal: &str| -> Vec<regex::Regex> {
+        sc.signals
+            .get(signal)
+            .map(|s| s.up.iter().map(|p| p.regex.clone()).collect())
+            .unwrap_or_default()
+    };
+    let (ready, agent_ready) = (up_lines("ready"), up_lines("agent-ready"));
     Ok(Arc::new(Cluster::new(ClusterSpec {
         docker,
         run_id: s.run_id.clone(),
@@ -192,6 +241,7 @@ async fn prepare(
         redactor: s.redactor.clone(),
         expect: s.expect,
         ready,
+        agent_ready,
         token: s.token.clone(),
     })))
 }
@@ -273,14 +323,8 @@ async fn conclude(
                 .flat_map(|s| s.observations)
                 .collect();
             let v = verdict::decide(&observations, plan.has_bug_signature(), &plan.notes);
-            let code = if v.outcome == s.expect {
-                exit::OK
-            } else if v.outcome == Outcome::Inconclusive {
-                exit::INCONCLUSIVE
-            } else {
-                exit::OUTCOME_DIFFERS
-            };
-            (Some(v), Ending::new(code, None))
+            let exit = Exit::of_outcome(v.outcome, s.expect);
+            (Some(v), Ending::new(exit, None))
         }
         Ok(Driven::SetupDied(msg)) => {
             let v = Verdict {
@@ -291,7 +335,7 @@ async fn conclude(
                 matched_expected: 0,
                 matched_bug: 0,
             };
-            (Some(v), Ending::new(exit::INCONCLUSIVE, Some(msg)))
+            (Some(v), Ending::new(Exit::Inconclusive, Some(msg)))
         }
         Err(e) => (None, Ending::failed(e)),
     };
@@ -309,7 +353,7 @@ async fn conclude(
             .map(|c| c.boot_records())
             .unwrap_or_default(),
         verdict: verdict.clone(),
-        exit_code: ending.code,
+        exit: ending.exit(),
         error: ending.error.clone(),
         teardown_secs,
         total_secs: s.t_all.elapsed().as_secs_f64(),
@@ -319,7 +363,7 @@ async fn conclude(
     }
     let interrupted_before = cancel.is_cancelled();
     // Reports are rendered from result.json and the logs alone (as `repro report` does later).
-    let rendered = crate::report::render_all_with(recorder.dir(), &mut s.redactor.lock());
+    let rendered = (s.render)(recorder.dir(), &mut s.redactor.lock());
     if let Err(e) = rendered {
         let e = RunError::Reports {
             dir: recorder.dir().to_path_buf(),
@@ -338,56 +382,60 @@ async fn conclude(
         let _ = events.emit(&RunEvent::Concluded(conclusion(&ending)));
     }
     RunEnd {
-        code: ending.code,
+        status: ending.status,
         dir: Some(recorder.dir().to_path_buf()),
         verdict,
-        error: ending.failure,
         seconds: s.t_all.elapsed().as_secs_f64(),
         result: Some(recorder.redacted_snapshot()),
     }
 }
 
-/// The exit code and error of a run as it concludes.
+/// How a run comes out as it concludes, and the error result.json tells.
 struct Ending {
-    code: i32,
+    /// What the verdict means (a setup death: inconclusive), or the failure.
+    status: Result<Exit, RunError>,
     /// What result.json says went wrong (also a setup death, which is not a failure).
     error: Option<String>,
-    failure: Option<RunError>,
 }
 
 impl Ending {
-    fn new(code: i32, error: Option<String>) -> Ending {
+    fn new(exit: Exit, error: Option<String>) -> Ending {
         Ending {
-            code,
+            status: Ok(exit),
             error,
-            failure: None,
         }
     }
 
     fn failed(e: RunError) -> Ending {
         Ending {
-            code: e.exit_code(),
             error: Some(e.to_string()),
-            failure: Some(e),
+            status: Err(e),
         }
     }
 
-    /// An interrupt ends the run with 130; the error it had (if any) is kept in result.json.
+    fn exit(&self) -> Exit {
+        match &self.status {
+            Ok(exit) => *exit,
+            Err(e) => e.exit(),
+        }
+    }
+
+    /// An interrupt ends the run as interrupted; the error it had (if any) is kept in
+    /// result.json.
     fn interrupt(&mut self) {
-        if matches!(self.failure, Some(RunError::Interrupted)) {
+        if matches!(self.status, Err(RunError::Interrupted)) {
             return;
         }
-        self.code = exit::INTERRUPTED;
         if self.error.is_none() {
             self.error = Some(RunError::Interrupted.to_string());
         }
-        self.failure = Some(RunError::Interrupted);
+        self.status = Err(RunError::Interrupted);
     }
 
     /// A results folder that could not be fully written is an infrastructure failure, unless
     /// the run had already failed (its own error is the one to tell). True if it now counts.
     fn fail_late(&mut self, e: RunError) -> bool {
-        if self.failure.is_some() {
+        if self.status.is_err() {
             return false;
         }
         *self = Ending::failed(e);
@@ -423,7 +471,7 @@ fn run_redactor(token: &str, plan: &Plan) -> SharedRedactor {
     }
     for s in &plan.steps {
         for c in s.configs.values() {
-            redactor.learn_file(crate::plan::CONFIG_PATH, c);
+            redactor.learn_file(plan.config_path(), c);
         }
     }
     // `DOCKER_HOST=tcp://user:password@host` is recorded in result.json's environment.

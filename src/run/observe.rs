@@ -14,18 +14,18 @@
 use std::time::{Duration, Instant};
 
 use super::watch::{Boot, Ended, LogLine};
-use crate::result::{Evidence, EvidenceSource, Rule};
+use crate::result::{Evidence, EvidenceSource, Observed, Rule};
 use crate::scenario::{LinePattern, Signal, DEFAULT_SETTLE};
-use crate::version::K3sVersion;
+use distro::Version;
 
 #[derive(Debug, Clone)]
 pub struct Obs {
-    pub observed: String,
+    pub observed: Observed,
     pub evidence: Vec<Evidence>,
-    pub reason: String,
-    pub rule: Rule,
+    pub(crate) reason: String,
+    pub(crate) rule: Rule,
     /// How long the rule waited after its deciding line (settled-by and value rules).
-    pub waited: Option<Duration>,
+    pub(crate) waited: Option<Duration>,
 }
 
 /// How long to wait after a deciding line that is not an `up`/`down` line.
@@ -56,7 +56,7 @@ pub enum Eval {
     },
 }
 
-pub fn evidence(boot: &Boot, l: &LogLine) -> Evidence {
+pub(crate) fn evidence(boot: &Boot, l: &LogLine) -> Evidence {
     Evidence {
         source: EvidenceSource::Log,
         boot: boot.number,
@@ -65,7 +65,7 @@ pub fn evidence(boot: &Boot, l: &LogLine) -> Evidence {
     }
 }
 
-fn first_match<'a>(boot: &'a Boot, pats: &[LinePattern], v: &K3sVersion) -> Option<&'a LogLine> {
+fn first_match<'a>(boot: &'a Boot, pats: &[LinePattern], v: &Version) -> Option<&'a LogLine> {
     let live: Vec<&LinePattern> = pats.iter().filter(|p| p.applies_to(v)).collect();
     if live.is_empty() {
         return None;
@@ -76,7 +76,7 @@ fn first_match<'a>(boot: &'a Boot, pats: &[LinePattern], v: &K3sVersion) -> Opti
 }
 
 /// Evidence of a death: the exit and the last lines before it.
-pub fn death_evidence(boot: &Boot) -> Vec<Evidence> {
+pub(crate) fn death_evidence(boot: &Boot) -> Vec<Evidence> {
     let mut ev = Vec::new();
     if let Some(Ended::Died { exit_code, at, oom }) = &boot.end {
         ev.push(Evidence {
@@ -95,16 +95,21 @@ pub fn death_evidence(boot: &Boot) -> Vec<Evidence> {
     ev
 }
 
-pub fn is_dead(boot: &Boot) -> bool {
+pub(crate) fn is_dead(boot: &Boot) -> bool {
     matches!(
         boot.end,
         Some(Ended::Died { .. }) | Some(Ended::Lost { .. })
     )
 }
 
-fn decided(observed: &str, evidence: Vec<Evidence>, reason: impl Into<String>, rule: Rule) -> Eval {
+fn decided(
+    observed: Observed,
+    evidence: Vec<Evidence>,
+    reason: impl Into<String>,
+    rule: Rule,
+) -> Eval {
     Eval::Decided(Obs {
-        observed: observed.into(),
+        observed,
         evidence,
         reason: reason.into(),
         rule,
@@ -112,23 +117,28 @@ fn decided(observed: &str, evidence: Vec<Evidence>, reason: impl Into<String>, r
     })
 }
 
-pub fn eval_log(sig: &Signal, boot: &Boot, v: &K3sVersion, settle: Settle, now: Instant) -> Eval {
+pub fn eval_log(sig: &Signal, boot: &Boot, v: &Version, settle: Settle, now: Instant) -> Eval {
     if sig.is_value() {
         return eval_value(sig, boot, v, settle, now);
     }
     if let Some(l) = first_match(boot, &sig.up, v) {
         let ev = vec![evidence(boot, l)];
-        return decided("up", ev, "an `up` line in this boot", Rule::UpLine);
+        return decided(Observed::Up, ev, "an `up` line in this boot", Rule::UpLine);
     }
     if let Some(l) = first_match(boot, &sig.down, v) {
         let ev = vec![evidence(boot, l)];
-        return decided("down", ev, "a `down` line in this boot", Rule::DownLine);
+        return decided(
+            Observed::Down,
+            ev,
+            "a `down` line in this boot",
+            Rule::DownLine,
+        );
     }
     if is_dead(boot) {
         if let Some(val) = &sig.on_death {
             let ev = death_evidence(boot);
             return decided(
-                val.as_str(),
+                Observed::from(val.as_str()),
                 ev,
                 "the node died in this boot",
                 Rule::OnDeath,
@@ -164,7 +174,7 @@ pub fn eval_log(sig: &Signal, boot: &Boot, v: &K3sVersion, settle: Settle, now: 
                 )
             };
             return Eval::Decided(Obs {
-                observed: "down".into(),
+                observed: Observed::Down,
                 evidence: vec![evidence(boot, l)],
                 reason,
                 rule,
@@ -175,7 +185,7 @@ pub fn eval_log(sig: &Signal, boot: &Boot, v: &K3sVersion, settle: Settle, now: 
     if is_dead(boot) || matches!(boot.end, Some(Ended::Stopped { .. })) {
         let ev = death_evidence(boot);
         let reason = "the boot ended before the signal could be decided";
-        return decided("unknown", ev, reason, Rule::Undecided);
+        return decided(Observed::Unknown, ev, reason, Rule::Undecided);
     }
     Eval::Pending { until: None }
 }
@@ -185,7 +195,7 @@ pub fn eval_log(sig: &Signal, boot: &Boot, v: &K3sVersion, settle: Settle, now: 
 fn first_settling<'a>(
     boot: &'a Boot,
     pats: &[LinePattern],
-    v: &K3sVersion,
+    v: &Version,
     settle: Settle,
 ) -> Option<(&'a LogLine, bool, Duration)> {
     let live: Vec<&LinePattern> = pats.iter().filter(|p| p.applies_to(v)).collect();
@@ -201,7 +211,7 @@ fn first_settling<'a>(
     best
 }
 
-fn eval_value(sig: &Signal, boot: &Boot, v: &K3sVersion, settle: Settle, now: Instant) -> Eval {
+fn eval_value(sig: &Signal, boot: &Boot, v: &Version, settle: Settle, now: Instant) -> Eval {
     let mut values: Vec<String> = Vec::new();
     let mut ev = Vec::new();
     for l in &boot.lines {
@@ -230,9 +240,9 @@ fn eval_value(sig: &Signal, boot: &Boot, v: &K3sVersion, settle: Settle, now: In
     }
     values.sort();
     let observed = if values.is_empty() {
-        "none".to_string()
+        Observed::NoValue
     } else {
-        values.join(",")
+        Observed::from(values.join(",").as_str())
     };
     Eval::Decided(Obs {
         observed,
@@ -244,26 +254,26 @@ fn eval_value(sig: &Signal, boot: &Boot, v: &K3sVersion, settle: Settle, now: In
 }
 
 /// Decides a probe's output; None = neither rule matched (try again).
-pub fn eval_probe(sig: &Signal, exit: i64, output: &str) -> Option<&'static str> {
+pub(crate) fn eval_probe(sig: &Signal, exit: i64, output: &str) -> Option<Observed> {
     let p = sig.probe.as_ref()?;
     if p.up.iter().any(|r| r.matches(exit, output)) {
-        Some("up")
+        Some(Observed::Up)
     } else if p.down.iter().any(|r| r.matches(exit, output)) {
-        Some("down")
+        Some(Observed::Down)
     } else {
         None
     }
 }
 
 /// Whether the probe may run yet (its `after` lines are in this boot).
-pub fn probe_ready(sig: &Signal, boot: &Boot, v: &K3sVersion) -> bool {
+pub(crate) fn probe_ready(sig: &Signal, boot: &Boot, v: &Version) -> bool {
     sig.probe
         .as_ref()
         .is_some_and(|p| p.after.is_empty() || first_match(boot, &p.after, v).is_some())
 }
 
 /// Compact probe output for evidence: the first lines only.
-pub fn probe_excerpt(output: &str) -> String {
+pub(crate) fn probe_excerpt(output: &str) -> String {
     let lines: Vec<&str> = output.lines().take(3).collect();
     let mut s = lines.join(" | ");
     if s.len() > 300 {
@@ -300,7 +310,7 @@ mod tests {
         .expect("shipped signals are valid")
     }
 
-    fn v(s: &str) -> K3sVersion {
+    fn v(s: &str) -> Version {
         s.parse().expect("version")
     }
 
@@ -358,7 +368,11 @@ mod tests {
                 Eval::Decided(o) => Some(o.observed),
                 Eval::Pending { .. } => None,
             };
-            assert_eq!(got.as_deref(), *want, "case {i}: {sig} on {lines:?}");
+            assert_eq!(
+                got.as_ref().map(Observed::as_str),
+                *want,
+                "case {i}: {sig} on {lines:?}"
+            );
         }
     }
 
@@ -511,14 +525,14 @@ mod tests {
     fn patterns_apply_only_to_their_versions() {
         // An up pattern printed from 1.34 on: on 1.33 the line decides nothing.
         let mut s = signals().get("embedded-registry").expect("signal").clone();
-        s.up[0].since = Some(crate::version::ReleaseSet::new(vec![v("v1.34.1+k3s1")]));
+        s.up[0].since = Some(distro::ReleaseSet::new(vec![v("v1.34.1+k3s1")]));
         let b = boot(&[UP], NOW, None);
         for (version, want) in [("v1.33.5+k3s1", None), ("v1.34.1+k3s1", Some("up"))] {
             let got = match eval_log(&s, &b, &v(version), SETTLE, Instant::now()) {
                 Eval::Decided(o) => Some(o.observed),
                 Eval::Pending { .. } => None,
             };
-            assert_eq!(got.as_deref(), want, "{version}");
+            assert_eq!(got.as_ref().map(Observed::as_str), want, "{version}");
         }
     }
 
@@ -580,7 +594,11 @@ mod tests {
             (0, "no metrics here", None),
         ];
         for (exit, out, want) in cases {
-            assert_eq!(eval_probe(s, *exit, out), *want, "exit {exit}: {out}");
+            assert_eq!(
+                eval_probe(s, *exit, out).as_ref().map(Observed::as_str),
+                *want,
+                "exit {exit}: {out}"
+            );
         }
         let v = v("v1.33.4+k3s1");
         assert!(

@@ -4,8 +4,8 @@
 
 use std::time::{Duration, Instant};
 
-use crate::result::{Evidence, EvidenceSource, Observation, Rule};
-use crate::scenario::{Probe, Signal};
+use crate::result::{Evidence, EvidenceSource, Observation, Observed, Rule};
+use crate::scenario::{Expected, Probe, Signal};
 
 use super::cluster::Cluster;
 use super::observe::{self, Eval};
@@ -13,22 +13,22 @@ use super::record::now_rfc3339;
 use super::watch::BootHandle;
 
 /// The expectation being observed.
-pub struct Expectation {
-    pub node: String,
-    pub signal: String,
+pub(crate) struct Expectation {
+    pub(crate) node: String,
+    pub(crate) signal: String,
     /// The correct value.
-    pub expected: String,
+    pub(crate) expected: Expected,
     /// The documented bug's value (the correct one when the bug does not change it).
-    pub bug: Option<String>,
+    pub(crate) bug: Option<Expected>,
     /// The value the asked outcome wants.
-    pub asked: Option<String>,
+    pub(crate) asked: Option<Expected>,
     /// Whether the step's `expect` / bug world expects this node to die (`verdict::death_expected`).
-    pub death_expected: (bool, bool),
+    pub(crate) death_expected: (bool, bool),
 }
 
 /// A decided value: observed, evidence, reason, and the rule that decided it.
 struct Decided {
-    observed: String,
+    observed: Observed,
     boot: u32,
     evidence: Vec<Evidence>,
     reason: String,
@@ -39,7 +39,7 @@ struct Decided {
 impl Decided {
     fn unknown(boot: u32, evidence: Vec<Evidence>, reason: impl Into<String>) -> Decided {
         Decided {
-            observed: "unknown".into(),
+            observed: Observed::Unknown,
             boot,
             evidence,
             reason: reason.into(),
@@ -50,7 +50,7 @@ impl Decided {
 }
 
 /// Observes `e.signal` on `e.node`'s current boot (`sig` is its definition, if it has one).
-pub async fn observe(c: &Cluster, e: Expectation, sig: Option<&Signal>) -> Observation {
+pub(crate) async fn observe(c: &Cluster, e: Expectation, sig: Option<&Signal>) -> Observation {
     let d = match (sig, c.current(&e.node)) {
         (None, _) => Decided::unknown(0, vec![], "signal not defined"),
         (Some(_), None) => Decided::unknown(0, vec![], "the node was never started"),
@@ -59,7 +59,7 @@ pub async fn observe(c: &Cluster, e: Expectation, sig: Option<&Signal>) -> Obser
     // A death is its own observation; `on-death` says what it stands for where one is expected.
     let (observed, death) = match (d.rule, sig) {
         (Rule::OnDeath, Some(sig)) => (
-            crate::result::DEAD.to_string(),
+            Observed::Dead,
             Some(crate::result::Death {
                 counts_as: sig.on_death.as_ref().map(|v| v.as_str().to_string()),
                 expected: e.death_expected.0,
@@ -117,7 +117,7 @@ async fn by_probe(
             let ev = h.with(observe::death_evidence);
             let val = sig.on_death.as_ref().map_or("unknown", |e| e.as_str());
             return Decided {
-                observed: val.to_string(),
+                observed: Observed::from(val),
                 boot: number,
                 evidence: ev,
                 reason: "the node died in this boot".into(),
@@ -138,7 +138,7 @@ async fn by_probe(
                             observe::probe_excerpt(&out)
                         );
                         return Decided {
-                            observed: state.into(),
+                            observed: state,
                             boot: number,
                             evidence: vec![probe_evidence(number, text)],
                             reason: "probe rule matched".into(),

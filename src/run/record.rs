@@ -12,7 +12,7 @@ use std::sync::Mutex;
 
 use indexmap::IndexMap;
 
-use crate::plan::{Plan, CONFIG_PATH};
+use crate::plan::Plan;
 use crate::redact::SharedRedactor;
 use crate::result::{self as res, Outcome, RunResult};
 use crate::scenario::Scenario;
@@ -20,7 +20,8 @@ use crate::scenario::Scenario;
 use super::config::RunConfig;
 use super::event::RunEvent;
 
-pub const RESULT_FILE: &str = "result.json";
+pub(crate) use crate::results_folder::RESULT_FILE;
+use crate::results_folder::{self as folder, NODES_DIR};
 
 #[derive(Debug, thiserror::Error)]
 pub enum RecordError {
@@ -37,25 +38,25 @@ pub enum RecordError {
 }
 
 /// Writes `data` to `path` (created 0600), naming the path when it fails.
-pub fn write(path: &Path, data: impl AsRef<[u8]>) -> Result<(), RecordError> {
+pub(crate) fn write(path: &Path, data: impl AsRef<[u8]>) -> Result<(), RecordError> {
     let err = |source| RecordError::Write {
         path: path.to_path_buf(),
         source,
     };
-    let mut f = crate::report::private_file(path).map_err(err)?;
+    let mut f = crate::results_folder::private_file(path).map_err(err)?;
     std::io::Write::write_all(&mut f, data.as_ref()).map_err(err)
 }
 
 /// Creates a folder and its missing parents, each 0700.
-pub fn create_dir(path: &Path) -> Result<(), RecordError> {
-    crate::report::private_dir(path).map_err(|source| RecordError::Write {
+pub(crate) fn create_dir(path: &Path) -> Result<(), RecordError> {
+    crate::results_folder::private_dir(path).map_err(|source| RecordError::Write {
         path: path.to_path_buf(),
         source,
     })
 }
 
 /// result.json of one run, kept in memory and saved after every change that matters.
-pub struct Recorder {
+pub(crate) struct Recorder {
     dir: PathBuf,
     result: Mutex<RunResult>,
     redactor: SharedRedactor,
@@ -63,13 +64,13 @@ pub struct Recorder {
 
 impl Recorder {
     /// Creates the results folder with the node folders and configs, and a first result.json.
-    pub fn create(
+    pub(crate) fn create(
         dir: &Path,
         plan: &Plan,
         result: RunResult,
         redactor: SharedRedactor,
     ) -> Result<Recorder, RecordError> {
-        create_dir(&dir.join("nodes"))?;
+        create_dir(&dir.join(NODES_DIR))?;
         write_configs(dir, plan, &redactor)?;
         let r = Recorder {
             dir: dir.to_path_buf(),
@@ -80,17 +81,17 @@ impl Recorder {
         Ok(r)
     }
 
-    pub fn dir(&self) -> &Path {
+    pub(crate) fn dir(&self) -> &Path {
         &self.dir
     }
 
     /// A copy of the record as it stands.
-    pub fn snapshot(&self) -> RunResult {
+    pub(crate) fn snapshot(&self) -> RunResult {
         self.lock().clone()
     }
 
     /// The record as result.json has it: redacted (what a run hands to its caller, who prints it).
-    pub fn redacted_snapshot(&self) -> RunResult {
+    pub(crate) fn redacted_snapshot(&self) -> RunResult {
         let snap = self.snapshot();
         serde_json::to_value(&snap)
             .ok()
@@ -104,7 +105,7 @@ impl Recorder {
     }
 
     /// Keeps what an event says about the run; saves after the ones that change the record.
-    pub fn receive(&self, event: &RunEvent<'_>) -> Result<(), RecordError> {
+    pub(crate) fn receive(&self, event: &RunEvent<'_>) -> Result<(), RecordError> {
         {
             let mut r = self.lock();
             match event {
@@ -143,7 +144,7 @@ impl Recorder {
                         r.boots = c.boots.clone();
                     }
                     r.verdict = c.verdict.clone();
-                    r.exit_code = Some(c.exit_code);
+                    r.exit_code = Some(c.exit.code());
                     r.error = c.error.clone();
                     r.finished_at = Some(now_rfc3339());
                     r.timings.insert("teardown".into(), c.teardown_secs);
@@ -156,7 +157,7 @@ impl Recorder {
     }
 
     /// Writes result.json through a temporary file and a rename: a reader never sees half.
-    pub fn save(&self) -> Result<(), RecordError> {
+    pub(crate) fn save(&self) -> Result<(), RecordError> {
         let path = self.dir.join(RESULT_FILE);
         let ser = |source| RecordError::Serialise {
             path: path.clone(),
@@ -170,12 +171,12 @@ impl Recorder {
     }
 }
 
-pub fn now_rfc3339() -> String {
+pub(crate) fn now_rfc3339() -> String {
     chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Millis, true)
 }
 
 /// The record before anything ran: what was asked, the check and topology, configs per step.
-pub fn initial_result(
+pub(crate) fn initial_result(
     cfg: &RunConfig,
     sc: &Scenario,
     plan: &Plan,
@@ -205,6 +206,7 @@ pub fn initial_result(
             file: sc.topology.path.display().to_string(),
             nodes: plan.nodes.clone(),
         },
+        distribution: plan.distro,
         k3s: res::K3sInfo {
             version: plan.k3s_version.to_string(),
             image: plan.image.clone(),
@@ -268,7 +270,7 @@ fn configs(plan: &Plan) -> IndexMap<String, IndexMap<String, String>> {
     let initial: IndexMap<String, String> = plan
         .nodes
         .iter()
-        .filter_map(|n| match plan.initial[&n.name].get(CONFIG_PATH) {
+        .filter_map(|n| match plan.initial[&n.name].get(plan.config_path()) {
             Some(Some(c)) => Some((n.name.clone(), c.clone())),
             _ => None,
         })
@@ -283,15 +285,18 @@ fn configs(plan: &Plan) -> IndexMap<String, IndexMap<String, String>> {
 /// Each node's files as of each step, next to its logs.
 fn write_configs(dir: &Path, plan: &Plan, redactor: &SharedRedactor) -> Result<(), RecordError> {
     for n in &plan.nodes {
-        let d = dir.join("nodes").join(&n.name);
+        let d = folder::node_dir(dir, &n.name);
         create_dir(&d)?;
-        if let Some(Some(c)) = plan.initial[&n.name].get(CONFIG_PATH) {
-            write(&d.join("config-step-0.yaml"), redactor.file(CONFIG_PATH, c))?;
+        if let Some(Some(c)) = plan.initial[&n.name].get(plan.config_path()) {
+            write(
+                &d.join(folder::config_step_name(0)),
+                redactor.file(plan.config_path(), c),
+            )?;
         }
         for s in &plan.steps {
             write(
-                &d.join(format!("config-step-{}.yaml", s.index)),
-                redactor.file(CONFIG_PATH, &s.configs[&n.name]),
+                &d.join(folder::config_step_name(s.index)),
+                redactor.file(plan.config_path(), &s.configs[&n.name]),
             )?;
         }
     }

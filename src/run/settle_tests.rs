@@ -11,7 +11,7 @@ use super::observe::{eval_log, Eval, Settle};
 use super::watch::{Boot, LogLine};
 use crate::result::Rule;
 use crate::scenario::{Signals, DEFAULT_SETTLE};
-use crate::version::K3sVersion;
+use distro::Version;
 
 const SIGNALS: &str = r#"
 signals:
@@ -40,7 +40,7 @@ fn signals() -> Signals {
     crate::load::signals(Path::new("test-signals.yaml"), SIGNALS).expect("valid test signals")
 }
 
-fn version() -> K3sVersion {
+fn version() -> Version {
     "v1.33.4+k3s1".parse().expect("version")
 }
 
@@ -82,7 +82,7 @@ fn eval(
     let sigs = signals();
     let s = sigs.get(sig).expect("signal");
     match eval_log(s, &boot(lines, age), &version(), settle, Instant::now()) {
-        Eval::Decided(o) => Some((o.observed, o.rule, o.waited)),
+        Eval::Decided(o) => Some((o.observed.to_string(), o.rule, o.waited)),
         Eval::Pending { .. } => None,
     }
 }

@@ -20,7 +20,7 @@ use super::probe::{self, Expectation};
 use super::record::now_rfc3339;
 
 /// How the steps ended when nothing broke.
-pub enum Driven {
+pub(crate) enum Driven {
     /// Every step ran.
     Completed,
     /// A node died while the cluster was being created: nothing to judge (inconclusive).
@@ -29,7 +29,7 @@ pub enum Driven {
 
 /// Everything between "creating the cluster" and the verdict: runs as its own task. After a
 /// Ctrl-C (`cancel`) no new step starts, even before the task is aborted.
-pub async fn drive(
+pub(crate) async fn drive(
     c: Arc<Cluster>,
     signals: Arc<Signals>,
     cancel: CancellationToken,
@@ -65,7 +65,14 @@ pub async fn drive(
 /// back to the banner in the log (and say so).
 async fn k3s_version_output(c: &Cluster) -> Option<String> {
     let first = c.plan.start_order.first()?.first()?;
-    let cmd = ["k3s".to_string(), "-v".to_string()];
+    let cmd: Vec<String> = c
+        .plan
+        .distro
+        .facts()
+        .version_command
+        .iter()
+        .map(|a| a.to_string())
+        .collect();
     match c.docker.exec(c.container(first), &cmd).await {
         Ok((0, out)) if !out.trim().is_empty() => Some(out),
         _ => None,
@@ -231,13 +238,10 @@ async fn observe_all(
     let mut jobs = Vec::new();
     for (node, sigs) in &step.expect {
         for (sig, exp) in sigs {
-            let bug = bug_world
-                .get(node)
-                .and_then(|m| m.get(sig))
-                .map(|e| e.as_str().to_string());
+            let bug = bug_world.get(node).and_then(|m| m.get(sig)).cloned();
             let asked = match c.expect {
                 Outcome::Reproduced => bug.clone(),
-                _ => Some(exp.as_str().to_string()),
+                _ => Some(exp.clone()),
             };
             let e = Expectation {
                 death_expected: (
@@ -246,7 +250,7 @@ async fn observe_all(
                 ),
                 node: node.clone(),
                 signal: sig.clone(),
-                expected: exp.as_str().to_string(),
+                expected: exp.clone(),
                 bug,
                 asked,
             };

@@ -16,7 +16,7 @@ fn config(results: &Path, expect: Outcome) -> RunConfig {
         target: Target {
             check: "etcd-split".into(),
             topology: None,
-            k3s_version: Some("v1.33.5+k3s1".into()),
+            version: Some("v1.33.5+k3s1".into()),
             image: None,
             sim: false,
         },
@@ -29,6 +29,7 @@ fn config(results: &Path, expect: Outcome) -> RunConfig {
         results: results.to_path_buf(),
         rebuild_sim: false,
         privileged: Privileged::Auto,
+        host_check: true,
         argv: vec!["repro".into(), "run".into()],
     }
 }
@@ -42,7 +43,12 @@ async fn run_on(
     let (sc, plan) = crate::cmd::common::resolve(None, &cfg.target).expect("shipped check");
     let docker: Arc<dyn DockerApi> = fake;
     let connect = Box::pin(async move { Ok(docker) });
-    execute_with(cfg, sc, plan, receivers, connect, cancel).await
+    let ways = Ways {
+        connect,
+        render: crate::report::render_all_with,
+        cancel,
+    };
+    execute_with(cfg, sc, plan, receivers, ways).await
 }
 
 fn result_json(end: &RunEnd) -> serde_json::Value {
@@ -83,12 +89,15 @@ async fn steps_run_in_the_plan_order_and_a_fixed_k3s_passes() {
         CancellationToken::new(),
     )
     .await;
-    assert!(end.error.is_none(), "{:?}", end.error);
+    assert!(end.error().is_none(), "{:?}", end.error());
     assert_eq!(end.outcome(), Some(Outcome::Fixed), "{:?}", end.verdict);
-    assert_eq!(end.code, exit::OK);
+    assert_eq!(end.exit().code(), crate::exit::OK);
     assert_eq!(
         lifecycle(&fake),
         [
+            // the doctor's privileged trial (the fake's image asks for privileges), removed
+            "start privileged-trial",
+            "remove",
             // cluster creation: the init node, the other etcd nodes one at a time, then cp-1
             "start etcd-1",
             "start etcd-2",
@@ -143,7 +152,7 @@ async fn asking_for_the_other_outcome_exits_1() {
     let cfg = config(tmp.path(), Outcome::Reproduced);
     let end = run_on(fake, &cfg, vec![], CancellationToken::new()).await;
     assert_eq!(end.outcome(), Some(Outcome::Fixed));
-    assert_eq!(end.code, exit::OUTCOME_DIFFERS);
+    assert_eq!(end.exit().code(), crate::exit::OUTCOME_DIFFERS);
     assert_eq!(result_json(&end)["exit_code"], 1);
 }
 
@@ -160,7 +169,7 @@ async fn auto_expects_what_fixed_in_predicts_and_each_observation_says_what_was_
         CancellationToken::new(),
     )
     .await;
-    assert_eq!(end.code, exit::OK);
+    assert_eq!(end.exit().code(), crate::exit::OK);
     let r = result_json(&end);
     assert_eq!(r["expect"], "fixed");
     assert!(r["expect_because"]
@@ -175,7 +184,7 @@ async fn auto_expects_what_fixed_in_predicts_and_each_observation_says_what_was_
     assert_eq!(o["asked"], "up");
     // v1.33.4 predates it: auto asks for `reproduced`; a fixed k3s then differs (exit 1),
     // and each observation asks for the bug's value.
-    cfg.target.k3s_version = Some("v1.33.4+k3s1".into());
+    cfg.target.version = Some("v1.33.4+k3s1".into());
     let end = run_on(
         Arc::new(FakeDocker::default()),
         &cfg,
@@ -183,7 +192,7 @@ async fn auto_expects_what_fixed_in_predicts_and_each_observation_says_what_was_
         CancellationToken::new(),
     )
     .await;
-    assert_eq!(end.code, exit::OUTCOME_DIFFERS);
+    assert_eq!(end.exit().code(), crate::exit::OUTCOME_DIFFERS);
     let r = result_json(&end);
     assert_eq!(r["expect"], "reproduced");
     assert_eq!(r["steps"][0]["observations"][2]["asked"], "down");
@@ -203,8 +212,8 @@ async fn interrupt_mid_run_removes_the_cluster_and_exits_130() {
     });
     let cfg = config(tmp.path(), Outcome::Fixed);
     let end = run_on(fake.clone(), &cfg, vec![interrupter], cancel).await;
-    assert_eq!(end.code, exit::INTERRUPTED);
-    assert!(matches!(end.error, Some(RunError::Interrupted)));
+    assert_eq!(end.exit().code(), crate::exit::INTERRUPTED);
+    assert!(matches!(end.error(), Some(RunError::Interrupted)));
     assert_eq!(lifecycle(&fake).last().map(String::as_str), Some("remove"));
     let r = result_json(&end);
     assert_eq!(r["exit_code"], 130);
@@ -224,12 +233,8 @@ async fn a_failing_docker_call_exits_3_naming_it_and_still_cleans_up() {
     });
     let cfg = config(tmp.path(), Outcome::Fixed);
     let end = run_on(fake.clone(), &cfg, vec![], CancellationToken::new()).await;
-    assert_eq!(end.code, exit::INFRA);
-    let err = end
-        .error
-        .as_ref()
-        .map(ToString::to_string)
-        .unwrap_or_default();
+    assert_eq!(end.exit().code(), crate::exit::INFRA);
+    let err = end.error().map(ToString::to_string).unwrap_or_default();
     assert!(
         err.contains("failed to start") && err.contains("etcd-2"),
         "{err}"
@@ -251,12 +256,8 @@ async fn a_node_never_ready_exits_3_with_its_last_lines() {
     let mut cfg = config(tmp.path(), Outcome::Fixed);
     cfg.timeout = Duration::from_millis(300);
     let end = run_on(fake, &cfg, vec![], CancellationToken::new()).await;
-    assert_eq!(end.code, exit::INFRA);
-    let err = end
-        .error
-        .as_ref()
-        .map(ToString::to_string)
-        .unwrap_or_default();
+    assert_eq!(end.exit().code(), crate::exit::INFRA);
+    let err = end.error().map(ToString::to_string).unwrap_or_default();
     assert!(
         err.contains("etcd-3 (boot 1) was not ready within 300ms"),
         "{err}"
@@ -273,9 +274,9 @@ async fn a_node_dying_during_setup_is_inconclusive() {
     });
     let cfg = config(tmp.path(), Outcome::Fixed);
     let end = run_on(fake, &cfg, vec![], CancellationToken::new()).await;
-    assert!(end.error.is_none());
+    assert!(end.error().is_none());
     assert_eq!(end.outcome(), Some(Outcome::Inconclusive));
-    assert_eq!(end.code, exit::INCONCLUSIVE);
+    assert_eq!(end.exit().code(), crate::exit::INCONCLUSIVE);
     let why = end.why().unwrap_or_default();
     assert!(
         why.contains("etcd-2 died") && why.contains("scripted death"),
@@ -294,8 +295,13 @@ async fn an_unreachable_engine_still_leaves_a_result() {
             reason: "scripted".into(),
         })
     });
-    let end = execute_with(&cfg, sc, plan, vec![], connect, CancellationToken::new()).await;
-    assert_eq!(end.code, exit::INFRA);
+    let ways = Ways {
+        connect,
+        render: crate::report::render_all_with,
+        cancel: CancellationToken::new(),
+    };
+    let end = execute_with(&cfg, sc, plan, vec![], ways).await;
+    assert_eq!(end.exit().code(), crate::exit::INFRA);
     let r = result_json(&end);
     assert_eq!(r["exit_code"], 3);
     assert!(r["error"]
@@ -312,13 +318,9 @@ async fn an_unwritable_results_folder_exits_3_naming_it() {
     let fake = Arc::new(FakeDocker::default());
     let cfg = config(&blocker, Outcome::Fixed);
     let end = run_on(fake.clone(), &cfg, vec![], CancellationToken::new()).await;
-    assert_eq!(end.code, exit::INFRA);
+    assert_eq!(end.exit().code(), crate::exit::INFRA);
     assert!(end.dir.is_none());
-    let err = end
-        .error
-        .as_ref()
-        .map(ToString::to_string)
-        .unwrap_or_default();
+    let err = end.error().map(ToString::to_string).unwrap_or_default();
     assert!(
         err.contains("cannot write") && err.contains("not-a-folder"),
         "{err}"
@@ -338,7 +340,7 @@ async fn receivers_hear_every_step_and_the_end() {
     let listener: Arc<dyn Receiver> = Arc::new(move |e: &RunEvent<'_>| {
         let what = match e {
             RunEvent::StepDone { step, .. } => format!("step {} done", step.index),
-            RunEvent::Finished(end) => format!("finished {}", end.code),
+            RunEvent::Finished(end) => format!("finished {}", end.exit().code()),
             _ => return,
         };
         h.lock().unwrap_or_else(|p| p.into_inner()).push(what);

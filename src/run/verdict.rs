@@ -5,20 +5,24 @@
 //! Anything else is `inconclusive`, with each observation that matched neither listed.
 //! Zero evaluated expectations is never success.
 
-use crate::result::{Observation, Outcome, Verdict, DEAD};
+use crate::result::{Observation, Observed, Outcome, Verdict};
 use crate::scenario::{Expectations, Expected};
 
 /// Whether a world of a step (`expect`, or the bug world) expects `node` to die in it: it asks
 /// the node's `ready` to be `down`. Only there may a death stand for a signal's `on-death`
 /// value; anywhere else it is a death, and the run cannot be judged from it.
-pub fn death_expected(world: &Expectations, node: &str) -> bool {
+pub(crate) fn death_expected(world: &Expectations, node: &str) -> bool {
     world
         .get(node)
         .and_then(|sigs| sigs.get("ready"))
         .is_some_and(|e| *e == Expected::Down)
 }
 
-pub fn decide(observations: &[Observation], has_bug_signature: bool, notes: &[String]) -> Verdict {
+pub(crate) fn decide(
+    observations: &[Observation],
+    has_bug_signature: bool,
+    notes: &[String],
+) -> Verdict {
     let judged: Vec<&Observation> = observations
         .iter()
         .filter(|o| o.expected.is_some())
@@ -35,7 +39,7 @@ pub fn decide(observations: &[Observation], has_bug_signature: bool, notes: &[St
                 o.node,
                 o.signal,
                 o.observed,
-                o.expected.as_deref().unwrap_or("-"),
+                o.expected.as_ref().map_or("-", |e| e.as_str()),
                 match &o.bug {
                     Some(b) if Some(b) != o.expected.as_ref() => format!(" (bug: {b})"),
                     _ => String::new(),
@@ -46,7 +50,7 @@ pub fn decide(observations: &[Observation], has_bug_signature: bool, notes: &[St
         .collect();
     let deaths: Vec<&&Observation> = judged
         .iter()
-        .filter(|o| o.observed == DEAD && !o.matches_expected() && !o.matches_bug())
+        .filter(|o| o.observed == Observed::Dead && !o.matches_expected() && !o.matches_bug())
         .collect();
     let (outcome, reason) = if n == 0 {
         (
@@ -97,7 +101,7 @@ pub fn decide(observations: &[Observation], has_bug_signature: bool, notes: &[St
 
 /// ` — the node died (exit 137; last line …)`: the evidence of an unexpected death.
 fn death_words(o: &Observation) -> String {
-    if o.observed != DEAD {
+    if o.observed != Observed::Dead {
         return String::new();
     }
     let ev: Vec<&str> = o.evidence.iter().map(|e| e.text.as_str()).collect();
@@ -196,7 +200,7 @@ mod tests {
                 expected: in_expect,
                 bug: in_bug,
             }),
-            ..obs(expected, bug, DEAD)
+            ..obs(expected, bug, "dead")
         }
     }
 

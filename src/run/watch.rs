@@ -22,7 +22,7 @@ use super::record::RecordError;
 /// Called for every new line of a node (for progress display).
 pub type OnLine = Arc<dyn Fn(&str, &LogLine) + Send + Sync>;
 /// Applied to every line before it is kept or written (removes the run's secrets).
-pub type Scrub = Arc<dyn Fn(String) -> String + Send + Sync>;
+pub(crate) type Scrub = Arc<dyn Fn(String) -> String + Send + Sync>;
 
 #[derive(Debug, Clone)]
 pub struct LogLine {
@@ -61,22 +61,88 @@ pub struct Boot {
     pub write_error: Option<std::io::Error>,
 }
 
-impl Boot {
-    pub fn last_ts(&self) -> Option<DateTime<Utc>> {
-        self.lines.last().map(|l| l.ts)
+/// Where a follower is in a container's log: the last line's time and how many lines with
+/// exactly that time it has seen. Engines differ in timestamp precision (Docker gives
+/// nanoseconds, Podman 4.x whole seconds), so a time alone cannot say which of several lines
+/// within one second were seen; with the count, a stream reopened from that second skips
+/// exactly those and keeps the rest.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LogPosition {
+    pub(crate) ts: DateTime<Utc>,
+    pub(crate) count: usize,
+}
+
+impl LogPosition {
+    /// The position after one more kept line at `ts`. A line stamped before the position
+    /// (stdout and stderr are stamped apart) leaves it: a replay drops it as older anyway.
+    fn advance(pos: Option<LogPosition>, ts: DateTime<Utc>) -> LogPosition {
+        match pos {
+            Some(p) if p.ts == ts => LogPosition {
+                ts,
+                count: p.count + 1,
+            },
+            Some(p) if p.ts > ts => p,
+            _ => LogPosition { ts, count: 1 },
+        }
+    }
+}
+
+/// A follower's place in the log across the streams it opens. The engine's `since` has whole
+/// seconds, so a stream opened at a [`LogPosition`] sends again the lines before the
+/// position's time, then the first `count` at it: those are dropped. After the first line past
+/// them every line is new, whatever its timestamp (lines of one second, or a stderr line
+/// stamped a moment before the stdout line ahead of it, are all kept).
+struct Cursor {
+    pos: Option<LogPosition>,
+    replay: Option<LogPosition>,
+    skipped: usize,
+}
+
+impl Cursor {
+    fn new(after: Option<LogPosition>) -> Cursor {
+        Cursor {
+            pos: after,
+            replay: after,
+            skipped: 0,
+        }
+    }
+
+    /// A stream is (re)opened: the `since` to open it with.
+    fn reopen(&mut self) -> i64 {
+        self.replay = self.pos;
+        self.skipped = 0;
+        self.pos.map_or(0, |p| p.ts.timestamp())
+    }
+
+    /// Whether the line at `ts` is new; if it is, the position moves past it.
+    fn keep(&mut self, ts: DateTime<Utc>) -> bool {
+        if let Some(p) = self.replay {
+            if ts < p.ts {
+                return false;
+            }
+            if ts == p.ts && self.skipped < p.count {
+                self.skipped += 1;
+                return false;
+            }
+            self.replay = None;
+        }
+        self.pos = Some(LogPosition::advance(self.pos, ts));
+        true
     }
 }
 
 /// One boot, shared between its follower and its waiters.
 #[derive(Clone)]
 pub struct BootHandle {
-    pub boot: Arc<Mutex<Boot>>,
+    pub(crate) boot: Arc<Mutex<Boot>>,
     changed: watch::Receiver<u64>,
+    /// The follower's position in the container's log (the next boot starts after it).
+    position: Arc<Mutex<Option<LogPosition>>>,
 }
 
 impl BootHandle {
     /// Runs `f` on the boot; the lock is held only for `f`.
-    pub fn with<R>(&self, f: impl FnOnce(&Boot) -> R) -> R {
+    pub(crate) fn with<R>(&self, f: impl FnOnce(&Boot) -> R) -> R {
         let b = self.boot.lock().unwrap_or_else(|p| p.into_inner());
         f(&b)
     }
@@ -95,12 +161,18 @@ impl BootHandle {
         }
     }
 
-    pub fn subscribe(&self) -> watch::Receiver<u64> {
+    pub(crate) fn subscribe(&self) -> watch::Receiver<u64> {
         self.changed.clone()
     }
 
+    /// Where this boot's follower is in the container's log (after its last line), carried
+    /// from the boot before it if this one has no line yet.
+    pub(crate) fn position(&self) -> Option<LogPosition> {
+        *self.position.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
     /// Takes the error of writing this boot's log file, if there was one.
-    pub fn take_write_error(&self) -> Option<RecordError> {
+    pub(crate) fn take_write_error(&self) -> Option<RecordError> {
         let mut b = self.boot.lock().unwrap_or_else(|p| p.into_inner());
         let source = b.write_error.take()?;
         Some(RecordError::Write {
@@ -110,7 +182,7 @@ impl BootHandle {
     }
 
     /// Waits until the follower has finished (the container stopped and its log drained).
-    pub async fn ended(&self) {
+    pub(crate) async fn ended(&self) {
         self.wait_for(|b| b.end.as_ref().map(|_| ())).await;
     }
 }
@@ -122,8 +194,8 @@ pub struct Follow {
     pub number: u32,
     pub step: usize,
     pub started_at: DateTime<Utc>,
-    /// The last line time of the previous boot: lines at or before it belong to earlier boots.
-    pub after: Option<DateTime<Utc>>,
+    /// Where the previous boot's follower stopped: lines up to it belong to earlier boots.
+    pub after: Option<LogPosition>,
     /// Lines that say the boot is ready.
     pub ready: Vec<Regex>,
     /// Where this boot's own log is written.
@@ -160,26 +232,27 @@ pub fn follow(f: Follow) -> BootHandle {
         log_path: log_path.clone(),
         write_error: None,
     }));
+    let position = Arc::new(Mutex::new(after));
     let handle = BootHandle {
         boot: boot.clone(),
         changed: rx,
+        position: position.clone(),
     };
     tokio::spawn(async move {
         // A log file that cannot be written is kept as the boot's `write_error` for the run to
         // report; the lines stay in memory, so the verdict does not depend on it.
         let mut write_error = None;
-        let mut file = match crate::report::private_file(&log_path) {
+        let mut file = match crate::results_folder::private_file(&log_path) {
             Ok(f) => Some(f),
             Err(e) => {
                 write_error = Some(e);
                 None
             }
         };
-        let mut since = after.map_or(0, |t| t.timestamp());
-        let mut last = after;
+        let mut cursor = Cursor::new(after);
         let mut bufs = [LineSplitter::default(), LineSplitter::default()];
         let mut tick = 0u64;
-        let mut push = |raw: &[u8], cut: usize, last: &mut Option<DateTime<Utc>>| {
+        let mut push = |raw: &[u8], cut: usize, cursor: &mut Cursor| {
             let Some(mut line) = parse_line(raw) else {
                 return;
             };
@@ -188,10 +261,10 @@ pub fn follow(f: Follow) -> BootHandle {
                     .push_str(&format!(" [repro: {cut} more bytes of this line not kept]"));
             }
             line.text = scrub(std::mem::take(&mut line.text));
-            if last.is_some_and(|t| line.ts <= t) {
+            if !cursor.keep(line.ts) {
                 return;
             }
-            *last = Some(line.ts);
+            *position.lock().unwrap_or_else(|p| p.into_inner()) = cursor.pos;
             if let Some(f) = file.as_mut() {
                 if let Err(e) = writeln!(
                     f,
@@ -219,13 +292,14 @@ pub fn follow(f: Follow) -> BootHandle {
         // The stream ends when the container stops; a broken stream is reopened where it was.
         let mut attempts = 0;
         let end = loop {
+            let since = cursor.reopen();
             let mut stream = Box::pin(docker.follow_logs(&container, since));
             let mut broke = None;
             let mut stalled = false;
             loop {
                 // Docker 20.10's follower can stop delivering while the container goes on
                 // writing (a flood at boot): after a silence, the stream is reopened from the
-                // last line's time. Lines at or before it are dropped by timestamp below, and a
+                // last line's position. The lines it replays are dropped by the cursor, and a
                 // partial line is not flushed (the reopened stream sends it whole), so nothing
                 // is doubled or lost. A quiet node costs one cheap reopen per silence.
                 let item = match tokio::time::timeout(STALL, stream.next()).await {
@@ -238,8 +312,10 @@ pub fn follow(f: Follow) -> BootHandle {
                 };
                 match item {
                     Ok(chunk) => {
-                        bufs[usize::from(chunk.stderr)]
-                            .feed(&chunk.bytes, |raw, cut| push(raw, cut, &mut last));
+                        let buf = &mut bufs[usize::from(chunk.stderr)];
+                        buf.feed(continuation(buf, &chunk.bytes), |raw, cut| {
+                            push(raw, cut, &mut cursor)
+                        });
                     }
                     Err(e) => {
                         broke = Some(e.to_string());
@@ -253,11 +329,10 @@ pub fn follow(f: Follow) -> BootHandle {
                 for buf in &mut bufs {
                     buf.discard();
                 }
-                since = last.map_or(since, |t| t.timestamp());
                 continue;
             }
             for buf in &mut bufs {
-                buf.finish(|raw, cut| push(raw, cut, &mut last));
+                buf.finish(|raw, cut| push(raw, cut, &mut cursor));
             }
             // Repro is stopping it and the stream ended cleanly: the container is down and its
             // log drained. No inspect needed (it would sit on every restart's critical path).
@@ -269,7 +344,6 @@ pub fn follow(f: Follow) -> BootHandle {
             match docker.state(&container).await {
                 Ok(s) if s.running && attempts < 5 => {
                     attempts += 1;
-                    since = last.map_or(since, |t| t.timestamp());
                     continue;
                 }
                 Ok(s) if s.running => {
@@ -314,12 +388,12 @@ const STALL: std::time::Duration = std::time::Duration::from_secs(5);
 /// The longest line kept, in bytes: the rest of a longer line is counted, not kept, so a
 /// 100 MB line costs linear time and this much memory (the timestamp and k3s's fields come
 /// first, so what matters is kept).
-pub const MAX_LINE: usize = 64 * 1024;
+pub(crate) const MAX_LINE: usize = 64 * 1024;
 
 /// Cuts a byte stream into lines, each kept up to [`MAX_LINE`] bytes. Every byte is looked at
 /// once (no rescanning of a growing buffer).
 #[derive(Default)]
-pub struct LineSplitter {
+pub(crate) struct LineSplitter {
     buf: Vec<u8>,
     /// Bytes of the current line beyond `MAX_LINE`, dropped.
     cut: usize,
@@ -327,7 +401,7 @@ pub struct LineSplitter {
 
 impl LineSplitter {
     /// Feeds bytes; calls `line(bytes, cut)` for every complete line (without its newline).
-    pub fn feed(&mut self, mut bytes: &[u8], mut line: impl FnMut(&[u8], usize)) {
+    pub(crate) fn feed(&mut self, mut bytes: &[u8], mut line: impl FnMut(&[u8], usize)) {
         while let Some(pos) = bytes.iter().position(|&c| c == b'\n') {
             self.keep(&bytes[..pos]);
             line(&self.buf, self.cut);
@@ -339,15 +413,20 @@ impl LineSplitter {
     }
 
     /// The last line if it had no newline (the stream ended).
-    pub fn finish(&mut self, mut line: impl FnMut(&[u8], usize)) {
+    pub(crate) fn finish(&mut self, mut line: impl FnMut(&[u8], usize)) {
         if !self.buf.is_empty() || self.cut > 0 {
             line(&self.buf, self.cut);
         }
         self.discard();
     }
 
+    /// Whether part of a line is held (its newline has not come yet).
+    pub(crate) fn pending(&self) -> bool {
+        !self.buf.is_empty() || self.cut > 0
+    }
+
     /// Forgets a partial line (a reopened stream sends it again, whole).
-    pub fn discard(&mut self) {
+    pub(crate) fn discard(&mut self) {
         self.buf.clear();
         self.cut = 0;
     }
@@ -357,6 +436,27 @@ impl LineSplitter {
         let n = room.min(b.len());
         self.buf.extend_from_slice(&b[..n]);
         self.cut += b.len() - n;
+    }
+}
+
+/// The bytes of one log frame to feed to `buf`. Every frame of a timestamped stream starts
+/// with its entry's time, and an entry is not always a whole line: Podman's conmon stores a
+/// line it read in pieces as several entries (the k8s-file `P` records), each sent as a frame
+/// with its own time and no newline but the last. A frame that continues a pending line
+/// loses its time, so the line is whole and keeps its first piece's time.
+fn continuation<'a>(buf: &LineSplitter, frame: &'a [u8]) -> &'a [u8] {
+    if !buf.pending() {
+        return frame;
+    }
+    let head = &frame[..frame.len().min(40)];
+    match head.iter().position(|&c| c == b' ') {
+        Some(i)
+            if std::str::from_utf8(&frame[..i])
+                .is_ok_and(|t| DateTime::parse_from_rfc3339(t).is_ok()) =>
+        {
+            &frame[i + 1..]
+        }
+        _ => frame,
     }
 }
 
@@ -413,6 +513,120 @@ mod tests {
         sp.feed(b"half", |_, _| unreachable!());
         sp.discard();
         sp.finish(|_, _| panic!("a discarded partial line came back"));
+    }
+
+    fn at(s: &str) -> DateTime<Utc> {
+        DateTime::parse_from_rfc3339(s).unwrap().with_timezone(&Utc)
+    }
+
+    /// Follows `log` (timestamps) as the follower does: a stream from the position's second,
+    /// reopened after each `breaks` count of delivered lines; returns the indexes kept.
+    fn follow_in_pieces(
+        log: &[DateTime<Utc>],
+        after: Option<LogPosition>,
+        breaks: &[usize],
+    ) -> Vec<usize> {
+        let mut cursor = Cursor::new(after);
+        let mut kept = Vec::new();
+        let mut breaks = breaks.iter().copied();
+        loop {
+            let since = cursor.reopen();
+            let stop = breaks.next();
+            let mut new = 0;
+            // Podman's and Docker's `since` both keep lines at or after that second.
+            for (i, ts) in log
+                .iter()
+                .enumerate()
+                .filter(|(_, t)| t.timestamp() >= since)
+            {
+                if !cursor.keep(*ts) {
+                    continue;
+                }
+                kept.push(i);
+                new += 1;
+                if Some(new) == stop {
+                    break;
+                }
+            }
+            if stop.is_none() {
+                return kept;
+            }
+        }
+    }
+
+    #[test]
+    fn lines_of_one_second_are_all_kept_and_a_reopened_stream_doubles_none() {
+        // Podman 4.3 stamps lines with whole seconds: ten lines in one second, the readiness
+        // line last (the case that hid every node's readiness on Podman).
+        let mut log: Vec<DateTime<Utc>> = vec![at("2026-12-01T14:46:56Z"); 10];
+        log.extend(vec![at("2026-12-01T14:46:57Z"); 3]);
+        let all: Vec<usize> = (0..log.len()).collect();
+        assert_eq!(follow_in_pieces(&log, None, &[]), all);
+        // A stall in the middle of a second, another right at a second's end.
+        assert_eq!(follow_in_pieces(&log, None, &[4, 6, 1]), all);
+    }
+
+    #[test]
+    fn the_next_boot_starts_after_the_previous_one_within_one_second() {
+        // Boot 1 ended with 3 lines in second :56; boot 2 wrote 2 more in that second.
+        let s = at("2026-12-01T14:46:56Z");
+        let log = vec![
+            at("2026-12-01T14:46:55Z"),
+            s,
+            s,
+            s,
+            s,
+            s,
+            at("2026-12-01T14:46:57Z"),
+        ];
+        let after = Some(LogPosition { ts: s, count: 4 });
+        assert_eq!(follow_in_pieces(&log, after, &[]), vec![5, 6]);
+        // Nanosecond stamps (Docker): the count is 1 and the old rule ("after the last time").
+        let n = |s: &str| at(s);
+        let log = vec![
+            n("2026-12-01T14:46:56.1Z"),
+            n("2026-12-01T14:46:56.2Z"),
+            n("2026-12-01T14:46:56.3Z"),
+        ];
+        let after = Some(LogPosition {
+            ts: log[1],
+            count: 1,
+        });
+        assert_eq!(follow_in_pieces(&log, after, &[]), vec![2]);
+    }
+
+    #[test]
+    fn a_line_stamped_before_the_one_ahead_of_it_is_kept() {
+        // stdout and stderr are stamped apart: order in the stream is what counts.
+        let log = vec![
+            at("2026-12-01T14:46:56.2Z"),
+            at("2026-12-01T14:46:56.1Z"),
+            at("2026-12-01T14:46:56.3Z"),
+        ];
+        assert_eq!(follow_in_pieces(&log, None, &[]), vec![0, 1, 2]);
+        // Reopened after it: neither it nor the one ahead of it comes twice.
+        assert_eq!(follow_in_pieces(&log, None, &[2, 1]), vec![0, 1, 2]);
+    }
+
+    #[test]
+    fn a_line_sent_in_pieces_is_one_line_with_the_first_pieces_time() {
+        // What Podman 4.3 sent for a flood line its conmon read in two pieces.
+        let frames: [&[u8]; 3] = [
+            b"2026-12-01T16:58:19Z msg=\"repro-sim flood line",
+            b"2026-12-01T16:58:20Z  8275 of 40000\"\n",
+            b"2026-12-01T16:58:20Z next 2026-12-01T16:58:20Z stays\n",
+        ];
+        let mut sp = LineSplitter::default();
+        let mut lines = Vec::new();
+        for f in frames {
+            let bytes = continuation(&sp, f);
+            sp.feed(bytes, |l, _| lines.push(parse_line(l).unwrap()));
+        }
+        assert_eq!(lines.len(), 2);
+        assert_eq!(lines[0].text, "msg=\"repro-sim flood line 8275 of 40000\"");
+        assert_eq!(lines[0].ts, at("2026-12-01T16:58:19Z"));
+        // A frame that starts a line keeps its time, and text that looks like one stays.
+        assert_eq!(lines[1].text, "next 2026-12-01T16:58:20Z stays");
     }
 
     #[test]

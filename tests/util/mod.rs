@@ -1,151 +1,73 @@
-//! A small fluent helper that runs the real `repro` binary, in the spirit of ripgrep's
-//! `tests/util.rs`: build a command, run it, then assert on exit code and output.
+//! What every test binary needs: the crate root, the real `repro` binary to run, a command's
+//! output for a failure message, and temporary project folders.
 //!
-//! Every command runs in the worktree root by default, so repro finds the shipped `checks/` and
-//! `topologies/` there and prints relative paths: snapshots never hold a machine's paths.
-
-// Each test binary uses a part of these helpers.
-#![allow(dead_code)]
-pub mod docker;
-pub mod schema;
-pub mod tcp_proxy;
+//! Each test binary declares the modules of this folder it uses (`#[path = "../util/…"]`), so
+//! everything in a module it declares is used there: no helper is compiled where it is dead.
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::process::{Command, Output};
 
-/// The crate root (where `checks/` and `tests/` are).
+/// The crate root (where `checks/`, `topologies/` and `tests/` are).
 pub fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
 }
 
-pub struct Repro {
-    cmd: Command,
-    shown: Vec<String>,
-    redactions: Vec<(String, String)>,
+/// The real `repro` binary, run in the crate root (so it finds the shipped `checks/` and
+/// `topologies/` and prints relative paths), with none of the caller's environment that would
+/// change what it reads, where it writes or what it logs. Every test runs repro through this.
+pub fn repro() -> Command {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_repro"));
+    c.current_dir(root());
+    for v in [
+        "REPRO_ROOT",
+        "REPRO_RESULTS",
+        "REPRO_K3S_VERSION",
+        "REPRO_CHANNEL_SERVER",
+        "RUST_LOG",
+    ] {
+        c.env_remove(v);
+    }
+    c
 }
 
-impl Repro {
-    pub fn new() -> Repro {
-        let mut cmd = Command::new(env!("CARGO_BIN_EXE_repro"));
-        cmd.current_dir(root());
-        // The caller's environment must not steer the tool under test.
-        for var in [
-            "REPRO_ROOT",
-            "REPRO_K3S_VERSION",
-            "REPRO_RESULTS",
-            "RUST_LOG",
-        ] {
-            cmd.env_remove(var);
-        }
-        cmd.env("NO_COLOR", "1");
-        Repro {
-            cmd,
-            shown: vec!["repro".into()],
-            redactions: Vec::new(),
-        }
-    }
-
-    pub fn arg(mut self, a: impl AsRef<str>) -> Repro {
-        self.shown.push(a.as_ref().to_string());
-        self.cmd.arg(a.as_ref());
-        self
-    }
-
-    pub fn args<I, S>(mut self, args: I) -> Repro
-    where
-        I: IntoIterator<Item = S>,
-        S: AsRef<str>,
-    {
-        for a in args {
-            self = self.arg(a);
-        }
-        self
-    }
-
-    pub fn current_dir(mut self, dir: &Path) -> Repro {
-        self.cmd.current_dir(dir);
-        self
-    }
-
-    /// Replaces `text` by `with` in the output (e.g. a temporary folder by `[ROOT]`).
-    pub fn redact(mut self, text: impl Into<String>, with: impl Into<String>) -> Repro {
-        self.redactions.push((text.into(), with.into()));
-        self
-    }
-
-    pub fn run(mut self) -> Output {
-        let out = self
-            .cmd
-            .output()
-            .unwrap_or_else(|e| panic!("cannot run {}: {e}", self.shown.join(" ")));
-        let redact = |bytes: &[u8]| {
-            let mut s = String::from_utf8_lossy(bytes).into_owned();
-            for (from, to) in &self.redactions {
-                s = s.replace(from.as_str(), to);
-            }
-            s
-        };
-        let mut command = self.shown.join(" ");
-        for (from, to) in &self.redactions {
-            command = command.replace(from.as_str(), to);
-        }
-        Output {
-            command,
-            code: out.status.code().unwrap_or(-1),
-            stdout: redact(&out.stdout),
-            stderr: redact(&out.stderr),
-        }
-    }
+/// Both output streams, for assertion messages.
+pub fn text(o: &Output) -> String {
+    format!(
+        "stdout:\n{}\nstderr:\n{}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    )
 }
 
-#[derive(Debug)]
-pub struct Output {
-    /// The command line as a user would type it (redacted).
-    pub command: String,
-    pub code: i32,
-    pub stdout: String,
-    pub stderr: String,
+/// A temporary project folder (for `--root`) with copies of `paths` from the crate root: files
+/// (`checks/signals.yaml`) or folders with all they hold (`checks`). Tests edit or add files in it.
+pub fn project(paths: &[&str]) -> tempfile::TempDir {
+    let dir = tempfile::tempdir().expect("temp dir");
+    for p in paths {
+        let (from, to) = (root().join(p), dir.path().join(p));
+        if from.is_dir() {
+            copy_dir(&from, &to);
+        } else {
+            std::fs::create_dir_all(to.parent().expect("a file in a folder"))
+                .unwrap_or_else(|e| panic!("{}: {e}", to.display()));
+            std::fs::copy(&from, &to).unwrap_or_else(|e| panic!("{}: {e}", from.display()));
+        }
+    }
+    dir
 }
 
-impl Output {
-    /// Fails with the whole output when the exit code differs; never lets a panic pass.
-    pub fn code(&self, want: i32) -> &Output {
-        assert!(
-            !self.stderr.contains("panicked") && !self.stdout.contains("panicked"),
-            "`{}` panicked:\n{}",
-            self.command,
-            self.stderr
-        );
-        assert_eq!(
-            self.code, want,
-            "`{}` exited {} (want {want})\n--- stdout\n{}\n--- stderr\n{}",
-            self.command, self.code, self.stdout, self.stderr
-        );
-        self
-    }
-
-    /// Exit code and both streams, as stored in a snapshot.
-    pub fn snapshot(&self) -> String {
-        let mut s = format!("exit: {}\n", self.code);
-        if !self.stdout.is_empty() {
-            s.push_str("--- stdout\n");
-            s.push_str(&self.stdout);
+/// Copies the folder `from` to `to` (created), with everything under it.
+pub fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap_or_else(|e| panic!("{}: {e}", to.display()));
+    for e in std::fs::read_dir(from).unwrap_or_else(|e| panic!("{}: {e}", from.display())) {
+        let p = e
+            .unwrap_or_else(|e| panic!("{}: {e}", from.display()))
+            .path();
+        let t = to.join(p.file_name().expect("an entry has a name"));
+        if p.is_dir() {
+            copy_dir(&p, &t);
+        } else {
+            std::fs::copy(&p, &t).unwrap_or_else(|e| panic!("{}: {e}", p.display()));
         }
-        if !self.stderr.is_empty() {
-            s.push_str("--- stderr\n");
-            s.push_str(&self.stderr);
-        }
-        s
     }
-}
-
-/// Snapshots an output under `name`, with the command line as the snapshot's description.
-#[macro_export]
-macro_rules! snap {
-    ($name:expr, $out:expr) => {{
-        let out = &$out;
-        insta::with_settings!({ description => out.command.clone(), omit_expression => true }, {
-            insta::assert_snapshot!($name, out.snapshot());
-        });
-    }};
 }

@@ -86,7 +86,10 @@ impl TcpProxy {
 }
 
 impl Drop for TcpProxy {
+    /// Ends the proxy as stopping socat would: no connection through it stays open, so no copy
+    /// thread outlives it (a test that fails mid-run drops it with repro still connected).
     fn drop(&mut self) {
+        self.cut();
         self.stop.store(true, Ordering::SeqCst);
         // Wake the blocking accept so the thread sees the flag and ends.
         let _ = TcpStream::connect(("127.0.0.1", self.port));

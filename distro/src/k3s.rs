@@ -1,0 +1,75 @@
+//! k3s's facts: the one place repro and its stand-in learn a k3s path, port, variable, flag name,
+//! image or log line. Sources: docs.k3s.io (installation/configuration, cli/server,
+//! cli/agent, reference/env-variables, reference/resource-profiling) and k3s's source at the
+//! release tags (pkg/cli/cmds, pkg/configfilearg); see docs/k3s-behaviour.md.
+
+use crate::{Facts, NodeMemory, RoleKeys};
+
+pub static FACTS: Facts = Facts {
+    name: "k3s",
+    binary: "k3s",
+    units: &["k3s", "k3s-agent"],
+    build_marker: "k3s",
+    example_version: "v1.33.4+k3s1",
+    example_candidate: "v1.33.5-rc1+k3s1",
+    image_repository: "rancher/k3s",
+    sim_image_repository: "repro.local/k3s-sim",
+    sim_versions: &[
+        "v1.31.12+k3s1",
+        "v1.31.13+k3s1",
+        "v1.32.8+k3s1",
+        "v1.32.9+k3s1",
+        "v1.33.4+k3s1",
+        "v1.33.5+k3s1",
+        "v1.34.1+k3s1",
+    ],
+    sim_version_env: "REPRO_SIM_K3S_VERSION",
+    server_args: &["server"],
+    agent_args: &["agent"],
+    version_command: &["k3s", "-v"],
+    config_dir: "/etc/rancher/k3s",
+    config_path: "/etc/rancher/k3s/config.yaml",
+    config_dropin_dir: "/etc/rancher/k3s/config.yaml.d",
+    registries_path: "/etc/rancher/k3s/registries.yaml",
+    data_dir: "/var/lib/rancher/k3s",
+    // One port for both: k3s's supervisor multiplexes the apiserver on 6443.
+    supervisor_port: 6443,
+    api_port: 6443,
+    token_env: "K3S_TOKEN",
+    agent_token_env: "K3S_AGENT_TOKEN",
+    url_env: "K3S_URL",
+    kubeconfig_path: "/etc/rancher/k3s/k3s.yaml",
+    kubectl: &["k3s", "kubectl"],
+    banner_prefix: "Starting k3s ",
+    agent_banner_prefix: "Starting k3s agent ",
+    ready_line: "k3s is up and running",
+    // docs.k3s.io "Managing Server Roles".
+    role_keys: RoleKeys {
+        init: Some("cluster-init"),
+        join: "server",
+        token: "token",
+        agent_token: "agent-token",
+        etcd_only: &[
+            "disable-apiserver",
+            "disable-controller-manager",
+            "disable-scheduler",
+        ],
+        control_plane_only: &["disable-etcd"],
+    },
+    changes_path: "releases/k3s-changes.yaml",
+    flags_path: "releases/k3s-flags.yaml",
+    releases_path: "releases/k3s.yaml",
+    releases_yaml: include_str!("../../releases/k3s.yaml"),
+    channel_server: "https://update.k3s.io/v1-release/channels",
+    // reference/resource-profiling (k3s v1.26.5, Intel 8375C): a server with a workload needs
+    // 1606 M with embedded etcd and 1596 M with kine/SQLite; an agent 275 M.
+    memory: NodeMemory {
+        server_with_etcd_mib: 1606,
+        server_mib: 1596,
+        agent_mib: 275,
+    },
+    tables: crate::tables::Tables::new(
+        include_str!("../../releases/k3s-changes.yaml"),
+        include_str!("../../releases/k3s-flags.yaml"),
+    ),
+};

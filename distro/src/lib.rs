@@ -1,0 +1,244 @@
+//! What repro and its stand-in (sim/) know about a Kubernetes distribution, in one place.
+//!
+//! A [`Distro`] is a value, resolved once when a scenario loads and carried on the plan; its
+//! [`Facts`] (one module per distribution, e.g. [`k3s`]) hold every path, port, variable, flag
+//! and log line the rest of the code needs, and its data files (release tables) are embedded
+//! here. One [`Version`] type and one parser of the change and flag tables serve both crates, so
+//! a check's idea of "fixed" and the stand-in's behaviour cannot drift apart.
+//!
+//! Adding a distribution: one more module of facts with its data files, one more [`Distro`]
+//! variant (see CONTRIBUTING.md, "Adding a distribution").
+
+pub mod k3s;
+pub mod reported;
+pub mod rke2;
+pub mod sim_stamp;
+pub mod tables;
+pub mod version;
+
+pub use tables::{
+    Change, ChangeTable, FirstCandidate, FirstRelease, FlagCommand, FlagEntry, FlagKind,
+};
+pub use version::{ReleaseSet, Version, VersionError};
+
+/// A supported distribution. Serialized as its name (`k3s`, `rke2`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Default)]
+pub enum Distro {
+    #[default]
+    K3s,
+    Rke2,
+}
+
+impl Distro {
+    /// Every distribution, in the order messages list them.
+    pub const ALL: &'static [Distro] = &[Distro::K3s, Distro::Rke2];
+
+    /// The facts of this distribution.
+    pub fn facts(self) -> &'static Facts {
+        match self {
+            Distro::K3s => &k3s::FACTS,
+            Distro::Rke2 => &rke2::FACTS,
+        }
+    }
+
+    /// Its name as users write it (`distribution: k3s`).
+    pub fn name(self) -> &'static str {
+        self.facts().name
+    }
+
+    /// The distribution named `name`, if there is one.
+    pub fn from_name(name: &str) -> Option<Distro> {
+        Distro::ALL.iter().copied().find(|d| d.name() == name)
+    }
+
+    /// The names users may write, for "expected one of" messages: `k3s, rke2`.
+    pub fn names() -> String {
+        Distro::ALL
+            .iter()
+            .map(|d| d.name())
+            .collect::<Vec<_>>()
+            .join(", ")
+    }
+
+    /// Its table of changes (which release first has each), parsed once.
+    pub fn changes(self) -> &'static ChangeTable {
+        self.facts().tables.changes()
+    }
+
+    /// The flags of its server and agent commands, parsed once.
+    pub fn flags(self) -> &'static [FlagEntry] {
+        self.facts().tables.flags()
+    }
+
+    /// A parse error in an embedded table (a build defect a unit test catches), if any.
+    pub fn table_error(self) -> Option<String> {
+        self.facts().tables.error()
+    }
+}
+
+impl std::fmt::Display for Distro {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl serde::Serialize for Distro {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.name())
+    }
+}
+
+impl<'de> serde::Deserialize<'de> for Distro {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let s = String::deserialize(d)?;
+        Distro::from_name(&s).ok_or_else(|| {
+            serde::de::Error::custom(format!(
+                "`{s}` is not a distribution repro knows; expected one of: {}",
+                Distro::names()
+            ))
+        })
+    }
+}
+
+/// The config keys a node's role and place in the cluster stand for, and the secret ones.
+#[derive(Debug)]
+pub struct RoleKeys {
+    /// Set `true` on the node that creates the cluster (`cluster-init`); `None` where the
+    /// distribution has no such key (rke2: the server without `server:` creates it).
+    pub init: Option<&'static str>,
+    /// The URL of the node to join (`server`).
+    pub join: &'static str,
+    /// The cluster and agent tokens (secrets: repro sets the cluster token through the
+    /// environment, never in a file).
+    pub token: &'static str,
+    pub agent_token: &'static str,
+    /// Set `true` on an etcd-only server.
+    pub etcd_only: &'static [&'static str],
+    /// Set `true` on a control-plane-only server.
+    pub control_plane_only: &'static [&'static str],
+}
+
+/// How much memory a node of a role needs, in MiB (for the host-capacity check).
+#[derive(Debug)]
+pub struct NodeMemory {
+    /// A server with embedded etcd.
+    pub server_with_etcd_mib: u64,
+    /// A server without etcd (control plane only).
+    pub server_mib: u64,
+    pub agent_mib: u64,
+}
+
+/// Everything repro and the stand-in need to know about one distribution. One value per
+/// distribution, in its own module ([`k3s::FACTS`]); nothing else spells these.
+#[derive(Debug)]
+pub struct Facts {
+    /// As users write it and results record it: `k3s`.
+    pub name: &'static str,
+    /// The binary in the image (`k3s`), also the first word of its commands in messages.
+    pub binary: &'static str,
+    /// Its systemd units, as the install script names them and journald and log collectors
+    /// label their lines (`k3s`, `k3s-agent`).
+    pub units: &'static [&'static str],
+    /// The build marker of a version: `k3s` in `v1.33.4+k3s1`.
+    pub build_marker: &'static str,
+    /// Example versions, for help lines: a release and a release candidate.
+    pub example_version: &'static str,
+    pub example_candidate: &'static str,
+    /// The published image repository; the tag is the version with `+` spelled `-`.
+    pub image_repository: &'static str,
+    /// Repository of repro's local stand-in images (`repro.local/k3s-sim:<tag>`).
+    pub sim_image_repository: &'static str,
+    /// The versions `repro sim build` builds stand-in images for when given none: the ones the
+    /// demo and the tests use, across release lines, buggy and fixed (sim/sim.mk lists them too).
+    pub sim_versions: &'static [&'static str],
+    /// Env variable the stand-in image bakes its imitated version into.
+    pub sim_version_env: &'static str,
+    /// Container command of a server and of an agent.
+    pub server_args: &'static [&'static str],
+    pub agent_args: &'static [&'static str],
+    /// The command printing the version (`k3s -v`).
+    pub version_command: &'static [&'static str],
+    /// The config file, its drop-in folder and the folder both live in.
+    pub config_dir: &'static str,
+    pub config_path: &'static str,
+    pub config_dropin_dir: &'static str,
+    /// The private-registry file.
+    pub registries_path: &'static str,
+    /// The data dir (a volume of its own, kept across restarts).
+    pub data_dir: &'static str,
+    /// The supervisor port joiners connect to, and the Kubernetes API port.
+    pub supervisor_port: u16,
+    pub api_port: u16,
+    /// Env variables of the cluster token, the agent token and the join URL.
+    pub token_env: &'static str,
+    pub agent_token_env: &'static str,
+    pub url_env: &'static str,
+    /// The admin kubeconfig written by servers.
+    pub kubeconfig_path: &'static str,
+    /// How kubectl is invoked inside a node.
+    pub kubectl: &'static [&'static str],
+    /// The start banner prefix (`Starting k3s v1.33.4+k3s1 (abcdef12)`), and its agent form.
+    pub banner_prefix: &'static str,
+    pub agent_banner_prefix: &'static str,
+    /// The line a node logs once it is up.
+    pub ready_line: &'static str,
+    pub role_keys: RoleKeys,
+    /// Where the embedded data files live in the source tree (for messages).
+    pub changes_path: &'static str,
+    pub flags_path: &'static str,
+    /// The release list `repro bisect` searches: its path (in the source tree and in a project
+    /// folder) and its embedded text.
+    pub releases_path: &'static str,
+    pub releases_yaml: &'static str,
+    /// The release channel server (`stable`, `latest`, `v1.33` → a version).
+    pub channel_server: &'static str,
+    pub memory: NodeMemory,
+    tables: tables::Tables,
+}
+
+impl Facts {
+    /// The published image of `v`.
+    pub fn image(&self, v: &Version) -> String {
+        format!("{}:{}", self.image_repository, v.image_tag())
+    }
+
+    /// `k3s server` / `k3s agent`, as messages name the commands.
+    pub fn command_name(&self, c: FlagCommand) -> String {
+        match c {
+            FlagCommand::Server => format!("{} server", self.binary),
+            FlagCommand::Agent => format!("{} agent", self.binary),
+        }
+    }
+
+    /// How the node that creates the cluster is told so, for messages: `cluster-init`, or
+    /// `no server:` where the distribution has no init key.
+    pub fn init_marker(&self) -> String {
+        match self.role_keys.init {
+            Some(k) => k.to_string(),
+            None => format!("no {}:", self.role_keys.join),
+        }
+    }
+
+    /// The path of `relative` inside the config folder (`registries.yaml` →
+    /// `/etc/rancher/k3s/registries.yaml`).
+    pub fn in_config_dir(&self, relative: &str) -> String {
+        format!("{}/{relative}", self.config_dir)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_round_trip_and_tables_parse() {
+        for d in Distro::ALL {
+            assert_eq!(Distro::from_name(d.name()), Some(*d));
+            assert_eq!(d.table_error(), None, "{d}");
+            assert!(!d.changes().is_empty(), "{d}");
+            assert!(d.flags().len() > 100, "{d}");
+        }
+        assert_eq!(Distro::from_name("k8s"), None);
+        assert_eq!(Distro::names(), "k3s, rke2");
+    }
+}

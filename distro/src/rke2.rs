@@ -1,0 +1,93 @@
+//! RKE2's facts: the one place repro and its stand-in learn an RKE2 path, port, variable, flag
+//! name, image or log line. RKE2 is k3s built with `version.Program=rke2` (every k3s string made
+//! from the program name says `rke2`) plus rke2's own flag table and static-pod executor. Each
+//! fact below is read from rancher/rke2's source at the release tags; docs/rke2-behaviour.md
+//! cites the file and line of every one (the section is named after each field).
+
+use crate::{Facts, NodeMemory, RoleKeys};
+
+pub static FACTS: Facts = Facts {
+    name: "rke2",
+    binary: "rke2",
+    units: &["rke2-server", "rke2-agent"],
+    // `v1.32.5+rke2r1`, `v1.33.5-rc1+rke2r1` (scripts/version.sh; §4).
+    build_marker: "rke2r",
+    example_version: "v1.32.5+rke2r1",
+    example_candidate: "v1.33.5-rc1+rke2r1",
+    // No published image boots an RKE2 node by itself (rke2's own Docker tests install the
+    // release tarball into rancher/systemd-node, §10). This is the local name of such a node
+    // image; repro does not build it yet, so a run on real RKE2 takes `--image`.
+    image_repository: "repro.local/rke2-node",
+    // The stand-in's images of every distribution share one repository; the tag's build marker
+    // (`-rke2r1`) tells them apart.
+    sim_image_repository: "repro.local/k3s-sim",
+    // Buggy and fixed per line (releases/rke2-changes.yaml: etcd-only-bootstrap-fix), and the
+    // release rancher/rke2#8465 was reported on.
+    sim_versions: &[
+        "v1.31.12+rke2r1",
+        "v1.31.13+rke2r1",
+        "v1.32.5+rke2r1",
+        "v1.32.8+rke2r1",
+        "v1.32.9+rke2r1",
+        "v1.33.4+rke2r1",
+        "v1.33.5+rke2r1",
+        "v1.34.1+rke2r1",
+    ],
+    sim_version_env: "REPRO_SIM_RKE2_VERSION",
+    server_args: &["server"],
+    agent_args: &["agent"],
+    // `rke2 version v1.33.5-rc1+rke2r1 (<40-hex commit>)` then `go version …` (§4).
+    version_command: &["rke2", "-v"],
+    // §2: k3s's configfilearg and datadir with the program name `rke2`.
+    config_dir: "/etc/rancher/rke2",
+    config_path: "/etc/rancher/rke2/config.yaml",
+    config_dropin_dir: "/etc/rancher/rke2/config.yaml.d",
+    registries_path: "/etc/rancher/rke2/registries.yaml",
+    data_dir: "/var/lib/rancher/rke2",
+    // §3: pkg/cli/defaults sets SupervisorPort 9345 and the apiserver's 6443, and drops the
+    // flags that could change either.
+    supervisor_port: 9345,
+    api_port: 6443,
+    token_env: "RKE2_TOKEN",
+    agent_token_env: "RKE2_AGENT_TOKEN",
+    url_env: "RKE2_URL",
+    kubeconfig_path: "/etc/rancher/rke2/rke2.yaml",
+    // rke2 has no `rke2 kubectl`: kubectl comes from the runtime image, linked under the data
+    // dir's bin/ (§2).
+    kubectl: &["/var/lib/rancher/rke2/bin/kubectl"],
+    banner_prefix: "Starting rke2 ",
+    agent_banner_prefix: "Starting rke2 agent ",
+    ready_line: "rke2 is up and running",
+    role_keys: RoleKeys {
+        // `cluster-init` is a dropped flag: rke2 sets ClusterInit on every server itself, and
+        // the node without `server:` creates the cluster (§5).
+        init: None,
+        join: "server",
+        token: "token",
+        agent_token: "agent-token",
+        // rke2's own split-role tests write these (tests/docker/splitserver, §10).
+        etcd_only: &[
+            "disable-apiserver",
+            "disable-controller-manager",
+            "disable-scheduler",
+        ],
+        control_plane_only: &["disable-etcd"],
+    },
+    changes_path: "releases/rke2-changes.yaml",
+    flags_path: "releases/rke2-flags.yaml",
+    releases_path: "releases/rke2.yaml",
+    releases_yaml: include_str!("../../releases/rke2.yaml"),
+    // The same channel service k3s's has, under rke2's name.
+    channel_server: "https://update.rke2.io/v1-release/channels",
+    // rke2's Docker tests give a server 3 GiB and an agent 2 GiB (§10); rke2's documented
+    // minimum is 4 GB.
+    memory: NodeMemory {
+        server_with_etcd_mib: 3072,
+        server_mib: 3072,
+        agent_mib: 2048,
+    },
+    tables: crate::tables::Tables::new(
+        include_str!("../../releases/rke2-changes.yaml"),
+        include_str!("../../releases/rke2-flags.yaml"),
+    ),
+};

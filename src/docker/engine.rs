@@ -1,0 +1,803 @@
+//! The real engine: [`DockerApi`] over bollard. The one file that names bollard.
+
+use std::collections::HashMap;
+use std::path::Path;
+use std::time::Duration;
+
+use bollard::models::{
+    ContainerCreateBody, EndpointIpamConfig, EndpointSettings, HostConfig, HostConfigLogConfig,
+    Ipam, IpamConfig, NetworkCreateRequest, NetworkingConfig, RestartPolicy, RestartPolicyNameEnum,
+    VolumeCreateRequest,
+};
+use bollard::query_parameters::{
+    BuildImageOptionsBuilder, CreateContainerOptionsBuilder, CreateImageOptionsBuilder,
+    ListContainersOptionsBuilder, ListNetworksOptionsBuilder, ListVolumesOptionsBuilder,
+    LogsOptionsBuilder, RemoveContainerOptionsBuilder, RemoveVolumeOptions,
+    StopContainerOptionsBuilder, UploadToContainerOptionsBuilder,
+};
+use bollard::Docker;
+use bytes::Bytes;
+use futures_util::future::{join_all, BoxFuture};
+use futures_util::stream::BoxStream;
+use futures_util::{FutureExt, StreamExt};
+
+use super::{
+    build_tar, endpoint, limit_help, CallFuture, ContainerState, DockerApi, DockerError,
+    EngineKind, EngineLimit, ImageInfo, Labels, LogChunk, NodeSpec, Removed,
+};
+use crate::result::EnvInfo;
+
+/// Each node's json-file log: 5 files of 200 MB. A 40k-line flood at boot is ~10 MB.
+const LOG_MAX_SIZE: &str = "200m";
+const LOG_MAX_FILE: &str = "5";
+
+/// Rounds of list-and-remove before removal gives up (the engine is gone or refuses).
+const REMOVE_ROUNDS: usize = 6;
+
+/// The client timeout covers response headers only; it must exceed the longest stop grace.
+const CLIENT_TIMEOUT: Duration = Duration::from_secs(300);
+
+fn err(
+    op: &'static str,
+    object: impl Into<String>,
+) -> impl FnOnce(bollard::errors::Error) -> DockerError {
+    let object = object.into();
+    move |source| DockerError::Call {
+        op,
+        object,
+        source: Box::new(source),
+    }
+}
+
+/// The Docker engine repro talks to, as `DOCKER_HOST` says.
+#[derive(Clone)]
+pub struct Engine {
+    docker: Docker,
+    endpoint: String,
+    kind: EngineKind,
+    /// The engine's own version (`/version`'s `Version`), when it said.
+    version: Option<String>,
+}
+
+impl Engine {
+    /// Connects as `DOCKER_HOST` says (unix, tcp, ssh), pings, and agrees on an API version
+    /// (older engines such as 20.10 speak 1.41 while bollard 0.21 defaults to 1.53).
+    pub async fn connect() -> Result<Engine, DockerError> {
+        let endpoint = endpoint();
+        // `tcp://user:password@host`: the message names the engine, never its password.
+        let unreachable = |reason: String| {
+            let mut r = crate::redact::Redactor::new(&[]);
+            DockerError::Unreachable {
+                endpoint: r.redact_text(&endpoint),
+                reason: r.redact_text(&reason),
+            }
+        };
+        let docker = Docker::connect_with_defaults().map_err(|e| unreachable(e.to_string()))?;
+        let docker = docker.with_timeout(CLIENT_TIMEOUT);
+        match tokio::time::timeout(Duration::from_secs(15), docker.ping()).await {
+            Ok(Ok(_)) => {}
+            Ok(Err(e)) => return Err(unreachable(e.to_string())),
+            Err(_) => return Err(unreachable("no answer within 15s".into())),
+        }
+        let docker = docker
+            .negotiate_version()
+            .await
+            .map_err(|e| unreachable(e.to_string()))?;
+        let v = docker.version().await.ok();
+        let kind = EngineKind::from_components(
+            (v.iter())
+                .flat_map(|v| v.components.iter().flatten())
+                .map(|c| c.name.as_str()),
+        );
+        let version = v.and_then(|v| v.version);
+        Ok(Engine {
+            docker,
+            endpoint,
+            kind,
+            version,
+        })
+    }
+
+    /// The engine and its version, as errors name it (`Podman 4.3.1`).
+    fn engine_name(&self) -> String {
+        match &self.version {
+            Some(v) => format!("{} {v}", self.kind.name()),
+            None => self.kind.name().to_string(),
+        }
+    }
+
+    /// Like [`err`], but a failure on one of the engine's limits says what to change.
+    fn err_limit(
+        &self,
+        op: &'static str,
+        object: &str,
+    ) -> impl FnOnce(bollard::errors::Error) -> DockerError {
+        let (object, engine, kind) = (object.to_string(), self.engine_name(), self.kind);
+        move |source| match limit_help(&source.to_string(), kind) {
+            Some(help) => DockerError::Limit(Box::new(EngineLimit {
+                op,
+                object,
+                engine,
+                source: Box::new(source),
+                help,
+            })),
+            None => err(op, object)(source),
+        }
+    }
+
+    async fn used_subnets(&self) -> Result<Vec<String>, DockerError> {
+        let nets = self
+            .docker
+            .list_networks(None::<bollard::query_parameters::ListNetworksOptions>)
+            .await
+            .map_err(err("list", "networks"))?;
+        Ok(nets
+            .into_iter()
+            .filter_map(|n| n.ipam.and_then(|i| i.config))
+            .flatten()
+            .filter_map(|c| c.subnet)
+            .collect())
+    }
+
+    async fn inspect_container(
+        &self,
+        container: &str,
+    ) -> Result<bollard::models::ContainerInspectResponse, DockerError> {
+        self.docker
+            .inspect_container(
+                container,
+                None::<bollard::query_parameters::InspectContainerOptions>,
+            )
+            .await
+            .map_err(err("inspect container", container))
+    }
+
+    /// One round of `remove_labelled`: list and remove containers, then networks and volumes.
+    /// Returns how many objects the listings found, or None if a listing failed.
+    async fn remove_round(
+        &self,
+        filters: &HashMap<String, Vec<String>>,
+        removed: &mut Removed,
+        errors: &mut Vec<String>,
+    ) -> Option<usize> {
+        let mut found = 0;
+        let mut listed = true;
+        let copts = ListContainersOptionsBuilder::default()
+            .all(true)
+            .filters(filters)
+            .build();
+        match self.docker.list_containers(Some(copts)).await {
+            Ok(cs) => {
+                found += cs.len();
+                let rm = RemoveContainerOptionsBuilder::default()
+                    .force(true)
+                    .v(true)
+                    .build();
+                let results = join_all(cs.into_iter().filter_map(|c| c.id).map(|id| {
+                    let rm = rm.clone();
+                    async move { (self.docker.remove_container(&id, Some(rm)).await, id) }
+                }))
+                .await;
+                for (r, id) in results {
+                    match r {
+                        Ok(()) => removed.containers += 1,
+                        // Another remover (a second round, `repro clean`) got there first.
+                        Err(bollard::errors::Error::DockerResponseServerError {
+                            status_code: 404,
+                            ..
+                        }) => {}
+                        Err(e) => errors.push(format!("container {id}: {e}")),
+                    }
+                }
+            }
+            Err(e) => {
+                listed = false;
+                errors.push(format!("cannot list containers: {e}"));
+            }
+        }
+        let networks = async {
+            let nopts = ListNetworksOptionsBuilder::default()
+                .filters(filters)
+                .build();
+            match self.docker.list_networks(Some(nopts)).await {
+                Ok(ns) => {
+                    let names: Vec<String> = ns.into_iter().filter_map(|n| n.name).collect();
+                    let n = names.len();
+                    let rs = join_all(names.into_iter().map(|name| async move {
+                        (self.docker.remove_network(&name).await, name)
+                    }))
+                    .await;
+                    Ok((n, rs))
+                }
+                Err(e) => Err(format!("cannot list networks: {e}")),
+            }
+        };
+        let volumes = async {
+            let vopts = ListVolumesOptionsBuilder::default()
+                .filters(filters)
+                .build();
+            match self.docker.list_volumes(Some(vopts)).await {
+                Ok(vs) => {
+                    let names: Vec<String> = vs
+                        .volumes
+                        .unwrap_or_default()
+                        .into_iter()
+                        .map(|v| v.name)
+                        .collect();
+                    let n = names.len();
+                    let rs = join_all(names.into_iter().map(|name| async move {
+                        let r = self
+                            .docker
+                            .remove_volume(&name, None::<RemoveVolumeOptions>)
+                            .await;
+                        (r, name)
+                    }))
+                    .await;
+                    Ok((n, rs))
+                }
+                Err(e) => Err(format!("cannot list volumes: {e}")),
+            }
+        };
+        let (ns, vs) = futures_util::join!(networks, volumes);
+        match ns {
+            Ok((n, rs)) => {
+                found += n;
+                for (r, name) in rs {
+                    match r {
+                        Ok(()) => removed.networks += 1,
+                        Err(e) => errors.push(format!("network {name}: {e}")),
+                    }
+                }
+            }
+            Err(e) => {
+                listed = false;
+                errors.push(e);
+            }
+        }
+        match vs {
+            Ok((n, rs)) => {
+                found += n;
+                for (r, name) in rs {
+                    match r {
+                        Ok(()) => removed.volumes += 1,
+                        Err(e) => errors.push(format!("volume {name}: {e}")),
+                    }
+                }
+            }
+            Err(e) => {
+                listed = false;
+                errors.push(e);
+            }
+        }
+        listed.then_some(found)
+    }
+}
+
+impl DockerApi for Engine {
+    fn describe(&self) -> BoxFuture<'_, EnvInfo> {
+        async move {
+            let mut env = EnvInfo {
+                docker_host: self.endpoint.clone(),
+                engine: Some(self.kind),
+                ..Default::default()
+            };
+            if let Ok(v) = self.docker.version().await {
+                env.docker_version = v.version;
+                env.docker_api_version = v.api_version;
+                env.kernel = v.kernel_version;
+                env.arch = v.arch;
+            }
+            if let Ok(i) = self.docker.info().await {
+                env.os = i.operating_system;
+                env.cpus = i.ncpu;
+                env.memory_bytes = i.mem_total;
+                env.cgroup_version = i
+                    .cgroup_version
+                    .map(|v| v.to_string())
+                    .filter(|v| !v.is_empty());
+                env.cgroup_driver = i
+                    .cgroup_driver
+                    .map(|d| d.to_string())
+                    .filter(|d| !d.is_empty());
+            }
+            env
+        }
+        .boxed()
+    }
+
+    /// Streamed to the engine in chunks: memory stays flat whatever the archive's size (reading
+    /// it whole took 2× its size in RSS). Only a regular file is read: `/dev/zero` would never
+    /// end and a FIFO could block (the flag is checked at parsing too; this re-checks the file
+    /// actually opened).
+    fn load_archive<'a>(&'a self, path: &'a Path) -> CallFuture<'a, ()> {
+        async move {
+            let archive_err = |source| DockerError::Archive {
+                path: path.to_path_buf(),
+                source,
+            };
+            let meta = tokio::fs::metadata(path).await.map_err(archive_err)?;
+            if !meta.is_file() {
+                return Err(archive_err(std::io::Error::other("not a regular file")));
+            }
+            let file = tokio::fs::File::open(path).await.map_err(archive_err)?;
+            if !file.metadata().await.map_err(archive_err)?.is_file() {
+                return Err(archive_err(std::io::Error::other("not a regular file")));
+            }
+            let body = tokio_util::io::ReaderStream::with_capacity(file, 1 << 20);
+            let opts = bollard::query_parameters::ImportImageOptionsBuilder::default().build();
+            let mut stream = self.docker.import_image_stream(opts, body, None);
+            while let Some(item) = stream.next().await {
+                item.map_err(err("load image archive", path.display().to_string()))?;
+            }
+            Ok(())
+        }
+        .boxed()
+    }
+
+    fn image<'a>(&'a self, image: &'a str) -> BoxFuture<'a, Option<ImageInfo>> {
+        async move {
+            let i = self.docker.inspect_image(image).await.ok()?;
+            Some(ImageInfo {
+                id: i.id,
+                labels: i.config.and_then(|c| c.labels).unwrap_or_default(),
+            })
+        }
+        .boxed()
+    }
+
+    fn build_image<'a>(&'a self, tag: &'a str, context: Vec<u8>) -> CallFuture<'a, ()> {
+        async move {
+            let options = BuildImageOptionsBuilder::new()
+                .dockerfile("Dockerfile")
+                .t(tag)
+                .rm(true)
+                .forcerm(true)
+                .build();
+            let body = bollard::body_full(context.into());
+            let mut stream = self.docker.build_image(options, None, Some(body));
+            while let Some(item) = stream.next().await {
+                let info = item.map_err(err("build image", tag))?;
+                // A failed build step arrives as an item, not as an error of the stream.
+                if let Some(detail) = info.error_detail {
+                    return Err(DockerError::Call {
+                        op: "build image",
+                        object: tag.to_string(),
+                        source: detail
+                            .message
+                            .unwrap_or_else(|| "unknown error".into())
+                            .into(),
+                    });
+                }
+            }
+            Ok(())
+        }
+        .boxed()
+    }
+
+    fn pull<'a>(
+        &'a self,
+        image: &'a str,
+        progress: &'a mut (dyn FnMut(usize, usize) + Send),
+    ) -> CallFuture<'a, ()> {
+        async move {
+            let (name, tag) = split_image(image);
+            let opts = CreateImageOptionsBuilder::default()
+                .from_image(name)
+                .tag(tag)
+                .build();
+            let mut stream = self.docker.create_image(Some(opts), None, None);
+            let mut layers: HashMap<String, bool> = HashMap::new();
+            while let Some(item) = stream.next().await {
+                let info = item.map_err(err("pull image", image))?;
+                if let Some(id) = info.id {
+                    let done = matches!(
+                        info.status.as_deref(),
+                        Some("Pull complete" | "Already exists")
+                    );
+                    let e = layers.entry(id).or_insert(false);
+                    *e |= done;
+                    progress(layers.values().filter(|d| **d).count(), layers.len());
+                }
+            }
+            Ok(())
+        }
+        .boxed()
+    }
+
+    /// On the first free /24 of 10.213.0.0/16 (unusual enough to stay clear of the usual
+    /// 172.17+/192.168 pools). Two runs racing for one subnet: the loser's create fails with
+    /// an overlap and it tries the next one.
+    fn create_network<'a>(&'a self, name: &'a str, labels: &'a Labels) -> CallFuture<'a, u8> {
+        async move {
+            let mut last = None;
+            for third in 0u8..=254 {
+                let subnet = format!("10.213.{third}.0/24");
+                if self.used_subnets().await?.iter().any(|s| s == &subnet) {
+                    continue;
+                }
+                let req = NetworkCreateRequest {
+                    name: name.to_string(),
+                    driver: Some("bridge".into()),
+                    labels: Some(labels.clone()),
+                    ipam: Some(Ipam {
+                        config: Some(vec![IpamConfig {
+                            subnet: Some(subnet.clone()),
+                            gateway: Some(format!("10.213.{third}.1")),
+                            ..Default::default()
+                        }]),
+                        ..Default::default()
+                    }),
+                    ..Default::default()
+                };
+                match self.docker.create_network(req).await {
+                    Ok(_) => return Ok(third),
+                    // Docker says "overlap"; Podman (netavark) says "subnet … is already used
+                    // on the host or by another config" for a bridge of another engine.
+                    Err(e) if is_subnet_taken(&e.to_string()) => last = Some(e),
+                    Err(e) => return Err(err("create network", name)(e)),
+                }
+            }
+            Err(err("create network", name)(
+                last.unwrap_or(bollard::errors::Error::RequestTimeoutError),
+            ))
+        }
+        .boxed()
+    }
+
+    fn create_volume<'a>(&'a self, name: &'a str, labels: &'a Labels) -> CallFuture<'a, ()> {
+        async move {
+            let req = VolumeCreateRequest {
+                name: Some(name.into()),
+                labels: Some(labels.clone()),
+                ..Default::default()
+            };
+            self.docker
+                .create_volume(req)
+                .await
+                .map_err(err("create volume", name))?;
+            Ok(())
+        }
+        .boxed()
+    }
+
+    /// Set up as k3d sets up real k3s — except that k3s runs as PID 1 (no docker-init), as in
+    /// k3s's own tests/docker: on a cgroup-v2 host k3s empties the root cgroup for the kubelet
+    /// only when it is PID 1 (`EvacuateCgroup2`, pkg/cli/cmds/init_linux.go), which k3d
+    /// replaces with an entrypoint script. As PID 1 k3s also reaps its children itself (k3s PR
+    /// #4086). docs/k3s-behaviour.md.
+    fn create_node<'a>(&'a self, spec: &'a NodeSpec) -> CallFuture<'a, ()> {
+        async move {
+            let mut tmpfs = HashMap::new();
+            tmpfs.insert("/run".to_string(), String::new());
+            tmpfs.insert("/var/run".to_string(), String::new());
+            let mut endpoints = HashMap::new();
+            endpoints.insert(
+                spec.network.clone(),
+                EndpointSettings {
+                    ipam_config: Some(EndpointIpamConfig {
+                        ipv4_address: Some(spec.ip.clone()),
+                        ..Default::default()
+                    }),
+                    aliases: Some(vec![spec.hostname.clone()]),
+                    ..Default::default()
+                },
+            );
+            let body = ContainerCreateBody {
+                image: Some(spec.image.clone()),
+                hostname: Some(spec.hostname.clone()),
+                // SIGTERM as `docker stop` sends it. As PID 1, k3s up to v1.31.13/v1.32.9/v1.33.5/
+                // v1.34.1 exits at once on it, not gracefully: its `k3s init` parent has no
+                // handler, and the kernel kills the server child with it (pkg/cli/cmds/
+                // log_linux.go); from v1.32.10/v1.34.2 the parent passes SIGINT on and waits
+                // (k3s "Fix signal handling when pid 1"). docs/k3s-review-2026-12.md §7.
+                stop_signal: Some("SIGTERM".into()),
+                stop_timeout: Some(spec.stop_grace.as_secs() as i64),
+                cmd: Some(spec.cmd.clone()),
+                env: Some(spec.env.clone()),
+                labels: Some(spec.labels.clone()),
+                host_config: Some(HostConfig {
+                    privileged: Some(spec.privileged),
+                    init: Some(false),
+                    userns_mode: Some("host".into()),
+                    tmpfs: Some(tmpfs),
+                    network_mode: Some(spec.network.clone()),
+                    extra_hosts: Some(spec.extra_hosts.clone()),
+                    binds: Some(vec![format!("{}:{}", spec.data_volume, spec.data_dir)]),
+                    // json-file whatever the daemon's default (journald or `none` cannot be
+                    // followed), sized so no boot's lines are rotated away during a run: the
+                    // follower reopens a stalled stream from its last timestamp, which only works
+                    // while those lines are still in the file.
+                    log_config: Some(HostConfigLogConfig {
+                        typ: Some("json-file".into()),
+                        config: Some(
+                            [("max-size", LOG_MAX_SIZE), ("max-file", LOG_MAX_FILE)]
+                                .into_iter()
+                                .map(|(k, v)| (k.to_string(), v.to_string()))
+                                .collect(),
+                        ),
+                    }),
+                    // Not k3d's unless-stopped: a node that dies must stay dead so its death is
+                    // observed once, with its last lines, instead of looping through new boots.
+                    restart_policy: Some(RestartPolicy {
+                        name: Some(RestartPolicyNameEnum::NO),
+                        maximum_retry_count: None,
+                    }),
+                    ..Default::default()
+                }),
+                networking_config: Some(NetworkingConfig {
+                    endpoints_config: Some(endpoints),
+                }),
+                ..Default::default()
+            };
+            let opts = CreateContainerOptionsBuilder::default()
+                .name(&spec.name)
+                .build();
+            self.docker
+                .create_container(Some(opts), body)
+                .await
+                .map_err(self.err_limit("create container", &spec.name))?;
+            Ok(())
+        }
+        .boxed()
+    }
+
+    /// Through the archive API, so it works against a remote engine too: no bind mounts of
+    /// local paths.
+    fn upload<'a>(
+        &'a self,
+        container: &'a str,
+        files: &'a [(String, String)],
+    ) -> CallFuture<'a, ()> {
+        async move {
+            let tar = build_tar(files).map_err(|source| DockerError::Pack {
+                container: container.to_string(),
+                source,
+            })?;
+            let opts = UploadToContainerOptionsBuilder::default().path("/").build();
+            self.docker
+                .upload_to_container(container, Some(opts), bollard::body_full(Bytes::from(tar)))
+                .await
+                .map_err(err("copy files into", container))
+        }
+        .boxed()
+    }
+
+    fn start<'a>(&'a self, container: &'a str) -> CallFuture<'a, ()> {
+        async move {
+            self.docker
+                .start_container(
+                    container,
+                    None::<bollard::query_parameters::StartContainerOptions>,
+                )
+                .await
+                .map_err(self.err_limit("start container", container))
+        }
+        .boxed()
+    }
+
+    fn stop<'a>(&'a self, container: &'a str, grace: Duration) -> CallFuture<'a, ()> {
+        async move {
+            let opts = StopContainerOptionsBuilder::default()
+                .t(grace.as_secs() as i32)
+                .build();
+            match self.docker.stop_container(container, Some(opts)).await {
+                Ok(()) => Ok(()),
+                // 304: already stopped (a node that died on its own).
+                Err(bollard::errors::Error::DockerResponseServerError {
+                    status_code: 304, ..
+                }) => Ok(()),
+                Err(e) => Err(err("stop container", container)(e)),
+            }
+        }
+        .boxed()
+    }
+
+    fn state<'a>(&'a self, container: &'a str) -> CallFuture<'a, ContainerState> {
+        async move {
+            let s = self.inspect_container(container).await?.state;
+            let s = s.unwrap_or_default();
+            Ok(ContainerState {
+                running: s.running.unwrap_or(false),
+                finished_at: s.finished_at,
+                exit_code: s.exit_code,
+                oom_killed: s.oom_killed.unwrap_or(false),
+            })
+        }
+        .boxed()
+    }
+
+    fn inspect_json<'a>(&'a self, container: &'a str) -> CallFuture<'a, serde_json::Value> {
+        async move {
+            let c = self.inspect_container(container).await?;
+            Ok(serde_json::to_value(c).unwrap_or_default())
+        }
+        .boxed()
+    }
+
+    /// From `since_secs` in whole seconds, so the caller drops lines older than the boot it
+    /// watches by their timestamps.
+    fn follow_logs(
+        &self,
+        container: &str,
+        since_secs: i64,
+    ) -> BoxStream<'static, Result<LogChunk, DockerError>> {
+        let opts = LogsOptionsBuilder::default()
+            .follow(true)
+            .stdout(true)
+            .stderr(true)
+            .timestamps(true)
+            .since(since_secs.clamp(0, i32::MAX as i64) as i32)
+            .build();
+        let name = container.to_string();
+        self.docker
+            .logs(container, Some(opts))
+            .map(move |item| {
+                item.map(|o| match o {
+                    bollard::container::LogOutput::StdErr { message } => LogChunk {
+                        stderr: true,
+                        bytes: message,
+                    },
+                    other => LogChunk {
+                        stderr: false,
+                        bytes: other.into_bytes(),
+                    },
+                })
+                .map_err(|source| DockerError::Call {
+                    op: "follow logs of",
+                    object: name.clone(),
+                    source: Box::new(source),
+                })
+            })
+            .boxed()
+    }
+
+    /// The output is stdout and stderr together.
+    fn exec<'a>(&'a self, container: &'a str, cmd: &'a [String]) -> CallFuture<'a, (i64, String)> {
+        async move {
+            let cfg = bollard::models::ExecConfig {
+                attach_stdout: Some(true),
+                attach_stderr: Some(true),
+                cmd: Some(cmd.to_vec()),
+                ..Default::default()
+            };
+            let created = self
+                .docker
+                .create_exec(container, cfg)
+                .await
+                .map_err(err("exec in", container))?;
+            let mut out = Vec::new();
+            match self
+                .docker
+                .start_exec(&created.id, None)
+                .await
+                .map_err(err("exec in", container))?
+            {
+                bollard::exec::StartExecResults::Attached { mut output, .. } => {
+                    while let Some(chunk) = output.next().await {
+                        match chunk {
+                            Ok(c) => out.extend_from_slice(&c.into_bytes()),
+                            Err(e) => return Err(err("read exec output in", container)(e)),
+                        }
+                    }
+                }
+                bollard::exec::StartExecResults::Detached => {}
+            }
+            let code = self
+                .docker
+                .inspect_exec(&created.id)
+                .await
+                .map_err(err("inspect exec in", container))?
+                .exit_code
+                .unwrap_or(-1);
+            Ok((code, String::from_utf8_lossy(&out).into_owned()))
+        }
+        .boxed()
+    }
+
+    /// Each container goes with its anonymous volumes (`-v`). Lists again until nothing is
+    /// left: an object whose create call was still landing when removal began shows up in the
+    /// next listing. A listing that fails is an error, never "nothing there". Goes on past
+    /// individual failures; `errors` holds those of the last round only (a network still in
+    /// use in round 1 is gone in round 2), and `complete` says a listing came back empty.
+    fn remove_labelled<'a>(
+        &'a self,
+        label: &'a str,
+        value: Option<&'a str>,
+    ) -> BoxFuture<'a, Removed> {
+        async move {
+            let filter = match value {
+                Some(v) => format!("{label}={v}"),
+                None => label.to_string(),
+            };
+            let mut filters = HashMap::new();
+            filters.insert("label".to_string(), vec![filter]);
+            let mut removed = Removed::default();
+            for round in 0..REMOVE_ROUNDS {
+                if round > 0 {
+                    // Backoff between rounds: the engine finishes a removal or a late create.
+                    tokio::time::sleep(Duration::from_millis(200 * round as u64)).await;
+                }
+                let mut errors = Vec::new();
+                let found = self.remove_round(&filters, &mut removed, &mut errors).await;
+                if found == Some(0) && errors.is_empty() {
+                    removed.complete = true;
+                    removed.errors.clear();
+                    return removed;
+                }
+                removed.errors = errors;
+            }
+            removed.errors.push(format!(
+                "objects labelled {} were still listed after {REMOVE_ROUNDS} rounds of removal",
+                filters["label"][0]
+            ));
+            removed
+        }
+        .boxed()
+    }
+}
+
+/// Whether a network create failed only because its subnet is taken (try the next one).
+fn is_subnet_taken(message: &str) -> bool {
+    message.contains("overlap") || message.contains("is already used on the host")
+}
+
+fn split_image(image: &str) -> (&str, &str) {
+    // A ':' after the last '/' separates the tag (a ':' before it is a registry port).
+    match image.rfind(':') {
+        Some(i) if !image[i..].contains('/') => (&image[..i], &image[i + 1..]),
+        _ => (image, "latest"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_subnet_taken_is_recognised_from_docker_and_from_podman() {
+        assert!(is_subnet_taken(
+            "Error response from daemon: Pool overlaps with other one on this address space"
+        ));
+        assert!(is_subnet_taken(
+            "Docker responded with status code 500: subnet 10.213.0.0/24 is already used on the host or by another config"
+        ));
+        assert!(!is_subnet_taken("network with name repro-1 already exists"));
+    }
+
+    #[test]
+    fn splits_image_refs() {
+        assert_eq!(
+            split_image("rancher/k3s:v1.33.4-k3s1"),
+            ("rancher/k3s", "v1.33.4-k3s1")
+        );
+        assert_eq!(
+            split_image("localhost:5000/k3s"),
+            ("localhost:5000/k3s", "latest")
+        );
+        assert_eq!(
+            split_image("localhost:5000/k3s:v1"),
+            ("localhost:5000/k3s", "v1")
+        );
+    }
+
+    /// Needs a Docker engine; fails (does not skip) without one. After negotiation the client
+    /// never claims more than the engine speaks (Docker 20.10 here: 1.41; bollard 0.21's
+    /// default is 1.53), or every call after the ping would be refused.
+    #[tokio::test]
+    async fn connect_agrees_on_an_api_version_the_engine_speaks() {
+        let engine = Engine::connect()
+            .await
+            .expect("Docker must be reachable for this test: start the engine or set DOCKER_HOST");
+        let server = engine.docker.version().await.expect("engine version");
+        let server_api = server.api_version.expect("engine API version");
+        let (major, minor) = server_api.split_once('.').expect("API version like 1.41");
+        let server_version = bollard::ClientVersion {
+            major_version: major.parse().expect("major"),
+            minor_version: minor.parse().expect("minor"),
+        };
+        assert!(
+            engine.docker.client_version() <= server_version,
+            "{server_api}"
+        );
+    }
+}

@@ -1,0 +1,583 @@
+//! What this host and its Docker engine can do for a run (`repro doctor`), each answer a
+//! [`Line`]: ok, warn or fail, with the fix. The run asks the fast part ([`preflight`]) before
+//! it creates a node, so a host that cannot run privileged nodes stops with the same line
+//! instead of a cluster that never boots.
+//!
+//! Thresholds and their sources (docs/k3s-review-2026-12.md §10): memory per node is the
+//! distribution's (`Facts::memory`, from k3s's resource profiling); the inotify numbers follow
+//! public reports of k3s/k3d clusters failing at the common default of 128 instances (no k3s
+//! source states a per-node number, so they are inferred and only warn).
+
+use std::collections::HashMap;
+use std::time::Duration;
+
+use serde::Serialize;
+
+use crate::docker::{self, DockerApi, NodeSpec};
+use crate::raw::Role;
+use distro::{Facts, Version};
+
+/// inotify instances a node of real k3s may hold (kubelet/cAdvisor, containerd and its shims):
+/// 128 is reported to run out at 4–5 nodes, 256 to suffice for them, so twice the ~30 a node
+/// was seen to use (inferred).
+const INOTIFY_INSTANCES_PER_NODE: u64 = 64;
+/// inotify watches k3d's maintainer runs clusters with (k3d #968).
+const INOTIFY_WATCHES: u64 = 262_144;
+/// cgroup v2 controllers the kubelet needs delegated to the containers.
+const CGROUP_V2_CONTROLLERS: &[&str] = &["cpuset", "cpu", "io", "memory", "pids"];
+/// How long the privileged trial may take: creating and starting a container is a second.
+const TRIAL_TIMEOUT: Duration = Duration::from_secs(60);
+
+/// How one check came out.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub(crate) enum Status {
+    Ok,
+    Warn,
+    Fail,
+}
+
+impl Status {
+    pub(crate) fn word(self) -> &'static str {
+        match self {
+            Status::Ok => "ok",
+            Status::Warn => "warn",
+            Status::Fail => "FAIL",
+        }
+    }
+}
+
+/// One answer: what was checked, how it came out, what was seen and, unless ok, what to do.
+#[derive(Debug, Clone, Serialize)]
+pub(crate) struct Line {
+    pub(crate) check: &'static str,
+    pub(crate) status: Status,
+    pub(crate) detail: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) fix: Option<String>,
+}
+
+impl Line {
+    fn ok(check: &'static str, detail: impl Into<String>) -> Line {
+        Line {
+            check,
+            status: Status::Ok,
+            detail: detail.into(),
+            fix: None,
+        }
+    }
+
+    fn warn(check: &'static str, detail: impl Into<String>, fix: impl Into<String>) -> Line {
+        Line {
+            check,
+            status: Status::Warn,
+            detail: detail.into(),
+            fix: Some(fix.into()),
+        }
+    }
+
+    fn fail(check: &'static str, detail: impl Into<String>, fix: impl Into<String>) -> Line {
+        Line {
+            check,
+            status: Status::Fail,
+            detail: detail.into(),
+            fix: Some(fix.into()),
+        }
+    }
+
+    /// The line as the run's error and the doctor's text print it.
+    pub(crate) fn text(&self) -> String {
+        let mut s = format!("{} {}: {}", self.status.word(), self.check, self.detail);
+        if let Some(fix) = &self.fix {
+            s.push_str(&format!("\n  help: {fix}"));
+        }
+        s
+    }
+}
+
+/// What the doctor is asked about.
+pub(crate) struct Request<'a> {
+    pub(crate) facts: &'static Facts,
+    pub(crate) version: Version,
+    pub(crate) topology: &'a str,
+    pub(crate) roles: Vec<Role>,
+    /// The stand-in instead of real k3s.
+    pub(crate) sim: bool,
+}
+
+/// Every check, in the order a reader fixes them: the engine first (nothing else can be
+/// asked without it), then what real k3s needs of it, then the host's limits.
+pub(crate) async fn diagnose(req: &Request<'_>) -> Vec<Line> {
+    let mut lines = vec![docker_host_line(&docker::endpoint())];
+    let engine = match docker::Engine::connect().await {
+        Ok(e) => e,
+        Err(e) => {
+            lines.push(Line::fail(
+                "engine",
+                first_line(&e.to_string()),
+                "start Docker (`systemctl start docker`) or point DOCKER_HOST at a reachable engine",
+            ));
+            return lines;
+        }
+    };
+    let env = engine.describe().await;
+    lines.push(Line::ok(
+        "engine",
+        format!(
+            "Docker {} (API {}) at {}",
+            env.docker_version.as_deref().unwrap_or("(version unknown)"),
+            env.docker_api_version.as_deref().unwrap_or("?"),
+            env.docker_host
+        ),
+    ));
+    let local = is_local(&docker::endpoint());
+    let image = req.facts.image(&req.version);
+    if req.sim {
+        lines.push(Line::ok(
+            "privileged",
+            "not needed: the stand-in runs unprivileged (its image says io.repro.privileged=false)",
+        ));
+    } else {
+        let trial = trial_image(&engine, &image, &req.version).await;
+        lines.push(match trial {
+            Ok(trial) => try_privileged(&engine, &trial, &doctor_run_id()).await,
+            Err(why) => Line::warn(
+                "privileged",
+                format!("not tried: {why}"),
+                "build the stand-in (`make sim`) or pull the image, then run `repro doctor` again",
+            ),
+        });
+    }
+    let controllers = local
+        .then(|| std::fs::read_to_string("/sys/fs/cgroup/cgroup.controllers").ok())
+        .flatten();
+    lines.push(cgroup_line(
+        env.cgroup_version.as_deref(),
+        env.cgroup_driver.as_deref(),
+        controllers.as_deref(),
+        req.sim,
+    ));
+    let nodes = req.roles.len() as u64;
+    if req.sim {
+        lines.push(Line::ok(
+            "inotify",
+            "not needed: the stand-in runs no kubelet or containerd",
+        ));
+        lines.push(Line::ok("memory", "the stand-in needs about 1 MiB a node"));
+    } else {
+        lines.push(inotify_line(
+            read_number("/proc/sys/fs/inotify/max_user_instances"),
+            read_number("/proc/sys/fs/inotify/max_user_watches"),
+            nodes,
+            req.topology,
+            local,
+        ));
+        let need = memory_needed(req.facts, &req.roles);
+        let available = local.then(mem_available_mib).flatten();
+        lines.push(memory_line(
+            env.memory_bytes.map(|b| b.max(0) as u64 / (1 << 20)),
+            available,
+            need,
+            req.topology,
+        ));
+    }
+    lines.push(image_line(&engine, req, &image).await);
+    lines
+}
+
+/// The fast part a run asks before it creates a node that needs privileges: a throwaway
+/// privileged container of the run's own image. `Some` is the line the run stops with.
+pub(crate) async fn preflight(docker: &dyn DockerApi, image: &str, run_id: &str) -> Option<Line> {
+    let line = try_privileged(docker, image, run_id).await;
+    (line.status == Status::Fail).then_some(line)
+}
+
+/// The run id the doctor's throwaway objects are labelled with (`repro clean --run` finds
+/// them if the doctor is killed mid-trial).
+fn doctor_run_id() -> String {
+    format!("doctor-{:08x}", rand::random::<u32>())
+}
+
+/// An image to try a privileged container with: the target image if it is here, else the
+/// stand-in's (built on the spot, as `--sim` does): the trial asks the engine, not k3s.
+async fn trial_image(
+    docker: &dyn DockerApi,
+    image: &str,
+    version: &Version,
+) -> Result<String, String> {
+    if docker.image(image).await.is_some() {
+        return Ok(image.to_string());
+    }
+    crate::sim_image::ensure_sim_image(docker, &version.to_string(), false)
+        .await
+        .map_err(|e| format!("{image} is not here and the stand-in could not be built ({e:#})"))
+}
+
+/// Creates and starts a privileged container that only prints its version, then removes it
+/// (with its network and volume) by its run id. An engine that refuses privileges refuses it
+/// at the start; the same container unprivileged tells that refusal from an image or engine
+/// that cannot start any container.
+async fn try_privileged(docker: &dyn DockerApi, image: &str, run_id: &str) -> Line {
+    let labels: HashMap<String, String> = [
+        (docker::LABEL_MANAGED, "true"),
+        (docker::LABEL_RUN, run_id),
+        (docker::LABEL_NODE, "trial"),
+    ]
+    .into_iter()
+    .map(|(k, v)| (k.to_string(), v.to_string()))
+    .collect();
+    let t = Trial {
+        docker,
+        image,
+        run_id,
+        labels: &labels,
+    };
+    let net = format!("repro-{run_id}-trial");
+    let (privileged, plain) = match docker.create_network(&net, &labels).await {
+        Err(e) => (Ok(Err(e)), None),
+        Ok(subnet) => {
+            let privileged = tokio::time::timeout(TRIAL_TIMEOUT, t.run(&net, subnet, true)).await;
+            let plain = match &privileged {
+                Ok(Err(_)) => {
+                    Some(tokio::time::timeout(TRIAL_TIMEOUT, t.run(&net, subnet, false)).await)
+                }
+                _ => None,
+            };
+            (privileged, plain)
+        }
+    };
+    let removed = docker
+        .remove_labelled(docker::LABEL_RUN, Some(run_id))
+        .await;
+    let leftover = if removed.complete {
+        String::new()
+    } else {
+        format!(" (the trial's objects may be left: `repro clean --run {run_id}`)")
+    };
+    let timed_out = || {
+        Line::fail(
+            "privileged",
+            format!(
+                "a container of {image} did not start within {}s{leftover}",
+                TRIAL_TIMEOUT.as_secs()
+            ),
+            "check the engine (`docker run --rm IMAGE -v`), or run the stand-in with --sim",
+        )
+    };
+    match (privileged, plain) {
+        (Ok(Ok(())), _) => Line::ok(
+            "privileged",
+            format!("a privileged container of {image} started{leftover}"),
+        ),
+        (Ok(Err(e)), Some(Ok(Ok(())))) => Line::fail(
+            "privileged",
+            format!(
+                "the engine refused a privileged container of {image} ({}) but started it unprivileged{leftover}; real k3s needs privileged containers (containerd, the kubelet and iptables run inside), so it cannot run here",
+                first_line(&e.to_string())
+            ),
+            "use an engine that allows privileged containers (rootful Docker, not rootless or a sandboxed CI runner), or run the stand-in with --sim (`repro doctor --sim` says whether it can)",
+        ),
+        (Ok(Err(_)), Some(Ok(Err(e)))) => Line::fail(
+            "privileged",
+            format!(
+                "not even an unprivileged container of {image} started: {}{leftover}",
+                first_line(&e.to_string())
+            ),
+            "check the engine and the image (`docker run --rm IMAGE -v`)",
+        ),
+        _ => timed_out(),
+    }
+}
+
+/// Throwaway containers of `image`, made as a node is made; the caller removes everything
+/// labelled with `run_id`.
+struct Trial<'a> {
+    docker: &'a dyn DockerApi,
+    image: &'a str,
+    run_id: &'a str,
+    labels: &'a HashMap<String, String>,
+}
+
+impl Trial<'_> {
+    /// One container on `net` (10.213.`subnet`.0/24) with its own volume: created and started.
+    async fn run(
+        &self,
+        net: &str,
+        subnet: u8,
+        privileged: bool,
+    ) -> Result<(), docker::DockerError> {
+        let kind = if privileged {
+            "privileged"
+        } else {
+            "unprivileged"
+        };
+        let name = format!("repro-{}-{kind}-trial", self.run_id);
+        self.docker.create_volume(&name, self.labels).await?;
+        let spec = NodeSpec {
+            name: name.clone(),
+            hostname: format!("{kind}-trial"),
+            image: self.image.to_string(),
+            // The image's entrypoint is the distribution's binary: its version flag, and out.
+            cmd: vec!["-v".into()],
+            env: vec![],
+            labels: self.labels.clone(),
+            network: net.to_string(),
+            ip: format!("10.213.{subnet}.{}", if privileged { 2 } else { 3 }),
+            data_volume: name.clone(),
+            data_dir: "/var/lib/repro-trial".into(),
+            // A trial container joins nothing, so it needs no other node's address.
+            extra_hosts: vec![],
+            privileged,
+            stop_grace: Duration::from_secs(1),
+        };
+        self.docker.create_node(&spec).await?;
+        self.docker.start(&name).await
+    }
+}
+
+fn first_line(s: &str) -> String {
+    s.lines().next().unwrap_or_default().to_string()
+}
+
+/// Whether the engine runs on this machine: only then are this machine's limits the nodes'.
+fn is_local(endpoint: &str) -> bool {
+    endpoint.starts_with("unix://") || endpoint.starts_with("npipe://")
+}
+
+fn docker_host_line(endpoint: &str) -> Line {
+    // `tcp://user:password@host`: the line names the engine, never a password.
+    let shown = crate::redact::Redactor::new(&[]).redact_text(endpoint);
+    match std::env::var("DOCKER_HOST").ok().filter(|s| !s.is_empty()) {
+        None => Line::ok("docker-host", format!("DOCKER_HOST unset: the local engine at {shown}")),
+        Some(_) if is_local(endpoint) => Line::ok("docker-host", format!("DOCKER_HOST={shown}: a local engine")),
+        Some(_) => Line::warn(
+            "docker-host",
+            format!("DOCKER_HOST={shown}: a remote engine; the inotify, memory-available and cgroup-delegation checks read this machine, not the engine's"),
+            "run `repro doctor` on the engine's host for those",
+        ),
+    }
+}
+
+fn cgroup_line(
+    version: Option<&str>,
+    driver: Option<&str>,
+    controllers: Option<&str>,
+    sim: bool,
+) -> Line {
+    let driver = driver.unwrap_or("unknown driver");
+    match version {
+        Some("1") => Line::ok(
+            "cgroup",
+            format!("cgroup v1 ({driver}): real k3s runs on it (k3d runs it on v1 too)"),
+        ),
+        Some("2") if sim => Line::ok("cgroup", format!("cgroup v2 ({driver})")),
+        Some("2") => {
+            let missing: Vec<&str> = match controllers {
+                Some(c) => {
+                    let have: Vec<&str> = c.split_whitespace().collect();
+                    CGROUP_V2_CONTROLLERS
+                        .iter()
+                        .copied()
+                        .filter(|w| !have.contains(w))
+                        .collect()
+                }
+                None => vec![],
+            };
+            if missing.is_empty() {
+                Line::ok(
+                    "cgroup",
+                    format!("cgroup v2 ({driver}): repro starts k3s as PID 1, which empties the root cgroup the kubelet needs"),
+                )
+            } else {
+                Line::warn(
+                    "cgroup",
+                    format!(
+                        "cgroup v2 ({driver}) without the {} controller(s) the kubelet needs",
+                        missing.join(", ")
+                    ),
+                    "enable them (systemd: `Delegate=yes` for docker.service) and restart Docker",
+                )
+            }
+        }
+        _ => Line::warn(
+            "cgroup",
+            "the engine does not say its cgroup version",
+            "check `docker info` (Cgroup Version); real k3s needs v1 or v2 with its controllers",
+        ),
+    }
+}
+
+fn inotify_line(
+    instances: Option<u64>,
+    watches: Option<u64>,
+    nodes: u64,
+    topology: &str,
+    local: bool,
+) -> Line {
+    let need = INOTIFY_INSTANCES_PER_NODE * nodes.max(1);
+    let (Some(instances), Some(watches)) = (instances, watches) else {
+        return Line::warn(
+            "inotify",
+            "cannot read /proc/sys/fs/inotify/max_user_instances and max_user_watches",
+            format!("make sure fs.inotify.max_user_instances ≥ {need} and max_user_watches ≥ {INOTIFY_WATCHES}"),
+        );
+    };
+    let whose = if local {
+        ""
+    } else {
+        " (this machine's, not the engine's)"
+    };
+    let seen = format!(
+        "max_user_instances {instances}, max_user_watches {watches}{whose}; every node of one engine counts against root's limit"
+    );
+    if instances >= need && watches >= INOTIFY_WATCHES {
+        Line::ok(
+            "inotify",
+            format!("{seen}: enough for the {nodes} nodes of {topology}"),
+        )
+    } else {
+        Line::warn(
+            "inotify",
+            format!("{seen}: the {nodes} nodes of {topology} may fail with \"inotify_init: too many open files\" (want ≥ {need} instances, ≥ {INOTIFY_WATCHES} watches)"),
+            format!("sysctl -w fs.inotify.max_user_instances={} fs.inotify.max_user_watches={}", need.max(instances), INOTIFY_WATCHES.max(watches)),
+        )
+    }
+}
+
+/// MiB the nodes need: a server with embedded etcd, one without, an agent.
+fn memory_needed(facts: &Facts, roles: &[Role]) -> u64 {
+    let m = &facts.memory;
+    roles
+        .iter()
+        .map(|r| match r {
+            Role::Etcd | Role::All => m.server_with_etcd_mib,
+            Role::ControlPlane => m.server_mib,
+            Role::Agent => m.agent_mib,
+        })
+        .sum()
+}
+
+fn memory_line(total: Option<u64>, available: Option<u64>, need: u64, topology: &str) -> Line {
+    let why = format!("{topology} needs about {need} MiB (k3s's resource profiling, per node)");
+    match (total, available) {
+        (Some(t), _) if t < need => Line::fail(
+            "memory",
+            format!("the engine has {t} MiB; {why}"),
+            "use a host with more memory, a smaller topology (--topology), or --sim",
+        ),
+        (_, Some(a)) if a < need => Line::warn(
+            "memory",
+            format!("{a} MiB available now; {why}"),
+            "stop other containers or programs first",
+        ),
+        (Some(t), _) => Line::ok("memory", format!("the engine has {t} MiB; {why}")),
+        (None, _) => Line::warn(
+            "memory",
+            format!("the engine does not say its memory; {why}"),
+            "check `docker info` (Total Memory)",
+        ),
+    }
+}
+
+async fn image_line(docker: &dyn DockerApi, req: &Request<'_>, image: &str) -> Line {
+    if req.sim {
+        let sim = crate::cmd::common::sim_image_ref(&req.version);
+        return match docker.image(&sim).await {
+            Some(_) => Line::ok("image", format!("{sim} is here")),
+            None => Line::ok(
+                "image",
+                format!("{sim} is not here yet: `repro run --sim` builds it (`make sim` or `repro sim build` ahead)"),
+            ),
+        };
+    }
+    match docker.image(image).await {
+        Some(_) => Line::ok("image", format!("{image} is here")),
+        None => Line::warn(
+            "image",
+            format!("{image} is not in the engine's store: `repro run` pulls it"),
+            format!("offline: `docker save {image}` elsewhere and give it as --image-archive FILE"),
+        ),
+    }
+}
+
+fn read_number(path: &str) -> Option<u64> {
+    std::fs::read_to_string(path).ok()?.trim().parse().ok()
+}
+
+fn mem_available_mib() -> Option<u64> {
+    let text = std::fs::read_to_string("/proc/meminfo").ok()?;
+    let line = text.lines().find(|l| l.starts_with("MemAvailable:"))?;
+    let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kib / 1024)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn inotify_against_the_node_count() {
+        let l = inotify_line(Some(128), Some(192_536), 5, "qa", true);
+        assert_eq!(l.status, Status::Warn);
+        assert!(l.detail.contains("want ≥ 320 instances"), "{}", l.detail);
+        assert!(l.fix.unwrap().contains("max_user_instances=320"));
+        let l = inotify_line(Some(512), Some(524_288), 5, "qa", true);
+        assert_eq!(l.status, Status::Ok, "{}", l.detail);
+        let l = inotify_line(Some(256), Some(100), 4, "etcd-split", true);
+        assert_eq!(l.status, Status::Warn, "watches too few");
+        assert_eq!(inotify_line(None, None, 4, "x", true).status, Status::Warn);
+    }
+
+    #[test]
+    fn memory_from_the_distributions_per_node_numbers() {
+        let facts = distro::Distro::K3s.facts();
+        let roles = [
+            Role::Etcd,
+            Role::Etcd,
+            Role::Etcd,
+            Role::ControlPlane,
+            Role::Agent,
+        ];
+        assert_eq!(memory_needed(facts, &roles), 3 * 1606 + 1596 + 275);
+        assert_eq!(
+            memory_line(Some(1000), None, 6689, "t").status,
+            Status::Fail
+        );
+        assert_eq!(
+            memory_line(Some(24_000), Some(2000), 6689, "t").status,
+            Status::Warn
+        );
+        assert_eq!(
+            memory_line(Some(24_000), Some(20_000), 6689, "t").status,
+            Status::Ok
+        );
+    }
+
+    #[test]
+    fn cgroup_versions() {
+        assert_eq!(
+            cgroup_line(Some("1"), Some("cgroupfs"), None, false).status,
+            Status::Ok
+        );
+        let l = cgroup_line(Some("2"), Some("systemd"), Some("cpu io pids"), false);
+        assert_eq!(l.status, Status::Warn);
+        assert!(l.detail.contains("cpuset, memory"), "{}", l.detail);
+        assert_eq!(
+            cgroup_line(
+                Some("2"),
+                None,
+                Some("cpuset cpu io memory pids hugetlb"),
+                false
+            )
+            .status,
+            Status::Ok
+        );
+        assert_eq!(cgroup_line(None, None, None, false).status, Status::Warn);
+    }
+
+    #[test]
+    fn a_remote_engine_is_said() {
+        assert!(is_local("unix:///var/run/docker.sock"));
+        assert!(!is_local("tcp://127.0.0.1:2375"));
+    }
+}

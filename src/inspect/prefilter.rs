@@ -1,0 +1,219 @@
+//! Which lines can match no signal pattern at all, told by a literal search.
+//!
+//! Nearly every line of a large journal is chatter that matches none of `signals.yaml`'s
+//! patterns, and running the whole pattern set on each costs more than reading it. Every pattern
+//! there contains some literal text (`k3s is up and running`, `Running kube-apiserver`): a match
+//! must contain one of its pattern's required literals. One Aho-Corasick search for all of them
+//! rules out most lines at memchr speed; only the lines it finds go to the patterns.
+//!
+//! The literals are folded to ASCII lower case and searched without case, so a case-insensitive
+//! pattern (`(?i)Running kubelet`) keeps its literal; a line with non-ASCII text always goes to
+//! the patterns (Unicode case folding has non-ASCII forms of `k` and `s`, which the fold does not
+//! know). The filter only ever says "cannot match": a line it lets through is matched as before,
+//! so what `inspect` decides is the same with or without it.
+
+use aho_corasick::AhoCorasick;
+use regex_syntax::hir::{Class, Hir, HirKind};
+
+pub(crate) struct Prefilter {
+    literals: AhoCorasick,
+}
+
+impl Prefilter {
+    /// A filter for these patterns, or None when one of them requires no literal (then every
+    /// line goes to the patterns).
+    pub(crate) fn new<'a>(patterns: impl IntoIterator<Item = &'a str>) -> Option<Prefilter> {
+        let mut all: Vec<Vec<u8>> = Vec::new();
+        for p in patterns {
+            let hir = regex_syntax::parse(p).ok()?;
+            for lit in required(&hir)? {
+                if !all.contains(&lit) {
+                    all.push(lit);
+                }
+            }
+        }
+        let literals = AhoCorasick::builder()
+            .ascii_case_insensitive(true)
+            .build(&all)
+            .ok()?;
+        Some(Prefilter { literals })
+    }
+
+    /// False only when none of the patterns can match `text`.
+    pub(crate) fn may_match(&self, text: &str) -> bool {
+        !text.is_ascii() || self.literals.is_match(text)
+    }
+}
+
+/// Literals (ASCII lower case) one of which every match of `hir` contains, on ASCII text; None
+/// when there is no such set.
+fn required(hir: &Hir) -> Option<Vec<Vec<u8>>> {
+    match hir.kind() {
+        HirKind::Literal(lit) => Some(vec![lit.0.to_ascii_lowercase()]),
+        HirKind::Class(c) => letter(c).map(|b| vec![vec![b]]),
+        HirKind::Capture(c) => required(&c.sub),
+        HirKind::Repetition(r) if r.min >= 1 => required(&r.sub),
+        HirKind::Alternation(subs) => {
+            let mut out = Vec::new();
+            for s in subs {
+                out.extend(required(s)?);
+            }
+            Some(out)
+        }
+        HirKind::Concat(subs) => {
+            // Candidates: each run of adjacent literal pieces, and each piece's own set; the
+            // best is the one whose shortest literal is longest (the fewest false hits).
+            let mut best: Option<Vec<Vec<u8>>> = None;
+            let mut consider = |cand: Vec<Vec<u8>>| {
+                let score = |c: &Vec<Vec<u8>>| c.iter().map(Vec::len).min().unwrap_or(0);
+                if score(&cand) > 0 && best.as_ref().is_none_or(|b| score(&cand) > score(b)) {
+                    best = Some(cand);
+                }
+            };
+            let mut run: Vec<u8> = Vec::new();
+            for s in subs {
+                match piece(s) {
+                    Some(bytes) => run.extend(bytes),
+                    None => {
+                        consider(vec![std::mem::take(&mut run)]);
+                        if let Some(set) = required(s) {
+                            consider(set);
+                        }
+                    }
+                }
+            }
+            consider(vec![run]);
+            best
+        }
+        _ => None,
+    }
+}
+
+/// The bytes a piece of a concatenation always matches (lower case), if it is that simple.
+fn piece(hir: &Hir) -> Option<Vec<u8>> {
+    match hir.kind() {
+        HirKind::Literal(lit) => Some(lit.0.to_ascii_lowercase()),
+        HirKind::Class(c) => letter(c).map(|b| vec![b]),
+        _ => None,
+    }
+}
+
+/// The one ASCII character (lower case) a class matches on ASCII text, up to case: `[Rr]` (what
+/// `(?i)R` becomes) is `r`; `[a-z]` is none.
+fn letter(c: &Class) -> Option<u8> {
+    let mut ascii: Vec<u8> = Vec::new();
+    let mut add = |lo: u32, hi: u32| -> Option<()> {
+        for x in lo..=hi.min(0x7f) {
+            ascii.push(u8::try_from(x).ok()?);
+            if ascii.len() > 2 {
+                return None;
+            }
+        }
+        Some(())
+    };
+    match c {
+        Class::Unicode(u) => {
+            for r in u.ranges() {
+                add(u32::from(r.start()), u32::from(r.end()))?;
+            }
+        }
+        Class::Bytes(b) => {
+            for r in b.ranges() {
+                add(u32::from(r.start()), u32::from(r.end()))?;
+            }
+        }
+    }
+    match ascii.as_slice() {
+        [a] => Some(a.to_ascii_lowercase()),
+        [a, b] if a.eq_ignore_ascii_case(b) => Some(a.to_ascii_lowercase()),
+        _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn req(p: &str) -> Option<Vec<String>> {
+        required(&regex_syntax::parse(p).unwrap()).map(|v| {
+            v.into_iter()
+                .map(|l| String::from_utf8(l).unwrap())
+                .collect()
+        })
+    }
+
+    #[test]
+    fn each_signal_pattern_has_its_literal() {
+        assert_eq!(
+            req("k3s is up and running").unwrap(),
+            ["k3s is up and running"]
+        );
+        assert_eq!(req(r"^FATA\[").unwrap(), ["fata["]);
+        assert_eq!(
+            req(r"Starting k3s (agent )?(?P<value>v\d+\.\d+\.\d+[0-9A-Za-z.+-]*)").unwrap(),
+            ["starting k3s "]
+        );
+        assert_eq!(
+            req(r"Adding member \S+ to etcd cluster").unwrap(),
+            [" to etcd cluster"]
+        );
+        assert_eq!(
+            req("Starting etcd (for|to join) ").unwrap(),
+            ["starting etcd "]
+        );
+        // `(?i)k` is also the Kelvin sign, which only a non-ASCII line can hold.
+        assert_eq!(req("(?i)Running kubelet").unwrap(), ["running kubelet"]);
+        assert_eq!(req("(a|bc)d").unwrap(), ["a", "bc"]);
+        assert_eq!(req("(abc|de)").unwrap(), ["abc", "de"]);
+        assert_eq!(req(r"\d+"), None);
+        assert_eq!(req("(abc)?x*"), None);
+        assert_eq!(req("abc|.*"), None);
+    }
+
+    #[test]
+    fn a_pattern_without_a_literal_turns_the_filter_off() {
+        assert!(Prefilter::new(["abc", r"\d+"]).is_none());
+        let f = Prefilter::new(["abc", "(?i)Running kubelet"]).unwrap();
+        assert!(f.may_match("xx ABC"));
+        assert!(f.may_match("level=info msg=\"RUNNING kubelet --x\""));
+        assert!(!f.may_match("I0926 reconciler_common.go:245] started"));
+        assert!(f.may_match("non-ASCII: é"), "non-ASCII lines always go on");
+    }
+
+    /// On every line of the real corpora: a line the filter drops matches no signal pattern.
+    #[test]
+    fn no_line_the_filter_drops_matches_a_pattern() {
+        let cat = super::super::Catalog::load(None).unwrap();
+        let mut pats = Vec::new();
+        for sig in cat.signals.by_name.values() {
+            for list in [&sig.up, &sig.down, &sig.value, &sig.settled_by] {
+                pats.extend(list.iter().map(|p| p.regex.as_str().to_string()));
+            }
+        }
+        let set = regex::RegexSet::new(&pats).unwrap();
+        let f = Prefilter::new(pats.iter().map(String::as_str)).expect("every pattern has one");
+        let root = super::super::find_root(None).unwrap();
+        let (mut lines, mut dropped) = (0u64, 0u64);
+        let mut stack = vec![root.join("tests/fixtures")];
+        while let Some(dir) = stack.pop() {
+            for e in std::fs::read_dir(&dir).unwrap().flatten() {
+                let path = e.path();
+                if path.is_dir() {
+                    stack.push(path);
+                    continue;
+                }
+                let Ok(bytes) = std::fs::read(&path) else {
+                    continue;
+                };
+                for line in String::from_utf8_lossy(&bytes).lines() {
+                    lines += 1;
+                    if !f.may_match(line) {
+                        dropped += 1;
+                        assert!(!set.is_match(line), "{}: {line}", path.display());
+                    }
+                }
+            }
+        }
+        assert!(lines > 1000 && dropped > lines / 2, "{dropped} of {lines}");
+    }
+}

@@ -1,0 +1,190 @@
+//! `repro inspect` reads back what a real `repro run` on the k3s stand-in wrote: every
+//! observation the run made from log lines (and deaths) must come out the same from the kept
+//! per-boot logs — the same signals, the same rules. Probe-decided observations must come out
+//! `unknown`: a log cannot run a probe. Needs a Docker engine (fails, never skips, without one).
+
+use std::path::{Path, PathBuf};
+
+use crate::sim_run;
+use crate::util::{repro, text};
+
+use serde_json::Value;
+
+/// Runs a check on the stand-in into a fresh folder; returns the run folder and result.json.
+fn run(args: &[&str]) -> (PathBuf, Value, tempfile::TempDir) {
+    let (out, result, dir, tmp) = sim_run(args);
+    assert!(
+        matches!(out.status.code(), Some(0 | 1)),
+        "the run broke:\n{}",
+        text(&out)
+    );
+    (dir, result, tmp)
+}
+
+fn inspect(path: &Path) -> (i32, Value) {
+    let out = repro()
+        .args(["inspect", "--format", "json", "--progress", "never"])
+        .arg(path)
+        .output()
+        .unwrap();
+    let code = out.status.code().unwrap_or(-1);
+    assert!(matches!(code, 0 | 1), "inspect failed:\n{}", text(&out));
+    (code, serde_json::from_slice(&out.stdout).unwrap())
+}
+
+/// Compares every observation of the run with what inspect reads from the same boot's log;
+/// returns how many were compared, and how many of them a probe had decided.
+fn same_observations(result: &Value, seen: &Value) -> (usize, usize) {
+    let nodes = seen["inputs"][0]["nodes"].as_array().unwrap();
+    let mut compared = 0;
+    let mut probed = 0;
+    let mut diffs = Vec::new();
+    for step in result["steps"].as_array().unwrap() {
+        for o in step["observations"].as_array().unwrap() {
+            let (node, signal, boot) = (
+                o["node"].as_str().unwrap(),
+                o["signal"].as_str().unwrap(),
+                o["boot"].as_u64().unwrap(),
+            );
+            let b = nodes
+                .iter()
+                .find(|n| n["name"] == node)
+                .and_then(|n| {
+                    n["boots"]
+                        .as_array()
+                        .unwrap()
+                        .iter()
+                        .find(|b| b["boot"] == boot)
+                })
+                .unwrap_or_else(|| panic!("inspect has no boot {boot} of {node}"));
+            let got = b["signals"][signal]["state"].as_str().unwrap();
+            let by_probe = o["evidence"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .any(|e| e["source"] == "probe");
+            let want = if by_probe {
+                "unknown"
+            } else if o["observed"] == "dead" {
+                // The run keeps a death as its own observation; inspect reads the finished
+                // boot by the signal's `on-death`, which the run records as `counts_as`.
+                o["death"]["counts_as"].as_str().unwrap_or("unknown")
+            } else {
+                o["observed"].as_str().unwrap()
+            };
+            if got != want {
+                diffs.push(format!(
+                    "step {} {node} boot {boot} {signal}: the run observed {} ({}), inspect says {got} ({})",
+                    step["index"], o["observed"], o["reason"], b["signals"][signal]["reason"]
+                ));
+            }
+            compared += 1;
+            probed += usize::from(by_probe);
+        }
+    }
+    assert!(diffs.is_empty(), "{diffs:#?}");
+    (compared, probed)
+}
+
+#[test]
+fn inspect_reads_a_buggy_etcd_split_run_as_the_run_saw_it() {
+    let (dir, result, _t) = run(&[
+        "etcd-split",
+        "--k3s-version",
+        "v1.33.4+k3s1",
+        "--expect",
+        "reproduced",
+    ]);
+    assert_eq!(result["verdict"]["outcome"], "reproduced");
+    let (code, seen) = inspect(&dir);
+    assert!(same_observations(&result, &seen).0 >= 10);
+    // The bug is recognised on the boots the run showed it on, from the check file alone.
+    assert_eq!(code, 1, "a known bug matched");
+    let f: Vec<(String, u64)> = seen["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|f| f["verdict"] == "matches")
+        .map(|f| {
+            (
+                f["node"].as_str().unwrap().to_string(),
+                f["boot"].as_u64().unwrap(),
+            )
+        })
+        .collect();
+    // Every boot of a joiner whose own config enables the registry and that the run saw
+    // without it (step 1, and step 3 when the buggy joiner read cp-1's config).
+    let mut want: Vec<(String, u64)> = Vec::new();
+    for step in result["steps"].as_array().unwrap() {
+        for o in step["observations"].as_array().unwrap() {
+            let key = (
+                o["node"].as_str().unwrap().to_string(),
+                o["boot"].as_u64().unwrap(),
+            );
+            if o["signal"] == "embedded-registry"
+                && o["observed"] == "down"
+                && key.0 != "etcd-1"
+                && !want.contains(&key)
+            {
+                want.push(key);
+            }
+        }
+    }
+    want.sort();
+    assert!(want.contains(&("etcd-2".to_string(), 2)), "{want:?}");
+    assert_eq!(f, want);
+    assert!(seen["inputs"][0]["notes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|n| n.as_str().unwrap().contains("stand-in")));
+    // The bundle of the same run reads the same.
+    let (_, from_bundle) = inspect(&dir.join("bundle.tar.gz"));
+    assert_eq!(from_bundle["inputs"][0]["kind"], "repro-bundle");
+    same_observations(&result, &from_bundle);
+}
+
+#[test]
+fn inspect_reads_a_fixed_run_and_finds_nothing() {
+    let (dir, result, _t) = run(&["etcd-split", "--k3s-version", "v1.33.5+k3s1"]);
+    assert_eq!(result["verdict"]["outcome"], "fixed");
+    let (code, seen) = inspect(&dir);
+    same_observations(&result, &seen);
+    assert_eq!(code, 0);
+    assert!(seen["findings"].as_array().unwrap().is_empty());
+}
+
+#[test]
+fn inspect_reads_deaths_of_a_bootstrap_check_run() {
+    let (dir, result, _t) = run(&["bootstrap-check", "--k3s-version", "v1.33.4+k3s1"]);
+    let (_, seen) = inspect(&dir);
+    assert!(same_observations(&result, &seen).0 >= 6);
+    let died = seen["inputs"][0]["nodes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|n| n["boots"].as_array().unwrap())
+        .filter(|b| b["end"]["how"] == "died")
+        .count();
+    assert!(
+        died >= 2,
+        "the brand-new joiner and cp-1 die on the mismatch"
+    );
+}
+
+#[test]
+fn probe_observations_are_unknown_in_a_log() {
+    let (dir, result, _t) = run(&[
+        "metrics-order",
+        "--k3s-version",
+        "v1.33.4+k3s1",
+        "--expect",
+        "reproduced",
+    ]);
+    let (_, seen) = inspect(&dir);
+    let (compared, probed) = same_observations(&result, &seen);
+    assert!(
+        probed >= 3 && compared > probed,
+        "{compared} compared, {probed} by probe"
+    );
+}

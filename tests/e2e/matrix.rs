@@ -1,0 +1,652 @@
+//! `repro matrix`, `repro bisect` and `repro merge` end to end: the real binary, real Docker
+//! and the k3s stand-in (`--sim`). Tests that run clusters need a Docker engine and fail (not
+//! skip) without one; after each, nothing labelled with any of its run ids may be left. Tests
+//! of input handling, `--emit` and merge need no Docker (and prove it with a bogus DOCKER_HOST).
+
+use std::io::{Read, Write};
+use std::net::TcpListener;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use std::time::Instant;
+
+use crate::docker::docker_ok;
+use crate::fixtures::write_result;
+use crate::util::{project, repro, text};
+use crate::{assert_no_leftovers, read_result};
+
+use serde_json::{json, Value};
+
+/// A repro that must not touch Docker: any attempt would fail against this endpoint.
+fn repro_without_docker() -> Command {
+    let mut c = repro();
+    c.env("DOCKER_HOST", "unix:///nonexistent/docker.sock");
+    c
+}
+
+fn stdout(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+fn read_json(p: &Path) -> Value {
+    serde_json::from_str(&std::fs::read_to_string(p).unwrap()).unwrap()
+}
+
+/// Every result.json under `dir`, at any depth.
+fn result_files(dir: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    for e in std::fs::read_dir(dir).unwrap() {
+        let p = e.unwrap().path();
+        if p.is_dir() {
+            out.extend(result_files(&p));
+        } else if p.file_name().is_some_and(|n| n == "result.json") {
+            out.push(p);
+        }
+    }
+    out
+}
+
+/// The one folder directly under `base` whose name starts with `prefix`.
+fn only_dir(base: &Path, prefix: &str) -> PathBuf {
+    let dirs: Vec<PathBuf> = std::fs::read_dir(base)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| {
+            p.is_dir()
+                && p.file_name()
+                    .is_some_and(|n| n.to_string_lossy().starts_with(prefix))
+        })
+        .collect();
+    assert_eq!(dirs.len(), 1, "one {prefix}* folder in {}", base.display());
+    dirs[0].clone()
+}
+
+/// Asserts every run under `dir` cleaned up; returns how many runs there were.
+fn assert_runs_cleaned_up(dir: &Path) -> usize {
+    let files = result_files(dir);
+    for f in &files {
+        // Every run a matrix or bisect made wrote a result.json that matches the schema.
+        let r = read_result(f.parent().unwrap());
+        assert_no_leftovers(r["run_id"].as_str().unwrap());
+    }
+    files.len()
+}
+
+/// A project folder with a copy of the shipped checks and topologies, `edit` applied to
+/// checks/etcd-split.yaml.
+fn project_copy(edit: impl Fn(String) -> String) -> tempfile::TempDir {
+    let root = project(&["checks", "topologies"]);
+    let check = root.path().join("checks/etcd-split.yaml");
+    let text = std::fs::read_to_string(&check).unwrap();
+    let edited = edit(text.clone());
+    assert_ne!(edited, text, "the edit changed nothing");
+    std::fs::write(&check, edited).unwrap();
+    root
+}
+
+// ---------------------------------------------------------------------------------------------
+// matrix on Docker
+
+const SIX: &str = "v1.32.8+k3s1,v1.32.9+k3s1,v1.33.3+k3s1,v1.33.4+k3s1,v1.33.5+k3s1,v1.34.1+k3s1";
+
+#[test]
+fn matrix_of_six_versions_over_two_lines_matches_fixed_in() {
+    docker_ok();
+    let tmp = tempfile::tempdir().unwrap();
+    let t = Instant::now();
+    let out = repro()
+        .args([
+            "matrix",
+            "--sim",
+            "--checks",
+            "etcd-split",
+            "--k3s-versions",
+            SIX,
+            "--jobs",
+            "2",
+            "--results",
+        ])
+        .arg(tmp.path())
+        .output()
+        .unwrap();
+    eprintln!("matrix of 6 took {:.1}s", t.elapsed().as_secs_f64());
+    let dir = only_dir(tmp.path(), "matrix-");
+    assert_eq!(assert_runs_cleaned_up(&dir), 6, "{}", text(&out));
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let s = stdout(&out);
+    // One line per finished run, then the table.
+    assert_eq!(s.matches("] etcd-split v1.").count(), 6, "{s}");
+    for (v, expected) in [
+        ("v1.32.8+k3s1", "reproduced"),
+        ("v1.32.9+k3s1", "fixed"),
+        ("v1.33.3+k3s1", "reproduced"),
+        ("v1.33.4+k3s1", "reproduced"),
+        ("v1.33.5+k3s1", "fixed"),
+        ("v1.34.1+k3s1", "fixed"),
+    ] {
+        let row = s
+            .lines()
+            .find(|l| l.starts_with("etcd-split") && l.contains(v))
+            .unwrap_or_else(|| panic!("no table row for {v}:\n{s}"));
+        let cols: Vec<&str> = row.split_whitespace().collect();
+        assert_eq!(cols[2], expected, "{row}");
+        assert_eq!(cols[3], expected, "{row}");
+        assert_eq!(cols.last(), Some(&"ok"), "{row}");
+    }
+    assert!(s.contains("6 runs: 6 ok"), "{s}");
+
+    let summary = read_json(&dir.join("summary.json"));
+    assert_eq!(summary["kind"], "repro-matrix-summary");
+    assert_eq!(summary["totals"]["cells"], 6);
+    assert_eq!(summary["totals"]["ok"], 6);
+    assert_eq!(summary["exit_code"], 0);
+    for c in summary["cells"].as_array().unwrap() {
+        // Each run's folder is inside the matrix folder, named relative to it.
+        let r = c["results"].as_str().unwrap();
+        assert!(dir.join(r).join("result.json").is_file(), "{c}");
+        assert_eq!(c["stand_in"], true);
+    }
+    let junit = std::fs::read_to_string(dir.join("junit.xml")).unwrap();
+    assert!(
+        junit.contains(r#"tests="6" failures="0" errors="0""#),
+        "{junit}"
+    );
+    assert_eq!(junit.matches("<testcase ").count(), 6, "{junit}");
+}
+
+#[test]
+fn matrix_with_a_wrong_fixed_in_exits_1_and_says_why() {
+    docker_ok();
+    // Claim the fix landed one release early: v1.33.4+k3s1 is then expected fixed.
+    // (The shipped check names its fix in releases/k3s-changes.yaml; the copy lists it inline.)
+    let root = project_copy(|t| {
+        t.replace(
+            "fixed-in: etcd-only-bootstrap-fix",
+            "fixed-in: [v1.31.13+k3s1, v1.32.9+k3s1, v1.33.4+k3s1, v1.34.1+k3s1]",
+        )
+    });
+    let tmp = tempfile::tempdir().unwrap();
+    let out = repro()
+        .args([
+            "matrix",
+            "--sim",
+            "--root",
+            root.path().to_str().unwrap(),
+            "--checks",
+            "etcd-split",
+            "--k3s-versions",
+            "v1.33.3+k3s1,v1.33.4+k3s1",
+            "--jobs",
+            "2",
+            "--results",
+        ])
+        .arg(tmp.path())
+        .output()
+        .unwrap();
+    let dir = only_dir(tmp.path(), "matrix-");
+    assert_eq!(assert_runs_cleaned_up(&dir), 2, "{}", text(&out));
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out));
+    let s = stdout(&out);
+    let row = s
+        .lines()
+        .find(|l| l.starts_with("etcd-split") && l.contains("v1.33.4+k3s1"))
+        .unwrap();
+    assert!(row.ends_with("REGRESSION"), "{row}");
+    // Which version, expected vs got, and why (the check's fixed-in for that line).
+    assert!(
+        s.contains("REGRESSION: etcd-split on v1.33.4+k3s1: expected fixed, got reproduced"),
+        "{s}"
+    );
+    assert!(
+        s.contains("the first fixed release of 1.33") && s.contains("fixed-in: "),
+        "{s}"
+    );
+    let summary = read_json(&dir.join("summary.json"));
+    assert_eq!(summary["totals"]["regression"], 1);
+    assert_eq!(summary["totals"]["ok"], 1);
+    let junit = std::fs::read_to_string(dir.join("junit.xml")).unwrap();
+    assert!(junit.contains(r#"tests="2" failures="1""#), "{junit}");
+    assert!(junit.contains("expected fixed, got reproduced"), "{junit}");
+}
+
+#[test]
+fn interrupting_a_matrix_removes_its_clusters_and_exits_130() {
+    docker_ok();
+    let tmp = tempfile::tempdir().unwrap();
+    let mut child = repro()
+        .args([
+            "matrix",
+            "--sim",
+            "--checks",
+            "etcd-split",
+            "--k3s-versions",
+            "v1.32.8+k3s1,v1.33.4+k3s1,v1.33.5+k3s1",
+            "--jobs",
+            "2",
+            "--results",
+        ])
+        .arg(tmp.path())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Interrupt once the runs have started (the matrix line is printed right before).
+    let mut stdout = std::io::BufReader::new(child.stdout.take().unwrap());
+    let mut first = String::new();
+    std::io::BufRead::read_line(&mut stdout, &mut first).unwrap();
+    assert!(first.starts_with("matrix: "), "{first}");
+    std::thread::sleep(std::time::Duration::from_secs(3));
+    assert!(Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap()
+        .success());
+    let mut rest = String::new();
+    stdout.read_to_string(&mut rest).unwrap();
+    let status = child.wait().unwrap();
+    assert_eq!(status.code(), Some(130), "{first}{rest}");
+    let dir = only_dir(tmp.path(), "matrix-");
+    assert_runs_cleaned_up(&dir);
+    let summary = read_json(&dir.join("summary.json"));
+    assert_eq!(summary["totals"]["cells"], 3, "{summary}");
+    assert!(
+        summary["totals"]["not_run"].as_u64().unwrap() >= 1,
+        "{summary}"
+    );
+}
+
+// ---------------------------------------------------------------------------------------------
+// bisect on Docker
+
+#[test]
+fn bisect_names_the_first_fixed_release_within_the_run_limit() {
+    docker_ok();
+    let tmp = tempfile::tempdir().unwrap();
+    let t = Instant::now();
+    let out = repro()
+        .args([
+            "bisect",
+            "etcd-split",
+            "--good",
+            "v1.33.6+k3s1",
+            "--bad",
+            "v1.33.0+k3s1",
+            "--sim",
+            "--results",
+        ])
+        .arg(tmp.path())
+        .output()
+        .unwrap();
+    eprintln!("bisect took {:.1}s", t.elapsed().as_secs_f64());
+    let dir = only_dir(tmp.path(), "bisect-etcd-split-");
+    let made = assert_runs_cleaned_up(&dir);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let s = stdout(&out);
+    assert!(
+        s.contains("answer: v1.33.5+k3s1 is the first release showing `fixed`"),
+        "{s}"
+    );
+    // n = 7 releases (v1.33.0 … v1.33.6): at most ⌈log2 7⌉ + 1 = 4 runs.
+    let runs: usize = s
+        .lines()
+        .find_map(|l| l.strip_prefix("runs: "))
+        .and_then(|r| r.split_whitespace().next())
+        .unwrap()
+        .parse()
+        .unwrap();
+    assert!(runs <= 4, "{runs} runs:\n{s}");
+    assert_eq!(runs, made, "every run left a folder");
+    let record = read_json(&dir.join("bisect.json"));
+    assert_eq!(record["answer"], "v1.33.5+k3s1");
+    assert_eq!(record["runs"], runs);
+    assert_eq!(record["bad_verdict"], "reproduced");
+}
+
+// ---------------------------------------------------------------------------------------------
+// no Docker: input, --emit, channels, merge
+
+#[test]
+fn emit_github_matrix_prints_the_fan_out_without_docker() {
+    let out = repro_without_docker()
+        .args([
+            "matrix",
+            "--emit",
+            "github-matrix",
+            "--k3s-versions",
+            "v1.32.8+k3s1,v1.33.5+k3s1",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let s = stdout(&out);
+    assert_eq!(s.lines().count(), 1, "one line for $GITHUB_OUTPUT: {s}");
+    let v: Value = serde_json::from_str(&s).unwrap();
+    assert_eq!(v.as_object().unwrap().len(), 1, "{v}");
+    let include = v["include"].as_array().unwrap();
+    // Default checks: every check with fixed-in (etcd-split and metrics-order).
+    assert_eq!(include.len(), 4, "{v}");
+    for e in include {
+        let keys: Vec<&String> = e.as_object().unwrap().keys().collect();
+        assert_eq!(keys, ["check", "k3s_version", "expected"], "{e}");
+    }
+    assert!(include.contains(
+        &json!({"check": "etcd-split", "k3s_version": "v1.32.8+k3s1", "expected": "reproduced"})
+    ));
+    assert!(include.contains(
+        &json!({"check": "metrics-order", "k3s_version": "v1.33.5+k3s1", "expected": "fixed"})
+    ));
+}
+
+#[test]
+fn bad_matrix_input_exits_2_before_docker() {
+    for (args, needle) in [
+        (
+            vec!["--k3s-versions", "v1.33.4+k3s1,banana"],
+            "`banana` is not a k3s or rke2 version",
+        ),
+        (vec!["--k3s-versions", "v1.33.4+k3s1,"], "empty entry"),
+        (
+            vec!["--checks", "nope", "--k3s-versions", "v1.33.4+k3s1"],
+            "no check named `nope`",
+        ),
+        (
+            vec!["--k3s-versions", "v1.33.4+k3s1", "--jobs", "0"],
+            "--jobs",
+        ),
+    ] {
+        let out = repro_without_docker()
+            .arg("matrix")
+            .args(&args)
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {}", text(&out));
+        assert!(stderr(&out).contains(needle), "{args:?}: {}", text(&out));
+    }
+}
+
+/// A one-shot channel server on loopback: answers like update.k3s.io (a redirect to the
+/// release page).
+fn channel_server(location: &'static str) -> (String, std::thread::JoinHandle<String>) {
+    let l = TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}/v1-release/channels", l.local_addr().unwrap());
+    let h = std::thread::spawn(move || {
+        let (mut s, _) = l.accept().unwrap();
+        let mut buf = [0u8; 2048];
+        let n = s.read(&mut buf).unwrap();
+        let req = String::from_utf8_lossy(&buf[..n]).into_owned();
+        write!(
+            s,
+            "HTTP/1.1 302 Found\r\nLocation: {location}\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
+        )
+        .unwrap();
+        req
+    });
+    (url, h)
+}
+
+#[test]
+fn channels_resolve_on_the_channel_server() {
+    let (url, server) = channel_server("https://github.com/k3s-io/k3s/releases/tag/v1.33.5%2Bk3s1");
+    let out = repro_without_docker()
+        .env("REPRO_CHANNEL_SERVER", &url)
+        .args([
+            "matrix",
+            "--emit",
+            "github-matrix",
+            "--checks",
+            "etcd-split",
+            "--k3s-versions",
+            "stable",
+        ])
+        .output()
+        .unwrap();
+    let req = server.join().unwrap();
+    assert!(req.starts_with("GET /v1-release/channels/stable "), "{req}");
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let v: Value = serde_json::from_str(&stdout(&out)).unwrap();
+    assert_eq!(v["include"][0]["k3s_version"], "v1.33.5+k3s1");
+    assert_eq!(v["include"][0]["expected"], "fixed");
+    assert!(stderr(&out).contains("channel `stable` is v1.33.5+k3s1"));
+}
+
+#[test]
+fn channels_without_network_exit_3_and_say_so() {
+    // Nothing listens on port 1 of loopback: as good as no network, without leaving the host.
+    let out = repro_without_docker()
+        .env(
+            "REPRO_CHANNEL_SERVER",
+            "http://127.0.0.1:1/v1-release/channels",
+        )
+        .args([
+            "matrix",
+            "--emit",
+            "github-matrix",
+            "--k3s-versions",
+            "latest",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(3), "{}", text(&out));
+    let e = stderr(&out);
+    assert!(
+        e.contains("cannot resolve channel `latest`")
+            && e.contains("channels need network access")
+            && e.contains("pass explicit versions"),
+        "{e}"
+    );
+}
+
+#[test]
+fn bad_bisect_input_exits_2_before_docker() {
+    let list = tempfile::tempdir().unwrap();
+    let file = list.path().join("k3s.yaml");
+    std::fs::write(&file, "releases:\n  - v1.33.0+k3s1\n  - v1.33.x+k3s1\n").unwrap();
+    let file_s = file.to_str().unwrap().to_string();
+    for (args, needle) in [
+        (
+            vec![
+                "etcd-split",
+                "--good",
+                "v1.33.6+k3s1",
+                "--bad",
+                "v1.32.0+k3s1",
+            ],
+            "different release lines".to_string(),
+        ),
+        (
+            vec![
+                "etcd-split",
+                "--good",
+                "v1.34.0+k3s1",
+                "--bad",
+                "v1.34.2+k3s1",
+            ],
+            "is not in the release list".to_string(),
+        ),
+        (
+            vec![
+                "bootstrap-check",
+                "--good",
+                "v1.33.6+k3s1",
+                "--bad",
+                "v1.33.0+k3s1",
+            ],
+            "no bug signature".to_string(),
+        ),
+        (
+            vec![
+                "etcd-split",
+                "--good",
+                "v1.33.0+k3s1",
+                "--bad",
+                "v1.33.0+k3s1",
+                "--versions",
+                &file_s,
+            ],
+            format!("{file_s}:3:5: error: `v1.33.x+k3s1` is not a k3s or rke2 version"),
+        ),
+    ] {
+        let out = repro_without_docker()
+            .arg("bisect")
+            .args(&args)
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {}", text(&out));
+        assert!(stderr(&out).contains(&needle), "{args:?}: {}", text(&out));
+    }
+}
+
+/// A run folder with a result.json as `repro run` writes it (the fields merge reads, and more).
+fn fake_run(base: &Path, name: &str, version: &str, expected: &str, verdict: &str) -> PathBuf {
+    let dir = base.join(name);
+    write_result(
+        &dir,
+        &format!("id-{name}"),
+        version,
+        expected,
+        Some(verdict),
+    );
+    dir
+}
+
+/// Merge exits with the worst code of its cells (130 > 3 > 1 > 4 > 0), and a run that broke on
+/// infrastructure shows as a cell with its reason.
+#[test]
+fn merge_exits_with_the_worst_cell_inconclusive_4_broken_3() {
+    let tmp = tempfile::tempdir().unwrap();
+    fake_run(
+        tmp.path(),
+        "run-a",
+        "v1.33.4+k3s1",
+        "reproduced",
+        "reproduced",
+    );
+    fake_run(tmp.path(), "run-b", "v1.33.5+k3s1", "fixed", "inconclusive");
+    let merge = |out: &Path| {
+        repro_without_docker()
+            .arg("merge")
+            .arg(tmp.path())
+            .arg("--out")
+            .arg(out)
+            .output()
+            .unwrap()
+    };
+    let out = merge(&tmp.path().join("m1"));
+    assert_eq!(out.status.code(), Some(4), "{}", text(&out));
+    // A run whose engine was unreachable: result.json with no verdict, exit 3 and why.
+    let broken = fake_run(tmp.path(), "run-c", "v1.34.1+k3s1", "fixed", "fixed");
+    let path = broken.join("result.json");
+    let mut r = read_json(&path);
+    r["verdict"] = Value::Null;
+    r["exit_code"] = 3.into();
+    r["error"] = "cannot reach the Docker engine at unix:///nowhere: gone".into();
+    std::fs::write(&path, serde_json::to_string_pretty(&r).unwrap()).unwrap();
+    let out = merge(&tmp.path().join("m2"));
+    assert_eq!(out.status.code(), Some(3), "{}", text(&out));
+    assert!(
+        stdout(&out).contains("BROKEN: etcd-split on v1.34.1+k3s1: the run broke before a verdict (cannot reach the Docker engine"),
+        "{}",
+        text(&out)
+    );
+}
+
+#[test]
+fn merge_combines_run_folders_from_other_machines() {
+    let tmp = tempfile::tempdir().unwrap();
+    // As actions/download-artifact lays them out: one folder per artifact, runs inside.
+    let a = tmp.path().join("artifacts/results-etcd-split-v1.33.4+k3s1");
+    let b = tmp.path().join("artifacts/results-etcd-split-v1.33.5+k3s1");
+    fake_run(&a, "run-a", "v1.33.4+k3s1", "reproduced", "reproduced");
+    fake_run(&b, "run-b", "v1.33.5+k3s1", "fixed", "fixed");
+    let out_dir = tmp.path().join("merged");
+    let out = repro_without_docker()
+        .arg("merge")
+        .arg(tmp.path().join("artifacts"))
+        .arg("--out")
+        .arg(&out_dir)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let s = read_json(&out_dir.join("summary.json"));
+    assert_eq!(s["totals"]["cells"], 2);
+    assert_eq!(s["totals"]["ok"], 2);
+    assert_eq!(s["cells"][0]["k3s_version"], "v1.33.4+k3s1");
+    let junit = std::fs::read_to_string(out_dir.join("junit.xml")).unwrap();
+    assert!(junit.contains(r#"tests="2" failures="0""#), "{junit}");
+
+    // The merged summary merges again (a matrix folder), with one more run that differs.
+    let c = fake_run(tmp.path(), "run-c", "v1.32.9+k3s1", "fixed", "reproduced");
+    let out2 = tmp.path().join("merged2");
+    let out = repro_without_docker()
+        .arg("merge")
+        .arg(&out_dir)
+        .arg(&c)
+        .arg("--out")
+        .arg(&out2)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out));
+    assert!(
+        stdout(&out)
+            .contains("REGRESSION: etcd-split on v1.32.9+k3s1: expected fixed, got reproduced"),
+        "{}",
+        text(&out)
+    );
+    let s = read_json(&out2.join("summary.json"));
+    assert_eq!(s["totals"]["cells"], 3);
+    assert_eq!(s["totals"]["regression"], 1);
+    let junit = std::fs::read_to_string(out2.join("junit.xml")).unwrap();
+    assert!(junit.contains(r#"tests="3" failures="1""#), "{junit}");
+}
+
+#[test]
+fn merge_of_a_corrupt_file_exits_2_naming_it() {
+    let tmp = tempfile::tempdir().unwrap();
+    let good = fake_run(tmp.path(), "ok", "v1.33.4+k3s1", "reproduced", "reproduced");
+    let bad_run = tmp.path().join("bad-run");
+    std::fs::create_dir_all(&bad_run).unwrap();
+    std::fs::write(
+        bad_run.join("result.json"),
+        "{\n  \"schema_version\": 1,\n  \"run_id\": \"x\",,\n}\n",
+    )
+    .unwrap();
+    let bad_matrix = tmp.path().join("matrix-x");
+    std::fs::create_dir_all(&bad_matrix).unwrap();
+    std::fs::write(
+        bad_matrix.join("summary.json"),
+        "{\"kind\": \"repro-matrix-summary\"",
+    )
+    .unwrap();
+    for (dir, file, pos) in [
+        (&bad_run, bad_run.join("result.json"), ":3:17:"),
+        (&bad_matrix, bad_matrix.join("summary.json"), ":1:"),
+    ] {
+        let out = repro_without_docker()
+            .arg("merge")
+            .arg(&good)
+            .arg(dir)
+            .arg("--out")
+            .arg(tmp.path().join("merged"))
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+        let e = stderr(&out);
+        assert!(
+            e.contains(&format!("{}{pos}", file.display())) && e.contains("error: invalid JSON"),
+            "{e}"
+        );
+    }
+    let out = repro_without_docker()
+        .args(["merge", "/nonexistent/results"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+    assert!(
+        stderr(&out).contains("/nonexistent/results"),
+        "{}",
+        text(&out)
+    );
+}

@@ -1,0 +1,1178 @@
+//! End-to-end: the real `repro` binary against real Docker containers of the k3s stand-in.
+//! These need a Docker engine; they fail (not skip) when there is none, so CI cannot pass
+//! without running them. After every run, nothing labelled with its run id may be left.
+
+use std::path::Path;
+use std::process::{Command, Stdio};
+
+use crate::docker::docker_ok;
+use crate::sim_run as run;
+use crate::tcp_proxy::{docker_socket, TcpProxy};
+use crate::util::{project, repro, text};
+use crate::{assert_no_leftovers, only_run_dir, read_result};
+
+use serde_json::Value;
+
+fn observation<'a>(r: &'a Value, step: usize, node: &str, signal: &str) -> &'a Value {
+    r["steps"][step - 1]["observations"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|o| o["node"] == node && o["signal"] == signal)
+        .unwrap_or_else(|| panic!("no observation step {step} {node} {signal}"))
+}
+
+#[test]
+fn etcd_split_reproduces_on_buggy_version() {
+    let (out, r, dir, _t) = run(&[
+        "etcd-split",
+        "--k3s-version",
+        "v1.33.4+k3s1",
+        "--expect",
+        "reproduced",
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    assert_eq!(r["verdict"]["outcome"], "reproduced");
+    // `k3s -v` in full, asked of the init node, for the report's Environmental Info.
+    let v = r["k3s"]["version_output"].as_str().unwrap_or_default();
+    assert!(v.starts_with("k3s version v1.33.4+k3s1"), "{v:?}");
+    let md = std::fs::read_to_string(dir.join("report.md")).unwrap();
+    assert!(
+        md.contains(v.lines().next().unwrap()),
+        "report.md quotes k3s -v"
+    );
+    let o = observation(&r, 1, "etcd-2", "embedded-registry");
+    assert_eq!(o["observed"], "down");
+    assert!(
+        !o["evidence"].as_array().unwrap().is_empty(),
+        "down needs evidence: {o}"
+    );
+    // The kubelet line is ordered after the registry's line (the stand-in prints them in k3s's
+    // order): it decides `down` with no settle window.
+    assert_eq!(o["rule"], "after-feature", "{o}");
+    assert_eq!(o["settle_ms"], 0, "{o}");
+    assert!(o["evidence"][0]["text"]
+        .as_str()
+        .unwrap()
+        .contains("Running kubelet"));
+    // Step 3: through its load balancer the buggy etcd-2 reads cp-1 (no registry); the
+    // check marks this step `any` in the bug world, so the verdict stands either way.
+    let o = observation(&r, 3, "etcd-2", "embedded-registry");
+    assert_eq!(o["observed"], "down");
+    assert_eq!(o["bug"], "any");
+    // Every boot has its own log, and boot 2 of etcd-2 does not contain boot 1's lines.
+    let b1 = std::fs::read_to_string(dir.join("nodes/etcd-2/boot-1.log")).unwrap();
+    let b2 = std::fs::read_to_string(dir.join("nodes/etcd-2/boot-2.log")).unwrap();
+    assert!(
+        b1.contains("Starting etcd to join cluster") || b1.contains("Adding member"),
+        "{b1}"
+    );
+    assert!(
+        b2.contains("Managed etcd cluster bootstrap already complete"),
+        "{b2}"
+    );
+    assert!(
+        !b2.contains("Adding member"),
+        "boot 2 log holds boot 1 lines"
+    );
+}
+
+/// A project folder with every shipped check, signal and topology, where every node runs with
+/// `REPRO_SIM_CONFIG_SOURCE=<source>` (the stand-in's knob; node `env:` is how a topology
+/// passes container environment).
+fn all_checks_root(source: &str) -> tempfile::TempDir {
+    let root = project(&["checks", "topologies"]);
+    for entry in std::fs::read_dir(root.path().join("topologies")).unwrap() {
+        let path = entry.unwrap().path();
+        let text = std::fs::read_to_string(&path)
+            .unwrap()
+            .lines()
+            .map(|l| match l.strip_prefix("  - {name: ") {
+                Some(rest) => format!(
+                    "  - {{name: {}, env: {{REPRO_SIM_CONFIG_SOURCE: {source}}}}}",
+                    rest.trim_end_matches('}')
+                ),
+                None => l.to_string(),
+            })
+            .collect::<Vec<_>>()
+            .join("\n");
+        assert!(
+            text.contains("REPRO_SIM_CONFIG_SOURCE"),
+            "{}",
+            path.display()
+        );
+        std::fs::write(&path, text).unwrap();
+    }
+    root
+}
+
+/// Issue #9: every shipped check gets the same verdict whichever server a buggy etcd-only
+/// joiner reads its config from — through its load balancer (k3s's code) or from the joined
+/// node (#12753's steps) — and the verdict `fixed-in` predicts.
+#[test]
+fn every_shipped_check_has_one_verdict_under_both_config_sources() {
+    // The verdicts `fixed-in` predicts on v1.33.4 (no fixed-in: `fixed` everywhere).
+    let checks = [
+        ("etcd-split", "reproduced"),
+        ("metrics-order", "reproduced"),
+        ("metrics-right-order", "fixed"),
+        ("bootstrap-check", "fixed"),
+    ];
+    let mut verdicts = Vec::new();
+    for source in ["load-balancer", "joined"] {
+        let root = all_checks_root(source);
+        for (check, expected) in checks {
+            docker_ok();
+            let tmp = tempfile::tempdir().unwrap();
+            let out = repro()
+                .arg("--root")
+                .arg(root.path())
+                .args([
+                    "run",
+                    check,
+                    "--k3s-version",
+                    "v1.33.4+k3s1",
+                    "--expect",
+                    expected,
+                ])
+                .args(["--sim", "--progress", "never", "--results"])
+                .arg(tmp.path())
+                .output()
+                .unwrap();
+            let runs = std::fs::read_dir(tmp.path()).unwrap().count();
+            assert_eq!(runs, 1, "{check} with {source}: {}", text(&out));
+            let dir = only_run_dir(tmp.path());
+            let r: Value =
+                serde_json::from_str(&std::fs::read_to_string(dir.join("result.json")).unwrap())
+                    .unwrap();
+            assert_no_leftovers(r["run_id"].as_str().unwrap());
+            assert_eq!(
+                out.status.code(),
+                Some(0),
+                "{check} with {source}: {}",
+                text(&out)
+            );
+            // The knob reached the nodes: buggy joiners log where their config came from. By
+            // boot 3 etcd-2 has saved cp-1's address (boot 2 may not have: k3s learns it from
+            // etcd some time after cp-1 is up, and so does the stand-in).
+            if check == "etcd-split" {
+                let boot = std::fs::read_to_string(dir.join("nodes/etcd-2/boot-3.log")).unwrap();
+                assert_eq!(
+                    boot.contains("@UNCHECKED->RECOVERING from successful dial"),
+                    source == "load-balancer",
+                    "{source}: {boot}"
+                );
+            }
+            verdicts.push((
+                source,
+                check,
+                r["verdict"]["outcome"].as_str().unwrap().to_string(),
+            ));
+        }
+    }
+    let by = |source: &str| -> Vec<(&str, String)> {
+        verdicts
+            .iter()
+            .filter(|(s, _, _)| *s == source)
+            .map(|(_, c, v)| (*c, v.clone()))
+            .collect()
+    };
+    assert_eq!(by("load-balancer"), by("joined"));
+    assert_eq!(
+        by("joined"),
+        vec![
+            ("etcd-split", "reproduced".to_string()),
+            ("metrics-order", "reproduced".to_string()),
+            ("metrics-right-order", "fixed".to_string()),
+            ("bootstrap-check", "fixed".to_string()),
+        ]
+    );
+}
+
+#[test]
+fn etcd_split_fixed_on_fixed_version() {
+    let (out, r, _d, _t) = run(&["etcd-split", "--k3s-version", "v1.33.5+k3s1"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    assert_eq!(r["verdict"]["outcome"], "fixed");
+    assert_eq!(
+        observation(&r, 1, "etcd-2", "embedded-registry")["observed"],
+        "up"
+    );
+}
+
+/// Without --expect, a run expects what the check's fixed-in predicts: v1.33.4 predates the
+/// fix, so reproducing the bug is the outcome asked for (exit 0), and result.json says so.
+#[test]
+fn default_expect_is_what_fixed_in_predicts() {
+    let (out, r, _d, _t) = run(&["etcd-split", "--k3s-version", "v1.33.4+k3s1"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    assert_eq!(r["verdict"]["outcome"], "reproduced");
+    assert_eq!(r["expect"], "reproduced");
+    assert!(
+        r["expect_because"]
+            .as_str()
+            .unwrap()
+            .contains("v1.33.5+k3s1"),
+        "{}",
+        r["expect_because"]
+    );
+    assert!(r["rerun"]
+        .as_str()
+        .unwrap()
+        .ends_with("--expect reproduced"));
+    // Each observation says what the asked outcome wanted there: the bug's value.
+    let o = observation(&r, 1, "etcd-2", "embedded-registry");
+    assert_eq!(
+        (&o["expected"], &o["asked"]),
+        (&"up".into(), &"down".into())
+    );
+    assert_eq!(o["asked"], o["observed"]);
+}
+
+#[test]
+fn asking_for_the_wrong_outcome_exits_1() {
+    let (out, r, _d, _t) = run(&[
+        "etcd-split",
+        "--k3s-version",
+        "v1.33.5+k3s1",
+        "--expect",
+        "reproduced",
+    ]);
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out));
+    assert_eq!(r["verdict"]["outcome"], "fixed");
+}
+
+#[test]
+fn metrics_order_on_both_versions() {
+    let (out, r, _d, _t) = run(&[
+        "metrics-order",
+        "--k3s-version",
+        "v1.33.4+k3s1",
+        "--expect",
+        "reproduced",
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let o = observation(&r, 1, "etcd-2", "supervisor-metrics");
+    assert_eq!(o["observed"], "down");
+    assert!(
+        o["evidence"][0]["text"]
+            .as_str()
+            .unwrap()
+            .contains("apiserver disabled"),
+        "{o}"
+    );
+    let (out, r, _d, _t) = run(&["metrics-order", "--k3s-version", "v1.33.5+k3s1"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    assert_eq!(r["verdict"]["outcome"], "fixed");
+    assert_eq!(observation(&r, 3, "cp-1", "ready")["observed"], "up");
+}
+
+#[test]
+fn bootstrap_check_on_both_versions() {
+    for v in ["v1.33.4+k3s1", "v1.33.5+k3s1"] {
+        let (out, r, _d, _t) = run(&["bootstrap-check", "--k3s-version", v]);
+        assert_eq!(out.status.code(), Some(0), "{v}: {}", text(&out));
+        assert_eq!(r["verdict"]["outcome"], "fixed");
+        let o = observation(&r, 2, "etcd-3", "fatal");
+        assert_eq!(o["observed"], "up");
+        let all: String = o["evidence"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|e| e["text"].as_str().unwrap_or(""))
+            .collect();
+        assert!(all.contains("critical configuration value mismatch"), "{o}");
+        // The field the step changed, as k3s names it in its warning.
+        let m = observation(&r, 2, "etcd-3", "config-mismatch");
+        assert_eq!(m["observed"], "disable-helm-controller", "{m}");
+        assert!(
+            m["evidence"][0]["text"]
+                .as_str()
+                .unwrap()
+                .contains("critical configuration mismatched: disable-helm-controller"),
+            "{m}"
+        );
+        // cp-1 dies of the mismatch: a death of its own, standing for `ready: down` because
+        // the step expects that node to die.
+        let dead = observation(&r, 3, "cp-1", "ready");
+        assert_eq!(dead["observed"], "dead", "{dead}");
+        assert_eq!(dead["death"]["counts_as"], "down", "{dead}");
+        assert_eq!(dead["death"]["expected"], true, "{dead}");
+        assert_eq!(
+            observation(&r, 3, "cp-1", "config-mismatch")["observed"],
+            "disable-helm-controller"
+        );
+        assert_eq!(observation(&r, 4, "cp-1", "ready")["observed"], "up");
+        assert_eq!(
+            observation(&r, 4, "cp-1", "config-mismatch")["observed"],
+            "none"
+        );
+    }
+}
+
+/// `fatal: up` alone once let bootstrap-check pass on any fatal. Here the brand-new joiner dies
+/// of something else (the stand-in's crash fault, before any config check): the check must not
+/// call that `fixed`.
+#[test]
+fn bootstrap_check_is_not_fooled_by_an_unrelated_fatal() {
+    let root = project(&[
+        "checks/signals.yaml",
+        "checks/bootstrap-check.yaml",
+        "topologies/bootstrap-check.yaml",
+    ]);
+    let topo =
+        std::fs::read_to_string(root.path().join("topologies/bootstrap-check.yaml")).unwrap();
+    let joiner = "{name: etcd-3, role: etcd, join: etcd-1, deferred: true}";
+    assert!(topo.contains(joiner), "topology changed: {topo}");
+    let topo = topo.replace(
+        joiner,
+        "{name: etcd-3, role: etcd, join: etcd-1, deferred: true, env: {REPRO_SIM_CRASH_AT_BOOT: '1'}}",
+    );
+    std::fs::write(root.path().join("topologies/bootstrap-check.yaml"), topo).unwrap();
+    let (out, r, _d, _t) = run(&[
+        "bootstrap-check",
+        "--root",
+        root.path().to_str().unwrap(),
+        "--k3s-version",
+        "v1.33.4+k3s1",
+    ]);
+    assert_ne!(r["verdict"]["outcome"], "fixed", "{}", text(&out));
+    assert_eq!(observation(&r, 2, "etcd-3", "fatal")["observed"], "up");
+    assert_eq!(
+        observation(&r, 2, "etcd-3", "config-mismatch")["observed"],
+        "none"
+    );
+}
+
+#[test]
+fn two_control_plane_topology() {
+    let (out, r, _d, _t) = run(&[
+        "etcd-split",
+        "--topology",
+        "etcd-split-2cp",
+        "--k3s-version",
+        "v1.33.4+k3s1",
+        "--expect",
+        "reproduced",
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    assert_eq!(r["topology"]["nodes"].as_array().unwrap().len(), 5);
+    assert_eq!(r["verdict"]["outcome"], "reproduced");
+}
+
+/// A project folder with the shipped signals and one topology where `node` gets `env`.
+fn faulty_root(node: &str, env: &str) -> tempfile::TempDir {
+    faulty_root_many(&[(node, env)])
+}
+
+/// Like `faulty_root`, with a fault on each of several nodes.
+fn faulty_root_many(faults: &[(&str, &str)]) -> tempfile::TempDir {
+    project_root(
+        |mut topo| {
+            for (node, env) in faults {
+                topo = topo.replace(
+                    &format!("{{name: {node}, role: etcd, join: etcd-1}}"),
+                    &format!("{{name: {node}, role: etcd, join: etcd-1, env: {{{env}}}}}"),
+                );
+                assert!(topo.contains(env), "fault not planted");
+            }
+            topo
+        },
+        &[],
+    )
+}
+
+/// A project folder (`--root`) with the shipped signals, the etcd-split check, the etcd-split
+/// topology as `edit_topology` changes it, and `extra` files (path relative to the root, text).
+fn project_root(
+    edit_topology: impl FnOnce(String) -> String,
+    extra: &[(&str, &str)],
+) -> tempfile::TempDir {
+    let root = project(&[
+        "checks/signals.yaml",
+        "checks/etcd-split.yaml",
+        "topologies/etcd-split.yaml",
+    ]);
+    let topo = root.path().join("topologies/etcd-split.yaml");
+    std::fs::write(
+        &topo,
+        edit_topology(std::fs::read_to_string(&topo).unwrap()),
+    )
+    .unwrap();
+    for (path, text) in extra {
+        std::fs::write(root.path().join(path), text).unwrap();
+    }
+    root
+}
+
+#[test]
+fn node_crashing_at_boot_is_inconclusive_with_evidence() {
+    let root = faulty_root("etcd-2", "REPRO_SIM_CRASH_AT_BOOT: '1'");
+    let (out, r, _d, _t) = run(&[
+        "etcd-split",
+        "--root",
+        root.path().to_str().unwrap(),
+        "--k3s-version",
+        "v1.33.4+k3s1",
+    ]);
+    // Inconclusive has its own exit code: not a finding about k3s.
+    assert_eq!(out.status.code(), Some(4), "{}", text(&out));
+    assert_eq!(r["exit_code"], 4);
+    assert_eq!(r["verdict"]["outcome"], "inconclusive");
+    assert!(
+        r["error"].as_str().unwrap().contains("etcd-2 died"),
+        "{}",
+        r["error"]
+    );
+    let boot = r["boots"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|b| b["node"] == "etcd-2")
+        .unwrap();
+    assert_eq!(boot["end"], "exited");
+}
+
+#[test]
+fn node_never_ready_times_out_with_exit_3() {
+    let root = faulty_root("etcd-3", "REPRO_SIM_NEVER_READY: '1'");
+    let (out, r, _d, _t) = run(&[
+        "etcd-split",
+        "--root",
+        root.path().to_str().unwrap(),
+        "--k3s-version",
+        "v1.33.4+k3s1",
+        "--timeout",
+        "4s",
+    ]);
+    assert_eq!(out.status.code(), Some(3), "{}", text(&out));
+    let err = r["error"].as_str().unwrap();
+    assert!(
+        err.contains("etcd-3") && err.contains("last lines"),
+        "{err}"
+    );
+    assert!(r["verdict"].is_null());
+}
+
+#[test]
+fn interrupt_mid_run_cleans_up_and_exits_130() {
+    docker_ok();
+    let tmp = tempfile::tempdir().unwrap();
+    let mut child = repro()
+        .args([
+            "run",
+            "etcd-split",
+            "--sim",
+            "--k3s-version",
+            "v1.33.4+k3s1",
+            "--progress",
+            "never",
+            "--results",
+        ])
+        .arg(tmp.path())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Interrupt once the first step has begun: read progress lines as they come.
+    use std::io::BufRead;
+    let stderr = child.stderr.take().unwrap();
+    let mut reader = std::io::BufReader::new(stderr);
+    let mut seen = String::new();
+    loop {
+        let mut line = String::new();
+        if reader.read_line(&mut line).unwrap() == 0 {
+            panic!("repro ended before step 1: {seen}");
+        }
+        seen.push_str(&line);
+        if line.contains("step 1/") {
+            break;
+        }
+    }
+    let pid = child.id().to_string();
+    assert!(Command::new("kill")
+        .args(["-INT", &pid])
+        .status()
+        .unwrap()
+        .success());
+    let mut rest = String::new();
+    use std::io::Read;
+    reader.read_to_string(&mut rest).unwrap();
+    let status = child.wait().unwrap();
+    assert_eq!(status.code(), Some(130), "{seen}{rest}");
+    let dir = only_run_dir(tmp.path());
+    let r: Value = read_result(&dir);
+    assert_eq!(r["exit_code"], 130);
+    assert!(
+        dir.join("nodes/etcd-1/boot-1.log").exists(),
+        "results written so far are kept"
+    );
+    assert_no_leftovers(r["run_id"].as_str().unwrap());
+}
+
+#[test]
+fn two_runs_in_parallel_do_not_disturb_each_other() {
+    docker_ok();
+    let t1 = tempfile::tempdir().unwrap();
+    let t2 = tempfile::tempdir().unwrap();
+    let spawn = |v: &str, expect: &str, dir: &Path| {
+        repro()
+            .args([
+                "run",
+                "etcd-split",
+                "--sim",
+                "--k3s-version",
+                v,
+                "--expect",
+                expect,
+                "--progress",
+                "never",
+                "--results",
+            ])
+            .arg(dir)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap()
+    };
+    let a = spawn("v1.33.4+k3s1", "reproduced", t1.path());
+    let b = spawn("v1.33.5+k3s1", "fixed", t2.path());
+    let (oa, ob) = (a.wait_with_output().unwrap(), b.wait_with_output().unwrap());
+    assert_eq!(oa.status.code(), Some(0), "{}", text(&oa));
+    assert_eq!(ob.status.code(), Some(0), "{}", text(&ob));
+    for t in [t1.path(), t2.path()] {
+        let dir = only_run_dir(t);
+        let r: Value = read_result(&dir);
+        assert_no_leftovers(r["run_id"].as_str().unwrap());
+    }
+}
+
+/// The result.json of a run that broke before its cluster: exit 3 and why, so `merge` can
+/// show the cell.
+fn assert_infra_result(tmp: &Path, needle: &str) {
+    let dir = only_run_dir(tmp);
+    let r: Value = read_result(&dir);
+    assert_eq!(r["exit_code"], 3, "{r}");
+    assert!(r["verdict"].is_null(), "{r}");
+    assert!(!r["finished_at"].is_null(), "{r}");
+    let err = r["error"].as_str().unwrap();
+    assert!(err.contains(needle), "{err}");
+}
+
+#[test]
+fn unreachable_docker_exits_3_naming_the_endpoint() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = repro()
+        .args([
+            "run",
+            "etcd-split",
+            "--sim",
+            "--progress",
+            "never",
+            "--results",
+        ])
+        .arg(tmp.path())
+        .env("DOCKER_HOST", "unix:///nonexistent/docker.sock")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(3), "{}", text(&out));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("unix:///nonexistent/docker.sock") && err.contains("help:"),
+        "{err}"
+    );
+    assert_infra_result(tmp.path(), "unix:///nonexistent/docker.sock");
+}
+
+#[test]
+fn missing_image_offline_exits_3_with_ways_out() {
+    docker_ok();
+    let tmp = tempfile::tempdir().unwrap();
+    let out = repro()
+        .args([
+            "run",
+            "etcd-split",
+            "--image",
+            "repro.local/does-not-exist:v0",
+            "--progress",
+            "never",
+            "--results",
+        ])
+        .arg(tmp.path())
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(3), "{}", text(&out));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("repro.local/does-not-exist:v0")
+            && err.contains("--sim")
+            && err.contains("--image-archive"),
+        "{err}"
+    );
+    assert_infra_result(tmp.path(), "repro.local/does-not-exist:v0");
+}
+
+/// Issue 5: secrets planted in configs, env, file contents and log lines of a real stand-in
+/// run appear nowhere in the bundle (nor in our own output), while their keys remain.
+#[test]
+fn bundle_of_a_real_run_carries_no_secret() {
+    const CFG: &str = "PLANTED-cfg-secret-7f3a";
+    const ENV: &str = "PLANTED-env-password-91bc";
+    const FILE: &str = "PLANTED-file-password-c0de";
+    // A k3s secret key in config.yaml; a password in the env; a registry password in a file; and
+    // the config secret again in a fault knob the stand-in echoes into its log ("ignoring ...").
+    let root = project_root(
+        |topo| {
+            let topo = topo
+        .replace(
+            "{name: etcd-2, role: etcd, join: etcd-1}",
+            &format!("{{name: etcd-2, role: etcd, join: etcd-1, config: {{etcd-s3-secret-key: {CFG}}}, env: {{MY_DB_PASSWORD: {ENV}, REPRO_SIM_BOOT_DELAY: {CFG}}}}}"),
+        )
+        .replace(
+            "      docker.io: {}\n",
+            &format!("      docker.io: {{}}\n    configs:\n      docker.io:\n        auth:\n          username: repro\n          password: {FILE}\n"),
+        );
+            assert!(
+                topo.contains(CFG) && topo.contains(FILE),
+                "secrets not planted"
+            );
+            topo
+        },
+        &[],
+    );
+
+    let results = tempfile::tempdir().unwrap();
+    let out = repro()
+        .args([
+            "run",
+            "etcd-split",
+            "--sim",
+            "--keep",
+            "--progress",
+            "never",
+            "--k3s-version",
+            "v1.33.4+k3s1",
+            "--expect",
+            "reproduced",
+            "--root",
+        ])
+        .arg(root.path())
+        .arg("--results")
+        .arg(results.path())
+        .output()
+        .unwrap();
+    let dir = only_run_dir(results.path());
+    let r: Value = read_result(&dir);
+    let run_id = r["run_id"].as_str().unwrap().to_string();
+    // The run token lives only in the containers' env: read it from Docker, then clean up.
+    let env = Command::new("docker")
+        .args([
+            "inspect",
+            "--format",
+            "{{range .Config.Env}}{{println .}}{{end}}",
+            &format!("repro-{run_id}-etcd-1"),
+        ])
+        .output()
+        .unwrap();
+    let token = String::from_utf8_lossy(&env.stdout)
+        .lines()
+        .find_map(|l| l.strip_prefix("K3S_TOKEN=").map(str::to_string))
+        .unwrap_or_default();
+    let clean = repro().args(["clean", "--run", &run_id]).output().unwrap();
+    assert_no_leftovers(&run_id);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    assert!(clean.status.success(), "{}", text(&clean));
+    assert!(token.len() >= 16, "could not read the run token");
+    let ours = text(&out);
+    for s in [CFG, ENV, FILE, token.as_str()] {
+        assert!(!ours.contains(s), "our own output leaks {s}");
+    }
+    // The stand-in really did echo the config secret into its log (redacted on the way in).
+    let log = std::fs::read_to_string(dir.join("nodes/etcd-2/boot-1.log")).unwrap();
+    assert!(
+        log.contains("REPRO_SIM_BOOT_DELAY") && log.contains("<REDACTED-"),
+        "{log}"
+    );
+
+    let tgz = std::fs::File::open(dir.join("bundle.tar.gz")).unwrap();
+    let mut archive = tar::Archive::new(flate2::read::GzDecoder::new(tgz));
+    let mut all = String::new();
+    let mut entries = 0;
+    for e in archive.entries().unwrap() {
+        let mut e = e.unwrap();
+        let name = e.path().unwrap().display().to_string();
+        let mut body = Vec::new();
+        std::io::Read::read_to_end(&mut e, &mut body).unwrap();
+        let body = String::from_utf8_lossy(&body);
+        for s in [CFG, ENV, FILE, token.as_str()] {
+            assert!(!body.contains(s), "{name} in the bundle leaks {s}");
+        }
+        all.push_str(&body);
+        entries += 1;
+    }
+    assert!(entries > 10, "bundle has only {entries} entries");
+    for key in [
+        "etcd-s3-secret-key",
+        "MY_DB_PASSWORD",
+        "password",
+        "K3S_TOKEN",
+        "<REDACTED-1>",
+    ] {
+        assert!(all.contains(key), "the bundle lost `{key}`");
+    }
+}
+
+/// An air-gap tarball (`docker save`) is loaded before the run and its image used.
+#[test]
+fn image_archive_is_loaded_before_the_run() {
+    docker_ok();
+    // Make sure the stand-in image exists, then save it under a name that exists nowhere else.
+    let build = repro()
+        .args(["sim", "build", "--k3s-version", "v1.33.5+k3s1"])
+        .output()
+        .unwrap();
+    assert!(build.status.success(), "{}", text(&build));
+    let name = format!("repro.local/archive-test:{}", std::process::id());
+    let tmp = tempfile::tempdir().unwrap();
+    let tar = tmp.path().join("k3s-airgap.tar");
+    let sh = |args: &[&str]| {
+        let o = Command::new("docker").args(args).output().unwrap();
+        assert!(o.status.success(), "docker {args:?}: {}", text(&o));
+    };
+    sh(&["tag", "repro.local/k3s-sim:v1.33.5-k3s1", &name]);
+    sh(&["save", "-o", tar.to_str().unwrap(), &name]);
+    sh(&["rmi", &name]);
+    let results = tempfile::tempdir().unwrap();
+    let out = repro()
+        .args([
+            "run",
+            "etcd-split",
+            "--k3s-version",
+            "v1.33.5+k3s1",
+            "--image",
+            &name,
+            "--progress",
+            "never",
+            "--image-archive",
+        ])
+        .arg(&tar)
+        .arg("--results")
+        .arg(results.path())
+        .output()
+        .unwrap();
+    let _ = Command::new("docker").args(["rmi", &name]).output();
+    let dir = only_run_dir(results.path());
+    let r: Value = read_result(&dir);
+    assert_no_leftovers(r["run_id"].as_str().unwrap());
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    assert_eq!(r["k3s"]["image"], name.as_str());
+    // Named by --image, it is still the stand-in (its label says so), and results say so.
+    assert_eq!(r["k3s"]["stand_in"], true);
+    assert_eq!(r["verdict"]["outcome"], "fixed");
+}
+
+/// A node that spews garbage (invalid UTF-8, partial lines) and one that boots slowly do not
+/// change the verdict: lines are split on the boot's own stream and waits follow events.
+#[test]
+fn garbage_output_and_slow_boot_do_not_change_the_verdict() {
+    let root = faulty_root_many(&[
+        ("etcd-2", "REPRO_SIM_GARBAGE: '1'"),
+        ("etcd-3", "REPRO_SIM_BOOT_DELAY: 2s"),
+    ]);
+    let (out, r, dir, _t) = run(&[
+        "etcd-split",
+        "--root",
+        root.path().to_str().unwrap(),
+        "--k3s-version",
+        "v1.33.4+k3s1",
+        "--expect",
+        "reproduced",
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    assert_eq!(r["verdict"]["outcome"], "reproduced");
+    let log = std::fs::read_to_string(dir.join("nodes/etcd-2/boot-2.log")).unwrap();
+    assert!(log.contains("k3s is up and running"), "{log}");
+}
+
+/// A Docker engine reached over TCP (as `DOCKER_HOST=tcp://…` for a remote host): files go in
+/// through the API, logs and probes come back through it; nothing assumes a local socket.
+/// A loopback port forwarded to the local engine's socket by the test itself (no socat needed).
+#[test]
+fn works_against_a_tcp_docker_host() {
+    docker_ok();
+    let proxy = TcpProxy::start(&docker_socket()).unwrap();
+    let port = proxy.port();
+    let results = tempfile::tempdir().unwrap();
+    let out = repro()
+        .args([
+            "run",
+            "metrics-order",
+            "--sim",
+            "--k3s-version",
+            "v1.33.4+k3s1",
+            "--expect",
+            "reproduced",
+            "--progress",
+            "never",
+            "--results",
+        ])
+        .arg(results.path())
+        .env("DOCKER_HOST", format!("tcp://127.0.0.1:{port}"))
+        .output()
+        .unwrap();
+    drop(proxy);
+    let dir = only_run_dir(results.path());
+    let r: Value = read_result(&dir);
+    assert_no_leftovers(r["run_id"].as_str().unwrap());
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    assert_eq!(
+        r["environment"]["docker_host"],
+        format!("tcp://127.0.0.1:{port}")
+    );
+    assert_eq!(r["verdict"]["outcome"], "reproduced");
+}
+
+/// A step can add a config drop-in and a later step delete it; k3s (and the stand-in) merge
+/// `config.yaml.d/*.yaml`, so the feature follows the file.
+#[test]
+fn drop_in_files_are_written_and_deleted() {
+    let root = project_root(
+        |topo| topo,
+        &[(
+            "checks/drop-in.yaml",
+            r#"name: drop-in
+topology: etcd-split
+issue: https://github.com/k3s-io/k3s/issues/12753
+summary: embedded-registry from a config.yaml.d drop-in, then without it
+steps:
+  - name: add the drop-in on etcd-1
+    files:
+      etcd-1: {/etc/rancher/k3s/config.yaml.d/50-registry.yaml: "embedded-registry: true\n"}
+    restart: [etcd-1]
+    expect:
+      etcd-1: {ready: up, embedded-registry: up}
+  - name: delete the drop-in on etcd-1
+    files:
+      etcd-1: {/etc/rancher/k3s/config.yaml.d/50-registry.yaml: null}
+    restart: [etcd-1]
+    expect:
+      etcd-1: {ready: up, embedded-registry: down}
+"#,
+        )],
+    );
+    let (out, r, _d, _t) = run(&[
+        "drop-in",
+        "--root",
+        root.path().to_str().unwrap(),
+        "--k3s-version",
+        "v1.33.5+k3s1",
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    assert_eq!(r["verdict"]["outcome"], "fixed");
+    assert_eq!(
+        observation(&r, 2, "etcd-1", "embedded-registry")["observed"],
+        "down"
+    );
+}
+
+/// Removes what a kept run left, and an image, also when the test fails.
+struct KeptRun {
+    run_id: Option<String>,
+    image: String,
+}
+
+impl Drop for KeptRun {
+    fn drop(&mut self) {
+        if let Some(id) = &self.run_id {
+            let _ = repro().args(["clean", "--run", id]).output();
+        }
+        let _ = Command::new("docker")
+            .args(["rmi", "-f", &self.image])
+            .output();
+    }
+}
+
+fn inspect(container: &str) -> Value {
+    let out = Command::new("docker")
+        .args(["inspect", container])
+        .output()
+        .unwrap();
+    let all: Value = serde_json::from_slice(&out.stdout).unwrap();
+    all[0].clone()
+}
+
+/// #9 §1: the container spec for real k3s images. The stand-in image relabelled as a real,
+/// privileged image; this engine refuses privileged containers, so the nodes cannot start, and
+/// `--keep` leaves them to be inspected: privileged, tmpfs on /run and /var/run, k3s as PID 1 (no
+/// docker-init), the token in the environment only, fixed IPs, a named volume for
+/// /var/lib/rancher/k3s. Then everything goes, by run id.
+#[test]
+fn real_image_containers_are_set_up_as_k3s_needs() {
+    docker_ok();
+    let built = repro()
+        .args(["sim", "build", "--k3s-version", "v1.33.4+k3s1"])
+        .output()
+        .unwrap();
+    assert!(built.status.success(), "{}", text(&built));
+    let mut kept = KeptRun {
+        run_id: None,
+        image: format!("repro.local/real-like:e2e-{}", std::process::id()),
+    };
+    let mut build = Command::new("docker")
+        .args(["build", "-q", "-t", &kept.image, "-"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    {
+        use std::io::Write;
+        let mut stdin = build.stdin.take().unwrap();
+        stdin
+            .write_all(
+                b"FROM repro.local/k3s-sim:v1.33.4-k3s1\nLABEL io.repro.sim=false io.repro.privileged=true\n",
+            )
+            .unwrap();
+    }
+    let out = build.wait_with_output().unwrap();
+    assert!(out.status.success(), "{}", text(&out));
+
+    let tmp = tempfile::tempdir().unwrap();
+    let out = repro()
+        // Past the doctor's trial, which would stop the run before any node (next test).
+        .args([
+            "run",
+            "etcd-split",
+            "--image",
+            &kept.image,
+            "--keep",
+            "--no-host-check",
+        ])
+        .args(["--progress", "never", "--expect", "reproduced", "--results"])
+        .arg(tmp.path())
+        .output()
+        .unwrap();
+    let dir = only_run_dir(tmp.path());
+    let r: Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("result.json")).unwrap()).unwrap();
+    let run_id = r["run_id"].as_str().unwrap().to_string();
+    kept.run_id = Some(run_id.clone());
+    // Not the stand-in (by its label), privileged, and refused here: infrastructure, exit 3.
+    assert_eq!(r["k3s"]["stand_in"], false, "{}", text(&out));
+    assert_eq!(r["k3s"]["privileged"], true);
+    assert_eq!(out.status.code(), Some(3), "{}", text(&out));
+    // The engine's cgroup facts are recorded (these machines: v1, cgroupfs).
+    assert!(
+        r["environment"]["cgroup_version"].is_string(),
+        "{}",
+        r["environment"]
+    );
+    assert!(
+        r["environment"]["cgroup_driver"].is_string(),
+        "{}",
+        r["environment"]
+    );
+
+    let names = Command::new("docker")
+        .args([
+            "ps",
+            "-a",
+            "--filter",
+            &format!("label=io.repro.run={run_id}"),
+        ])
+        .args(["--format", "{{.Names}}"])
+        .output()
+        .unwrap();
+    let names: Vec<String> = String::from_utf8_lossy(&names.stdout)
+        .lines()
+        .map(str::to_string)
+        .collect();
+    assert_eq!(
+        names.len(),
+        4,
+        "every node container was created: {names:?}"
+    );
+    for name in &names {
+        let c = inspect(name);
+        let host = &c["HostConfig"];
+        assert_eq!(host["Privileged"], true, "{name}");
+        assert!(
+            host["Init"].is_null() || host["Init"] == false,
+            "{name}: docker-init would be PID 1: {}",
+            host["Init"]
+        );
+        let tmpfs = host["Tmpfs"].as_object().unwrap();
+        assert!(
+            tmpfs.contains_key("/run") && tmpfs.contains_key("/var/run"),
+            "{name}"
+        );
+        // The token: in the environment, nowhere else.
+        let env: Vec<&str> = c["Config"]["Env"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|e| e.as_str().unwrap())
+            .collect();
+        let token = env
+            .iter()
+            .find_map(|e| e.strip_prefix("K3S_TOKEN="))
+            .unwrap_or_else(|| panic!("{name}: no K3S_TOKEN in {env:?}"));
+        assert!(token.len() >= 16, "{name}");
+        for part in ["Labels", "Cmd", "Entrypoint", "Hostname"] {
+            assert!(
+                !c["Config"][part].to_string().contains(token),
+                "{name}: the token is in {part}"
+            );
+        }
+        // A fixed IP on the run's network.
+        let nets = c["NetworkSettings"]["Networks"].as_object().unwrap();
+        assert_eq!(nets.len(), 1, "{name}");
+        let ip = nets.values().next().unwrap()["IPAMConfig"]["IPv4Address"]
+            .as_str()
+            .unwrap_or_default();
+        assert!(ip.starts_with("10.213."), "{name}: fixed IP {ip:?}");
+        // A named volume for the data dir.
+        let data = c["Mounts"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|m| m["Destination"] == "/var/lib/rancher/k3s")
+            .unwrap_or_else(|| panic!("{name}: no mount on /var/lib/rancher/k3s"));
+        assert_eq!(data["Type"], "volume", "{name}");
+        assert!(
+            data["Name"].as_str().unwrap().contains(&run_id),
+            "{name}: {}",
+            data["Name"]
+        );
+    }
+    drop(kept);
+    assert_no_leftovers(&run_id);
+}
+
+/// #9 §5: the nightly's real-k3s smoke job runs scripts/real-k3s-smoke.sh on a cgroup-v2 runner.
+/// Real images cannot be pulled here, so the suite runs the very same script with `--sim`: four
+/// runs, each with the verdict its version should give, exit 0, nothing left behind.
+#[test]
+fn the_real_k3s_smoke_script_runs_on_the_stand_in() {
+    docker_ok();
+    let tmp = tempfile::tempdir().unwrap();
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let out = Command::new("bash")
+        .arg(root.join("scripts/real-k3s-smoke.sh"))
+        .arg(tmp.path())
+        .arg("--sim")
+        .current_dir(root)
+        .env("REPRO", env!("CARGO_BIN_EXE_repro"))
+        .output()
+        .unwrap();
+    let mut seen = Vec::new();
+    for e in std::fs::read_dir(tmp.path()).unwrap() {
+        let dir = e.unwrap().path();
+        let r = read_result(&dir);
+        assert_no_leftovers(r["run_id"].as_str().unwrap());
+        seen.push(format!(
+            "{} {} {}",
+            r["check"]["name"].as_str().unwrap(),
+            r["k3s"]["version"].as_str().unwrap(),
+            r["verdict"]["outcome"].as_str().unwrap()
+        ));
+    }
+    seen.sort();
+    assert_eq!(
+        seen,
+        [
+            "etcd-split v1.33.4+k3s1 reproduced",
+            "etcd-split v1.33.5+k3s1 fixed",
+            "metrics-order v1.33.4+k3s1 reproduced",
+            "metrics-order v1.33.5+k3s1 fixed",
+        ],
+        "{}",
+        text(&out)
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+}
+
+/// `repro run … --format json | head -c0`: the reader is gone before the summary is written.
+/// The run completes, cleans up and exits with its verdict's code, without a panic; nothing it
+/// printed on stderr carries a raw control character.
+#[test]
+fn closed_stdout_does_not_panic_a_run() {
+    docker_ok();
+    let tmp = tempfile::tempdir().unwrap();
+    let mut child = repro()
+        .args([
+            "run",
+            "etcd-split",
+            "--sim",
+            "--k3s-version",
+            "v1.33.5+k3s1",
+            "--format",
+            "json",
+            "--progress",
+            "never",
+            "--results",
+        ])
+        .arg(tmp.path())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    drop(child.stdout.take());
+    let out = child.wait_with_output().unwrap();
+    let dir = only_run_dir(tmp.path());
+    let r: Value = read_result(&dir);
+    assert_no_leftovers(r["run_id"].as_str().unwrap());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!stderr.contains("panicked"), "{stderr}");
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    assert_eq!(r["verdict"]["outcome"], "fixed");
+    assert!(
+        !stderr
+            .chars()
+            .any(|c| c.is_control() && c != '\n' && c != '\t'),
+        "{stderr:?}"
+    );
+}
+
+/// A step name carrying an unterminated OSC title sequence, a clear-screen and a carriage return,
+/// in a real stand-in run with plain progress lines: what reaches stderr and stdout shows them
+/// escaped (`\u001b`), never raw.
+#[test]
+fn escapes_in_a_step_name_never_reach_the_terminal() {
+    docker_ok();
+    let root = project_root(|t| t, &[]);
+    let check = root.path().join("checks/etcd-split.yaml");
+    let original = std::fs::read_to_string(&check).unwrap();
+    let hostile = original.replacen(
+        "  - name: enable embedded-registry on etcd-2 and etcd-3 (not the init node)",
+        "  - name: \"enable\\e]0;pwned \\e[2J\\rregistry\\u009b31m\"",
+        1,
+    );
+    assert_ne!(hostile, original);
+    std::fs::write(&check, hostile).unwrap();
+    let (out, r, _dir, _t) = run(&[
+        "etcd-split",
+        "--root",
+        root.path().to_str().unwrap(),
+        "--k3s-version",
+        "v1.33.5+k3s1",
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    assert_eq!(r["verdict"]["outcome"], "fixed");
+    for (what, bytes) in [("stdout", &out.stdout), ("stderr", &out.stderr)] {
+        let s = String::from_utf8_lossy(bytes);
+        assert!(
+            !s.chars().any(|c| c.is_control() && c != '\n' && c != '\t'),
+            "raw control character on {what}: {s:?}"
+        );
+    }
+    let all = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        all.contains(r"enable\u001b]0;pwned \u001b[2J\u000dregistry\u009b31m"),
+        "the step name is not shown escaped:\n{all}"
+    );
+}

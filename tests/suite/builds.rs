@@ -1,0 +1,189 @@
+//! Builds under test without Docker (#20): release candidates in plan, run and matrix — the
+//! verdict the changes table's `rc:` evidence predicts, and `--expect` asked for where no
+//! evidence places a candidate.
+
+use crate::repro::Repro;
+use crate::util::project;
+
+const BAD_INPUT: i32 = 2;
+
+fn plan(version: &str, extra: &[&str]) -> crate::repro::Output {
+    Repro::new()
+        .args(["plan", "etcd-split", "--k3s-version", version])
+        .args(extra)
+        .run()
+}
+
+#[test]
+fn plan_on_the_release_candidates_qa_validated_expects_fixed() {
+    for (rc, release) in [
+        ("v1.33.5-rc1+k3s1", "v1.33.5+k3s1"),
+        ("v1.32.9-rc1+k3s1", "v1.32.9+k3s1"),
+    ] {
+        let out = plan(rc, &[]);
+        out.code(0);
+        let want = format!(
+            "expected  fixed ({rc} is at or after {rc}, the first candidate of {release} with the fix — evidence (read): "
+        );
+        assert!(out.stdout.contains(&want), "{}", out.stdout);
+        assert!(out.stdout.contains("Validated on"), "{}", out.stdout);
+        let tag = rc.replace('+', "-");
+        assert!(
+            out.stdout
+                .contains(&format!("image     rancher/k3s:{tag}\n")),
+            "{}",
+            out.stdout
+        );
+        let sim = plan(rc, &["--sim"]);
+        sim.code(0);
+        assert!(
+            sim.stdout
+                .contains(&format!("image     repro.local/k3s-sim:{tag}\n")),
+            "{}",
+            sim.stdout
+        );
+    }
+}
+
+#[test]
+fn plan_on_a_candidate_of_a_buggy_release_expects_reproduced() {
+    let out = plan("v1.33.4-rc1+k3s1", &["--format", "json"]);
+    out.code(0);
+    let v: serde_json::Value = serde_json::from_str(&out.stdout).expect("plan JSON parses");
+    assert_eq!(v["expected_verdict"], "reproduced");
+    assert_eq!(v["image"], "rancher/k3s:v1.33.4-rc1-k3s1");
+    let why = v["expected_because"].as_str().unwrap_or_default();
+    assert!(
+        why.starts_with(
+            "v1.33.4-rc1+k3s1 comes before v1.33.5+k3s1, the first fixed release of 1.33"
+        ),
+        "{why}"
+    );
+}
+
+#[test]
+fn matrix_cells_of_candidates_expect_what_the_evidence_says() {
+    let out = Repro::new()
+        .args([
+            "matrix",
+            "--sim",
+            "--checks",
+            "etcd-split",
+            "--k3s-versions",
+            "v1.33.5-rc1+k3s1,v1.32.9-rc1+k3s1,v1.33.4-rc1+k3s1",
+            "--emit",
+            "github-matrix",
+        ])
+        .run();
+    out.code(0);
+    let v: serde_json::Value = serde_json::from_str(&out.stdout).expect("matrix JSON parses");
+    let cells: Vec<(String, String)> = v["include"]
+        .as_array()
+        .expect("include")
+        .iter()
+        .map(|c| {
+            (
+                c["k3s_version"].as_str().unwrap_or_default().to_string(),
+                c["expected"].as_str().unwrap_or_default().to_string(),
+            )
+        })
+        .collect();
+    let want: Vec<(String, String)> = [
+        ("v1.33.5-rc1+k3s1", "fixed"),
+        ("v1.32.9-rc1+k3s1", "fixed"),
+        ("v1.33.4-rc1+k3s1", "reproduced"),
+    ]
+    .iter()
+    .map(|(a, b)| (a.to_string(), b.to_string()))
+    .collect();
+    assert_eq!(cells, want, "{}", out.stdout);
+}
+
+/// A project whose etcd-split lists its fixed releases inline: no `rc:` evidence comes with them.
+fn inline_fixed_in() -> tempfile::TempDir {
+    let dir = project(&["checks", "topologies"]);
+    let path = dir.path().join("checks/etcd-split.yaml");
+    let text = std::fs::read_to_string(&path).expect("check");
+    let text = text.replace(
+        "fixed-in: etcd-only-bootstrap-fix",
+        "fixed-in: [v1.31.13+k3s1, v1.32.9+k3s1, v1.33.5+k3s1, v1.34.1+k3s1]",
+    );
+    assert!(
+        text.contains("fixed-in: [v1.31.13"),
+        "the shipped check changed"
+    );
+    std::fs::write(&path, text).expect("write check");
+    dir
+}
+
+#[test]
+fn a_candidate_no_evidence_places_makes_auto_ask_for_expect() {
+    let dir = inline_fixed_in();
+    let root = dir.path().to_str().expect("utf-8 path").to_string();
+    let rc = "v1.33.5-rc1+k3s1";
+
+    let out = Repro::new()
+        .args(["--root", &root, "plan", "etcd-split", "--k3s-version", rc])
+        .redact(&root, "[ROOT]")
+        .run();
+    out.code(0);
+    assert!(
+        out.stdout.contains(&format!(
+            "expected  unknown ({rc} is a release candidate of v1.33.5+k3s1, the first fixed release of 1.33, and no evidence says which candidate first has the fix; pass --expect fixed or --expect reproduced)"
+        )),
+        "{}",
+        out.stdout
+    );
+
+    // `run` refuses before Docker is touched (this test needs no engine).
+    let out = Repro::new()
+        .args([
+            "--root",
+            &root,
+            "run",
+            "etcd-split",
+            "--sim",
+            "--k3s-version",
+            rc,
+        ])
+        .redact(&root, "[ROOT]")
+        .run();
+    out.code(BAD_INPUT);
+    assert!(
+        out.stderr.contains(&format!(
+            "error: --expect auto cannot predict etcd-split {rc}: {rc} is a release candidate of v1.33.5+k3s1"
+        )),
+        "{}",
+        out.stderr
+    );
+    assert!(
+        out.stderr.contains(
+            "help: say which outcome counts as success: --expect fixed or --expect reproduced"
+        ),
+        "{}",
+        out.stderr
+    );
+
+    let out = Repro::new()
+        .args([
+            "--root",
+            &root,
+            "matrix",
+            "--sim",
+            "--checks",
+            "etcd-split",
+            "--k3s-versions",
+            rc,
+            "--emit",
+            "github-matrix",
+        ])
+        .redact(&root, "[ROOT]")
+        .run();
+    out.code(BAD_INPUT);
+    assert!(
+        out.stderr
+            .contains(&format!("error: no expected verdict for etcd-split {rc}")),
+        "{}",
+        out.stderr
+    );
+}

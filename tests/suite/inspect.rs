@@ -1,0 +1,450 @@
+#![allow(clippy::unwrap_used)] // tests panic on purpose when something is wrong
+
+//! `repro inspect` through the real binary: fixtures (synthetic ones under
+//! tests/fixtures/inspect/, real excerpts under tests/fixtures/real-k3s/), exit codes, the JSON
+//! Schema, redaction, and hostile input that must end in a clear error or a result.
+
+use std::io::Write;
+use std::path::Path;
+use std::process::Stdio;
+
+use crate::repro::{Output, Repro};
+use crate::schema;
+use crate::util::{repro, root};
+
+use serde_json::Value;
+
+/// What `--format json` prints must match.
+const SCHEMA: &str = "schema/inspect.schema.json";
+
+const JOURNAL: &str = "tests/fixtures/inspect/three-etcd-one-cp.journal";
+
+fn inspect(args: &[&str]) -> Output {
+    Repro::new()
+        .arg("inspect")
+        .args(args)
+        .args(["--progress", "never"])
+        .run()
+}
+
+fn json(out: &Output) -> Value {
+    let v: Value = serde_json::from_str(&out.stdout)
+        .unwrap_or_else(|e| panic!("not JSON ({e}):\n{}", out.stdout));
+    schema::assert_valid(SCHEMA, &v, "inspect's JSON");
+    v
+}
+
+fn schema_errors(v: &Value) -> Vec<String> {
+    schema::errors(SCHEMA, v)
+}
+
+fn boot<'a>(v: &'a Value, input: usize, node: &str, n: u64) -> &'a Value {
+    v["inputs"][input]["nodes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|x| x["name"] == node)
+        .and_then(|x| {
+            x["boots"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .find(|b| b["boot"] == n)
+        })
+        .unwrap_or_else(|| panic!("no boot {n} of {node}"))
+}
+
+fn findings(v: &Value) -> Vec<(String, u64, String)> {
+    v["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| {
+            (
+                f["node"].as_str().unwrap().to_string(),
+                f["boot"].as_u64().unwrap(),
+                f["verdict"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn journal_with_configs_matches_the_bug_and_exits_1() {
+    let out = inspect(&[
+        JOURNAL,
+        "--config",
+        "etcd-1=tests/fixtures/inspect/configs/etcd-1.yaml",
+        "--config",
+        "etcd-2=tests/fixtures/inspect/configs/etcd-2.yaml",
+        "--config",
+        "cp-1=tests/fixtures/inspect/configs/cp-1.yaml",
+        "--format",
+        "json",
+    ]);
+    out.code(1);
+    let v = json(&out);
+    let b = boot(&v, 0, "etcd-2", 2);
+    assert_eq!(b["version"], "v1.33.4+k3s1");
+    assert_eq!(b["role"], "etcd");
+    assert_eq!(b["signals"]["embedded-registry"]["state"], "down");
+    assert_eq!(b["signals"]["supervisor-metrics"]["state"], "unknown");
+    assert_eq!(boot(&v, 0, "cp-1", 1)["role"], "control-plane");
+    assert_eq!(
+        findings(&v),
+        [
+            ("etcd-2".to_string(), 1, "matches".to_string()),
+            ("etcd-2".to_string(), 2, "matches".to_string()),
+            ("etcd-3".to_string(), 1, "possible".to_string()),
+        ]
+    );
+    let f = &v["findings"][1];
+    assert_eq!(f["check"], "etcd-split");
+    assert_eq!(f["fixed_in"], "v1.33.5+k3s1");
+    assert_eq!(
+        f["message"],
+        "matches https://github.com/k3s-io/k3s/issues/12753 (fixed in v1.33.5+k3s1)"
+    );
+    // The fake token of the configs never reaches the output.
+    assert!(!out.stdout.contains("not-a-real-token-1"));
+    assert!(!out.stdout.contains("K10d0c5c0ffee"));
+}
+
+#[test]
+fn without_configs_it_says_what_it_needs_and_exits_0() {
+    let out = inspect(&[JOURNAL]);
+    out.code(0);
+    insta::assert_snapshot!("inspect-journal-table", out.stdout);
+}
+
+#[test]
+fn markdown_to_paste_into_an_issue() {
+    let out = inspect(&[
+        "tests/fixtures/inspect/pasted-issue.md",
+        "--format",
+        "markdown",
+    ]);
+    out.code(0);
+    insta::assert_snapshot!("inspect-pasted-markdown", out.stdout);
+}
+
+#[test]
+fn log_collector_folder_and_its_archive() {
+    let out = inspect(&["tests/fixtures/inspect/collector", "--format", "json"]);
+    out.code(1);
+    let v = json(&out);
+    assert_eq!(v["inputs"][0]["kind"], "log-collector");
+    let node = &v["inputs"][0]["nodes"][0];
+    assert_eq!(node["name"], "etcd-3");
+    assert_eq!(node["name_from"], "systeminfo/hostname");
+    // --embedded-registry comes from the unit's ExecStart, server: from config.yaml.
+    assert_eq!(
+        findings(&v),
+        [("etcd-3".to_string(), 1, "matches".to_string())]
+    );
+
+    // The same folder as the collector ships it: a .tar.gz.
+    let tmp = tempfile::tempdir().unwrap();
+    let tgz = tmp.path().join("etcd-3-2025-09-26_10_45_00.tar.gz");
+    let gz = flate2::write::GzEncoder::new(
+        std::fs::File::create(&tgz).unwrap(),
+        flate2::Compression::fast(),
+    );
+    let mut tar = tar::Builder::new(gz);
+    tar.append_dir_all(
+        "etcd-3-2025-09-26_10_45_00",
+        root().join("tests/fixtures/inspect/collector/etcd-3-2025-09-26_10_45_00"),
+    )
+    .unwrap();
+    tar.into_inner().unwrap().finish().unwrap();
+    let out = inspect(&[tgz.to_str().unwrap(), "--format", "json"]);
+    out.code(1);
+    let w = json(&out);
+    assert_eq!(w["inputs"][0]["kind"], "log-collector");
+    assert_eq!(
+        w["inputs"][0]["nodes"][0]["boots"],
+        v["inputs"][0]["nodes"][0]["boots"]
+            .as_array()
+            .map(|b| b
+                .iter()
+                .map(|x| relabel(
+                    x,
+                    "tests/fixtures/inspect/collector/",
+                    &format!("{}!", tgz.display())
+                ))
+                .collect::<Vec<_>>())
+            .map(Value::Array)
+            .unwrap(),
+        "the archive reads as the folder does"
+    );
+}
+
+/// A value with every string's `from` prefix replaced by `to` (file labels differ between a
+/// folder and an archive of it).
+fn relabel(v: &Value, from: &str, to: &str) -> Value {
+    match v {
+        Value::String(s) => Value::String(s.replace(from, to)),
+        Value::Array(a) => Value::Array(a.iter().map(|x| relabel(x, from, to)).collect()),
+        Value::Object(m) => Value::Object(
+            m.iter()
+                .map(|(k, x)| (k.clone(), relabel(x, from, to)))
+                .collect(),
+        ),
+        other => other.clone(),
+    }
+}
+
+#[test]
+fn repro_results_folder_fixture() {
+    let out = inspect(&["tests/fixtures/run-etcd-split-buggy", "--format", "json"]);
+    out.code(1);
+    let v = json(&out);
+    assert_eq!(v["inputs"][0]["kind"], "repro-results");
+    for (node, n, state) in [
+        ("etcd-1", 1, "down"),
+        ("etcd-1", 2, "up"),
+        ("etcd-2", 2, "down"),
+        ("etcd-2", 3, "up"),
+        ("etcd-3", 2, "down"),
+        ("etcd-3", 3, "up"),
+    ] {
+        assert_eq!(
+            boot(&v, 0, node, n)["signals"]["embedded-registry"]["state"],
+            state,
+            "{node} boot {n}"
+        );
+    }
+    let f = findings(&v);
+    assert!(f.contains(&("etcd-2".into(), 2, "matches".into())), "{f:?}");
+    // inspect.json there carries a fake run token; nothing of it is printed.
+    assert!(!out.stdout.contains("K10"));
+}
+
+#[test]
+fn docker_logs_file_and_standard_input() {
+    let text =
+        std::fs::read_to_string(root().join("tests/fixtures/inspect/docker-etcd-3.log")).unwrap();
+    let mut child = repro()
+        .args(["inspect", "-", "--format", "json", "--progress", "never"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(text.as_bytes())
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: Value = serde_json::from_str(&stdout).unwrap();
+    assert!(schema_errors(&v).is_empty());
+    assert_eq!(v["inputs"][0]["kind"], "stdin");
+    let boots = v["inputs"][0]["nodes"][0]["boots"].as_array().unwrap();
+    assert_eq!(boots.len(), 2);
+    assert_eq!(boots[0]["signals"]["embedded-registry"]["state"], "down");
+    assert_eq!(boots[1]["signals"]["embedded-registry"]["state"], "up");
+    assert_eq!(boots[0]["end"]["how"], "next-boot");
+    // --node names it, and --config then matches.
+    let out = inspect(&[
+        "--node",
+        "etcd-3=tests/fixtures/inspect/docker-etcd-3.log",
+        "--config",
+        "etcd-3=tests/fixtures/inspect/configs/etcd-2.yaml",
+    ]);
+    out.code(1);
+    assert!(
+        out.stdout.contains("MATCH  etcd-3 boot 1"),
+        "{}",
+        out.stdout
+    );
+}
+
+#[test]
+fn bad_input_exits_2_with_a_clear_message() {
+    let tmp = tempfile::tempdir().unwrap();
+    let p = |n: &str| tmp.path().join(n).to_str().unwrap().to_string();
+    std::fs::write(p("notes.txt"), "Dear diary,\nnothing here is a log.\n").unwrap();
+    std::fs::write(p("program"), b"\x7fELF\x02\x01\x01\x00\x00\x00\x00\x00").unwrap();
+    std::fs::create_dir(p("empty")).unwrap();
+    std::fs::write(p("bad.yaml"), "embedded-registry: [true\n").unwrap();
+    let cases: Vec<(Vec<String>, &str)> = vec![
+        (vec![p("missing.log")], "cannot read"),
+        (vec![p("notes.txt")], "formats tried: docker logs"),
+        (vec![p("program")], "binary data, not a text log"),
+        (vec![p("empty")], "no log files found"),
+        (
+            vec!["--node".into(), "no-equals-sign".into()],
+            "is not NAME=FILE",
+        ),
+        (
+            vec![
+                JOURNAL.into(),
+                "--config".into(),
+                format!("etcd-2={}", p("bad.yaml")),
+            ],
+            "bad.yaml",
+        ),
+        (vec![], "nothing to inspect"),
+    ];
+    for (args, want) in cases {
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        let out = inspect(&args);
+        out.code(2);
+        assert!(
+            out.stderr.contains(want),
+            "`{}`: stderr lacks `{want}`:\n{}",
+            out.command,
+            out.stderr
+        );
+    }
+}
+
+/// Runs inspect on a file and returns the output; the test only asks for no panic and a clear
+/// ending (speed and memory are the benchmark's business).
+fn survives(path: &Path) -> Output {
+    let out = inspect(&[path.to_str().unwrap()]);
+    assert!(
+        matches!(out.code, 0..=2),
+        "`{}` exited {}:\n{}",
+        out.command,
+        out.code,
+        out.stderr
+    );
+    assert!(!out.stderr.contains("panicked"), "{}", out.stderr);
+    out
+}
+
+#[test]
+fn hostile_input_ends_in_an_error_or_a_result() {
+    let tmp = tempfile::tempdir().unwrap();
+    let journal = std::fs::read_to_string(root().join(JOURNAL)).unwrap();
+
+    // A 20 MB line in the middle of a journal: cut, counted, the rest read.
+    let huge = tmp.path().join("huge-line.journal");
+    let (a, b) = journal.split_at(journal.len() / 2);
+    let cut = a.rfind('\n').unwrap() + 1;
+    let mut f = std::fs::File::create(&huge).unwrap();
+    f.write_all(&journal.as_bytes()[..cut]).unwrap();
+    f.write_all(b"Sep 26 10:35:00 etcd-1 k3s[1001]: ").unwrap();
+    f.write_all(&vec![b'x'; 20 << 20]).unwrap();
+    f.write_all(b"\n").unwrap();
+    f.write_all(&a.as_bytes()[cut..]).unwrap();
+    f.write_all(b.as_bytes()).unwrap();
+    drop(f);
+    let out = survives(&huge);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert!(out.stdout.contains("line(s) longer than"), "{}", out.stdout);
+
+    // An endless line without a newline: 64 MB of text that is no log.
+    let endless = tmp.path().join("endless");
+    std::fs::write(&endless, vec![b'y'; 64 << 20]).unwrap();
+    let out = survives(&endless);
+    assert_eq!(out.code, 2);
+    assert!(out.stderr.contains("unknown format"), "{}", out.stderr);
+
+    // 1 GB of nothing (a sparse file): binary, said at once.
+    let sparse = tmp.path().join("sparse.log");
+    std::fs::File::create(&sparse)
+        .unwrap()
+        .set_len(1 << 30)
+        .unwrap();
+    let out = survives(&sparse);
+    assert_eq!(out.code, 2);
+    assert!(out.stderr.contains("binary"), "{}", out.stderr);
+
+    // A journal followed by a 1 GB hole (a disk that filled up): streamed to the end.
+    let tail = tmp.path().join("journal-then-hole.log");
+    std::fs::write(&tail, &journal).unwrap();
+    std::fs::OpenOptions::new()
+        .write(true)
+        .open(&tail)
+        .unwrap()
+        .set_len(journal.len() as u64 + (1 << 30))
+        .unwrap();
+    let out = survives(&tail);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert!(out.stdout.contains("etcd-2  2"), "{}", out.stdout);
+}
+
+/// Every real excerpt of tests/fixtures/real-k3s/ read by `inspect` as its sidecar concludes:
+/// the same state for every signal, and a death where the excerpt shows one. Value signals a
+/// cut excerpt does not show are `none` in the sidecar (the runner's word for "no line") and
+/// `unknown` or `none` here (inspect does not claim a cut boot has no more values).
+#[test]
+fn real_k3s_corpus_reads_as_its_sidecars_conclude() {
+    let dir = root().join("tests/fixtures/real-k3s");
+    let mut logs: Vec<_> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|x| x == "log"))
+        .collect();
+    logs.sort();
+    assert!(logs.len() >= 10, "the corpus has {} excerpts", logs.len());
+    let mut failures = Vec::new();
+    for log in &logs {
+        let sidecar: Value =
+            serde_saphyr::from_str(&std::fs::read_to_string(log.with_extension("yaml")).unwrap())
+                .unwrap();
+        let rel = log
+            .strip_prefix(root())
+            .unwrap()
+            .to_str()
+            .unwrap()
+            .to_string();
+        let out = inspect(&[&rel, "--format", "json"]);
+        assert!(
+            matches!(out.code, 0 | 1),
+            "{rel}: exit {}\n{}",
+            out.code,
+            out.stderr
+        );
+        let v = json(&out);
+        let nodes = v["inputs"][0]["nodes"].as_array().unwrap();
+        assert_eq!(nodes.len(), 1, "{rel}: one node");
+        let boots = nodes[0]["boots"].as_array().unwrap();
+        assert_eq!(boots.len(), 1, "{rel}: one boot");
+        let b = &boots[0];
+        for (sig, want) in sidecar["signals"].as_object().unwrap() {
+            let want = want.as_str().unwrap();
+            let got = b["signals"][sig]["state"].as_str().unwrap_or("(missing)");
+            let value_signal = b["signals"][sig].get("complete").is_some();
+            let ok = got == want || (value_signal && want == "none" && got == "unknown");
+            if !ok {
+                failures.push(format!("{rel}: {sig} is {got}, the sidecar says {want}"));
+            }
+        }
+        let died = sidecar["boot-end"] == "died";
+        if died != (b["end"]["how"] == "died") {
+            failures.push(format!(
+                "{rel}: end {} but boot-end {}",
+                b["end"]["how"], sidecar["boot-end"]
+            ));
+        }
+    }
+    assert!(failures.is_empty(), "{failures:#?}");
+}
+
+/// The README's example is this command's real output, kept current.
+#[test]
+fn readme_example_is_the_real_output() {
+    let out = inspect(&[
+        "tests/fixtures/real-k3s/k3s-12974-registry-up-journald.log",
+        "tests/fixtures/real-k3s/k3s-6448-mismatch-secrets-encryption-tty.log",
+    ]);
+    out.code(0);
+    let readme = std::fs::read_to_string(root().join("README.md")).unwrap();
+    assert!(
+        readme.contains(&out.stdout),
+        "README.md's `repro inspect` example differs from the real output:\n{}",
+        out.stdout
+    );
+}

@@ -1,0 +1,31 @@
+//! Every integration test that needs no Docker engine, in one binary: the CLI and its snapshots
+//! (`snapshots/`), validation, plans, reports, `inspect`, merge plans, the nightly's scripts and
+//! workflow, the real-k3s corpus, the browser test of timeline.html and the stable fuzz loop.
+//! It runs anywhere `cargo test` does, in seconds to a few minutes; the Docker-backed tests are
+//! in `tests/e2e/`, the fault injection in `tests/faults/`.
+
+#[path = "../util/fixtures.rs"]
+mod fixtures;
+#[path = "../util/schema.rs"]
+mod schema;
+#[path = "../util/mod.rs"]
+mod util;
+#[macro_use]
+mod repro;
+
+mod builds;
+mod cli;
+mod docs_cli;
+mod fuzz_stable;
+mod inspect;
+mod junit_ci;
+mod merge_plan;
+mod nightly;
+mod real_k3s;
+mod real_logs;
+mod real_rke2;
+mod report_cli;
+mod rke2;
+mod timeline_browser;
+mod validation_cli;
+mod workflow;

@@ -1,0 +1,356 @@
+#![allow(clippy::unwrap_used)] // tests panic on purpose when something is wrong
+
+//! The nightly's moving parts, offline: `repro nightly-issues` against a fake `gh` on PATH
+//! (tests/fixtures/bin/gh keeps issues in a folder and logs every call), night after night —
+//! opened once, updated and not duplicated, closed when green, reopened (not duplicated) when
+//! it fails again — plus the keep-alive and retry scripts the workflow runs.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use crate::fixtures::write_result;
+use crate::util::{repro, root, text};
+
+/// PATH with the fake `gh` (and anything else in `bin`) first.
+fn path_with(bin: &Path) -> String {
+    format!(
+        "{}:{}",
+        bin.display(),
+        std::env::var("PATH").unwrap_or_default()
+    )
+}
+
+struct FakeGh {
+    _tmp: tempfile::TempDir,
+    bin: PathBuf,
+    state: PathBuf,
+}
+
+impl FakeGh {
+    fn new() -> FakeGh {
+        let tmp = tempfile::tempdir().unwrap();
+        let bin = tmp.path().join("bin");
+        std::fs::create_dir_all(&bin).unwrap();
+        std::fs::copy(root().join("tests/fixtures/bin/gh"), bin.join("gh")).unwrap();
+        let state = tmp.path().join("gh-state");
+        std::fs::create_dir_all(&state).unwrap();
+        FakeGh {
+            bin,
+            state,
+            _tmp: tmp,
+        }
+    }
+
+    fn calls(&self) -> Vec<String> {
+        std::fs::read_to_string(self.state.join("calls.log"))
+            .unwrap_or_default()
+            .lines()
+            .map(str::to_string)
+            .collect()
+    }
+
+    fn count(&self, prefix: &str) -> usize {
+        self.calls()
+            .iter()
+            .filter(|c| c.starts_with(prefix))
+            .count()
+    }
+
+    fn issue(&self, n: u32, file: &str) -> String {
+        std::fs::read_to_string(self.state.join(format!("issues/{n}/{file}")))
+            .unwrap()
+            .trim_end()
+            .to_string()
+    }
+
+    fn issues(&self) -> usize {
+        std::fs::read_dir(self.state.join("issues"))
+            .map(|d| d.count())
+            .unwrap_or(0)
+    }
+
+    /// `c` with the fake `gh` first on PATH.
+    fn command(&self, mut c: Command) -> Command {
+        c.env("PATH", path_with(&self.bin))
+            .env("FAKE_GH_DIR", &self.state)
+            .env_remove("REPRO_GH")
+            .env_remove("GITHUB_RUN_ID");
+        c
+    }
+}
+
+/// A merged summary.json of one night, made the way the workflow makes it: run folders, then
+/// `repro merge`. `cells` are (version, expected, verdict).
+fn night(dir: &Path, name: &str, cells: &[(&str, &str, &str)]) -> PathBuf {
+    let runs = dir.join(name).join("artifacts");
+    for (version, expected, verdict) in cells {
+        write_result(
+            &runs.join(format!("results-etcd-split-{version}")),
+            &format!("{name}-{version}"),
+            version,
+            expected,
+            Some(verdict),
+        );
+    }
+    let out = dir.join(name).join("merged");
+    let o = repro()
+        .arg("merge")
+        .arg(&runs)
+        .arg("--out")
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert!(matches!(o.status.code(), Some(0 | 1 | 4)), "{}", text(&o));
+    out.join("summary.json")
+}
+
+fn issues_run(gh: &FakeGh, summary: &Path, run: u32) -> Output {
+    let o = gh
+        .command(repro())
+        .arg("nightly-issues")
+        .arg(summary)
+        .args([
+            "--run-url",
+            &format!("https://github.com/o/r/actions/runs/{run}"),
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    o
+}
+
+const TITLE: &str = "repro nightly: etcd-split on k3s v1.33";
+
+#[test]
+fn issues_are_opened_once_updated_closed_when_green_and_reopened() {
+    let gh = FakeGh::new();
+    let tmp = tempfile::tempdir().unwrap();
+
+    // Night 1: v1.33.5 shows the bug although fixed-in says it has the fix.
+    let s = night(
+        tmp.path(),
+        "n1",
+        &[
+            ("v1.32.9+k3s1", "fixed", "fixed"),
+            ("v1.33.4+k3s1", "reproduced", "reproduced"),
+            ("v1.33.5+k3s1", "fixed", "reproduced"),
+        ],
+    );
+    let o = issues_run(&gh, &s, 1);
+    assert_eq!(gh.count("issue create"), 1, "{:?}", gh.calls());
+    assert_eq!(gh.issues(), 1, "nothing for the green v1.32 line");
+    assert_eq!(gh.issue(1, "title"), TITLE);
+    assert_eq!(gh.issue(1, "labels"), "repro-nightly");
+    assert_eq!(gh.count("label create repro-nightly"), 1);
+    let body = gh.issue(1, "body");
+    assert!(body.contains("| v1.33.5+k3s1 | fixed | reproduced | **REGRESSION** | artifact `results-etcd-split-v1.33.5+k3s1` |"), "{body}");
+    assert!(
+        body.contains("https://github.com/o/r/actions/runs/1#artifacts"),
+        "{body}"
+    );
+    assert!(String::from_utf8_lossy(&o.stdout)
+        .contains("etcd-split v1.33: opened https://github.com/o/r/issues/1"));
+
+    // Night 2: the same: the one issue is updated (new run link), not duplicated, no comment.
+    let s = night(
+        tmp.path(),
+        "n2",
+        &[
+            ("v1.33.4+k3s1", "reproduced", "reproduced"),
+            ("v1.33.5+k3s1", "fixed", "reproduced"),
+        ],
+    );
+    issues_run(&gh, &s, 2);
+    assert_eq!(gh.count("issue create"), 1, "{:?}", gh.calls());
+    assert_eq!(gh.count("issue edit 1"), 1);
+    assert_eq!(gh.count("issue comment"), 0);
+    assert!(gh.issue(1, "body").contains("actions/runs/2#artifacts"));
+
+    // Night 3: another release differs too: updated and commented (people hear of the change).
+    let s = night(
+        tmp.path(),
+        "n3",
+        &[
+            ("v1.33.5+k3s1", "fixed", "reproduced"),
+            ("v1.33.6+k3s1", "fixed", "reproduced"),
+        ],
+    );
+    issues_run(&gh, &s, 3);
+    assert_eq!(gh.count("issue create"), 1);
+    assert_eq!(gh.count("issue comment 1"), 1);
+    assert!(gh.issue(1, "comments").contains("v1.33.6+k3s1=regression"));
+
+    // Night 4: green: closed with a comment saying so.
+    let s = night(
+        tmp.path(),
+        "n4",
+        &[
+            ("v1.33.5+k3s1", "fixed", "fixed"),
+            ("v1.33.6+k3s1", "fixed", "fixed"),
+        ],
+    );
+    let o = issues_run(&gh, &s, 4);
+    assert_eq!(gh.issue(1, "state"), "CLOSED");
+    assert!(gh
+        .issue(1, "comments")
+        .contains("Green again in https://github.com/o/r/actions/runs/4"));
+    assert!(String::from_utf8_lossy(&o.stdout).contains("closed #1"));
+
+    // Night 5: green again: nothing to do, nothing written.
+    let before = gh.calls().len();
+    issues_run(&gh, &s, 5);
+    let new: Vec<String> = gh.calls()[before..].to_vec();
+    assert_eq!(
+        new,
+        ["issue list --label repro-nightly --state all --limit 500 --json number,title,state"]
+    );
+
+    // Night 6: an unexpected fix on the line: the closed issue is reopened, not duplicated.
+    let s = night(tmp.path(), "n6", &[("v1.33.4+k3s1", "reproduced", "fixed")]);
+    issues_run(&gh, &s, 6);
+    assert_eq!(gh.count("issue create"), 1, "{:?}", gh.calls());
+    assert_eq!(gh.issue(1, "state"), "OPEN");
+    assert!(gh.issue(1, "body").contains("**UNEXPECTED FIX**"));
+
+    // Night 7: only inconclusive: the open issue is left as it is.
+    let before = gh.calls().len();
+    let s = night(
+        tmp.path(),
+        "n7",
+        &[("v1.33.4+k3s1", "reproduced", "inconclusive")],
+    );
+    issues_run(&gh, &s, 7);
+    assert!(
+        gh.calls()[before..]
+            .iter()
+            .all(|c| c.starts_with("issue list")),
+        "{:?}",
+        &gh.calls()[before..]
+    );
+    assert_eq!(gh.issue(1, "state"), "OPEN");
+}
+
+#[test]
+fn dry_run_changes_nothing_and_gh_failures_exit_3() {
+    let gh = FakeGh::new();
+    let tmp = tempfile::tempdir().unwrap();
+    let s = night(tmp.path(), "n1", &[("v1.33.5+k3s1", "fixed", "reproduced")]);
+    let o = gh
+        .command(repro())
+        .args(["nightly-issues", "--dry-run"])
+        .arg(&s)
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    assert!(String::from_utf8_lossy(&o.stdout)
+        .contains("(dry run) gh issue create --title repro nightly: etcd-split on k3s v1.33"));
+    assert_eq!(gh.issues(), 0);
+
+    // A gh that fails (no token, no network): exit 3 with gh's message.
+    let o = gh
+        .command(repro())
+        .arg("nightly-issues")
+        .arg(&s)
+        .env("FAKE_GH_DIR", "")
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(3), "{}", text(&o));
+    assert!(
+        String::from_utf8_lossy(&o.stderr).contains("FAKE_GH_DIR is not set"),
+        "{}",
+        text(&o)
+    );
+
+    // Not a summary: exit 2 naming the file.
+    let bad = tmp.path().join("bad.json");
+    std::fs::write(&bad, "{}").unwrap();
+    let o = gh
+        .command(repro())
+        .arg("nightly-issues")
+        .arg(&bad)
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+}
+
+#[test]
+fn keepalive_enables_the_workflow_through_the_api() {
+    let gh = FakeGh::new();
+    let o = gh
+        .command(Command::new(root().join("scripts/nightly-keepalive.sh")))
+        .env("GITHUB_REPOSITORY", "o/r")
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    assert_eq!(
+        gh.calls(),
+        ["api --method PUT repos/o/r/actions/workflows/nightly.yml/enable"]
+    );
+}
+
+/// A fake `repro` whose exit codes come from a list, one per call; it writes a run folder per
+/// call like the real one.
+fn fake_repro(bin: &Path, codes: &str) -> PathBuf {
+    let p = bin.join("fake-repro");
+    std::fs::write(
+        &p,
+        format!(
+            r#"#!/usr/bin/env bash
+if [ "$1" = report ]; then echo "::error file=checks/x.yaml,line=1::from $3"; exit 0; fi
+n=$(( $(cat "$0.count" 2>/dev/null || echo 0) + 1 )); echo $n > "$0.count"
+echo "$*" >> "$0.log"
+codes=({codes})
+results=""; while [ $# -gt 0 ]; do [ "$1" = --results ] && results=$2; shift; done
+mkdir -p "$results/run-$n"; echo '{{}}' > "$results/run-$n/result.json"
+exit ${{codes[$((n-1))]}}
+"#
+        ),
+    )
+    .unwrap();
+    Command::new("chmod").arg("+x").arg(&p).status().unwrap();
+    p
+}
+
+#[test]
+fn an_infrastructure_failure_is_retried_once_and_nothing_else_is() {
+    for (codes, calls, exit) in [
+        ("3 0", 2, 0),
+        ("3 3", 2, 3),
+        ("1 0", 1, 1),
+        ("4 0", 1, 4),
+        ("0", 1, 0),
+    ] {
+        let tmp = tempfile::tempdir().unwrap();
+        let fake = fake_repro(tmp.path(), codes);
+        let results = tmp.path().join("results");
+        let o = Command::new(root().join("scripts/nightly-run.sh"))
+            .args(["etcd-split", "v1.33.5+k3s1", "fixed"])
+            .arg(&results)
+            .env("REPRO", &fake)
+            .output()
+            .unwrap();
+        assert_eq!(o.status.code(), Some(exit), "{codes}: {}", text(&o));
+        let log = std::fs::read_to_string(format!("{}.log", fake.display())).unwrap();
+        assert_eq!(log.lines().count(), calls, "{codes}: {log}");
+        assert!(log.lines().all(|l| l
+            == format!(
+                "run etcd-split --k3s-version v1.33.5+k3s1 --expect fixed --progress never --results {}",
+                results.display()
+            )));
+        // The run folders left in RESULTS are annotated, once each.
+        let annotated = String::from_utf8_lossy(&o.stdout)
+            .matches("::error ")
+            .count();
+        assert_eq!(annotated, 1, "{codes}: {}", text(&o));
+        if calls == 2 {
+            // The first attempt is kept apart; merge sees only the retry.
+            assert!(Path::new(&format!(
+                "{}-attempt-1/run-1/result.json",
+                results.display()
+            ))
+            .is_file());
+            let left: Vec<_> = std::fs::read_dir(&results).unwrap().collect();
+            assert_eq!(left.len(), 1, "{codes}");
+        }
+    }
+}

@@ -1,0 +1,135 @@
+//! RKE2 on the distribution seam (#19), without Docker: plans on an RKE2 version show RKE2's
+//! configs and the expected verdict of releases/rke2-changes.yaml; a key only k3s has is an
+//! error naming file:line:col.
+
+use crate::repro::Repro;
+
+#[test]
+fn plan_metrics_order_on_the_reported_rke2_release() {
+    let out = Repro::new()
+        .args(["plan", "metrics-order", "--version", "v1.32.5+rke2r1"])
+        .run();
+    out.code(0);
+    let o = &out.stdout;
+    assert!(
+        o.starts_with("Plan for check `metrics-order` on rke2 v1.32.5+rke2r1\n"),
+        "{o}"
+    );
+    assert!(
+        o.contains("  expected  reproduced (v1.32.5+rke2r1 comes before v1.32.9+rke2r1"),
+        "{o}"
+    );
+    assert!(o.contains("etcd-2:/etc/rancher/rke2/config.yaml"), "{o}");
+    assert!(o.contains("/etc/rancher/rke2/registries.yaml"), "{o}");
+    assert!(o.contains("server: \"https://etcd-1:9345\""), "{o}");
+    for k3s in ["cluster-init", "/etc/rancher/k3s", ":6443", "rancher/k3s"] {
+        assert!(!o.contains(k3s), "`{k3s}` in an rke2 plan:\n{o}");
+    }
+    snap!("rke2-plan-metrics-order", out);
+}
+
+#[test]
+fn plan_expects_fixed_from_the_first_fixed_rke2_release() {
+    for (v, want) in [
+        ("v1.32.9+rke2r1", "fixed"),
+        ("v1.33.4+rke2r1", "reproduced"),
+        ("v1.33.5+rke2r1", "fixed"),
+        ("v1.31.12+rke2r1", "reproduced"),
+        ("v1.34.1+rke2r1", "fixed"),
+    ] {
+        let out = Repro::new()
+            .args(["plan", "metrics-order", "--version", v])
+            .run();
+        out.code(0);
+        assert!(
+            out.stdout.contains(&format!("  expected  {want} (")),
+            "{v}: {}",
+            out.stdout
+        );
+    }
+}
+
+#[test]
+fn plan_on_the_rke2_8465_topology() {
+    let out = Repro::new()
+        .args(["plan", "metrics-order", "--topology", "rke2-8465"])
+        .run();
+    out.code(0);
+    assert!(
+        out.stdout
+            .contains("5.  agent-1  agent          joins cp-1"),
+        "{}",
+        out.stdout
+    );
+    snap!("rke2-plan-metrics-order-8465", out);
+}
+
+#[test]
+fn a_k3s_only_key_on_rke2_is_an_error_at_its_line() {
+    // bootstrap-check changes disable-helm-controller, a k3s flag rke2 drops.
+    let out = Repro::new()
+        .args(["plan", "bootstrap-check", "--version", "v1.32.5+rke2r1"])
+        .run();
+    out.code(2);
+    let e = &out.stderr;
+    assert!(
+        e.contains("checks/bootstrap-check.yaml: error: check `bootstrap-check` cannot run on rke2 v1.32.5+rke2r1 as written"),
+        "{e}"
+    );
+    assert!(e.contains("checks/bootstrap-check.yaml:17:16: error: `disable-helm-controller` is not a flag of `rke2 server` in rke2 1.32"), "{e}");
+    assert!(e.contains("is a flag of k3s only (releases/k3s-flags.yaml), not of rke2 (releases/rke2-flags.yaml)"), "{e}");
+    assert!(!e.contains("panicked"), "{e}");
+    snap!("rke2-plan-bootstrap-check-k3s-key", out);
+}
+
+#[test]
+fn an_rke2_version_on_a_topology_naming_k3s_is_an_error() {
+    let dir = crate::util::project(&["checks", "topologies"]);
+    let path = dir.path().join("topologies/etcd-split.yaml");
+    let text = std::fs::read_to_string(&path).expect("read");
+    std::fs::write(
+        &path,
+        text.replace(
+            "name: etcd-split\n",
+            "name: etcd-split\ndistribution: k3s\n",
+        ),
+    )
+    .expect("write");
+    let out = Repro::new()
+        .args(["--root"])
+        .arg(dir.path().to_str().expect("utf-8"))
+        .args(["plan", "metrics-order", "--version", "v1.32.5+rke2r1"])
+        .run();
+    out.code(2);
+    assert!(
+        out.stderr
+            .contains("`v1.32.5+rke2r1` is a rke2 version, but topology `etcd-split` runs k3s"),
+        "{}",
+        out.stderr
+    );
+}
+
+/// The stand-in plays k3s only so far: asking it for rke2 is bad input, before Docker.
+#[test]
+fn the_stand_in_refuses_rke2_before_docker() {
+    for args in [
+        vec![
+            "run",
+            "metrics-order",
+            "--version",
+            "v1.32.5+rke2r1",
+            "--sim",
+        ],
+        vec!["sim", "build", "--version", "v1.32.5+rke2r1"],
+    ] {
+        let out = Repro::new().args(&args).run();
+        out.code(2);
+        assert!(
+            out.stderr
+                .contains("the stand-in plays k3s only; it cannot play rke2 yet"),
+            "{}: {}",
+            out.command,
+            out.stderr
+        );
+    }
+}
