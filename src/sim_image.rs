@@ -13,8 +13,10 @@ use anyhow::{bail, Context};
 
 use crate::docker::DockerApi;
 
-/// Repository of the stand-in images.
-pub(crate) const SIM_REPOSITORY: &str = "repro.local/k3s-sim";
+/// Env var naming another repository for the stand-in images, so that several checkouts
+/// sharing one engine (a developer's branches, parallel CI jobs) do not rebuild each other's
+/// images under the same tags. Default: the distribution's `sim_image_repository`.
+pub(crate) const SIM_REPOSITORY_ENV: &str = "REPRO_SIM_REPOSITORY";
 /// Env var naming the static stand-in binary explicitly.
 pub(crate) const SIM_BINARY_ENV: &str = "REPRO_SIM_BINARY";
 /// Where `make sim` puts the binary, relative to a cargo target dir.
@@ -25,9 +27,21 @@ pub(crate) const FINGERPRINT_LABEL: &str = "io.repro.sim.fingerprint";
 const DOCKERFILE_TEMPLATE: &str = include_str!("../sim/image/Dockerfile.in");
 const NSSWITCH: &str = include_str!("../sim/image/nsswitch.conf");
 
+/// The stand-in images' repository for a distribution: `$REPRO_SIM_REPOSITORY` or its default.
+pub(crate) fn sim_repository(distro: distro::Distro) -> String {
+    match std::env::var(SIM_REPOSITORY_ENV) {
+        Ok(repo) if !repo.trim().is_empty() => repo.trim().to_string(),
+        _ => distro.facts().sim_image_repository.to_string(),
+    }
+}
+
 /// `v1.33.4+k3s1` → `repro.local/k3s-sim:v1.33.4-k3s1` (tags cannot hold `+`).
 pub(crate) fn sim_image_ref(version: &str) -> String {
-    format!("{SIM_REPOSITORY}:{}", version.replace('+', "-"))
+    format!(
+        "{}:{}",
+        sim_repository(distro::Distro::K3s),
+        version.replace('+', "-")
+    )
 }
 
 /// The static stand-in binary: `$REPRO_SIM_BINARY`, else

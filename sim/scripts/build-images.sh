@@ -34,7 +34,7 @@ fingerprint="$(stat -c %s "$binary")-$(stat -c %Y "$binary")-t$rev"
 
 for version in "$@"; do
     tag=$(printf '%s' "$version" | tr '+' '-')
-    ref="repro.local/k3s-sim:$tag"
+    ref="${REPRO_SIM_REPOSITORY:-repro.local/k3s-sim}:$tag"
     printf 'PRETTY_NAME="repro k3s stand-in (NOT k3s) %s"\n' "$version" > "$ctx/rootfs/etc/os-release"
     sed -e "s/@VERSION@/$version/g" -e "s/@FINGERPRINT@/$fingerprint/g" \
         "$here/image/Dockerfile.in" > "$ctx/Dockerfile"

@@ -165,7 +165,11 @@ fn images() -> &'static (String, String) {
 }
 
 fn image_ref(version: &str) -> String {
-    format!("repro.local/k3s-sim:{}", version.replace('+', "-"))
+    format!(
+        "{}:{}",
+        std::env::var("REPRO_SIM_REPOSITORY").unwrap_or_else(|_| "repro.local/k3s-sim".into()),
+        version.replace('+', "-")
+    )
 }
 
 // ------------------------------------------------------------------- cluster

@@ -55,7 +55,7 @@ pub(crate) fn resolve(root: Option<&Path>, t: &Target) -> Result<(Scenario, Plan
 pub(crate) fn sim_image_ref(v: &Version) -> String {
     format!(
         "{}:{}",
-        v.distro.facts().sim_image_repository,
+        crate::sim_image::sim_repository(v.distro),
         v.image_tag()
     )
 }

@@ -19,7 +19,7 @@ fn runs_on_release_candidates_report_what_the_evidence_predicts() {
         let tag = rc.replace('+', "-");
         assert_eq!(
             r["k3s"]["image"],
-            format!("repro.local/k3s-sim:{tag}"),
+            format!("{}:{tag}", crate::util::sim_repo()),
             "{rc}"
         );
         let v = r["k3s"]["version_output"].as_str().unwrap_or_default();

@@ -739,7 +739,11 @@ fn image_archive_is_loaded_before_the_run() {
         let o = Command::new("docker").args(args).output().unwrap();
         assert!(o.status.success(), "docker {args:?}: {}", text(&o));
     };
-    sh(&["tag", "repro.local/k3s-sim:v1.33.5-k3s1", &name]);
+    sh(&[
+        "tag",
+        &format!("{}:v1.33.5-k3s1", crate::util::sim_repo()),
+        &name,
+    ]);
     sh(&["save", "-o", tar.to_str().unwrap(), &name]);
     sh(&["rmi", &name]);
     let results = tempfile::tempdir().unwrap();
@@ -930,7 +934,11 @@ fn real_image_containers_are_set_up_as_k3s_needs() {
         let mut stdin = build.stdin.take().unwrap();
         stdin
             .write_all(
-                b"FROM repro.local/k3s-sim:v1.33.4-k3s1\nLABEL io.repro.sim=false io.repro.privileged=true\n",
+                format!(
+                    "FROM {}:v1.33.4-k3s1\nLABEL io.repro.sim=false io.repro.privileged=true\n",
+                    crate::util::sim_repo()
+                )
+                .as_bytes(),
             )
             .unwrap();
     }

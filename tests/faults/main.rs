@@ -448,7 +448,7 @@ fn faults_at_every_moment_leave_nothing_and_never_panic() {
             .args([
                 "image",
                 "inspect",
-                &format!("repro.local/k3s-sim:{}", VERSION.replace('+', "-")),
+                &format!("{}:{}", util::sim_repo(), VERSION.replace('+', "-")),
             ])
             .stdout(Stdio::null())
             .status()
@@ -704,7 +704,7 @@ fn flood(suite: &mut Suite) {
             binary.display()
         )
     });
-    let base = format!("repro.local/k3s-sim:{}", VERSION.replace('+', "-"));
+    let base = format!("{}:{}", util::sim_repo(), VERSION.replace('+', "-"));
     std::fs::write(
         ctx.path().join("Dockerfile"),
         format!("FROM {base}\nCOPY k3s /bin/k3s\n"),

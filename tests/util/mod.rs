@@ -71,3 +71,13 @@ pub fn copy_dir(from: &Path, to: &Path) {
         }
     }
 }
+
+/// The stand-in images' repository: `$REPRO_SIM_REPOSITORY` (so checkouts sharing an engine keep
+/// their own images) or repro's default.
+#[allow(dead_code)] // the suite binary builds no images
+pub fn sim_repo() -> String {
+    std::env::var("REPRO_SIM_REPOSITORY")
+        .ok()
+        .filter(|r| !r.trim().is_empty())
+        .unwrap_or_else(|| "repro.local/k3s-sim".to_string())
+}
