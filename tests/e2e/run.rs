@@ -1184,3 +1184,126 @@ fn escapes_in_a_step_name_never_reach_the_terminal() {
         "the step name is not shown escaped:\n{all}"
     );
 }
+
+/// #24: every volume a run causes is named and labelled, the image's `VOLUME`s included (the
+/// stand-in declares rancher/k3s's; this image one more). After an outside `docker rm -f` of
+/// every node (without `-v`, so Docker keeps their volumes), `repro clean --run <id>` finds
+/// and removes them all. Before: each VOLUME but the data dir was an anonymous volume without
+/// a label, left behind for good.
+#[test]
+fn image_volumes_are_labelled_so_clean_finds_them_after_an_outside_rm() {
+    docker_ok();
+    let built = repro()
+        .args(["sim", "build", "--k3s-version", "v1.33.4+k3s1"])
+        .output()
+        .unwrap();
+    assert!(built.status.success(), "{}", text(&built));
+    let mut kept = KeptRun {
+        run_id: None,
+        image: format!("repro.local/volumes:e2e-{}", std::process::id()),
+    };
+    let mut build = Command::new("docker")
+        .args(["build", "-q", "-t", &kept.image, "-"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    {
+        use std::io::Write;
+        let mut stdin = build.stdin.take().unwrap();
+        stdin
+            .write_all(
+                format!(
+                    "FROM {}:v1.33.4-k3s1\nVOLUME /var/lib/repro-extra\n",
+                    crate::util::sim_repo()
+                )
+                .as_bytes(),
+            )
+            .unwrap();
+    }
+    let out = build.wait_with_output().unwrap();
+    assert!(out.status.success(), "{}", text(&out));
+
+    let tmp = tempfile::tempdir().unwrap();
+    let out = repro()
+        .args(["run", "etcd-split", "--image", &kept.image, "--keep"])
+        .args(["--progress", "never", "--expect", "reproduced", "--results"])
+        .arg(tmp.path())
+        .output()
+        .unwrap();
+    let dir = only_run_dir(tmp.path());
+    let r = read_result(&dir);
+    let run_id = r["run_id"].as_str().unwrap().to_string();
+    kept.run_id = Some(run_id.clone());
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+
+    let listed = |args: &[&str]| -> Vec<String> {
+        let o = Command::new("docker")
+            .args(args)
+            .args(["--filter", &format!("label=io.repro.run={run_id}")])
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "docker {args:?}");
+        String::from_utf8_lossy(&o.stdout)
+            .lines()
+            .map(str::to_string)
+            .collect()
+    };
+    let names = listed(&["ps", "-a", "--format", "{{.Names}}"]);
+    assert_eq!(names.len(), 4, "{names:?}");
+    let mut volumes = Vec::new();
+    for name in &names {
+        let c = inspect(name);
+        let mounts = c["Mounts"].as_array().unwrap();
+        let mut at: Vec<&str> = mounts
+            .iter()
+            .map(|m| m["Destination"].as_str().unwrap())
+            .collect();
+        at.sort_unstable();
+        assert_eq!(
+            at,
+            [
+                "/var/lib/cni",
+                "/var/lib/kubelet",
+                "/var/lib/rancher/k3s",
+                "/var/lib/repro-extra",
+                "/var/log"
+            ],
+            "{name}"
+        );
+        for m in mounts {
+            assert_eq!(m["Type"], "volume", "{name}: {m}");
+            let v = m["Name"].as_str().unwrap().to_string();
+            assert!(
+                v.starts_with(name.as_str()),
+                "{name}: an anonymous volume: {m}"
+            );
+            volumes.push(v);
+        }
+    }
+    // Outside the run, as a user or a CI job would: the containers go, their volumes stay.
+    let rm = Command::new("docker")
+        .args(["rm", "-f"])
+        .args(&names)
+        .output()
+        .unwrap();
+    assert!(rm.status.success(), "{}", text(&rm));
+    let mut labelled = listed(&["volume", "ls", "-q"]);
+    labelled.sort();
+    volumes.sort();
+    assert_eq!(labelled, volumes, "every volume of the run, labelled");
+
+    let out = repro().args(["clean", "--run", &run_id]).output().unwrap();
+    assert!(out.status.success(), "{}", text(&out));
+    assert_no_leftovers(&run_id);
+    for v in &volumes {
+        let gone = Command::new("docker")
+            .args(["volume", "inspect", v])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .status()
+            .unwrap();
+        assert!(!gone.success(), "{v} is still there");
+    }
+}

@@ -17,6 +17,7 @@ mod builds;
 mod cli;
 mod docs_cli;
 mod fuzz_stable;
+mod hostile_files;
 mod inspect;
 mod junit_ci;
 mod merge_plan;
