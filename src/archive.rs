@@ -337,7 +337,7 @@ mod tests {
         assert_eq!(
             kinds,
             vec![
-                ("d".into(), Kind::Dir),
+                ("d/".into(), Kind::Dir),
                 ("d/a.log".into(), Kind::File(b"token: abc\n".to_vec())),
                 ("d/sym".into(), Kind::Symlink("a.log".into())),
                 ("d/hard".into(), Kind::HardLink("d/a.log".into())),
