@@ -463,3 +463,55 @@ fn writes_into_a_folder_never_follow_a_planted_link() {
     );
     assert_eq!(std::fs::read_dir(&outside).expect("ls").count(), 0);
 }
+
+/// merge's junit.xml and summary.json for any text a run folder holds (U+FFFE/U+FFFF in a check
+/// name, controls and an escape sequence in an error): the junit parses with a real XML parser,
+/// has failures exactly when the exit code is not 0, and both files are 0600 in a 0700 folder.
+#[test]
+fn merged_junit_is_valid_xml_and_owner_only_for_any_text() {
+    let tmp = tempfile::tempdir().expect("tmp");
+    let runs = tmp.path().join("runs");
+    for (name, verdict) in [("a", Some("reproduced")), ("b", None)] {
+        let d = runs.join(name);
+        crate::fixtures::write_result(
+            &d,
+            &format!("id-{name}"),
+            "v1.33.4+k3s1",
+            "reproduced",
+            verdict,
+        );
+        let p = d.join("result.json");
+        let mut r: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(&p).expect("read")).expect("json");
+        r["check"]["name"] = "etcd\u{fffe}split\u{ffff}".into();
+        if verdict.is_none() {
+            r["error"] = "engine gone \u{1b}]0;pwned\u{7} \u{0}\u{fffe} <&>".into();
+        }
+        std::fs::write(&p, serde_json::to_string_pretty(&r).expect("json")).expect("write");
+    }
+    for (inputs, want) in [(vec!["a"], 0), (vec!["a", "b"], 3)] {
+        let out_dir = tmp.path().join(format!("merged-{}", inputs.len()));
+        let mut c = repro();
+        c.arg("merge");
+        for i in &inputs {
+            c.arg(runs.join(i));
+        }
+        let out = c.arg("--out").arg(&out_dir).output().expect("runs");
+        assert_eq!(out.status.code(), Some(want), "{}", text(&out));
+        let files = crate::junit::junit_files(&out_dir);
+        assert_eq!(files, vec![out_dir.join("junit.xml")]);
+        crate::junit::assert_agrees(&files[0], want.into());
+        assert_eq!(
+            std::fs::metadata(&out_dir)
+                .expect("meta")
+                .permissions()
+                .mode()
+                & 0o777,
+            0o700
+        );
+        for f in ["junit.xml", "summary.json"] {
+            let m = std::fs::metadata(out_dir.join(f)).expect(f);
+            assert_eq!(m.permissions().mode() & 0o777, 0o600, "{f}");
+        }
+    }
+}

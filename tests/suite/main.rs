@@ -6,6 +6,8 @@
 
 #[path = "../util/fixtures.rs"]
 mod fixtures;
+#[path = "../util/junit.rs"]
+mod junit;
 #[path = "../util/schema.rs"]
 mod schema;
 #[path = "../util/mod.rs"]
