@@ -37,9 +37,10 @@ pub(crate) fn man(out: Option<&Path>) -> Result<Exit, Error> {
     collect_pages(cmd, &mut pages).map_err(anyhow::Error::from)?;
     for (name, page) in pages {
         crate::safe_fs::write_in(dir, Path::new(&name), &page).map_err(|e| {
-            let msg = format!("repro: --out {}: {e}", dir.display());
+            let msg = format!("--out {}: {e}", dir.display());
+            // Bad input is printed as it is, anything else after `repro: ` (`Error::render`).
             if e.is_hostile() {
-                Error::bad_input(msg)
+                Error::bad_input(format!("repro: {msg}"))
             } else {
                 Error::Other(anyhow::anyhow!(msg))
             }

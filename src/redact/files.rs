@@ -201,11 +201,12 @@ fn write_failed(rel: &Path, e: WriteError, untouched: Option<&Path>) -> Error {
         format!("; nothing was changed in {}", p.display())
     });
     let msg = format!(
-        "repro: cannot write the redacted copy of {}: {e}{tail}",
+        "cannot write the redacted copy of {}: {e}{tail}",
         rel.display()
     );
+    // Bad input is printed as it is, anything else after `repro: ` (`Error::render`).
     if e.is_hostile() {
-        Error::bad_input(msg)
+        Error::bad_input(format!("repro: {msg}"))
     } else {
         Error::Other(anyhow::anyhow!(msg))
     }
@@ -408,4 +409,53 @@ fn load(path: &Path, rel: PathBuf) -> Result<Item, Error> {
         }
     };
     Ok(Item { rel, content })
+}
+
+#[cfg(all(test, unix))]
+mod tests {
+    use super::*;
+
+    /// A write that fails after others succeeded (here: a file where a later file's folder
+    /// goes) leaves the folder as it was, names the file, and leaves nothing beside it.
+    #[test]
+    fn a_failure_midway_leaves_the_folder_untouched() {
+        let tmp = tempfile::tempdir().expect("tmp");
+        let d = tmp.path().join("r");
+        fs::create_dir(&d).expect("mkdir");
+        fs::write(d.join("a.log"), "token: midway-secret\n").expect("write");
+        let outputs = vec![
+            (
+                PathBuf::from("a.log"),
+                Output::File(b"token: <REDACTED-1>\n".to_vec()),
+            ),
+            (PathBuf::from("b"), Output::File(b"x".to_vec())),
+            (PathBuf::from("b/c.log"), Output::File(b"y".to_vec())),
+        ];
+        let e = swap_in(&d, &outputs).expect_err("fails at b/c.log");
+        let msg = e.render();
+        assert!(
+            msg.contains("cannot write the redacted copy of b/c.log"),
+            "{msg}"
+        );
+        assert!(
+            msg.contains(&format!("nothing was changed in {}", d.display())),
+            "{msg}"
+        );
+        assert_eq!(
+            fs::read_to_string(d.join("a.log")).expect("read"),
+            "token: midway-secret\n"
+        );
+        let left: Vec<_> = fs::read_dir(tmp.path())
+            .expect("ls")
+            .map(|e| e.expect("entry").file_name())
+            .collect();
+        assert_eq!(left, vec![std::ffi::OsString::from("r")]);
+
+        swap_in(&d, &outputs[..2]).expect("swapped");
+        assert_eq!(
+            fs::read_to_string(d.join("a.log")).expect("read"),
+            "token: <REDACTED-1>\n"
+        );
+        assert_eq!(fs::read(d.join("b")).expect("read"), b"x");
+    }
 }
