@@ -3,7 +3,7 @@
 //! cli/agent, reference/env-variables, reference/resource-profiling) and k3s's source at the
 //! release tags (pkg/cli/cmds, pkg/configfilearg); see docs/k3s-behaviour.md.
 
-use crate::{Facts, NodeMemory, RoleKeys};
+use crate::{Facts, NodeMemory, Outputs, RoleKeys, ValidationForm};
 
 pub static FACTS: Facts = Facts {
     name: "k3s",
@@ -67,6 +67,16 @@ pub static FACTS: Facts = Facts {
         server_with_etcd_mib: 1606,
         server_mib: 1596,
         agent_mib: 275,
+    },
+    // k3s-io/k3s .github/ISSUE_TEMPLATE/bug_report.md; QA's comment as on k3s-io/k3s#12816.
+    outputs: Outputs {
+        product: "K3s",
+        bug_template:
+            "https://github.com/k3s-io/k3s/blob/master/.github/ISSUE_TEMPLATE/bug_report.md",
+        image: "the official k3s image",
+        installed: "in Docker, one {container} per node on one network (as k3d runs k3s)",
+        log_source: "its container's output",
+        validation: ValidationForm::Full,
     },
     tables: crate::tables::Tables::new(
         include_str!("../../releases/k3s-changes.yaml"),

@@ -193,7 +193,39 @@ pub struct Facts {
     /// The release channel server (`stable`, `latest`, `v1.33` → a version).
     pub channel_server: &'static str,
     pub memory: NodeMemory,
+    /// What repro's outputs for this distribution's maintainers look like (report.md, the
+    /// validation comment): the one place a renderer learns which template to follow.
+    pub outputs: Outputs,
     tables: tables::Tables,
+}
+
+/// The shape of a distribution's bug report and of its QA's validation comment.
+#[derive(Debug)]
+pub struct Outputs {
+    /// The product as its bug template spells it: `K3s Version:`, `- Installed RKE2:`.
+    pub product: &'static str,
+    /// The bug template report.md follows (its `.github/ISSUE_TEMPLATE/bug_report.md`).
+    pub bug_template: &'static str,
+    /// The node image a real (not stand-in) run uses, in words.
+    pub image: &'static str,
+    /// How a node of this distribution is installed and started, for the template's
+    /// "Installed …" line; `{container}` stands for "privileged container" or its opposite.
+    pub installed: &'static str,
+    /// Where a node's log comes from, for the report's log sections.
+    pub log_source: &'static str,
+    /// The form of QA's validation comment.
+    pub validation: ValidationForm,
+}
+
+/// The validation comments QA posts when it closes an issue.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ValidationForm {
+    /// k3s QA (k3s-io/k3s#12816): `### Validated on`, environment details, cluster
+    /// configuration, every config.yaml, testing steps, replication and validation results.
+    Full,
+    /// RKE2 QA on this bug (rancher/rke2#8875, #8876): `# Validated on <rc>`, `Steps: <link>`,
+    /// `### Validation` with `rke2 -v`, the cluster's node list, then the results.
+    Short,
 }
 
 impl Facts {

@@ -24,6 +24,8 @@ pub(crate) use summary::json as summary_json;
 mod tests;
 #[cfg(test)]
 mod tests_md;
+#[cfg(test)]
+mod tests_rke2;
 
 use std::fs;
 use std::path::{Path, PathBuf};
