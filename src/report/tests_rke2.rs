@@ -130,3 +130,69 @@ fn rke2_fixtures_match_the_schema_and_say_rke2() {
         assert_eq!(super::tests::schema_errors(&redacted), Vec::<String>::new());
     }
 }
+
+// ---------------------------------------------------------------- the validation comment
+
+#[test]
+fn snapshot_rke2_validation_comment() {
+    let (text, outcome) = validation::render(&render_rke2("buggy"), &render_rke2("fixed"));
+    assert_eq!(outcome, validation::Outcome::Validated);
+    insta::assert_snapshot!("rke2-validation.md", text);
+}
+
+/// RKE2 QA's shape (rancher/rke2#8875, #8876): `# Validated on <rc>`, `Steps:`, `### Validation`
+/// with `$ rke2 -v` and both its lines, the node list with kubectl's roles, then the results.
+#[test]
+fn rke2_validation_comment_has_rke2_qa_s_shape() {
+    let (text, _) = validation::render(&render_rke2("buggy"), &render_rke2("fixed"));
+    let body: Vec<&str> = text.lines().skip(1).collect(); // the `<!-- Written by … -->` line
+    assert_eq!(body[0], "# Validated on v1.32.9-rc1+rke2r1", "{text}");
+    assert!(
+        body[2].starts_with(
+            "Steps: https://github.com/k3s-io/k3s/issues/12753 — repro check `etcd-split`"
+        ),
+        "{text}"
+    );
+    let order = [
+        "### Validation\n```\n$ rke2 -v\nrke2 version v1.32.9-rc1+rke2r1 (e6934a48249709f918e7cf793fb3016b0c29f3d9)\ngo version go1.23.12 X:boringcrypto\n```\n",
+        "- Cluster status (repro topology `etcd-split`",
+        "NAME     ROLES                    BOOTS  LAST BOOT\n",
+        "etcd-1   etcd                     2      ready, still running when the run ended\n",
+        "cp-1     control-plane,master     1      ready, still running when the run ended\n",
+        "- Steps\n\n- Installed RKE2:",
+        "- Results\n\n**Replication on v1.32.5+rke2r1:**\n```\n$ rke2 -v\nrke2 version v1.32.5+rke2r1 (96e5d2054ec1ecbe9799514eddbeab58579b93e5)\n",
+        "**Validation on v1.32.9-rc1+rke2r1:**\n```\n$ rke2 -v\n",
+        "**Observations:**",
+        "**Re-run:**\n\n```sh\nrepro run etcd-split --version v1.32.5+rke2r1 --expect reproduced\nrepro run etcd-split --version v1.32.9-rc1+rke2r1 --expect fixed\n```",
+    ];
+    let mut at = 0;
+    for part in order {
+        let i = text[at..]
+            .find(part)
+            .unwrap_or_else(|| panic!("{part:?} missing or out of order:\n{text}"));
+        at += i + part.len();
+    }
+    // k3s QA's long form is not what RKE2 QA posts.
+    for k3s in [
+        "## Environment Details",
+        "### Validated on",
+        "$ k3s -v",
+        "K3s",
+    ] {
+        assert!(
+            !text.contains(k3s),
+            "`{k3s}` in an rke2 validation:\n{text}"
+        );
+    }
+}
+
+#[test]
+fn a_pair_that_does_not_validate_says_why_in_the_heading() {
+    // The fixed run given as the buggy one: nothing was replicated.
+    let (text, outcome) = validation::render(&render_rke2("fixed"), &render_rke2("fixed"));
+    assert_eq!(outcome, validation::Outcome::NotValidated);
+    assert!(
+        text.contains("# Not validated on v1.32.9-rc1+rke2r1: the run on v1.32.9-rc1+rke2r1 did not reproduce the bug (fixed)"),
+        "{text}"
+    );
+}
