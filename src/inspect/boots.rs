@@ -67,13 +67,17 @@ fn banner_is_agent(text: &str) -> bool {
 
 /// The distribution a line names by one of its own paths (`/var/lib/rancher/rke2`,
 /// `/etc/rancher/k3s`): a hint for boots without banner or journal identifier.
+/// The supervisor's URL paths carry the program's name too (`/v1-rke2/readyz`,
+/// `/v1-k3s/connect`: pkg/server/router.go's `"/v1-" + version.Program`).
 fn distro_by_path(text: &str) -> Option<Distro> {
-    if !text.contains("/rancher/") {
+    if !text.contains("/rancher/") && !text.contains("/v1-") {
         return None;
     }
     Distro::ALL.iter().copied().find(|d| {
         let f = d.facts();
-        text.contains(f.data_dir) || text.contains(f.config_dir)
+        text.contains(f.data_dir)
+            || text.contains(f.config_dir)
+            || text.contains(&format!("/v1-{}/", f.binary))
     })
 }
 
@@ -231,6 +235,8 @@ pub(crate) struct BootBuilder {
     pub(crate) distro: Option<Distro>,
     /// The systemd invocation id of this start (journal json/export): a new id is a new boot.
     pub(crate) invocation: Option<String>,
+    /// The process id of the boot's first line that carries one.
+    pid: Option<u32>,
     pub(crate) lines: u64,
     pub(crate) first_ts: Option<DateTime<Utc>>,
     pub(crate) last_ts: Option<DateTime<Utc>>,
@@ -262,6 +268,7 @@ impl BootBuilder {
             agent: false,
             distro: None,
             invocation: None,
+            pid: None,
             lines: 0,
             first_ts: None,
             last_ts: None,
@@ -279,6 +286,18 @@ impl BootBuilder {
             recorded: None,
             followed: false,
         }
+    }
+
+    /// Whether this banner line starts this boot rather than the next: the boot has no banner
+    /// yet and no line, or only lines of the banner's own process (rke2 logs its PSA and CIS
+    /// lines before the banner).
+    pub(crate) fn takes_banner(&self, e: &Entry) -> bool {
+        self.banner.is_none() && (self.lines == 0 || (e.pid.is_some() && self.pid == e.pid))
+    }
+
+    /// Whether a log line has come yet.
+    pub(crate) fn has_lines(&self) -> bool {
+        self.lines > 0
     }
 
     /// Whether a `settled-by` line was seen.
@@ -302,6 +321,10 @@ impl BootBuilder {
             self.formatted += 1;
         }
         let fatal = e.fatal;
+        let same_process = e.pid.is_some() && self.pid == e.pid;
+        if self.pid.is_none() {
+            self.pid = e.pid;
+        }
         if self.distro.is_none() {
             self.distro = e.distro;
         }
@@ -316,7 +339,7 @@ impl BootBuilder {
             text: e.text,
         };
         // A boot of one invocation may print lines before its banner (rke2's PSA lines).
-        if self.banner.is_none() && (self.lines == 1 || self.invocation.is_some()) {
+        if self.banner.is_none() && (self.lines == 1 || self.invocation.is_some() || same_process) {
             if let Some((d, agent)) = banner_of(&k.text) {
                 self.banner = Some(k.clone());
                 self.agent = agent;
@@ -325,9 +348,9 @@ impl BootBuilder {
         }
         if self.keep_if_matched(&k, m) {
             self.formatted += 1;
-            if self.distro.is_none() {
-                self.distro = distro_by_path(&k.text);
-            }
+        }
+        if self.distro.is_none() {
+            self.distro = distro_by_path(&k.text);
         }
         if fatal && self.end.is_none() {
             self.end = Some(End {

@@ -138,6 +138,8 @@ pub(crate) struct Entry {
     pub(crate) invocation: Option<String>,
     /// The distribution the journal's identifier or unit names (`rke2[…]`, `k3s.service`).
     pub(crate) distro: Option<distro::Distro>,
+    /// The process id a journal line carries (`k3s[1234]:`, `_PID`): one process is one boot.
+    pub(crate) pid: Option<u32>,
 }
 
 /// What the normaliser saw, for the report and for telling a known format from an unknown one.
@@ -601,6 +603,7 @@ impl Normaliser {
             dropped: info.dropped,
             invocation: f.invocation,
             distro: None,
+            pid: f.pid.as_deref().and_then(|p| p.parse().ok()),
         };
         let raw = f.message.unwrap_or_default();
         // A message may hold line breaks: one line of text here.
@@ -717,6 +720,7 @@ impl Normaliser {
             dropped: info.dropped,
             invocation: None,
             distro: None,
+            pid: None,
         };
         let trimmed = text.trim();
         if trimmed.starts_with("```") || trimmed.starts_with("~~~") {
@@ -885,6 +889,7 @@ impl Normaliser {
             let msg = text[p.end..].to_string();
             e.outer = outer;
             e.host = p.host.clone().map(|h| text[h].to_string());
+            e.pid = p.pid;
             e.kind = self.journal_kind(ident, &msg);
             e.distro = distro_named(ident).or_else(|| distro_in_unit_line(&msg));
             if e.kind == Kind::Foreign {
@@ -1059,6 +1064,7 @@ struct Prefix {
     ts: std::ops::Range<usize>,
     /// None for a journal line without host (`k3s[123]: …`).
     host: Option<std::ops::Range<usize>>,
+    pid: Option<u32>,
     ident: std::ops::Range<usize>,
     /// Where the message starts.
     end: usize,
@@ -1089,6 +1095,7 @@ fn regex_prefix(re: &Regex, text: &str) -> Option<Prefix> {
     Some(Prefix {
         ts: c.name("ts")?.range(),
         host: c.name("host").map(|m| m.range()),
+        pid: c.name("pid").and_then(|m| m.as_str().parse().ok()),
         ident: c.name("ident")?.range(),
         end: c.get(0)?.end(),
         stamp: None,
@@ -1161,9 +1168,10 @@ fn short_prefix(text: &str) -> Option<Prefix> {
         i += 1;
     }
     let ident = ident_start..i;
+    let mut pid = None;
     if b.get(i) == Some(&b'[') {
         i += 1;
-        num(&mut i, 10)?;
+        pid = Some(num(&mut i, 10)?);
         expect(&mut i, b']')?;
     }
     expect(&mut i, b':')?;
@@ -1173,6 +1181,7 @@ fn short_prefix(text: &str) -> Option<Prefix> {
     Some(Prefix {
         ts: 0..ts_end,
         host: Some(host),
+        pid,
         ident,
         end: i,
         stamp: month.map(|month| Stamp {
@@ -1427,7 +1436,7 @@ static KUBECTL_PREFIX: LazyLock<Regex> =
     LazyLock::new(|| Regex::new(r"^\[pod/(?P<pod>[^/\]\s]+)/[^\]\s]+\] ").expect("static regex"));
 // The prefix only: the message is the rest of the line (matching it too would make every line
 // cost a capture over its whole length).
-const IDENT: &str = r"(?P<host>\S+) (?P<ident>[A-Za-z_][\w.@/-]*)(?:\[\d+\])?: ?";
+const IDENT: &str = r"(?P<host>\S+) (?P<ident>[A-Za-z_][\w.@/-]*)(?:\[(?P<pid>\d+)\])?: ?";
 /// The short form as a regex: the specification `short_prefix` is tested against.
 #[cfg(test)]
 static JOURNAL_SHORT: LazyLock<Regex> = LazyLock::new(|| {
@@ -1456,7 +1465,7 @@ static JOURNAL_MONOTONIC: LazyLock<Regex> = LazyLock::new(|| {
 });
 /// `k3s[2513]: …`: the pid is required (prose has `word: text` too).
 static JOURNAL_IDENT: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"^(?P<ts>)(?P<ident>[A-Za-z_][\w.@/-]*)\[\d+\]: ?").expect("static regex")
+    Regex::new(r"^(?P<ts>)(?P<ident>[A-Za-z_][\w.@/-]*)\[(?P<pid>\d+)\]: ?").expect("static regex")
 });
 static DOCKER: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r"^(?P<ts>\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d{1,9})?(?:Z|[+-]\d\d:\d\d)) ")

@@ -710,7 +710,11 @@ impl InputState {
                 let presplit = self.presplit;
                 let node = self.node_of(&e, s);
                 // systemd's lines about a new start carry its new invocation id: a new boot.
-                if !presplit && new_invocation(node, &e) {
+                // So does systemd's "Starting <unit>" in a journal without ids: a new start.
+                let starting = e.invocation.is_none()
+                    && e.text.starts_with("Starting ")
+                    && node.open.as_ref().is_some_and(BootBuilder::has_lines);
+                if !presplit && (new_invocation(node, &e) || starting) {
                     close(node, true);
                 }
                 if node.open.is_none() && e.invocation.is_some() {
@@ -746,6 +750,7 @@ impl InputState {
                             && node.open.as_ref().is_some_and(|b| b.banner.is_some()))
                 } else {
                     boots::is_banner(&e.text)
+                        && node.open.as_ref().is_none_or(|b| !b.takes_banner(&e))
                 };
                 if !presplit && split {
                     close(node, true);
