@@ -1471,16 +1471,39 @@ static DOCKER: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r"^(?P<ts>\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d{1,9})?(?:Z|[+-]\d\d:\d\d)) ")
         .expect("static regex")
 });
+/// Every distribution's unit names (its `units`, and its binary with `-agent`/`-server`, as
+/// custom units name it) and unit descriptions, as regex alternations.
+fn unit_words() -> (String, String) {
+    let mut names = Vec::new();
+    let mut descriptions = Vec::new();
+    for d in distro::Distro::ALL {
+        let f = d.facts();
+        for n in f.units.iter().map(|u| u.to_string()).chain(
+            ["", "-agent", "-server"]
+                .iter()
+                .map(|s| format!("{}{s}", f.binary)),
+        ) {
+            let n = regex::escape(&n);
+            if !names.contains(&n) {
+                names.push(n);
+            }
+        }
+        descriptions.push(regex::escape(f.unit_description));
+    }
+    (names.join("|"), descriptions.join("|"))
+}
+
 static UNIT: LazyLock<Regex> = LazyLock::new(|| {
-    // k3s's unit description is "Lightweight Kubernetes"; rke2's "Rancher Kubernetes Engine v2"
-    // (bundle/lib/systemd/system/rke2-server.service).
-    Regex::new(r"(?i)\b(?:k3s(?:-agent|-server)?|rke2-server|rke2-agent)\.service\b|Lightweight Kubernetes|Rancher Kubernetes Engine v2")
-        .expect("static regex")
+    let (names, descriptions) = unit_words();
+    Regex::new(&format!(r"(?i)\b(?:{names})\.service\b|{descriptions}")).expect("static regex")
 });
 /// systemd's own words about a distribution's unit, as `-o cat` shows them (no identifier).
 static UNIT_LINE: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"^(?:(?:k3s|k3s-agent|rke2-server|rke2-agent)\.service: |(?:Started|Starting|Stopping|Stopped|Failed to start) .*(?:Lightweight Kubernetes|Rancher Kubernetes Engine v2))")
-        .expect("static regex")
+    let (names, descriptions) = unit_words();
+    Regex::new(&format!(
+        r"^(?:(?:{names})\.service: |(?:Started|Starting|Stopping|Stopped|Failed to start) .*(?:{descriptions}))"
+    ))
+    .expect("static regex")
 });
 static LOGRUS_LEVEL: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r"^(?:time=\S+ )?level=(?:trace|debug|info|warning|warn|error|fatal|panic) ")
