@@ -399,27 +399,42 @@ fn json_fields(raw: &[u8]) -> Option<JournalFields> {
 /// The distribution a journal identifier, unit name or unit line names (`rke2`, `k3s-agent`,
 /// `rke2-server.service`), from every distribution's binary name.
 pub(crate) fn distro_named(word: &str) -> Option<distro::Distro> {
-    // Longest binary first, so a name that starts with another's is told right.
-    let mut all: Vec<distro::Distro> = distro::Distro::ALL.to_vec();
-    all.sort_by_key(|d| std::cmp::Reverse(d.facts().binary.len()));
-    all.into_iter().find(|d| {
-        let b = d.facts().binary;
-        word.starts_with(b)
-            && word[b.len()..]
-                .chars()
-                .next()
-                .is_none_or(|c| !c.is_ascii_alphanumeric())
-    })
+    // The longest binary that names the word, so a name that starts with another's is told
+    // right (every journal line asks: no allocation).
+    distro::Distro::ALL
+        .iter()
+        .copied()
+        .filter(|d| {
+            let b = d.facts().binary;
+            word.starts_with(b)
+                && word[b.len()..]
+                    .chars()
+                    .next()
+                    .is_none_or(|c| !c.is_ascii_alphanumeric())
+        })
+        .max_by_key(|d| d.facts().binary.len())
 }
 
 /// The distribution a systemd line about a unit names (`rke2-server.service: …`).
 fn distro_in_unit_line(msg: &str) -> Option<distro::Distro> {
-    distro::Distro::ALL.iter().copied().find(|d| {
-        d.facts()
-            .units
+    static UNITS: LazyLock<Vec<(distro::Distro, String)>> = LazyLock::new(|| {
+        distro::Distro::ALL
             .iter()
-            .any(|u| msg.contains(&format!("{u}.service")))
-    })
+            .flat_map(|&d| {
+                d.facts()
+                    .units
+                    .iter()
+                    .map(move |u| (d, format!("{u}.service")))
+            })
+            .collect()
+    });
+    if !msg.contains(".service") {
+        return None;
+    }
+    UNITS
+        .iter()
+        .find(|(_, u)| msg.contains(u.as_str()))
+        .map(|(d, _)| *d)
 }
 
 /// Longest joined entry; a stray quote must not glue a whole file together.
@@ -806,6 +821,17 @@ impl Normaliser {
 
     /// Fills in what k3s's own text says: its form, its time, whether it is fatal.
     fn k3s_text(&mut self, text: String, e: &mut Entry) {
+        self.k3s_text_timed(text, e, false);
+    }
+
+    /// `k3s_text` for a line whose tool prefix gives the time (`prefix_time`): klog's own time is
+    /// not parsed then (the prefix's wins); returns logrus's own time, which places the prefix's.
+    fn k3s_text_timed(
+        &mut self,
+        text: String,
+        e: &mut Entry,
+        prefix_time: bool,
+    ) -> Option<DateTime<Utc>> {
         e.inner = inner_form(&text);
         match e.inner {
             Inner::Logrus => self.stats.logrus += 1,
@@ -814,13 +840,20 @@ impl Normaliser {
             Inner::Other => {}
         }
         e.text = text;
-        if let Some(ts) = inner_time_of(&e.text) {
-            self.text_offset = Some(*ts.offset());
-            self.set_exact(e, ts.with_timezone(&Utc));
-        } else if e.inner == Inner::Klog {
+        let mut inner = None;
+        // Only logrus forms carry `time="…"` / `INFO[…]`.
+        if matches!(e.inner, Inner::Logrus | Inner::OldLogrus) {
+            if let Some(ts) = inner_time_of(&e.text) {
+                self.text_offset = Some(*ts.offset());
+                let utc = ts.with_timezone(&Utc);
+                inner = Some(utc);
+                self.set_exact(e, utc);
+            }
+        } else if e.inner == Inner::Klog && !prefix_time {
             self.klog_time(e);
         }
         refresh_level(e);
+        inner
     }
 
     /// klog prints `I0926 10:38:36.608000` in the process's local time, without year or zone:
@@ -891,16 +924,17 @@ impl Normaliser {
             e.host = p.host.clone().map(|h| text[h].to_string());
             e.pid = p.pid;
             e.kind = self.journal_kind(ident, &msg);
-            e.distro = distro_named(ident).or_else(|| distro_in_unit_line(&msg));
-            if e.kind == Kind::Foreign {
+            let inner = if e.kind == Kind::Foreign {
                 self.stats.foreign += 1;
                 e.text = msg;
+                inner_time_of(&e.text).map(|t| t.with_timezone(&Utc))
             } else {
+                e.distro = distro_named(ident).or_else(|| distro_in_unit_line(&e.text));
                 // The prefix's time wins over the text's own (one clock for the whole file).
-                self.k3s_text(msg, e);
-            }
+                self.k3s_text_timed(msg, e, true)
+            };
             self.stats.count_outer(outer);
-            self.journal_time(outer, ts_text, p.stamp, e);
+            self.journal_time(outer, ts_text, p.stamp, inner, e);
             self.in_output = false;
             return true;
         }
@@ -947,8 +981,14 @@ impl Normaliser {
         Kind::Foreign
     }
 
-    fn journal_time(&mut self, outer: Outer, ts_text: &str, stamp: Option<Stamp>, e: &mut Entry) {
-        let inner = inner_time_of(&e.text).map(|t| t.with_timezone(&Utc));
+    fn journal_time(
+        &mut self,
+        outer: Outer,
+        ts_text: &str,
+        stamp: Option<Stamp>,
+        inner: Option<DateTime<Utc>>,
+        e: &mut Entry,
+    ) {
         match outer {
             Outer::JournalIso => {
                 if let Some(ts) = parse_rfc3339(&with_colon_offset(ts_text)) {
