@@ -43,6 +43,8 @@ pub static FACTS: Facts = Facts {
     banner_prefix: "Starting k3s ",
     agent_banner_prefix: "Starting k3s agent ",
     ready_line: "k3s is up and running",
+    // install.sh's k3s.service and k3s-agent.service.
+    unit_description: "Lightweight Kubernetes",
     // docs.k3s.io "Managing Server Roles".
     role_keys: RoleKeys {
         init: Some("cluster-init"),

@@ -182,6 +182,9 @@ pub struct Facts {
     pub agent_banner_prefix: &'static str,
     /// The line a node logs once it is up.
     pub ready_line: &'static str,
+    /// The start of the `Description=` of the distribution's systemd units, which systemd puts
+    /// in its own lines about them (`Started k3s.service - Lightweight Kubernetes.`).
+    pub unit_description: &'static str,
     pub role_keys: RoleKeys,
     /// Where the embedded data files live in the source tree (for messages).
     pub changes_path: &'static str,

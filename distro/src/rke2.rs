@@ -58,6 +58,9 @@ pub static FACTS: Facts = Facts {
     banner_prefix: "Starting rke2 ",
     agent_banner_prefix: "Starting rke2 agent ",
     ready_line: "rke2 is up and running",
+    // bundle/lib/systemd/system/rke2-{server,agent}.service: "Rancher Kubernetes Engine v2
+    // (server)" / "(agent)"; 2020 releases had no suffix.
+    unit_description: "Rancher Kubernetes Engine v2",
     role_keys: RoleKeys {
         // `cluster-init` is a dropped flag: rke2 sets ClusterInit on every server itself, and
         // the node without `server:` creates the cluster (§5).
