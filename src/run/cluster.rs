@@ -57,6 +57,9 @@ pub(crate) struct ClusterSpec {
     pub(crate) token: String,
     /// The run's redaction context, for `docker inspect` (structurally, as JSON).
     pub(crate) redactor: crate::redact::SharedRedactor,
+    /// A build under test: the host file, and where in each node it replaces the image's
+    /// binary (before the node's first start).
+    pub(crate) binary: Option<(PathBuf, String)>,
 }
 
 /// A running cluster, shared by the steps: its spec (whose fields read as the cluster's own,
@@ -232,6 +235,11 @@ impl Cluster {
             .filter_map(|(p, c)| c.clone().map(|c| (p.clone(), c)))
             .collect();
         self.docker.upload(&rt.container, &files).await?;
+        if let Some((host, path)) = &self.binary {
+            self.docker
+                .upload_executable(&rt.container, host, path)
+                .await?;
+        }
         let detail = if n.deferred {
             "deferred: a step starts it"
         } else {

@@ -192,6 +192,19 @@ impl DockerApi for FakeDocker {
         ok(r)
     }
 
+    fn upload_executable<'a>(
+        &'a self,
+        container: &'a str,
+        host: &'a std::path::Path,
+        path: &'a str,
+    ) -> CallFuture<'a, ()> {
+        let r = self.call("upload_executable", container).map(|()| {
+            let from = format!("(copy of {})", host.display());
+            self.with(container, |c| c.files.push((path.to_string(), from)));
+        });
+        ok(r)
+    }
+
     fn start<'a>(&'a self, container: &'a str) -> CallFuture<'a, ()> {
         let r = self.call("start", container).map(|()| {
             let lines: Vec<(DateTime<Utc>, String)>;

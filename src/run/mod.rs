@@ -243,6 +243,8 @@ async fn prepare(
         ready,
         agent_ready,
         token: s.token.clone(),
+        binary: (cfg.target.build.as_ref())
+            .map(|b| (b.host_path.clone(), b.info.installed_at.clone())),
     })))
 }
 
