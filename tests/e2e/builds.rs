@@ -335,3 +335,74 @@ fn a_run_on_v1_32_9_rc1_expects_and_shows_fixed() {
     assert_eq!(r["verdict"]["outcome"], "fixed");
     assert_eq!(r["k3s"]["version"], "v1.32.9-rc1+k3s1");
 }
+
+/// `bisect --commits` over 8 commits served as CI builds: commits 0..=2 buggy, 3..=7 fixed; the
+/// bisect names commit 3 within ⌈log2 8⌉+1 = 4 runs, downloading only the builds it runs.
+#[test]
+fn bisect_over_commits_names_the_first_fixed_one() {
+    crate::docker::docker_ok();
+    let tmp = tempfile::tempdir().unwrap();
+    let server = crate::http_files::HttpFiles::start();
+    // Every build reports the same release: only the builds' behaviour tells them apart.
+    let buggy = std::fs::read(sim_binary(tmp.path(), "v1.33.4+k3s1", false)).unwrap();
+    let fixed = std::fs::read(sim_binary(tmp.path(), "v1.33.4+k3s1", true)).unwrap();
+    let first_fixed = 3;
+    let commits: Vec<String> = (0..8)
+        .map(|i| format!("{:040x}", 0xc0de_0000u64 + i))
+        .collect();
+    for (i, c) in commits.iter().enumerate() {
+        let b = if i < first_fixed { &buggy } else { &fixed };
+        publish(&server, c, b.clone(), b);
+    }
+    let list = tmp.path().join("commits.txt");
+    let mut lines = String::from("# git log --reverse --format=%H A..B\n\n");
+    for c in &commits {
+        lines.push_str(c);
+        lines.push('\n');
+    }
+    std::fs::write(&list, lines).unwrap();
+    let results = tmp.path().join("results");
+    let out = crate::util::repro()
+        .env("REPRO_K3S_CI_URL", server.url())
+        .env("XDG_CACHE_HOME", tmp.path().join("cache"))
+        .args(["bisect", "etcd-split", "--sim", "--commits"])
+        .arg(&list)
+        .arg("--results")
+        .arg(&results)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let s = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        s.contains(&format!(
+            "answer: {} is the first commit showing `fixed`; {} is the last showing `reproduced`",
+            commits[first_fixed],
+            commits[first_fixed - 1]
+        )),
+        "{s}"
+    );
+    assert!(s.contains("at most 4 runs (⌈log2 8⌉+1)"), "{s}");
+    let record: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(crate::only_run_dir(&results).join("bisect.json")).unwrap(),
+    )
+    .unwrap();
+    let runs = record["runs"].as_u64().unwrap();
+    assert!((2..=4).contains(&runs), "{record}");
+    assert_eq!(record["answer"], commits[first_fixed].as_str());
+    assert_eq!(record["commits"].as_array().unwrap().len(), 8);
+    let probes = record["probes"].as_array().unwrap();
+    assert_eq!(probes[0]["commit"], commits[0].as_str());
+    assert_eq!(probes[0]["verdict"], "reproduced");
+    assert_eq!(probes[0]["version"], "v1.33.4+k3s1");
+    // Each run's build was downloaded once (its sum, then the binary), none other.
+    let asked = server.asked();
+    assert_eq!(asked.len() as u64, 2 * runs, "{asked:?}");
+    for p in probes {
+        let c = p["commit"].as_str().unwrap();
+        assert!(asked.contains(&format!("/k3s-{c}")), "{asked:?}");
+        let run_dir = std::path::PathBuf::from(p["results"].as_str().unwrap());
+        let r = crate::read_result(&run_dir);
+        assert_eq!(r["build"]["commit"], c);
+        crate::assert_no_leftovers(r["run_id"].as_str().unwrap());
+    }
+}
