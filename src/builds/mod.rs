@@ -278,7 +278,7 @@ mod tests {
         let b = read_bytes(b"\x7fELF\0\0go1.24.6\0v1.33.5-k3s1\0v1.32.9-rc1+k3s1\0k3s\0").unwrap();
         assert_eq!(b.info.reported, "v1.32.9-rc1+k3s1");
         assert_eq!(b.info.installed_at, "/bin/k3s");
-        assert_eq!(b.info.size, 50);
+        assert_eq!(b.info.size, 49);
         let commit = read_bytes(b"\0v1.30.6+k3s-48a3b849\0").unwrap();
         assert_eq!(commit.info.reported, "v1.30.6+k3s-48a3b849");
         let releases: Vec<Version> = [

@@ -200,7 +200,9 @@ impl DockerApi for FakeDocker {
     ) -> CallFuture<'a, ()> {
         let r = self.call("upload_executable", container).map(|()| {
             let from = format!("(copy of {})", host.display());
-            self.with(container, |c| c.files.push((path.to_string(), from)));
+            self.with(container, |c| {
+                c.files.insert(path.to_string(), from);
+            });
         });
         ok(r)
     }
