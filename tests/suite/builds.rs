@@ -194,7 +194,7 @@ fn fake_build(dir: &std::path::Path, version: &str) -> String {
     let mut bytes = b"\x7fELF\0\0go1.24.6\0".to_vec();
     bytes.extend(version.as_bytes());
     bytes.extend(b"\0k3s\0");
-    std::fs::write(&p, bytes).unwrap();
+    std::fs::write(&p, bytes).expect("write the fake build");
     p.display().to_string()
 }
 
@@ -203,7 +203,7 @@ fn fake_build(dir: &std::path::Path, version: &str) -> String {
 /// (this binary has none).
 #[test]
 fn a_commit_build_makes_auto_ask_for_expect() {
-    let tmp = tempfile::tempdir().unwrap();
+    let tmp = tempfile::tempdir().expect("tempdir");
     let file = fake_build(tmp.path(), "v1.30.6+k3s-48a3b849-dirty");
     let out = Repro::new()
         .args(["plan", "etcd-split", "--sim", "--k3s-binary", &file])
@@ -262,11 +262,11 @@ fn a_commit_build_makes_auto_ask_for_expect() {
 /// What cannot be a build under test is refused with exit 2 and the reason, before anything.
 #[test]
 fn bad_builds_are_refused_before_anything() {
-    let tmp = tempfile::tempdir().unwrap();
+    let tmp = tempfile::tempdir().expect("tempdir");
     let dir = tmp.path().display().to_string();
     let missing = tmp.path().join("nope").display().to_string();
     let plain = tmp.path().join("plain");
-    std::fs::write(&plain, b"\x7fELF no version here").unwrap();
+    std::fs::write(&plain, b"\x7fELF no version here").expect("write");
     let plain = plain.display().to_string();
     for (args, says) in [
         (vec!["--k3s-binary", missing.as_str()], "cannot read"),
