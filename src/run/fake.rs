@@ -47,6 +47,8 @@ pub(crate) struct FakeDocker {
     pub(crate) fail: Option<(&'static str, String)>,
     /// Microseconds added to every log line's time, so lines are strictly ordered.
     pub(super) clock: AtomicI64,
+    /// What every exec prints (the run's `k3s -v`; empty: no answer).
+    pub(crate) exec_output: String,
 }
 
 impl FakeDocker {
@@ -298,7 +300,9 @@ impl DockerApi for FakeDocker {
     }
 
     fn exec<'a>(&'a self, container: &'a str, _cmd: &'a [String]) -> CallFuture<'a, (i64, String)> {
-        ok(self.call("exec", container).map(|()| (0, String::new())))
+        ok(self
+            .call("exec", container)
+            .map(|()| (0, self.exec_output.clone())))
     }
 
     fn remove_labelled<'a>(

@@ -395,3 +395,46 @@ async fn a_build_under_test_is_copied_into_every_node_before_its_start() {
     assert_eq!(r["build"]["path"], bin.display().to_string());
     assert_eq!(r["k3s"]["version"], "v1.33.5+k3s1");
 }
+
+/// The nodes' `-v` must be the build's version: an image that runs its binary from elsewhere
+/// than where the build was copied ends the run (exit 3) instead of judging the wrong k3s.
+#[tokio::test]
+async fn a_build_the_nodes_do_not_run_ends_the_run() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let bin = tmp.path().join("k3s");
+    std::fs::write(&bin, b"\x7fELF\0v1.33.5+k3s1\0").expect("write");
+    let mut cfg = config(&tmp.path().join("results"), Outcome::Fixed);
+    cfg.target.version = None;
+    cfg.target.k3s_binary = Some(bin);
+    crate::cmd::common::prepare_build(&mut cfg.target, false)
+        .await
+        .expect("a build");
+    for (says, fails) in [
+        (
+            "k3s version v1.33.4+k3s1 (abcdef12)\ngo version go1.24.5\n",
+            true,
+        ),
+        (
+            "k3s version v1.33.5+k3s1 (abcdef12)\ngo version go1.24.5\n",
+            false,
+        ),
+    ] {
+        let fake = Arc::new(FakeDocker {
+            exec_output: says.to_string(),
+            ..FakeDocker::default()
+        });
+        let end = run_on(fake.clone(), &cfg, vec![], CancellationToken::new()).await;
+        if fails {
+            let e = end.error().expect("an error").to_string();
+            assert!(
+                e.contains("`k3s -v` there says `v1.33.4+k3s1`, the build carries v1.33.5+k3s1 (copied to /bin/k3s)"),
+                "{e}"
+            );
+            assert_eq!(end.exit().code(), crate::exit::INFRA);
+            assert!(fake.calls().iter().any(|c| c.starts_with("remove ")));
+        } else {
+            assert!(end.error().is_none(), "{:?}", end.error());
+            assert_eq!(end.outcome(), Some(Outcome::Fixed));
+        }
+    }
+}
