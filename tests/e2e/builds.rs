@@ -406,3 +406,56 @@ fn bisect_over_commits_names_the_first_fixed_one() {
         crate::assert_no_leftovers(r["run_id"].as_str().unwrap());
     }
 }
+
+/// An image that runs its k3s from another path than the distribution's (`/bin/k3s`) would run
+/// its own k3s under the build's name: the nodes' `k3s -v` tells, and the run stops (exit 3)
+/// instead of giving a verdict about the wrong binary.
+#[test]
+fn an_image_running_its_binary_from_elsewhere_is_caught() {
+    sim_images("v1.33.4+k3s1");
+    let tmp = tempfile::tempdir().unwrap();
+    let ctx = tmp.path().join("ctx");
+    std::fs::create_dir(&ctx).unwrap();
+    std::fs::copy(
+        sim_binary(tmp.path(), "v1.33.4+k3s1", false),
+        ctx.join("k3s"),
+    )
+    .unwrap();
+    let base = format!("{}:v1.33.4-k3s1", crate::util::sim_repo());
+    std::fs::write(
+        ctx.join("Dockerfile"),
+        format!(
+            "FROM {base}\nCOPY k3s /usr/local/bin/k3s\nENV PATH=/usr/local/bin:/bin\nENTRYPOINT [\"/usr/local/bin/k3s\"]\n"
+        ),
+    )
+    .unwrap();
+    let image = format!(
+        "{}-elsewhere:{}",
+        crate::util::sim_repo(),
+        std::process::id()
+    );
+    let built = std::process::Command::new("docker")
+        .args(["build", "-q", "-t", &image])
+        .arg(&ctx)
+        .output()
+        .unwrap();
+    assert!(built.status.success(), "{}", text(&built));
+    let fixed = sim_binary(tmp.path(), "v1.33.5+k3s1", true);
+    let results = tmp.path().join("results");
+    let path = fixed.display().to_string();
+    let (out, r, _) = build_run(
+        &mut crate::util::repro(),
+        &["etcd-split", "--k3s-binary", &path, "--image", &image],
+        &results,
+    );
+    let _ = std::process::Command::new("docker")
+        .args(["rmi", "-f", &image])
+        .output();
+    assert_eq!(out.status.code(), Some(3), "{}", text(&out));
+    let e = r["error"].as_str().unwrap_or_default();
+    assert!(
+        e.contains("`k3s -v` there says `v1.33.4+k3s1`, the build carries v1.33.5+k3s1"),
+        "{e}"
+    );
+    assert!(r["verdict"].is_null(), "no verdict about the wrong binary");
+}
