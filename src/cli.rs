@@ -369,11 +369,16 @@ pub(crate) struct BisectArgs {
     /// The check (it needs a bug signature: `bug:` in its steps).
     pub(crate) check: String,
     /// A release whose verdict is the "good" one (trusted, not run).
-    #[arg(long)]
-    pub(crate) good: String,
+    #[arg(long, required_unless_present = "commits", conflicts_with = "commits")]
+    pub(crate) good: Option<String>,
     /// A release whose verdict is the "bad" one (run first to learn that verdict).
-    #[arg(long)]
-    pub(crate) bad: String,
+    #[arg(long, required_unless_present = "commits", conflicts_with = "commits")]
+    pub(crate) bad: Option<String>,
+    /// Instead of releases: bisect over these commits' CI builds (a file, one full SHA per line,
+    /// oldest first, e.g. `git log --reverse --format=%H A..B` in a k3s checkout; blank lines and
+    /// `#` comments allowed) to the first commit whose verdict differs from the first one's.
+    #[arg(long, value_name = "FILE", conflicts_with = "versions")]
+    pub(crate) commits: Option<PathBuf>,
     /// Ordered release list (default: releases/k3s.yaml of the project, else the shipped one).
     #[arg(long)]
     pub(crate) versions: Option<PathBuf>,

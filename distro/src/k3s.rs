@@ -27,6 +27,12 @@ pub static FACTS: Facts = Facts {
     server_args: &["server"],
     agent_args: &["agent"],
     version_command: &["k3s", "-v"],
+    // rancher/k3s's Dockerfile copies the binary to /bin/k3s (its ENTRYPOINT), and so does the
+    // stand-in's image.
+    binary_path: Some("/bin/k3s"),
+    // install.sh at v1.34.1+k3s1 L100 (`STORAGE_URL`), for INSTALL_K3S_COMMIT; master dropped it
+    // for GitHub Actions artifacts in February 2026 (docs/k3s-review-2026-12.md §2).
+    ci_builds_url: Some("https://k3s-ci-builds.s3.amazonaws.com"),
     config_dir: "/etc/rancher/k3s",
     config_path: "/etc/rancher/k3s/config.yaml",
     config_dropin_dir: "/etc/rancher/k3s/config.yaml.d",

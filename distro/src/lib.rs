@@ -158,6 +158,12 @@ pub struct Facts {
     pub agent_args: &'static [&'static str],
     /// The command printing the version (`k3s -v`).
     pub version_command: &'static [&'static str],
+    /// Where the distribution's image keeps its binary: a build under test (`--k3s-binary`,
+    /// `--k3s-commit`) is copied there. `None`: no build under test for it yet.
+    pub binary_path: Option<&'static str>,
+    /// Where the distribution's CI publishes a build of each commit (`<binary><suffix>-<sha>`
+    /// and `.sha256sum` beside it), as its install script fetches it; `None`: none known.
+    pub ci_builds_url: Option<&'static str>,
     /// The config file, its drop-in folder and the folder both live in.
     pub config_dir: &'static str,
     pub config_path: &'static str,

@@ -38,6 +38,9 @@ pub static FACTS: Facts = Facts {
     agent_args: &["agent"],
     // `rke2 version v1.33.5-rc1+rke2r1 (<40-hex commit>)` then `go version …` (§4).
     version_command: &["rke2", "-v"],
+    // Builds under test are k3s-only for now: RKE2's node image and CI storage are not read yet.
+    binary_path: None,
+    ci_builds_url: None,
     // §2: k3s's configfilearg and datadir with the program name `rke2`.
     config_dir: "/etc/rancher/rke2",
     config_path: "/etc/rancher/rke2/config.yaml",

@@ -14,17 +14,36 @@ use crate::table::table;
 
 use super::common::{resolve, write_stdout};
 
-pub(crate) fn run(g: &Global, args: &PlanArgs) -> Result<Exit, Error> {
-    let (_sc, p) = resolve(g.root.as_deref(), &args.target)?;
+pub(crate) async fn run(g: &Global, args: &PlanArgs) -> Result<Exit, Error> {
+    let mut target = args.target.clone();
+    // A build under test decides the version: read (or fetched) before the plan is made.
+    super::common::prepare_build(&mut target, crate::cli::Progress::Auto.is_live()).await?;
+    let (_sc, p) = resolve(g.root.as_deref(), &target)?;
     let text = match args.format {
         Format::Json => format!(
             "{}\n",
             serde_json::to_string_pretty(&p).map_err(anyhow::Error::from)?
         ),
-        Format::Text => render_text(&p),
+        Format::Text => match &target.build {
+            Some(b) => format!("{}\n{}", build_lines(b, &p), render_text(&p)),
+            None => render_text(&p),
+        },
     };
     write_stdout(&text).map_err(|e| anyhow::anyhow!("cannot write to stdout: {e}"))?;
     Ok(Exit::Ok)
+}
+
+/// What a build under test is and where it goes, above the plan.
+fn build_lines(b: &crate::builds::Build, p: &Plan) -> String {
+    let i = &b.info;
+    let from = match (&i.commit, &i.url) {
+        (Some(c), Some(u)) => format!("the CI build of commit {c} ({u})"),
+        _ => i.path.clone(),
+    };
+    format!(
+        "Build under test: {from}\n  reports {}, sha256 {}\n  copied to {} in every node of {}\n",
+        i.reported, i.sha256, i.installed_at, p.image
+    )
 }
 
 /// The plan as a reviewer reads it.

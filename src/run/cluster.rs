@@ -57,6 +57,19 @@ pub(crate) struct ClusterSpec {
     pub(crate) token: String,
     /// The run's redaction context, for `docker inspect` (structurally, as JSON).
     pub(crate) redactor: crate::redact::SharedRedactor,
+    /// A build under test, copied into each node before its first start.
+    pub(crate) binary: Option<BuildCopy>,
+}
+
+/// What the runner needs of a build under test.
+#[derive(Debug, Clone)]
+pub(crate) struct BuildCopy {
+    /// The file on the host.
+    pub(crate) host: PathBuf,
+    /// Where in each node it replaces the image's binary.
+    pub(crate) path: String,
+    /// The version it carries, which the nodes' `-v` must print.
+    pub(crate) reported: String,
 }
 
 /// A running cluster, shared by the steps: its spec (whose fields read as the cluster's own,
@@ -232,6 +245,11 @@ impl Cluster {
             .filter_map(|(p, c)| c.clone().map(|c| (p.clone(), c)))
             .collect();
         self.docker.upload(&rt.container, &files).await?;
+        if let Some(b) = &self.binary {
+            self.docker
+                .upload_executable(&rt.container, &b.host, &b.path)
+                .await?;
+        }
         let detail = if n.deferred {
             "deferred: a step starts it"
         } else {

@@ -243,6 +243,11 @@ async fn prepare(
         ready,
         agent_ready,
         token: s.token.clone(),
+        binary: cfg.target.build.as_ref().map(|b| cluster::BuildCopy {
+            host: b.host_path.clone(),
+            path: b.info.installed_at.clone(),
+            reported: b.info.reported.clone(),
+        }),
     })))
 }
 

@@ -18,6 +18,8 @@ use serde_json::Value;
 mod docker;
 #[path = "../util/fixtures.rs"]
 mod fixtures;
+#[path = "../util/http_files.rs"]
+mod http_files;
 #[path = "../util/schema.rs"]
 mod schema;
 #[path = "../util/tcp_proxy.rs"]
