@@ -16,12 +16,19 @@ use super::common::{resolve, write_stdout};
 
 pub(crate) fn run(g: &Global, args: &PlanArgs) -> Result<Exit, Error> {
     let (_sc, p) = resolve(g.root.as_deref(), &args.target)?;
+    // The plan prints every config and file of the scenario: the secrets in them are learned
+    // whole first, as a run learns them, and printed as the run would write them (issue #24).
+    let mut redactor = crate::redact::plan_redactor(&p, &[]);
     let text = match args.format {
-        Format::Json => format!(
-            "{}\n",
-            serde_json::to_string_pretty(&p).map_err(anyhow::Error::from)?
-        ),
-        Format::Text => render_text(&p),
+        Format::Json => {
+            let v = serde_json::to_value(&p).map_err(anyhow::Error::from)?;
+            format!(
+                "{}\n",
+                serde_json::to_string_pretty(&redactor.redact_json(&v))
+                    .map_err(anyhow::Error::from)?
+            )
+        }
+        Format::Text => redactor.redact_text(&render_text(&p)),
     };
     write_stdout(&text).map_err(|e| anyhow::anyhow!("cannot write to stdout: {e}"))?;
     Ok(Exit::Ok)

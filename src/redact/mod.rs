@@ -21,9 +21,11 @@ use std::ops::Range;
 use std::sync::LazyLock;
 
 mod files;
+mod known;
 mod shared;
 
 pub(crate) use files::redact_path;
+pub(crate) use known::{learn_source, plan_redactor};
 pub(crate) use shared::SharedRedactor;
 
 use indexmap::IndexMap;
@@ -313,6 +315,12 @@ impl Redactor {
         self.primary.push(secret.to_string());
         for form in derived_forms(secret) {
             self.alias(&form, n);
+        }
+        // Inside a JSON text (inspect.json read as text) `"` and `\` come escaped.
+        let escaped = serde_json::to_string(secret).unwrap_or_default();
+        let escaped = &escaped[1..escaped.len().saturating_sub(1).max(1)];
+        if escaped != secret {
+            self.alias(escaped, n);
         }
         n
     }
@@ -827,7 +835,7 @@ fn keyed_key_at(text: &str, at: usize) -> Option<(Range<usize>, usize)> {
 /// The value after a key found by [`keyed_key_at`], from where it starts.
 static KEYED_VALUE: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(
-        r#"^(?:\\"(?P<eq>(?:[^"\\]|\\[^"])*)\\"|"(?P<dq>(?:[^"\\]|\\.)*)"|'(?P<sq>[^']*)'|(?P<bare>(?:[^\s"',;&)}\]\\]|\\[^"])+))"#,
+        r#"^(?:\\"(?P<eq>(?:[^"\\]|\\[^"])*)\\"|"(?P<dq>(?:[^"\\]|\\.)*)"|'(?P<sq>[^']*)'|(?P<bare>(?:[^\s"'`,;&)}\]\\]|\\[^"])+))"#,
     )
     .expect("static regex")
 });
