@@ -967,14 +967,16 @@ fn looks_like_token(s: &str) -> bool {
 }
 
 /// Command lines split one argument a line, as k3s's install.sh writes k3s.service
-/// (`'--token' \` then `'VALUE' \`), and k3s's short `-t TOKEN` on a k3s or rke2 command line.
+/// (`quote_indent`: `\t'--token' \` then `\t'VALUE' \`, a `'` inside written `'\''`), and the
+/// short `-t TOKEN` (`token,t` of k3s's and rke2's server and agent flags) on a k3s or rke2
+/// command line.
 fn unit_spans(text: &str, spans: &mut Vec<Range<usize>>) {
     static FLAG_LINE: LazyLock<Regex> = LazyLock::new(|| {
         Regex::new(r#"^[ \t]*['"]?(?P<f>--?[A-Za-z0-9][A-Za-z0-9_-]*)['"]?[ \t]*\\[ \t]*\r?$"#)
             .expect("static regex")
     });
     static VALUE_LINE: LazyLock<Regex> = LazyLock::new(|| {
-        Regex::new(r#"^[ \t]*(?:'(?P<sq>[^']*)'|"(?P<dq>[^"]*)"|(?P<bare>[^\s'"\\-][^\s'"\\]*))[ \t]*(?:\\[ \t]*)?\r?$"#)
+        Regex::new(r#"^[ \t]*(?:'(?P<sq>(?:[^']|'\\'')*)'|"(?P<dq>[^"]*)"|(?P<bare>[^\s'"\\-][^\s'"\\]*))[ \t]*(?:\\[ \t]*)?\r?$"#)
             .expect("static regex")
     });
     static SHORT_T: LazyLock<Regex> = LazyLock::new(|| {

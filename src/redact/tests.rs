@@ -758,8 +758,9 @@ fn secrets_encryption_key_is_a_secret_the_flag_is_not() {
 /// k3s's install.sh writes k3s.service with one quoted argument a line.
 #[test]
 fn install_sh_unit_lines_flag_then_value() {
-    let unit = "ExecStart=/usr/local/bin/k3s \\\n    server \\\n\t'--token' \\\n\t'unit-token-value-1' \\\n\t'--agent-token' \\\n\tunit-agent-token-2 \\\n\t'--node-name' \\\n\t'etcd-1' \\\n";
+    let unit = "ExecStart=/usr/local/bin/k3s \\\n    server \\\n\t'--token' \\\n\t'unit-token-value-1' \\\n\t'--agent-token' \\\n\tunit-agent-token-2 \\\n\t'--node-name' \\\n\t'etcd-1' \\\n\t'--token' \\\n\t'it'\\''s-quoted-tok3n' \\\n";
     let out = red(unit);
+    assert!(!out.contains("s-quoted-tok3n"), "{out}");
     gone(
         &out,
         "unit-token-value-1",

@@ -246,3 +246,59 @@ fn errors_echoing_the_command_line_are_redacted_and_sanitised() {
     // Help still goes to stdout, exit 0.
     Repro::new().args(["plan", "--help"]).run().code(0);
 }
+
+/// A log collector's folder (k3s.service as install.sh writes it, the node's env file, a
+/// kubelet manifest): `repro redact --out` keeps none of the shapes issue #24 found in clear.
+#[test]
+fn redact_of_a_log_collector_folder_hides_the_new_shapes() {
+    let tmp = tempfile::tempdir().unwrap();
+    let src = tmp.path().join("collected");
+    std::fs::create_dir_all(src.join("etc/systemd/system")).unwrap();
+    std::fs::write(
+        src.join("etc/systemd/system/k3s.service"),
+        "[Service]\nExecStart=/usr/local/bin/k3s \\\n    server \\\n\t'--token' \\\n\t'plantedUnitTok0009' \\\n\t'--node-name' \\\n\t'etcd-1' \\\n",
+    )
+    .unwrap();
+    std::fs::write(
+        src.join("etc/systemd/system/k3s.service.env"),
+        "SECRETS_ENCRYPTION_KEY=plantedEncKey0010\nDOCKER_HOST=tcp://admin:sl/plantedSlash0011@10.0.0.2:2376\n",
+    )
+    .unwrap();
+    std::fs::write(
+        src.join("app.yaml"),
+        "env:\n  - name: AWS_SECRET_ACCESS_KEY\n    value: plantedK8sEnv0012\n",
+    )
+    .unwrap();
+    let out_dir = tmp.path().join("out");
+    let out = Repro::new()
+        .args([
+            "redact",
+            src.to_str().unwrap(),
+            "--out",
+            out_dir.to_str().unwrap(),
+        ])
+        .run();
+    out.code(0);
+    let planted = [
+        "plantedUnitTok0009",
+        "plantedEncKey0010",
+        "plantedSlash0011",
+        "plantedK8sEnv0012",
+    ];
+    none_of(&out, &planted);
+    let mut all = String::new();
+    for f in [
+        "etc/systemd/system/k3s.service",
+        "etc/systemd/system/k3s.service.env",
+        "app.yaml",
+    ] {
+        all.push_str(&std::fs::read_to_string(out_dir.join(f)).unwrap());
+    }
+    for s in planted {
+        assert!(!all.contains(s), "{s} kept:\n{all}");
+    }
+    assert!(
+        all.contains("'--token' \\\n\t'<REDACTED-") && all.contains("'etcd-1'"),
+        "{all}"
+    );
+}
