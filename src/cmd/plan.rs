@@ -19,15 +19,26 @@ pub(crate) async fn run(g: &Global, args: &PlanArgs) -> Result<Exit, Error> {
     // A build under test decides the version: read (or fetched) before the plan is made.
     super::common::prepare_build(&mut target, crate::cli::Progress::Auto.is_live()).await?;
     let (_sc, p) = resolve(g.root.as_deref(), &target)?;
+    // The plan prints every config and file of the scenario: the secrets in them are learned
+    // whole first, as a run learns them, and printed as the run would write them (issue #24).
+    let mut redactor = crate::redact::plan_redactor(&p, &[]);
     let text = match args.format {
-        Format::Json => format!(
-            "{}\n",
-            serde_json::to_string_pretty(&p).map_err(anyhow::Error::from)?
-        ),
-        Format::Text => match &target.build {
-            Some(b) => format!("{}\n{}", build_lines(b, &p), render_text(&p)),
-            None => render_text(&p),
-        },
+        Format::Json => {
+            let v = serde_json::to_value(&p).map_err(anyhow::Error::from)?;
+            format!(
+                "{}\n",
+                serde_json::to_string_pretty(&redactor.redact_json(&v))
+                    .map_err(anyhow::Error::from)?
+            )
+        }
+        Format::Text => {
+            let plan = render_text(&p);
+            let text = match &target.build {
+                Some(b) => format!("{}\n{}", build_lines(b, &p), plan),
+                None => plan,
+            };
+            redactor.redact_text(&text)
+        }
     };
     write_stdout(&text).map_err(|e| anyhow::anyhow!("cannot write to stdout: {e}"))?;
     Ok(Exit::Ok)
