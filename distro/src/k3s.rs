@@ -43,6 +43,11 @@ pub static FACTS: Facts = Facts {
     banner_prefix: "Starting k3s ",
     agent_banner_prefix: "Starting k3s agent ",
     ready_line: "k3s is up and running",
+    // pkg/agent/loadbalancer/servers.go L273 and L407-L413 (docs/k3s-review-2026-12.md §6).
+    lb_pick_prefix: "Server ",
+    lb_pick_suffix: "->RECOVERING from successful dial",
+    // pkg/agent/run.go: the registry and supervisor metrics are read from the served config.
+    served_agent_keys: &["embedded-registry", "supervisor-metrics"],
     // docs.k3s.io "Managing Server Roles".
     role_keys: RoleKeys {
         init: Some("cluster-init"),

@@ -58,6 +58,11 @@ pub static FACTS: Facts = Facts {
     banner_prefix: "Starting rke2 ",
     agent_banner_prefix: "Starting rke2 agent ",
     ready_line: "rke2 is up and running",
+    // pkg/agent/loadbalancer/servers.go L273 and L407-L413 (docs/k3s-review-2026-12.md §6).
+    lb_pick_prefix: "Server ",
+    lb_pick_suffix: "->RECOVERING from successful dial",
+    // pkg/agent/run.go: the registry and supervisor metrics are read from the served config.
+    served_agent_keys: &["embedded-registry", "supervisor-metrics"],
     role_keys: RoleKeys {
         // `cluster-init` is a dropped flag: rke2 sets ClusterInit on every server itself, and
         // the node without `server:` creates the cluster (§5).
