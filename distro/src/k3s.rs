@@ -51,6 +51,11 @@ pub static FACTS: Facts = Facts {
     ready_line: "k3s is up and running",
     // install.sh's k3s.service and k3s-agent.service.
     unit_description: "Lightweight Kubernetes",
+    // pkg/agent/loadbalancer/servers.go L273 and L407-L413 (docs/k3s-review-2026-12.md §6).
+    lb_pick_prefix: "Server ",
+    lb_pick_suffix: "->RECOVERING from successful dial",
+    // pkg/agent/run.go: the registry and supervisor metrics are read from the served config.
+    served_agent_keys: &["embedded-registry", "supervisor-metrics"],
     // docs.k3s.io "Managing Server Roles".
     role_keys: RoleKeys {
         init: Some("cluster-init"),

@@ -64,6 +64,11 @@ pub static FACTS: Facts = Facts {
     // bundle/lib/systemd/system/rke2-{server,agent}.service: "Rancher Kubernetes Engine v2
     // (server)" / "(agent)"; 2020 releases had no suffix.
     unit_description: "Rancher Kubernetes Engine v2",
+    // pkg/agent/loadbalancer/servers.go L273 and L407-L413 (docs/k3s-review-2026-12.md §6).
+    lb_pick_prefix: "Server ",
+    lb_pick_suffix: "->RECOVERING from successful dial",
+    // pkg/agent/run.go: the registry and supervisor metrics are read from the served config.
+    served_agent_keys: &["embedded-registry", "supervisor-metrics"],
     role_keys: RoleKeys {
         // `cluster-init` is a dropped flag: rke2 sets ClusterInit on every server itself, and
         // the node without `server:` creates the cluster (§5).

@@ -158,6 +158,7 @@ fn step_zero(o: &mut String, p: &Plan) {
         }
     }
     table(o, "    ", &rows);
+    reach(o, p, 0);
     let deferred: Vec<&PlannedNode> = p.nodes.iter().filter(|n| n.deferred).collect();
     for n in deferred {
         o.push_str(&format!(
@@ -188,6 +189,31 @@ fn step_zero(o: &mut String, p: &Plan) {
             o.push_str(&format!("    {node}:{path}{later}\n"));
             o.push_str(&indent(content.as_deref().unwrap_or("(none)"), "      "));
         }
+    }
+}
+
+/// With the bug, the servers the step's etcd-only joiners may take their served config from.
+fn reach(o: &mut String, p: &Plan, step: usize) {
+    let here: Vec<&crate::bug_world::Reach> =
+        p.bug_reach.iter().filter(|r| r.step == step).collect();
+    if here.is_empty() {
+        return;
+    }
+    o.push_str(
+        "  Before the etcd-only bootstrap fix (k3s #12753) each etcd-only joiner takes its served\n  config from a server its load balancer reaches (saved control-plane nodes, picked at\n  random; then the joined node):\n",
+    );
+    for r in here {
+        let saved = match r.saved.as_slice() {
+            [] => String::new(),
+            [one] => one.clone(),
+            many => format!("one of {}", many.join(", ")),
+        };
+        let line = if saved.is_empty() {
+            format!("{} (no saved servers yet)", r.joined)
+        } else {
+            format!("{saved}, else {}", r.joined)
+        };
+        o.push_str(&format!("    {}: {line}\n", r.node));
     }
 }
 
@@ -251,11 +277,14 @@ fn step(
         }
     }
     actions.push("observe the nodes named below".to_string());
+    let mut seen = String::new();
+    reach(&mut seen, p, s.index);
     o.push_str("  Do:\n");
     for (i, a) in actions.iter().enumerate() {
         o.push_str(&format!("    {}. {a}\n", i + 1));
     }
 
+    o.push_str(&seen);
     o.push_str("  config.yaml after this step:\n");
     let mut unchanged = Vec::new();
     for entry in last_change.iter_mut() {

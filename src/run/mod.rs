@@ -213,10 +213,14 @@ async fn prepare(
             return Err(RunError::Host(line.text()));
         }
     }
+    // k3s's load balancer picks among new servers at random; the stand-in draws from a seed,
+    // one per node derived from the run's, recorded so a run's picks can be replayed.
+    let sim_seed = stand_in.then(|| cfg.sim_seed.unwrap_or_else(rand::random));
     events.emit(&RunEvent::ImageReady {
         image_id,
         stand_in,
         privileged,
+        sim_seed,
         seconds: t_img.elapsed().as_secs_f64(),
     })?;
     let up_lines = |signal: &str| -> Vec<regex::Regex> {
@@ -248,6 +252,7 @@ async fn prepare(
             path: b.info.installed_at.clone(),
             reported: b.info.reported.clone(),
         }),
+        sim_seed,
     })))
 }
 

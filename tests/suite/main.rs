@@ -13,6 +13,7 @@ mod util;
 #[macro_use]
 mod repro;
 
+mod bug_world;
 mod builds;
 mod cli;
 mod docs_cli;
