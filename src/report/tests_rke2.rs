@@ -159,6 +159,7 @@ fn rke2_validation_comment_has_rke2_qa_s_shape() {
         "NAME     ROLES                    BOOTS  LAST BOOT\n",
         "etcd-1   etcd                     2      ready, still running when the run ended\n",
         "cp-1     control-plane,master     1      ready, still running when the run ended\n",
+        "- Environment (every node a privileged container on one host)\n```\nreplication: x86_64, Debian GNU/Linux 13 (trixie)",
         "- Steps\n\n- Installed RKE2:",
         "- Results\n\n**Replication on v1.32.5+rke2r1:**\n```\n$ rke2 -v\nrke2 version v1.32.5+rke2r1 (96e5d2054ec1ecbe9799514eddbeab58579b93e5)\n",
         "**Validation on v1.32.9-rc1+rke2r1:**\n```\n$ rke2 -v\n",
