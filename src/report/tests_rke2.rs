@@ -197,3 +197,23 @@ fn a_pair_that_does_not_validate_says_why_in_the_heading() {
         "{text}"
     );
 }
+
+/// The fixture's inspect.json carries a fake cluster token as `RKE2_TOKEN=`: no output of the
+/// render may hold it, whether or not the run's token is handed to the redactor.
+#[test]
+fn the_rke2_token_never_reaches_an_output() {
+    let token = super::tests::RUN_TOKEN;
+    for secrets in [vec![], vec![token.to_string()]] {
+        let r = render(&load(&rke2_fixture("buggy")).expect("load"), &secrets).expect("render");
+        for (name, data) in &r.bundle {
+            assert!(
+                !String::from_utf8_lossy(data).contains(token),
+                "{name} holds the token (secrets given: {})",
+                secrets.len()
+            );
+        }
+        for text in [&r.report, &r.junit, &r.timeline] {
+            assert!(!text.contains(token));
+        }
+    }
+}
