@@ -217,3 +217,35 @@ fn the_rke2_token_never_reaches_an_output() {
         }
     }
 }
+
+#[test]
+fn timeline_junit_and_chart_name_rke2() {
+    let r = render_rke2("buggy");
+    assert!(
+        r.timeline
+            .contains("<title>etcd-split on rke2 v1.32.5+rke2r1 — reproduced"),
+        "{}",
+        &r.timeline[..400]
+    );
+    assert!(
+        r.junit
+            .contains(r#"name="etcd-split (rke2 v1.32.5+rke2r1)""#),
+        "{}",
+        &r.junit[..600]
+    );
+    assert!(r
+        .report
+        .contains("    title etcd-split on rke2 v1.32.5+rke2r1 - reproduced"));
+    // Asked for `fixed`, the bug's cases fail and each becomes an annotation titled with rke2.
+    let tmp = tempfile::tempdir().expect("tempdir");
+    super::tests::copy_dir(&rke2_fixture("buggy"), tmp.path());
+    super::tests::edit_result(tmp.path(), |v| {
+        v["expect"] = serde_json::Value::from("fixed")
+    });
+    let r = render(&load(tmp.path()).expect("load"), &[]).expect("render");
+    let annotations = super::github_annotations(&r.result);
+    assert!(!annotations.is_empty());
+    for a in &annotations {
+        assert!(a.contains("repro etcd-split on rke2 v1.32.5+rke2r1"), "{a}");
+    }
+}
