@@ -159,6 +159,7 @@ fn rke2_validation_comment_has_rke2_qa_s_shape() {
         "NAME     ROLES                    BOOTS  LAST BOOT\n",
         "etcd-1   etcd                     2      ready, still running when the run ended\n",
         "cp-1     control-plane,master     1      ready, still running when the run ended\n",
+        "- Environment (every node a privileged container on one host)\n```\nreplication: x86_64, Debian GNU/Linux 13 (trixie)",
         "- Steps\n\n- Installed RKE2:",
         "- Results\n\n**Replication on v1.32.5+rke2r1:**\n```\n$ rke2 -v\nrke2 version v1.32.5+rke2r1 (96e5d2054ec1ecbe9799514eddbeab58579b93e5)\n",
         "**Validation on v1.32.9-rc1+rke2r1:**\n```\n$ rke2 -v\n",
@@ -195,4 +196,56 @@ fn a_pair_that_does_not_validate_says_why_in_the_heading() {
         text.contains("# Not validated on v1.32.9-rc1+rke2r1: the run on v1.32.9-rc1+rke2r1 did not reproduce the bug (fixed)"),
         "{text}"
     );
+}
+
+/// The fixture's inspect.json carries a fake cluster token as `RKE2_TOKEN=`: no output of the
+/// render may hold it, whether or not the run's token is handed to the redactor.
+#[test]
+fn the_rke2_token_never_reaches_an_output() {
+    let token = super::tests::RUN_TOKEN;
+    for secrets in [vec![], vec![token.to_string()]] {
+        let r = render(&load(&rke2_fixture("buggy")).expect("load"), &secrets).expect("render");
+        for (name, data) in &r.bundle {
+            assert!(
+                !String::from_utf8_lossy(data).contains(token),
+                "{name} holds the token (secrets given: {})",
+                secrets.len()
+            );
+        }
+        for text in [&r.report, &r.junit, &r.timeline] {
+            assert!(!text.contains(token));
+        }
+    }
+}
+
+#[test]
+fn timeline_junit_and_chart_name_rke2() {
+    let r = render_rke2("buggy");
+    assert!(
+        r.timeline
+            .contains("<title>etcd-split on rke2 v1.32.5+rke2r1 — reproduced"),
+        "{}",
+        &r.timeline[..400]
+    );
+    assert!(
+        r.junit
+            .contains(r#"name="etcd-split (rke2 v1.32.5+rke2r1)""#),
+        "{}",
+        &r.junit[..600]
+    );
+    assert!(r
+        .report
+        .contains("    title etcd-split on rke2 v1.32.5+rke2r1 - reproduced"));
+    // Asked for `fixed`, the bug's cases fail and each becomes an annotation titled with rke2.
+    let tmp = tempfile::tempdir().expect("tempdir");
+    super::tests::copy_dir(&rke2_fixture("buggy"), tmp.path());
+    super::tests::edit_result(tmp.path(), |v| {
+        v["expect"] = serde_json::Value::from("fixed")
+    });
+    let r = render(&load(tmp.path()).expect("load"), &[]).expect("render");
+    let annotations = super::github_annotations(&r.result);
+    assert!(!annotations.is_empty());
+    for a in &annotations {
+        assert!(a.contains("repro etcd-split on rke2 v1.32.5+rke2r1"), "{a}");
+    }
 }

@@ -152,7 +152,14 @@ fn environment(o: &mut String, b: &RunResult, f: &RunResult) {
             "unprivileged (stand-in image)"
         }
     ));
-    o.push_str("*Node(s) CPU architecture, OS, and Version:*\n\n```\n");
+    o.push_str("*Node(s) CPU architecture, OS, and Version:*\n\n");
+    hosts(o, b, f);
+    o.push('\n');
+}
+
+/// The host of each run, one line each (`replication: x86_64, Debian …, kernel …, 2 CPUs, …`).
+fn hosts(o: &mut String, b: &RunResult, f: &RunResult) {
+    o.push_str("```\n");
     for (what, r) in [("replication", b), ("validation", f)] {
         let e = &r.environment;
         let mut parts = Vec::new();
@@ -184,7 +191,7 @@ fn environment(o: &mut String, b: &RunResult, f: &RunResult) {
             }
         ));
     }
-    o.push_str("```\n\n");
+    o.push_str("```\n");
 }
 
 fn cluster(o: &mut String, r: &RunResult) {
@@ -383,6 +390,16 @@ fn short(o: &mut String, buggy: &Rendered, fixed: &Rendered, outcome: Outcome) {
         f.topology.name
     ));
     node_list(o, f);
+    o.push_str(&format!(
+        "- Environment (every node a {} container on one host)\n",
+        if f.k3s.privileged {
+            "privileged"
+        } else {
+            "unprivileged (stand-in)"
+        }
+    ));
+    hosts(o, b, f);
+    o.push('\n');
 
     o.push_str("- Steps\n\n");
     install(o, f, true);
