@@ -10,6 +10,8 @@
 #[macro_use]
 pub mod term;
 mod archive;
+mod bug_world;
+mod builds;
 mod catalog;
 mod channels;
 pub mod cli;

@@ -102,6 +102,9 @@ pub(crate) async fn run(g: &Global, a: &MatrixArgs) -> Result<Exit, Error> {
                 version: Some(v.to_string()),
                 image: None,
                 sim: a.sim,
+                k3s_binary: None,
+                k3s_commit: None,
+                build: None,
             };
             let (scenario, plan) = resolve(g.root.as_deref(), &target)?;
             let Some(expected) = plan.expected_verdict else {

@@ -573,6 +573,28 @@ impl DockerApi for Engine {
         .boxed()
     }
 
+    fn upload_executable<'a>(
+        &'a self,
+        container: &'a str,
+        host: &'a Path,
+        path: &'a str,
+    ) -> CallFuture<'a, ()> {
+        async move {
+            let pack = |source| DockerError::Pack {
+                container: container.to_string(),
+                source,
+            };
+            let content = tokio::fs::read(host).await.map_err(pack)?;
+            let tar = super::executable_tar(path, &content).map_err(pack)?;
+            let opts = UploadToContainerOptionsBuilder::default().path("/").build();
+            self.docker
+                .upload_to_container(container, Some(opts), bollard::body_full(Bytes::from(tar)))
+                .await
+                .map_err(err("copy the build under test into", container))
+        }
+        .boxed()
+    }
+
     fn start<'a>(&'a self, container: &'a str) -> CallFuture<'a, ()> {
         async move {
             self.docker

@@ -165,6 +165,14 @@ pub trait DockerApi: Send + Sync {
         container: &'a str,
         files: &'a [(String, String)],
     ) -> CallFuture<'a, ()>;
+    /// Copies a host file into a container at `path` (mode 0755), through the engine's archive
+    /// upload like `upload`: a build under test over the image's binary.
+    fn upload_executable<'a>(
+        &'a self,
+        container: &'a str,
+        host: &'a Path,
+        path: &'a str,
+    ) -> CallFuture<'a, ()>;
     fn start<'a>(&'a self, container: &'a str) -> CallFuture<'a, ()>;
     /// Stops a container (SIGTERM, then SIGKILL after `grace`); a stopped one is no error.
     fn stop<'a>(&'a self, container: &'a str, grace: Duration) -> CallFuture<'a, ()>;
@@ -283,6 +291,17 @@ fn build_tar(files: &[(String, String)]) -> std::io::Result<Vec<u8>> {
     b.into_inner()
 }
 
+/// A tar of one executable at the absolute `path` (its parents are the image's own).
+fn executable_tar(path: &str, content: &[u8]) -> std::io::Result<Vec<u8>> {
+    let mut b = tar::Builder::new(Vec::with_capacity(content.len() + 1024));
+    let mut h = tar::Header::new_gnu();
+    h.set_mode(0o755);
+    h.set_size(content.len() as u64);
+    h.set_mtime(chrono::Utc::now().timestamp().max(0) as u64);
+    b.append_data(&mut h, path.trim_start_matches('/'), content)?;
+    b.into_inner()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -313,6 +332,18 @@ mod tests {
             .unwrap()
             .contains("--privileged never"));
         assert!(limit_help("no such container", EngineKind::Docker).is_none());
+    }
+
+    #[test]
+    fn an_executable_keeps_its_mode_and_bytes() {
+        let t = executable_tar("/bin/k3s", b"\x7fELF").unwrap();
+        let mut a = tar::Archive::new(&t[..]);
+        let mut e = a.entries().unwrap().next().unwrap().unwrap();
+        assert_eq!(e.path().unwrap().display().to_string(), "bin/k3s");
+        assert_eq!(e.header().mode().unwrap(), 0o755);
+        let mut body = Vec::new();
+        std::io::Read::read_to_end(&mut e, &mut body).unwrap();
+        assert_eq!(body, b"\x7fELF");
     }
 
     #[test]

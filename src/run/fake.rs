@@ -47,6 +47,8 @@ pub(crate) struct FakeDocker {
     pub(crate) fail: Option<(&'static str, String)>,
     /// Microseconds added to every log line's time, so lines are strictly ordered.
     pub(super) clock: AtomicI64,
+    /// What every exec prints (the run's `k3s -v`; empty: no answer).
+    pub(crate) exec_output: String,
 }
 
 impl FakeDocker {
@@ -193,6 +195,21 @@ impl DockerApi for FakeDocker {
         ok(r)
     }
 
+    fn upload_executable<'a>(
+        &'a self,
+        container: &'a str,
+        host: &'a std::path::Path,
+        path: &'a str,
+    ) -> CallFuture<'a, ()> {
+        let r = self.call("upload_executable", container).map(|()| {
+            let from = format!("(copy of {})", host.display());
+            self.with(container, |c| {
+                c.files.insert(path.to_string(), from);
+            });
+        });
+        ok(r)
+    }
+
     fn start<'a>(&'a self, container: &'a str) -> CallFuture<'a, ()> {
         let r = self.call("start", container).map(|()| {
             let lines: Vec<(DateTime<Utc>, String)>;
@@ -284,7 +301,9 @@ impl DockerApi for FakeDocker {
     }
 
     fn exec<'a>(&'a self, container: &'a str, _cmd: &'a [String]) -> CallFuture<'a, (i64, String)> {
-        ok(self.call("exec", container).map(|()| (0, String::new())))
+        ok(self
+            .call("exec", container)
+            .map(|()| (0, self.exec_output.clone())))
     }
 
     fn remove_labelled<'a>(

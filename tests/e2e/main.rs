@@ -18,6 +18,8 @@ use serde_json::Value;
 mod docker;
 #[path = "../util/fixtures.rs"]
 mod fixtures;
+#[path = "../util/http_files.rs"]
+mod http_files;
 #[path = "../util/junit.rs"]
 mod junit;
 #[path = "../util/schema.rs"]
@@ -28,6 +30,7 @@ mod tcp_proxy;
 mod util;
 
 mod agents;
+mod bug_world;
 mod builds;
 mod doctor;
 mod inspect;

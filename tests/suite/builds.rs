@@ -187,3 +187,115 @@ fn a_candidate_no_evidence_places_makes_auto_ask_for_expect() {
         out.stderr
     );
 }
+
+/// A file carrying a k3s version the way a k3s build does (the `-X` string among other bytes).
+fn fake_build(dir: &std::path::Path, version: &str) -> String {
+    let p = dir.join("k3s");
+    let mut bytes = b"\x7fELF\0\0go1.24.6\0".to_vec();
+    bytes.extend(version.as_bytes());
+    bytes.extend(b"\0k3s\0");
+    std::fs::write(&p, bytes).expect("write the fake build");
+    p.display().to_string()
+}
+
+/// A commit build (or a local build of one) names no release `fixed-in` can place: the plan says
+/// so, and `run` under `--expect auto` stops with exit 2 asking for `--expect` — before Docker
+/// (this binary has none).
+#[test]
+fn a_commit_build_makes_auto_ask_for_expect() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let file = fake_build(tmp.path(), "v1.30.6+k3s-48a3b849-dirty");
+    let out = Repro::new()
+        .args(["plan", "etcd-split", "--sim", "--k3s-binary", &file])
+        .run();
+    out.code(0);
+    assert!(
+        out.stdout
+            .contains("reports v1.30.6+k3s-48a3b849-dirty, sha256 "),
+        "{}",
+        out.stdout
+    );
+    assert!(
+        out.stdout.contains(
+            "the binary reports `v1.30.6+k3s-48a3b849-dirty`, a commit build: `fixed-in` places releases and release candidates only"
+        ),
+        "{}",
+        out.stdout
+    );
+    let out = Repro::new()
+        .args(["run", "etcd-split", "--sim", "--k3s-binary", &file])
+        .run();
+    out.code(BAD_INPUT);
+    assert!(
+        out.stderr
+            .contains("--expect auto cannot predict etcd-split")
+            && out.stderr.contains("--expect fixed or --expect reproduced"),
+        "{}",
+        out.stderr
+    );
+    // A release build is placed as its version: v1.32.9-rc1 carries the fix.
+    let rc = fake_build(tmp.path(), "v1.32.9-rc1+k3s1");
+    let out = Repro::new()
+        .args(["plan", "etcd-split", "--k3s-binary", &rc])
+        .run();
+    out.code(0);
+    assert!(
+        out.stdout
+            .contains("Plan for check `etcd-split` on k3s v1.32.9-rc1+k3s1"),
+        "{}",
+        out.stdout
+    );
+    assert!(
+        out.stdout
+            .contains("expected  fixed (the binary reports v1.32.9-rc1+k3s1: "),
+        "{}",
+        out.stdout
+    );
+    assert!(
+        out.stdout
+            .contains("copied to /bin/k3s in every node of rancher/k3s:v1.32.9-rc1-k3s1"),
+        "{}",
+        out.stdout
+    );
+}
+
+/// What cannot be a build under test is refused with exit 2 and the reason, before anything.
+#[test]
+fn bad_builds_are_refused_before_anything() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let dir = tmp.path().display().to_string();
+    let missing = tmp.path().join("nope").display().to_string();
+    let plain = tmp.path().join("plain");
+    std::fs::write(&plain, b"\x7fELF no version here").expect("write");
+    let plain = plain.display().to_string();
+    for (args, says) in [
+        (vec!["--k3s-binary", missing.as_str()], "cannot read"),
+        (vec!["--k3s-binary", dir.as_str()], "is not a regular file"),
+        (vec!["--k3s-binary", "/dev/zero"], "is not a regular file"),
+        (
+            vec!["--k3s-binary", plain.as_str()],
+            "no k3s version in this file",
+        ),
+        (
+            vec!["--k3s-commit", "48a3b849"],
+            "is a short commit (8 hex digits)",
+        ),
+        (vec!["--k3s-commit", "not-a-sha"], "is not a commit"),
+        (
+            vec![
+                "--k3s-binary",
+                plain.as_str(),
+                "--k3s-version",
+                "v1.33.4+k3s1",
+            ],
+            "cannot be used with",
+        ),
+    ] {
+        let out = Repro::new()
+            .args(["run", "etcd-split", "--sim"])
+            .args(args.iter().copied())
+            .run();
+        out.code(BAD_INPUT);
+        assert!(out.stderr.contains(says), "{args:?}: {}", out.stderr);
+    }
+}
