@@ -1186,12 +1186,13 @@ fn escapes_in_a_step_name_never_reach_the_terminal() {
 }
 
 /// #24: every volume a run causes is named and labelled, the image's `VOLUME`s included (the
-/// stand-in declares rancher/k3s's; this image one more). After an outside `docker rm -f` of
-/// every node (without `-v`, so Docker keeps their volumes), `repro clean --run <id>` finds
-/// and removes them all. Before: each VOLUME but the data dir was an anonymous volume without
-/// a label, left behind for good.
+/// stand-in declares rancher/k3s's; this image one more). A node removed from outside mid-step
+/// with `docker rm -f` (without `-v`, so Docker keeps its volumes) leaves nothing once the run
+/// ended and `repro clean --run <id>` ran. Before: each VOLUME but the data dir was an anonymous
+/// volume without a label, left behind for good.
 #[test]
 fn image_volumes_are_labelled_so_clean_finds_them_after_an_outside_rm() {
+    use std::io::BufRead;
     docker_ok();
     let built = repro()
         .args(["sim", "build", "--k3s-version", "v1.33.4+k3s1"])
@@ -1226,84 +1227,92 @@ fn image_volumes_are_labelled_so_clean_finds_them_after_an_outside_rm() {
     assert!(out.status.success(), "{}", text(&out));
 
     let tmp = tempfile::tempdir().unwrap();
-    let out = repro()
-        .args(["run", "etcd-split", "--image", &kept.image, "--keep"])
+    let mut child = repro()
+        .args(["run", "etcd-split", "--image", &kept.image])
         .args(["--progress", "never", "--expect", "reproduced", "--results"])
         .arg(tmp.path())
-        .output()
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
         .unwrap();
-    let dir = only_run_dir(tmp.path());
-    let r = read_result(&dir);
-    let run_id = r["run_id"].as_str().unwrap().to_string();
-    kept.run_id = Some(run_id.clone());
-    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
-
-    let listed = |args: &[&str]| -> Vec<String> {
-        let o = Command::new("docker")
-            .args(args)
-            .args(["--filter", &format!("label=io.repro.run={run_id}")])
-            .output()
-            .unwrap();
-        assert!(o.status.success(), "docker {args:?}");
-        String::from_utf8_lossy(&o.stdout)
-            .lines()
-            .map(str::to_string)
-            .collect()
-    };
-    let names = listed(&["ps", "-a", "--format", "{{.Names}}"]);
-    assert_eq!(names.len(), 4, "{names:?}");
-    let mut volumes = Vec::new();
-    for name in &names {
-        let c = inspect(name);
-        let mounts = c["Mounts"].as_array().unwrap();
-        let mut at: Vec<&str> = mounts
-            .iter()
-            .map(|m| m["Destination"].as_str().unwrap())
-            .collect();
-        at.sort_unstable();
-        assert_eq!(
-            at,
-            [
-                "/var/lib/cni",
-                "/var/lib/kubelet",
-                "/var/lib/rancher/k3s",
-                "/var/lib/repro-extra",
-                "/var/log"
-            ],
-            "{name}"
-        );
-        for m in mounts {
-            assert_eq!(m["Type"], "volume", "{name}: {m}");
-            let v = m["Name"].as_str().unwrap().to_string();
-            assert!(
-                v.starts_with(name.as_str()),
-                "{name}: an anonymous volume: {m}"
-            );
-            volumes.push(v);
+    // The moment: step 2 begins (its line on stderr), every node up. The run id is on the
+    // first progress line (`… run 50a8b14b: etcd-split on …`).
+    let mut lines = std::io::BufReader::new(child.stderr.take().unwrap()).lines();
+    let mut seen = Vec::new();
+    let mut run_id = None;
+    for l in lines.by_ref() {
+        let l = l.unwrap();
+        if run_id.is_none() {
+            run_id = (l.split(" run ").nth(1))
+                .and_then(|r| r.split_once(':'))
+                .map(|(id, _)| id.trim().to_string());
+        }
+        let hit = l.contains("step 2/");
+        seen.push(l);
+        if hit {
+            break;
         }
     }
-    // Outside the run, as a user or a CI job would: the containers go, their volumes stay.
+    let run_id = run_id.unwrap_or_else(|| panic!("no run id in {seen:#?}"));
+    kept.run_id = Some(run_id.clone());
+    let node = format!("repro-{run_id}-etcd-2");
+    let c = inspect(&node);
+    let mounts = c["Mounts"]
+        .as_array()
+        .unwrap_or_else(|| panic!("{node}: {c}"));
+    let mut at: Vec<&str> = mounts
+        .iter()
+        .map(|m| m["Destination"].as_str().unwrap())
+        .collect();
+    at.sort_unstable();
+    assert_eq!(
+        at,
+        [
+            "/var/lib/cni",
+            "/var/lib/kubelet",
+            "/var/lib/rancher/k3s",
+            "/var/lib/repro-extra",
+            "/var/log"
+        ],
+        "{node}"
+    );
+    let mut volumes = Vec::new();
+    for m in mounts {
+        assert_eq!(m["Type"], "volume", "{node}: {m}");
+        let v = m["Name"].as_str().unwrap().to_string();
+        assert!(v.starts_with(&node), "{node}: an anonymous volume: {m}");
+        let labels = Command::new("docker")
+            .args(["volume", "inspect", "--format", "{{json .Labels}}", &v])
+            .output()
+            .unwrap();
+        let labels: Value = serde_json::from_slice(&labels.stdout).unwrap();
+        assert_eq!(labels["io.repro.run"], run_id.as_str(), "{v}");
+        volumes.push(v);
+    }
+    // Outside the run, as a user or a CI job would: the container goes, its volumes stay.
     let rm = Command::new("docker")
-        .args(["rm", "-f"])
-        .args(&names)
+        .args(["rm", "-f", &node])
         .output()
         .unwrap();
     assert!(rm.status.success(), "{}", text(&rm));
-    let mut labelled = listed(&["volume", "ls", "-q"]);
-    labelled.sort();
-    volumes.sort();
-    assert_eq!(labelled, volumes, "every volume of the run, labelled");
+    for l in lines {
+        seen.push(l.unwrap());
+    }
+    let status = child.wait().unwrap();
+    let r = read_result(&only_run_dir(tmp.path()));
+    assert_ne!(status.code(), Some(0), "{seen:#?}");
+    assert_eq!(r["run_id"], run_id.as_str());
 
     let out = repro().args(["clean", "--run", &run_id]).output().unwrap();
     assert!(out.status.success(), "{}", text(&out));
     assert_no_leftovers(&run_id);
     for v in &volumes {
-        let gone = Command::new("docker")
+        let there = Command::new("docker")
             .args(["volume", "inspect", v])
             .stdout(Stdio::null())
             .stderr(Stdio::null())
             .status()
             .unwrap();
-        assert!(!gone.success(), "{v} is still there");
+        assert!(!there.success(), "{v} is still there");
     }
 }
