@@ -13,6 +13,14 @@ pub(crate) fn run(_g: &Global, a: &RedactArgs) -> Result<Exit, Error> {
             a.path.display()
         )));
     }
+    // A folder redacted in place is replaced by its redacted copy (a new folder): a shell whose
+    // working folder was inside it is left in the removed original, so say how to get back.
+    let cwd_inside = a.out.is_none()
+        && a.path.is_dir()
+        && match (std::env::current_dir(), a.path.canonicalize()) {
+            (Ok(cwd), Ok(p)) => cwd.starts_with(p),
+            _ => false,
+        };
     let s = redact::redact_path(&a.path, a.out.as_deref(), &a.secrets)?;
     let target = a.out.as_deref().unwrap_or(&a.path);
     outln!(
@@ -21,6 +29,9 @@ pub(crate) fn run(_g: &Global, a: &RedactArgs) -> Result<Exit, Error> {
         target.display(),
         s.secrets
     );
+    if cwd_inside {
+        errln!("repro: {} was replaced by its redacted copy; a shell that was inside it is now in the removed original: `cd \"$PWD\"` to see the redacted files", a.path.display());
+    }
     for m in &s.redacted_bytes {
         errln!("repro: {m}: not a text file; known secrets and secret shapes in its readable parts were replaced in its bytes, the rest kept as is");
     }
