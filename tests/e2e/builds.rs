@@ -213,7 +213,14 @@ fn the_binary_decides_not_the_image() {
             "{stdout}"
         );
         assert!(r["rerun"].as_str().unwrap().contains("--k3s-binary"));
-        assert!(dir.join("report.md").is_file());
+        let md = std::fs::read_to_string(dir.join("report.md")).unwrap();
+        assert!(
+            md.contains(&format!(
+                "Build under test: the local build `{path}`, reporting `{version}` (sha256 `{}`)",
+                sha256(&bin)
+            )),
+            "{md}"
+        );
     }
 }
 
