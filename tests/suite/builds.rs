@@ -299,3 +299,48 @@ fn bad_builds_are_refused_before_anything() {
         assert!(out.stderr.contains(says), "{args:?}: {}", out.stderr);
     }
 }
+
+/// `bisect --commits`: a bad line is reported at its file:line:col (every one at once), exit 2,
+/// before anything is downloaded or created.
+#[test]
+fn a_bad_commit_list_is_refused_at_its_lines() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let list = tmp.path().join("commits.txt");
+    let full = "48a3b849aabbccddeeff00112233445566778899";
+    std::fs::write(
+        &list,
+        format!("# oldest first\n{full}\n  48a3b84\n{full}\n"),
+    )
+    .expect("write");
+    let file = list.display().to_string();
+    let out = Repro::new()
+        .args(["bisect", "etcd-split", "--sim", "--commits", &file])
+        .run();
+    out.code(BAD_INPUT);
+    assert!(
+        out.stderr.contains(&format!(
+            "{file}:3:3: error: `48a3b84` is a short commit (7 hex digits)"
+        )),
+        "{}",
+        out.stderr
+    );
+    assert!(
+        out.stderr
+            .contains(&format!("{file}:4:1: error: commit {full} is listed twice")),
+        "{}",
+        out.stderr
+    );
+    let out = Repro::new()
+        .args([
+            "bisect",
+            "etcd-split",
+            "--sim",
+            "--commits",
+            &file,
+            "--good",
+            "v1.33.5+k3s1",
+        ])
+        .run();
+    out.code(BAD_INPUT);
+    assert!(out.stderr.contains("cannot be used with"), "{}", out.stderr);
+}
