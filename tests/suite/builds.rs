@@ -285,8 +285,8 @@ fn bad_builds_are_refused_before_anything() {
             vec![
                 "--k3s-binary",
                 plain.as_str(),
-                "--k3s-version",
-                "v1.33.4+k3s1",
+                "--k3s-commit",
+                "48a3b849aabbccddeeff00112233445566778899",
             ],
             "cannot be used with",
         ),
@@ -343,4 +343,35 @@ fn a_bad_commit_list_is_refused_at_its_lines() {
         .run();
     out.code(BAD_INPUT);
     assert!(out.stderr.contains("cannot be used with"), "{}", out.stderr);
+}
+
+/// A version flag (or REPRO_K3S_VERSION, as CI sets it) beside a build is set aside, and said so:
+/// the build's own version is the run's.
+#[test]
+fn a_version_beside_a_build_is_set_aside_aloud() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let file = fake_build(tmp.path(), "v1.33.5+k3s1");
+    let out = Repro::new()
+        .args([
+            "plan",
+            "etcd-split",
+            "--sim",
+            "--k3s-version",
+            "v1.33.4+k3s1",
+            "--k3s-binary",
+            &file,
+        ])
+        .run();
+    out.code(0);
+    assert!(
+        out.stderr.contains("--k3s-version v1.33.4+k3s1 (or REPRO_K3S_VERSION) is set aside: the build under test reports v1.33.5+k3s1"),
+        "{}",
+        out.stderr
+    );
+    assert!(
+        out.stdout
+            .contains("Plan for check `etcd-split` on k3s v1.33.5+k3s1"),
+        "{}",
+        out.stdout
+    );
 }
