@@ -20,10 +20,20 @@ pub(crate) async fn run(g: &Global, args: &PlanArgs) -> Result<Exit, Error> {
     super::common::prepare_build(&mut target, crate::cli::Progress::Auto.is_live()).await?;
     let (_sc, p) = resolve(g.root.as_deref(), &target)?;
     let text = match args.format {
-        Format::Json => format!(
-            "{}\n",
-            serde_json::to_string_pretty(&p).map_err(anyhow::Error::from)?
-        ),
+        Format::Json => {
+            let mut v = serde_json::to_value(&p).map_err(anyhow::Error::from)?;
+            // The build under test beside the plan, as result.json records it.
+            if let (Some(b), Some(o)) = (&target.build, v.as_object_mut()) {
+                o.insert(
+                    "build".into(),
+                    serde_json::to_value(&b.info).map_err(anyhow::Error::from)?,
+                );
+            }
+            format!(
+                "{}\n",
+                serde_json::to_string_pretty(&v).map_err(anyhow::Error::from)?
+            )
+        }
         Format::Text => match &target.build {
             Some(b) => format!("{}\n{}", build_lines(b, &p), render_text(&p)),
             None => render_text(&p),

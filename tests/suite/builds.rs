@@ -233,6 +233,26 @@ fn a_commit_build_makes_auto_ask_for_expect() {
         "{}",
         out.stderr
     );
+    let out = Repro::new()
+        .args([
+            "plan",
+            "etcd-split",
+            "--sim",
+            "--format",
+            "json",
+            "--k3s-binary",
+            &file,
+        ])
+        .run();
+    out.code(0);
+    let v: serde_json::Value = serde_json::from_str(&out.stdout).expect("plan JSON parses");
+    assert_eq!(v["build"]["reported"], "v1.30.6+k3s-48a3b849-dirty");
+    assert_eq!(v["build"]["source"], "binary");
+    assert!(
+        v.get("expected_verdict")
+            .is_some_and(serde_json::Value::is_null),
+        "{v}"
+    );
     // A release build is placed as its version: v1.32.9-rc1 carries the fix.
     let rc = fake_build(tmp.path(), "v1.32.9-rc1+k3s1");
     let out = Repro::new()
