@@ -168,6 +168,11 @@ pub(crate) struct RunOptions {
     /// the runs).
     #[arg(long)]
     pub(crate) rebuild_sim: bool,
+    /// The stand-in's load-balancer seed (`REPRO_SIM_SEED`): each node gets one derived from
+    /// it, so a run's server picks can be replayed; default random, recorded in result.json.
+    /// Hidden: it only matters to the stand-in's tests and to replaying a stand-in run.
+    #[arg(long, env = "REPRO_SIM_SEED", hide = true)]
+    pub(crate) sim_seed: Option<u64>,
     /// Run nodes privileged, as k3d runs real k3s. `auto`: privileged unless the image says it
     /// needs no privileges (label `io.repro.privileged=false`, set by the stand-in image).
     #[arg(long, value_enum, default_value = "auto")]
@@ -222,6 +227,7 @@ impl RunArgs {
             image_archive: o.image_archive.clone(),
             results: o.results.clone(),
             rebuild_sim: o.rebuild_sim,
+            sim_seed: o.sim_seed,
             privileged: o.privileged,
             host_check: !o.no_host_check,
             argv,
@@ -330,6 +336,8 @@ impl RunOptions {
             results,
             // Rebuilt once by the batch: concurrent rebuilds of one tag would race.
             rebuild_sim: false,
+            // Each run of a batch draws its own: one seed for all would make every cell pick alike.
+            sim_seed: None,
             privileged: self.privileged,
             host_check: !self.no_host_check,
             argv,

@@ -46,6 +46,9 @@ pub(crate) struct Plan {
     pub(crate) expected_because: String,
     /// The check's first fixed version per release line.
     pub(crate) fixed_in: Vec<Version>,
+    /// With the bug: the servers each boot of an etcd-only joiner may read its served config
+    /// from (src/bug_world.rs), step by step.
+    pub(crate) bug_reach: Vec<crate::bug_world::Reach>,
 }
 
 #[derive(Debug, Clone, Serialize, serde::Deserialize)]
@@ -233,6 +236,7 @@ pub(crate) fn plan(sc: &Scenario, version: &Version, image: &str) -> Plan {
         expected_verdict,
         expected_because,
         fixed_in: sc.check.fixed_in.firsts.clone(),
+        bug_reach: crate::bug_world::read(sc).reach,
     }
 }
 

@@ -182,6 +182,13 @@ pub(crate) struct RunResult {
     /// looked for, e.g. which line a `down` by the settle rule never saw.
     #[serde(default, skip_serializing_if = "IndexMap::is_empty")]
     pub(crate) signals: IndexMap<String, SignalRecord>,
+    /// The stand-in's load-balancer seed of the run (`REPRO_SIM_SEED`, `--sim-seed`), and each
+    /// node's, derived from it: replaying the run's seed replays every node's server picks.
+    /// Absent on real k3s and in older results.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) sim_seed: Option<u64>,
+    #[serde(default, skip_serializing_if = "IndexMap::is_empty")]
+    pub(crate) sim_seeds: IndexMap<String, u64>,
     pub(crate) steps: Vec<StepResult>,
     pub(crate) boots: Vec<BootRecord>,
     pub(crate) verdict: Option<Verdict>,
@@ -594,6 +601,20 @@ pub(crate) struct BootRecord {
     pub(crate) exit_code: Option<i64>,
     /// Relative path of this boot's log in the results folder.
     pub(crate) log: String,
+    /// The server this boot's agent load balancer reached first (k3s's first
+    /// `Server …->RECOVERING from successful dial`): the one an etcd-only joiner read its
+    /// served config from. Absent when the node logged none (nodes without a load balancer)
+    /// and in older results.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) lb_server: Option<LbServer>,
+}
+
+/// A server the load balancer reached: its address as logged, and the run's node at it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub(crate) struct LbServer {
+    pub(crate) address: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) node: Option<String>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]

@@ -334,7 +334,13 @@ fn full() -> RunResult {
             end: BootEnd::Exited,
             exit_code: Some(1),
             log: "nodes/etcd-2/boot-2.log".into(),
+            lb_server: Some(LbServer {
+                address: "10.213.4.14:6443".into(),
+                node: Some("cp-2".into()),
+            }),
         }],
+        sim_seed: Some(u64::MAX),
+        sim_seeds: [("etcd-2".to_string(), 7)].into(),
         verdict: Some(Verdict {
             outcome: Outcome::Reproduced,
             reason: "r".into(),
@@ -404,6 +410,8 @@ fn full_and_minimal_records_validate() {
     minimal.initial_files.clear();
     minimal.steps.clear();
     minimal.boots.clear();
+    minimal.sim_seed = None;
+    minimal.sim_seeds.clear();
     minimal.verdict = None;
     minimal.finished_at = None;
     minimal.exit_code = None;

@@ -82,10 +82,17 @@ pub(crate) struct Step {
     /// expectation is (node -> signal -> line): JUnit points CI annotations at them.
     pub(crate) line: usize,
     pub(crate) expect_lines: ExpectLines,
+    /// Where each expectation of `expect:` and of `bug:` is, as (line, column): the bug world's
+    /// refusals name them (src/bug_world.rs).
+    pub(crate) expect_places: Places,
+    pub(crate) bug_places: Places,
 }
 
 /// node -> signal -> 1-based line in the check file.
 pub(crate) type ExpectLines = IndexMap<String, IndexMap<String, usize>>;
+
+/// node -> signal -> 1-based (line, column) in the check file.
+pub(crate) type Places = IndexMap<String, IndexMap<String, (u64, u64)>>;
 
 impl Step {
     /// Nodes whose boot changes in this step, in order.

@@ -19,6 +19,24 @@ use crate::docker::DockerApi;
 pub(crate) const SIM_REPOSITORY_ENV: &str = "REPRO_SIM_REPOSITORY";
 /// Env var naming the static stand-in binary explicitly.
 pub(crate) const SIM_BINARY_ENV: &str = "REPRO_SIM_BINARY";
+/// Container env var seeding the stand-in's load-balancer order (sim/src/loadbalancer.rs).
+pub(crate) const SIM_SEED_ENV: &str = "REPRO_SIM_SEED";
+
+/// A node's load-balancer seed, derived from the run's: distinct per node, so two joiners of
+/// one run do not draw alike, and the same for the same run seed and node name.
+pub(crate) fn node_seed(run_seed: u64, node: &str) -> u64 {
+    // FNV-1a over the name, then one splitmix64 round: stable across builds and platforms
+    // (std's hasher promises neither).
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for b in node.bytes() {
+        h = (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3);
+    }
+    let mut z = (run_seed ^ h).wrapping_add(0x9E37_79B9_7F4A_7C15);
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    z ^ (z >> 31)
+}
+
 /// Where `make sim` puts the binary, relative to a cargo target dir.
 pub(crate) const SIM_BINARY_IN_TARGET: &str = "x86_64-unknown-linux-gnu/release/k3s";
 /// Label holding a fingerprint of the binary and Dockerfile an image was built from.

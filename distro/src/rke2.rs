@@ -4,7 +4,7 @@
 //! fact below is read from rancher/rke2's source at the release tags; docs/rke2-behaviour.md
 //! cites the file and line of every one (the section is named after each field).
 
-use crate::{Facts, NodeMemory, RoleKeys};
+use crate::{Facts, NodeMemory, Outputs, RoleKeys, ValidationForm};
 
 pub static FACTS: Facts = Facts {
     name: "rke2",
@@ -61,6 +61,14 @@ pub static FACTS: Facts = Facts {
     banner_prefix: "Starting rke2 ",
     agent_banner_prefix: "Starting rke2 agent ",
     ready_line: "rke2 is up and running",
+    // bundle/lib/systemd/system/rke2-{server,agent}.service: "Rancher Kubernetes Engine v2
+    // (server)" / "(agent)"; 2020 releases had no suffix.
+    unit_description: "Rancher Kubernetes Engine v2",
+    // pkg/agent/loadbalancer/servers.go L273 and L407-L413 (docs/k3s-review-2026-12.md §6).
+    lb_pick_prefix: "Server ",
+    lb_pick_suffix: "->RECOVERING from successful dial",
+    // pkg/agent/run.go: the registry and supervisor metrics are read from the served config.
+    served_agent_keys: &["embedded-registry", "supervisor-metrics"],
     role_keys: RoleKeys {
         // `cluster-init` is a dropped flag: rke2 sets ClusterInit on every server itself, and
         // the node without `server:` creates the cluster (§5).
@@ -88,6 +96,20 @@ pub static FACTS: Facts = Facts {
         server_with_etcd_mib: 3072,
         server_mib: 3072,
         agent_mib: 2048,
+    },
+    // docs/rke2-bug-template.md: rancher/rke2's bug template (the same headings as k3s's, with
+    // `RKE2 Version:` and `rke2 -v`), and QA's short comment on rancher/rke2#8875/#8876. The
+    // install is rke2's own tests/docker's (§9, §10).
+    outputs: Outputs {
+        product: "RKE2",
+        bug_template: "https://github.com/rancher/rke2/blob/master/.github/ISSUE_TEMPLATE/bug_report.md",
+        image: "repro's RKE2 node image (systemd as PID 1, rke2 installed from the release artifacts)",
+        installed: "in Docker, rke2 installed from the release artifacts by rke2's install script \
+                    (`INSTALL_RKE2_ARTIFACT_PATH`) in a node image with systemd as PID 1, one {container} \
+                    per node on one network, each started with `systemctl start rke2-server` (or \
+                    `rke2-agent`), as rke2's own tests/docker run it",
+        log_source: "the journal of its unit, `journalctl -u rke2-server` or `-u rke2-agent`",
+        validation: ValidationForm::Short,
     },
     tables: crate::tables::Tables::new(
         include_str!("../../releases/rke2-changes.yaml"),

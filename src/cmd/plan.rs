@@ -19,6 +19,9 @@ pub(crate) async fn run(g: &Global, args: &PlanArgs) -> Result<Exit, Error> {
     // A build under test decides the version: read (or fetched) before the plan is made.
     super::common::prepare_build(&mut target, crate::cli::Progress::Auto.is_live()).await?;
     let (_sc, p) = resolve(g.root.as_deref(), &target)?;
+    // The plan prints every config and file of the scenario: the secrets in them are learned
+    // whole first, as a run learns them, and printed as the run would write them (issue #24).
+    let mut redactor = crate::redact::plan_redactor(&p, &[]);
     let text = match args.format {
         Format::Json => {
             let mut v = serde_json::to_value(&p).map_err(anyhow::Error::from)?;
@@ -31,13 +34,18 @@ pub(crate) async fn run(g: &Global, args: &PlanArgs) -> Result<Exit, Error> {
             }
             format!(
                 "{}\n",
-                serde_json::to_string_pretty(&v).map_err(anyhow::Error::from)?
+                serde_json::to_string_pretty(&redactor.redact_json(&v))
+                    .map_err(anyhow::Error::from)?
             )
         }
-        Format::Text => match &target.build {
-            Some(b) => format!("{}\n{}", build_lines(b, &p), render_text(&p)),
-            None => render_text(&p),
-        },
+        Format::Text => {
+            let plan = render_text(&p);
+            let text = match &target.build {
+                Some(b) => format!("{}\n{}", build_lines(b, &p), plan),
+                None => plan,
+            };
+            redactor.redact_text(&text)
+        }
     };
     write_stdout(&text).map_err(|e| anyhow::anyhow!("cannot write to stdout: {e}"))?;
     Ok(Exit::Ok)
@@ -157,6 +165,7 @@ fn step_zero(o: &mut String, p: &Plan) {
         }
     }
     table(o, "    ", &rows);
+    reach(o, p, 0);
     let deferred: Vec<&PlannedNode> = p.nodes.iter().filter(|n| n.deferred).collect();
     for n in deferred {
         o.push_str(&format!(
@@ -187,6 +196,31 @@ fn step_zero(o: &mut String, p: &Plan) {
             o.push_str(&format!("    {node}:{path}{later}\n"));
             o.push_str(&indent(content.as_deref().unwrap_or("(none)"), "      "));
         }
+    }
+}
+
+/// With the bug, the servers the step's etcd-only joiners may take their served config from.
+fn reach(o: &mut String, p: &Plan, step: usize) {
+    let here: Vec<&crate::bug_world::Reach> =
+        p.bug_reach.iter().filter(|r| r.step == step).collect();
+    if here.is_empty() {
+        return;
+    }
+    o.push_str(
+        "  Before the etcd-only bootstrap fix (k3s #12753) each etcd-only joiner takes its served\n  config from a server its load balancer reaches (saved control-plane nodes, picked at\n  random; then the joined node):\n",
+    );
+    for r in here {
+        let saved = match r.saved.as_slice() {
+            [] => String::new(),
+            [one] => one.clone(),
+            many => format!("one of {}", many.join(", ")),
+        };
+        let line = if saved.is_empty() {
+            format!("{} (no saved servers yet)", r.joined)
+        } else {
+            format!("{saved}, else {}", r.joined)
+        };
+        o.push_str(&format!("    {}: {line}\n", r.node));
     }
 }
 
@@ -250,11 +284,14 @@ fn step(
         }
     }
     actions.push("observe the nodes named below".to_string());
+    let mut seen = String::new();
+    reach(&mut seen, p, s.index);
     o.push_str("  Do:\n");
     for (i, a) in actions.iter().enumerate() {
         o.push_str(&format!("    {}. {a}\n", i + 1));
     }
 
+    o.push_str(&seen);
     o.push_str("  config.yaml after this step:\n");
     let mut unchanged = Vec::new();
     for entry in last_change.iter_mut() {

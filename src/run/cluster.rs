@@ -15,7 +15,7 @@ use tokio_util::task::TaskTracker;
 use crate::docker::{self, DockerApi, NodeSpec};
 use crate::plan::{Plan, PlannedNode};
 use crate::raw::Role;
-use crate::result::{BootEnd, BootRecord, Outcome};
+use crate::result::{BootEnd, BootRecord, LbServer, Outcome};
 
 use super::error::RunError;
 use super::event::{Events, NodeState, RunEvent};
@@ -55,6 +55,9 @@ pub(crate) struct ClusterSpec {
     /// systemd; the kubelet's registration is what an agent in a container shows).
     pub(crate) agent_ready: Vec<regex::Regex>,
     pub(crate) token: String,
+    /// The stand-in's load-balancer seed of the run (`None` on real k3s): each node's container
+    /// gets its own, derived from it.
+    pub(crate) sim_seed: Option<u64>,
     /// The run's redaction context, for `docker inspect` (structurally, as JSON).
     pub(crate) redactor: crate::redact::SharedRedactor,
     /// A build under test, copied into each node before its first start.
@@ -81,6 +84,8 @@ pub(crate) struct Cluster {
     creating: TaskTracker,
     /// Set when the teardown begins: no new create call starts.
     closing: AtomicBool,
+    /// The third octet of the run's network, once it exists (node addresses → names).
+    third: std::sync::OnceLock<u8>,
 }
 
 impl std::ops::Deref for Cluster {
@@ -119,6 +124,7 @@ impl Cluster {
             nodes,
             creating: TaskTracker::new(),
             closing: AtomicBool::new(false),
+            third: std::sync::OnceLock::new(),
         }
     }
 
@@ -166,6 +172,7 @@ impl Cluster {
         self.tracked(async move {
             let net = format!("repro-{}", c.run_id);
             let third = c.docker.create_network(&net, &c.labels(None)).await?;
+            let _ = c.third.set(third);
             Ok((net, third))
         })
         .await
@@ -213,6 +220,13 @@ impl Cluster {
         }
         let facts = self.plan.distro.facts();
         let mut env = vec![format!("{}={}", facts.token_env, self.token)];
+        if let Some(seed) = self.sim_seed {
+            env.push(format!(
+                "{}={}",
+                crate::sim_image::SIM_SEED_ENV,
+                crate::sim_image::node_seed(seed, &n.name)
+            ));
+        }
         env.extend(n.env.iter().map(|(k, v)| format!("{k}={v}")));
         let args = match n.role {
             Role::Agent => facts.agent_args,
@@ -466,6 +480,22 @@ impl Cluster {
         problems
     }
 
+    /// The first server the boot's load balancer reached, and the node at that address.
+    fn lb_server(&self, b: &super::watch::Boot) -> Option<LbServer> {
+        let facts = self.plan.distro.facts();
+        let address = b.lines.iter().find_map(|l| facts.lb_pick(&l.text))?;
+        let host = address.rsplit_once(':').map_or(address, |(h, _)| h);
+        let node = (self.plan.nodes.iter().enumerate())
+            .find(|(i, n)| {
+                n.name == host || self.third.get().is_some_and(|t| node_ip(*t, *i) == host)
+            })
+            .map(|(_, n)| n.name.clone());
+        Some(LbServer {
+            address: address.to_string(),
+            node,
+        })
+    }
+
     /// Per-boot records for result.json.
     pub(crate) fn boot_records(&self) -> Vec<BootRecord> {
         let mut out = Vec::new();
@@ -501,6 +531,7 @@ impl Cluster {
                             _ => None,
                         },
                         log: crate::results_folder::boot_log(name, b.number),
+                        lb_server: self.lb_server(b),
                     }
                 }));
             }

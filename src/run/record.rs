@@ -114,8 +114,16 @@ impl Recorder {
                     image_id,
                     stand_in,
                     privileged,
+                    sim_seed,
                     seconds,
                 } => {
+                    r.sim_seed = *sim_seed;
+                    r.sim_seeds = match sim_seed {
+                        Some(seed) => (r.topology.nodes.iter())
+                            .map(|n| (n.name.clone(), crate::sim_image::node_seed(*seed, &n.name)))
+                            .collect(),
+                        None => IndexMap::new(),
+                    };
                     r.k3s.image_id = image_id.clone();
                     r.k3s.stand_in = *stand_in;
                     r.k3s.privileged = *privileged;
@@ -233,6 +241,8 @@ pub(crate) fn initial_result(
             .collect(),
         initial_files: plan.initial.clone(),
         signals: res::signal_records(&sc.signals, &sc.check, &plan.k3s_version),
+        sim_seed: None,
+        sim_seeds: IndexMap::new(),
         steps: Vec::new(),
         boots: Vec::new(),
         verdict: None,

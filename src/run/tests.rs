@@ -31,6 +31,7 @@ fn config(results: &Path, expect: Outcome) -> RunConfig {
         image_archive: None,
         results: results.to_path_buf(),
         rebuild_sim: false,
+        sim_seed: None,
         privileged: Privileged::Auto,
         host_check: true,
         argv: vec!["repro".into(), "run".into()],

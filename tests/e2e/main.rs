@@ -28,6 +28,7 @@ mod tcp_proxy;
 mod util;
 
 mod agents;
+mod bug_world;
 mod builds;
 mod doctor;
 mod inspect;

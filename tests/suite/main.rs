@@ -13,6 +13,7 @@ mod util;
 #[macro_use]
 mod repro;
 
+mod bug_world;
 mod builds;
 mod cli;
 mod docs_cli;
@@ -26,6 +27,7 @@ mod real_logs;
 mod real_rke2;
 mod report_cli;
 mod rke2;
+mod secrets_cli;
 mod timeline_browser;
 mod validation_cli;
 mod workflow;
