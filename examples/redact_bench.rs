@@ -43,13 +43,16 @@ fn median(mut v: Vec<Duration>) -> Duration {
     v[v.len() / 2]
 }
 
+/// A hostile line's name and how to make one of a given length.
+type Shape = (&'static str, Box<dyn Fn(usize) -> String>);
+
 fn main() {
     let runs: usize = std::env::var("REDACT_BENCH_RUNS")
         .ok()
         .and_then(|v| v.parse().ok())
         .unwrap_or(3)
         .max(1);
-    let shapes: Vec<(&str, Box<dyn Fn(usize) -> String>)> = vec![
+    let shapes: Vec<Shape> = vec![
         ("a=a=a=…", Box::new(|n| chain("a=", n))),
         (":@:@:@…", Box::new(|n| chain(":@", n))),
         (

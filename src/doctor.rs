@@ -325,6 +325,9 @@ impl Trial<'_> {
             ip: format!("10.213.{subnet}.{}", if privileged { 2 } else { 3 }),
             data_volume: name.clone(),
             data_dir: "/var/lib/repro-trial".into(),
+            // Seconds-long and removed with its anonymous volumes (`remove_labelled` passes -v);
+            // a run's nodes, which live through steps, get named ones.
+            image_volumes: vec![],
             // A trial container joins nothing, so it needs no other node's address.
             extra_hosts: vec![],
             privileged,

@@ -337,9 +337,13 @@ impl DockerApi for Engine {
     fn image<'a>(&'a self, image: &'a str) -> BoxFuture<'a, Option<ImageInfo>> {
         async move {
             let i = self.docker.inspect_image(image).await.ok()?;
+            let config = i.config.unwrap_or_default();
+            let mut volumes: Vec<String> = config.volumes.unwrap_or_default();
+            volumes.sort();
             Some(ImageInfo {
                 id: i.id,
-                labels: i.config.and_then(|c| c.labels).unwrap_or_default(),
+                labels: config.labels.unwrap_or_default(),
+                volumes,
             })
         }
         .boxed()
@@ -467,9 +471,16 @@ impl DockerApi for Engine {
     /// #4086). docs/k3s-behaviour.md.
     fn create_node<'a>(&'a self, spec: &'a NodeSpec) -> CallFuture<'a, ()> {
         async move {
-            let mut tmpfs = HashMap::new();
-            tmpfs.insert("/run".to_string(), String::new());
-            tmpfs.insert("/var/run".to_string(), String::new());
+            let tmpfs: HashMap<String, String> = super::TMPFS_PATHS
+                .iter()
+                .map(|p| (p.to_string(), String::new()))
+                .collect();
+            let mut binds = vec![format!("{}:{}", spec.data_volume, spec.data_dir)];
+            binds.extend(
+                spec.image_volumes
+                    .iter()
+                    .map(|(name, path)| format!("{name}:{path}")),
+            );
             let mut endpoints = HashMap::new();
             endpoints.insert(
                 spec.network.clone(),
@@ -502,7 +513,7 @@ impl DockerApi for Engine {
                     tmpfs: Some(tmpfs),
                     network_mode: Some(spec.network.clone()),
                     extra_hosts: Some(spec.extra_hosts.clone()),
-                    binds: Some(vec![format!("{}:{}", spec.data_volume, spec.data_dir)]),
+                    binds: Some(binds),
                     // json-file whatever the daemon's default (journald or `none` cannot be
                     // followed), sized so no boot's lines are rotated away during a run: the
                     // follower reopens a stalled stream from its last timestamp, which only works

@@ -18,6 +18,10 @@ use crate::result::EnvInfo;
 
 pub use engine::Engine;
 
+/// Where every node container has a tmpfs (`/run`, `/var/run`): an image `VOLUME` at one of
+/// them is covered by it, so it gets no volume of its own.
+pub(crate) const TMPFS_PATHS: [&str; 2] = ["/run", "/var/run"];
+
 /// Label keys on every container, network and volume of a run. Never the token.
 pub const LABEL_MANAGED: &str = "io.repro.managed";
 pub const LABEL_RUN: &str = "io.repro.run";
@@ -197,6 +201,9 @@ pub trait DockerApi: Send + Sync {
 pub struct ImageInfo {
     pub(crate) id: Option<String>,
     pub(crate) labels: Labels,
+    /// The paths the image declares as `VOLUME`s (its `Config.Volumes`), sorted: a container
+    /// gets an anonymous, unlabelled volume on each one not mounted over.
+    pub(crate) volumes: Vec<String>,
 }
 
 #[derive(Debug, Default, Clone)]
@@ -239,6 +246,11 @@ pub struct NodeSpec {
     pub(crate) data_volume: String,
     /// Where the volume is mounted: the distribution's data dir, kept across restarts.
     pub(crate) data_dir: String,
+    /// More named volumes (name, path), one over each other `VOLUME` of the image, so none is
+    /// anonymous: labelled like the run's other objects, `clean` finds them whatever happened to
+    /// the container (an outside `docker rm -f` without `-v` leaves anonymous ones behind,
+    /// nameless to repro).
+    pub(crate) image_volumes: Vec<(String, String)>,
     pub(crate) privileged: bool,
     /// How long a stop waits for k3s's graceful shutdown after SIGTERM before it kills.
     pub(crate) stop_grace: Duration,

@@ -466,6 +466,7 @@ impl<T: std::fmt::Display> Bisector<'_, '_, T> {
         };
         let path = self.dir.join(crate::results_folder::BISECT_FILE);
         let text = serde_json::to_string_pretty(&r).map_err(anyhow::Error::from)?;
-        std::fs::write(&path, text).map_err(|source| Error::Write { path, source })
+        // Owner-only, atomically, like every file of a results folder.
+        crate::results_folder::write_atomic(&path, text.as_bytes()).map_err(Error::from)
     }
 }

@@ -211,14 +211,23 @@ impl Cluster {
     async fn create_node_now(&self, i: usize, net: &str, third: u8) -> Result<(), RunError> {
         let n: &PlannedNode = &self.plan.nodes[i];
         let rt = self.node(&n.name);
+        let facts = self.plan.distro.facts();
         let volume = format!("{}-data", rt.container);
-        self.docker
-            .create_volume(&volume, &self.labels(Some(&n.name)))
-            .await?;
+        // The image's other VOLUMEs get named, labelled volumes too: anonymous ones carry no
+        // label, so an outside `docker rm -f` (without -v) would leave them where `clean`
+        // cannot find them.
+        let declared = (self.docker.image(&self.plan.image).await)
+            .map(|i| i.volumes)
+            .unwrap_or_default();
+        let image_volumes = image_volume_mounts(&rt.container, &declared, facts.data_dir);
+        for name in std::iter::once(&volume).chain(image_volumes.iter().map(|(n, _)| n)) {
+            self.docker
+                .create_volume(name, &self.labels(Some(&n.name)))
+                .await?;
+        }
         if self.closing.load(Ordering::SeqCst) {
             return Err(RunError::Interrupted);
         }
-        let facts = self.plan.distro.facts();
         let mut env = vec![format!("{}={}", facts.token_env, self.token)];
         if let Some(seed) = self.sim_seed {
             env.push(format!(
@@ -247,6 +256,7 @@ impl Cluster {
                 .collect(),
             data_volume: volume,
             data_dir: facts.data_dir.to_string(),
+            image_volumes,
             privileged: self.privileged,
             stop_grace: STOP_GRACE,
         };
@@ -555,4 +565,80 @@ impl Cluster {
 /// embed the IP (k3d #550), and every node's `/etc/hosts` lists them all.
 fn node_ip(third: u8, i: usize) -> String {
     format!("10.213.{third}.{}", 10 + i)
+}
+
+/// A named volume (name, path) for each `VOLUME` the image declares (`declared`) that nothing
+/// else covers — not the data dir (its own volume, kept across restarts) nor a tmpfs — named
+/// after the container, its place in the list and the path (Docker allows `[a-zA-Z0-9_.-]`).
+fn image_volume_mounts(
+    container: &str,
+    declared: &[String],
+    data_dir: &str,
+) -> Vec<(String, String)> {
+    let covered = |p: &str| p == data_dir || crate::docker::TMPFS_PATHS.contains(&p);
+    let mut paths: Vec<&str> = declared
+        .iter()
+        .map(|p| match p.trim_end_matches('/') {
+            "" => "/",
+            t => t,
+        })
+        .filter(|p| !covered(p))
+        .collect();
+    paths.sort_unstable();
+    paths.dedup();
+    paths
+        .into_iter()
+        .enumerate()
+        .map(|(k, p)| {
+            let slug: String = p
+                .trim_start_matches('/')
+                .chars()
+                .map(|c| match c {
+                    'a'..='z' | 'A'..='Z' | '0'..='9' | '_' | '.' | '-' => c,
+                    _ => '-',
+                })
+                .collect();
+            (format!("{container}-vol{k}-{slug}"), p.to_string())
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_image_volume_but_the_data_dir_and_tmpfs_gets_a_named_one() {
+        let declared: Vec<String> = [
+            "/var/lib/kubelet",
+            "/var/lib/rancher/k3s",
+            "/var/lib/cni/",
+            "/var/log",
+            "/run",
+            "/data dir/x",
+            "/var/log",
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+        assert_eq!(
+            image_volume_mounts("repro-ab12-etcd-1", &declared, "/var/lib/rancher/k3s"),
+            vec![
+                (
+                    "repro-ab12-etcd-1-vol0-data-dir-x".into(),
+                    "/data dir/x".into()
+                ),
+                (
+                    "repro-ab12-etcd-1-vol1-var-lib-cni".into(),
+                    "/var/lib/cni".into()
+                ),
+                (
+                    "repro-ab12-etcd-1-vol2-var-lib-kubelet".into(),
+                    "/var/lib/kubelet".into()
+                ),
+                ("repro-ab12-etcd-1-vol3-var-log".into(), "/var/log".into()),
+            ]
+        );
+        assert!(image_volume_mounts("c", &[], "/d").is_empty());
+    }
 }

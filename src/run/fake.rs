@@ -140,6 +140,7 @@ impl DockerApi for FakeDocker {
         futures_util::future::ready(Some(ImageInfo {
             id: Some("sha256:fake".to_string()),
             labels: Labels::new(),
+            volumes: Vec::new(),
         }))
         .boxed()
     }

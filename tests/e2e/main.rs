@@ -20,6 +20,8 @@ mod docker;
 mod fixtures;
 #[path = "../util/http_files.rs"]
 mod http_files;
+#[path = "../util/junit.rs"]
+mod junit;
 #[path = "../util/schema.rs"]
 mod schema;
 #[path = "../util/tcp_proxy.rs"]
