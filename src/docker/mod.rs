@@ -175,6 +175,14 @@ pub trait DockerApi: Send + Sync {
     ) -> BoxStream<'static, Result<LogChunk, DockerError>>;
     /// Runs a command in a running container: its exit code and output.
     fn exec<'a>(&'a self, container: &'a str, cmd: &'a [String]) -> CallFuture<'a, (i64, String)>;
+    /// Runs a command in a running container and streams its output (stdout and stderr as
+    /// they come) until it exits: how a systemd node's journal is followed
+    /// (`journalctl -f`). The stream ends when the command or the container does.
+    fn exec_stream(
+        &self,
+        container: &str,
+        cmd: Vec<String>,
+    ) -> BoxStream<'static, Result<LogChunk, DockerError>>;
     /// Removes every container, network and volume with `label=value` (`label` when value is
     /// None), until a listing finds none.
     fn remove_labelled<'a>(
@@ -234,6 +242,9 @@ pub struct NodeSpec {
     pub(crate) privileged: bool,
     /// How long a stop waits for k3s's graceful shutdown after SIGTERM before it kills.
     pub(crate) stop_grace: Duration,
+    /// systemd as PID 1 (the image's command and stop signal), unprivileged as
+    /// docs/systemd-nodes.md says: tmpfs on /run and /run/lock, the cgroup tree read-only.
+    pub(crate) systemd: bool,
 }
 
 /// An in-memory tar of absolute paths (written relative to `/`), parents included: what

@@ -49,6 +49,12 @@ pub enum RunError {
     },
     #[error("cleanup could not finish: {problems}\n  help: objects of this run may be left; remove them with `repro clean --run {run_id}`")]
     Cleanup { run_id: String, problems: String },
+    #[error("{node}: systemd: {what}: {output}")]
+    Systemd {
+        node: String,
+        what: String,
+        output: String,
+    },
     #[error("internal error (a bug in repro): {0}")]
     Internal(String),
     #[error("interrupted by the user")]
@@ -66,6 +72,7 @@ impl RunError {
             | RunError::ImageMissing { .. }
             | RunError::SimImage { .. }
             | RunError::Host(_)
+            | RunError::Systemd { .. }
             | RunError::NotReady { .. }
             | RunError::DeleteExec { .. }
             | RunError::Delete { .. }
