@@ -56,13 +56,14 @@ fn print_summary(r: &RunResult, dir: &Path) {
     text.push('\n');
     push_line!(
         text,
-        "{} on k3s {}{}",
+        "{} on {} {}{}",
         r.check.name,
+        r.distribution,
         r.k3s.version,
         if r.k3s.stand_in {
-            " (repro stand-in, not real k3s)"
+            format!(" (repro stand-in, not real {})", r.distribution)
         } else {
-            ""
+            String::new()
         }
     );
     for s in &r.steps {

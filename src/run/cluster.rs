@@ -265,12 +265,15 @@ impl Cluster {
     async fn boot(&self, node: &str, step: usize) -> Result<BootHandle, RunError> {
         let rt = self.node(node);
         let prev = self.current(node);
-        let after = match &prev {
-            Some(h) => {
+        // A container's next boot follows its log after the previous boot's last line, once
+        // that boot is over; a unit's is found in its journal by its invocation id
+        // (`start_unit` ends the previous boot itself).
+        let after = match (&prev, self.plan.distro.facts().node_process) {
+            (Some(h), NodeProcess::Container) => {
                 h.ended().await;
                 h.position()
             }
-            None => None,
+            _ => None,
         };
         let number = prev.as_ref().map_or(1, |h| h.with(|b| b.number) + 1);
         let is_agent = self
@@ -354,12 +357,10 @@ impl Cluster {
             .lock()
             .unwrap_or_else(|p| p.into_inner())
             .push(h.clone());
-        let detail = if h.with(|b| b.number) == 1
-            && self.plan.distro.facts().node_process == NodeProcess::SystemdUnit
-        {
-            "unit started"
-        } else {
-            "container started"
+        let detail = match (self.plan.distro.facts().node_process, number) {
+            (NodeProcess::Container, _) => "container started",
+            (NodeProcess::SystemdUnit, 1) => "unit started",
+            (NodeProcess::SystemdUnit, _) => "unit restarted",
         };
         self.show(node, NodeState::Starting, number, detail);
         Ok(h)
