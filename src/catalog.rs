@@ -433,7 +433,7 @@ impl Catalog {
         Ok(Scenario {
             check,
             topology: topo.clone(),
-            signals: self.signals.clone(),
+            signals: self.signals.for_distro(topo.distro),
         })
     }
 }

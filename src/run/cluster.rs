@@ -27,6 +27,7 @@ use distro::NodeProcess;
 /// Where a unit's new boot begins in its journal (`Cluster::start_unit`).
 struct StartedUnit {
     unit: &'static str,
+    started_at: chrono::DateTime<Utc>,
     cursor: String,
     previous: Option<String>,
 }
@@ -292,7 +293,7 @@ impl Cluster {
         };
         // When the start call returned: Docker's own StartedAt is a moment earlier, and asking
         // for it would cost a round trip on every restart's critical path.
-        let started_at = Utc::now();
+        let started_at = unit.as_ref().map_or_else(Utc::now, |u| u.started_at);
         let log_dir = crate::results_folder::node_dir(&self.dir, node);
         super::record::create_dir(&log_dir)?;
         let events = self.events.clone();
@@ -450,6 +451,9 @@ impl Cluster {
             rt.stopping.store(true, Ordering::SeqCst);
         }
         let verb = if prev.is_some() { "restart" } else { "start" };
+        // The boot begins with the command: its first lines may come before the old boot's
+        // follower has seen that boot end.
+        let started_at = Utc::now();
         // `--no-block`: a Type=notify unit's start returns only once it is ready; the journal
         // is what repro waits on (docs/systemd-nodes.md).
         self.in_node(
@@ -464,6 +468,7 @@ impl Cluster {
         rt.stopping.store(false, Ordering::SeqCst);
         Ok(StartedUnit {
             unit,
+            started_at,
             cursor,
             previous: (!previous.is_empty()).then_some(previous),
         })
