@@ -81,7 +81,8 @@ pub fn signals(path: &Path, text: &str) -> Result<Signals, Diagnostics> {
                 }
                 found
             });
-            if probes.iter().any(|(other, _)| *other == for_distro) {
+            let unknown = p.distribution.is_some() && for_distro.is_none();
+            if !unknown && probes.iter().any(|(other, _)| *other == for_distro) {
                 out.push(
                     d.span(&p.command, format!(
                         "signal `{}` has two probes for {}",
