@@ -5,6 +5,9 @@
 //! in-memory build context (`FROM scratch`, so no base image is pulled). The
 //! Dockerfile is `sim/image/Dockerfile.in`, shared with `make sim-images`.
 //!
+//! A distribution whose nodes run it as a systemd unit (RKE2) gets a node image of another
+//! kind, `crate::sim_node_image`, under the same repository and tag rule.
+//!
 //! Built and inspected through [`DockerApi`], like every other Docker call.
 
 use std::path::{Path, PathBuf};
