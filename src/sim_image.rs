@@ -200,7 +200,6 @@ pub(crate) fn plays(distro: distro::Distro) -> Result<(), String> {
 }
 
 /// Versions end up in a Dockerfile and a tag: allow only what versions use.
-
 fn check_version(version: &str) -> anyhow::Result<()> {
     let ok = !version.is_empty()
         && version.len() <= 64

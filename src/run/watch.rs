@@ -318,7 +318,6 @@ pub fn follow(f: Follow) -> BootHandle {
                 }
             }
         };
-        drop(push);
         sink.end(end);
     });
     handle
