@@ -85,3 +85,51 @@ fn metrics_right_order_on_rke2_is_fixed_on_both() {
     rke2_run("metrics-right-order", "v1.32.5+rke2r1", "fixed");
     rke2_run("metrics-right-order", "v1.32.9+rke2r1", "fixed");
 }
+
+/// A unit that dies at boot is a death, seen in its journal (systemd's "Main process exited",
+/// with the status): the run is inconclusive with the death's evidence, though rke2's
+/// `Restart=always` starts the unit again behind it, and nothing is left.
+#[test]
+fn a_unit_dying_at_boot_is_a_death_with_its_exit_status() {
+    let root = crate::util::project(&[
+        "checks/signals.yaml",
+        "checks/etcd-split.yaml",
+        "topologies/etcd-split.yaml",
+        "topologies/rke2-8465.yaml",
+    ]);
+    let topo = root.path().join("topologies/rke2-8465.yaml");
+    let text_before = std::fs::read_to_string(&topo).unwrap();
+    let planted = text_before.replace(
+        "{name: etcd-2, role: etcd, join: etcd-1}",
+        "{name: etcd-2, role: etcd, join: etcd-1, env: {REPRO_SIM_CRASH_AT_BOOT: '1'}}",
+    );
+    assert_ne!(planted, text_before, "fault not planted");
+    std::fs::write(&topo, planted).unwrap();
+    let (out, r, dir, _t) = run(&[
+        "etcd-split",
+        "--root",
+        root.path().to_str().unwrap(),
+        "--version",
+        "v1.32.5+rke2r1",
+        "--topology",
+        "rke2-8465",
+    ]);
+    assert_eq!(out.status.code(), Some(4), "{}", text(&out));
+    assert_eq!(r["verdict"]["outcome"], "inconclusive");
+    assert!(
+        r["error"].as_str().unwrap().contains("etcd-2 died"),
+        "{}",
+        r["error"]
+    );
+    let boot = r["boots"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|b| b["node"] == "etcd-2")
+        .unwrap();
+    assert_eq!(boot["end"], "exited", "{boot}");
+    assert_eq!(boot["exit_code"], 1, "{boot}");
+    let log = std::fs::read_to_string(dir.join(boot["log"].as_str().unwrap())).unwrap();
+    assert!(log.contains("level=fatal"), "{log}");
+    assert!(log.contains("Main process exited"), "{log}");
+}
