@@ -352,8 +352,17 @@ pub(crate) struct MatrixArgs {
     pub(crate) checks: Vec<String>,
     /// k3s versions, comma-separated; `stable`, `latest` or `v1.33` name a release channel
     /// (resolved on the k3s channel server: needs network access).
-    #[arg(long, value_delimiter = ',', required = true)]
+    #[arg(
+        long,
+        value_delimiter = ',',
+        required_unless_present = "k3s_binary",
+        conflicts_with = "k3s_binary"
+    )]
     pub(crate) k3s_versions: Vec<String>,
+    /// Instead of versions: every check on this k3s build (a local build, as `run
+    /// --k3s-binary`), in the image of the version it reports.
+    #[arg(long, value_name = "PATH", value_parser = crate::builds::parse_binary_path, conflicts_with = "emit")]
+    pub(crate) k3s_binary: Option<PathBuf>,
     /// Runs at once: 1 to 64, or `auto` (as many as the host's available memory holds, by the
     /// distribution's per-node memory and the largest topology).
     #[arg(long, default_value = "2")]

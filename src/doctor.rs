@@ -332,6 +332,8 @@ impl Trial<'_> {
             extra_hosts: vec![],
             privileged,
             stop_grace: Duration::from_secs(1),
+            // The trial runs the image's binary with `-v`, as the container's command.
+            systemd: false,
         };
         self.docker.create_node(&spec).await?;
         self.docker.start(&name).await

@@ -41,5 +41,6 @@ pub mod run;
 mod safe_fs;
 pub mod scenario;
 pub mod sim_image;
+pub(crate) mod sim_node_image;
 mod table;
 mod target;

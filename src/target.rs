@@ -36,7 +36,7 @@ pub(crate) struct Target {
     #[arg(
         long,
         value_name = "PATH",
-        conflicts_with_all = ["version", "k3s_commit"],
+        conflicts_with = "k3s_commit",
         value_parser = crate::builds::parse_binary_path
     )]
     pub(crate) k3s_binary: Option<PathBuf>,
@@ -46,7 +46,6 @@ pub(crate) struct Target {
     #[arg(
         long,
         value_name = "SHA",
-        conflicts_with = "version",
         value_parser = crate::builds::parse_commit
     )]
     pub(crate) k3s_commit: Option<String>,

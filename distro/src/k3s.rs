@@ -3,12 +3,15 @@
 //! cli/agent, reference/env-variables, reference/resource-profiling) and k3s's source at the
 //! release tags (pkg/cli/cmds, pkg/configfilearg); see docs/k3s-behaviour.md.
 
-use crate::{Facts, NodeMemory, Outputs, RoleKeys, ValidationForm};
+use crate::{Facts, NodeMemory, NodeProcess, Outputs, RoleKeys, ValidationForm};
 
 pub static FACTS: Facts = Facts {
     name: "k3s",
     binary: "k3s",
     units: &["k3s", "k3s-agent"],
+    // rancher/k3s runs `k3s server` as the container's command (its install script's units are
+    // for hosts, which repro does not run).
+    node_process: NodeProcess::Container,
     build_marker: "k3s",
     example_version: "v1.33.4+k3s1",
     example_candidate: "v1.33.5-rc1+k3s1",

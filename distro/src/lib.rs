@@ -118,6 +118,17 @@ pub struct RoleKeys {
     pub control_plane_only: &'static [&'static str],
 }
 
+/// How a node runs the distribution's server or agent.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum NodeProcess {
+    /// As the container's own command (`rancher/k3s`: the image's entrypoint is `k3s`, the
+    /// command `server`); its log is the container's.
+    Container,
+    /// As a systemd unit (`Facts::units`) in a container whose PID 1 is systemd, as rke2's own
+    /// Docker tests run it; its log is the unit's journal, a boot is one start of the unit.
+    SystemdUnit,
+}
+
 /// How much memory a node of a role needs, in MiB (for the host-capacity check).
 #[derive(Debug)]
 pub struct NodeMemory {
@@ -139,6 +150,8 @@ pub struct Facts {
     /// Its systemd units, as the install script names them and journald and log collectors
     /// label their lines (`k3s`, `k3s-agent`).
     pub units: &'static [&'static str],
+    /// Whether a node runs it as the container's process or as a systemd unit.
+    pub node_process: NodeProcess,
     /// The build marker of a version: `k3s` in `v1.33.4+k3s1`.
     pub build_marker: &'static str,
     /// Example versions, for help lines: a release and a release candidate.
@@ -260,6 +273,11 @@ impl Facts {
         let label = &before[from..];
         let address = &label[..label.find('@')?];
         (!address.is_empty() && !address.contains(char::is_whitespace)).then_some(address)
+    }
+
+    /// The systemd unit of a server or an agent (`rke2-server`, `rke2-agent`).
+    pub fn unit(&self, agent: bool) -> &'static str {
+        self.units[usize::from(agent).min(self.units.len() - 1)]
     }
 
     /// `k3s server` / `k3s agent`, as messages name the commands.

@@ -4,12 +4,15 @@
 //! fact below is read from rancher/rke2's source at the release tags; docs/rke2-behaviour.md
 //! cites the file and line of every one (the section is named after each field).
 
-use crate::{Facts, NodeMemory, Outputs, RoleKeys, ValidationForm};
+use crate::{Facts, NodeMemory, NodeProcess, Outputs, RoleKeys, ValidationForm};
 
 pub static FACTS: Facts = Facts {
     name: "rke2",
     binary: "rke2",
     units: &["rke2-server", "rke2-agent"],
+    // No image runs rke2 as its command: rke2's Docker tests boot systemd and start the units
+    // the tarball installs (§8, §10).
+    node_process: NodeProcess::SystemdUnit,
     // `v1.32.5+rke2r1`, `v1.33.5-rc1+rke2r1` (scripts/version.sh; §4).
     build_marker: "rke2r",
     example_version: "v1.32.5+rke2r1",

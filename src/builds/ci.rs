@@ -98,6 +98,8 @@ pub(crate) fn fetch(distro: Distro, sha: &str, live: bool) -> Result<Fetched, Fe
     let base = base_url(distro)?;
     let url = format!("{base}/{name}-{sha}");
     let sum_url = format!("{url}.sha256sum");
+    // What is said and recorded: a `user:password@` in REPRO_K3S_CI_URL never reaches output.
+    let (shown, shown_sum) = (without_userinfo(&url), without_userinfo(&sum_url));
     let dir = cache_root()?.join(sha);
     let (bin, sum_file) = (dir.join(&name), dir.join(format!("{name}.sha256sum")));
     if let Some(sum) = cached(&bin, &sum_file, &name) {
@@ -105,15 +107,19 @@ pub(crate) fn fetch(distro: Distro, sha: &str, live: bool) -> Result<Fetched, Fe
             "repro: the build of {sha} is cached and verified (sha256 {sum}): {}",
             bin.display()
         );
-        return Ok(Fetched { path: bin, url });
+        return Ok(Fetched {
+            path: bin,
+            url: shown,
+        });
     }
     let agent: ureq::Agent = ureq::Agent::config_builder()
         .timeout_connect(Some(Duration::from_secs(30)))
         .timeout_recv_response(Some(Duration::from_secs(60)))
         .build()
         .into();
-    let get = |u: &str| {
-        agent.get(u).call().map_err(|e| match e {
+    let get = |real: &str| {
+        let u = without_userinfo(real);
+        agent.get(real).call().map_err(|e| match e {
             ureq::Error::StatusCode(code @ (403 | 404)) => FetchError::NoBuild(format!(
                 "no CI build of commit {sha} at {u} (HTTP {code}); k3s's CI uploaded builds of every commit it built until about November 2025 (later ones are GitHub Actions artifacts, which need a token); check the SHA, or set {URL_ENV} to the storage that has it"
             )),
@@ -127,10 +133,10 @@ pub(crate) fn fetch(distro: Distro, sha: &str, live: bool) -> Result<Fetched, Fe
         .limit(MAX_SUM_BYTES)
         .reader()
         .read_to_string(&mut text)
-        .map_err(|e| FetchError::Failed(format!("cannot read {sum_url}: {e}")))?;
+        .map_err(|e| FetchError::Failed(format!("cannot read {shown_sum}: {e}")))?;
     let expected = sum_for(&text, &name).ok_or_else(|| {
         FetchError::Failed(format!(
-            "{sum_url} has no sha256 line for `{name}` (expected `<64 hex>  {name}`, as sha256sum writes it)"
+            "{shown_sum} has no sha256 line for `{name}` (expected `<64 hex>  {name}`, as sha256sum writes it)"
         ))
     })?;
     let mkdir = |p: &Path| {
@@ -139,7 +145,7 @@ pub(crate) fn fetch(distro: Distro, sha: &str, live: bool) -> Result<Fetched, Fe
     };
     mkdir(&dir)?;
     let part = dir.join(format!("{name}.part-{}", std::process::id()));
-    let got = download(get(&url)?, &url, &part, live);
+    let got = download(get(&url)?, &shown, &part, live);
     let got = match got {
         Ok(got) => got,
         Err(e) => {
@@ -150,7 +156,7 @@ pub(crate) fn fetch(distro: Distro, sha: &str, live: bool) -> Result<Fetched, Fe
     if got != expected {
         let _ = std::fs::remove_file(&part);
         return Err(FetchError::Mismatch(format!(
-            "the download of {url} has sha256 {got}, but {sum_url} says {expected}: refused, nothing was created (a corrupted or replaced file; try again, or check the storage)"
+            "the download of {shown} has sha256 {got}, but {shown_sum} says {expected}: refused, nothing was created (a corrupted or replaced file; try again, or check the storage)"
         )));
     }
     let failed =
@@ -162,7 +168,24 @@ pub(crate) fn fetch(distro: Distro, sha: &str, live: bool) -> Result<Fetched, Fe
     std::fs::rename(&part, &bin).map_err(failed)?;
     std::fs::write(&sum_file, format!("{expected}  {name}\n")).map_err(failed)?;
     errln!("repro: downloaded and verified the build of {sha} (sha256 {got})");
-    Ok(Fetched { path: bin, url })
+    Ok(Fetched {
+        path: bin,
+        url: shown,
+    })
+}
+
+/// `scheme://host/…` without a `user:password@` (kept only in the request itself).
+fn without_userinfo(url: &str) -> String {
+    match url.split_once("://") {
+        Some((scheme, rest)) => {
+            let (authority, path) = rest.split_at(rest.find('/').unwrap_or(rest.len()));
+            match authority.rsplit_once('@') {
+                Some((_, host)) => format!("{scheme}://{host}{path}"),
+                None => url.to_string(),
+            }
+        }
+        None => url.to_string(),
+    }
 }
 
 /// The cached binary's sum if it still matches the sum file beside it; a stale or damaged copy
@@ -245,4 +268,35 @@ fn download(
         .map_err(|e| FetchError::Failed(format!("cannot write {}: {e}", part.display())))?;
     bar.finish_and_clear();
     Ok(hex(&h.finalize()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn credentials_in_the_url_are_never_shown() {
+        assert_eq!(
+            without_userinfo("https://user:s3cret@mirror.local:8443/k3s/k3s-abc"),
+            "https://mirror.local:8443/k3s/k3s-abc"
+        );
+        assert_eq!(
+            without_userinfo("http://127.0.0.1:1/k3s-abc"),
+            "http://127.0.0.1:1/k3s-abc"
+        );
+        // An `@` in the path is not userinfo.
+        assert_eq!(
+            without_userinfo("https://host/a@b/k3s"),
+            "https://host/a@b/k3s"
+        );
+    }
+
+    #[test]
+    fn the_sum_is_found_by_the_file_name() {
+        let sum = "ab".repeat(32);
+        assert_eq!(sum_for(&format!("{sum}  k3s\n"), "k3s"), Some(sum.clone()));
+        assert_eq!(sum_for(&format!("{sum} *k3s\n"), "k3s"), Some(sum.clone()));
+        assert_eq!(sum_for(&format!("{sum}  k3s-arm64\n"), "k3s"), None);
+        assert_eq!(sum_for("xyz  k3s\n", "k3s"), None);
+    }
 }

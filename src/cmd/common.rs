@@ -24,6 +24,14 @@ pub(crate) fn resolve(root: Option<&Path>, t: &Target) -> Result<(Scenario, Plan
             let releases = crate::releases::ReleaseList::find(b.distro(), None, root.as_deref())
                 .map_err(|d| Error::bad_input(d.to_string()))?;
             let base = b.base_version(&releases.releases);
+            // Not a clap conflict: REPRO_K3S_VERSION set in a CI environment would make every
+            // build run an error. The build says its version; the other one is set aside, aloud.
+            if let Some(v) = &t.version {
+                errln!(
+                    "repro: --k3s-version {v} (or REPRO_K3S_VERSION) is set aside: the build under test reports {}",
+                    b.info.reported
+                );
+            }
             if base.is_none() && t.image.is_none() {
                 return Err(Error::bad_input(format!(
                     "error: {}: the binary reports `{}`, which names no release line, so no image can be chosen for it\n  help: give the image to run it in with --image (and --expect fixed or --expect reproduced)\n",

@@ -24,7 +24,14 @@ pub(crate) async fn run(g: &Global, args: &PlanArgs) -> Result<Exit, Error> {
     let mut redactor = crate::redact::plan_redactor(&p, &[]);
     let text = match args.format {
         Format::Json => {
-            let v = serde_json::to_value(&p).map_err(anyhow::Error::from)?;
+            let mut v = serde_json::to_value(&p).map_err(anyhow::Error::from)?;
+            // The build under test beside the plan, as result.json records it.
+            if let (Some(b), Some(o)) = (&target.build, v.as_object_mut()) {
+                o.insert(
+                    "build".into(),
+                    serde_json::to_value(&b.info).map_err(anyhow::Error::from)?,
+                );
+            }
             format!(
                 "{}\n",
                 serde_json::to_string_pretty(&redactor.redact_json(&v))

@@ -58,14 +58,15 @@ fn print_summary(r: &RunResult, dir: &Path) {
     text.push('\n');
     push_line!(
         text,
-        "{} on k3s {}{}",
+        "{} on {} {}{}",
         r.check.name,
+        r.distribution,
         // A build under test's own version is the run's (a commit build's is no release).
         r.build.as_ref().map_or(&r.k3s.version, |b| &b.reported),
         if r.k3s.stand_in {
-            " (repro stand-in, not real k3s)"
+            format!(" (repro stand-in, not real {})", r.distribution)
         } else {
-            ""
+            String::new()
         }
     );
     if let Some(b) = &r.build {

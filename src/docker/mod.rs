@@ -20,7 +20,15 @@ pub use engine::Engine;
 
 /// Where every node container has a tmpfs (`/run`, `/var/run`): an image `VOLUME` at one of
 /// them is covered by it, so it gets no volume of its own.
-pub(crate) const TMPFS_PATHS: [&str; 2] = ["/run", "/var/run"];
+/// A node's tmpfs mounts: `/run` and, in a container node, `/var/run`; systemd needs
+/// `/run/lock` as a mount of its own (its `/var/run` is a link to `/run`).
+pub(crate) fn tmpfs_paths(systemd: bool) -> [&'static str; 2] {
+    if systemd {
+        ["/run", "/run/lock"]
+    } else {
+        ["/run", "/var/run"]
+    }
+}
 
 /// Label keys on every container, network and volume of a run. Never the token.
 pub const LABEL_MANAGED: &str = "io.repro.managed";
@@ -187,6 +195,14 @@ pub trait DockerApi: Send + Sync {
     ) -> BoxStream<'static, Result<LogChunk, DockerError>>;
     /// Runs a command in a running container: its exit code and output.
     fn exec<'a>(&'a self, container: &'a str, cmd: &'a [String]) -> CallFuture<'a, (i64, String)>;
+    /// Runs a command in a running container and streams its output (stdout and stderr as
+    /// they come) until it exits: how a systemd node's journal is followed
+    /// (`journalctl -f`). The stream ends when the command or the container does.
+    fn exec_stream(
+        &self,
+        container: &str,
+        cmd: Vec<String>,
+    ) -> BoxStream<'static, Result<LogChunk, DockerError>>;
     /// Removes every container, network and volume with `label=value` (`label` when value is
     /// None), until a listing finds none.
     fn remove_labelled<'a>(
@@ -254,6 +270,9 @@ pub struct NodeSpec {
     pub(crate) privileged: bool,
     /// How long a stop waits for k3s's graceful shutdown after SIGTERM before it kills.
     pub(crate) stop_grace: Duration,
+    /// systemd as PID 1 (the image's command and stop signal), unprivileged as
+    /// docs/systemd-nodes.md says: tmpfs on /run and /run/lock, the cgroup tree read-only.
+    pub(crate) systemd: bool,
 }
 
 /// An in-memory tar of absolute paths (written relative to `/`), parents included: what

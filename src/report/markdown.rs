@@ -80,6 +80,11 @@ fn one_line_fields(r: &RunResult) -> RunResult {
     ] {
         text::one_line(f);
     }
+    if let Some(b) = &mut r.build {
+        for f in [&mut b.path, &mut b.reported, &mut b.installed_at] {
+            text::one_line(f);
+        }
+    }
     r
 }
 
@@ -94,9 +99,11 @@ fn headline(r: &RunResult) -> String {
         ),
         None => "**no verdict**: the run stopped before it could decide".to_string(),
     };
+    // A build under test's own version is the run's (a commit build's names no release).
+    let version = r.build.as_ref().map_or(&r.k3s.version, |b| &b.reported);
     format!(
         "Reproduction of {} on {name} {} — {}.",
-        r.check.issue, r.k3s.version, what
+        r.check.issue, version, what
     )
 }
 
@@ -167,6 +174,16 @@ fn environment(o: &mut String, r: &RunResult, logs: &IndexMap<String, String>) {
         facts.outputs.image.to_string()
     };
     o.push_str(&format!("Image: `{}`{id} — {kind}.\n\n", r.k3s.image));
+    if let Some(b) = &r.build {
+        let from = match &b.commit {
+            Some(c) => format!("the CI build of commit `{c}`"),
+            None => format!("the local build `{}`", b.path),
+        };
+        o.push_str(&format!(
+            "Build under test: {from}, reporting `{}` (sha256 `{}`), copied to `{}` in every node over the image's own binary; the image above is its base.\n\n",
+            b.reported, b.sha256, b.installed_at
+        ));
+    }
 
     let e = &r.environment;
     o.push_str("Node(s) CPU architecture, OS, and Version:\n\n");

@@ -59,6 +59,12 @@ pub enum RunError {
         reported: String,
         path: String,
     },
+    #[error("{node}: systemd: {what}: {output}")]
+    Systemd {
+        node: String,
+        what: String,
+        output: String,
+    },
     #[error("internal error (a bug in repro): {0}")]
     Internal(String),
     #[error("interrupted by the user")]
@@ -76,6 +82,7 @@ impl RunError {
             | RunError::ImageMissing { .. }
             | RunError::SimImage { .. }
             | RunError::Host(_)
+            | RunError::Systemd { .. }
             | RunError::NotReady { .. }
             | RunError::DeleteExec { .. }
             | RunError::Delete { .. }

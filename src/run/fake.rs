@@ -306,6 +306,16 @@ impl DockerApi for FakeDocker {
             .map(|()| (0, self.exec_output.clone())))
     }
 
+    /// The fake scripts container logs only: a streamed exec gives nothing and ends.
+    fn exec_stream(
+        &self,
+        container: &str,
+        _cmd: Vec<String>,
+    ) -> BoxStream<'static, Result<LogChunk, DockerError>> {
+        let _ = self.call("exec_stream", container);
+        futures_util::stream::empty().boxed()
+    }
+
     fn remove_labelled<'a>(
         &'a self,
         label: &'a str,

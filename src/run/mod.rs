@@ -15,6 +15,7 @@ mod event;
 mod fake;
 mod image;
 pub(crate) mod interrupt;
+mod journal;
 pub mod observe;
 mod probe;
 mod record;

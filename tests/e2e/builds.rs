@@ -213,7 +213,14 @@ fn the_binary_decides_not_the_image() {
             "{stdout}"
         );
         assert!(r["rerun"].as_str().unwrap().contains("--k3s-binary"));
-        assert!(dir.join("report.md").is_file());
+        let md = std::fs::read_to_string(dir.join("report.md")).unwrap();
+        assert!(
+            md.contains(&format!(
+                "Build under test: the local build `{path}`, reporting `{version}` (sha256 `{}`)",
+                sha256(&bin)
+            )),
+            "{md}"
+        );
     }
 }
 
@@ -458,4 +465,49 @@ fn an_image_running_its_binary_from_elsewhere_is_caught() {
         "{e}"
     );
     assert!(r["verdict"].is_null(), "no verdict about the wrong binary");
+}
+
+/// `matrix --k3s-binary`: every check named on one build, each expecting what the build's own
+/// version predicts; each run's result.json carries the build.
+#[test]
+fn matrix_runs_every_check_on_one_build() {
+    crate::docker::docker_ok();
+    let tmp = tempfile::tempdir().unwrap();
+    let bin = sim_binary(tmp.path(), "v1.33.4+k3s1", false);
+    let results = tmp.path().join("results");
+    let out = crate::util::repro()
+        .args([
+            "matrix",
+            "--sim",
+            "--checks",
+            "etcd-split,metrics-order",
+            "--k3s-binary",
+        ])
+        .arg(&bin)
+        .arg("--results")
+        .arg(&results)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let s = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        s.contains(&format!(
+            "build under test: {} (reports v1.33.4+k3s1",
+            bin.display()
+        )),
+        "{s}"
+    );
+    let matrix = crate::only_run_dir(&results);
+    let summary: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(matrix.join("summary.json")).unwrap())
+            .unwrap();
+    let cells = summary["cells"].as_array().unwrap();
+    assert_eq!(cells.len(), 2, "{summary}");
+    for c in cells {
+        assert_eq!(c["status"], "ok", "{c}");
+        let r = crate::read_result(&matrix.join(c["results"].as_str().unwrap()));
+        assert_eq!(r["build"]["reported"], "v1.33.4+k3s1");
+        assert_eq!(r["build"]["sha256"], sha256(&bin).as_str());
+        crate::assert_no_leftovers(r["run_id"].as_str().unwrap());
+    }
 }

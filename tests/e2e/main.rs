@@ -36,6 +36,7 @@ mod doctor;
 mod inspect;
 mod json_output;
 mod matrix;
+mod rke2;
 mod run;
 mod secrets;
 

@@ -233,6 +233,26 @@ fn a_commit_build_makes_auto_ask_for_expect() {
         "{}",
         out.stderr
     );
+    let out = Repro::new()
+        .args([
+            "plan",
+            "etcd-split",
+            "--sim",
+            "--format",
+            "json",
+            "--k3s-binary",
+            &file,
+        ])
+        .run();
+    out.code(0);
+    let v: serde_json::Value = serde_json::from_str(&out.stdout).expect("plan JSON parses");
+    assert_eq!(v["build"]["reported"], "v1.30.6+k3s-48a3b849-dirty");
+    assert_eq!(v["build"]["source"], "binary");
+    assert!(
+        v.get("expected_verdict")
+            .is_some_and(serde_json::Value::is_null),
+        "{v}"
+    );
     // A release build is placed as its version: v1.32.9-rc1 carries the fix.
     let rc = fake_build(tmp.path(), "v1.32.9-rc1+k3s1");
     let out = Repro::new()
@@ -285,8 +305,8 @@ fn bad_builds_are_refused_before_anything() {
             vec![
                 "--k3s-binary",
                 plain.as_str(),
-                "--k3s-version",
-                "v1.33.4+k3s1",
+                "--k3s-commit",
+                "48a3b849aabbccddeeff00112233445566778899",
             ],
             "cannot be used with",
         ),
@@ -298,4 +318,80 @@ fn bad_builds_are_refused_before_anything() {
         out.code(BAD_INPUT);
         assert!(out.stderr.contains(says), "{args:?}: {}", out.stderr);
     }
+}
+
+/// `bisect --commits`: a bad line is reported at its file:line:col (every one at once), exit 2,
+/// before anything is downloaded or created.
+#[test]
+fn a_bad_commit_list_is_refused_at_its_lines() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let list = tmp.path().join("commits.txt");
+    let full = "48a3b849aabbccddeeff00112233445566778899";
+    std::fs::write(
+        &list,
+        format!("# oldest first\n{full}\n  48a3b84\n{full}\n"),
+    )
+    .expect("write");
+    let file = list.display().to_string();
+    let out = Repro::new()
+        .args(["bisect", "etcd-split", "--sim", "--commits", &file])
+        .run();
+    out.code(BAD_INPUT);
+    assert!(
+        out.stderr.contains(&format!(
+            "{file}:3:3: error: `48a3b84` is a short commit (7 hex digits)"
+        )),
+        "{}",
+        out.stderr
+    );
+    assert!(
+        out.stderr
+            .contains(&format!("{file}:4:1: error: commit {full} is listed twice")),
+        "{}",
+        out.stderr
+    );
+    let out = Repro::new()
+        .args([
+            "bisect",
+            "etcd-split",
+            "--sim",
+            "--commits",
+            &file,
+            "--good",
+            "v1.33.5+k3s1",
+        ])
+        .run();
+    out.code(BAD_INPUT);
+    assert!(out.stderr.contains("cannot be used with"), "{}", out.stderr);
+}
+
+/// A version flag (or REPRO_K3S_VERSION, as CI sets it) beside a build is set aside, and said so:
+/// the build's own version is the run's.
+#[test]
+fn a_version_beside_a_build_is_set_aside_aloud() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let file = fake_build(tmp.path(), "v1.33.5+k3s1");
+    let out = Repro::new()
+        .args([
+            "plan",
+            "etcd-split",
+            "--sim",
+            "--k3s-version",
+            "v1.33.4+k3s1",
+            "--k3s-binary",
+            &file,
+        ])
+        .run();
+    out.code(0);
+    assert!(
+        out.stderr.contains("--k3s-version v1.33.4+k3s1 (or REPRO_K3S_VERSION) is set aside: the build under test reports v1.33.5+k3s1"),
+        "{}",
+        out.stderr
+    );
+    assert!(
+        out.stdout
+            .contains("Plan for check `etcd-split` on k3s v1.33.5+k3s1"),
+        "{}",
+        out.stdout
+    );
 }

@@ -109,29 +109,31 @@ fn an_rke2_version_on_a_topology_naming_k3s_is_an_error() {
     );
 }
 
-/// The stand-in plays k3s only so far: asking it for rke2 is bad input, before Docker.
+/// The stand-in plays rke2 too (issue #19; the run itself is tests/e2e/rke2.rs): `--sim` on an
+/// RKE2 version plans on its stand-in node image, in the stand-in repository.
 #[test]
-fn the_stand_in_refuses_rke2_before_docker() {
-    for args in [
-        vec![
-            "run",
+fn the_stand_in_plays_rke2() {
+    let out = Repro::new()
+        .args([
+            "plan",
             "metrics-order",
             "--version",
             "v1.32.5+rke2r1",
             "--sim",
-        ],
-        vec!["sim", "build", "--version", "v1.32.5+rke2r1"],
-    ] {
-        let out = Repro::new().args(&args).run();
-        out.code(2);
-        assert!(
-            out.stderr
-                .contains("the stand-in plays k3s only; it cannot play rke2 yet"),
-            "{}: {}",
-            out.command,
-            out.stderr
-        );
-    }
+        ])
+        .run();
+    out.code(0);
+    assert!(
+        out.stdout
+            .contains("image     repro.local/k3s-sim:v1.32.5-rke2r1\n"),
+        "{}",
+        out.stdout
+    );
+    assert!(
+        out.stdout.contains("on rke2 v1.32.5+rke2r1"),
+        "{}",
+        out.stdout
+    );
 }
 
 /// bootstrap-check's key is one rke2 drops; its RKE2 variant changes a critical key rke2 has
