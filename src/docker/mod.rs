@@ -18,10 +18,9 @@ use crate::result::EnvInfo;
 
 pub use engine::Engine;
 
-/// Where every node container has a tmpfs (`/run`, `/var/run`): an image `VOLUME` at one of
-/// them is covered by it, so it gets no volume of its own.
 /// A node's tmpfs mounts: `/run` and, in a container node, `/var/run`; systemd needs
-/// `/run/lock` as a mount of its own (its `/var/run` is a link to `/run`).
+/// `/run/lock` as a mount of its own (its `/var/run` is a link to `/run`). An image `VOLUME` at
+/// one of them is covered by it, so it gets no volume of its own.
 pub(crate) fn tmpfs_paths(systemd: bool) -> [&'static str; 2] {
     if systemd {
         ["/run", "/run/lock"]
