@@ -38,6 +38,9 @@ fn base64ish(len: usize) -> String {
         .collect()
 }
 
+/// A hostile line's name and how to make it at a given length.
+type Shape = (&'static str, fn(usize) -> String);
+
 fn median(mut v: Vec<Duration>) -> Duration {
     v.sort();
     v[v.len() / 2]
@@ -49,27 +52,19 @@ fn main() {
         .and_then(|v| v.parse().ok())
         .unwrap_or(3)
         .max(1);
-    let shapes: Vec<(&str, Box<dyn Fn(usize) -> String>)> = vec![
-        ("a=a=a=…", Box::new(|n| chain("a=", n))),
-        (":@:@:@…", Box::new(|n| chain(":@", n))),
-        (
-            "a://a:@… (URL credentials)",
-            Box::new(|n| chain("a://a:@", n)),
-        ),
-        ("--a --a … (flags)", Box::new(|n| chain("--a ", n))),
-        (
-            "msg=\\\"… (logrus escapes)",
-            Box::new(|n| chain("msg=\\\"", n)),
-        ),
-        (
-            "token=<base64> (one long value)",
-            Box::new(|n| format!("token={}", base64ish(n - 6))),
-        ),
-        ("base64, no secret", Box::new(base64ish)),
-        (
-            "BEGIN PRIVATE KEY, END cut off",
-            Box::new(|n| format!("-----BEGIN RSA PRIVATE KEY-----\\n{}", base64ish(n - 34))),
-        ),
+    let shapes: [Shape; 8] = [
+        ("a=a=a=…", |n| chain("a=", n)),
+        (":@:@:@…", |n| chain(":@", n)),
+        ("a://a:@… (URL credentials)", |n| chain("a://a:@", n)),
+        ("--a --a … (flags)", |n| chain("--a ", n)),
+        ("msg=\\\"… (logrus escapes)", |n| chain("msg=\\\"", n)),
+        ("token=<base64> (one long value)", |n| {
+            format!("token={}", base64ish(n - 6))
+        }),
+        ("base64, no secret", base64ish),
+        ("BEGIN PRIVATE KEY, END cut off", |n| {
+            format!("-----BEGIN RSA PRIVATE KEY-----\\n{}", base64ish(n - 34))
+        }),
     ];
     println!(
         "redactor on hostile lines, median of {runs} runs ({} build)",

@@ -58,8 +58,10 @@ pub(crate) struct Redactor {
     /// The highest `<REDACTED-n>` already present in the input (a folder redacted before): new
     /// numbers start after it, so they never collide with the old ones.
     floor: usize,
-    /// The literal matcher for `known`, rebuilt when `known` grew.
-    matcher: Option<(usize, Regex)>,
+    /// The literal matcher for `known`, rebuilt when `known` grew: (the size of `known` it was
+    /// built for, the matcher — `None` when the set is too large for one regex, so the next
+    /// call does not try again until `known` grows).
+    matcher: Option<(usize, Option<Regex>)>,
 }
 
 impl Redactor {
@@ -447,10 +449,10 @@ impl Redactor {
             alts.extend(secrets.iter().map(|s| regex::escape(s)));
             // Escaped literals always compile; if the set is too large for the regex engine,
             // fall back to a plain replace loop below.
-            self.matcher = Regex::new(&alts.join("|")).ok().map(|r| (generation, r));
+            self.matcher = Some((generation, Regex::new(&alts.join("|")).ok()));
         }
-        match &self.matcher {
-            Some((_, re)) => re
+        match self.matcher.as_ref().and_then(|(_, re)| re.as_ref()) {
+            Some(re) => re
                 .replace_all(text, |c: &Captures| {
                     let m = &c[0];
                     let at = c.get(0).map_or(0..0, |g| g.range());
