@@ -41,6 +41,11 @@ const MIN_BARE_LEN: usize = 3;
 /// across two lines. Shorter ones would make those forms match ordinary words.
 const MIN_DERIVED_LEN: usize = 12;
 
+/// Secrets longer than this get no derived forms: a PEM key of RSA 8192 bits is ~6.3 KiB, and
+/// the forms of a 256 KiB value (a hostile line, a key cut by the line limit) cost 5× the rest of
+/// its redaction (`examples/redact_bench.rs`), for a form no process prints.
+const MAX_DERIVED_LEN: usize = 16 * 1024;
+
 /// One redaction context (see the module docs).
 #[derive(Debug, Clone, Default)]
 pub(crate) struct Redactor {
@@ -526,7 +531,7 @@ static LOG_TS: LazyLock<Regex> = LazyLock::new(|| {
 fn derived_forms(secret: &str) -> Vec<String> {
     use base64::engine::general_purpose::{STANDARD_NO_PAD, URL_SAFE_NO_PAD};
     use base64::Engine as _;
-    if secret.len() < MIN_DERIVED_LEN {
+    if !(MIN_DERIVED_LEN..=MAX_DERIVED_LEN).contains(&secret.len()) {
         return Vec::new();
     }
     let mut forms = vec![secret.to_uppercase(), secret.to_lowercase()];
