@@ -6,8 +6,12 @@
 //! token in `inspect.json` is the one in a log line, without seeing it. Keys are always kept
 //! (`K3S_TOKEN=<REDACTED-1>`), only values go.
 //!
-//! Secrets are found by shape (a value under a secret-looking key, a k3s `K10…::server:…` token,
-//! a bearer token, credentials in a URL, …) and then replaced wherever they occur, keyed or bare.
+//! Knowledge first, shapes second (issue #24): what the caller knows is a secret — the run token,
+//! `--secret` values, and every value a scenario sets under a secret key, learned whole by
+//! `known` — is replaced before any shape rule reads a text, so no rule cuts a known value at a
+//! `,` `"` or `&`. Then secrets are found by shape (a value under a secret-looking key, a k3s
+//! `K10…::server:…` token, a bearer token, credentials in a URL, …) and replaced wherever they
+//! occur, keyed or bare.
 //! Because a secret may be seen bare in one file before its keyed form shows up in another,
 //! callers that redact several files learn from all of them first ([`Redactor::learn_text`],
 //! [`Redactor::learn_json`]) and redact after; a lone `redact_*` call learns from its own input
