@@ -60,6 +60,7 @@ fmt:
 bench: build
 	$(CARGO) run --release -p repro-bench -- $(BENCH_ARGS)
 	$(CARGO) run --release --example inspect_bench
+	$(CARGO) run --release --example redact_bench
 
 ## clean-docker: remove everything repro runs left on this Docker host
 clean-docker: build

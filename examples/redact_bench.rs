@@ -9,12 +9,12 @@
 //! about 4× is linear, 16× would be quadratic.
 //!
 //! Run with `cargo run --release --example redact_bench` (also `make bench`). Prints figures;
-//! asserts nothing. `REDACT_BENCH_RUNS` sets the repetitions (default 3).
+//! asserts nothing. `REDACT_BENCH_RUNS` sets the repetitions (default 3), `REDACT_BENCH_KIB`
+//! the line lengths in KiB (default `16,64,256`; the growth column compares the last two).
 
 use std::time::{Duration, Instant};
 
 const KIB: usize = 1024;
-const SIZES: [usize; 3] = [16 * KIB, 64 * KIB, 256 * KIB];
 
 /// A line of exactly `len` bytes made of `unit` repeated (cut at a char boundary).
 fn chain(unit: &str, len: usize) -> String {
@@ -38,52 +38,59 @@ fn base64ish(len: usize) -> String {
         .collect()
 }
 
+/// A hostile line's name and how to make it at a given length.
+type Shape = (&'static str, fn(usize) -> String);
+
 fn median(mut v: Vec<Duration>) -> Duration {
     v.sort();
     v[v.len() / 2]
 }
 
-/// A hostile line's name and how to make one of a given length.
-type Shape = (&'static str, Box<dyn Fn(usize) -> String>);
-
 fn main() {
+    let sizes: Vec<usize> = std::env::var("REDACT_BENCH_KIB")
+        .ok()
+        .map(|v| v.split(',').filter_map(|n| n.trim().parse().ok()).collect())
+        .filter(|v: &Vec<usize>| v.len() >= 2)
+        .unwrap_or_else(|| vec![16, 64, 256])
+        .into_iter()
+        .map(|k| k * KIB)
+        .collect();
     let runs: usize = std::env::var("REDACT_BENCH_RUNS")
         .ok()
         .and_then(|v| v.parse().ok())
         .unwrap_or(3)
         .max(1);
-    let shapes: Vec<Shape> = vec![
-        ("a=a=a=…", Box::new(|n| chain("a=", n))),
-        (":@:@:@…", Box::new(|n| chain(":@", n))),
-        (
-            "a://a:@… (URL credentials)",
-            Box::new(|n| chain("a://a:@", n)),
-        ),
-        ("--a --a … (flags)", Box::new(|n| chain("--a ", n))),
-        (
-            "msg=\\\"… (logrus escapes)",
-            Box::new(|n| chain("msg=\\\"", n)),
-        ),
-        (
-            "token=<base64> (one long value)",
-            Box::new(|n| format!("token={}", base64ish(n - 6))),
-        ),
-        ("base64, no secret", Box::new(base64ish)),
-        (
-            "BEGIN PRIVATE KEY, END cut off",
-            Box::new(|n| format!("-----BEGIN RSA PRIVATE KEY-----\\n{}", base64ish(n - 34))),
-        ),
+    let shapes: [Shape; 8] = [
+        ("a=a=a=…", |n| chain("a=", n)),
+        (":@:@:@…", |n| chain(":@", n)),
+        ("a://a:@… (URL credentials)", |n| chain("a://a:@", n)),
+        ("--a --a … (flags)", |n| chain("--a ", n)),
+        ("msg=\\\"… (logrus escapes)", |n| chain("msg=\\\"", n)),
+        ("token=<base64> (one long value)", |n| {
+            format!("token={}", base64ish(n - 6))
+        }),
+        ("base64, no secret", base64ish),
+        ("BEGIN PRIVATE KEY, END cut off", |n| {
+            format!("-----BEGIN RSA PRIVATE KEY-----\\n{}", base64ish(n - 34))
+        }),
     ];
     println!(
         "redactor on hostile lines, median of {runs} runs ({} build)",
         build()
     );
-    println!(
-        "{:<34} {:>10} {:>10} {:>10} {:>9} {:>8}",
-        "shape", "16 KiB", "64 KiB", "256 KiB", "MiB/s", "64→256"
-    );
+    let last = sizes.len() - 1;
+    let mut head = format!("{:<34}", "shape");
+    for n in &sizes {
+        head.push_str(&format!(" {:>10}", format!("{} KiB", n / KIB)));
+    }
+    head.push_str(&format!(
+        " {:>9} {:>8}",
+        "MiB/s",
+        format!("{}→{}", sizes[last - 1] / KIB, sizes[last] / KIB)
+    ));
+    println!("{head}");
     for (name, make) in &shapes {
-        let times: Vec<Duration> = SIZES
+        let times: Vec<Duration> = sizes
             .iter()
             .map(|&n| {
                 let line = make(n);
@@ -100,12 +107,12 @@ fn main() {
                 )
             })
             .collect();
-        row(name, &times);
+        row(name, &sizes, &times);
     }
     // A context that knows many secrets (a run's: the token, every scenario secret and their
     // derived forms) redacting a long line.
     let secrets: Vec<String> = (0..200).map(|i| format!("known-secret-{i:04}-x")).collect();
-    let times: Vec<Duration> = SIZES
+    let times: Vec<Duration> = sizes
         .iter()
         .map(|&n| {
             let line = base64ish(n);
@@ -122,22 +129,22 @@ fn main() {
             )
         })
         .collect();
-    row("base64, 200 secrets known", &times);
+    row("base64, 200 secrets known", &sizes, &times);
 }
 
-fn row(name: &str, times: &[Duration]) {
-    let ms = |d: &Duration| format!("{:.1} ms", d.as_secs_f64() * 1000.0);
-    let mib_s = (SIZES[2] as f64 / (1024.0 * 1024.0)) / times[2].as_secs_f64().max(1e-9);
-    let growth = times[2].as_secs_f64() / times[1].as_secs_f64().max(1e-9);
-    println!(
-        "{:<34} {:>10} {:>10} {:>10} {:>9.1} {:>7.1}×",
-        name,
-        ms(&times[0]),
-        ms(&times[1]),
-        ms(&times[2]),
-        mib_s,
-        growth
-    );
+fn row(name: &str, sizes: &[usize], times: &[Duration]) {
+    let last = times.len() - 1;
+    let mut line = format!("{name:<34}");
+    for d in times {
+        line.push_str(&format!(
+            " {:>10}",
+            format!("{:.1} ms", d.as_secs_f64() * 1000.0)
+        ));
+    }
+    let mib_s = (sizes[last] as f64 / (1024.0 * 1024.0)) / times[last].as_secs_f64().max(1e-9);
+    let growth = times[last].as_secs_f64() / times[last - 1].as_secs_f64().max(1e-9);
+    line.push_str(&format!(" {mib_s:>9.1} {growth:>7.1}×"));
+    println!("{line}");
 }
 
 fn build() -> &'static str {

@@ -50,7 +50,9 @@ pub fn redacted(text: &str) -> String {
 /// [`redacted`] in a context that knows `secrets` already (also what `examples/redact_bench.rs`
 /// times: the library's redactor, from outside the crate).
 pub fn redacted_with(secrets: &[String], text: &str) -> String {
-    crate::redact::Redactor::new(secrets).redact_text(text)
+    // A message may quote text a run already redacted: new numbers start after its
+    // placeholders, so `<REDACTED-1>` never means two secrets in one message.
+    crate::redact::Redactor::after_placeholders(secrets, [text]).redact_text(text)
 }
 
 /// clap's own error for a command line it could not parse, printed the way repro prints its
@@ -138,6 +140,12 @@ macro_rules! err {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn redacted_messages_number_after_their_placeholders() {
+        let out = redacted("run token <REDACTED-1>; retry with token=msg-secret-1");
+        assert_eq!(out, "run token <REDACTED-1>; retry with token=<REDACTED-2>");
+    }
 
     #[test]
     fn control_characters_are_shown_not_sent() {

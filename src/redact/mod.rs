@@ -6,8 +6,12 @@
 //! token in `inspect.json` is the one in a log line, without seeing it. Keys are always kept
 //! (`K3S_TOKEN=<REDACTED-1>`), only values go.
 //!
-//! Secrets are found by shape (a value under a secret-looking key, a k3s `K10…::server:…` token,
-//! a bearer token, credentials in a URL, …) and then replaced wherever they occur, keyed or bare.
+//! Knowledge first, shapes second (issue #24): what the caller knows is a secret — the run token,
+//! `--secret` values, and every value a scenario sets under a secret key, learned whole by
+//! `known` — is replaced before any shape rule reads a text, so no rule cuts a known value at a
+//! `,` `"` or `&`. Then secrets are found by shape (a value under a secret-looking key, a k3s
+//! `K10…::server:…` token, a bearer token, credentials in a URL, …) and replaced wherever they
+//! occur, keyed or bare.
 //! Because a secret may be seen bare in one file before its keyed form shows up in another,
 //! callers that redact several files learn from all of them first ([`Redactor::learn_text`],
 //! [`Redactor::learn_json`]) and redact after; a lone `redact_*` call learns from its own input
@@ -41,6 +45,11 @@ const MIN_BARE_LEN: usize = 3;
 /// across two lines. Shorter ones would make those forms match ordinary words.
 const MIN_DERIVED_LEN: usize = 12;
 
+/// Secrets longer than this get no derived forms: a PEM key of RSA 8192 bits is ~6.3 KiB, and
+/// the forms of a 256 KiB value (a hostile line, a key cut by the line limit) cost 5× the rest of
+/// its redaction (`examples/redact_bench.rs`), for a form no process prints.
+const MAX_DERIVED_LEN: usize = 16 * 1024;
+
 /// One redaction context (see the module docs).
 #[derive(Debug, Clone, Default)]
 pub(crate) struct Redactor {
@@ -58,8 +67,10 @@ pub(crate) struct Redactor {
     /// The highest `<REDACTED-n>` already present in the input (a folder redacted before): new
     /// numbers start after it, so they never collide with the old ones.
     floor: usize,
-    /// The literal matcher for `known`, rebuilt when `known` grew.
-    matcher: Option<(usize, Regex)>,
+    /// The literal matcher for `known`, rebuilt when `known` grew: (the size of `known` it was
+    /// built for, the matcher — `None` when the set is too large for one regex, so the next
+    /// call does not try again until `known` grows).
+    matcher: Option<(usize, Option<Regex>)>,
 }
 
 impl Redactor {
@@ -447,10 +458,10 @@ impl Redactor {
             alts.extend(secrets.iter().map(|s| regex::escape(s)));
             // Escaped literals always compile; if the set is too large for the regex engine,
             // fall back to a plain replace loop below.
-            self.matcher = Regex::new(&alts.join("|")).ok().map(|r| (generation, r));
+            self.matcher = Some((generation, Regex::new(&alts.join("|")).ok()));
         }
-        match &self.matcher {
-            Some((_, re)) => re
+        match self.matcher.as_ref().and_then(|(_, re)| re.as_ref()) {
+            Some(re) => re
                 .replace_all(text, |c: &Captures| {
                     let m = &c[0];
                     let at = c.get(0).map_or(0..0, |g| g.range());
@@ -524,7 +535,7 @@ static LOG_TS: LazyLock<Regex> = LazyLock::new(|| {
 fn derived_forms(secret: &str) -> Vec<String> {
     use base64::engine::general_purpose::{STANDARD_NO_PAD, URL_SAFE_NO_PAD};
     use base64::Engine as _;
-    if secret.len() < MIN_DERIVED_LEN {
+    if !(MIN_DERIVED_LEN..=MAX_DERIVED_LEN).contains(&secret.len()) {
         return Vec::new();
     }
     let mut forms = vec![secret.to_uppercase(), secret.to_lowercase()];
