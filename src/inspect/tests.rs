@@ -514,3 +514,46 @@ fn folders_with_several_nodes_and_generic_names() {
     );
     assert!(rep.inputs[0].nodes.iter().all(|n| n.boots.len() == 1));
 }
+
+/// RKE2 told by the journal identifier alone (no banner, no version): its `distribution: rke2`
+/// patterns decide (`rke2 is up and running`), and lines before the banner of the same process
+/// stay in its boot; a k3s host in the same journal stays k3s.
+#[test]
+fn rke2_told_from_the_lines_per_host() {
+    let text = concat!(
+        "Sep 26 10:00:00 s1 rke2[42]: time=\"2025-09-26T10:00:00Z\" level=info msg=\"Applying Pod Security Admission Configuration\"\n",
+        "Sep 26 10:00:00 s1 rke2[42]: time=\"2025-09-26T10:00:00Z\" level=info msg=\"Starting rke2 v1.33.13+rke2r1 (879e8b14ad619278d61dd81c116e08f3e1885715)\"\n",
+        "Sep 26 10:00:09 s1 rke2[42]: time=\"2025-09-26T10:00:09Z\" level=info msg=\"rke2 is up and running\"\n",
+        "Sep 26 10:00:10 a1 rke2[7]: time=\"2025-09-26T10:00:10Z\" level=info msg=\"rke2 is up and running\"\n",
+        "Sep 26 10:00:11 k1 k3s[9]: time=\"2025-09-26T10:00:11Z\" level=info msg=\"k3s is up and running\"\n",
+        "Sep 26 10:00:12 k1 k3s[9]: time=\"2025-09-26T10:00:12Z\" level=info msg=\"rke2 is up and running\"\n",
+    );
+    let r = run(text);
+    let nodes = &r.inputs[0].nodes;
+    let by = |n: &str| nodes.iter().find(|x| x.name == n).unwrap();
+    let s1 = &by("s1").boots;
+    assert_eq!(
+        s1.len(),
+        1,
+        "the PSA line before the banner is in the banner's boot"
+    );
+    assert_eq!(s1[0].distribution.as_deref(), Some("rke2"));
+    assert_eq!(s1[0].version.as_deref(), Some("v1.33.13+rke2r1"));
+    assert_eq!(state(&s1[0], "ready"), "up");
+    assert!(s1[0].start.is_some(), "the banner starts the boot");
+    let a1 = &by("a1").boots[0];
+    assert_eq!(
+        a1.distribution.as_deref(),
+        Some("rke2"),
+        "by its identifier"
+    );
+    assert_eq!(state(a1, "ready"), "up");
+    let k1 = &by("k1").boots[0];
+    assert_eq!(k1.distribution.as_deref(), Some("k3s"));
+    assert_eq!(state(k1, "ready"), "up");
+    assert_eq!(
+        k1.signals["ready"].evidence[0].text,
+        "time=\"2025-09-26T10:00:11Z\" level=info msg=\"k3s is up and running\"",
+        "rke2's line is not k3s's"
+    );
+}
