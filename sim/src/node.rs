@@ -71,6 +71,37 @@ impl Shared {
         Some(state.clone())
     }
 
+    /// `merge_state`, unless the incoming state adds a learner etcd would refuse; checked and
+    /// merged under one lock, so two joins at once cannot both be admitted.
+    fn admit_state(&self, other: &ClusterState) -> Result<Option<ClusterState>, String> {
+        let mut guard = lock(&self.state);
+        let Some(state) = guard.as_mut() else {
+            return Ok(None);
+        };
+        state.admit(other)?;
+        if state.merge(other) {
+            if let Err(e) = self.layout.save_state(state) {
+                logs::error(format!("repro-sim: failed to save datastore: {e}"));
+            }
+        }
+        Ok(Some(state.clone()))
+    }
+
+    /// The leader's `MemberPromote` of every learner (k3s's `manageLearners`).
+    fn promote_learners(&self) -> Vec<String> {
+        let mut guard = lock(&self.state);
+        let Some(state) = guard.as_mut() else {
+            return Vec::new();
+        };
+        let names = state.promote_learners();
+        if !names.is_empty() {
+            if let Err(e) = self.layout.save_state(state) {
+                logs::error(format!("repro-sim: failed to save datastore: {e}"));
+            }
+        }
+        names
+    }
+
     fn set_state(&self, state: ClusterState) -> Result<(), String> {
         self.layout.save_state(&state)?;
         *lock(&self.state) = Some(state);
@@ -230,6 +261,7 @@ pub fn run_server(cli_args: &[String]) -> i32 {
         register_apiserver(&shared, store);
     }
     if !matches!(store, Datastore::Sqlite | Datastore::EtcdProxy) {
+        wait_for_promotion(&shared);
         logs::info("ETCD server is now running");
     }
     write_kubeconfig(&shared);
@@ -376,11 +408,13 @@ fn prepare_datastore(shared: &Arc<Shared>, store: Datastore) {
                 cluster_id: datastore::random_hex(16),
                 members: vec![me],
                 apiservers: Vec::new(),
+                promoted: Vec::new(),
             };
             let token = datastore::full_token(&state.cluster_id, &pw);
             save_or_die(shared, state);
             write_token_or_die(shared, &token);
             logs::info("Starting etcd for new cluster, cluster-reset=false");
+            start_promoter(shared);
         }
         Datastore::EtcdExisting => {
             logs::info("Managed etcd cluster bootstrap already complete and initialized");
@@ -391,12 +425,16 @@ fn prepare_datastore(shared: &Arc<Shared>, store: Datastore) {
                 cluster_id: String::new(),
                 members: vec![me],
                 apiservers: Vec::new(),
+                promoted: Vec::new(),
             });
             save_or_die(shared, state);
             ensure_token_file(shared, &pw);
             reconcile_existing_member(shared);
             logs::info("Starting etcd for existing cluster member");
             start_sync(shared);
+            if shared.cfg.server_url.is_none() {
+                start_promoter(shared);
+            }
         }
         Datastore::EtcdJoin | Datastore::EtcdProxy => {
             let pw = join_password(&shared.cfg);
@@ -461,6 +499,7 @@ fn own_member(shared: &Shared) -> Member {
     Member {
         name,
         peer_url: format!("https://{}:2380", shared.ip),
+        learner: false,
     }
 }
 
@@ -583,16 +622,28 @@ fn fetch_bootstrap_data(url: &Url, pw: &str) {
 
 /// Adds this node to the joined server's member list (etcd `MemberAdd`).
 fn join_etcd(shared: &Shared, url: &Url, pw: &str) {
-    let me = own_member(shared);
+    // k3s adds every joiner as a learner (MemberAddAsLearner, pkg/etcd/etcd.go).
+    let me = Member {
+        learner: true,
+        ..own_member(shared)
+    };
     let request = ClusterState {
         cluster_id: String::new(),
         members: vec![me.clone()],
-        apiservers: Vec::new(),
+        ..ClusterState::default()
     };
     let deadline = Instant::now() + Duration::from_secs(30);
     let state = loop {
         match push_state(url, pw, &request) {
             Ok(state) => break state,
+            // etcd admits one learner at a time; k3s retries every second until the one
+            // before is promoted (pkg/etcd/etcd.go, `errors.Is(err, rpctypes.ErrTooManyLearners)`).
+            Err(e) if e == datastore::TOO_MANY_LEARNERS => {
+                logs::info(format!(
+                    "Waiting for other members to finish joining etcd cluster: {e}"
+                ));
+                std::thread::sleep(Duration::from_secs(1));
+            }
             Err(e) if Instant::now() >= deadline => logs::fatal(format!(
                 "Error: preparing server: start managed database: joining etcd cluster: {e}"
             )),
@@ -627,6 +678,9 @@ fn join_etcd(shared: &Shared, url: &Url, pw: &str) {
 }
 
 const DATASTORE_PATH: &str = "/v1-k3s/repro-sim/datastore";
+/// The stand-in's status for etcd's FailedPrecondition (a refused learner); the body is
+/// etcd's text.
+const LEARNER_REFUSED: u16 = 412;
 
 /// POSTs `state` to a server's datastore and returns its merged state.
 fn push_state(url: &Url, pw: &str, state: &ClusterState) -> Result<ClusterState, String> {
@@ -640,6 +694,9 @@ fn push_state(url: &Url, pw: &str, state: &ClusterState) -> Result<ClusterState,
         Duration::from_secs(5),
     )
     .map_err(|e| e.to_string())?;
+    if resp.status == LEARNER_REFUSED {
+        return Err(String::from_utf8_lossy(&resp.body).trim().to_string());
+    }
     if resp.status != 200 {
         return Err(format!(
             "{}: {} {}",
@@ -667,6 +724,40 @@ fn start_sync(shared: &Arc<Shared>) {
         }
         std::thread::sleep(Duration::from_secs(1));
     });
+}
+
+/// How often the leader promotes learners. k3s's `manageTickerTime` is 15 s; the stand-in
+/// ticks faster so a run of serial joins does not wait 15 s per joiner.
+const PROMOTE_TICK: Duration = Duration::from_secs(1);
+
+/// The init node plays etcd's leader (every member of repro's star topologies joins it):
+/// it promotes each learner on the next tick and logs k3s's line (`trackLearnerProgress`,
+/// pkg/etcd/etcd.go `Promoted learner %s`).
+fn start_promoter(shared: &Arc<Shared>) {
+    let shared = Arc::clone(shared);
+    std::thread::spawn(move || loop {
+        std::thread::sleep(PROMOTE_TICK);
+        for name in shared.promote_learners() {
+            logs::info(format!("Promoted learner {name}"));
+        }
+    });
+}
+
+/// k3s's etcd-ready test (pkg/daemons/executor/etcd.go): a learner is not ready until it is
+/// promoted, and says so every 5 s; `ETCD server is now running` (and so the ready line) only
+/// then. The promotion reaches this node's copy of the state through the sync.
+fn wait_for_promotion(shared: &Shared) {
+    let Ok(me) = shared.layout.member_name(&shared.node_name) else {
+        return;
+    };
+    let mut next_log = Instant::now() + Duration::from_secs(5);
+    while shared.state().is_some_and(|s| s.is_learner(&me)) {
+        if Instant::now() >= next_log {
+            logs::info("Failed to test etcd connection: this server has not yet been promoted from learner to voting member");
+            next_log += Duration::from_secs(5);
+        }
+        std::thread::sleep(Duration::from_millis(200));
+    }
 }
 
 /// A control-plane-only node reaches etcd through its join server; k3s logs
@@ -710,6 +801,7 @@ fn register_apiserver(shared: &Shared, store: Datastore) {
         cluster_id: String::new(),
         members: Vec::new(),
         apiservers: vec![shared.supervisor_url()],
+        promoted: Vec::new(),
     };
     match store {
         Datastore::EtcdProxy => {
@@ -883,7 +975,10 @@ fn datastore_endpoint(shared: &Shared, req: &Request) -> Response {
     }
     let state = if req.method == "POST" {
         match serde_json::from_slice::<ClusterState>(&req.body) {
-            Ok(incoming) => shared.merge_state(&incoming),
+            Ok(incoming) => match shared.admit_state(&incoming) {
+                Ok(state) => state,
+                Err(e) => return Response::text(LEARNER_REFUSED, e),
+            },
             Err(e) => return Response::text(400, e.to_string()),
         }
     } else {
