@@ -93,9 +93,11 @@ impl ClusterState {
         Ok(())
     }
 
-    /// `MemberPromote` of every learner; returns their names.
-    pub fn promote_learners(&mut self) -> Vec<String> {
-        let names = self.learners();
+    /// `MemberPromote` of the learners named in `caught_up`; returns those promoted.
+    pub fn promote_learners(&mut self, caught_up: &[String]) -> Vec<String> {
+        let names: Vec<String> = (self.learners().into_iter())
+            .filter(|n| caught_up.contains(n))
+            .collect();
         self.promoted.extend(names.iter().cloned());
         names
     }
@@ -366,7 +368,12 @@ mod tests {
         // The learner's own copy, pushed back, is no new learner.
         let copy = leader.clone();
         assert_eq!(leader.admit(&copy), Ok(()));
-        assert_eq!(leader.promote_learners(), vec!["etcd-2".to_string()]);
+        assert_eq!(leader.promote_learners(&[]), Vec::<String>::new());
+        let caught_up = vec!["etcd-2".to_string(), "etcd-9".to_string()];
+        assert_eq!(
+            leader.promote_learners(&caught_up),
+            vec!["etcd-2".to_string()]
+        );
         assert!(!leader.is_learner("etcd-2"));
         assert_eq!(leader.admit(&join("etcd-3")), Ok(()));
         // An old copy (etcd-2 still a learner) merged into the leader does not demote it, and

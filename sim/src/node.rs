@@ -87,13 +87,14 @@ impl Shared {
         Ok(Some(state.clone()))
     }
 
-    /// The leader's `MemberPromote` of every learner (k3s's `manageLearners`).
-    fn promote_learners(&self) -> Vec<String> {
+    /// The leader's `MemberPromote` of the learners among `caught_up` that still are
+    /// learners (k3s's `manageLearners`); returns the names promoted.
+    fn promote_learners(&self, caught_up: &[String]) -> Vec<String> {
         let mut guard = lock(&self.state);
         let Some(state) = guard.as_mut() else {
             return Vec::new();
         };
-        let names = state.promote_learners();
+        let names = state.promote_learners(caught_up);
         if !names.is_empty() {
             if let Err(e) = self.layout.save_state(state) {
                 logs::error(format!("repro-sim: failed to save datastore: {e}"));
@@ -726,19 +727,25 @@ fn start_sync(shared: &Arc<Shared>) {
     });
 }
 
-/// How often the leader promotes learners. k3s's `manageTickerTime` is 15 s; the stand-in
+/// How often the leader looks at learners. k3s's `manageTickerTime` is 15 s; the stand-in
 /// ticks faster so a run of serial joins does not wait 15 s per joiner.
 const PROMOTE_TICK: Duration = Duration::from_secs(1);
 
 /// The init node plays etcd's leader (every member of repro's star topologies joins it):
-/// it promotes each learner on the next tick and logs k3s's line (`trackLearnerProgress`,
-/// pkg/etcd/etcd.go `Promoted learner %s`).
+/// a learner seen at one tick has caught up by the next, and is promoted then, with k3s's
+/// line (`trackLearnerProgress`, pkg/etcd/etcd.go `Promoted learner %s`). So a learner
+/// stays one for 1-2 ticks (k3s #12794's CI log: about 6 s), long enough for a second
+/// joiner started at the same time to be refused.
 fn start_promoter(shared: &Arc<Shared>) {
     let shared = Arc::clone(shared);
-    std::thread::spawn(move || loop {
-        std::thread::sleep(PROMOTE_TICK);
-        for name in shared.promote_learners() {
-            logs::info(format!("Promoted learner {name}"));
+    std::thread::spawn(move || {
+        let mut seen: Vec<String> = Vec::new();
+        loop {
+            std::thread::sleep(PROMOTE_TICK);
+            for name in shared.promote_learners(&seen) {
+                logs::info(format!("Promoted learner {name}"));
+            }
+            seen = shared.state().map(|s| s.learners()).unwrap_or_default();
         }
     });
 }

@@ -31,6 +31,7 @@ mod builds;
 mod doctor;
 mod inspect;
 mod json_output;
+mod learners;
 mod matrix;
 mod run;
 mod secrets;
