@@ -72,6 +72,8 @@ pub static FACTS: Facts = Facts {
         server_with_etcd_mib: 1606,
         server_mib: 1596,
         agent_mib: 275,
+        // Inferred: the data dir k3s extracts (~250 MB), etcd's files and containerd's state.
+        disk_mib: 1024,
     },
     tables: crate::tables::Tables::new(
         include_str!("../../releases/k3s-changes.yaml"),

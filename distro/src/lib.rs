@@ -126,6 +126,10 @@ pub struct NodeMemory {
     /// A server without etcd (control plane only).
     pub server_mib: u64,
     pub agent_mib: u64,
+    /// Disk a node's data volume and container layer take (the extracted data dir, etcd,
+    /// containerd's state), any role. No distribution documents a figure: inferred, see
+    /// docs/k3s-review-2026-12.md §10.
+    pub disk_mib: u64,
 }
 
 /// Everything repro and the stand-in need to know about one distribution. One value per

@@ -90,6 +90,8 @@ pub static FACTS: Facts = Facts {
         server_with_etcd_mib: 3072,
         server_mib: 3072,
         agent_mib: 2048,
+        // Inferred: rke2 also unpacks its runtime image and pulls the control-plane images.
+        disk_mib: 4096,
     },
     tables: crate::tables::Tables::new(
         include_str!("../../releases/rke2-changes.yaml"),
