@@ -196,6 +196,9 @@ pub struct Facts {
     /// its own file: a buggy etcd-only joiner (k3s #12753) takes them from whichever server its
     /// load balancer reaches. Signals of the same name follow that server's value.
     pub served_agent_keys: &'static [&'static str],
+    /// Lines a node logs while it waits for something it cannot get by itself, each with what
+    /// it waits for: a boot that is not ready in time is reported with the last of them.
+    pub waiting_lines: &'static [(&'static str, &'static str)],
     pub role_keys: RoleKeys,
     /// Where the embedded data files live in the source tree (for messages).
     pub changes_path: &'static str,

@@ -230,7 +230,7 @@ pub fn run_server(cli_args: &[String]) -> i32 {
     );
 
     let store = bootstrap::datastore(&shared.cfg, shared.layout.has_etcd_data());
-    prepare_datastore(&shared, store);
+    prepare_datastore(&shared, store, &faults);
 
     if let Some(delay) = faults.boot_delay {
         std::thread::sleep(delay);
@@ -391,7 +391,7 @@ fn validate_join_server(url: &Url) {
     }
 }
 
-fn prepare_datastore(shared: &Arc<Shared>, store: Datastore) {
+fn prepare_datastore(shared: &Arc<Shared>, store: Datastore, faults: &Faults) {
     match store {
         Datastore::Sqlite => {
             let pw = own_password(shared);
@@ -415,7 +415,7 @@ fn prepare_datastore(shared: &Arc<Shared>, store: Datastore) {
             save_or_die(shared, state);
             write_token_or_die(shared, &token);
             logs::info("Starting etcd for new cluster, cluster-reset=false");
-            start_promoter(shared);
+            start_promoter(shared, faults);
         }
         Datastore::EtcdExisting => {
             logs::info("Managed etcd cluster bootstrap already complete and initialized");
@@ -434,7 +434,7 @@ fn prepare_datastore(shared: &Arc<Shared>, store: Datastore) {
             logs::info("Starting etcd for existing cluster member");
             start_sync(shared);
             if shared.cfg.server_url.is_none() {
-                start_promoter(shared);
+                start_promoter(shared, faults);
             }
         }
         Datastore::EtcdJoin | Datastore::EtcdProxy => {
@@ -736,7 +736,10 @@ const PROMOTE_TICK: Duration = Duration::from_secs(1);
 /// line (`trackLearnerProgress`, pkg/etcd/etcd.go `Promoted learner %s`). So a learner
 /// stays one for 1-2 ticks (k3s #12794's CI log: about 6 s), long enough for a second
 /// joiner started at the same time to be refused.
-fn start_promoter(shared: &Arc<Shared>) {
+fn start_promoter(shared: &Arc<Shared>, faults: &Faults) {
+    if faults.never_promote {
+        return;
+    }
     let shared = Arc::clone(shared);
     std::thread::spawn(move || {
         let mut seen: Vec<String> = Vec::new();

@@ -71,3 +71,48 @@ fn two_joins_at_once_one_is_refused_then_both_are_promoted_and_ready() {
         assert!(l.find("ETCD server is now running").unwrap() < ready, "{l}");
     }
 }
+
+/// A joiner that cannot get there (its leader never promotes it) is not ready in time, and the
+/// run says why in k3s's words instead of guessing a value for it.
+#[test]
+fn a_learner_never_promoted_ends_the_run_naming_why() {
+    let root = project(&[
+        "checks/signals.yaml",
+        "checks/etcd-split.yaml",
+        "topologies/etcd-split.yaml",
+    ]);
+    let topo = root.path().join("topologies/etcd-split.yaml");
+    let text_of = std::fs::read_to_string(&topo).unwrap();
+    let init = "{name: etcd-1, role: etcd, init: true}";
+    assert!(text_of.contains(init), "etcd-split's init node changed");
+    let edited = text_of.replace(
+        init,
+        "{name: etcd-1, role: etcd, init: true, env: {REPRO_SIM_NEVER_PROMOTE: '1'}}",
+    );
+    std::fs::write(&topo, edited).unwrap();
+    let (out, r, _d, _t) = run(&[
+        "etcd-split",
+        "--root",
+        root.path().to_str().unwrap(),
+        "--k3s-version",
+        "v1.33.4+k3s1",
+        "--timeout",
+        "12s",
+    ]);
+    assert_eq!(out.status.code(), Some(3), "{}", text(&out));
+    let err = r["error"].as_str().unwrap();
+    assert!(
+        err.contains("etcd-2 (boot 1) was not ready within 12s: its etcd member is still a learner: etcd's leader has not promoted it (`")
+            && err.contains("this server has not yet been promoted from learner to voting member"),
+        "{err}"
+    );
+    assert!(
+        r["verdict"].is_null(),
+        "no verdict from a cluster that never came up"
+    );
+    assert_eq!(
+        r["steps"].as_array().map_or(0, Vec::len),
+        0,
+        "no observation was made"
+    );
+}
