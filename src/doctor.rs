@@ -121,10 +121,13 @@ pub(crate) async fn diagnose(req: &Request<'_>) -> Vec<Line> {
         }
     };
     let env = engine.describe().await;
+    // Now that the engine has said what it is, DOCKER_HOST's line can name it.
+    lines[0] = docker_host_line_of(&docker::endpoint(), Some(engine.kind()));
     lines.push(Line::ok(
         "engine",
         format!(
-            "Docker {} (API {}) at {}",
+            "{} {} (API {}) at {}",
+            engine.kind().name(),
             env.docker_version.as_deref().unwrap_or("(version unknown)"),
             env.docker_api_version.as_deref().unwrap_or("?"),
             env.docker_host
@@ -181,8 +184,126 @@ pub(crate) async fn diagnose(req: &Request<'_>) -> Vec<Line> {
             req.topology,
         ));
     }
+    if req.sim {
+        lines.push(Line::ok("disk", "the stand-in needs a few MiB a node"));
+    } else if local {
+        let dir = engine.root_dir().await;
+        let free = dir.as_deref().and_then(disk_free_mib);
+        lines.push(disk_line(
+            dir.as_deref(),
+            free,
+            req.facts.memory.disk_mib * nodes,
+            nodes,
+            req.topology,
+        ));
+    } else {
+        lines.push(Line::warn(
+            "disk",
+            "not read: the engine is remote, its disk is not this machine's",
+            "run `repro doctor` on the engine's host",
+        ));
+    }
     lines.push(image_line(&engine, req, &image).await);
+    lines.push(kernel_config_line(&engine, req, &image).await);
     lines
+}
+
+/// Free and total MiB of the filesystem holding `dir`, from `df -Pk` (POSIX output).
+fn disk_free_mib(dir: &str) -> Option<(u64, u64)> {
+    let out = std::process::Command::new("df")
+        .args(["-Pk", dir])
+        .output()
+        .ok()?;
+    if !out.status.success() {
+        return None;
+    }
+    parse_df(&String::from_utf8_lossy(&out.stdout))
+}
+
+/// `Filesystem 1024-blocks Used Available Capacity Mounted on`, then one line: (free, total).
+fn parse_df(text: &str) -> Option<(u64, u64)> {
+    let line = text.lines().nth(1)?;
+    let cols: Vec<&str> = line.split_whitespace().collect();
+    let total: u64 = cols.get(1)?.parse().ok()?;
+    let free: u64 = cols.get(3)?.parse().ok()?;
+    Some((free / 1024, total / 1024))
+}
+
+/// The kubelet k3s runs evicts pods below this free share (k3s's own kubelet flag
+/// `--eviction-hard=imagefs.available<5%,nodefs.available<5%`, pkg/daemons/agent).
+const EVICTION_FREE_PERCENT: u64 = 5;
+
+fn disk_line(
+    dir: Option<&str>,
+    free: Option<(u64, u64)>,
+    need: u64,
+    nodes: u64,
+    topology: &str,
+) -> Line {
+    let why = format!(
+        "the {nodes} nodes of {topology} take about {need} MiB (data dir, etcd, containerd; an estimate)"
+    );
+    let (Some(dir), Some((free, total))) = (dir, free) else {
+        return Line::warn(
+            "disk",
+            format!(
+                "could not read the free space of the engine's data root{}; {why}",
+                dir.map(|d| format!(" {d}")).unwrap_or_default()
+            ),
+            "check `docker info` (Docker Root Dir) and `df -h` on it",
+        );
+    };
+    if free < need {
+        return Line::fail(
+            "disk",
+            format!("{free} MiB free at {dir}; {why}"),
+            "free space there (`docker system df`, remove unused images and volumes), or run the stand-in with --sim",
+        );
+    }
+    let left = free - need;
+    if total > 0 && left * 100 < total * EVICTION_FREE_PERCENT {
+        return Line::warn(
+            "disk",
+            format!("{free} MiB free at {dir}; {why}, leaving {left} MiB, under the {EVICTION_FREE_PERCENT}% the kubelet keeps free (it evicts pods and reports DiskPressure below it)"),
+            "free space there (`docker system df`) before a real run",
+        );
+    }
+    Line::ok("disk", format!("{free} MiB free at {dir}; {why}"))
+}
+
+/// `k3s check-config` (the kernel check k3s ships) belongs inside the target image; it is
+/// skipped, with a warn line saying why, where it cannot say anything about real k3s.
+async fn kernel_config_line(docker: &dyn DockerApi, req: &Request<'_>, image: &str) -> Line {
+    let command = format!(
+        "docker run --rm -v /boot:/boot:ro -v /lib/modules:/lib/modules:ro {image} check-config"
+    );
+    if req.sim {
+        return Line::warn(
+            "kernel-config",
+            format!(
+                "skipped: the stand-in has no `{} check-config`; real {} checks the kernel with it",
+                req.facts.binary, req.facts.name
+            ),
+            format!("before a real run: `repro doctor` without --sim, or `{command}`"),
+        );
+    }
+    match docker.image(image).await {
+        None => Line::warn(
+            "kernel-config",
+            format!("skipped: {image} is not here, and `{} check-config` runs inside it", req.facts.binary),
+            format!("pull the image (or load it with --image-archive), then `{command}`"),
+        ),
+        Some(info) if info.labels.get(crate::run::image::SIM_LABEL).is_some_and(|v| v == "true") => Line::warn(
+            "kernel-config",
+            format!("skipped: {image} is repro's stand-in, which has no `{} check-config`", req.facts.binary),
+            format!("with the real image: `{command}`"),
+        ),
+        Some(_) => Line::warn(
+            "kernel-config",
+            format!("not run by repro yet: `{} check-config` in {image} reads this host's kernel config", req.facts.binary),
+            format!("run `{command}` (it ends with `STATUS: pass` when the kernel has what k3s needs)"),
+        ),
+    }
 }
 
 /// The fast part a run asks before it creates a node that needs privileges: a throwaway
@@ -350,14 +471,38 @@ fn is_local(endpoint: &str) -> bool {
 }
 
 fn docker_host_line(endpoint: &str) -> Line {
+    docker_host_line_of(endpoint, None)
+}
+
+/// DOCKER_HOST's line, naming the engine once it is known (a Podman service answers the
+/// Docker API too; its limits and fixes differ, docs/podman.md).
+fn docker_host_line_of(endpoint: &str, kind: Option<docker::EngineKind>) -> Line {
+    let set = std::env::var("DOCKER_HOST")
+        .ok()
+        .filter(|s| !s.is_empty())
+        .is_some();
+    host_line(endpoint, set, kind)
+}
+
+fn host_line(endpoint: &str, set: bool, kind: Option<docker::EngineKind>) -> Line {
     // `tcp://user:password@host`: the line names the engine, never a password.
     let shown = crate::redact::Redactor::new(&[]).redact_text(endpoint);
-    match std::env::var("DOCKER_HOST").ok().filter(|s| !s.is_empty()) {
-        None => Line::ok("docker-host", format!("DOCKER_HOST unset: the local engine at {shown}")),
-        Some(_) if is_local(endpoint) => Line::ok("docker-host", format!("DOCKER_HOST={shown}: a local engine")),
-        Some(_) => Line::warn(
+    let engine = match kind {
+        Some(docker::EngineKind::Podman) => "Podman service",
+        Some(docker::EngineKind::Docker) => "Docker engine",
+        None => "engine",
+    };
+    let podman = if kind == Some(docker::EngineKind::Podman) {
+        " (Podman: see docs/podman.md for its limits)"
+    } else {
+        ""
+    };
+    match (set, is_local(endpoint)) {
+        (false, _) => Line::ok("docker-host", format!("DOCKER_HOST unset: the local {engine} at {shown}{podman}")),
+        (true, true) => Line::ok("docker-host", format!("DOCKER_HOST={shown}: a local {engine}{podman}")),
+        (true, false) => Line::warn(
             "docker-host",
-            format!("DOCKER_HOST={shown}: a remote engine; the inotify, memory-available and cgroup-delegation checks read this machine, not the engine's"),
+            format!("DOCKER_HOST={shown}: a remote {engine}{podman}; the inotify, memory-available, disk and cgroup-delegation checks read this machine, not the engine's"),
             "run `repro doctor` on the engine's host for those",
         ),
     }
@@ -578,6 +723,66 @@ mod tests {
             Status::Ok
         );
         assert_eq!(cgroup_line(None, None, None, false).status, Status::Warn);
+    }
+
+    #[test]
+    fn podman_behind_docker_host_is_named() {
+        let l = host_line(
+            "unix:///run/user/0/podman/podman.sock",
+            true,
+            Some(docker::EngineKind::Podman),
+        );
+        assert_eq!(l.status, Status::Ok);
+        assert!(l.detail.contains("a local Podman service"), "{}", l.detail);
+        assert!(l.detail.contains("docs/podman.md"), "{}", l.detail);
+        let l = host_line(
+            "tcp://10.0.0.9:8888",
+            true,
+            Some(docker::EngineKind::Podman),
+        );
+        assert_eq!(l.status, Status::Warn);
+        assert!(l.detail.contains("a remote Podman service"), "{}", l.detail);
+        let l = host_line(
+            "unix:///var/run/docker.sock",
+            false,
+            Some(docker::EngineKind::Docker),
+        );
+        assert!(l.detail.contains("the local Docker engine"), "{}", l.detail);
+        assert!(!l.detail.contains("Podman"), "{}", l.detail);
+    }
+
+    #[test]
+    fn disk_against_the_nodes() {
+        let df = "Filesystem     1024-blocks      Used Available Capacity Mounted on\n/dev/sda1        102400000  50000000  51200000      50% /\n";
+        assert_eq!(parse_df(df), Some((50_000, 100_000)));
+        assert_eq!(parse_df("garbage"), None);
+        let ok = disk_line(
+            Some("/var/lib/docker"),
+            Some((50_000, 100_000)),
+            5120,
+            5,
+            "qa",
+        );
+        assert_eq!(ok.status, Status::Ok, "{}", ok.detail);
+        let fail = disk_line(
+            Some("/var/lib/docker"),
+            Some((4_000, 100_000)),
+            5120,
+            5,
+            "qa",
+        );
+        assert_eq!(fail.status, Status::Fail);
+        assert!(
+            fail.detail.contains("4000 MiB free at /var/lib/docker"),
+            "{}",
+            fail.detail
+        );
+        // Enough for the nodes, but under the kubelet's eviction threshold afterwards.
+        let tight = disk_line(Some("/d"), Some((9_000, 100_000)), 5120, 5, "qa");
+        assert_eq!(tight.status, Status::Warn);
+        assert!(tight.detail.contains("under the 5%"), "{}", tight.detail);
+        let unknown = disk_line(None, None, 5120, 5, "qa");
+        assert_eq!(unknown.status, Status::Warn);
     }
 
     #[test]

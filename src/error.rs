@@ -113,6 +113,7 @@ mod tests {
                     node: "etcd-3".into(),
                     boot: 1,
                     timeout: "4s".into(),
+                    why: String::new(),
                     last: "(no output)".into(),
                 }
                 .into(),

@@ -59,6 +59,22 @@ pub static FACTS: Facts = Facts {
     lb_pick_suffix: "->RECOVERING from successful dial",
     // pkg/agent/run.go: the registry and supervisor metrics are read from the served config.
     served_agent_keys: &["embedded-registry", "supervisor-metrics"],
+    // pkg/etcd/etcd.go, pkg/daemons/executor/etcd.go, pkg/agent/run.go
+    // (docs/k3s-review-2026-12.md §4, §5).
+    waiting_lines: &[
+        (
+            "has not yet been promoted from learner to voting member",
+            "its etcd member is still a learner: etcd's leader has not promoted it",
+        ),
+        (
+            "too many learner members in cluster",
+            "etcd refuses it as a second learner while another member is unpromoted",
+        ),
+        (
+            "Waiting for control-plane node to register apiserver addresses in etcd",
+            "no control-plane node has registered an apiserver in etcd",
+        ),
+    ],
     // docs.k3s.io "Managing Server Roles".
     role_keys: RoleKeys {
         init: Some("cluster-init"),
@@ -83,6 +99,8 @@ pub static FACTS: Facts = Facts {
         server_with_etcd_mib: 1606,
         server_mib: 1596,
         agent_mib: 275,
+        // Inferred: the data dir k3s extracts (~250 MB), etcd's files and containerd's state.
+        disk_mib: 1024,
     },
     // k3s-io/k3s .github/ISSUE_TEMPLATE/bug_report.md; QA's comment as on k3s-io/k3s#12816.
     outputs: Outputs {

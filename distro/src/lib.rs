@@ -137,6 +137,10 @@ pub struct NodeMemory {
     /// A server without etcd (control plane only).
     pub server_mib: u64,
     pub agent_mib: u64,
+    /// Disk a node's data volume and container layer take (the extracted data dir, etcd,
+    /// containerd's state), any role. No distribution documents a figure: inferred, see
+    /// docs/k3s-review-2026-12.md §10.
+    pub disk_mib: u64,
 }
 
 /// Everything repro and the stand-in need to know about one distribution. One value per
@@ -214,6 +218,9 @@ pub struct Facts {
     /// its own file: a buggy etcd-only joiner (k3s #12753) takes them from whichever server its
     /// load balancer reaches. Signals of the same name follow that server's value.
     pub served_agent_keys: &'static [&'static str],
+    /// Lines a node logs while it waits for something it cannot get by itself, each with what
+    /// it waits for: a boot that is not ready in time is reported with the last of them.
+    pub waiting_lines: &'static [(&'static str, &'static str)],
     pub role_keys: RoleKeys,
     /// Where the embedded data files live in the source tree (for messages).
     pub changes_path: &'static str,

@@ -72,6 +72,22 @@ pub static FACTS: Facts = Facts {
     lb_pick_suffix: "->RECOVERING from successful dial",
     // pkg/agent/run.go: the registry and supervisor metrics are read from the served config.
     served_agent_keys: &["embedded-registry", "supervisor-metrics"],
+    // pkg/etcd/etcd.go, pkg/daemons/executor/etcd.go, pkg/agent/run.go
+    // (docs/k3s-review-2026-12.md §4, §5).
+    waiting_lines: &[
+        (
+            "has not yet been promoted from learner to voting member",
+            "its etcd member is still a learner: etcd's leader has not promoted it",
+        ),
+        (
+            "too many learner members in cluster",
+            "etcd refuses it as a second learner while another member is unpromoted",
+        ),
+        (
+            "Waiting for control-plane node to register apiserver addresses in etcd",
+            "no control-plane node has registered an apiserver in etcd",
+        ),
+    ],
     role_keys: RoleKeys {
         // `cluster-init` is a dropped flag: rke2 sets ClusterInit on every server itself, and
         // the node without `server:` creates the cluster (§5).
@@ -99,6 +115,8 @@ pub static FACTS: Facts = Facts {
         server_with_etcd_mib: 3072,
         server_mib: 3072,
         agent_mib: 2048,
+        // Inferred: rke2 also unpacks its runtime image and pulls the control-plane images.
+        disk_mib: 4096,
     },
     // docs/rke2-bug-template.md: rancher/rke2's bug template (the same headings as k3s's, with
     // `RKE2 Version:` and `rke2 -v`), and QA's short comment on rancher/rke2#8875/#8876. The

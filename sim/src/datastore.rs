@@ -14,7 +14,15 @@ use serde::{Deserialize, Serialize};
 pub struct Member {
     pub name: String,
     pub peer_url: String,
+    /// Added as a learner (k3s joins every member with `MemberAddAsLearner`): not a voting
+    /// member until its name is in [`ClusterState::promoted`].
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub learner: bool,
 }
+
+/// etcd's refusal of a second learner (`rpctypes.ErrGRPCTooManyLearners`,
+/// api/v3rpc/rpctypes/error.go): one learner at a time.
+pub const TOO_MANY_LEARNERS: &str = "etcdserver: too many learner members in cluster";
 
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ClusterState {
@@ -24,6 +32,10 @@ pub struct ClusterState {
     /// `https://ip:6443` of every server running an apiserver.
     #[serde(default)]
     pub apiservers: Vec<String>,
+    /// Learners the leader promoted (`MemberPromote`): a set that only grows, so copies
+    /// merged in any order agree, and a restarted learner cannot promote itself.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub promoted: Vec<String>,
 }
 
 impl ClusterState {
@@ -46,7 +58,48 @@ impl ClusterState {
                 changed = true;
             }
         }
+        for p in &other.promoted {
+            if !self.promoted.contains(p) {
+                self.promoted.push(p.clone());
+                changed = true;
+            }
+        }
         changed
+    }
+
+    /// Whether `name` is a member still waiting to be promoted.
+    pub fn is_learner(&self, name: &str) -> bool {
+        self.members
+            .iter()
+            .any(|m| m.name == name && m.learner && !self.promoted.contains(&m.name))
+    }
+
+    /// The members still waiting to be promoted.
+    pub fn learners(&self) -> Vec<String> {
+        (self.members.iter())
+            .filter(|m| self.is_learner(&m.name))
+            .map(|m| m.name.clone())
+            .collect()
+    }
+
+    /// etcd's `MemberAddAsLearner` check: a new learner while another one is unpromoted is
+    /// refused with etcd's own text.
+    pub fn admit(&self, incoming: &ClusterState) -> Result<(), String> {
+        let new_learner = (incoming.members.iter())
+            .any(|m| m.learner && !self.members.iter().any(|x| x.name == m.name));
+        if new_learner && !self.learners().is_empty() {
+            return Err(TOO_MANY_LEARNERS.to_string());
+        }
+        Ok(())
+    }
+
+    /// `MemberPromote` of the learners named in `caught_up`; returns those promoted.
+    pub fn promote_learners(&mut self, caught_up: &[String]) -> Vec<String> {
+        let names: Vec<String> = (self.learners().into_iter())
+            .filter(|n| caught_up.contains(n))
+            .collect();
+        self.promoted.extend(names.iter().cloned());
+        names
     }
 
     /// `name=peerURL` entries, as k3s prints the etcd cluster.
@@ -263,8 +316,10 @@ mod tests {
             members: vec![Member {
                 name: "etcd-1-aa".into(),
                 peer_url: "https://10.0.0.2:2380".into(),
+                learner: false,
             }],
             apiservers: vec![],
+            promoted: vec![],
         };
         let b = ClusterState {
             cluster_id: "c".into(),
@@ -273,9 +328,11 @@ mod tests {
                 Member {
                     name: "etcd-2-bb".into(),
                     peer_url: "https://10.0.0.3:2380".into(),
+                    learner: false,
                 },
             ],
             apiservers: vec!["https://10.0.0.5:6443".into()],
+            promoted: vec![],
         };
         assert!(a.merge(&b));
         assert!(!a.merge(&b));
@@ -283,6 +340,56 @@ mod tests {
             go_list(&a.member_strings()),
             "[etcd-1-aa=https://10.0.0.2:2380 etcd-2-bb=https://10.0.0.3:2380]"
         );
+    }
+
+    #[test]
+    fn one_learner_at_a_time_and_promotion_survives_any_merge_order() {
+        let member = |name: &str, learner: bool| Member {
+            name: name.into(),
+            peer_url: format!("https://{name}:2380"),
+            learner,
+        };
+        let join = |name: &str| ClusterState {
+            members: vec![member(name, true)],
+            ..ClusterState::default()
+        };
+        let mut leader = ClusterState {
+            cluster_id: "c".into(),
+            members: vec![member("etcd-1", false)],
+            ..ClusterState::default()
+        };
+        assert_eq!(leader.admit(&join("etcd-2")), Ok(()));
+        leader.merge(&join("etcd-2"));
+        assert!(leader.is_learner("etcd-2"));
+        assert_eq!(
+            leader.admit(&join("etcd-3")),
+            Err("etcdserver: too many learner members in cluster".to_string())
+        );
+        // The learner's own copy, pushed back, is no new learner.
+        let copy = leader.clone();
+        assert_eq!(leader.admit(&copy), Ok(()));
+        assert_eq!(leader.promote_learners(&[]), Vec::<String>::new());
+        let caught_up = vec!["etcd-2".to_string(), "etcd-9".to_string()];
+        assert_eq!(
+            leader.promote_learners(&caught_up),
+            vec!["etcd-2".to_string()]
+        );
+        assert!(!leader.is_learner("etcd-2"));
+        assert_eq!(leader.admit(&join("etcd-3")), Ok(()));
+        // An old copy (etcd-2 still a learner) merged into the leader does not demote it, and
+        // the promotion reaches the old copy.
+        let mut old = copy;
+        leader.merge(&old);
+        assert!(!leader.is_learner("etcd-2"));
+        old.merge(&leader);
+        assert!(!old.is_learner("etcd-2"));
+        // A restarted learner re-adding itself as a voter does not promote itself.
+        let mut state = join("etcd-4");
+        state.merge(&ClusterState {
+            members: vec![member("etcd-4", false)],
+            ..ClusterState::default()
+        });
+        assert!(state.is_learner("etcd-4"));
     }
 
     #[test]

@@ -16,14 +16,16 @@ pub const NEVER_READY: &str = "REPRO_SIM_NEVER_READY";
 pub const EXIT_AFTER: &str = "REPRO_SIM_EXIT_AFTER";
 pub const GARBAGE: &str = "REPRO_SIM_GARBAGE";
 pub const FLOOD: &str = "REPRO_SIM_FLOOD";
+pub const NEVER_PROMOTE: &str = "REPRO_SIM_NEVER_PROMOTE";
 
-const KNOBS: [&str; 6] = [
+const KNOBS: [&str; 7] = [
     BOOT_DELAY,
     CRASH_AT_BOOT,
     NEVER_READY,
     EXIT_AFTER,
     GARBAGE,
     FLOOD,
+    NEVER_PROMOTE,
 ];
 
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -41,6 +43,9 @@ pub struct Faults {
     /// Write this many log lines at once at the start of the boot, before the banner (a log
     /// flood: Docker's log follower and rotation must not lose or stall on them).
     pub flood: Option<u64>,
+    /// On the init node (etcd's leader here): never promote a learner, so a joiner waits as
+    /// a learner forever (a leader that cannot promote; k3s #12794's kind of stall).
+    pub never_promote: bool,
 }
 
 impl Faults {
@@ -97,6 +102,7 @@ impl Faults {
             exit_after,
             garbage: flag(GARBAGE),
             flood,
+            never_promote: flag(NEVER_PROMOTE),
         };
         (faults, problems)
     }

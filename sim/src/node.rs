@@ -71,6 +71,38 @@ impl Shared {
         Some(state.clone())
     }
 
+    /// `merge_state`, unless the incoming state adds a learner etcd would refuse; checked and
+    /// merged under one lock, so two joins at once cannot both be admitted.
+    fn admit_state(&self, other: &ClusterState) -> Result<Option<ClusterState>, String> {
+        let mut guard = lock(&self.state);
+        let Some(state) = guard.as_mut() else {
+            return Ok(None);
+        };
+        state.admit(other)?;
+        if state.merge(other) {
+            if let Err(e) = self.layout.save_state(state) {
+                logs::error(format!("repro-sim: failed to save datastore: {e}"));
+            }
+        }
+        Ok(Some(state.clone()))
+    }
+
+    /// The leader's `MemberPromote` of the learners among `caught_up` that still are
+    /// learners (k3s's `manageLearners`); returns the names promoted.
+    fn promote_learners(&self, caught_up: &[String]) -> Vec<String> {
+        let mut guard = lock(&self.state);
+        let Some(state) = guard.as_mut() else {
+            return Vec::new();
+        };
+        let names = state.promote_learners(caught_up);
+        if !names.is_empty() {
+            if let Err(e) = self.layout.save_state(state) {
+                logs::error(format!("repro-sim: failed to save datastore: {e}"));
+            }
+        }
+        names
+    }
+
     fn set_state(&self, state: ClusterState) -> Result<(), String> {
         self.layout.save_state(&state)?;
         *lock(&self.state) = Some(state);
@@ -199,7 +231,7 @@ pub fn run_server(cli_args: &[String]) -> i32 {
     );
 
     let store = bootstrap::datastore(&shared.cfg, shared.layout.has_etcd_data());
-    prepare_datastore(&shared, store);
+    prepare_datastore(&shared, store, &faults);
 
     if let Some(delay) = faults.boot_delay {
         std::thread::sleep(delay);
@@ -231,6 +263,7 @@ pub fn run_server(cli_args: &[String]) -> i32 {
         register_apiserver(&shared, store);
     }
     if !matches!(store, Datastore::Sqlite | Datastore::EtcdProxy) {
+        wait_for_promotion(&shared);
         logs::info("ETCD server is now running");
     }
     write_kubeconfig(&shared);
@@ -360,7 +393,7 @@ fn validate_join_server(url: &Url) {
     }
 }
 
-fn prepare_datastore(shared: &Arc<Shared>, store: Datastore) {
+fn prepare_datastore(shared: &Arc<Shared>, store: Datastore, faults: &Faults) {
     match store {
         Datastore::Sqlite => {
             let pw = own_password(shared);
@@ -378,11 +411,13 @@ fn prepare_datastore(shared: &Arc<Shared>, store: Datastore) {
                 cluster_id: datastore::random_hex(16),
                 members: vec![me],
                 apiservers: Vec::new(),
+                promoted: Vec::new(),
             };
             let token = datastore::full_token(&state.cluster_id, &pw);
             save_or_die(shared, state);
             write_token_or_die(shared, &token);
             logs::info("Starting etcd for new cluster, cluster-reset=false");
+            start_promoter(shared, faults);
         }
         Datastore::EtcdExisting => {
             logs::info("Managed etcd cluster bootstrap already complete and initialized");
@@ -393,12 +428,16 @@ fn prepare_datastore(shared: &Arc<Shared>, store: Datastore) {
                 cluster_id: String::new(),
                 members: vec![me],
                 apiservers: Vec::new(),
+                promoted: Vec::new(),
             });
             save_or_die(shared, state);
             ensure_token_file(shared, &pw);
             reconcile_existing_member(shared);
             logs::info("Starting etcd for existing cluster member");
             start_sync(shared);
+            if shared.cfg.server_url.is_none() {
+                start_promoter(shared, faults);
+            }
         }
         Datastore::EtcdJoin | Datastore::EtcdProxy => {
             let pw = join_password(&shared.cfg);
@@ -463,6 +502,7 @@ fn own_member(shared: &Shared) -> Member {
     Member {
         name,
         peer_url: format!("https://{}:2380", shared.ip),
+        learner: false,
     }
 }
 
@@ -585,16 +625,28 @@ fn fetch_bootstrap_data(url: &Url, pw: &str) {
 
 /// Adds this node to the joined server's member list (etcd `MemberAdd`).
 fn join_etcd(shared: &Shared, url: &Url, pw: &str) {
-    let me = own_member(shared);
+    // k3s adds every joiner as a learner (MemberAddAsLearner, pkg/etcd/etcd.go).
+    let me = Member {
+        learner: true,
+        ..own_member(shared)
+    };
     let request = ClusterState {
         cluster_id: String::new(),
         members: vec![me.clone()],
-        apiservers: Vec::new(),
+        ..ClusterState::default()
     };
     let deadline = Instant::now() + Duration::from_secs(30);
     let state = loop {
         match push_state(url, pw, &request) {
             Ok(state) => break state,
+            // etcd admits one learner at a time; k3s retries every second until the one
+            // before is promoted (pkg/etcd/etcd.go, `errors.Is(err, rpctypes.ErrTooManyLearners)`).
+            Err(e) if e == datastore::TOO_MANY_LEARNERS => {
+                logs::info(format!(
+                    "Waiting for other members to finish joining etcd cluster: {e}"
+                ));
+                std::thread::sleep(Duration::from_secs(1));
+            }
             Err(e) if Instant::now() >= deadline => logs::fatal(format!(
                 "Error: preparing server: start managed database: joining etcd cluster: {e}"
             )),
@@ -631,6 +683,9 @@ fn join_etcd(shared: &Shared, url: &Url, pw: &str) {
 fn datastore_path() -> String {
     crate::distro::supervisor_path("repro-sim/datastore")
 }
+/// The stand-in's status for etcd's FailedPrecondition (a refused learner); the body is
+/// etcd's text.
+const LEARNER_REFUSED: u16 = 412;
 
 /// POSTs `state` to a server's datastore and returns its merged state.
 fn push_state(url: &Url, pw: &str, state: &ClusterState) -> Result<ClusterState, String> {
@@ -644,6 +699,9 @@ fn push_state(url: &Url, pw: &str, state: &ClusterState) -> Result<ClusterState,
         Duration::from_secs(5),
     )
     .map_err(|e| e.to_string())?;
+    if resp.status == LEARNER_REFUSED {
+        return Err(String::from_utf8_lossy(&resp.body).trim().to_string());
+    }
     if resp.status != 200 {
         return Err(format!(
             "{}: {} {}",
@@ -671,6 +729,49 @@ fn start_sync(shared: &Arc<Shared>) {
         }
         std::thread::sleep(Duration::from_secs(1));
     });
+}
+
+/// How often the leader looks at learners. k3s's `manageTickerTime` is 15 s; the stand-in
+/// ticks faster so a run of serial joins does not wait 15 s per joiner.
+const PROMOTE_TICK: Duration = Duration::from_secs(1);
+
+/// The init node plays etcd's leader (every member of repro's star topologies joins it):
+/// a learner seen at one tick has caught up by the next, and is promoted then, with k3s's
+/// line (`trackLearnerProgress`, pkg/etcd/etcd.go `Promoted learner %s`). So a learner
+/// stays one for 1-2 ticks (k3s #12794's CI log: about 6 s), long enough for a second
+/// joiner started at the same time to be refused.
+fn start_promoter(shared: &Arc<Shared>, faults: &Faults) {
+    if faults.never_promote {
+        return;
+    }
+    let shared = Arc::clone(shared);
+    std::thread::spawn(move || {
+        let mut seen: Vec<String> = Vec::new();
+        loop {
+            std::thread::sleep(PROMOTE_TICK);
+            for name in shared.promote_learners(&seen) {
+                logs::info(format!("Promoted learner {name}"));
+            }
+            seen = shared.state().map(|s| s.learners()).unwrap_or_default();
+        }
+    });
+}
+
+/// k3s's etcd-ready test (pkg/daemons/executor/etcd.go): a learner is not ready until it is
+/// promoted, and says so every 5 s; `ETCD server is now running` (and so the ready line) only
+/// then. The promotion reaches this node's copy of the state through the sync.
+fn wait_for_promotion(shared: &Shared) {
+    let Ok(me) = shared.layout.member_name(&shared.node_name) else {
+        return;
+    };
+    let mut next_log = Instant::now() + Duration::from_secs(5);
+    while shared.state().is_some_and(|s| s.is_learner(&me)) {
+        if Instant::now() >= next_log {
+            logs::info("Failed to test etcd connection: this server has not yet been promoted from learner to voting member");
+            next_log += Duration::from_secs(5);
+        }
+        std::thread::sleep(Duration::from_millis(200));
+    }
 }
 
 /// A control-plane-only node reaches etcd through its join server; k3s logs
@@ -714,6 +815,7 @@ fn register_apiserver(shared: &Shared, store: Datastore) {
         cluster_id: String::new(),
         members: Vec::new(),
         apiservers: vec![shared.supervisor_url()],
+        promoted: Vec::new(),
     };
     match store {
         Datastore::EtcdProxy => {
@@ -889,7 +991,10 @@ fn datastore_endpoint(shared: &Shared, req: &Request) -> Response {
     }
     let state = if req.method == "POST" {
         match serde_json::from_slice::<ClusterState>(&req.body) {
-            Ok(incoming) => shared.merge_state(&incoming),
+            Ok(incoming) => match shared.admit_state(&incoming) {
+                Ok(state) => state,
+                Err(e) => return Response::text(LEARNER_REFUSED, e),
+            },
             Err(e) => return Response::text(400, e.to_string()),
         }
     } else {

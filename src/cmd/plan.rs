@@ -261,16 +261,26 @@ fn step(
             }
         }
     }
-    for n in &s.start {
-        let how = p
-            .nodes
+    let how = |n: &String| {
+        p.nodes
             .iter()
             .find(|x| &x.name == n)
             .map(|n| describe_node(p, n))
-            .unwrap_or_default();
-        actions.push(format!(
-            "start {n} for the first time ({how}); wait until it is ready (or dead)"
-        ));
+            .unwrap_or_default()
+    };
+    match s.start.as_slice() {
+        [] => {}
+        [n] => actions.push(format!(
+            "start {n} for the first time ({}); wait until it is ready (or dead)",
+            how(n)
+        )),
+        many => actions.push(format!(
+            "start {} for the first time at the same time; wait until each is ready (or dead)",
+            many.iter()
+                .map(|n| format!("{n} ({})", how(n)))
+                .collect::<Vec<_>>()
+                .join(" and ")
+        )),
     }
     for g in &s.restart {
         match g.as_slice() {

@@ -60,6 +60,17 @@ pub struct Engine {
 }
 
 impl Engine {
+    /// Which engine answers (Docker or Podman).
+    pub(crate) fn kind(&self) -> EngineKind {
+        self.kind
+    }
+
+    /// Where the engine keeps images, containers and volumes (`docker info`'s
+    /// DockerRootDir), if it says: the disk the nodes fill.
+    pub(crate) async fn root_dir(&self) -> Option<String> {
+        (self.docker.info().await.ok()?.docker_root_dir).filter(|d| !d.is_empty())
+    }
+
     /// Connects as `DOCKER_HOST` says (unix, tcp, ssh), pings, and agrees on an API version
     /// (older engines such as 20.10 speak 1.41 while bollard 0.21 defaults to 1.53).
     pub async fn connect() -> Result<Engine, DockerError> {

@@ -346,10 +346,19 @@ fn step(
                     .help(help),
             );
         } else if let Some(j) = w.topo.node(&n.value).and_then(|x| x.join.as_deref()) {
-            if !w.running.contains(j) && !start.iter().any(|s: &String| s == j) {
+            // The nodes of one `start:` start at once: the node joined must already run.
+            if !w.running.contains(j) {
                 out.push(
-                    d.span(n, format!("`{}` joins `{j}`, which is not running at this step", n.value))
-                        .help(format!("start `{j}` first (in an earlier step, or before `{}` in this `start:` list)", n.value)),
+                    d.span(
+                        n,
+                        format!(
+                            "`{}` joins `{j}`, which is not running at this step",
+                            n.value
+                        ),
+                    )
+                    .help(format!(
+                        "start `{j}` in an earlier step (the nodes of one `start:` start at once)"
+                    )),
                 );
             }
         }

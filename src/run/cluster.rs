@@ -558,17 +558,26 @@ impl Cluster {
                 Ok(false)
             }
             Err(_) => {
-                let (n, last) = h.with(|b| {
+                let waiting = self.plan.distro.facts().waiting_lines;
+                let (n, last, why) = h.with(|b| {
                     let start = b.lines.len().saturating_sub(3);
                     let last: Vec<String> =
                         b.lines[start..].iter().map(|l| l.text.clone()).collect();
-                    (b.number, last)
+                    // What it was still waiting for, in the words of its last waiting line.
+                    let why = (b.lines.iter().rev())
+                        .find_map(|l| {
+                            let (_, what) = waiting.iter().find(|(p, _)| l.text.contains(p))?;
+                            Some(format!(": {what} (`{}`)", l.text))
+                        })
+                        .unwrap_or_default();
+                    (b.number, last, why)
                 });
                 self.show(node, NodeState::Timeout, n, "not ready in time");
                 Err(RunError::NotReady {
                     node: node.to_string(),
                     boot: n,
                     timeout: humantime::format_duration(self.timeout).to_string(),
+                    why,
                     last: if last.is_empty() {
                         "(no output)".to_string()
                     } else {

@@ -23,11 +23,13 @@ pub enum RunError {
     Host(String),
     #[error("cannot build the stand-in image {image}: {reason}")]
     SimImage { image: String, reason: String },
-    #[error("{node} (boot {boot}) was not ready within {timeout}; last lines: {last}")]
+    #[error("{node} (boot {boot}) was not ready within {timeout}{why}; last lines: {last}")]
     NotReady {
         node: String,
         boot: u32,
         timeout: String,
+        /// `: <what it waited for> (`<its line>`)`, when it logged a known waiting line.
+        why: String,
         last: String,
     },
     #[error("failed to delete {path} on {node} (the image needs `rm`): {source}")]

@@ -13,7 +13,7 @@ mod error;
 mod event;
 #[cfg(test)]
 mod fake;
-mod image;
+pub(crate) mod image;
 pub(crate) mod interrupt;
 mod journal;
 pub mod observe;

@@ -83,7 +83,15 @@ fn doctor_json_is_one_document_with_every_check() {
     };
     assert_eq!(status("privileged"), "fail");
     assert_eq!(status("engine"), "ok");
-    for c in ["docker-host", "cgroup", "inotify", "memory", "image"] {
+    for c in [
+        "docker-host",
+        "cgroup",
+        "inotify",
+        "memory",
+        "image",
+        "disk",
+        "kernel-config",
+    ] {
         assert!(status(c).is_string(), "{c}");
     }
     assert!(checks
@@ -135,4 +143,76 @@ fn a_privileged_run_stops_at_the_doctors_line_before_any_node() {
         "{s}"
     );
     assert_no_leftovers(run_id);
+}
+
+/// Disk free against the nodes (the engine's data root, this machine's `df`), `k3s
+/// check-config` skipped with a warn line where it cannot say anything about real k3s (the
+/// image absent, or the stand-in), and the engine named in DOCKER_HOST's line.
+#[test]
+fn doctor_reads_disk_against_nodes_and_skips_check_config_without_the_real_image() {
+    docker_ok();
+    let line = |args: &[&str], name: &str| -> Value {
+        let out = repro()
+            .args(["doctor", "--format", "json"])
+            .args(args)
+            .output()
+            .unwrap();
+        let v: Value =
+            serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{e}: {}", text(&out)));
+        v["checks"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|c| c["check"] == name)
+            .unwrap_or_else(|| panic!("no {name} in {v}"))
+            .clone()
+    };
+    // Real k3s, 5 nodes of 1024 MiB each: the line names the data root and the need.
+    let disk = line(&["--topology", "etcd-split-agent"], "disk");
+    let d = disk["detail"].as_str().unwrap();
+    assert!(d.contains(" MiB free at /"), "{disk}");
+    assert!(
+        d.contains("the 5 nodes of etcd-split-agent take about 5120 MiB"),
+        "{disk}"
+    );
+    // A tiny topology needs less: the figure follows the node count.
+    let two = line(&["--topology", "etcd-split"], "disk");
+    assert!(
+        two["detail"]
+            .as_str()
+            .unwrap()
+            .contains("the 4 nodes of etcd-split take about 4096 MiB"),
+        "{two}"
+    );
+
+    // No real k3s image on this engine (it cannot pull): skipped, naming why and the command.
+    let real = line(&["--version", "v1.33.4+k3s1"], "kernel-config");
+    assert_eq!(real["status"], "warn", "{real}");
+    let r = real["detail"].as_str().unwrap();
+    assert!(
+        r.starts_with("skipped: rancher/k3s:v1.33.4-k3s1 is not here")
+            || r.starts_with("skipped: rancher/k3s:v1.33.4-k3s1 is repro's stand-in"),
+        "{real}"
+    );
+    assert!(
+        real["fix"].as_str().unwrap().contains("check-config"),
+        "{real}"
+    );
+    let sim = line(&["--sim"], "kernel-config");
+    assert_eq!(sim["status"], "warn", "{sim}");
+    assert!(
+        sim["detail"]
+            .as_str()
+            .unwrap()
+            .starts_with("skipped: the stand-in has no `k3s check-config`"),
+        "{sim}"
+    );
+
+    // This machine's engine is Docker, and the line says so (Podman would be named).
+    let host = line(&["--sim"], "docker-host");
+    assert!(
+        host["detail"].as_str().unwrap().contains("Docker engine"),
+        "{host}"
+    );
+    assert_eq!(doctor_leftovers(), Vec::<String>::new());
 }

@@ -35,6 +35,7 @@ mod builds;
 mod doctor;
 mod inspect;
 mod json_output;
+mod learners;
 mod matrix;
 mod rke2;
 mod run;
