@@ -30,8 +30,12 @@ pub(crate) struct Plan {
     pub(crate) k3s_version: Version,
     pub(crate) image: String,
     pub(crate) nodes: Vec<PlannedNode>,
-    /// Groups started in order; the nodes of one group start at once.
+    /// The first start in stages (`start_needs`' depth): shown by `repro plan`; the nodes of a
+    /// stage can start at once.
     pub(crate) start_order: Vec<Vec<String>>,
+    /// What each node of the first start waits for (see `start_needs`): the runner starts a
+    /// node as soon as these are ready.
+    pub(crate) start_needs: IndexMap<String, Vec<String>>,
     /// Files written on every node before its first start (from the topology's `files:`).
     pub(crate) common_files: IndexMap<String, String>,
     /// Every node's files before its first start.
@@ -225,6 +229,7 @@ pub(crate) fn plan(sc: &Scenario, version: &Version, image: &str) -> Plan {
         k3s_version: version.clone(),
         image: image.to_string(),
         start_order: start_order(&nodes),
+        start_needs: start_needs(&nodes),
         common_files: topo.files.clone(),
         nodes,
         initial,
@@ -328,28 +333,104 @@ pub(crate) fn expected(fixed_in: &ReleaseSet, v: &Version) -> (Option<Outcome>, 
     }
 }
 
-/// Real k3s accepts: the init node, the other etcd servers one at a time (each etcd join changes
-/// membership), then control-plane-only servers together, then agents together. Deferred nodes
-/// are left out: steps start them.
+/// What each node of the first start waits for: the nodes whose boot must be ready before it
+/// may start, as k3s's source allows (docs/k3s-behaviour.md, "Start order"). Deferred nodes are
+/// left out: steps start them.
+///
+/// - The init node waits for nothing.
+/// - A server that runs etcd waits for the server it joins and for the etcd joiner before it
+///   in file order: etcd admits one learner at a time (`MemberAddAsLearner`; a second is
+///   refused with "too many learner members"), and a joiner's ready line comes only once it is
+///   promoted, so the next joiner starts after it.
+/// - A control-plane-only server waits only for the server it joins: it reaches etcd through
+///   its own etcd proxy, whose first endpoint is that server (pkg/etcd/etcdproxy.go), so it
+///   needs no other joiner.
+/// - An agent waits for the server it joins and, when that server runs no apiserver (an
+///   etcd-only node only proxies to one), for every server that runs one.
+pub(crate) fn start_needs(nodes: &[PlannedNode]) -> IndexMap<String, Vec<String>> {
+    let live: Vec<&PlannedNode> = nodes.iter().filter(|n| !n.deferred).collect();
+    let known = |name: &str| live.iter().any(|n| n.name == name);
+    let apiservers: Vec<&str> = live
+        .iter()
+        .filter(|n| n.role.runs_apiserver())
+        .map(|n| n.name.as_str())
+        .collect();
+    let mut needs = IndexMap::new();
+    let mut previous_joiner: Option<&str> = None;
+    for n in &live {
+        let mut want: Vec<String> = Vec::new();
+        let add = |name: &str, want: &mut Vec<String>| {
+            if known(name) && name != n.name && !want.iter().any(|w| w == name) {
+                want.push(name.to_string());
+            }
+        };
+        if let Some(j) = &n.join {
+            add(j, &mut want);
+        }
+        if !n.init && n.role.runs_etcd() {
+            if let Some(p) = previous_joiner {
+                add(p, &mut want);
+            }
+            previous_joiner = Some(&n.name);
+        }
+        if n.role == Role::Agent {
+            let joins_apiserver = n
+                .join
+                .as_deref()
+                .and_then(|j| live.iter().find(|m| m.name == j))
+                .is_some_and(|m| m.role.runs_apiserver());
+            if !joins_apiserver {
+                for a in &apiservers {
+                    add(a, &mut want);
+                }
+            }
+        }
+        needs.insert(n.name.clone(), want);
+    }
+    needs
+}
+
+/// The stages `repro plan` shows: a node's stage is one after the latest of the nodes it needs
+/// (the init node's is the first), nodes of a stage in file order. The runner does not wait for
+/// whole stages: each node starts as soon as the nodes it needs are ready. A node whose needs
+/// cannot be met (a cycle, which validation rules out) cannot make it loop: the relaxation is
+/// bounded.
 pub(crate) fn start_order(nodes: &[PlannedNode]) -> Vec<Vec<String>> {
-    let mut order = Vec::new();
-    let live = || nodes.iter().filter(|n| !n.deferred);
-    order.extend(live().filter(|n| n.init).map(|n| vec![n.name.clone()]));
-    order.extend(
-        live()
-            .filter(|n| !n.init && n.role.runs_etcd())
-            .map(|n| vec![n.name.clone()]),
-    );
-    for role in [Role::ControlPlane, Role::Agent] {
-        let group: Vec<String> = live()
-            .filter(|n| n.role == role && !n.init)
-            .map(|n| n.name.clone())
-            .collect();
-        if !group.is_empty() {
-            order.push(group);
+    stages(&start_needs(nodes))
+}
+
+pub(crate) fn stages(needs: &IndexMap<String, Vec<String>>) -> Vec<Vec<String>> {
+    let mut stage: IndexMap<&str, usize> = IndexMap::new();
+    // Longest path by relaxation, at most one round per node.
+    for _ in 0..=needs.len() {
+        let mut changed = false;
+        for (n, want) in needs {
+            let s = want
+                .iter()
+                .map(|w| stage.get(w.as_str()).map(|s| s + 1))
+                .try_fold(0, |acc, s| s.map(|s| acc.max(s)));
+            if let Some(s) = s {
+                if stage.get(n.as_str()) != Some(&s) {
+                    stage.insert(n, s);
+                    changed = true;
+                }
+            }
+        }
+        if !changed {
+            break;
         }
     }
-    order
+    let depth = stage.values().max().map_or(0, |m| m + 1);
+    (0..depth)
+        .map(|d| {
+            needs
+                .keys()
+                .filter(|n| stage.get(n.as_str()) == Some(&d))
+                .cloned()
+                .collect()
+        })
+        .filter(|g: &Vec<String>| !g.is_empty())
+        .collect()
 }
 
 /// A node's `config.yaml`: the keys its role and place in the cluster stand for, then its own
@@ -421,7 +502,7 @@ mod tests {
     }
 
     #[test]
-    fn start_order_init_then_etcd_one_by_one_then_groups() {
+    fn start_stages_follow_what_each_node_needs() {
         let nodes = vec![
             node("a-1", Role::Agent, false, Some("cp-1"), false),
             node("cp-1", Role::ControlPlane, false, Some("etcd-1"), false),
@@ -433,15 +514,52 @@ mod tests {
             node("a-2", Role::Agent, false, Some("etcd-1"), false),
             node("a-9", Role::Agent, false, Some("etcd-1"), true),
         ];
-        let order = start_order(&nodes);
+        let needs = start_needs(&nodes);
+        let want_needs: Vec<(&str, Vec<&str>)> = vec![
+            // An agent of a server with an apiserver needs only that server.
+            ("a-1", vec!["cp-1"]),
+            // A control-plane-only server needs only the server it joins.
+            ("cp-1", vec!["etcd-1"]),
+            ("etcd-2", vec!["etcd-1"]),
+            ("etcd-1", vec![]),
+            // etcd joiners one after another: all-1 waits for etcd-2's promotion.
+            ("all-1", vec!["etcd-1", "etcd-2"]),
+            ("cp-2", vec!["etcd-1"]),
+            // An agent of an etcd-only server waits for every apiserver too.
+            ("a-2", vec!["etcd-1", "cp-1", "all-1", "cp-2"]),
+        ];
+        let got: Vec<(&str, Vec<&str>)> = needs
+            .iter()
+            .map(|(k, v)| (k.as_str(), v.iter().map(String::as_str).collect()))
+            .collect();
+        assert_eq!(got, want_needs);
         let want: Vec<Vec<&str>> = vec![
             vec!["etcd-1"],
-            vec!["etcd-2"],
-            vec!["all-1"],
-            vec!["cp-1", "cp-2"],
-            vec!["a-1", "a-2"],
+            vec!["cp-1", "etcd-2", "cp-2"],
+            vec!["a-1", "all-1"],
+            vec!["a-2"],
         ];
-        assert_eq!(order, want);
+        assert_eq!(start_order(&nodes), want);
+    }
+
+    #[test]
+    fn etcd_split_starts_cp_1_with_etcd_2() {
+        let cat = catalog();
+        let sc = cat.scenario("etcd-split", None).expect("scenario");
+        let p = plan(&sc, &v("v1.33.4+k3s1"), "img");
+        let want: Vec<Vec<&str>> = vec![vec!["etcd-1"], vec!["etcd-2", "cp-1"], vec!["etcd-3"]];
+        assert_eq!(p.start_order, want);
+        assert_eq!(p.start_needs["etcd-3"], ["etcd-1", "etcd-2"]);
+    }
+
+    #[test]
+    fn stages_of_a_cycle_end() {
+        let mut needs = IndexMap::new();
+        needs.insert("a".to_string(), vec!["b".to_string()]);
+        needs.insert("b".to_string(), vec!["a".to_string()]);
+        needs.insert("c".to_string(), vec![]);
+        let got = stages(&needs);
+        assert_eq!(got[0], ["c"]);
     }
 
     #[test]
@@ -585,12 +703,12 @@ mod tests {
         let cat = catalog();
         let sc = cat.scenario("bootstrap-check", None).expect("scenario");
         let p = plan(&sc, &v("v1.33.4+k3s1"), "img");
+        // cp-1 joins etcd-1: it starts with etcd-2, not after it.
         assert_eq!(
             p.start_order,
             vec![
                 vec!["etcd-1".to_string()],
-                vec!["etcd-2".into()],
-                vec!["cp-1".into()]
+                vec!["etcd-2".into(), "cp-1".into()]
             ]
         );
         // Step 3 sets the key on cp-1, step 4 removes it again.

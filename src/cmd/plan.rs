@@ -111,7 +111,7 @@ fn describe_node(p: &Plan, n: &PlannedNode) -> String {
 fn step_zero(o: &mut String, p: &Plan) {
     o.push_str("\nStep 0 — create the cluster\n");
     o.push_str(
-        "  Start order (each number waits until the ones before are ready; nodes with the same\n  number start together):\n",
+        "  Start stages (each node starts as soon as the nodes it waits for are ready, as k3s\n  allows; the nodes of one stage start together):\n",
     );
     let mut rows = Vec::new();
     for (i, group) in p.start_order.iter().enumerate() {
@@ -119,11 +119,18 @@ fn step_zero(o: &mut String, p: &Plan) {
             let Some(n) = p.nodes.iter().find(|n| &n.name == name) else {
                 continue;
             };
+            let needs = p.start_needs.get(name).map_or(&[][..], Vec::as_slice);
+            let after = if needs.is_empty() {
+                String::new()
+            } else {
+                format!("after {}", needs.join(", "))
+            };
             rows.push(vec![
                 format!("{}.", i + 1),
                 n.name.clone(),
                 n.role.as_str().to_string(),
                 describe_node(p, n),
+                after,
             ]);
         }
     }

@@ -336,8 +336,8 @@ pub(super) fn install(o: &mut String, r: &RunResult, configs: bool) {
         .collect();
     o.push_str(&format!(
         "- Installed K3s: `{}` in Docker, one {}container per node on one network (as k3d runs k3s), the \
-         cluster token in `{}`, each node's settings in `{}`. Nodes started one at a time, each \
-         waiting until the one before logged `{}`: {}.\n",
+         cluster token in `{}`, each node's settings in `{}`. Nodes started in this order, each \
+         once the nodes it needs (repro plan's start stages) had logged `{}`: {}.\n",
         r.k3s.image,
         if r.k3s.privileged { "privileged " } else { "unprivileged (the image needs no privileges) " },
         facts.token_env,
