@@ -433,6 +433,116 @@ pub(crate) fn stages(needs: &IndexMap<String, Vec<String>>) -> Vec<Vec<String>> 
         .collect()
 }
 
+/// One boot on a run's critical path.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub(crate) struct PathBoot {
+    pub(crate) node: String,
+    /// The step it belongs to (0: the first start).
+    pub(crate) step: usize,
+    /// The phases it plays (`distro::pace`'s names), in order.
+    pub(crate) phases: Vec<&'static str>,
+    /// Its modelled time under the pace, in seconds.
+    pub(crate) seconds: f64,
+}
+
+/// The boots a run cannot overlap, under `--sim-pace`'s model: the longest chain of the first
+/// start (by `start_needs`), then each step's starts one after another and each restart group's
+/// slowest boot (a step's groups follow one another, its nodes within a group restart at once).
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub(crate) struct CriticalPath {
+    pub(crate) pace: f64,
+    /// The sum of `boots`' seconds.
+    pub(crate) seconds: f64,
+    /// The same at real k3s timings (pace 1).
+    pub(crate) real_seconds: f64,
+    pub(crate) boots: Vec<PathBoot>,
+}
+
+fn boot_of(n: &PlannedNode, first: bool) -> distro::pace::Boot {
+    distro::pace::Boot {
+        server: n.role.is_server(),
+        runs_etcd: n.role.runs_etcd(),
+        runs_apiserver: n.role.runs_apiserver(),
+        init: n.init,
+        first,
+    }
+}
+
+/// The run's critical path at `pace` (see [`CriticalPath`]). Pure: the plan and the model only.
+pub(crate) fn critical_path(p: &Plan, pace: f64) -> CriticalPath {
+    use distro::pace::{boot_seconds, phases, timing};
+    let node = |name: &str| p.nodes.iter().find(|n| n.name == name);
+    let path_boot = |n: &PlannedNode, step: usize, first: bool| {
+        let b = boot_of(n, first);
+        PathBoot {
+            node: n.name.clone(),
+            step,
+            phases: phases(b).iter().map(|ph| timing(*ph).name).collect(),
+            seconds: boot_seconds(b),
+        }
+    };
+    // The first start: the chain that ends last (finish = latest need's finish + own boot).
+    let mut finish: IndexMap<&str, (f64, Option<&str>)> = IndexMap::new();
+    for group in &p.start_order {
+        for name in group {
+            let Some(n) = node(name) else { continue };
+            let (before, prev) = p
+                .start_needs
+                .get(name)
+                .into_iter()
+                .flatten()
+                .filter_map(|w| finish.get(w.as_str()).map(|(t, _)| (*t, Some(w.as_str()))))
+                .fold((0.0, None), |a, b| if b.0 > a.0 { b } else { a });
+            finish.insert(name, (before + boot_seconds(boot_of(n, true)), prev));
+        }
+    }
+    let mut chain: Vec<PathBoot> = Vec::new();
+    let mut at = finish
+        .iter()
+        .fold(None::<(&str, f64)>, |a, (n, (t, _))| match a {
+            Some((_, best)) if best >= *t => a,
+            _ => Some((n, *t)),
+        })
+        .map(|(n, _)| n);
+    while let Some(name) = at {
+        let Some(n) = node(name) else { break };
+        chain.push(path_boot(n, 0, true));
+        at = finish.get(name).and_then(|(_, prev)| *prev);
+    }
+    chain.reverse();
+    let mut booted: Vec<&str> = finish.keys().copied().collect();
+    for s in &p.steps {
+        for name in &s.start {
+            if let Some(n) = node(name) {
+                chain.push(path_boot(n, s.index, !booted.contains(&name.as_str())));
+                booted.push(name);
+            }
+        }
+        for group in &s.restart {
+            let slowest = group
+                .iter()
+                .filter_map(|name| node(name))
+                .map(|n| path_boot(n, s.index, !booted.contains(&n.name.as_str())))
+                .fold(None::<PathBoot>, |a, b| match a {
+                    Some(a) if a.seconds >= b.seconds => Some(a),
+                    _ => Some(b),
+                });
+            chain.extend(slowest);
+            booted.extend(group.iter().map(String::as_str));
+        }
+    }
+    let real_seconds: f64 = chain.iter().map(|b| b.seconds).sum();
+    for b in &mut chain {
+        b.seconds *= pace;
+    }
+    CriticalPath {
+        pace,
+        seconds: real_seconds * pace,
+        real_seconds,
+        boots: chain,
+    }
+}
+
 /// A node's `config.yaml`: the keys its role and place in the cluster stand for, then its own
 /// in the order they were set. Strings are JSON strings (valid YAML that never changes type).
 pub(crate) fn render_config(
@@ -550,6 +660,74 @@ mod tests {
         let want: Vec<Vec<&str>> = vec![vec!["etcd-1"], vec!["etcd-2", "cp-1"], vec!["etcd-3"]];
         assert_eq!(p.start_order, want);
         assert_eq!(p.start_needs["etcd-3"], ["etcd-1", "etcd-2"]);
+    }
+
+    #[test]
+    fn critical_path_of_etcd_split() {
+        let cat = catalog();
+        let sc = cat.scenario("etcd-split", None).expect("scenario");
+        let p = plan(&sc, &v("v1.33.4+k3s1"), "img");
+        let cp = critical_path(&p, 0.5);
+        let who: Vec<(&str, usize)> = cp.boots.iter().map(|b| (b.node.as_str(), b.step)).collect();
+        // cp-1 (4.05 s) runs beside etcd-2: not on the path. `restart: [etcd-2, etcd-3]` is
+        // two groups, one after the other (etcd would lose quorum with both down).
+        assert_eq!(
+            who,
+            [
+                ("etcd-1", 0),
+                ("etcd-2", 0),
+                ("etcd-3", 0),
+                ("etcd-2", 1),
+                ("etcd-3", 1),
+                ("etcd-1", 2),
+                ("etcd-2", 3),
+                ("etcd-3", 3)
+            ]
+        );
+        // 4.0 + 8.45 + 8.45 at the first start, five 12 s restarts.
+        assert!((cp.real_seconds - 80.9).abs() < 1e-9, "{}", cp.real_seconds);
+        assert!((cp.seconds - 40.45).abs() < 1e-9, "{}", cp.seconds);
+        assert_eq!(cp.boots[1].phases, ["join", "learner-promotion", "agent"]);
+        assert_eq!(cp.boots[3].phases, ["restart", "agent"]);
+    }
+
+    #[test]
+    fn critical_path_takes_the_longest_chain() {
+        let nodes = vec![
+            node("etcd-1", Role::Etcd, true, None, false),
+            node("etcd-2", Role::Etcd, false, Some("etcd-1"), false),
+            node("cp-1", Role::ControlPlane, false, Some("etcd-1"), false),
+            node("a-1", Role::Agent, false, Some("cp-1"), false),
+            node("a-2", Role::Agent, false, Some("cp-1"), false),
+        ];
+        let sc_plan = Plan {
+            check: String::new(),
+            issue: String::new(),
+            summary: String::new(),
+            topology: String::new(),
+            topology_description: String::new(),
+            distro: Distro::K3s,
+            k3s_version: v("v1.33.4+k3s1"),
+            image: String::new(),
+            start_order: start_order(&nodes),
+            start_needs: start_needs(&nodes),
+            common_files: IndexMap::new(),
+            initial: IndexMap::new(),
+            nodes,
+            steps: Vec::new(),
+            notes: Vec::new(),
+            expected_verdict: None,
+            expected_because: String::new(),
+            fixed_in: Vec::new(),
+        };
+        // etcd-1 4.0 → etcd-2 8.45 = 12.45 outlasts etcd-1 → cp-1 4.05 → a-1 2.0 = 10.05 (the
+        // two agents start together: they do not add up).
+        let cp = critical_path(&sc_plan, 1.0);
+        let who: Vec<&str> = cp.boots.iter().map(|b| b.node.as_str()).collect();
+        assert_eq!(who, ["etcd-1", "etcd-2"]);
+        assert!((cp.seconds - 12.45).abs() < 1e-9);
+        // With a slow pace the chain is the same, its time scaled.
+        assert!((critical_path(&sc_plan, 2.0).seconds - 24.9).abs() < 1e-9);
     }
 
     #[test]

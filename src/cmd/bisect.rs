@@ -107,6 +107,7 @@ pub(crate) async fn run(g: &Global, a: &BisectArgs) -> Result<Exit, Error> {
             version: Some(v.to_string()),
             image: None,
             sim: a.sim,
+            sim_pace: a.sim_pace,
         };
         let (sc, plan) = resolve(g.root.as_deref(), &target)?;
         // The verdict is what bisect reads; `expect` only sets the run's own exit code.

@@ -102,6 +102,7 @@ pub(crate) async fn run(g: &Global, a: &MatrixArgs) -> Result<Exit, Error> {
                 version: Some(v.to_string()),
                 image: None,
                 sim: a.sim,
+                sim_pace: a.sim_pace,
             };
             let (scenario, plan) = resolve(g.root.as_deref(), &target)?;
             let Some(expected) = plan.expected_verdict else {

@@ -8,7 +8,7 @@
 use crate::cli::{Format, Global, PlanArgs};
 use crate::error::Error;
 use crate::exit::Exit;
-use crate::plan::{config_body, Plan, PlannedNode, PlannedStep};
+use crate::plan::{config_body, critical_path, CriticalPath, Plan, PlannedNode, PlannedStep};
 use crate::scenario::Expected;
 use crate::table::table;
 
@@ -16,15 +16,59 @@ use super::common::{resolve, write_stdout};
 
 pub(crate) fn run(g: &Global, args: &PlanArgs) -> Result<Exit, Error> {
     let (_sc, p) = resolve(g.root.as_deref(), &args.target)?;
+    let path = args.target.sim_pace.map(|f| critical_path(&p, f));
     let text = match args.format {
-        Format::Json => format!(
-            "{}\n",
-            serde_json::to_string_pretty(&p).map_err(anyhow::Error::from)?
-        ),
-        Format::Text => render_text(&p),
+        Format::Json => {
+            let mut v = serde_json::to_value(&p).map_err(anyhow::Error::from)?;
+            if let (Some(path), Some(o)) = (&path, v.as_object_mut()) {
+                o.insert(
+                    "critical_path".into(),
+                    serde_json::to_value(path).map_err(anyhow::Error::from)?,
+                );
+            }
+            format!(
+                "{}\n",
+                serde_json::to_string_pretty(&v).map_err(anyhow::Error::from)?
+            )
+        }
+        Format::Text => {
+            let mut t = render_text(&p);
+            if let Some(path) = &path {
+                render_critical_path(&mut t, path);
+            }
+            t
+        }
     };
     write_stdout(&text).map_err(|e| anyhow::anyhow!("cannot write to stdout: {e}"))?;
     Ok(Exit::Ok)
+}
+
+/// The boots the run cannot overlap under `--sim-pace`'s model, and their sum.
+fn render_critical_path(o: &mut String, path: &CriticalPath) {
+    o.push_str(&format!(
+        "\nCritical path at --sim-pace {}: {:.2} s ({:.2} s at real k3s timings)\n",
+        path.pace, path.seconds, path.real_seconds
+    ));
+    o.push_str(
+        "  The boots k3s makes follow one another (the longest chain of the first start, then\n  every step's starts and restarts in turn); phase times from distro/src/pace.rs:\n",
+    );
+    let rows: Vec<Vec<String>> = path
+        .boots
+        .iter()
+        .map(|b| {
+            vec![
+                if b.step == 0 {
+                    "start".to_string()
+                } else {
+                    format!("step {}", b.step)
+                },
+                b.node.clone(),
+                b.phases.join(" + "),
+                format!("{:.2} s", b.seconds),
+            ]
+        })
+        .collect();
+    table(o, "    ", &rows);
 }
 
 /// The plan as a reviewer reads it.

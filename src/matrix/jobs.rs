@@ -131,6 +131,7 @@ mod tests {
             version: Some("v1.33.4+k3s1".into()),
             image: None,
             sim: true,
+            sim_pace: None,
         };
         let (_, plan) = crate::cmd::common::resolve(None, &target).expect("etcd-split plans");
         let mem = &plan.distro.facts().memory;

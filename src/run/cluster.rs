@@ -57,6 +57,8 @@ pub(crate) struct ClusterSpec {
     pub(crate) token: String,
     /// The run's redaction context, for `docker inspect` (structurally, as JSON).
     pub(crate) redactor: crate::redact::SharedRedactor,
+    /// `--sim-pace`: the stand-in's factor on real k3s timings, passed to every node.
+    pub(crate) pace: Option<f64>,
 }
 
 /// A running cluster, shared by the steps: its spec (whose fields read as the cluster's own,
@@ -201,6 +203,9 @@ impl Cluster {
         let facts = self.plan.distro.facts();
         let mut env = vec![format!("{}={}", facts.token_env, self.token)];
         env.extend(n.env.iter().map(|(k, v)| format!("{k}={v}")));
+        if let Some(f) = self.pace {
+            env.push(format!("{}={f}", distro::pace::PACE_ENV));
+        }
         let args = match n.role {
             Role::Agent => facts.agent_args,
             _ => facts.server_args,

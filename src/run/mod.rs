@@ -243,6 +243,7 @@ async fn prepare(
         ready,
         agent_ready,
         token: s.token.clone(),
+        pace: cfg.target.sim_pace,
     })))
 }
 

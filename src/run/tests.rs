@@ -19,6 +19,7 @@ fn config(results: &Path, expect: Outcome) -> RunConfig {
             version: Some("v1.33.5+k3s1".into()),
             image: None,
             sim: false,
+            sim_pace: None,
         },
         expect: Expect::Outcome(expect),
         timeout: Duration::from_secs(20),
