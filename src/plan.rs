@@ -334,7 +334,7 @@ pub(crate) fn expected(fixed_in: &ReleaseSet, v: &Version) -> (Option<Outcome>, 
 }
 
 /// What each node of the first start waits for: the nodes whose boot must be ready before it
-/// may start, as k3s's source allows (docs/k3s-behaviour.md, "Start order"). Deferred nodes are
+/// may start, as k3s's source allows (docs/k3s-behaviour.md §10). Deferred nodes are
 /// left out: steps start them.
 ///
 /// - The init node waits for nothing.
