@@ -285,6 +285,17 @@ impl Catalog {
                                 help: Some("give every check its own `name:`".into()),
                             });
                         }
+                        // The bug world on the check's own topology (src/bug_world.rs).
+                        if let Some(t) = topologies.iter().find(|t| t.name == c.topology) {
+                            let sc = Scenario {
+                                check: c.clone(),
+                                topology: t.clone(),
+                                signals: sig.clone(),
+                            };
+                            if let Err(d) = crate::bug_world::check(&sc) {
+                                diags.extend(d);
+                            }
+                        }
                         checks.push((c, s));
                     }
                     Err(d) => diags.extend(d),
@@ -430,10 +441,13 @@ impl Catalog {
                 }
             }
         }
-        Ok(Scenario {
+        let sc = Scenario {
             check,
             topology: topo.clone(),
-            signals: self.signals.clone(),
-        })
+            signals: self.signals.for_distro(topo.distro),
+        };
+        // On another topology than its own a check may hold no longer (src/bug_world.rs).
+        crate::bug_world::check(&sc)?;
+        Ok(sc)
     }
 }

@@ -168,6 +168,11 @@ pub(crate) struct RunOptions {
     /// the runs).
     #[arg(long)]
     pub(crate) rebuild_sim: bool,
+    /// The stand-in's load-balancer seed (`REPRO_SIM_SEED`): each node gets one derived from
+    /// it, so a run's server picks can be replayed; default random, recorded in result.json.
+    /// Hidden: it only matters to the stand-in's tests and to replaying a stand-in run.
+    #[arg(long, env = "REPRO_SIM_SEED", hide = true)]
+    pub(crate) sim_seed: Option<u64>,
     /// Run nodes privileged, as k3d runs real k3s. `auto`: privileged unless the image says it
     /// needs no privileges (label `io.repro.privileged=false`, set by the stand-in image).
     #[arg(long, value_enum, default_value = "auto")]
@@ -222,6 +227,7 @@ impl RunArgs {
             image_archive: o.image_archive.clone(),
             results: o.results.clone(),
             rebuild_sim: o.rebuild_sim,
+            sim_seed: o.sim_seed,
             privileged: o.privileged,
             host_check: !o.no_host_check,
             argv,
@@ -330,6 +336,8 @@ impl RunOptions {
             results,
             // Rebuilt once by the batch: concurrent rebuilds of one tag would race.
             rebuild_sim: false,
+            // Each run of a batch draws its own: one seed for all would make every cell pick alike.
+            sim_seed: None,
             privileged: self.privileged,
             host_check: !self.no_host_check,
             argv,
@@ -344,8 +352,17 @@ pub(crate) struct MatrixArgs {
     pub(crate) checks: Vec<String>,
     /// k3s versions, comma-separated; `stable`, `latest` or `v1.33` name a release channel
     /// (resolved on the k3s channel server: needs network access).
-    #[arg(long, value_delimiter = ',', required = true)]
+    #[arg(
+        long,
+        value_delimiter = ',',
+        required_unless_present = "k3s_binary",
+        conflicts_with = "k3s_binary"
+    )]
     pub(crate) k3s_versions: Vec<String>,
+    /// Instead of versions: every check on this k3s build (a local build, as `run
+    /// --k3s-binary`), in the image of the version it reports.
+    #[arg(long, value_name = "PATH", value_parser = crate::builds::parse_binary_path, conflicts_with = "emit")]
+    pub(crate) k3s_binary: Option<PathBuf>,
     /// Runs at once: 1 to 64, or `auto` (as many as the host's available memory holds, by the
     /// distribution's per-node memory and the largest topology).
     #[arg(long, default_value = "2")]
@@ -373,11 +390,16 @@ pub(crate) struct BisectArgs {
     /// The check (it needs a bug signature: `bug:` in its steps).
     pub(crate) check: String,
     /// A release whose verdict is the "good" one (trusted, not run).
-    #[arg(long)]
-    pub(crate) good: String,
+    #[arg(long, required_unless_present = "commits", conflicts_with = "commits")]
+    pub(crate) good: Option<String>,
     /// A release whose verdict is the "bad" one (run first to learn that verdict).
-    #[arg(long)]
-    pub(crate) bad: String,
+    #[arg(long, required_unless_present = "commits", conflicts_with = "commits")]
+    pub(crate) bad: Option<String>,
+    /// Instead of releases: bisect over these commits' CI builds (a file, one full SHA per line,
+    /// oldest first, e.g. `git log --reverse --format=%H A..B` in a k3s checkout; blank lines and
+    /// `#` comments allowed) to the first commit whose verdict differs from the first one's.
+    #[arg(long, value_name = "FILE", conflicts_with = "versions")]
+    pub(crate) commits: Option<PathBuf>,
     /// Ordered release list (default: releases/k3s.yaml of the project, else the shipped one).
     #[arg(long)]
     pub(crate) versions: Option<PathBuf>,

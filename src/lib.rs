@@ -10,6 +10,8 @@
 #[macro_use]
 pub mod term;
 mod archive;
+mod bug_world;
+mod builds;
 mod catalog;
 mod channels;
 pub mod cli;
@@ -39,5 +41,6 @@ pub mod run;
 mod safe_fs;
 pub mod scenario;
 pub mod sim_image;
+pub(crate) mod sim_node_image;
 mod table;
 mod target;

@@ -50,6 +50,9 @@ pub(crate) struct Plan {
     pub(crate) expected_because: String,
     /// The check's first fixed version per release line.
     pub(crate) fixed_in: Vec<Version>,
+    /// With the bug: the servers each boot of an etcd-only joiner may read its served config
+    /// from (src/bug_world.rs), step by step.
+    pub(crate) bug_reach: Vec<crate::bug_world::Reach>,
 }
 
 #[derive(Debug, Clone, Serialize, serde::Deserialize)]
@@ -238,6 +241,7 @@ pub(crate) fn plan(sc: &Scenario, version: &Version, image: &str) -> Plan {
         expected_verdict,
         expected_because,
         fixed_in: sc.check.fixed_in.firsts.clone(),
+        bug_reach: crate::bug_world::read(sc).reach,
     }
 }
 
@@ -719,6 +723,7 @@ mod tests {
             expected_verdict: None,
             expected_because: String::new(),
             fixed_in: Vec::new(),
+            bug_reach: Vec::new(),
         };
         // etcd-1 4.0 → etcd-2 8.45 = 12.45 outlasts etcd-1 → cp-1 4.05 → a-1 2.0 = 10.05 (the
         // two agents start together: they do not add up).

@@ -148,6 +148,10 @@ pub(crate) struct RunResult {
     #[serde(default)]
     pub(crate) distribution: distro::Distro,
     pub(crate) k3s: K3sInfo,
+    /// The build under test (`--k3s-binary`, `--k3s-commit`) copied over the image's binary;
+    /// absent when the image's own binary ran. Its base image is `k3s.image`/`k3s.image_id`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) build: Option<BuildInfo>,
     pub(crate) environment: EnvInfo,
     /// What the run was asked to show (`--expect`), resolved: `auto` is recorded as the
     /// outcome `fixed-in` predicts.
@@ -178,6 +182,13 @@ pub(crate) struct RunResult {
     /// looked for, e.g. which line a `down` by the settle rule never saw.
     #[serde(default, skip_serializing_if = "IndexMap::is_empty")]
     pub(crate) signals: IndexMap<String, SignalRecord>,
+    /// The stand-in's load-balancer seed of the run (`REPRO_SIM_SEED`, `--sim-seed`), and each
+    /// node's, derived from it: replaying the run's seed replays every node's server picks.
+    /// Absent on real k3s and in older results.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) sim_seed: Option<u64>,
+    #[serde(default, skip_serializing_if = "IndexMap::is_empty")]
+    pub(crate) sim_seeds: IndexMap<String, u64>,
     pub(crate) steps: Vec<StepResult>,
     pub(crate) boots: Vec<BootRecord>,
     pub(crate) verdict: Option<Verdict>,
@@ -186,6 +197,39 @@ pub(crate) struct RunResult {
     pub(crate) exit_code: Option<i32>,
     /// Why the run stopped early, if it did.
     pub(crate) error: Option<String>,
+}
+
+/// A build under test: where it came from, what it is and what it says it is.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub(crate) struct BuildInfo {
+    pub(crate) source: BuildSource,
+    /// The file on the host that was copied in (for a commit: the verified cached download).
+    pub(crate) path: String,
+    /// The full commit (`--k3s-commit`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) commit: Option<String>,
+    /// Where the commit build was downloaded from (`--k3s-commit`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) url: Option<String>,
+    /// sha256 of the binary, lowercase hex.
+    pub(crate) sha256: String,
+    pub(crate) size: u64,
+    /// The version the binary says it is (`v1.33.5+k3s1`, `v1.30.6+k3s-48a3b849`): the version of
+    /// record. `k3s.version` is the same for a release or candidate; for a commit build it is
+    /// the release whose image it ran in.
+    pub(crate) reported: String,
+    /// Where in each node it was copied (the image's own binary's path).
+    pub(crate) installed_at: String,
+}
+
+/// How the build under test was handed over.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub(crate) enum BuildSource {
+    /// `--k3s-binary PATH`.
+    Binary,
+    /// `--k3s-commit SHA`: the distribution's CI build of the commit.
+    Commit,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -557,6 +601,20 @@ pub(crate) struct BootRecord {
     pub(crate) exit_code: Option<i64>,
     /// Relative path of this boot's log in the results folder.
     pub(crate) log: String,
+    /// The server this boot's agent load balancer reached first (k3s's first
+    /// `Server …->RECOVERING from successful dial`): the one an etcd-only joiner read its
+    /// served config from. Absent when the node logged none (nodes without a load balancer)
+    /// and in older results.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) lb_server: Option<LbServer>,
+}
+
+/// A server the load balancer reached: its address as logged, and the run's node at it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub(crate) struct LbServer {
+    pub(crate) address: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) node: Option<String>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]

@@ -144,6 +144,16 @@ fn enum_values_are_the_types_values() {
             crate::docker::EngineKind::Docker | crate::docker::EngineKind::Podman => {}
         }
     }
+    let sources = [BuildSource::Binary, BuildSource::Commit];
+    for b in &sources {
+        match b {
+            BuildSource::Binary | BuildSource::Commit => {}
+        }
+    }
+    assert_eq!(
+        strings(&s["properties"]["build"]["properties"]["source"]["enum"]),
+        json_names(&sources)
+    );
     assert_eq!(
         strings(&s["properties"]["environment"]["properties"]["engine"]["enum"]),
         json_names(&engines)
@@ -239,6 +249,16 @@ fn full() -> RunResult {
                 "k3s version v1.33.4+k3s1 (abcdef12)\ngo version go1.24.5\n".into(),
             ),
         },
+        build: Some(BuildInfo {
+            source: BuildSource::Commit,
+            path: "/home/u/.cache/repro/builds/0123/k3s".into(),
+            commit: Some("0123456789abcdef0123456789abcdef01234567".into()),
+            url: Some("http://127.0.0.1:1/k3s-0123456789abcdef0123456789abcdef01234567".into()),
+            sha256: "ab".repeat(32),
+            size: 42,
+            reported: "v1.33.4+k3s1".into(),
+            installed_at: "/bin/k3s".into(),
+        }),
         environment: EnvInfo {
             docker_host: "unix:///var/run/docker.sock".into(),
             engine: Some(crate::docker::EngineKind::Docker),
@@ -314,7 +334,13 @@ fn full() -> RunResult {
             end: BootEnd::Exited,
             exit_code: Some(1),
             log: "nodes/etcd-2/boot-2.log".into(),
+            lb_server: Some(LbServer {
+                address: "10.213.4.14:6443".into(),
+                node: Some("cp-2".into()),
+            }),
         }],
+        sim_seed: Some(u64::MAX),
+        sim_seeds: [("etcd-2".to_string(), 7)].into(),
         verdict: Some(Verdict {
             outcome: Outcome::Reproduced,
             reason: "r".into(),
@@ -384,6 +410,8 @@ fn full_and_minimal_records_validate() {
     minimal.initial_files.clear();
     minimal.steps.clear();
     minimal.boots.clear();
+    minimal.sim_seed = None;
+    minimal.sim_seeds.clear();
     minimal.verdict = None;
     minimal.finished_at = None;
     minimal.exit_code = None;
@@ -392,6 +420,7 @@ fn full_and_minimal_records_validate() {
     minimal.expect_because = None;
     minimal.steps.clear();
     minimal.k3s.image_id = None;
+    minimal.build = None;
     minimal.environment = EnvInfo::default();
     let minimal = serde_json::to_value(minimal).expect("serialises");
     let errors: Vec<String> = validator

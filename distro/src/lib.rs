@@ -119,6 +119,17 @@ pub struct RoleKeys {
     pub control_plane_only: &'static [&'static str],
 }
 
+/// How a node runs the distribution's server or agent.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum NodeProcess {
+    /// As the container's own command (`rancher/k3s`: the image's entrypoint is `k3s`, the
+    /// command `server`); its log is the container's.
+    Container,
+    /// As a systemd unit (`Facts::units`) in a container whose PID 1 is systemd, as rke2's own
+    /// Docker tests run it; its log is the unit's journal, a boot is one start of the unit.
+    SystemdUnit,
+}
+
 /// How much memory a node of a role needs, in MiB (for the host-capacity check).
 #[derive(Debug)]
 pub struct NodeMemory {
@@ -140,6 +151,8 @@ pub struct Facts {
     /// Its systemd units, as the install script names them and journald and log collectors
     /// label their lines (`k3s`, `k3s-agent`).
     pub units: &'static [&'static str],
+    /// Whether a node runs it as the container's process or as a systemd unit.
+    pub node_process: NodeProcess,
     /// The build marker of a version: `k3s` in `v1.33.4+k3s1`.
     pub build_marker: &'static str,
     /// Example versions, for help lines: a release and a release candidate.
@@ -159,6 +172,12 @@ pub struct Facts {
     pub agent_args: &'static [&'static str],
     /// The command printing the version (`k3s -v`).
     pub version_command: &'static [&'static str],
+    /// Where the distribution's image keeps its binary: a build under test (`--k3s-binary`,
+    /// `--k3s-commit`) is copied there. `None`: no build under test for it yet.
+    pub binary_path: Option<&'static str>,
+    /// Where the distribution's CI publishes a build of each commit (`<binary><suffix>-<sha>`
+    /// and `.sha256sum` beside it), as its install script fetches it; `None`: none known.
+    pub ci_builds_url: Option<&'static str>,
     /// The config file, its drop-in folder and the folder both live in.
     pub config_dir: &'static str,
     pub config_path: &'static str,
@@ -183,6 +202,19 @@ pub struct Facts {
     pub agent_banner_prefix: &'static str,
     /// The line a node logs once it is up.
     pub ready_line: &'static str,
+    /// The start of the `Description=` of the distribution's systemd units, which systemd puts
+    /// in its own lines about them (`Started k3s.service - Lightweight Kubernetes.`).
+    pub unit_description: &'static str,
+    /// The agent load balancer's line naming a server it reached:
+    /// `Server <address>@UNCHECKED->RECOVERING from successful dial` (k3s
+    /// pkg/agent/loadbalancer/servers.go; rke2 runs k3s's agent code): the text before the
+    /// address, and the text the line ends with. The first such line of a boot is the pick.
+    pub lb_pick_prefix: &'static str,
+    pub lb_pick_suffix: &'static str,
+    /// Config keys an agent turns on from the config its server serves (`/v1-k3s/config`), not
+    /// its own file: a buggy etcd-only joiner (k3s #12753) takes them from whichever server its
+    /// load balancer reaches. Signals of the same name follow that server's value.
+    pub served_agent_keys: &'static [&'static str],
     pub role_keys: RoleKeys,
     /// Where the embedded data files live in the source tree (for messages).
     pub changes_path: &'static str,
@@ -194,13 +226,59 @@ pub struct Facts {
     /// The release channel server (`stable`, `latest`, `v1.33` → a version).
     pub channel_server: &'static str,
     pub memory: NodeMemory,
+    /// What repro's outputs for this distribution's maintainers look like (report.md, the
+    /// validation comment): the one place a renderer learns which template to follow.
+    pub outputs: Outputs,
     tables: tables::Tables,
+}
+
+/// The shape of a distribution's bug report and of its QA's validation comment.
+#[derive(Debug)]
+pub struct Outputs {
+    /// The product as its bug template spells it: `K3s Version:`, `- Installed RKE2:`.
+    pub product: &'static str,
+    /// The bug template report.md follows (its `.github/ISSUE_TEMPLATE/bug_report.md`).
+    pub bug_template: &'static str,
+    /// The node image a real (not stand-in) run uses, in words.
+    pub image: &'static str,
+    /// How a node of this distribution is installed and started, for the template's
+    /// "Installed …" line; `{container}` stands for "privileged container" or its opposite.
+    pub installed: &'static str,
+    /// Where a node's log comes from, for the report's log sections.
+    pub log_source: &'static str,
+    /// The form of QA's validation comment.
+    pub validation: ValidationForm,
+}
+
+/// The validation comments QA posts when it closes an issue.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ValidationForm {
+    /// k3s QA (k3s-io/k3s#12816): `### Validated on`, environment details, cluster
+    /// configuration, every config.yaml, testing steps, replication and validation results.
+    Full,
+    /// RKE2 QA on this bug (rancher/rke2#8875, #8876): `# Validated on <rc>`, `Steps: <link>`,
+    /// `### Validation` with `rke2 -v`, the cluster's node list, then the results.
+    Short,
 }
 
 impl Facts {
     /// The published image of `v`.
     pub fn image(&self, v: &Version) -> String {
         format!("{}:{}", self.image_repository, v.image_tag())
+    }
+
+    /// The address of a load-balancer pick line (see `lb_pick_prefix`), if `line` is one.
+    pub fn lb_pick<'a>(&self, line: &'a str) -> Option<&'a str> {
+        let before = &line[..line.find(self.lb_pick_suffix)?];
+        let from = before.rfind(self.lb_pick_prefix)? + self.lb_pick_prefix.len();
+        let label = &before[from..];
+        let address = &label[..label.find('@')?];
+        (!address.is_empty() && !address.contains(char::is_whitespace)).then_some(address)
+    }
+
+    /// The systemd unit of a server or an agent (`rke2-server`, `rke2-agent`).
+    pub fn unit(&self, agent: bool) -> &'static str {
+        self.units[usize::from(agent).min(self.units.len() - 1)]
     }
 
     /// `k3s server` / `k3s agent`, as messages name the commands.
@@ -230,6 +308,24 @@ impl Facts {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn lb_pick_reads_the_address_of_a_successful_dial() {
+        let f = Distro::K3s.facts();
+        let line = r#"time="2026-12-01T20:01:00Z" level=info msg="Server 10.213.4.5:6443@UNCHECKED->RECOVERING from successful dial""#;
+        assert_eq!(f.lb_pick(line), Some("10.213.4.5:6443"));
+        let default = "Server etcd-1:6443@UNCHECKED*->RECOVERING from successful dial";
+        assert_eq!(f.lb_pick(default), Some("etcd-1:6443"));
+        assert_eq!(
+            f.lb_pick("Server 10.0.0.2:6443@RECOVERING->FAILED from failed dial"),
+            None
+        );
+        assert_eq!(
+            f.lb_pick("Server @X->RECOVERING from successful dial"),
+            None
+        );
+        assert_eq!(f.lb_pick("->RECOVERING from successful dial"), None);
+    }
 
     #[test]
     fn names_round_trip_and_tables_parse() {

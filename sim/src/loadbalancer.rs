@@ -11,6 +11,16 @@
 //! The stand-in does not proxy connections on 127.0.0.1:6444; it only picks
 //! the server an agent request goes to, logs k3s's state lines, and keeps the
 //! file exactly as k3s writes it.
+//!
+//! Which of several new servers comes first is random in k3s: `setAddresses`
+//! appends them while ranging over a `sets.Set` (a Go map, iterated in random
+//! order) and then sorts servers of equal state as equal
+//! (docs/k3s-review-2026-12.md §6). The stand-in shuffles new servers with a
+//! seeded generator instead, so a run can be replayed: the seed is
+//! `REPRO_SIM_SEED` (repro passes one per node and records it in
+//! result.json), mixed with the boot's number, so every boot draws anew as
+//! k3s does. The pick shows in k3s's own words, the first
+//! `Server <address>@UNCHECKED->RECOVERING from successful dial`.
 
 use std::net::{TcpStream, ToSocketAddrs};
 use std::path::{Path, PathBuf};
@@ -21,11 +31,77 @@ use serde::{Deserialize, Serialize};
 use crate::logs;
 
 /// `version.Program + "-agent-load-balancer"`.
-pub const SERVICE: &str = "k3s-agent-load-balancer";
+pub const SERVICE: ServiceName = ServiceName;
+
+/// The load balancer's name as k3s makes it from the program name (`rke2-agent-load-balancer`
+/// when the stand-in plays rke2): a value that prints as that name, so messages keep `{SERVICE}`.
+#[derive(Clone, Copy, Debug)]
+pub struct ServiceName;
+
+impl std::fmt::Display for ServiceName {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&crate::distro::agent_load_balancer())
+    }
+}
 /// The local listener k3s binds (`--lb-server-port`, default 6444).
 pub const LOCAL_ADDRESS: &str = "127.0.0.1:6444";
 /// Container env knob: where a buggy etcd-only joiner reads its served config.
 pub const CONFIG_SOURCE_ENV: &str = "REPRO_SIM_CONFIG_SOURCE";
+/// Container env knob: the seed of the load balancer's order of new servers (a `u64`).
+pub const SEED_ENV: &str = "REPRO_SIM_SEED";
+/// The stand-in's own count of load-balancer starts (boots), next to k3s's file: k3s keeps
+/// no such file; it only makes a seeded order differ from boot to boot.
+const BOOTS_FILE: &str = "repro-sim-lb-boots";
+
+/// `splitmix64`: a small, well-mixed generator (no crate needed for a shuffle).
+#[derive(Clone, Debug)]
+pub struct Rng(u64);
+
+impl Rng {
+    pub fn new(seed: u64, boot: u64) -> Rng {
+        Rng(seed ^ boot.wrapping_mul(0x9E37_79B9_7F4A_7C15))
+    }
+
+    pub fn next_u64(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+
+    /// Fisher-Yates.
+    pub fn shuffle<T>(&mut self, items: &mut [T]) {
+        for i in (1..items.len()).rev() {
+            let j = (self.next_u64() % (i as u64 + 1)) as usize;
+            items.swap(i, j);
+        }
+    }
+}
+
+/// `REPRO_SIM_SEED` as a number; without it (or unreadable) a seed from the clock, with a
+/// warning naming the bad value.
+pub fn seed_from_env(value: Option<&str>) -> (u64, Option<String>) {
+    let clock = || {
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_nanos() as u64)
+            ^ u64::from(std::process::id())
+    };
+    match value.map(str::trim) {
+        None | Some("") => (clock(), None),
+        Some(v) => match v.parse::<u64>() {
+            Ok(n) => (n, None),
+            Err(_) => (
+                clock(),
+                Some(format!(
+                    "repro-sim: {SEED_ENV}={v:?} is not a whole number from 0 to {}; using a seed from the clock",
+                    u64::MAX
+                )),
+            ),
+        },
+    }
+}
 
 /// `REPRO_SIM_CONFIG_SOURCE`: `load-balancer` (default, as k3s's source
 /// reads) or `joined` (always the node in `server:`, as k3s #12753's steps
@@ -128,13 +204,53 @@ pub struct LoadBalancer {
     file: PathBuf,
     servers: Vec<Server>,
     source: ConfigSource,
+    rng: Rng,
+}
+
+/// This boot's number (1 for the first) from the stand-in's counter, counted up.
+fn next_boot(data_dir: &Path) -> u64 {
+    let path = config_file(data_dir).with_file_name(BOOTS_FILE);
+    let boot = std::fs::read_to_string(&path)
+        .ok()
+        .and_then(|t| t.trim().parse::<u64>().ok())
+        .unwrap_or(0)
+        + 1;
+    let written = path
+        .parent()
+        .map_or(Ok(()), std::fs::create_dir_all)
+        .map_err(|e| e.to_string())
+        .and_then(|_| crate::datastore::write_atomic(&path, boot.to_string().as_bytes()));
+    if let Err(e) = written {
+        logs::warn(format!("repro-sim: cannot count load balancer starts: {e}"));
+    }
+    boot
 }
 
 impl LoadBalancer {
     /// `loadbalancer.New`: default server from `default_url`, saved servers
     /// loaded when the file's `ServerURL` names the same default, file written.
+    /// Seeded by `REPRO_SIM_SEED`.
     pub fn new(data_dir: &Path, default_url: &str, source: ConfigSource) -> LoadBalancer {
+        let (seed, problem) = seed_from_env(std::env::var(SEED_ENV).ok().as_deref());
+        if let Some(problem) = problem {
+            logs::warn(problem);
+        }
+        LoadBalancer::seeded(data_dir, default_url, source, seed)
+    }
+
+    pub fn seeded(
+        data_dir: &Path,
+        default_url: &str,
+        source: ConfigSource,
+        seed: u64,
+    ) -> LoadBalancer {
+        let boot = next_boot(data_dir);
+        // Not a k3s line: says which draw this boot's order of new servers is.
+        logs::info(format!(
+            "repro-sim: load balancer {SERVICE} orders new servers by {SEED_ENV}={seed}, boot {boot}"
+        ));
         let mut lb = LoadBalancer {
+            rng: Rng::new(seed, boot),
             file: config_file(data_dir),
             servers: vec![Server {
                 address: host_port(default_url),
@@ -218,7 +334,10 @@ impl LoadBalancer {
         if current == wanted || wanted.is_empty() {
             return;
         }
-        for address in addresses {
+        // k3s ranges over a set here: new servers join in no fixed order.
+        let mut addresses = addresses.to_vec();
+        self.rng.shuffle(&mut addresses);
+        for address in &addresses {
             if let Some(s) = self.servers.iter_mut().find(|s| &s.address == address) {
                 if s.is_default && s.state == State::Standby {
                     logs::info(format!(
@@ -354,6 +473,44 @@ mod tests {
         assert!(warning
             .expect("warning")
             .contains("REPRO_SIM_CONFIG_SOURCE"));
+    }
+
+    #[test]
+    fn the_order_of_saved_servers_is_drawn_per_seed_and_boot() {
+        let saved = vec!["10.0.0.4:6443".to_string(), "10.0.0.5:6443".to_string()];
+        let first = |seed: u64| {
+            let d = dir(&format!("seed-{seed}"));
+            let mut lb =
+                LoadBalancer::seeded(&d, "https://etcd-1:6443", ConfigSource::LoadBalancer, seed);
+            lb.update(&saved);
+            let mut picks = vec![lb.order()[0].clone()];
+            // Later boots load the saved list and draw again.
+            for _ in 0..7 {
+                let lb = LoadBalancer::seeded(
+                    &d,
+                    "https://etcd-1:6443",
+                    ConfigSource::LoadBalancer,
+                    seed,
+                );
+                assert_eq!(lb.order().len(), 3);
+                assert_eq!(
+                    lb.order()[2],
+                    "etcd-1:6443",
+                    "the default stays the last resort"
+                );
+                picks.push(lb.order()[0].clone());
+            }
+            let _ = std::fs::remove_dir_all(&d);
+            picks
+        };
+        assert_eq!(first(7), first(7), "one seed, one sequence of picks");
+        let all: Vec<String> = (0..8).flat_map(first).collect();
+        for s in &saved {
+            assert!(all.contains(s), "{s} is never picked first: {all:?}");
+        }
+        assert_eq!(seed_from_env(Some(" 42 ")), (42, None));
+        let (_, warning) = seed_from_env(Some("x"));
+        assert!(warning.expect("warning").contains("REPRO_SIM_SEED=\"x\""));
     }
 
     #[test]

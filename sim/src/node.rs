@@ -155,7 +155,8 @@ pub fn run_server(cli_args: &[String]) -> i32 {
     }
 
     let banner = crate::config::facts().banner_prefix;
-    logs::info(format!("{banner}{version} (repro-sim)"));
+    logs::info(format!("{banner}{version} ({})", crate::distro::commit()));
+    crate::distro::stage_kubectl();
     if faults.crash_at_boot {
         std::thread::sleep(Duration::from_millis(100));
         logs::fatal(format!(
@@ -235,6 +236,7 @@ pub fn run_server(cli_args: &[String]) -> i32 {
     }
     write_kubeconfig(&shared);
     logs::info(crate::config::facts().ready_line);
+    crate::distro::notify_ready();
     park_forever()
 }
 
@@ -493,7 +495,7 @@ fn reconcile_existing_member(shared: &Shared) {
             match http::request(
                 "GET",
                 &url,
-                "/v1-k3s/server-bootstrap",
+                &crate::distro::supervisor_path("server-bootstrap"),
                 &Auth::Basic("server", &pw),
                 None,
                 Duration::from_secs(5),
@@ -504,7 +506,7 @@ fn reconcile_existing_member(shared: &Shared) {
                 }
                 Ok(resp) => logs::warn(format!(
                     "Unable to reconcile with remote datastore: {}: {} {}",
-                    url.with_path("/v1-k3s/server-bootstrap"),
+                    url.with_path(&crate::distro::supervisor_path("server-bootstrap")),
                     resp.status,
                     http::reason(resp.status)
                 )),
@@ -522,7 +524,7 @@ fn reconcile_existing_member(shared: &Shared) {
 /// k3s's `compareConfig`: fetch the joined server's `/v1-k3s/config` as user
 /// `node`; an unreachable or refusing server only skips the check.
 fn check_critical_config(shared: &Shared, url: &Url, pw: &str) {
-    let path = "/v1-k3s/config";
+    let path = &crate::distro::supervisor_path("config");
     let resp = match http::request(
         "GET",
         url,
@@ -565,7 +567,7 @@ fn check_critical_config(shared: &Shared, url: &Url, pw: &str) {
 
 /// `httpBootstrap`: the token's password is only checked here, by the server.
 fn fetch_bootstrap_data(url: &Url, pw: &str) {
-    let path = "/v1-k3s/server-bootstrap";
+    let path = &crate::distro::supervisor_path("server-bootstrap");
     match http::request(
         "GET",
         url,
@@ -632,7 +634,9 @@ fn join_etcd(shared: &Shared, url: &Url, pw: &str) {
     crate::pace::phase(distro::pace::Phase::Promotion);
 }
 
-const DATASTORE_PATH: &str = "/v1-k3s/repro-sim/datastore";
+fn datastore_path() -> String {
+    crate::distro::supervisor_path("repro-sim/datastore")
+}
 
 /// POSTs `state` to a server's datastore and returns its merged state.
 fn push_state(url: &Url, pw: &str, state: &ClusterState) -> Result<ClusterState, String> {
@@ -640,7 +644,7 @@ fn push_state(url: &Url, pw: &str, state: &ClusterState) -> Result<ClusterState,
     let resp = http::request(
         "POST",
         url,
-        DATASTORE_PATH,
+        &datastore_path(),
         &Auth::Basic("server", pw),
         Some(&body),
         Duration::from_secs(5),
@@ -649,7 +653,7 @@ fn push_state(url: &Url, pw: &str, state: &ClusterState) -> Result<ClusterState,
     if resp.status != 200 {
         return Err(format!(
             "{}: {} {}",
-            url.with_path(DATASTORE_PATH),
+            url.with_path(&datastore_path()),
             resp.status,
             http::reason(resp.status)
         ));
@@ -691,7 +695,7 @@ fn wait_for_proxied_datastore(shared: &Shared) {
         match http::request(
             "GET",
             &url,
-            DATASTORE_PATH,
+            &datastore_path(),
             &Auth::Basic("server", &pw),
             None,
             Duration::from_secs(5),
@@ -699,7 +703,7 @@ fn wait_for_proxied_datastore(shared: &Shared) {
             Ok(resp) if resp.status == 200 => break,
             Ok(resp) => logs::info(format!(
                 "Failed to test data store connection: {}: {} {}",
-                url.with_path(DATASTORE_PATH),
+                url.with_path(&datastore_path()),
                 resp.status,
                 http::reason(resp.status)
             )),
@@ -800,8 +804,10 @@ fn route(shared: &Shared, req: &Request) -> Response {
     match path {
         "/ping" => return Response::text(200, "pong"),
         "/cacerts" => return Response::text(200, FAKE_CA),
-        "/v1-k3s/readyz" => return Response::text(200, "ok"),
-        "/v1-k3s/config" => {
+        _ if crate::distro::supervisor_route(path) == Some("readyz") => {
+            return Response::text(200, "ok")
+        }
+        _ if crate::distro::supervisor_route(path) == Some("config") => {
             if !authorized(shared, req) {
                 return unauthorized();
             }
@@ -810,13 +816,13 @@ fn route(shared: &Shared, req: &Request) -> Response {
                 Err(e) => Response::text(500, e.to_string()),
             };
         }
-        "/v1-k3s/server-bootstrap" => {
+        _ if crate::distro::supervisor_route(path) == Some("server-bootstrap") => {
             if !authorized(shared, req) {
                 return unauthorized();
             }
             return Response::json(200, "{\"repro-sim\":\"no bootstrap data: stand-in\"}");
         }
-        "/v1-k3s/apiservers" => {
+        _ if crate::distro::supervisor_route(path) == Some("apiservers") => {
             if !authorized(shared, req) {
                 return unauthorized();
             }
@@ -829,7 +835,7 @@ fn route(shared: &Shared, req: &Request) -> Response {
                 .collect();
             return Response::json(200, serde_json::to_string(&list).unwrap_or_default());
         }
-        DATASTORE_PATH => return datastore_endpoint(shared, req),
+        _ if path == datastore_path() => return datastore_endpoint(shared, req),
         // The agent's https router: authn (client certificates, anonymous
         // off) and authz on everything but /v2 and p2p (pkg/agent/https).
         "/metrics" if shared.features.metrics_mounted.load(Ordering::SeqCst) => {

@@ -14,12 +14,25 @@ use crate::table::table;
 
 use super::common::{resolve, write_stdout};
 
-pub(crate) fn run(g: &Global, args: &PlanArgs) -> Result<Exit, Error> {
-    let (_sc, p) = resolve(g.root.as_deref(), &args.target)?;
-    let path = args.target.sim_pace.map(|f| critical_path(&p, f));
+pub(crate) async fn run(g: &Global, args: &PlanArgs) -> Result<Exit, Error> {
+    let mut target = args.target.clone();
+    // A build under test decides the version: read (or fetched) before the plan is made.
+    super::common::prepare_build(&mut target, crate::cli::Progress::Auto.is_live()).await?;
+    let (_sc, p) = resolve(g.root.as_deref(), &target)?;
+    let path = target.sim_pace.map(|f| critical_path(&p, f));
+    // The plan prints every config and file of the scenario: the secrets in them are learned
+    // whole first, as a run learns them, and printed as the run would write them (issue #24).
+    let mut redactor = crate::redact::plan_redactor(&p, &[]);
     let text = match args.format {
         Format::Json => {
             let mut v = serde_json::to_value(&p).map_err(anyhow::Error::from)?;
+            // The build under test beside the plan, as result.json records it.
+            if let (Some(b), Some(o)) = (&target.build, v.as_object_mut()) {
+                o.insert(
+                    "build".into(),
+                    serde_json::to_value(&b.info).map_err(anyhow::Error::from)?,
+                );
+            }
             if let (Some(path), Some(o)) = (&path, v.as_object_mut()) {
                 o.insert(
                     "critical_path".into(),
@@ -28,15 +41,20 @@ pub(crate) fn run(g: &Global, args: &PlanArgs) -> Result<Exit, Error> {
             }
             format!(
                 "{}\n",
-                serde_json::to_string_pretty(&v).map_err(anyhow::Error::from)?
+                serde_json::to_string_pretty(&redactor.redact_json(&v))
+                    .map_err(anyhow::Error::from)?
             )
         }
         Format::Text => {
-            let mut t = render_text(&p);
+            let mut plan = render_text(&p);
             if let Some(path) = &path {
-                render_critical_path(&mut t, path);
+                render_critical_path(&mut plan, path);
             }
-            t
+            let text = match &target.build {
+                Some(b) => format!("{}\n{}", build_lines(b, &p), plan),
+                None => plan,
+            };
+            redactor.redact_text(&text)
         }
     };
     write_stdout(&text).map_err(|e| anyhow::anyhow!("cannot write to stdout: {e}"))?;
@@ -69,6 +87,19 @@ fn render_critical_path(o: &mut String, path: &CriticalPath) {
         })
         .collect();
     table(o, "    ", &rows);
+}
+
+/// What a build under test is and where it goes, above the plan.
+fn build_lines(b: &crate::builds::Build, p: &Plan) -> String {
+    let i = &b.info;
+    let from = match (&i.commit, &i.url) {
+        (Some(c), Some(u)) => format!("the CI build of commit {c} ({u})"),
+        _ => i.path.clone(),
+    };
+    format!(
+        "Build under test: {from}\n  reports {}, sha256 {}\n  copied to {} in every node of {}\n",
+        i.reported, i.sha256, i.installed_at, p.image
+    )
 }
 
 /// The plan as a reviewer reads it.
@@ -179,6 +210,7 @@ fn step_zero(o: &mut String, p: &Plan) {
         }
     }
     table(o, "    ", &rows);
+    reach(o, p, 0);
     let deferred: Vec<&PlannedNode> = p.nodes.iter().filter(|n| n.deferred).collect();
     for n in deferred {
         o.push_str(&format!(
@@ -209,6 +241,31 @@ fn step_zero(o: &mut String, p: &Plan) {
             o.push_str(&format!("    {node}:{path}{later}\n"));
             o.push_str(&indent(content.as_deref().unwrap_or("(none)"), "      "));
         }
+    }
+}
+
+/// With the bug, the servers the step's etcd-only joiners may take their served config from.
+fn reach(o: &mut String, p: &Plan, step: usize) {
+    let here: Vec<&crate::bug_world::Reach> =
+        p.bug_reach.iter().filter(|r| r.step == step).collect();
+    if here.is_empty() {
+        return;
+    }
+    o.push_str(
+        "  Before the etcd-only bootstrap fix (k3s #12753) each etcd-only joiner takes its served\n  config from a server its load balancer reaches (saved control-plane nodes, picked at\n  random; then the joined node):\n",
+    );
+    for r in here {
+        let saved = match r.saved.as_slice() {
+            [] => String::new(),
+            [one] => one.clone(),
+            many => format!("one of {}", many.join(", ")),
+        };
+        let line = if saved.is_empty() {
+            format!("{} (no saved servers yet)", r.joined)
+        } else {
+            format!("{saved}, else {}", r.joined)
+        };
+        o.push_str(&format!("    {}: {line}\n", r.node));
     }
 }
 
@@ -272,11 +329,14 @@ fn step(
         }
     }
     actions.push("observe the nodes named below".to_string());
+    let mut seen = String::new();
+    reach(&mut seen, p, s.index);
     o.push_str("  Do:\n");
     for (i, a) in actions.iter().enumerate() {
         o.push_str(&format!("    {}. {a}\n", i + 1));
     }
 
+    o.push_str(&seen);
     o.push_str("  config.yaml after this step:\n");
     let mut unchanged = Vec::new();
     for entry in last_change.iter_mut() {

@@ -459,7 +459,27 @@ fn step(
                 (node.value.clone(), lines)
             })
             .collect(),
+        expect_places: places(&s.expect),
+        bug_places: places(&s.bug),
     }
+}
+
+/// node -> signal -> (line, column) of each expectation, for diagnostics after loading.
+fn places(
+    map: &crate::raw::SpannedMap<crate::raw::SpannedMap<Spanned<String>>>,
+) -> crate::scenario::Places {
+    map.iter()
+        .map(|(node, sigs)| {
+            let at = sigs
+                .keys()
+                .map(|sig| {
+                    let l = sig.referenced;
+                    (sig.value.clone(), (l.line(), l.column()))
+                })
+                .collect();
+            (node.value.clone(), at)
+        })
+        .collect()
 }
 
 /// The bug signature lists only how the bug differs from `expect`; entries the loader already

@@ -132,6 +132,9 @@ mod tests {
             image: None,
             sim: true,
             sim_pace: None,
+            k3s_binary: None,
+            k3s_commit: None,
+            build: None,
         };
         let (_, plan) = crate::cmd::common::resolve(None, &target).expect("etcd-split plans");
         let mem = &plan.distro.facts().memory;

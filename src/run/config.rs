@@ -62,6 +62,9 @@ pub(crate) struct RunConfig {
     pub(crate) results: PathBuf,
     /// Rebuild the stand-in image even if it exists (with `target.sim`).
     pub(crate) rebuild_sim: bool,
+    /// The stand-in's load-balancer seed of the run (`None`: drawn at random when the image is
+    /// the stand-in); each node's is derived from it ([`crate::sim_image::node_seed`]).
+    pub(crate) sim_seed: Option<u64>,
     pub(crate) privileged: Privileged,
     /// Try a privileged container before the first privileged node (`repro doctor`'s trial).
     pub(crate) host_check: bool,

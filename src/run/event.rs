@@ -152,6 +152,8 @@ pub(crate) enum RunEvent<'a> {
         image_id: Option<String>,
         stand_in: bool,
         privileged: bool,
+        /// The run's load-balancer seed, when the image is the stand-in.
+        sim_seed: Option<u64>,
         seconds: f64,
     },
     /// Every node of the start order is ready.

@@ -114,8 +114,16 @@ impl Recorder {
                     image_id,
                     stand_in,
                     privileged,
+                    sim_seed,
                     seconds,
                 } => {
+                    r.sim_seed = *sim_seed;
+                    r.sim_seeds = match sim_seed {
+                        Some(seed) => (r.topology.nodes.iter())
+                            .map(|n| (n.name.clone(), crate::sim_image::node_seed(*seed, &n.name)))
+                            .collect(),
+                        None => IndexMap::new(),
+                    };
                     r.k3s.image_id = image_id.clone();
                     r.k3s.stand_in = *stand_in;
                     r.k3s.privileged = *privileged;
@@ -215,6 +223,7 @@ pub(crate) fn initial_result(
             privileged: true,
             version_output: None,
         },
+        build: cfg.target.build.as_ref().map(|b| b.info.clone()),
         environment: res::EnvInfo {
             docker_host: crate::docker::endpoint(),
             ..Default::default()
@@ -232,6 +241,8 @@ pub(crate) fn initial_result(
             .collect(),
         initial_files: plan.initial.clone(),
         signals: res::signal_records(&sc.signals, &sc.check, &plan.k3s_version),
+        sim_seed: None,
+        sim_seeds: IndexMap::new(),
         steps: Vec::new(),
         boots: Vec::new(),
         verdict: None,
@@ -243,14 +254,20 @@ pub(crate) fn initial_result(
 
 /// The command that runs the same thing again.
 fn rerun(cfg: &RunConfig, sc: &Scenario, plan: &Plan, expect: Outcome) -> String {
+    let t = &cfg.target;
+    // A build under test is named as it was given: it, not a version flag, says the version.
+    let (flag, value) = match (&t.k3s_commit, &t.k3s_binary) {
+        (Some(sha), _) => ("--k3s-commit", sha.clone()),
+        (None, Some(p)) => ("--k3s-binary", p.display().to_string()),
+        (None, None) => ("--k3s-version", plan.k3s_version.to_string()),
+    };
     let mut rerun = vec![
         "repro".to_string(),
         "run".to_string(),
         sc.check.name.clone(),
-        "--k3s-version".to_string(),
-        plan.k3s_version.to_string(),
+        flag.to_string(),
+        value,
     ];
-    let t = &cfg.target;
     if let Some(topology) = &t.topology {
         rerun.extend(["--topology".to_string(), topology.clone()]);
     }

@@ -6,6 +6,8 @@
 
 #[path = "../util/fixtures.rs"]
 mod fixtures;
+#[path = "../util/junit.rs"]
+mod junit;
 #[path = "../util/schema.rs"]
 mod schema;
 #[path = "../util/mod.rs"]
@@ -13,10 +15,12 @@ mod util;
 #[macro_use]
 mod repro;
 
+mod bug_world;
 mod builds;
 mod cli;
 mod docs_cli;
 mod fuzz_stable;
+mod hostile_files;
 mod inspect;
 mod junit_ci;
 mod merge_plan;
@@ -26,6 +30,7 @@ mod real_logs;
 mod real_rke2;
 mod report_cli;
 mod rke2;
+mod secrets_cli;
 mod timeline_browser;
 mod validation_cli;
 mod workflow;

@@ -24,6 +24,8 @@ pub fn repro() -> Command {
         "REPRO_K3S_VERSION",
         "REPRO_CHANNEL_SERVER",
         "RUST_LOG",
+        // A seed of the caller's would make every stand-in run pick its servers alike.
+        "REPRO_SIM_SEED",
     ] {
         c.env_remove(v);
     }

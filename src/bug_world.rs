@@ -1,0 +1,377 @@
+//! The bug world of k3s #12753, read from a check and its topology without Docker: which
+//! servers each buggy etcd-only joiner's load balancer may reach at every boot, and whether a
+//! `bug` prediction depends on which one it reaches.
+//!
+//! Before the fix, an etcd-only server with `server:` bootstraps its agent off the joined node
+//! through its load balancer, whose saved servers (the control-plane nodes it has seen, kept in
+//! `k3s-agent-load-balancer.json`) come before the joined node; among the saved ones k3s picks
+//! at random (Go map order, docs/k3s-review-2026-12.md §6); the joined node is the last resort.
+//! The agent turns on the distribution's `served_agent_keys` (embedded-registry,
+//! supervisor-metrics) from the config that server serves, which is the server's own config
+//! as of its last boot. So a prediction on such a signal holds on every buggy run only when
+//! every server the joiner may reach gives the same value; otherwise the check is refused,
+//! naming the prediction, unless it says `any` there.
+//!
+//! The model is deliberately wide (every possibility the real load balancer has, never fewer):
+//! a joiner has seen every apiserver node that ran while it ran; the joined node counts even
+//! when a saved server is up (a dial can fail, and k3s #12753's steps read that world); a
+//! server restarting in the same group as the joiner may give its old or its new value.
+//! Pure: no Docker, no clock.
+
+use indexmap::{IndexMap, IndexSet};
+use serde::Serialize;
+
+use crate::diag::{Diagnostic, Diagnostics};
+use crate::plan::PlannedNode;
+use crate::raw::{ConfigValue, Role};
+use crate::scenario::{Expected, Scenario};
+
+/// The servers one boot of a buggy etcd-only joiner may read its served config from.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub(crate) struct Reach {
+    /// The step that boots it (0: creating the cluster).
+    pub(crate) step: usize,
+    pub(crate) node: String,
+    /// Saved control-plane nodes the load balancer picks among at random.
+    pub(crate) saved: Vec<String>,
+    /// The joined node (`server:`), the last resort: reached when no saved server answers the
+    /// dial (none saved yet, or down, or slow) — and the server k3s #12753's own steps assume
+    /// (the stand-in's `REPRO_SIM_CONFIG_SOURCE=joined`), so it is always counted.
+    pub(crate) joined: String,
+}
+
+impl Reach {
+    /// Every server in the order k3s tries them: the saved ones (random among themselves), then
+    /// the joined node.
+    pub(crate) fn servers(&self) -> Vec<String> {
+        self.saved
+            .iter()
+            .cloned()
+            .chain([self.joined.clone()])
+            .collect()
+    }
+}
+
+/// What the bug world shows of a check on its topology.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct BugWorld {
+    pub(crate) reach: Vec<Reach>,
+    /// Predictions that depend on the pick (empty: the check holds whichever server is reached).
+    pub(crate) problems: Diagnostics,
+}
+
+#[derive(Clone, Default)]
+struct NodeState {
+    started: bool,
+    /// Its own served-key values as of its last boot (what it serves).
+    serves: IndexMap<String, bool>,
+    /// A joiner's possible values of each served key, from its last boot.
+    took: IndexMap<String, IndexSet<bool>>,
+    /// A joiner's apiserver nodes seen while it ran (its saved load-balancer list).
+    seen: IndexSet<String>,
+    /// Where its last boot read from.
+    reached: Vec<String>,
+}
+
+/// `true`/`"true"` turn a feature on, as k3s's flag parsing reads a config file.
+fn on(v: Option<&ConfigValue>) -> bool {
+    match v {
+        Some(ConfigValue::Bool(b)) => *b,
+        Some(ConfigValue::Str(s)) => s.trim().eq_ignore_ascii_case("true"),
+        _ => false,
+    }
+}
+
+fn has_apiserver(role: Role) -> bool {
+    matches!(role, Role::ControlPlane | Role::All)
+}
+
+/// Reads the check's bug world on its topology (see the module doc).
+pub(crate) fn read(sc: &Scenario) -> BugWorld {
+    let topo = &sc.topology;
+    let served: Vec<String> = (topo.distro.facts().served_agent_keys.iter())
+        .map(|k| k.to_string())
+        .collect();
+    let is_joiner = |name: &str| {
+        topo.node(name)
+            .is_some_and(|n| n.role == Role::Etcd && !n.init && n.join.is_some())
+    };
+    let apiservers: Vec<String> = (topo.nodes.iter())
+        .filter(|n| has_apiserver(n.role))
+        .map(|n| n.name.clone())
+        .collect();
+    let mut keys: IndexMap<String, IndexMap<String, ConfigValue>> = (topo.nodes.iter())
+        .map(|n| {
+            let mut m = topo.config.clone();
+            m.extend(n.config.clone());
+            (n.name.clone(), m)
+        })
+        .collect();
+    let mut state: IndexMap<String, NodeState> = (topo.nodes.iter())
+        .map(|n| (n.name.clone(), NodeState::default()))
+        .collect();
+    let mut world = BugWorld::default();
+
+    let boot_group = |step: usize,
+                      group: &[String],
+                      keys: &IndexMap<String, IndexMap<String, ConfigValue>>,
+                      state: &mut IndexMap<String, NodeState>,
+                      reach: &mut Vec<Reach>| {
+        let now = |name: &str| -> IndexMap<String, bool> {
+            served
+                .iter()
+                .map(|k| (k.clone(), on(keys.get(name).and_then(|m| m.get(k)))))
+                .collect()
+        };
+        // What a server may serve while `group` boots: its old value, or its new one if it
+        // boots in this group too.
+        let may_serve = |name: &str, state: &IndexMap<String, NodeState>, key: &str| {
+            let mut out = IndexSet::new();
+            let st = state.get(name);
+            if let Some(v) = st.filter(|s| s.started).and_then(|s| s.serves.get(key)) {
+                out.insert(*v);
+            }
+            if group.iter().any(|g| g == name) {
+                out.insert(now(name).get(key).copied().unwrap_or(false));
+            }
+            out
+        };
+        let mut took: IndexMap<String, (Reach, IndexMap<String, IndexSet<bool>>)> = IndexMap::new();
+        for name in group.iter().filter(|n| is_joiner(n)) {
+            let Some(joined) = topo.node(name).and_then(|n| n.join.clone()) else {
+                continue;
+            };
+            let saved: Vec<String> = (state[name.as_str()].seen.iter()).cloned().collect();
+            let r = Reach {
+                step,
+                node: name.clone(),
+                saved,
+                joined,
+            };
+            let values = served
+                .iter()
+                .map(|k| {
+                    let vs: IndexSet<bool> = (r.servers().iter())
+                        .flat_map(|s| may_serve(s, state, k))
+                        .collect();
+                    (k.clone(), vs)
+                })
+                .collect();
+            took.insert(name.clone(), (r, values));
+        }
+        for name in group {
+            let serves = now(name);
+            let st = state.entry(name.clone()).or_default();
+            st.started = true;
+            st.serves = serves;
+            st.seen.clear();
+            if let Some((r, values)) = took.shift_remove(name) {
+                st.reached = r.servers();
+                st.took = values;
+                reach.push(r);
+            }
+        }
+        // Every running joiner's load balancer learns the apiservers that are up.
+        let up: Vec<String> = (apiservers.iter())
+            .filter(|a| state.get(a.as_str()).is_some_and(|s| s.started))
+            .cloned()
+            .collect();
+        for (name, st) in state.iter_mut() {
+            if st.started && is_joiner(name) {
+                st.seen.extend(up.iter().cloned());
+            }
+        }
+    };
+
+    let planned: Vec<PlannedNode> = (topo.nodes.iter())
+        .map(|n| PlannedNode {
+            name: n.name.clone(),
+            role: n.role,
+            init: n.init,
+            join: n.join.clone(),
+            deferred: n.deferred,
+            env: IndexMap::new(),
+        })
+        .collect();
+    for group in crate::plan::start_order(&planned) {
+        boot_group(0, &group, &keys, &mut state, &mut world.reach);
+    }
+    for (i, s) in sc.check.steps.iter().enumerate() {
+        let step = i + 1;
+        for (node, kv) in &s.config {
+            if let Some(k) = keys.get_mut(node) {
+                k.extend(kv.clone());
+            }
+        }
+        for (node, ks) in &s.remove {
+            if let Some(k) = keys.get_mut(node) {
+                for key in ks {
+                    k.shift_remove(key);
+                }
+            }
+        }
+        if !s.start.is_empty() {
+            boot_group(step, &s.start, &keys, &mut state, &mut world.reach);
+        }
+        for group in &s.restart {
+            boot_group(step, group, &keys, &mut state, &mut world.reach);
+        }
+        judge(sc, step, &served, &state, &mut world.problems);
+    }
+    world
+}
+
+/// Refuses the step's predictions on served keys of joiners that the pick decides.
+fn judge(
+    sc: &Scenario,
+    step: usize,
+    served: &[String],
+    state: &IndexMap<String, NodeState>,
+    out: &mut Diagnostics,
+) {
+    let Some(s) = sc.check.steps.get(step - 1) else {
+        return;
+    };
+    let mut world = s.expect.clone();
+    for (node, sigs) in &s.bug {
+        let entry = world.entry(node.clone()).or_default();
+        for (sig, v) in sigs {
+            entry.insert(sig.clone(), v.clone());
+        }
+    }
+    for (node, sigs) in &world {
+        let Some(st) = state.get(node.as_str()) else {
+            continue;
+        };
+        for (sig, want) in sigs {
+            if !served.contains(sig) || !matches!(want, Expected::Up | Expected::Down) {
+                continue;
+            }
+            let Some(values) = st.took.get(sig.as_str()) else {
+                continue; // not a buggy joiner, or never booted
+            };
+            if values.len() < 2 {
+                continue;
+            }
+            let from_bug = s.bug.get(node).is_some_and(|b| b.contains_key(sig));
+            let places = if from_bug {
+                &s.bug_places
+            } else {
+                &s.expect_places
+            };
+            let (line, column) = places
+                .get(node)
+                .and_then(|p| p.get(sig))
+                .copied()
+                .unwrap_or((s.line as u64, 1));
+            let shows = |server: &String| {
+                let v = state
+                    .get(server.as_str())
+                    .and_then(|x| x.serves.get(sig.as_str()))
+                    .copied()
+                    .unwrap_or(false);
+                format!("{server} ({})", if v { "up" } else { "down" })
+            };
+            let servers: Vec<String> = st.reached.iter().map(shows).collect();
+            let whose = if from_bug {
+                "`bug:`"
+            } else {
+                "`expect:` (no `bug:` entry)"
+            };
+            out.push(Diagnostic {
+                file: sc.check.path.clone(),
+                line,
+                column,
+                message: format!(
+                    "on a buggy release `{node}: {{{sig}: {want}}}` in step {step} depends on which server {node}'s load balancer reaches on topology `{}`: its boot may read {sig} from {} (k3s picks at random among saved control-plane nodes, then the joined node), so the {whose} prediction fails on some runs",
+                    sc.topology.name,
+                    servers.join(", ")
+                ),
+                help: Some(if sc.topology.name == sc.check.topology {
+                    format!(
+                        "if either value is the bug, write `bug: {{{node}: {{{sig}: any}}}}` in this step; or give every server it may reach the same {sig} before this step"
+                    )
+                } else {
+                    format!(
+                        "if either value is the bug, write `bug: {{{node}: {{{sig}: any}}}}` in this step; or run the check on a topology whose servers agree here (it was written for `{}`)",
+                        sc.check.topology
+                    )
+                }),
+            });
+        }
+    }
+}
+
+/// The check's refusals on its topology, or nothing.
+pub(crate) fn check(sc: &Scenario) -> Result<(), Diagnostics> {
+    let w = read(sc);
+    if w.problems.is_empty() {
+        Ok(())
+    } else {
+        Err(w.problems.sorted())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::catalog::Catalog;
+
+    /// The shipped files of this checkout (the built-in set lacks some of them).
+    fn shipped() -> Catalog {
+        Catalog::load(Some(std::path::Path::new(env!("CARGO_MANIFEST_DIR")))).expect("catalog")
+    }
+
+    fn reach_of(check: &str, topo: Option<&str>) -> Vec<(usize, String, Vec<String>)> {
+        let cat = shipped();
+        let sc = cat.scenario(check, topo).expect("scenario");
+        read(&sc)
+            .reach
+            .into_iter()
+            .map(|r| (r.step, r.node.clone(), r.servers()))
+            .collect()
+    }
+
+    fn s(v: &[&str]) -> Vec<String> {
+        v.iter().map(|x| x.to_string()).collect()
+    }
+
+    #[test]
+    fn first_boots_reach_the_joined_node_later_ones_the_saved_control_planes_first() {
+        let got = reach_of("etcd-split", None);
+        assert_eq!(got[0], (0, "etcd-2".into(), s(&["etcd-1"])));
+        assert_eq!(got[1], (0, "etcd-3".into(), s(&["etcd-1"])));
+        assert_eq!(got[2], (1, "etcd-2".into(), s(&["cp-1", "etcd-1"])));
+        let two = reach_of("etcd-split", Some("etcd-split-2cp"));
+        assert_eq!(two[2], (1, "etcd-2".into(), s(&["cp-1", "cp-2", "etcd-1"])));
+    }
+
+    #[test]
+    fn a_prediction_the_pick_decides_is_refused_unless_it_says_any() {
+        let cat = shipped();
+        let err = cat
+            .scenario("metrics-order", Some("etcd-split-2cp"))
+            .expect_err("depends on the pick");
+        let places: Vec<(u64, u64)> = err.0.iter().map(|d| (d.line, d.column)).collect();
+        assert_eq!(places, vec![(50, 27), (51, 27)]);
+        assert!(err.0[0]
+            .message
+            .contains("cp-1 (up), cp-2 (down), etcd-1 (up)"));
+        // etcd-split's last step says `any` where cp-1 and etcd-1 disagree.
+        assert!(cat.scenario("etcd-split", Some("etcd-split-2cp")).is_ok());
+        for check in ["etcd-split", "metrics-order", "metrics-right-order"] {
+            if let Err(e) = cat.scenario(check, None) {
+                panic!("{check} on its own topology: {e:?}");
+            }
+        }
+    }
+
+    #[test]
+    fn config_values_read_as_k3s_reads_them() {
+        assert!(on(Some(&ConfigValue::Bool(true))));
+        assert!(on(Some(&ConfigValue::Str("True".into()))));
+        assert!(!on(Some(&ConfigValue::Str("false".into()))));
+        assert!(!on(Some(&ConfigValue::Int(1))));
+        assert!(!on(None));
+    }
+}
