@@ -370,6 +370,10 @@ pub(crate) struct MatrixArgs {
     /// Use the k3s stand-in images (built on the spot if missing).
     #[arg(long)]
     pub(crate) sim: bool,
+    /// With --sim: real k3s's time for every phase of a stand-in boot, times this factor (1 =
+    /// real k3s timings, 0.5 = twice as fast; default: no pacing).
+    #[arg(long, requires = "sim", value_name = "F", value_parser = distro::pace::parse_pace)]
+    pub(crate) sim_pace: Option<f64>,
     /// Print the matrix for a CI fan-out instead of running it (no Docker needed).
     #[arg(long, value_enum)]
     pub(crate) emit: Option<Emit>,
@@ -402,6 +406,10 @@ pub(crate) struct BisectArgs {
     /// Use the k3s stand-in images (built on the spot if missing).
     #[arg(long)]
     pub(crate) sim: bool,
+    /// With --sim: real k3s's time for every phase of a stand-in boot, times this factor (1 =
+    /// real k3s timings, 0.5 = twice as fast; default: no pacing).
+    #[arg(long, requires = "sim", value_name = "F", value_parser = distro::pace::parse_pace)]
+    pub(crate) sim_pace: Option<f64>,
     #[command(flatten)]
     pub(crate) options: RunOptions,
 }

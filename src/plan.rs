@@ -30,8 +30,12 @@ pub(crate) struct Plan {
     pub(crate) k3s_version: Version,
     pub(crate) image: String,
     pub(crate) nodes: Vec<PlannedNode>,
-    /// Groups started in order; the nodes of one group start at once.
+    /// The first start in stages (`start_needs`' depth): shown by `repro plan`; the nodes of a
+    /// stage can start at once.
     pub(crate) start_order: Vec<Vec<String>>,
+    /// What each node of the first start waits for (see `start_needs`): the runner starts a
+    /// node as soon as these are ready.
+    pub(crate) start_needs: IndexMap<String, Vec<String>>,
     /// Files written on every node before its first start (from the topology's `files:`).
     pub(crate) common_files: IndexMap<String, String>,
     /// Every node's files before its first start.
@@ -228,6 +232,7 @@ pub(crate) fn plan(sc: &Scenario, version: &Version, image: &str) -> Plan {
         k3s_version: version.clone(),
         image: image.to_string(),
         start_order: start_order(&nodes),
+        start_needs: start_needs(&nodes),
         common_files: topo.files.clone(),
         nodes,
         initial,
@@ -332,28 +337,214 @@ pub(crate) fn expected(fixed_in: &ReleaseSet, v: &Version) -> (Option<Outcome>, 
     }
 }
 
-/// Real k3s accepts: the init node, the other etcd servers one at a time (each etcd join changes
-/// membership), then control-plane-only servers together, then agents together. Deferred nodes
-/// are left out: steps start them.
+/// What each node of the first start waits for: the nodes whose boot must be ready before it
+/// may start, as k3s's source allows (docs/k3s-behaviour.md §10). Deferred nodes are
+/// left out: steps start them.
+///
+/// - The init node waits for nothing.
+/// - A server that runs etcd waits for the server it joins and for the etcd joiner before it
+///   in file order: etcd admits one learner at a time (`MemberAddAsLearner`; a second is
+///   refused with "too many learner members"), and a joiner's ready line comes only once it is
+///   promoted, so the next joiner starts after it.
+/// - A control-plane-only server waits only for the server it joins: it reaches etcd through
+///   its own etcd proxy, whose first endpoint is that server (pkg/etcd/etcdproxy.go), so it
+///   needs no other joiner.
+/// - An agent waits for the server it joins and, when that server runs no apiserver (an
+///   etcd-only node only proxies to one), for every server that runs one.
+pub(crate) fn start_needs(nodes: &[PlannedNode]) -> IndexMap<String, Vec<String>> {
+    let live: Vec<&PlannedNode> = nodes.iter().filter(|n| !n.deferred).collect();
+    let known = |name: &str| live.iter().any(|n| n.name == name);
+    let apiservers: Vec<&str> = live
+        .iter()
+        .filter(|n| n.role.runs_apiserver())
+        .map(|n| n.name.as_str())
+        .collect();
+    let mut needs = IndexMap::new();
+    let mut previous_joiner: Option<&str> = None;
+    for n in &live {
+        let mut want: Vec<String> = Vec::new();
+        let add = |name: &str, want: &mut Vec<String>| {
+            if known(name) && name != n.name && !want.iter().any(|w| w == name) {
+                want.push(name.to_string());
+            }
+        };
+        if let Some(j) = &n.join {
+            add(j, &mut want);
+        }
+        if !n.init && n.role.runs_etcd() {
+            if let Some(p) = previous_joiner {
+                add(p, &mut want);
+            }
+            previous_joiner = Some(&n.name);
+        }
+        if n.role == Role::Agent {
+            let joins_apiserver = n
+                .join
+                .as_deref()
+                .and_then(|j| live.iter().find(|m| m.name == j))
+                .is_some_and(|m| m.role.runs_apiserver());
+            if !joins_apiserver {
+                for a in &apiservers {
+                    add(a, &mut want);
+                }
+            }
+        }
+        needs.insert(n.name.clone(), want);
+    }
+    needs
+}
+
+/// The stages `repro plan` shows: a node's stage is one after the latest of the nodes it needs
+/// (the init node's is the first), nodes of a stage in file order. The runner does not wait for
+/// whole stages: each node starts as soon as the nodes it needs are ready. A node whose needs
+/// cannot be met (a cycle, which validation rules out) cannot make it loop: the relaxation is
+/// bounded.
 pub(crate) fn start_order(nodes: &[PlannedNode]) -> Vec<Vec<String>> {
-    let mut order = Vec::new();
-    let live = || nodes.iter().filter(|n| !n.deferred);
-    order.extend(live().filter(|n| n.init).map(|n| vec![n.name.clone()]));
-    order.extend(
-        live()
-            .filter(|n| !n.init && n.role.runs_etcd())
-            .map(|n| vec![n.name.clone()]),
-    );
-    for role in [Role::ControlPlane, Role::Agent] {
-        let group: Vec<String> = live()
-            .filter(|n| n.role == role && !n.init)
-            .map(|n| n.name.clone())
-            .collect();
-        if !group.is_empty() {
-            order.push(group);
+    stages(&start_needs(nodes))
+}
+
+pub(crate) fn stages(needs: &IndexMap<String, Vec<String>>) -> Vec<Vec<String>> {
+    let mut stage: IndexMap<&str, usize> = IndexMap::new();
+    // Longest path by relaxation, at most one round per node.
+    for _ in 0..=needs.len() {
+        let mut changed = false;
+        for (n, want) in needs {
+            let s = want
+                .iter()
+                .map(|w| stage.get(w.as_str()).map(|s| s + 1))
+                .try_fold(0, |acc, s| s.map(|s| acc.max(s)));
+            if let Some(s) = s {
+                if stage.get(n.as_str()) != Some(&s) {
+                    stage.insert(n, s);
+                    changed = true;
+                }
+            }
+        }
+        if !changed {
+            break;
         }
     }
-    order
+    let depth = stage.values().max().map_or(0, |m| m + 1);
+    (0..depth)
+        .map(|d| {
+            needs
+                .keys()
+                .filter(|n| stage.get(n.as_str()) == Some(&d))
+                .cloned()
+                .collect()
+        })
+        .filter(|g: &Vec<String>| !g.is_empty())
+        .collect()
+}
+
+/// One boot on a run's critical path.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub(crate) struct PathBoot {
+    pub(crate) node: String,
+    /// The step it belongs to (0: the first start).
+    pub(crate) step: usize,
+    /// The phases it plays (`distro::pace`'s names), in order.
+    pub(crate) phases: Vec<&'static str>,
+    /// Its modelled time under the pace, in seconds.
+    pub(crate) seconds: f64,
+}
+
+/// The boots a run cannot overlap, under `--sim-pace`'s model: the longest chain of the first
+/// start (by `start_needs`), then each step's starts one after another and each restart group's
+/// slowest boot (a step's groups follow one another, its nodes within a group restart at once).
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub(crate) struct CriticalPath {
+    pub(crate) pace: f64,
+    /// The sum of `boots`' seconds.
+    pub(crate) seconds: f64,
+    /// The same at real k3s timings (pace 1).
+    pub(crate) real_seconds: f64,
+    pub(crate) boots: Vec<PathBoot>,
+}
+
+fn boot_of(n: &PlannedNode, first: bool) -> distro::pace::Boot {
+    distro::pace::Boot {
+        server: n.role.is_server(),
+        runs_etcd: n.role.runs_etcd(),
+        runs_apiserver: n.role.runs_apiserver(),
+        init: n.init,
+        first,
+    }
+}
+
+/// The run's critical path at `pace` (see [`CriticalPath`]). Pure: the plan and the model only.
+pub(crate) fn critical_path(p: &Plan, pace: f64) -> CriticalPath {
+    use distro::pace::{boot_seconds, phases, timing};
+    let node = |name: &str| p.nodes.iter().find(|n| n.name == name);
+    let path_boot = |n: &PlannedNode, step: usize, first: bool| {
+        let b = boot_of(n, first);
+        PathBoot {
+            node: n.name.clone(),
+            step,
+            phases: phases(b).iter().map(|ph| timing(*ph).name).collect(),
+            seconds: boot_seconds(b),
+        }
+    };
+    // The first start: the chain that ends last (finish = latest need's finish + own boot).
+    let mut finish: IndexMap<&str, (f64, Option<&str>)> = IndexMap::new();
+    for group in &p.start_order {
+        for name in group {
+            let Some(n) = node(name) else { continue };
+            let (before, prev) = p
+                .start_needs
+                .get(name)
+                .into_iter()
+                .flatten()
+                .filter_map(|w| finish.get(w.as_str()).map(|(t, _)| (*t, Some(w.as_str()))))
+                .fold((0.0, None), |a, b| if b.0 > a.0 { b } else { a });
+            finish.insert(name, (before + boot_seconds(boot_of(n, true)), prev));
+        }
+    }
+    let mut chain: Vec<PathBoot> = Vec::new();
+    let mut at = finish
+        .iter()
+        .fold(None::<(&str, f64)>, |a, (n, (t, _))| match a {
+            Some((_, best)) if best >= *t => a,
+            _ => Some((n, *t)),
+        })
+        .map(|(n, _)| n);
+    while let Some(name) = at {
+        let Some(n) = node(name) else { break };
+        chain.push(path_boot(n, 0, true));
+        at = finish.get(name).and_then(|(_, prev)| *prev);
+    }
+    chain.reverse();
+    let mut booted: Vec<&str> = finish.keys().copied().collect();
+    for s in &p.steps {
+        for name in &s.start {
+            if let Some(n) = node(name) {
+                chain.push(path_boot(n, s.index, !booted.contains(&name.as_str())));
+                booted.push(name);
+            }
+        }
+        for group in &s.restart {
+            let slowest = group
+                .iter()
+                .filter_map(|name| node(name))
+                .map(|n| path_boot(n, s.index, !booted.contains(&n.name.as_str())))
+                .fold(None::<PathBoot>, |a, b| match a {
+                    Some(a) if a.seconds >= b.seconds => Some(a),
+                    _ => Some(b),
+                });
+            chain.extend(slowest);
+            booted.extend(group.iter().map(String::as_str));
+        }
+    }
+    let real_seconds: f64 = chain.iter().map(|b| b.seconds).sum();
+    for b in &mut chain {
+        b.seconds *= pace;
+    }
+    CriticalPath {
+        pace,
+        seconds: real_seconds * pace,
+        real_seconds,
+        boots: chain,
+    }
 }
 
 /// A node's `config.yaml`: the keys its role and place in the cluster stand for, then its own
@@ -425,7 +616,7 @@ mod tests {
     }
 
     #[test]
-    fn start_order_init_then_etcd_one_by_one_then_groups() {
+    fn start_stages_follow_what_each_node_needs() {
         let nodes = vec![
             node("a-1", Role::Agent, false, Some("cp-1"), false),
             node("cp-1", Role::ControlPlane, false, Some("etcd-1"), false),
@@ -437,15 +628,121 @@ mod tests {
             node("a-2", Role::Agent, false, Some("etcd-1"), false),
             node("a-9", Role::Agent, false, Some("etcd-1"), true),
         ];
-        let order = start_order(&nodes);
+        let needs = start_needs(&nodes);
+        let want_needs: Vec<(&str, Vec<&str>)> = vec![
+            // An agent of a server with an apiserver needs only that server.
+            ("a-1", vec!["cp-1"]),
+            // A control-plane-only server needs only the server it joins.
+            ("cp-1", vec!["etcd-1"]),
+            ("etcd-2", vec!["etcd-1"]),
+            ("etcd-1", vec![]),
+            // etcd joiners one after another: all-1 waits for etcd-2's promotion.
+            ("all-1", vec!["etcd-1", "etcd-2"]),
+            ("cp-2", vec!["etcd-1"]),
+            // An agent of an etcd-only server waits for every apiserver too.
+            ("a-2", vec!["etcd-1", "cp-1", "all-1", "cp-2"]),
+        ];
+        let got: Vec<(&str, Vec<&str>)> = needs
+            .iter()
+            .map(|(k, v)| (k.as_str(), v.iter().map(String::as_str).collect()))
+            .collect();
+        assert_eq!(got, want_needs);
         let want: Vec<Vec<&str>> = vec![
             vec!["etcd-1"],
-            vec!["etcd-2"],
-            vec!["all-1"],
-            vec!["cp-1", "cp-2"],
-            vec!["a-1", "a-2"],
+            vec!["cp-1", "etcd-2", "cp-2"],
+            vec!["a-1", "all-1"],
+            vec!["a-2"],
         ];
-        assert_eq!(order, want);
+        assert_eq!(start_order(&nodes), want);
+    }
+
+    #[test]
+    fn etcd_split_starts_cp_1_with_etcd_2() {
+        let cat = catalog();
+        let sc = cat.scenario("etcd-split", None).expect("scenario");
+        let p = plan(&sc, &v("v1.33.4+k3s1"), "img");
+        let want: Vec<Vec<&str>> = vec![vec!["etcd-1"], vec!["etcd-2", "cp-1"], vec!["etcd-3"]];
+        assert_eq!(p.start_order, want);
+        assert_eq!(p.start_needs["etcd-3"], ["etcd-1", "etcd-2"]);
+    }
+
+    #[test]
+    fn critical_path_of_etcd_split() {
+        let cat = catalog();
+        let sc = cat.scenario("etcd-split", None).expect("scenario");
+        let p = plan(&sc, &v("v1.33.4+k3s1"), "img");
+        let cp = critical_path(&p, 0.5);
+        let who: Vec<(&str, usize)> = cp.boots.iter().map(|b| (b.node.as_str(), b.step)).collect();
+        // cp-1 (4.05 s) runs beside etcd-2: not on the path. `restart: [etcd-2, etcd-3]` is
+        // two groups, one after the other (etcd would lose quorum with both down).
+        assert_eq!(
+            who,
+            [
+                ("etcd-1", 0),
+                ("etcd-2", 0),
+                ("etcd-3", 0),
+                ("etcd-2", 1),
+                ("etcd-3", 1),
+                ("etcd-1", 2),
+                ("etcd-2", 3),
+                ("etcd-3", 3)
+            ]
+        );
+        // 4.0 + 8.45 + 8.45 at the first start, five 12 s restarts.
+        assert!((cp.real_seconds - 80.9).abs() < 1e-9, "{}", cp.real_seconds);
+        assert!((cp.seconds - 40.45).abs() < 1e-9, "{}", cp.seconds);
+        assert_eq!(cp.boots[1].phases, ["join", "learner-promotion", "agent"]);
+        assert_eq!(cp.boots[3].phases, ["restart", "agent"]);
+    }
+
+    #[test]
+    fn critical_path_takes_the_longest_chain() {
+        let nodes = vec![
+            node("etcd-1", Role::Etcd, true, None, false),
+            node("etcd-2", Role::Etcd, false, Some("etcd-1"), false),
+            node("cp-1", Role::ControlPlane, false, Some("etcd-1"), false),
+            node("a-1", Role::Agent, false, Some("cp-1"), false),
+            node("a-2", Role::Agent, false, Some("cp-1"), false),
+        ];
+        let sc_plan = Plan {
+            check: String::new(),
+            issue: String::new(),
+            summary: String::new(),
+            topology: String::new(),
+            topology_description: String::new(),
+            distro: Distro::K3s,
+            k3s_version: v("v1.33.4+k3s1"),
+            image: String::new(),
+            start_order: start_order(&nodes),
+            start_needs: start_needs(&nodes),
+            common_files: IndexMap::new(),
+            initial: IndexMap::new(),
+            nodes,
+            steps: Vec::new(),
+            notes: Vec::new(),
+            expected_verdict: None,
+            expected_because: String::new(),
+            fixed_in: Vec::new(),
+            bug_reach: Vec::new(),
+        };
+        // etcd-1 4.0 → etcd-2 8.45 = 12.45 outlasts etcd-1 → cp-1 4.05 → a-1 2.0 = 10.05 (the
+        // two agents start together: they do not add up).
+        let cp = critical_path(&sc_plan, 1.0);
+        let who: Vec<&str> = cp.boots.iter().map(|b| b.node.as_str()).collect();
+        assert_eq!(who, ["etcd-1", "etcd-2"]);
+        assert!((cp.seconds - 12.45).abs() < 1e-9);
+        // With a slow pace the chain is the same, its time scaled.
+        assert!((critical_path(&sc_plan, 2.0).seconds - 24.9).abs() < 1e-9);
+    }
+
+    #[test]
+    fn stages_of_a_cycle_end() {
+        let mut needs = IndexMap::new();
+        needs.insert("a".to_string(), vec!["b".to_string()]);
+        needs.insert("b".to_string(), vec!["a".to_string()]);
+        needs.insert("c".to_string(), vec![]);
+        let got = stages(&needs);
+        assert_eq!(got[0], ["c"]);
     }
 
     #[test]
@@ -589,12 +886,12 @@ mod tests {
         let cat = catalog();
         let sc = cat.scenario("bootstrap-check", None).expect("scenario");
         let p = plan(&sc, &v("v1.33.4+k3s1"), "img");
+        // cp-1 joins etcd-1: it starts with etcd-2, not after it.
         assert_eq!(
             p.start_order,
             vec![
                 vec!["etcd-1".to_string()],
-                vec!["etcd-2".into()],
-                vec!["cp-1".into()]
+                vec!["etcd-2".into(), "cp-1".into()]
             ]
         );
         // Step 3 sets the key on cp-1, step 4 removes it again.

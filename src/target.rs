@@ -30,6 +30,11 @@ pub(crate) struct Target {
     /// Use the k3s stand-in image for the version (built on the spot if missing).
     #[arg(long)]
     pub(crate) sim: bool,
+    /// With --sim: the stand-in takes real k3s's time for every phase of a boot, times this
+    /// factor (1 = real k3s timings, 0.5 = twice as fast; default: no pacing, boots take
+    /// milliseconds). `repro plan` then prints the run's critical path under that model.
+    #[arg(long, requires = "sim", value_name = "F", value_parser = distro::pace::parse_pace)]
+    pub(crate) sim_pace: Option<f64>,
     /// A k3s binary to run instead of the image's (a local build: k3s's `dist/artifacts/k3s`),
     /// copied into every node; the version it reports is the run's, and it runs in the image of
     /// that version's line (or `--image`).

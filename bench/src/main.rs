@@ -8,10 +8,13 @@
 //!
 //! Then the 25-server topology (5 etcd-only + 20 control-plane-only, `bench/topologies/`),
 //! repro's peak memory (the kernel's figure for the finished process), log-line latency, and
-//! `repro matrix --jobs N` for N = 1, 2, 4 on 8 versions. Writes `target/bench/bench.json` and
-//! prints a short table.
+//! `repro matrix --jobs N` for N = 1, 2, 4 and `auto` on 8 versions. Then paced runs (issue #23,
+//! `--sim-pace 0.5`: real k3s's boot timings, halved): the run against the critical path its
+//! plan prints, and the start order of #23 against the one before it (`etcd-split-serial`, where
+//! cp-1 starts after every etcd node), alternated. Writes `target/bench/bench.json` and prints a
+//! short table.
 //!
-//! Usage: repro-bench [--runs N] [--out FILE] [--skip-matrix]
+//! Usage: repro-bench [--runs N] [--paced-runs N] [--out FILE] [--skip-matrix] [--skip-paced]
 //!        repro-bench floor PLAN.json          (one floor run of a `repro plan --format json`)
 //!        repro-bench readme [BENCH.json]      (the README's Speed table, from a bench file)
 
@@ -58,6 +61,10 @@ const MATRIX_VERSIONS: &[&str] = &[
     "v1.34.2+k3s1",
 ];
 const TOPOLOGY_25: &str = "etcd-split-25";
+/// etcd-split in the start order before #23 (cp-1 after every etcd node), bench only.
+const TOPOLOGY_SERIAL: &str = "etcd-split-serial";
+/// The pace of the paced runs: real k3s timings, twice as fast.
+const PACE: &str = "0.5";
 
 fn main() -> Result<()> {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -156,6 +163,11 @@ impl Ctx {
     /// `repro run etcd-split --sim`, timed and its memory watched; Err unless exit 0 with the
     /// expected verdict.
     fn repro_run(&self, topology: Option<&str>) -> Result<ReproRun> {
+        self.repro_run_paced(topology, None)
+    }
+
+    /// `repro_run`, with `--sim-pace` when `pace` is given.
+    fn repro_run_paced(&self, topology: Option<&str>, pace: Option<&str>) -> Result<ReproRun> {
         let results = self.work.join("runs");
         let _ = std::fs::remove_dir_all(&results);
         let mut args: Vec<String> = vec![
@@ -175,6 +187,9 @@ impl Ctx {
         ];
         if let Some(t) = topology {
             args.extend(["--topology".into(), t.into()]);
+        }
+        if let Some(p) = pace {
+            args.extend(["--sim-pace".into(), p.into()]);
         }
         let m = measured(
             Command::new(&self.repro)
@@ -235,6 +250,18 @@ impl Ctx {
     }
 
     fn plan(&self, topology: Option<&str>) -> Result<floor::Plan> {
+        Ok(serde_json::from_value(self.plan_json(topology, None)?)?)
+    }
+
+    /// The critical path `repro plan --sim --sim-pace PACE` prints, in seconds.
+    fn critical_path(&self, topology: Option<&str>, pace: &str) -> Result<f64> {
+        let v = self.plan_json(topology, Some(pace))?;
+        v["critical_path"]["seconds"]
+            .as_f64()
+            .ok_or_else(|| anyhow!("repro plan printed no critical_path"))
+    }
+
+    fn plan_json(&self, topology: Option<&str>, pace: Option<&str>) -> Result<serde_json::Value> {
         let mut c = self.repro_cmd();
         c.args([
             "plan",
@@ -247,6 +274,9 @@ impl Ctx {
         ]);
         if let Some(t) = topology {
             c.args(["--topology", t]);
+        }
+        if let Some(p) = pace {
+            c.args(["--sim-pace", p]);
         }
         let out = c.output()?;
         if !out.status.success() {
@@ -265,14 +295,14 @@ impl Ctx {
 
     /// `repro matrix` of etcd-split on the 8 versions; wall time, and whether every verdict
     /// was the expected one (exit 0).
-    fn matrix(&self, jobs: u16) -> Result<(f64, bool)> {
+    fn matrix(&self, jobs: &str) -> Result<(f64, bool)> {
         let results = self.work.join("matrix");
         let _ = std::fs::remove_dir_all(&results);
         let t = Instant::now();
         let status = self
             .repro_cmd()
             .args(["matrix", "--checks", "etcd-split", "--sim", "--jobs"])
-            .arg(jobs.to_string())
+            .arg(jobs)
             .arg("--k3s-versions")
             .arg(MATRIX_VERSIONS.join(","))
             .arg("--results")
@@ -286,8 +316,14 @@ impl Ctx {
     }
 }
 
+/// The stand-in's image for a version, in the repository repro uses (REPRO_SIM_REPOSITORY when
+/// set, as `repro sim build` honours it).
 fn image_of(version: &str) -> String {
-    format!("repro.local/k3s-sim:{}", version.replace('+', "-"))
+    let repo = std::env::var("REPRO_SIM_REPOSITORY")
+        .ok()
+        .filter(|r| !r.is_empty())
+        .unwrap_or_else(|| "repro.local/k3s-sim".to_string());
+    format!("{repo}:{}", version.replace('+', "-"))
 }
 
 fn loadavg() -> String {
@@ -323,10 +359,14 @@ fn bench(args: &[String]) -> Result<()> {
     let mut runs = 5usize;
     let mut out: Option<PathBuf> = None;
     let mut skip_matrix = false;
+    let mut skip_paced = false;
+    let mut paced_runs = 3usize;
     let mut it = args.iter();
     while let Some(a) = it.next() {
         match a.as_str() {
             "--runs" => runs = it.next().context("--runs N")?.parse()?,
+            "--paced-runs" => paced_runs = it.next().context("--paced-runs N")?.parse()?,
+            "--skip-paced" => skip_paced = true,
             "--out" => out = Some(it.next().context("--out FILE")?.into()),
             "--skip-matrix" => skip_matrix = true,
             other => bail!("unknown argument {other} (see the header of bench/src/main.rs)"),
@@ -430,15 +470,22 @@ fn bench(args: &[String]) -> Result<()> {
 
     let mut matrix = Vec::new();
     if !skip_matrix {
-        for jobs in [1u16, 2, 4] {
+        for jobs in ["1", "2", "4", "auto"] {
             let (wall, ok) = ctx.matrix(jobs)?;
             eprintln!(
                 "bench: matrix --jobs {jobs}: {wall:.1}s{}",
                 if ok { "" } else { " (NOT all as expected)" }
             );
-            matrix.push(json!({"jobs": jobs, "versions": MATRIX_VERSIONS.len(), "wall_s": round(wall, 2), "all_as_expected": ok}));
+            let per_minute = MATRIX_VERSIONS.len() as f64 * 60.0 / wall;
+            matrix.push(json!({"jobs": jobs, "versions": MATRIX_VERSIONS.len(), "wall_s": round(wall, 2), "runs_per_minute": round(per_minute, 2), "all_as_expected": ok}));
         }
     }
+
+    let paced = if skip_paced {
+        serde_json::Value::Null
+    } else {
+        paced_section(&ctx, paced_runs)?
+    };
     let load_after = loadavg();
 
     let report = Report::new(&repro4, &floor4, &to_floor, &to_script, &repro25, &floor25);
@@ -494,12 +541,56 @@ fn bench(args: &[String]) -> Result<()> {
             "max": round(percentile(&lat, 1.0), 3),
         },
         "matrix": matrix,
+        "paced": paced,
         "targets": report.targets(),
     });
     std::fs::write(&out, serde_json::to_string_pretty(&doc)? + "\n")?;
     print_table(&doc);
     println!("written: {}", out.display());
     Ok(())
+}
+
+/// Issue #23's figures: paced runs of etcd-split in the start order of #23 and in the one
+/// before it (alternated, new first in odd rounds), each against its plan's critical path.
+fn paced_section(ctx: &Ctx, runs: usize) -> Result<serde_json::Value> {
+    let path_new = ctx.critical_path(None, PACE)?;
+    let path_old = ctx.critical_path(Some(TOPOLOGY_SERIAL), PACE)?;
+    let (mut new, mut old) = (Vec::new(), Vec::new());
+    for i in 0..runs.max(1) {
+        for k in 0..2 {
+            let serial = (i + k) % 2 == 1;
+            let topology = serial.then_some(TOPOLOGY_SERIAL);
+            let r = ctx.repro_run_paced(topology, Some(PACE))?;
+            eprintln!(
+                "bench: paced round {}, {} order: {:.2}s (critical path {:.2}s)",
+                i + 1,
+                if serial { "old" } else { "new" },
+                r.wall_s,
+                if serial { path_old } else { path_new }
+            );
+            if serial {
+                old.push(r.wall_s);
+            } else {
+                new.push(r.wall_s);
+            }
+        }
+    }
+    let ratio: Vec<f64> = new.iter().map(|w| w / path_new).collect();
+    let gains: Vec<f64> = old.iter().zip(&new).map(|(o, n)| o - n).collect();
+    Ok(json!({
+        "pace": PACE,
+        "critical_path_s": round(path_new, 3),
+        "wall_s": Summary::of(&new),
+        "ratio_to_critical_path": Summary::of(&ratio),
+        "old_order": {
+            "topology": TOPOLOGY_SERIAL,
+            "critical_path_s": round(path_old, 3),
+            "wall_s": Summary::of(&old),
+        },
+        "start_order_gain_s": Summary::of(&gains),
+        "start_order_gain_model_s": round(path_old - path_new, 3),
+        "target_ratio": 1.15,
+    }))
 }
 
 fn git_describe(repo: &Path) -> String {
@@ -691,8 +782,8 @@ fn print_table(doc: &serde_json::Value) {
     );
     for m in doc["matrix"].as_array().into_iter().flatten() {
         println!(
-            "matrix --jobs {}            {:>8.1} s for {} versions{}",
-            m["jobs"],
+            "matrix --jobs {:<4}         {:>8.1} s for {} versions{}",
+            jobs_of(m),
             m["wall_s"].as_f64().unwrap_or(f64::NAN),
             m["versions"],
             if m["all_as_expected"] == true {
@@ -700,6 +791,24 @@ fn print_table(doc: &serde_json::Value) {
             } else {
                 "  (NOT all as expected)"
             }
+        );
+    }
+    let p = &doc["paced"];
+    if !p.is_null() {
+        println!(
+            "paced (--sim-pace {})      {:>8.2} s   critical path {:.2} s, ratio {:.3} (target ≤ {})",
+            p["pace"].as_str().unwrap_or(""),
+            med(&p["wall_s"]),
+            p["critical_path_s"].as_f64().unwrap_or(f64::NAN),
+            med(&p["ratio_to_critical_path"]),
+            p["target_ratio"]
+        );
+        println!(
+            "start order, old vs new    {:>8.2} s → {:.2} s: {:.2} s saved (model: {:.2} s)",
+            med(&p["old_order"]["wall_s"]),
+            med(&p["wall_s"]),
+            med(&p["start_order_gain_s"]),
+            p["start_order_gain_model_s"].as_f64().unwrap_or(f64::NAN)
         );
     }
     println!("targets:");
@@ -713,6 +822,13 @@ fn print_table(doc: &serde_json::Value) {
             t["unit"].as_str().unwrap_or("")
         );
     }
+}
+
+/// A matrix row's `--jobs`: a string since `auto` (older bench files hold numbers).
+fn jobs_of(m: &serde_json::Value) -> String {
+    m["jobs"]
+        .as_str()
+        .map_or_else(|| m["jobs"].to_string(), str::to_string)
 }
 
 /// The README's Speed table: every figure read from a bench file, none typed by hand.
@@ -800,9 +916,12 @@ fn readme_table(doc: &serde_json::Value) -> String {
         .into_iter()
         .flatten()
         .map(|m| {
+            let per_minute = m["runs_per_minute"]
+                .as_f64()
+                .map_or(String::new(), |r| format!(" ({r:.1} runs/min)"));
             format!(
-                "`--jobs {}` {:.0} s",
-                m["jobs"],
+                "`--jobs {}` {:.0} s{per_minute}",
+                jobs_of(m),
                 m["wall_s"].as_f64().unwrap_or(f64::NAN)
             )
         })
@@ -811,6 +930,24 @@ fn readme_table(doc: &serde_json::Value) -> String {
         out.push_str(&format!(
             "| `repro matrix` of etcd-split on 8 versions | {} |\n",
             m.join(", ")
+        ));
+    }
+    let p = &doc["paced"];
+    if !p.is_null() {
+        out.push_str(&format!(
+            "| paced run (`--sim-pace {}`: real k3s timings, halved) vs the critical path `repro plan` prints | {:.2} s vs {:.2} s — ratio {:.3} (target ≤ {}) |\n",
+            p["pace"].as_str().unwrap_or("?"),
+            med(&p["wall_s"]),
+            num(&p["critical_path_s"]),
+            med(&p["ratio_to_critical_path"]),
+            p["target_ratio"]
+        ));
+        out.push_str(&format!(
+            "| start order of #23 vs the one before (paced; cp-1 beside etcd-2 instead of after etcd-3) | {:.2} s → {:.2} s, {:.2} s saved per run (model: {:.2} s) |\n",
+            med(&p["old_order"]["wall_s"]),
+            med(&p["wall_s"]),
+            med(&p["start_order_gain_s"]),
+            num(&p["start_order_gain_model_s"])
         ));
     }
     out

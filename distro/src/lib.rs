@@ -10,6 +10,7 @@
 //! variant (see CONTRIBUTING.md, "Adding a distribution").
 
 pub mod k3s;
+pub mod pace;
 pub mod reported;
 pub mod rke2;
 pub mod sim_stamp;

@@ -174,6 +174,7 @@ pub fn run(
     logs::info(format!(
         "Running containerd -c {d}/agent/etc/containerd/config.toml -a /run/k3s/containerd/containerd.sock --state /run/k3s/containerd --root {d}/agent/containerd"
     ));
+    crate::pace::phase(distro::pace::Phase::Agent);
     logs::info("containerd is now running");
 
     if plan.etcd_agent {

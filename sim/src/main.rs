@@ -19,6 +19,7 @@ mod loadbalancer;
 mod logs;
 mod metrics;
 mod node;
+mod pace;
 mod registries;
 mod version;
 

@@ -241,6 +241,7 @@ pub fn run_server(cli_args: &[String]) -> i32 {
             "Running kube-apiserver {}",
             apiserver_args(&shared)
         ));
+        crate::pace::phase(distro::pace::Phase::Apiserver);
     }
     if faults.never_ready {
         park_forever();
@@ -405,6 +406,7 @@ fn prepare_datastore(shared: &Arc<Shared>, store: Datastore, faults: &Faults) {
         }
         Datastore::EtcdInit => {
             logs::info("Managed etcd cluster initializing");
+            crate::pace::phase(distro::pace::Phase::Init);
             let pw = own_password(shared);
             let me = own_member(shared);
             let state = ClusterState {
@@ -434,6 +436,7 @@ fn prepare_datastore(shared: &Arc<Shared>, store: Datastore, faults: &Faults) {
             ensure_token_file(shared, &pw);
             reconcile_existing_member(shared);
             logs::info("Starting etcd for existing cluster member");
+            crate::pace::phase(distro::pace::Phase::Restart);
             start_sync(shared);
             if shared.cfg.server_url.is_none() {
                 start_promoter(shared, faults);
@@ -453,6 +456,7 @@ fn prepare_datastore(shared: &Arc<Shared>, store: Datastore, faults: &Faults) {
                 check_critical_config(shared, &url, &pw);
             }
             fetch_bootstrap_data(&url, &pw);
+            crate::pace::phase(distro::pace::Phase::Join);
             if store == Datastore::EtcdJoin {
                 join_etcd(shared, &url, &pw);
                 start_sync(shared);
@@ -678,6 +682,8 @@ fn join_etcd(shared: &Shared, url: &Url, pw: &str) {
     let token = datastore::full_token(&state.cluster_id, pw);
     save_or_die(shared, state);
     write_token_or_die(shared, &token);
+    // A learner until the leader promotes it; only then is the joiner's etcd ready.
+    crate::pace::phase(distro::pace::Phase::Promotion);
 }
 
 fn datastore_path() -> String {

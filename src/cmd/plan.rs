@@ -8,7 +8,7 @@
 use crate::cli::{Format, Global, PlanArgs};
 use crate::error::Error;
 use crate::exit::Exit;
-use crate::plan::{config_body, Plan, PlannedNode, PlannedStep};
+use crate::plan::{config_body, critical_path, CriticalPath, Plan, PlannedNode, PlannedStep};
 use crate::scenario::Expected;
 use crate::table::table;
 
@@ -19,6 +19,7 @@ pub(crate) async fn run(g: &Global, args: &PlanArgs) -> Result<Exit, Error> {
     // A build under test decides the version: read (or fetched) before the plan is made.
     super::common::prepare_build(&mut target, crate::cli::Progress::Auto.is_live()).await?;
     let (_sc, p) = resolve(g.root.as_deref(), &target)?;
+    let path = target.sim_pace.map(|f| critical_path(&p, f));
     // The plan prints every config and file of the scenario: the secrets in them are learned
     // whole first, as a run learns them, and printed as the run would write them (issue #24).
     let mut redactor = crate::redact::plan_redactor(&p, &[]);
@@ -32,6 +33,12 @@ pub(crate) async fn run(g: &Global, args: &PlanArgs) -> Result<Exit, Error> {
                     serde_json::to_value(&b.info).map_err(anyhow::Error::from)?,
                 );
             }
+            if let (Some(path), Some(o)) = (&path, v.as_object_mut()) {
+                o.insert(
+                    "critical_path".into(),
+                    serde_json::to_value(path).map_err(anyhow::Error::from)?,
+                );
+            }
             format!(
                 "{}\n",
                 serde_json::to_string_pretty(&redactor.redact_json(&v))
@@ -39,7 +46,10 @@ pub(crate) async fn run(g: &Global, args: &PlanArgs) -> Result<Exit, Error> {
             )
         }
         Format::Text => {
-            let plan = render_text(&p);
+            let mut plan = render_text(&p);
+            if let Some(path) = &path {
+                render_critical_path(&mut plan, path);
+            }
             let text = match &target.build {
                 Some(b) => format!("{}\n{}", build_lines(b, &p), plan),
                 None => plan,
@@ -49,6 +59,34 @@ pub(crate) async fn run(g: &Global, args: &PlanArgs) -> Result<Exit, Error> {
     };
     write_stdout(&text).map_err(|e| anyhow::anyhow!("cannot write to stdout: {e}"))?;
     Ok(Exit::Ok)
+}
+
+/// The boots the run cannot overlap under `--sim-pace`'s model, and their sum.
+fn render_critical_path(o: &mut String, path: &CriticalPath) {
+    o.push_str(&format!(
+        "\nCritical path at --sim-pace {}: {:.2} s ({:.2} s at real k3s timings)\n",
+        path.pace, path.seconds, path.real_seconds
+    ));
+    o.push_str(
+        "  The boots k3s makes follow one another (the longest chain of the first start, then\n  every step's starts and restarts in turn); phase times from distro/src/pace.rs:\n",
+    );
+    let rows: Vec<Vec<String>> = path
+        .boots
+        .iter()
+        .map(|b| {
+            vec![
+                if b.step == 0 {
+                    "start".to_string()
+                } else {
+                    format!("step {}", b.step)
+                },
+                b.node.clone(),
+                b.phases.join(" + "),
+                format!("{:.2} s", b.seconds),
+            ]
+        })
+        .collect();
+    table(o, "    ", &rows);
 }
 
 /// What a build under test is and where it goes, above the plan.
@@ -148,7 +186,7 @@ fn describe_node(p: &Plan, n: &PlannedNode) -> String {
 fn step_zero(o: &mut String, p: &Plan) {
     o.push_str("\nStep 0 — create the cluster\n");
     o.push_str(
-        "  Start order (each number waits until the ones before are ready; nodes with the same\n  number start together):\n",
+        "  Start stages (each node starts as soon as the nodes it waits for are ready, as k3s\n  allows; the nodes of one stage start together):\n",
     );
     let mut rows = Vec::new();
     for (i, group) in p.start_order.iter().enumerate() {
@@ -156,11 +194,18 @@ fn step_zero(o: &mut String, p: &Plan) {
             let Some(n) = p.nodes.iter().find(|n| &n.name == name) else {
                 continue;
             };
+            let needs = p.start_needs.get(name).map_or(&[][..], Vec::as_slice);
+            let after = if needs.is_empty() {
+                String::new()
+            } else {
+                format!("after {}", needs.join(", "))
+            };
             rows.push(vec![
                 format!("{}.", i + 1),
                 n.name.clone(),
                 n.role.as_str().to_string(),
                 describe_node(p, n),
+                after,
             ]);
         }
     }

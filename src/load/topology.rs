@@ -232,9 +232,9 @@ fn check_nodes(
         }
     }
 
-    // Start order (see `plan::start_order`): the init node, the other etcd-running servers one
-    // at a time in file order, then control-plane-only servers, then agents. A node can only
-    // join a node that is already up when it starts.
+    // Start order (see `plan::start_needs`): the init node first, the other etcd-running
+    // servers one at a time in file order; every other node once the server it joins is up.
+    // A node can only join a node that is already up when it starts.
     let position: HashMap<&str, usize> = nodes
         .iter()
         .enumerate()
@@ -318,7 +318,7 @@ fn check_nodes(
             // (Without an init node there is no start order to judge; that is reported above.)
             out.push(
                 d.span(j, format!("`{}` joins `{}`, which is not up yet when `{}` starts", n.name.value, j.value, n.name.value))
-                    .help("servers that run etcd start one at a time in file order, before the others: join the init node or an etcd node listed above"),
+                    .help("servers that run etcd start one at a time in file order: join the init node or an etcd node listed above"),
             );
         } else if target.deferred && !n.deferred {
             out.push(

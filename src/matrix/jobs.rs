@@ -131,6 +131,7 @@ mod tests {
             version: Some("v1.33.4+k3s1".into()),
             image: None,
             sim: true,
+            sim_pace: None,
             k3s_binary: None,
             k3s_commit: None,
             build: None,

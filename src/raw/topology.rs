@@ -84,6 +84,11 @@ impl Role {
         matches!(self, Role::Etcd | Role::All)
     }
 
+    /// Whether the node runs an apiserver (control-plane or all).
+    pub(crate) fn runs_apiserver(self) -> bool {
+        matches!(self, Role::ControlPlane | Role::All)
+    }
+
     /// Whether the node runs a k3s supervisor that others can join.
     pub(crate) fn is_server(self) -> bool {
         !matches!(self, Role::Agent)

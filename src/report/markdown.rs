@@ -366,8 +366,8 @@ pub(super) fn install(o: &mut String, r: &RunResult, configs: bool) {
     };
     o.push_str(&format!(
         "- Installed {}: `{}` {}, the \
-         cluster token in `{}`, each node's settings in `{}`. Nodes started one at a time, each \
-         waiting until the one before logged `{}`: {}.\n",
+         cluster token in `{}`, each node's settings in `{}`. Nodes started in this order, each \
+         once the nodes it needs (repro plan's start stages) had logged `{}`: {}.\n",
         facts.outputs.product,
         r.k3s.image,
         facts.outputs.installed.replace("{container}", container),

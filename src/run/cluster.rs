@@ -70,6 +70,8 @@ pub(crate) struct ClusterSpec {
     pub(crate) sim_seed: Option<u64>,
     /// The run's redaction context, for `docker inspect` (structurally, as JSON).
     pub(crate) redactor: crate::redact::SharedRedactor,
+    /// `--sim-pace`: the stand-in's factor on real k3s timings, passed to every node.
+    pub(crate) pace: Option<f64>,
     /// A build under test, copied into each node before its first start.
     pub(crate) binary: Option<BuildCopy>,
 }
@@ -248,6 +250,9 @@ impl Cluster {
             ));
         }
         env.extend(n.env.iter().map(|(k, v)| format!("{k}={v}")));
+        if let Some(f) = self.pace {
+            env.push(format!("{}={f}", distro::pace::PACE_ENV));
+        }
         let args = match n.role {
             Role::Agent => facts.agent_args,
             _ => facts.server_args,

@@ -248,6 +248,7 @@ async fn prepare(
         ready,
         agent_ready,
         token: s.token.clone(),
+        pace: cfg.target.sim_pace,
         binary: cfg.target.build.as_ref().map(|b| cluster::BuildCopy {
             host: b.host_path.clone(),
             path: b.info.installed_at.clone(),

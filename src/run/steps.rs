@@ -107,15 +107,21 @@ async fn k3s_version_output(c: &Cluster) -> Option<String> {
     }
 }
 
-/// Creates every node at once while the start order runs: a group starts as soon as its nodes
-/// exist and the group before it is ready, so creating later nodes is off the critical path.
-/// Both halves run in this task and finish before it returns: nothing is left creating
-/// containers behind the teardown. Returns the death that ended the start-up, if one did.
+/// Creates every node at once while the first start runs: each node starts as soon as it
+/// exists and the nodes it needs (`plan.start_needs`, from k3s's rules) are ready, so a
+/// control-plane-only node boots alongside the etcd joiners and creating later nodes is off the
+/// critical path. Both halves run in this task and finish (or are dropped) before it returns:
+/// nothing is left creating containers behind the teardown. Returns the death that ended the
+/// start-up, if one did.
 async fn bring_up(c: &Arc<Cluster>) -> Result<Option<String>, RunError> {
+    use futures_util::stream::{FuturesUnordered, StreamExt};
     let (net, third) = c.create_network().await?;
     let nodes = &c.plan.nodes;
     // Per node: None while being created, then whether it was.
     let (txs, rxs): (Vec<_>, Vec<_>) = nodes.iter().map(|_| watch::channel(None)).unzip();
+    // Per node: None until its first boot is ready (true) or cannot be (false).
+    let (up_txs, up_rxs): (Vec<_>, Vec<_>) = nodes.iter().map(|_| watch::channel(None)).unzip();
+    let index = |n: &str| nodes.iter().position(|p| p.name == n);
     let creating = join_all(txs.iter().enumerate().map(|(i, tx)| {
         let net = &net;
         async move {
@@ -124,30 +130,64 @@ async fn bring_up(c: &Arc<Cluster>) -> Result<Option<String>, RunError> {
             r
         }
     }));
-    let starting = async {
-        for group in &c.plan.start_order {
-            for n in group {
-                let Some(i) = nodes.iter().position(|p| &p.name == n) else {
-                    continue;
-                };
-                let mut rx = rxs[i].clone();
+    let (rxs, up_rxs, up_txs) = (&rxs, &up_rxs, &up_txs);
+    let start_one = |n: String| {
+        async move {
+            let n = &n;
+            let Some(i) = index(n) else {
+                return Ok(None);
+            };
+            let up = &up_txs[i];
+            let mut rx = rxs[i].clone();
+            if !matches!(
+                rx.wait_for(Option::is_some).await.as_deref(),
+                Ok(Some(true))
+            ) {
+                // Its creation failed: that error is the one the run reports.
+                let _ = up.send(Some(false));
+                return Ok(None);
+            }
+            for need in c.plan.start_needs.get(n).into_iter().flatten() {
+                let Some(j) = index(need) else { continue };
+                let mut rx = up_rxs[j].clone();
                 if !matches!(
                     rx.wait_for(Option::is_some).await.as_deref(),
                     Ok(Some(true))
                 ) {
-                    // Its creation failed: that error is the one the run reports.
+                    // What it needs never came up: that node's end is the one reported.
+                    let _ = up.send(Some(false));
                     return Ok(None);
                 }
             }
-            c.events.show(&RunEvent::Phase(Phase::Start(group.clone())));
-            let results = join_all(group.iter().map(|n| c.start_and_wait(n, 0))).await;
-            for (n, r) in group.iter().zip(results) {
-                if !r? {
-                    return Ok(Some(format!(
-                        "{n} died while the cluster was being created: {}",
-                        c.death_line(n)
-                    )));
-                }
+            c.events
+                .show(&RunEvent::Phase(Phase::Start(vec![n.clone()])));
+            let r = c.start_and_wait(n, 0).await;
+            let _ = up.send(Some(matches!(r, Ok(true))));
+            match r {
+                Ok(true) => Ok(None),
+                Ok(false) => Ok(Some(format!(
+                    "{n} died while the cluster was being created: {}",
+                    c.death_line(n)
+                ))),
+                Err(e) => Err(e),
+            }
+        }
+    };
+    let starting = async {
+        let mut all: FuturesUnordered<_> = c
+            .plan
+            .start_order
+            .iter()
+            .flatten()
+            .cloned()
+            .map(start_one)
+            .collect();
+        // The first failure ends the start-up: a node waiting on it gives up, and the others
+        // are dropped (the teardown stops what they started).
+        while let Some(r) = all.next().await {
+            match r {
+                Ok(None) => {}
+                other => return other,
             }
         }
         Ok(None)

@@ -77,6 +77,107 @@ fn etcd_split_reproduces_on_buggy_version() {
     );
 }
 
+/// A boot record of result.json.
+fn boot<'a>(r: &'a Value, node: &str, number: u64) -> &'a Value {
+    r["boots"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|b| b["node"] == node && b["boot"] == number)
+        .unwrap_or_else(|| panic!("no boot {number} of {node}"))
+}
+
+fn time(b: &Value, key: &str) -> chrono::DateTime<chrono::FixedOffset> {
+    let t = b[key].as_str().unwrap_or_else(|| panic!("no {key}: {b}"));
+    chrono::DateTime::parse_from_rfc3339(t).unwrap()
+}
+
+/// Issue #23: with `--sim-pace 0.5` every phase of a stand-in boot takes half of what it takes
+/// on real k3s, and the nodes start on the critical path (cp-1 beside etcd-2). The verdict is
+/// the same as unpaced; the wall time against the plan's critical path is printed for
+/// `make bench`, not asserted (the machine's load decides it).
+#[test]
+fn etcd_split_paced_starts_on_the_critical_path() {
+    let t0 = std::time::Instant::now();
+    let (out, r, dir, _t) = run(&[
+        "etcd-split",
+        "--k3s-version",
+        "v1.33.4+k3s1",
+        "--expect",
+        "reproduced",
+        "--sim-pace",
+        "0.5",
+    ]);
+    let wall = t0.elapsed().as_secs_f64();
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    assert_eq!(r["verdict"]["outcome"], "reproduced");
+    // The paced phases happened, in each boot's own log and in order.
+    let log = |node: &str, n: u64| {
+        std::fs::read_to_string(dir.join(format!("nodes/{node}/boot-{n}.log"))).unwrap()
+    };
+    for (node, n, phases) in [
+        ("etcd-1", 1, &["init", "agent"][..]),
+        ("etcd-2", 1, &["join", "learner-promotion", "agent"][..]),
+        ("cp-1", 1, &["join", "apiserver", "agent"][..]),
+        ("etcd-2", 2, &["restart", "agent"][..]),
+        ("etcd-1", 2, &["restart", "agent"][..]),
+    ] {
+        let text = log(node, n);
+        let at: Vec<usize> = phases
+            .iter()
+            .map(|p| {
+                text.find(&format!("repro-sim: paced {p} "))
+                    .unwrap_or_else(|| panic!("{node} boot {n}: no paced {p}:\n{text}"))
+            })
+            .collect();
+        assert!(
+            at.windows(2).all(|w| w[0] < w[1]),
+            "{node} boot {n}: {phases:?} out of order"
+        );
+        assert!(
+            text.contains("(6.4s on real k3s x 0.5)") || !phases.contains(&"learner-promotion"),
+            "{text}"
+        );
+    }
+    // cp-1 started while etcd-2 was still joining (it needs only etcd-1), etcd-3 only after
+    // etcd-2 was ready (one learner at a time).
+    let (cp1, etcd2, etcd3) = (
+        boot(&r, "cp-1", 1),
+        boot(&r, "etcd-2", 1),
+        boot(&r, "etcd-3", 1),
+    );
+    assert!(
+        time(cp1, "started_at") < time(etcd2, "ready_at"),
+        "cp-1 waited for etcd-2: {cp1} {etcd2}"
+    );
+    assert!(
+        time(etcd3, "started_at") >= time(etcd2, "ready_at"),
+        "{etcd3} {etcd2}"
+    );
+    // The plan's critical path at the same pace, for the ratio (printed, not asserted).
+    let plan = repro()
+        .args([
+            "plan",
+            "etcd-split",
+            "--k3s-version",
+            "v1.33.4+k3s1",
+            "--sim",
+        ])
+        .args(["--sim-pace", "0.5", "--format", "json"])
+        .output()
+        .unwrap();
+    assert_eq!(plan.status.code(), Some(0), "{}", text(&plan));
+    let plan: Value = serde_json::from_slice(&plan.stdout).unwrap();
+    let path = plan["critical_path"]["seconds"].as_f64().unwrap();
+    assert!(path > 0.0, "{plan}");
+    let recorded =
+        (time(&r, "finished_at") - time(&r, "started_at")).num_milliseconds() as f64 / 1e3;
+    eprintln!(
+        "paced etcd-split: {wall:.2} s wall ({recorded:.2} s in result.json), critical path {path:.2} s, ratio {:.3}",
+        wall / path
+    );
+}
+
 /// A project folder with every shipped check, signal and topology, where every node runs with
 /// `REPRO_SIM_CONFIG_SOURCE=<source>` (the stand-in's knob; node `env:` is how a topology
 /// passes container environment).

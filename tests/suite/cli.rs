@@ -238,10 +238,34 @@ fn plan_etcd_split_on_two_control_planes() {
         .args(["plan", "etcd-split", "--topology", "etcd-split-2cp"])
         .run();
     out.code(0);
-    // The two control-plane-only servers start together, after the etcd nodes.
-    assert!(out.stdout.contains("    4.  cp-1  "), "{}", out.stdout);
-    assert!(out.stdout.contains("    4.  cp-2  "), "{}", out.stdout);
+    // The two control-plane-only servers start together, with etcd-2: each needs only the
+    // etcd node it joins (etcd-1), not the other etcd joiners.
+    assert!(out.stdout.contains("    2.  cp-1  "), "{}", out.stdout);
+    assert!(out.stdout.contains("    2.  cp-2  "), "{}", out.stdout);
+    assert!(out.stdout.contains("    3.  etcd-3  "), "{}", out.stdout);
     snap!("plan-etcd-split-2cp", out);
+}
+
+#[test]
+fn plan_prints_the_critical_path_under_a_pace() {
+    let out = Repro::new()
+        .args(["plan", "etcd-split", "--sim", "--sim-pace", "0.5"])
+        .run();
+    out.code(0);
+    // etcd-1 4.0 s + two etcd joiners 8.45 s each, then five restarts of 12 s, halved; cp-1
+    // boots beside etcd-2 and is not on it.
+    assert!(
+        out.stdout
+            .contains("Critical path at --sim-pace 0.5: 40.45 s (80.90 s at real k3s timings)"),
+        "{}",
+        out.stdout
+    );
+    let path = out.stdout.split("Critical path").nth(1).unwrap_or_default();
+    assert!(!path.contains("cp-1"), "{path}");
+    snap!("plan-etcd-split-paced", out);
+    // Without a pace there is no critical path to print.
+    let plain = Repro::new().args(["plan", "etcd-split", "--sim"]).run();
+    assert!(!plain.stdout.contains("Critical path"), "{}", plain.stdout);
 }
 
 #[test]
@@ -418,6 +442,22 @@ fn zero_or_huge_waits_are_refused_at_parsing() {
         (
             vec!["run", "etcd-split", "--image", "Bad Image!"],
             "`Bad Image!` is not an image reference",
+        ),
+        (
+            vec!["run", "etcd-split", "--sim", "--sim-pace", "0"],
+            "`0` is not a pace: write a factor above 0 and at most 10",
+        ),
+        (vec!["run", "etcd-split", "--sim-pace", "0.5"], "--sim"),
+        (
+            vec![
+                "matrix",
+                "--k3s-versions",
+                "v1.33.4+k3s1",
+                "--sim",
+                "--sim-pace",
+                "fast",
+            ],
+            "`fast` is not a pace",
         ),
         (
             vec![

@@ -57,7 +57,7 @@ fn plan_on_the_rke2_8465_topology() {
     out.code(0);
     assert!(
         out.stdout
-            .contains("5.  agent-1  agent          joins cp-1"),
+            .contains("3.  agent-1  agent          joins cp-1                        after cp-1"),
         "{}",
         out.stdout
     );
