@@ -21,7 +21,7 @@ use super::error::RunError;
 use super::event::{Events, NodeState, RunEvent};
 use super::journal;
 use super::observe;
-use super::watch::{self, BootHandle, Ended};
+use super::watch::{self, BootHandle, Ended, LogLine};
 use distro::NodeProcess;
 
 /// Where a unit's new boot begins in its journal (`Cluster::start_unit`).
@@ -568,13 +568,7 @@ impl Cluster {
                     let start = b.lines.len().saturating_sub(3);
                     let last: Vec<String> =
                         b.lines[start..].iter().map(|l| l.text.clone()).collect();
-                    // What it was still waiting for, in the words of its last waiting line.
-                    let why = (b.lines.iter().rev())
-                        .find_map(|l| {
-                            let (_, what) = waiting.iter().find(|(p, _)| l.text.contains(p))?;
-                            Some(format!(": {what} (`{}`)", l.text))
-                        })
-                        .unwrap_or_default();
+                    let why = still_waiting_for(waiting, &b.lines);
                     (b.number, last, why)
                 });
                 self.show(node, NodeState::Timeout, n, "not ready in time");
@@ -741,6 +735,32 @@ impl Cluster {
     }
 }
 
+/// What a node that is not ready was still waiting for, in the words of its waiting lines
+/// (`Facts::waiting_lines`, in their order). A node can wait for several things at once — an
+/// etcd-only joiner both for its promotion and for an apiserver — and k3s repeats each on its own
+/// timer, so every reason whose line is among the last few is named, not only the newest; when
+/// none is that recent, the last waiting line of the boot.
+fn still_waiting_for(waiting: &[(&str, &str)], lines: &[LogLine]) -> String {
+    const RECENT: usize = 10;
+    let recent = &lines[lines.len().saturating_sub(RECENT)..];
+    let named: Vec<String> = waiting
+        .iter()
+        .filter_map(|(pattern, what)| {
+            let l = recent.iter().rev().find(|l| l.text.contains(pattern))?;
+            Some(format!("{what} (`{}`)", l.text))
+        })
+        .collect();
+    if !named.is_empty() {
+        return format!(": {}", named.join("; "));
+    }
+    (lines.iter().rev())
+        .find_map(|l| {
+            let (_, what) = waiting.iter().find(|(p, _)| l.text.contains(p))?;
+            Some(format!(": {what} (`{}`)", l.text))
+        })
+        .unwrap_or_default()
+}
+
 /// The fixed address of the plan's `i`-th node on the run's 10.213.`third`.0/24: etcd peer URLs
 /// embed the IP (k3d #550), and every node's `/etc/hosts` lists them all.
 fn node_ip(third: u8, i: usize) -> String {
@@ -787,6 +807,47 @@ fn image_volume_mounts(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn log(texts: &[&str]) -> Vec<LogLine> {
+        texts
+            .iter()
+            .map(|t| LogLine {
+                ts: Utc::now(),
+                seen: std::time::Instant::now(),
+                text: t.to_string(),
+            })
+            .collect()
+    }
+
+    #[test]
+    fn a_node_waiting_for_two_things_is_said_to_wait_for_both() {
+        let waiting = distro::Distro::K3s.facts().waiting_lines;
+        let lines = log(&[
+            "msg=\"Waiting for control-plane node to register apiserver addresses in etcd\"",
+            "msg=\"Failed to test etcd connection: this server has not yet been promoted from learner to voting member\"",
+            "msg=\"Waiting for control-plane node to register apiserver addresses in etcd\"",
+        ]);
+        let why = still_waiting_for(waiting, &lines);
+        let learner = why.find("still a learner").expect(&why);
+        let apiserver = why.find("registered an apiserver").expect(&why);
+        assert!(learner < apiserver, "in the facts' order: {why}");
+        // A reason long past (the learner promoted, 20 lines ago) is not named again.
+        let mut old = log(&["msg=\"has not yet been promoted from learner to voting member\""]);
+        old.extend(log(&["msg=\"other\""; 20]));
+        old.extend(log(&[
+            "msg=\"Waiting for control-plane node to register apiserver addresses in etcd\"",
+        ]));
+        let why = still_waiting_for(waiting, &old);
+        assert!(
+            !why.contains("learner") && why.contains("apiserver"),
+            "{why}"
+        );
+        // Nothing recent: the last waiting line of the boot, as before.
+        let mut past = log(&["msg=\"too many learner members in cluster\""]);
+        past.extend(log(&["msg=\"other\""; 20]));
+        assert!(still_waiting_for(waiting, &past).contains("second learner"));
+        assert_eq!(still_waiting_for(waiting, &log(&["x"])), "");
+    }
 
     #[test]
     fn every_image_volume_but_the_data_dir_and_tmpfs_gets_a_named_one() {
