@@ -444,7 +444,7 @@ impl Catalog {
         let sc = Scenario {
             check,
             topology: topo.clone(),
-            signals: self.signals.clone(),
+            signals: self.signals.for_distro(topo.distro),
         };
         // On another topology than its own a check may hold no longer (src/bug_world.rs).
         crate::bug_world::check(&sc)?;

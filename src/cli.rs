@@ -352,8 +352,17 @@ pub(crate) struct MatrixArgs {
     pub(crate) checks: Vec<String>,
     /// k3s versions, comma-separated; `stable`, `latest` or `v1.33` name a release channel
     /// (resolved on the k3s channel server: needs network access).
-    #[arg(long, value_delimiter = ',', required = true)]
+    #[arg(
+        long,
+        value_delimiter = ',',
+        required_unless_present = "k3s_binary",
+        conflicts_with = "k3s_binary"
+    )]
     pub(crate) k3s_versions: Vec<String>,
+    /// Instead of versions: every check on this k3s build (a local build, as `run
+    /// --k3s-binary`), in the image of the version it reports.
+    #[arg(long, value_name = "PATH", value_parser = crate::builds::parse_binary_path, conflicts_with = "emit")]
+    pub(crate) k3s_binary: Option<PathBuf>,
     /// Runs at once: 1 to 64, or `auto` (as many as the host's available memory holds, by the
     /// distribution's per-node memory and the largest topology).
     #[arg(long, default_value = "2")]
@@ -377,11 +386,16 @@ pub(crate) struct BisectArgs {
     /// The check (it needs a bug signature: `bug:` in its steps).
     pub(crate) check: String,
     /// A release whose verdict is the "good" one (trusted, not run).
-    #[arg(long)]
-    pub(crate) good: String,
+    #[arg(long, required_unless_present = "commits", conflicts_with = "commits")]
+    pub(crate) good: Option<String>,
     /// A release whose verdict is the "bad" one (run first to learn that verdict).
-    #[arg(long)]
-    pub(crate) bad: String,
+    #[arg(long, required_unless_present = "commits", conflicts_with = "commits")]
+    pub(crate) bad: Option<String>,
+    /// Instead of releases: bisect over these commits' CI builds (a file, one full SHA per line,
+    /// oldest first, e.g. `git log --reverse --format=%H A..B` in a k3s checkout; blank lines and
+    /// `#` comments allowed) to the first commit whose verdict differs from the first one's.
+    #[arg(long, value_name = "FILE", conflicts_with = "versions")]
+    pub(crate) commits: Option<PathBuf>,
     /// Ordered release list (default: releases/k3s.yaml of the project, else the shipped one).
     #[arg(long)]
     pub(crate) versions: Option<PathBuf>,

@@ -446,10 +446,15 @@ impl Trial<'_> {
             ip: format!("10.213.{subnet}.{}", if privileged { 2 } else { 3 }),
             data_volume: name.clone(),
             data_dir: "/var/lib/repro-trial".into(),
+            // Seconds-long and removed with its anonymous volumes (`remove_labelled` passes -v);
+            // a run's nodes, which live through steps, get named ones.
+            image_volumes: vec![],
             // A trial container joins nothing, so it needs no other node's address.
             extra_hosts: vec![],
             privileged,
             stop_grace: Duration::from_secs(1),
+            // The trial runs the image's binary with `-v`, as the container's command.
+            systemd: false,
         };
         self.docker.create_node(&spec).await?;
         self.docker.start(&name).await

@@ -30,6 +30,10 @@ pub enum Error {
     /// in full (the counts of what was removed are on stdout).
     #[error("{}", .0.join("; "))]
     Clean(Vec<String>),
+    /// A commit build could not be fetched or verified (`--k3s-commit`): the storage, the network
+    /// or a download that does not match its sum. Nothing was created.
+    #[error("{0}")]
+    Fetch(String),
     /// Anything else that stopped a command (rendering reports, building images).
     #[error("{0:#}")]
     Other(#[from] anyhow::Error),
@@ -49,6 +53,7 @@ impl Error {
             Error::Docker(_)
             | Error::Write { .. }
             | Error::Channel(_)
+            | Error::Fetch(_)
             | Error::Clean(_)
             | Error::Other(_) => Exit::Infra,
         }

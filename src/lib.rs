@@ -11,6 +11,7 @@
 pub mod term;
 mod archive;
 mod bug_world;
+mod builds;
 mod catalog;
 mod channels;
 pub mod cli;
@@ -40,5 +41,6 @@ pub mod run;
 mod safe_fs;
 pub mod scenario;
 pub mod sim_image;
+pub(crate) mod sim_node_image;
 mod table;
 mod target;

@@ -8,11 +8,13 @@ use repro::exit;
 /// error's meaning, turned into the number of `repro::exit`'s table.
 fn main() {
     quiet_on_closed_stdout();
-    let cli = repro::cli::Cli::parse();
+    let cli = repro::cli::Cli::try_parse().unwrap_or_else(|e| repro::term::clap_exit(e));
     let ended = match repro::cmd::dispatch(cli) {
         Ok(ended) => ended,
         Err(e) => {
-            err!("{}", e.render());
+            // Errors quote user input (an `--image` URL, a line of a file): no secret of it
+            // reaches the terminal.
+            err!("{}", repro::term::redacted(&e.render()));
             e.exit()
         }
     };

@@ -1,20 +1,23 @@
-//! What the nightly tells people: one labelled GitHub issue per check and k3s release line,
-//! opened on a regression or an unexpected fix, updated (never duplicated) while it lasts,
-//! closed when the line is green again. Pure decisions here; `cmd::nightly_issues` asks `gh`
+//! What the nightly tells people: one labelled GitHub issue per check and release line of a
+//! distribution (k3s v1.33, rke2 v1.32), opened on a regression or an unexpected fix, updated
+//! (never duplicated) while it lasts, closed when the line is green again. Pure decisions here; `cmd::nightly_issues` asks `gh`
 //! for the existing issues and carries the actions out.
 
 use std::fmt::Write as _;
 
 use crate::matrix::{Cell, Status};
-use distro::Version;
+use distro::{Distro, Version};
 
 /// The label every nightly issue carries (and the only issues this tool ever touches).
 pub(crate) const DEFAULT_LABEL: &str = "repro-nightly";
 
-/// The cells of one check on one release line (`v1.33`).
+/// The cells of one check on one release line (`v1.33`) of one distribution: k3s's and rke2's
+/// v1.32 are different lines with different fixes.
 #[derive(Debug, Clone)]
 pub(crate) struct Group {
     pub(crate) check: String,
+    /// Whose versions these are (a version no grammar reads is grouped as k3s's, by its text).
+    pub(crate) distro: Distro,
     pub(crate) line: String,
     pub(crate) cells: Vec<Cell>,
 }
@@ -47,7 +50,10 @@ impl Group {
 
     /// The issue's title: stable, so tomorrow's run finds today's issue by it.
     pub(crate) fn title(&self) -> String {
-        format!("repro nightly: {} on k3s {}", self.check, self.line)
+        format!(
+            "repro nightly: {} on {} {}",
+            self.check, self.distro, self.line
+        )
     }
 
     /// `v1.33.5+k3s1=regression` for every cell that differs: changes are worth a comment.
@@ -66,17 +72,18 @@ impl Group {
 pub(crate) fn groups(cells: &[Cell]) -> Vec<Group> {
     let mut out: Vec<Group> = Vec::new();
     for c in cells {
-        let line = match c.k3s_version.parse::<Version>() {
-            Ok(v) => format!("v{}.{}", v.major, v.minor),
-            Err(_) => c.k3s_version.clone(),
+        let (distro, line) = match c.k3s_version.parse::<Version>() {
+            Ok(v) => (v.distro, format!("v{}.{}", v.major, v.minor)),
+            Err(_) => (Distro::default(), c.k3s_version.clone()),
         };
         match out
             .iter_mut()
-            .find(|g| g.check == c.check && g.line == line)
+            .find(|g| g.check == c.check && g.distro == distro && g.line == line)
         {
             Some(g) => g.cells.push(c.clone()),
             None => out.push(Group {
                 check: c.check.clone(),
+                distro,
                 line,
                 cells: vec![c.clone()],
             }),
@@ -120,8 +127,9 @@ pub(crate) fn body(g: &Group, links: &RunLinks) -> String {
     };
     let _ = writeln!(
         o,
-        "The nightly run of repro check `{}` on the k3s {} line shows {}.\n",
+        "The nightly run of repro check `{}` on the {} {} line shows {}.\n",
         g.check,
+        g.distro,
         g.line,
         if kinds.is_empty() {
             "no difference tonight".to_string()
@@ -129,7 +137,11 @@ pub(crate) fn body(g: &Group, links: &RunLinks) -> String {
             kinds.join(" and ")
         }
     );
-    o.push_str("| k3s version | expected | verdict | status | results |\n|---|---|---|---|---|\n");
+    let _ = writeln!(
+        o,
+        "| {} version | expected | verdict | status | results |\n|---|---|---|---|---|",
+        g.distro
+    );
     for c in &g.cells {
         let status = if c.status == Status::Ok {
             c.status.label().to_string()
@@ -160,7 +172,8 @@ pub(crate) fn body(g: &Group, links: &RunLinks) -> String {
         Some(u) => {
             let _ = writeln!(
                 o,
-                "Run: {u} · artifacts: {u}#artifacts — each cell's artifact holds its `report.md` (k3s's bug template, evidence in words), `result.json`, `junit.xml`, `timeline.html` and the redacted `bundle.tar.gz` with every boot's log.\n"
+                "Run: {u} · artifacts: {u}#artifacts — each cell's artifact holds its `report.md` ({}'s bug template, evidence in words), `result.json`, `junit.xml`, `timeline.html` and the redacted `bundle.tar.gz` with every boot's log.\n",
+                g.distro
             );
         }
         None => o.push_str("Run: (no run URL given)\n\n"),
@@ -171,7 +184,7 @@ pub(crate) fn body(g: &Group, links: &RunLinks) -> String {
         .filter(|c| matches!(c.status, Status::Regression | Status::UnexpectedFix))
         .map(|c| {
             format!(
-                "repro run {} --k3s-version {} --expect {}",
+                "repro run {} --version {} --expect {}",
                 c.check, c.k3s_version, c.expected
             )
         })
@@ -327,6 +340,40 @@ mod tests {
         assert_eq!(g[1].state(), "v1.33.5+k3s1=regression");
     }
 
+    /// rke2's v1.32 line is not k3s's: its cells get an issue of their own, in rke2's words.
+    #[test]
+    fn rke2_cells_group_apart_from_k3s_cells_of_the_same_line() {
+        let g = groups(&[
+            cell("v1.32.9+k3s1", "fixed", "fixed"),
+            cell("v1.32.8+rke2r1", "reproduced", "reproduced"),
+            cell("v1.32.9+rke2r1", "fixed", "reproduced"),
+        ]);
+        assert_eq!(g.len(), 2, "{g:?}");
+        assert_eq!(g[0].title(), "repro nightly: etcd-split on k3s v1.32");
+        assert_eq!(g[0].health(), Health::Green);
+        assert_eq!(g[1].title(), "repro nightly: etcd-split on rke2 v1.32");
+        assert_eq!(g[1].health(), Health::Red);
+        assert_eq!(g[1].state(), "v1.32.9+rke2r1=regression");
+        let b = body(&g[1], &links());
+        assert!(
+            b.contains("The nightly run of repro check `etcd-split` on the rke2 v1.32 line shows a **regression**"),
+            "{b}"
+        );
+        assert!(
+            b.contains("| rke2 version | expected | verdict | status | results |"),
+            "{b}"
+        );
+        assert!(
+            b.contains("(rke2's bug template, evidence in words)"),
+            "{b}"
+        );
+        assert!(
+            b.contains("repro run etcd-split --version v1.32.9+rke2r1 --expect fixed"),
+            "{b}"
+        );
+        assert!(!b.contains("k3s"), "{b}");
+    }
+
     #[test]
     fn the_body_has_the_table_links_and_its_state() {
         let g = &groups(&[
@@ -339,7 +386,7 @@ mod tests {
             b.contains("https://github.com/o/r/actions/runs/7#artifacts"),
             "{b}"
         );
-        assert!(b.contains("repro run etcd-split --k3s-version v1.33.5+k3s1 --expect fixed"));
+        assert!(b.contains("repro run etcd-split --version v1.33.5+k3s1 --expect fixed"));
         assert_eq!(state_in(&b).as_deref(), Some("v1.33.5+k3s1=regression"));
     }
 

@@ -120,7 +120,11 @@ impl Receiver for Progress {
                 image,
                 dir,
             } => self.info(&format!(
-                "run {run_id}: {check} on k3s {k3s_version} ({image}) → {}",
+                "run {run_id}: {check} on {} {k3s_version} ({image}) → {}",
+                // The version names its distribution (`+rke2r1`).
+                k3s_version
+                    .parse::<distro::Version>()
+                    .map_or(distro::Distro::K3s, |v| v.distro),
                 dir.display()
             )),
             RunEvent::Phase(p) => self.step(&p.to_string()),

@@ -148,6 +148,10 @@ pub(crate) struct RunResult {
     #[serde(default)]
     pub(crate) distribution: distro::Distro,
     pub(crate) k3s: K3sInfo,
+    /// The build under test (`--k3s-binary`, `--k3s-commit`) copied over the image's binary;
+    /// absent when the image's own binary ran. Its base image is `k3s.image`/`k3s.image_id`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) build: Option<BuildInfo>,
     pub(crate) environment: EnvInfo,
     /// What the run was asked to show (`--expect`), resolved: `auto` is recorded as the
     /// outcome `fixed-in` predicts.
@@ -193,6 +197,39 @@ pub(crate) struct RunResult {
     pub(crate) exit_code: Option<i32>,
     /// Why the run stopped early, if it did.
     pub(crate) error: Option<String>,
+}
+
+/// A build under test: where it came from, what it is and what it says it is.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub(crate) struct BuildInfo {
+    pub(crate) source: BuildSource,
+    /// The file on the host that was copied in (for a commit: the verified cached download).
+    pub(crate) path: String,
+    /// The full commit (`--k3s-commit`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) commit: Option<String>,
+    /// Where the commit build was downloaded from (`--k3s-commit`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) url: Option<String>,
+    /// sha256 of the binary, lowercase hex.
+    pub(crate) sha256: String,
+    pub(crate) size: u64,
+    /// The version the binary says it is (`v1.33.5+k3s1`, `v1.30.6+k3s-48a3b849`): the version of
+    /// record. `k3s.version` is the same for a release or candidate; for a commit build it is
+    /// the release whose image it ran in.
+    pub(crate) reported: String,
+    /// Where in each node it was copied (the image's own binary's path).
+    pub(crate) installed_at: String,
+}
+
+/// How the build under test was handed over.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub(crate) enum BuildSource {
+    /// `--k3s-binary PATH`.
+    Binary,
+    /// `--k3s-commit SHA`: the distribution's CI build of the commit.
+    Commit,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]

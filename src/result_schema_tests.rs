@@ -144,6 +144,16 @@ fn enum_values_are_the_types_values() {
             crate::docker::EngineKind::Docker | crate::docker::EngineKind::Podman => {}
         }
     }
+    let sources = [BuildSource::Binary, BuildSource::Commit];
+    for b in &sources {
+        match b {
+            BuildSource::Binary | BuildSource::Commit => {}
+        }
+    }
+    assert_eq!(
+        strings(&s["properties"]["build"]["properties"]["source"]["enum"]),
+        json_names(&sources)
+    );
     assert_eq!(
         strings(&s["properties"]["environment"]["properties"]["engine"]["enum"]),
         json_names(&engines)
@@ -239,6 +249,16 @@ fn full() -> RunResult {
                 "k3s version v1.33.4+k3s1 (abcdef12)\ngo version go1.24.5\n".into(),
             ),
         },
+        build: Some(BuildInfo {
+            source: BuildSource::Commit,
+            path: "/home/u/.cache/repro/builds/0123/k3s".into(),
+            commit: Some("0123456789abcdef0123456789abcdef01234567".into()),
+            url: Some("http://127.0.0.1:1/k3s-0123456789abcdef0123456789abcdef01234567".into()),
+            sha256: "ab".repeat(32),
+            size: 42,
+            reported: "v1.33.4+k3s1".into(),
+            installed_at: "/bin/k3s".into(),
+        }),
         environment: EnvInfo {
             docker_host: "unix:///var/run/docker.sock".into(),
             engine: Some(crate::docker::EngineKind::Docker),
@@ -400,6 +420,7 @@ fn full_and_minimal_records_validate() {
     minimal.expect_because = None;
     minimal.steps.clear();
     minimal.k3s.image_id = None;
+    minimal.build = None;
     minimal.environment = EnvInfo::default();
     let minimal = serde_json::to_value(minimal).expect("serialises");
     let errors: Vec<String> = validator

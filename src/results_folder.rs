@@ -61,13 +61,17 @@ pub(crate) fn write_atomic(path: &Path, data: &[u8]) -> anyhow::Result<()> {
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_default();
-    let tmp = parent.join(format!(".{name}.tmp-{}", std::process::id()));
-    // A stale temporary file would keep its old mode: start from none.
-    let _ = fs::remove_file(&tmp);
-    private_file(&tmp)
-        .and_then(|mut f| std::io::Write::write_all(&mut f, data))
-        .with_context(|| format!("failed to write {}", tmp.display()))?;
-    fs::rename(&tmp, path).with_context(|| format!("failed to write {}", path.display()))?;
+    // Created new (never through a link planted under its name, never a stale file with an
+    // old mode), then renamed over `path`, which replaces a link there instead of following it.
+    let (tmp, mut f) = crate::safe_fs::create_temp(parent, &name)?;
+    if let Err(e) = std::io::Write::write_all(&mut f, data) {
+        let _ = fs::remove_file(&tmp);
+        return Err(e).with_context(|| format!("failed to write {}", tmp.display()));
+    }
+    if let Err(e) = fs::rename(&tmp, path) {
+        let _ = fs::remove_file(&tmp);
+        return Err(e).with_context(|| format!("failed to write {}", path.display()));
+    }
     Ok(())
 }
 

@@ -286,6 +286,180 @@ fn walk(root: &Path, dir: &Path, out: &mut Vec<PathBuf>) -> Result<(), ReadError
     Ok(())
 }
 
+/// Why a file was not written into an output folder; shown as `<path>: <reason>`.
+#[derive(Debug)]
+pub(crate) enum WriteError {
+    /// Something other than a real folder (a symbolic link planted there, a file) where a
+    /// folder of the output goes: not followed, nothing written under it.
+    NotAFolder { path: PathBuf, kind: &'static str },
+    /// A name that is not a plain relative path below the output folder.
+    BadName { path: PathBuf },
+    Io {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+}
+
+impl std::fmt::Display for WriteError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            WriteError::NotAFolder { path, kind } => write!(
+                f,
+                "{}: {kind} where a folder of the output belongs: not followed, nothing written \
+                 under it (remove it, or choose another output folder)",
+                path.display()
+            ),
+            WriteError::BadName { path } => write!(
+                f,
+                "{}: not a relative name inside the output folder: not written",
+                path.display()
+            ),
+            WriteError::Io { path, source } => write!(f, "{}: {source}", path.display()),
+        }
+    }
+}
+
+impl std::error::Error for WriteError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            WriteError::Io { source, .. } => Some(source),
+            _ => None,
+        }
+    }
+}
+
+impl WriteError {
+    /// The output folder itself is hostile (a link planted in it), not the machine failing.
+    pub(crate) fn is_hostile(&self) -> bool {
+        !matches!(self, WriteError::Io { .. })
+    }
+}
+
+fn wio(path: &Path) -> impl FnOnce(std::io::Error) -> WriteError + '_ {
+    move |source| WriteError::Io {
+        path: path.to_path_buf(),
+        source,
+    }
+}
+
+/// The folder `rel` below the output folder `root`, created (0700) where missing. `root` is the
+/// user's choice (named on the command line: created with its parents, links to it followed);
+/// below it, every component must be a real folder: a symbolic link planted there is refused,
+/// never followed, so nothing is written outside `root`.
+pub(crate) fn dir_in(root: &Path, rel: &Path) -> Result<PathBuf, WriteError> {
+    crate::results_folder::private_dir(root).map_err(wio(root))?;
+    let mut cur = root.to_path_buf();
+    for c in rel.components() {
+        match c {
+            std::path::Component::Normal(n) => cur.push(n),
+            std::path::Component::CurDir => continue,
+            _ => {
+                return Err(WriteError::BadName {
+                    path: root.join(rel),
+                })
+            }
+        }
+        match fs::symlink_metadata(&cur) {
+            Ok(m) if m.is_dir() => {}
+            Ok(m) => {
+                return Err(WriteError::NotAFolder {
+                    path: cur,
+                    kind: kind_of(m.file_type()),
+                })
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                let mut b = fs::DirBuilder::new();
+                #[cfg(unix)]
+                std::os::unix::fs::DirBuilderExt::mode(&mut b, 0o700);
+                match b.create(&cur) {
+                    Ok(()) => {}
+                    // Made by someone else meanwhile: checked again below.
+                    Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
+                        let m = fs::symlink_metadata(&cur).map_err(wio(&cur))?;
+                        if !m.is_dir() {
+                            return Err(WriteError::NotAFolder {
+                                path: cur,
+                                kind: kind_of(m.file_type()),
+                            });
+                        }
+                    }
+                    Err(e) => return Err(wio(&cur)(e)),
+                }
+            }
+            Err(e) => return Err(wio(&cur)(e)),
+        }
+    }
+    Ok(cur)
+}
+
+/// Writes `data` as the file `rel` below the output folder `root` (see [`dir_in`]), owner-only
+/// (0600), atomically: into a temporary file created new (`O_CREAT|O_EXCL`, which refuses to
+/// open through a link planted under its name), then renamed over the name — which replaces a
+/// link found there instead of writing through it. Returns the path written.
+pub(crate) fn write_in(root: &Path, rel: &Path, data: &[u8]) -> Result<PathBuf, WriteError> {
+    let (Some(name), parent) = (rel.file_name(), rel.parent().unwrap_or(Path::new(""))) else {
+        return Err(WriteError::BadName {
+            path: root.join(rel),
+        });
+    };
+    let dir = dir_in(root, parent)?;
+    let path = dir.join(name);
+    let tmp = create_temp(&dir, &name.to_string_lossy())?;
+    let written = (|| {
+        let mut f = tmp.1;
+        std::io::Write::write_all(&mut f, data)?;
+        f.sync_all()
+    })();
+    if let Err(e) = written.and_then(|()| fs::rename(&tmp.0, &path)) {
+        let _ = fs::remove_file(&tmp.0);
+        return Err(wio(&path)(e));
+    }
+    Ok(path)
+}
+
+/// A new, empty owner-only file in `dir` named after `name`, never an existing one.
+pub(crate) fn create_temp(dir: &Path, name: &str) -> Result<(PathBuf, fs::File), WriteError> {
+    use std::sync::atomic::{AtomicU64, Ordering};
+    static SEQ: AtomicU64 = AtomicU64::new(0);
+    loop {
+        let n = SEQ.fetch_add(1, Ordering::Relaxed);
+        let tmp = dir.join(format!(".{name}.tmp-{}-{n}", std::process::id()));
+        let mut o = fs::OpenOptions::new();
+        o.write(true).create_new(true);
+        #[cfg(unix)]
+        std::os::unix::fs::OpenOptionsExt::mode(&mut o, 0o600);
+        match o.open(&tmp) {
+            Ok(f) => return Ok((tmp, f)),
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
+            Err(e) => return Err(wio(&tmp)(e)),
+        }
+    }
+}
+
+/// Makes `rel` below `root` a symbolic link to `target` (a link kept as a link: its target is
+/// neither read nor written), replacing a file or link of that name.
+#[cfg(unix)]
+pub(crate) fn symlink_in(root: &Path, rel: &Path, target: &Path) -> Result<PathBuf, WriteError> {
+    let (Some(name), parent) = (rel.file_name(), rel.parent().unwrap_or(Path::new(""))) else {
+        return Err(WriteError::BadName {
+            path: root.join(rel),
+        });
+    };
+    let dir = dir_in(root, parent)?;
+    let path = dir.join(name);
+    if let Ok(m) = fs::symlink_metadata(&path) {
+        if m.is_dir() {
+            return Err(WriteError::NotAFolder {
+                path,
+                kind: "a folder",
+            });
+        }
+        fs::remove_file(&path).map_err(wio(&path))?;
+    }
+    std::os::unix::fs::symlink(target, &path).map_err(wio(&path))?;
+    Ok(path)
+}
+
 #[cfg(all(test, unix))]
 mod tests {
     use super::*;
@@ -408,5 +582,44 @@ mod tests {
             read_in(r, &r.join("big.yaml"), 101).expect("read").len(),
             101
         );
+    }
+
+    #[test]
+    fn writes_never_follow_a_link_planted_in_the_output_folder() {
+        use std::os::unix::fs::PermissionsExt;
+        let (root, outside) = folder();
+        let out = root.path().join("out");
+        fs::create_dir(&out).expect("mkdir");
+        let victim = outside.path().join("id_ed25519");
+        let before = fs::read(&victim).expect("read");
+        // A link where the file goes: replaced, its target untouched.
+        symlink(&victim, out.join("repro.1")).expect("symlink");
+        let p = write_in(&out, Path::new("repro.1"), b"page").expect("written");
+        assert_eq!(fs::read(&victim).expect("read"), before);
+        let m = fs::symlink_metadata(&p).expect("meta");
+        assert!(m.is_file());
+        assert_eq!(m.permissions().mode() & 0o777, 0o600);
+        assert_eq!(fs::read(&p).expect("read"), b"page");
+        // A link where a folder goes: refused, nothing written through it.
+        symlink(outside.path(), out.join("nodes")).expect("symlink");
+        let e = write_in(&out, Path::new("nodes/x.log"), b"x").expect_err("refused");
+        assert!(e.is_hostile(), "{e}");
+        assert!(
+            e.to_string().contains("a symbolic link where a folder"),
+            "{e}"
+        );
+        assert!(!outside.path().join("x.log").exists());
+        // New folders are owner-only.
+        write_in(&out, Path::new("a/b/c.txt"), b"x").expect("written");
+        assert_eq!(
+            fs::metadata(out.join("a/b"))
+                .expect("meta")
+                .permissions()
+                .mode()
+                & 0o777,
+            0o700
+        );
+        let e = write_in(&out, Path::new("../x"), b"x").expect_err("refused");
+        assert!(matches!(e, WriteError::BadName { .. }), "{e}");
     }
 }

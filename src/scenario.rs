@@ -205,6 +205,22 @@ impl Signals {
     pub fn get(&self, name: &str) -> Option<&Signal> {
         self.by_name.get(name)
     }
+
+    /// The signals as a run on `d` sees them: each one's probe is the one written for `d`, else
+    /// the unqualified one (the supervisor-metrics probe differs by port and path on rke2).
+    pub(crate) fn for_distro(&self, d: distro::Distro) -> Signals {
+        let mut out = self.clone();
+        for sig in out.by_name.values_mut() {
+            let pick = |want: Option<distro::Distro>| {
+                sig.probes
+                    .iter()
+                    .find(|(x, _)| *x == want)
+                    .map(|(_, p)| p.clone())
+            };
+            sig.probe = pick(Some(d)).or_else(|| pick(None));
+        }
+        out
+    }
 }
 
 #[derive(Debug, Clone)]
@@ -216,7 +232,10 @@ pub struct Signal {
     pub down: Vec<LinePattern>,
     pub value: Vec<LinePattern>,
     pub settled_by: Vec<LinePattern>,
+    /// The probe a run on this scenario's distribution uses (see `Signals::for_distro`).
     pub(crate) probe: Option<Probe>,
+    /// Every probe written, with the distribution it is for (`None`: every other one).
+    pub(crate) probes: Vec<(Option<distro::Distro>, Probe)>,
     pub(crate) on_death: Option<Expected>,
     /// Roles on which the signal is observable; empty = all.
     pub(crate) roles: Vec<Role>,

@@ -5,6 +5,9 @@
 //! in-memory build context (`FROM scratch`, so no base image is pulled). The
 //! Dockerfile is `sim/image/Dockerfile.in`, shared with `make sim-images`.
 //!
+//! A distribution whose nodes run it as a systemd unit (RKE2) gets a node image of another
+//! kind, `crate::sim_node_image`, under the same repository and tag rule.
+//!
 //! Built and inspected through [`DockerApi`], like every other Docker call.
 
 use std::path::{Path, PathBuf};
@@ -53,13 +56,21 @@ pub(crate) fn sim_repository(distro: distro::Distro) -> String {
     }
 }
 
-/// `v1.33.4+k3s1` → `repro.local/k3s-sim:v1.33.4-k3s1` (tags cannot hold `+`).
+/// `v1.33.4+k3s1` → `repro.local/k3s-sim:v1.33.4-k3s1` (tags cannot hold `+`), in the
+/// repository of the version's distribution.
 pub(crate) fn sim_image_ref(version: &str) -> String {
     format!(
         "{}:{}",
-        sim_repository(distro::Distro::K3s),
+        sim_repository(distro_of(version)),
         version.replace('+', "-")
     )
+}
+
+/// The distribution a version text names (`+rke2r1`), k3s when it names none.
+fn distro_of(version: &str) -> distro::Distro {
+    version
+        .parse::<distro::Version>()
+        .map_or(distro::Distro::K3s, |v| v.distro)
 }
 
 /// The static stand-in binary: `$REPRO_SIM_BINARY`, else
@@ -138,18 +149,42 @@ pub async fn ensure_sim_image(
 ) -> anyhow::Result<String> {
     check_version(version)?;
     let image = sim_image_ref(version);
+    let facts = distro_of(version).facts();
+    // A systemd node image also depends on the base image it is built on.
+    let base = match facts.node_process {
+        distro::NodeProcess::Container => None,
+        distro::NodeProcess::SystemdUnit => Some(crate::sim_node_image::base_id(docker).await?),
+    };
     let existing = docker.image(&image).await;
     let binary = find_sim_binary();
+    let wanted = |path: &Path| match &base {
+        None => fingerprint(path),
+        Some(id) => crate::sim_node_image::fingerprint(path, id),
+    };
     if let (Some(existing), false) = (&existing, rebuild) {
         let label = existing.labels.get(FINGERPRINT_LABEL).map(String::as_str);
         match &binary {
             Err(_) => return Ok(image),
-            Ok(path) if label == Some(fingerprint(path)?.as_str()) => return Ok(image),
+            Ok(path) if label == Some(wanted(path)?.as_str()) => return Ok(image),
             Ok(_) => {}
         }
     }
     let binary = binary?;
-    build_sim_image_from(docker, version, &binary).await
+    match base {
+        None => build_sim_image_from(docker, version, &binary).await,
+        Some(_) => {
+            let context =
+                crate::sim_node_image::build_context(facts, version, &binary, &wanted(&binary)?)?;
+            docker
+                .build_image(&image, context)
+                .await
+                .map_err(|e| anyhow::anyhow!("{e}"))?;
+            if docker.image(&image).await.is_none() {
+                bail!("image {image} missing after its build");
+            }
+            Ok(image)
+        }
+    }
 }
 
 /// Builds `repro.local/k3s-sim:<tag>` from `binary`, whatever exists.
@@ -173,20 +208,16 @@ pub(crate) async fn build_sim_image_from(
     Ok(image)
 }
 
-/// Versions end up in a Dockerfile and a tag: allow only what versions use.
 /// Whether the stand-in can play `distro`, or why not (bad input: said before anything runs).
-/// It plays k3s only: its paths, port, lines and supervisor routes are k3s's (issue #19 teaches
-/// it rke2's).
+/// It plays every distribution repro knows: k3s as the container's process, rke2 on systemd
+/// nodes (sim/src/distro.rs, `crate::sim_node_image`).
 pub(crate) fn plays(distro: distro::Distro) -> Result<(), String> {
     match distro {
-        distro::Distro::K3s => Ok(()),
-        other => Err(format!(
-            "the stand-in plays k3s only; it cannot play {other} yet (its paths, port {} and lines are k3s's)\n  help: `repro plan` shows what a run on {other} would do; run it on real {other} with --image",
-            distro::Distro::K3s.facts().supervisor_port
-        )),
+        distro::Distro::K3s | distro::Distro::Rke2 => Ok(()),
     }
 }
 
+/// Versions end up in a Dockerfile and a tag: allow only what versions use.
 fn check_version(version: &str) -> anyhow::Result<()> {
     let ok = !version.is_empty()
         && version.len() <= 64

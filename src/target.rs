@@ -2,6 +2,8 @@
 //! line by clap (`repro run`/`plan` flatten it) and built by hand by `matrix` and `bisect`; below
 //! both `cli` and `run`, so neither imports the other for it.
 
+use std::path::PathBuf;
+
 use clap::Args;
 
 /// What to run: a check, on which topology, version and image.
@@ -28,6 +30,28 @@ pub(crate) struct Target {
     /// Use the k3s stand-in image for the version (built on the spot if missing).
     #[arg(long)]
     pub(crate) sim: bool,
+    /// A k3s binary to run instead of the image's (a local build: k3s's `dist/artifacts/k3s`),
+    /// copied into every node; the version it reports is the run's, and it runs in the image of
+    /// that version's line (or `--image`).
+    #[arg(
+        long,
+        value_name = "PATH",
+        conflicts_with = "k3s_commit",
+        value_parser = crate::builds::parse_binary_path
+    )]
+    pub(crate) k3s_binary: Option<PathBuf>,
+    /// The CI build of a k3s commit (the full 40-hex SHA), downloaded from k3s's CI storage
+    /// (`REPRO_K3S_CI_URL` overrides it), checked against its sha256sum and cached; then as
+    /// `--k3s-binary`.
+    #[arg(
+        long,
+        value_name = "SHA",
+        value_parser = crate::builds::parse_commit
+    )]
+    pub(crate) k3s_commit: Option<String>,
+    /// The build under test once read (`--k3s-binary`, or `--k3s-commit` fetched): not a flag.
+    #[arg(skip)]
+    pub(crate) build: Option<crate::builds::Build>,
 }
 
 /// `--image`: a Docker image reference (`[host[:port]/]path[:tag][@sha256:digest]`, path

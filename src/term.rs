@@ -40,6 +40,31 @@ pub(crate) fn sanitize(text: &str) -> Cow<'_, str> {
     Cow::Owned(s)
 }
 
+/// An error message for the terminal with every secret it echoes (a flag's value, a URL's
+/// password, a keyed value of a file it quotes) replaced, by shape: errors quote user input,
+/// and the terminal, a CI log or a pasted issue is an output like any other (issue #24).
+pub fn redacted(text: &str) -> String {
+    redacted_with(&[], text)
+}
+
+/// [`redacted`] in a context that knows `secrets` already (also what `examples/redact_bench.rs`
+/// times: the library's redactor, from outside the crate).
+pub fn redacted_with(secrets: &[String], text: &str) -> String {
+    crate::redact::Redactor::new(secrets).redact_text(text)
+}
+
+/// clap's own error for a command line it could not parse, printed the way repro prints its
+/// errors: redacted (clap quotes the argument it refused: `--token=…`) and sanitised; exit 2.
+/// Help and version go to stdout as clap writes them, exit 0.
+pub fn clap_exit(e: clap::Error) -> ! {
+    use clap::error::ErrorKind;
+    if matches!(e.kind(), ErrorKind::DisplayHelp | ErrorKind::DisplayVersion) {
+        e.exit()
+    }
+    write_err(&redacted(&e.render().to_string()));
+    crate::exit::now(crate::exit::Exit::BadInput.code())
+}
+
 static STDOUT_CLOSED: AtomicBool = AtomicBool::new(false);
 static STDERR_CLOSED: AtomicBool = AtomicBool::new(false);
 

@@ -3,12 +3,15 @@
 //! cli/agent, reference/env-variables, reference/resource-profiling) and k3s's source at the
 //! release tags (pkg/cli/cmds, pkg/configfilearg); see docs/k3s-behaviour.md.
 
-use crate::{Facts, NodeMemory, RoleKeys};
+use crate::{Facts, NodeMemory, NodeProcess, Outputs, RoleKeys, ValidationForm};
 
 pub static FACTS: Facts = Facts {
     name: "k3s",
     binary: "k3s",
     units: &["k3s", "k3s-agent"],
+    // rancher/k3s runs `k3s server` as the container's command (its install script's units are
+    // for hosts, which repro does not run).
+    node_process: NodeProcess::Container,
     build_marker: "k3s",
     example_version: "v1.33.4+k3s1",
     example_candidate: "v1.33.5-rc1+k3s1",
@@ -27,6 +30,12 @@ pub static FACTS: Facts = Facts {
     server_args: &["server"],
     agent_args: &["agent"],
     version_command: &["k3s", "-v"],
+    // rancher/k3s's Dockerfile copies the binary to /bin/k3s (its ENTRYPOINT), and so does the
+    // stand-in's image.
+    binary_path: Some("/bin/k3s"),
+    // install.sh at v1.34.1+k3s1 L100 (`STORAGE_URL`), for INSTALL_K3S_COMMIT; master dropped it
+    // for GitHub Actions artifacts in February 2026 (docs/k3s-review-2026-12.md §2).
+    ci_builds_url: Some("https://k3s-ci-builds.s3.amazonaws.com"),
     config_dir: "/etc/rancher/k3s",
     config_path: "/etc/rancher/k3s/config.yaml",
     config_dropin_dir: "/etc/rancher/k3s/config.yaml.d",
@@ -43,6 +52,8 @@ pub static FACTS: Facts = Facts {
     banner_prefix: "Starting k3s ",
     agent_banner_prefix: "Starting k3s agent ",
     ready_line: "k3s is up and running",
+    // install.sh's k3s.service and k3s-agent.service.
+    unit_description: "Lightweight Kubernetes",
     // pkg/agent/loadbalancer/servers.go L273 and L407-L413 (docs/k3s-review-2026-12.md §6).
     lb_pick_prefix: "Server ",
     lb_pick_suffix: "->RECOVERING from successful dial",
@@ -90,6 +101,16 @@ pub static FACTS: Facts = Facts {
         agent_mib: 275,
         // Inferred: the data dir k3s extracts (~250 MB), etcd's files and containerd's state.
         disk_mib: 1024,
+    },
+    // k3s-io/k3s .github/ISSUE_TEMPLATE/bug_report.md; QA's comment as on k3s-io/k3s#12816.
+    outputs: Outputs {
+        product: "K3s",
+        bug_template:
+            "https://github.com/k3s-io/k3s/blob/master/.github/ISSUE_TEMPLATE/bug_report.md",
+        image: "the official k3s image",
+        installed: "in Docker, one {container} per node on one network (as k3d runs k3s)",
+        log_source: "its container's output",
+        validation: ValidationForm::Full,
     },
     tables: crate::tables::Tables::new(
         include_str!("../../releases/k3s-changes.yaml"),

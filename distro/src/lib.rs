@@ -118,6 +118,17 @@ pub struct RoleKeys {
     pub control_plane_only: &'static [&'static str],
 }
 
+/// How a node runs the distribution's server or agent.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum NodeProcess {
+    /// As the container's own command (`rancher/k3s`: the image's entrypoint is `k3s`, the
+    /// command `server`); its log is the container's.
+    Container,
+    /// As a systemd unit (`Facts::units`) in a container whose PID 1 is systemd, as rke2's own
+    /// Docker tests run it; its log is the unit's journal, a boot is one start of the unit.
+    SystemdUnit,
+}
+
 /// How much memory a node of a role needs, in MiB (for the host-capacity check).
 #[derive(Debug)]
 pub struct NodeMemory {
@@ -143,6 +154,8 @@ pub struct Facts {
     /// Its systemd units, as the install script names them and journald and log collectors
     /// label their lines (`k3s`, `k3s-agent`).
     pub units: &'static [&'static str],
+    /// Whether a node runs it as the container's process or as a systemd unit.
+    pub node_process: NodeProcess,
     /// The build marker of a version: `k3s` in `v1.33.4+k3s1`.
     pub build_marker: &'static str,
     /// Example versions, for help lines: a release and a release candidate.
@@ -162,6 +175,12 @@ pub struct Facts {
     pub agent_args: &'static [&'static str],
     /// The command printing the version (`k3s -v`).
     pub version_command: &'static [&'static str],
+    /// Where the distribution's image keeps its binary: a build under test (`--k3s-binary`,
+    /// `--k3s-commit`) is copied there. `None`: no build under test for it yet.
+    pub binary_path: Option<&'static str>,
+    /// Where the distribution's CI publishes a build of each commit (`<binary><suffix>-<sha>`
+    /// and `.sha256sum` beside it), as its install script fetches it; `None`: none known.
+    pub ci_builds_url: Option<&'static str>,
     /// The config file, its drop-in folder and the folder both live in.
     pub config_dir: &'static str,
     pub config_path: &'static str,
@@ -186,6 +205,9 @@ pub struct Facts {
     pub agent_banner_prefix: &'static str,
     /// The line a node logs once it is up.
     pub ready_line: &'static str,
+    /// The start of the `Description=` of the distribution's systemd units, which systemd puts
+    /// in its own lines about them (`Started k3s.service - Lightweight Kubernetes.`).
+    pub unit_description: &'static str,
     /// The agent load balancer's line naming a server it reached:
     /// `Server <address>@UNCHECKED->RECOVERING from successful dial` (k3s
     /// pkg/agent/loadbalancer/servers.go; rke2 runs k3s's agent code): the text before the
@@ -210,7 +232,39 @@ pub struct Facts {
     /// The release channel server (`stable`, `latest`, `v1.33` → a version).
     pub channel_server: &'static str,
     pub memory: NodeMemory,
+    /// What repro's outputs for this distribution's maintainers look like (report.md, the
+    /// validation comment): the one place a renderer learns which template to follow.
+    pub outputs: Outputs,
     tables: tables::Tables,
+}
+
+/// The shape of a distribution's bug report and of its QA's validation comment.
+#[derive(Debug)]
+pub struct Outputs {
+    /// The product as its bug template spells it: `K3s Version:`, `- Installed RKE2:`.
+    pub product: &'static str,
+    /// The bug template report.md follows (its `.github/ISSUE_TEMPLATE/bug_report.md`).
+    pub bug_template: &'static str,
+    /// The node image a real (not stand-in) run uses, in words.
+    pub image: &'static str,
+    /// How a node of this distribution is installed and started, for the template's
+    /// "Installed …" line; `{container}` stands for "privileged container" or its opposite.
+    pub installed: &'static str,
+    /// Where a node's log comes from, for the report's log sections.
+    pub log_source: &'static str,
+    /// The form of QA's validation comment.
+    pub validation: ValidationForm,
+}
+
+/// The validation comments QA posts when it closes an issue.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ValidationForm {
+    /// k3s QA (k3s-io/k3s#12816): `### Validated on`, environment details, cluster
+    /// configuration, every config.yaml, testing steps, replication and validation results.
+    Full,
+    /// RKE2 QA on this bug (rancher/rke2#8875, #8876): `# Validated on <rc>`, `Steps: <link>`,
+    /// `### Validation` with `rke2 -v`, the cluster's node list, then the results.
+    Short,
 }
 
 impl Facts {
@@ -226,6 +280,11 @@ impl Facts {
         let label = &before[from..];
         let address = &label[..label.find('@')?];
         (!address.is_empty() && !address.contains(char::is_whitespace)).then_some(address)
+    }
+
+    /// The systemd unit of a server or an agent (`rke2-server`, `rke2-agent`).
+    pub fn unit(&self, agent: bool) -> &'static str {
+        self.units[usize::from(agent).min(self.units.len() - 1)]
     }
 
     /// `k3s server` / `k3s agent`, as messages name the commands.

@@ -4,12 +4,15 @@
 //! fact below is read from rancher/rke2's source at the release tags; docs/rke2-behaviour.md
 //! cites the file and line of every one (the section is named after each field).
 
-use crate::{Facts, NodeMemory, RoleKeys};
+use crate::{Facts, NodeMemory, NodeProcess, Outputs, RoleKeys, ValidationForm};
 
 pub static FACTS: Facts = Facts {
     name: "rke2",
     binary: "rke2",
     units: &["rke2-server", "rke2-agent"],
+    // No image runs rke2 as its command: rke2's Docker tests boot systemd and start the units
+    // the tarball installs (§8, §10).
+    node_process: NodeProcess::SystemdUnit,
     // `v1.32.5+rke2r1`, `v1.33.5-rc1+rke2r1` (scripts/version.sh; §4).
     build_marker: "rke2r",
     example_version: "v1.32.5+rke2r1",
@@ -38,6 +41,9 @@ pub static FACTS: Facts = Facts {
     agent_args: &["agent"],
     // `rke2 version v1.33.5-rc1+rke2r1 (<40-hex commit>)` then `go version …` (§4).
     version_command: &["rke2", "-v"],
+    // Builds under test are k3s-only for now: RKE2's node image and CI storage are not read yet.
+    binary_path: None,
+    ci_builds_url: None,
     // §2: k3s's configfilearg and datadir with the program name `rke2`.
     config_dir: "/etc/rancher/rke2",
     config_path: "/etc/rancher/rke2/config.yaml",
@@ -58,6 +64,9 @@ pub static FACTS: Facts = Facts {
     banner_prefix: "Starting rke2 ",
     agent_banner_prefix: "Starting rke2 agent ",
     ready_line: "rke2 is up and running",
+    // bundle/lib/systemd/system/rke2-{server,agent}.service: "Rancher Kubernetes Engine v2
+    // (server)" / "(agent)"; 2020 releases had no suffix.
+    unit_description: "Rancher Kubernetes Engine v2",
     // pkg/agent/loadbalancer/servers.go L273 and L407-L413 (docs/k3s-review-2026-12.md §6).
     lb_pick_prefix: "Server ",
     lb_pick_suffix: "->RECOVERING from successful dial",
@@ -108,6 +117,20 @@ pub static FACTS: Facts = Facts {
         agent_mib: 2048,
         // Inferred: rke2 also unpacks its runtime image and pulls the control-plane images.
         disk_mib: 4096,
+    },
+    // docs/rke2-bug-template.md: rancher/rke2's bug template (the same headings as k3s's, with
+    // `RKE2 Version:` and `rke2 -v`), and QA's short comment on rancher/rke2#8875/#8876. The
+    // install is rke2's own tests/docker's (§9, §10).
+    outputs: Outputs {
+        product: "RKE2",
+        bug_template: "https://github.com/rancher/rke2/blob/master/.github/ISSUE_TEMPLATE/bug_report.md",
+        image: "repro's RKE2 node image (systemd as PID 1, rke2 installed from the release artifacts)",
+        installed: "in Docker, rke2 installed from the release artifacts by rke2's install script \
+                    (`INSTALL_RKE2_ARTIFACT_PATH`) in a node image with systemd as PID 1, one {container} \
+                    per node on one network, each started with `systemctl start rke2-server` (or \
+                    `rke2-agent`), as rke2's own tests/docker run it",
+        log_source: "the journal of its unit, `journalctl -u rke2-server` or `-u rke2-agent`",
+        validation: ValidationForm::Short,
     },
     tables: crate::tables::Tables::new(
         include_str!("../../releases/rke2-changes.yaml"),

@@ -140,10 +140,13 @@ pub fn run(
     // config.Get: the served config of whichever server the proxy reaches.
     let served = loop {
         let why = match reach(&lb) {
-            None => format!("Get \"{}\": EOF", shown("/v1-k3s/config")),
+            None => format!(
+                "Get \"{}\": EOF",
+                shown(&crate::distro::supervisor_path("config"))
+            ),
             Some(addr) => match get(
                 &addr,
-                "/v1-k3s/config",
+                &crate::distro::supervisor_path("config"),
                 &Auth::Basic("node", &plan.password),
             )
             .and_then(|body| serde_json::from_slice::<Wire>(&body).map_err(|e| e.to_string()))
@@ -207,7 +210,7 @@ pub fn run(
             if let Some(addr) = reached {
                 if let Ok(body) = get(
                     &addr,
-                    "/v1-k3s/apiservers",
+                    &crate::distro::supervisor_path("apiservers"),
                     &Auth::Basic("node", &plan.password),
                 ) {
                     if let Ok(list) = serde_json::from_slice::<Vec<String>>(&body) {
@@ -259,7 +262,7 @@ fn start_registry(plan: &Plan, features: &Features) {
         );
         return;
     }
-    let p2p = std::env::var("K3S_P2P_PORT")
+    let p2p = std::env::var(crate::distro::env_name("P2P_PORT"))
         .ok()
         .filter(|p| p.parse::<u16>().is_ok_and(|n| n != 0))
         .unwrap_or_else(|| P2P_PORT.to_string());
@@ -366,7 +369,8 @@ pub fn run_command(cli_args: &[String]) -> i32 {
         logs::warn(warning);
     }
     let banner = crate::config::facts().agent_banner_prefix;
-    logs::info(format!("{banner}{version} (repro-sim)"));
+    logs::info(format!("{banner}{version} ({})", crate::distro::commit()));
+    crate::distro::stage_kubectl();
     let Some(server_url) = cfg.server_url.clone() else {
         logs::fatal("Error: --server is required");
     };
@@ -408,6 +412,7 @@ pub fn run_command(cli_args: &[String]) -> i32 {
         standalone: true,
     };
     run(plan, features, Box::new(Vec::new), None);
+    crate::distro::notify_ready();
     loop {
         std::thread::park();
     }

@@ -57,7 +57,13 @@ fn version_text() -> String {
 
 /// `k3s --version`, marked as the stand-in in both lines.
 pub fn print_version() {
-    println!("k3s version {} (repro-sim)", version_text());
+    // `rke2 -v` / `k3s -v`: the program's name, the version and its commit (root.go).
+    println!(
+        "{} version {} ({})",
+        crate::distro::facts().binary,
+        version_text(),
+        crate::distro::commit()
+    );
     println!("go version none (repro k3s stand-in, NOT k3s)");
 }
 

@@ -15,7 +15,7 @@ use distro::FlagCommand as Command;
 /// The stand-in imitates k3s: its default paths and port are k3s's facts (the ones repro
 /// writes and reads), from the `distro` crate.
 pub fn facts() -> &'static distro::Facts {
-    distro::Distro::K3s.facts()
+    crate::distro::facts()
 }
 
 /// Everything the stand-in acts on, after files, env and flags.
@@ -69,7 +69,7 @@ impl ServerConfig {
             node_ip: None,
             kubeconfig_out: PathBuf::from(facts().kubeconfig_path),
             private_registry: PathBuf::from(facts().registries_path),
-            https_port: facts().api_port,
+            https_port: facts().supervisor_port,
             disable_etcd: false,
             disable_apiserver: false,
             disable_controller_manager: false,
@@ -119,7 +119,7 @@ pub struct ConfigFile {
 
 /// Config path: `K3S_CONFIG_FILE`, else `--config`/`-c`, else the default.
 pub fn config_path(args: &[String], env: &dyn Fn(&str) -> Option<String>) -> PathBuf {
-    if let Some(path) = env("K3S_CONFIG_FILE").filter(|p| !p.is_empty()) {
+    if let Some(path) = env(&crate::distro::env_name("CONFIG_FILE")).filter(|p| !p.is_empty()) {
         return PathBuf::from(path);
     }
     let mut iter = args.iter();
@@ -339,6 +339,11 @@ pub fn load(inputs: &Inputs<'_>) -> Result<(ServerConfig, Loaded), LoadError> {
     for FlagValue { name, value } in &parsed.values {
         apply_flag(&mut cfg, name, value).map_err(LoadError::Flags)?;
     }
+    if crate::distro::forces_cluster_init() && inputs.command == Command::Server {
+        // rke2's defaults set ClusterInit on every server; the one without `server:` creates
+        // the cluster (docs/rke2-behaviour.md §5).
+        cfg.cluster_init = true;
+    }
     if let Some(path) = token_file(&parsed.values) {
         if cfg.token.is_none() {
             let text = std::fs::read_to_string(&path)
@@ -360,19 +365,19 @@ fn token_file(values: &[FlagValue]) -> Option<String> {
 /// urfave/cli applies `EnvVar` values as defaults that flags then override.
 fn apply_env(cfg: &mut ServerConfig, env: &dyn Fn(&str) -> Option<String>) -> Result<(), String> {
     let get = |k: &str| env(k).filter(|v| !v.is_empty());
-    if let Some(v) = get("K3S_TOKEN") {
+    if let Some(v) = get(&crate::distro::env_name("TOKEN")) {
         cfg.token = Some(v);
     }
-    if let Some(v) = get("K3S_URL") {
+    if let Some(v) = get(&crate::distro::env_name("URL")) {
         cfg.server_url = Some(v);
     }
-    if let Some(v) = get("K3S_NODE_NAME") {
+    if let Some(v) = get(&crate::distro::env_name("NODE_NAME")) {
         cfg.node_name = Some(v);
     }
-    if let Some(v) = get("K3S_DATA_DIR") {
+    if let Some(v) = get(&crate::distro::env_name("DATA_DIR")) {
         cfg.data_dir = PathBuf::from(v);
     }
-    if let Some(v) = get("K3S_CLUSTER_INIT") {
+    if let Some(v) = get(&crate::distro::env_name("CLUSTER_INIT")) {
         cfg.cluster_init = flags::parse_bool("cluster-init", &v)?;
     }
     Ok(())

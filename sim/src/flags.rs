@@ -9,7 +9,7 @@
 use std::sync::OnceLock;
 
 use crate::version::{Changes, Version};
-use distro::{Distro, FlagCommand as Command, FlagKind};
+use distro::{FlagCommand as Command, FlagKind};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Kind {
@@ -44,11 +44,11 @@ impl Flag {
 pub fn all() -> &'static [Flag] {
     static CELL: OnceLock<Vec<Flag>> = OnceLock::new();
     CELL.get_or_init(|| {
-        if let Some(e) = Distro::K3s.table_error() {
+        if let Some(e) = crate::distro::current().table_error() {
             // Compiled in and parsed by the distro crate's unit tests: a build defect.
             crate::logs::fatal(format!("repro-sim: {e}"));
         }
-        Distro::K3s
+        crate::distro::current()
             .flags()
             .iter()
             .map(|f| Flag {

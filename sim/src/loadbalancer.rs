@@ -31,7 +31,18 @@ use serde::{Deserialize, Serialize};
 use crate::logs;
 
 /// `version.Program + "-agent-load-balancer"`.
-pub const SERVICE: &str = "k3s-agent-load-balancer";
+pub const SERVICE: ServiceName = ServiceName;
+
+/// The load balancer's name as k3s makes it from the program name (`rke2-agent-load-balancer`
+/// when the stand-in plays rke2): a value that prints as that name, so messages keep `{SERVICE}`.
+#[derive(Clone, Copy, Debug)]
+pub struct ServiceName;
+
+impl std::fmt::Display for ServiceName {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&crate::distro::agent_load_balancer())
+    }
+}
 /// The local listener k3s binds (`--lb-server-port`, default 6444).
 pub const LOCAL_ADDRESS: &str = "127.0.0.1:6444";
 /// Container env knob: where a buggy etcd-only joiner reads its served config.

@@ -9,6 +9,7 @@ mod cgroup;
 mod cli;
 mod config;
 mod datastore;
+mod distro;
 mod faults;
 mod flags;
 mod host;

@@ -187,7 +187,8 @@ pub fn run_server(cli_args: &[String]) -> i32 {
     }
 
     let banner = crate::config::facts().banner_prefix;
-    logs::info(format!("{banner}{version} (repro-sim)"));
+    logs::info(format!("{banner}{version} ({})", crate::distro::commit()));
+    crate::distro::stage_kubectl();
     if faults.crash_at_boot {
         std::thread::sleep(Duration::from_millis(100));
         logs::fatal(format!(
@@ -267,6 +268,7 @@ pub fn run_server(cli_args: &[String]) -> i32 {
     }
     write_kubeconfig(&shared);
     logs::info(crate::config::facts().ready_line);
+    crate::distro::notify_ready();
     park_forever()
 }
 
@@ -529,7 +531,7 @@ fn reconcile_existing_member(shared: &Shared) {
             match http::request(
                 "GET",
                 &url,
-                "/v1-k3s/server-bootstrap",
+                &crate::distro::supervisor_path("server-bootstrap"),
                 &Auth::Basic("server", &pw),
                 None,
                 Duration::from_secs(5),
@@ -540,7 +542,7 @@ fn reconcile_existing_member(shared: &Shared) {
                 }
                 Ok(resp) => logs::warn(format!(
                     "Unable to reconcile with remote datastore: {}: {} {}",
-                    url.with_path("/v1-k3s/server-bootstrap"),
+                    url.with_path(&crate::distro::supervisor_path("server-bootstrap")),
                     resp.status,
                     http::reason(resp.status)
                 )),
@@ -558,7 +560,7 @@ fn reconcile_existing_member(shared: &Shared) {
 /// k3s's `compareConfig`: fetch the joined server's `/v1-k3s/config` as user
 /// `node`; an unreachable or refusing server only skips the check.
 fn check_critical_config(shared: &Shared, url: &Url, pw: &str) {
-    let path = "/v1-k3s/config";
+    let path = &crate::distro::supervisor_path("config");
     let resp = match http::request(
         "GET",
         url,
@@ -601,7 +603,7 @@ fn check_critical_config(shared: &Shared, url: &Url, pw: &str) {
 
 /// `httpBootstrap`: the token's password is only checked here, by the server.
 fn fetch_bootstrap_data(url: &Url, pw: &str) {
-    let path = "/v1-k3s/server-bootstrap";
+    let path = &crate::distro::supervisor_path("server-bootstrap");
     match http::request(
         "GET",
         url,
@@ -678,7 +680,9 @@ fn join_etcd(shared: &Shared, url: &Url, pw: &str) {
     write_token_or_die(shared, &token);
 }
 
-const DATASTORE_PATH: &str = "/v1-k3s/repro-sim/datastore";
+fn datastore_path() -> String {
+    crate::distro::supervisor_path("repro-sim/datastore")
+}
 /// The stand-in's status for etcd's FailedPrecondition (a refused learner); the body is
 /// etcd's text.
 const LEARNER_REFUSED: u16 = 412;
@@ -689,7 +693,7 @@ fn push_state(url: &Url, pw: &str, state: &ClusterState) -> Result<ClusterState,
     let resp = http::request(
         "POST",
         url,
-        DATASTORE_PATH,
+        &datastore_path(),
         &Auth::Basic("server", pw),
         Some(&body),
         Duration::from_secs(5),
@@ -701,7 +705,7 @@ fn push_state(url: &Url, pw: &str, state: &ClusterState) -> Result<ClusterState,
     if resp.status != 200 {
         return Err(format!(
             "{}: {} {}",
-            url.with_path(DATASTORE_PATH),
+            url.with_path(&datastore_path()),
             resp.status,
             http::reason(resp.status)
         ));
@@ -786,7 +790,7 @@ fn wait_for_proxied_datastore(shared: &Shared) {
         match http::request(
             "GET",
             &url,
-            DATASTORE_PATH,
+            &datastore_path(),
             &Auth::Basic("server", &pw),
             None,
             Duration::from_secs(5),
@@ -794,7 +798,7 @@ fn wait_for_proxied_datastore(shared: &Shared) {
             Ok(resp) if resp.status == 200 => break,
             Ok(resp) => logs::info(format!(
                 "Failed to test data store connection: {}: {} {}",
-                url.with_path(DATASTORE_PATH),
+                url.with_path(&datastore_path()),
                 resp.status,
                 http::reason(resp.status)
             )),
@@ -896,8 +900,10 @@ fn route(shared: &Shared, req: &Request) -> Response {
     match path {
         "/ping" => return Response::text(200, "pong"),
         "/cacerts" => return Response::text(200, FAKE_CA),
-        "/v1-k3s/readyz" => return Response::text(200, "ok"),
-        "/v1-k3s/config" => {
+        _ if crate::distro::supervisor_route(path) == Some("readyz") => {
+            return Response::text(200, "ok")
+        }
+        _ if crate::distro::supervisor_route(path) == Some("config") => {
             if !authorized(shared, req) {
                 return unauthorized();
             }
@@ -906,13 +912,13 @@ fn route(shared: &Shared, req: &Request) -> Response {
                 Err(e) => Response::text(500, e.to_string()),
             };
         }
-        "/v1-k3s/server-bootstrap" => {
+        _ if crate::distro::supervisor_route(path) == Some("server-bootstrap") => {
             if !authorized(shared, req) {
                 return unauthorized();
             }
             return Response::json(200, "{\"repro-sim\":\"no bootstrap data: stand-in\"}");
         }
-        "/v1-k3s/apiservers" => {
+        _ if crate::distro::supervisor_route(path) == Some("apiservers") => {
             if !authorized(shared, req) {
                 return unauthorized();
             }
@@ -925,7 +931,7 @@ fn route(shared: &Shared, req: &Request) -> Response {
                 .collect();
             return Response::json(200, serde_json::to_string(&list).unwrap_or_default());
         }
-        DATASTORE_PATH => return datastore_endpoint(shared, req),
+        _ if path == datastore_path() => return datastore_endpoint(shared, req),
         // The agent's https router: authn (client certificates, anonymous
         // off) and authz on everything but /v2 and p2p (pkg/agent/https).
         "/metrics" if shared.features.metrics_mounted.load(Ordering::SeqCst) => {

@@ -18,6 +18,8 @@ use crate::releases::ReleaseList;
 use crate::result::Outcome;
 use crate::run::Target;
 use distro::Version;
+use futures_util::future::BoxFuture;
+use futures_util::FutureExt;
 
 use super::common::{create_dir, out, resolve, stamped, version_entry};
 
@@ -32,10 +34,19 @@ pub(crate) async fn run(g: &Global, a: &BisectArgs) -> Result<Exit, Error> {
             sc.check.name
         )));
     }
+    if let Some(file) = &a.commits {
+        return commits(g, a, &sc.check.name, file).await;
+    }
     let list = ReleaseList::find(sc.topology.distro, a.versions.as_deref(), root.as_deref())
         .map_err(bad_input)?;
-    let good = version_entry(&a.good, "--good").await?;
-    let bad = version_entry(&a.bad, "--bad").await?;
+    // clap requires both without --commits.
+    let (Some(good), Some(bad)) = (&a.good, &a.bad) else {
+        return Err(Error::bad_input(
+            "error: give --good and --bad (releases), or --commits FILE\n",
+        ));
+    };
+    let good = version_entry(good, "--good").await?;
+    let bad = version_entry(bad, "--bad").await?;
     for (flag, v) in [("--good", &good), ("--bad", &bad)] {
         if !list.contains(v) {
             let line: Vec<String> = list.line_of(v).iter().map(ToString::to_string).collect();
@@ -100,20 +111,25 @@ pub(crate) async fn run(g: &Global, a: &BisectArgs) -> Result<Exit, Error> {
     }
 
     let argv: Vec<String> = std::env::args().collect();
-    let prepare = |v: &Version| {
+    let prepare = |v: &Version| -> BoxFuture<'_, Result<_, Error>> {
         let target = Target {
             check: a.check.clone(),
             topology: None,
             version: Some(v.to_string()),
             image: None,
             sim: a.sim,
+            k3s_binary: None,
+            k3s_commit: None,
+            build: None,
         };
-        let (sc, plan) = resolve(g.root.as_deref(), &target)?;
-        // The verdict is what bisect reads; `expect` only sets the run's own exit code.
-        let cfg = a
-            .options
-            .to_config(target, Outcome::Fixed, dir.clone(), argv.clone());
-        Ok((sc, plan, cfg))
+        let prepared = resolve(g.root.as_deref(), &target).map(|(sc, plan)| {
+            // The verdict is what bisect reads; `expect` only sets the run's own exit code.
+            let cfg = a
+                .options
+                .to_config(target, Outcome::Fixed, dir.clone(), argv.clone());
+            (sc, plan, cfg)
+        });
+        futures_util::future::ready(prepared).boxed()
     };
     let search = Search {
         check: &sc.check.name,
@@ -126,4 +142,67 @@ pub(crate) async fn run(g: &Global, a: &BisectArgs) -> Result<Exit, Error> {
         dir: &dir,
     };
     bisector::bisect(&search, &prepare, Arc::new(out)).await
+}
+
+/// `repro bisect <check> --commits FILE`: the first commit of the list whose CI build's verdict
+/// differs from the first commit's. Each run fetches (or reuses from the cache) and verifies its
+/// commit's build first, as `--k3s-commit` does; the check's own topology and `--sim` apply.
+async fn commits(
+    g: &Global,
+    a: &BisectArgs,
+    check: &str,
+    file: &std::path::Path,
+) -> Result<Exit, Error> {
+    let list = crate::builds::commits::read(file).map_err(|d| Error::bad_input(d.to_string()))?;
+    let n = list.len();
+    let limit = run_limit(n);
+    let dir = a.options.results.join(stamped(&format!("bisect-{check}")));
+    create_dir(&dir)?;
+    out(&format!(
+        "bisect {check}: {n} commits from {} to {}; at most {limit} runs (⌈log2 {n}⌉+1){}",
+        list[0],
+        list[n - 1],
+        if a.sim {
+            " on the k3s stand-in, not real k3s"
+        } else {
+            ""
+        }
+    ));
+    out("rule: the first commit runs first to learn its verdict; the answer is the first commit whose verdict differs; inconclusive runs stop the search");
+    if let Some(archive) = &a.options.image_archive {
+        use crate::docker::DockerApi;
+        let engine = crate::docker::Engine::connect().await?;
+        engine.load_archive(archive).await?;
+    }
+    let argv: Vec<String> = std::env::args().collect();
+    let (dir_ref, argv_ref) = (&dir, &argv);
+    let prepare = |sha: &String| -> BoxFuture<'_, Result<_, Error>> {
+        let mut target = Target {
+            check: a.check.clone(),
+            topology: None,
+            version: None,
+            image: None,
+            sim: a.sim,
+            k3s_binary: None,
+            k3s_commit: Some(sha.clone()),
+            build: None,
+        };
+        async move {
+            // Downloaded and verified before the run creates anything; no bar (many runs).
+            super::common::prepare_build(&mut target, false).await?;
+            let (sc, plan) = resolve(g.root.as_deref(), &target)?;
+            let cfg =
+                a.options
+                    .to_config(target, Outcome::Fixed, dir_ref.clone(), argv_ref.clone());
+            Ok((sc, plan, cfg))
+        }
+        .boxed()
+    };
+    let search = bisector::CommitSearch {
+        check,
+        commits: &list,
+        limit,
+        dir: &dir,
+    };
+    bisector::bisect_commits(&search, &prepare, Arc::new(out)).await
 }

@@ -17,14 +17,37 @@ use distro::Version;
 pub(crate) fn resolve(root: Option<&Path>, t: &Target) -> Result<(Scenario, Plan), Error> {
     let root = catalog::find_root(root);
     let cat = Catalog::load(root.as_deref()).map_err(|d| Error::bad_input(d.to_string()))?;
-    let asked: Option<Version> = match &t.version {
-        Some(v) => Some(v.parse().map_err(|e: distro::VersionError| {
+    let asked: Option<Version> = match (&t.build, &t.version) {
+        // A build under test says its version: the plan is of the release it reports (for a
+        // commit build, the release whose image it runs in).
+        (Some(b), _) => {
+            let releases = crate::releases::ReleaseList::find(b.distro(), None, root.as_deref())
+                .map_err(|d| Error::bad_input(d.to_string()))?;
+            let base = b.base_version(&releases.releases);
+            // Not a clap conflict: REPRO_K3S_VERSION set in a CI environment would make every
+            // build run an error. The build says its version; the other one is set aside, aloud.
+            if let Some(v) = &t.version {
+                errln!(
+                    "repro: --k3s-version {v} (or REPRO_K3S_VERSION) is set aside: the build under test reports {}",
+                    b.info.reported
+                );
+            }
+            if base.is_none() && t.image.is_none() {
+                return Err(Error::bad_input(format!(
+                    "error: {}: the binary reports `{}`, which names no release line, so no image can be chosen for it\n  help: give the image to run it in with --image (and --expect fixed or --expect reproduced)\n",
+                    b.flag(),
+                    b.info.reported
+                )));
+            }
+            base
+        }
+        (None, Some(v)) => Some(v.parse().map_err(|e: distro::VersionError| {
             Error::bad_input(format!(
                 "error: --k3s-version: {e}\n  help: e.g. --k3s-version {}\n",
                 distro::Distro::default().facts().example_version
             ))
         })?),
-        None => None,
+        (None, None) => None,
     };
     let sc = cat
         .scenario_on(&t.check, t.topology.as_deref(), asked.as_ref())
@@ -47,8 +70,62 @@ pub(crate) fn resolve(root: Option<&Path>, t: &Target) -> Result<(Scenario, Plan
         (None, true) => sim_image_ref(&version),
         (None, false) => distro.facts().image(&version),
     };
-    let p = plan::plan(&sc, &version, &image);
+    if let Some(b) = &t.build {
+        if b.distro() != distro {
+            return Err(Error::bad_input(format!(
+                "error: {}: topology `{}` runs {distro}; builds under test are {} builds for now\n",
+                b.flag(),
+                sc.topology.name,
+                b.distro()
+            )));
+        }
+    }
+    let mut p = plan::plan(&sc, &version, &image);
+    if let Some(b) = &t.build {
+        b.place(&mut p);
+    }
     Ok((sc, p))
+}
+
+/// Reads the build under test of `--k3s-binary`, or fetches and verifies the commit build of
+/// `--k3s-commit` first (`live`: a progress bar): all before anything is created, so a missing
+/// file or a mismatched download ends the command with nothing to clean up.
+pub(crate) async fn prepare_build(t: &mut Target, live: bool) -> Result<(), Error> {
+    use crate::result::BuildSource;
+    // Builds under test are k3s builds (the flags say so); `resolve` refuses another topology.
+    let distro = distro::Distro::K3s;
+    let (path, source, commit) = match (&t.k3s_commit, &t.k3s_binary) {
+        (Some(sha), _) => {
+            let sha = sha.clone();
+            let fetched = tokio::task::spawn_blocking({
+                let sha = sha.clone();
+                move || crate::builds::ci::fetch(distro, &sha, live)
+            })
+            .await
+            .map_err(|e| Error::Other(anyhow::anyhow!("the download stopped: {e}")))?;
+            let fetched = fetched.map_err(|e| match e {
+                crate::builds::ci::FetchError::NoBuild(m) => {
+                    Error::bad_input(format!("error: --k3s-commit: {m}\n"))
+                }
+                e => Error::Fetch(format!("--k3s-commit: {e}")),
+            })?;
+            (fetched.path, BuildSource::Commit, Some((sha, fetched.url)))
+        }
+        (None, Some(p)) => (p.clone(), BuildSource::Binary, None),
+        (None, None) => return Ok(()),
+    };
+    let flag = match source {
+        BuildSource::Binary => "--k3s-binary",
+        BuildSource::Commit => "--k3s-commit",
+    };
+    let build = tokio::task::spawn_blocking(move || {
+        crate::builds::Build::read(distro, &path, source, commit)
+    })
+    .await
+    .map_err(|e| Error::Other(anyhow::anyhow!("reading the binary stopped: {e}")))?
+    .map_err(|e| Error::bad_input(format!("error: {flag}: {e}\n")))?;
+    t.build = Some(build);
+    Ok(())
 }
 
 /// The stand-in's image name for a version (kept in sync with `sim_image`).

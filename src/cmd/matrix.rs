@@ -80,7 +80,35 @@ pub(crate) async fn run(g: &Global, a: &MatrixArgs) -> Result<Exit, Error> {
         ));
         return Err(Error::bad_input(problems));
     }
+    // A build under test: read once; its version (for a commit build, its base release) is the
+    // matrix's one column.
+    let mut template = Target {
+        check: String::new(),
+        topology: None,
+        version: None,
+        image: None,
+        sim: a.sim,
+        k3s_binary: a.k3s_binary.clone(),
+        k3s_commit: None,
+        build: None,
+    };
+    super::common::prepare_build(&mut template, false).await?;
     let mut versions: Vec<Version> = Vec::new();
+    if let Some(b) = &template.build {
+        let releases = crate::releases::ReleaseList::find(b.distro(), None, root.as_deref())
+            .map_err(|d| Error::bad_input(d.to_string()))?;
+        let Some(base) = b.base_version(&releases.releases) else {
+            return Err(Error::bad_input(format!(
+                "error: --k3s-binary: the binary reports `{}`, which names no release line\n  help: run each check alone with `repro run <check> --k3s-binary … --image … --expect fixed`\n",
+                b.info.reported
+            )));
+        };
+        out(&format!(
+            "build under test: {} (reports {}, sha256 {})",
+            b.info.path, b.info.reported, b.info.sha256
+        ));
+        versions.push(base);
+    }
     for raw in &a.k3s_versions {
         let v = version_entry(raw, "--k3s-versions").await?;
         if versions.contains(&v) {
@@ -96,14 +124,29 @@ pub(crate) async fn run(g: &Global, a: &MatrixArgs) -> Result<Exit, Error> {
     let mut planned: Vec<Planned> = Vec::new();
     for check in &checks {
         for v in &versions {
-            let target = Target {
-                check: check.clone(),
-                topology: None,
-                version: Some(v.to_string()),
-                image: None,
-                sim: a.sim,
+            let target = match &template.build {
+                Some(_) => Target {
+                    check: check.clone(),
+                    ..template.clone()
+                },
+                None => Target {
+                    check: check.clone(),
+                    topology: None,
+                    version: Some(v.to_string()),
+                    image: None,
+                    sim: a.sim,
+                    k3s_binary: None,
+                    k3s_commit: None,
+                    build: None,
+                },
             };
             let (scenario, plan) = resolve(g.root.as_deref(), &target)?;
+            if let (Some(b), None) = (&template.build, plan.expected_verdict) {
+                return Err(Error::bad_input(format!(
+                    "error: no expected verdict for {} on the build: {}\n  help: run it alone with `repro run {} --k3s-binary {} --expect fixed` (or reproduced)\n",
+                    plan.check, plan.expected_because, plan.check, b.info.path
+                )));
+            }
             let Some(expected) = plan.expected_verdict else {
                 return Err(Error::bad_input(format!(
                     "error: no expected verdict for {} {}: {}\n  help: leave the version out of the matrix and run it alone with `repro run {} --k3s-version {} --expect fixed` (or reproduced)",

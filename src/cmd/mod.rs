@@ -35,7 +35,7 @@ pub fn dispatch(cli: Cli) -> Result<Exit, Error> {
         match cli.command {
             Command::Validate(a) => validate::run(&g, &a),
             Command::List(a) => list::run(&g, &a),
-            Command::Plan(a) => plan::run(&g, &a),
+            Command::Plan(a) => plan::run(&g, &a).await,
             Command::Run(a) => run::run(&g, &a).await,
             Command::Clean(a) => clean::run(&g, &a).await,
             Command::Sim(c) => sim::run(&g, &c).await,

@@ -241,14 +241,11 @@ struct BodyFile {
 
 impl BodyFile {
     fn new(body: &str) -> anyhow::Result<BodyFile> {
-        use std::sync::atomic::{AtomicU64, Ordering};
-        static N: AtomicU64 = AtomicU64::new(0);
-        let path = std::env::temp_dir().join(format!(
-            "repro-nightly-{}-{}.md",
-            std::process::id(),
-            N.fetch_add(1, Ordering::SeqCst)
-        ));
-        std::fs::write(&path, body).with_context(|| format!("cannot write {}", path.display()))?;
+        // Created new, 0600 (`O_EXCL`): a link planted in the shared temporary folder under a
+        // guessable name is never written through.
+        let (path, mut f) = crate::safe_fs::create_temp(&std::env::temp_dir(), "repro-nightly.md")?;
+        std::io::Write::write_all(&mut f, body.as_bytes())
+            .with_context(|| format!("cannot write {}", path.display()))?;
         let arg = path.display().to_string();
         Ok(BodyFile { path, arg })
     }

@@ -14,17 +14,54 @@ use crate::table::table;
 
 use super::common::{resolve, write_stdout};
 
-pub(crate) fn run(g: &Global, args: &PlanArgs) -> Result<Exit, Error> {
-    let (_sc, p) = resolve(g.root.as_deref(), &args.target)?;
+pub(crate) async fn run(g: &Global, args: &PlanArgs) -> Result<Exit, Error> {
+    let mut target = args.target.clone();
+    // A build under test decides the version: read (or fetched) before the plan is made.
+    super::common::prepare_build(&mut target, crate::cli::Progress::Auto.is_live()).await?;
+    let (_sc, p) = resolve(g.root.as_deref(), &target)?;
+    // The plan prints every config and file of the scenario: the secrets in them are learned
+    // whole first, as a run learns them, and printed as the run would write them (issue #24).
+    let mut redactor = crate::redact::plan_redactor(&p, &[]);
     let text = match args.format {
-        Format::Json => format!(
-            "{}\n",
-            serde_json::to_string_pretty(&p).map_err(anyhow::Error::from)?
-        ),
-        Format::Text => render_text(&p),
+        Format::Json => {
+            let mut v = serde_json::to_value(&p).map_err(anyhow::Error::from)?;
+            // The build under test beside the plan, as result.json records it.
+            if let (Some(b), Some(o)) = (&target.build, v.as_object_mut()) {
+                o.insert(
+                    "build".into(),
+                    serde_json::to_value(&b.info).map_err(anyhow::Error::from)?,
+                );
+            }
+            format!(
+                "{}\n",
+                serde_json::to_string_pretty(&redactor.redact_json(&v))
+                    .map_err(anyhow::Error::from)?
+            )
+        }
+        Format::Text => {
+            let plan = render_text(&p);
+            let text = match &target.build {
+                Some(b) => format!("{}\n{}", build_lines(b, &p), plan),
+                None => plan,
+            };
+            redactor.redact_text(&text)
+        }
     };
     write_stdout(&text).map_err(|e| anyhow::anyhow!("cannot write to stdout: {e}"))?;
     Ok(Exit::Ok)
+}
+
+/// What a build under test is and where it goes, above the plan.
+fn build_lines(b: &crate::builds::Build, p: &Plan) -> String {
+    let i = &b.info;
+    let from = match (&i.commit, &i.url) {
+        (Some(c), Some(u)) => format!("the CI build of commit {c} ({u})"),
+        _ => i.path.clone(),
+    };
+    format!(
+        "Build under test: {from}\n  reports {}, sha256 {}\n  copied to {} in every node of {}\n",
+        i.reported, i.sha256, i.installed_at, p.image
+    )
 }
 
 /// The plan as a reviewer reads it.

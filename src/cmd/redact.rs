@@ -24,8 +24,8 @@ pub(crate) fn run(_g: &Global, a: &RedactArgs) -> Result<Exit, Error> {
     for m in &s.redacted_bytes {
         errln!("repro: {m}: not a text file; known secrets and secret shapes in its readable parts were replaced in its bytes, the rest kept as is");
     }
-    for f in &s.skipped_binary {
-        errln!("repro: skipped {f}: not a text file (left out of the redacted copy / unchanged in place)");
+    for f in &s.skipped {
+        errln!("repro: skipped {f}: not a file, folder or link, so left out of the redacted copy");
     }
     Ok(Exit::Ok)
 }

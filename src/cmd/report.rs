@@ -59,10 +59,17 @@ fn validate(
     out: Option<&Path>,
     secrets: &[String],
 ) -> Result<Exit, Error> {
-    let mut rendered = Vec::new();
+    let mut folders = Vec::new();
     for dir in [buggy, fixed] {
-        let folder = report::load(dir).map_err(|e| Error::bad_input(format!("repro: {e}")))?;
-        rendered.push(report::render(&folder, secrets)?);
+        folders.push(report::load(dir).map_err(|e| Error::bad_input(format!("repro: {e}")))?);
+    }
+    // One redaction context for both runs, learned from both before either is rendered: a
+    // secret one folder knows under its key is hidden where the other shows it bare, and
+    // `<REDACTED-n>` is the same secret on both sides of the comment (issue #24).
+    let mut ctx = report::context_for(&folders, secrets);
+    let mut rendered = Vec::new();
+    for folder in &folders {
+        rendered.push(report::render_with(folder, &mut ctx)?);
     }
     let (b, f) = (&rendered[0], &rendered[1]);
     if let Some(why) = validation::incompatible(&b.result, &f.result) {
@@ -73,6 +80,8 @@ fn validate(
         )));
     }
     let (text, outcome) = validation::render(b, f);
+    // The comment is rendered from redacted data; this is the last line of defence.
+    let text = ctx.scrub(&text, false);
     match out {
         Some(path) => {
             crate::results_folder::write_atomic(path, text.as_bytes())?;

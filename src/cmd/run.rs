@@ -13,8 +13,10 @@ use crate::run;
 use super::common::{out, resolve};
 
 pub(crate) async fn run(g: &Global, args: &RunArgs) -> Result<Exit, Error> {
-    let cfg = args.to_config(std::env::args().collect());
-    // Everything about the input is checked before Docker is touched: no half-created cluster.
+    let mut cfg = args.to_config(std::env::args().collect());
+    // Everything about the input is checked before Docker is touched: no half-created cluster
+    // (a build under test is read, or downloaded and verified, first).
+    super::common::prepare_build(&mut cfg.target, args.progress.is_live()).await?;
     let (sc, plan) = resolve(g.root.as_deref(), &cfg.target)?;
     if let Err(why) = cfg.expect.resolve(&plan) {
         return Err(Error::bad_input(format!(
@@ -56,15 +58,27 @@ fn print_summary(r: &RunResult, dir: &Path) {
     text.push('\n');
     push_line!(
         text,
-        "{} on k3s {}{}",
+        "{} on {} {}{}",
         r.check.name,
-        r.k3s.version,
+        r.distribution,
+        // A build under test's own version is the run's (a commit build's is no release).
+        r.build.as_ref().map_or(&r.k3s.version, |b| &b.reported),
         if r.k3s.stand_in {
-            " (repro stand-in, not real k3s)"
+            format!(" (repro stand-in, not real {})", r.distribution)
         } else {
-            ""
+            String::new()
         }
     );
+    if let Some(b) = &r.build {
+        push_line!(
+            text,
+            "build under test: {} (reports {}, sha256 {}) in {}",
+            b.commit.as_deref().unwrap_or(&b.path),
+            b.reported,
+            b.sha256,
+            r.k3s.image
+        );
+    }
     for s in &r.steps {
         push_line!(text, "step {}: {}", s.index, s.name);
         for o in &s.observations {

@@ -42,11 +42,28 @@ pub(crate) fn run(g: &Global, args: &ValidateArgs) -> Result<Exit, Error> {
             write_stdout(&format!("{msg}\n")).map_err(anyhow::Error::from)?;
             Ok(Exit::Ok)
         }
-        Err(d) => Err(Error::bad_input(format!(
-            "{d}{} found",
-            count(d.len(), "problem")
-        ))),
+        Err(d) => {
+            let text = format!("{d}{} found", count(d.len(), "problem"));
+            Err(Error::bad_input(redact_messages(
+                root.as_deref(),
+                &args.files,
+                &text,
+            )))
+        }
     }
+}
+
+/// Messages quote values of the files (an unknown node's name, a value that is not a URL): the
+/// secrets the files set are learned, by key as a run learns them, and hidden in the messages.
+/// `main` redacts every error by shape too; this adds what only knowledge of the files tells.
+fn redact_messages(root: Option<&Path>, files: &[PathBuf], text: &str) -> String {
+    let mut r = crate::redact::Redactor::new(&[]);
+    let given = files.iter().filter_map(|f| catalog::read(f).ok());
+    let project = catalog::sources(root).unwrap_or_default();
+    for s in given.chain(project) {
+        crate::redact::learn_source(&mut r, &s.path.to_string_lossy(), &s.text);
+    }
+    r.redact_text(text)
 }
 
 fn count(n: usize, what: &str) -> String {

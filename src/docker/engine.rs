@@ -348,9 +348,13 @@ impl DockerApi for Engine {
     fn image<'a>(&'a self, image: &'a str) -> BoxFuture<'a, Option<ImageInfo>> {
         async move {
             let i = self.docker.inspect_image(image).await.ok()?;
+            let config = i.config.unwrap_or_default();
+            let mut volumes: Vec<String> = config.volumes.unwrap_or_default();
+            volumes.sort();
             Some(ImageInfo {
                 id: i.id,
-                labels: i.config.and_then(|c| c.labels).unwrap_or_default(),
+                labels: config.labels.unwrap_or_default(),
+                volumes,
             })
         }
         .boxed()
@@ -478,9 +482,20 @@ impl DockerApi for Engine {
     /// #4086). docs/k3s-behaviour.md.
     fn create_node<'a>(&'a self, spec: &'a NodeSpec) -> CallFuture<'a, ()> {
         async move {
-            let mut tmpfs = HashMap::new();
-            tmpfs.insert("/run".to_string(), String::new());
-            tmpfs.insert("/var/run".to_string(), String::new());
+            let tmpfs: HashMap<String, String> = super::tmpfs_paths(spec.systemd)
+                .iter()
+                .map(|p| (p.to_string(), String::new()))
+                .collect();
+            let mut binds = vec![format!("{}:{}", spec.data_volume, spec.data_dir)];
+            binds.extend(
+                spec.image_volumes
+                    .iter()
+                    .map(|(name, path)| format!("{name}:{path}")),
+            );
+            if spec.systemd {
+                // Unprivileged systemd on cgroup v1 (docs/systemd-nodes.md).
+                binds.push("/sys/fs/cgroup:/sys/fs/cgroup:ro".to_string());
+            }
             let mut endpoints = HashMap::new();
             endpoints.insert(
                 spec.network.clone(),
@@ -501,9 +516,11 @@ impl DockerApi for Engine {
                 // handler, and the kernel kills the server child with it (pkg/cli/cmds/
                 // log_linux.go); from v1.32.10/v1.34.2 the parent passes SIGINT on and waits
                 // (k3s "Fix signal handling when pid 1"). docs/k3s-review-2026-12.md §7.
-                stop_signal: Some("SIGTERM".into()),
+                // A systemd node keeps its image's signal (SIGRTMIN+3, systemd's halt) and
+                // command (systemd itself).
+                stop_signal: (!spec.systemd).then(|| "SIGTERM".into()),
                 stop_timeout: Some(spec.stop_grace.as_secs() as i64),
-                cmd: Some(spec.cmd.clone()),
+                cmd: (!spec.systemd).then(|| spec.cmd.clone()),
                 env: Some(spec.env.clone()),
                 labels: Some(spec.labels.clone()),
                 host_config: Some(HostConfig {
@@ -513,7 +530,7 @@ impl DockerApi for Engine {
                     tmpfs: Some(tmpfs),
                     network_mode: Some(spec.network.clone()),
                     extra_hosts: Some(spec.extra_hosts.clone()),
-                    binds: Some(vec![format!("{}:{}", spec.data_volume, spec.data_dir)]),
+                    binds: Some(binds),
                     // json-file whatever the daemon's default (journald or `none` cannot be
                     // followed), sized so no boot's lines are rotated away during a run: the
                     // follower reopens a stalled stream from its last timestamp, which only works
@@ -569,6 +586,28 @@ impl DockerApi for Engine {
                 .upload_to_container(container, Some(opts), bollard::body_full(Bytes::from(tar)))
                 .await
                 .map_err(err("copy files into", container))
+        }
+        .boxed()
+    }
+
+    fn upload_executable<'a>(
+        &'a self,
+        container: &'a str,
+        host: &'a Path,
+        path: &'a str,
+    ) -> CallFuture<'a, ()> {
+        async move {
+            let pack = |source| DockerError::Pack {
+                container: container.to_string(),
+                source,
+            };
+            let content = tokio::fs::read(host).await.map_err(pack)?;
+            let tar = super::executable_tar(path, &content).map_err(pack)?;
+            let opts = UploadToContainerOptionsBuilder::default().path("/").build();
+            self.docker
+                .upload_to_container(container, Some(opts), bollard::body_full(Bytes::from(tar)))
+                .await
+                .map_err(err("copy the build under test into", container))
         }
         .boxed()
     }
@@ -703,6 +742,58 @@ impl DockerApi for Engine {
             Ok((code, String::from_utf8_lossy(&out).into_owned()))
         }
         .boxed()
+    }
+
+    fn exec_stream(
+        &self,
+        container: &str,
+        cmd: Vec<String>,
+    ) -> BoxStream<'static, Result<LogChunk, DockerError>> {
+        let docker = self.docker.clone();
+        let name = container.to_string();
+        let fail = {
+            let name = name.clone();
+            move |source: bollard::errors::Error| DockerError::Call {
+                op: "exec in",
+                object: name.clone(),
+                source: Box::new(source),
+            }
+        };
+        let started = async move {
+            let cfg = bollard::models::ExecConfig {
+                attach_stdout: Some(true),
+                attach_stderr: Some(true),
+                cmd: Some(cmd),
+                ..Default::default()
+            };
+            let created = docker.create_exec(&name, cfg).await.map_err(&fail)?;
+            match docker.start_exec(&created.id, None).await.map_err(&fail)? {
+                bollard::exec::StartExecResults::Attached { output, .. } => Ok(output
+                    .map(move |item| {
+                        item.map(|o| match o {
+                            bollard::container::LogOutput::StdErr { message } => LogChunk {
+                                stderr: true,
+                                bytes: message,
+                            },
+                            other => LogChunk {
+                                stderr: false,
+                                bytes: other.into_bytes(),
+                            },
+                        })
+                        .map_err(&fail)
+                    })
+                    .boxed()),
+                bollard::exec::StartExecResults::Detached => {
+                    Ok(futures_util::stream::empty().boxed())
+                }
+            }
+        };
+        futures_util::stream::once(started)
+            .flat_map(|r: Result<BoxStream<'static, _>, DockerError>| match r {
+                Ok(s) => s,
+                Err(e) => futures_util::stream::once(async move { Err(e) }).boxed(),
+            })
+            .boxed()
     }
 
     /// Each container goes with its anonymous volumes (`-v`). Lists again until nothing is

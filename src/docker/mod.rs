@@ -18,6 +18,18 @@ use crate::result::EnvInfo;
 
 pub use engine::Engine;
 
+/// Where every node container has a tmpfs (`/run`, `/var/run`): an image `VOLUME` at one of
+/// them is covered by it, so it gets no volume of its own.
+/// A node's tmpfs mounts: `/run` and, in a container node, `/var/run`; systemd needs
+/// `/run/lock` as a mount of its own (its `/var/run` is a link to `/run`).
+pub(crate) fn tmpfs_paths(systemd: bool) -> [&'static str; 2] {
+    if systemd {
+        ["/run", "/run/lock"]
+    } else {
+        ["/run", "/var/run"]
+    }
+}
+
 /// Label keys on every container, network and volume of a run. Never the token.
 pub const LABEL_MANAGED: &str = "io.repro.managed";
 pub const LABEL_RUN: &str = "io.repro.run";
@@ -161,6 +173,14 @@ pub trait DockerApi: Send + Sync {
         container: &'a str,
         files: &'a [(String, String)],
     ) -> CallFuture<'a, ()>;
+    /// Copies a host file into a container at `path` (mode 0755), through the engine's archive
+    /// upload like `upload`: a build under test over the image's binary.
+    fn upload_executable<'a>(
+        &'a self,
+        container: &'a str,
+        host: &'a Path,
+        path: &'a str,
+    ) -> CallFuture<'a, ()>;
     fn start<'a>(&'a self, container: &'a str) -> CallFuture<'a, ()>;
     /// Stops a container (SIGTERM, then SIGKILL after `grace`); a stopped one is no error.
     fn stop<'a>(&'a self, container: &'a str, grace: Duration) -> CallFuture<'a, ()>;
@@ -175,6 +195,14 @@ pub trait DockerApi: Send + Sync {
     ) -> BoxStream<'static, Result<LogChunk, DockerError>>;
     /// Runs a command in a running container: its exit code and output.
     fn exec<'a>(&'a self, container: &'a str, cmd: &'a [String]) -> CallFuture<'a, (i64, String)>;
+    /// Runs a command in a running container and streams its output (stdout and stderr as
+    /// they come) until it exits: how a systemd node's journal is followed
+    /// (`journalctl -f`). The stream ends when the command or the container does.
+    fn exec_stream(
+        &self,
+        container: &str,
+        cmd: Vec<String>,
+    ) -> BoxStream<'static, Result<LogChunk, DockerError>>;
     /// Removes every container, network and volume with `label=value` (`label` when value is
     /// None), until a listing finds none.
     fn remove_labelled<'a>(
@@ -189,6 +217,9 @@ pub trait DockerApi: Send + Sync {
 pub struct ImageInfo {
     pub(crate) id: Option<String>,
     pub(crate) labels: Labels,
+    /// The paths the image declares as `VOLUME`s (its `Config.Volumes`), sorted: a container
+    /// gets an anonymous, unlabelled volume on each one not mounted over.
+    pub(crate) volumes: Vec<String>,
 }
 
 #[derive(Debug, Default, Clone)]
@@ -231,9 +262,17 @@ pub struct NodeSpec {
     pub(crate) data_volume: String,
     /// Where the volume is mounted: the distribution's data dir, kept across restarts.
     pub(crate) data_dir: String,
+    /// More named volumes (name, path), one over each other `VOLUME` of the image, so none is
+    /// anonymous: labelled like the run's other objects, `clean` finds them whatever happened to
+    /// the container (an outside `docker rm -f` without `-v` leaves anonymous ones behind,
+    /// nameless to repro).
+    pub(crate) image_volumes: Vec<(String, String)>,
     pub(crate) privileged: bool,
     /// How long a stop waits for k3s's graceful shutdown after SIGTERM before it kills.
     pub(crate) stop_grace: Duration,
+    /// systemd as PID 1 (the image's command and stop signal), unprivileged as
+    /// docs/systemd-nodes.md says: tmpfs on /run and /run/lock, the cgroup tree read-only.
+    pub(crate) systemd: bool,
 }
 
 /// An in-memory tar of absolute paths (written relative to `/`), parents included: what
@@ -271,6 +310,17 @@ fn build_tar(files: &[(String, String)]) -> std::io::Result<Vec<u8>> {
     b.into_inner()
 }
 
+/// A tar of one executable at the absolute `path` (its parents are the image's own).
+fn executable_tar(path: &str, content: &[u8]) -> std::io::Result<Vec<u8>> {
+    let mut b = tar::Builder::new(Vec::with_capacity(content.len() + 1024));
+    let mut h = tar::Header::new_gnu();
+    h.set_mode(0o755);
+    h.set_size(content.len() as u64);
+    h.set_mtime(chrono::Utc::now().timestamp().max(0) as u64);
+    b.append_data(&mut h, path.trim_start_matches('/'), content)?;
+    b.into_inner()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -301,6 +351,18 @@ mod tests {
             .unwrap()
             .contains("--privileged never"));
         assert!(limit_help("no such container", EngineKind::Docker).is_none());
+    }
+
+    #[test]
+    fn an_executable_keeps_its_mode_and_bytes() {
+        let t = executable_tar("/bin/k3s", b"\x7fELF").unwrap();
+        let mut a = tar::Archive::new(&t[..]);
+        let mut e = a.entries().unwrap().next().unwrap().unwrap();
+        assert_eq!(e.path().unwrap().display().to_string(), "bin/k3s");
+        assert_eq!(e.header().mode().unwrap(), 0o755);
+        let mut body = Vec::new();
+        std::io::Read::read_to_end(&mut e, &mut body).unwrap();
+        assert_eq!(body, b"\x7fELF");
     }
 
     #[test]

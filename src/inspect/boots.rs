@@ -13,35 +13,72 @@ use std::sync::LazyLock;
 use chrono::{DateTime, Utc};
 use regex::{Regex, RegexSet, SetMatches};
 
+use distro::Distro;
+
 use super::deps::{Signal, Signals};
 use super::formats::{Entry, Inner, Outer, Prompt};
 use super::model::Source;
 use super::prefilter::Prefilter;
 
-/// inspect reads k3s's logs (RKE2 is the next issue: its distribution would come from the input).
-const DISTRO: distro::Distro = distro::Distro::K3s;
-
-static BANNER: LazyLock<Regex> = LazyLock::new(|| {
-    let facts = DISTRO.facts();
-    let agent = facts
-        .agent_banner_prefix
-        .strip_prefix(facts.banner_prefix)
-        .unwrap_or_default();
-    Regex::new(&format!(
-        r"\b{}({})?v\d+\.\d+\.\d+\S*(?: \([0-9A-Za-z-]+\))?",
-        regex::escape(facts.banner_prefix),
-        regex::escape(agent)
-    ))
-    .expect("static regex")
+/// Every distribution's start banner (`Starting k3s v…`, `Starting rke2 agent v…`): which
+/// distribution a boot is comes from its banner first.
+static BANNERS: LazyLock<Vec<(Distro, Regex)>> = LazyLock::new(|| {
+    Distro::ALL
+        .iter()
+        .map(|&d| {
+            let facts = d.facts();
+            let agent = facts
+                .agent_banner_prefix
+                .strip_prefix(facts.banner_prefix)
+                .unwrap_or_default();
+            let re = Regex::new(&format!(
+                r"\b{}({})?v\d+\.\d+\.\d+\S*(?: \([0-9A-Za-z-]+\))?",
+                regex::escape(facts.banner_prefix),
+                regex::escape(agent)
+            ))
+            .expect("static regex");
+            (d, re)
+        })
+        .collect()
 });
 
-/// Whether a k3s line is the start banner of a boot.
-pub(crate) fn is_banner(text: &str) -> bool {
-    text.contains(DISTRO.facts().banner_prefix) && BANNER.is_match(text)
+/// The distribution whose start banner this line is, and whether it is an agent's.
+pub(crate) fn banner_of(text: &str) -> Option<(Distro, bool)> {
+    if !text.contains("Starting ") {
+        return None;
+    }
+    BANNERS.iter().find_map(|(d, re)| {
+        if !text.contains(d.facts().banner_prefix) {
+            return None;
+        }
+        re.captures(text).map(|c| (*d, c.get(1).is_some()))
+    })
 }
 
+/// Whether a line is the start banner of a boot (of any distribution).
+pub(crate) fn is_banner(text: &str) -> bool {
+    banner_of(text).is_some()
+}
+
+#[cfg(test)]
 fn banner_is_agent(text: &str) -> bool {
-    BANNER.captures(text).is_some_and(|c| c.get(1).is_some())
+    banner_of(text).is_some_and(|(_, agent)| agent)
+}
+
+/// The distribution a line names by one of its own paths (`/var/lib/rancher/rke2`,
+/// `/etc/rancher/k3s`): a hint for boots without banner or journal identifier.
+/// The supervisor's URL paths carry the program's name too (`/v1-rke2/readyz`,
+/// `/v1-k3s/connect`: pkg/server/router.go's `"/v1-" + version.Program`).
+fn distro_by_path(text: &str) -> Option<Distro> {
+    if !text.contains("/rancher/") && !text.contains("/v1-") {
+        return None;
+    }
+    Distro::ALL.iter().copied().find(|d| {
+        let f = d.facts();
+        text.contains(f.data_dir)
+            || text.contains(f.config_dir)
+            || text.contains(&format!("/v1-{}/", f.binary))
+    })
 }
 
 /// How many lines of ordinary output (matching no pattern) a boot must show after its banner
@@ -193,6 +230,13 @@ pub(crate) struct BootBuilder {
     pub(crate) number: u32,
     pub(crate) banner: Option<Kept>,
     pub(crate) agent: bool,
+    /// The distribution this boot is of: its banner's, else its journal identifier's or unit's,
+    /// else the one its paths name (None: nothing told; judged as k3s).
+    pub(crate) distro: Option<Distro>,
+    /// The systemd invocation id of this start (journal json/export): a new id is a new boot.
+    pub(crate) invocation: Option<String>,
+    /// The process id of the boot's first line that carries one.
+    pid: Option<u32>,
     pub(crate) lines: u64,
     pub(crate) first_ts: Option<DateTime<Utc>>,
     pub(crate) last_ts: Option<DateTime<Utc>>,
@@ -222,6 +266,9 @@ impl BootBuilder {
             number,
             banner: None,
             agent: false,
+            distro: None,
+            invocation: None,
+            pid: None,
             lines: 0,
             first_ts: None,
             last_ts: None,
@@ -239,6 +286,18 @@ impl BootBuilder {
             recorded: None,
             followed: false,
         }
+    }
+
+    /// Whether this banner line starts this boot rather than the next: the boot has no banner
+    /// yet and no line, or only lines of the banner's own process (rke2 logs its PSA and CIS
+    /// lines before the banner).
+    pub(crate) fn takes_banner(&self, e: &Entry) -> bool {
+        self.banner.is_none() && (self.lines == 0 || (e.pid.is_some() && self.pid == e.pid))
+    }
+
+    /// Whether a log line has come yet.
+    pub(crate) fn has_lines(&self) -> bool {
+        self.lines > 0
     }
 
     /// Whether a `settled-by` line was seen.
@@ -262,6 +321,16 @@ impl BootBuilder {
             self.formatted += 1;
         }
         let fatal = e.fatal;
+        let same_process = e.pid.is_some() && self.pid == e.pid;
+        if self.pid.is_none() {
+            self.pid = e.pid;
+        }
+        if self.distro.is_none() {
+            self.distro = e.distro;
+        }
+        if self.invocation.is_none() {
+            self.invocation = e.invocation;
+        }
         let k = Kept {
             file,
             line: e.line,
@@ -269,12 +338,19 @@ impl BootBuilder {
             exact: e.ts_exact,
             text: e.text,
         };
-        if self.banner.is_none() && self.lines == 1 && is_banner(&k.text) {
-            self.banner = Some(k.clone());
-            self.agent = banner_is_agent(&k.text);
+        // A boot of one invocation may print lines before its banner (rke2's PSA lines).
+        if self.banner.is_none() && (self.lines == 1 || self.invocation.is_some() || same_process) {
+            if let Some((d, agent)) = banner_of(&k.text) {
+                self.banner = Some(k.clone());
+                self.agent = agent;
+                self.distro = Some(d);
+            }
         }
         if self.keep_if_matched(&k, m) {
             self.formatted += 1;
+        }
+        if self.distro.is_none() {
+            self.distro = distro_by_path(&k.text);
         }
         if fatal && self.end.is_none() {
             self.end = Some(End {
@@ -339,6 +415,12 @@ impl BootBuilder {
 
     /// systemd about the unit: a stop, an exit status, a failure.
     pub(crate) fn unit(&mut self, e: &Entry, file: usize) {
+        if self.distro.is_none() {
+            self.distro = e.distro;
+        }
+        if self.invocation.is_none() {
+            self.invocation.clone_from(&e.invocation);
+        }
         let k = Kept::of(e, file);
         let text = e.text.as_str();
         if text.starts_with("Stopping ") {

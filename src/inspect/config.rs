@@ -61,12 +61,10 @@ impl NodeConfig {
         self.get(key).is_some_and(ConfigValue::is_true)
     }
 
-    /// The server role the config gives (k3s's "Managing Server Roles": the keys each role
-    /// stands for). None when the keys make no known role (e.g. only one of etcd's three).
-    pub(crate) fn server_role(&self) -> Option<Role> {
-        // inspect reads k3s's own files (RKE2 is the next issue: its distribution would come
-        // from the input, as a topology's does).
-        let distro = distro::Distro::K3s;
+    /// The server role the config gives (the distribution's "Managing Server Roles": the keys
+    /// each role stands for). None when the keys make no known role (e.g. only one of etcd's three).
+    /// `distro` is the boot's distribution (what its log told): its keys stand for the roles.
+    pub(crate) fn server_role(&self, distro: distro::Distro) -> Option<Role> {
         let set = |r: Role| {
             let keys = r.config_keys(distro);
             !keys.is_empty() && keys.iter().all(|k| self.is_true(k))
@@ -219,7 +217,7 @@ mod tests {
             ConfigKind::Unit,
         );
         let c = NodeConfig::read(&[&unit, &a, &b]).unwrap();
-        assert_eq!(c.server_role(), Some(Role::Etcd));
+        assert_eq!(c.server_role(distro::Distro::K3s), Some(Role::Etcd));
         assert!(
             c.is_true("embedded-registry"),
             "flags win over files: {c:?}"
@@ -240,12 +238,15 @@ mod tests {
     #[test]
     fn roles_from_keys() {
         let cp = NodeConfig::read(&[&file("disable-etcd: true\n", ConfigKind::Yaml)]).unwrap();
-        assert_eq!(cp.server_role(), Some(Role::ControlPlane));
+        assert_eq!(
+            cp.server_role(distro::Distro::K3s),
+            Some(Role::ControlPlane)
+        );
         let all = NodeConfig::read(&[&file("# nothing\n", ConfigKind::Yaml)]).unwrap();
-        assert_eq!(all.server_role(), Some(Role::All));
+        assert_eq!(all.server_role(distro::Distro::K3s), Some(Role::All));
         let odd =
             NodeConfig::read(&[&file("disable-apiserver: true\n", ConfigKind::Yaml)]).unwrap();
-        assert_eq!(odd.server_role(), None);
+        assert_eq!(odd.server_role(distro::Distro::K3s), None);
     }
 
     #[test]

@@ -151,19 +151,20 @@ pub(crate) fn role_of(
     boot: &BootReport,
     config: Option<&NodeConfig>,
 ) -> (Option<Role>, Option<String>) {
-    if boot
-        .start
-        .as_ref()
-        // inspect reads k3s's logs (see inspect/boots.rs).
-        .is_some_and(|m| {
-            m.text
-                .contains(distro::Distro::K3s.facts().agent_banner_prefix.trim_end())
-        })
-    {
+    // The boot's distribution as its log told it (k3s when nothing did).
+    let distro = boot
+        .distribution
+        .as_deref()
+        .and_then(distro::Distro::from_name)
+        .unwrap_or(distro::Distro::K3s);
+    if boot.start.as_ref().is_some_and(|m| {
+        m.text
+            .contains(distro.facts().agent_banner_prefix.trim_end())
+    }) {
         return (Some(Role::Agent), Some("agent banner".into()));
     }
     if let Some(c) = config {
-        if let Some(r) = c.server_role() {
+        if let Some(r) = c.server_role(distro) {
             return (Some(r), Some("config".into()));
         }
     }
@@ -228,14 +229,16 @@ pub(crate) fn match_boot(s: &Subject, sigs: &[Signature], signals: &Signals) -> 
         let holds = version.as_ref().map(|v| {
             !sig.fixed_in.contains(v) && signals.get(&sig.signal).is_none_or(|def| def.exists_in(v))
         });
+        let program = s.boot.distribution.as_deref().unwrap_or("k3s");
         if holds.is_none() {
-            needs
-                .push("the k3s version of this boot (its start banner, or `k3s -v` output)".into());
+            needs.push(format!(
+                "the {program} version of this boot (its start banner, or `{program} -v` output)"
+            ));
         } else if let Some(v) = s.boot.signals.get(super::deps::VERSION_SIGNAL) {
             evidence.extend(v.evidence.iter().cloned());
         }
         conditions.push(Condition {
-            what: "k3s version".into(),
+            what: format!("{program} version"),
             want,
             found: s.boot.version.clone(),
             holds,

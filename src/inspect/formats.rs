@@ -31,6 +31,17 @@ pub(crate) enum Outer {
     JournalFull,
     /// `[pod/name/container] text` (`kubectl logs --prefix`).
     KubectlPrefix,
+    /// `journalctl -o json`: one JSON object per line (`MESSAGE`, `_HOSTNAME`, …).
+    JournalJson,
+    /// `journalctl -o export`: `KEY=value` blocks separated by blank lines, binary fields as
+    /// `KEY`, a little-endian 64-bit length and the bytes.
+    JournalExport,
+    /// `[  12.345678] host k3s[123]: text` (short-monotonic: seconds since the host booted).
+    JournalMonotonic,
+    /// `1700000000.123456 host k3s[123]: text` (short-unix).
+    JournalUnix,
+    /// `k3s[123]: text`: a journal's lines without time and host (a grep of the message part).
+    JournalIdent,
     /// No prefix: k3s's own text (`docker logs`, `journalctl -o cat`, `--log` file, `kubectl logs`).
     Bare,
 }
@@ -43,6 +54,11 @@ impl Outer {
             Outer::JournalIso => "journalctl -o short-iso",
             Outer::JournalFull => "journalctl -o short-full",
             Outer::KubectlPrefix => "kubectl logs --prefix",
+            Outer::JournalJson => "journalctl -o json",
+            Outer::JournalExport => "journalctl -o export",
+            Outer::JournalMonotonic => "journalctl -o short-monotonic",
+            Outer::JournalUnix => "journalctl -o short-unix",
+            Outer::JournalIdent => "journal lines without time and host (`k3s[pid]: …`, a grep)",
             Outer::Bare => {
                 "k3s text without prefix (docker logs, journalctl -o cat, k3s --log file, kubectl logs)"
             }
@@ -66,7 +82,8 @@ pub(crate) enum Inner {
 
 /// Every format `inspect` knows, for the message when none fits.
 pub(crate) const TRIED: &str = "docker logs (with and without --timestamps), kubectl logs (plain, --timestamps, --prefix), \
-journalctl -u k3s (short, short-precise, short-iso, short-iso-precise, short-full, -o cat, -xe), \
+journalctl -u k3s (short, short-precise, short-iso, short-iso-precise, short-full, short-monotonic, short-unix, json, export, -o cat, -xe), \
+journal lines without time and host (`k3s[pid]: …`), \
 a k3s --log file or any logrus text (time=\"…\" level=… msg=\"…\"), the old INFO[…] form, klog lines";
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -117,6 +134,12 @@ pub(crate) struct Entry {
     pub(crate) grep_prefix: bool,
     /// Bytes dropped from over-long physical lines.
     pub(crate) dropped: u64,
+    /// The systemd unit's invocation id (json and export carry it): one id is one start.
+    pub(crate) invocation: Option<String>,
+    /// The distribution the journal's identifier or unit names (`rke2[…]`, `k3s.service`).
+    pub(crate) distro: Option<distro::Distro>,
+    /// The process id a journal line carries (`k3s[1234]:`, `_PID`): one process is one boot.
+    pub(crate) pid: Option<u32>,
 }
 
 /// What the normaliser saw, for the report and for telling a known format from an unknown one.
@@ -231,7 +254,187 @@ pub(crate) struct Normaliser {
     last_ts: Option<DateTime<Utc>>,
     /// Journal identifiers that printed a k3s banner or start with `k3s`.
     k3s_idents: Vec<String>,
+    /// The `journalctl -o export` record being read.
+    export: Option<ExportRecord>,
+    /// Wall time minus the monotonic clock of a short-monotonic journal, learned from lines that
+    /// carry both (k3s's logrus time); reset when the host boots again.
+    mono_offset: Option<Duration>,
     pub(crate) stats: Stats,
+}
+
+/// The fields of one journal entry, from `-o json` or `-o export`.
+#[derive(Debug, Default)]
+struct JournalFields {
+    message: Option<Vec<u8>>,
+    host: Option<String>,
+    /// `__REALTIME_TIMESTAMP`: microseconds since the epoch.
+    realtime: Option<i64>,
+    ident: Option<String>,
+    comm: Option<String>,
+    /// `_SYSTEMD_UNIT`: the unit that wrote the line.
+    unit: Option<String>,
+    /// `UNIT`: the unit systemd (PID 1) writes about.
+    object_unit: Option<String>,
+    /// `_SYSTEMD_INVOCATION_ID` (the unit's own lines) or `INVOCATION_ID` (PID 1's about it).
+    invocation: Option<String>,
+    pid: Option<String>,
+}
+
+impl JournalFields {
+    fn set(&mut self, key: &[u8], value: Vec<u8>) {
+        let text = |v: Vec<u8>| String::from_utf8_lossy(&v).into_owned();
+        match key {
+            b"MESSAGE" => self.message = Some(value),
+            b"_HOSTNAME" => self.host = Some(text(value)),
+            b"__REALTIME_TIMESTAMP" => self.realtime = text(value).trim().parse().ok(),
+            b"SYSLOG_IDENTIFIER" => self.ident = Some(text(value)),
+            b"_COMM" => self.comm = Some(text(value)),
+            b"_SYSTEMD_UNIT" => self.unit = Some(text(value)),
+            b"UNIT" => self.object_unit = Some(text(value)),
+            b"_SYSTEMD_INVOCATION_ID" => self.invocation = Some(text(value)),
+            b"INVOCATION_ID" => {
+                self.invocation.get_or_insert(text(value));
+            }
+            b"_PID" => self.pid = Some(text(value)),
+            _ => {}
+        }
+    }
+}
+
+/// An export record being read: its fields so far, and a binary field's bytes still arriving.
+#[derive(Debug)]
+struct ExportRecord {
+    line: u64,
+    fields: JournalFields,
+    /// A binary field: its name and the bytes read so far (length, data, and the physical line
+    /// breaks inside them, which the line reader took out).
+    binary: Option<Binary>,
+}
+
+#[derive(Debug)]
+struct Binary {
+    key: Vec<u8>,
+    bytes: Vec<u8>,
+    /// Physical lines read into `bytes` (each after the first follows a `\n` the reader took).
+    pieces: usize,
+}
+
+/// Longest binary export field read (the line limit of the reader, a little more).
+const MAX_BINARY_FIELD: u64 = 512 * 1024;
+
+/// One `-o json` line's fields: a string, an array of bytes (a message that is not UTF-8), or
+/// anything else (an array of several values), which is left out.
+#[derive(serde::Deserialize)]
+#[serde(untagged)]
+enum JsonField {
+    Text(String),
+    Bytes(Vec<u8>),
+    #[allow(dead_code)]
+    Other(serde::de::IgnoredAny),
+}
+
+impl JsonField {
+    fn bytes(self) -> Option<Vec<u8>> {
+        match self {
+            JsonField::Text(s) => Some(s.into_bytes()),
+            JsonField::Bytes(b) => Some(b),
+            JsonField::Other(_) => None,
+        }
+    }
+}
+
+#[derive(serde::Deserialize)]
+struct JsonEntry {
+    #[serde(rename = "MESSAGE")]
+    message: Option<JsonField>,
+    #[serde(rename = "_HOSTNAME")]
+    host: Option<JsonField>,
+    #[serde(rename = "__REALTIME_TIMESTAMP")]
+    realtime: Option<JsonField>,
+    #[serde(rename = "SYSLOG_IDENTIFIER")]
+    ident: Option<JsonField>,
+    #[serde(rename = "_COMM")]
+    comm: Option<JsonField>,
+    #[serde(rename = "_SYSTEMD_UNIT")]
+    unit: Option<JsonField>,
+    #[serde(rename = "UNIT")]
+    object_unit: Option<JsonField>,
+    #[serde(rename = "_SYSTEMD_INVOCATION_ID")]
+    invocation: Option<JsonField>,
+    #[serde(rename = "INVOCATION_ID")]
+    object_invocation: Option<JsonField>,
+    #[serde(rename = "_PID")]
+    pid: Option<JsonField>,
+}
+
+/// A `-o json` (or `-o json-seq`) line's fields; None when the line is not a journal entry.
+fn json_fields(raw: &[u8]) -> Option<JournalFields> {
+    let raw = raw.strip_prefix(b"\x1e").unwrap_or(raw);
+    if raw.first() != Some(&b'{')
+        || memchr::memmem::find(raw, b"\"__REALTIME_TIMESTAMP\"").is_none()
+    {
+        return None;
+    }
+    let j: JsonEntry = serde_json::from_slice(raw).ok()?;
+    let mut f = JournalFields::default();
+    for (key, v) in [
+        (&b"MESSAGE"[..], j.message),
+        (b"_HOSTNAME", j.host),
+        (b"__REALTIME_TIMESTAMP", j.realtime),
+        (b"SYSLOG_IDENTIFIER", j.ident),
+        (b"_COMM", j.comm),
+        (b"_SYSTEMD_UNIT", j.unit),
+        (b"UNIT", j.object_unit),
+        (b"_SYSTEMD_INVOCATION_ID", j.invocation),
+        (b"INVOCATION_ID", j.object_invocation),
+        (b"_PID", j.pid),
+    ] {
+        if let Some(b) = v.and_then(JsonField::bytes) {
+            f.set(key, b);
+        }
+    }
+    Some(f)
+}
+
+/// The distribution a journal identifier, unit name or unit line names (`rke2`, `k3s-agent`,
+/// `rke2-server.service`), from every distribution's binary name.
+pub(crate) fn distro_named(word: &str) -> Option<distro::Distro> {
+    // The longest binary that names the word, so a name that starts with another's is told
+    // right (every journal line asks: no allocation).
+    distro::Distro::ALL
+        .iter()
+        .copied()
+        .filter(|d| {
+            let b = d.facts().binary;
+            word.starts_with(b)
+                && word[b.len()..]
+                    .chars()
+                    .next()
+                    .is_none_or(|c| !c.is_ascii_alphanumeric())
+        })
+        .max_by_key(|d| d.facts().binary.len())
+}
+
+/// The distribution a systemd line about a unit names (`rke2-server.service: …`).
+fn distro_in_unit_line(msg: &str) -> Option<distro::Distro> {
+    static UNITS: LazyLock<Vec<(distro::Distro, String)>> = LazyLock::new(|| {
+        distro::Distro::ALL
+            .iter()
+            .flat_map(|&d| {
+                d.facts()
+                    .units
+                    .iter()
+                    .map(move |u| (d, format!("{u}.service")))
+            })
+            .collect()
+    });
+    if !msg.contains(".service") {
+        return None;
+    }
+    UNITS
+        .iter()
+        .find(|(_, u)| msg.contains(u.as_str()))
+        .map(|(d, _)| *d)
 }
 
 /// Longest joined entry; a stray quote must not glue a whole file together.
@@ -256,6 +459,8 @@ impl Normaliser {
             local_offset: None,
             last_ts: None,
             k3s_idents: Vec::new(),
+            export: None,
+            mono_offset: None,
             stats: Stats::default(),
         }
     }
@@ -265,6 +470,18 @@ impl Normaliser {
         self.stats.lines += 1;
         if info.dropped > 0 {
             self.stats.truncated += 1;
+        }
+        // The journal's structured forms: whole entries, not lines of text.
+        if self.export_line(raw, info, out) {
+            return;
+        }
+        if raw.first().is_some_and(|&b| b == b'{' || b == 0x1e) {
+            if let Some(f) = json_fields(raw) {
+                let e = self.structured(f, Outer::JournalJson, info);
+                self.flush(out);
+                out.push(e);
+                return;
+            }
         }
         let (text, width) = self.clean(raw);
         let e = self.classify(text, info);
@@ -310,6 +527,138 @@ impl Normaliser {
     /// Emits the entry held back.
     pub(crate) fn finish(&mut self, out: &mut Vec<Entry>) {
         self.flush(out);
+        if let Some(rec) = self.export.take() {
+            self.end_export(rec, out);
+        }
+    }
+
+    /// A line of `journalctl -o export` output: consumed into the record being read (a record
+    /// starts at `__CURSOR=` and ends at a blank line). False when the line is not one.
+    fn export_line(&mut self, raw: &[u8], info: LineInfo, out: &mut Vec<Entry>) -> bool {
+        let Some(rec) = self.export.as_mut() else {
+            if raw.starts_with(b"__CURSOR=") {
+                self.flush(out);
+                self.export = Some(ExportRecord {
+                    line: info.number,
+                    fields: JournalFields::default(),
+                    binary: None,
+                });
+                return true;
+            }
+            return false;
+        };
+        if let Some(bin) = rec.binary.as_mut() {
+            // The line reader split the field's bytes at every `\n`: put them back.
+            if bin.pieces > 0 {
+                bin.bytes.push(b'\n');
+            }
+            bin.pieces += 1;
+            bin.bytes.extend_from_slice(raw);
+            let buf = &bin.bytes;
+            if buf.len() >= 8 {
+                let mut len = [0u8; 8];
+                len.copy_from_slice(&buf[..8]);
+                let len = u64::from_le_bytes(len);
+                if len > MAX_BINARY_FIELD || buf.len() as u64 >= 8 + len {
+                    let end = buf.len().min(8 + len.min(MAX_BINARY_FIELD) as usize);
+                    let value = buf[8..end].to_vec();
+                    let key = std::mem::take(&mut bin.key);
+                    rec.binary = None;
+                    rec.fields.set(&key, value);
+                }
+            }
+            return true;
+        }
+        if raw.is_empty() || raw == b"\r" {
+            if let Some(rec) = self.export.take() {
+                self.end_export(rec, out);
+            }
+            return true;
+        }
+        match memchr::memchr(b'=', raw) {
+            Some(i) => rec.fields.set(&raw[..i], raw[i + 1..].to_vec()),
+            // `KEY` alone: a binary field, its length and bytes follow.
+            None => {
+                rec.binary = Some(Binary {
+                    key: raw.to_vec(),
+                    bytes: Vec::new(),
+                    pieces: 0,
+                })
+            }
+        }
+        true
+    }
+
+    fn end_export(&mut self, rec: ExportRecord, out: &mut Vec<Entry>) {
+        if rec.fields.message.is_none() {
+            return;
+        }
+        let info = LineInfo {
+            number: rec.line,
+            dropped: 0,
+        };
+        let e = self.structured(rec.fields, Outer::JournalExport, info);
+        self.flush(out);
+        out.push(e);
+    }
+
+    /// One journal entry of the structured forms: its message, host, time, unit and invocation.
+    fn structured(&mut self, f: JournalFields, outer: Outer, info: LineInfo) -> Entry {
+        let mut e = Entry {
+            kind: Kind::Foreign,
+            line: info.number,
+            outer,
+            inner: Inner::Other,
+            host: f.host,
+            ts: None,
+            ts_exact: false,
+            text: String::new(),
+            fatal: false,
+            grep_prefix: false,
+            dropped: info.dropped,
+            invocation: f.invocation,
+            distro: None,
+            pid: f.pid.as_deref().and_then(|p| p.parse().ok()),
+        };
+        let raw = f.message.unwrap_or_default();
+        // A message may hold line breaks: one line of text here.
+        let raw: Vec<u8> = raw
+            .into_iter()
+            .map(|b| if b == b'\n' { b' ' } else { b })
+            .collect();
+        let (msg, _) = self.clean(&raw);
+        let ident = f.ident.or(f.comm).unwrap_or_default();
+        let by_pid1 = f.pid.as_deref() == Some("1") || ident == "systemd";
+        let about = f.object_unit.as_deref().and_then(distro_named);
+        let own = f.unit.as_deref().and_then(distro_named);
+        e.kind = if by_pid1 {
+            if about.is_some() || UNIT.is_match(&msg) {
+                Kind::Unit
+            } else {
+                Kind::Foreign
+            }
+        } else if own.is_some() {
+            Kind::Log
+        } else {
+            self.journal_kind(&ident, &msg)
+        };
+        e.distro = about
+            .or(own)
+            .or_else(|| distro_named(&ident))
+            .or_else(|| distro_in_unit_line(&msg));
+        if e.kind == Kind::Foreign {
+            self.stats.foreign += 1;
+            e.text = msg;
+        } else {
+            self.k3s_text(msg, &mut e);
+        }
+        // The journal's own time wins over the text's (one clock for the whole file).
+        if let Some(t) = f.realtime.and_then(DateTime::from_timestamp_micros) {
+            self.set_exact(&mut e, t);
+        }
+        self.stats.count_outer(outer);
+        self.in_output = false;
+        e
     }
 
     fn flush(&mut self, out: &mut Vec<Entry>) {
@@ -384,6 +733,9 @@ impl Normaliser {
             fatal: false,
             grep_prefix: false,
             dropped: info.dropped,
+            invocation: None,
+            distro: None,
+            pid: None,
         };
         let trimmed = text.trim();
         if trimmed.starts_with("```") || trimmed.starts_with("~~~") {
@@ -405,6 +757,7 @@ impl Normaliser {
         if let Some(rest) = text.strip_prefix("-- ") {
             self.stats.journal_catalog += 1;
             e.kind = if REBOOT.is_match(rest) {
+                self.mono_offset = None;
                 Kind::HostReboot
             } else {
                 Kind::Meta
@@ -448,6 +801,12 @@ impl Normaliser {
         self.k3s_text(text, &mut e);
         let formatted = e.inner != Inner::Other;
         let prose = self.fences && !self.in_fence;
+        // `journalctl -o cat` keeps systemd's lines about the unit, without their identifier.
+        if !formatted && self.bare_is_log && !prose && UNIT_LINE.is_match(&e.text) {
+            e.distro = distro_in_unit_line(&e.text);
+            e.kind = Kind::Unit;
+            return e;
+        }
         e.kind = if formatted || (self.bare_is_log && !self.in_output && !prose) {
             self.stats.count_outer(Outer::Bare);
             Kind::Log
@@ -462,6 +821,17 @@ impl Normaliser {
 
     /// Fills in what k3s's own text says: its form, its time, whether it is fatal.
     fn k3s_text(&mut self, text: String, e: &mut Entry) {
+        self.k3s_text_timed(text, e, false);
+    }
+
+    /// `k3s_text` for a line whose tool prefix gives the time (`prefix_time`): klog's own time is
+    /// not parsed then (the prefix's wins); returns logrus's own time, which places the prefix's.
+    fn k3s_text_timed(
+        &mut self,
+        text: String,
+        e: &mut Entry,
+        prefix_time: bool,
+    ) -> Option<DateTime<Utc>> {
         e.inner = inner_form(&text);
         match e.inner {
             Inner::Logrus => self.stats.logrus += 1,
@@ -470,13 +840,20 @@ impl Normaliser {
             Inner::Other => {}
         }
         e.text = text;
-        if let Some(ts) = inner_time_of(&e.text) {
-            self.text_offset = Some(*ts.offset());
-            self.set_exact(e, ts.with_timezone(&Utc));
-        } else if e.inner == Inner::Klog {
+        let mut inner = None;
+        // Only logrus forms carry `time="…"` / `INFO[…]`.
+        if matches!(e.inner, Inner::Logrus | Inner::OldLogrus) {
+            if let Some(ts) = inner_time_of(&e.text) {
+                self.text_offset = Some(*ts.offset());
+                let utc = ts.with_timezone(&Utc);
+                inner = Some(utc);
+                self.set_exact(e, utc);
+            }
+        } else if e.inner == Inner::Klog && !prefix_time {
             self.klog_time(e);
         }
         refresh_level(e);
+        inner
     }
 
     /// klog prints `I0926 10:38:36.608000` in the process's local time, without year or zone:
@@ -522,10 +899,20 @@ impl Normaliser {
         let found = if first.is_ascii_uppercase() {
             match short_prefix(text) {
                 Some(p) => Some((Outer::JournalShort, p)),
-                None => regex_prefix(&JOURNAL_FULL, text).map(|p| (Outer::JournalFull, p)),
+                None => regex_prefix(&JOURNAL_FULL, text)
+                    .map(|p| (Outer::JournalFull, p))
+                    .or_else(|| {
+                        regex_prefix(&JOURNAL_IDENT, text).map(|p| (Outer::JournalIdent, p))
+                    }),
             }
         } else if first.is_ascii_digit() {
-            regex_prefix(&JOURNAL_ISO, text).map(|p| (Outer::JournalIso, p))
+            regex_prefix(&JOURNAL_ISO, text)
+                .map(|p| (Outer::JournalIso, p))
+                .or_else(|| regex_prefix(&JOURNAL_UNIX, text).map(|p| (Outer::JournalUnix, p)))
+        } else if first == b'[' {
+            regex_prefix(&JOURNAL_MONOTONIC, text).map(|p| (Outer::JournalMonotonic, p))
+        } else if first.is_ascii_lowercase() || first == b'_' {
+            regex_prefix(&JOURNAL_IDENT, text).map(|p| (Outer::JournalIdent, p))
         } else {
             None
         };
@@ -534,17 +921,20 @@ impl Normaliser {
             let ident = &text[p.ident.clone()];
             let msg = text[p.end..].to_string();
             e.outer = outer;
-            e.host = Some(text[p.host.clone()].to_string());
+            e.host = p.host.clone().map(|h| text[h].to_string());
+            e.pid = p.pid;
             e.kind = self.journal_kind(ident, &msg);
-            if e.kind == Kind::Foreign {
+            let inner = if e.kind == Kind::Foreign {
                 self.stats.foreign += 1;
                 e.text = msg;
+                inner_time_of(&e.text).map(|t| t.with_timezone(&Utc))
             } else {
+                e.distro = distro_named(ident).or_else(|| distro_in_unit_line(&e.text));
                 // The prefix's time wins over the text's own (one clock for the whole file).
-                self.k3s_text(msg, e);
-            }
+                self.k3s_text_timed(msg, e, true)
+            };
             self.stats.count_outer(outer);
-            self.journal_time(outer, ts_text, p.stamp, e);
+            self.journal_time(outer, ts_text, p.stamp, inner, e);
             self.in_output = false;
             return true;
         }
@@ -591,12 +981,41 @@ impl Normaliser {
         Kind::Foreign
     }
 
-    fn journal_time(&mut self, outer: Outer, ts_text: &str, stamp: Option<Stamp>, e: &mut Entry) {
-        let inner = inner_time_of(&e.text).map(|t| t.with_timezone(&Utc));
+    fn journal_time(
+        &mut self,
+        outer: Outer,
+        ts_text: &str,
+        stamp: Option<Stamp>,
+        inner: Option<DateTime<Utc>>,
+        e: &mut Entry,
+    ) {
         match outer {
             Outer::JournalIso => {
                 if let Some(ts) = parse_rfc3339(&with_colon_offset(ts_text)) {
                     self.set_exact(e, ts);
+                }
+            }
+            Outer::JournalUnix => {
+                if let Some(ts) =
+                    seconds(ts_text).and_then(|d| DateTime::UNIX_EPOCH.checked_add_signed(d))
+                {
+                    self.set_exact(e, ts);
+                }
+            }
+            Outer::JournalMonotonic => {
+                // Seconds since the host booted: on the wall clock once a line carrying k3s's
+                // own time tells the offset; until then on a clock of its own (not exact).
+                let Some(mono) = seconds(ts_text) else { return };
+                if let Some(t) = inner {
+                    self.mono_offset = Some(t - (DateTime::UNIX_EPOCH + mono));
+                }
+                let ts = DateTime::UNIX_EPOCH + mono + self.mono_offset.unwrap_or_default();
+                if self.mono_offset.is_some() {
+                    self.set_exact(e, ts);
+                } else {
+                    e.ts = Some(ts);
+                    e.ts_exact = false;
+                    self.last_ts = Some(ts);
                 }
             }
             Outer::JournalFull => {
@@ -683,7 +1102,9 @@ impl Normaliser {
 /// Where the parts of a journal line's prefix are.
 struct Prefix {
     ts: std::ops::Range<usize>,
-    host: std::ops::Range<usize>,
+    /// None for a journal line without host (`k3s[123]: …`).
+    host: Option<std::ops::Range<usize>>,
+    pid: Option<u32>,
     ident: std::ops::Range<usize>,
     /// Where the message starts.
     end: usize,
@@ -713,7 +1134,8 @@ fn regex_prefix(re: &Regex, text: &str) -> Option<Prefix> {
     let c = re.captures(text)?;
     Some(Prefix {
         ts: c.name("ts")?.range(),
-        host: c.name("host")?.range(),
+        host: c.name("host").map(|m| m.range()),
+        pid: c.name("pid").and_then(|m| m.as_str().parse().ok()),
         ident: c.name("ident")?.range(),
         end: c.get(0)?.end(),
         stamp: None,
@@ -786,9 +1208,10 @@ fn short_prefix(text: &str) -> Option<Prefix> {
         i += 1;
     }
     let ident = ident_start..i;
+    let mut pid = None;
     if b.get(i) == Some(&b'[') {
         i += 1;
-        num(&mut i, 10)?;
+        pid = Some(num(&mut i, 10)?);
         expect(&mut i, b']')?;
     }
     expect(&mut i, b':')?;
@@ -797,7 +1220,8 @@ fn short_prefix(text: &str) -> Option<Prefix> {
     }
     Some(Prefix {
         ts: 0..ts_end,
-        host,
+        host: Some(host),
+        pid,
         ident,
         end: i,
         stamp: month.map(|month| Stamp {
@@ -809,6 +1233,20 @@ fn short_prefix(text: &str) -> Option<Prefix> {
             nanos,
         }),
     })
+}
+
+/// `1700000000.123456` (or `  12.345678`) as a duration.
+fn seconds(text: &str) -> Option<Duration> {
+    let t = text.trim();
+    let (whole, frac) = t.split_once('.').unwrap_or((t, ""));
+    let secs: i64 = whole.parse().ok()?;
+    let digits = frac.len().min(9);
+    let nanos: i64 = if digits == 0 {
+        0
+    } else {
+        frac[..digits].parse::<i64>().ok()? * 10i64.pow(9 - digits as u32)
+    };
+    Duration::try_seconds(secs).map(|d| d + Duration::nanoseconds(nanos))
 }
 
 /// `+0000` → `+00:00`, so RFC 3339 parsing takes it.
@@ -1038,7 +1476,7 @@ static KUBECTL_PREFIX: LazyLock<Regex> =
     LazyLock::new(|| Regex::new(r"^\[pod/(?P<pod>[^/\]\s]+)/[^\]\s]+\] ").expect("static regex"));
 // The prefix only: the message is the rest of the line (matching it too would make every line
 // cost a capture over its whole length).
-const IDENT: &str = r"(?P<host>\S+) (?P<ident>[A-Za-z_][\w.@/-]*)(?:\[\d+\])?: ?";
+const IDENT: &str = r"(?P<host>\S+) (?P<ident>[A-Za-z_][\w.@/-]*)(?:\[(?P<pid>\d+)\])?: ?";
 /// The short form as a regex: the specification `short_prefix` is tested against.
 #[cfg(test)]
 static JOURNAL_SHORT: LazyLock<Regex> = LazyLock::new(|| {
@@ -1059,13 +1497,53 @@ static JOURNAL_FULL: LazyLock<Regex> = LazyLock::new(|| {
     ))
     .expect("static regex")
 });
+static JOURNAL_UNIX: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(&format!(r"^(?P<ts>\d{{9,12}}\.\d{{1,9}}) {IDENT}")).expect("static regex")
+});
+static JOURNAL_MONOTONIC: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(&format!(r"^\[(?P<ts> *\d+\.\d{{1,9}})\] {IDENT}")).expect("static regex")
+});
+/// `k3s[2513]: …`: the pid is required (prose has `word: text` too).
+static JOURNAL_IDENT: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"^(?P<ts>)(?P<ident>[A-Za-z_][\w.@/-]*)\[(?P<pid>\d+)\]: ?").expect("static regex")
+});
 static DOCKER: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r"^(?P<ts>\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d{1,9})?(?:Z|[+-]\d\d:\d\d)) ")
         .expect("static regex")
 });
+/// Every distribution's unit names (its `units`, and its binary with `-agent`/`-server`, as
+/// custom units name it) and unit descriptions, as regex alternations.
+fn unit_words() -> (String, String) {
+    let mut names = Vec::new();
+    let mut descriptions = Vec::new();
+    for d in distro::Distro::ALL {
+        let f = d.facts();
+        for n in f.units.iter().map(|u| u.to_string()).chain(
+            ["", "-agent", "-server"]
+                .iter()
+                .map(|s| format!("{}{s}", f.binary)),
+        ) {
+            let n = regex::escape(&n);
+            if !names.contains(&n) {
+                names.push(n);
+            }
+        }
+        descriptions.push(regex::escape(f.unit_description));
+    }
+    (names.join("|"), descriptions.join("|"))
+}
+
 static UNIT: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"(?i)\bk3s(?:-agent|-server)?\.service\b|Lightweight Kubernetes")
-        .expect("static regex")
+    let (names, descriptions) = unit_words();
+    Regex::new(&format!(r"(?i)\b(?:{names})\.service\b|{descriptions}")).expect("static regex")
+});
+/// systemd's own words about a distribution's unit, as `-o cat` shows them (no identifier).
+static UNIT_LINE: LazyLock<Regex> = LazyLock::new(|| {
+    let (names, descriptions) = unit_words();
+    Regex::new(&format!(
+        r"^(?:(?:{names})\.service: |(?:Started|Starting|Stopping|Stopped|Failed to start) .*(?:{descriptions}))"
+    ))
+    .expect("static regex")
 });
 static LOGRUS_LEVEL: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r"^(?:time=\S+ )?level=(?:trace|debug|info|warning|warn|error|fatal|panic) ")
@@ -1107,6 +1585,10 @@ pub(crate) fn detect<'a>(sample: impl IntoIterator<Item = &'a [u8]>) -> Stats {
 /// bytes before the first NUL-padded stretch. Only the start counts: a log whose tail is a run
 /// of NULs (a file system that lost its last blocks in a crash) is still a log.
 pub(crate) fn looks_binary(sample: &[u8]) -> bool {
+    // `journalctl -o export` writes binary fields with their length in 8 bytes: text all the same.
+    if sample.starts_with(b"__CURSOR=") {
+        return false;
+    }
     let head = &sample[..sample.len().min(1024)];
     if head.is_empty() {
         return false;

@@ -292,7 +292,7 @@ fn the_hand_read_short_prefix_agrees_with_its_regex() {
         let by_hand = short_prefix(l).map(|p| (p.host.clone(), p.ident.clone(), p.end));
         let by_regex = JOURNAL_SHORT.captures(l).map(|c| {
             (
-                c.name("host").unwrap().range(),
+                Some(c.name("host").unwrap().range()),
                 c.name("ident").unwrap().range(),
                 c.get(0).unwrap().end(),
             )
@@ -302,4 +302,111 @@ fn the_hand_read_short_prefix_agrees_with_its_regex() {
     let p = short_prefix("Sep  3 10:38:30.1234 h k3s[1]: x").unwrap();
     let t = p.stamp.unwrap().at(2025).unwrap();
     assert_eq!(t.to_string(), "2025-09-03 10:38:30.123400");
+}
+
+/// `journalctl -o json`: host, time and invocation from the fields; a message of bytes.
+#[test]
+fn journal_json_lines() {
+    let text = concat!(
+        r#"{"__REALTIME_TIMESTAMP":"1796155190222309","_HOSTNAME":"etcd-1","SYSLOG_IDENTIFIER":"k3s","_PID":"85","_SYSTEMD_UNIT":"k3s.service","_SYSTEMD_INVOCATION_ID":"aa11","MESSAGE":"time=\"2026-12-01T19:59:50Z\" level=info msg=\"Starting k3s v1.33.4+k3s1 (abcdef12)\""}"#,
+        "\n",
+        r#"{"__REALTIME_TIMESTAMP":"1796155190322309","_HOSTNAME":"cp-1","SYSLOG_IDENTIFIER":"k3s","_PID":"81","_SYSTEMD_INVOCATION_ID":"bb22","MESSAGE":[108,97,98,101,108,32,255,254]}"#,
+        "\n",
+        r#"{"__REALTIME_TIMESTAMP":"1796155194641718","_HOSTNAME":"etcd-2","SYSLOG_IDENTIFIER":"systemd","_PID":"1","UNIT":"rke2-server.service","INVOCATION_ID":"cc33","MESSAGE":"rke2-server.service: Failed with result 'timeout'."}"#,
+        "\n",
+    );
+    let (e, s) = read(text.as_bytes());
+    assert_eq!(s.dominant(), Outer::JournalJson);
+    assert_eq!(e[0].kind, Kind::Log);
+    assert_eq!(e[0].host.as_deref(), Some("etcd-1"));
+    assert_eq!(e[0].invocation.as_deref(), Some("aa11"));
+    assert!(e[0].text.starts_with("time=\"2026-12-01T19:59:50Z\""));
+    assert_eq!(e[0].ts.unwrap().timestamp_micros(), 1796155190222309);
+    assert!(e[0].ts_exact);
+    assert_eq!(e[0].distro, Some(distro::Distro::K3s));
+    assert_eq!(e[1].kind, Kind::Log);
+    assert_eq!(e[1].text, "label \u{fffd}\u{fffd}");
+    assert_eq!(e[2].kind, Kind::Unit);
+    assert_eq!(e[2].host.as_deref(), Some("etcd-2"));
+    assert_eq!(e[2].invocation.as_deref(), Some("cc33"));
+    assert_eq!(e[2].distro, Some(distro::Distro::Rke2));
+}
+
+/// `journalctl -o export`: records between blank lines, a binary field whose length and bytes
+/// hold line breaks (the reader splits them; the normaliser puts them back).
+#[test]
+fn journal_export_records_with_binary_fields() {
+    let mut text: Vec<u8> = Vec::new();
+    text.extend_from_slice(b"__CURSOR=s=1;i=1\n__REALTIME_TIMESTAMP=1796155190222309\n_HOSTNAME=etcd-1\nSYSLOG_IDENTIFIER=k3s\n_SYSTEMD_INVOCATION_ID=aa11\nMESSAGE=");
+    text.extend_from_slice(BANNER.as_bytes());
+    text.extend_from_slice(b"\n\n__CURSOR=s=1;i=2\n__REALTIME_TIMESTAMP=1796155190322309\n_HOSTNAME=cp-1\nSYSLOG_IDENTIFIER=k3s\nMESSAGE\n");
+    // Length 10 is itself a `\n` byte; the message holds one too.
+    let msg = b"a\nb \xff\xfe cde";
+    assert_eq!(msg.len(), 10);
+    text.extend_from_slice(&(msg.len() as u64).to_le_bytes());
+    text.extend_from_slice(msg);
+    text.extend_from_slice(b"\n_PID=81\n\n");
+    assert!(!looks_binary(&text));
+    let (e, s) = read(&text);
+    assert_eq!(s.dominant(), Outer::JournalExport);
+    let l = logs(&e);
+    assert_eq!(l.len(), 2, "{e:?}");
+    assert_eq!(l[0].text, BANNER);
+    assert_eq!(l[0].host.as_deref(), Some("etcd-1"));
+    assert_eq!(l[0].invocation.as_deref(), Some("aa11"));
+    assert_eq!(
+        l[0].line, 1,
+        "an entry is numbered by its record's first line"
+    );
+    assert_eq!(l[1].text, "a b \u{fffd}\u{fffd} cde");
+    assert_eq!(l[1].host.as_deref(), Some("cp-1"));
+}
+
+#[test]
+fn journal_short_monotonic_unix_and_message_only() {
+    let mono = format!("[ 1075.104562] etcd-1 k3s[88]: {BANNER}\n[ 1076.104562] etcd-1 k3s[88]: time=\"2025-09-26T10:38:31-05:00\" level=info msg=\"x\"\n");
+    let (e, s) = read(mono.as_bytes());
+    assert_eq!(s.dominant(), Outer::JournalMonotonic);
+    let l = logs(&e);
+    assert_eq!(l[0].host.as_deref(), Some("etcd-1"));
+    assert_eq!(l[0].text, BANNER);
+    assert_eq!(
+        l[0].ts.unwrap().to_rfc3339(),
+        "2025-09-26T15:38:30+00:00",
+        "on the wall clock of the first line's own time"
+    );
+    assert_eq!(
+        (l[1].ts.unwrap() - l[0].ts.unwrap()).num_milliseconds(),
+        1000,
+        "the monotonic clock between lines"
+    );
+
+    let unix = format!("1796155173.028662 etcd-1 k3s[85]: {BANNER}\n");
+    let (e, s) = read(unix.as_bytes());
+    assert_eq!(s.dominant(), Outer::JournalUnix);
+    let l = logs(&e);
+    assert_eq!(l[0].ts.unwrap().timestamp_micros(), 1796155173028662);
+    assert!(l[0].ts_exact);
+    assert_eq!(l[0].host.as_deref(), Some("etcd-1"));
+
+    let grep = format!("k3s[2513]: {BANNER}\nsystemd[1]: k3s.service: Main process exited, code=killed, status=9/KILL\n");
+    let (e, s) = read(grep.as_bytes());
+    assert_eq!(s.dominant(), Outer::JournalIdent);
+    assert_eq!(e[0].kind, Kind::Log);
+    assert_eq!(e[0].host, None);
+    assert_eq!(e[0].text, BANNER);
+    assert_eq!(e[1].kind, Kind::Unit);
+    // Prose is not a journal line: the identifier needs its pid.
+    let (e, _) = read(b"note: this is prose\n");
+    assert_ne!(e[0].outer, Outer::JournalIdent);
+}
+
+/// `-o cat` keeps systemd's lines about the unit without their identifier: still unit lines.
+#[test]
+fn journal_cat_unit_lines() {
+    let text = format!("{BANNER}\nk3s.service: Failed with result 'timeout'.\nFailed to start k3s.service - Lightweight Kubernetes.\n");
+    let (e, _) = read(text.as_bytes());
+    assert_eq!(e[0].kind, Kind::Log);
+    assert_eq!(e[1].kind, Kind::Unit);
+    assert_eq!(e[2].kind, Kind::Unit);
 }

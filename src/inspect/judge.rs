@@ -19,8 +19,8 @@ use indexmap::IndexMap;
 
 use super::boots::{BootBuilder, End, EndKind, Kept, MIN_CHATTER};
 use super::deps::{
-    eval_log, Boot, BootEnd, Eval, Evidence, EvidenceSource, LogLine, Observed, Settle, Signal,
-    Signals, Version, READY_SIGNAL, ROLES_SIGNAL, VERSION_SIGNAL,
+    eval_log, Boot, BootEnd, Eval, Evidence, EvidenceSource, LogLine, Observed, Rule, Settle,
+    Signal, Signals, Version, READY_SIGNAL, ROLES_SIGNAL, VERSION_SIGNAL,
 };
 use super::model::{BootReport, EndHow, EndReport, EvidenceLine, Mark, SignalReport, Source};
 
@@ -249,6 +249,10 @@ pub(crate) fn judge(b: &BootBuilder, cx: &Context) -> BootReport {
         whole,
         partial_because: partial,
         version: version_text,
+        distribution: b
+            .distro
+            .or_else(|| parsed.as_ref().map(|v| v.distro))
+            .map(|d| d.name().to_string()),
         roles,
         role: None,
         role_from: None,
@@ -259,15 +263,20 @@ pub(crate) fn judge(b: &BootBuilder, cx: &Context) -> BootReport {
 
 /// A version the patterns can be checked against; without one, every pattern counts (a
 /// version-limited pattern is assumed to fit, which only matters for lines that changed).
-fn any_version(v: Option<&Version>) -> Version {
+fn any_version(v: Option<&Version>, d: distro::Distro) -> Version {
     v.cloned().unwrap_or(Version {
         major: 999,
         minor: 0,
         patch: 0,
         pre: None,
-        distro: distro::Distro::K3s,
+        distro: d,
         build: 1,
     })
+}
+
+/// The distribution a boot is judged as: what its lines told, else k3s.
+fn distro_of(b: &BootBuilder) -> distro::Distro {
+    b.distro.unwrap_or(distro::Distro::K3s)
 }
 
 fn state_signal(
@@ -282,25 +291,36 @@ fn state_signal(
     if !whole {
         s.settled_by.clear();
     }
-    let ver = any_version(v);
+    let ver = any_version(v, distro_of(b));
     let unknown = |reason: String| SignalReport {
         state: Observed::Unknown,
         complete: None,
         reason,
         evidence: Vec::new(),
+        counts_as: None,
     };
     // Decided as the runner decides, whatever the version; a feature the version lacks is
     // said in the reason (findings leave such boots out).
     let lacks = v
         .filter(|v| !sig.exists_in(v))
-        .map(|v| format!(" (k3s {v} does not have this feature)"))
+        .map(|v| format!(" ({} {v} does not have this feature)", v.distro.name()))
         .unwrap_or_default();
     match eval_log(&s, &r.boot, &ver, cx.settle, r.now) {
+        // A death is its own observation, as the runner records it (probe.rs): `dead`, with
+        // what it stands for; not the `on-death` value as if a line had said so.
+        Eval::Decided(o) if o.rule == Rule::OnDeath => SignalReport {
+            state: Observed::Dead,
+            complete: None,
+            reason: format!("{}{}{lacks}", o.reason, death_cause(b)),
+            evidence: map_evidence(&o.evidence, r, b, cx),
+            counts_as: sig.on_death.as_ref().map(|v| v.as_str().to_string()),
+        },
         Eval::Decided(o) if o.observed != Observed::Unknown => SignalReport {
             state: o.observed.clone(),
             complete: None,
             reason: format!("{}{lacks}", o.reason),
             evidence: map_evidence(&o.evidence, r, b, cx),
+            counts_as: None,
         },
         _ => {
             if let Some(rep) = probe_output(sig, b, cx) {
@@ -308,6 +328,25 @@ fn state_signal(
             }
             unknown(format!("{}{lacks}", undecided_reason(sig, b, whole, cx)))
         }
+    }
+}
+
+/// How the boot died, for a `dead` observation's reason: by a fatal line, or without one
+/// (systemd's words: a start timeout, a kill, an exit status).
+fn death_cause(b: &BootBuilder) -> String {
+    let end = b
+        .end
+        .as_ref()
+        .or(b.recorded.as_ref().and_then(|r| r.end.as_ref()));
+    match end {
+        Some(End {
+            source: Source::Log,
+            ..
+        }) => " (a fatal line)".into(),
+        Some(End {
+            evidence: Some(k), ..
+        }) => format!(" (no fatal line: `{}`)", k.text),
+        _ => String::new(),
     }
 }
 
@@ -347,6 +386,7 @@ fn probe_output(sig: &Signal, b: &BootBuilder, cx: &Context) -> Option<SignalRep
                     complete: None,
                     reason: "the probe's command and output are in the text (its exit code is not, so only the output rule was checked)".into(),
                     evidence: vec![evidence_of(k, Source::ProbeOutput, cx)],
+                    counts_as: None,
                 });
             }
         }
@@ -363,7 +403,7 @@ fn value_signal(
     v: Option<&Version>,
     whole: bool,
 ) -> (SignalReport, Vec<String>) {
-    let ver = any_version(v);
+    let ver = any_version(v, distro_of(b));
     let decided = match eval_log(sig, &r.boot, &ver, cx.settle, r.now) {
         Eval::Decided(o) if whole => Some(o),
         _ => None,
@@ -376,6 +416,7 @@ fn value_signal(
                 complete: Some(true),
                 reason: o.reason.clone(),
                 evidence: map_evidence(&o.evidence, r, b, cx),
+                counts_as: None,
             },
             values,
         );
@@ -412,6 +453,7 @@ fn value_signal(
             complete: Some(false),
             reason,
             evidence,
+            counts_as: None,
         },
         values,
     )

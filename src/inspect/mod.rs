@@ -707,7 +707,21 @@ impl InputState {
                 }
             }
             Kind::Unit => {
+                let presplit = self.presplit;
                 let node = self.node_of(&e, s);
+                // systemd's lines about a new start carry its new invocation id: a new boot.
+                // So does systemd's "Starting <unit>" in a journal without ids: a new start.
+                let starting = e.invocation.is_none()
+                    && e.text.starts_with("Starting ")
+                    && node.open.as_ref().is_some_and(BootBuilder::has_lines);
+                if !presplit && (new_invocation(node, &e) || starting) {
+                    close(node, true);
+                }
+                if node.open.is_none() && e.invocation.is_some() {
+                    let n = node.next;
+                    node.next += 1;
+                    node.open = Some(BootBuilder::new(n, m));
+                }
                 if let Some(b) = node.open.as_mut() {
                     b.unit(&e, file);
                 }
@@ -728,7 +742,17 @@ impl InputState {
             Kind::Log => {
                 let presplit = self.presplit;
                 let node = self.node_of(&e, s);
-                if !presplit && boots::is_banner(&e.text) {
+                // A boot is one start: one invocation id where the journal gives it (its
+                // banner may come after other lines), else from banner to banner.
+                let split = if e.invocation.is_some() {
+                    new_invocation(node, &e)
+                        || (boots::is_banner(&e.text)
+                            && node.open.as_ref().is_some_and(|b| b.banner.is_some()))
+                } else {
+                    boots::is_banner(&e.text)
+                        && node.open.as_ref().is_none_or(|b| !b.takes_banner(&e))
+                };
+                if !presplit && split {
                     close(node, true);
                 }
                 if node.open.is_none() {
@@ -807,6 +831,17 @@ impl InputState {
             });
         }
         (nodes, self.excerpt, notes)
+    }
+}
+
+/// Whether an entry belongs to another start of the unit than the node's open boot.
+fn new_invocation(node: &NodeLog, e: &Entry) -> bool {
+    match (
+        &e.invocation,
+        node.open.as_ref().and_then(|b| b.invocation.as_ref()),
+    ) {
+        (Some(id), Some(open)) => id != open,
+        _ => false,
     }
 }
 

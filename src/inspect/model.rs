@@ -165,6 +165,10 @@ pub struct BootReport {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub(crate) partial_because: Option<String>,
     pub(crate) version: Option<String>,
+    /// The distribution the boot's lines tell (its banner, journal identifier or unit, its
+    /// paths): `k3s` or `rke2`; None when nothing tells (the boot is judged as k3s's).
+    #[serde(default)]
+    pub(crate) distribution: Option<String>,
     /// Server components this boot showed (the `roles` signal's values).
     pub(crate) roles: Vec<String>,
     /// The node's role as far as it can be told: from its config, else from a complete `roles`.
@@ -194,7 +198,7 @@ pub(crate) struct EndReport {
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub(crate) struct SignalReport {
-    /// `up`, `down` or `unknown` for state signals; the value(s) for value signals.
+    /// `up`, `down`, `dead` or `unknown` for state signals; the value(s) for value signals.
     pub(crate) state: Observed,
     /// Value signals: whether the boot got far enough for more values to be ruled out.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -202,6 +206,10 @@ pub(crate) struct SignalReport {
     /// Which rule decided, in words.
     pub(crate) reason: String,
     pub(crate) evidence: Vec<EvidenceLine>,
+    /// `dead` only: what the death stands for where one is expected (the signal's `on-death`
+    /// value), as `run` records it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) counts_as: Option<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

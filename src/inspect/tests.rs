@@ -216,8 +216,14 @@ Sep 26 10:40:01 cp-1 k3s[200]: time="2025-09-26T10:40:01-05:00" level=fatal msg=
     assert_eq!(b.end.how.as_str(), "died");
     assert_eq!(b.end.exit_code, Some(1));
     assert_eq!(state(b, "fatal"), "up");
-    assert_eq!(state(b, "ready"), "down", "on-death");
-    assert_eq!(state(b, "embedded-registry"), "down", "on-death");
+    // A death is its own observation (as `run` records it), standing for the on-death value.
+    assert_eq!(state(b, "ready"), "dead", "on-death");
+    assert_eq!(b.signals["ready"].counts_as.as_deref(), Some("down"));
+    assert_eq!(state(b, "embedded-registry"), "dead", "on-death");
+    assert_eq!(
+        b.signals["embedded-registry"].counts_as.as_deref(),
+        Some("down")
+    );
     assert!(b.signals["ready"]
         .evidence
         .iter()

@@ -55,7 +55,8 @@ pub fn signals(path: &Path, text: &str) -> Result<Signals, Diagnostics> {
                 None
             }
         });
-        let probe = s.probe.as_ref().map(|p| {
+        let mut probes: Vec<(Option<distro::Distro>, Probe)> = Vec::new();
+        for p in s.probe.as_ref().map(|p| p.all()).unwrap_or_default() {
             if p.command.value.is_empty() {
                 out.push(
                     d.span(&p.command, "the probe command is empty")
@@ -70,18 +71,47 @@ pub fn signals(path: &Path, text: &str) -> Result<Signals, Diagnostics> {
                     );
                 }
             }
-            Probe {
-                command: p.command.value.clone(),
-                after: patterns(&d, &p.after, &mut out),
-                up: rules(&d, &p.up, &mut out),
-                down: rules(&d, &p.down, &mut out),
-                timeout: p
-                    .timeout
-                    .as_ref()
-                    .and_then(|t| duration(&d, t, &mut out))
-                    .unwrap_or(DEFAULT_PROBE_TIMEOUT),
+            let for_distro = p.distribution.as_ref().and_then(|s| {
+                let found = distro::Distro::from_name(&s.value);
+                if found.is_none() {
+                    out.push(
+                        d.span(s, format!("`{}` is not a distribution repro knows", s.value))
+                            .help(format!("write one of: {} (or leave `distribution:` out: the probe is then every other distribution's)", distro::Distro::names())),
+                    );
+                }
+                found
+            });
+            let unknown = p.distribution.is_some() && for_distro.is_none();
+            if !unknown && probes.iter().any(|(other, _)| *other == for_distro) {
+                out.push(
+                    d.span(&p.command, format!(
+                        "signal `{}` has two probes for {}",
+                        name.value,
+                        for_distro.map_or("every distribution".to_string(), |x| x.to_string())
+                    ))
+                    .help("give each distribution one probe (`distribution:`), and at most one without it"),
+                );
             }
-        });
+            probes.push((
+                for_distro,
+                Probe {
+                    command: p.command.value.clone(),
+                    after: patterns(&d, &p.after, &mut out),
+                    up: rules(&d, &p.up, &mut out),
+                    down: rules(&d, &p.down, &mut out),
+                    timeout: p
+                        .timeout
+                        .as_ref()
+                        .and_then(|t| duration(&d, t, &mut out))
+                        .unwrap_or(DEFAULT_PROBE_TIMEOUT),
+                },
+            ));
+        }
+        // Until a scenario picks its distribution's (`Signals::for_distro`): the unqualified one.
+        let probe = probes
+            .iter()
+            .find(|(d, _)| d.is_none())
+            .map(|(_, p)| p.clone());
         by_name.insert(
             name.value,
             Signal {
@@ -92,6 +122,7 @@ pub fn signals(path: &Path, text: &str) -> Result<Signals, Diagnostics> {
                 value,
                 settled_by,
                 probe,
+                probes,
                 on_death,
                 roles: s.roles.iter().map(|r| r.value).collect(),
             },

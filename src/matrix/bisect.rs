@@ -127,6 +127,25 @@ mod tests {
     }
 
     #[test]
+    fn a_commit_list_is_searched_with_none_differing_as_one_more_answer() {
+        // `bisect --commits`: the first of n commits is run, then positions 0..=n are searched,
+        // n meaning "none differs" (never run): still at most ⌈log2 n⌉ + 1 runs.
+        for n in 2..=300 {
+            for change in 1..=n {
+                let mut runs = 1;
+                let mut b = Bisection::new(n + 1);
+                while let Some(at) = b.next() {
+                    assert!(at > 0 && at < n, "runs a listed commit: {at} of {n}");
+                    runs += 1;
+                    b.record(at, if at < change { Side::Old } else { Side::New });
+                }
+                assert_eq!(b.answer(), Some(change), "n={n} change={change}");
+                assert!(runs <= run_limit(n), "n={n} change={change}: {runs} runs");
+            }
+        }
+    }
+
+    #[test]
     fn two_releases_need_only_the_endpoint_run() {
         let b = Bisection::new(2);
         assert_eq!(b.next(), None);

@@ -15,13 +15,20 @@ use crate::run::{self, RunConfig, RunEvent};
 use crate::scenario::Scenario;
 use distro::{ReleaseSet, Version};
 
+use futures_util::future::BoxFuture;
+
 use super::batch::Say;
 use super::bisect::{Bisection, Side};
 
 /// One run of the bisection, for the output and bisect.json.
 #[derive(Debug, Clone, serde::Serialize)]
 struct Probe {
+    /// The version run (for a commit: the version its build reports, or the commit when its
+    /// build could not be had).
     version: String,
+    /// The commit whose build ran (`--commits`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    commit: Option<String>,
     verdict: Option<Outcome>,
     seconds: f64,
     results: Option<String>,
@@ -31,9 +38,14 @@ struct Probe {
 #[derive(Debug, serde::Serialize)]
 struct Record<'a> {
     check: &'a str,
+    /// The release bisect's endpoints; for `--commits`, the first and last commit.
     good: String,
     bad: String,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
     releases: Vec<String>,
+    /// `--commits`: the commits, oldest first.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    commits: Vec<String>,
     run_limit: usize,
     bad_verdict: Option<Outcome>,
     probes: &'a [Probe],
@@ -42,9 +54,10 @@ struct Record<'a> {
     stopped: Option<String>,
 }
 
-/// A release's run, ready to go: its scenario, plan and configuration (the command resolves
-/// them, so bad input is its to report).
-pub(crate) type Prepare<'a> = &'a dyn Fn(&Version) -> Result<(Scenario, Plan, RunConfig), Error>;
+/// A release's (or a commit's) run, ready to go: its scenario, plan and configuration (the
+/// command resolves them, so bad input is its to report).
+pub(crate) type Prepare<'a, T = Version> =
+    &'a dyn Fn(&T) -> BoxFuture<'a, Result<(Scenario, Plan, RunConfig), Error>>;
 
 /// What one bisection is asked.
 pub(crate) struct Search<'a> {
@@ -71,9 +84,10 @@ pub(crate) async fn bisect(s: &Search<'_>, prepare: Prepare<'_>, say: Say) -> Re
         check: s.check,
         dir,
         limit,
-        good,
-        bad,
+        good: good.to_string(),
+        bad: bad.to_string(),
         range,
+        commits: false,
         prepare,
         say: say.clone(),
         probes: Vec::new(),
@@ -207,29 +221,169 @@ pub(crate) async fn bisect(s: &Search<'_>, prepare: Prepare<'_>, say: Say) -> Re
     Ok(Exit::Ok)
 }
 
+/// What one bisection over commits is asked.
+pub(crate) struct CommitSearch<'a> {
+    pub(crate) check: &'a str,
+    /// The commits, oldest first (at least two).
+    pub(crate) commits: &'a [String],
+    pub(crate) limit: usize,
+    /// The bisection's folder: bisect.json and the runs' folders.
+    pub(crate) dir: &'a Path,
+}
+
+/// Bisects over commits' builds: the first commit is run to learn its verdict, then a binary
+/// search for the first commit whose verdict differs from it. The search is over positions
+/// `0..=n`, `n` standing for "none differs" (never run), so it needs at most ⌈log2 n⌉ runs after
+/// the first: ⌈log2 n⌉ + 1 in all, like the release bisect. Exit 0 with an answer; 1 when no
+/// commit differs from the first (the change is not in the list); the stopping run's otherwise.
+pub(crate) async fn bisect_commits(
+    s: &CommitSearch<'_>,
+    prepare: Prepare<'_, String>,
+    say: Say,
+) -> Result<Exit, Error> {
+    let (commits, limit, dir) = (s.commits, s.limit, s.dir);
+    let n = commits.len();
+    let out = |line: &str| say(line);
+    let t0 = Instant::now();
+    let mut bisector = Bisector {
+        check: s.check,
+        dir,
+        limit,
+        good: commits[0].clone(),
+        bad: commits[n - 1].clone(),
+        range: commits,
+        commits: true,
+        prepare,
+        say: say.clone(),
+        probes: Vec::new(),
+    };
+    let first = match bisector.probe(&commits[0], "the first commit").await? {
+        Ok(v @ (Outcome::Fixed | Outcome::Reproduced)) => v,
+        Ok(v) => {
+            return bisector.stop(
+                None,
+                format!(
+                    "the first commit {} is {v}, neither fixed nor reproduced: there is no verdict to search a change from (see its results folder)",
+                    commits[0]
+                ),
+                Exit::Inconclusive,
+            );
+        }
+        Err(exit) => {
+            return bisector.stop(
+                None,
+                format!(
+                    "the run of the first commit {} broke; nothing was searched",
+                    commits[0]
+                ),
+                exit,
+            );
+        }
+    };
+    let other = if first == Outcome::Fixed {
+        Outcome::Reproduced
+    } else {
+        Outcome::Fixed
+    };
+    let mut b = Bisection::new(n + 1);
+    let span = |b: &Bisection| {
+        format!(
+            "between {} and {}",
+            short(&commits[b.lo]),
+            commits
+                .get(b.hi)
+                .map_or("the end of the list", |c| short(c))
+        )
+    };
+    while let Some(at) = b.next() {
+        let c = &commits[at];
+        let side = match bisector.probe(c, &span(&b)).await? {
+            Ok(v) if v == first => Side::Old,
+            Ok(v) if v == other => Side::New,
+            Ok(v) => {
+                return bisector.stop(
+                    Some(first),
+                    format!(
+                        "{c} is {v}: it is not taken as either side. The change is still {}; look at its results, then re-run with a shorter list",
+                        span(&b)
+                    ),
+                    Exit::Inconclusive,
+                );
+            }
+            Err(exit) => {
+                return bisector.stop(
+                    Some(first),
+                    format!("the run of {c} broke; the change is {}", span(&b)),
+                    exit,
+                );
+            }
+        };
+        b.record(at, side);
+    }
+    let at = b.answer().unwrap_or(n);
+    out("");
+    let Some(first_new) = commits.get(at) else {
+        out(&format!(
+            "answer: no commit of the list shows anything but `{first}`: the change is not among these {n} commits"
+        ));
+        out(&format!(
+            "runs: {} (limit {limit} for {n} commits), {:.1}s",
+            bisector.probes.len(),
+            t0.elapsed().as_secs_f64()
+        ));
+        bisector.save(
+            Some(first),
+            None,
+            Some(format!("every commit shows `{first}`")),
+        )?;
+        out(&format!("results: {}", dir.display()));
+        return Ok(Exit::OutcomeDiffers);
+    };
+    out(&format!(
+        "answer: {first_new} is the first commit showing `{other}`; {} is the last showing `{first}`",
+        commits[at - 1]
+    ));
+    out(&format!(
+        "runs: {} (limit {limit} for {n} commits), {:.1}s",
+        bisector.probes.len(),
+        t0.elapsed().as_secs_f64()
+    ));
+    bisector.save(Some(first), Some(first_new.clone()), None)?;
+    out(&format!("results: {}", dir.display()));
+    Ok(Exit::Ok)
+}
+
+/// A commit's first 12 hex digits, for the narrowing lines.
+fn short(c: &str) -> &str {
+    c.get(..12).unwrap_or(c)
+}
+
 /// The runs of one bisection, and what it needs to record them.
-struct Bisector<'a> {
+struct Bisector<'a, 'p, T = Version> {
     check: &'a str,
     dir: &'a Path,
     limit: usize,
-    good: &'a Version,
-    bad: &'a Version,
-    range: &'a [Version],
-    prepare: Prepare<'a>,
+    good: String,
+    bad: String,
+    range: &'a [T],
+    /// The range is commits (`--commits`), not releases.
+    commits: bool,
+    prepare: Prepare<'p, T>,
     say: Say,
     probes: Vec<Probe>,
 }
 
-impl Bisector<'_> {
+impl<T: std::fmt::Display> Bisector<'_, '_, T> {
     /// Runs the check on `v`: Ok(verdict), or Err(its exit) when the run broke or was
-    /// interrupted. The outer error only for a bug (the input was validated up front).
-    async fn probe(&mut self, v: &Version, why: &str) -> Result<Result<Outcome, Exit>, Error> {
-        let (sc, plan, cfg) = (self.prepare)(v)?;
+    /// interrupted. The outer error only for a bug (the input was validated up front), or, for
+    /// a commit, a build that cannot be had.
+    async fn probe(&mut self, v: &T, why: &str) -> Result<Result<Outcome, Exit>, Error> {
+        let (sc, plan, cfg) = (self.prepare)(v).await?;
         let out = |line: &str| (self.say)(line);
         let k = self.probes.len() + 1;
         let limit = self.limit;
         out(&format!("run {k}/≤{limit}: {v} ({why}) …"));
-        let version = v.clone();
+        let version = v.to_string();
         let say = self.say.clone();
         // Its line when the run ends.
         let line = Arc::new(move |e: &RunEvent<'_>| {
@@ -246,8 +400,14 @@ impl Bisector<'_> {
             }
         });
         let end = run::execute(&cfg, sc, plan, vec![line], crate::report::render_all_with).await;
+        let commit = self.commits.then(|| v.to_string());
+        let version = match cfg.target.build.as_ref() {
+            Some(b) if self.commits => b.info.reported.clone(),
+            _ => v.to_string(),
+        };
         self.probes.push(Probe {
-            version: v.to_string(),
+            version,
+            commit,
             verdict: end.outcome(),
             seconds: end.seconds,
             results: end.dir.as_ref().map(|d| d.display().to_string()),
@@ -267,10 +427,11 @@ impl Bisector<'_> {
         out("");
         out(&format!("stopped: {why}"));
         out(&format!(
-            "runs: {} (limit {} for {} releases)",
+            "runs: {} (limit {} for {} {})",
             self.probes.len(),
             self.limit,
-            self.range.len()
+            self.range.len(),
+            if self.commits { "commits" } else { "releases" }
         ));
         self.save(bad_verdict, None, Some(why))?;
         out(&format!("results: {}", self.dir.display()));
@@ -284,11 +445,18 @@ impl Bisector<'_> {
         answer: Option<String>,
         stopped: Option<String>,
     ) -> Result<(), Error> {
+        let all: Vec<String> = self.range.iter().map(ToString::to_string).collect();
+        let (releases, commits) = if self.commits {
+            (Vec::new(), all)
+        } else {
+            (all, Vec::new())
+        };
         let r = Record {
             check: self.check,
-            good: self.good.to_string(),
-            bad: self.bad.to_string(),
-            releases: self.range.iter().map(ToString::to_string).collect(),
+            good: self.good.clone(),
+            bad: self.bad.clone(),
+            releases,
+            commits,
             run_limit: self.limit,
             bad_verdict,
             probes: &self.probes,
@@ -298,6 +466,7 @@ impl Bisector<'_> {
         };
         let path = self.dir.join(crate::results_folder::BISECT_FILE);
         let text = serde_json::to_string_pretty(&r).map_err(anyhow::Error::from)?;
-        std::fs::write(&path, text).map_err(|source| Error::Write { path, source })
+        // Owner-only, atomically, like every file of a results folder.
+        crate::results_folder::write_atomic(&path, text.as_bytes()).map_err(Error::from)
     }
 }

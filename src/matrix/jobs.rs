@@ -131,6 +131,9 @@ mod tests {
             version: Some("v1.33.4+k3s1".into()),
             image: None,
             sim: true,
+            k3s_binary: None,
+            k3s_commit: None,
+            build: None,
         };
         let (_, plan) = crate::cmd::common::resolve(None, &target).expect("etcd-split plans");
         let mem = &plan.distro.facts().memory;

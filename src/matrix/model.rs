@@ -160,6 +160,36 @@ pub(crate) fn exit(cells: &[Cell]) -> Exit {
     Exit::worst(cells.iter().map(|c| c.status.exit()))
 }
 
+/// summary.json, junit.xml, the table and GitHub's annotations carry the command line and each
+/// cell's `error` (a run's own words, read back from a result.json a merge did not write): all
+/// redacted here, in one context, before anything is rendered (issue #24).
+fn redact_summary_text(command: Vec<String>, cells: &mut [Cell]) -> Vec<String> {
+    let mut ctx = crate::redact::Redactor::new(&[]);
+    let command = serde_json::Value::from(command);
+    ctx.learn_json(&command);
+    for c in cells.iter() {
+        for t in [c.error.as_deref(), Some(c.expected_because.as_str())]
+            .into_iter()
+            .flatten()
+        {
+            ctx.learn_text(t);
+        }
+    }
+    for c in cells.iter_mut() {
+        if let Some(e) = &c.error {
+            c.error = Some(ctx.redact_text(e));
+        }
+        c.expected_because = ctx.redact_text(&c.expected_because);
+    }
+    match ctx.redact_json(&command) {
+        serde_json::Value::Array(items) => items
+            .into_iter()
+            .map(|v| v.as_str().unwrap_or_default().to_string())
+            .collect(),
+        _ => Vec::new(),
+    }
+}
+
 /// `summary.json` of a matrix (or a merge of several).
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub(crate) struct Summary {
@@ -178,7 +208,12 @@ pub(crate) struct Summary {
 }
 
 impl Summary {
-    pub(crate) fn new(command: Vec<String>, merged_from: Vec<String>, cells: Vec<Cell>) -> Summary {
+    pub(crate) fn new(
+        command: Vec<String>,
+        merged_from: Vec<String>,
+        mut cells: Vec<Cell>,
+    ) -> Summary {
+        let command = redact_summary_text(command, &mut cells);
         Summary {
             schema_version: SUMMARY_SCHEMA_VERSION,
             kind: SUMMARY_KIND.into(),

@@ -61,7 +61,9 @@ pub(crate) fn render_totals(t: &Totals) -> String {
 
 /// One JUnit test case per check × version, one suite per check: pass when the verdict is the
 /// expected one; a differing verdict is a failure, a broken run an error, a run never made a
-/// skip. Messages say expected vs got and where the run's results are.
+/// skip. Messages say expected vs got and where the run's results are. Valid XML whatever text
+/// the cells carry (a step or check name with U+FFFE, an error with a control character):
+/// through the same escaper as a run's junit.xml.
 pub(crate) fn junit(name: &str, cells: &[Cell]) -> Result<String, quick_junit::SerializeError> {
     use quick_junit::{NonSuccessKind, Report, TestCase, TestCaseStatus, TestSuite};
     let mut report = Report::new(name);
@@ -104,7 +106,7 @@ pub(crate) fn junit(name: &str, cells: &[Cell]) -> Result<String, quick_junit::S
         }
         report.add_test_suite(suite);
     }
-    report.to_string()
+    report.to_string().map(crate::report::markup_safe)
 }
 
 /// The `--emit github-matrix` JSON: one `include` entry per cell, on one line (for
@@ -186,6 +188,38 @@ mod tests {
                 && x.contains("results: etcd-split-v1.33.5+k3s1"),
             "{x}"
         );
+    }
+
+    /// Any text in a cell (a check name with U+FFFE/U+FFFF, an error with controls and an
+    /// escape sequence) gives a junit.xml a real XML parser reads, with the text visible.
+    #[test]
+    fn junit_is_valid_xml_for_any_text() {
+        let mut bad = cell("v1.33.5+k3s1", "reproduced", Some("fixed"));
+        bad.check = "etcd\u{fffe}split\u{ffff} <&\"'>".into();
+        bad.error = Some("boom \u{1b}[31mred\u{0} \u{7} \u{fdd0} ]]> end".into());
+        bad.status = Status::Broken;
+        let x = junit("repro matrix", &[bad]).expect("serializes");
+        let doc = roxmltree::Document::parse(&x).unwrap_or_else(|e| panic!("{e}: {x}"));
+        let case = doc
+            .descendants()
+            .find(|n| n.has_tag_name("testcase"))
+            .expect("a case");
+        assert_eq!(
+            case.attribute("name"),
+            Some("etcd\\ufffesplit\\uffff <&\"'> on v1.33.5+k3s1")
+        );
+        let err = doc
+            .descendants()
+            .find(|n| n.has_tag_name("error"))
+            .expect("an error");
+        let msg = err.attribute("message").expect("message");
+        // quick-junit drops the controls and the escape sequence itself; the noncharacters it
+        // keeps are written visibly by markup_safe.
+        assert!(
+            msg.contains("boom ") && msg.contains("\\ufdd0 ]]> end"),
+            "{msg}"
+        );
+        assert!(!msg.chars().any(|c| c.is_control()), "{msg:?}");
     }
 
     #[test]

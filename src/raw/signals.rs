@@ -36,9 +36,10 @@ pub(crate) struct SignalFile {
     /// proves it only once the settle window has passed as well.
     #[serde(default)]
     pub(crate) settled_by: Vec<Pattern>,
-    /// A command run inside the node that decides the signal.
+    /// A command run inside the node that decides the signal: one probe, or a list of probes
+    /// each for the distribution it names (`distribution:`; unqualified: every other one).
     #[serde(default)]
-    pub(crate) probe: Option<ProbeFile>,
+    pub(crate) probe: Option<ProbesFile>,
     /// The container dying (or a fatal line) counts as this state.
     #[serde(default)]
     pub(crate) on_death: Option<Spanned<String>>,
@@ -107,9 +108,54 @@ pub(crate) struct FullPattern {
     pub(crate) order: Option<Spanned<String>>,
 }
 
+/// `probe:` as written: one map, or a list of maps.
+#[derive(Debug, Clone)]
+pub(crate) enum ProbesFile {
+    One(Box<ProbeFile>),
+    Many(Vec<Spanned<ProbeFile>>),
+}
+
+impl ProbesFile {
+    /// Every probe written, in order.
+    pub(crate) fn all(&self) -> Vec<&ProbeFile> {
+        match self {
+            ProbesFile::One(p) => vec![p.as_ref()],
+            ProbesFile::Many(ps) => ps.iter().map(|p| &p.value).collect(),
+        }
+    }
+}
+
+// Hand-written for the same reason as `PatternFile`'s: the map's own errors keep their keys.
+impl<'de> Deserialize<'de> for ProbesFile {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = ProbesFile;
+
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a probe {command: [...], up: [...], down: [...]}, or a list of them each with `distribution: <name>`")
+            }
+
+            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<ProbesFile, A::Error> {
+                ProbeFile::deserialize(de::value::MapAccessDeserializer::new(map))
+                    .map(|p| ProbesFile::One(Box::new(p)))
+            }
+
+            fn visit_seq<A: de::SeqAccess<'de>>(self, seq: A) -> Result<ProbesFile, A::Error> {
+                Vec::<Spanned<ProbeFile>>::deserialize(de::value::SeqAccessDeserializer::new(seq))
+                    .map(ProbesFile::Many)
+            }
+        }
+        d.deserialize_any(V)
+    }
+}
+
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields, rename_all = "kebab-case")]
 pub(crate) struct ProbeFile {
+    /// The distribution whose nodes run this probe (`rke2`); unqualified: every other one.
+    #[serde(default)]
+    pub(crate) distribution: Option<Spanned<String>>,
     pub(crate) command: Spanned<Vec<String>>,
     /// Run the probe only once one of these lines is in the current boot.
     #[serde(default)]

@@ -21,9 +21,11 @@ use std::ops::Range;
 use std::sync::LazyLock;
 
 mod files;
+mod known;
 mod shared;
 
 pub(crate) use files::redact_path;
+pub(crate) use known::{learn_source, plan_redactor};
 pub(crate) use shared::SharedRedactor;
 
 use indexmap::IndexMap;
@@ -95,9 +97,25 @@ impl Redactor {
         self.known.get(secret).map(|n| placeholder(*n))
     }
 
+    /// Records `value` as one secret, whole: the scenario gave it under a secret key, so no
+    /// shape rule decides where it ends (`PASSWORD: "a,b"` is `a,b`, not `a`).
+    pub(crate) fn learn_whole(&mut self, value: &str) {
+        let v = value.trim();
+        if is_secret_value(v) && !v.contains("<REDACTED-") {
+            self.number(v);
+        }
+    }
+
     /// Records the secrets in `text` without changing anything.
     pub(crate) fn learn_text(&mut self, text: &str) {
-        let found = find_secrets(text);
+        // Knowledge first: what is known whole is replaced before a shape rule reads the text,
+        // so no rule learns a piece of it.
+        let text = self.replace_bare(text);
+        let found = find_secrets(&text);
+        self.learn_found(&found);
+    }
+
+    fn learn_found(&mut self, found: &Found) {
         for (_, value) in &found.spans {
             self.remember(value);
         }
@@ -108,8 +126,8 @@ impl Redactor {
             let n = self.number(of);
             self.alias(value, n);
         }
-        for value in found.keyed_only {
-            self.keyed_only.insert(value);
+        for value in &found.keyed_only {
+            self.keyed_only.insert(value.clone());
         }
     }
 
@@ -119,6 +137,12 @@ impl Redactor {
             Value::String(s) => self.learn_text(s),
             Value::Array(items) => {
                 for (i, item) in items.iter().enumerate() {
+                    // `docker inspect`'s `Config.Env`: `NAME=value`, the value to the end.
+                    if let Some((name, value)) = item.as_str().and_then(env_entry) {
+                        if is_secret_pair(name, value) {
+                            self.learn_whole(value);
+                        }
+                    }
                     if let (Some(Value::String(flag)), Value::String(s)) =
                         (i.checked_sub(1).map(|p| &items[p]), item)
                     {
@@ -130,6 +154,14 @@ impl Redactor {
                 }
             }
             Value::Object(map) => {
+                // Kubernetes env: `{"name": "AWS_SECRET_ACCESS_KEY", "value": "…"}`.
+                if let (Some(Value::String(name)), Some(Value::String(value))) =
+                    (map.get("name"), map.get("value"))
+                {
+                    if is_secret_pair(name, value) {
+                        self.learn_whole(value);
+                    }
+                }
                 for (k, item) in map {
                     self.learn_text(k);
                     match item {
@@ -149,8 +181,11 @@ impl Redactor {
 
     /// The text with every secret replaced by its placeholder.
     pub(crate) fn redact_text(&mut self, text: &str) -> String {
-        self.learn_text(text);
+        // Knowledge first, shapes second (see `learn_text`).
+        let known = self.replace_bare(text);
+        let text = known.as_str();
         let found = find_secrets(text);
+        self.learn_found(&found);
         let mut out = String::with_capacity(text.len());
         let mut at = 0;
         for (range, value) in found.spans {
@@ -280,6 +315,12 @@ impl Redactor {
         self.primary.push(secret.to_string());
         for form in derived_forms(secret) {
             self.alias(&form, n);
+        }
+        // Inside a JSON text (inspect.json read as text) `"` and `\` come escaped.
+        let escaped = serde_json::to_string(secret).unwrap_or_default();
+        let escaped = &escaped[1..escaped.len().saturating_sub(1).max(1)];
+        if escaped != secret {
+            self.alias(escaped, n);
         }
         n
     }
@@ -517,6 +558,16 @@ fn parse_json_file(name: &str, text: &str) -> Option<Value> {
     serde_json::from_str(text).ok()
 }
 
+/// `NAME=value` with an environment variable's name.
+fn env_entry(s: &str) -> Option<(&str, &str)> {
+    let (name, value) = s.split_once('=')?;
+    let mut chars = name.chars();
+    let first = chars.next()?;
+    ((first.is_ascii_alphabetic() || first == '_')
+        && chars.all(|c| c.is_ascii_alphanumeric() || c == '_'))
+    .then_some((name, value))
+}
+
 /// Whether a key (YAML key, env name, flag, JSON key, query parameter) holds a secret.
 pub(crate) fn is_secret_key(key: &str) -> bool {
     let k = key
@@ -524,11 +575,18 @@ pub(crate) fn is_secret_key(key: &str) -> bool {
         .to_ascii_lowercase()
         .replace(['_', '.'], "-");
     // Locations of secrets are not secrets (a file path as a key, as in `files:`, holds the
-    // file's content, which is judged line by line), and `secrets-encryption*` configures
-    // encryption.
+    // file's content, which is judged line by line), and `secrets-encryption` and
+    // `secrets-encryption-provider` configure encryption — but `SECRETS_ENCRYPTION_KEY` (the
+    // key itself, issue #24) is a secret.
+    let encryption_setting = k
+        .strip_prefix("k3s-")
+        .or_else(|| k.strip_prefix("rke2-"))
+        .unwrap_or(&k)
+        .starts_with("secrets-encryption")
+        && !k.ends_with("-key");
     if ["-file", "-path", "-dir"].iter().any(|s| k.ends_with(s))
         || k.contains('/')
-        || k.starts_with("secrets-encryption")
+        || encryption_setting
     {
         return false;
     }
@@ -612,6 +670,8 @@ fn find_secrets(text: &str) -> Found {
     pem_spans(text, &mut ranges, &mut aliases);
     yaml_spans(text, &mut ranges, &mut weak);
     regex_spans(text, &mut ranges, &mut weak);
+    url_spans(text, &mut ranges);
+    unit_spans(text, &mut ranges);
     let keyed_only = weak.into_iter().map(|r| text[r].to_string()).collect();
     // Keep the earliest, then the longest, of overlapping spans; what a dropped span held is
     // inside the kept one, or learned and replaced bare afterwards.
@@ -648,12 +708,13 @@ fn find_secrets(text: &str) -> Found {
     }
 }
 
-/// The body of every PEM private key (`-----BEGIN … PRIVATE KEY-----` to its END line), in a
-/// plain file, a YAML block scalar (indented lines) or a JSON string (`\n` escapes); each line
-/// of the body is learned as another form of it.
+/// The body of every PEM private key (`-----BEGIN … PRIVATE KEY-----` to its END line, or to the
+/// end of the text when a line limit cut the END off), in a plain file, a YAML block scalar
+/// (indented lines) or a JSON string (`\n` escapes); each line of the body is learned as another
+/// form of it.
 fn pem_spans(text: &str, spans: &mut Vec<Range<usize>>, aliases: &mut Vec<(String, String)>) {
     static PEM: LazyLock<Regex> = LazyLock::new(|| {
-        Regex::new(r"(?s)-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY-----(?P<v>.*?)-----END (?:[A-Z0-9]+ )*PRIVATE KEY-----")
+        Regex::new(r"(?s)-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY-----(?P<v>.*?)(?:-----END (?:[A-Z0-9]+ )*PRIVATE KEY-----|\z)")
             .expect("static regex")
     });
     if !text.contains("PRIVATE KEY-----") {
@@ -719,9 +780,6 @@ static RULES: LazyLock<Vec<Regex>> = LazyLock::new(|| {
         r#"(?i)\b(?:proxy-)?authorization"?\s*[:=]\s*"?(?:(?:bearer|basic|token|digest|negotiate)\s+)?(?P<v>[^\s"',;]+)"#,
         // Bearer tokens wherever they appear.
         r#"(?i)\bbearer\s+(?P<v>[A-Za-z0-9._~+/=-]{8,})"#,
-        // Credentials in URLs: scheme://user:password@host, up to the last `@` of the
-        // authority (a password may hold an `@`).
-        r#"(?i)\b[a-z][a-z0-9+.-]*://[^:/@\s"']+:(?P<v>[^/\s"']+)@"#,
         // JSON Web Tokens (header.payload.signature, both JSON objects in base64url).
         r#"\b(?P<v>eyJ[A-Za-z0-9_-]{4,}\.eyJ[A-Za-z0-9_-]{4,}\.[A-Za-z0-9_-]*)"#,
     ]
@@ -753,6 +811,10 @@ fn keyed_key_at(text: &str, at: usize) -> Option<(Range<usize>, usize)> {
         }
         if j > at && b[j - 1] == b'"' {
             j -= 1;
+            // `\"password\":\"…\"`: JSON escaped inside a logrus msg.
+            if j > at && b[j - 1] == b'\\' {
+                j -= 1;
+            }
         }
         let end = j;
         while j > at && is_key(b[j - 1]) {
@@ -773,7 +835,7 @@ fn keyed_key_at(text: &str, at: usize) -> Option<(Range<usize>, usize)> {
 /// The value after a key found by [`keyed_key_at`], from where it starts.
 static KEYED_VALUE: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(
-        r#"^(?:\\"(?P<eq>(?:[^"\\]|\\[^"])*)\\"|"(?P<dq>(?:[^"\\]|\\.)*)"|'(?P<sq>[^']*)'|(?P<bare>[^\s"',;&)}\]]+))"#,
+        r#"^(?:\\"(?P<eq>(?:[^"\\]|\\[^"])*)\\"|"(?P<dq>(?:[^"\\]|\\.)*)"|'(?P<sq>[^']*)'|(?P<bare>(?:[^\s"'`,;&)}\]\\]|\\[^"])+))"#,
     )
     .expect("static regex")
 });
@@ -870,6 +932,86 @@ fn regex_spans(text: &str, spans: &mut Vec<Range<usize>>, weak: &mut Vec<Range<u
     }
 }
 
+/// Credentials in URLs: `scheme://user:password@host`, the password up to the `@` that a host
+/// and its end follow (a password may hold `@` or `/`: `tcp://admin:sl/pw@host`), and
+/// `scheme://TOKEN@host`, user-info without a password that looks like a token (GitHub's
+/// `https://ghp_…@github.com`), not a user name like `git@`.
+fn url_spans(text: &str, spans: &mut Vec<Range<usize>>) {
+    static URL: LazyLock<Regex> = LazyLock::new(|| {
+        Regex::new(r#"(?i)\b[a-z][a-z0-9+.-]*://(?P<u>[^:/@\s"'<>]+)(?::(?P<p>[^\s"'<>]*?))?@[A-Za-z0-9.\[\]_-]+(?:[:/\s"'?#,;()\]}>]|$)"#)
+            .expect("static regex")
+    });
+    static PORT: LazyLock<Regex> =
+        LazyLock::new(|| Regex::new(r"^\d+(?:/|$)").expect("static regex"));
+    if !text.contains("://") {
+        return;
+    }
+    for c in URL.captures_iter(text) {
+        match (c.name("u"), c.name("p")) {
+            // `host:5000/v2/img@sha256:…` is a port and a path, not a password.
+            (_, Some(p)) if !p.as_str().is_empty() && !PORT.is_match(p.as_str()) => {
+                spans.push(p.range());
+            }
+            (Some(u), None) if looks_like_token(u.as_str()) => spans.push(u.range()),
+            _ => {}
+        }
+    }
+}
+
+/// A user-info that is a credential rather than a name: long, or letters and digits mixed.
+fn looks_like_token(s: &str) -> bool {
+    s.len() >= 16
+        || (s.len() >= 8
+            && s.chars().any(|c| c.is_ascii_digit())
+            && s.chars().any(|c| c.is_ascii_alphabetic()))
+}
+
+/// Command lines split one argument a line, as k3s's install.sh writes k3s.service
+/// (`quote_indent`: `\t'--token' \` then `\t'VALUE' \`, a `'` inside written `'\''`), and the
+/// short `-t TOKEN` (`token,t` of k3s's and rke2's server and agent flags) on a k3s or rke2
+/// command line.
+fn unit_spans(text: &str, spans: &mut Vec<Range<usize>>) {
+    static FLAG_LINE: LazyLock<Regex> = LazyLock::new(|| {
+        Regex::new(r#"^[ \t]*['"]?(?P<f>--?[A-Za-z0-9][A-Za-z0-9_-]*)['"]?[ \t]*\\[ \t]*\r?$"#)
+            .expect("static regex")
+    });
+    static VALUE_LINE: LazyLock<Regex> = LazyLock::new(|| {
+        Regex::new(r#"^[ \t]*(?:'(?P<sq>(?:[^']|'\\'')*)'|"(?P<dq>[^"]*)"|(?P<bare>[^\s'"\\-][^\s'"\\]*))[ \t]*(?:\\[ \t]*)?\r?$"#)
+            .expect("static regex")
+    });
+    static SHORT_T: LazyLock<Regex> = LazyLock::new(|| {
+        Regex::new(r#"(?i)\b(?:k3s|rke2)\b[^\n]*?[ \t]-t[ \t]+(?:'(?P<sq>[^'\s]+)'|"(?P<dq>[^"\s]+)"|(?P<bare>[^\s'"-][^\s'"]*))"#)
+            .expect("static regex")
+    });
+    fn value<'t>(c: &Captures<'t>) -> Option<regex::Match<'t>> {
+        ["sq", "dq", "bare"].iter().find_map(|g| c.name(g))
+    }
+    if text.contains("-t") {
+        for c in SHORT_T.captures_iter(text) {
+            if let Some(v) = value(&c) {
+                spans.push(v.range());
+            }
+        }
+    }
+    if !text.contains('\\') {
+        return;
+    }
+    let mut offset = 0;
+    let mut after_flag = false;
+    for line in text.split_inclusive('\n') {
+        let body = line.trim_end_matches('\n');
+        if after_flag {
+            if let Some(v) = VALUE_LINE.captures(body).as_ref().and_then(value) {
+                spans.push(offset + v.start()..offset + v.end());
+            }
+        }
+        after_flag = FLAG_LINE
+            .captures(body)
+            .is_some_and(|c| matches!(&c["f"], f if f == "-t" || is_secret_flag(f)));
+        offset += line.len();
+    }
+}
+
 /// YAML-style lines: `key: value` (whole rest of the line, quotes and comment aside) and block
 /// values under a secret key (`token: |`, or a list of items below `password:`).
 fn yaml_spans(text: &str, spans: &mut Vec<Range<usize>>, weak: &mut Vec<Range<usize>>) {
@@ -879,11 +1021,38 @@ fn yaml_spans(text: &str, spans: &mut Vec<Range<usize>>, weak: &mut Vec<Range<us
     });
     // (indent of the secret key, whether its value is a block scalar `|`/`>`).
     let mut block: Option<(usize, bool)> = None;
+    // A Kubernetes env item (`- name: AWS_SECRET_ACCESS_KEY` and `value: …`, in either order):
+    // (the column of its keys, whether its name is a secret key, its value's span).
+    let mut env_item: Option<(usize, bool, Option<Range<usize>>)> = None;
     let mut offset = 0;
     for line in text.split_inclusive('\n') {
         let body = line.trim_end_matches(['\n', '\r']);
         let indent = body.len() - body.trim_start().len();
         let keyed = LINE.captures(body);
+        if let Some(c) = &keyed {
+            let (k, col) = (&c["k"], c.name("k").map_or(0, |m| m.start()));
+            let item_start = body.trim_start().starts_with('-');
+            if item_start || env_item.as_ref().is_none_or(|(at, _, _)| col < *at) {
+                env_item = Some((col, false, None));
+            }
+            if let (Some((at, secret, value)), Some(rest)) = (&mut env_item, c.name("rest")) {
+                if *at == col {
+                    let r = unquote_span(rest.as_str(), rest.start());
+                    match k {
+                        "name" => *secret = is_secret_key(&body[r.clone()]),
+                        "value" => *value = Some(offset + r.start..offset + r.end),
+                        _ => {}
+                    }
+                    if *secret {
+                        if let Some(v) = value.take() {
+                            if is_secret_value(&text[v.clone()]) {
+                                spans.push(v);
+                            }
+                        }
+                    }
+                }
+            }
+        }
         if let Some((key_indent, scalar)) = block {
             if body.trim().is_empty() {
                 offset += line.len();

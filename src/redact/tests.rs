@@ -704,3 +704,138 @@ fn hostile_keyed_chains_take_linear_time() {
         );
     }
 }
+
+// Issue #24: values learned whole, and the shapes the campaign found in clear.
+
+/// A value the scenario gave under a secret key is replaced whole, wherever a shape rule would
+/// have cut it (`,` `"` `&` end an unquoted keyed value).
+#[test]
+fn a_learned_value_is_never_split_by_a_shape_rule() {
+    for v in [
+        "a,b-tail-kept",
+        "pa\"ss-tail-kept",
+        "x&y-tail-kept",
+        "one two,three",
+    ] {
+        let mut r = Redactor::new(&[]);
+        r.learn_whole(v);
+        let out = r.redact_text(&format!("PASSWORD={v} next"));
+        assert_eq!(out, "PASSWORD=<REDACTED-1> next", "{v:?}");
+        let j = r.redact_json(&json!({"Env": [format!("PASSWORD={v}")]}));
+        assert_eq!(j, json!({"Env": ["PASSWORD=<REDACTED-1>"]}), "{v:?}");
+        // Learned by a caller that learns first and redacts after, the same.
+        let mut r = Redactor::new(&[]);
+        r.learn_whole(v);
+        r.learn_text(&format!("PASSWORD={v}"));
+        assert_eq!(r.secret_count(), 1, "{v:?} learned in pieces");
+    }
+}
+
+/// Without knowledge, an env entry of a JSON array (`docker inspect`'s `Config.Env`) is
+/// `NAME=value` whole: the value runs to the end of the string.
+#[test]
+fn a_json_env_entry_is_its_whole_value() {
+    let out = Redactor::new(&[]).redact_json(&json!({"Env": ["DB_PASS=a,b&c\"d", "PATH=/bin"]}));
+    assert_eq!(out, json!({"Env": ["DB_PASS=<REDACTED-1>", "PATH=/bin"]}));
+}
+
+#[test]
+fn secrets_encryption_key_is_a_secret_the_flag_is_not() {
+    let out = red("SECRETS_ENCRYPTION_KEY=c2VjcmV0LWVuYy1rZXktMTIz\nsecrets-encryption: true\nsecrets-encryption-provider: aescbc\n");
+    gone(
+        &out,
+        "c2VjcmV0LWVuYy1rZXktMTIz",
+        "SECRETS_ENCRYPTION_KEY=<REDACTED-1>",
+    );
+    assert!(
+        out.contains("secrets-encryption: true\nsecrets-encryption-provider: aescbc"),
+        "{out}"
+    );
+    assert!(is_secret_key("K3S_SECRETS_ENCRYPTION_KEY"));
+    assert!(!is_secret_key("secrets-encryption"));
+}
+
+/// k3s's install.sh writes k3s.service with one quoted argument a line.
+#[test]
+fn install_sh_unit_lines_flag_then_value() {
+    let unit = "ExecStart=/usr/local/bin/k3s \\\n    server \\\n\t'--token' \\\n\t'unit-token-value-1' \\\n\t'--agent-token' \\\n\tunit-agent-token-2 \\\n\t'--node-name' \\\n\t'etcd-1' \\\n\t'--token' \\\n\t'it'\\''s-quoted-tok3n' \\\n";
+    let out = red(unit);
+    assert!(!out.contains("s-quoted-tok3n"), "{out}");
+    gone(
+        &out,
+        "unit-token-value-1",
+        "'--token' \\\n\t'<REDACTED-1>' \\",
+    );
+    gone(&out, "unit-agent-token-2", "\t<REDACTED-2> \\");
+    assert!(out.contains("'etcd-1'"), "{out}");
+}
+
+#[test]
+fn short_token_flag_of_k3s() {
+    let out = red("curl -sfL https://get.k3s.io | sh -s - agent -s https://10.0.0.1:6443 -t shorttok3n99\nk3s agent -t 'quoted-tok-1' --node-name n1\n");
+    gone(&out, "shorttok3n99", "-t <REDACTED-1>");
+    gone(&out, "quoted-tok-1", "-t '<REDACTED-2>'");
+    // Other tools' `-t` is left alone.
+    let plain = "docker exec -t etcd-1 sh\ntail -t 5 file\n";
+    assert_eq!(red(plain), plain);
+}
+
+#[test]
+fn url_user_info_without_password_is_a_token() {
+    let out = red("git clone https://ghp_pl4nt3dT0k3nValue42@github.com/o/r.git");
+    gone(
+        &out,
+        "ghp_pl4nt3dT0k3nValue42",
+        "https://<REDACTED-1>@github.com/o/r.git",
+    );
+    // A plain user name stays.
+    let plain = "ssh://git@github.com/o/r.git https://admin@reg.example/v2/";
+    assert_eq!(red(plain), plain);
+}
+
+#[test]
+fn url_password_holding_a_slash() {
+    let out = red("DOCKER_HOST=tcp://admin:sl/pw-x@10.0.0.2:2376 next");
+    gone(
+        &out,
+        "sl/pw-x",
+        "tcp://admin:<REDACTED-1>@10.0.0.2:2376 next",
+    );
+    // A port then a path with an `@` (an image digest) is not a password.
+    let plain = "pull https://reg.example:5000/v2/img@sha256:0123abcd";
+    assert_eq!(red(plain), plain);
+}
+
+#[test]
+fn kubernetes_env_name_then_value() {
+    let yaml = "env:\n- name: AWS_SECRET_ACCESS_KEY\n  value: k8s-env-secret-1\n- name: REGION\n  value: eu-west-1\n- value: k8s-env-secret-2\n  name: DB_PASSWORD\n";
+    let out = red(yaml);
+    gone(&out, "k8s-env-secret-1", "  value: <REDACTED-1>");
+    gone(&out, "k8s-env-secret-2", "- value: <REDACTED-2>");
+    assert!(out.contains("value: eu-west-1"), "{out}");
+    let j = Redactor::new(&[]).redact_json(&json!({"env": [
+        {"name": "AWS_SECRET_ACCESS_KEY", "value": "k8s-json-secret-3"},
+        {"name": "REGION", "value": "eu-west-1"}
+    ]}));
+    assert_eq!(j["env"][0]["value"], "<REDACTED-1>");
+    assert_eq!(j["env"][1]["value"], "eu-west-1");
+}
+
+#[test]
+fn logrus_escaped_quoted_pairs() {
+    let out = red(
+        r#"time="x" level=info msg="args: [\"password=logrus-pw-1\" \"--x\"] {\"password\":\"logrus-pw-2\"}""#,
+    );
+    gone(&out, "logrus-pw-1", r#"\"password=<REDACTED-1>\""#);
+    gone(&out, "logrus-pw-2", r#"{\"password\":\"<REDACTED-2>\"}"#);
+}
+
+/// A line cut at the 256 KiB limit keeps BEGIN but loses END: the body goes to the end.
+#[test]
+fn a_pem_key_cut_before_its_end_marker() {
+    let body = "MIIEvQIBADANBgkqhkiG9w0BAQEFAASCcutPemBody0001\\nMIIEcutPemBody0002zzzzzzzzzzzz";
+    let line = format!("msg=\"key: -----BEGIN RSA PRIVATE KEY-----\\n{body}");
+    let out = red(&line);
+    gone(&out, "cutPemBody0001", "-----BEGIN RSA PRIVATE KEY-----");
+    gone(&out, "cutPemBody0002", "<REDACTED-1>");
+}

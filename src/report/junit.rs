@@ -20,7 +20,12 @@ use super::text;
 use crate::result::{self as res, RunResult};
 
 pub(crate) fn render(r: &RunResult) -> anyhow::Result<String> {
-    let mut suite = TestSuite::new(format!("{} (k3s {})", r.check.name, r.k3s.version));
+    let mut suite = TestSuite::new(format!(
+        "{} ({} {})",
+        r.check.name,
+        r.distribution.name(),
+        r.k3s.version
+    ));
     if let Some(t) = text::time_fixed(&r.started_at) {
         suite.set_timestamp(t);
     }
@@ -70,7 +75,12 @@ fn test_cases(r: &RunResult) -> Vec<TestCase> {
 /// so a CI job shows each on the check's YAML line without a third-party report action.
 /// Failures and errors are `error`s; a skipped teardown (`--keep`) is not reported.
 pub(crate) fn github_annotations(r: &RunResult) -> Vec<String> {
-    let title = format!("repro {} on k3s {}", r.check.name, r.k3s.version);
+    let title = format!(
+        "repro {} on {} {}",
+        r.check.name,
+        r.distribution.name(),
+        r.k3s.version
+    );
     test_cases(r)
         .into_iter()
         .filter_map(|tc| {

@@ -1,5 +1,7 @@
-//! `report.md`: the run written up under the headings of k3s's own bug-report template
-//! (k3s-io/k3s `.github/ISSUE_TEMPLATE/bug_report.md`), so it can be pasted into an issue as is.
+//! `report.md`: the run written up under the headings of its distribution's own bug-report
+//! template (`Facts::outputs`: k3s-io/k3s's or rancher/rke2's `.github/ISSUE_TEMPLATE/
+//! bug_report.md`, the same headings with the product's name and version command), so it can be
+//! pasted into an issue as is.
 //!
 //! Everything comes from `result.json` and the boot logs; nothing here knows about particular
 //! signals, so a new check gets a sensible report without code changes.
@@ -78,30 +80,38 @@ fn one_line_fields(r: &RunResult) -> RunResult {
     ] {
         text::one_line(f);
     }
+    if let Some(b) = &mut r.build {
+        for f in [&mut b.path, &mut b.reported, &mut b.installed_at] {
+            text::one_line(f);
+        }
+    }
     r
 }
 
 fn headline(r: &RunResult) -> String {
     use crate::outcome::Outcome as RunOutcome;
+    let name = r.distribution.name();
     let what = match r.verdict.as_ref().map(|v| v.outcome) {
-        Some(RunOutcome::Reproduced) => "**reproduced**: k3s showed the documented bug",
-        Some(RunOutcome::Fixed) => "**fixed**: k3s behaved correctly at every step",
-        Some(RunOutcome::Inconclusive) => {
-            "**inconclusive**: k3s showed neither the correct behaviour nor the documented bug"
-        }
-        None => "**no verdict**: the run stopped before it could decide",
-    }
-    .to_string();
+        Some(RunOutcome::Reproduced) => format!("**reproduced**: {name} showed the documented bug"),
+        Some(RunOutcome::Fixed) => format!("**fixed**: {name} behaved correctly at every step"),
+        Some(RunOutcome::Inconclusive) => format!(
+            "**inconclusive**: {name} showed neither the correct behaviour nor the documented bug"
+        ),
+        None => "**no verdict**: the run stopped before it could decide".to_string(),
+    };
+    // A build under test's own version is the run's (a commit build's names no release).
+    let version = r.build.as_ref().map_or(&r.k3s.version, |b| &b.reported);
     format!(
-        "Reproduction of {} on k3s {} — {}.",
-        r.check.issue, r.k3s.version, what
+        "Reproduction of {} on {name} {} — {}.",
+        r.check.issue, version, what
     )
 }
 
 pub(super) fn stand_in_note(r: &RunResult) -> String {
+    let name = r.distribution.name();
     format!(
-        "> [!WARNING]\n> This run used repro's k3s **stand-in** (`{}`), a small program that imitates the k3s behaviour repro \
-         observes. It is **not real k3s**. Confirm the result on `{}:{}` before reporting it upstream.\n\n",
+        "> [!WARNING]\n> This run used repro's {name} **stand-in** (`{}`), a small program that imitates the {name} behaviour repro \
+         observes. It is **not real {name}**. Confirm the result on `{}:{}` before reporting it upstream.\n\n",
         r.k3s.image,
         r.distribution.facts().image_repository,
         r.k3s.version.replace('+', "-")
@@ -133,18 +143,23 @@ pub(super) fn k3s_banner(
 }
 
 fn environment(o: &mut String, r: &RunResult, logs: &IndexMap<String, String>) {
-    o.push_str("**Environmental Info:**\n\nK3s Version:\n\n");
+    let facts = r.distribution.facts();
+    let cmd = facts.version_command.join(" ");
+    o.push_str(&format!(
+        "**Environmental Info:**\n\n{} Version:\n\n",
+        facts.outputs.product
+    ));
     // `k3s -v` as run in a node container, in full; older results only have the log banner.
     match (&r.k3s.version_output, k3s_banner(r.distribution, logs)) {
         (Some(v), _) if !v.trim().is_empty() => {
-            o.push_str(&format!("```\n$ k3s -v\n{}\n```\n\n", v.trim_end()));
+            o.push_str(&format!("```\n$ {cmd}\n{}\n```\n\n", v.trim_end()));
         }
         (_, Some(b)) => o.push_str(&format!(
-            "```\n{b}\n```\n\n(from the first boot's log banner: this run did not record `k3s -v`)\n\n"
+            "```\n{b}\n```\n\n(from the first boot's log banner: this run did not record `{cmd}`)\n\n"
         )),
         _ => o.push_str(&format!(
-            "```\nk3s version {}\n```\n\n(the version asked for: no node logged a banner)\n\n",
-            r.k3s.version
+            "```\n{} version {}\n```\n\n(the version asked for: no node logged a banner)\n\n",
+            facts.binary, r.k3s.version
         )),
     }
     let id = r
@@ -154,11 +169,21 @@ fn environment(o: &mut String, r: &RunResult, logs: &IndexMap<String, String>) {
         .map(|i| format!(" ({i})"))
         .unwrap_or_default();
     let kind = if r.k3s.stand_in {
-        "repro's stand-in image, not real k3s"
+        format!("repro's stand-in image, not real {}", facts.name)
     } else {
-        "the official k3s image"
+        facts.outputs.image.to_string()
     };
     o.push_str(&format!("Image: `{}`{id} — {kind}.\n\n", r.k3s.image));
+    if let Some(b) = &r.build {
+        let from = match &b.commit {
+            Some(c) => format!("the CI build of commit `{c}`"),
+            None => format!("the local build `{}`", b.path),
+        };
+        o.push_str(&format!(
+            "Build under test: {from}, reporting `{}` (sha256 `{}`), copied to `{}` in every node over the image's own binary; the image above is its base.\n\n",
+            b.reported, b.sha256, b.installed_at
+        ));
+    }
 
     let e = &r.environment;
     o.push_str("Node(s) CPU architecture, OS, and Version:\n\n");
@@ -334,12 +359,18 @@ pub(super) fn install(o: &mut String, r: &RunResult, configs: bool) {
             _ => n,
         })
         .collect();
+    let container = if r.k3s.privileged {
+        "privileged container"
+    } else {
+        "unprivileged (the image needs no privileges) container"
+    };
     o.push_str(&format!(
-        "- Installed K3s: `{}` in Docker, one {}container per node on one network (as k3d runs k3s), the \
+        "- Installed {}: `{}` {}, the \
          cluster token in `{}`, each node's settings in `{}`. Nodes started one at a time, each \
          waiting until the one before logged `{}`: {}.\n",
+        facts.outputs.product,
         r.k3s.image,
-        if r.k3s.privileged { "privileged " } else { "unprivileged (the image needs no privileges) " },
+        facts.outputs.installed.replace("{container}", container),
         facts.token_env,
         facts.config_path,
         facts.ready_line,
@@ -631,10 +662,11 @@ fn expectations_text<'a>(cases: impl Iterator<Item = &'a Case<'a>>) -> String {
 
 fn expected(o: &mut String, r: &RunResult, all: &[Case<'_>]) {
     o.push_str("**Expected behavior:**\n\n");
-    o.push_str(
-        "What a k3s with the fix does, as the check states it: each node acts on its own `config.yaml`, whatever \
+    o.push_str(&format!(
+        "What {} with the fix does, as the check states it: each node acts on its own `config.yaml`, whatever \
          the order in which nodes were changed and restarted. After each step:\n\n",
-    );
+        r.distribution.name()
+    ));
     for index in step_indexes(r) {
         let text = expectations_text(all.iter().filter(|c| c.step == index));
         if !text.is_empty() {
@@ -801,9 +833,10 @@ fn context(o: &mut String, r: &RunResult, all: &[Case<'_>], logs: &IndexMap<Stri
         r.tool.name,
         r.tool.version
     ));
-    o.push_str(
-        "\nKey log lines (each node's own k3s log; the full logs are in the bundle):\n\n```\n",
-    );
+    o.push_str(&format!(
+        "\nKey log lines (each node's own {} log; the full logs are in the bundle):\n\n```\n",
+        r.distribution.name()
+    ));
     for c in all {
         let Some(ob) = c.obs else { continue };
         let mark = match c.outcome {
@@ -956,9 +989,11 @@ fn node_logs(o: &mut String, r: &RunResult, all: &[Case<'_>], logs: &IndexMap<St
     if boots.is_empty() {
         return;
     }
-    o.push_str(
-        "Logs of the boots that matter (k3s's own lines, secrets redacted; every boot's full log is in the bundle):\n\n",
-    );
+    o.push_str(&format!(
+        "Logs of the boots that matter ({}'s own lines from {}; secrets redacted; every boot's full log is in the bundle):\n\n",
+        r.distribution.name(),
+        r.distribution.facts().outputs.log_source
+    ));
     let mut budget = LOGS_BUDGET;
     for b in boots {
         let Some(text) = logs.get(&b.log) else {

@@ -33,8 +33,9 @@ pub(crate) fn gantt(r: &RunResult, all: &[Case<'_>]) -> String {
         .unwrap_or("no verdict");
     let _ = writeln!(
         o,
-        "    title {} on k3s {} - {}",
+        "    title {} on {} {} - {}",
         label(&r.check.name),
+        r.distribution.name(),
         label(&r.k3s.version),
         label(outcome)
     );

@@ -19,11 +19,15 @@ mod words;
 
 pub(crate) use junit::github_annotations;
 pub(crate) use summary::json as summary_json;
+/// The one escaper of XML/HTML documents, for every renderer outside `report` too (matrix JUnit).
+pub(crate) use text::markup_safe;
 
 #[cfg(test)]
 mod tests;
 #[cfg(test)]
 mod tests_md;
+#[cfg(test)]
+mod tests_rke2;
 
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -173,15 +177,32 @@ pub struct Rendered {
 /// A folder written by a run is redacted already: new secrets (`secrets`, or anything the rules
 /// now find) are numbered after the placeholders it holds, so none is given an old number.
 pub(crate) fn render(folder: &RunFolder, secrets: &[String]) -> anyhow::Result<Rendered> {
-    let result_text = folder.result.to_string();
-    let texts = std::iter::once(result_text.as_str()).chain(
-        folder
-            .node_files
-            .iter()
-            .filter_map(|(_, d)| std::str::from_utf8(d).ok()),
-    );
-    let mut ctx = Redactor::after_placeholders(secrets, texts);
+    let mut ctx = context_for(std::slice::from_ref(folder), secrets);
     render_with(folder, &mut ctx)
+}
+
+/// One redaction context for `folders` (rendered together, as a validation comment's two
+/// runs): new numbers after every placeholder they hold, and every secret of each learned.
+pub(crate) fn context_for(folders: &[RunFolder], secrets: &[String]) -> Redactor {
+    let results: Vec<String> = folders.iter().map(|f| f.result.to_string()).collect();
+    let texts = results
+        .iter()
+        .map(String::as_str)
+        .chain(folders.iter().flat_map(|f| {
+            f.node_files
+                .iter()
+                .filter_map(|(_, d)| std::str::from_utf8(d).ok())
+        }));
+    let mut ctx = Redactor::after_placeholders(secrets, texts);
+    for f in folders {
+        ctx.learn_json(&f.result);
+        for (name, data) in &f.node_files {
+            if let Ok(t) = std::str::from_utf8(data) {
+                ctx.learn_file(name, t);
+            }
+        }
+    }
+    ctx
 }
 
 /// [`render`] in a given context: the run's own, so the reports number secrets as its files do.

@@ -28,7 +28,7 @@ pub(super) fn fixture_copy() -> tempfile::TempDir {
     tmp
 }
 
-fn copy_dir(from: &Path, to: &Path) {
+pub(super) fn copy_dir(from: &Path, to: &Path) {
     std::fs::create_dir_all(to).expect("mkdir");
     for e in std::fs::read_dir(from).expect("read_dir") {
         let e = e.expect("entry");
@@ -58,7 +58,7 @@ fn schema_validator() -> jsonschema::Validator {
     jsonschema::draft202012::new(&schema).expect("schema is valid draft 2020-12")
 }
 
-fn schema_errors(v: &Value) -> Vec<String> {
+pub(super) fn schema_errors(v: &Value) -> Vec<String> {
     schema_validator()
         .iter_errors(v)
         .map(|e| format!("{} at {}", e, e.instance_path()))

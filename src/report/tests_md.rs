@@ -55,6 +55,35 @@ fn the_full_k3s_version_output_is_quoted_or_the_banner_says_where_it_came_from()
     );
 }
 
+/// A build under test is named with its version and sha256, and its version heads the report.
+#[test]
+fn a_build_under_test_is_named_with_its_version_and_sum() {
+    let tmp = fixture_copy();
+    edit_result(tmp.path(), |v| {
+        v["build"] = serde_json::json!({
+            "source": "commit",
+            "path": "/cache/repro/builds/48a3b849/k3s",
+            "commit": "48a3b849aabbccddeeff00112233445566778899",
+            "url": "https://k3s-ci-builds.s3.amazonaws.com/k3s-48a3b849aabbccddeeff00112233445566778899",
+            "sha256": "ab".repeat(32),
+            "size": 1,
+            "reported": "v1.33.5+k3s-48a3b849",
+            "installed_at": "/bin/k3s"
+        });
+    });
+    let md = render(&load(tmp.path()).expect("load"), &[])
+        .expect("render")
+        .report;
+    assert!(md.contains("on k3s v1.33.5+k3s-48a3b849 — "), "{md}");
+    assert!(
+        md.contains(&format!(
+            "Build under test: the CI build of commit `48a3b849aabbccddeeff00112233445566778899`, reporting `v1.33.5+k3s-48a3b849` (sha256 `{}`), copied to `/bin/k3s`",
+            "ab".repeat(32)
+        )),
+        "{md}"
+    );
+}
+
 /// Every line of the Mermaid block is one GitHub's Mermaid reads as Gantt syntax: a keyword line
 /// or `name :data` with times in epoch milliseconds, the end never before the start.
 #[test]

@@ -667,16 +667,18 @@ fn page(r: &RunResult, all: &[Case<'_>], svg: &str) -> String {
     let mut h = String::new();
     let _ = write!(
         h,
-        "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<title>{} on k3s {} — {} (run {})</title>\n<style>{CSS}</style>\n</head>\n<body>\n",
+        "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<title>{} on {} {} — {} (run {})</title>\n<style>{CSS}</style>\n</head>\n<body>\n",
         esc(&r.check.name),
+        r.distribution.name(),
         esc(&r.k3s.version),
         esc(outcome),
         esc(&r.run_id)
     );
     let _ = writeln!(
         h,
-        r#"<h1>{} on k3s {} <span class="badge {}">{}</span></h1>"#,
+        r#"<h1>{} on {} {} <span class="badge {}">{}</span></h1>"#,
         esc(&r.check.name),
+        r.distribution.name(),
         esc(&r.k3s.version),
         esc(outcome),
         esc(verdict.map_or("no verdict", |o| o.as_str()))
@@ -691,9 +693,10 @@ fn page(r: &RunResult, all: &[Case<'_>], svg: &str) -> String {
         esc(r.expect.as_str())
     );
     if r.k3s.stand_in {
+        let name = r.distribution.name();
         let _ = writeln!(
             h,
-            r#"<div class="warn"><b>Stand-in, not real k3s:</b> this run used repro's k3s stand-in image <code>{}</code>. Confirm on <code>{}</code> before reporting upstream.</div>"#,
+            r#"<div class="warn"><b>Stand-in, not real {name}:</b> this run used repro's {name} stand-in image <code>{}</code>. Confirm on <code>{}</code> before reporting upstream.</div>"#,
             esc(&r.k3s.image),
             esc(r.distribution.facts().image_repository)
         );

@@ -1,8 +1,13 @@
-//! `repro report --validation <buggy-run> <fixed-run>`: the comment k3s QA posts when it closes
-//! an issue (compare k3s-io/k3s#12816 and #12817): "Validated on <fixed version>", the
-//! environment, the cluster configuration, every node's config.yaml, the testing steps, the
-//! replication on the buggy version, the validation on the fixed one, the observations side by
-//! side, and the commands that re-run both.
+//! `repro report --validation <buggy-run> <fixed-run>`: the comment QA posts when it closes an
+//! issue, in the form of the distribution's QA (`Facts::outputs.validation`):
+//!
+//! - k3s (compare k3s-io/k3s#12816 and #12817): "Validated on <fixed version>", the
+//!   environment, the cluster configuration, every node's config.yaml, the testing steps, the
+//!   replication on the buggy version, the validation on the fixed one, the observations side
+//!   by side, and the commands that re-run both.
+//! - RKE2 (rancher/rke2#8875, #8876; docs/rke2-bug-template.md §2): `# Validated on <rc>`,
+//!   `Steps:` pointing at the issue, `### Validation` with `rke2 -v`, the cluster's node list,
+//!   then the steps and the results of both runs.
 //!
 //! Both folders are rendered (and so redacted) exactly as `repro report` does; nothing here reads
 //! anything else. Whether the pair validates the fix is decided from the two verdicts only.
@@ -14,7 +19,9 @@ use super::markdown::{install, k3s_banner, numbered_steps, role_label, stand_in_
 use super::text::and_list;
 use super::words;
 use super::Rendered;
+use crate::raw::Role;
 use crate::result::{self as res, RunResult};
+use distro::ValidationForm;
 
 /// What the pair of runs shows.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -58,6 +65,10 @@ pub(crate) fn render(buggy: &Rendered, fixed: &Rendered) -> (String, Outcome) {
         "<!-- Written by {} {} from runs {} (buggy) and {} (fixed): `repro report --validation <buggy-run> <fixed-run>`. Secrets appear as <REDACTED-n>. -->\n",
         f.tool.name, f.tool.version, b.run_id, f.run_id
     ));
+    if f.distribution.facts().outputs.validation == ValidationForm::Short {
+        short(&mut o, buggy, fixed, outcome);
+        return (o, outcome);
+    }
     match outcome {
         Outcome::Validated => o.push_str(&format!("### Validated on {}\n\n", f.k3s.version)),
         Outcome::NotValidated => o.push_str(&format!(
@@ -141,7 +152,14 @@ fn environment(o: &mut String, b: &RunResult, f: &RunResult) {
             "unprivileged (stand-in image)"
         }
     ));
-    o.push_str("*Node(s) CPU architecture, OS, and Version:*\n\n```\n");
+    o.push_str("*Node(s) CPU architecture, OS, and Version:*\n\n");
+    hosts(o, b, f);
+    o.push('\n');
+}
+
+/// The host of each run, one line each (`replication: x86_64, Debian …, kernel …, 2 CPUs, …`).
+fn hosts(o: &mut String, b: &RunResult, f: &RunResult) {
+    o.push_str("```\n");
     for (what, r) in [("replication", b), ("validation", f)] {
         let e = &r.environment;
         let mut parts = Vec::new();
@@ -173,7 +191,7 @@ fn environment(o: &mut String, b: &RunResult, f: &RunResult) {
             }
         ));
     }
-    o.push_str("```\n\n");
+    o.push_str("```\n");
 }
 
 fn cluster(o: &mut String, r: &RunResult) {
@@ -227,20 +245,23 @@ fn configs(o: &mut String, r: &RunResult) {
 /// logs showed where the bug makes a difference.
 fn results(o: &mut String, title: &str, what: &str, run: &Rendered, all: &[Case<'_>]) {
     let r = &run.result;
+    let facts = r.distribution.facts();
+    let cmd = facts.version_command.join(" ");
     o.push_str(&format!(
-        "**{title} Results:**\n- k3s version used for {what}:\n\n"
+        "**{title} Results:**\n- {} version used for {what}:\n\n",
+        facts.binary
     ));
     // `$ k3s -v` only over what k3s -v printed; otherwise say where the version comes from.
     match (&r.k3s.version_output, k3s_banner(r.distribution, &run.logs)) {
         (Some(v), _) if !v.trim().is_empty() => {
-            o.push_str(&format!("```\n$ k3s -v\n{}\n```\n\n", v.trim_end()));
+            o.push_str(&format!("```\n$ {cmd}\n{}\n```\n\n", v.trim_end()));
         }
         (_, Some(b)) => o.push_str(&format!(
-            "```\n{b}\n```\n\n(from the log banner: the run did not record `k3s -v`)\n\n"
+            "```\n{b}\n```\n\n(from the log banner: the run did not record `{cmd}`)\n\n"
         )),
         _ => o.push_str(&format!(
-            "```\nk3s version {}\n```\n\n(the version asked for: no banner in the logs)\n\n",
-            r.k3s.version
+            "```\n{} version {}\n```\n\n(the version asked for: no banner in the logs)\n\n",
+            facts.binary, r.k3s.version
         )),
     }
     match &r.verdict {
@@ -329,6 +350,188 @@ fn observations(
             differs.len(),
             and_list(&differs)
         ));
+    }
+    o.push('\n');
+}
+
+/// RKE2 QA's form (rancher/rke2#8875): the heading, `Steps:`, `### Validation` with the version
+/// command and the node list, then what QA's comment goes on to show — the steps and the
+/// results of both runs — so the comment stands alone where QA's links to another comment.
+fn short(o: &mut String, buggy: &Rendered, fixed: &Rendered, outcome: Outcome) {
+    let (b, f) = (&buggy.result, &fixed.result);
+    let verdict = |r: &RunResult| r.verdict.as_ref().map_or("none", |v| v.outcome.as_str());
+    match outcome {
+        Outcome::Validated => o.push_str(&format!("# Validated on {}\n\n", f.k3s.version)),
+        Outcome::NotValidated => o.push_str(&format!(
+            "# Not validated on {}: {}\n\n",
+            f.k3s.version,
+            why_not(b, f)
+        )),
+    }
+    o.push_str(&format!(
+        "Steps: {} — repro check `{}` (`{}`), below; replicated on **{}** (verdict: {}) and validated on **{}** (verdict: {}), step for step.\n\n",
+        f.check.issue,
+        f.check.name,
+        f.check.file,
+        b.k3s.version,
+        verdict(b),
+        f.k3s.version,
+        verdict(f)
+    ));
+    for r in [b, f] {
+        if r.k3s.stand_in {
+            o.push_str(&stand_in_note(r));
+        }
+    }
+    o.push_str("### Validation\n");
+    version_block(o, fixed);
+    o.push_str(&format!(
+        "- Cluster status (repro topology `{}`, one container per node; roles as `kubectl get nodes` shows them, boots from the run)\n",
+        f.topology.name
+    ));
+    node_list(o, f);
+    o.push_str(&format!(
+        "- Environment (every node a {} container on one host)\n",
+        if f.k3s.privileged {
+            "privileged"
+        } else {
+            "unprivileged (stand-in)"
+        }
+    ));
+    hosts(o, b, f);
+    o.push('\n');
+
+    o.push_str("- Steps\n\n");
+    install(o, f, true);
+    let fixed_cases = cases::cases(f);
+    numbered_steps(o, f, &fixed_cases);
+
+    let buggy_cases = cases::cases(b);
+    o.push_str("- Results\n\n");
+    short_results(o, "Replication", buggy, &buggy_cases);
+    short_results(o, "Validation", fixed, &fixed_cases);
+    observations(o, b, f, &buggy_cases, &fixed_cases);
+
+    o.push_str("**Re-run:**\n\n```sh\n");
+    o.push_str(&format!("{}\n{}\n", b.rerun, f.rerun));
+    o.push_str("```\n\n");
+    o.push_str(&format!(
+        "Runs: `{}` (buggy, {}), `{}` (fixed, {}). Each results folder holds result.json, junit.xml, report.md, timeline.html and a redacted bundle.tar.gz with every boot's log.\n",
+        b.run_id,
+        b.finished_at.as_deref().unwrap_or(&b.started_at),
+        f.run_id,
+        f.finished_at.as_deref().unwrap_or(&f.started_at),
+    ));
+}
+
+/// The version command's output as QA pastes it (`$ rke2 -v` and both lines), or the banner it
+/// was read from.
+fn version_block(o: &mut String, run: &Rendered) {
+    let r = &run.result;
+    let facts = r.distribution.facts();
+    let cmd = facts.version_command.join(" ");
+    match (&r.k3s.version_output, k3s_banner(r.distribution, &run.logs)) {
+        (Some(v), _) if !v.trim().is_empty() => {
+            o.push_str(&format!("```\n$ {cmd}\n{}\n```\n", v.trim_end()));
+        }
+        (_, Some(b)) => o.push_str(&format!(
+            "```\n{b}\n```\n(from the log banner: the run did not record `{cmd}`)\n"
+        )),
+        _ => o.push_str(&format!(
+            "```\n{} version {}\n```\n(the version asked for: no banner in the logs)\n",
+            facts.binary, r.k3s.version
+        )),
+    }
+}
+
+/// The ROLES column of `kubectl get nodes` on k3s and RKE2 (node-role labels: etcd-only
+/// servers `etcd`, control-plane-only `control-plane,master`, agents `<none>`; rancher/rke2#8875).
+fn kubectl_roles(role: Role) -> &'static str {
+    match role {
+        Role::Etcd => "etcd",
+        Role::ControlPlane => "control-plane,master",
+        Role::All => "control-plane,etcd,master",
+        Role::Agent => "<none>",
+    }
+}
+
+/// Every node with its roles and how its last boot went: what the run saw, not a `kubectl`
+/// listing (etcd-only nodes have no apiserver to ask).
+fn node_list(o: &mut String, r: &RunResult) {
+    let w = r
+        .topology
+        .nodes
+        .iter()
+        .map(|n| n.name.len())
+        .max()
+        .unwrap_or(4)
+        .max(4);
+    o.push_str(&format!(
+        "```\n{:<w$}   {:<25}{:<7}LAST BOOT\n",
+        "NAME", "ROLES", "BOOTS"
+    ));
+    for n in &r.topology.nodes {
+        let boots: Vec<&res::BootRecord> = r.boots.iter().filter(|b| b.node == n.name).collect();
+        let last = match boots.last() {
+            None => "never started".to_string(),
+            Some(b) => {
+                let ready = if b.ready_at.is_some() {
+                    "ready"
+                } else {
+                    "never ready"
+                };
+                let end = match (b.end, b.exit_code) {
+                    (res::BootEnd::Running, _) => "still running when the run ended".to_string(),
+                    (res::BootEnd::Stopped, _) => "then stopped by repro".to_string(),
+                    (res::BootEnd::Exited, Some(c)) => format!("then exited ({c})"),
+                    (e, _) => format!("then {}", e.as_str()),
+                };
+                format!("{ready}, {end}")
+            }
+        };
+        o.push_str(&format!(
+            "{:<w$}   {:<25}{:<7}{last}\n",
+            n.name,
+            kubectl_roles(n.role),
+            boots.len()
+        ));
+    }
+    o.push_str("```\n\n");
+}
+
+/// One run's results: its version command, its verdict, and the values the bug changes.
+fn short_results(o: &mut String, title: &str, run: &Rendered, all: &[Case<'_>]) {
+    let r = &run.result;
+    o.push_str(&format!("**{title} on {}:**\n", r.k3s.version));
+    version_block(o, run);
+    o.push('\n');
+    match &r.verdict {
+        Some(v) => o.push_str(&format!(
+            "Verdict **{}**: {}.\n\n",
+            v.outcome,
+            v.reason.trim_end_matches('.')
+        )),
+        None => o.push_str(&format!(
+            "No verdict: {}.\n\n",
+            r.error
+                .as_deref()
+                .unwrap_or("the run stopped before deciding")
+        )),
+    }
+    for c in all
+        .iter()
+        .filter(|c| c.in_bug_signature() || c.outcome != cases::Outcome::Pass)
+    {
+        if let Some(ob) = c.obs {
+            o.push_str(&format!(
+                "- step {}, {} `{}` **{}**: {}.\n",
+                c.step,
+                c.node,
+                c.signal,
+                ob.observed,
+                words::observation(r, ob, &run.logs)
+            ));
+        }
     }
     o.push('\n');
 }

@@ -19,8 +19,18 @@ use crate::result::{BootEnd, BootRecord, LbServer, Outcome};
 
 use super::error::RunError;
 use super::event::{Events, NodeState, RunEvent};
+use super::journal;
 use super::observe;
 use super::watch::{self, BootHandle, Ended};
+use distro::NodeProcess;
+
+/// Where a unit's new boot begins in its journal (`Cluster::start_unit`).
+struct StartedUnit {
+    unit: &'static str,
+    started_at: chrono::DateTime<Utc>,
+    cursor: String,
+    previous: Option<String>,
+}
 
 /// How long `docker stop` lets k3s shut down before it is killed. The shipped tags, as PID 1,
 /// exit at once on SIGTERM (the stop takes no grace); releases with k3s's PID-1 signal fix
@@ -60,6 +70,19 @@ pub(crate) struct ClusterSpec {
     pub(crate) sim_seed: Option<u64>,
     /// The run's redaction context, for `docker inspect` (structurally, as JSON).
     pub(crate) redactor: crate::redact::SharedRedactor,
+    /// A build under test, copied into each node before its first start.
+    pub(crate) binary: Option<BuildCopy>,
+}
+
+/// What the runner needs of a build under test.
+#[derive(Debug, Clone)]
+pub(crate) struct BuildCopy {
+    /// The file on the host.
+    pub(crate) host: PathBuf,
+    /// Where in each node it replaces the image's binary.
+    pub(crate) path: String,
+    /// The version it carries, which the nodes' `-v` must print.
+    pub(crate) reported: String,
 }
 
 /// A running cluster, shared by the steps: its spec (whose fields read as the cluster's own,
@@ -198,14 +221,24 @@ impl Cluster {
     async fn create_node_now(&self, i: usize, net: &str, third: u8) -> Result<(), RunError> {
         let n: &PlannedNode = &self.plan.nodes[i];
         let rt = self.node(&n.name);
+        let facts = self.plan.distro.facts();
+        let systemd = facts.node_process == NodeProcess::SystemdUnit;
         let volume = format!("{}-data", rt.container);
-        self.docker
-            .create_volume(&volume, &self.labels(Some(&n.name)))
-            .await?;
+        // The image's other VOLUMEs get named, labelled volumes too: anonymous ones carry no
+        // label, so an outside `docker rm -f` (without -v) would leave them where `clean`
+        // cannot find them.
+        let declared = (self.docker.image(&self.plan.image).await)
+            .map(|i| i.volumes)
+            .unwrap_or_default();
+        let image_volumes = image_volume_mounts(&rt.container, &declared, facts.data_dir, systemd);
+        for name in std::iter::once(&volume).chain(image_volumes.iter().map(|(n, _)| n)) {
+            self.docker
+                .create_volume(name, &self.labels(Some(&n.name)))
+                .await?;
+        }
         if self.closing.load(Ordering::SeqCst) {
             return Err(RunError::Interrupted);
         }
-        let facts = self.plan.distro.facts();
         let mut env = vec![format!("{}={}", facts.token_env, self.token)];
         if let Some(seed) = self.sim_seed {
             env.push(format!(
@@ -219,6 +252,14 @@ impl Cluster {
             Role::Agent => facts.agent_args,
             _ => facts.server_args,
         };
+        // A unit does not see the container's environment: its variables go where the unit
+        // reads them, `EnvironmentFile=-/etc/default/%N` of rke2's units (rke2's own Docker
+        // tests write them into the unit's .env file instead; that file is the tarball's here).
+        let unit_env = systemd.then(|| {
+            let unit = facts.unit(n.role == Role::Agent);
+            (format!("/etc/default/{unit}"), env.join("\n") + "\n")
+        });
+        let env = if systemd { Vec::new() } else { env };
         let cmd = args.iter().map(|a| a.to_string()).collect();
         let spec = NodeSpec {
             name: rt.container.clone(),
@@ -234,18 +275,26 @@ impl Cluster {
                 .collect(),
             data_volume: volume,
             data_dir: facts.data_dir.to_string(),
+            image_volumes,
             privileged: self.privileged,
             stop_grace: STOP_GRACE,
+            systemd,
         };
         if self.closing.load(Ordering::SeqCst) {
             return Err(RunError::Interrupted);
         }
         self.docker.create_node(&spec).await?;
-        let files: Vec<(String, String)> = self.plan.initial[&n.name]
+        let mut files: Vec<(String, String)> = self.plan.initial[&n.name]
             .iter()
             .filter_map(|(p, c)| c.clone().map(|c| (p.clone(), c)))
             .collect();
+        files.extend(unit_env);
         self.docker.upload(&rt.container, &files).await?;
+        if let Some(b) = &self.binary {
+            self.docker
+                .upload_executable(&rt.container, &b.host, &b.path)
+                .await?;
+        }
         let detail = if n.deferred {
             "deferred: a step starts it"
         } else {
@@ -259,28 +308,38 @@ impl Cluster {
     async fn boot(&self, node: &str, step: usize) -> Result<BootHandle, RunError> {
         let rt = self.node(node);
         let prev = self.current(node);
-        let after = match &prev {
-            Some(h) => {
+        // A container's next boot follows its log after the previous boot's last line, once
+        // that boot is over; a unit's is found in its journal by its invocation id
+        // (`start_unit` ends the previous boot itself).
+        let after = match (&prev, self.plan.distro.facts().node_process) {
+            (Some(h), NodeProcess::Container) => {
                 h.ended().await;
                 h.position()
             }
-            None => None,
+            _ => None,
         };
         let number = prev.as_ref().map_or(1, |h| h.with(|b| b.number) + 1);
-        rt.stopping.store(false, Ordering::SeqCst);
-        self.docker.start(&rt.container).await?;
-        // When the start call returned: Docker's own StartedAt is a moment earlier, and asking
-        // for it would cost a round trip on every restart's critical path.
-        let started_at = Utc::now();
-        let log_dir = crate::results_folder::node_dir(&self.dir, node);
-        super::record::create_dir(&log_dir)?;
-        let events = self.events.clone();
-        let name = node.to_string();
         let is_agent = self
             .plan
             .nodes
             .iter()
             .any(|n| n.name == node && n.role == crate::raw::Role::Agent);
+        // The one place a node's process is chosen: the container's own, or a systemd unit.
+        let unit = match self.plan.distro.facts().node_process {
+            NodeProcess::Container => {
+                rt.stopping.store(false, Ordering::SeqCst);
+                self.docker.start(&rt.container).await?;
+                None
+            }
+            NodeProcess::SystemdUnit => Some(self.start_unit(node, is_agent, prev.as_ref()).await?),
+        };
+        // When the start call returned: Docker's own StartedAt is a moment earlier, and asking
+        // for it would cost a round trip on every restart's critical path.
+        let started_at = unit.as_ref().map_or_else(Utc::now, |u| u.started_at);
+        let log_dir = crate::results_folder::node_dir(&self.dir, node);
+        super::record::create_dir(&log_dir)?;
+        let events = self.events.clone();
+        let name = node.to_string();
         let ready = if is_agent {
             self.agent_ready.clone()
         } else {
@@ -301,29 +360,160 @@ impl Cluster {
                 detail: l.text.clone(),
             });
         });
-        let h = watch::follow(watch::Follow {
-            docker: self.docker.clone(),
-            container: rt.container.clone(),
-            number,
-            step,
-            started_at,
-            after,
-            ready: if is_agent {
-                self.agent_ready.clone()
-            } else {
-                self.ready.clone()
-            },
-            log_path: log_dir.join(crate::results_folder::boot_log_name(number)),
-            on_line,
-            stopping: rt.stopping.clone(),
-            scrub: self.scrub.clone(),
-        });
+        let ready = if is_agent {
+            self.agent_ready.clone()
+        } else {
+            self.ready.clone()
+        };
+        let log_path = log_dir.join(crate::results_folder::boot_log_name(number));
+        let h = match unit {
+            None => watch::follow(watch::Follow {
+                docker: self.docker.clone(),
+                container: rt.container.clone(),
+                number,
+                step,
+                started_at,
+                after,
+                ready,
+                log_path,
+                on_line,
+                stopping: rt.stopping.clone(),
+                scrub: self.scrub.clone(),
+            }),
+            Some(started) => journal::follow(journal::JournalFollow {
+                docker: self.docker.clone(),
+                container: rt.container.clone(),
+                unit: started.unit.to_string(),
+                number,
+                step,
+                started_at,
+                after_cursor: started.cursor,
+                previous: started.previous,
+                ready,
+                log_path,
+                on_line,
+                stopping: rt.stopping.clone(),
+                scrub: self.scrub.clone(),
+            }),
+        };
         rt.boots
             .lock()
             .unwrap_or_else(|p| p.into_inner())
             .push(h.clone());
-        self.show(node, NodeState::Starting, number, "container started");
+        let detail = match (self.plan.distro.facts().node_process, number) {
+            (NodeProcess::Container, _) => "container started",
+            (NodeProcess::SystemdUnit, 1) => "unit started",
+            (NodeProcess::SystemdUnit, _) => "unit restarted",
+        };
+        self.show(node, NodeState::Starting, number, detail);
         Ok(h)
+    }
+
+    /// Runs a command in a node; its output, or the failure named after `what`.
+    async fn in_node(&self, node: &str, what: &str, cmd: &[&str]) -> Result<String, RunError> {
+        let cmd: Vec<String> = cmd.iter().map(|s| s.to_string()).collect();
+        let (code, out) = self.docker.exec(self.container(node), &cmd).await?;
+        if code != 0 {
+            return Err(RunError::Systemd {
+                node: node.to_string(),
+                what: format!("{what} (`{}` exited {code})", cmd.join(" ")),
+                output: out.trim().to_string(),
+            });
+        }
+        Ok(out)
+    }
+
+    /// Starts (first boot) or restarts a node's unit the way rke2's own tests do, through
+    /// systemctl in the node, and returns where its journal's new boot begins. The first boot
+    /// starts the container and waits for systemd to finish booting; a restart marks the
+    /// running boot as stopped by repro and waits until its follower has seen the stop.
+    async fn start_unit(
+        &self,
+        node: &str,
+        agent: bool,
+        prev: Option<&BootHandle>,
+    ) -> Result<StartedUnit, RunError> {
+        let rt = self.node(node);
+        let unit = self.plan.distro.facts().unit(agent);
+        if prev.is_none() {
+            rt.stopping.store(false, Ordering::SeqCst);
+            self.docker.start(&rt.container).await?;
+            // systemd's bus appears a moment after PID 1 starts; `--wait` then blocks until
+            // start-up is done (an event in the node, not a sleep of ours).
+            let booted = tokio::time::timeout(
+                self.timeout,
+                self.in_node(
+                    node,
+                    "waiting for systemd to boot",
+                    &[
+                        "sh",
+                        "-c",
+                        "until [ -S /run/systemd/private ]; do sleep 0.05; done; systemctl is-system-running --wait || true",
+                    ],
+                ),
+            )
+            .await
+            .map_err(|_| RunError::Systemd {
+                node: node.to_string(),
+                what: "systemd did not finish booting".into(),
+                output: format!("within {}", humantime::format_duration(self.timeout)),
+            })??;
+            let state = booted.lines().last().unwrap_or_default().trim().to_string();
+            if !matches!(state.as_str(), "running" | "degraded") {
+                return Err(RunError::Systemd {
+                    node: node.to_string(),
+                    what: "systemd did not reach `running`".into(),
+                    output: state,
+                });
+            }
+        }
+        let previous = self
+            .in_node(
+                node,
+                "reading the unit's invocation id",
+                &["systemctl", "show", "-p", "InvocationID", "--value", unit],
+            )
+            .await?
+            .trim()
+            .to_string();
+        let out = self
+            .in_node(
+                node,
+                "reading the journal's cursor",
+                &["journalctl", "-n", "0", "--show-cursor", "-q"],
+            )
+            .await?;
+        let cursor = journal::parse_cursor(&out).ok_or_else(|| RunError::Systemd {
+            node: node.to_string(),
+            what: "the journal has no cursor".into(),
+            output: out.trim().to_string(),
+        })?;
+        let running = prev.filter(|h| h.with(|b| b.end.is_none()));
+        if running.is_some() {
+            rt.stopping.store(true, Ordering::SeqCst);
+        }
+        let verb = if prev.is_some() { "restart" } else { "start" };
+        // The boot begins with the command: its first lines may come before the old boot's
+        // follower has seen that boot end.
+        let started_at = Utc::now();
+        // `--no-block`: a Type=notify unit's start returns only once it is ready; the journal
+        // is what repro waits on (docs/systemd-nodes.md).
+        self.in_node(
+            node,
+            &format!("systemctl {verb}"),
+            &["systemctl", verb, "--no-block", unit],
+        )
+        .await?;
+        if let Some(h) = running {
+            h.ended().await;
+        }
+        rt.stopping.store(false, Ordering::SeqCst);
+        Ok(StartedUnit {
+            unit,
+            started_at,
+            cursor,
+            previous: (!previous.is_empty()).then_some(previous),
+        })
     }
 
     /// Stops a node's current boot (if running) and waits until its log is drained.
@@ -405,7 +595,11 @@ impl Cluster {
     }
 
     pub(crate) async fn restart_and_wait(&self, node: &str, step: usize) -> Result<bool, RunError> {
-        self.stop(node).await?;
+        // A unit is restarted in place (`systemctl restart`, in `start_unit`); a container
+        // process is stopped and started again.
+        if self.plan.distro.facts().node_process == NodeProcess::Container {
+            self.stop(node).await?;
+        }
         self.start_and_wait(node, step).await
     }
 
@@ -546,4 +740,81 @@ impl Cluster {
 /// embed the IP (k3d #550), and every node's `/etc/hosts` lists them all.
 fn node_ip(third: u8, i: usize) -> String {
     format!("10.213.{third}.{}", 10 + i)
+}
+
+/// A named volume (name, path) for each `VOLUME` the image declares (`declared`) that nothing
+/// else covers — not the data dir (its own volume, kept across restarts) nor a tmpfs — named
+/// after the container, its place in the list and the path (Docker allows `[a-zA-Z0-9_.-]`).
+fn image_volume_mounts(
+    container: &str,
+    declared: &[String],
+    data_dir: &str,
+    systemd: bool,
+) -> Vec<(String, String)> {
+    let covered = |p: &str| p == data_dir || crate::docker::tmpfs_paths(systemd).contains(&p);
+    let mut paths: Vec<&str> = declared
+        .iter()
+        .map(|p| match p.trim_end_matches('/') {
+            "" => "/",
+            t => t,
+        })
+        .filter(|p| !covered(p))
+        .collect();
+    paths.sort_unstable();
+    paths.dedup();
+    paths
+        .into_iter()
+        .enumerate()
+        .map(|(k, p)| {
+            let slug: String = p
+                .trim_start_matches('/')
+                .chars()
+                .map(|c| match c {
+                    'a'..='z' | 'A'..='Z' | '0'..='9' | '_' | '.' | '-' => c,
+                    _ => '-',
+                })
+                .collect();
+            (format!("{container}-vol{k}-{slug}"), p.to_string())
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_image_volume_but_the_data_dir_and_tmpfs_gets_a_named_one() {
+        let declared: Vec<String> = [
+            "/var/lib/kubelet",
+            "/var/lib/rancher/k3s",
+            "/var/lib/cni/",
+            "/var/log",
+            "/run",
+            "/data dir/x",
+            "/var/log",
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+        assert_eq!(
+            image_volume_mounts("repro-ab12-etcd-1", &declared, "/var/lib/rancher/k3s", false),
+            vec![
+                (
+                    "repro-ab12-etcd-1-vol0-data-dir-x".into(),
+                    "/data dir/x".into()
+                ),
+                (
+                    "repro-ab12-etcd-1-vol1-var-lib-cni".into(),
+                    "/var/lib/cni".into()
+                ),
+                (
+                    "repro-ab12-etcd-1-vol2-var-lib-kubelet".into(),
+                    "/var/lib/kubelet".into()
+                ),
+                ("repro-ab12-etcd-1-vol3-var-log".into(), "/var/log".into()),
+            ]
+        );
+        assert!(image_volume_mounts("c", &[], "/d", false).is_empty());
+    }
 }

@@ -51,6 +51,22 @@ pub enum RunError {
     },
     #[error("cleanup could not finish: {problems}\n  help: objects of this run may be left; remove them with `repro clean --run {run_id}`")]
     Cleanup { run_id: String, problems: String },
+    /// The nodes' own `-v` is not the build under test's version: the image runs its binary
+    /// from elsewhere than where the build was copied, so the run would test the wrong k3s.
+    #[error("the build under test is not what {node} runs: `{command}` there says `{says}`, the build carries {reported} (copied to {path})\n  help: the image keeps its binary elsewhere; use an image whose binary is {path} (rancher/k3s's is), or leave out --image")]
+    BuildNotRun {
+        node: String,
+        command: String,
+        says: String,
+        reported: String,
+        path: String,
+    },
+    #[error("{node}: systemd: {what}: {output}")]
+    Systemd {
+        node: String,
+        what: String,
+        output: String,
+    },
     #[error("internal error (a bug in repro): {0}")]
     Internal(String),
     #[error("interrupted by the user")]
@@ -68,11 +84,13 @@ impl RunError {
             | RunError::ImageMissing { .. }
             | RunError::SimImage { .. }
             | RunError::Host(_)
+            | RunError::Systemd { .. }
             | RunError::NotReady { .. }
             | RunError::DeleteExec { .. }
             | RunError::Delete { .. }
             | RunError::Reports { .. }
             | RunError::Cleanup { .. }
+            | RunError::BuildNotRun { .. }
             | RunError::Internal(_) => Exit::Infra,
         }
     }

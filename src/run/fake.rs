@@ -47,6 +47,8 @@ pub(crate) struct FakeDocker {
     pub(crate) fail: Option<(&'static str, String)>,
     /// Microseconds added to every log line's time, so lines are strictly ordered.
     pub(super) clock: AtomicI64,
+    /// What every exec prints (the run's `k3s -v`; empty: no answer).
+    pub(crate) exec_output: String,
 }
 
 impl FakeDocker {
@@ -138,6 +140,7 @@ impl DockerApi for FakeDocker {
         futures_util::future::ready(Some(ImageInfo {
             id: Some("sha256:fake".to_string()),
             labels: Labels::new(),
+            volumes: Vec::new(),
         }))
         .boxed()
     }
@@ -188,6 +191,21 @@ impl DockerApi for FakeDocker {
     ) -> CallFuture<'a, ()> {
         let r = self.call("upload", container).map(|()| {
             self.with(container, |c| c.files.extend(files.iter().cloned()));
+        });
+        ok(r)
+    }
+
+    fn upload_executable<'a>(
+        &'a self,
+        container: &'a str,
+        host: &'a std::path::Path,
+        path: &'a str,
+    ) -> CallFuture<'a, ()> {
+        let r = self.call("upload_executable", container).map(|()| {
+            let from = format!("(copy of {})", host.display());
+            self.with(container, |c| {
+                c.files.insert(path.to_string(), from);
+            });
         });
         ok(r)
     }
@@ -283,7 +301,19 @@ impl DockerApi for FakeDocker {
     }
 
     fn exec<'a>(&'a self, container: &'a str, _cmd: &'a [String]) -> CallFuture<'a, (i64, String)> {
-        ok(self.call("exec", container).map(|()| (0, String::new())))
+        ok(self
+            .call("exec", container)
+            .map(|()| (0, self.exec_output.clone())))
+    }
+
+    /// The fake scripts container logs only: a streamed exec gives nothing and ends.
+    fn exec_stream(
+        &self,
+        container: &str,
+        _cmd: Vec<String>,
+    ) -> BoxStream<'static, Result<LogChunk, DockerError>> {
+        let _ = self.call("exec_stream", container);
+        futures_util::stream::empty().boxed()
     }
 
     fn remove_labelled<'a>(

@@ -15,6 +15,7 @@ mod event;
 mod fake;
 pub(crate) mod image;
 pub(crate) mod interrupt;
+mod journal;
 pub mod observe;
 mod probe;
 mod record;
@@ -247,6 +248,11 @@ async fn prepare(
         ready,
         agent_ready,
         token: s.token.clone(),
+        binary: cfg.target.build.as_ref().map(|b| cluster::BuildCopy {
+            host: b.host_path.clone(),
+            path: b.info.installed_at.clone(),
+            reported: b.info.reported.clone(),
+        }),
         sim_seed,
     })))
 }
@@ -455,30 +461,10 @@ fn finished(events: &Events, end: RunEnd) -> RunEnd {
 }
 
 /// The run's redaction context: the token first (so it is `<REDACTED-1>`), then every secret the
-/// scenario sets (a secret-looking value in a config, file or env), learned before anything is
-/// written, so our own output, the logs, result.json and the reports all hide them alike.
+/// scenario sets (learned whole by `redact::plan_redactor`: a config key's value, an env value, a
+/// `*-file` key's file), learned before anything is written, so our own output, the logs, result.json and the reports all hide them alike.
 fn run_redactor(token: &str, plan: &Plan) -> SharedRedactor {
-    let mut redactor = crate::redact::Redactor::new(&[token.to_string()]);
-    for n in &plan.nodes {
-        for (k, v) in &n.env {
-            redactor.learn_text(&format!("{k}={v}"));
-        }
-    }
-    let files = plan
-        .initial
-        .values()
-        .flatten()
-        .chain(plan.steps.iter().flat_map(|s| s.edits.values().flatten()));
-    for (path, content) in files {
-        if let Some(c) = content {
-            redactor.learn_file(path, c);
-        }
-    }
-    for s in &plan.steps {
-        for c in s.configs.values() {
-            redactor.learn_file(plan.config_path(), c);
-        }
-    }
+    let mut redactor = crate::redact::plan_redactor(plan, &[token.to_string()]);
     // `DOCKER_HOST=tcp://user:password@host` is recorded in result.json's environment.
     redactor.learn_text(&docker::endpoint());
     SharedRedactor::new(redactor)

@@ -223,6 +223,7 @@ pub(crate) fn initial_result(
             privileged: true,
             version_output: None,
         },
+        build: cfg.target.build.as_ref().map(|b| b.info.clone()),
         environment: res::EnvInfo {
             docker_host: crate::docker::endpoint(),
             ..Default::default()
@@ -253,14 +254,20 @@ pub(crate) fn initial_result(
 
 /// The command that runs the same thing again.
 fn rerun(cfg: &RunConfig, sc: &Scenario, plan: &Plan, expect: Outcome) -> String {
+    let t = &cfg.target;
+    // A build under test is named as it was given: it, not a version flag, says the version.
+    let (flag, value) = match (&t.k3s_commit, &t.k3s_binary) {
+        (Some(sha), _) => ("--k3s-commit", sha.clone()),
+        (None, Some(p)) => ("--k3s-binary", p.display().to_string()),
+        (None, None) => ("--k3s-version", plan.k3s_version.to_string()),
+    };
     let mut rerun = vec![
         "repro".to_string(),
         "run".to_string(),
         sc.check.name.clone(),
-        "--k3s-version".to_string(),
-        plan.k3s_version.to_string(),
+        flag.to_string(),
+        value,
     ];
-    let t = &cfg.target;
     if let Some(topology) = &t.topology {
         rerun.extend(["--topology".to_string(), topology.clone()]);
     }

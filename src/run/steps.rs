@@ -44,8 +44,11 @@ pub(crate) async fn drive(
     c.events.emit(&RunEvent::ClusterUp {
         boots: c.boot_records(),
         seconds,
-        version_output,
+        version_output: version_output.clone(),
     })?;
+    if let (Some(b), Some(out)) = (&c.binary, &version_output) {
+        check_build_runs(&c, b, out)?;
+    }
     for step in &c.plan.steps {
         c.events.show(&RunEvent::Phase(Phase::Step {
             index: step.index,
@@ -58,6 +61,31 @@ pub(crate) async fn drive(
         run_step(&c, &signals, step).await?;
     }
     Ok(Driven::Completed)
+}
+
+/// The build under test must be what the nodes run: their `-v` must say the version the file
+/// carries. An image that starts its binary from elsewhere than the distribution's path would
+/// otherwise have the run judge the image's k3s under the build's name. (An image whose `-v`
+/// cannot be run is not checked: the reports fall back to the banner.)
+fn check_build_runs(c: &Cluster, b: &super::cluster::BuildCopy, out: &str) -> Result<(), RunError> {
+    let distro = c.plan.distro;
+    let says = distro::reported::Reported::parse(distro, out)
+        .map(|r| r.to_string())
+        .unwrap_or_else(|_| out.lines().next().unwrap_or_default().to_string());
+    if says == b.reported {
+        return Ok(());
+    }
+    let node = (c.plan.start_order.first())
+        .and_then(|g| g.first())
+        .cloned()
+        .unwrap_or_default();
+    Err(RunError::BuildNotRun {
+        node,
+        command: distro.facts().version_command.join(" "),
+        says,
+        reported: b.reported.clone(),
+        path: b.path.clone(),
+    })
 }
 
 /// `k3s -v` in the first node of the start order, in full, for the bug report's "Environmental

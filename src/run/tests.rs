@@ -19,6 +19,9 @@ fn config(results: &Path, expect: Outcome) -> RunConfig {
             version: Some("v1.33.5+k3s1".into()),
             image: None,
             sim: false,
+            k3s_binary: None,
+            k3s_commit: None,
+            build: None,
         },
         expect: Expect::Outcome(expect),
         timeout: Duration::from_secs(20),
@@ -358,4 +361,81 @@ async fn receivers_hear_every_step_and_the_end() {
         *heard.lock().unwrap_or_else(|p| p.into_inner()),
         ["step 1 done", "step 2 done", "step 3 done", "finished 0"]
     );
+}
+
+/// A build under test is copied into every node after its files and before its first start,
+/// and result.json records it.
+#[tokio::test]
+async fn a_build_under_test_is_copied_into_every_node_before_its_start() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let bin = tmp.path().join("k3s");
+    std::fs::write(&bin, b"\x7fELF\0v1.33.5+k3s1\0").expect("write");
+    let mut cfg = config(&tmp.path().join("results"), Outcome::Fixed);
+    cfg.target.version = None;
+    cfg.target.k3s_binary = Some(bin.clone());
+    crate::cmd::common::prepare_build(&mut cfg.target, false)
+        .await
+        .expect("a build");
+    let fake = Arc::new(FakeDocker::default());
+    let end = run_on(fake.clone(), &cfg, vec![], CancellationToken::new()).await;
+    assert!(end.error().is_none(), "{:?}", end.error());
+    let calls = fake.calls();
+    for node in ["etcd-1", "etcd-2", "etcd-3", "cp-1"] {
+        let at = |op: &str| {
+            calls
+                .iter()
+                .position(|c| c.starts_with(op) && c.ends_with(&format!("-{node}")))
+                .unwrap_or_else(|| panic!("no {op} of {node}: {calls:?}"))
+        };
+        assert!(at("upload ") < at("upload_executable "), "{calls:?}");
+        assert!(at("upload_executable ") < at("start "), "{calls:?}");
+    }
+    let r = result_json(&end);
+    assert_eq!(r["build"]["reported"], "v1.33.5+k3s1");
+    assert_eq!(r["build"]["installed_at"], "/bin/k3s");
+    assert_eq!(r["build"]["path"], bin.display().to_string());
+    assert_eq!(r["k3s"]["version"], "v1.33.5+k3s1");
+}
+
+/// The nodes' `-v` must be the build's version: an image that runs its binary from elsewhere
+/// than where the build was copied ends the run (exit 3) instead of judging the wrong k3s.
+#[tokio::test]
+async fn a_build_the_nodes_do_not_run_ends_the_run() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let bin = tmp.path().join("k3s");
+    std::fs::write(&bin, b"\x7fELF\0v1.33.5+k3s1\0").expect("write");
+    let mut cfg = config(&tmp.path().join("results"), Outcome::Fixed);
+    cfg.target.version = None;
+    cfg.target.k3s_binary = Some(bin);
+    crate::cmd::common::prepare_build(&mut cfg.target, false)
+        .await
+        .expect("a build");
+    for (says, fails) in [
+        (
+            "k3s version v1.33.4+k3s1 (abcdef12)\ngo version go1.24.5\n",
+            true,
+        ),
+        (
+            "k3s version v1.33.5+k3s1 (abcdef12)\ngo version go1.24.5\n",
+            false,
+        ),
+    ] {
+        let fake = Arc::new(FakeDocker {
+            exec_output: says.to_string(),
+            ..FakeDocker::default()
+        });
+        let end = run_on(fake.clone(), &cfg, vec![], CancellationToken::new()).await;
+        if fails {
+            let e = end.error().expect("an error").to_string();
+            assert!(
+                e.contains("`k3s -v` there says `v1.33.4+k3s1`, the build carries v1.33.5+k3s1 (copied to /bin/k3s)"),
+                "{e}"
+            );
+            assert_eq!(end.exit().code(), crate::exit::INFRA);
+            assert!(fake.calls().iter().any(|c| c.starts_with("remove ")));
+        } else {
+            assert!(end.error().is_none(), "{:?}", end.error());
+            assert_eq!(end.outcome(), Some(Outcome::Fixed));
+        }
+    }
 }

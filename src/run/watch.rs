@@ -221,73 +221,22 @@ pub fn follow(f: Follow) -> BootHandle {
         stopping,
         scrub,
     } = f;
-    let (tx, rx) = watch::channel(0u64);
-    let boot = Arc::new(Mutex::new(Boot {
-        number,
-        step,
-        started_at,
-        lines: Vec::new(),
-        ready: None,
-        end: None,
-        log_path: log_path.clone(),
-        write_error: None,
-    }));
-    let position = Arc::new(Mutex::new(after));
-    let handle = BootHandle {
-        boot: boot.clone(),
-        changed: rx,
-        position: position.clone(),
-    };
+    let (handle, boot, tx) = new_boot(number, step, started_at, log_path.clone(), after);
+    let position = handle.position.clone();
     tokio::spawn(async move {
-        // A log file that cannot be written is kept as the boot's `write_error` for the run to
-        // report; the lines stay in memory, so the verdict does not depend on it.
-        let mut write_error = None;
-        let mut file = match crate::results_folder::private_file(&log_path) {
-            Ok(f) => Some(f),
-            Err(e) => {
-                write_error = Some(e);
-                None
-            }
-        };
+        let mut sink = Sink::open(boot, tx, log_path, ready, on_line, container.clone());
         let mut cursor = Cursor::new(after);
         let mut bufs = [LineSplitter::default(), LineSplitter::default()];
-        let mut tick = 0u64;
         let mut push = |raw: &[u8], cut: usize, cursor: &mut Cursor| {
-            let Some(mut line) = parse_line(raw) else {
+            let Some(line) = parse_line(raw) else {
                 return;
             };
-            if cut > 0 {
-                line.text
-                    .push_str(&format!(" [repro: {cut} more bytes of this line not kept]"));
-            }
-            line.text = scrub(std::mem::take(&mut line.text));
+            let line = sink.scrubbed(line, cut, &scrub);
             if !cursor.keep(line.ts) {
                 return;
             }
             *position.lock().unwrap_or_else(|p| p.into_inner()) = cursor.pos;
-            if let Some(f) = file.as_mut() {
-                if let Err(e) = writeln!(
-                    f,
-                    "{} {}",
-                    line.ts.to_rfc3339_opts(chrono::SecondsFormat::Nanos, true),
-                    line.text
-                ) {
-                    write_error = Some(e);
-                    file = None;
-                }
-            }
-            on_line(&container, &line);
-            let mut b = boot.lock().unwrap_or_else(|p| p.into_inner());
-            if let Some(e) = write_error.take() {
-                b.write_error.get_or_insert(e);
-            }
-            if b.ready.is_none() && ready.iter().any(|r| r.is_match(&line.text)) {
-                b.ready = Some(b.lines.len());
-            }
-            b.lines.push(line);
-            drop(b);
-            tick += 1;
-            let _ = tx.send(tick);
+            sink.keep(line);
         };
         // The stream ends when the container stops; a broken stream is reopened where it was.
         let mut attempts = 0;
@@ -369,17 +318,128 @@ pub fn follow(f: Follow) -> BootHandle {
                 }
             }
         };
+        sink.end(end);
+    });
+    handle
+}
+
+/// Where a follower puts a boot's lines: the boot (waiters woken), its log file, the progress
+/// callback. Shared by every log source (the container's log here, a unit's journal in
+/// `journal.rs`), so a line is kept the same way whatever it came from.
+pub(crate) struct Sink {
+    boot: Arc<Mutex<Boot>>,
+    tx: watch::Sender<u64>,
+    tick: u64,
+    file: Option<std::fs::File>,
+    /// A log file that cannot be written is kept as the boot's `write_error` for the run to
+    /// report; the lines stay in memory, so the verdict does not depend on it.
+    write_error: Option<std::io::Error>,
+    ready: Vec<Regex>,
+    on_line: OnLine,
+    container: String,
+}
+
+impl Sink {
+    pub(crate) fn open(
+        boot: Arc<Mutex<Boot>>,
+        tx: watch::Sender<u64>,
+        log_path: PathBuf,
+        ready: Vec<Regex>,
+        on_line: OnLine,
+        container: String,
+    ) -> Sink {
+        let (file, write_error) = match crate::results_folder::private_file(&log_path) {
+            Ok(f) => (Some(f), None),
+            Err(e) => (None, Some(e)),
+        };
+        Sink {
+            boot,
+            tx,
+            tick: 0,
+            file,
+            write_error,
+            ready,
+            on_line,
+            container,
+        }
+    }
+
+    /// The line as it is kept: the note of a cut, then the run's secrets removed.
+    pub(crate) fn scrubbed(&self, mut line: LogLine, cut: usize, scrub: &Scrub) -> LogLine {
+        if cut > 0 {
+            line.text
+                .push_str(&format!(" [repro: {cut} more bytes of this line not kept]"));
+        }
+        line.text = scrub(std::mem::take(&mut line.text));
+        line
+    }
+
+    /// Keeps one (scrubbed) line of the boot.
+    pub(crate) fn keep(&mut self, line: LogLine) {
+        if let Some(f) = self.file.as_mut() {
+            if let Err(e) = writeln!(
+                f,
+                "{} {}",
+                line.ts.to_rfc3339_opts(chrono::SecondsFormat::Nanos, true),
+                line.text
+            ) {
+                self.write_error = Some(e);
+                self.file = None;
+            }
+        }
+        (self.on_line)(&self.container, &line);
+        let mut b = self.boot.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(e) = self.write_error.take() {
+            b.write_error.get_or_insert(e);
+        }
+        if b.ready.is_none() && self.ready.iter().any(|r| r.is_match(&line.text)) {
+            b.ready = Some(b.lines.len());
+        }
+        b.lines.push(line);
+        drop(b);
+        self.tick += 1;
+        let _ = self.tx.send(self.tick);
+    }
+
+    /// The boot is over: records how, and wakes every waiter.
+    pub(crate) fn end(mut self, end: Ended) {
         {
-            let mut b = boot.lock().unwrap_or_else(|p| p.into_inner());
+            let mut b = self.boot.lock().unwrap_or_else(|p| p.into_inner());
             b.end = Some(end);
-            if let Some(e) = write_error {
+            if let Some(e) = self.write_error.take() {
                 b.write_error.get_or_insert(e);
             }
         }
-        tick += 1;
-        let _ = tx.send(tick);
-    });
-    handle
+        self.tick += 1;
+        let _ = self.tx.send(self.tick);
+    }
+}
+
+/// A new boot's shared state and its handle (the follower keeps the sender).
+pub(crate) fn new_boot(
+    number: u32,
+    step: usize,
+    started_at: DateTime<Utc>,
+    log_path: PathBuf,
+    after: Option<LogPosition>,
+) -> (BootHandle, Arc<Mutex<Boot>>, watch::Sender<u64>) {
+    let (tx, rx) = watch::channel(0u64);
+    let boot = Arc::new(Mutex::new(Boot {
+        number,
+        step,
+        started_at,
+        lines: Vec::new(),
+        ready: None,
+        end: None,
+        log_path,
+        write_error: None,
+    }));
+    let handle = BootHandle {
+        boot: boot.clone(),
+        changed: rx,
+        position: Arc::new(Mutex::new(after)),
+    };
+    (handle, boot, tx)
 }
 
 /// How long a follow stream may be silent before it is reopened (see `follow`).

@@ -18,6 +18,10 @@ use serde_json::Value;
 mod docker;
 #[path = "../util/fixtures.rs"]
 mod fixtures;
+#[path = "../util/http_files.rs"]
+mod http_files;
+#[path = "../util/junit.rs"]
+mod junit;
 #[path = "../util/schema.rs"]
 mod schema;
 #[path = "../util/tcp_proxy.rs"]
@@ -33,6 +37,7 @@ mod inspect;
 mod json_output;
 mod learners;
 mod matrix;
+mod rke2;
 mod run;
 mod secrets;
 

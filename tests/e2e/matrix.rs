@@ -155,6 +155,7 @@ fn matrix_of_six_versions_over_two_lines_matches_fixed_in() {
         "{junit}"
     );
     assert_eq!(junit.matches("<testcase ").count(), 6, "{junit}");
+    assert_eq!(assert_every_junit_agrees(&dir, 0), 7);
 }
 
 #[test]
@@ -210,6 +211,7 @@ fn matrix_with_a_wrong_fixed_in_exits_1_and_says_why() {
     let junit = std::fs::read_to_string(dir.join("junit.xml")).unwrap();
     assert!(junit.contains(r#"tests="2" failures="1""#), "{junit}");
     assert!(junit.contains("expected fixed, got reproduced"), "{junit}");
+    assert_eq!(assert_every_junit_agrees(&dir, 1), 3);
 }
 
 #[test]
@@ -499,6 +501,25 @@ fn bad_bisect_input_exits_2_before_docker() {
     }
 }
 
+/// Every junit.xml a matrix or merge wrote under `dir` parses with a real XML parser and agrees
+/// with its exit code: the folder's own with `exit`, each run's with the run's (its
+/// result.json). Returns how many there were.
+fn assert_every_junit_agrees(dir: &Path, exit: i64) -> usize {
+    let files = crate::junit::junit_files(dir);
+    for f in &files {
+        let folder = f.parent().unwrap();
+        let code = if folder == dir {
+            exit
+        } else {
+            read_json(&folder.join("result.json"))["exit_code"]
+                .as_i64()
+                .unwrap()
+        };
+        crate::junit::assert_agrees(f, code);
+    }
+    files.len()
+}
+
 /// A run folder with a result.json as `repro run` writes it (the fields merge reads, and more).
 fn fake_run(base: &Path, name: &str, version: &str, expected: &str, verdict: &str) -> PathBuf {
     let dir = base.join(name);
@@ -576,6 +597,7 @@ fn merge_combines_run_folders_from_other_machines() {
     assert_eq!(s["cells"][0]["k3s_version"], "v1.33.4+k3s1");
     let junit = std::fs::read_to_string(out_dir.join("junit.xml")).unwrap();
     assert!(junit.contains(r#"tests="2" failures="0""#), "{junit}");
+    assert_eq!(assert_every_junit_agrees(&out_dir, 0), 1);
 
     // The merged summary merges again (a matrix folder), with one more run that differs.
     let c = fake_run(tmp.path(), "run-c", "v1.32.9+k3s1", "fixed", "reproduced");
@@ -600,6 +622,7 @@ fn merge_combines_run_folders_from_other_machines() {
     assert_eq!(s["totals"]["regression"], 1);
     let junit = std::fs::read_to_string(out2.join("junit.xml")).unwrap();
     assert!(junit.contains(r#"tests="3" failures="1""#), "{junit}");
+    assert_eq!(assert_every_junit_agrees(&out2, 1), 1);
 }
 
 #[test]

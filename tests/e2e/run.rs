@@ -1184,3 +1184,135 @@ fn escapes_in_a_step_name_never_reach_the_terminal() {
         "the step name is not shown escaped:\n{all}"
     );
 }
+
+/// #24: every volume a run causes is named and labelled, the image's `VOLUME`s included (the
+/// stand-in declares rancher/k3s's; this image one more). A node removed from outside mid-step
+/// with `docker rm -f` (without `-v`, so Docker keeps its volumes) leaves nothing once the run
+/// ended and `repro clean --run <id>` ran. Before: each VOLUME but the data dir was an anonymous
+/// volume without a label, left behind for good.
+#[test]
+fn image_volumes_are_labelled_so_clean_finds_them_after_an_outside_rm() {
+    use std::io::BufRead;
+    docker_ok();
+    let built = repro()
+        .args(["sim", "build", "--k3s-version", "v1.33.4+k3s1"])
+        .output()
+        .unwrap();
+    assert!(built.status.success(), "{}", text(&built));
+    let mut kept = KeptRun {
+        run_id: None,
+        image: format!("repro.local/volumes:e2e-{}", std::process::id()),
+    };
+    let mut build = Command::new("docker")
+        .args(["build", "-q", "-t", &kept.image, "-"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    {
+        use std::io::Write;
+        let mut stdin = build.stdin.take().unwrap();
+        stdin
+            .write_all(
+                format!(
+                    "FROM {}:v1.33.4-k3s1\nVOLUME /var/lib/repro-extra\n",
+                    crate::util::sim_repo()
+                )
+                .as_bytes(),
+            )
+            .unwrap();
+    }
+    let out = build.wait_with_output().unwrap();
+    assert!(out.status.success(), "{}", text(&out));
+
+    let tmp = tempfile::tempdir().unwrap();
+    let mut child = repro()
+        .args(["run", "etcd-split", "--image", &kept.image])
+        .args(["--progress", "never", "--expect", "reproduced", "--results"])
+        .arg(tmp.path())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // The moment: step 2 begins (its line on stderr), every node up. The run id is on the
+    // first progress line (`… run 50a8b14b: etcd-split on …`).
+    let mut lines = std::io::BufReader::new(child.stderr.take().unwrap()).lines();
+    let mut seen = Vec::new();
+    let mut run_id = None;
+    for l in lines.by_ref() {
+        let l = l.unwrap();
+        if run_id.is_none() {
+            run_id = (l.split(" run ").nth(1))
+                .and_then(|r| r.split_once(':'))
+                .map(|(id, _)| id.trim().to_string());
+        }
+        let hit = l.contains("step 2/");
+        seen.push(l);
+        if hit {
+            break;
+        }
+    }
+    let run_id = run_id.unwrap_or_else(|| panic!("no run id in {seen:#?}"));
+    kept.run_id = Some(run_id.clone());
+    let node = format!("repro-{run_id}-etcd-2");
+    let c = inspect(&node);
+    let mounts = c["Mounts"]
+        .as_array()
+        .unwrap_or_else(|| panic!("{node}: {c}"));
+    let mut at: Vec<&str> = mounts
+        .iter()
+        .map(|m| m["Destination"].as_str().unwrap())
+        .collect();
+    at.sort_unstable();
+    assert_eq!(
+        at,
+        [
+            "/var/lib/cni",
+            "/var/lib/kubelet",
+            "/var/lib/rancher/k3s",
+            "/var/lib/repro-extra",
+            "/var/log"
+        ],
+        "{node}"
+    );
+    let mut volumes = Vec::new();
+    for m in mounts {
+        assert_eq!(m["Type"], "volume", "{node}: {m}");
+        let v = m["Name"].as_str().unwrap().to_string();
+        assert!(v.starts_with(&node), "{node}: an anonymous volume: {m}");
+        let labels = Command::new("docker")
+            .args(["volume", "inspect", "--format", "{{json .Labels}}", &v])
+            .output()
+            .unwrap();
+        let labels: Value = serde_json::from_slice(&labels.stdout).unwrap();
+        assert_eq!(labels["io.repro.run"], run_id.as_str(), "{v}");
+        volumes.push(v);
+    }
+    // Outside the run, as a user or a CI job would: the container goes, its volumes stay.
+    let rm = Command::new("docker")
+        .args(["rm", "-f", &node])
+        .output()
+        .unwrap();
+    assert!(rm.status.success(), "{}", text(&rm));
+    for l in lines {
+        seen.push(l.unwrap());
+    }
+    let status = child.wait().unwrap();
+    let r = read_result(&only_run_dir(tmp.path()));
+    assert_ne!(status.code(), Some(0), "{seen:#?}");
+    assert_eq!(r["run_id"], run_id.as_str());
+
+    let out = repro().args(["clean", "--run", &run_id]).output().unwrap();
+    assert!(out.status.success(), "{}", text(&out));
+    assert_no_leftovers(&run_id);
+    for v in &volumes {
+        let there = Command::new("docker")
+            .args(["volume", "inspect", v])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .status()
+            .unwrap();
+        assert!(!there.success(), "{v} is still there");
+    }
+}

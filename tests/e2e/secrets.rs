@@ -67,6 +67,14 @@ fn planted() -> Vec<(&'static str, String)> {
             ),
             ("env: URL password holding @", "planted@UrlPass0021"),
             ("DOCKER_HOST: tcp://user:password@", "plantedDockerHost0022"),
+            // Issue #24: shapes that stayed in clear.
+            ("env: a value holding , \" and &", "plantedSep,Va\"l&ue0023"),
+            ("config: token-file's content", "plantedTokenFile0024"),
+            (
+                "files: install.sh unit '--token' \\ 'VALUE'",
+                "plantedUnitTok0025",
+            ),
+            ("env: SECRETS_ENCRYPTION_KEY", "plantedEncKey0026"),
         ]
         .iter()
         .map(|(s, v)| (*s, v.to_string())),
@@ -74,12 +82,15 @@ fn planted() -> Vec<(&'static str, String)> {
     v
 }
 
-/// A secret and the forms a process may print it in (the redactor's own list, recomputed here).
+/// A secret and the forms a process may print it in (the redactor's own list, recomputed here),
+/// and its JSON-escaped form (a `"` inside it is `\"` in result.json and inspect.json).
 fn forms(secret: &str) -> Vec<String> {
+    let json = serde_json::to_string(secret).unwrap();
     let mut f = vec![
         secret.to_string(),
         secret.to_uppercase(),
         secret.to_lowercase(),
+        json[1..json.len() - 1].to_string(),
     ];
     let b = secret.as_bytes();
     for skip in 0..3 {
@@ -119,12 +130,22 @@ fn planted_root(echo: &[(&str, String)]) -> tempfile::TempDir {
         "DB_PASS: {}, SESSION_KEY: {}, CREDS: {}, API_KEY: {}, APP_SECRET: {}, LDAP_PASSWD: {}, SSH_PASSPHRASE: {}, OIDC_ID: \"{}\", DATABASE_URL: \"postgres://k3s:{}@db:5432/k3s\"",
         p[12], p[13], p[14], p[15], p[16], p[17], p[18], p[19], p[20]
     );
+    env.push_str(&format!(
+        ", PASSWORD: \"{}\", SECRETS_ENCRYPTION_KEY: {}",
+        p[22].replace('"', "\\\""),
+        p[25]
+    ));
     for (k, v) in echo {
         env.push_str(&format!(", {k}: \"{v}\""));
     }
+    // k3s's install.sh writes k3s.service one quoted argument a line.
+    let unit = format!(
+        "        [Service]\n        ExecStart=/usr/local/bin/k3s \\\n            server \\\n        \t'--token' \\\n        \t'{}' \\\n",
+        p[24]
+    );
     let topo = format!(
-        "name: etcd-split\nk3s-version: v1.33.4+k3s1\nfiles:\n  /etc/rancher/k3s/registries.yaml: |\n{registries}nodes:\n  - {{name: etcd-1, role: etcd, init: true}}\n  - name: etcd-2\n    role: etcd\n    join: etcd-1\n    config: {{etcd-s3-secret-key: {}, etcd-s3-access-key: {}}}\n    env: {{{env}}}\n    files:\n      /root/client.key: |\n{pem}      /root/.kube/config: |\n{kubeconfig}      /root/.docker/config.json: |\n{docker_config}  - {{name: etcd-3, role: etcd, join: etcd-1}}\n  - {{name: cp-1, role: control-plane, join: etcd-1}}\n",
-        p[10], p[11]
+        "name: etcd-split\nk3s-version: v1.33.4+k3s1\nfiles:\n  /etc/rancher/k3s/registries.yaml: |\n{registries}nodes:\n  - {{name: etcd-1, role: etcd, init: true}}\n  - name: etcd-2\n    role: etcd\n    join: etcd-1\n    config: {{etcd-s3-secret-key: {}, etcd-s3-access-key: {}, token-file: /etc/rancher/k3s/planted-token}}\n    env: {{{env}}}\n    files:\n      /etc/rancher/k3s/planted-token: \"{}\\n\"\n      /etc/systemd/system/k3s.service: |\n{unit}      /root/client.key: |\n{pem}      /root/.kube/config: |\n{kubeconfig}      /root/.docker/config.json: |\n{docker_config}  - {{name: etcd-3, role: etcd, join: etcd-1}}\n  - {{name: cp-1, role: control-plane, join: etcd-1}}\n",
+        p[10], p[11], p[23]
     );
     std::fs::write(root.path().join("topologies/etcd-split.yaml"), topo).unwrap();
     root
@@ -249,8 +270,19 @@ fn no_planted_secret_reaches_the_results_folder_the_bundle_or_the_output() {
     assert!(clean.status.success(), "{}", text(&clean));
     assert!(token.len() >= 16, "could not read the run token");
     // Everything was really planted: the containers got the env and files.
-    for s in [&p[12], &p[19]] {
+    for s in [&p[12], &p[19], &p[22], &p[25]] {
         assert!(env.contains(s.as_str()), "not planted: {s}");
+    }
+    // inspect.json holds the env value with its separators, redacted whole.
+    let inspect = std::fs::read_to_string(dir.join("nodes/etcd-2/inspect.json")).unwrap();
+    for name in ["PASSWORD", "SECRETS_ENCRYPTION_KEY"] {
+        let at = inspect.find(&format!("\"{name}=")).expect("the env entry");
+        let entry = inspect[at + 1..].split_once("\",").map_or("", |(e, _)| e);
+        let value = entry.strip_prefix(&format!("{name}=")).unwrap_or(entry);
+        assert!(
+            value.starts_with("<REDACTED-") && value.ends_with('>') && !value.contains(','),
+            "{name} in inspect.json: {entry}"
+        );
     }
     assert_eq!(
         r["environment"]["docker_host"]
@@ -277,6 +309,40 @@ fn no_planted_secret_reaches_the_results_folder_the_bundle_or_the_output() {
     let report = repro().arg("report").arg(&dir).output().unwrap();
     assert_eq!(report.status.code(), Some(0), "{}", text(&report));
 
+    // The other outputs of the same scenario and run (issue #24): the plan, in text and JSON;
+    // the validation comment (the run against itself: exit 1, it validates nothing); GitHub
+    // annotations.
+    let plan_text = repro()
+        .args(["plan", "etcd-split", "--root"])
+        .arg(root.path())
+        .output()
+        .unwrap();
+    assert_eq!(plan_text.status.code(), Some(0), "{}", text(&plan_text));
+    let plan_json = repro()
+        .args(["plan", "etcd-split", "--format", "json", "--root"])
+        .arg(root.path())
+        .output()
+        .unwrap();
+    assert_eq!(plan_json.status.code(), Some(0), "{}", text(&plan_json));
+    let comment = repro()
+        .args(["report", "--validation"])
+        .arg(&dir)
+        .arg(&dir)
+        .output()
+        .unwrap();
+    assert_eq!(comment.status.code(), Some(1), "{}", text(&comment));
+    assert!(
+        String::from_utf8_lossy(&comment.stdout).contains("### Not validated"),
+        "{}",
+        text(&comment)
+    );
+    let annotations = repro()
+        .args(["report", "--github-annotations"])
+        .arg(&dir)
+        .output()
+        .unwrap();
+    assert_eq!(annotations.status.code(), Some(0), "{}", text(&annotations));
+
     let mut files = Vec::new();
     let mut bad_modes = Vec::new();
     every_file(&dir, &mut files, &mut bad_modes);
@@ -284,11 +350,15 @@ fn no_planted_secret_reaches_the_results_folder_the_bundle_or_the_output() {
     files.extend(outputs("repro run", &run));
     files.extend(outputs("repro report", &report));
     files.extend(outputs("repro clean", &clean));
+    files.extend(outputs("repro plan", &plan_text));
+    files.extend(outputs("repro plan --format json", &plan_json));
+    files.extend(outputs("repro report --validation", &comment));
+    files.extend(outputs("repro report --github-annotations", &annotations));
     let found = find_all(&files, &secrets);
     let forms_n: usize = secrets.iter().map(|(_, s)| forms(s).len()).sum();
     let shapes: std::collections::BTreeSet<&str> = secrets.iter().map(|(s, _)| *s).collect();
     println!(
-        "secrets: {} planted in {} shapes ({forms_n} forms searched), {scanned} files of the results folder and bundle + 6 output streams scanned, {} found",
+        "secrets: {} planted in {} shapes ({forms_n} forms searched), {scanned} files of the results folder and bundle + 14 output streams scanned, {} found",
         secrets.len(),
         shapes.len(),
         found.len()

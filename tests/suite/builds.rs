@@ -187,3 +187,211 @@ fn a_candidate_no_evidence_places_makes_auto_ask_for_expect() {
         out.stderr
     );
 }
+
+/// A file carrying a k3s version the way a k3s build does (the `-X` string among other bytes).
+fn fake_build(dir: &std::path::Path, version: &str) -> String {
+    let p = dir.join("k3s");
+    let mut bytes = b"\x7fELF\0\0go1.24.6\0".to_vec();
+    bytes.extend(version.as_bytes());
+    bytes.extend(b"\0k3s\0");
+    std::fs::write(&p, bytes).expect("write the fake build");
+    p.display().to_string()
+}
+
+/// A commit build (or a local build of one) names no release `fixed-in` can place: the plan says
+/// so, and `run` under `--expect auto` stops with exit 2 asking for `--expect` — before Docker
+/// (this binary has none).
+#[test]
+fn a_commit_build_makes_auto_ask_for_expect() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let file = fake_build(tmp.path(), "v1.30.6+k3s-48a3b849-dirty");
+    let out = Repro::new()
+        .args(["plan", "etcd-split", "--sim", "--k3s-binary", &file])
+        .run();
+    out.code(0);
+    assert!(
+        out.stdout
+            .contains("reports v1.30.6+k3s-48a3b849-dirty, sha256 "),
+        "{}",
+        out.stdout
+    );
+    assert!(
+        out.stdout.contains(
+            "the binary reports `v1.30.6+k3s-48a3b849-dirty`, a commit build: `fixed-in` places releases and release candidates only"
+        ),
+        "{}",
+        out.stdout
+    );
+    let out = Repro::new()
+        .args(["run", "etcd-split", "--sim", "--k3s-binary", &file])
+        .run();
+    out.code(BAD_INPUT);
+    assert!(
+        out.stderr
+            .contains("--expect auto cannot predict etcd-split")
+            && out.stderr.contains("--expect fixed or --expect reproduced"),
+        "{}",
+        out.stderr
+    );
+    let out = Repro::new()
+        .args([
+            "plan",
+            "etcd-split",
+            "--sim",
+            "--format",
+            "json",
+            "--k3s-binary",
+            &file,
+        ])
+        .run();
+    out.code(0);
+    let v: serde_json::Value = serde_json::from_str(&out.stdout).expect("plan JSON parses");
+    assert_eq!(v["build"]["reported"], "v1.30.6+k3s-48a3b849-dirty");
+    assert_eq!(v["build"]["source"], "binary");
+    assert!(
+        v.get("expected_verdict")
+            .is_some_and(serde_json::Value::is_null),
+        "{v}"
+    );
+    // A release build is placed as its version: v1.32.9-rc1 carries the fix.
+    let rc = fake_build(tmp.path(), "v1.32.9-rc1+k3s1");
+    let out = Repro::new()
+        .args(["plan", "etcd-split", "--k3s-binary", &rc])
+        .run();
+    out.code(0);
+    assert!(
+        out.stdout
+            .contains("Plan for check `etcd-split` on k3s v1.32.9-rc1+k3s1"),
+        "{}",
+        out.stdout
+    );
+    assert!(
+        out.stdout
+            .contains("expected  fixed (the binary reports v1.32.9-rc1+k3s1: "),
+        "{}",
+        out.stdout
+    );
+    assert!(
+        out.stdout
+            .contains("copied to /bin/k3s in every node of rancher/k3s:v1.32.9-rc1-k3s1"),
+        "{}",
+        out.stdout
+    );
+}
+
+/// What cannot be a build under test is refused with exit 2 and the reason, before anything.
+#[test]
+fn bad_builds_are_refused_before_anything() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let dir = tmp.path().display().to_string();
+    let missing = tmp.path().join("nope").display().to_string();
+    let plain = tmp.path().join("plain");
+    std::fs::write(&plain, b"\x7fELF no version here").expect("write");
+    let plain = plain.display().to_string();
+    for (args, says) in [
+        (vec!["--k3s-binary", missing.as_str()], "cannot read"),
+        (vec!["--k3s-binary", dir.as_str()], "is not a regular file"),
+        (vec!["--k3s-binary", "/dev/zero"], "is not a regular file"),
+        (
+            vec!["--k3s-binary", plain.as_str()],
+            "no k3s version in this file",
+        ),
+        (
+            vec!["--k3s-commit", "48a3b849"],
+            "is a short commit (8 hex digits)",
+        ),
+        (vec!["--k3s-commit", "not-a-sha"], "is not a commit"),
+        (
+            vec![
+                "--k3s-binary",
+                plain.as_str(),
+                "--k3s-commit",
+                "48a3b849aabbccddeeff00112233445566778899",
+            ],
+            "cannot be used with",
+        ),
+    ] {
+        let out = Repro::new()
+            .args(["run", "etcd-split", "--sim"])
+            .args(args.iter().copied())
+            .run();
+        out.code(BAD_INPUT);
+        assert!(out.stderr.contains(says), "{args:?}: {}", out.stderr);
+    }
+}
+
+/// `bisect --commits`: a bad line is reported at its file:line:col (every one at once), exit 2,
+/// before anything is downloaded or created.
+#[test]
+fn a_bad_commit_list_is_refused_at_its_lines() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let list = tmp.path().join("commits.txt");
+    let full = "48a3b849aabbccddeeff00112233445566778899";
+    std::fs::write(
+        &list,
+        format!("# oldest first\n{full}\n  48a3b84\n{full}\n"),
+    )
+    .expect("write");
+    let file = list.display().to_string();
+    let out = Repro::new()
+        .args(["bisect", "etcd-split", "--sim", "--commits", &file])
+        .run();
+    out.code(BAD_INPUT);
+    assert!(
+        out.stderr.contains(&format!(
+            "{file}:3:3: error: `48a3b84` is a short commit (7 hex digits)"
+        )),
+        "{}",
+        out.stderr
+    );
+    assert!(
+        out.stderr
+            .contains(&format!("{file}:4:1: error: commit {full} is listed twice")),
+        "{}",
+        out.stderr
+    );
+    let out = Repro::new()
+        .args([
+            "bisect",
+            "etcd-split",
+            "--sim",
+            "--commits",
+            &file,
+            "--good",
+            "v1.33.5+k3s1",
+        ])
+        .run();
+    out.code(BAD_INPUT);
+    assert!(out.stderr.contains("cannot be used with"), "{}", out.stderr);
+}
+
+/// A version flag (or REPRO_K3S_VERSION, as CI sets it) beside a build is set aside, and said so:
+/// the build's own version is the run's.
+#[test]
+fn a_version_beside_a_build_is_set_aside_aloud() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let file = fake_build(tmp.path(), "v1.33.5+k3s1");
+    let out = Repro::new()
+        .args([
+            "plan",
+            "etcd-split",
+            "--sim",
+            "--k3s-version",
+            "v1.33.4+k3s1",
+            "--k3s-binary",
+            &file,
+        ])
+        .run();
+    out.code(0);
+    assert!(
+        out.stderr.contains("--k3s-version v1.33.4+k3s1 (or REPRO_K3S_VERSION) is set aside: the build under test reports v1.33.5+k3s1"),
+        "{}",
+        out.stderr
+    );
+    assert!(
+        out.stdout
+            .contains("Plan for check `etcd-split` on k3s v1.33.5+k3s1"),
+        "{}",
+        out.stdout
+    );
+}

@@ -6,6 +6,8 @@
 
 #[path = "../util/fixtures.rs"]
 mod fixtures;
+#[path = "../util/junit.rs"]
+mod junit;
 #[path = "../util/schema.rs"]
 mod schema;
 #[path = "../util/mod.rs"]
@@ -18,6 +20,7 @@ mod builds;
 mod cli;
 mod docs_cli;
 mod fuzz_stable;
+mod hostile_files;
 mod inspect;
 mod junit_ci;
 mod merge_plan;
@@ -27,6 +30,7 @@ mod real_logs;
 mod real_rke2;
 mod report_cli;
 mod rke2;
+mod secrets_cli;
 mod timeline_browser;
 mod validation_cli;
 mod workflow;

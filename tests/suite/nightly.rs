@@ -354,3 +354,85 @@ fn an_infrastructure_failure_is_retried_once_and_nothing_else_is() {
         }
     }
 }
+
+/// scripts/real-rke2-smoke.sh (the nightly's real-RKE2 job) cannot run offline here — the
+/// stand-in does not play rke2 yet — so its argument handling is tested with a fake `repro`: the
+/// four runs with their versions, extra arguments passed on, the worst exit code, exit 2 at once,
+/// `--print` running nothing, and a misplaced flag refused.
+#[test]
+fn the_real_rke2_smoke_script_runs_the_four_cells_and_keeps_the_worst_code() {
+    let script = root().join("scripts/real-rke2-smoke.sh");
+    for (codes, calls, exit) in [
+        ("0 0 0 0", 4, 0),
+        ("0 1 0 3", 4, 3),
+        ("4 0 1 0", 4, 1),
+        ("2", 1, 2),
+    ] {
+        let tmp = tempfile::tempdir().unwrap();
+        let fake = fake_repro(tmp.path(), codes);
+        let results = tmp.path().join("results");
+        let o = Command::new(&script)
+            .arg(&results)
+            .args(["--image", "repro.local/rke2-node:test"])
+            .env("REPRO", &fake)
+            .output()
+            .unwrap();
+        assert_eq!(o.status.code(), Some(exit), "{codes}: {}", text(&o));
+        let log = std::fs::read_to_string(format!("{}.log", fake.display())).unwrap();
+        let want: Vec<String> = [
+            ("metrics-order", "v1.32.8+rke2r1", "reproduced"),
+            ("metrics-order", "v1.32.9+rke2r1", "fixed"),
+            ("etcd-split", "v1.32.8+rke2r1", "reproduced"),
+            ("etcd-split", "v1.32.9+rke2r1", "fixed"),
+        ]
+        .iter()
+        .take(calls)
+        .map(|(c, v, e)| {
+            format!(
+                "run {c} --version {v} --expect {e} --results {} --progress never --image repro.local/rke2-node:test",
+                results.display()
+            )
+        })
+        .collect();
+        assert_eq!(log.lines().collect::<Vec<_>>(), want, "{codes}");
+    }
+
+    let tmp = tempfile::tempdir().unwrap();
+    let fake = fake_repro(tmp.path(), "0");
+    let o = Command::new(&script)
+        .args(["--print", "res", "--sim"])
+        .env("REPRO", &fake)
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    assert_eq!(
+        String::from_utf8_lossy(&o.stdout).matches("== ").count(),
+        4,
+        "{}",
+        text(&o)
+    );
+    assert!(String::from_utf8_lossy(&o.stdout).contains("run etcd-split --version v1.32.9+rke2r1 --expect fixed --results res --progress never --sim"));
+    assert!(
+        !Path::new(&format!("{}.log", fake.display())).exists(),
+        "--print ran repro"
+    );
+
+    let o = Command::new(&script)
+        .arg("--sim")
+        .env("REPRO", &fake)
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    assert!(
+        String::from_utf8_lossy(&o.stderr).contains("RESULTS_DIR comes before"),
+        "{}",
+        text(&o)
+    );
+    let o = Command::new(&script).arg("--help").output().unwrap();
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    assert!(
+        String::from_utf8_lossy(&o.stdout).contains("~3 GiB of memory per server"),
+        "{}",
+        text(&o)
+    );
+}

@@ -28,7 +28,7 @@ fn judge_version(side: &Sidecar) -> Version {
 
 #[test]
 fn signals_conclude_what_a_reader_of_each_real_rke2_excerpt_concludes() {
-    check_corpus("real-rke2", 14, judge_version);
+    check_corpus("real-rke2", 17, judge_version);
 }
 
 /// The rke2 patterns are rke2's only: a k3s run never reads an rke2 line as its own.

@@ -109,27 +109,76 @@ fn an_rke2_version_on_a_topology_naming_k3s_is_an_error() {
     );
 }
 
-/// The stand-in plays k3s only so far: asking it for rke2 is bad input, before Docker.
+/// The stand-in plays rke2 too (issue #19; the run itself is tests/e2e/rke2.rs): `--sim` on an
+/// RKE2 version plans on its stand-in node image, in the stand-in repository.
 #[test]
-fn the_stand_in_refuses_rke2_before_docker() {
-    for args in [
-        vec![
-            "run",
+fn the_stand_in_plays_rke2() {
+    let out = Repro::new()
+        .args([
+            "plan",
             "metrics-order",
             "--version",
             "v1.32.5+rke2r1",
             "--sim",
-        ],
-        vec!["sim", "build", "--version", "v1.32.5+rke2r1"],
+        ])
+        .run();
+    out.code(0);
+    assert!(
+        out.stdout
+            .contains("image     repro.local/k3s-sim:v1.32.5-rke2r1\n"),
+        "{}",
+        out.stdout
+    );
+    assert!(
+        out.stdout.contains("on rke2 v1.32.5+rke2r1"),
+        "{}",
+        out.stdout
+    );
+}
+
+/// bootstrap-check's key is one rke2 drops; its RKE2 variant changes a critical key rke2 has
+/// (secrets-encryption-provider, k3s's EncryptProvider) on a topology that runs rke2.
+#[test]
+fn bootstrap_check_rke2_plans_with_a_critical_key_rke2_has() {
+    let out = Repro::new()
+        .args([
+            "plan",
+            "bootstrap-check-rke2",
+            "--version",
+            "v1.32.5+rke2r1",
+        ])
+        .run();
+    out.code(0);
+    let o = &out.stdout;
+    assert!(
+        o.starts_with("Plan for check `bootstrap-check-rke2` on rke2 v1.32.5+rke2r1\n"),
+        "{o}"
+    );
+    assert!(
+        o.contains("secrets-encryption-provider: \"secretbox\""),
+        "{o}"
+    );
+    assert!(o.contains("  expected  fixed ("), "{o}");
+    for k3s in [
+        "disable-helm-controller",
+        "cluster-init",
+        "/etc/rancher/k3s",
+        ":6443",
     ] {
-        let out = Repro::new().args(&args).run();
-        out.code(2);
-        assert!(
-            out.stderr
-                .contains("the stand-in plays k3s only; it cannot play rke2 yet"),
-            "{}: {}",
-            out.command,
-            out.stderr
-        );
+        assert!(!o.contains(k3s), "`{k3s}` in an rke2 plan:\n{o}");
     }
+    snap!("rke2-plan-bootstrap-check-rke2", out);
+
+    // Its topology runs rke2: a k3s version is bad input, before anything runs.
+    let out = Repro::new()
+        .args(["plan", "bootstrap-check-rke2", "--version", "v1.33.4+k3s1"])
+        .run();
+    out.code(2);
+    assert!(
+        out.stderr.contains(
+            "`v1.33.4+k3s1` is a k3s version, but topology `bootstrap-check-rke2` runs rke2"
+        ),
+        "{}",
+        out.stderr
+    );
 }

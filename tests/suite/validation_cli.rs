@@ -133,3 +133,29 @@ fn out_writes_the_comment_to_a_file() {
     let text = std::fs::read_to_string(&file).expect("written");
     assert!(text.contains("### Validated on v1.33.5+k3s1"));
 }
+
+/// An RKE2 pair (etcd-split on v1.32.5+rke2r1 and v1.32.9-rc1+rke2r1) gets RKE2 QA's comment
+/// (rancher/rke2#8876: "# Validated on v1.32.9-rc1+rke2r1", `rke2 -v`, the node list), and the
+/// reversed pair is not validated (exit 1).
+#[test]
+fn an_rke2_pair_gets_rke2_qa_s_comment() {
+    const RKE2_BUGGY: &str = "tests/fixtures/run-rke2-etcd-split-buggy";
+    const RKE2_FIXED: &str = "tests/fixtures/run-rke2-etcd-split-fixed";
+    let out = Repro::new()
+        .args(["report", "--validation", RKE2_BUGGY, RKE2_FIXED])
+        .run();
+    out.code(0);
+    let o = &out.stdout;
+    assert!(o.contains("\n# Validated on v1.32.9-rc1+rke2r1\n"), "{o}");
+    assert!(o.contains("### Validation\n```\n$ rke2 -v\nrke2 version v1.32.9-rc1+rke2r1 (e6934a48249709f918e7cf793fb3016b0c29f3d9)\n"), "{o}");
+    snap!("validation-rke2-etcd-split", out);
+    let out = Repro::new()
+        .args(["report", "--validation", RKE2_FIXED, RKE2_BUGGY])
+        .run();
+    out.code(1);
+    assert!(
+        out.stdout.contains("\n# Not validated on v1.32.5+rke2r1: "),
+        "{}",
+        out.stdout
+    );
+}

@@ -94,3 +94,57 @@ fn a_real_k3s_smoke_job_runs_on_a_cgroup_v2_runner() {
     assert!(!job.contains("--sim"), "the nightly runs real k3s: {job}");
     assert!(job.contains("upload-artifact"), "{job}");
 }
+
+/// #19 item 5: a real-RKE2 smoke job on an Ubuntu runner with Docker (privileged containers,
+/// systemd as PID 1), running scripts/real-rke2-smoke.sh on real nodes and uploading its results;
+/// RKE2 versions are in the nightly's default matrix.
+#[test]
+fn a_real_rke2_smoke_job_and_rke2_cells() {
+    let text = workflow();
+    let job = text
+        .split("\n  real-rke2-smoke:\n")
+        .nth(1)
+        .expect("a real-rke2-smoke job");
+    let job = job.split("\n  report:\n").next().unwrap_or(job);
+    assert!(job.contains("runs-on: ubuntu-24.04"), "{job}");
+    assert!(
+        job.contains("scripts/real-rke2-smoke.sh results-rke2-smoke"),
+        "{job}"
+    );
+    assert!(
+        !job.contains("real-rke2-smoke.sh results-rke2-smoke --sim"),
+        "the nightly runs real rke2: {job}"
+    );
+    assert!(job.contains("upload-artifact"), "{job}");
+    let defaults = text
+        .lines()
+        .find(|l| l.trim_start().starts_with("DEFAULT_K3S_VERSIONS:"))
+        .expect("default versions");
+    for v in [
+        "v1.32.8+rke2r1",
+        "v1.32.9+rke2r1",
+        "v1.33.4+rke2r1",
+        "v1.33.5+rke2r1",
+    ] {
+        assert!(defaults.contains(v), "{v} not in {defaults}");
+    }
+    // Every default version is one repro reads (the plan job would fail on a typo).
+    let list = defaults.split('"').nth(1).expect("quoted list");
+    let out = Repro::new()
+        .args(["matrix", "--emit", "github-matrix", "--k3s-versions"])
+        .arg(list.replace(",stable,latest", ""))
+        .run();
+    out.code(0);
+    assert!(
+        out.stdout
+            .contains(r#""k3s_version":"v1.32.9+rke2r1","expected":"fixed""#),
+        "{}",
+        out.stdout
+    );
+    assert!(
+        out.stdout
+            .contains(r#""k3s_version":"v1.32.8+rke2r1","expected":"reproduced""#),
+        "{}",
+        out.stdout
+    );
+}

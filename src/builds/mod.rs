@@ -1,0 +1,324 @@
+//! Builds under test (#20): a binary the user hands over (`--k3s-binary PATH`, a local build) or
+//! the CI build of a commit (`--k3s-commit SHA`, downloaded and verified by [`ci`] first). Here:
+//! reading what the file says it is (the version of record), its sha256, and which release's
+//! image it runs in. The runner copies it over the image's binary in every node.
+
+pub(crate) mod ci;
+pub(crate) mod commits;
+
+use std::io::Read;
+use std::path::{Path, PathBuf};
+
+use distro::reported::Reported;
+use distro::sim_stamp::SimStamp;
+use distro::{Distro, Version};
+use sha2::{Digest, Sha256};
+
+use crate::result::{BuildInfo, BuildSource};
+
+/// The largest binary taken: a k3s binary is about 70 MB; a bigger file is no k3s build (and a
+/// device would be read without end).
+const MAX_BINARY_BYTES: u64 = 1 << 30;
+
+/// A build under test, read and hashed.
+#[derive(Debug, Clone)]
+pub(crate) struct Build {
+    /// What result.json records.
+    pub(crate) info: BuildInfo,
+    /// The file copied into the nodes.
+    pub(crate) host_path: PathBuf,
+    /// What it says it is.
+    pub(crate) reported: Reported,
+}
+
+/// `--k3s-binary`: an existing regular file (links followed). A folder, a FIFO or `/dev/zero`
+/// is refused here (exit 2), before anything exists.
+pub(crate) fn parse_binary_path(s: &str) -> Result<PathBuf, String> {
+    let p = PathBuf::from(s);
+    let meta = std::fs::metadata(&p).map_err(|e| format!("cannot read {s}: {e}"))?;
+    if !meta.is_file() {
+        return Err(format!(
+            "{s} is not a regular file; give a k3s binary, e.g. dist/artifacts/k3s of a k3s checkout"
+        ));
+    }
+    Ok(p)
+}
+
+/// `--k3s-commit`: the full 40-hex commit (lowercased). k3s's CI names each build by the full
+/// hash (scripts/build-upload: `k3s-${COMMIT}`, COMMIT from `git log --pretty=%H`), so a short
+/// one names no file.
+pub(crate) fn parse_commit(s: &str) -> Result<String, String> {
+    let t = s.trim();
+    let hex = !t.is_empty() && t.chars().all(|c| c.is_ascii_hexdigit());
+    if hex && t.len() == 40 {
+        return Ok(t.to_ascii_lowercase());
+    }
+    if hex && t.len() < 40 {
+        return Err(format!(
+            "`{t}` is a short commit ({} hex digits); k3s's CI storage names builds by the full 40-hex commit, so give it in full (`git rev-parse {t}` in a k3s checkout)",
+            t.len()
+        ));
+    }
+    Err(format!(
+        "`{t}` is not a commit; give the full 40-hex SHA, e.g. from `git log --format=%H` in a k3s checkout"
+    ))
+}
+
+impl Build {
+    /// Reads `path` (a regular file, at most 1 GiB): its sha256, and the version it carries.
+    pub(crate) fn read(
+        distro: Distro,
+        path: &Path,
+        source: BuildSource,
+        commit: Option<(String, String)>,
+    ) -> Result<Build, String> {
+        let facts = distro.facts();
+        let Some(installed_at) = facts.binary_path else {
+            return Err(format!(
+                "builds under test are not supported for {distro} yet (its image's binary path is not known)"
+            ));
+        };
+        let bytes = read_bounded(path)?;
+        let sha256 = sha256_hex(&bytes);
+        let text = version_text(distro, &bytes).map_err(|e| format!("{}: {e}", path.display()))?;
+        let reported =
+            Reported::parse(distro, &text).map_err(|e| format!("{}: {e}", path.display()))?;
+        let (commit, url) = match commit {
+            Some((c, u)) => (Some(c), Some(u)),
+            None => (None, None),
+        };
+        Ok(Build {
+            info: BuildInfo {
+                source,
+                path: path.display().to_string(),
+                commit,
+                url,
+                sha256,
+                size: bytes.len() as u64,
+                reported: reported.to_string(),
+                installed_at: installed_at.to_string(),
+            },
+            host_path: path.to_path_buf(),
+            reported,
+        })
+    }
+
+    /// The release whose image the build runs in, and whose version the plan carries: the
+    /// release or candidate it reports; for a commit build the newest listed release of its
+    /// line up to its Kubernetes patch (the branch's last release), else that patch's `+k3s1`;
+    /// `None` for a `dev` build (no line: `--image` must say).
+    pub(crate) fn base_version(&self, releases: &[Version]) -> Option<Version> {
+        match &self.reported {
+            Reported::Release(v) => Some(v.clone()),
+            Reported::Commit {
+                distro,
+                kubernetes: (major, minor, patch),
+                ..
+            } => {
+                let listed = releases
+                    .iter()
+                    .filter(|r| {
+                        r.distro == *distro
+                            && r.line() == (*major, *minor)
+                            && r.patch <= *patch
+                            && r.pre.is_none()
+                    })
+                    .max()
+                    .cloned();
+                Some(listed.unwrap_or(Version {
+                    major: *major,
+                    minor: *minor,
+                    patch: *patch,
+                    pre: None,
+                    distro: *distro,
+                    build: 1,
+                }))
+            }
+            Reported::Dev => None,
+        }
+    }
+}
+
+impl Build {
+    /// The distribution whose binary this is.
+    pub(crate) fn distro(&self) -> Distro {
+        match &self.reported {
+            Reported::Release(v) => v.distro,
+            Reported::Commit { distro, .. } => *distro,
+            Reported::Dev => Distro::K3s,
+        }
+    }
+
+    /// The flag that named it, for messages.
+    pub(crate) fn flag(&self) -> &'static str {
+        match self.info.source {
+            BuildSource::Binary => "--k3s-binary",
+            BuildSource::Commit => "--k3s-commit",
+        }
+    }
+
+    /// Tells the plan what `fixed-in` can say of the build: a release or candidate is placed
+    /// as its version is (the plan is of that version already); a commit or dev build cannot
+    /// be placed, so `--expect auto` asks for an explicit outcome.
+    pub(crate) fn place(&self, plan: &mut crate::plan::Plan) {
+        let what = match &self.reported {
+            Reported::Release(_) => {
+                plan.expected_because = format!(
+                    "the binary reports {}: {}",
+                    self.info.reported, plan.expected_because
+                );
+                return;
+            }
+            Reported::Commit { .. } => "a commit build",
+            Reported::Dev => "a build without k3s's version flags",
+        };
+        plan.expected_verdict = None;
+        plan.expected_because = format!(
+            "the binary reports `{}`, {what}: `fixed-in` places releases and release candidates only (the build runs in {})",
+            self.info.reported, plan.image
+        );
+    }
+}
+
+fn read_bounded(path: &Path) -> Result<Vec<u8>, String> {
+    let cannot = |e: std::io::Error| format!("cannot read {}: {e}", path.display());
+    let file = std::fs::File::open(path).map_err(cannot)?;
+    let meta = file.metadata().map_err(cannot)?;
+    if !meta.is_file() {
+        return Err(format!("{} is not a regular file", path.display()));
+    }
+    if meta.len() > MAX_BINARY_BYTES {
+        return Err(format!(
+            "{} is {} bytes, more than any k3s binary (at most {MAX_BINARY_BYTES})",
+            path.display(),
+            meta.len()
+        ));
+    }
+    let mut bytes = Vec::with_capacity(meta.len() as usize);
+    file.take(MAX_BINARY_BYTES + 1)
+        .read_to_end(&mut bytes)
+        .map_err(cannot)?;
+    Ok(bytes)
+}
+
+/// Lowercase hex sha256 of `bytes`.
+pub(crate) fn sha256_hex(bytes: &[u8]) -> String {
+    Sha256::digest(bytes)
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
+}
+
+/// The version a binary carries, as `-v` would print it after `<binary> version `. A stamped
+/// stand-in says it in its stamp (`repro sim binary`). A k3s build carries it as the string
+/// k3s's build sets with `-X …/pkg/version.Version=$VERSION` (scripts/package-cli), which the Go
+/// linker stores verbatim: exactly one release, candidate or commit-build version must occur.
+fn version_text(distro: Distro, bytes: &[u8]) -> Result<String, String> {
+    let tail = &bytes[bytes.len().saturating_sub(SimStamp::TAIL_BYTES)..];
+    if let Some(stamp) = SimStamp::find(tail) {
+        return Ok(stamp.version);
+    }
+    let facts = distro.facts();
+    let marker = regex::escape(facts.build_marker);
+    let re = regex::bytes::Regex::new(&format!(
+        r"v[0-9]{{1,3}}\.[0-9]{{1,3}}\.[0-9]{{1,4}}(?:-rc[0-9]{{1,3}})?\+{marker}(?:-[0-9a-f]{{8}}(?:-dirty)?|[0-9]{{1,3}})"
+    ))
+    .map_err(|e| e.to_string())?;
+    let mut found: Vec<String> = Vec::new();
+    for m in re.find_iter(bytes) {
+        let s = String::from_utf8_lossy(m.as_bytes()).into_owned();
+        if !found.contains(&s) {
+            found.push(s);
+        }
+    }
+    match found.as_slice() {
+        [one] => Ok(one.clone()),
+        [] => Err(format!(
+            "no {} version in this file (a {} build carries one like {} or v1.30.6+{}-48a3b849); a plain `go build` without k3s's version flags reports `dev`, which no run can place: build with k3s's scripts (make, scripts/build)",
+            facts.name, facts.name, facts.example_version, facts.build_marker
+        )),
+        many => Err(format!(
+            "more than one {} version in this file ({}), so it does not say which it is",
+            facts.name,
+            many.join(", ")
+        )),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn commits_are_full_shas() {
+        let full = "48a3b849aabbccddeeff00112233445566778899";
+        assert_eq!(parse_commit(full), Ok(full.to_string()));
+        assert_eq!(
+            parse_commit(&full.to_ascii_uppercase()),
+            Ok(full.to_string())
+        );
+        let e = parse_commit("48a3b849").unwrap_err();
+        assert!(e.contains("short commit (8 hex digits)"), "{e}");
+        assert!(e.contains("git rev-parse 48a3b849"), "{e}");
+        for bad in ["", "v1.33.5+k3s1", &format!("{full}0"), "zz3b849"] {
+            assert!(parse_commit(bad).is_err(), "{bad}");
+        }
+    }
+
+    fn read_bytes(bytes: &[u8]) -> Result<Build, String> {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let p = dir.path().join("k3s");
+        std::fs::write(&p, bytes).expect("write");
+        Build::read(Distro::K3s, &p, BuildSource::Binary, None)
+    }
+
+    #[test]
+    fn the_version_comes_from_the_file() {
+        // The linker keeps the -X string verbatim among other data.
+        let b = read_bytes(b"\x7fELF\0\0go1.24.6\0v1.33.5-k3s1\0v1.32.9-rc1+k3s1\0k3s\0").unwrap();
+        assert_eq!(b.info.reported, "v1.32.9-rc1+k3s1");
+        assert_eq!(b.info.installed_at, "/bin/k3s");
+        assert_eq!(b.info.size, 49);
+        let commit = read_bytes(b"\0v1.30.6+k3s-48a3b849\0").unwrap();
+        assert_eq!(commit.info.reported, "v1.30.6+k3s-48a3b849");
+        let releases: Vec<Version> = [
+            "v1.30.4+k3s1",
+            "v1.30.5+k3s1",
+            "v1.30.7+k3s1",
+            "v1.31.1+k3s1",
+        ]
+        .iter()
+        .map(|v| v.parse().unwrap())
+        .collect();
+        assert_eq!(
+            commit.base_version(&releases).unwrap().to_string(),
+            "v1.30.5+k3s1"
+        );
+        assert_eq!(
+            commit.base_version(&[]).unwrap().to_string(),
+            "v1.30.6+k3s1"
+        );
+        // A stand-in's stamp wins over the versions its embedded tables name.
+        let mut sim = b"v1.31.12+k3s1 v1.34.1+k3s1".to_vec();
+        sim.extend(
+            SimStamp {
+                version: "v1.33.5+k3s1".into(),
+                bootstrap_fix: true,
+            }
+            .to_bytes(),
+        );
+        assert_eq!(read_bytes(&sim).unwrap().info.reported, "v1.33.5+k3s1");
+        assert_eq!(
+            sha256_hex(b"abc"),
+            "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"
+        );
+    }
+
+    #[test]
+    fn a_file_without_one_version_is_refused_with_the_why() {
+        let e = read_bytes(b"\x7fELF plain").unwrap_err();
+        assert!(e.contains("no k3s version in this file"), "{e}");
+        let e = read_bytes(b"v1.33.4+k3s1 v1.33.5+k3s1").unwrap_err();
+        assert!(e.contains("v1.33.4+k3s1, v1.33.5+k3s1"), "{e}");
+    }
+}

@@ -1,0 +1,135 @@
+//! End to end on RKE2 (issue #19): the stand-in plays rke2 on systemd nodes — the systemd base
+//! image (`make systemd-base`) with the stand-in installed from a tarball laid out as rke2's,
+//! units started and restarted through systemctl, every boot read from the unit's journal. The
+//! RKE2 checks on rancher/rke2#8465's topology give `reproduced` on the release it was reported
+//! on and `fixed` on the 1.32 release with k3s's fix, under `--expect auto` (metrics-right-order,
+//! the order that works everywhere, `fixed` on both).
+
+use serde_json::Value;
+
+use crate::sim_run as run;
+use crate::util::text;
+
+/// Runs `check` on `version` on the rke2-8465 topology; asserts the verdict, exit 0, the
+/// distribution and that the nodes ran under systemd (nothing left: `sim_run` checks).
+fn rke2_run(check: &str, version: &str, outcome: &str) -> Value {
+    let (out, r, dir, _t) = run(&[
+        check,
+        "--version",
+        version,
+        "--topology",
+        "rke2-8465",
+        "--expect",
+        "auto",
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    assert_eq!(r["verdict"]["outcome"], outcome, "{}", text(&out));
+    assert_eq!(r["distribution"], "rke2");
+    // `rke2 -v` of the init node: rke2's form, the full 40-hex commit.
+    let v = r["k3s"]["version_output"].as_str().unwrap_or_default();
+    assert!(v.starts_with(&format!("rke2 version {version} (")), "{v:?}");
+    // Every boot's log is its unit's journal: PID 1's lines about the unit are in it (a
+    // container's own log has none), and boots past the first are restarts of the unit.
+    let boots = r["boots"].as_array().unwrap();
+    let etcd2: Vec<&Value> = boots.iter().filter(|b| b["node"] == "etcd-2").collect();
+    assert!(etcd2.len() >= 2, "etcd-2 was restarted: {etcd2:?}");
+    for b in &etcd2 {
+        let log = std::fs::read_to_string(dir.join(b["log"].as_str().unwrap())).unwrap();
+        assert!(
+            log.contains("Starting rke2-server.service - Rancher Kubernetes Engine v2 (server)"),
+            "{log}"
+        );
+        assert_eq!(
+            log.matches("Starting rke2 v").count(),
+            1,
+            "one boot is one start of the unit: {log}"
+        );
+    }
+    // The boots that were restarted ended as stops repro asked for, not deaths.
+    for b in &etcd2[..etcd2.len() - 1] {
+        assert_eq!(b["end"], "stopped", "{b}");
+    }
+    let agent = boots.iter().find(|b| b["node"] == "agent-1").unwrap();
+    let log = std::fs::read_to_string(dir.join(agent["log"].as_str().unwrap())).unwrap();
+    assert!(log.contains("Starting rke2-agent.service"), "{log}");
+    assert!(log.contains("rke2-agent-load-balancer"), "{log}");
+    r
+}
+
+#[test]
+fn etcd_split_on_rke2_reproduces_then_fixed() {
+    let r = rke2_run("etcd-split", "v1.32.5+rke2r1", "reproduced");
+    // Joiners reach etcd-1 on the supervisor port.
+    let cfg = r["steps"][0]["observations"].as_array().unwrap();
+    assert!(!cfg.is_empty());
+    rke2_run("etcd-split", "v1.32.9+rke2r1", "fixed");
+}
+
+#[test]
+fn metrics_order_on_rke2_reproduces_then_fixed() {
+    let r = rke2_run("metrics-order", "v1.32.5+rke2r1", "reproduced");
+    // The probe is rke2's: its kubectl, kubeconfig and port 9345.
+    let probe = r["signals"]["supervisor-metrics"]["probe"].as_array();
+    let shown = format!("{probe:?} {}", r["steps"][0]["observations"]);
+    assert!(
+        shown.contains("/var/lib/rancher/rke2/bin/kubectl") && shown.contains("127.0.0.1:9345"),
+        "{shown}"
+    );
+    rke2_run("metrics-order", "v1.32.9+rke2r1", "fixed");
+}
+
+/// rancher/rke2#8465's working order has no bug signature and no `fixed-in`: `fixed` on the
+/// buggy release too (what `--expect auto` asks), as on k3s.
+#[test]
+fn metrics_right_order_on_rke2_is_fixed_on_both() {
+    rke2_run("metrics-right-order", "v1.32.5+rke2r1", "fixed");
+    rke2_run("metrics-right-order", "v1.32.9+rke2r1", "fixed");
+}
+
+/// A unit that dies at boot is a death, seen in its journal (systemd's "Main process exited",
+/// with the status): the run is inconclusive with the death's evidence, though rke2's
+/// `Restart=always` starts the unit again behind it, and nothing is left.
+#[test]
+fn a_unit_dying_at_boot_is_a_death_with_its_exit_status() {
+    let root = crate::util::project(&[
+        "checks/signals.yaml",
+        "checks/etcd-split.yaml",
+        "topologies/etcd-split.yaml",
+        "topologies/rke2-8465.yaml",
+    ]);
+    let topo = root.path().join("topologies/rke2-8465.yaml");
+    let text_before = std::fs::read_to_string(&topo).unwrap();
+    let planted = text_before.replace(
+        "{name: etcd-2, role: etcd, join: etcd-1}",
+        "{name: etcd-2, role: etcd, join: etcd-1, env: {REPRO_SIM_CRASH_AT_BOOT: '1'}}",
+    );
+    assert_ne!(planted, text_before, "fault not planted");
+    std::fs::write(&topo, planted).unwrap();
+    let (out, r, dir, _t) = run(&[
+        "etcd-split",
+        "--root",
+        root.path().to_str().unwrap(),
+        "--version",
+        "v1.32.5+rke2r1",
+        "--topology",
+        "rke2-8465",
+    ]);
+    assert_eq!(out.status.code(), Some(4), "{}", text(&out));
+    assert_eq!(r["verdict"]["outcome"], "inconclusive");
+    assert!(
+        r["error"].as_str().unwrap().contains("etcd-2 died"),
+        "{}",
+        r["error"]
+    );
+    let boot = r["boots"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|b| b["node"] == "etcd-2")
+        .unwrap();
+    assert_eq!(boot["end"], "exited", "{boot}");
+    assert_eq!(boot["exit_code"], 1, "{boot}");
+    let log = std::fs::read_to_string(dir.join(boot["log"].as_str().unwrap())).unwrap();
+    assert!(log.contains("level=fatal"), "{log}");
+    assert!(log.contains("Main process exited"), "{log}");
+}
