@@ -798,7 +798,12 @@ mod tests {
         .map(|s| s.to_string())
         .collect();
         assert_eq!(
-            image_volume_mounts("repro-ab12-etcd-1", &declared, "/var/lib/rancher/k3s", false),
+            image_volume_mounts(
+                "repro-ab12-etcd-1",
+                &declared,
+                "/var/lib/rancher/k3s",
+                false
+            ),
             vec![
                 (
                     "repro-ab12-etcd-1-vol0-data-dir-x".into(),
