@@ -140,6 +140,8 @@ pub(crate) struct Entry {
     pub(crate) distro: Option<distro::Distro>,
     /// The process id a journal line carries (`k3s[1234]:`, `_PID`): one process is one boot.
     pub(crate) pid: Option<u32>,
+    /// Whether a signal pattern may match the text, when the line's one search told already.
+    pub(crate) may_match: Option<bool>,
 }
 
 /// What the normaliser saw, for the report and for telling a known format from an unknown one.
@@ -619,6 +621,7 @@ impl Normaliser {
             invocation: f.invocation,
             distro: None,
             pid: f.pid.as_deref().and_then(|p| p.parse().ok()),
+            may_match: None,
         };
         let raw = f.message.unwrap_or_default();
         // A message may hold line breaks: one line of text here.
@@ -736,6 +739,7 @@ impl Normaliser {
             invocation: None,
             distro: None,
             pid: None,
+            may_match: None,
         };
         let trimmed = text.trim();
         if trimmed.starts_with("```") || trimmed.starts_with("~~~") {
