@@ -687,6 +687,15 @@ impl Normaliser {
 
     /// Lossy UTF-8 without the line end, colours and control characters; and its width.
     fn clean(&mut self, raw: &[u8]) -> (String, usize) {
+        // Nearly every line is printable ASCII: one pass tells, and nothing is left to clean.
+        if raw.first() != Some(&b'`')
+            && raw.iter().all(|&b| (0x20..0x7f).contains(&b) || b == b'\t')
+        {
+            let s = std::str::from_utf8(raw)
+                .map(str::to_string)
+                .unwrap_or_default();
+            return (s, raw.len());
+        }
         let mut s = match std::str::from_utf8(raw) {
             Ok(s) => s.to_string(),
             Err(_) => {
@@ -1283,11 +1292,16 @@ fn inner_time_of(text: &str) -> Option<DateTime<chrono::FixedOffset>> {
 }
 
 pub(crate) fn inner_form(text: &str) -> Inner {
-    if text.starts_with("time=\"") || LOGRUS_LEVEL.is_match(text) {
+    // The first byte rules out most forms before any regex runs (every line asks).
+    let first = text.as_bytes().first().copied().unwrap_or(0);
+    if text.starts_with("time=\"") || (matches!(first, b't' | b'l') && LOGRUS_LEVEL.is_match(text))
+    {
         Inner::Logrus
-    } else if OLD_LOGRUS.is_match(text) {
+    } else if matches!(first, b'I' | b'W' | b'E' | b'F' | b'D' | b'T' | b'P')
+        && OLD_LOGRUS.is_match(text)
+    {
         Inner::OldLogrus
-    } else if KLOG.is_match(text) {
+    } else if matches!(first, b'I' | b'W' | b'E' | b'F') && KLOG.is_match(text) {
         Inner::Klog
     } else {
         Inner::Other
