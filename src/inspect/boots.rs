@@ -116,7 +116,8 @@ struct ProbeWatch {
 }
 
 impl Matcher {
-    pub(crate) fn new(signals: &Signals) -> Matcher {
+    /// `extra`: words to tell in the same search as the patterns' literals (`scan`).
+    pub(crate) fn new(signals: &Signals, extra: &[&str]) -> Matcher {
         let mut pats = Vec::new();
         let mut kinds = Vec::new();
         for sig in signals.by_name.values() {
@@ -148,7 +149,7 @@ impl Matcher {
             .collect();
         // The patterns compiled once already (load validated them); a set of them compiles too.
         let set = RegexSet::new(&pats).unwrap_or_else(|_| RegexSet::empty());
-        let prefilter = Prefilter::new(pats.iter().map(String::as_str));
+        let prefilter = Prefilter::with_extra(pats.iter().map(String::as_str), extra);
         Matcher {
             set,
             kinds,
@@ -160,10 +161,22 @@ impl Matcher {
     /// The patterns a line matches; None when it matches none (told by the prefilter, for
     /// most lines, without running the patterns).
     fn matches(&self, text: &str) -> Option<SetMatches> {
-        if self.prefilter.as_ref().is_some_and(|f| !f.may_match(text)) {
+        self.matches_scanned(text, None)
+    }
+
+    /// `matches`, with the prefilter's answer already known (`scan`'s first value).
+    fn matches_scanned(&self, text: &str, may: Option<bool>) -> Option<SetMatches> {
+        let may = may.unwrap_or_else(|| self.prefilter.as_ref().is_none_or(|f| f.may_match(text)));
+        if !may {
             return None;
         }
         Some(self.set.matches(text)).filter(SetMatches::matched_any)
+    }
+
+    /// One search of a line: (whether a pattern may match it, whether an extra word occurs);
+    /// None without a prefilter (then every line goes to the patterns).
+    pub(crate) fn scan(&self, text: &str) -> Option<(bool, bool)> {
+        self.prefilter.as_ref().map(|f| f.scan(text))
     }
 
     /// Whether a pasted command runs one of the probes (its output may then decide a signal).
@@ -346,7 +359,7 @@ impl BootBuilder {
                 self.distro = Some(d);
             }
         }
-        if self.keep_if_matched(&k, m) {
+        if self.keep_if_matched(&k, m, e.may_match) {
             self.formatted += 1;
         }
         if self.distro.is_none() {
@@ -366,8 +379,8 @@ impl BootBuilder {
         self.tail.push_back(k);
     }
 
-    fn keep_if_matched(&mut self, k: &Kept, m: &Matcher) -> bool {
-        let Some(hits) = m.matches(&k.text) else {
+    fn keep_if_matched(&mut self, k: &Kept, m: &Matcher, may: Option<bool>) -> bool {
+        let Some(hits) = m.matches_scanned(&k.text, may) else {
             if self.banner.is_some() {
                 self.chatter = self.chatter.saturating_add(1);
             }

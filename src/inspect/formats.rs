@@ -140,6 +140,8 @@ pub(crate) struct Entry {
     pub(crate) distro: Option<distro::Distro>,
     /// The process id a journal line carries (`k3s[1234]:`, `_PID`): one process is one boot.
     pub(crate) pid: Option<u32>,
+    /// Whether a signal pattern may match the text, when the line's one search told already.
+    pub(crate) may_match: Option<bool>,
 }
 
 /// What the normaliser saw, for the report and for telling a known format from an unknown one.
@@ -619,6 +621,7 @@ impl Normaliser {
             invocation: f.invocation,
             distro: None,
             pid: f.pid.as_deref().and_then(|p| p.parse().ok()),
+            may_match: None,
         };
         let raw = f.message.unwrap_or_default();
         // A message may hold line breaks: one line of text here.
@@ -684,6 +687,15 @@ impl Normaliser {
 
     /// Lossy UTF-8 without the line end, colours and control characters; and its width.
     fn clean(&mut self, raw: &[u8]) -> (String, usize) {
+        // Nearly every line is printable ASCII: one pass tells, and nothing is left to clean.
+        if raw.first() != Some(&b'`')
+            && raw.iter().all(|&b| (0x20..0x7f).contains(&b) || b == b'\t')
+        {
+            let s = std::str::from_utf8(raw)
+                .map(str::to_string)
+                .unwrap_or_default();
+            return (s, raw.len());
+        }
         let mut s = match std::str::from_utf8(raw) {
             Ok(s) => s.to_string(),
             Err(_) => {
@@ -736,6 +748,7 @@ impl Normaliser {
             invocation: None,
             distro: None,
             pid: None,
+            may_match: None,
         };
         let trimmed = text.trim();
         if trimmed.starts_with("```") || trimmed.starts_with("~~~") {
@@ -1279,11 +1292,16 @@ fn inner_time_of(text: &str) -> Option<DateTime<chrono::FixedOffset>> {
 }
 
 pub(crate) fn inner_form(text: &str) -> Inner {
-    if text.starts_with("time=\"") || LOGRUS_LEVEL.is_match(text) {
+    // The first byte rules out most forms before any regex runs (every line asks).
+    let first = text.as_bytes().first().copied().unwrap_or(0);
+    if text.starts_with("time=\"") || (matches!(first, b't' | b'l') && LOGRUS_LEVEL.is_match(text))
+    {
         Inner::Logrus
-    } else if OLD_LOGRUS.is_match(text) {
+    } else if matches!(first, b'I' | b'W' | b'E' | b'F' | b'D' | b'T' | b'P')
+        && OLD_LOGRUS.is_match(text)
+    {
         Inner::OldLogrus
-    } else if KLOG.is_match(text) {
+    } else if matches!(first, b'I' | b'W' | b'E' | b'F') && KLOG.is_match(text) {
         Inner::Klog
     } else {
         Inner::Other

@@ -70,7 +70,7 @@ pub fn inspect(
     cat: &Catalog,
     opts: &Options,
 ) -> Result<(Report, Figures), InputError> {
-    let matcher = Matcher::new(&cat.signals);
+    let matcher = Matcher::new(&cat.signals, &SECRET_CUES);
     let sigs = findings::signatures(cat);
     let mut redactor = Redactor::new(&opts.secrets);
     for c in resolved
@@ -355,27 +355,50 @@ struct StreamCx<'a> {
 /// Whether a line may carry a secret the redactor should learn. The redactor is too slow to run
 /// on every line of a gigabyte log; a secret only ever comes with one of these words or shapes
 /// (keyed values, k3s tokens, bearer tokens, credentials in URLs, PEM blocks, JWTs).
+const SECRET_CUES: [&str; 11] = [
+    "token",
+    "passw",
+    "pwd",
+    "secret",
+    "key",
+    "auth",
+    "bearer",
+    "cred",
+    "K10",
+    "-----BEGIN",
+    "eyJ",
+];
+
 fn secret_cue(text: &str) -> bool {
     static CUES: LazyLock<Option<aho_corasick::AhoCorasick>> = LazyLock::new(|| {
         aho_corasick::AhoCorasick::builder()
             .ascii_case_insensitive(true)
-            .build([
-                "token",
-                "passw",
-                "pwd",
-                "secret",
-                "key",
-                "auth",
-                "bearer",
-                "cred",
-                "K10",
-                "-----BEGIN",
-                "eyJ",
-            ])
+            .build(SECRET_CUES)
             .ok()
     });
     let keyed = CUES.as_ref().is_none_or(|c| c.is_match(text));
-    keyed || text.find("://").is_some_and(|i| text[i..].contains('@'))
+    keyed || url_cue(text)
+}
+
+/// Credentials in a URL (`https://user:pw@host`).
+fn url_cue(text: &str) -> bool {
+    text.find("://").is_some_and(|i| text[i..].contains('@'))
+}
+
+/// One entry into the input's nodes, its secrets learned first. One search of the line tells
+/// both the secret cues and the patterns' prefilter (the search is most of a line's cost).
+fn enter(mut e: Entry, s: &Stream, file: usize, state: &mut InputState, cx: &mut StreamCx) {
+    let cue = match cx.matcher.scan(&e.text) {
+        Some((may, keyed)) => {
+            e.may_match = Some(may);
+            keyed || url_cue(&e.text)
+        }
+        None => secret_cue(&e.text),
+    };
+    if cue {
+        cx.redactor.learn_text(&e.text);
+    }
+    state.entry(e, s, file, cx.matcher, cx.signals);
 }
 
 /// Reads one stream through the normaliser into the input's nodes.
@@ -441,10 +464,7 @@ fn read_stream(
                 cx: &mut StreamCx| {
         norm.push(raw, info, out);
         for e in out.drain(..) {
-            if secret_cue(&e.text) {
-                cx.redactor.learn_text(&e.text);
-            }
-            state.entry(e, s, file, cx.matcher, cx.signals);
+            enter(e, s, file, state, cx);
         }
     };
     for (raw, info) in &sample {
@@ -473,7 +493,7 @@ fn read_stream(
     }
     norm.finish(&mut out);
     for e in out.drain(..) {
-        state.entry(e, s, file, cx.matcher, cx.signals);
+        enter(e, s, file, state, cx);
     }
     state.end_stream(s);
     let bytes = cx.counter.load(Ordering::Relaxed) - start;

@@ -16,13 +16,26 @@ use aho_corasick::AhoCorasick;
 use regex_syntax::hir::{Class, Hir, HirKind};
 
 pub(crate) struct Prefilter {
+    /// The patterns' literals, then the extra words (ids from `literals` on).
     literals: AhoCorasick,
+    /// How many of the searched words are the patterns' literals.
+    own: usize,
 }
 
 impl Prefilter {
     /// A filter for these patterns, or None when one of them requires no literal (then every
     /// line goes to the patterns).
+    #[cfg(test)]
     pub(crate) fn new<'a>(patterns: impl IntoIterator<Item = &'a str>) -> Option<Prefilter> {
+        Self::with_extra(patterns, &[])
+    }
+
+    /// A filter that also tells, in the same search, whether one of `extra` occurs (without
+    /// case): one pass over a line answers both (the line search is where inspect's time goes).
+    pub(crate) fn with_extra<'a>(
+        patterns: impl IntoIterator<Item = &'a str>,
+        extra: &[&str],
+    ) -> Option<Prefilter> {
         let mut all: Vec<Vec<u8>> = Vec::new();
         for p in patterns {
             let hir = regex_syntax::parse(p).ok()?;
@@ -32,16 +45,40 @@ impl Prefilter {
                 }
             }
         }
+        let own = all.len();
+        // Extra words are searched as given; a duplicate of a literal still needs its own id.
+        all.extend(extra.iter().map(|w| w.as_bytes().to_vec()));
         let literals = AhoCorasick::builder()
             .ascii_case_insensitive(true)
             .build(&all)
             .ok()?;
-        Some(Prefilter { literals })
+        Some(Prefilter { literals, own })
     }
 
     /// False only when none of the patterns can match `text`.
     pub(crate) fn may_match(&self, text: &str) -> bool {
-        !text.is_ascii() || self.literals.is_match(text)
+        self.scan(text).0
+    }
+
+    /// (whether a pattern may match, whether an extra word occurs), in one search. Most lines
+    /// hold neither, and `is_match` stops at the first of either; only lines with a hit are
+    /// searched to the end for the other.
+    pub(crate) fn scan(&self, text: &str) -> (bool, bool) {
+        if !self.literals.is_match(text) {
+            return (!text.is_ascii(), false);
+        }
+        let (mut lit, mut extra) = (!text.is_ascii(), false);
+        for m in self.literals.find_overlapping_iter(text) {
+            if m.pattern().as_usize() < self.own {
+                lit = true;
+            } else {
+                extra = true;
+            }
+            if lit && extra {
+                break;
+            }
+        }
+        (lit, extra)
     }
 }
 
@@ -173,6 +210,16 @@ mod tests {
     #[test]
     fn a_pattern_without_a_literal_turns_the_filter_off() {
         assert!(Prefilter::new(["abc", r"\d+"]).is_none());
+        let both = Prefilter::with_extra(["Running kubelet"], &["token"]).unwrap();
+        assert_eq!(both.scan("x running kubelet y"), (true, false));
+        assert_eq!(both.scan("TOKEN=1"), (false, true));
+        assert_eq!(both.scan("Running kubelet --token=1"), (true, true));
+        assert_eq!(both.scan("nothing here"), (false, false));
+        assert_eq!(
+            both.scan("é nothing"),
+            (true, false),
+            "non-ASCII goes to the patterns"
+        );
         let f = Prefilter::new(["abc", "(?i)Running kubelet"]).unwrap();
         assert!(f.may_match("xx ABC"));
         assert!(f.may_match("level=info msg=\"RUNNING kubelet --x\""));
