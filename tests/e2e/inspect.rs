@@ -57,7 +57,8 @@ fn same_observations(result: &Value, seen: &Value) -> (usize, usize) {
                         .find(|b| b["boot"] == boot)
                 })
                 .unwrap_or_else(|| panic!("inspect has no boot {boot} of {node}"));
-            let got = b["signals"][signal]["state"].as_str().unwrap();
+            let report = &b["signals"][signal];
+            let got = report["state"].as_str().unwrap();
             let by_probe = o["evidence"]
                 .as_array()
                 .unwrap()
@@ -65,14 +66,14 @@ fn same_observations(result: &Value, seen: &Value) -> (usize, usize) {
                 .any(|e| e["source"] == "probe");
             let want = if by_probe {
                 "unknown"
-            } else if o["observed"] == "dead" {
-                // The run keeps a death as its own observation; inspect reads the finished
-                // boot by the signal's `on-death`, which the run records as `counts_as`.
-                o["death"]["counts_as"].as_str().unwrap_or("unknown")
             } else {
                 o["observed"].as_str().unwrap()
             };
-            if got != want {
+            // Both keep a death as its own observation, with what it stands for where one is
+            // expected (the signal's `on-death`) as `counts_as`.
+            let counts_as_differs =
+                want == "dead" && report["counts_as"] != o["death"]["counts_as"];
+            if got != want || counts_as_differs {
                 diffs.push(format!(
                     "step {} {node} boot {boot} {signal}: the run observed {} ({}), inspect says {got} ({})",
                     step["index"], o["observed"], o["reason"], b["signals"][signal]["reason"]
