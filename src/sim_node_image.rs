@@ -51,13 +51,48 @@ pub(crate) fn fingerprint(binary: &Path, base_id: &str) -> anyhow::Result<String
     Ok(format!("{}-{mtime}-t{rev}-f{h:016x}-b{base}", meta.len()))
 }
 
-/// The image's Dockerfile.
+/// The image's Dockerfile for the stand-in image of `version`.
 pub(crate) fn render_dockerfile(facts: &distro::Facts, version: &str, fingerprint: &str) -> String {
+    render(&Render {
+        base: SYSTEMD_BASE_IMAGE,
+        checksums: true,
+        images: false,
+        env: format!("{}={version} ", facts.sim_version_env),
+        labels: format!(
+            "io.repro.sim=true io.repro.privileged=false io.repro.sim.version={version} io.repro.sim.fingerprint={fingerprint}"
+        ),
+    })
+}
+
+/// What differs between the stand-in's image and one built from release artifacts.
+struct Render<'a> {
+    base: &'a str,
+    /// Make `sha256sum-amd64.txt` (the stand-in's tarball comes without one).
+    checksums: bool,
+    /// Move the air-gap images tarball where rke2 imports it from at boot.
+    images: bool,
+    env: String,
+    labels: String,
+}
+
+fn render(r: &Render<'_>) -> String {
+    let checksums = if r.checksums {
+        "sha256sum rke2.linux-amd64.tar.gz > sha256sum-amd64.txt && "
+    } else {
+        ""
+    };
+    let images = if r.images {
+        // rke2 imports every archive in agent/images at start (docs: air-gap install).
+        "mkdir -p /var/lib/rancher/rke2/agent/images && mv rke2-images.linux-amd64.tar.zst /var/lib/rancher/rke2/agent/images/ && "
+    } else {
+        ""
+    };
     DOCKERFILE_TEMPLATE
-        .replace("@BASE@", SYSTEMD_BASE_IMAGE)
-        .replace("@VERSION_ENV@", facts.sim_version_env)
-        .replace("@VERSION@", version)
-        .replace("@FINGERPRINT@", fingerprint)
+        .replace("@BASE@", r.base)
+        .replace("@CHECKSUMS@", checksums)
+        .replace("@IMAGES@", images)
+        .replace("@ENV@", &r.env)
+        .replace("@LABELS@", &r.labels)
 }
 
 /// `rke2.linux-amd64.tar.gz`, laid out as rke2's scripts/package-bundle makes it: the binary
@@ -125,20 +160,24 @@ pub(crate) fn build_context(
     let bytes = std::fs::read(binary)
         .with_context(|| format!("failed to read the stand-in binary {}", binary.display()))?;
     let tarball = release_tarball(facts, version, &bytes)?;
-    let mut tar = tar::Builder::new(Vec::new());
     let dockerfile = render_dockerfile(facts, version, fingerprint);
     let artifact = format!("artifacts/{}.linux-amd64.tar.gz", facts.binary);
-    for (path, mode, data) in [
-        ("Dockerfile", 0o644, dockerfile.as_bytes()),
-        ("install.sh", 0o755, INSTALL_SH.as_bytes()),
-        (artifact.as_str(), 0o644, tarball.as_slice()),
-    ] {
+    context(&[
+        ("Dockerfile".into(), 0o644, dockerfile.into_bytes()),
+        ("install.sh".into(), 0o755, INSTALL_SH.as_bytes().to_vec()),
+        (artifact, 0o644, tarball),
+    ])
+}
+
+fn context(files: &[(String, u32, Vec<u8>)]) -> anyhow::Result<Vec<u8>> {
+    let mut tar = tar::Builder::new(Vec::new());
+    for (path, mode, data) in files {
         let mut header = tar::Header::new_gnu();
         header.set_size(data.len() as u64);
-        header.set_mode(mode);
+        header.set_mode(*mode);
         header.set_mtime(0);
         header.set_entry_type(tar::EntryType::Regular);
-        tar.append_data(&mut header, path, data)
+        tar.append_data(&mut header, path, data.as_slice())
             .with_context(|| format!("failed to add {path} to the build context"))?;
     }
     tar.into_inner()
@@ -147,12 +186,221 @@ pub(crate) fn build_context(
 
 /// The base image's id, or why a systemd node image cannot be built.
 pub(crate) async fn base_id(docker: &dyn DockerApi) -> anyhow::Result<String> {
-    match docker.image(SYSTEMD_BASE_IMAGE).await {
+    image_id_of(docker, SYSTEMD_BASE_IMAGE).await
+}
+
+async fn image_id_of(docker: &dyn DockerApi, base: &str) -> anyhow::Result<String> {
+    match docker.image(base).await {
         Some(info) => Ok(info.id.unwrap_or_default()),
-        None => bail!(
+        None if base == SYSTEMD_BASE_IMAGE => bail!(
             "the systemd base image {SYSTEMD_BASE_IMAGE} is missing: build it with `make systemd-base` (debootstrap as root, about 2.5 minutes the first time; docs/systemd-nodes.md)"
         ),
+        None => bail!("the node base image {base} is not in the local store: pull or load it first (--node-base)"),
     }
+}
+
+/// The file names of rke2's release artifacts for amd64 (rke2's scripts/package-bundle,
+/// scripts/checksum, scripts/package-images; install.sh's INSTALL_RKE2_ARTIFACT_PATH reads them).
+pub(crate) const TARBALL: &str = "rke2.linux-amd64.tar.gz";
+pub(crate) const CHECKSUMS: &str = "sha256sum-amd64.txt";
+pub(crate) const IMAGES: &str = "rke2-images.linux-amd64.tar.zst";
+/// rke2's install.sh, when the artifact folder holds it (the installer image ships it at /).
+pub(crate) const ARTIFACT_INSTALL_SH: &str = "install.sh";
+/// The repository of node images built from release artifacts (`REPRO_NODE_REPOSITORY`
+/// overrides it, so helpers sharing an engine keep theirs apart).
+pub(crate) const NODE_REPOSITORY: &str = "repro.local/rke2-node";
+
+/// A `--artifacts` folder, checked: the tarball's sha256 is the one sha256sum-amd64.txt lists.
+#[derive(Debug, Clone)]
+pub(crate) struct Artifacts {
+    pub(crate) dir: std::path::PathBuf,
+    pub(crate) tarball_sha256: String,
+    /// The air-gap images tarball, when present.
+    pub(crate) images: bool,
+    /// rke2's install.sh, when present (else the repo's install step runs).
+    pub(crate) install_sh: bool,
+    /// The tarball is repro's stand-in's (its share/rke2/LICENSE.txt says so), not rke2's.
+    pub(crate) stand_in: bool,
+}
+
+/// Reads and checks `dir` before anything is created: a missing file or a checksum mismatch is
+/// an error naming the file and both sums.
+pub(crate) fn verify_artifacts(dir: &Path) -> anyhow::Result<Artifacts> {
+    use sha2::Digest;
+    let tarball = dir.join(TARBALL);
+    let sums = dir.join(CHECKSUMS);
+    let listed = std::fs::read_to_string(&sums)
+        .with_context(|| format!("{}: cannot read (an artifacts folder holds {TARBALL} and {CHECKSUMS}, optionally {IMAGES} and install.sh)", sums.display()))?;
+    let expected = listed
+        .lines()
+        .find_map(|l| {
+            let mut w = l.split_whitespace();
+            let (sum, name) = (w.next()?, w.next()?);
+            (name.trim_start_matches('*') == TARBALL).then(|| sum.to_ascii_lowercase())
+        })
+        .with_context(|| format!("{}: no line `<sha256>  {TARBALL}`", sums.display()))?;
+    let bytes = std::fs::read(&tarball)
+        .with_context(|| format!("{}: cannot read", tarball.display()))?;
+    let actual = format!("{:x}", sha2::Sha256::digest(&bytes));
+    if actual != expected {
+        bail!(
+            "{}: sha256 {actual} does not match {expected}, the sum {} lists for it",
+            tarball.display(),
+            sums.display()
+        );
+    }
+    Ok(Artifacts {
+        dir: dir.to_path_buf(),
+        stand_in: holds_stand_in(&bytes),
+        tarball_sha256: actual,
+        images: dir.join(IMAGES).is_file(),
+        install_sh: dir.join(ARTIFACT_INSTALL_SH).is_file(),
+    })
+}
+
+/// Whether a release tarball is the stand-in's: [`release_tarball`] writes its notice as
+/// share/rke2/LICENSE.txt, where rke2's tarball has rke2's license.
+fn holds_stand_in(gz: &[u8]) -> bool {
+    let mut archive = tar::Archive::new(flate2::read::GzDecoder::new(gz));
+    let Ok(entries) = archive.entries() else {
+        return false;
+    };
+    for e in entries.flatten() {
+        let mut e = e;
+        let is_license = e
+            .path()
+            .is_ok_and(|p| p.to_string_lossy().trim_start_matches("./") == "share/rke2/LICENSE.txt");
+        if is_license {
+            let mut text = String::new();
+            let _ = std::io::Read::read_to_string(&mut e, &mut text);
+            return text.starts_with("repro's rke2 stand-in");
+        }
+    }
+    false
+}
+
+/// The tag of the node image built from `artifacts` for `version`: the version (`+` as `-`)
+/// and the tarball's sum, so other artifacts of one version get another image.
+pub(crate) fn artifact_image_ref(version: &str, artifacts: &Artifacts) -> String {
+    let repo = std::env::var("REPRO_NODE_REPOSITORY")
+        .ok()
+        .filter(|r| !r.is_empty())
+        .unwrap_or_else(|| NODE_REPOSITORY.to_string());
+    format!(
+        "{repo}:{}-{}",
+        version.replace('+', "-"),
+        &artifacts.tarball_sha256[..12]
+    )
+}
+
+/// The fingerprint label of an artifact image: version, the tarball's sum, the base image's id,
+/// the template and the install step that built it.
+fn artifact_fingerprint(version: &str, artifacts: &Artifacts, base_id: &str) -> String {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for b in [INSTALL_SH, DOCKERFILE_TEMPLATE].iter().flat_map(|t| t.bytes()) {
+        h = (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3);
+    }
+    let base = base_id.trim_start_matches("sha256:");
+    let base = &base[..base.len().min(12)];
+    format!(
+        "{version}-s{}-b{base}-f{h:016x}-i{}",
+        &artifacts.tarball_sha256[..16],
+        u8::from(artifacts.install_sh)
+    )
+}
+
+/// The Dockerfile of an image from release artifacts; it says it is the stand-in only when the
+/// tarball is the stand-in's.
+fn render_artifact_dockerfile(
+    facts: &distro::Facts,
+    version: &str,
+    artifacts: &Artifacts,
+    base: &str,
+    fingerprint: &str,
+) -> String {
+    let node = format!("io.repro.node.version={version} io.repro.node.fingerprint={fingerprint}");
+    let (env, labels) = if artifacts.stand_in {
+        (
+            format!("{}={version} ", facts.sim_version_env),
+            format!("io.repro.sim=true io.repro.privileged=false {node}"),
+        )
+    } else {
+        (String::new(), node)
+    };
+    render(&Render {
+        base,
+        checksums: false,
+        images: artifacts.images,
+        env,
+        labels,
+    })
+}
+
+/// The node image of `version` from `artifacts` on `base`: built through the API unless the tag
+/// exists with this fingerprint.
+pub(crate) async fn ensure_artifact_image(
+    docker: &dyn DockerApi,
+    image: &str,
+    facts: &distro::Facts,
+    version: &str,
+    artifacts: &Artifacts,
+    base: &str,
+) -> anyhow::Result<()> {
+    let base_id = image_id_of(docker, base).await?;
+    let fp = artifact_fingerprint(version, artifacts, &base_id);
+    if let Some(existing) = docker.image(image).await {
+        if existing.labels.get("io.repro.node.fingerprint") == Some(&fp) {
+            return Ok(());
+        }
+    }
+    let read = |name: &str| {
+        let p = artifacts.dir.join(name);
+        std::fs::read(&p).with_context(|| format!("{}: cannot read", p.display()))
+    };
+    let install = if artifacts.install_sh {
+        read(ARTIFACT_INSTALL_SH)?
+    } else {
+        INSTALL_SH.as_bytes().to_vec()
+    };
+    let dockerfile = render_artifact_dockerfile(facts, version, artifacts, base, &fp);
+    let mut files = vec![
+        ("Dockerfile".to_string(), 0o644, dockerfile.into_bytes()),
+        ("install.sh".to_string(), 0o755, install),
+        (format!("artifacts/{TARBALL}"), 0o644, read(TARBALL)?),
+        (format!("artifacts/{CHECKSUMS}"), 0o644, read(CHECKSUMS)?),
+    ];
+    if artifacts.images {
+        files.push((format!("artifacts/{IMAGES}"), 0o644, read(IMAGES)?));
+    }
+    docker
+        .build_image(image, context(&files)?)
+        .await
+        .map_err(|e| anyhow::anyhow!("{e}"))?;
+    if docker.image(image).await.is_none() {
+        bail!("image {image} missing after its build");
+    }
+    Ok(())
+}
+
+/// Writes the stand-in's release artifacts of `version` (tarball and sha256sum) to `out`, the
+/// files an air-gapped `--artifacts` folder holds.
+pub(crate) fn write_artifacts(
+    facts: &distro::Facts,
+    version: &str,
+    binary: &Path,
+    out: &Path,
+) -> anyhow::Result<()> {
+    use sha2::Digest;
+    let bytes = std::fs::read(binary)
+        .with_context(|| format!("failed to read the stand-in binary {}", binary.display()))?;
+    let tarball = release_tarball(facts, version, &bytes)?;
+    std::fs::create_dir_all(out).with_context(|| format!("{}: cannot create", out.display()))?;
+    let sum = format!("{:x}  {TARBALL}\n", sha2::Sha256::digest(&tarball));
+    std::fs::write(out.join(TARBALL), &tarball)
+        .with_context(|| format!("{}: cannot write", out.display()))?;
+    std::fs::write(out.join(CHECKSUMS), sum)
+        .with_context(|| format!("{}: cannot write", out.display()))?;
+    Ok(())
 }
 
 #[cfg(test)]
