@@ -306,6 +306,16 @@ pub(crate) enum SimCommand {
         #[arg(long)]
         out: PathBuf,
     },
+    /// Write the stand-in's rke2 release artifacts of VERSION (`rke2.linux-amd64.tar.gz`,
+    /// `sha256sum-amd64.txt`) to a folder, for `repro run --artifacts` offline.
+    Artifacts {
+        /// The rke2 version the stand-in reports.
+        #[arg(long)]
+        version: String,
+        /// The folder to write them to.
+        #[arg(long)]
+        out: PathBuf,
+    },
 }
 
 /// What `repro matrix --emit` prints instead of running.

@@ -239,8 +239,8 @@ pub(crate) fn verify_artifacts(dir: &Path) -> anyhow::Result<Artifacts> {
             (name.trim_start_matches('*') == TARBALL).then(|| sum.to_ascii_lowercase())
         })
         .with_context(|| format!("{}: no line `<sha256>  {TARBALL}`", sums.display()))?;
-    let bytes = std::fs::read(&tarball)
-        .with_context(|| format!("{}: cannot read", tarball.display()))?;
+    let bytes =
+        std::fs::read(&tarball).with_context(|| format!("{}: cannot read", tarball.display()))?;
     let actual = format!("{:x}", sha2::Sha256::digest(&bytes));
     if actual != expected {
         bail!(
@@ -267,9 +267,9 @@ fn holds_stand_in(gz: &[u8]) -> bool {
     };
     for e in entries.flatten() {
         let mut e = e;
-        let is_license = e
-            .path()
-            .is_ok_and(|p| p.to_string_lossy().trim_start_matches("./") == "share/rke2/LICENSE.txt");
+        let is_license = e.path().is_ok_and(|p| {
+            p.to_string_lossy().trim_start_matches("./") == "share/rke2/LICENSE.txt"
+        });
         if is_license {
             let mut text = String::new();
             let _ = std::io::Read::read_to_string(&mut e, &mut text);
@@ -297,7 +297,10 @@ pub(crate) fn artifact_image_ref(version: &str, artifacts: &Artifacts) -> String
 /// the template and the install step that built it.
 fn artifact_fingerprint(version: &str, artifacts: &Artifacts, base_id: &str) -> String {
     let mut h: u64 = 0xcbf2_9ce4_8422_2325;
-    for b in [INSTALL_SH, DOCKERFILE_TEMPLATE].iter().flat_map(|t| t.bytes()) {
+    for b in [INSTALL_SH, DOCKERFILE_TEMPLATE]
+        .iter()
+        .flat_map(|t| t.bytes())
+    {
         h = (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3);
     }
     let base = base_id.trim_start_matches("sha256:");

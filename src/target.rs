@@ -54,6 +54,14 @@ pub(crate) struct Target {
         value_parser = crate::builds::parse_commit
     )]
     pub(crate) k3s_commit: Option<String>,
+    /// An rke2 release-artifacts folder (`rke2.linux-amd64.tar.gz`, `sha256sum-amd64.txt`,
+    /// optionally `rke2-images.linux-amd64.tar.zst` and rke2's `install.sh`): repro checks the
+    /// tarball's sum, then builds and caches the node image from it on `--node-base`.
+    #[arg(long, value_name = "DIR", conflicts_with_all = ["sim", "image"])]
+    pub(crate) artifacts: Option<PathBuf>,
+    /// With --artifacts: the systemd image the node image is built on (in the local store).
+    #[arg(long, value_name = "IMAGE", requires = "artifacts", value_parser = parse_image, default_value = crate::sim_node_image::SYSTEMD_BASE_IMAGE)]
+    pub(crate) node_base: String,
     /// The build under test once read (`--k3s-binary`, or `--k3s-commit` fetched): not a flag.
     #[arg(skip)]
     pub(crate) build: Option<crate::builds::Build>,

@@ -121,6 +121,8 @@ pub(crate) async fn run(g: &Global, a: &BisectArgs) -> Result<Exit, Error> {
             sim_pace: a.sim_pace,
             k3s_binary: None,
             k3s_commit: None,
+            artifacts: None,
+            node_base: crate::sim_node_image::SYSTEMD_BASE_IMAGE.into(),
             build: None,
         };
         let prepared = resolve(g.root.as_deref(), &target).map(|(sc, plan)| {
@@ -187,6 +189,8 @@ async fn commits(
             sim_pace: a.sim_pace,
             k3s_binary: None,
             k3s_commit: Some(sha.clone()),
+            artifacts: None,
+            node_base: crate::sim_node_image::SYSTEMD_BASE_IMAGE.into(),
             build: None,
         };
         async move {

@@ -65,7 +65,26 @@ pub(crate) fn resolve(root: Option<&Path>, t: &Target) -> Result<(Scenario, Plan
         crate::sim_image::plays(distro)
             .map_err(|e| Error::bad_input(format!("error: --sim: {e}\n")))?;
     }
+    let artifacts = match &t.artifacts {
+        None => None,
+        Some(dir) => {
+            if distro.facts().node_process != distro::NodeProcess::SystemdUnit {
+                return Err(Error::bad_input(format!(
+                    "error: --artifacts: topology `{}` runs {distro}; release artifacts build systemd nodes (rke2)\n",
+                    sc.topology.name
+                )));
+            }
+            // Checked before anything is created: a bad folder ends the command here.
+            let a = crate::sim_node_image::verify_artifacts(dir)
+                .map_err(|e| Error::bad_input(format!("error: --artifacts: {e:#}\n")))?;
+            Some(a)
+        }
+    };
     let image = match (&t.image, t.sim) {
+        _ if artifacts.is_some() => crate::sim_node_image::artifact_image_ref(
+            &version.to_string(),
+            artifacts.as_ref().expect("checked"),
+        ),
         (Some(i), _) => i.clone(),
         (None, true) => sim_image_ref(&version),
         (None, false) => distro.facts().image(&version),

@@ -91,6 +91,8 @@ pub(crate) async fn run(g: &Global, a: &MatrixArgs) -> Result<Exit, Error> {
         sim_pace: a.sim_pace,
         k3s_binary: a.k3s_binary.clone(),
         k3s_commit: None,
+        artifacts: None,
+        node_base: crate::sim_node_image::SYSTEMD_BASE_IMAGE.into(),
         build: None,
     };
     super::common::prepare_build(&mut template, false).await?;
@@ -139,6 +141,8 @@ pub(crate) async fn run(g: &Global, a: &MatrixArgs) -> Result<Exit, Error> {
                     sim_pace: a.sim_pace,
                     k3s_binary: None,
                     k3s_commit: None,
+                    artifacts: None,
+                    node_base: crate::sim_node_image::SYSTEMD_BASE_IMAGE.into(),
                     build: None,
                 },
             };

@@ -16,6 +16,7 @@ pub(crate) async fn run(_g: &Global, cmd: &SimCommand) -> Result<Exit, Error> {
             out,
             ..
         } => return write_binary(version, *fixed, out),
+        SimCommand::Artifacts { version, out } => return write_artifacts(version, out),
     };
     let wanted: Vec<String> = if versions.is_empty() {
         distro::Distro::K3s
@@ -54,6 +55,25 @@ pub(crate) async fn run(_g: &Global, cmd: &SimCommand) -> Result<Exit, Error> {
             Ok(Exit::Interrupted)
         }
     }
+}
+
+/// The stand-in's rke2 release artifacts of `version` into `out`.
+fn write_artifacts(version: &str, out: &std::path::Path) -> Result<Exit, Error> {
+    let v: Version = version
+        .parse()
+        .map_err(|e| Error::bad_input(format!("repro sim artifacts: {e}")))?;
+    let facts = v.distro.facts();
+    if facts.node_process != distro::NodeProcess::SystemdUnit {
+        return Err(Error::bad_input(format!(
+            "repro sim artifacts: {v} is a {} version; release artifacts are rke2's (e.g. {})",
+            v.distro,
+            distro::Distro::Rke2.facts().example_version
+        )));
+    }
+    let binary = crate::sim_image::find_sim_binary()?;
+    crate::sim_node_image::write_artifacts(facts, &v.to_string(), &binary, out)?;
+    super::common::out(&out.display().to_string());
+    Ok(Exit::Ok)
 }
 
 /// Copies the stand-in binary to `out` with its stamp (the version it reports, the fix or not).

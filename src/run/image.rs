@@ -24,6 +24,28 @@ pub(crate) async fn ensure(
         events.show(&RunEvent::Phase(Phase::LoadArchive(archive.clone())));
         docker.load_archive(archive).await?;
     }
+    if let Some(dir) = &cfg.target.artifacts {
+        // Checked again here (the plan checked it first): the folder may have changed since.
+        let v = plan.k3s_version.to_string();
+        events.show(&RunEvent::Phase(Phase::PrepareSimImage(plan.image.clone())));
+        let built = async {
+            let a = crate::sim_node_image::verify_artifacts(dir)?;
+            crate::sim_node_image::ensure_artifact_image(
+                docker,
+                &plan.image,
+                plan.distro.facts(),
+                &v,
+                &a,
+                &cfg.target.node_base,
+            )
+            .await
+        };
+        built.await.map_err(|e| RunError::SimImage {
+            image: plan.image.clone(),
+            reason: format!("{e:#}"),
+        })?;
+        return Ok(image_id(docker, &plan.image).await);
+    }
     if cfg.target.sim {
         let v = plan.k3s_version.to_string();
         // Always asked: it rebuilds a tag only when missing or built from another binary.

@@ -22,6 +22,8 @@ fn config(results: &Path, expect: Outcome) -> RunConfig {
             sim_pace: None,
             k3s_binary: None,
             k3s_commit: None,
+            artifacts: None,
+            node_base: crate::sim_node_image::SYSTEMD_BASE_IMAGE.into(),
             build: None,
         },
         expect: Expect::Outcome(expect),
