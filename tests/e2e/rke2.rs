@@ -133,3 +133,100 @@ fn a_unit_dying_at_boot_is_a_death_with_its_exit_status() {
     assert!(log.contains("level=fatal"), "{log}");
     assert!(log.contains("Main process exited"), "{log}");
 }
+
+/// `repro sim artifacts` into a fresh folder: the stand-in's rke2 release artifacts.
+fn stand_in_artifacts(version: &str) -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    let out = crate::util::repro()
+        .args(["sim", "artifacts", "--version", version, "--out"])
+        .arg(dir.path())
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    dir
+}
+
+/// A `repro run` with `--artifacts` and NOT `--sim`: the node image comes from the folder, under
+/// this helper's own repository when the tests have one.
+fn artifacts_run(dir: &std::path::Path, results: &std::path::Path) -> std::process::Output {
+    let mut cmd = crate::util::repro();
+    if let Ok(repo) = std::env::var("REPRO_SIM_REPOSITORY") {
+        cmd.env("REPRO_NODE_REPOSITORY", format!("{repo}-node"));
+    }
+    cmd.args([
+        "run",
+        "etcd-split",
+        "--version",
+        "v1.32.5+rke2r1",
+        "--artifacts",
+    ])
+    .arg(dir)
+    .args([
+        "--node-base",
+        "repro.local/systemd-base:bookworm",
+        "--expect",
+        "auto",
+        "--progress",
+        "never",
+        "--results",
+    ])
+    .arg(results)
+    .output()
+    .unwrap()
+}
+
+#[test]
+fn a_node_image_from_release_artifacts_reproduces_and_says_it_is_the_stand_in() {
+    crate::docker::docker_ok();
+    let artifacts = stand_in_artifacts("v1.32.5+rke2r1");
+    let tmp = tempfile::tempdir().unwrap();
+    let out = artifacts_run(artifacts.path(), tmp.path());
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let dir = crate::only_run_dir(tmp.path());
+    let r = crate::read_result(&dir);
+    crate::assert_no_leftovers(r["run_id"].as_str().unwrap());
+    assert_eq!(r["verdict"]["outcome"], "reproduced", "{}", text(&out));
+    assert_eq!(r["distribution"], "rke2");
+    // Built from the folder (tag: version and the tarball's sum), and what it holds is the
+    // stand-in: the result says so, though --sim was not given.
+    let image = r["k3s"]["image"].as_str().unwrap();
+    let sums = std::fs::read_to_string(artifacts.path().join("sha256sum-amd64.txt")).unwrap();
+    assert!(image.contains(":v1.32.5-rke2r1-"), "{image}");
+    assert!(
+        sums.starts_with(image.rsplit('-').next().unwrap()),
+        "{image} {sums}"
+    );
+    assert_eq!(r["k3s"]["stand_in"], true);
+    assert!(
+        text(&out).contains("(repro stand-in, not real rke2)"),
+        "{}",
+        text(&out)
+    );
+    // Units ran under systemd, installed by the install step.
+    let boot = &r["boots"][0];
+    let log = std::fs::read_to_string(dir.join(boot["log"].as_str().unwrap())).unwrap();
+    assert!(log.contains("Starting rke2-server.service"), "{log}");
+}
+
+#[test]
+fn a_corrupted_release_tarball_is_refused_before_anything_exists() {
+    let artifacts = stand_in_artifacts("v1.32.5+rke2r1");
+    let tarball = artifacts.path().join("rke2.linux-amd64.tar.gz");
+    let mut bytes = std::fs::read(&tarball).unwrap();
+    let last = bytes.len() - 1;
+    bytes[last] ^= 0xff;
+    std::fs::write(&tarball, &bytes).unwrap();
+    let listed = std::fs::read_to_string(artifacts.path().join("sha256sum-amd64.txt")).unwrap();
+    let listed = listed.split_whitespace().next().unwrap();
+    let tmp = tempfile::tempdir().unwrap();
+    let out = artifacts_run(artifacts.path(), tmp.path());
+    assert_eq!(out.status.code(), Some(2), "bad input: {}", text(&out));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("rke2.linux-amd64.tar.gz: sha256 "), "{err}");
+    assert!(err.contains(&format!("does not match {listed}")), "{err}");
+    // Refused at the plan: no run folder, so no run id, container or image was made.
+    assert!(
+        !tmp.path().join("").read_dir().unwrap().any(|_| true),
+        "{err}"
+    );
+}
