@@ -487,4 +487,63 @@ mod tests {
         std::fs::write(&bin, b"longer").expect("write");
         assert_ne!(fingerprint(&bin, "sha256:aaaaaaaaaaaaaaaa").expect("fp"), a);
     }
+
+    fn artifacts_of(version: &str) -> tempfile::TempDir {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let bin = dir.path().join("bin");
+        std::fs::write(&bin, b"\x7fELF").expect("write");
+        write_artifacts(distro::Distro::Rke2.facts(), version, &bin, dir.path()).expect("write");
+        dir
+    }
+
+    #[test]
+    fn artifacts_are_checked_against_their_sum_and_the_stand_in_is_recognised() {
+        let dir = artifacts_of("v1.32.5+rke2r1");
+        let a = verify_artifacts(dir.path()).expect("verified");
+        assert!(a.stand_in && !a.images && !a.install_sh);
+        let listed = std::fs::read_to_string(dir.path().join(CHECKSUMS)).expect("read");
+        assert!(listed.starts_with(&a.tarball_sha256), "{listed}");
+        let tag = artifact_image_ref("v1.32.5+rke2r1", &a);
+        assert!(
+            tag.ends_with(&format!(":v1.32.5-rke2r1-{}", &a.tarball_sha256[..12])),
+            "{tag}"
+        );
+        // A tarball that is not the stand-in's (no stand-in notice) is not labelled as one.
+        let other = Artifacts {
+            stand_in: false,
+            ..a.clone()
+        };
+        let d = render_artifact_dockerfile(
+            distro::Distro::Rke2.facts(),
+            "v1.32.5+rke2r1",
+            &other,
+            "rancher/systemd-node:v0.0.5",
+            "fp",
+        );
+        assert!(d.contains("FROM rancher/systemd-node:v0.0.5\n"), "{d}");
+        assert!(
+            !d.contains("io.repro.sim") && !d.contains("privileged"),
+            "{d}"
+        );
+        assert!(!d.contains("sha256sum rke2") && !d.contains('@'), "{d}");
+        let d = render_artifact_dockerfile(distro::Distro::Rke2.facts(), "v1", &a, "b", "fp");
+        assert!(
+            d.contains("io.repro.sim=true io.repro.privileged=false"),
+            "{d}"
+        );
+        // A changed byte: refused, both sums named.
+        let tarball = dir.path().join(TARBALL);
+        let mut bytes = std::fs::read(&tarball).expect("read");
+        bytes.push(0);
+        std::fs::write(&tarball, bytes).expect("write");
+        let e = format!("{:#}", verify_artifacts(dir.path()).expect_err("mismatch"));
+        assert!(
+            e.contains(&format!("does not match {}", a.tarball_sha256)),
+            "{e}"
+        );
+        assert!(!e.contains(&format!("sha256 {} ", a.tarball_sha256)), "{e}");
+        std::fs::remove_file(dir.path().join(CHECKSUMS)).expect("rm");
+        let e = format!("{:#}", verify_artifacts(dir.path()).expect_err("missing"));
+        assert!(e.contains("sha256sum-amd64.txt: cannot read"), "{e}");
+    }
 }
