@@ -204,8 +204,9 @@ async fn image_id_of(docker: &dyn DockerApi, base: &str) -> anyhow::Result<Strin
 pub(crate) const TARBALL: &str = "rke2.linux-amd64.tar.gz";
 pub(crate) const CHECKSUMS: &str = "sha256sum-amd64.txt";
 pub(crate) const IMAGES: &str = "rke2-images.linux-amd64.tar.zst";
-/// rke2's install.sh, when the artifact folder holds it (the installer image ships it at /).
-pub(crate) const ARTIFACT_INSTALL_SH: &str = "install.sh";
+/// rke2's install script, when the artifact folder holds it: `install.sh` as get.rke2.io serves
+/// it, or `installer.sh` as the installer image rancher/system-agent-installer-rke2 ships it.
+pub(crate) const ARTIFACT_INSTALL_SH: [&str; 2] = ["install.sh", "installer.sh"];
 /// The repository of node images built from release artifacts (`REPRO_NODE_REPOSITORY`
 /// overrides it, so helpers sharing an engine keep theirs apart).
 pub(crate) const NODE_REPOSITORY: &str = "repro.local/rke2-node";
@@ -218,7 +219,7 @@ pub(crate) struct Artifacts {
     /// The air-gap images tarball, when present.
     pub(crate) images: bool,
     /// rke2's install.sh, when present (else the repo's install step runs).
-    pub(crate) install_sh: bool,
+    pub(crate) install_sh: Option<&'static str>,
     /// The tarball is repro's stand-in's (its share/rke2/LICENSE.txt says so), not rke2's.
     pub(crate) stand_in: bool,
 }
@@ -254,7 +255,9 @@ pub(crate) fn verify_artifacts(dir: &Path) -> anyhow::Result<Artifacts> {
         stand_in: holds_stand_in(&bytes),
         tarball_sha256: actual,
         images: dir.join(IMAGES).is_file(),
-        install_sh: dir.join(ARTIFACT_INSTALL_SH).is_file(),
+        install_sh: ARTIFACT_INSTALL_SH
+            .into_iter()
+            .find(|n| dir.join(n).is_file()),
     })
 }
 
@@ -308,7 +311,7 @@ fn artifact_fingerprint(version: &str, artifacts: &Artifacts, base_id: &str) -> 
     format!(
         "{version}-s{}-b{base}-f{h:016x}-i{}",
         &artifacts.tarball_sha256[..16],
-        u8::from(artifacts.install_sh)
+        artifacts.install_sh.unwrap_or("repo")
     )
 }
 
@@ -347,8 +350,17 @@ pub(crate) async fn ensure_artifact_image(
     facts: &distro::Facts,
     version: &str,
     artifacts: &Artifacts,
-    base: &str,
+    base: Option<&str>,
 ) -> anyhow::Result<()> {
+    let base = base
+        .or(facts.node_base_image)
+        .context("no systemd base image for this distribution's nodes (--node-base)")?;
+    if docker.image(base).await.is_none() && base != SYSTEMD_BASE_IMAGE {
+        docker
+            .pull(base, &mut |_, _| {})
+            .await
+            .map_err(|e| anyhow::anyhow!("the node base image {base}: {e}"))?;
+    }
     let base_id = image_id_of(docker, base).await?;
     let fp = artifact_fingerprint(version, artifacts, &base_id);
     if let Some(existing) = docker.image(image).await {
@@ -360,10 +372,9 @@ pub(crate) async fn ensure_artifact_image(
         let p = artifacts.dir.join(name);
         std::fs::read(&p).with_context(|| format!("{}: cannot read", p.display()))
     };
-    let install = if artifacts.install_sh {
-        read(ARTIFACT_INSTALL_SH)?
-    } else {
-        INSTALL_SH.as_bytes().to_vec()
+    let install = match artifacts.install_sh {
+        Some(name) => read(name)?,
+        None => INSTALL_SH.as_bytes().to_vec(),
     };
     let dockerfile = render_artifact_dockerfile(facts, version, artifacts, base, &fp);
     let mut files = vec![
@@ -500,7 +511,7 @@ mod tests {
     fn artifacts_are_checked_against_their_sum_and_the_stand_in_is_recognised() {
         let dir = artifacts_of("v1.32.5+rke2r1");
         let a = verify_artifacts(dir.path()).expect("verified");
-        assert!(a.stand_in && !a.images && !a.install_sh);
+        assert!(a.stand_in && !a.images && a.install_sh.is_none());
         let listed = std::fs::read_to_string(dir.path().join(CHECKSUMS)).expect("read");
         assert!(listed.starts_with(&a.tarball_sha256), "{listed}");
         let tag = artifact_image_ref("v1.32.5+rke2r1", &a);

@@ -59,9 +59,10 @@ pub(crate) struct Target {
     /// tarball's sum, then builds and caches the node image from it on `--node-base`.
     #[arg(long, value_name = "DIR", conflicts_with_all = ["sim", "image"])]
     pub(crate) artifacts: Option<PathBuf>,
-    /// With --artifacts: the systemd image the node image is built on (in the local store).
-    #[arg(long, value_name = "IMAGE", requires = "artifacts", value_parser = parse_image, default_value = crate::sim_node_image::SYSTEMD_BASE_IMAGE)]
-    pub(crate) node_base: String,
+    /// With --artifacts: the systemd image the node image is built on, pulled if absent
+    /// (default: the one rke2's Docker tests use, rancher/systemd-node:v0.0.5).
+    #[arg(long, value_name = "IMAGE", requires = "artifacts", value_parser = parse_image)]
+    pub(crate) node_base: Option<String>,
     /// The build under test once read (`--k3s-binary`, or `--k3s-commit` fetched): not a flag.
     #[arg(skip)]
     pub(crate) build: Option<crate::builds::Build>,

@@ -27,6 +27,7 @@ pub static FACTS: Facts = Facts {
         "v1.34.1+k3s1",
     ],
     sim_version_env: "REPRO_SIM_K3S_VERSION",
+    node_base_image: None,
     server_args: &["server"],
     agent_args: &["agent"],
     version_command: &["k3s", "-v"],

@@ -171,6 +171,9 @@ pub struct Facts {
     pub sim_versions: &'static [&'static str],
     /// Env variable the stand-in image bakes its imitated version into.
     pub sim_version_env: &'static str,
+    /// The systemd image a node image from release artifacts is built on by default (rke2's
+    /// tests/docker/testutils.go: `rancher/systemd-node:v0.0.5`); `None` where nodes need none.
+    pub node_base_image: Option<&'static str>,
     /// Container command of a server and of an agent.
     pub server_args: &'static [&'static str],
     pub agent_args: &'static [&'static str],

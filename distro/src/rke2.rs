@@ -37,6 +37,7 @@ pub static FACTS: Facts = Facts {
         "v1.34.1+rke2r1",
     ],
     sim_version_env: "REPRO_SIM_RKE2_VERSION",
+    node_base_image: Some("rancher/systemd-node:v0.0.5"),
     server_args: &["server"],
     agent_args: &["agent"],
     // `rke2 version v1.33.5-rc1+rke2r1 (<40-hex commit>)` then `go version …` (§4).

@@ -122,7 +122,7 @@ pub(crate) async fn run(g: &Global, a: &BisectArgs) -> Result<Exit, Error> {
             k3s_binary: None,
             k3s_commit: None,
             artifacts: None,
-            node_base: crate::sim_node_image::SYSTEMD_BASE_IMAGE.into(),
+            node_base: None,
             build: None,
         };
         let prepared = resolve(g.root.as_deref(), &target).map(|(sc, plan)| {
@@ -190,7 +190,7 @@ async fn commits(
             k3s_binary: None,
             k3s_commit: Some(sha.clone()),
             artifacts: None,
-            node_base: crate::sim_node_image::SYSTEMD_BASE_IMAGE.into(),
+            node_base: None,
             build: None,
         };
         async move {

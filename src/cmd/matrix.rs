@@ -92,7 +92,7 @@ pub(crate) async fn run(g: &Global, a: &MatrixArgs) -> Result<Exit, Error> {
         k3s_binary: a.k3s_binary.clone(),
         k3s_commit: None,
         artifacts: None,
-        node_base: crate::sim_node_image::SYSTEMD_BASE_IMAGE.into(),
+        node_base: None,
         build: None,
     };
     super::common::prepare_build(&mut template, false).await?;
@@ -142,7 +142,7 @@ pub(crate) async fn run(g: &Global, a: &MatrixArgs) -> Result<Exit, Error> {
                     k3s_binary: None,
                     k3s_commit: None,
                     artifacts: None,
-                    node_base: crate::sim_node_image::SYSTEMD_BASE_IMAGE.into(),
+                    node_base: None,
                     build: None,
                 },
             };

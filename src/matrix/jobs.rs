@@ -135,7 +135,7 @@ mod tests {
             k3s_binary: None,
             k3s_commit: None,
             artifacts: None,
-            node_base: crate::sim_node_image::SYSTEMD_BASE_IMAGE.into(),
+            node_base: None,
             build: None,
         };
         let (_, plan) = crate::cmd::common::resolve(None, &target).expect("etcd-split plans");

@@ -36,7 +36,7 @@ pub(crate) async fn ensure(
                 plan.distro.facts(),
                 &v,
                 &a,
-                &cfg.target.node_base,
+                cfg.target.node_base.as_deref(),
             )
             .await
         };

@@ -23,7 +23,7 @@ fn config(results: &Path, expect: Outcome) -> RunConfig {
             k3s_binary: None,
             k3s_commit: None,
             artifacts: None,
-            node_base: crate::sim_node_image::SYSTEMD_BASE_IMAGE.into(),
+            node_base: None,
             build: None,
         },
         expect: Expect::Outcome(expect),
