@@ -216,3 +216,112 @@ fn doctor_reads_disk_against_nodes_and_skips_check_config_without_the_real_image
     );
     assert_eq!(doctor_leftovers(), Vec::<String>::new());
 }
+
+/// An image built FROM the stand-in's, labelled as not the stand-in, removed when dropped.
+struct RealLike(String);
+
+impl RealLike {
+    /// `extra` goes after the FROM line (an `ENV` choosing the stand-in's check-config output).
+    fn build(extra: &str) -> RealLike {
+        use std::io::Write;
+        use std::process::Stdio;
+        let built = repro()
+            .args(["sim", "build", "--k3s-version", "v1.33.4+k3s1"])
+            .output()
+            .unwrap();
+        assert!(built.status.success(), "{}", text(&built));
+        let image = format!(
+            "repro.local/real-like-check-config:e2e-{}-{}",
+            std::process::id(),
+            rand_suffix()
+        );
+        let mut build = Command::new("docker")
+            .args(["build", "-q", "-t", &image, "-"])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        build
+            .stdin
+            .take()
+            .unwrap()
+            .write_all(
+                format!(
+                    "FROM {}:v1.33.4-k3s1\nLABEL io.repro.sim=false\n{extra}\n",
+                    crate::util::sim_repo()
+                )
+                .as_bytes(),
+            )
+            .unwrap();
+        let out = build.wait_with_output().unwrap();
+        assert!(out.status.success(), "{}", text(&out));
+        RealLike(image)
+    }
+}
+
+fn rand_suffix() -> u128 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_nanos()
+        % 1_000_000
+}
+
+impl Drop for RealLike {
+    fn drop(&mut self) {
+        let _ = Command::new("docker").args(["rmi", "-f", &self.0]).output();
+    }
+}
+
+fn kernel_config(image: &str) -> (Option<i32>, Value) {
+    let out = repro()
+        .args(["doctor", "--format", "json", "--topology", "etcd-split"])
+        .args(["--image", image])
+        .output()
+        .unwrap();
+    let v: Value =
+        serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{e}: {}", text(&out)));
+    let line = v["checks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["check"] == "kernel-config")
+        .unwrap_or_else(|| panic!("no kernel-config in {v}"))
+        .clone();
+    (out.status.code(), line)
+}
+
+/// `k3s check-config` run by the doctor in a throwaway container of an image it takes for real
+/// k3s (built FROM the stand-in's, `io.repro.sim=false`; the stand-in prints a real output of
+/// k3s's script, tests/fixtures/check-config/): a passing output is an ok line, a failing one a
+/// FAIL naming the missing option, and no container is left either way.
+#[test]
+fn doctor_runs_check_config_in_the_image_and_names_what_is_missing() {
+    docker_ok();
+    let pass = RealLike::build("");
+    let (_, line) = kernel_config(&pass.0);
+    assert_eq!(line["status"], "ok", "{line}");
+    assert!(
+        line["detail"].as_str().unwrap().contains("STATUS: pass"),
+        "{line}"
+    );
+    assert_eq!(doctor_leftovers(), Vec::<String>::new());
+
+    let fail = RealLike::build("ENV REPRO_SIM_CHECK_CONFIG=fail");
+    let (code, line) = kernel_config(&fail.0);
+    // This engine's privileged trial fails too; the kernel line fails on its own.
+    assert_eq!(code, Some(3), "{line}");
+    assert_eq!(line["status"], "fail", "{line}");
+    let d = line["detail"].as_str().unwrap();
+    assert!(d.contains("CONFIG_NETFILTER_XT_MATCH_IPVS"), "{line}");
+    assert!(
+        !d.contains("CONFIG_USER_NS"),
+        "optional, not necessary: {line}"
+    );
+    assert!(
+        line["fix"].as_str().unwrap().contains("check-config"),
+        "{line}"
+    );
+    assert_eq!(doctor_leftovers(), Vec::<String>::new());
+}
