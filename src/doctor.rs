@@ -1052,6 +1052,54 @@ mod tests {
     }
 
     #[test]
+    fn check_config_outputs_by_section() {
+        let fail = parse_check_config(include_str!(
+            "../tests/fixtures/check-config/k3s-4859-libreelec-fail.txt"
+        ));
+        assert_eq!(fail.pass, Some(false));
+        assert_eq!(fail.necessary, vec!["CONFIG_NETFILTER_XT_MATCH_IPVS"]);
+        assert_eq!(fail.optional, vec!["CONFIG_USER_NS"]);
+        let l = check_config_verdict(&fail, 1, "k3s", "docker run … check-config");
+        assert_eq!(l.status, Status::Fail);
+        assert!(
+            l.detail.contains("CONFIG_NETFILTER_XT_MATCH_IPVS"),
+            "{}",
+            l.detail
+        );
+
+        let pass = parse_check_config(include_str!(
+            "../tests/fixtures/check-config/k3s-11916-v1.32.3-pass.txt"
+        ));
+        assert_eq!(pass.pass, Some(true));
+        assert!(pass.necessary.is_empty() && pass.optional.is_empty());
+        assert_eq!(
+            check_config_verdict(&pass, 0, "k3s", "c").status,
+            Status::Ok
+        );
+
+        // Coloured as the script prints it, with an optional option missing: a warn.
+        let coloured = "Generally Necessary:\n- \u{1b}[0;32mCONFIG_NAMESPACES: enabled\u{1b}[0m\nOptional Features:\n- CONFIG_USER_NS: \u{1b}[1;31mmissing\u{1b}[0m\n\nSTATUS: \u{1b}[0;32mpass\u{1b}[0m\n";
+        let c = parse_check_config(coloured);
+        assert_eq!(c.pass, Some(true));
+        assert_eq!(c.optional, vec!["CONFIG_USER_NS"]);
+        let l = check_config_verdict(&c, 0, "k3s", "c");
+        assert_eq!(l.status, Status::Warn);
+        assert!(l.detail.contains("CONFIG_USER_NS"), "{}", l.detail);
+
+        // No kernel config found: no verdict, a warn naming what it said.
+        let none = parse_check_config(
+            "info: reading kernel config from ...\nerror: cannot find kernel config\n",
+        );
+        let l = check_config_verdict(&none, 1, "k3s", "c");
+        assert_eq!(l.status, Status::Warn);
+        assert!(
+            l.detail.contains("cannot find kernel config"),
+            "{}",
+            l.detail
+        );
+    }
+
+    #[test]
     fn a_remote_engine_is_said() {
         assert!(is_local("unix:///var/run/docker.sock"));
         assert!(!is_local("tcp://127.0.0.1:2375"));
