@@ -432,7 +432,7 @@ async fn run_check_config(
             .state(&name)
             .await
             .map_err(|e| first_line(&e.to_string()))?;
-        Ok((state.exit_code.unwrap_or(-1), output))
+        Ok((state.exit_code.unwrap_or(-1), untimestamped(&output)))
     };
     match tokio::time::timeout(TRIAL_TIMEOUT, work).await {
         Ok(r) => r,
@@ -441,6 +441,19 @@ async fn run_check_config(
             TRIAL_TIMEOUT.as_secs()
         )),
     }
+}
+
+/// The log without the engine's timestamp before each line (`follow_logs` asks for them).
+fn untimestamped(log: &str) -> String {
+    log.lines()
+        .map(|l| match l.split_once(' ') {
+            Some((ts, rest)) if ts.len() >= 20 && ts.ends_with('Z') && ts.as_bytes()[4] == b'-' => {
+                rest
+            }
+            _ => l,
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
 }
 
 /// What check-config.sh printed, by section.
@@ -1085,6 +1098,11 @@ mod tests {
         let l = check_config_verdict(&c, 0, "k3s", "c");
         assert_eq!(l.status, Status::Warn);
         assert!(l.detail.contains("CONFIG_USER_NS"), "{}", l.detail);
+
+        assert_eq!(
+            untimestamped("2026-12-01T21:41:44.558485880Z STATUS: pass\nplain"),
+            "STATUS: pass\nplain"
+        );
 
         // No kernel config found: no verdict, a warn naming what it said.
         let none = parse_check_config(

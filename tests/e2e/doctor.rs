@@ -11,6 +11,14 @@ use crate::docker::docker_ok;
 use crate::util::{repro, text};
 use crate::{assert_no_leftovers, only_run_dir, read_result};
 
+/// The doctor tests one at a time: each checks that no doctor's throwaway container is left,
+/// which another test's doctor, still running, would have.
+static ONE_DOCTOR: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+fn one_doctor() -> std::sync::MutexGuard<'static, ()> {
+    ONE_DOCTOR.lock().unwrap_or_else(|e| e.into_inner())
+}
+
 /// What the doctor's throwaway containers left (their run ids start `doctor-`).
 fn doctor_leftovers() -> Vec<String> {
     let mut left = Vec::new();
@@ -35,6 +43,7 @@ fn doctor_leftovers() -> Vec<String> {
 #[test]
 fn doctor_says_real_k3s_cannot_run_here_and_the_stand_in_can() {
     docker_ok();
+    let _one = one_doctor();
     let out = repro().args(["doctor"]).output().unwrap();
     let s = text(&out);
     assert_eq!(out.status.code(), Some(3), "{s}");
@@ -62,6 +71,7 @@ fn doctor_says_real_k3s_cannot_run_here_and_the_stand_in_can() {
 #[test]
 fn doctor_json_is_one_document_with_every_check() {
     docker_ok();
+    let _one = one_doctor();
     let out = repro()
         .args(["doctor", "--format", "json", "--topology", "etcd-split"])
         .args(["--version", "v1.33.5+k3s1"])
@@ -112,6 +122,7 @@ fn doctor_json_is_one_document_with_every_check() {
 #[test]
 fn a_privileged_run_stops_at_the_doctors_line_before_any_node() {
     docker_ok();
+    let _one = one_doctor();
     let tmp = tempfile::tempdir().unwrap();
     let out = repro()
         .args(["run", "etcd-split", "--sim", "--privileged", "always"])
@@ -151,6 +162,7 @@ fn a_privileged_run_stops_at_the_doctors_line_before_any_node() {
 #[test]
 fn doctor_reads_disk_against_nodes_and_skips_check_config_without_the_real_image() {
     docker_ok();
+    let _one = one_doctor();
     let line = |args: &[&str], name: &str| -> Value {
         let out = repro()
             .args(["doctor", "--format", "json"])
@@ -299,6 +311,7 @@ fn kernel_config(image: &str) -> (Option<i32>, Value) {
 #[test]
 fn doctor_runs_check_config_in_the_image_and_names_what_is_missing() {
     docker_ok();
+    let _one = one_doctor();
     let pass = RealLike::build("");
     let (_, line) = kernel_config(&pass.0);
     assert_eq!(line["status"], "ok", "{line}");
