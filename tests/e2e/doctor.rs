@@ -337,4 +337,28 @@ fn doctor_runs_check_config_in_the_image_and_names_what_is_missing() {
         "{line}"
     );
     assert_eq!(doctor_leftovers(), Vec::<String>::new());
+
+    // rke2 has no check-config subcommand: skipped, saying so.
+    let out = repro()
+        .args(["doctor", "--format", "json", "--version", "v1.32.5+rke2r1"])
+        .output()
+        .unwrap();
+    let v: Value =
+        serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{e}: {}", text(&out)));
+    let rke2 = v["checks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["check"] == "kernel-config")
+        .unwrap_or_else(|| panic!("no kernel-config in {v}"))
+        .clone();
+    assert_eq!(rke2["status"], "warn", "{rke2}");
+    assert!(
+        rke2["detail"]
+            .as_str()
+            .unwrap()
+            .contains("rke2 has no check-config subcommand"),
+        "{rke2}"
+    );
+    assert_eq!(doctor_leftovers(), Vec::<String>::new());
 }
