@@ -472,6 +472,10 @@ pub(crate) struct DoctorArgs {
     /// Ask about the stand-in instead of real k3s.
     #[arg(long)]
     pub(crate) sim: bool,
+    /// The image a run would use (`repro run --image`), instead of the distribution's image of
+    /// the version: the privileged trial and `check-config` run in it.
+    #[arg(long, conflicts_with = "sim")]
+    pub(crate) image: Option<String>,
     #[arg(long, value_enum, default_value = "text")]
     pub(crate) format: Format,
 }

@@ -103,6 +103,8 @@ pub(crate) struct Request<'a> {
     pub(crate) roles: Vec<Role>,
     /// The stand-in instead of real k3s.
     pub(crate) sim: bool,
+    /// The image a run would use instead of the distribution's for the version (`--image`).
+    pub(crate) image: Option<String>,
 }
 
 /// Every check, in the order a reader fixes them: the engine first (nothing else can be
@@ -134,7 +136,10 @@ pub(crate) async fn diagnose(req: &Request<'_>) -> Vec<Line> {
         ),
     ));
     let local = is_local(&docker::endpoint());
-    let image = req.facts.image(&req.version);
+    let image = req
+        .image
+        .clone()
+        .unwrap_or_else(|| req.facts.image(&req.version));
     if req.sim {
         lines.push(Line::ok(
             "privileged",
@@ -271,11 +276,25 @@ fn disk_line(
     Line::ok("disk", format!("{free} MiB free at {dir}; {why}"))
 }
 
-/// `k3s check-config` (the kernel check k3s ships) belongs inside the target image; it is
-/// skipped, with a warn line saying why, where it cannot say anything about real k3s.
+/// `k3s check-config` (the kernel check k3s ships, contrib/util/check-config.sh) run in a
+/// throwaway container of the target image: the script reads the host kernel's config
+/// (/proc/config.gz, /boot/config-$(uname -r), /lib/modules/$(uname -r)/…), so /boot and
+/// /lib/modules are mounted read-only. Skipped, with a warn line saying why, where it cannot
+/// say anything about real k3s.
 async fn kernel_config_line(docker: &dyn DockerApi, req: &Request<'_>, image: &str) -> Line {
+    let Some(args) = req.facts.check_config_args else {
+        return Line::warn(
+            "kernel-config",
+            format!(
+                "skipped: {} has no check-config subcommand (its CLI has none)",
+                req.facts.name
+            ),
+            "check the kernel by hand with k3s's contrib/util/check-config.sh (rke2 needs the same kernel features)",
+        );
+    };
     let command = format!(
-        "docker run --rm -v /boot:/boot:ro -v /lib/modules:/lib/modules:ro {image} check-config"
+        "docker run --rm -v /boot:/boot:ro -v /lib/modules:/lib/modules:ro {image} {}",
+        args.join(" ")
     );
     if req.sim {
         return Line::warn(
@@ -290,20 +309,279 @@ async fn kernel_config_line(docker: &dyn DockerApi, req: &Request<'_>, image: &s
     match docker.image(image).await {
         None => Line::warn(
             "kernel-config",
-            format!("skipped: {image} is not here, and `{} check-config` runs inside it", req.facts.binary),
+            format!(
+                "skipped: {image} is not here, and `{} check-config` runs inside it",
+                req.facts.binary
+            ),
             format!("pull the image (or load it with --image-archive), then `{command}`"),
         ),
-        Some(info) if info.labels.get(crate::run::image::SIM_LABEL).is_some_and(|v| v == "true") => Line::warn(
-            "kernel-config",
-            format!("skipped: {image} is repro's stand-in, which has no `{} check-config`", req.facts.binary),
-            format!("with the real image: `{command}`"),
-        ),
-        Some(_) => Line::warn(
-            "kernel-config",
-            format!("not run by repro yet: `{} check-config` in {image} reads this host's kernel config", req.facts.binary),
-            format!("run `{command}` (it ends with `STATUS: pass` when the kernel has what k3s needs)"),
-        ),
+        Some(info)
+            if info
+                .labels
+                .get(crate::run::image::SIM_LABEL)
+                .is_some_and(|v| v == "true") =>
+        {
+            Line::warn(
+                "kernel-config",
+                format!(
+                    "skipped: {image} is repro's stand-in, which has no `{} check-config`",
+                    req.facts.binary
+                ),
+                format!("with the real image: `{command}`"),
+            )
+        }
+        Some(_) => {
+            let run_id = doctor_run_id();
+            let ran = run_check_config(docker, image, args, &run_id).await;
+            let removed = docker
+                .remove_labelled(docker::LABEL_RUN, Some(&run_id))
+                .await;
+            let mut line = match ran {
+                Ok((code, output)) => check_config_verdict(&parse_check_config(&output), code, req.facts.binary, &command),
+                Err(why) => Line::warn(
+                    "kernel-config",
+                    format!("could not run `{} check-config` in {image}: {why}", req.facts.binary),
+                    format!("run it by hand: `{command}` (it ends with `STATUS: pass` when the kernel has what {} needs)", req.facts.name),
+                ),
+            };
+            if !removed.complete {
+                line.detail.push_str(&format!(
+                    " (its container may be left: `repro clean --run {run_id}`)"
+                ));
+            }
+            line
+        }
     }
+}
+
+/// Host folders check-config.sh reads the kernel config and modules from.
+const KERNEL_CONFIG_DIRS: &[&str] = &["/boot", "/lib/modules"];
+
+/// Creates, starts and reads to its end one unprivileged container running `args` (the
+/// image's entrypoint is the distribution's binary): its exit code and output, within
+/// [`TRIAL_TIMEOUT`]. The caller removes everything labelled with `run_id`.
+async fn run_check_config(
+    docker: &dyn DockerApi,
+    image: &str,
+    args: &[&str],
+    run_id: &str,
+) -> Result<(i64, String), String> {
+    use futures_util::StreamExt;
+    let labels: HashMap<String, String> = [
+        (docker::LABEL_MANAGED, "true"),
+        (docker::LABEL_RUN, run_id),
+        (docker::LABEL_NODE, "trial"),
+    ]
+    .into_iter()
+    .map(|(k, v)| (k.to_string(), v.to_string()))
+    .collect();
+    let net = format!("repro-{run_id}-trial");
+    let name = format!("repro-{run_id}-check-config");
+    let work = async {
+        let subnet = docker
+            .create_network(&net, &labels)
+            .await
+            .map_err(|e| first_line(&e.to_string()))?;
+        docker
+            .create_volume(&name, &labels)
+            .await
+            .map_err(|e| first_line(&e.to_string()))?;
+        let spec = NodeSpec {
+            name: name.clone(),
+            hostname: "check-config".into(),
+            image: image.to_string(),
+            cmd: args.iter().map(|a| a.to_string()).collect(),
+            env: vec![],
+            labels: labels.clone(),
+            network: net.clone(),
+            ip: format!("10.213.{subnet}.2"),
+            extra_hosts: vec![],
+            // It extracts k3s's data dir first (under /var/lib/rancher/k3s): a throwaway volume.
+            data_volume: name.clone(),
+            data_dir: "/var/lib/rancher".into(),
+            image_volumes: vec![],
+            // It reads the kernel config; it needs no privileges for that.
+            privileged: false,
+            stop_grace: Duration::from_secs(1),
+            systemd: false,
+            // A folder the host lacks is not mounted: Docker would create it on the host.
+            host_ro: KERNEL_CONFIG_DIRS
+                .iter()
+                .filter(|d| std::path::Path::new(d).is_dir())
+                .map(|d| d.to_string())
+                .collect(),
+        };
+        docker
+            .create_node(&spec)
+            .await
+            .map_err(|e| first_line(&e.to_string()))?;
+        docker
+            .start(&name)
+            .await
+            .map_err(|e| first_line(&e.to_string()))?;
+        // The log stream ends when the container stops.
+        let mut output = String::new();
+        let mut logs = docker.follow_logs(&name, 0);
+        while let Some(chunk) = logs.next().await {
+            match chunk {
+                Ok(c) => output.push_str(&String::from_utf8_lossy(&c.bytes)),
+                Err(e) => return Err(first_line(&e.to_string())),
+            }
+        }
+        let state = docker
+            .state(&name)
+            .await
+            .map_err(|e| first_line(&e.to_string()))?;
+        Ok((state.exit_code.unwrap_or(-1), untimestamped(&output)))
+    };
+    match tokio::time::timeout(TRIAL_TIMEOUT, work).await {
+        Ok(r) => r,
+        Err(_) => Err(format!(
+            "it did not finish within {}s",
+            TRIAL_TIMEOUT.as_secs()
+        )),
+    }
+}
+
+/// The log without the engine's timestamp before each line (`follow_logs` asks for them).
+fn untimestamped(log: &str) -> String {
+    log.lines()
+        .map(|l| match l.split_once(' ') {
+            Some((ts, rest)) if ts.len() >= 20 && ts.ends_with('Z') && ts.as_bytes()[4] == b'-' => {
+                rest
+            }
+            _ => l,
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// What check-config.sh printed, by section.
+#[derive(Debug, Default, PartialEq, Eq)]
+struct CheckConfig {
+    /// `STATUS: pass` (true), `STATUS: N (fail)` (false), or no STATUS line.
+    pass: Option<bool>,
+    /// How many `- NAME: …` lines it printed under the kernel sections.
+    checked: usize,
+    /// Missing under "Generally Necessary:" (`- CONFIG_X: missing (fail)`).
+    necessary: Vec<String>,
+    /// Missing under "Optional Features:" (`- CONFIG_X: missing`).
+    optional: Vec<String>,
+    /// The last line that is not blank: what a run that found no config ends with.
+    last: String,
+}
+
+#[derive(PartialEq)]
+enum Section {
+    Other,
+    Necessary,
+    Optional,
+}
+
+/// Reads check-config.sh's output (contrib/util/check-config.sh: `wrap_good`/`wrap_bad` print
+/// `NAME: value`, coloured; lines under a section start `- `).
+fn parse_check_config(text: &str) -> CheckConfig {
+    let mut out = CheckConfig::default();
+    let mut section = Section::Other;
+    for raw in text.lines() {
+        let line = strip_ansi(raw);
+        let line = line.trim();
+        if line.is_empty() {
+            continue;
+        }
+        out.last = line.to_string();
+        if line.starts_with("Generally Necessary:") {
+            section = Section::Necessary;
+        } else if line.starts_with("Optional Features:") {
+            section = Section::Optional;
+        } else if let Some(v) = line.strip_prefix("STATUS:") {
+            out.pass = Some(v.trim() == "pass");
+            section = Section::Other;
+        } else if let Some(item) = line.strip_prefix("- ") {
+            if section == Section::Other {
+                continue;
+            }
+            let Some((name, value)) = item.split_once(": ") else {
+                continue;
+            };
+            out.checked += 1;
+            let bad = value.starts_with("missing") || value.contains("(fail)");
+            match section {
+                Section::Necessary if bad => out.necessary.push(name.to_string()),
+                // Optional lines never say "(fail)" (the script counts no failure for them).
+                Section::Optional if value.starts_with("missing") => {
+                    out.optional.push(name.to_string())
+                }
+                _ => {}
+            }
+        } else if !line.starts_with('-') && !line.starts_with("  ") && line.ends_with(':') {
+            // Another heading (`Network Drivers:` is under Optional; `System:`, `Limits:`).
+            if section == Section::Necessary {
+                section = Section::Other;
+            }
+        }
+    }
+    out
+}
+
+/// Drops `ESC [ … letter` sequences: the script colours its words even without a terminal.
+fn strip_ansi(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    let mut chars = s.chars();
+    while let Some(c) = chars.next() {
+        if c == '\u{1b}' {
+            for d in chars.by_ref() {
+                if d.is_ascii_alphabetic() {
+                    break;
+                }
+            }
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
+fn check_config_verdict(cc: &CheckConfig, code: i64, binary: &str, command: &str) -> Line {
+    if !cc.necessary.is_empty() || cc.pass == Some(false) {
+        let what = if cc.necessary.is_empty() {
+            format!("`{binary} check-config` failed (exit {code}): {}", cc.last)
+        } else {
+            format!(
+                "`{binary} check-config` found generally necessary kernel options missing: {}",
+                cc.necessary.join(", ")
+            )
+        };
+        return Line::fail(
+            "kernel-config",
+            what,
+            format!("use a kernel with them built in or as modules (load the modules: `modprobe`), or a host that has them; the whole report: `{command}`"),
+        );
+    }
+    if cc.pass.is_none() {
+        return Line::warn(
+            "kernel-config",
+            format!("`{binary} check-config` gave no verdict (exit {code}): {}", cc.last),
+            format!("run it by hand: `{command}`; without /proc/config.gz or /boot/config-$(uname -r) it cannot read the kernel's config"),
+        );
+    }
+    if !cc.optional.is_empty() {
+        return Line::warn(
+            "kernel-config",
+            format!(
+                "`{binary} check-config`: STATUS: pass, but optional kernel options are missing: {}",
+                cc.optional.join(", ")
+            ),
+            format!("only features that need them are affected; the whole report: `{command}`"),
+        );
+    }
+    Line::ok(
+        "kernel-config",
+        format!(
+            "`{binary} check-config`: STATUS: pass ({} options checked)",
+            cc.checked
+        ),
+    )
 }
 
 /// The fast part a run asks before it creates a node that needs privileges: a throwaway
@@ -455,6 +733,7 @@ impl Trial<'_> {
             stop_grace: Duration::from_secs(1),
             // The trial runs the image's binary with `-v`, as the container's command.
             systemd: false,
+            host_ro: vec![],
         };
         self.docker.create_node(&spec).await?;
         self.docker.start(&name).await
@@ -783,6 +1062,59 @@ mod tests {
         assert!(tight.detail.contains("under the 5%"), "{}", tight.detail);
         let unknown = disk_line(None, None, 5120, 5, "qa");
         assert_eq!(unknown.status, Status::Warn);
+    }
+
+    #[test]
+    fn check_config_outputs_by_section() {
+        let fail = parse_check_config(include_str!(
+            "../tests/fixtures/check-config/k3s-4859-libreelec-fail.txt"
+        ));
+        assert_eq!(fail.pass, Some(false));
+        assert_eq!(fail.necessary, vec!["CONFIG_NETFILTER_XT_MATCH_IPVS"]);
+        assert_eq!(fail.optional, vec!["CONFIG_USER_NS"]);
+        let l = check_config_verdict(&fail, 1, "k3s", "docker run … check-config");
+        assert_eq!(l.status, Status::Fail);
+        assert!(
+            l.detail.contains("CONFIG_NETFILTER_XT_MATCH_IPVS"),
+            "{}",
+            l.detail
+        );
+
+        let pass = parse_check_config(include_str!(
+            "../tests/fixtures/check-config/k3s-11916-v1.32.3-pass.txt"
+        ));
+        assert_eq!(pass.pass, Some(true));
+        assert!(pass.necessary.is_empty() && pass.optional.is_empty());
+        assert_eq!(
+            check_config_verdict(&pass, 0, "k3s", "c").status,
+            Status::Ok
+        );
+
+        // Coloured as the script prints it, with an optional option missing: a warn.
+        let coloured = "Generally Necessary:\n- \u{1b}[0;32mCONFIG_NAMESPACES: enabled\u{1b}[0m\nOptional Features:\n- CONFIG_USER_NS: \u{1b}[1;31mmissing\u{1b}[0m\n\nSTATUS: \u{1b}[0;32mpass\u{1b}[0m\n";
+        let c = parse_check_config(coloured);
+        assert_eq!(c.pass, Some(true));
+        assert_eq!(c.optional, vec!["CONFIG_USER_NS"]);
+        let l = check_config_verdict(&c, 0, "k3s", "c");
+        assert_eq!(l.status, Status::Warn);
+        assert!(l.detail.contains("CONFIG_USER_NS"), "{}", l.detail);
+
+        assert_eq!(
+            untimestamped("2026-12-01T21:41:44.558485880Z STATUS: pass\nplain"),
+            "STATUS: pass\nplain"
+        );
+
+        // No kernel config found: no verdict, a warn naming what it said.
+        let none = parse_check_config(
+            "info: reading kernel config from ...\nerror: cannot find kernel config\n",
+        );
+        let l = check_config_verdict(&none, 1, "k3s", "c");
+        assert_eq!(l.status, Status::Warn);
+        assert!(
+            l.detail.contains("cannot find kernel config"),
+            "{}",
+            l.detail
+        );
     }
 
     #[test]

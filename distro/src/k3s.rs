@@ -34,6 +34,10 @@ pub static FACTS: Facts = Facts {
     // rancher/k3s's Dockerfile copies the binary to /bin/k3s (its ENTRYPOINT), and so does the
     // stand-in's image.
     binary_path: Some("/bin/k3s"),
+    // cmd/k3s/main.go: `cmds.NewCheckConfigCommand(externalCLIAction("check-config", dataDir))`
+    // runs bin/check-config (contrib/util/check-config.sh) from the extracted data dir
+    // (docs/k3s-review-2026-12.md §10).
+    check_config_args: Some(&["check-config"]),
     // install.sh at v1.34.1+k3s1 L100 (`STORAGE_URL`), for INSTALL_K3S_COMMIT; master dropped it
     // for GitHub Actions artifacts in February 2026 (docs/k3s-review-2026-12.md §2).
     ci_builds_url: Some("https://k3s-ci-builds.s3.amazonaws.com"),

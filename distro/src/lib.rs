@@ -182,6 +182,10 @@ pub struct Facts {
     /// Where the distribution's image keeps its binary: a build under test (`--k3s-binary`,
     /// `--k3s-commit`) is copied there. `None`: no build under test for it yet.
     pub binary_path: Option<&'static str>,
+    /// The image's entrypoint arguments that check the host kernel's config (`k3s
+    /// check-config`, which runs k3s's contrib/util/check-config.sh); `None`: the distribution
+    /// ships no such subcommand (rke2's CLI has none).
+    pub check_config_args: Option<&'static [&'static str]>,
     /// Where the distribution's CI publishes a build of each commit (`<binary><suffix>-<sha>`
     /// and `.sha256sum` beside it), as its install script fetches it; `None`: none known.
     pub ci_builds_url: Option<&'static str>,

@@ -44,6 +44,9 @@ pub static FACTS: Facts = Facts {
     version_command: &["rke2", "-v"],
     // Builds under test are k3s-only for now: RKE2's node image and CI storage are not read yet.
     binary_path: None,
+    // `rke2 --help` (v1.33.5+rke2r1) lists server, agent, etcd-snapshot, certificate,
+    // secrets-encrypt, token, completion: no check-config (docs/k3s-review-2026-12.md §10).
+    check_config_args: None,
     ci_builds_url: None,
     // §2: k3s's configfilearg and datadir with the program name `rke2`.
     config_dir: "/etc/rancher/rke2",

@@ -12,6 +12,8 @@ pub enum Invocation {
     Kubectl(Vec<String>),
     /// `rm [-f] [--] PATH…` (the k3s image has it; repro deletes files with it).
     Rm(Vec<String>),
+    /// `check-config`: a real output of k3s's kernel check (sim/src/check_config.rs).
+    CheckConfig,
     Version,
     Help,
     Unknown(String),
@@ -44,6 +46,7 @@ pub fn parse_invocation(argv: &[String]) -> Invocation {
         Some("server") => Invocation::Server(tail(i + 1)),
         Some("agent") => Invocation::Agent(tail(i + 1)),
         Some("kubectl") => Invocation::Kubectl(tail(i + 1)),
+        Some("check-config") => Invocation::CheckConfig,
         Some(other) => Invocation::Unknown(other.to_string()),
     }
 }
@@ -72,7 +75,8 @@ pub fn print_help() {
         "NAME:\n   k3s - repro's k3s stand-in (NOT k3s: a test double for repro's end-to-end tests)\n\n\
 USAGE:\n   k3s server [flags]      behave like a k3s server (see sim/README.md)\n   \
 k3s kubectl get --raw PATH [--server URL] [--kubeconfig FILE]\n   \
-k3s agent [flags]       behave like a k3s agent (see sim/README.md)\n   k3s --version\n\n\
+k3s agent [flags]       behave like a k3s agent (see sim/README.md)\n   \
+k3s check-config        print a real k3s check-config output (REPRO_SIM_CHECK_CONFIG=pass|fail)\n   k3s --version\n\n\
 Imitated k3s version: {} (from {}){}",
         version_text(),
         match crate::version::own_stamp() {

@@ -6,6 +6,7 @@
 mod agent;
 mod bootstrap;
 mod cgroup;
+mod check_config;
 mod cli;
 mod config;
 mod datastore;
@@ -38,6 +39,7 @@ fn main() {
         }
         Invocation::Kubectl(args) => kubectl::run(&args),
         Invocation::Rm(args) => cli::run_rm(&args),
+        Invocation::CheckConfig => check_config::run(),
         Invocation::Version => {
             cli::print_version();
             0

@@ -68,6 +68,7 @@ pub(crate) async fn run(g: &Global, a: &DoctorArgs) -> Result<Exit, Error> {
         topology: &topology.name,
         roles: topology.nodes.iter().map(|n| n.role).collect(),
         sim: a.sim,
+        image: a.image.clone(),
     };
     let lines = doctor::diagnose(&req).await;
     let failed = lines.iter().any(|l| l.status == Status::Fail);

@@ -492,6 +492,7 @@ impl DockerApi for Engine {
                     .iter()
                     .map(|(name, path)| format!("{name}:{path}")),
             );
+            binds.extend(spec.host_ro.iter().map(|p| format!("{p}:{p}:ro")));
             if spec.systemd {
                 // Unprivileged systemd on cgroup v1 (docs/systemd-nodes.md).
                 binds.push("/sys/fs/cgroup:/sys/fs/cgroup:ro".to_string());

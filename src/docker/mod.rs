@@ -272,6 +272,9 @@ pub struct NodeSpec {
     /// systemd as PID 1 (the image's command and stop signal), unprivileged as
     /// docs/systemd-nodes.md says: tmpfs on /run and /run/lock, the cgroup tree read-only.
     pub(crate) systemd: bool,
+    /// Host paths bind-mounted read-only at the same path (the doctor's `check-config`
+    /// container reads the host's /boot and /lib/modules); a node gets none.
+    pub(crate) host_ro: Vec<String>,
 }
 
 /// An in-memory tar of absolute paths (written relative to `/`), parents included: what

@@ -284,6 +284,7 @@ impl Cluster {
             privileged: self.privileged,
             stop_grace: STOP_GRACE,
             systemd,
+            host_ro: vec![],
         };
         if self.closing.load(Ordering::SeqCst) {
             return Err(RunError::Interrupted);

@@ -11,6 +11,14 @@ use crate::docker::docker_ok;
 use crate::util::{repro, text};
 use crate::{assert_no_leftovers, only_run_dir, read_result};
 
+/// The doctor tests one at a time: each checks that no doctor's throwaway container is left,
+/// which another test's doctor, still running, would have.
+static ONE_DOCTOR: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+fn one_doctor() -> std::sync::MutexGuard<'static, ()> {
+    ONE_DOCTOR.lock().unwrap_or_else(|e| e.into_inner())
+}
+
 /// What the doctor's throwaway containers left (their run ids start `doctor-`).
 fn doctor_leftovers() -> Vec<String> {
     let mut left = Vec::new();
@@ -35,6 +43,7 @@ fn doctor_leftovers() -> Vec<String> {
 #[test]
 fn doctor_says_real_k3s_cannot_run_here_and_the_stand_in_can() {
     docker_ok();
+    let _one = one_doctor();
     let out = repro().args(["doctor"]).output().unwrap();
     let s = text(&out);
     assert_eq!(out.status.code(), Some(3), "{s}");
@@ -62,6 +71,7 @@ fn doctor_says_real_k3s_cannot_run_here_and_the_stand_in_can() {
 #[test]
 fn doctor_json_is_one_document_with_every_check() {
     docker_ok();
+    let _one = one_doctor();
     let out = repro()
         .args(["doctor", "--format", "json", "--topology", "etcd-split"])
         .args(["--version", "v1.33.5+k3s1"])
@@ -112,6 +122,7 @@ fn doctor_json_is_one_document_with_every_check() {
 #[test]
 fn a_privileged_run_stops_at_the_doctors_line_before_any_node() {
     docker_ok();
+    let _one = one_doctor();
     let tmp = tempfile::tempdir().unwrap();
     let out = repro()
         .args(["run", "etcd-split", "--sim", "--privileged", "always"])
@@ -151,6 +162,7 @@ fn a_privileged_run_stops_at_the_doctors_line_before_any_node() {
 #[test]
 fn doctor_reads_disk_against_nodes_and_skips_check_config_without_the_real_image() {
     docker_ok();
+    let _one = one_doctor();
     let line = |args: &[&str], name: &str| -> Value {
         let out = repro()
             .args(["doctor", "--format", "json"])
@@ -213,6 +225,140 @@ fn doctor_reads_disk_against_nodes_and_skips_check_config_without_the_real_image
     assert!(
         host["detail"].as_str().unwrap().contains("Docker engine"),
         "{host}"
+    );
+    assert_eq!(doctor_leftovers(), Vec::<String>::new());
+}
+
+/// An image built FROM the stand-in's, labelled as not the stand-in, removed when dropped.
+struct RealLike(String);
+
+impl RealLike {
+    /// `extra` goes after the FROM line (an `ENV` choosing the stand-in's check-config output).
+    fn build(extra: &str) -> RealLike {
+        use std::io::Write;
+        use std::process::Stdio;
+        let built = repro()
+            .args(["sim", "build", "--k3s-version", "v1.33.4+k3s1"])
+            .output()
+            .unwrap();
+        assert!(built.status.success(), "{}", text(&built));
+        let image = format!(
+            "repro.local/real-like-check-config:e2e-{}-{}",
+            std::process::id(),
+            rand_suffix()
+        );
+        let mut build = Command::new("docker")
+            .args(["build", "-q", "-t", &image, "-"])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        build
+            .stdin
+            .take()
+            .unwrap()
+            .write_all(
+                format!(
+                    "FROM {}:v1.33.4-k3s1\nLABEL io.repro.sim=false\n{extra}\n",
+                    crate::util::sim_repo()
+                )
+                .as_bytes(),
+            )
+            .unwrap();
+        let out = build.wait_with_output().unwrap();
+        assert!(out.status.success(), "{}", text(&out));
+        RealLike(image)
+    }
+}
+
+fn rand_suffix() -> u128 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_nanos()
+        % 1_000_000
+}
+
+impl Drop for RealLike {
+    fn drop(&mut self) {
+        let _ = Command::new("docker").args(["rmi", "-f", &self.0]).output();
+    }
+}
+
+fn kernel_config(image: &str) -> (Option<i32>, Value) {
+    let out = repro()
+        .args(["doctor", "--format", "json", "--topology", "etcd-split"])
+        .args(["--image", image])
+        .output()
+        .unwrap();
+    let v: Value =
+        serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{e}: {}", text(&out)));
+    let line = v["checks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["check"] == "kernel-config")
+        .unwrap_or_else(|| panic!("no kernel-config in {v}"))
+        .clone();
+    (out.status.code(), line)
+}
+
+/// `k3s check-config` run by the doctor in a throwaway container of an image it takes for real
+/// k3s (built FROM the stand-in's, `io.repro.sim=false`; the stand-in prints a real output of
+/// k3s's script, tests/fixtures/check-config/): a passing output is an ok line, a failing one a
+/// FAIL naming the missing option, and no container is left either way.
+#[test]
+fn doctor_runs_check_config_in_the_image_and_names_what_is_missing() {
+    docker_ok();
+    let _one = one_doctor();
+    let pass = RealLike::build("");
+    let (_, line) = kernel_config(&pass.0);
+    assert_eq!(line["status"], "ok", "{line}");
+    assert!(
+        line["detail"].as_str().unwrap().contains("STATUS: pass"),
+        "{line}"
+    );
+    assert_eq!(doctor_leftovers(), Vec::<String>::new());
+
+    let fail = RealLike::build("ENV REPRO_SIM_CHECK_CONFIG=fail");
+    let (code, line) = kernel_config(&fail.0);
+    // This engine's privileged trial fails too; the kernel line fails on its own.
+    assert_eq!(code, Some(3), "{line}");
+    assert_eq!(line["status"], "fail", "{line}");
+    let d = line["detail"].as_str().unwrap();
+    assert!(d.contains("CONFIG_NETFILTER_XT_MATCH_IPVS"), "{line}");
+    assert!(
+        !d.contains("CONFIG_USER_NS"),
+        "optional, not necessary: {line}"
+    );
+    assert!(
+        line["fix"].as_str().unwrap().contains("check-config"),
+        "{line}"
+    );
+    assert_eq!(doctor_leftovers(), Vec::<String>::new());
+
+    // rke2 has no check-config subcommand: skipped, saying so.
+    let out = repro()
+        .args(["doctor", "--format", "json", "--version", "v1.32.5+rke2r1"])
+        .output()
+        .unwrap();
+    let v: Value =
+        serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{e}: {}", text(&out)));
+    let rke2 = v["checks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["check"] == "kernel-config")
+        .unwrap_or_else(|| panic!("no kernel-config in {v}"))
+        .clone();
+    assert_eq!(rke2["status"], "warn", "{rke2}");
+    assert!(
+        rke2["detail"]
+            .as_str()
+            .unwrap()
+            .contains("rke2 has no check-config subcommand"),
+        "{rke2}"
     );
     assert_eq!(doctor_leftovers(), Vec::<String>::new());
 }
