@@ -14,7 +14,7 @@
 //!
 //! Run with `make bench` (or `cargo run --release --example inspect_bench`);
 //! `INSPECT_BENCH_MB=small,large` sets the sizes (default 256,1024), `INSPECT_BENCH_PAIRS` the
-//! paired repetitions (default 3; the medians count). Prints figures; asserts nothing. The
+//! paired repetitions (default 3; the medians count), `INSPECT_BENCH_KEEP=1` keeps the files. Prints figures; asserts nothing. The
 //! generated files go to the system temp folder and are removed afterwards.
 
 use std::io::{BufWriter, Write};
@@ -249,7 +249,12 @@ fn main() -> anyhow::Result<()> {
                 Err(why) => rg_missing = Some(why),
             }
         }
-        std::fs::remove_file(&path)?;
+        // INSPECT_BENCH_KEEP=1 keeps the journal (to diff `repro inspect --format json` on it).
+        if std::env::var_os("INSPECT_BENCH_KEEP").is_some() {
+            println!("kept: {}", path.display());
+        } else {
+            std::fs::remove_file(&path)?;
+        }
         let Some((report, figures)) = last else {
             continue;
         };

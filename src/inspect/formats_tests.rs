@@ -410,3 +410,23 @@ fn journal_cat_unit_lines() {
     assert_eq!(e[1].kind, Kind::Unit);
     assert_eq!(e[2].kind, Kind::Unit);
 }
+
+/// The word-at-a-time test agrees with the byte-by-byte one on every byte at every position.
+#[test]
+fn plain_ascii_agrees_with_the_byte_test() {
+    let ok = |s: &[u8]| s.iter().all(|&b| (0x20..0x7f).contains(&b) || b == b'\t');
+    for len in [1usize, 7, 8, 9, 16, 23] {
+        for pos in 0..len {
+            for b in 0..=255u8 {
+                let mut line = vec![b'a'; len];
+                line[pos] = b;
+                assert_eq!(
+                    super::plain_ascii(&line),
+                    ok(&line),
+                    "byte {b:#x} at {pos}/{len}"
+                );
+            }
+        }
+    }
+    assert!(super::plain_ascii(b""));
+}

@@ -56,6 +56,8 @@ const SAMPLE_LINES: usize = 2000;
 const SAMPLE_BYTES: usize = 1024 * 1024;
 /// Bytes looked at first to tell binary data from text.
 const PEEK: usize = 64 * 1024;
+/// The read buffer: large reads (one system call per MiB, not per 64 KiB) for large journals.
+const READ_BUF: usize = 1024 * 1024;
 
 /// Figures about the work done, for the benchmark.
 #[derive(Debug, Clone, Default)]
@@ -411,14 +413,14 @@ fn read_stream(
 ) -> Result<FileReport, StreamError> {
     let start = cx.counter.load(Ordering::Relaxed);
     let counted = Counting::new(raw, cx.counter.clone());
-    let mut buffered = BufReader::with_capacity(PEEK, counted);
+    let mut buffered = BufReader::with_capacity(READ_BUF, counted);
     let head = buffered
         .fill_buf()
         .map_err(|e| StreamError::Io(e.to_string()))?;
     let gz = head.len() >= 2 && head[0] == 0x1f && head[1] == 0x8b;
     let mut inner: Box<dyn BufRead + '_> = if gz {
         Box::new(BufReader::with_capacity(
-            PEEK,
+            READ_BUF,
             flate2::read::MultiGzDecoder::new(buffered),
         ))
     } else {
@@ -427,7 +429,7 @@ fn read_stream(
     let head = inner
         .fill_buf()
         .map_err(|e| StreamError::Io(e.to_string()))?;
-    if formats::looks_binary(head) {
+    if formats::looks_binary(&head[..head.len().min(PEEK)]) {
         return Err(StreamError::Binary);
     }
     let mut lines = BoundedLines::new(inner, MAX_LINE);
