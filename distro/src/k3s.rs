@@ -5,6 +5,29 @@
 
 use crate::{Facts, NodeMemory, NodeProcess, Outputs, RoleKeys, ValidationForm};
 
+// Lines and keys of k3s's agent and etcd code, which rke2 runs as it is (rke2.rs uses these).
+// pkg/agent/loadbalancer/servers.go L273 and L407-L413 (docs/k3s-review-2026-12.md §6).
+pub(crate) const LB_PICK_PREFIX: &str = "Server ";
+pub(crate) const LB_PICK_SUFFIX: &str = "->RECOVERING from successful dial";
+// pkg/agent/run.go: the registry and supervisor metrics are read from the served config.
+pub(crate) const SERVED_AGENT_KEYS: &[&str] = &["embedded-registry", "supervisor-metrics"];
+// pkg/etcd/etcd.go, pkg/daemons/executor/etcd.go, pkg/agent/run.go
+// (docs/k3s-review-2026-12.md §4, §5).
+pub(crate) const WAITING_LINES: &[(&str, &str)] = &[
+    (
+        "has not yet been promoted from learner to voting member",
+        "its etcd member is still a learner: etcd's leader has not promoted it",
+    ),
+    (
+        "too many learner members in cluster",
+        "etcd refuses it as a second learner while another member is unpromoted",
+    ),
+    (
+        "Waiting for control-plane node to register apiserver addresses in etcd",
+        "no control-plane node has registered an apiserver in etcd",
+    ),
+];
+
 pub static FACTS: Facts = Facts {
     name: "k3s",
     binary: "k3s",
@@ -59,27 +82,10 @@ pub static FACTS: Facts = Facts {
     ready_line: "k3s is up and running",
     // install.sh's k3s.service and k3s-agent.service.
     unit_description: "Lightweight Kubernetes",
-    // pkg/agent/loadbalancer/servers.go L273 and L407-L413 (docs/k3s-review-2026-12.md §6).
-    lb_pick_prefix: "Server ",
-    lb_pick_suffix: "->RECOVERING from successful dial",
-    // pkg/agent/run.go: the registry and supervisor metrics are read from the served config.
-    served_agent_keys: &["embedded-registry", "supervisor-metrics"],
-    // pkg/etcd/etcd.go, pkg/daemons/executor/etcd.go, pkg/agent/run.go
-    // (docs/k3s-review-2026-12.md §4, §5).
-    waiting_lines: &[
-        (
-            "has not yet been promoted from learner to voting member",
-            "its etcd member is still a learner: etcd's leader has not promoted it",
-        ),
-        (
-            "too many learner members in cluster",
-            "etcd refuses it as a second learner while another member is unpromoted",
-        ),
-        (
-            "Waiting for control-plane node to register apiserver addresses in etcd",
-            "no control-plane node has registered an apiserver in etcd",
-        ),
-    ],
+    lb_pick_prefix: LB_PICK_PREFIX,
+    lb_pick_suffix: LB_PICK_SUFFIX,
+    served_agent_keys: SERVED_AGENT_KEYS,
+    waiting_lines: WAITING_LINES,
     // docs.k3s.io "Managing Server Roles".
     role_keys: RoleKeys {
         init: Some("cluster-init"),

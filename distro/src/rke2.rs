@@ -71,27 +71,11 @@ pub static FACTS: Facts = Facts {
     // bundle/lib/systemd/system/rke2-{server,agent}.service: "Rancher Kubernetes Engine v2
     // (server)" / "(agent)"; 2020 releases had no suffix.
     unit_description: "Rancher Kubernetes Engine v2",
-    // pkg/agent/loadbalancer/servers.go L273 and L407-L413 (docs/k3s-review-2026-12.md §6).
-    lb_pick_prefix: "Server ",
-    lb_pick_suffix: "->RECOVERING from successful dial",
-    // pkg/agent/run.go: the registry and supervisor metrics are read from the served config.
-    served_agent_keys: &["embedded-registry", "supervisor-metrics"],
-    // pkg/etcd/etcd.go, pkg/daemons/executor/etcd.go, pkg/agent/run.go
-    // (docs/k3s-review-2026-12.md §4, §5).
-    waiting_lines: &[
-        (
-            "has not yet been promoted from learner to voting member",
-            "its etcd member is still a learner: etcd's leader has not promoted it",
-        ),
-        (
-            "too many learner members in cluster",
-            "etcd refuses it as a second learner while another member is unpromoted",
-        ),
-        (
-            "Waiting for control-plane node to register apiserver addresses in etcd",
-            "no control-plane node has registered an apiserver in etcd",
-        ),
-    ],
+    // k3s's agent and etcd code, which rke2 runs as it is.
+    lb_pick_prefix: crate::k3s::LB_PICK_PREFIX,
+    lb_pick_suffix: crate::k3s::LB_PICK_SUFFIX,
+    served_agent_keys: crate::k3s::SERVED_AGENT_KEYS,
+    waiting_lines: crate::k3s::WAITING_LINES,
     role_keys: RoleKeys {
         // `cluster-init` is a dropped flag: rke2 sets ClusterInit on every server itself, and
         // the node without `server:` creates the cluster (§5).
