@@ -179,6 +179,14 @@ impl Matcher {
         self.prefilter.as_ref().map(|f| f.scan(text))
     }
 
+    /// Marks the batch's lines the prefilter's words are all absent from (`Prefilter::prescan`);
+    /// none without a prefilter.
+    pub(crate) fn prescan(&self, batch: &mut super::reader::Batch, folded: &mut Vec<u8>) {
+        if let Some(f) = &self.prefilter {
+            f.prescan(batch, folded);
+        }
+    }
+
     /// Whether a pasted command runs one of the probes (its output may then decide a signal).
     pub(crate) fn is_probe_command(&self, cmd: &str) -> bool {
         self.probes

@@ -142,6 +142,9 @@ pub(crate) struct Entry {
     pub(crate) pid: Option<u32>,
     /// Whether a signal pattern may match the text, when the line's one search told already.
     pub(crate) may_match: Option<bool>,
+    /// The text comes whole from one physical line the prescan found clear of every searched
+    /// word (`BatchLine::clear`): no pattern can match it and it holds no secret cue.
+    pub(crate) clear: bool,
 }
 
 /// What the normaliser saw, for the report and for telling a known format from an unknown one.
@@ -449,7 +452,7 @@ const TERMINAL_WIDTHS: [usize; 8] = [80, 100, 120, 132, 160, 180, 200, 240];
 /// every line; byte by byte it was a fifth of a journal line's cost under callgrind). A word
 /// with any byte below 0x20, 0x7f or above is checked byte by byte, so the word test only has
 /// to never miss one (the bit tricks of "Bit Twiddling Hacks": `hasless`, `haszero`).
-fn plain_ascii(raw: &[u8]) -> bool {
+pub(crate) fn plain_ascii(raw: &[u8]) -> bool {
     const ONES: u64 = 0x0101_0101_0101_0101;
     const HIGH: u64 = 0x8080_8080_8080_8080;
     let ok = |b: &u8| (0x20..0x7f).contains(b) || *b == b'\t';
@@ -492,6 +495,17 @@ impl Normaliser {
 
     /// Feeds one physical line; finished entries are appended to `out`.
     pub(crate) fn push(&mut self, raw: &[u8], info: LineInfo, out: &mut Vec<Entry>) {
+        self.push_scanned(raw, info, false, out);
+    }
+
+    /// `push` of a line the prescan found `clear` of every searched word (or not).
+    pub(crate) fn push_scanned(
+        &mut self,
+        raw: &[u8],
+        info: LineInfo,
+        clear: bool,
+        out: &mut Vec<Entry>,
+    ) {
         self.stats.lines += 1;
         if info.dropped > 0 {
             self.stats.truncated += 1;
@@ -509,7 +523,10 @@ impl Normaliser {
             }
         }
         let (text, width) = self.clean(raw);
-        let e = self.classify(text, info);
+        let mut e = self.classify(text, info);
+        // Every text the normaliser takes from a line is a part of it (a joined line below
+        // is more than one line's, and loses the mark).
+        e.clear = clear;
         let plain = e.outer == Outer::Bare && e.inner == Inner::Other;
         match e.kind {
             Kind::Output | Kind::Log if plain && self.continues(&e) => {
@@ -522,6 +539,8 @@ impl Normaliser {
                     " "
                 };
                 if let Some(p) = self.pending.as_mut() {
+                    // Words can form across the join.
+                    p.clear = false;
                     p.text.push_str(sep);
                     p.text.push_str(e.text.trim_start());
                     p.dropped += e.dropped;
@@ -645,6 +664,7 @@ impl Normaliser {
             distro: None,
             pid: f.pid.as_deref().and_then(|p| p.parse().ok()),
             may_match: None,
+            clear: false,
         };
         let raw = f.message.unwrap_or_default();
         // A message may hold line breaks: one line of text here.
@@ -770,6 +790,7 @@ impl Normaliser {
             distro: None,
             pid: None,
             may_match: None,
+            clear: false,
         };
         let trimmed = text.trim();
         if trimmed.starts_with("```") || trimmed.starts_with("~~~") {
@@ -1319,10 +1340,11 @@ pub(crate) fn inner_form(text: &str) -> Inner {
     {
         Inner::Logrus
     } else if matches!(first, b'I' | b'W' | b'E' | b'F' | b'D' | b'T' | b'P')
+        && text.as_bytes().get(4) == Some(&b'[')
         && OLD_LOGRUS.is_match(text)
     {
         Inner::OldLogrus
-    } else if matches!(first, b'I' | b'W' | b'E' | b'F') && KLOG.is_match(text) {
+    } else if matches!(first, b'I' | b'W' | b'E' | b'F') && is_klog(text) {
         Inner::Klog
     } else {
         Inner::Other
@@ -1330,6 +1352,59 @@ pub(crate) fn inner_form(text: &str) -> Inner {
 }
 
 /// logrus Fatal and Panic end the process: the boot is over.
+/// `KLOG`'s match, read by hand: every line of kubelet's chatter asks, and the regex's
+/// `[^\]]+\]` walk cost more than the rest of the line's reading. Where a byte the regex's
+/// Unicode `\d`/`\s` might take is not ASCII, the regex answers.
+fn is_klog(text: &str) -> bool {
+    let b = text.as_bytes();
+    // `[IWEF]\d{4} \d\d:\d\d:\d\d\.`
+    const SHAPE: &[u8] = b"X0000 00:00:00.";
+    if b.len() < SHAPE.len() {
+        return false;
+    }
+    for (&want, &c) in SHAPE.iter().zip(b) {
+        let ok = match want {
+            b'X' => matches!(c, b'I' | b'W' | b'E' | b'F'),
+            b'0' => c.is_ascii_digit(),
+            _ => c == want,
+        };
+        if !ok {
+            return c >= 0x80 && KLOG.is_match(text);
+        }
+    }
+    let mut i = SHAPE.len();
+    // Runs of ASCII digits and whitespace; None where a non-ASCII byte ends the run.
+    let run = |i: &mut usize, class: fn(&u8) -> bool| -> Option<bool> {
+        let start = *i;
+        while *i < b.len() && class(&b[*i]) {
+            *i += 1;
+        }
+        if b.get(*i).is_some_and(|c| *c >= 0x80) {
+            return None;
+        }
+        Some(*i > start)
+    };
+    let space = |c: &u8| matches!(c, b' ' | b'\t' | b'\n' | 0x0b | 0x0c | b'\r');
+    // `\d+\s+\d+ `: the classes are disjoint, so each greedy run is the only way to match.
+    for class in [
+        u8::is_ascii_digit as fn(&u8) -> bool,
+        space,
+        u8::is_ascii_digit,
+    ] {
+        match run(&mut i, class) {
+            Some(true) => {}
+            Some(false) => return false,
+            None => return KLOG.is_match(text),
+        }
+    }
+    if b.get(i) != Some(&b' ') {
+        return false;
+    }
+    i += 1;
+    // `[^\]]+\] `: the first `]` after at least one other byte, then a space.
+    memchr::memchr(b']', &b[i..]).is_some_and(|j| j > 0 && b.get(i + j + 1) == Some(&b' '))
+}
+
 fn refresh_level(e: &mut Entry) {
     e.fatal = match e.inner {
         Inner::Logrus => LOGRUS_FATAL.is_match(&e.text),

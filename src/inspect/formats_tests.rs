@@ -430,3 +430,52 @@ fn plain_ascii_agrees_with_the_byte_test() {
     }
     assert!(super::plain_ascii(b""));
 }
+
+/// The hand-read klog test says what the regex says: on crafted edges (Unicode digits and
+/// spaces, `]` at once, no space after it, short lines) and on every line of the real corpora.
+#[test]
+fn klog_by_hand_agrees_with_the_regex() {
+    let edges = [
+        "I0926 10:38:32.000000   82763 server.go:123] klog line",
+        "I0926 10:38:32.000000 82763 server.go:123] ",
+        "I0926 10:38:32.000000\t82763 x] y",
+        "I0926 10:38:32.000000   82763 ] x",
+        "I0926 10:38:32.000000   82763 x]y",
+        "I0926 10:38:32.000000   82763 x]",
+        "I0926 10:38:32.   82763 x] y",
+        "I0926 10:38:32.1 82763x] y",
+        "I0926 10:38:32.1  x] y",
+        "X0926 10:38:32.1 1 x] y",
+        "I092 10:38:32.1 1 x] y",
+        "I0926 10:38:32.1\u{3000}1 x] y",
+        "I0926 10:38:32.\u{0663} 1 x] y",
+        "I0926 10:38:32.1 \u{0663} x] y",
+        "I\u{0663}926 10:38:32.1 1 x] y",
+        "I0926 10:38:32.1 1 é] y",
+        "I0926 10:38:32",
+        "",
+    ];
+    for t in edges {
+        assert_eq!(is_klog(t), KLOG.is_match(t), "{t:?}");
+    }
+    let root = crate::inspect::find_root(None).unwrap();
+    let mut stack = vec![root.join("tests/fixtures")];
+    let mut klog = 0;
+    while let Some(dir) = stack.pop() {
+        for e in std::fs::read_dir(&dir).unwrap().flatten() {
+            let path = e.path();
+            if path.is_dir() {
+                stack.push(path);
+            } else if let Ok(bytes) = std::fs::read(&path) {
+                for line in String::from_utf8_lossy(&bytes).lines() {
+                    // Each line, and its message after a journal or docker prefix.
+                    for t in [line, line.split_once(": ").map_or("", |(_, m)| m)] {
+                        assert_eq!(is_klog(t), KLOG.is_match(t), "{}: {t}", path.display());
+                        klog += usize::from(KLOG.is_match(t));
+                    }
+                }
+            }
+        }
+    }
+    assert!(klog > 10, "{klog} klog lines in the corpora");
+}

@@ -3,9 +3,11 @@
 //! cluster `inspect` recognises on an old one.
 //!
 //! The pipeline, one input at a time, streaming:
-//! [`sources`] (what was named → log streams and configs) → [`reader`] (lines in bounded memory)
-//! → [`formats`] (which tool wrote each line; the k3s line inside) → [`boots`] (per node, cut at
-//! start banners, keeping only lines the signals need; [`prefilter`] spares most lines the patterns) → [`judge`] (the runner's own rules) →
+//! [`sources`] (what was named → log streams and configs) → [`reader`] (lines in bounded memory,
+//! in batches that [`prefilter`] searches whole for the patterns' literals and the secret cues,
+//! on one thread) → [`formats`] (which tool wrote each line; the k3s line inside, on a second
+//! thread) → [`boots`] (per node, cut at start banners, keeping only lines the signals need;
+//! the prefilter spares most lines the patterns) → [`judge`] (the runner's own rules) →
 //! [`findings`] (bug signatures from the check files) → [`render`].
 
 pub(crate) mod boots;
@@ -72,7 +74,7 @@ pub fn inspect(
     cat: &Catalog,
     opts: &Options,
 ) -> Result<(Report, Figures), InputError> {
-    let matcher = Matcher::new(&cat.signals, &SECRET_CUES);
+    let matcher = Matcher::new(&cat.signals, &SCAN_WORDS);
     let sigs = findings::signatures(cat);
     let mut redactor = Redactor::new(&opts.secrets);
     for c in resolved
@@ -371,6 +373,19 @@ const SECRET_CUES: [&str; 11] = [
     "eyJ",
 ];
 
+/// The words the line search tells besides the patterns' literals: the secret cues and `://`,
+/// the start of a URL's cue (so a line without any of them costs no further search).
+const SCAN_WORDS: [&str; SECRET_CUES.len() + 1] = {
+    let mut w = [""; SECRET_CUES.len() + 1];
+    let mut i = 0;
+    while i < SECRET_CUES.len() {
+        w[i] = SECRET_CUES[i];
+        i += 1;
+    }
+    w[i] = "://";
+    w
+};
+
 fn secret_cue(text: &str) -> bool {
     static CUES: LazyLock<Option<aho_corasick::AhoCorasick>> = LazyLock::new(|| {
         aho_corasick::AhoCorasick::builder()
@@ -390,10 +405,17 @@ fn url_cue(text: &str) -> bool {
 /// One entry into the input's nodes, its secrets learned first. One search of the line tells
 /// both the secret cues and the patterns' prefilter (the search is most of a line's cost).
 fn enter(mut e: Entry, s: &Stream, file: usize, state: &mut InputState, cx: &mut StreamCx) {
+    if e.clear {
+        e.may_match = Some(false);
+        state.entry(e, s, file, cx.matcher, cx.signals);
+        return;
+    }
     let cue = match cx.matcher.scan(&e.text) {
-        Some((may, keyed)) => {
+        Some((may, cued)) => {
             e.may_match = Some(may);
-            keyed || url_cue(&e.text)
+            // A scan word occurs: which one (a cue word, or `://` of a URL with or without
+            // credentials) is told by the full test, on these few lines only.
+            cued && secret_cue(&e.text)
         }
         None => secret_cue(&e.text),
     };
@@ -472,25 +494,14 @@ fn read_stream(
     for (raw, info) in &sample {
         feed(raw, *info, &mut norm, &mut out, state, cx);
     }
+    let ended = sample.len() < SAMPLE_LINES && sampled < SAMPLE_BYTES;
     drop(sample);
-    let mut n = 0u64;
-    loop {
-        match lines.next_line(&mut buf) {
-            Ok(Some(info)) => feed(&buf, info, &mut norm, &mut out, state, cx),
-            Ok(None) => break,
-            Err(e) => {
-                state.note(format!(
-                    "{}: read error after line {}: {e}; the rest is not read",
-                    s.label, norm.stats.lines
-                ));
-                break;
-            }
-        }
-        n += 1;
-        if n % 8192 == 0 {
-            if let Some(b) = cx.bar {
-                b.set_position(cx.counter.load(Ordering::Relaxed));
-            }
+    if !ended {
+        if let Err(e) = read_rest(lines, s, file, &mut norm, state, cx) {
+            state.note(format!(
+                "{}: read error after line {}: {e}; the rest is not read",
+                s.label, norm.stats.lines
+            ));
         }
     }
     norm.finish(&mut out);
@@ -518,6 +529,67 @@ fn read_stream(
         lines: norm.stats.lines,
         bytes,
         skipped: None,
+    })
+}
+
+/// Bytes of lines read and prescanned at a time, and how many such batches may wait.
+const BATCH_BYTES: usize = 256 * 1024;
+const BATCHES_QUEUED: usize = 4;
+
+/// Reads the rest of a stream on two cores: this thread reads batches of lines and prescans
+/// them (one literal search per batch marks the lines no pattern or secret cue can be in), a
+/// second takes them in through the normaliser in order. Reading and searching are about a third
+/// of the work, taking lines in the rest; neither waits for the other but at the queue, whose
+/// bound (and the batches handed back for reuse) keeps memory flat. A read error ends the
+/// stream after the lines read before it.
+fn read_rest(
+    mut lines: BoundedLines<Box<dyn BufRead + '_>>,
+    s: &Stream,
+    file: usize,
+    norm: &mut Normaliser,
+    state: &mut InputState,
+    cx: &mut StreamCx,
+) -> std::io::Result<()> {
+    use std::sync::mpsc::{channel, sync_channel};
+    let matcher = cx.matcher;
+    let (full, taken) = sync_channel::<reader::Batch>(BATCHES_QUEUED);
+    let (reuse, reusable) = channel::<reader::Batch>();
+    std::thread::scope(|scope| {
+        let taker = scope.spawn(move || {
+            let mut out: Vec<Entry> = Vec::new();
+            for batch in taken {
+                for (raw, l) in batch.iter() {
+                    norm.push_scanned(raw, l.info, l.clear, &mut out);
+                    for e in out.drain(..) {
+                        enter(e, s, file, state, cx);
+                    }
+                }
+                if let Some(b) = cx.bar {
+                    b.set_position(cx.counter.load(Ordering::Relaxed));
+                }
+                // Gone only when the reader is: nothing left to reuse it for.
+                let _ = reuse.send(batch);
+            }
+            for e in out.drain(..) {
+                enter(e, s, file, state, cx);
+            }
+        });
+        let mut folded = Vec::new();
+        let read = loop {
+            let mut batch = reusable.try_recv().unwrap_or_default();
+            batch.clear();
+            let more = lines.read_batch(&mut batch, BATCH_BYTES);
+            matcher.prescan(&mut batch, &mut folded);
+            // The taker stops early only by panicking, which the join below passes on.
+            if full.send(batch).is_err() || !matches!(more, Ok(true)) {
+                break more.map(|_| ());
+            }
+        };
+        drop(full);
+        if let Err(panic) = taker.join() {
+            std::panic::resume_unwind(panic);
+        }
+        read
     })
 }
 

@@ -37,6 +37,13 @@ impl<R: BufRead> BoundedLines<R> {
     /// Reads the next line into `buf` (without its `\n`); `None` at the end of the input.
     pub(crate) fn next_line(&mut self, buf: &mut Vec<u8>) -> io::Result<Option<LineInfo>> {
         buf.clear();
+        self.append_line(buf)
+    }
+
+    /// Reads the next line onto the end of `buf` (without its `\n`, at most `max` bytes of it);
+    /// `None` at the end of the input.
+    pub(crate) fn append_line(&mut self, buf: &mut Vec<u8>) -> io::Result<Option<LineInfo>> {
+        let start = buf.len();
         let mut dropped = 0u64;
         let mut any = false;
         loop {
@@ -56,7 +63,7 @@ impl<R: BufRead> BoundedLines<R> {
                 Some(i) => (i, true),
                 None => (chunk.len(), false),
             };
-            let room = self.max.saturating_sub(buf.len());
+            let room = self.max.saturating_sub(buf.len() - start);
             let keep = take.min(room);
             buf.extend_from_slice(&chunk[..keep]);
             dropped += (take - keep) as u64;
@@ -70,6 +77,67 @@ impl<R: BufRead> BoundedLines<R> {
             number: self.number,
             dropped,
         }))
+    }
+}
+
+/// Lines read in a batch, for the thread that reads them to hand to the one that takes them in
+/// (`read_batch`): the lines' bytes one after another, each followed by `\n` (so a word search
+/// over the whole batch never finds a word across two lines), where each ends, and what the
+/// prescan said.
+#[derive(Debug, Default)]
+pub(crate) struct Batch {
+    pub(crate) bytes: Vec<u8>,
+    pub(crate) lines: Vec<BatchLine>,
+}
+
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct BatchLine {
+    /// Where the line's bytes end in `bytes` (it starts after the `\n` of the line before).
+    pub(crate) end: usize,
+    pub(crate) info: LineInfo,
+    /// The prescan found the line plain ASCII without any searched word: neither a pattern
+    /// nor a secret cue can be in any text taken from it (`Prefilter::prescan`).
+    pub(crate) clear: bool,
+}
+
+impl Batch {
+    pub(crate) fn clear(&mut self) {
+        self.bytes.clear();
+        self.lines.clear();
+    }
+
+    /// The lines: bytes, where they came from, and the prescan's word.
+    pub(crate) fn iter(&self) -> impl Iterator<Item = (&[u8], BatchLine)> {
+        let mut start = 0;
+        self.lines.iter().map(move |l| {
+            let line = &self.bytes[start..l.end];
+            start = l.end + 1;
+            (line, *l)
+        })
+    }
+}
+
+impl<R: BufRead> BoundedLines<R> {
+    /// Reads lines into `batch` until it holds about `bytes` bytes or the input ends; false once
+    /// the input has ended. After an error the batch still holds the whole lines read before it.
+    pub(crate) fn read_batch(&mut self, batch: &mut Batch, bytes: usize) -> io::Result<bool> {
+        while batch.bytes.len() < bytes {
+            let info = self.append_line(&mut batch.bytes);
+            let Ok(Some(info)) = info else {
+                // A line cut by the error, or nothing: no line of the batch.
+                batch
+                    .bytes
+                    .truncate(batch.lines.last().map_or(0, |l| l.end + 1));
+                return info.map(|_| false);
+            };
+            batch.lines.push(BatchLine {
+                end: batch.bytes.len(),
+                info,
+                clear: false,
+            });
+            batch.bytes.push(b'\n');
+        }
+        Ok(true)
     }
 }
 
@@ -134,6 +202,30 @@ mod tests {
         let got = all(&input, 1024);
         assert_eq!(got.len(), 1);
         assert_eq!(got[0].1.dropped, 100_000 - 1024);
+    }
+
+    #[test]
+    fn batches_hold_whole_lines_with_their_numbers() {
+        let input = b"one\ntwo two\n\nfour".repeat(3);
+        let mut r = BoundedLines::new(io::BufReader::with_capacity(5, &input[..]), 100);
+        let mut batch = Batch::default();
+        let mut got = Vec::new();
+        loop {
+            batch.clear();
+            let more = r.read_batch(&mut batch, 10).unwrap();
+            for (line, l) in batch.iter() {
+                got.push((String::from_utf8(line.to_vec()).unwrap(), l.info.number));
+            }
+            if !more {
+                break;
+            }
+        }
+        let texts: Vec<&str> = got.iter().map(|(t, _)| t.as_str()).collect();
+        assert_eq!(
+            texts,
+            ["one", "two two", "", "fourone", "two two", "", "fourone", "two two", "", "four"]
+        );
+        assert_eq!(got.last().unwrap().1, 10);
     }
 
     #[test]

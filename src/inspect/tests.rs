@@ -557,3 +557,37 @@ fn rke2_told_from_the_lines_per_host() {
         "rke2's line is not k3s's"
     );
 }
+
+/// A journal longer than the format sample and many read batches (the rest is read on two
+/// threads, with a prescan per batch): what comes late is read as what comes early — a second
+/// boot, a line wrapped in two whose pattern only the joined text holds, a secret.
+#[test]
+fn a_long_journal_is_read_whole_past_the_sample_and_across_batches() {
+    let mut log = journal("etcd-1", 5, false);
+    let chatter = "Sep 26 10:39:00 etcd-1 k3s[100]: I0926 10:39:00.000000     100 reconciler_common.go:245] \"operationExecutor.VerifyControllerAttachedVolume started\" volume=\"kube-api-access-x\"\n";
+    // Past SAMPLE_BYTES and over several BATCH_BYTES.
+    let n = (SAMPLE_BYTES + 5 * BATCH_BYTES) / chatter.len() + 1;
+    log.push_str(&chatter.repeat(n));
+    let second = [
+        r#"Sep 26 11:00:00 etcd-1 k3s[200]: time="2025-09-26T11:00:00-05:00" level=info msg="Starting k3s v1.33.5+k3s1 (abcdef12)""#,
+        r#"Sep 26 11:00:01 etcd-1 k3s[200]: time="2025-09-26T11:00:01-05:00" level=info msg="k3s is up"#,
+        r#" and running""#,
+        r#"Sep 26 11:00:02 etcd-1 k3s[200]: time="2025-09-26T11:00:02-05:00" level=info msg="Starting distributed registry mirror at https://10.0.0.2:6443/v2 for registries [docker.io]""#,
+        r#"Sep 26 11:00:03 etcd-1 k3s[200]: time="2025-09-26T11:00:03-05:00" level=info msg="Running kubelet --token=l4te-s3cr3t-0002 --hostname-override=etcd-1""#,
+    ];
+    log.push_str(&(second.join("\n") + "\n"));
+    log.push_str(&chatter.replace("10:39:00", "11:00:09").repeat(3000));
+    let r = run(&log);
+    let b = boots(&r);
+    assert_eq!(b.len(), 2, "two boots");
+    assert_eq!(b[1].version.as_deref(), Some("v1.33.5+k3s1"));
+    assert_eq!(state(b[0], "embedded-registry"), "down");
+    assert_eq!(state(b[1], "embedded-registry"), "up");
+    assert_eq!(state(b[1], "ready"), "up", "the joined line decides");
+    let ev = &b[1].signals["embedded-registry"].evidence[0];
+    let first_line = log.lines().count() - 3000 - second.len() + 1;
+    assert_eq!(ev.line, Some((first_line + 3) as u64), "{ev:?}");
+    assert_eq!(r.inputs[0].files[0].lines, log.lines().count() as u64);
+    let all = format!("{}{}", render::json(&r), render::table(&r, true));
+    assert!(!all.contains("l4te-s3cr3t-0002"), "the late secret leaked");
+}
