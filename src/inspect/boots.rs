@@ -60,6 +60,12 @@ pub(crate) fn is_banner(text: &str) -> bool {
     banner_of(text).is_some()
 }
 
+/// `is_banner` of an entry: one the prescan found clear holds no banner prefix (they are among
+/// the prefilter's words, `Matcher::new`), so nearly every line is answered without a search.
+pub(crate) fn is_banner_entry(e: &Entry) -> bool {
+    !e.clear && is_banner(&e.text)
+}
+
 #[cfg(test)]
 fn banner_is_agent(text: &str) -> bool {
     banner_of(text).is_some_and(|(_, agent)| agent)
@@ -149,7 +155,11 @@ impl Matcher {
             .collect();
         // The patterns compiled once already (load validated them); a set of them compiles too.
         let set = RegexSet::new(&pats).unwrap_or_else(|_| RegexSet::empty());
-        let prefilter = Prefilter::with_extra(pats.iter().map(String::as_str), extra);
+        // Banner lines are searched for too: a line the prescan calls clear is then no banner
+        // either, and the boot splitter need not look at it (`is_banner_entry`).
+        let mut words: Vec<&str> = extra.to_vec();
+        words.extend(Distro::ALL.iter().map(|d| d.facts().banner_prefix));
+        let prefilter = Prefilter::with_extra(pats.iter().map(String::as_str), &words);
         Matcher {
             set,
             kinds,

@@ -143,7 +143,8 @@ pub(crate) struct Entry {
     /// Whether a signal pattern may match the text, when the line's one search told already.
     pub(crate) may_match: Option<bool>,
     /// The text comes whole from one physical line the prescan found clear of every searched
-    /// word (`BatchLine::clear`): no pattern can match it and it holds no secret cue.
+    /// word (`BatchLine::clear`): no pattern can match it, and it holds no secret cue and no
+    /// start banner.
     pub(crate) clear: bool,
 }
 
@@ -522,7 +523,7 @@ impl Normaliser {
                 return;
             }
         }
-        let (text, width) = self.clean(raw);
+        let (text, width) = self.clean(raw, clear);
         let mut e = self.classify(text, info);
         // Every text the normaliser takes from a line is a part of it (a joined line below
         // is more than one line's, and loses the mark).
@@ -672,7 +673,7 @@ impl Normaliser {
             .into_iter()
             .map(|b| if b == b'\n' { b' ' } else { b })
             .collect();
-        let (msg, _) = self.clean(&raw);
+        let (msg, _) = self.clean(&raw, false);
         let ident = f.ident.or(f.comm).unwrap_or_default();
         let by_pid1 = f.pid.as_deref() == Some("1") || ident == "systemd";
         let about = f.object_unit.as_deref().and_then(distro_named);
@@ -729,9 +730,10 @@ impl Normaliser {
     }
 
     /// Lossy UTF-8 without the line end, colours and control characters; and its width.
-    fn clean(&mut self, raw: &[u8]) -> (String, usize) {
+    /// `plain`: the line is known to be printable ASCII already (the prescan's `clear` says so).
+    fn clean(&mut self, raw: &[u8], plain: bool) -> (String, usize) {
         // Nearly every line is printable ASCII: one pass tells, and nothing is left to clean.
-        if raw.first() != Some(&b'`') && plain_ascii(raw) {
+        if raw.first() != Some(&b'`') && (plain || plain_ascii(raw)) {
             let s = std::str::from_utf8(raw)
                 .map(str::to_string)
                 .unwrap_or_default();
@@ -820,7 +822,7 @@ impl Normaliser {
             e.text = text;
             return e;
         }
-        if trimmed == "--" || GAP.is_match(trimmed) {
+        if trimmed == "--" || (may_be_gap(trimmed) && GAP.is_match(trimmed)) {
             self.stats.gaps += 1;
             e.kind = Kind::Gap;
             return e;
@@ -1403,6 +1405,27 @@ fn is_klog(text: &str) -> bool {
     i += 1;
     // `[^\]]+\] `: the first `]` after at least one other byte, then a space.
     memchr::memchr(b']', &b[i..]).is_some_and(|j| j > 0 && b.get(i + j + 1) == Some(&b' '))
+}
+
+/// False only where `GAP` cannot match: it is asked of every line, and a regex answering on
+/// a second thread (inspect reads large files on two) costs a trip through the regex's shared
+/// cache pool each time. A gap marker starts, after an optional `[`, `<` or `(` and spaces,
+/// with `.`, `…`, a digit or one of its words.
+fn may_be_gap(t: &str) -> bool {
+    let s = t.trim_start_matches(['[', '<', '(']).trim_start();
+    let b = s.as_bytes();
+    // Unicode case folding has non-ASCII forms of `s` and `k` (ſ, the Kelvin sign), and `\d`
+    // non-ASCII digits: a non-ASCII byte near the start goes to the regex.
+    if b.iter().take(16).any(|c| *c >= 0x80) {
+        return true;
+    }
+    match b.first() {
+        Some(c) if *c == b'.' || c.is_ascii_digit() => true,
+        Some(_) => ["snip", "trunc", "omit", "skip", "remov"]
+            .iter()
+            .any(|w| b.len() >= w.len() && b[..w.len()].eq_ignore_ascii_case(w.as_bytes())),
+        None => true,
+    }
 }
 
 fn refresh_level(e: &mut Entry) {

@@ -479,3 +479,47 @@ fn klog_by_hand_agrees_with_the_regex() {
     }
     assert!(klog > 10, "{klog} klog lines in the corpora");
 }
+
+/// `may_be_gap` is false only where GAP cannot match: crafted markers (ASCII and Unicode forms)
+/// and every line of the corpora.
+#[test]
+fn the_gap_guard_never_hides_a_gap() {
+    let edges = [
+        "...",
+        "…",
+        "[...]",
+        "[…]",
+        "<snip>",
+        "(snipped)",
+        "[ 12 more lines truncated ]",
+        "12 lines omitted",
+        "SKIPPED",
+        "removed for brevity",
+        "… truncated",
+        "s\u{212A}ipped",
+        "\u{17F}nip",
+        "\u{0663} lines removed",
+        "Sep 26 10:38:36 node k3s[1]: x",
+        "snapshot",
+    ];
+    for t in edges {
+        assert!(!GAP.is_match(t) || may_be_gap(t), "{t:?}");
+    }
+    let matched = edges.iter().filter(|t| GAP.is_match(t)).count();
+    assert!(matched >= 13, "{matched} of the crafted markers are gaps");
+    let root = crate::inspect::find_root(None).unwrap();
+    let mut stack = vec![root.join("tests/fixtures")];
+    while let Some(dir) = stack.pop() {
+        for e in std::fs::read_dir(&dir).unwrap().flatten() {
+            let path = e.path();
+            if path.is_dir() {
+                stack.push(path);
+            } else if let Ok(bytes) = std::fs::read(&path) {
+                for line in String::from_utf8_lossy(&bytes).lines() {
+                    let t = line.trim();
+                    assert!(!GAP.is_match(t) || may_be_gap(t), "{}: {t}", path.display());
+                }
+            }
+        }
+    }
+}

@@ -746,8 +746,12 @@ impl InputState {
     fn node_of(&mut self, e: &Entry, s: &Stream) -> &mut NodeLog {
         let found = {
             let (name, from) = self.route(e, s);
-            self.nodes
-                .get_index_of(name)
+            // Most lines are the current node's: a comparison, not a hash.
+            let current = self
+                .current_i
+                .filter(|&i| self.nodes.get_index(i).is_some_and(|(k, _)| k == name));
+            current
+                .or_else(|| self.nodes.get_index_of(name))
                 .ok_or_else(|| (name.to_string(), from.to_string()))
         };
         let i = match found {
@@ -840,10 +844,10 @@ impl InputState {
                 // banner may come after other lines), else from banner to banner.
                 let split = if e.invocation.is_some() {
                     new_invocation(node, &e)
-                        || (boots::is_banner(&e.text)
+                        || (boots::is_banner_entry(&e)
                             && node.open.as_ref().is_some_and(|b| b.banner.is_some()))
                 } else {
-                    boots::is_banner(&e.text)
+                    boots::is_banner_entry(&e)
                         && node.open.as_ref().is_none_or(|b| !b.takes_banner(&e))
                 };
                 if !presplit && split {
