@@ -1459,7 +1459,10 @@ fn open_quote(s: &str) -> bool {
 fn prompt(line: &str) -> Option<Prompt> {
     let cmd = if let Some(rest) = line.strip_prefix("$ ") {
         rest
-    } else if let Some(c) = line.contains('@').then(|| PROMPT.captures(line)).flatten() {
+    } else if let Some(c) = maybe_user_at_host(line)
+        .then(|| PROMPT.captures(line))
+        .flatten()
+    {
         c.name("cmd").map_or("", |m| m.as_str())
     } else if let Some(rest) = line.strip_prefix("# ") {
         let first = rest.split_whitespace().next().unwrap_or("");
@@ -1495,6 +1498,16 @@ fn prompt(line: &str) -> Option<Prompt> {
         node,
         filters,
     })
+}
+
+/// Whether `PROMPT` can match: its `user@host` is the line's first word (`[\w.-]` holds no
+/// space) or follows a `[`. Every line asks; only its first word is read.
+fn maybe_user_at_host(line: &str) -> bool {
+    line.starts_with('[')
+        || line
+            .split(char::is_whitespace)
+            .next()
+            .is_some_and(|w| w.contains('@'))
 }
 
 /// The name a `docker logs`/`kubectl logs` command reads: its last word that is not an option

@@ -523,3 +523,25 @@ fn the_gap_guard_never_hides_a_gap() {
         }
     }
 }
+
+/// The prompt guard is false only where `PROMPT` cannot match.
+#[test]
+fn the_prompt_guard_never_hides_a_prompt() {
+    let lines = [
+        "root@node1:~# k3s -v",
+        "user@host:~$ journalctl -u k3s",
+        "[root@etcd-1 ~]# kubectl get nodes",
+        "[ec2-user@ip-10-0-0-1 ~]$ sudo k3s -v",
+        "me@h $ ls",
+        "Sep 26 10:38:36 node k3s[1]: mail me@example.com $ x",
+        "text with user@host:~$ inside",
+    ];
+    let mut matched = 0;
+    for l in lines {
+        if PROMPT.is_match(l) {
+            matched += 1;
+            assert!(maybe_user_at_host(l), "{l}");
+        }
+    }
+    assert!(matched >= 5, "{matched}");
+}
