@@ -22,7 +22,7 @@ use crate::run::Target;
 use distro::Version;
 
 use super::common::{
-    create_dir, out, resolve, sim_image_ref, spawn_interrupt_listener, stamped, version_entry,
+    create_dir, out, sim_image_ref, spawn_interrupt_listener, stamped, version_entry,
 };
 
 /// GitHub Actions runs at most this many jobs from one matrix.
@@ -127,7 +127,7 @@ pub(crate) async fn run(g: &Global, a: &MatrixArgs) -> Result<Exit, Error> {
     let mut planned: Vec<Planned> = Vec::new();
     for check in &checks {
         for v in &versions {
-            let target = match &template.build {
+            let mut target = match &template.build {
                 Some(_) => Target {
                     check: check.clone(),
                     ..template.clone()
@@ -146,7 +146,9 @@ pub(crate) async fn run(g: &Global, a: &MatrixArgs) -> Result<Exit, Error> {
                     build: None,
                 },
             };
-            let (scenario, plan) = resolve(g.root.as_deref(), &target)?;
+            // A real rke2 cell fetches its release artifacts (cached: once per version).
+            let (scenario, plan) =
+                super::common::resolve_fetching(g.root.as_deref(), &mut target, false).await?;
             if let (Some(b), None) = (&template.build, plan.expected_verdict) {
                 return Err(Error::bad_input(format!(
                     "error: no expected verdict for {} on the build: {}\n  help: run it alone with `repro run {} --k3s-binary {} --expect fixed` (or reproduced)\n",
