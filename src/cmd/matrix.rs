@@ -22,7 +22,7 @@ use crate::run::Target;
 use distro::Version;
 
 use super::common::{
-    create_dir, out, sim_image_ref, spawn_interrupt_listener, stamped, version_entry,
+    create_dir, out, resolve, sim_image_ref, spawn_interrupt_listener, stamped, version_entry,
 };
 
 /// GitHub Actions runs at most this many jobs from one matrix.
@@ -146,9 +146,13 @@ pub(crate) async fn run(g: &Global, a: &MatrixArgs) -> Result<Exit, Error> {
                     build: None,
                 },
             };
-            // A real rke2 cell fetches its release artifacts (cached: once per version).
-            let (scenario, plan) =
-                super::common::resolve_fetching(g.root.as_deref(), &mut target, false).await?;
+            // A real rke2 cell that will run fetches its release artifacts (cached: once per
+            // version); emitting the cells for a workflow runs nothing, so fetches nothing.
+            let (scenario, plan) = if a.emit.is_some() {
+                resolve(g.root.as_deref(), &target)?
+            } else {
+                super::common::resolve_fetching(g.root.as_deref(), &mut target, false).await?
+            };
             if let (Some(b), None) = (&template.build, plan.expected_verdict) {
                 return Err(Error::bad_input(format!(
                     "error: no expected verdict for {} on the build: {}\n  help: run it alone with `repro run {} --k3s-binary {} --expect fixed` (or reproduced)\n",
