@@ -15,7 +15,7 @@ use serde::Serialize;
 
 use crate::docker::{self, DockerApi, NodeSpec};
 use crate::raw::Role;
-use distro::{Facts, Version};
+use distro::{Facts, NodeProcess, Version};
 
 /// inotify instances a node of real k3s may hold (kubelet/cAdvisor, containerd and its shims):
 /// 128 is reported to run out at 4–5 nodes, 256 to suffice for them, so twice the ~30 a node
@@ -148,7 +148,7 @@ pub(crate) async fn diagnose(req: &Request<'_>) -> Vec<Line> {
     } else {
         let trial = trial_image(&engine, &image, &req.version).await;
         lines.push(match trial {
-            Ok(trial) => try_privileged(&engine, &trial, &doctor_run_id()).await,
+            Ok(trial) => try_privileged(&engine, &trial, req.facts, &doctor_run_id()).await,
             Err(why) => Line::warn(
                 "privileged",
                 format!("not tried: {why}"),
@@ -586,8 +586,13 @@ fn check_config_verdict(cc: &CheckConfig, code: i64, binary: &str, command: &str
 
 /// The fast part a run asks before it creates a node that needs privileges: a throwaway
 /// privileged container of the run's own image. `Some` is the line the run stops with.
-pub(crate) async fn preflight(docker: &dyn DockerApi, image: &str, run_id: &str) -> Option<Line> {
-    let line = try_privileged(docker, image, run_id).await;
+pub(crate) async fn preflight(
+    docker: &dyn DockerApi,
+    image: &str,
+    facts: &Facts,
+    run_id: &str,
+) -> Option<Line> {
+    let line = try_privileged(docker, image, facts, run_id).await;
     (line.status == Status::Fail).then_some(line)
 }
 
@@ -612,11 +617,12 @@ async fn trial_image(
         .map_err(|e| format!("{image} is not here and the stand-in could not be built ({e:#})"))
 }
 
-/// Creates and starts a privileged container that only prints its version, then removes it
-/// (with its network and volume) by its run id. An engine that refuses privileges refuses it
-/// at the start; the same container unprivileged tells that refusal from an image or engine
-/// that cannot start any container.
-async fn try_privileged(docker: &dyn DockerApi, image: &str, run_id: &str) -> Line {
+/// Creates and starts a privileged container as a node of `facts`'s distribution starts (one
+/// that only prints its version, or, for a systemd-unit distribution, the image's own command:
+/// systemd), then removes it (with its network and volume) by its run id. An engine that
+/// refuses privileges refuses it at the start; the same container unprivileged tells that
+/// refusal from an image or engine that cannot start any container.
+async fn try_privileged(docker: &dyn DockerApi, image: &str, facts: &Facts, run_id: &str) -> Line {
     let labels: HashMap<String, String> = [
         (docker::LABEL_MANAGED, "true"),
         (docker::LABEL_RUN, run_id),
@@ -625,11 +631,21 @@ async fn try_privileged(docker: &dyn DockerApi, image: &str, run_id: &str) -> Li
     .into_iter()
     .map(|(k, v)| (k.to_string(), v.to_string()))
     .collect();
+    let systemd = facts.node_process == NodeProcess::SystemdUnit;
     let t = Trial {
         docker,
         image,
         run_id,
         labels: &labels,
+        systemd,
+    };
+    // What to try by hand: the container as the trial made it.
+    let by_hand = if systemd {
+        format!(
+            "`docker run --rm -d --tmpfs /run --tmpfs /run/lock {image}`, then `docker rm -f` it"
+        )
+    } else {
+        "`docker run --rm IMAGE -v`".to_string()
     };
     let net = format!("repro-{run_id}-trial");
     let (privileged, plain) = match docker.create_network(&net, &labels).await {
@@ -660,7 +676,7 @@ async fn try_privileged(docker: &dyn DockerApi, image: &str, run_id: &str) -> Li
                 "a container of {image} did not start within {}s{leftover}",
                 TRIAL_TIMEOUT.as_secs()
             ),
-            "check the engine (`docker run --rm IMAGE -v`), or run the stand-in with --sim",
+            format!("check the engine ({by_hand}), or run the stand-in with --sim"),
         )
     };
     match (privileged, plain) {
@@ -671,8 +687,9 @@ async fn try_privileged(docker: &dyn DockerApi, image: &str, run_id: &str) -> Li
         (Ok(Err(e)), Some(Ok(Ok(())))) => Line::fail(
             "privileged",
             format!(
-                "the engine refused a privileged container of {image} ({}) but started it unprivileged{leftover}; real k3s needs privileged containers (containerd, the kubelet and iptables run inside), so it cannot run here",
-                first_line(&e.to_string())
+                "the engine refused a privileged container of {image} ({}) but started it unprivileged{leftover}; real {} needs privileged containers (containerd, the kubelet and iptables run inside), so it cannot run here",
+                first_line(&e.to_string()),
+                facts.name
             ),
             "use an engine that allows privileged containers (rootful Docker, not rootless or a sandboxed CI runner), or run the stand-in with --sim (`repro doctor --sim` says whether it can)",
         ),
@@ -682,7 +699,7 @@ async fn try_privileged(docker: &dyn DockerApi, image: &str, run_id: &str) -> Li
                 "not even an unprivileged container of {image} started: {}{leftover}",
                 first_line(&e.to_string())
             ),
-            "check the engine and the image (`docker run --rm IMAGE -v`)",
+            format!("check the engine and the image ({by_hand})"),
         ),
         _ => timed_out(),
     }
@@ -695,6 +712,8 @@ struct Trial<'a> {
     image: &'a str,
     run_id: &'a str,
     labels: &'a HashMap<String, String>,
+    /// Start the image's own command (systemd as PID 1), as a systemd-unit node starts.
+    systemd: bool,
 }
 
 impl Trial<'_> {
@@ -716,8 +735,13 @@ impl Trial<'_> {
             name: name.clone(),
             hostname: format!("{kind}-trial"),
             image: self.image.to_string(),
-            // The image's entrypoint is the distribution's binary: its version flag, and out.
-            cmd: vec!["-v".into()],
+            // A container node's entrypoint is the distribution's binary: its version flag, and
+            // out. A systemd node image has no such entrypoint: its command (systemd) runs.
+            cmd: if self.systemd {
+                vec![]
+            } else {
+                vec!["-v".into()]
+            },
             env: vec![],
             labels: self.labels.clone(),
             network: net.to_string(),
@@ -731,8 +755,7 @@ impl Trial<'_> {
             extra_hosts: vec![],
             privileged,
             stop_grace: Duration::from_secs(1),
-            // The trial runs the image's binary with `-v`, as the container's command.
-            systemd: false,
+            systemd: self.systemd,
             host_ro: vec![],
         };
         self.docker.create_node(&spec).await?;
@@ -919,14 +942,57 @@ async fn image_line(docker: &dyn DockerApi, req: &Request<'_>, image: &str) -> L
             ),
         };
     }
-    match docker.image(image).await {
-        Some(_) => Line::ok("image", format!("{image} is here")),
-        None => Line::warn(
+    let here = docker.image(image).await.is_some();
+    if !here
+        && req.image.is_none()
+        && crate::builds::release::base_url(req.version.distro).is_some()
+    {
+        return built_image_line(req, image);
+    }
+    match here {
+        true => Line::ok("image", format!("{image} is here")),
+        false => Line::warn(
             "image",
             format!("{image} is not in the engine's store: `repro run` pulls it"),
             format!("offline: `docker save {image}` elsewhere and give it as --image-archive FILE"),
         ),
     }
+}
+
+/// The image line of a distribution whose node image is built from release artifacts (rke2's):
+/// not pulled (no registry has it) but built, from cached or fetched artifacts.
+fn built_image_line(req: &Request<'_>, image: &str) -> Line {
+    use crate::sim_node_image::{CHECKSUMS, IMAGES, TARBALL};
+    let distro = req.version.distro;
+    let name = req.facts.name;
+    let tag = format!(
+        "{}:{}-<first 12 of the tarball's sha256>",
+        req.facts.image_repository,
+        req.version.image_tag()
+    );
+    let offline = format!(
+        "air-gapped: give --artifacts DIR ({TARBALL}, {CHECKSUMS} and {IMAGES}, which {name} imports at boot), or --image NAME of a node image in the store"
+    );
+    let cache = crate::builds::release::cache_dir(distro, &req.version).ok();
+    if let Some(dir) = cache.filter(|d| d.join(TARBALL).is_file() && d.join(CHECKSUMS).is_file()) {
+        return Line::ok(
+            "image",
+            format!(
+                "{image} is not here: `repro run` builds the node image {tag} from the release artifacts cached in {} (checked again against {CHECKSUMS})",
+                dir.display()
+            ),
+        );
+    }
+    let base = crate::builds::release::base_url(distro).unwrap_or_default();
+    let (_, url) =
+        crate::builds::release::urls(&crate::builds::fetch::without_userinfo(&base), &req.version);
+    Line::warn(
+        "image",
+        format!(
+            "{image} is not here and no registry has it: `repro run` fetches {url} and {CHECKSUMS} beside it (not {IMAGES}: {name} pulls its images at boot), checks the tarball's sha256 and builds the node image {tag} from them"
+        ),
+        offline,
+    )
 }
 
 fn read_number(path: &str) -> Option<u64> {

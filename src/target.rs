@@ -59,9 +59,10 @@ pub(crate) struct Target {
     /// tarball's sum, then builds and caches the node image from it on `--node-base`.
     #[arg(long, value_name = "DIR", conflicts_with_all = ["sim", "image"])]
     pub(crate) artifacts: Option<PathBuf>,
-    /// With --artifacts: the systemd image the node image is built on, pulled if absent
-    /// (default: the one rke2's Docker tests use, rancher/systemd-node:v0.0.5).
-    #[arg(long, value_name = "IMAGE", requires = "artifacts", value_parser = parse_image)]
+    /// The systemd image a node image from release artifacts (--artifacts, or fetched when a
+    /// real rke2 run has neither it nor --image) is built on, pulled if absent (default: the
+    /// one rke2's Docker tests use, rancher/systemd-node:v0.0.5).
+    #[arg(long, value_name = "IMAGE", conflicts_with_all = ["sim", "image"], value_parser = parse_image)]
     pub(crate) node_base: Option<String>,
     /// The build under test once read (`--k3s-binary`, or `--k3s-commit` fetched): not a flag.
     #[arg(skip)]

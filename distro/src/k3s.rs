@@ -64,6 +64,8 @@ pub static FACTS: Facts = Facts {
     // install.sh at v1.34.1+k3s1 L100 (`STORAGE_URL`), for INSTALL_K3S_COMMIT; master dropped it
     // for GitHub Actions artifacts in February 2026 (docs/k3s-review-2026-12.md §2).
     ci_builds_url: Some("https://k3s-ci-builds.s3.amazonaws.com"),
+    // k3s's nodes run the published rancher/k3s image: no release artifacts to fetch.
+    release_downloads_url: None,
     config_dir: "/etc/rancher/k3s",
     config_path: "/etc/rancher/k3s/config.yaml",
     config_dropin_dir: "/etc/rancher/k3s/config.yaml.d",

@@ -189,6 +189,10 @@ pub struct Facts {
     /// Where the distribution's CI publishes a build of each commit (`<binary><suffix>-<sha>`
     /// and `.sha256sum` beside it), as its install script fetches it; `None`: none known.
     pub ci_builds_url: Option<&'static str>,
+    /// Where the distribution's release artifacts of a version are (`<url>/<version>/<file>`,
+    /// `+` sent as `%2B`), as its install script downloads them; `None`: its nodes run a
+    /// published image, nothing is fetched.
+    pub release_downloads_url: Option<&'static str>,
     /// The config file, its drop-in folder and the folder both live in.
     pub config_dir: &'static str,
     pub config_path: &'static str,

@@ -19,7 +19,9 @@ pub static FACTS: Facts = Facts {
     example_candidate: "v1.33.5-rc1+rke2r1",
     // No published image boots an RKE2 node by itself (rke2's own Docker tests install the
     // release tarball into rancher/systemd-node, §10). This is the local name of such a node
-    // image; repro does not build it yet, so a run on real RKE2 takes `--image`.
+    // image: repro builds it from the release artifacts (`--artifacts`, or fetched from
+    // `release_downloads_url`), tagged `<version>-<first 12 of the tarball's sha256>`; a node
+    // image under the plain `<version>` tag (built or loaded by hand) is used as it is.
     image_repository: "repro.local/rke2-node",
     // The stand-in's images of every distribution share one repository; the tag's build marker
     // (`-rke2r1`) tells them apart.
@@ -48,6 +50,10 @@ pub static FACTS: Facts = Facts {
     // secrets-encrypt, token, completion: no check-config (docs/k3s-review-2026-12.md §10).
     check_config_args: None,
     ci_builds_url: None,
+    // install.sh: `INSTALL_RKE2_GITHUB_URL=https://github.com/rancher/rke2`, then
+    // `${INSTALL_RKE2_GITHUB_URL}/releases/download/${INSTALL_RKE2_VERSION}/sha256sum-${ARCH}.txt`
+    // and `rke2.${SUFFIX}.tar.gz` beside it (SUFFIX linux-amd64).
+    release_downloads_url: Some("https://github.com/rancher/rke2/releases/download"),
     // §2: k3s's configfilearg and datadir with the program name `rke2`.
     config_dir: "/etc/rancher/rke2",
     config_path: "/etc/rancher/rke2/config.yaml",

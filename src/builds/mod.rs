@@ -5,6 +5,8 @@
 
 pub(crate) mod ci;
 pub(crate) mod commits;
+pub(crate) mod fetch;
+pub(crate) mod release;
 
 use std::io::Read;
 use std::path::{Path, PathBuf};

@@ -112,7 +112,7 @@ pub(crate) async fn run(g: &Global, a: &BisectArgs) -> Result<Exit, Error> {
 
     let argv: Vec<String> = std::env::args().collect();
     let prepare = |v: &Version| -> BoxFuture<'_, Result<_, Error>> {
-        let target = Target {
+        let mut target = Target {
             check: a.check.clone(),
             topology: None,
             version: Some(v.to_string()),
@@ -125,14 +125,18 @@ pub(crate) async fn run(g: &Global, a: &BisectArgs) -> Result<Exit, Error> {
             node_base: None,
             build: None,
         };
-        let prepared = resolve(g.root.as_deref(), &target).map(|(sc, plan)| {
+        let (dir, argv) = (&dir, &argv);
+        async move {
+            // A real rke2 release fetches its release artifacts first (no bar: many runs).
+            let (sc, plan) =
+                super::common::resolve_fetching(g.root.as_deref(), &mut target, false).await?;
             // The verdict is what bisect reads; `expect` only sets the run's own exit code.
             let cfg = a
                 .options
                 .to_config(target, Outcome::Fixed, dir.clone(), argv.clone());
-            (sc, plan, cfg)
-        });
-        futures_util::future::ready(prepared).boxed()
+            Ok((sc, plan, cfg))
+        }
+        .boxed()
     };
     let search = Search {
         check: &sc.check.name,

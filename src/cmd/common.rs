@@ -106,6 +106,84 @@ pub(crate) fn resolve(root: Option<&Path>, t: &Target) -> Result<(Scenario, Plan
     Ok((sc, p))
 }
 
+/// Whether a run of `plan` fetches release artifacts first: a real run (not `--sim`) of a
+/// distribution whose node image is built from them (`Facts::node_base_image`, rke2's), given
+/// neither `--artifacts` nor `--image` (nor a build under test).
+fn fetches_artifacts(t: &Target, plan: &Plan) -> bool {
+    !t.sim
+        && t.image.is_none()
+        && t.artifacts.is_none()
+        && t.build.is_none()
+        && crate::builds::release::base_url(plan.distro).is_some()
+}
+
+/// [`resolve`] for a run: when the run needs release artifacts it was not given, and no node
+/// image under the version's plain tag is in the engine's store (one built or loaded by hand),
+/// they are fetched and verified (or taken from the cache) first, and the run is then exactly
+/// an `--artifacts <cache folder>` run: the plan's image carries the tarball's sum. All before
+/// anything is created; a version with no release is bad input (2), a mismatched or failed
+/// download infrastructure (3).
+pub(crate) async fn resolve_fetching(
+    root: Option<&Path>,
+    t: &mut Target,
+    live: bool,
+) -> Result<(Scenario, Plan), Error> {
+    let (sc, plan) = resolve(root, t)?;
+    if !fetches_artifacts(t, &plan) || local_image(&plan.image).await {
+        return Ok((sc, plan));
+    }
+    let (distro, version) = (plan.distro, plan.k3s_version.clone());
+    let dir =
+        tokio::task::spawn_blocking(move || crate::builds::release::fetch(distro, &version, live))
+            .await
+            .map_err(|e| Error::Other(anyhow::anyhow!("the download stopped: {e}")))?
+            .map_err(|e| match e {
+                crate::builds::fetch::FetchError::NotFound(m) => {
+                    Error::bad_input(format!("error: --version: {m}\n"))
+                }
+                e => Error::Fetch(format!("{distro} release artifacts: {e}")),
+            })?;
+    t.artifacts = Some(dir);
+    resolve(root, t)
+}
+
+/// [`resolve`] for `repro plan`, which downloads nothing: when the run would fetch release
+/// artifacts, a note says so (the image's tag then carries the tarball's sum).
+pub(crate) fn resolve_planning(root: Option<&Path>, t: &Target) -> Result<(Scenario, Plan), Error> {
+    let (sc, mut plan) = resolve(root, t)?;
+    if fetches_artifacts(t, &plan) {
+        let facts = plan.distro.facts();
+        let base = crate::builds::release::base_url(plan.distro).unwrap_or_default();
+        let (_, url) = crate::builds::release::urls(
+            &crate::builds::fetch::without_userinfo(&base),
+            &plan.k3s_version,
+        );
+        plan.notes.push(format!(
+            "unless {} is in the engine's store, `repro run` fetches {}'s release artifacts ({url} and {} beside it; not {}: {} pulls its images at boot), checks the tarball's sha256, caches them under $XDG_CACHE_HOME/repro/{}/{}/ and builds the node image {}:{}-<first 12 of the tarball's sha256> from them; --artifacts DIR or --image NAME instead",
+            plan.image,
+            facts.name,
+            crate::sim_node_image::CHECKSUMS,
+            crate::sim_node_image::IMAGES,
+            facts.name,
+            facts.name,
+            plan.k3s_version,
+            facts.image_repository,
+            plan.k3s_version.image_tag(),
+        ));
+    }
+    Ok((sc, plan))
+}
+
+/// Whether `image` is in the engine's store (an engine that cannot be reached says no: the run
+/// then stops at the engine, with its own message).
+async fn local_image(image: &str) -> bool {
+    use crate::docker::DockerApi;
+    match crate::docker::Engine::connect().await {
+        Ok(engine) => engine.image(image).await.is_some(),
+        Err(_) => false,
+    }
+}
+
 /// Reads the build under test of `--k3s-binary`, or fetches and verifies the commit build of
 /// `--k3s-commit` first (`live`: a progress bar): all before anything is created, so a missing
 /// file or a mismatched download ends the command with nothing to clean up.
@@ -123,7 +201,7 @@ pub(crate) async fn prepare_build(t: &mut Target, live: bool) -> Result<(), Erro
             .await
             .map_err(|e| Error::Other(anyhow::anyhow!("the download stopped: {e}")))?;
             let fetched = fetched.map_err(|e| match e {
-                crate::builds::ci::FetchError::NoBuild(m) => {
+                crate::builds::fetch::FetchError::NotFound(m) => {
                     Error::bad_input(format!("error: --k3s-commit: {m}\n"))
                 }
                 e => Error::Fetch(format!("--k3s-commit: {e}")),

@@ -127,7 +127,7 @@ pub(crate) async fn run(g: &Global, a: &MatrixArgs) -> Result<Exit, Error> {
     let mut planned: Vec<Planned> = Vec::new();
     for check in &checks {
         for v in &versions {
-            let target = match &template.build {
+            let mut target = match &template.build {
                 Some(_) => Target {
                     check: check.clone(),
                     ..template.clone()
@@ -146,7 +146,13 @@ pub(crate) async fn run(g: &Global, a: &MatrixArgs) -> Result<Exit, Error> {
                     build: None,
                 },
             };
-            let (scenario, plan) = resolve(g.root.as_deref(), &target)?;
+            // A real rke2 cell that will run fetches its release artifacts (cached: once per
+            // version); emitting the cells for a workflow runs nothing, so fetches nothing.
+            let (scenario, plan) = if a.emit.is_some() {
+                resolve(g.root.as_deref(), &target)?
+            } else {
+                super::common::resolve_fetching(g.root.as_deref(), &mut target, false).await?
+            };
             if let (Some(b), None) = (&template.build, plan.expected_verdict) {
                 return Err(Error::bad_input(format!(
                     "error: no expected verdict for {} on the build: {}\n  help: run it alone with `repro run {} --k3s-binary {} --expect fixed` (or reproduced)\n",

@@ -12,13 +12,13 @@ use crate::plan::{config_body, critical_path, CriticalPath, Plan, PlannedNode, P
 use crate::scenario::Expected;
 use crate::table::table;
 
-use super::common::{resolve, write_stdout};
+use super::common::write_stdout;
 
 pub(crate) async fn run(g: &Global, args: &PlanArgs) -> Result<Exit, Error> {
     let mut target = args.target.clone();
     // A build under test decides the version: read (or fetched) before the plan is made.
     super::common::prepare_build(&mut target, crate::cli::Progress::Auto.is_live()).await?;
-    let (_sc, p) = resolve(g.root.as_deref(), &target)?;
+    let (_sc, p) = super::common::resolve_planning(g.root.as_deref(), &target)?;
     let path = target.sim_pace.map(|f| critical_path(&p, f));
     // The plan prints every config and file of the scenario: the secrets in them are learned
     // whole first, as a run learns them, and printed as the run would write them (issue #24).

@@ -10,14 +10,19 @@ use crate::progress::Progress;
 use crate::result::{Rule, RunResult};
 use crate::run;
 
-use super::common::{out, resolve};
+use super::common::out;
 
 pub(crate) async fn run(g: &Global, args: &RunArgs) -> Result<Exit, Error> {
     let mut cfg = args.to_config(std::env::args().collect());
     // Everything about the input is checked before Docker is touched: no half-created cluster
     // (a build under test is read, or downloaded and verified, first).
     super::common::prepare_build(&mut cfg.target, args.progress.is_live()).await?;
-    let (sc, plan) = resolve(g.root.as_deref(), &cfg.target)?;
+    let (sc, plan) = super::common::resolve_fetching(
+        g.root.as_deref(),
+        &mut cfg.target,
+        args.progress.is_live(),
+    )
+    .await?;
     if let Err(why) = cfg.expect.resolve(&plan) {
         return Err(Error::bad_input(format!(
             "error: {why}\n  help: say which outcome counts as success: --expect fixed or --expect reproduced"

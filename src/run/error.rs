@@ -12,11 +12,14 @@ pub enum RunError {
     Docker(#[from] DockerError),
     #[error(transparent)]
     Record(#[from] RecordError),
-    #[error("cannot get image {image}: {reason}\n  help: this host cannot pull it. Ways out:\n    --sim                  run the built-in k3s stand-in for {version} (offline)\n    --image-archive FILE   load a `docker save` tarball of the image first\n    --image NAME           use an image that is already in the local store")]
+    #[error("cannot get image {image}: {reason}\n  help: this host cannot pull it. Ways out:\n    --sim                  run the built-in k3s stand-in for {version} (offline)\n    --image-archive FILE   load a `docker save` tarball of the image first\n    --image NAME           use an image that is already in the local store{artifacts}")]
     ImageMissing {
         image: String,
         version: String,
         reason: String,
+        /// One more way out where the node image is built from release artifacts
+        /// ([`artifacts_way_out`]); empty elsewhere.
+        artifacts: String,
     },
     /// A host check of `repro doctor` failed before any node was made: its line and fix.
     #[error("this host cannot run the nodes (repro doctor): {0}")]
@@ -73,6 +76,21 @@ pub enum RunError {
     Interrupted,
 }
 
+/// The `--artifacts DIR` line of [`RunError::ImageMissing`]'s ways out, for a distribution whose
+/// node image is built from release artifacts (`Facts::node_base_image`); empty for one whose
+/// nodes run a published image.
+pub(crate) fn artifacts_way_out(facts: &distro::Facts) -> String {
+    match facts.node_base_image {
+        Some(_) => format!(
+            "\n    --artifacts DIR        build the node image from {}'s release artifacts in DIR ({}, {})",
+            facts.name,
+            crate::sim_node_image::TARBALL,
+            crate::sim_node_image::CHECKSUMS
+        ),
+        None => String::new(),
+    }
+}
+
 impl RunError {
     /// What this failure means for the exit (the run layer's part of the one error → exit
     /// mapping, `crate::error::Error::exit`, which asks it): the run records it in result.json.
@@ -93,5 +111,31 @@ impl RunError {
             | RunError::BuildNotRun { .. }
             | RunError::Internal(_) => Exit::Infra,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn image_missing_names_artifacts_where_the_facts_build_from_them() {
+        let err = |d: distro::Distro| {
+            RunError::ImageMissing {
+                image: "i".into(),
+                version: "v".into(),
+                reason: "r".into(),
+                artifacts: artifacts_way_out(d.facts()),
+            }
+            .to_string()
+        };
+        let rke2 = err(distro::Distro::Rke2);
+        assert!(
+            rke2.ends_with("\n    --artifacts DIR        build the node image from rke2's release artifacts in DIR (rke2.linux-amd64.tar.gz, sha256sum-amd64.txt)"),
+            "{rke2}"
+        );
+        let k3s = err(distro::Distro::K3s);
+        assert!(!k3s.contains("--artifacts"), "{k3s}");
+        assert!(k3s.ends_with("already in the local store"), "{k3s}");
     }
 }

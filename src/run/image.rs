@@ -81,6 +81,7 @@ pub(crate) async fn ensure(
             image: plan.image.clone(),
             version: plan.k3s_version.to_string(),
             reason: e.to_string(),
+            artifacts: super::error::artifacts_way_out(plan.distro.facts()),
         }),
     }
 }

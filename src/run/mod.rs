@@ -209,7 +209,9 @@ async fn prepare(
     // The doctor's fast part, before any node: an engine that refuses privileged containers
     // would otherwise fail every node's start with a runtime message about capabilities.
     if privileged && cfg.host_check {
-        if let Some(line) = crate::doctor::preflight(docker.as_ref(), &plan.image, &s.run_id).await
+        if let Some(line) =
+            crate::doctor::preflight(docker.as_ref(), &plan.image, plan.distro.facts(), &s.run_id)
+                .await
         {
             return Err(RunError::Host(line.text()));
         }

@@ -360,5 +360,34 @@ fn doctor_runs_check_config_in_the_image_and_names_what_is_missing() {
             .contains("rke2 has no check-config subcommand"),
         "{rke2}"
     );
+    let check = |name: &str| {
+        v["checks"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|c| c["check"] == name)
+            .unwrap_or_else(|| panic!("no {name} in {v}"))
+            .clone()
+    };
+    // The privileged trial starts a systemd node image as a node starts (its own command,
+    // systemd), not with a `-v` it has no entrypoint for: here the engine refuses privileges
+    // but the container starts unprivileged; on a host that allows them it starts privileged.
+    let privileged = check("privileged");
+    let detail = privileged["detail"].as_str().unwrap();
+    assert!(
+        detail.contains("but started it unprivileged")
+            || detail.contains("a privileged container of"),
+        "{privileged}"
+    );
+    assert!(!detail.contains("not even an unprivileged"), "{privileged}");
+    // The rke2 node image is built, not pulled: the line says from what.
+    let image = check("image");
+    let detail = image["detail"].as_str().unwrap();
+    if !detail.ends_with(" is here") {
+        assert!(
+            detail.contains("rke2.linux-amd64.tar.gz") && !detail.contains("`repro run` pulls it"),
+            "{image}"
+        );
+    }
     assert_eq!(doctor_leftovers(), Vec::<String>::new());
 }

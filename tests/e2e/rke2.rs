@@ -230,3 +230,164 @@ fn a_corrupted_release_tarball_is_refused_before_anything_exists() {
         "{err}"
     );
 }
+
+/// Serves `repro sim artifacts` output of `version` as rke2's GitHub release does
+/// (`<base>/<version, + as %2B>/<file>`), the tarball replaced by `tarball` when given.
+fn serve_release(
+    server: &crate::http_files::HttpFiles,
+    version: &str,
+    tarball: Option<Vec<u8>>,
+) -> tempfile::TempDir {
+    let artifacts = stand_in_artifacts(version);
+    let at = version.replace('+', "%2B");
+    for name in ["sha256sum-amd64.txt", "rke2.linux-amd64.tar.gz"] {
+        let bytes = std::fs::read(artifacts.path().join(name)).unwrap();
+        server.put(&format!("{at}/{name}"), bytes);
+    }
+    if let Some(t) = tarball {
+        server.put(&format!("{at}/rke2.linux-amd64.tar.gz"), t);
+    }
+    artifacts
+}
+
+/// A real (not `--sim`) run with neither `--artifacts` nor `--image`, the release artifacts
+/// served at `REPRO_RKE2_RELEASES_URL` and cached under `cache`.
+fn fetching_run(
+    server: &crate::http_files::HttpFiles,
+    cache: &std::path::Path,
+    results: &std::path::Path,
+) -> std::process::Output {
+    let mut cmd = crate::util::repro();
+    if let Ok(repo) = std::env::var("REPRO_SIM_REPOSITORY") {
+        cmd.env("REPRO_NODE_REPOSITORY", format!("{repo}-node"));
+    }
+    cmd.env("REPRO_RKE2_RELEASES_URL", server.url())
+        .env("XDG_CACHE_HOME", cache)
+        .args([
+            "run",
+            "etcd-split",
+            "--version",
+            "v1.32.8+rke2r1",
+            "--node-base",
+            "repro.local/systemd-base:bookworm",
+            "--expect",
+            "reproduced",
+            "--progress",
+            "never",
+            "--results",
+        ])
+        .arg(results)
+        .output()
+        .unwrap()
+}
+
+/// Without `--artifacts` or `--image`, a real rke2 run fetches the release artifacts where
+/// rke2's install.sh does, checks the tarball against the sum file, caches both and runs as an
+/// `--artifacts` run of the cache folder: the stand-in's tarball, so the image says it is the
+/// stand-in and runs unprivileged here.
+#[test]
+fn release_artifacts_are_fetched_verified_and_cached_when_none_are_given() {
+    crate::docker::docker_ok();
+    let server = crate::http_files::HttpFiles::start();
+    let published = serve_release(&server, "v1.32.8+rke2r1", None);
+    let tmp = tempfile::tempdir().unwrap();
+    let cache = tmp.path().join("cache");
+    let results = tmp.path().join("results");
+    let out = fetching_run(&server, &cache, &results);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    assert_eq!(
+        server.asked(),
+        [
+            "/v1.32.8%2Brke2r1/sha256sum-amd64.txt",
+            "/v1.32.8%2Brke2r1/rke2.linux-amd64.tar.gz"
+        ]
+    );
+    let dir = crate::only_run_dir(&results);
+    let r = crate::read_result(&dir);
+    crate::assert_no_leftovers(r["run_id"].as_str().unwrap());
+    assert_eq!(r["verdict"]["outcome"], "reproduced", "{}", text(&out));
+    assert_eq!(r["distribution"], "rke2");
+    assert_eq!(r["k3s"]["stand_in"], true);
+    // The cache holds what was published, and the image is tagged with the tarball's sum.
+    let cached = cache.join("repro/rke2/v1.32.8+rke2r1");
+    for name in ["sha256sum-amd64.txt", "rke2.linux-amd64.tar.gz"] {
+        assert_eq!(
+            std::fs::read(cached.join(name)).unwrap(),
+            std::fs::read(published.path().join(name)).unwrap(),
+            "{name}"
+        );
+    }
+    let sums = std::fs::read_to_string(cached.join("sha256sum-amd64.txt")).unwrap();
+    let image = r["k3s"]["image"].as_str().unwrap();
+    assert!(image.contains(":v1.32.8-rke2r1-"), "{image}");
+    assert!(
+        sums.starts_with(image.rsplit('-').next().unwrap()),
+        "{image} {sums}"
+    );
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("not rke2-images.linux-amd64.tar.zst"),
+        "the images tarball is said to be left out: {err}"
+    );
+    // `repro plan` downloads nothing; it says the run fetches.
+    let plan = crate::util::repro()
+        .env("REPRO_RKE2_RELEASES_URL", server.url())
+        .env("XDG_CACHE_HOME", &cache)
+        .args(["plan", "etcd-split", "--version", "v1.32.8+rke2r1"])
+        .output()
+        .unwrap();
+    assert_eq!(plan.status.code(), Some(0), "{}", text(&plan));
+    assert!(
+        text(&plan).contains("`repro run` fetches rke2's release artifacts"),
+        "{}",
+        text(&plan)
+    );
+    assert_eq!(server.asked().len(), 2, "plan fetched nothing");
+}
+
+/// A served tarball that does not match the served sum file: exit 3 naming both sums, and
+/// nothing is created (no run folder) or kept (no cached artifacts).
+#[test]
+fn a_fetched_tarball_that_does_not_match_its_sum_is_refused_and_not_kept() {
+    let server = crate::http_files::HttpFiles::start();
+    let published = stand_in_artifacts("v1.32.8+rke2r1");
+    let mut corrupted = std::fs::read(published.path().join("rke2.linux-amd64.tar.gz")).unwrap();
+    let mid = corrupted.len() / 2;
+    corrupted[mid] ^= 0xff;
+    let _published = serve_release(&server, "v1.32.8+rke2r1", Some(corrupted));
+    let listed = std::fs::read_to_string(_published.path().join("sha256sum-amd64.txt")).unwrap();
+    let listed = listed.split_whitespace().next().unwrap().to_string();
+    let tmp = tempfile::tempdir().unwrap();
+    let cache = tmp.path().join("cache");
+    let results = tmp.path().join("results");
+    let out = fetching_run(&server, &cache, &results);
+    assert_eq!(out.status.code(), Some(3), "{}", text(&out));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains(&format!("says {listed}")), "{err}");
+    assert!(err.contains("has sha256 "), "{err}");
+    assert!(!results.exists(), "no results folder: {err}");
+    let kept = cache.join("repro/rke2/v1.32.8+rke2r1");
+    assert!(!kept.exists(), "nothing kept: {err}");
+}
+
+/// A version with no release at the base URL: exit 2 naming the URL and the version.
+#[test]
+fn a_version_without_a_release_is_bad_input_naming_the_url() {
+    let server = crate::http_files::HttpFiles::start();
+    let tmp = tempfile::tempdir().unwrap();
+    let out = fetching_run(
+        &server,
+        &tmp.path().join("cache"),
+        &tmp.path().join("results"),
+    );
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains(&format!(
+            "no rke2 release v1.32.8+rke2r1 at {}/v1.32.8%2Brke2r1/sha256sum-amd64.txt (HTTP 404)",
+            server.url()
+        )),
+        "{err}"
+    );
+    assert!(!tmp.path().join("results").exists());
+}
