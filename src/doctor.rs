@@ -4,7 +4,7 @@
 //! instead of a cluster that never boots.
 //!
 //! Thresholds and their sources (docs/k3s-review-2026-12.md §10): memory per node is the
-//! distribution's (`Facts::memory`, from k3s's resource profiling); the inotify numbers follow
+//! distribution's (`Facts::memory`, each with its source); the inotify numbers follow
 //! public reports of k3s/k3d clusters failing at the common default of 128 instances (no k3s
 //! source states a per-node number, so they are inferred and only warn).
 
@@ -187,6 +187,7 @@ pub(crate) async fn diagnose(req: &Request<'_>) -> Vec<Line> {
             available,
             need,
             req.topology,
+            req.facts.memory.source,
         ));
     }
     if req.sim {
@@ -909,8 +910,14 @@ fn memory_needed(facts: &Facts, roles: &[Role]) -> u64 {
         .sum()
 }
 
-fn memory_line(total: Option<u64>, available: Option<u64>, need: u64, topology: &str) -> Line {
-    let why = format!("{topology} needs about {need} MiB (k3s's resource profiling, per node)");
+fn memory_line(
+    total: Option<u64>,
+    available: Option<u64>,
+    need: u64,
+    topology: &str,
+    source: &str,
+) -> Line {
+    let why = format!("{topology} needs about {need} MiB ({source}, per node)");
     match (total, available) {
         (Some(t), _) if t < need => Line::fail(
             "memory",
@@ -1035,15 +1042,15 @@ mod tests {
         ];
         assert_eq!(memory_needed(facts, &roles), 3 * 1606 + 1596 + 275);
         assert_eq!(
-            memory_line(Some(1000), None, 6689, "t").status,
+            memory_line(Some(1000), None, 6689, "t", "s").status,
             Status::Fail
         );
         assert_eq!(
-            memory_line(Some(24_000), Some(2000), 6689, "t").status,
+            memory_line(Some(24_000), Some(2000), 6689, "t", "s").status,
             Status::Warn
         );
         assert_eq!(
-            memory_line(Some(24_000), Some(20_000), 6689, "t").status,
+            memory_line(Some(24_000), Some(20_000), 6689, "t", "s").status,
             Status::Ok
         );
     }

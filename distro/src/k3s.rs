@@ -114,6 +114,7 @@ pub static FACTS: Facts = Facts {
         agent_mib: 275,
         // Inferred: the data dir k3s extracts (~250 MB), etcd's files and containerd's state.
         disk_mib: 1024,
+        source: "k3s's resource profiling",
     },
     // k3s-io/k3s .github/ISSUE_TEMPLATE/bug_report.md; QA's comment as on k3s-io/k3s#12816.
     outputs: Outputs {

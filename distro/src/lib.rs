@@ -142,6 +142,8 @@ pub struct NodeMemory {
     /// containerd's state), any role. No distribution documents a figure: inferred, see
     /// docs/k3s-review-2026-12.md §10.
     pub disk_mib: u64,
+    /// Where the memory figures come from, as the doctor names it ("k3s's resource profiling").
+    pub source: &'static str,
 }
 
 /// Everything repro and the stand-in need to know about one distribution. One value per

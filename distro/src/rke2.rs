@@ -111,6 +111,7 @@ pub static FACTS: Facts = Facts {
         agent_mib: 2048,
         // Inferred: rke2 also unpacks its runtime image and pulls the control-plane images.
         disk_mib: 4096,
+        source: "what rke2's Docker tests give a node",
     },
     // docs/rke2-bug-template.md: rancher/rke2's bug template (the same headings as k3s's, with
     // `RKE2 Version:` and `rke2 -v`), and QA's short comment on rancher/rke2#8875/#8876. The
