@@ -207,9 +207,6 @@ pub(crate) const IMAGES: &str = "rke2-images.linux-amd64.tar.zst";
 /// rke2's install script, when the artifact folder holds it: `install.sh` as get.rke2.io serves
 /// it, or `installer.sh` as the installer image rancher/system-agent-installer-rke2 ships it.
 pub(crate) const ARTIFACT_INSTALL_SH: [&str; 2] = ["install.sh", "installer.sh"];
-/// The repository of node images built from release artifacts (`REPRO_NODE_REPOSITORY`
-/// overrides it, so helpers sharing an engine keep theirs apart).
-pub(crate) const NODE_REPOSITORY: &str = "repro.local/rke2-node";
 
 /// A `--artifacts` folder, checked: the tarball's sha256 is the one sha256sum-amd64.txt lists.
 #[derive(Debug, Clone)]
@@ -282,16 +279,22 @@ fn holds_stand_in(gz: &[u8]) -> bool {
     false
 }
 
-/// The tag of the node image built from `artifacts` for `version`: the version (`+` as `-`)
-/// and the tarball's sum, so other artifacts of one version get another image.
-pub(crate) fn artifact_image_ref(version: &str, artifacts: &Artifacts) -> String {
+/// The node image built from `artifacts` for `version`: the distribution's image repository
+/// (`REPRO_NODE_REPOSITORY` overrides it, so test runs sharing an engine keep theirs apart),
+/// its tag for the version and the tarball's sum, so other artifacts of one version get another
+/// image.
+pub(crate) fn artifact_image_ref(
+    facts: &distro::Facts,
+    version: &distro::Version,
+    artifacts: &Artifacts,
+) -> String {
     let repo = std::env::var("REPRO_NODE_REPOSITORY")
         .ok()
         .filter(|r| !r.is_empty())
-        .unwrap_or_else(|| NODE_REPOSITORY.to_string());
+        .unwrap_or_else(|| facts.image_repository.to_string());
     format!(
         "{repo}:{}-{}",
-        version.replace('+', "-"),
+        version.image_tag(),
         &artifacts.tarball_sha256[..12]
     )
 }
@@ -514,7 +517,8 @@ mod tests {
         assert!(a.stand_in && !a.images && a.install_sh.is_none());
         let listed = std::fs::read_to_string(dir.path().join(CHECKSUMS)).expect("read");
         assert!(listed.starts_with(&a.tarball_sha256), "{listed}");
-        let tag = artifact_image_ref("v1.32.5+rke2r1", &a);
+        let v: distro::Version = "v1.32.5+rke2r1".parse().expect("version");
+        let tag = artifact_image_ref(distro::Distro::Rke2.facts(), &v, &a);
         assert!(
             tag.ends_with(&format!(":v1.32.5-rke2r1-{}", &a.tarball_sha256[..12])),
             "{tag}"

@@ -82,7 +82,8 @@ pub(crate) fn resolve(root: Option<&Path>, t: &Target) -> Result<(Scenario, Plan
     };
     let image = match (&t.image, t.sim) {
         _ if artifacts.is_some() => crate::sim_node_image::artifact_image_ref(
-            &version.to_string(),
+            distro.facts(),
+            &version,
             artifacts.as_ref().expect("checked"),
         ),
         (Some(i), _) => i.clone(),
