@@ -816,8 +816,11 @@ impl DockerApi for Engine {
             filters.insert("label".to_string(), vec![filter]);
             let mut removed = Removed::default();
             for round in 0..REMOVE_ROUNDS {
-                if round > 0 {
-                    // Backoff between rounds: the engine finishes a removal or a late create.
+                // The round after a clean one only confirms that the listings are empty: at
+                // once, as it is at the end of every run. Backoff between the rounds after a
+                // problem, or after a confirmation found more: the engine finishes a removal
+                // or a late create.
+                if round > 1 || (round == 1 && !removed.errors.is_empty()) {
                     tokio::time::sleep(Duration::from_millis(200 * round as u64)).await;
                 }
                 let mut errors = Vec::new();

@@ -311,7 +311,7 @@ impl Cluster {
     }
 
     /// Starts a node's next boot and follows its log from the first line.
-    async fn boot(&self, node: &str, step: usize) -> Result<BootHandle, RunError> {
+    pub(crate) async fn boot(&self, node: &str, step: usize) -> Result<BootHandle, RunError> {
         let rt = self.node(node);
         let prev = self.current(node);
         // A container's next boot follows its log after the previous boot's last line, once
@@ -537,7 +537,7 @@ impl Cluster {
 
     /// Waits for the boot to be ready (true) or dead (false). A timeout stops the run with the
     /// boot's last lines.
-    async fn wait_ready(&self, node: &str, h: &BootHandle) -> Result<bool, RunError> {
+    pub(crate) async fn wait_ready(&self, node: &str, h: &BootHandle) -> Result<bool, RunError> {
         let waited = tokio::time::timeout(
             self.timeout,
             h.wait_for(|b| {
@@ -594,13 +594,14 @@ impl Cluster {
         self.wait_ready(node, &h).await
     }
 
-    pub(crate) async fn restart_and_wait(&self, node: &str, step: usize) -> Result<bool, RunError> {
-        // A unit is restarted in place (`systemctl restart`, in `start_unit`); a container
-        // process is stopped and started again.
+    /// The first half of a restart: a container's process is stopped (and its log drained) here,
+    /// the start that follows is `start_and_wait`'s. A unit is restarted in place (`systemctl
+    /// restart`, in `start_unit`): nothing to do before its start.
+    pub(crate) async fn stop_for_restart(&self, node: &str) -> Result<(), RunError> {
         if self.plan.distro.facts().node_process == NodeProcess::Container {
             self.stop(node).await?;
         }
-        self.start_and_wait(node, step).await
+        Ok(())
     }
 
     /// The evidence of a node's death in its current boot, as one line.

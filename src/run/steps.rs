@@ -36,11 +36,11 @@ pub(crate) async fn drive(
 ) -> Result<Driven, RunError> {
     let t0 = Instant::now();
     c.events.show(&RunEvent::Phase(Phase::Create));
-    if let Some(died) = bring_up(&c).await? {
+    let (died, version_output) = bring_up(&c).await?;
+    if let Some(died) = died {
         return Ok(Driven::SetupDied(died));
     }
     let seconds = t0.elapsed().as_secs_f64();
-    let version_output = k3s_version_output(&c).await;
     c.events.emit(&RunEvent::ClusterUp {
         boots: c.boot_records(),
         seconds,
@@ -110,10 +110,14 @@ async fn k3s_version_output(c: &Cluster) -> Option<String> {
 /// Creates every node at once while the first start runs: each node starts as soon as it
 /// exists and the nodes it needs (`plan.start_needs`, from k3s's rules) are ready, so a
 /// control-plane-only node boots alongside the etcd joiners and creating later nodes is off the
-/// critical path. Both halves run in this task and finish (or are dropped) before it returns:
-/// nothing is left creating containers behind the teardown. Returns the death that ended the
-/// start-up, if one did.
-async fn bring_up(c: &Arc<Cluster>) -> Result<Option<String>, RunError> {
+/// critical path. The engine does one container start at a time in effect (two at once take
+/// about twice as long each), so a node off the first start's critical path (`plan::
+/// critical_path`) issues its start only after the path nodes that could start at the same
+/// moment have: cp-1 waits for etcd-2's start call, not for its boot. `k3s -v` runs in the first
+/// node as such off-path work too, once that node is up. Both halves run in this task and
+/// finish (or are dropped) before it returns: nothing is left creating containers behind the
+/// teardown. Returns the death that ended the start-up, if one did, and `k3s -v`'s output.
+async fn bring_up(c: &Arc<Cluster>) -> Result<(Option<String>, Option<String>), RunError> {
     use futures_util::stream::{FuturesUnordered, StreamExt};
     let (net, third) = c.create_network().await?;
     let nodes = &c.plan.nodes;
@@ -121,7 +125,21 @@ async fn bring_up(c: &Arc<Cluster>) -> Result<Option<String>, RunError> {
     let (txs, rxs): (Vec<_>, Vec<_>) = nodes.iter().map(|_| watch::channel(None)).unzip();
     // Per node: None until its first boot is ready (true) or cannot be (false).
     let (up_txs, up_rxs): (Vec<_>, Vec<_>) = nodes.iter().map(|_| watch::channel(None)).unzip();
+    // Per node: false until its start call returned (or it gave up before one).
+    let (start_txs, start_rxs): (Vec<_>, Vec<_>) =
+        nodes.iter().map(|_| watch::channel(false)).unzip();
     let index = |n: &str| nodes.iter().position(|p| p.name == n);
+    let needs = |i: usize| -> Vec<usize> {
+        (c.plan.start_needs.get(&nodes[i].name).into_iter().flatten())
+            .filter_map(|n| index(n))
+            .collect()
+    };
+    let path: Vec<usize> = crate::plan::critical_path(&c.plan, 1.0)
+        .boots
+        .iter()
+        .filter(|b| b.step == 0)
+        .filter_map(|b| index(&b.node))
+        .collect();
     let creating = join_all(txs.iter().enumerate().map(|(i, tx)| {
         let net = &net;
         async move {
@@ -130,13 +148,35 @@ async fn bring_up(c: &Arc<Cluster>) -> Result<Option<String>, RunError> {
             r
         }
     }));
-    let (rxs, up_rxs, up_txs) = (&rxs, &up_rxs, &up_txs);
-    let start_one = |n: String| {
+    let (rxs, up_rxs, up_txs, start_rxs) = (&rxs, &up_rxs, &up_txs, &start_rxs);
+    let (path, needs) = (&path, &needs);
+    // Waits until every need of the node is ready; false: one never will be.
+    let needs_up = |i: usize| async move {
+        for j in needs(i) {
+            let mut rx = up_rxs[j].clone();
+            if !matches!(
+                rx.wait_for(Option::is_some).await.as_deref(),
+                Ok(Some(true))
+            ) {
+                return false;
+            }
+        }
+        true
+    };
+    // Off-path work waits for the start calls of the path nodes that can start now.
+    let path_first = || async move {
+        for &p in path {
+            let startable = needs(p).iter().all(|&j| *up_rxs[j].borrow() == Some(true));
+            if startable {
+                let mut rx = start_rxs[p].clone();
+                let _ = rx.wait_for(|s| *s).await;
+            }
+        }
+    };
+    let start_one = |i: usize| {
+        let started = &start_txs[i];
         async move {
-            let n = &n;
-            let Some(i) = index(n) else {
-                return Ok(None);
-            };
+            let n = &nodes[i].name;
             let up = &up_txs[i];
             let mut rx = rxs[i].clone();
             if !matches!(
@@ -144,24 +184,29 @@ async fn bring_up(c: &Arc<Cluster>) -> Result<Option<String>, RunError> {
                 Ok(Some(true))
             ) {
                 // Its creation failed: that error is the one the run reports.
+                let _ = started.send(true);
                 let _ = up.send(Some(false));
                 return Ok(None);
             }
-            for need in c.plan.start_needs.get(n).into_iter().flatten() {
-                let Some(j) = index(need) else { continue };
-                let mut rx = up_rxs[j].clone();
-                if !matches!(
-                    rx.wait_for(Option::is_some).await.as_deref(),
-                    Ok(Some(true))
-                ) {
-                    // What it needs never came up: that node's end is the one reported.
-                    let _ = up.send(Some(false));
-                    return Ok(None);
-                }
+            if !needs_up(i).await {
+                // What it needs never came up: that node's end is the one reported.
+                let _ = started.send(true);
+                let _ = up.send(Some(false));
+                return Ok(None);
+            }
+            if !path.contains(&i) {
+                path_first().await;
             }
             c.events
                 .show(&RunEvent::Phase(Phase::Start(vec![n.clone()])));
-            let r = c.start_and_wait(n, 0).await;
+            let r = match c.boot(n, 0).await {
+                Ok(h) => {
+                    let _ = started.send(true);
+                    c.wait_ready(n, &h).await
+                }
+                Err(e) => Err(e),
+            };
+            let _ = started.send(true);
             let _ = up.send(Some(matches!(r, Ok(true))));
             match r {
                 Ok(true) => Ok(None),
@@ -173,13 +218,20 @@ async fn bring_up(c: &Arc<Cluster>) -> Result<Option<String>, RunError> {
             }
         }
     };
+    let first = (c.plan.start_order.first())
+        .and_then(|g| g.first())
+        .and_then(|n| index(n));
+    let version = async {
+        let first = first?;
+        if !first_boot_up(up_rxs, first).await {
+            return None;
+        }
+        path_first().await;
+        k3s_version_output(c).await
+    };
     let starting = async {
-        let mut all: FuturesUnordered<_> = c
-            .plan
-            .start_order
-            .iter()
-            .flatten()
-            .cloned()
+        let mut all: FuturesUnordered<_> = (c.plan.start_order.iter().flatten())
+            .filter_map(|n| index(n))
             .map(start_one)
             .collect();
         // The first failure ends the start-up: a node waiting on it gives up, and the others
@@ -192,11 +244,43 @@ async fn bring_up(c: &Arc<Cluster>) -> Result<Option<String>, RunError> {
         }
         Ok(None)
     };
-    let (created, started) = tokio::join!(creating, starting);
+    // The start-up decides when this ends; `k3s -v` is waited for only after it succeeded
+    // (every path start has returned by then, so it is not held up).
+    let up_and_version = async {
+        tokio::pin!(starting, version);
+        let mut out = None;
+        let r = loop {
+            tokio::select! {
+                r = &mut starting => break r,
+                v = &mut version, if out.is_none() => out = Some(v),
+            }
+        };
+        match r {
+            Ok(None) => Ok((
+                None,
+                match out {
+                    Some(v) => v,
+                    None => version.await,
+                },
+            )),
+            other => other.map(|died| (died, None)),
+        }
+    };
+    let (created, started) = tokio::join!(creating, up_and_version);
     for r in created {
         r?;
     }
     started
+}
+
+/// Waits until node `i`'s own first boot is ready (true) or cannot be (false).
+async fn first_boot_up(up_rxs: &[watch::Receiver<Option<bool>>], i: usize) -> bool {
+    let mut rx = up_rxs[i].clone();
+    let up = matches!(
+        rx.wait_for(Option::is_some).await.as_deref(),
+        Ok(Some(true))
+    );
+    up
 }
 
 async fn run_step(c: &Arc<Cluster>, signals: &Signals, step: &PlannedStep) -> Result<(), RunError> {
@@ -210,34 +294,84 @@ async fn run_step(c: &Arc<Cluster>, signals: &Signals, step: &PlannedStep) -> Re
         actions: Vec::new(),
         observations: Vec::new(),
     };
-    // Every edited node's files at once (each node's own writes stay in order).
-    let edited = join_all(step.edits.iter().map(|(node, files)| edit(c, node, files))).await;
-    for ((node, files), r) in step.edits.iter().zip(edited) {
-        r?;
-        sr.actions.push(action(
-            ActionKind::Edit,
-            vec![node.clone()],
-            files.keys().cloned().collect(),
-        ));
-    }
-    // The nodes of one `start:` start at once, as a restart group does: two etcd joiners
-    // started together race for etcd's one learner slot (#21).
-    if !step.start.is_empty() {
-        sr.actions
-            .push(action(ActionKind::Start, step.start.clone(), vec![]));
-        let results = join_all(step.start.iter().map(|n| c.start_and_wait(n, step.index))).await;
-        for r in results {
-            r?;
+    // Every edited node's files at once (each node's own writes stay in order), beside the
+    // step's starts and restarts: k3s reads its files when a boot starts, so a node's edit only
+    // has to land before that node's next start — a node restarted in a later group is edited
+    // while the first group boots, and a restarted node's files are written while its old
+    // boot stops. Nothing is observed before every edit has landed.
+    let (done_txs, done_rxs): (Vec<_>, Vec<_>) =
+        step.edits.iter().map(|_| watch::channel(None)).unzip();
+    let editing = join_all(step.edits.iter().zip(done_txs).map(
+        |((node, files), done)| async move {
+            let r = edit(c, node, files).await;
+            let at = now_rfc3339();
+            let _ = done.send(Some(r.is_ok()));
+            r.map(|()| at)
+        },
+    ));
+    // Whether `node`'s edit (if the step has one) landed; false: it failed, and the step ends
+    // with that error.
+    let edited = |node: &str| {
+        let rx = (step.edits.keys().position(|n| n == node)).map(|i| done_rxs[i].clone());
+        async move {
+            let Some(mut rx) = rx else { return true };
+            let landed = matches!(
+                rx.wait_for(Option::is_some).await.as_deref(),
+                Ok(Some(true))
+            );
+            landed
         }
-    }
-    for group in &step.restart {
-        sr.actions
-            .push(action(ActionKind::Restart, group.clone(), vec![]));
-        let results = join_all(group.iter().map(|n| c.restart_and_wait(n, step.index))).await;
-        for r in results {
-            r?;
+    };
+    let mut acted = Vec::new();
+    let acting = async {
+        // The nodes of one `start:` start at once, as a restart group does: two etcd joiners
+        // started together race for etcd's one learner slot (#21).
+        if !step.start.is_empty() {
+            acted.push(action(ActionKind::Start, step.start.clone(), vec![]));
+            let results = join_all(step.start.iter().map(|n| async move {
+                if !edited(n).await {
+                    return Ok(false);
+                }
+                c.start_and_wait(n, step.index).await.map(|_| true)
+            }))
+            .await;
+            for r in results {
+                if !r? {
+                    return Ok(());
+                }
+            }
         }
+        for group in &step.restart {
+            acted.push(action(ActionKind::Restart, group.clone(), vec![]));
+            let results = join_all(group.iter().map(|n| async move {
+                let (stopped, edit_landed) = tokio::join!(c.stop_for_restart(n), edited(n));
+                stopped?;
+                if !edit_landed {
+                    return Ok(false);
+                }
+                c.start_and_wait(n, step.index).await.map(|_| true)
+            }))
+            .await;
+            for r in results {
+                if !r? {
+                    return Ok(());
+                }
+            }
+        }
+        Ok::<(), RunError>(())
+    };
+    let (edits, acts) = tokio::join!(editing, acting);
+    // An edit's own error first: a start that gave up on it says nothing more.
+    for ((node, files), r) in step.edits.iter().zip(edits) {
+        sr.actions.push(Action {
+            kind: ActionKind::Edit,
+            nodes: vec![node.clone()],
+            at: r?,
+            files: files.keys().cloned().collect(),
+        });
     }
+    acts?;
+    sr.actions.extend(acted);
     sr.observations = observe_all(c, signals, step).await;
     for o in &sr.observations {
         c.events.show(&RunEvent::Observed {

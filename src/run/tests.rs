@@ -100,11 +100,9 @@ async fn steps_run_in_the_plan_order_and_a_fixed_k3s_passes() {
     assert_eq!(end.outcome(), Some(Outcome::Fixed), "{:?}", end.verdict);
     assert_eq!(end.exit().code(), crate::exit::OK);
     let calls = lifecycle(&fake);
-    // Cluster creation (#23): the init node, then etcd-2 and cp-1 at once (cp-1 needs only
-    // etcd-1, the server it joins), then etcd-3 once etcd-2 is ready (one learner at a time).
-    let mut beside: Vec<&str> = calls[3..5].iter().map(String::as_str).collect();
-    beside.sort_unstable();
-    assert_eq!(beside, ["start cp-1", "start etcd-2"], "{calls:?}");
+    // Cluster creation (#23): the init node, then etcd-2 and cp-1 (cp-1 needs only etcd-1, the
+    // server it joins), then etcd-3 once etcd-2 is ready (one learner at a time). etcd-2 is on
+    // the critical path and cp-1 is not: cp-1's start call waits for etcd-2's.
     assert_eq!(
         calls,
         [
@@ -112,8 +110,8 @@ async fn steps_run_in_the_plan_order_and_a_fixed_k3s_passes() {
             "start privileged-trial",
             "remove",
             "start etcd-1",
-            calls[3].as_str(),
-            calls[4].as_str(),
+            "start etcd-2",
+            "start cp-1",
             "start etcd-3",
             // step 1: restart [etcd-2, etcd-3] (two groups, in order)
             "stop etcd-2",
@@ -131,17 +129,29 @@ async fn steps_run_in_the_plan_order_and_a_fixed_k3s_passes() {
             "remove",
         ]
     );
-    // Files are written before the restart that reads them.
+    // Files are written before the start that reads them (beside the stop before it), and
+    // etcd-3's edit of step 1 does not wait for etcd-2's restart.
     let calls = fake.calls();
-    let upload = calls
-        .iter()
-        .rposition(|c| c.starts_with("upload ") && c.ends_with("-etcd-2"))
-        .expect("etcd-2's config uploaded");
-    let first_stop = calls
-        .iter()
-        .position(|c| c.starts_with("stop ") && c.ends_with("-etcd-2"))
-        .expect("etcd-2 restarted");
-    assert!(upload < first_stop, "{calls:#?}");
+    let at = |op: &str, node: &str, nth: usize| {
+        (calls.iter().enumerate())
+            .filter(|(_, c)| c.starts_with(op) && c.ends_with(&format!("-{node}")))
+            .nth(nth)
+            .map(|(i, _)| i)
+            .unwrap_or_else(|| panic!("no {op}{node} #{nth}: {calls:#?}"))
+    };
+    // Upload 0 is the node's first files; 1 its step-1 edit. Start 1 is its first restart.
+    assert!(
+        at("upload ", "etcd-2", 1) < at("start ", "etcd-2", 1),
+        "{calls:#?}"
+    );
+    assert!(
+        at("upload ", "etcd-3", 1) < at("start ", "etcd-2", 1),
+        "{calls:#?}"
+    );
+    assert!(
+        at("upload ", "etcd-3", 1) < at("start ", "etcd-3", 1),
+        "{calls:#?}"
+    );
     let r = result_json(&end);
     assert_eq!(r["exit_code"], 0);
     assert_eq!(r["verdict"]["outcome"], "fixed");

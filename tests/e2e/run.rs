@@ -92,12 +92,58 @@ fn time(b: &Value, key: &str) -> chrono::DateTime<chrono::FixedOffset> {
     chrono::DateTime::parse_from_rfc3339(t).unwrap()
 }
 
+/// Issue #23's done-when is a paced run within 1.15x its critical path: `make bench` measures
+/// that figure (a release binary's wall time, bench/src/main.rs `paced_section`). Here a debug
+/// binary runs beside other tests, and the engine's start and stop calls on the path (13 in
+/// etcd-split) slow down with the machine's load: this test measured 1.156 at load 4.5, where a
+/// release binary measured 1.135-1.151 at load 2-3. So this test's bound has slack for load — a
+/// regression of about 2 s on the path still fails it — and one run over it gets a second try.
+const PACED_BOUND: f64 = 1.20;
+
 /// Issue #23: with `--sim-pace 0.5` every phase of a stand-in boot takes half of what it takes
 /// on real k3s, and the nodes start on the critical path (cp-1 beside etcd-2). The verdict is
-/// the same as unpaced; the wall time against the plan's critical path is printed for
-/// `make bench`, not asserted (the machine's load decides it).
+/// the same as unpaced, and the run takes at most [`PACED_BOUND`] times the plan's critical
+/// path: the run's own time (result.json, from its start to its conclusion — not this debug
+/// binary's start-up or the test's checks after it).
 #[test]
 fn etcd_split_paced_starts_on_the_critical_path() {
+    let path = paced_critical_path();
+    let mut ratios = Vec::new();
+    while ratios.len() < 2 {
+        let ratio = paced_run_ratio(path);
+        ratios.push(ratio);
+        if ratio <= PACED_BOUND {
+            break;
+        }
+    }
+    assert!(
+        ratios.iter().any(|r| *r <= PACED_BOUND),
+        "paced etcd-split took {ratios:?} times its critical path {path:.2} s (bound {PACED_BOUND})"
+    );
+}
+
+/// The plan's critical path of etcd-split at `--sim-pace 0.5`, in seconds.
+fn paced_critical_path() -> f64 {
+    let plan = repro()
+        .args([
+            "plan",
+            "etcd-split",
+            "--k3s-version",
+            "v1.33.4+k3s1",
+            "--sim",
+        ])
+        .args(["--sim-pace", "0.5", "--format", "json"])
+        .output()
+        .unwrap();
+    assert_eq!(plan.status.code(), Some(0), "{}", text(&plan));
+    let plan: Value = serde_json::from_slice(&plan.stdout).unwrap();
+    let path = plan["critical_path"]["seconds"].as_f64().unwrap();
+    assert!(path > 0.0, "{plan}");
+    path
+}
+
+/// One paced run, checked as the test's doc says; returns its time over the critical path.
+fn paced_run_ratio(path: f64) -> f64 {
     let t0 = std::time::Instant::now();
     let (out, r, dir, _t) = run(&[
         "etcd-split",
@@ -154,28 +200,14 @@ fn etcd_split_paced_starts_on_the_critical_path() {
         time(etcd3, "started_at") >= time(etcd2, "ready_at"),
         "{etcd3} {etcd2}"
     );
-    // The plan's critical path at the same pace, for the ratio (printed, not asserted).
-    let plan = repro()
-        .args([
-            "plan",
-            "etcd-split",
-            "--k3s-version",
-            "v1.33.4+k3s1",
-            "--sim",
-        ])
-        .args(["--sim-pace", "0.5", "--format", "json"])
-        .output()
-        .unwrap();
-    assert_eq!(plan.status.code(), Some(0), "{}", text(&plan));
-    let plan: Value = serde_json::from_slice(&plan.stdout).unwrap();
-    let path = plan["critical_path"]["seconds"].as_f64().unwrap();
-    assert!(path > 0.0, "{plan}");
     let recorded =
         (time(&r, "finished_at") - time(&r, "started_at")).num_milliseconds() as f64 / 1e3;
     eprintln!(
-        "paced etcd-split: {wall:.2} s wall ({recorded:.2} s in result.json), critical path {path:.2} s, ratio {:.3}",
+        "paced etcd-split: {wall:.2} s wall ({recorded:.2} s in result.json), critical path {path:.2} s, ratio {:.3} ({:.3} of the wall)",
+        recorded / path,
         wall / path
     );
+    recorded / path
 }
 
 /// A project folder with every shipped check, signal and topology, where every node runs with
