@@ -301,9 +301,22 @@ impl DockerApi for FakeDocker {
     }
 
     fn exec<'a>(&'a self, container: &'a str, _cmd: &'a [String]) -> CallFuture<'a, (i64, String)> {
-        ok(self
-            .call("exec", container)
-            .map(|()| (0, self.exec_output.clone())))
+        // As the engine: an exec needs the container running.
+        let r = self.call("exec", container).and_then(|()| {
+            let running = self
+                .with(container, |c| c.log.borrow().running)
+                .unwrap_or(false);
+            if running {
+                Ok((0, self.exec_output.clone()))
+            } else {
+                Err(DockerError::Call {
+                    op: "exec",
+                    object: container.to_string(),
+                    source: "container is not running".into(),
+                })
+            }
+        });
+        ok(r)
     }
 
     /// The fake scripts container logs only: a streamed exec gives nothing and ends.

@@ -298,7 +298,8 @@ async fn run_step(c: &Arc<Cluster>, signals: &Signals, step: &PlannedStep) -> Re
     // step's starts and restarts: k3s reads its files when a boot starts, so a node's edit only
     // has to land before that node's next start — a node restarted in a later group is edited
     // while the first group boots, and a restarted node's files are written while its old
-    // boot stops. Nothing is observed before every edit has landed.
+    // boot stops (a deletion before it: `rm` needs the container running). Nothing is observed
+    // before every edit has landed.
     let (done_txs, done_rxs): (Vec<_>, Vec<_>) =
         step.edits.iter().map(|_| watch::channel(None)).unzip();
     let editing = join_all(step.edits.iter().zip(done_txs).map(
@@ -322,6 +323,11 @@ async fn run_step(c: &Arc<Cluster>, signals: &Signals, step: &PlannedStep) -> Re
             landed
         }
     };
+    let deletes = |node: &str| {
+        step.edits
+            .get(node)
+            .is_some_and(|files| files.values().any(Option::is_none))
+    };
     let mut acted = Vec::new();
     let acting = async {
         // The nodes of one `start:` start at once, as a restart group does: two etcd joiners
@@ -344,7 +350,16 @@ async fn run_step(c: &Arc<Cluster>, signals: &Signals, step: &PlannedStep) -> Re
         for group in &step.restart {
             acted.push(action(ActionKind::Restart, group.clone(), vec![]));
             let results = join_all(group.iter().map(|n| async move {
-                let (stopped, edit_landed) = tokio::join!(c.stop_for_restart(n), edited(n));
+                // A deletion is `rm` run in the container, which needs it running: that node's
+                // edit lands before its stop. Uploads reach a stopped container too.
+                let (stopped, edit_landed) = if deletes(n) {
+                    if !edited(n).await {
+                        return Ok(false);
+                    }
+                    (c.stop_for_restart(n).await, true)
+                } else {
+                    tokio::join!(c.stop_for_restart(n), edited(n))
+                };
                 stopped?;
                 if !edit_landed {
                     return Ok(false);
