@@ -331,35 +331,22 @@ async fn run_step(c: &Arc<Cluster>, signals: &Signals, step: &PlannedStep) -> Re
     let mut acted = Vec::new();
     let acting = async {
         // The nodes of one `start:` start at once, as a restart group does: two etcd joiners
-        // started together race for etcd's one learner slot (#21).
-        if !step.start.is_empty() {
-            acted.push(action(ActionKind::Start, step.start.clone(), vec![]));
-            let results = join_all(step.start.iter().map(|n| async move {
-                if !edited(n).await {
-                    return Ok(false);
-                }
-                c.start_and_wait(n, step.index).await.map(|_| true)
-            }))
-            .await;
-            for r in results {
-                if !r? {
-                    return Ok(());
-                }
-            }
-        }
-        for group in &step.restart {
-            acted.push(action(ActionKind::Restart, group.clone(), vec![]));
+        // started together race for etcd's one learner slot (#21). Then each restart group.
+        let start = (!step.start.is_empty()).then_some((ActionKind::Start, &step.start));
+        let restarts = step.restart.iter().map(|g| (ActionKind::Restart, g));
+        for (kind, group) in start.into_iter().chain(restarts) {
+            acted.push(action(kind, group.clone(), vec![]));
             let results = join_all(group.iter().map(|n| async move {
-                // A deletion is `rm` run in the container, which needs it running: that node's
-                // edit lands before its stop. Uploads reach a stopped container too.
-                let (stopped, edit_landed) = if deletes(n) {
-                    if !edited(n).await {
-                        return Ok(false);
+                // A restart stops the node beside its edit; a deletion is `rm` run in the
+                // container, which needs it running, so that edit lands before the stop
+                // (uploads reach a stopped container too). No stop after a failed edit.
+                let stop = async {
+                    if kind != ActionKind::Restart || (deletes(n) && !edited(n).await) {
+                        return Ok(());
                     }
-                    (c.stop_for_restart(n).await, true)
-                } else {
-                    tokio::join!(c.stop_for_restart(n), edited(n))
+                    c.stop_for_restart(n).await
                 };
+                let (stopped, edit_landed) = tokio::join!(stop, edited(n));
                 stopped?;
                 if !edit_landed {
                     return Ok(false);
