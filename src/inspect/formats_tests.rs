@@ -458,22 +458,13 @@ fn klog_by_hand_agrees_with_the_regex() {
     for t in edges {
         assert_eq!(is_klog(t), KLOG.is_match(t), "{t:?}");
     }
-    let root = crate::inspect::find_root(None).unwrap();
-    let mut stack = vec![root.join("tests/fixtures")];
     let mut klog = 0;
-    while let Some(dir) = stack.pop() {
-        for e in std::fs::read_dir(&dir).unwrap().flatten() {
-            let path = e.path();
-            if path.is_dir() {
-                stack.push(path);
-            } else if let Ok(bytes) = std::fs::read(&path) {
-                for line in String::from_utf8_lossy(&bytes).lines() {
-                    // Each line, and its message after a journal or docker prefix.
-                    for t in [line, line.split_once(": ").map_or("", |(_, m)| m)] {
-                        assert_eq!(is_klog(t), KLOG.is_match(t), "{}: {t}", path.display());
-                        klog += usize::from(KLOG.is_match(t));
-                    }
-                }
+    for (path, bytes) in crate::inspect::fixture_files() {
+        for line in String::from_utf8_lossy(&bytes).lines() {
+            // Each line, and its message after a journal or docker prefix.
+            for t in [line, line.split_once(": ").map_or("", |(_, m)| m)] {
+                assert_eq!(is_klog(t), KLOG.is_match(t), "{}: {t}", path.display());
+                klog += usize::from(KLOG.is_match(t));
             }
         }
     }
@@ -507,19 +498,10 @@ fn the_gap_guard_never_hides_a_gap() {
     }
     let matched = edges.iter().filter(|t| GAP.is_match(t)).count();
     assert!(matched >= 13, "{matched} of the crafted markers are gaps");
-    let root = crate::inspect::find_root(None).unwrap();
-    let mut stack = vec![root.join("tests/fixtures")];
-    while let Some(dir) = stack.pop() {
-        for e in std::fs::read_dir(&dir).unwrap().flatten() {
-            let path = e.path();
-            if path.is_dir() {
-                stack.push(path);
-            } else if let Ok(bytes) = std::fs::read(&path) {
-                for line in String::from_utf8_lossy(&bytes).lines() {
-                    let t = line.trim();
-                    assert!(!GAP.is_match(t) || may_be_gap(t), "{}: {t}", path.display());
-                }
-            }
+    for (path, bytes) in crate::inspect::fixture_files() {
+        for line in String::from_utf8_lossy(&bytes).lines() {
+            let t = line.trim();
+            assert!(!GAP.is_match(t) || may_be_gap(t), "{}: {t}", path.display());
         }
     }
 }

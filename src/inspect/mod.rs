@@ -532,6 +532,26 @@ fn read_stream(
     })
 }
 
+/// Every file under tests/fixtures (the real-log corpora and the synthetic inputs), with its
+/// bytes: the lines the equivalence tests of inspect's shortcuts run on.
+#[cfg(test)]
+pub(crate) fn fixture_files() -> Vec<(std::path::PathBuf, Vec<u8>)> {
+    let root = find_root(None).expect("repository root");
+    let mut stack = vec![root.join("tests/fixtures")];
+    let mut files = Vec::new();
+    while let Some(dir) = stack.pop() {
+        for e in std::fs::read_dir(&dir).expect("fixtures folder").flatten() {
+            let path = e.path();
+            if path.is_dir() {
+                stack.push(path);
+            } else if let Ok(bytes) = std::fs::read(&path) {
+                files.push((path, bytes));
+            }
+        }
+    }
+    files
+}
+
 /// Bytes of lines read and prescanned at a time, and how many such batches may wait.
 const BATCH_BYTES: usize = 256 * 1024;
 const BATCHES_QUEUED: usize = 4;

@@ -303,41 +303,29 @@ mod tests {
         let set = regex::RegexSet::new(&pats).unwrap();
         let f = Prefilter::with_extra(pats.iter().map(String::as_str), &["token", "://"])
             .expect("every pattern has one");
-        let root = super::super::find_root(None).unwrap();
         let (mut lines, mut dropped, mut cleared) = (0u64, 0u64, 0u64);
-        let mut stack = vec![root.join("tests/fixtures")];
-        while let Some(dir) = stack.pop() {
-            for e in std::fs::read_dir(&dir).unwrap().flatten() {
-                let path = e.path();
-                if path.is_dir() {
-                    stack.push(path);
-                    continue;
+        for (path, bytes) in super::super::fixture_files() {
+            let text = String::from_utf8_lossy(&bytes);
+            for line in text.lines() {
+                lines += 1;
+                if !f.may_match(line) {
+                    dropped += 1;
+                    assert!(!set.is_match(line), "{}: {line}", path.display());
                 }
-                let Ok(bytes) = std::fs::read(&path) else {
-                    continue;
-                };
-                let text = String::from_utf8_lossy(&bytes);
-                for line in text.lines() {
-                    lines += 1;
-                    if !f.may_match(line) {
-                        dropped += 1;
-                        assert!(!set.is_match(line), "{}: {line}", path.display());
-                    }
-                }
-                // The whole-batch prescan: a line it calls clear has no literal and no word.
-                let mut r = super::super::reader::BoundedLines::new(&bytes[..], 1 << 20);
-                let mut batch = Batch::default();
-                r.read_batch(&mut batch, usize::MAX).unwrap();
-                f.prescan(&mut batch, &mut Vec::new());
-                for (line, l) in batch.iter() {
-                    let line = std::str::from_utf8(line).unwrap_or("");
-                    assert!(
-                        !l.clear || (f.scan(line) == (false, false) && !set.is_match(line)),
-                        "{}: {line}",
-                        path.display()
-                    );
-                    cleared += u64::from(l.clear);
-                }
+            }
+            // The whole-batch prescan: a line it calls clear has no literal and no word.
+            let mut r = super::super::reader::BoundedLines::new(&bytes[..], 1 << 20);
+            let mut batch = Batch::default();
+            r.read_batch(&mut batch, usize::MAX).unwrap();
+            f.prescan(&mut batch, &mut Vec::new());
+            for (line, l) in batch.iter() {
+                let line = std::str::from_utf8(line).unwrap_or("");
+                assert!(
+                    !l.clear || (f.scan(line) == (false, false) && !set.is_match(line)),
+                    "{}: {line}",
+                    path.display()
+                );
+                cleared += u64::from(l.clear);
             }
         }
         assert!(lines > 1000 && dropped > lines / 2, "{dropped} of {lines}");

@@ -171,13 +171,7 @@ fn doctor_reads_disk_against_nodes_and_skips_check_config_without_the_real_image
             .unwrap();
         let v: Value =
             serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{e}: {}", text(&out)));
-        v["checks"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|c| c["check"] == name)
-            .unwrap_or_else(|| panic!("no {name} in {v}"))
-            .clone()
+        check_line(&v, name)
     };
     // Real k3s, 5 nodes of 1024 MiB each: the line names the data root and the need.
     let disk = line(&["--topology", "etcd-split-agent"], "disk");
@@ -294,13 +288,7 @@ fn kernel_config(image: &str) -> (Option<i32>, Value) {
         .unwrap();
     let v: Value =
         serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{e}: {}", text(&out)));
-    let line = v["checks"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|c| c["check"] == "kernel-config")
-        .unwrap_or_else(|| panic!("no kernel-config in {v}"))
-        .clone();
+    let line = check_line(&v, "kernel-config");
     (out.status.code(), line)
 }
 
@@ -345,13 +333,7 @@ fn doctor_runs_check_config_in_the_image_and_names_what_is_missing() {
         .unwrap();
     let v: Value =
         serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{e}: {}", text(&out)));
-    let rke2 = v["checks"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|c| c["check"] == "kernel-config")
-        .unwrap_or_else(|| panic!("no kernel-config in {v}"))
-        .clone();
+    let rke2 = check_line(&v, "kernel-config");
     assert_eq!(rke2["status"], "warn", "{rke2}");
     assert!(
         rke2["detail"]
@@ -360,15 +342,7 @@ fn doctor_runs_check_config_in_the_image_and_names_what_is_missing() {
             .contains("rke2 has no check-config subcommand"),
         "{rke2}"
     );
-    let check = |name: &str| {
-        v["checks"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|c| c["check"] == name)
-            .unwrap_or_else(|| panic!("no {name} in {v}"))
-            .clone()
-    };
+    let check = |name: &str| check_line(&v, name);
     // The privileged trial starts a systemd node image as a node starts (its own command,
     // systemd), not with a `-v` it has no entrypoint for: here the engine refuses privileges
     // but the container starts unprivileged; on a host that allows them it starts privileged.
@@ -390,4 +364,15 @@ fn doctor_runs_check_config_in_the_image_and_names_what_is_missing() {
         );
     }
     assert_eq!(doctor_leftovers(), Vec::<String>::new());
+}
+
+/// The doctor's line `name` of its JSON output.
+fn check_line(v: &Value, name: &str) -> Value {
+    v["checks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["check"] == name)
+        .unwrap_or_else(|| panic!("no {name} in {v}"))
+        .clone()
 }

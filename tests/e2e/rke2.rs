@@ -146,33 +146,45 @@ fn stand_in_artifacts(version: &str) -> tempfile::TempDir {
     dir
 }
 
-/// A `repro run` with `--artifacts` and NOT `--sim`: the node image comes from the folder, under
-/// this helper's own repository when the tests have one.
-fn artifacts_run(dir: &std::path::Path, results: &std::path::Path) -> std::process::Output {
+/// A real (not `--sim`) `repro run etcd-split` on `version`, its node image on the systemd base
+/// under this helper's own repository when the tests have one; `extra` before the results.
+fn real_run(
+    version: &str,
+    expect: &str,
+    extra: &[&std::ffi::OsStr],
+    env: &[(&str, &std::ffi::OsStr)],
+    results: &std::path::Path,
+) -> std::process::Output {
     let mut cmd = crate::util::repro();
     if let Ok(repo) = std::env::var("REPRO_SIM_REPOSITORY") {
         cmd.env("REPRO_NODE_REPOSITORY", format!("{repo}-node"));
     }
-    cmd.args([
-        "run",
-        "etcd-split",
-        "--version",
+    cmd.envs(env.iter().copied())
+        .args(["run", "etcd-split", "--version", version])
+        .args(extra)
+        .args([
+            "--node-base",
+            "repro.local/systemd-base:bookworm",
+            "--expect",
+            expect,
+            "--progress",
+            "never",
+            "--results",
+        ])
+        .arg(results)
+        .output()
+        .unwrap()
+}
+
+/// A `repro run` with `--artifacts` and NOT `--sim`: the node image comes from the folder.
+fn artifacts_run(dir: &std::path::Path, results: &std::path::Path) -> std::process::Output {
+    real_run(
         "v1.32.5+rke2r1",
-        "--artifacts",
-    ])
-    .arg(dir)
-    .args([
-        "--node-base",
-        "repro.local/systemd-base:bookworm",
-        "--expect",
         "auto",
-        "--progress",
-        "never",
-        "--results",
-    ])
-    .arg(results)
-    .output()
-    .unwrap()
+        &["--artifacts".as_ref(), dir.as_os_str()],
+        &[],
+        results,
+    )
 }
 
 #[test]
@@ -257,28 +269,17 @@ fn fetching_run(
     cache: &std::path::Path,
     results: &std::path::Path,
 ) -> std::process::Output {
-    let mut cmd = crate::util::repro();
-    if let Ok(repo) = std::env::var("REPRO_SIM_REPOSITORY") {
-        cmd.env("REPRO_NODE_REPOSITORY", format!("{repo}-node"));
-    }
-    cmd.env("REPRO_RKE2_RELEASES_URL", server.url())
-        .env("XDG_CACHE_HOME", cache)
-        .args([
-            "run",
-            "etcd-split",
-            "--version",
-            "v1.32.8+rke2r1",
-            "--node-base",
-            "repro.local/systemd-base:bookworm",
-            "--expect",
-            "reproduced",
-            "--progress",
-            "never",
-            "--results",
-        ])
-        .arg(results)
-        .output()
-        .unwrap()
+    let url = server.url();
+    real_run(
+        "v1.32.8+rke2r1",
+        "reproduced",
+        &[],
+        &[
+            ("REPRO_RKE2_RELEASES_URL", url.as_ref()),
+            ("XDG_CACHE_HOME", cache.as_os_str()),
+        ],
+        results,
+    )
 }
 
 /// Without `--artifacts` or `--image`, a real rke2 run fetches the release artifacts where
