@@ -41,13 +41,31 @@ pub(crate) fn resolve(root: Option<&Path>, t: &Target) -> Result<(Scenario, Plan
             }
             base
         }
-        (None, Some(v)) => Some(v.parse().map_err(|e: distro::VersionError| {
-            Error::bad_input(format!(
-                "error: --k3s-version: {e}\n  help: e.g. --k3s-version {}\n",
-                distro::Distro::default().facts().example_version
-            ))
-        })?),
-        (None, None) => None,
+        (None, flag) => {
+            let flag = match flag {
+                None => None,
+                Some(v) => Some(v.parse::<Version>().map_err(|e| {
+                    let flag = version_flag_typed();
+                    Error::bad_input(format!(
+                        "error: {flag}: {e}\n  help: e.g. {flag} {}\n",
+                        distro::Distro::default().facts().example_version
+                    ))
+                })?),
+            };
+            // An image tagged with a version (`rancher/k3s:v1.33.5-k3s1`) runs that version: it
+            // is the version of record, planned, judged and written into "Validated on".
+            let tagged = t.image.as_deref().and_then(crate::target::image_version);
+            match (flag, tagged) {
+                (Some(asked), Some(tag)) if asked != tag => {
+                    return Err(Error::bad_input(format!(
+                        "error: --image {} is tagged {tag}, but --version asks for {asked}\n  help: the image's tag is the version it runs: leave out --version (or REPRO_K3S_VERSION), or give an image of {asked}\n",
+                        t.image.as_deref().unwrap_or_default()
+                    )));
+                }
+                (Some(asked), _) => Some(asked),
+                (None, tagged) => tagged,
+            }
+        }
     };
     let sc = cat
         .scenario_on(&t.check, t.topology.as_deref(), asked.as_ref())
@@ -57,7 +75,12 @@ pub(crate) fn resolve(root: Option<&Path>, t: &Target) -> Result<(Scenario, Plan
     if version.distro != distro {
         let facts = distro.facts();
         return Err(Error::bad_input(format!(
-            "error: --k3s-version: `{version}` is a {} version, but topology `{}` runs {distro}\n  help: give a {distro} version, e.g. {}\n",
+            "error: {}: `{version}` is a {} version, but topology `{}` runs {distro}\n  help: give a {distro} version, e.g. {}\n",
+            if t.version.is_some() {
+                version_flag_typed()
+            } else {
+                "--image"
+            },
             version.distro, sc.topology.name, facts.example_version
         )));
     }
@@ -105,6 +128,16 @@ pub(crate) fn resolve(root: Option<&Path>, t: &Target) -> Result<(Scenario, Plan
         b.place(&mut p);
     }
     Ok((sc, p))
+}
+
+/// The spelling of the version flag on the command line (`--version`, or its older alias
+/// `--k3s-version`), so a message names the flag the user typed.
+pub(crate) fn version_flag_typed() -> &'static str {
+    if std::env::args().any(|a| a == "--k3s-version" || a.starts_with("--k3s-version=")) {
+        "--k3s-version"
+    } else {
+        "--version"
+    }
 }
 
 /// Whether a run of `plan` fetches release artifacts first: a real run (not `--sim`) of a

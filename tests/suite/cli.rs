@@ -341,6 +341,48 @@ fn plan_expected_verdict_follows_the_version() {
     assert!(old.stdout.contains("image     my/k3s:test"));
 }
 
+/// An image tagged with a version is the version of record (#32): a fixed image is planned,
+/// expected and recorded as the fixed version, not as the topology's default.
+#[test]
+fn plan_of_an_image_tag_plans_its_version() {
+    let out = Repro::new()
+        .args(["plan", "etcd-split", "--image", "rancher/k3s:v1.33.5-k3s1"])
+        .run();
+    out.code(0);
+    assert!(
+        out.stdout.contains("k3s v1.33.5+k3s1")
+            && out
+                .stdout
+                .contains("expected  fixed (v1.33.5+k3s1 is at or after v1.33.5+k3s1"),
+        "{}",
+        out.stdout
+    );
+    // A --version that disagrees with the tag is refused before anything runs.
+    let out = Repro::new()
+        .args(["plan", "etcd-split", "--image", "rancher/k3s:v1.33.5-k3s1"])
+        .args(["--version", "v1.33.4+k3s1"])
+        .run();
+    out.code(BAD_INPUT);
+    assert!(
+        out.stderr.contains(
+            "error: --image rancher/k3s:v1.33.5-k3s1 is tagged v1.33.5+k3s1, but --version asks for v1.33.4+k3s1"
+        ),
+        "{}",
+        out.stderr
+    );
+    // Swapped versions for `verify`: exit 2, before anything.
+    let out = Repro::new()
+        .args(["verify", "etcd-split", "--buggy", "v1.33.5+k3s1"])
+        .args(["--fixed", "v1.33.4+k3s1", "--sim"])
+        .run();
+    out.code(BAD_INPUT);
+    assert!(
+        out.stderr.contains("are --buggy and --fixed swapped?"),
+        "{}",
+        out.stderr
+    );
+}
+
 #[test]
 fn plan_topology_override_that_does_not_fit_exits_2() {
     // bootstrap-check's etcd-3 is deferred: etcd-split cannot edit, restart or observe it.
