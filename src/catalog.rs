@@ -24,6 +24,8 @@ pub(crate) struct Source {
 
 #[derive(Debug, Clone)]
 pub struct Catalog {
+    /// The project folder the files came from, or `<builtin>`.
+    origin: String,
     pub(crate) topologies: Vec<Topology>,
     /// Each topology's file, by name: a version of another distribution re-reads it on that one.
     topology_sources: Vec<(String, Source)>,
@@ -46,6 +48,43 @@ pub fn find_root(explicit: Option<&Path>) -> Option<PathBuf> {
     Path::new("checks/signals.yaml")
         .is_file()
         .then(|| PathBuf::from("."))
+}
+
+/// `did you mean `etcd-split`? ` for the known name nearest to a mistyped one (at most a third
+/// of its letters apart, and at least 2), else nothing.
+pub(crate) fn did_you_mean<'a>(typed: &str, known: impl Iterator<Item = &'a str>) -> String {
+    let limit = (typed.chars().count() / 3).max(2);
+    known
+        .map(|k| (edit_distance(typed, k), k))
+        .filter(|(d, _)| *d <= limit)
+        .min()
+        .map(|(_, k)| format!("did you mean `{k}`? "))
+        .unwrap_or_default()
+}
+
+/// Levenshtein distance, by characters.
+fn edit_distance(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut row: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut prev = row[0];
+        row[0] = i + 1;
+        for (j, cb) in b.iter().enumerate() {
+            let cur = row[j + 1];
+            row[j + 1] = if ca == *cb {
+                prev
+            } else {
+                1 + prev.min(row[j]).min(cur)
+            };
+            prev = cur;
+        }
+    }
+    row[b.len()]
+}
+
+/// Whether a check or topology argument is a file's path rather than a name.
+fn is_path(arg: &str) -> bool {
+    arg.ends_with(".yaml") || arg.ends_with(".yml") || arg.contains('/')
 }
 
 /// `./checks/x.yaml` → `checks/x.yaml`: the form users type and messages show.
@@ -278,6 +317,7 @@ impl Catalog {
             return Err(diags.sorted());
         }
         Ok(Catalog {
+            origin,
             topologies,
             topology_sources,
             checks,
@@ -289,6 +329,19 @@ impl Catalog {
     pub fn load(root: Option<&Path>) -> Result<Catalog, Diagnostics> {
         let origin = root.map_or_else(|| "<builtin>".to_string(), |r| r.display().to_string());
         Catalog::from_sources(origin, sources(root)?)
+    }
+
+    /// Where the names come from, for a message about a missing one: the project folder (and
+    /// how it was chosen) or the files built into repro.
+    fn origin_words(&self) -> String {
+        if self.origin == "<builtin>" {
+            "the files built into repro (a folder with checks/ and topologies/: --root DIR or REPRO_ROOT)".to_string()
+        } else {
+            format!(
+                "{} (--root, REPRO_ROOT or the current folder; without one, the files built into repro)",
+                self.origin
+            )
+        }
     }
 
     pub(crate) fn topology(&self, name: &str) -> Option<&Topology> {
@@ -314,51 +367,63 @@ impl Catalog {
         topology: Option<&str>,
         version: Option<&distro::Version>,
     ) -> Result<Scenario, Diagnostics> {
-        let (check, source) =
-            if check.ends_with(".yaml") || check.ends_with(".yml") || check.contains('/') {
-                let src = read(Path::new(check)).map_err(|d| Diagnostics(vec![d]))?;
-                let c = load::check(&src.path, &src.text, &self.topologies, &self.signals)?;
-                (c, src)
-            } else {
-                match self.checks.iter().find(|(c, _)| c.name == check) {
-                    Some((c, s)) => (c.clone(), s.clone()),
-                    None => {
-                        return Err(Diagnostics(vec![Diagnostic::general(
-                            format!("no check named `{check}`"),
-                            format!(
-                                "use one of: {} (or the path of a check file)",
-                                self.checks
-                                    .iter()
-                                    .map(|(c, _)| c.name.as_str())
-                                    .collect::<Vec<_>>()
-                                    .join(", ")
-                            ),
-                        )]))
-                    }
+        let (check, source) = if is_path(check) {
+            let src = read(Path::new(check)).map_err(|d| Diagnostics(vec![d]))?;
+            let c = load::check(&src.path, &src.text, &self.topologies, &self.signals)?;
+            (c, src)
+        } else {
+            match self.checks.iter().find(|(c, _)| c.name == check) {
+                Some((c, s)) => (c.clone(), s.clone()),
+                None => {
+                    return Err(Diagnostics(vec![Diagnostic::general(
+                        format!("no check named `{check}`"),
+                        format!(
+                            "{}use one of: {} (or the path of a check file); names come from {}",
+                            did_you_mean(check, self.checks.iter().map(|(c, _)| c.name.as_str())),
+                            self.checks
+                                .iter()
+                                .map(|(c, _)| c.name.as_str())
+                                .collect::<Vec<_>>()
+                                .join(", "),
+                            self.origin_words()
+                        ),
+                    )]))
                 }
-            };
+            }
+        };
         let topo_name = topology.unwrap_or(&check.topology);
-        let Some(topo) = self.topology(topo_name) else {
-            return Err(Diagnostics(vec![Diagnostic::general(
-                format!("no topology named `{topo_name}`"),
-                format!(
-                    "use one of: {}",
-                    self.topologies
-                        .iter()
-                        .map(|t| t.name.as_str())
-                        .collect::<Vec<_>>()
-                        .join(", ")
-                ),
-            )]));
+        // `--topology FILE` as well as a name, as k3d and kind take a config file (#32).
+        let from_file;
+        let (topo, topo_source) = if is_path(topo_name) {
+            let src = read(Path::new(topo_name)).map_err(|d| Diagnostics(vec![d]))?;
+            from_file = load::topology(&src.path, &src.text)?;
+            (&from_file, Some(src))
+        } else {
+            let Some(topo) = self.topology(topo_name) else {
+                return Err(Diagnostics(vec![Diagnostic::general(
+                    format!("no topology named `{topo_name}`"),
+                    format!(
+                        "{}use one of: {} (or the path of a topology file); names come from {}",
+                        did_you_mean(topo_name, self.topologies.iter().map(|t| t.name.as_str())),
+                        self.topologies
+                            .iter()
+                            .map(|t| t.name.as_str())
+                            .collect::<Vec<_>>()
+                            .join(", "),
+                        self.origin_words()
+                    ),
+                )]));
+            };
+            let src = (self.topology_sources.iter())
+                .find(|(n, _)| *n == topo.name)
+                .map(|(_, s)| s.clone());
+            (topo, src)
         };
         let written_on = topo.distro;
         let on_other = version.filter(|v| v.distro != written_on);
         let reread;
-        let topo = match (
-            on_other,
-            self.topology_sources.iter().find(|(n, _)| *n == topo.name),
-        ) {
-            (Some(v), Some((_, src))) => {
+        let topo = match (on_other, &topo_source) {
+            (Some(v), Some(src)) => {
                 reread = load::topology_on(&src.path, &src.text, Some(v))?;
                 &reread
             }
@@ -421,5 +486,44 @@ impl Catalog {
         // On another topology than its own a check may hold no longer (src/bug_world.rs).
         crate::bug_world::check(&sc)?;
         Ok(sc)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_mistyped_name_gets_the_nearest_known_one() {
+        let known = ["etcd-split", "etcd-split-2cp", "metrics-order"];
+        assert_eq!(
+            did_you_mean("etcd-splt", known.iter().copied()),
+            "did you mean `etcd-split`? "
+        );
+        assert_eq!(
+            did_you_mean("metrics-ordr", known.iter().copied()),
+            "did you mean `metrics-order`? "
+        );
+        assert_eq!(did_you_mean("nope", known.iter().copied()), "");
+        assert_eq!(edit_distance("kitten", "sitting"), 3);
+    }
+
+    /// Every shipped check and topology is built in (the table is generated, never hand-kept).
+    #[test]
+    fn every_shipped_file_is_built_in() {
+        for dir in ["checks", "topologies"] {
+            for e in
+                std::fs::read_dir(Path::new(env!("CARGO_MANIFEST_DIR")).join(dir)).expect("dir")
+            {
+                let name = e.expect("entry").file_name().to_string_lossy().to_string();
+                if name.ends_with(".yaml") {
+                    let path = format!("{dir}/{name}");
+                    assert!(
+                        BUILTIN.iter().any(|(p, _)| *p == path),
+                        "{path} is not built in"
+                    );
+                }
+            }
+        }
     }
 }

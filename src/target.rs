@@ -11,7 +11,8 @@ use clap::Args;
 pub(crate) struct Target {
     /// The check: a name from `repro list`, or a path to a check file.
     pub(crate) check: String,
-    /// Use this topology instead of the check's own.
+    /// Use this topology instead of the check's own: a name from `repro list`, or the path of
+    /// a topology file (e.g. ./two-etcd.yaml).
     #[arg(long)]
     pub(crate) topology: Option<String>,
     /// The version to run, e.g. v1.33.4+k3s1 (default: the topology's); `--k3s-version` is the
