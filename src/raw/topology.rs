@@ -70,9 +70,6 @@ pub(crate) enum Role {
 }
 
 impl Role {
-    /// Every role, in the order the docs list them.
-    pub(crate) const ALL: [Role; 4] = [Role::Etcd, Role::ControlPlane, Role::All, Role::Agent];
-
     pub(crate) fn as_str(self) -> &'static str {
         match self {
             Role::Etcd => "etcd",
