@@ -319,7 +319,7 @@ async fn kernel_config_line(docker: &dyn DockerApi, req: &Request<'_>, image: &s
         Some(info)
             if info
                 .labels
-                .get(crate::run::image::SIM_LABEL)
+                .get(crate::sim_image::SIM_LABEL)
                 .is_some_and(|v| v == "true") =>
         {
             Line::warn(
@@ -940,7 +940,7 @@ fn memory_line(
 
 async fn image_line(docker: &dyn DockerApi, req: &Request<'_>, image: &str) -> Line {
     if req.sim {
-        let sim = crate::cmd::common::sim_image_ref(&req.version);
+        let sim = crate::sim_image::sim_image_ref(&req.version.to_string());
         return match docker.image(&sim).await {
             Some(_) => Line::ok("image", format!("{sim} is here")),
             None => Line::ok(

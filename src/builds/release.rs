@@ -116,7 +116,7 @@ pub(crate) fn fetch(distro: Distro, version: &Version, live: bool) -> Result<Pat
     errln!(
         "repro: fetching {distro} {version}'s release artifacts ({TARBALL}, checked against {CHECKSUMS}); not {IMAGES} (about 800 MB): rke2 pulls its images at boot when online — on an air-gapped host give --artifacts DIR holding it"
     );
-    crate::results_folder::private_dir(&dir)
+    crate::safe_fs::private_dir(&dir)
         .map_err(|e| FetchError::Failed(format!("cannot create {}: {e}", dir.display())))?;
     // Nothing is kept unless verified: the part file goes, and the version's folder with it
     // when it holds nothing else.

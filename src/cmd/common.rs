@@ -293,7 +293,7 @@ pub(crate) fn stamped(prefix: &str) -> String {
 
 /// Creates a command's own results folder (0700, like a run's: it holds runs' folders).
 pub(crate) fn create_dir(dir: &Path) -> Result<(), Error> {
-    crate::results_folder::private_dir(dir).map_err(|source| Error::Write {
+    crate::safe_fs::private_dir(dir).map_err(|source| Error::Write {
         path: dir.to_path_buf(),
         source,
     })

@@ -3,8 +3,22 @@
 
 use crate::docker::DockerError;
 use crate::exit::Exit;
+use std::path::PathBuf;
 
-use super::record::RecordError;
+/// A write into the results folder that failed: the file it meant to write.
+#[derive(Debug, thiserror::Error)]
+pub enum RecordError {
+    #[error("cannot write {}: {source}", path.display())]
+    Write {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("cannot serialise {}: {source}", path.display())]
+    Serialise {
+        path: PathBuf,
+        source: serde_json::Error,
+    },
+}
 
 #[derive(Debug, thiserror::Error)]
 pub enum RunError {
