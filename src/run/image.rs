@@ -29,7 +29,7 @@ pub(crate) async fn ensure(
         let v = plan.k3s_version.to_string();
         events.show(&RunEvent::Phase(Phase::PrepareSimImage(plan.image.clone())));
         let built = async {
-            let a = crate::sim_node_image::verify_artifacts(dir)?;
+            let a = crate::sim_node_image::verify_artifacts(plan.distro.facts(), dir)?;
             crate::sim_node_image::ensure_artifact_image(
                 docker,
                 &plan.image,
