@@ -155,15 +155,6 @@ impl Expected {
             Expected::Any => ANY,
         }
     }
-
-    /// Whether `observed` is this value. `any` is either value the world can show; a death
-    /// is neither (it counts only through `on-death`, see `result::Observation`).
-    pub(crate) fn matches(&self, observed: &crate::result::Observed) -> bool {
-        match self {
-            Expected::Any => *observed != crate::result::Observed::Dead,
-            e => e.as_str() == observed.as_str(),
-        }
-    }
 }
 
 /// Read back from result.json: `any` is [`Expected::Any`] there (the loader has refused it

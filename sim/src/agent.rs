@@ -13,7 +13,7 @@ use std::sync::mpsc::Sender;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use crate::bootstrap::{self, CriticalArgs, Wire};
+use crate::bootstrap::{self, CriticalArgs, Proxy, Wire};
 use crate::cgroup;
 use crate::config::ServerConfig;
 use crate::datastore;
@@ -39,15 +39,6 @@ pub struct Features {
 pub enum Progress {
     Waiting,
     Kubelet,
-}
-
-/// How the agent reaches a supervisor.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Proxy {
-    /// `DisableLoadBalancer`: straight to the bootstrap URL (nodes with an apiserver).
-    Direct,
-    /// The local load balancer; `reset` first forgets its saved servers.
-    LoadBalancer { reset: bool },
 }
 
 pub struct Plan {
