@@ -52,21 +52,28 @@ pub(crate) fn fingerprint(binary: &Path, base_id: &str) -> anyhow::Result<String
 }
 
 /// The image's Dockerfile for the stand-in image of `version`.
-pub(crate) fn render_dockerfile(facts: &distro::Facts, version: &str, fingerprint: &str) -> String {
-    render(&Render {
+pub(crate) fn render_dockerfile(
+    facts: &distro::Facts,
+    version: &str,
+    fingerprint: &str,
+) -> anyhow::Result<String> {
+    Ok(render(&Render {
         base: SYSTEMD_BASE_IMAGE,
+        layout: layout(facts)?,
         checksums: true,
         images: false,
         env: format!("{}={version} ", facts.sim_version_env),
         labels: format!(
             "io.repro.sim=true io.repro.privileged=false io.repro.sim.version={version} io.repro.sim.fingerprint={fingerprint}"
         ),
-    })
+    }))
 }
 
 /// What differs between the stand-in's image and one built from release artifacts.
 struct Render<'a> {
     base: &'a str,
+    /// The release's file names (`Facts::release_artifacts`).
+    layout: &'a distro::ReleaseArtifacts,
     /// Make `sha256sum-amd64.txt` (the stand-in's tarball comes without one).
     checksums: bool,
     /// Move the air-gap images tarball where rke2 imports it from at boot.
@@ -76,21 +83,26 @@ struct Render<'a> {
 }
 
 fn render(r: &Render<'_>) -> String {
+    let a = r.layout;
     let checksums = if r.checksums {
-        "sha256sum rke2.linux-amd64.tar.gz > sha256sum-amd64.txt && "
+        format!("sha256sum {} > {} && ", a.tarball, a.checksums)
     } else {
-        ""
+        String::new()
     };
     let images = if r.images {
         // rke2 imports every archive in agent/images at start (docs: air-gap install).
-        "mkdir -p /var/lib/rancher/rke2/agent/images && mv rke2-images.linux-amd64.tar.zst /var/lib/rancher/rke2/agent/images/ && "
+        format!(
+            "mkdir -p {dir} && mv {} {dir}/ && ",
+            a.images,
+            dir = a.images_dir
+        )
     } else {
-        ""
+        String::new()
     };
     DOCKERFILE_TEMPLATE
         .replace("@BASE@", r.base)
-        .replace("@CHECKSUMS@", checksums)
-        .replace("@IMAGES@", images)
+        .replace("@CHECKSUMS@", &checksums)
+        .replace("@IMAGES@", &images)
         .replace("@ENV@", &r.env)
         .replace("@LABELS@", &r.labels)
 }
@@ -160,8 +172,8 @@ pub(crate) fn build_context(
     let bytes = std::fs::read(binary)
         .with_context(|| format!("failed to read the stand-in binary {}", binary.display()))?;
     let tarball = release_tarball(facts, version, &bytes)?;
-    let dockerfile = render_dockerfile(facts, version, fingerprint);
-    let artifact = format!("artifacts/{}.linux-amd64.tar.gz", facts.binary);
+    let dockerfile = render_dockerfile(facts, version, fingerprint)?;
+    let artifact = format!("artifacts/{}", layout(facts)?.tarball);
     context(&[
         ("Dockerfile".into(), 0o644, dockerfile.into_bytes()),
         ("install.sh".into(), 0o755, INSTALL_SH.as_bytes().to_vec()),
@@ -199,14 +211,16 @@ async fn image_id_of(docker: &dyn DockerApi, base: &str) -> anyhow::Result<Strin
     }
 }
 
-/// The file names of rke2's release artifacts for amd64 (rke2's scripts/package-bundle,
-/// scripts/checksum, scripts/package-images; install.sh's INSTALL_RKE2_ARTIFACT_PATH reads them).
-pub(crate) const TARBALL: &str = "rke2.linux-amd64.tar.gz";
-pub(crate) const CHECKSUMS: &str = "sha256sum-amd64.txt";
-pub(crate) const IMAGES: &str = "rke2-images.linux-amd64.tar.zst";
-/// rke2's install script, when the artifact folder holds it: `install.sh` as get.rke2.io serves
-/// it, or `installer.sh` as the installer image rancher/system-agent-installer-rke2 ships it.
-pub(crate) const ARTIFACT_INSTALL_SH: [&str; 2] = ["install.sh", "installer.sh"];
+/// The release-artifact layout of `facts`'s distribution (`Facts::release_artifacts`): an error
+/// for one whose nodes run a published image.
+pub(crate) fn layout(facts: &distro::Facts) -> anyhow::Result<&distro::ReleaseArtifacts> {
+    facts.release_artifacts.as_ref().with_context(|| {
+        format!(
+            "{}'s nodes run a published image: it has no release artifacts",
+            facts.name
+        )
+    })
+}
 
 /// A `--artifacts` folder, checked: the tarball's sha256 is the one sha256sum-amd64.txt lists.
 #[derive(Debug, Clone)]
@@ -223,20 +237,27 @@ pub(crate) struct Artifacts {
 
 /// Reads and checks `dir` before anything is created: a missing file or a checksum mismatch is
 /// an error naming the file and both sums.
-pub(crate) fn verify_artifacts(dir: &Path) -> anyhow::Result<Artifacts> {
+pub(crate) fn verify_artifacts(facts: &distro::Facts, dir: &Path) -> anyhow::Result<Artifacts> {
     use sha2::Digest;
-    let tarball = dir.join(TARBALL);
-    let sums = dir.join(CHECKSUMS);
+    let distro::ReleaseArtifacts {
+        tarball: tarball_name,
+        checksums,
+        images,
+        install_scripts,
+        ..
+    } = layout(facts)?;
+    let tarball = dir.join(tarball_name);
+    let sums = dir.join(checksums);
     let listed = std::fs::read_to_string(&sums)
-        .with_context(|| format!("{}: cannot read (an artifacts folder holds {TARBALL} and {CHECKSUMS}, optionally {IMAGES} and install.sh)", sums.display()))?;
+        .with_context(|| format!("{}: cannot read (an artifacts folder holds {tarball_name} and {checksums}, optionally {images} and install.sh)", sums.display()))?;
     let expected = listed
         .lines()
         .find_map(|l| {
             let mut w = l.split_whitespace();
             let (sum, name) = (w.next()?, w.next()?);
-            (name.trim_start_matches('*') == TARBALL).then(|| sum.to_ascii_lowercase())
+            (name.trim_start_matches('*') == *tarball_name).then(|| sum.to_ascii_lowercase())
         })
-        .with_context(|| format!("{}: no line `<sha256>  {TARBALL}`", sums.display()))?;
+        .with_context(|| format!("{}: no line `<sha256>  {tarball_name}`", sums.display()))?;
     let bytes =
         std::fs::read(&tarball).with_context(|| format!("{}: cannot read", tarball.display()))?;
     let actual = format!("{:x}", sha2::Sha256::digest(&bytes));
@@ -251,9 +272,10 @@ pub(crate) fn verify_artifacts(dir: &Path) -> anyhow::Result<Artifacts> {
         dir: dir.to_path_buf(),
         stand_in: holds_stand_in(&bytes),
         tarball_sha256: actual,
-        images: dir.join(IMAGES).is_file(),
-        install_sh: ARTIFACT_INSTALL_SH
-            .into_iter()
+        images: dir.join(images).is_file(),
+        install_sh: install_scripts
+            .iter()
+            .copied()
             .find(|n| dir.join(n).is_file()),
     })
 }
@@ -326,7 +348,7 @@ fn render_artifact_dockerfile(
     artifacts: &Artifacts,
     base: &str,
     fingerprint: &str,
-) -> String {
+) -> anyhow::Result<String> {
     let node = format!("io.repro.node.version={version} io.repro.node.fingerprint={fingerprint}");
     let (env, labels) = if artifacts.stand_in {
         (
@@ -336,13 +358,14 @@ fn render_artifact_dockerfile(
     } else {
         (String::new(), node)
     };
-    render(&Render {
+    Ok(render(&Render {
         base,
+        layout: layout(facts)?,
         checksums: false,
         images: artifacts.images,
         env,
         labels,
-    })
+    }))
 }
 
 /// The node image of `version` from `artifacts` on `base`: built through the API unless the tag
@@ -379,15 +402,28 @@ pub(crate) async fn ensure_artifact_image(
         Some(name) => read(name)?,
         None => INSTALL_SH.as_bytes().to_vec(),
     };
-    let dockerfile = render_artifact_dockerfile(facts, version, artifacts, base, &fp);
+    let dockerfile = render_artifact_dockerfile(facts, version, artifacts, base, &fp)?;
+    let names = layout(facts)?;
     let mut files = vec![
         ("Dockerfile".to_string(), 0o644, dockerfile.into_bytes()),
         ("install.sh".to_string(), 0o755, install),
-        (format!("artifacts/{TARBALL}"), 0o644, read(TARBALL)?),
-        (format!("artifacts/{CHECKSUMS}"), 0o644, read(CHECKSUMS)?),
+        (
+            format!("artifacts/{}", names.tarball),
+            0o644,
+            read(names.tarball)?,
+        ),
+        (
+            format!("artifacts/{}", names.checksums),
+            0o644,
+            read(names.checksums)?,
+        ),
     ];
     if artifacts.images {
-        files.push((format!("artifacts/{IMAGES}"), 0o644, read(IMAGES)?));
+        files.push((
+            format!("artifacts/{}", names.images),
+            0o644,
+            read(names.images)?,
+        ));
     }
     docker
         .build_image(image, context(&files)?)
@@ -412,10 +448,11 @@ pub(crate) fn write_artifacts(
         .with_context(|| format!("failed to read the stand-in binary {}", binary.display()))?;
     let tarball = release_tarball(facts, version, &bytes)?;
     std::fs::create_dir_all(out).with_context(|| format!("{}: cannot create", out.display()))?;
-    let sum = format!("{:x}  {TARBALL}\n", sha2::Sha256::digest(&tarball));
-    std::fs::write(out.join(TARBALL), &tarball)
+    let names = layout(facts)?;
+    let sum = format!("{:x}  {}\n", sha2::Sha256::digest(&tarball), names.tarball);
+    std::fs::write(out.join(names.tarball), &tarball)
         .with_context(|| format!("{}: cannot write", out.display()))?;
-    std::fs::write(out.join(CHECKSUMS), sum)
+    std::fs::write(out.join(names.checksums), sum)
         .with_context(|| format!("{}: cannot write", out.display()))?;
     Ok(())
 }
@@ -477,7 +514,7 @@ mod tests {
     #[test]
     fn the_dockerfile_builds_on_the_base_and_installs_from_the_artifacts() {
         let facts = distro::Distro::Rke2.facts();
-        let d = render_dockerfile(facts, "v1.32.5+rke2r1", "1-2-t1-fx-by");
+        let d = render_dockerfile(facts, "v1.32.5+rke2r1", "1-2-t1-fx-by").expect("rke2's");
         assert!(
             d.contains("FROM repro.local/systemd-base:bookworm\n"),
             "{d}"
@@ -513,9 +550,11 @@ mod tests {
     #[test]
     fn artifacts_are_checked_against_their_sum_and_the_stand_in_is_recognised() {
         let dir = artifacts_of("v1.32.5+rke2r1");
-        let a = verify_artifacts(dir.path()).expect("verified");
+        let facts = distro::Distro::Rke2.facts();
+        let names = layout(facts).expect("rke2's");
+        let a = verify_artifacts(facts, dir.path()).expect("verified");
         assert!(a.stand_in && !a.images && a.install_sh.is_none());
-        let listed = std::fs::read_to_string(dir.path().join(CHECKSUMS)).expect("read");
+        let listed = std::fs::read_to_string(dir.path().join(names.checksums)).expect("read");
         assert!(listed.starts_with(&a.tarball_sha256), "{listed}");
         let v: distro::Version = "v1.32.5+rke2r1".parse().expect("version");
         let tag = artifact_image_ref(distro::Distro::Rke2.facts(), &v, &a);
@@ -534,31 +573,38 @@ mod tests {
             &other,
             "rancher/systemd-node:v0.0.5",
             "fp",
-        );
+        )
+        .expect("rke2's");
         assert!(d.contains("FROM rancher/systemd-node:v0.0.5\n"), "{d}");
         assert!(
             !d.contains("io.repro.sim") && !d.contains("privileged"),
             "{d}"
         );
         assert!(!d.contains("sha256sum rke2") && !d.contains('@'), "{d}");
-        let d = render_artifact_dockerfile(distro::Distro::Rke2.facts(), "v1", &a, "b", "fp");
+        let d = render_artifact_dockerfile(facts, "v1", &a, "b", "fp").expect("rke2's");
         assert!(
             d.contains("io.repro.sim=true io.repro.privileged=false"),
             "{d}"
         );
         // A changed byte: refused, both sums named.
-        let tarball = dir.path().join(TARBALL);
+        let tarball = dir.path().join(names.tarball);
         let mut bytes = std::fs::read(&tarball).expect("read");
         bytes.push(0);
         std::fs::write(&tarball, bytes).expect("write");
-        let e = format!("{:#}", verify_artifacts(dir.path()).expect_err("mismatch"));
+        let e = format!(
+            "{:#}",
+            verify_artifacts(facts, dir.path()).expect_err("mismatch")
+        );
         assert!(
             e.contains(&format!("does not match {}", a.tarball_sha256)),
             "{e}"
         );
         assert!(!e.contains(&format!("sha256 {} ", a.tarball_sha256)), "{e}");
-        std::fs::remove_file(dir.path().join(CHECKSUMS)).expect("rm");
-        let e = format!("{:#}", verify_artifacts(dir.path()).expect_err("missing"));
+        std::fs::remove_file(dir.path().join(names.checksums)).expect("rm");
+        let e = format!(
+            "{:#}",
+            verify_artifacts(facts, dir.path()).expect_err("missing")
+        );
         assert!(e.contains("sha256sum-amd64.txt: cannot read"), "{e}");
     }
 }

@@ -95,14 +95,14 @@ pub(crate) fn resolve(root: Option<&Path>, t: &Target) -> Result<(Scenario, Plan
     let artifacts = match &t.artifacts {
         None => None,
         Some(dir) => {
-            if distro.facts().node_process != distro::NodeProcess::SystemdUnit {
+            if distro.facts().release_artifacts.is_none() {
                 return Err(Error::bad_input(format!(
                     "error: --artifacts: topology `{}` runs {distro}; release artifacts build systemd nodes (rke2)\n",
                     sc.topology.name
                 )));
             }
             // Checked before anything is created: a bad folder ends the command here.
-            let a = crate::sim_node_image::verify_artifacts(dir)
+            let a = crate::sim_node_image::verify_artifacts(distro.facts(), dir)
                 .map_err(|e| Error::bad_input(format!("error: --artifacts: {e:#}\n")))?;
             Some(a)
         }
@@ -218,19 +218,20 @@ pub(crate) async fn resolve_fetching(
 /// artifacts, a note says so (the image's tag then carries the tarball's sum).
 pub(crate) fn resolve_planning(root: Option<&Path>, t: &Target) -> Result<(Scenario, Plan), Error> {
     let (sc, mut plan) = resolve(root, t)?;
-    if fetches_artifacts(t, &plan) {
-        let facts = plan.distro.facts();
+    let facts = plan.distro.facts();
+    if let (true, Some(names)) = (fetches_artifacts(t, &plan), &facts.release_artifacts) {
         let base = crate::builds::release::base_url(plan.distro).unwrap_or_default();
         let (_, url) = crate::builds::release::urls(
             &crate::builds::fetch::without_userinfo(&base),
             &plan.k3s_version,
+            names,
         );
         plan.notes.push(format!(
             "unless {} is in the engine's store, `repro run` fetches {}'s release artifacts ({url} and {} beside it; not {}: {} pulls its images at boot), checks the tarball's sha256, caches them under $XDG_CACHE_HOME/repro/{}/{}/ and builds the node image {}:{}-<first 12 of the tarball's sha256> from them; --artifacts DIR or --image NAME instead",
             plan.image,
             facts.name,
-            crate::sim_node_image::CHECKSUMS,
-            crate::sim_node_image::IMAGES,
+            names.checksums,
+            names.images,
             facts.name,
             facts.name,
             plan.k3s_version,
@@ -362,7 +363,7 @@ pub(crate) fn stamped(prefix: &str) -> String {
 
 /// Creates a command's own results folder (0700, like a run's: it holds runs' folders).
 pub(crate) fn create_dir(dir: &Path) -> Result<(), Error> {
-    crate::results_folder::private_dir(dir).map_err(|source| Error::Write {
+    crate::safe_fs::private_dir(dir).map_err(|source| Error::Write {
         path: dir.to_path_buf(),
         source,
     })

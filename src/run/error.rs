@@ -3,8 +3,22 @@
 
 use crate::docker::DockerError;
 use crate::exit::Exit;
+use std::path::PathBuf;
 
-use super::record::RecordError;
+/// A write into the results folder that failed: the file it meant to write.
+#[derive(Debug, thiserror::Error)]
+pub enum RecordError {
+    #[error("cannot write {}: {source}", path.display())]
+    Write {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("cannot serialise {}: {source}", path.display())]
+    Serialise {
+        path: PathBuf,
+        source: serde_json::Error,
+    },
+}
 
 #[derive(Debug, thiserror::Error)]
 pub enum RunError {
@@ -95,14 +109,12 @@ pub struct VersionNotRun {
 /// node image is built from release artifacts (`Facts::node_base_image`); empty for one whose
 /// nodes run a published image.
 pub(crate) fn artifacts_way_out(facts: &distro::Facts) -> String {
-    match facts.node_base_image {
-        Some(_) => format!(
+    match (facts.node_base_image, &facts.release_artifacts) {
+        (Some(_), Some(names)) => format!(
             "\n    --artifacts DIR        build the node image from {}'s release artifacts in DIR ({}, {})",
-            facts.name,
-            crate::sim_node_image::TARBALL,
-            crate::sim_node_image::CHECKSUMS
+            facts.name, names.tarball, names.checksums
         ),
-        None => String::new(),
+        _ => String::new(),
     }
 }
 

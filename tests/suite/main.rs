@@ -23,6 +23,7 @@ mod fuzz_stable;
 mod hostile_files;
 mod inspect;
 mod junit_ci;
+mod layers;
 mod merge_plan;
 mod nightly;
 mod real_k3s;
