@@ -225,21 +225,26 @@ pub(crate) struct Artifacts {
 /// an error naming the file and both sums.
 pub(crate) fn verify_artifacts(dir: &Path) -> anyhow::Result<Artifacts> {
     use sha2::Digest;
+    use std::io::{Read, Seek};
     let tarball = dir.join(TARBALL);
     let sums = dir.join(CHECKSUMS);
-    let listed = std::fs::read_to_string(&sums)
-        .with_context(|| format!("{}: cannot read (an artifacts folder holds {TARBALL} and {CHECKSUMS}, optionally {IMAGES} and install.sh)", sums.display()))?;
-    let expected = listed
-        .lines()
-        .find_map(|l| {
-            let mut w = l.split_whitespace();
-            let (sum, name) = (w.next()?, w.next()?);
-            (name.trim_start_matches('*') == TARBALL).then(|| sum.to_ascii_lowercase())
-        })
-        .with_context(|| format!("{}: no line `<sha256>  {TARBALL}`", sums.display()))?;
-    let bytes =
-        std::fs::read(&tarball).with_context(|| format!("{}: cannot read", tarball.display()))?;
-    let actual = format!("{:x}", sha2::Sha256::digest(&bytes));
+    // Regular files only, opened without blocking, within their sizes: a sums file or tarball
+    // that is a link to /dev/zero or a FIFO is refused at once, not read forever.
+    let listed = crate::safe_fs::read_named(&sums, crate::builds::fetch::MAX_SUM_BYTES)
+        .map_err(|e| anyhow::anyhow!("{}: cannot read: {} (an artifacts folder holds {TARBALL} and {CHECKSUMS}, optionally {IMAGES} and install.sh)", e.path().display(), e.reason()))?;
+    let listed = String::from_utf8_lossy(&listed);
+    let expected = crate::builds::fetch::sum_for(&listed, TARBALL).with_context(|| {
+        format!(
+            "{}: no line `<sha256>  {TARBALL}` (64 hex digits, as sha256sum writes it)",
+            sums.display()
+        )
+    })?;
+    let mut file = crate::safe_fs::open_named(&tarball, TARBALL_LIMIT)
+        .map_err(|e| anyhow::anyhow!("{}: cannot read: {}", e.path().display(), e.reason()))?;
+    let mut h = sha2::Sha256::new();
+    std::io::copy(&mut (&mut file).take(TARBALL_LIMIT), &mut h)
+        .with_context(|| format!("{}: cannot read", tarball.display()))?;
+    let actual = format!("{:x}", h.finalize());
     if actual != expected {
         bail!(
             "{}: sha256 {actual} does not match {expected}, the sum {} lists for it",
@@ -247,9 +252,11 @@ pub(crate) fn verify_artifacts(dir: &Path) -> anyhow::Result<Artifacts> {
             sums.display()
         );
     }
+    file.rewind()
+        .with_context(|| format!("{}: cannot read", tarball.display()))?;
     Ok(Artifacts {
         dir: dir.to_path_buf(),
-        stand_in: holds_stand_in(&bytes),
+        stand_in: holds_stand_in(file),
         tarball_sha256: actual,
         images: dir.join(IMAGES).is_file(),
         install_sh: ARTIFACT_INSTALL_SH
@@ -258,10 +265,21 @@ pub(crate) fn verify_artifacts(dir: &Path) -> anyhow::Result<Artifacts> {
     })
 }
 
+/// The most a release tarball may be (rke2's is about 40 MB).
+const TARBALL_LIMIT: u64 = crate::builds::fetch::MAX_DOWNLOAD_BYTES;
+/// The most a release tarball is inflated while looking for its license (rke2's inflates to
+/// about 200 MB): a small gzip of GiBs of zeros is not read to its end.
+const TARBALL_INFLATE_LIMIT: u64 = 1 << 30;
+/// The most of the license member read (rke2's is 11 KiB).
+const LICENSE_LIMIT: u64 = 64 * 1024;
+
 /// Whether a release tarball is the stand-in's: [`release_tarball`] writes its notice as
-/// share/rke2/LICENSE.txt, where rke2's tarball has rke2's license.
-fn holds_stand_in(gz: &[u8]) -> bool {
-    let mut archive = tar::Archive::new(flate2::read::GzDecoder::new(gz));
+/// share/rke2/LICENSE.txt, where rke2's tarball has rke2's license. Inflation is bounded in
+/// total and for the member read, as `redact`'s archives are.
+fn holds_stand_in(gz: impl std::io::Read) -> bool {
+    use std::io::Read;
+    let inflated = flate2::read::GzDecoder::new(gz).take(TARBALL_INFLATE_LIMIT);
+    let mut archive = tar::Archive::new(inflated);
     let Ok(entries) = archive.entries() else {
         return false;
     };
@@ -271,9 +289,9 @@ fn holds_stand_in(gz: &[u8]) -> bool {
             p.to_string_lossy().trim_start_matches("./") == "share/rke2/LICENSE.txt"
         });
         if is_license {
-            let mut text = String::new();
-            let _ = std::io::Read::read_to_string(&mut e, &mut text);
-            return text.starts_with("repro's rke2 stand-in");
+            let mut text = Vec::new();
+            let _ = (&mut e).take(LICENSE_LIMIT).read_to_end(&mut text);
+            return text.starts_with(b"repro's rke2 stand-in");
         }
     }
     false
@@ -345,6 +363,11 @@ fn render_artifact_dockerfile(
     })
 }
 
+/// The most rke2's install.sh may be (about 30 KiB).
+const INSTALL_SH_LIMIT: u64 = 1 << 20;
+/// The most the air-gap images tarball may be (rke2's is about 800 MB).
+const IMAGES_LIMIT: u64 = 4 << 30;
+
 /// The node image of `version` from `artifacts` on `base`: built through the API unless the tag
 /// exists with this fingerprint.
 pub(crate) async fn ensure_artifact_image(
@@ -371,23 +394,36 @@ pub(crate) async fn ensure_artifact_image(
             return Ok(());
         }
     }
-    let read = |name: &str| {
-        let p = artifacts.dir.join(name);
-        std::fs::read(&p).with_context(|| format!("{}: cannot read", p.display()))
+    // Each file regular and within its size, as `verify_artifacts` read them.
+    let read = |name: &str, limit: u64| {
+        crate::safe_fs::read_named(&artifacts.dir.join(name), limit)
+            .map_err(|e| anyhow::anyhow!("{e}"))
     };
     let install = match artifacts.install_sh {
-        Some(name) => read(name)?,
+        Some(name) => read(name, INSTALL_SH_LIMIT)?,
         None => INSTALL_SH.as_bytes().to_vec(),
     };
     let dockerfile = render_artifact_dockerfile(facts, version, artifacts, base, &fp);
     let mut files = vec![
         ("Dockerfile".to_string(), 0o644, dockerfile.into_bytes()),
         ("install.sh".to_string(), 0o755, install),
-        (format!("artifacts/{TARBALL}"), 0o644, read(TARBALL)?),
-        (format!("artifacts/{CHECKSUMS}"), 0o644, read(CHECKSUMS)?),
+        (
+            format!("artifacts/{TARBALL}"),
+            0o644,
+            read(TARBALL, TARBALL_LIMIT)?,
+        ),
+        (
+            format!("artifacts/{CHECKSUMS}"),
+            0o644,
+            read(CHECKSUMS, crate::builds::fetch::MAX_SUM_BYTES)?,
+        ),
     ];
     if artifacts.images {
-        files.push((format!("artifacts/{IMAGES}"), 0o644, read(IMAGES)?));
+        files.push((
+            format!("artifacts/{IMAGES}"),
+            0o644,
+            read(IMAGES, IMAGES_LIMIT)?,
+        ));
     }
     docker
         .build_image(image, context(&files)?)
