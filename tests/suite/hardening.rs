@@ -145,6 +145,9 @@ fn plan_artifacts(dir: &Path, within: Duration) -> (Option<i32>, String) {
     }
 }
 
+/// Lays out one hostile artifacts folder.
+type MakeFolder = Box<dyn Fn(&Path)>;
+
 fn mkfifo(p: &Path) {
     let ok = Command::new("mkfifo").arg(p).status().unwrap().success();
     assert!(ok, "mkfifo {}", p.display());
@@ -157,7 +160,7 @@ fn hostile_artifact_files_are_refused_at_once() {
     let tmp = tempfile::tempdir().unwrap();
     let tarball = b"not really a tarball".to_vec();
     let good_sums = format!("{}  {TARBALL}\n", sha256(&tarball));
-    let cases: Vec<(&str, Box<dyn Fn(&Path)>)> = vec![
+    let cases: Vec<(&str, MakeFolder)> = vec![
         (
             "sums -> /dev/zero",
             Box::new(|d: &Path| {

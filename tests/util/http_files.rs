@@ -1,3 +1,4 @@
+#![allow(clippy::unwrap_used)] // a test server: a poisoned lock is a failed test
 //! A tiny HTTP/1.1 file server on 127.0.0.1 (a free port), standing in for k3s's CI storage:
 //! `GET /<name>` answers the bytes stored under that name, anything else 404. It records every
 //! path asked for, so a test can tell what was downloaded (and that a cached build was not).
