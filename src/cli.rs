@@ -519,7 +519,7 @@ pub(crate) struct DoctorArgs {
     pub(crate) sim: bool,
     /// The image a run would use (`repro run --image`), instead of the distribution's image of
     /// the version: the privileged trial and `check-config` run in it.
-    #[arg(long, conflicts_with = "sim")]
+    #[arg(long, conflicts_with = "sim", value_parser = crate::target::ImageRef)]
     pub(crate) image: Option<String>,
     #[arg(long, value_enum, default_value = "text")]
     pub(crate) format: Format,

@@ -26,7 +26,7 @@ pub(crate) struct Target {
     )]
     pub(crate) version: Option<String>,
     /// Image to run instead of rancher/k3s:<version>.
-    #[arg(long, conflicts_with = "sim", value_parser = parse_image)]
+    #[arg(long, conflicts_with = "sim", value_parser = ImageRef)]
     pub(crate) image: Option<String>,
     /// Use the k3s stand-in image for the version (built on the spot if missing).
     #[arg(long)]
@@ -63,7 +63,7 @@ pub(crate) struct Target {
     /// The systemd image a node image from release artifacts (--artifacts, or fetched when a
     /// real rke2 run has neither it nor --image) is built on, pulled if absent (default: the
     /// one rke2's Docker tests use, rancher/systemd-node:v0.0.5).
-    #[arg(long, value_name = "IMAGE", conflicts_with_all = ["sim", "image"], value_parser = parse_image)]
+    #[arg(long, value_name = "IMAGE", conflicts_with_all = ["sim", "image"], value_parser = ImageRef)]
     pub(crate) node_base: Option<String>,
     /// The build under test once read (`--k3s-binary`, or `--k3s-commit` fetched): not a flag.
     #[arg(skip)]
@@ -82,6 +82,38 @@ pub(crate) fn image_version(reference: &str) -> Option<distro::Version> {
     tag.parse().ok()
 }
 
+/// The value parser of every flag that takes an image (`--image`, `--node-base`, `doctor
+/// --image`): [`parse_image`], with an error of its own. clap's usual one quotes the value raw —
+/// a newline in it would print a line of the attacker's (`FAKE: ok`) —; this one shows the
+/// value with control characters escaped, and redacted (a URL's password) as every error is.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct ImageRef;
+
+impl clap::builder::TypedValueParser for ImageRef {
+    type Value = String;
+
+    fn parse_ref(
+        &self,
+        cmd: &clap::Command,
+        arg: Option<&clap::Arg>,
+        value: &std::ffi::OsStr,
+    ) -> Result<String, clap::Error> {
+        let flag = arg.map_or_else(|| "--image".to_string(), |a| format!("--{}", a.get_id()));
+        let flag = flag.replace('_', "-");
+        let refuse = |why: String| {
+            let msg = crate::term::redacted(&format!("{flag}: {why}\n"));
+            clap::Error::raw(clap::error::ErrorKind::ValueValidation, msg).with_cmd(cmd)
+        };
+        let Some(s) = value.to_str() else {
+            return Err(refuse(format!(
+                "`{}` is not UTF-8, so not an image reference",
+                value.to_string_lossy().escape_debug()
+            )));
+        };
+        parse_image(s).map_err(refuse)
+    }
+}
+
 /// `--image`: a Docker image reference (`[host[:port]/]path[:tag][@sha256:digest]`, path
 /// lowercase). A malformed one used to pass, then fail as "cannot pull" (exit 3) at the start of
 /// the run; it is bad input.
@@ -98,7 +130,8 @@ fn parse_image(s: &str) -> Result<String, String> {
     } else {
         let facts = distro::Distro::default().facts();
         Err(format!(
-            "`{s}` is not an image reference; write e.g. {}:{} or registry.local:5000/k3s:dev (lowercase name, optional :tag)",
+            "`{}` is not an image reference; write e.g. {}:{} or registry.local:5000/k3s:dev (lowercase name, optional :tag)",
+            s.escape_debug(),
             facts.image_repository,
             facts.example_version.replace('+', "-")
         ))

@@ -107,6 +107,16 @@ pub(crate) fn resolve(root: Option<&Path>, t: &Target) -> Result<(Scenario, Plan
             Some(a)
         }
     };
+    // `--node-base` only means something where nodes are built on a systemd base (rke2's);
+    // on a k3s run it would be ignored without a word.
+    if t.node_base.is_some() && distro.facts().node_base_image.is_none() {
+        return Err(Error::bad_input(format!(
+            "error: --node-base: topology `{}` runs {distro}, whose nodes run the distribution's own image, not one built on a systemd base
+  help: drop --node-base (it applies to rke2 runs from release artifacts), or give the image with --image
+",
+            sc.topology.name
+        )));
+    }
     let image = match (&t.image, t.sim) {
         _ if artifacts.is_some() => crate::sim_node_image::artifact_image_ref(
             distro.facts(),
@@ -200,16 +210,14 @@ pub(crate) async fn resolve_fetching(
         return Ok((sc, plan));
     }
     let (distro, version) = (plan.distro, plan.k3s_version.clone());
-    let dir =
-        tokio::task::spawn_blocking(move || crate::builds::release::fetch(distro, &version, live))
-            .await
-            .map_err(|e| Error::Other(anyhow::anyhow!("the download stopped: {e}")))?
-            .map_err(|e| match e {
-                crate::builds::fetch::FetchError::NotFound(m) => {
-                    Error::bad_input(format!("error: --version: {m}\n"))
-                }
-                e => Error::Fetch(format!("{distro} release artifacts: {e}")),
-            })?;
+    let dir = downloading(move || crate::builds::release::fetch(distro, &version, live))
+        .await?
+        .map_err(|e| match e {
+            crate::builds::fetch::FetchError::NotFound(m) => {
+                Error::bad_input(format!("error: --version: {m}\n"))
+            }
+            e => Error::Fetch(format!("{distro} release artifacts: {e}")),
+        })?;
     t.artifacts = Some(dir);
     resolve(root, t)
 }
@@ -252,6 +260,24 @@ async fn local_image(image: &str) -> bool {
     }
 }
 
+/// A download (blocking, on a thread of its own) that an interrupt ends: SIGINT, SIGTERM or
+/// SIGHUP stops it, its partial file (`.part-<pid>`) is removed, and the command ends 130 —
+/// not killed by the signal's default (143/129) with the partial file left in the cache.
+pub(crate) async fn downloading<T: Send + 'static>(
+    f: impl FnOnce() -> T + Send + 'static,
+) -> Result<T, Error> {
+    let mut signals = crate::run::interrupt::Interrupts::listen();
+    let task = tokio::task::spawn_blocking(f);
+    tokio::select! {
+        r = task => r.map_err(|e| Error::Other(anyhow::anyhow!("the download stopped: {e}"))),
+        s = signals.next() => {
+            crate::builds::fetch::abandon();
+            errln!("repro: interrupted ({s}) during a download; its partial file is removed");
+            Err(Error::Run(crate::run::RunError::Interrupted))
+        }
+    }
+}
+
 /// Reads the build under test of `--k3s-binary`, or fetches and verifies the commit build of
 /// `--k3s-commit` first (`live`: a progress bar): all before anything is created, so a missing
 /// file or a mismatched download ends the command with nothing to clean up.
@@ -262,12 +288,11 @@ pub(crate) async fn prepare_build(t: &mut Target, live: bool) -> Result<(), Erro
     let (path, source, commit) = match (&t.k3s_commit, &t.k3s_binary) {
         (Some(sha), _) => {
             let sha = sha.clone();
-            let fetched = tokio::task::spawn_blocking({
+            let fetched = downloading({
                 let sha = sha.clone();
                 move || crate::builds::ci::fetch(distro, &sha, live)
             })
-            .await
-            .map_err(|e| Error::Other(anyhow::anyhow!("the download stopped: {e}")))?;
+            .await?;
             let fetched = fetched.map_err(|e| match e {
                 crate::builds::fetch::FetchError::NotFound(m) => {
                     Error::bad_input(format!("error: --k3s-commit: {m}\n"))

@@ -20,7 +20,7 @@ mod words;
 pub(crate) use junit::github_annotations;
 pub(crate) use summary::json as summary_json;
 /// The one escaper of XML/HTML documents, for every renderer outside `report` too (matrix JUnit).
-pub(crate) use text::markup_safe;
+pub(crate) use text::{code_block, fence_for, markup_safe};
 
 #[cfg(test)]
 mod tests;
