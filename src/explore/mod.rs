@@ -559,20 +559,27 @@ pub(crate) fn judge_folder(dir: &Path, out: &Path) -> Result<FindingsFile, Strin
     Ok(file)
 }
 
+/// Every campaign.json under `dir` (its own, and those of downloaded matrix cells), sorted.
 fn campaign_files(dir: &Path) -> Vec<PathBuf> {
     let mut out = Vec::new();
-    if dir.join(CAMPAIGN_FILE).is_file() {
-        out.push(dir.join(CAMPAIGN_FILE));
+    let mut stack = vec![(dir.to_path_buf(), 0)];
+    while let Some((d, depth)) = stack.pop() {
+        if d.join(CAMPAIGN_FILE).is_file() {
+            out.push(d.join(CAMPAIGN_FILE));
+        }
+        // a run folder holds no campaign; four levels cover cells/<artifact>/<campaign>
+        if depth >= 4 || d.join(crate::results_folder::RESULT_FILE).is_file() {
+            continue;
+        }
+        if let Ok(rd) = std::fs::read_dir(&d) {
+            for e in rd.flatten() {
+                if e.file_type().is_ok_and(|t| t.is_dir()) {
+                    stack.push((e.path(), depth + 1));
+                }
+            }
+        }
     }
-    if let Ok(rd) = std::fs::read_dir(dir) {
-        let mut subs: Vec<PathBuf> = rd
-            .flatten()
-            .map(|e| e.path().join(CAMPAIGN_FILE))
-            .filter(|p| p.is_file())
-            .collect();
-        subs.sort();
-        out.extend(subs);
-    }
+    out.sort();
     out
 }
 
