@@ -373,12 +373,21 @@ fn wio(path: &Path) -> impl FnOnce(std::io::Error) -> WriteError + '_ {
     }
 }
 
+/// Creates a folder and its missing parents, each readable by its owner only (0700).
+pub(crate) fn private_dir(path: &Path) -> std::io::Result<()> {
+    let mut b = fs::DirBuilder::new();
+    b.recursive(true);
+    #[cfg(unix)]
+    std::os::unix::fs::DirBuilderExt::mode(&mut b, 0o700);
+    b.create(path)
+}
+
 /// The folder `rel` below the output folder `root`, created (0700) where missing. `root` is the
 /// user's choice (named on the command line: created with its parents, links to it followed);
 /// below it, every component must be a real folder: a symbolic link planted there is refused,
 /// never followed, so nothing is written outside `root`.
 pub(crate) fn dir_in(root: &Path, rel: &Path) -> Result<PathBuf, WriteError> {
-    crate::results_folder::private_dir(root).map_err(wio(root))?;
+    private_dir(root).map_err(wio(root))?;
     let mut cur = root.to_path_buf();
     for c in rel.components() {
         match c {

@@ -11,7 +11,8 @@ use clap::Args;
 pub(crate) struct Target {
     /// The check: a name from `repro list`, or a path to a check file.
     pub(crate) check: String,
-    /// Use this topology instead of the check's own.
+    /// Use this topology instead of the check's own: a name from `repro list`, or the path of
+    /// a topology file (e.g. ./two-etcd.yaml).
     #[arg(long)]
     pub(crate) topology: Option<String>,
     /// The version to run, e.g. v1.33.4+k3s1 (default: the topology's); `--k3s-version` is the
@@ -67,6 +68,18 @@ pub(crate) struct Target {
     /// The build under test once read (`--k3s-binary`, or `--k3s-commit` fetched): not a flag.
     #[arg(skip)]
     pub(crate) build: Option<crate::builds::Build>,
+}
+
+/// The version an image reference's tag names, when the tag has a distribution's form
+/// (`rancher/k3s:v1.33.5-k3s1`, `rancher/rke2-runtime:v1.32.9-rke2r1`, the stand-in's
+/// `repro.local/k3s-sim:v1.33.5-k3s1`): the version of record of a run of that image. A tag of
+/// another form (`:dev`, `:latest`, a digest alone) names none.
+pub(crate) fn image_version(reference: &str) -> Option<distro::Version> {
+    let without_digest = reference.split('@').next().unwrap_or(reference);
+    // The tag follows the last `:` after the last `/` (a registry's `:port` comes before it).
+    let last = without_digest.rsplit('/').next().unwrap_or(without_digest);
+    let (_, tag) = last.rsplit_once(':')?;
+    tag.parse().ok()
 }
 
 /// The value parser of every flag that takes an image (`--image`, `--node-base`, `doctor
@@ -152,6 +165,31 @@ mod tests {
             "rancher/k3s:tag with space",
         ] {
             assert!(parse_image(bad).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn an_image_tag_of_a_distributions_form_names_its_version() {
+        let v = |s: &str| image_version(s).map(|v| v.to_string());
+        assert_eq!(
+            v("rancher/k3s:v1.33.5-k3s1").as_deref(),
+            Some("v1.33.5+k3s1")
+        );
+        assert_eq!(
+            v("registry.local:5000/k3s:v1.33.4-rc1-k3s1@sha256:3f0d1c9e5b7a2d4f6e8c0a1b3d5f7e9c2a4b6d8f0e1c3a5b7d9f1e3c5a7b9d1f").as_deref(),
+            Some("v1.33.4-rc1+k3s1")
+        );
+        assert_eq!(
+            v("repro.local/rke2-sim:v1.32.9-rke2r1").as_deref(),
+            Some("v1.32.9+rke2r1")
+        );
+        for none in [
+            "registry.local:5000/k3s",
+            "registry.local:5000/k3s:dev",
+            "k3s:latest",
+            "rancher/k3s@sha256:3f0d1c9e5b7a2d4f6e8c0a1b3d5f7e9c2a4b6d8f0e1c3a5b7d9f1e3c5a7b9d1f",
+        ] {
+            assert_eq!(v(none), None, "{none}");
         }
     }
 }

@@ -63,7 +63,7 @@ fn write_artifacts(version: &str, out: &std::path::Path) -> Result<Exit, Error> 
         .parse()
         .map_err(|e| Error::bad_input(format!("repro sim artifacts: {e}")))?;
     let facts = v.distro.facts();
-    if facts.node_process != distro::NodeProcess::SystemdUnit {
+    if facts.release_artifacts.is_none() {
         return Err(Error::bad_input(format!(
             "repro sim artifacts: {v} is a {} version; release artifacts are rke2's (e.g. {})",
             v.distro,

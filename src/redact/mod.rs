@@ -28,8 +28,8 @@ mod files;
 mod known;
 mod shared;
 
-pub(crate) use files::redact_path;
-pub(crate) use known::{learn_source, plan_redactor};
+pub(crate) use files::{redact_path, Error as FilesError};
+pub(crate) use known::{learn_scenario, learn_source, Scenario as Known};
 pub(crate) use shared::SharedRedactor;
 
 use indexmap::IndexMap;

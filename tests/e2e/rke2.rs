@@ -53,6 +53,18 @@ fn rke2_run(check: &str, version: &str, outcome: &str) -> Value {
     let log = std::fs::read_to_string(dir.join(agent["log"].as_str().unwrap())).unwrap();
     assert!(log.contains("Starting rke2-agent.service"), "{log}");
     assert!(log.contains("rke2-agent-load-balancer"), "{log}");
+    // #31: the agent is ready on rke2's own journal line; the kubelet's lines are in its own
+    // file (agent/logs/kubelet.log), as rke2 writes them: no boot's journal holds one.
+    assert!(log.contains("rke2 agent is up and running"), "{log}");
+    for b in boots {
+        let log = std::fs::read_to_string(dir.join(b["log"].as_str().unwrap())).unwrap();
+        assert!(
+            !log.contains("Successfully registered node")
+                && !log.contains("kubelet_node_status.go"),
+            "a kubelet line in {}'s journal: {log}",
+            b["node"]
+        );
+    }
     r
 }
 

@@ -26,6 +26,7 @@ mod hardening;
 mod hostile_files;
 mod inspect;
 mod junit_ci;
+mod layers;
 mod merge_plan;
 mod nightly;
 mod real_k3s;
