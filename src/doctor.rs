@@ -23,6 +23,57 @@ use distro::{Facts, NodeProcess, Version};
 const INOTIFY_INSTANCES_PER_NODE: u64 = 64;
 /// inotify watches k3d's maintainer runs clusters with (k3d #968).
 const INOTIFY_WATCHES: u64 = 262_144;
+/// inotify instances a systemd node (a distribution that runs as a unit: RKE2, its stand-in
+/// too) holds with nothing else running: systemd as PID 1, journald, logind, udevd and the
+/// unit's own — 8 to 10 measured by #30's campaign, where four RKE2 stand-in runs of three
+/// nodes exhausted the default 128. All of a host's containers count against root's limit.
+pub(crate) const INOTIFY_INSTANCES_SYSTEMD_NODE: u64 = 10;
+
+/// inotify instances one node of `facts` holds: the kubelet's and containerd's for a real
+/// node, systemd's for a node that runs the distribution as a unit; `None` for the stand-in of
+/// a distribution that runs as PID 1 (it opens none).
+pub(crate) fn inotify_per_node(facts: &Facts, sim: bool) -> Option<u64> {
+    let systemd = if facts.node_process == NodeProcess::SystemdUnit {
+        INOTIFY_INSTANCES_SYSTEMD_NODE
+    } else {
+        0
+    };
+    match (sim, systemd) {
+        (true, 0) => None,
+        (true, s) => Some(s),
+        (false, s) => Some(INOTIFY_INSTANCES_PER_NODE + s),
+    }
+}
+
+/// inotify instances root's processes hold now (every fd that is `anon_inode:inotify`): the
+/// other runs and containers of this host already use part of the limit. `None` when /proc
+/// cannot be read.
+pub(crate) fn inotify_in_use() -> Option<u64> {
+    let mut n = 0;
+    for p in std::fs::read_dir("/proc").ok()?.flatten() {
+        let name = p.file_name();
+        if !name.to_string_lossy().bytes().all(|b| b.is_ascii_digit()) {
+            continue;
+        }
+        let owned_by_root = {
+            use std::os::unix::fs::MetadataExt;
+            p.metadata().is_ok_and(|m| m.uid() == 0)
+        };
+        if !owned_by_root {
+            continue;
+        }
+        let Ok(fds) = std::fs::read_dir(p.path().join("fd")) else {
+            continue;
+        };
+        n += fds
+            .flatten()
+            .filter(|fd| {
+                std::fs::read_link(fd.path()).is_ok_and(|t| t.as_os_str() == "anon_inode:inotify")
+            })
+            .count() as u64;
+    }
+    Some(n)
+}
 /// cgroup v2 controllers the kubelet needs delegated to the containers.
 const CGROUP_V2_CONTROLLERS: &[&str] = &["cpuset", "cpu", "io", "memory", "pids"];
 /// How long the privileged trial may take: creating and starting a container is a second.
@@ -166,19 +217,34 @@ pub(crate) async fn diagnose(req: &Request<'_>) -> Vec<Line> {
         req.sim,
     ));
     let nodes = req.roles.len() as u64;
-    if req.sim {
-        lines.push(Line::ok(
-            "inotify",
-            "not needed: the stand-in runs no kubelet or containerd",
-        ));
-        lines.push(Line::ok("memory", "the stand-in needs about 1 MiB a node"));
-    } else {
-        lines.push(inotify_line(
-            read_number("/proc/sys/fs/inotify/max_user_instances"),
-            read_number("/proc/sys/fs/inotify/max_user_watches"),
+    let inotify = |per_node: u64, watches: u64| {
+        inotify_line(
+            &Inotify {
+                instances: read_number("/proc/sys/fs/inotify/max_user_instances"),
+                watches: read_number("/proc/sys/fs/inotify/max_user_watches"),
+                in_use: local.then(inotify_in_use).flatten(),
+            },
+            &InotifyNeed { per_node, watches },
             nodes,
             req.topology,
             local,
+        )
+    };
+    if req.sim {
+        lines.push(match inotify_per_node(req.facts, true) {
+            None => Line::ok(
+                "inotify",
+                "not needed: the stand-in runs no kubelet or containerd",
+            ),
+            // The stand-in of a unit distribution runs on systemd nodes, which hold inotify
+            // instances of their own.
+            Some(per_node) => inotify(per_node, 0),
+        });
+        lines.push(Line::ok("memory", "the stand-in needs about 1 MiB a node"));
+    } else {
+        lines.push(inotify(
+            inotify_per_node(req.facts, false).unwrap_or(INOTIFY_INSTANCES_PER_NODE),
+            INOTIFY_WATCHES,
         ));
         let need = memory_needed(req.facts, &req.roles);
         let available = local.then(mem_available_mib).flatten();
@@ -860,19 +926,36 @@ fn cgroup_line(
     }
 }
 
-fn inotify_line(
+/// The host's inotify limits, and what root's processes hold now.
+struct Inotify {
     instances: Option<u64>,
     watches: Option<u64>,
+    in_use: Option<u64>,
+}
+
+/// What one node needs: instances, and the watches limit the whole host wants (0: none).
+struct InotifyNeed {
+    per_node: u64,
+    watches: u64,
+}
+
+fn inotify_line(
+    host: &Inotify,
+    want: &InotifyNeed,
     nodes: u64,
     topology: &str,
     local: bool,
 ) -> Line {
-    let need = INOTIFY_INSTANCES_PER_NODE * nodes.max(1);
-    let (Some(instances), Some(watches)) = (instances, watches) else {
+    let need = want.per_node * nodes.max(1);
+    let watch_need = want.watches;
+    let (Some(instances), Some(watches)) = (host.instances, host.watches) else {
         return Line::warn(
             "inotify",
             "cannot read /proc/sys/fs/inotify/max_user_instances and max_user_watches",
-            format!("make sure fs.inotify.max_user_instances ≥ {need} and max_user_watches ≥ {INOTIFY_WATCHES}"),
+            format!(
+                "make sure fs.inotify.max_user_instances ≥ {need} and max_user_watches ≥ {}",
+                watch_need.max(8192)
+            ),
         );
     };
     let whose = if local {
@@ -880,19 +963,26 @@ fn inotify_line(
     } else {
         " (this machine's, not the engine's)"
     };
+    let used = host.in_use.unwrap_or(0);
+    let in_use = host
+        .in_use
+        .map(|n| format!(", {n} instances held by root's processes now"))
+        .unwrap_or_default();
     let seen = format!(
-        "max_user_instances {instances}, max_user_watches {watches}{whose}; every node of one engine counts against root's limit"
+        "max_user_instances {instances}, max_user_watches {watches}{whose}{in_use}; every node of one engine counts against root's limit, about {} instances a node here",
+        want.per_node
     );
-    if instances >= need && watches >= INOTIFY_WATCHES {
+    let free = instances.saturating_sub(used);
+    if free >= need && watches >= watch_need {
         Line::ok(
             "inotify",
-            format!("{seen}: enough for the {nodes} nodes of {topology}"),
+            format!("{seen}: enough for the {nodes} nodes of {topology} ({need})"),
         )
     } else {
         Line::warn(
             "inotify",
-            format!("{seen}: the {nodes} nodes of {topology} may fail with \"inotify_init: too many open files\" (want ≥ {need} instances, ≥ {INOTIFY_WATCHES} watches)"),
-            format!("sysctl -w fs.inotify.max_user_instances={} fs.inotify.max_user_watches={}", need.max(instances), INOTIFY_WATCHES.max(watches)),
+            format!("{seen}: the {nodes} nodes of {topology} may fail with \"inotify_init: too many open files\" (want {need} instances free, ≥ {watch_need} watches)"),
+            format!("sysctl -w fs.inotify.max_user_instances={} fs.inotify.max_user_watches={}", (need + used).max(instances), watch_need.max(watches)),
         )
     }
 }
@@ -1033,15 +1123,63 @@ mod tests {
 
     #[test]
     fn inotify_against_the_node_count() {
-        let l = inotify_line(Some(128), Some(192_536), 5, "qa", true);
+        let host = |i, w, u| Inotify {
+            instances: i,
+            watches: w,
+            in_use: u,
+        };
+        let k3s = InotifyNeed {
+            per_node: INOTIFY_INSTANCES_PER_NODE,
+            watches: INOTIFY_WATCHES,
+        };
+        let l = inotify_line(&host(Some(128), Some(192_536), None), &k3s, 5, "qa", true);
         assert_eq!(l.status, Status::Warn);
-        assert!(l.detail.contains("want ≥ 320 instances"), "{}", l.detail);
+        assert!(l.detail.contains("want 320 instances free"), "{}", l.detail);
         assert!(l.fix.unwrap().contains("max_user_instances=320"));
-        let l = inotify_line(Some(512), Some(524_288), 5, "qa", true);
+        let l = inotify_line(&host(Some(512), Some(524_288), None), &k3s, 5, "qa", true);
         assert_eq!(l.status, Status::Ok, "{}", l.detail);
-        let l = inotify_line(Some(256), Some(100), 4, "etcd-split", true);
+        let l = inotify_line(
+            &host(Some(256), Some(100), None),
+            &k3s,
+            4,
+            "etcd-split",
+            true,
+        );
         assert_eq!(l.status, Status::Warn, "watches too few");
-        assert_eq!(inotify_line(None, None, 4, "x", true).status, Status::Warn);
+        assert_eq!(
+            inotify_line(&host(None, None, None), &k3s, 4, "x", true).status,
+            Status::Warn
+        );
+    }
+
+    /// The RKE2 stand-in runs on systemd nodes, which hold ~10 instances each (#30): the line
+    /// counts them against what the host's other processes hold now — not "not needed".
+    #[test]
+    fn inotify_of_systemd_stand_in_nodes_counts_what_is_in_use() {
+        let rke2 = distro::Distro::Rke2.facts();
+        let k3s = distro::Distro::K3s.facts();
+        assert_eq!(inotify_per_node(k3s, true), None);
+        assert_eq!(
+            inotify_per_node(rke2, true),
+            Some(INOTIFY_INSTANCES_SYSTEMD_NODE)
+        );
+        let want = InotifyNeed {
+            per_node: INOTIFY_INSTANCES_SYSTEMD_NODE,
+            watches: 0,
+        };
+        let host = |u| Inotify {
+            instances: Some(128),
+            watches: Some(8192),
+            in_use: Some(u),
+        };
+        assert_eq!(
+            inotify_line(&host(20), &want, 3, "rke2", true).status,
+            Status::Ok
+        );
+        let l = inotify_line(&host(110), &want, 3, "rke2", true);
+        assert_eq!(l.status, Status::Warn, "{}", l.detail);
+        assert!(l.detail.contains("110 instances held"), "{}", l.detail);
+        assert!(l.fix.unwrap().contains("max_user_instances=140"));
     }
 
     #[test]

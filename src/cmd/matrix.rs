@@ -219,7 +219,7 @@ pub(crate) async fn run(g: &Global, a: &MatrixArgs) -> Result<Exit, Error> {
     }
     let total = planned.len();
     let plans: Vec<&crate::plan::Plan> = planned.iter().map(|p| &p.plan).collect();
-    let (jobs, why_jobs) = crate::matrix::jobs::resolve(a.jobs, &plans);
+    let (jobs, why_jobs) = crate::matrix::jobs::resolve(a.jobs, &plans, a.sim);
     if let Some(why) = why_jobs {
         out(&why);
     }

@@ -280,8 +280,33 @@ fn check_files<T>(d: &FileDiag, distro: Distro, files: &SpannedMap<T>, out: &mut
                         facts.config_dropin_dir
                     )),
             );
+        } else if let Some(unit) = owned_env_file(facts, &v) {
+            // repro writes the unit's environment file itself (the run token, the node's
+            // `env:`): a topology's own would be replaced without a word (#30).
+            out.push(
+                d.span(
+                    p,
+                    format!("{v} is written by repro: the {unit} unit's environment (the join token and the node's `env:`)"),
+                )
+                .help(format!(
+                    "set the variables under the node's `env:` (e.g. `env: {{HTTP_PROXY: http://proxy:3128}}`): repro writes them into {v}"
+                )),
+            );
         }
     }
+}
+
+/// The unit whose environment file `path` is, when repro writes it: `/etc/default/<unit>`, read
+/// by `EnvironmentFile=-/etc/default/%N` of a distribution that runs as a systemd unit (rke2's
+/// units; run/cluster.rs writes it).
+fn owned_env_file(facts: &distro::Facts, path: &str) -> Option<&'static str> {
+    if facts.node_process != distro::NodeProcess::SystemdUnit {
+        return None;
+    }
+    let name = path.strip_prefix("/etc/default/")?;
+    [facts.unit(false), facts.unit(true)]
+        .into_iter()
+        .find(|u| *u == name)
 }
 
 /// A `files:` key as a path inside the node: a key not starting with `/` is relative to the

@@ -70,8 +70,50 @@ fn mem_available_mib(meminfo: &str) -> Option<u64> {
     Some(kib / 1024)
 }
 
-/// How many runs at once, and in words why (for the matrix's first line).
-pub(crate) fn resolve(jobs: Jobs, plans: &[&Plan]) -> (usize, Option<String>) {
+/// How many runs at once, and in words why (for the matrix's first line): by memory
+/// (`auto`), then by the host's inotify instances for either — every node of every run holds
+/// some (a systemd node ~10, the RKE2 stand-in's included), and a run that finds none free
+/// ends with its journal follow lost, not with a verdict.
+pub(crate) fn resolve(jobs: Jobs, plans: &[&Plan], sim: bool) -> (usize, Option<String>) {
+    let (n, why) = resolve_memory(jobs, plans);
+    let per_run = plans
+        .iter()
+        .filter_map(|p| {
+            crate::doctor::inotify_per_node(p.distro.facts(), sim).map(|i| i * p.nodes.len() as u64)
+        })
+        .max();
+    let limit = std::fs::read_to_string("/proc/sys/fs/inotify/max_user_instances")
+        .ok()
+        .and_then(|t| t.trim().parse::<u64>().ok());
+    match (per_run, limit, crate::doctor::inotify_in_use()) {
+        (Some(per_run), Some(limit), Some(used)) if per_run > 0 => {
+            let fits = inotify_jobs(limit, used, per_run);
+            if fits < n {
+                let said = why.map(|w| format!("{w}; ")).unwrap_or_default();
+                return (
+                    fits,
+                    Some(format!(
+                        "{said}--jobs: {fits} at a time, not {n}: the host's inotify budget (fs.inotify.max_user_instances {limit}, {used} held now) fits {fits} run{} of about {per_run} instances each (`sysctl -w fs.inotify.max_user_instances=…` for more)",
+                        if fits == 1 { "" } else { "s" }
+                    )),
+                );
+            }
+            (n, why)
+        }
+        _ => (n, why),
+    }
+}
+
+/// Runs at once that the inotify instances left (`limit` − `used`) hold, `per_run` each: at
+/// least one (one run too big is the run's own check to say).
+pub(crate) fn inotify_jobs(limit: u64, used: u64, per_run: u64) -> usize {
+    let free = limit.saturating_sub(used);
+    usize::try_from(free.checked_div(per_run).unwrap_or(u64::MAX))
+        .unwrap_or(usize::MAX)
+        .clamp(1, MAX_JOBS)
+}
+
+fn resolve_memory(jobs: Jobs, plans: &[&Plan]) -> (usize, Option<String>) {
     match jobs {
         Jobs::Fixed(n) => (n, None),
         Jobs::Auto => {
@@ -100,6 +142,15 @@ pub(crate) fn resolve(jobs: Jobs, plans: &[&Plan]) -> (usize, Option<String>) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Four RKE2 stand-in runs of three systemd nodes (~30 instances each) with 128 allowed and
+    /// 20 held: three fit, not four (#30).
+    #[test]
+    fn inotify_bounds_runs_at_once() {
+        assert_eq!(inotify_jobs(128, 20, 30), 3);
+        assert_eq!(inotify_jobs(128, 127, 30), 1, "never fewer than one");
+        assert_eq!(inotify_jobs(8192, 0, 30), 64.min(MAX_JOBS));
+    }
 
     #[test]
     fn auto_is_what_memory_holds_bounded_by_cells_and_the_maximum() {
