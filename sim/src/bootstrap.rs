@@ -793,6 +793,77 @@ mod tests {
         .is_empty());
     }
 
+    /// The compareConfig model and the flags table agree on which keys are critical: every key
+    /// the table marks `critical:` is named (or its field path is) when only that key differs,
+    /// and no key outside the table's list ever is. The list itself lives in the table.
+    #[test]
+    fn every_critical_key_of_the_flags_table_is_compared_and_no_other() {
+        let version = "v1.33.4+k3s1";
+        let sample = |key: &str| -> &str {
+            match key {
+                "cluster-cidr" => "10.52.0.0/16",
+                "service-cidr" => "10.53.0.0/16",
+                "cluster-dns" => "10.43.0.53",
+                "cluster-domain" => "example.internal",
+                "flannel-backend" => "host-gw",
+                "egress-selector-mode" => "pod",
+                "secrets-encryption-provider" => "secretbox",
+                _ => "true",
+            }
+        };
+        // deep's field paths for the fields without a cli tag of their own
+        let key_of = |name: &str| -> String {
+            for (prefix, key) in [
+                ("ClusterIPRange", "cluster-cidr"),
+                ("ServiceIPRange", "service-cidr"),
+                ("ClusterDNSs", "cluster-dns"),
+            ] {
+                if name.starts_with(prefix) {
+                    return key.to_string();
+                }
+            }
+            name.to_string()
+        };
+        let base = CriticalArgs::from_config(&cfg(ETCD_INIT, version)).expect("args");
+        let critical: Vec<&str> = distro::Distro::K3s
+            .flags()
+            .iter()
+            .filter(|f| f.critical)
+            .map(|f| f.name.as_str())
+            .collect();
+        assert!(critical.len() >= 15, "{critical:?}");
+        for key in &critical {
+            let other = CriticalArgs::from_config(&cfg(
+                &format!("{ETCD_INIT}{key}: {}\n", sample(key)),
+                version,
+            ))
+            .expect("args");
+            let named: Vec<String> = mismatches(&base, &other)
+                .iter()
+                .map(|n| key_of(n))
+                .collect();
+            assert!(named.iter().any(|n| n == key), "{key}: {named:?}");
+            for n in &named {
+                assert!(
+                    critical.contains(&n.as_str()),
+                    "{key} names {n}, not critical in the table"
+                );
+            }
+        }
+        // Not critical in the table, and never compared.
+        for (key, value) in [
+            ("disable-kube-proxy", "true"),
+            ("service-node-port-range", "30000-30100"),
+            ("system-default-registry", "registry.example"),
+            ("disable", "[servicelb]"),
+        ] {
+            let other =
+                CriticalArgs::from_config(&cfg(&format!("{ETCD_INIT}{key}: {value}\n"), version))
+                    .expect("args");
+            assert!(mismatches(&base, &other).is_empty(), "{key}");
+        }
+    }
+
     #[test]
     fn port_ranges_parse_and_print_as_utilnet_does() {
         let r = PortRange::parse("30000-32767").expect("range");
