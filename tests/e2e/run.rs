@@ -1461,7 +1461,7 @@ fn an_etcd_only_joiner_shows_its_own_egress_mode_and_a_served_flannel_backend() 
     let root = project(&["checks", "topologies"]);
     std::fs::write(
         root.path().join("checks/flannel-taken.yaml"),
-        "name: flannel-taken\ntopology: etcd-split\nsummary: an etcd-only joiner takes flannel-backend from another server\nfixed-in: etcd-only-bootstrap-fix\nsteps:\n  - name: etcd-2 alone changes a served and a local key\n    config:\n      etcd-2: {flannel-backend: host-gw, egress-selector-mode: pod}\n    restart: [etcd-2]\n    expect:\n      etcd-1: {flannel-backend: vxlan, egress-selector-mode: agent}\n      etcd-2: {ready: up, flannel-backend: host-gw, egress-selector-mode: pod, kube-proxy: up}\n      cp-1: {cloud-controller: up, secrets-encryption: down, service-node-port-range: 30000-32767}\n    bug:\n      etcd-2: {flannel-backend: vxlan}\n",
+        "name: flannel-taken\ntopology: etcd-split\nissue: https://github.com/k3s-io/k3s/issues/12753\nsummary: an etcd-only joiner takes flannel-backend from another server\nfixed-in: etcd-only-bootstrap-fix\nsteps:\n  - name: etcd-2 alone changes a served and a local key\n    config:\n      etcd-2: {flannel-backend: host-gw, egress-selector-mode: pod}\n    restart: [etcd-2]\n    expect:\n      etcd-1: {flannel-backend: vxlan, egress-selector-mode: agent}\n      etcd-2: {ready: up, flannel-backend: host-gw, egress-selector-mode: pod, kube-proxy: up}\n      cp-1: {cloud-controller: up, secrets-encryption: down, service-node-port-range: 30000-32767}\n    bug:\n      etcd-2: {flannel-backend: vxlan}\n",
     )
     .unwrap();
     for (version, expected) in [("v1.33.4+k3s1", "reproduced"), ("v1.33.5+k3s1", "fixed")] {
@@ -1478,7 +1478,12 @@ fn an_etcd_only_joiner_shows_its_own_egress_mode_and_a_served_flannel_backend() 
         let dir = only_run_dir(tmp.path());
         let r = read_result(&dir);
         assert_no_leftovers(r["run_id"].as_str().unwrap());
-        assert_eq!(r["verdict"]["outcome"], expected, "{version}: {}", text(&out));
+        assert_eq!(
+            r["verdict"]["outcome"],
+            expected,
+            "{version}: {}",
+            text(&out)
+        );
         let boot = std::fs::read_to_string(dir.join("nodes/etcd-2/boot-2.log")).unwrap();
         assert!(
             boot.contains("Tunnel server egress proxy mode: pod"),
