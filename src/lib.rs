@@ -42,5 +42,6 @@ mod safe_fs;
 pub mod scenario;
 pub mod sim_image;
 pub(crate) mod sim_node_image;
+mod start_order;
 mod table;
 mod target;
