@@ -11,7 +11,7 @@ use std::net::IpAddr;
 
 use serde::{Deserialize, Serialize};
 
-use crate::config::ServerConfig;
+use crate::config::{PortRange, ServerConfig};
 use crate::version::{Changes, Version};
 
 /// How the node gets its datastore this boot.
@@ -308,44 +308,6 @@ pub struct WireExtra {
     pub system_default_registry: String,
     #[serde(rename = "ReproSim", default)]
     pub repro_sim: String,
-}
-
-/// `utilnet.PortRange` as encoding/json writes it.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct PortRange {
-    #[serde(rename = "Base")]
-    pub base: u16,
-    #[serde(rename = "Size")]
-    pub size: u32,
-}
-
-impl PortRange {
-    /// `utilnet.ParsePortRange`: `30000-32767` (or one port); k3s wraps its error as
-    /// `invalid port range <text>`.
-    pub fn parse(text: &str) -> Result<PortRange, String> {
-        let bad = || format!("invalid port range {text}");
-        let (lo, hi) = match text.trim().split_once('-') {
-            Some((lo, hi)) => (lo, hi),
-            None => (text.trim(), text.trim()),
-        };
-        let lo: u16 = lo.trim().parse().map_err(|_| bad())?;
-        let hi: u16 = hi.trim().parse().map_err(|_| bad())?;
-        if hi < lo {
-            return Err(bad());
-        }
-        Ok(PortRange {
-            base: lo,
-            size: u32::from(hi - lo) + 1,
-        })
-    }
-}
-
-impl std::fmt::Display for PortRange {
-    /// `PortRange.String()`: `30000-32767`.
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let last = u32::from(self.base) + self.size.saturating_sub(1);
-        write!(f, "{}-{last}", self.base)
-    }
 }
 
 /// `/v1-k3s/config` as the stand-in serves it: the Go field names of

@@ -11,6 +11,7 @@ use std::path::{Path, PathBuf};
 use crate::flags::{self, FlagValue, Kind};
 use crate::version::{Changes, Version};
 use distro::FlagCommand as Command;
+use serde::{Deserialize, Serialize};
 
 /// The stand-in imitates k3s: its default paths and port are k3s's facts (the ones repro
 /// writes and reads), from the `distro` crate.
@@ -475,7 +476,7 @@ pub fn validate(cfg: &ServerConfig) -> Result<(), String> {
         "agent" | "cluster" | "pod" | "disabled" => {}
         other => return Err(format!("invalid egress-selector-mode {other}")),
     }
-    crate::bootstrap::PortRange::parse(&cfg.service_node_port_range)?;
+    PortRange::parse(&cfg.service_node_port_range)?;
     if let Some(url) = &cfg.server_url {
         if !url.starts_with("https://") {
             return Err(format!(
@@ -484,6 +485,44 @@ pub fn validate(cfg: &ServerConfig) -> Result<(), String> {
         }
     }
     Ok(())
+}
+
+/// `utilnet.PortRange` as encoding/json writes it.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PortRange {
+    #[serde(rename = "Base")]
+    pub base: u16,
+    #[serde(rename = "Size")]
+    pub size: u32,
+}
+
+impl PortRange {
+    /// `utilnet.ParsePortRange`: `30000-32767` (or one port); k3s wraps its error as
+    /// `invalid port range <text>`.
+    pub fn parse(text: &str) -> Result<PortRange, String> {
+        let bad = || format!("invalid port range {text}");
+        let (lo, hi) = match text.trim().split_once('-') {
+            Some((lo, hi)) => (lo, hi),
+            None => (text.trim(), text.trim()),
+        };
+        let lo: u16 = lo.trim().parse().map_err(|_| bad())?;
+        let hi: u16 = hi.trim().parse().map_err(|_| bad())?;
+        if hi < lo {
+            return Err(bad());
+        }
+        Ok(PortRange {
+            base: lo,
+            size: u32::from(hi - lo) + 1,
+        })
+    }
+}
+
+impl std::fmt::Display for PortRange {
+    /// `PortRange.String()`: `30000-32767`.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let last = u32::from(self.base) + self.size.saturating_sub(1);
+        write!(f, "{}-{last}", self.base)
+    }
 }
 
 #[cfg(test)]

@@ -135,7 +135,7 @@ impl Shared {
             disable_service_lb: self.cfg.disables("servicelb"),
             disable_kube_proxy: self.cfg.disable_kube_proxy,
             // Checked by config::validate before the server starts.
-            service_node_port_range: bootstrap::PortRange::parse(&self.cfg.service_node_port_range)
+            service_node_port_range: config::PortRange::parse(&self.cfg.service_node_port_range)
                 .ok(),
             system_default_registry: self.cfg.system_default_registry.clone(),
             repro_sim: "repro k3s stand-in, not k3s".into(),
@@ -930,7 +930,7 @@ fn apiserver_args(shared: &Shared) -> String {
         ip = shared.ip,
         port = shared.cfg.https_port,
         dom = shared.cfg.cluster_domain,
-        ports = bootstrap::PortRange::parse(&shared.cfg.service_node_port_range)
+        ports = config::PortRange::parse(&shared.cfg.service_node_port_range)
             .map_or_else(|_| shared.cfg.service_node_port_range.clone(), |r| r.to_string()),
     )
 }
