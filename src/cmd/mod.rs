@@ -7,6 +7,7 @@ mod clean;
 pub(crate) mod common;
 mod docs;
 mod doctor;
+mod explore;
 mod inspect;
 mod list;
 mod matrix;
@@ -49,6 +50,7 @@ pub fn dispatch(cli: Cli) -> Result<Exit, Error> {
             Command::NightlyIssues(a) => nightly_issues::run(&g, &a),
             Command::Inspect(a) => inspect::run(&g, &a),
             Command::Doctor(a) => doctor::run(&g, &a).await,
+            Command::Explore(a) => explore::run(&g, &a).await,
             Command::Completions { shell } => docs::completions(shell),
             Command::Man { out } => docs::man(out.as_deref()),
         }

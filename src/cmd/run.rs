@@ -106,8 +106,7 @@ fn print_summary(r: &RunResult, dir: &Path) {
                 _ => ev,
             };
             // `Observed`'s Display ignores the width: padded as text, so the columns line up.
-            push_line!(
-                text,
+            let row = format!(
                 "  {mark:<4}{:<8} {:<20} observed {:<8} expected {:<8} {}",
                 o.node,
                 o.signal,
@@ -119,6 +118,7 @@ fn print_summary(r: &RunResult, dir: &Path) {
                     shorten(&why, 90)
                 }
             );
+            push_line!(text, "{}", row.trim_end());
             // A `down` is an absence: said in words (what was missing, in which boot, up to
             // which line), as report.md says it, not as a log line cut mid-flag.
             if o.observed == Observed::Down {

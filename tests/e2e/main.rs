@@ -33,6 +33,7 @@ mod agents;
 mod bug_world;
 mod builds;
 mod doctor;
+mod explore;
 mod inspect;
 mod json_output;
 mod learners;
