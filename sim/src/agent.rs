@@ -15,6 +15,7 @@ use std::time::{Duration, Instant};
 
 use crate::bootstrap::{self, CriticalArgs, Proxy, Wire};
 use crate::cgroup;
+use crate::component_lines::{self, AgentView};
 use crate::config::ServerConfig;
 use crate::datastore;
 use crate::http::{self, Auth, Url};
@@ -57,6 +58,10 @@ pub struct Plan {
     pub standalone: bool,
 }
 
+/// Whether an apiserver is reachable yet (`executor.APIServerReadyChan`): the agent starts
+/// its networking (flannel, the network policy controller) only then.
+pub type ApiReady = Box<dyn Fn() -> bool + Send>;
+
 /// Apiserver addresses (`host:port`) known to this node: the local etcd on
 /// etcd-only servers, the reached supervisor on agents.
 pub type Addresses = Box<dyn Fn() -> Vec<String> + Send>;
@@ -74,6 +79,7 @@ pub fn run(
     plan: Plan,
     features: Arc<Features>,
     addresses: Addresses,
+    api_ready: ApiReady,
     progress: Option<Sender<Progress>>,
 ) {
     let mut sent = None;
@@ -99,12 +105,7 @@ pub fn run(
             ))))
         }
     };
-    let reach = |lb: &Option<Arc<Mutex<LoadBalancer>>>| -> Option<String> {
-        match lb {
-            Some(lb) => lock(lb).dial(),
-            None => Some(loadbalancer::host_port(&plan.bootstrap_url)),
-        }
-    };
+    let reach = |lb: &Option<Arc<Mutex<LoadBalancer>>>| reach_server(lb, &plan.bootstrap_url);
     // Where requests appear to go: the load balancer's local address, or the server.
     let shown = |path: &str| match &lb {
         Some(_) => format!("https://{}{path}", loadbalancer::LOCAL_ADDRESS),
@@ -153,6 +154,13 @@ pub fn run(
         std::thread::sleep(Duration::from_secs(5));
     };
 
+    let view = AgentView {
+        served: &served,
+        node_name: &plan.node_name,
+        ip: &plan.ip,
+        data_dir: &data_dir,
+        version: &plan.version,
+    };
     let on = bootstrap::agent_features(&served, &plan.version);
     if on.embedded_registry {
         start_registry(&plan, &features);
@@ -160,6 +168,11 @@ pub fn run(
     // Supervisor metrics print nothing: the handler is just mounted.
     if on.supervisor_metrics {
         features.metrics_mounted.store(true, Ordering::SeqCst);
+    }
+    if let Some(warning) =
+        component_lines::flannel_external_ip_warning(&view, !plan.cfg.node_external_ip.is_empty())
+    {
+        logs::warn(warning);
     }
     let d = data_dir.display();
     logs::info(format!(
@@ -183,7 +196,13 @@ pub fn run(
         }
     }
 
-    logs::info(format!("Running kubelet {}", kubelet_args(&plan, &served)));
+    if plan.version.has_kubelet_config_file() {
+        write_kubelet_defaults(&view);
+    }
+    logs::info(format!(
+        "Running kubelet {}",
+        component_lines::kubelet_args(&view)
+    ));
     if let Some(lines) = cgroup::Facts::read().kubelet_failure() {
         kubelet_lines(&data_dir, &lines);
         if crate::distro::facts().kubelet_log.is_some() {
@@ -195,6 +214,8 @@ pub fn run(
         std::process::exit(1);
     }
     notify(&progress, Progress::Kubelet, &mut sent);
+    start_kube_proxy(&plan, &lb, &served);
+    start_network(&view, api_ready);
 
     if plan.standalone {
         // The tunnel seeds the load balancer with the apiserver list, then
@@ -258,6 +279,102 @@ fn kubelet_lines(data_dir: &std::path::Path, lines: &[String]) {
     if let Err(e) = written {
         logs::warn(format!("repro-sim: cannot write {}: {e}", path.display()));
     }
+}
+
+/// The `host:port` the agent's requests reach: the load balancer's pick, or the server itself.
+fn reach_server(lb: &Option<Arc<Mutex<LoadBalancer>>>, bootstrap_url: &str) -> Option<String> {
+    match lb {
+        Some(lb) => lock(lb).dial(),
+        None => Some(loadbalancer::host_port(bootstrap_url)),
+    }
+}
+
+fn write_kubelet_defaults(view: &AgentView<'_>) {
+    let path = component_lines::kubelet_defaults_path(view.data_dir);
+    let result = path
+        .parent()
+        .map_or(Ok(()), std::fs::create_dir_all)
+        .map_err(|e| e.to_string())
+        .and_then(|_| {
+            datastore::write_atomic(&path, component_lines::kubelet_defaults(view).as_bytes())
+        });
+    if let Err(e) = result {
+        logs::error(format!("Failed to write {}: {e}", path.display()));
+    }
+}
+
+/// kube-proxy (agent.Agent's goroutine): `KubeProxyDisabled` asks the server the agent reaches
+/// *now* — after its readyz — for `DisableKubeProxy`, a key no server compares, so the answer
+/// is that server's, which on an etcd-only node may already be a control-plane node the load
+/// balancer moved to (pkg/agent/config/config.go `getKubeProxyDisabled`).
+fn start_kube_proxy(plan: &Plan, lb: &Option<Arc<Mutex<LoadBalancer>>>, served: &CriticalArgs) {
+    let lb = lb.clone();
+    let bootstrap_url = plan.bootstrap_url.clone();
+    let password = plan.password.clone();
+    let served = served.clone();
+    let node_name = plan.node_name.clone();
+    let ip = plan.ip.clone();
+    let data_dir = plan.cfg.data_dir.clone();
+    let version = plan.version.clone();
+    std::thread::spawn(move || {
+        let disabled = loop {
+            let answer = match reach_server(&lb, &bootstrap_url) {
+                None => Err("EOF".to_string()),
+                Some(addr) => kube_proxy_disabled(&addr, &password),
+            };
+            match answer {
+                Ok(disabled) => break disabled,
+                Err(e) => logs::info(format!(
+                    "Waiting to retrieve kube-proxy configuration; server is not ready: {e}"
+                )),
+            }
+            std::thread::sleep(Duration::from_secs(5));
+        };
+        if !disabled {
+            let view = AgentView {
+                served: &served,
+                node_name: &node_name,
+                ip: &ip,
+                data_dir: &data_dir,
+                version: &version,
+            };
+            logs::info(format!(
+                "Running kube-proxy {}",
+                component_lines::kube_proxy_args(&view)
+            ));
+        }
+    });
+}
+
+/// `getKubeProxyDisabled`: readyz first (a 500 means not ready yet), then the served config.
+fn kube_proxy_disabled(addr: &str, password: &str) -> Result<bool, String> {
+    let auth = Auth::Basic("node", password);
+    if let Err(e) = get(addr, &crate::distro::supervisor_path("readyz"), &auth) {
+        if e.ends_with("500 Internal Server Error") {
+            return Err(e);
+        }
+    }
+    let body = get(addr, &crate::distro::supervisor_path("config"), &auth)
+        .map_err(|e| format!("failed to retrieve configuration from server: {e}"))?;
+    let wire: Wire = serde_json::from_slice(&body).map_err(|e| e.to_string())?;
+    Ok(wire.extra.disable_kube_proxy)
+}
+
+/// `startNetwork`, once an apiserver is reachable: flannel, then the network policy
+/// controller, from the config the agent started with.
+fn start_network(view: &AgentView<'_>, api_ready: ApiReady) {
+    let lines = component_lines::network_lines(view);
+    if lines.is_empty() {
+        return;
+    }
+    std::thread::spawn(move || {
+        while !api_ready() {
+            std::thread::sleep(Duration::from_millis(250));
+        }
+        for line in lines {
+            logs::info(line);
+        }
+    });
 }
 
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
@@ -359,22 +476,6 @@ fn with_port(address: &str, port: u16) -> String {
     format!("{host}:{port}")
 }
 
-fn kubelet_args(plan: &Plan, served: &CriticalArgs) -> String {
-    let d = plan.cfg.data_dir.display();
-    let dns = served
-        .cluster_dns
-        .iter()
-        .map(|ip| ip.to_string())
-        .collect::<Vec<_>>()
-        .join(",");
-    format!(
-        "--address=0.0.0.0 --anonymous-auth=false --authentication-token-webhook=true --authorization-mode=Webhook --cgroup-driver=cgroupfs --client-ca-file={d}/agent/client-ca.crt --cloud-provider=external --cluster-dns={dns} --cluster-domain={dom} --container-runtime-endpoint=unix:///run/k3s/containerd/containerd.sock --eviction-hard=imagefs.available<5%,nodefs.available<5% --fail-swap-on=false --healthz-bind-address=127.0.0.1 --hostname-override={node} --kubeconfig={d}/agent/kubelet.kubeconfig --node-ip={ip} --pod-manifest-path={d}/agent/pod-manifests --read-only-port=0 --resolv-conf=/etc/resolv.conf --serialize-image-pulls=false --tls-cert-file={d}/agent/serving-kubelet.crt --tls-private-key-file={d}/agent/serving-kubelet.key",
-        dom = served.cluster_domain,
-        node = plan.node_name,
-        ip = plan.ip,
-    )
-}
-
 /// `k3s agent …`: a worker. Never returns on success.
 pub fn run_command(cli_args: &[String]) -> i32 {
     let env = |k: &str| std::env::var(k).ok();
@@ -440,7 +541,8 @@ pub fn run_command(cli_args: &[String]) -> i32 {
         etcd_agent: false,
         standalone: true,
     };
-    run(plan, features, Box::new(Vec::new), None);
+    // A standalone agent reaches a server with an apiserver (or waits in config.Get above).
+    run(plan, features, Box::new(Vec::new), Box::new(|| true), None);
     crate::distro::agent_ready();
     loop {
         std::thread::park();

@@ -11,7 +11,7 @@ use std::net::IpAddr;
 
 use serde::{Deserialize, Serialize};
 
-use crate::config::ServerConfig;
+use crate::config::{PortRange, ServerConfig};
 use crate::version::{Changes, Version};
 
 /// How the node gets its datastore this boot.
@@ -204,7 +204,10 @@ impl CriticalArgs {
             disable_ccm: cfg.disable_cloud_controller,
             disable_helm_controller: cfg.disable_helm_controller,
             disable_npc: cfg.disable_network_policy,
-            disable_servicelb: cfg.disables("servicelb"),
+            // Never set: `config.Control` has its own `DisableServiceLB` that shadows this
+            // embedded field, and k3s's server sets only the outer one (docs/k3s-behaviour.md
+            // §13), so compareConfig always compares false with false.
+            disable_servicelb: false,
             secrets_encryption: cfg.secrets_encryption,
             encrypt_provider: cfg.secrets_encryption_provider.clone(),
             embedded_registry: cfg.embedded_registry,
@@ -228,7 +231,6 @@ impl CriticalArgs {
             disable_ccm: self.disable_ccm,
             disable_helm_controller: self.disable_helm_controller,
             disable_npc: self.disable_npc,
-            disable_service_lb: self.disable_servicelb,
             encrypt_secrets: self.secrets_encryption,
             encrypt_provider: self.encrypt_provider.clone(),
             embedded_registry: self.embedded_registry,
@@ -256,7 +258,9 @@ impl CriticalArgs {
             disable_ccm: wire.disable_ccm,
             disable_helm_controller: wire.disable_helm_controller,
             disable_npc: wire.disable_npc,
-            disable_servicelb: wire.disable_service_lb,
+            // encoding/json fills the outer `Control.DisableServiceLB`; the embedded one stays
+            // false (see `from_config`).
+            disable_servicelb: false,
             secrets_encryption: wire.encrypt_secrets,
             encrypt_provider: Some(wire.encrypt_provider.clone().unwrap_or_default()),
             embedded_registry: Some(wire.embedded_registry.unwrap_or(false)),
@@ -287,6 +291,21 @@ pub struct WireExtra {
     pub disable_scheduler: bool,
     #[serde(rename = "ClusterInit", default)]
     pub cluster_init: bool,
+    /// `config.Control`'s own field, which shadows the critical one of the same name: the
+    /// value the server acts on, and the only `DisableServiceLB` its JSON carries.
+    #[serde(rename = "DisableServiceLB", default)]
+    pub disable_service_lb: bool,
+    /// Not critical; an agent's kube-proxy follows the value of the server it reaches.
+    #[serde(rename = "DisableKubeProxy", default)]
+    pub disable_kube_proxy: bool,
+    #[serde(
+        rename = "ServiceNodePortRange",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub service_node_port_range: Option<PortRange>,
+    #[serde(rename = "SystemDefaultRegistry", default)]
+    pub system_default_registry: String,
     #[serde(rename = "ReproSim", default)]
     pub repro_sim: String,
 }
@@ -311,8 +330,6 @@ pub struct Wire {
     pub disable_helm_controller: bool,
     #[serde(rename = "DisableNPC", default)]
     pub disable_npc: bool,
-    #[serde(rename = "DisableServiceLB", default)]
-    pub disable_service_lb: bool,
     #[serde(rename = "EncryptSecrets", default)]
     pub encrypt_secrets: bool,
     #[serde(
@@ -422,8 +439,11 @@ pub fn mismatches(local: &CriticalArgs, remote: &CriticalArgs) -> Vec<String> {
     }
     // Fields a release does not have are not compared; a remote that did not
     // send one decodes to the zero value, as Go's json.Unmarshal leaves it.
+    // A down-level server that sent no provider is given the local one, as for the egress
+    // mode (the rule came with the field itself, k3s aea3703f6).
     if let Some(mine) = &local.encrypt_provider {
-        if mine.as_str() != remote.encrypt_provider.as_deref().unwrap_or_default() {
+        let theirs = remote.encrypt_provider.as_deref().unwrap_or_default();
+        if !theirs.is_empty() && mine.as_str() != theirs {
             note("secrets-encryption-provider".into());
         }
     }
@@ -678,11 +698,22 @@ mod tests {
         let old = CriticalArgs::from_config(&cfg(ETCD_INIT, "v1.32.3+k3s1")).expect("args");
         assert_eq!(old.encrypt_provider, None);
         assert!(mismatches(&old, &etcd1).is_empty());
-        // ... while a newer server compares it against the old one's zero value.
+        // ... and a newer server gives an old one, which sends none, its own (k3s aea3703f6)...
+        assert!(mismatches(
+            &etcd1,
+            &CriticalArgs::from_wire(&old.to_wire(WireExtra::default()))
+        )
+        .is_empty());
+        // ... but compares a provider the other side did send.
+        let secretbox = CriticalArgs::from_config(&cfg(
+            &format!("{ETCD_INIT}secrets-encryption-provider: secretbox\n"),
+            version,
+        ))
+        .expect("args");
         assert_eq!(
             mismatches(
                 &etcd1,
-                &CriticalArgs::from_wire(&old.to_wire(WireExtra::default()))
+                &CriticalArgs::from_wire(&secretbox.to_wire(WireExtra::default()))
             ),
             vec!["secrets-encryption-provider"]
         );
@@ -704,6 +735,125 @@ mod tests {
         assert!(!json.contains("SupervisorMetrics"));
         let remote = CriticalArgs::from_wire(&serde_json::from_str(&json).expect("wire"));
         assert_eq!(mismatches(&local, &remote), vec!["supervisor-metrics"]);
+    }
+
+    #[test]
+    fn a_servicelb_mismatch_is_never_refused_because_the_outer_field_shadows_it() {
+        let version = "v1.33.4+k3s1";
+        let off = cfg(&format!("{ETCD_INIT}disable: [servicelb]\n"), version);
+        let on = cfg(CP_ONLY, version);
+        let (off_args, on_args) = (
+            CriticalArgs::from_config(&off).expect("args"),
+            CriticalArgs::from_config(&on).expect("args"),
+        );
+        // The served JSON carries the value the server acts on (the outer field) ...
+        let wire = off_args.to_wire(WireExtra {
+            disable_service_lb: off.disables("servicelb"),
+            ..WireExtra::default()
+        });
+        let json = serde_json::to_string(&wire).expect("json");
+        assert!(json.contains("\"DisableServiceLB\":true"), "{json}");
+        // ... which decodes into the outer field, so both embedded ones stay false.
+        let remote = CriticalArgs::from_wire(&serde_json::from_str(&json).expect("wire"));
+        assert!(mismatches(&on_args, &remote).is_empty());
+        assert!(mismatches(
+            &off_args,
+            &CriticalArgs::from_wire(&on_args.to_wire(WireExtra::default()))
+        )
+        .is_empty());
+    }
+
+    /// The compareConfig model and the flags table agree on which keys are critical: every key
+    /// the table marks `critical:` is named (or its field path is) when only that key differs,
+    /// and no key outside the table's list ever is. The list itself lives in the table.
+    #[test]
+    fn every_critical_key_of_the_flags_table_is_compared_and_no_other() {
+        let version = "v1.33.4+k3s1";
+        let sample = |key: &str| -> &str {
+            match key {
+                "cluster-cidr" => "10.52.0.0/16",
+                "service-cidr" => "10.53.0.0/16",
+                "cluster-dns" => "10.43.0.53",
+                "cluster-domain" => "example.internal",
+                "flannel-backend" => "host-gw",
+                "egress-selector-mode" => "pod",
+                "secrets-encryption-provider" => "secretbox",
+                _ => "true",
+            }
+        };
+        // deep's field paths for the fields without a cli tag of their own
+        let key_of = |name: &str| -> String {
+            for (prefix, key) in [
+                ("ClusterIPRange", "cluster-cidr"),
+                ("ServiceIPRange", "service-cidr"),
+                ("ClusterDNSs", "cluster-dns"),
+            ] {
+                if name.starts_with(prefix) {
+                    return key.to_string();
+                }
+            }
+            name.to_string()
+        };
+        let base = CriticalArgs::from_config(&cfg(ETCD_INIT, version)).expect("args");
+        let critical: Vec<&str> = distro::Distro::K3s
+            .flags()
+            .iter()
+            .filter(|f| f.critical)
+            .map(|f| f.name.as_str())
+            .collect();
+        assert!(critical.len() >= 15, "{critical:?}");
+        for key in &critical {
+            let other = CriticalArgs::from_config(&cfg(
+                &format!("{ETCD_INIT}{key}: {}\n", sample(key)),
+                version,
+            ))
+            .expect("args");
+            let named: Vec<String> = mismatches(&base, &other)
+                .iter()
+                .map(|n| key_of(n))
+                .collect();
+            assert!(named.iter().any(|n| n == key), "{key}: {named:?}");
+            for n in &named {
+                assert!(
+                    critical.contains(&n.as_str()),
+                    "{key} names {n}, not critical in the table"
+                );
+            }
+        }
+        // Not critical in the table, and never compared.
+        for (key, value) in [
+            ("disable-kube-proxy", "true"),
+            ("service-node-port-range", "30000-30100"),
+            ("system-default-registry", "registry.example"),
+            ("disable", "[servicelb]"),
+        ] {
+            let other =
+                CriticalArgs::from_config(&cfg(&format!("{ETCD_INIT}{key}: {value}\n"), version))
+                    .expect("args");
+            assert!(mismatches(&base, &other).is_empty(), "{key}");
+        }
+    }
+
+    #[test]
+    fn port_ranges_parse_and_print_as_utilnet_does() {
+        let r = PortRange::parse("30000-32767").expect("range");
+        assert_eq!(
+            r,
+            PortRange {
+                base: 30000,
+                size: 2768
+            }
+        );
+        assert_eq!(r.to_string(), "30000-32767");
+        assert_eq!(
+            PortRange::parse("8080").expect("one").to_string(),
+            "8080-8080"
+        );
+        assert!(PortRange::parse("2-1").is_err());
+        assert_eq!(
+            PortRange::parse("nope").unwrap_err(),
+            "invalid port range nope"
+        );
     }
 
     #[test]

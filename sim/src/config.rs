@@ -11,6 +11,7 @@ use std::path::{Path, PathBuf};
 use crate::flags::{self, FlagValue, Kind};
 use crate::version::{Changes, Version};
 use distro::FlagCommand as Command;
+use serde::{Deserialize, Serialize};
 
 /// The stand-in imitates k3s: its default paths and port are k3s's facts (the ones repro
 /// writes and reads), from the `distro` crate.
@@ -56,6 +57,13 @@ pub struct ServerConfig {
     /// No k3s release of the modelled lines has a flag for it: only its default.
     pub flannel_ip_masq_disable_random_fully: Option<bool>,
     pub egress_selector_mode: String,
+    /// Not critical: an agent takes them from the server it reaches, with no guard
+    /// (pkg/agent/config/config.go `get()`, `getKubeProxyDisabled`).
+    pub disable_kube_proxy: bool,
+    pub service_node_port_range: String,
+    pub system_default_registry: String,
+    /// `--node-external-ip` (the flannel-external-ip warning looks at it).
+    pub node_external_ip: Vec<String>,
 }
 
 impl ServerConfig {
@@ -95,6 +103,10 @@ impl ServerConfig {
                 .has_flannel_ip_masq_disable_random_fully()
                 .then_some(false),
             egress_selector_mode: "agent".to_string(),
+            disable_kube_proxy: false,
+            service_node_port_range: "30000-32767".to_string(),
+            system_default_registry: String::new(),
+            node_external_ip: Vec::new(),
         }
     }
 
@@ -343,6 +355,10 @@ pub fn load(inputs: &Inputs<'_>) -> Result<(ServerConfig, Loaded), LoadError> {
         // rke2's defaults set ClusterInit on every server; the one without `server:` creates
         // the cluster (docs/rke2-behaviour.md §5).
         cfg.cluster_init = true;
+        // The same defaults.Set forces k3s's network policy controller and flannel off: rke2
+        // deploys its own CNI (rancher/rke2 pkg/cli/defaults; docs/rke2-behaviour.md §14).
+        cfg.disable_network_policy = true;
+        cfg.flannel_backend = "none".to_string();
     }
     if let Some(path) = token_file(&parsed.values) {
         if cfg.token.is_none() {
@@ -434,6 +450,10 @@ fn apply_flag(cfg: &mut ServerConfig, name: &str, value: &str) -> Result<(), Str
         "flannel-ipv6-masq" => cfg.flannel_ipv6_masq = boolean()?,
         "flannel-external-ip" => cfg.flannel_external_ip = boolean()?,
         "egress-selector-mode" => cfg.egress_selector_mode = value.to_string(),
+        "disable-kube-proxy" => cfg.disable_kube_proxy = boolean()?,
+        "service-node-port-range" => cfg.service_node_port_range = value.to_string(),
+        "system-default-registry" => cfg.system_default_registry = value.to_string(),
+        "node-external-ip" => cfg.node_external_ip.extend(split_list(value)),
         _ => {
             // Accepted and ignored; bool flags still have to parse like k3s's.
             if flags::all()
@@ -456,6 +476,7 @@ pub fn validate(cfg: &ServerConfig) -> Result<(), String> {
         "agent" | "cluster" | "pod" | "disabled" => {}
         other => return Err(format!("invalid egress-selector-mode {other}")),
     }
+    PortRange::parse(&cfg.service_node_port_range)?;
     if let Some(url) = &cfg.server_url {
         if !url.starts_with("https://") {
             return Err(format!(
@@ -464,6 +485,44 @@ pub fn validate(cfg: &ServerConfig) -> Result<(), String> {
         }
     }
     Ok(())
+}
+
+/// `utilnet.PortRange` as encoding/json writes it.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PortRange {
+    #[serde(rename = "Base")]
+    pub base: u16,
+    #[serde(rename = "Size")]
+    pub size: u32,
+}
+
+impl PortRange {
+    /// `utilnet.ParsePortRange`: `30000-32767` (or one port); k3s wraps its error as
+    /// `invalid port range <text>`.
+    pub fn parse(text: &str) -> Result<PortRange, String> {
+        let bad = || format!("invalid port range {text}");
+        let (lo, hi) = match text.trim().split_once('-') {
+            Some((lo, hi)) => (lo, hi),
+            None => (text.trim(), text.trim()),
+        };
+        let lo: u16 = lo.trim().parse().map_err(|_| bad())?;
+        let hi: u16 = hi.trim().parse().map_err(|_| bad())?;
+        if hi < lo {
+            return Err(bad());
+        }
+        Ok(PortRange {
+            base: lo,
+            size: u32::from(hi - lo) + 1,
+        })
+    }
+}
+
+impl std::fmt::Display for PortRange {
+    /// `PortRange.String()`: `30000-32767`.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let last = u32::from(self.base) + self.size.saturating_sub(1);
+        write!(f, "{}-{last}", self.base)
+    }
 }
 
 #[cfg(test)]

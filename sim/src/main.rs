@@ -8,6 +8,7 @@ mod bootstrap;
 mod cgroup;
 mod check_config;
 mod cli;
+mod component_lines;
 mod config;
 mod datastore;
 mod distro;

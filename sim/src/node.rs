@@ -14,6 +14,7 @@ use std::time::{Duration, Instant};
 
 use crate::agent::{self, Features, Plan};
 use crate::bootstrap::{self, CriticalArgs, Datastore, Wire, WireExtra};
+use crate::component_lines::{self, ServerView};
 use crate::config::{self, ServerConfig};
 use crate::datastore::{self, ClusterState, Layout, Member};
 use crate::faults::{self, Faults};
@@ -109,6 +110,16 @@ impl Shared {
         Ok(())
     }
 
+    /// An apiserver this node can use: its own once ready, else one registered in etcd
+    /// (etcd-only nodes; `executor.APIServerReadyChan`).
+    fn api_reachable(&self) -> bool {
+        if self.cfg.disable_apiserver {
+            self.state().is_some_and(|s| !s.apiservers.is_empty())
+        } else {
+            self.apiserver_ready.load(Ordering::SeqCst)
+        }
+    }
+
     fn supervisor_url(&self) -> String {
         format!("https://{}:{}", self.ip, self.cfg.https_port)
     }
@@ -121,6 +132,12 @@ impl Shared {
             disable_controller_manager: self.cfg.disable_controller_manager,
             disable_scheduler: self.cfg.disable_scheduler,
             cluster_init: self.cfg.cluster_init,
+            disable_service_lb: self.cfg.disables("servicelb"),
+            disable_kube_proxy: self.cfg.disable_kube_proxy,
+            // Checked by config::validate before the server starts.
+            service_node_port_range: config::PortRange::parse(&self.cfg.service_node_port_range)
+                .ok(),
+            system_default_registry: self.cfg.system_default_registry.clone(),
             repro_sim: "repro k3s stand-in, not k3s".into(),
         })
     }
@@ -243,6 +260,14 @@ pub fn run_server(cli_args: &[String]) -> i32 {
         ));
         crate::pace::phase(distro::pace::Phase::Apiserver);
     }
+    let server_view = ServerView {
+        local: &shared.local_args,
+        disable_service_lb: shared.cfg.disables("servicelb"),
+        data_dir: &shared.cfg.data_dir,
+    };
+    if let Some(args) = component_lines::cloud_controller_args(&server_view) {
+        logs::info(format!("Running cloud-controller-manager {args}"));
+    }
     if faults.never_ready {
         park_forever();
     }
@@ -256,6 +281,7 @@ pub fn run_server(cli_args: &[String]) -> i32 {
     // reach the kubelet, or to be stuck waiting for a server.
     let (tx, rx) = mpsc::channel();
     start_agent(&shared, tx);
+    start_cluster_controllers(&shared);
     let _ = rx.recv();
 
     if !shared.cfg.disable_apiserver {
@@ -291,7 +317,21 @@ fn start_agent(shared: &Arc<Shared>, progress: mpsc::Sender<agent::Progress>) {
     let addresses: agent::Addresses =
         Box::new(move || from_etcd.state().map(|s| s.apiservers).unwrap_or_default());
     let features = Arc::clone(&shared.features);
-    std::thread::spawn(move || agent::run(plan, features, addresses, Some(progress)));
+    let ready = Arc::clone(shared);
+    let api_ready: agent::ApiReady = Box::new(move || ready.api_reachable());
+    std::thread::spawn(move || agent::run(plan, features, addresses, api_ready, Some(progress)));
+}
+
+/// The cluster controllers every server starts once an apiserver is reachable; the tunnel
+/// server's says which egress mode this server runs (its own config's).
+fn start_cluster_controllers(shared: &Arc<Shared>) {
+    let shared = Arc::clone(shared);
+    std::thread::spawn(move || {
+        while !shared.api_reachable() {
+            std::thread::sleep(Duration::from_millis(250));
+        }
+        logs::info(component_lines::egress_line(&shared.local_args));
+    });
 }
 
 fn park_forever() -> ! {
@@ -878,11 +918,20 @@ fn apiserver_args(shared: &Shared) -> String {
         .map(|c| c.to_string())
         .collect::<Vec<_>>()
         .join(",");
+    // pkg/daemons/control/server.go `apiServer`: secrets-encryption adds the encryption
+    // config (between the admission plugins and etcd, as util.GetArgs sorts the flags).
+    let encryption = if shared.local_args.secrets_encryption {
+        format!(" --encryption-provider-config={d}/server/cred/encryption-config.json --encryption-provider-config-automatic-reload=true")
+    } else {
+        String::new()
+    };
     format!(
-        "--advertise-address={ip} --advertise-port={port} --allow-privileged=true --anonymous-auth=false --api-audiences=https://kubernetes.default.svc.{dom},k3s --authorization-mode=Node,RBAC --bind-address=127.0.0.1 --cert-dir={d}/server/tls/temporary-certs --client-ca-file={d}/server/tls/client-ca.crt --egress-selector-config-file={d}/server/etc/egress-selector-config.yaml --enable-admission-plugins=NodeRestriction --etcd-servers=https://127.0.0.1:2379 --secure-port=6444 --service-cluster-ip-range={svc}",
+        "--advertise-address={ip} --advertise-port={port} --allow-privileged=true --anonymous-auth=false --api-audiences=https://kubernetes.default.svc.{dom},k3s --authorization-mode=Node,RBAC --bind-address=127.0.0.1 --cert-dir={d}/server/tls/temporary-certs --client-ca-file={d}/server/tls/client-ca.crt --egress-selector-config-file={d}/server/etc/egress-selector-config.yaml --enable-admission-plugins=NodeRestriction{encryption} --etcd-servers=https://127.0.0.1:2379 --secure-port=6444 --service-cluster-ip-range={svc} --service-node-port-range={ports}",
         ip = shared.ip,
         port = shared.cfg.https_port,
         dom = shared.cfg.cluster_domain,
+        ports = config::PortRange::parse(&shared.cfg.service_node_port_range)
+            .map_or_else(|_| shared.cfg.service_node_port_range.clone(), |r| r.to_string()),
     )
 }
 

@@ -66,6 +66,7 @@ pub trait Changes {
     fn has_flannel_ip_masq_disable_random_fully(&self) -> bool;
     fn has_local_supervisor_default(&self) -> bool;
     fn has_agent_startup_sequencing(&self) -> bool;
+    fn has_kubelet_config_file(&self) -> bool;
     fn minor_string(&self) -> String;
 }
 
@@ -124,6 +125,12 @@ impl Changes for Version {
     /// The kubelet no longer waits for apiserver addresses on etcd-only nodes.
     fn has_agent_startup_sequencing(&self) -> bool {
         self.has("agent-startup-sequencing")
+    }
+
+    /// The kubelet reads k3s's defaults (cluster DNS and domain among them) from a drop-in
+    /// file, so its command line no longer shows them (k3s #2116).
+    fn has_kubelet_config_file(&self) -> bool {
+        self.has("kubelet-config-file")
     }
 
     /// `Major`/`Minor` for the apiserver `/version` document.

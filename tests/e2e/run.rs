@@ -1449,3 +1449,45 @@ fn image_volumes_are_labelled_so_clean_finds_them_after_an_outside_rm() {
         assert!(!there.success(), "{v} is still there");
     }
 }
+
+/// Issue #29 item 6: a key the agent takes from its server (flannel-backend) and one a server
+/// keeps for itself (egress-selector-mode), edited on an etcd-only joiner that already has
+/// data (so no bootstrap check refuses it). Its own egress mode shows at once; its flannel
+/// backend is another server's before the etcd-only bootstrap fix and its own after it —
+/// `Starting flannel with backend …` and `Tunnel server egress proxy mode: …` observed on the
+/// stand-in's containers, judged by the new signals.
+#[test]
+fn an_etcd_only_joiner_shows_its_own_egress_mode_and_a_served_flannel_backend() {
+    let root = project(&["checks", "topologies"]);
+    std::fs::write(
+        root.path().join("checks/flannel-taken.yaml"),
+        "name: flannel-taken\ntopology: etcd-split\nissue: https://github.com/k3s-io/k3s/issues/12753\nsummary: an etcd-only joiner takes flannel-backend from another server\nfixed-in: etcd-only-bootstrap-fix\nsteps:\n  - name: etcd-2 alone changes a served and a local key\n    config:\n      etcd-2: {flannel-backend: host-gw, egress-selector-mode: pod}\n    restart: [etcd-2]\n    expect:\n      etcd-1: {flannel-backend: vxlan, egress-selector-mode: agent}\n      etcd-2: {ready: up, flannel-backend: host-gw, egress-selector-mode: pod, kube-proxy: up}\n      cp-1: {cloud-controller: up, secrets-encryption: down, service-node-port-range: 30000-32767}\n    bug:\n      etcd-2: {flannel-backend: vxlan}\n",
+    )
+    .unwrap();
+    for (version, expected) in [("v1.33.4+k3s1", "reproduced"), ("v1.33.5+k3s1", "fixed")] {
+        docker_ok();
+        let tmp = tempfile::tempdir().unwrap();
+        let out = repro()
+            .arg("--root")
+            .arg(root.path())
+            .args(["run", "flannel-taken", "--k3s-version", version])
+            .args(["--sim", "--progress", "never", "--results"])
+            .arg(tmp.path())
+            .output()
+            .unwrap();
+        let dir = only_run_dir(tmp.path());
+        let r = read_result(&dir);
+        assert_no_leftovers(r["run_id"].as_str().unwrap());
+        assert_eq!(
+            r["verdict"]["outcome"],
+            expected,
+            "{version}: {}",
+            text(&out)
+        );
+        let boot = std::fs::read_to_string(dir.join("nodes/etcd-2/boot-2.log")).unwrap();
+        assert!(
+            boot.contains("Tunnel server egress proxy mode: pod"),
+            "{version}: {boot}"
+        );
+    }
+}
