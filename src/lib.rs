@@ -21,6 +21,7 @@ pub mod docker;
 mod doctor;
 pub mod error;
 pub mod exit;
+mod explore;
 mod flags;
 #[doc(hidden)]
 pub mod fuzzing;
