@@ -188,6 +188,11 @@ pub(crate) struct RunOptions {
     /// throwaway container; the run stops with exit 3 and the doctor's line if it is refused).
     #[arg(long)]
     pub(crate) no_host_check: bool,
+    /// The MTU of the run's network (default: the engine's, from its default bridge's
+    /// `com.docker.network.driver.mtu`; `repro doctor` shows both). Inside a Docker-in-Docker
+    /// runner whose interface is below 1500 (e.g. 1400), give that.
+    #[arg(long, value_parser = parse_mtu)]
+    pub(crate) mtu: Option<u32>,
 }
 
 pub(crate) use crate::run::Privileged;
@@ -237,6 +242,7 @@ impl RunArgs {
             sim_seed: o.sim_seed,
             privileged: o.privileged,
             host_check: !o.no_host_check,
+            mtu: o.mtu,
             argv,
         }
     }
@@ -489,6 +495,7 @@ impl RunOptions {
             sim_seed: None,
             privileged: self.privileged,
             host_check: !self.no_host_check,
+            mtu: self.mtu,
             argv,
         }
     }
@@ -674,6 +681,14 @@ fn parse_timeout(s: &str) -> Result<Duration, String> {
         return Err("the timeout must be above zero, e.g. 5m".to_string());
     }
     Ok(d)
+}
+
+/// `--mtu`: what Linux accepts for an Ethernet bridge (68, IPv4's minimum, to 65535).
+fn parse_mtu(s: &str) -> Result<u32, String> {
+    match s.parse::<u32>() {
+        Ok(m) if (68..=65535).contains(&m) => Ok(m),
+        _ => Err("an MTU is a number from 68 to 65535, e.g. 1400".to_string()),
+    }
 }
 
 /// `--settle`: a duration, zero allowed (no margin).

@@ -187,6 +187,16 @@ pub(crate) async fn diagnose(req: &Request<'_>) -> Vec<Line> {
         ),
     ));
     let local = is_local(&docker::endpoint());
+    lines.push(image_store_line(
+        env.storage_driver.as_deref(),
+        env.containerd_store.unwrap_or(false),
+    ));
+    let host = local.then(host_route_mtu).flatten();
+    lines.push(mtu_line(
+        env.bridge_mtu,
+        host.as_ref().map(|(i, m)| (i.as_str(), *m)),
+        None,
+    ));
     let image = req
         .image
         .clone()
@@ -446,7 +456,7 @@ async fn run_check_config(
     let name = format!("repro-{run_id}-check-config");
     let work = async {
         let subnet = docker
-            .create_network(&net, &labels)
+            .create_network(&net, &labels, None)
             .await
             .map_err(|e| first_line(&e.to_string()))?;
         docker
@@ -715,7 +725,7 @@ async fn try_privileged(docker: &dyn DockerApi, image: &str, facts: &Facts, run_
         "`docker run --rm IMAGE -v`".to_string()
     };
     let net = format!("repro-{run_id}-trial");
-    let (privileged, plain) = match docker.create_network(&net, &labels).await {
+    let (privileged, plain) = match docker.create_network(&net, &labels, None).await {
         Err(e) => (Ok(Err(e)), None),
         Ok(subnet) => {
             let privileged = tokio::time::timeout(TRIAL_TIMEOUT, t.run(&net, subnet, true)).await;
@@ -926,6 +936,88 @@ fn cgroup_line(
     }
 }
 
+/// The engine's image store: the classic graph drivers (`overlay2`, `fuse-overlayfs`), or
+/// containerd's, which Docker 29 made the default for new installs (`docker info`: DriverStatus
+/// `driver-type: io.containerd.snapshotter.v1`). What breaks kind and k3d there (kind #3795,
+/// #4066, #4224; k3d #1538) is `ctr images import --all-platforms` of a `docker save` archive
+/// inside a node: the archive keeps the whole multi-platform index while the store holds one
+/// platform's blobs (`content digest … not found`). repro imports nothing into a node with
+/// `ctr`: `--image-archive` is the engine's own `docker load`, the stand-in's image is built by
+/// the engine from a one-file context, and RKE2's images tarball is rke2's release file, which
+/// rke2's containerd imports itself (a single platform). So both stores are ok; the line says
+/// which one and what to save archives with.
+pub(crate) fn image_store_line(driver: Option<&str>, containerd: bool) -> Line {
+    let driver = driver.unwrap_or("unknown driver");
+    if containerd {
+        Line::ok(
+            "image-store",
+            format!(
+                "containerd image store ({driver}; Docker 29's default): `--image-archive` is loaded by the engine (`docker load`), not by `ctr` in a node, and the stand-in is built by the engine, so kind's and k3d's `content digest … not found` (kind #3795, #4066; k3d #1538) does not apply; save archives on this host with `docker save --platform linux/amd64` (a multi-platform index whose other platforms' blobs are absent cannot be loaded elsewhere)"
+            ),
+        )
+    } else {
+        Line::ok(
+            "image-store",
+            format!("classic graph driver ({driver}): `docker save`/`docker load` archives hold one platform"),
+        )
+    }
+}
+
+/// Docker's default MTU when neither the daemon (`--mtu`, daemon.json `mtu`) nor the network
+/// sets one.
+pub(crate) const DEFAULT_MTU: u32 = 1500;
+
+/// The MTU a run's network gets: `--mtu` if given, else the engine's default bridge's
+/// (`com.docker.network.driver.mtu`, set by dockerd `--mtu`). A user-defined network does not
+/// inherit the daemon's MTU (actions/runner #775, actions-runner-controller #1046), so a run
+/// inside a Docker-in-Docker runner at 1400 (k3s PR #14144) would fragment or stall at 1500.
+pub(crate) fn run_network_mtu(flag: Option<u32>, bridge: Option<u32>) -> Option<u32> {
+    flag.or(bridge.filter(|m| *m != DEFAULT_MTU))
+}
+
+/// The MTU the engine gives containers (its default bridge's option) against the host's
+/// default-route interface (`host`: name and MTU, when the engine is local), and what a run's
+/// network will use.
+pub(crate) fn mtu_line(bridge: Option<u32>, host: Option<(&str, u32)>, flag: Option<u32>) -> Line {
+    let engine = match bridge {
+        Some(m) => format!(
+            "the engine gives containers MTU {m} (default bridge's com.docker.network.driver.mtu)"
+        ),
+        None => format!("the engine sets no MTU on its default bridge ({DEFAULT_MTU})"),
+    };
+    let run = match run_network_mtu(flag, bridge) {
+        Some(m) => format!("a run's network is created with MTU {m}"),
+        None => format!("a run's network gets the engine's default ({DEFAULT_MTU})"),
+    };
+    let used = run_network_mtu(flag, bridge).unwrap_or(DEFAULT_MTU);
+    match host {
+        Some((iface, m)) if m < used => Line::warn(
+            "mtu",
+            format!("{engine}, but {iface} (the host's route out) has MTU {m}: {run}, larger than the path, so large packets fragment or stall"),
+            format!("give `repro run --mtu {m}` (or start dockerd with `--mtu {m}`)"),
+        ),
+        Some((iface, m)) => Line::ok("mtu", format!("{engine}; {iface} has MTU {m}; {run}")),
+        None => Line::ok("mtu", format!("{engine}; {run}")),
+    }
+}
+
+/// The interface of the host's default route and its MTU, from /proc/net/route and sysfs.
+pub(crate) fn host_route_mtu() -> Option<(String, u32)> {
+    let routes = std::fs::read_to_string("/proc/net/route").ok()?;
+    let iface = default_route_iface(&routes)?;
+    let mtu = read_number(&format!("/sys/class/net/{iface}/mtu"))?;
+    Some((iface, u32::try_from(mtu).ok()?))
+}
+
+/// The interface of the first default route (destination 00000000) in /proc/net/route.
+fn default_route_iface(routes: &str) -> Option<String> {
+    routes.lines().skip(1).find_map(|l| {
+        let mut f = l.split_whitespace();
+        let (iface, dest) = (f.next()?, f.next()?);
+        (dest == "00000000").then(|| iface.to_string())
+    })
+}
+
 /// The host's inotify limits, and what root's processes hold now.
 struct Inotify {
     instances: Option<u64>,
@@ -1120,6 +1212,62 @@ fn mem_available_mib() -> Option<u64> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn image_store_names_the_containerd_store_and_what_to_save_with() {
+        let l = image_store_line(Some("overlayfs"), true);
+        assert_eq!(l.status, Status::Ok);
+        assert!(
+            l.detail.starts_with("containerd image store (overlayfs"),
+            "{}",
+            l.detail
+        );
+        assert!(
+            l.detail.contains("docker save --platform linux/amd64"),
+            "{}",
+            l.detail
+        );
+        let l = image_store_line(Some("overlay2"), false);
+        assert!(
+            l.detail.starts_with("classic graph driver (overlay2)"),
+            "{}",
+            l.detail
+        );
+    }
+
+    #[test]
+    fn the_run_network_mtu_follows_the_flag_then_the_engine() {
+        assert_eq!(run_network_mtu(Some(1300), Some(1400)), Some(1300));
+        assert_eq!(run_network_mtu(None, Some(1400)), Some(1400));
+        assert_eq!(run_network_mtu(None, Some(1500)), None);
+        assert_eq!(run_network_mtu(None, None), None);
+        // A Docker-in-Docker runner: the inner engine sets nothing, the pod's eth0 is 1400.
+        let l = mtu_line(None, Some(("eth0", 1400)), None);
+        assert_eq!(l.status, Status::Warn);
+        assert!(l.fix.unwrap().contains("--mtu 1400"));
+        let l = mtu_line(Some(1400), Some(("eth0", 1400)), None);
+        assert_eq!(l.status, Status::Ok, "{}", l.detail);
+        assert!(
+            l.detail
+                .ends_with("a run's network is created with MTU 1400"),
+            "{}",
+            l.detail
+        );
+        assert_eq!(
+            mtu_line(None, Some(("eth0", 1400)), Some(1400)).status,
+            Status::Ok
+        );
+        assert_eq!(mtu_line(None, None, None).status, Status::Ok);
+    }
+
+    #[test]
+    fn the_default_route_interface_from_proc_net_route() {
+        let routes = "Iface\tDestination\tGateway \tFlags\n\
+                      docker0\t000011AC\t00000000\t0001\n\
+                      eth0\t00000000\t0101A8C0\t0003\n";
+        assert_eq!(default_route_iface(routes).as_deref(), Some("eth0"));
+        assert_eq!(default_route_iface("Iface\tDestination\n"), None);
+    }
 
     #[test]
     fn inotify_against_the_node_count() {

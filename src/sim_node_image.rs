@@ -69,6 +69,10 @@ pub(crate) fn render_dockerfile(
     }))
 }
 
+/// Where the install script moves the images tarball it checked, during the build only (the
+/// node's copy is the one COPYed into the images dir).
+const CHECKED_IMAGES: &str = "/tmp/rke2-checked-images";
+
 /// What differs between the stand-in's image and one built from release artifacts.
 struct Render<'a> {
     base: &'a str,
@@ -76,7 +80,8 @@ struct Render<'a> {
     layout: &'a distro::ReleaseArtifacts,
     /// Make `sha256sum-amd64.txt` (the stand-in's tarball comes without one).
     checksums: bool,
-    /// Move the air-gap images tarball where rke2 imports it from at boot.
+    /// Put the air-gap images tarball where rke2 imports it from at boot, checked by the
+    /// install script's own sums.
     images: bool,
     env: String,
     labels: String,
@@ -89,20 +94,31 @@ fn render(r: &Render<'_>) -> String {
     } else {
         String::new()
     };
-    let images = if r.images {
-        // rke2 imports every archive in agent/images at start (docs: air-gap install).
-        format!(
-            "mkdir -p {dir} && mv {} {dir}/ && ",
-            a.images,
-            dir = a.images_dir
+    // rke2 imports every archive in agent/images at start (docs: air-gap install). The images
+    // dir is under /var/lib/rancher, which rke2's base image (rancher/systemd-node) declares a
+    // VOLUME: the legacy builder drops what a RUN step writes there, but keeps what COPY
+    // writes (the COPY's layer holds it, and a container's new volume starts as a copy of it).
+    // So the tarball is COPYed in from the context, and the RUN links it into the artifact
+    // folder, where the install script checks it against the release's sums
+    // (`verify_airgap_tarball`) and moves its own copy to a scratch folder, removed after.
+    let (copy_images, images) = if r.images {
+        (
+            format!("COPY images/ {}/\n", a.images_dir),
+            format!(
+                "ln -s {dir}/{img} {img} && INSTALL_RKE2_AGENT_IMAGES_DIR={CHECKED_IMAGES} ",
+                img = a.images,
+                dir = a.images_dir
+            ),
         )
     } else {
-        String::new()
+        (String::new(), String::new())
     };
     DOCKERFILE_TEMPLATE
         .replace("@BASE@", r.base)
+        .replace("@COPY_IMAGES@", &copy_images)
         .replace("@CHECKSUMS@", &checksums)
         .replace("@IMAGES@", &images)
+        .replace("@CHECKED@", CHECKED_IMAGES)
         .replace("@ENV@", &r.env)
         .replace("@LABELS@", &r.labels)
 }
@@ -444,7 +460,7 @@ pub(crate) async fn ensure_artifact_image(
     ];
     if artifacts.images {
         files.push((
-            format!("artifacts/{}", names.images),
+            format!("images/{}", names.images),
             0o644,
             read(names.images, IMAGES_LIMIT)?,
         ));

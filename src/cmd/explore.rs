@@ -335,6 +335,7 @@ fn runner(
                 sim_seed: None,
                 privileged: Privileged::Auto,
                 host_check: true,
+                mtu: None,
                 argv: std::env::args().collect(),
             };
             let end = run::execute(&cfg, sc, plan, vec![], crate::report::render_all_with).await;

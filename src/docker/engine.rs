@@ -284,6 +284,137 @@ impl Engine {
     }
 }
 
+/// The bridge driver's MTU option (a network's, and the default bridge's from dockerd `--mtu`).
+const MTU_OPTION: &str = "com.docker.network.driver.mtu";
+
+/// Whether `docker info`'s DriverStatus says the containerd image store
+/// (`driver-type: io.containerd.snapshotter.v1`).
+fn is_containerd_store(status: &[Vec<String>]) -> bool {
+    status.iter().any(|kv| {
+        kv.first().is_some_and(|k| k == "driver-type")
+            && kv
+                .get(1)
+                .is_some_and(|v| v.starts_with("io.containerd.snapshotter"))
+    })
+}
+
+impl Engine {
+    /// The MTU option of the engine's default bridge (`bridge`), when it sets one: what dockerd
+    /// `--mtu` gives containers there (a user-defined network does not inherit it).
+    async fn bridge_mtu(&self) -> Option<u32> {
+        let net = self
+            .docker
+            .inspect_network(
+                "bridge",
+                None::<bollard::query_parameters::InspectNetworkOptions>,
+            )
+            .await
+            .ok()?;
+        net.options?.get(MTU_OPTION)?.parse().ok()
+    }
+}
+
+/// systemd's halt signal: what a systemd node's container is stopped with.
+pub(crate) const SYSTEMD_STOP_SIGNAL: &str = "SIGRTMIN+3";
+
+/// The create request of a node: set up as k3d sets up real k3s (see `create_node`), systemd
+/// nodes as docs/systemd-nodes.md says. Pure, so its settings are unit-tested.
+fn create_body(spec: &NodeSpec) -> ContainerCreateBody {
+    let tmpfs: HashMap<String, String> = super::tmpfs_paths(spec.systemd)
+        .iter()
+        .map(|p| (p.to_string(), String::new()))
+        .collect();
+    let mut binds = vec![format!("{}:{}", spec.data_volume, spec.data_dir)];
+    binds.extend(
+        spec.image_volumes
+            .iter()
+            .map(|(name, path)| format!("{name}:{path}")),
+    );
+    binds.extend(spec.host_ro.iter().map(|p| format!("{p}:{p}:ro")));
+    if spec.systemd && !spec.privileged {
+        // Unprivileged systemd on cgroup v1 (docs/systemd-nodes.md): the stand-in only reads
+        // it. A privileged node gets none: rke2's kubelet and containerd (and, on cgroup v2,
+        // systemd itself) create cgroups, and rke2's own tests/docker bind nothing over
+        // /sys/fs/cgroup (#31; docs/rke2-behaviour.md §10).
+        binds.push("/sys/fs/cgroup:/sys/fs/cgroup:ro".to_string());
+    }
+    if spec.systemd && spec.privileged {
+        // The host's kernel modules, read-only, as rke2's tests/docker mount them: rke2's units
+        // `modprobe br_netfilter` and `overlay` before they start.
+        binds.push("/lib/modules:/lib/modules:ro".to_string());
+    }
+    let mut endpoints = HashMap::new();
+    endpoints.insert(
+        spec.network.clone(),
+        EndpointSettings {
+            ipam_config: Some(EndpointIpamConfig {
+                ipv4_address: Some(spec.ip.clone()),
+                ..Default::default()
+            }),
+            aliases: Some(vec![spec.hostname.clone()]),
+            ..Default::default()
+        },
+    );
+    ContainerCreateBody {
+        image: Some(spec.image.clone()),
+        hostname: Some(spec.hostname.clone()),
+        // SIGTERM as `docker stop` sends it. As PID 1, k3s up to v1.31.13/v1.32.9/v1.33.5/
+        // v1.34.1 exits at once on it, not gracefully: its `k3s init` parent has no
+        // handler, and the kernel kills the server child with it (pkg/cli/cmds/
+        // log_linux.go); from v1.32.10/v1.34.2 the parent passes SIGINT on and waits
+        // (k3s "Fix signal handling when pid 1"). docs/k3s-review-2026-12.md §7.
+        // A systemd node stops on SIGRTMIN+3, systemd's halt (systemd(1)): its base image
+        // may declare none (rancher/systemd-node has no STOPSIGNAL), and SIGTERM makes
+        // systemd as PID 1 re-execute itself, so the stop would wait out its grace and end
+        // in SIGKILL with no `Stopped` entries. It keeps its image's command (systemd).
+        stop_signal: Some(
+            if spec.systemd {
+                SYSTEMD_STOP_SIGNAL
+            } else {
+                "SIGTERM"
+            }
+            .into(),
+        ),
+        stop_timeout: Some(spec.stop_grace.as_secs() as i64),
+        cmd: (!spec.systemd).then(|| spec.cmd.clone()),
+        env: Some(spec.env.clone()),
+        labels: Some(spec.labels.clone()),
+        host_config: Some(HostConfig {
+            privileged: Some(spec.privileged),
+            init: Some(false),
+            userns_mode: Some("host".into()),
+            tmpfs: Some(tmpfs),
+            network_mode: Some(spec.network.clone()),
+            extra_hosts: Some(spec.extra_hosts.clone()),
+            binds: Some(binds),
+            // json-file whatever the daemon's default (journald or `none` cannot be
+            // followed), sized so no boot's lines are rotated away during a run: the
+            // follower reopens a stalled stream from its last timestamp, which only works
+            // while those lines are still in the file.
+            log_config: Some(HostConfigLogConfig {
+                typ: Some("json-file".into()),
+                config: Some(
+                    [("max-size", LOG_MAX_SIZE), ("max-file", LOG_MAX_FILE)]
+                        .into_iter()
+                        .map(|(k, v)| (k.to_string(), v.to_string()))
+                        .collect(),
+                ),
+            }),
+            // Not k3d's unless-stopped: a node that dies must stay dead so its death is
+            // observed once, with its last lines, instead of looping through new boots.
+            restart_policy: Some(RestartPolicy {
+                name: Some(RestartPolicyNameEnum::NO),
+                maximum_retry_count: None,
+            }),
+            ..Default::default()
+        }),
+        networking_config: Some(NetworkingConfig {
+            endpoints_config: Some(endpoints),
+        }),
+        ..Default::default()
+    }
+}
+
 impl DockerApi for Engine {
     fn describe(&self) -> BoxFuture<'_, EnvInfo> {
         async move {
@@ -310,7 +441,12 @@ impl DockerApi for Engine {
                     .cgroup_driver
                     .map(|d| d.to_string())
                     .filter(|d| !d.is_empty());
+                env.storage_driver = i.driver.filter(|d| !d.is_empty());
+                env.containerd_store = Some(is_containerd_store(
+                    i.driver_status.as_deref().unwrap_or_default(),
+                ));
             }
+            env.bridge_mtu = self.bridge_mtu().await;
             env
         }
         .boxed()
@@ -422,7 +558,12 @@ impl DockerApi for Engine {
     /// On the first free /24 of 10.213.0.0/16 (unusual enough to stay clear of the usual
     /// 172.17+/192.168 pools). Two runs racing for one subnet: the loser's create fails with
     /// an overlap and it tries the next one.
-    fn create_network<'a>(&'a self, name: &'a str, labels: &'a Labels) -> CallFuture<'a, u8> {
+    fn create_network<'a>(
+        &'a self,
+        name: &'a str,
+        labels: &'a Labels,
+        mtu: Option<u32>,
+    ) -> CallFuture<'a, u8> {
         async move {
             let mut last = None;
             for third in 0u8..=254 {
@@ -434,6 +575,11 @@ impl DockerApi for Engine {
                     name: name.to_string(),
                     driver: Some("bridge".into()),
                     labels: Some(labels.clone()),
+                    options: mtu.map(|m| {
+                        [(MTU_OPTION.to_string(), m.to_string())]
+                            .into_iter()
+                            .collect()
+                    }),
                     ipam: Some(Ipam {
                         config: Some(vec![IpamConfig {
                             subnet: Some(subnet.clone()),
@@ -482,82 +628,7 @@ impl DockerApi for Engine {
     /// #4086). docs/k3s-behaviour.md.
     fn create_node<'a>(&'a self, spec: &'a NodeSpec) -> CallFuture<'a, ()> {
         async move {
-            let tmpfs: HashMap<String, String> = super::tmpfs_paths(spec.systemd)
-                .iter()
-                .map(|p| (p.to_string(), String::new()))
-                .collect();
-            let mut binds = vec![format!("{}:{}", spec.data_volume, spec.data_dir)];
-            binds.extend(
-                spec.image_volumes
-                    .iter()
-                    .map(|(name, path)| format!("{name}:{path}")),
-            );
-            binds.extend(spec.host_ro.iter().map(|p| format!("{p}:{p}:ro")));
-            if spec.systemd {
-                // Unprivileged systemd on cgroup v1 (docs/systemd-nodes.md).
-                binds.push("/sys/fs/cgroup:/sys/fs/cgroup:ro".to_string());
-            }
-            let mut endpoints = HashMap::new();
-            endpoints.insert(
-                spec.network.clone(),
-                EndpointSettings {
-                    ipam_config: Some(EndpointIpamConfig {
-                        ipv4_address: Some(spec.ip.clone()),
-                        ..Default::default()
-                    }),
-                    aliases: Some(vec![spec.hostname.clone()]),
-                    ..Default::default()
-                },
-            );
-            let body = ContainerCreateBody {
-                image: Some(spec.image.clone()),
-                hostname: Some(spec.hostname.clone()),
-                // SIGTERM as `docker stop` sends it. As PID 1, k3s up to v1.31.13/v1.32.9/v1.33.5/
-                // v1.34.1 exits at once on it, not gracefully: its `k3s init` parent has no
-                // handler, and the kernel kills the server child with it (pkg/cli/cmds/
-                // log_linux.go); from v1.32.10/v1.34.2 the parent passes SIGINT on and waits
-                // (k3s "Fix signal handling when pid 1"). docs/k3s-review-2026-12.md §7.
-                // A systemd node keeps its image's signal (SIGRTMIN+3, systemd's halt) and
-                // command (systemd itself).
-                stop_signal: (!spec.systemd).then(|| "SIGTERM".into()),
-                stop_timeout: Some(spec.stop_grace.as_secs() as i64),
-                cmd: (!spec.systemd).then(|| spec.cmd.clone()),
-                env: Some(spec.env.clone()),
-                labels: Some(spec.labels.clone()),
-                host_config: Some(HostConfig {
-                    privileged: Some(spec.privileged),
-                    init: Some(false),
-                    userns_mode: Some("host".into()),
-                    tmpfs: Some(tmpfs),
-                    network_mode: Some(spec.network.clone()),
-                    extra_hosts: Some(spec.extra_hosts.clone()),
-                    binds: Some(binds),
-                    // json-file whatever the daemon's default (journald or `none` cannot be
-                    // followed), sized so no boot's lines are rotated away during a run: the
-                    // follower reopens a stalled stream from its last timestamp, which only works
-                    // while those lines are still in the file.
-                    log_config: Some(HostConfigLogConfig {
-                        typ: Some("json-file".into()),
-                        config: Some(
-                            [("max-size", LOG_MAX_SIZE), ("max-file", LOG_MAX_FILE)]
-                                .into_iter()
-                                .map(|(k, v)| (k.to_string(), v.to_string()))
-                                .collect(),
-                        ),
-                    }),
-                    // Not k3d's unless-stopped: a node that dies must stay dead so its death is
-                    // observed once, with its last lines, instead of looping through new boots.
-                    restart_policy: Some(RestartPolicy {
-                        name: Some(RestartPolicyNameEnum::NO),
-                        maximum_retry_count: None,
-                    }),
-                    ..Default::default()
-                }),
-                networking_config: Some(NetworkingConfig {
-                    endpoints_config: Some(endpoints),
-                }),
-                ..Default::default()
-            };
+            let body = create_body(spec);
             let opts = CreateContainerOptionsBuilder::default()
                 .name(&spec.name)
                 .build();
@@ -905,5 +976,59 @@ mod tests {
             engine.docker.client_version() <= server_version,
             "{server_api}"
         );
+    }
+
+    fn node(privileged: bool, systemd: bool) -> NodeSpec {
+        NodeSpec {
+            name: "repro-ab12-etcd-1".into(),
+            hostname: "etcd-1".into(),
+            image: "repro.local/rke2-node:x".into(),
+            cmd: vec![],
+            env: vec![],
+            labels: Labels::new(),
+            network: "repro-ab12".into(),
+            ip: "10.213.0.10".into(),
+            extra_hosts: vec![],
+            data_volume: "repro-ab12-etcd-1-data".into(),
+            data_dir: "/var/lib/rancher/rke2".into(),
+            image_volumes: vec![],
+            privileged,
+            stop_grace: Duration::from_secs(20),
+            systemd,
+            host_ro: vec![],
+        }
+    }
+
+    /// #31: a privileged systemd node (real rke2) is set up as rke2's tests/docker set it up:
+    /// nothing over /sys/fs/cgroup (its kubelet and containerd create cgroups), /lib/modules
+    /// read-only; the unprivileged stand-in keeps the read-only cgroup tree it needs on cgroup
+    /// v1. Every systemd node stops with systemd's halt signal, a k3s node with SIGTERM.
+    #[test]
+    fn a_privileged_systemd_node_has_no_cgroup_bind_and_every_systemd_node_halts() {
+        let binds = |s: &NodeSpec| create_body(s).host_config.unwrap().binds.unwrap();
+        let real = node(true, true);
+        let b = binds(&real);
+        assert!(!b.iter().any(|m| m.contains("/sys/fs/cgroup")), "{b:?}");
+        assert!(
+            b.contains(&"/lib/modules:/lib/modules:ro".to_string()),
+            "{b:?}"
+        );
+        assert!(create_body(&real).host_config.unwrap().privileged == Some(true));
+        let stand_in = node(false, true);
+        let b = binds(&stand_in);
+        assert!(
+            b.contains(&"/sys/fs/cgroup:/sys/fs/cgroup:ro".to_string()),
+            "{b:?}"
+        );
+        assert!(!b.iter().any(|m| m.starts_with("/lib/modules")), "{b:?}");
+        for s in [&real, &stand_in] {
+            assert_eq!(create_body(s).stop_signal.as_deref(), Some("SIGRTMIN+3"));
+            assert_eq!(create_body(s).cmd, None, "systemd is the image's command");
+        }
+        let k3s = node(true, false);
+        assert_eq!(create_body(&k3s).stop_signal.as_deref(), Some("SIGTERM"));
+        assert!(!binds(&k3s)
+            .iter()
+            .any(|m| m.contains("cgroup") || m.contains("modules")));
     }
 }

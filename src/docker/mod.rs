@@ -135,6 +135,20 @@ pub struct EnvInfo {
     pub(crate) cgroup_version: Option<String>,
     #[serde(default)]
     pub(crate) cgroup_driver: Option<String>,
+    /// The image store: its driver (`overlay2`, `overlayfs`, …) and whether it is containerd's
+    /// (`driver-type: io.containerd.snapshotter.v1`, Docker 29's default). Older results lack them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) storage_driver: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) containerd_store: Option<bool>,
+    /// The MTU the engine gives containers: its default bridge's `com.docker.network.driver.mtu`
+    /// (dockerd `--mtu`); `None` when it sets none (1500).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) bridge_mtu: Option<u32>,
+    /// The MTU the run's network was created with (`--mtu`, else `bridge_mtu`; `None`: the
+    /// engine's default). Only a run's result has it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) network_mtu: Option<u32>,
 }
 
 /// The help for a call that failed on a limit of the engine, from the runtime's message (None
@@ -182,7 +196,13 @@ pub trait DockerApi: Send + Sync {
         progress: &'a mut (dyn FnMut(usize, usize) + Send),
     ) -> CallFuture<'a, ()>;
     /// A bridge network on a free 10.213.X.0/24; returns X.
-    fn create_network<'a>(&'a self, name: &'a str, labels: &'a Labels) -> CallFuture<'a, u8>;
+    /// A bridge network for a run; `mtu` sets its `com.docker.network.driver.mtu`.
+    fn create_network<'a>(
+        &'a self,
+        name: &'a str,
+        labels: &'a Labels,
+        mtu: Option<u32>,
+    ) -> CallFuture<'a, u8>;
     fn create_volume<'a>(&'a self, name: &'a str, labels: &'a Labels) -> CallFuture<'a, ()>;
     /// Creates (does not start) a node container.
     fn create_node<'a>(&'a self, spec: &'a NodeSpec) -> CallFuture<'a, ()>;
@@ -289,8 +309,9 @@ pub struct NodeSpec {
     pub(crate) privileged: bool,
     /// How long a stop waits for k3s's graceful shutdown after SIGTERM before it kills.
     pub(crate) stop_grace: Duration,
-    /// systemd as PID 1 (the image's command and stop signal), unprivileged as
-    /// docs/systemd-nodes.md says: tmpfs on /run and /run/lock, the cgroup tree read-only.
+    /// systemd as PID 1 (the image's command, stopped with SIGRTMIN+3): tmpfs on /run and
+    /// /run/lock; unprivileged as docs/systemd-nodes.md says (the cgroup tree read-only),
+    /// privileged as rke2's tests/docker run it (no cgroup bind, /lib/modules read-only).
     pub(crate) systemd: bool,
     /// Host paths bind-mounted read-only at the same path (the doctor's `check-config`
     /// container reads the host's /boot and /lib/modules); a node gets none.

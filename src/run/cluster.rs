@@ -60,6 +60,9 @@ pub(crate) struct ClusterSpec {
     pub(crate) pace: Option<f64>,
     /// A build under test, copied into each node before its first start.
     pub(crate) binary: Option<BuildCopy>,
+    /// The MTU of the run's network (`--mtu`, else the engine's default bridge's; `None`: the
+    /// engine's default): inside a Docker-in-Docker runner at 1400 a network at 1500 stalls.
+    pub(crate) mtu: Option<u32>,
 }
 
 /// What the runner needs of a build under test.
@@ -184,7 +187,10 @@ impl Cluster {
         let c = self.clone();
         self.tracked(async move {
             let net = format!("repro-{}", c.run_id);
-            let third = c.docker.create_network(&net, &c.labels(None)).await?;
+            let third = c
+                .docker
+                .create_network(&net, &c.labels(None), c.mtu)
+                .await?;
             let _ = c.third.set(third);
             Ok((net, third))
         })

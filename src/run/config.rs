@@ -68,6 +68,8 @@ pub(crate) struct RunConfig {
     pub(crate) privileged: Privileged,
     /// Try a privileged container before the first privileged node (`repro doctor`'s trial).
     pub(crate) host_check: bool,
+    /// `--mtu`: the run network's MTU; `None`: the engine's (`doctor::run_network_mtu`).
+    pub(crate) mtu: Option<u32>,
     /// The command line that started the run, as recorded in result.json.
     pub(crate) argv: Vec<String>,
 }

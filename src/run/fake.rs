@@ -157,7 +157,12 @@ impl DockerApi for FakeDocker {
         ok(self.call("pull", image))
     }
 
-    fn create_network<'a>(&'a self, name: &'a str, _labels: &'a Labels) -> CallFuture<'a, u8> {
+    fn create_network<'a>(
+        &'a self,
+        name: &'a str,
+        _labels: &'a Labels,
+        _mtu: Option<u32>,
+    ) -> CallFuture<'a, u8> {
         ok(self.call("create-network", name).map(|()| 7))
     }
 

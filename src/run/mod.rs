@@ -204,7 +204,11 @@ async fn prepare(
 ) -> Result<Arc<Cluster>, RunError> {
     let (cfg, plan, events) = (s.cfg, s.plan, &s.events);
     let docker = connect.await?;
-    events.emit(&RunEvent::Engine(docker.describe().await))?;
+    let mut env = docker.describe().await;
+    // The run's network MTU: `--mtu`, else what the engine gives containers on its bridge.
+    let mtu = crate::doctor::run_network_mtu(cfg.mtu, env.bridge_mtu);
+    env.network_mtu = mtu;
+    events.emit(&RunEvent::Engine(env))?;
     let t_img = Instant::now();
     let image_id = image::ensure(docker.as_ref(), plan, cfg, events).await?;
     let (stand_in, privileged) = image::traits(docker.as_ref(), plan, cfg).await;
@@ -269,6 +273,7 @@ async fn prepare(
             reported: b.info.reported.clone(),
         }),
         sim_seed,
+        mtu,
     })))
 }
 

@@ -37,6 +37,7 @@ fn config(results: &Path, expect: Outcome) -> RunConfig {
         sim_seed: None,
         privileged: Privileged::Auto,
         host_check: true,
+        mtu: None,
         argv: vec!["repro".into(), "run".into()],
     }
 }

@@ -101,9 +101,43 @@ fn doctor_json_is_one_document_with_every_check() {
         "image",
         "disk",
         "kernel-config",
+        "image-store",
+        "mtu",
     ] {
         assert!(status(c).is_string(), "{c}");
     }
+    // #31: the MTU the engine gives containers, as the docker CLI reads it off the default
+    // bridge, and that a run's network follows it.
+    let detail = |name: &str| {
+        checks.iter().find(|c| c["check"] == name).unwrap()["detail"]
+            .as_str()
+            .unwrap()
+            .to_string()
+    };
+    let bridge = std::process::Command::new("docker")
+        .args(["network", "inspect", "bridge", "--format"])
+        .arg("{{index .Options \"com.docker.network.driver.mtu\"}}")
+        .output()
+        .unwrap();
+    let bridge = String::from_utf8_lossy(&bridge.stdout).trim().to_string();
+    let mtu = detail("mtu");
+    if bridge.is_empty() || bridge == "1500" {
+        assert!(
+            mtu.contains("engine's default (1500)") || mtu.contains("sets no MTU"),
+            "{mtu}"
+        );
+    } else {
+        assert!(
+            mtu.contains(&format!("gives containers MTU {bridge}"))
+                && mtu.contains(&format!("network is created with MTU {bridge}")),
+            "{mtu}"
+        );
+    }
+    let store = detail("image-store");
+    assert!(
+        store.starts_with("containerd image store") || store.starts_with("classic graph driver"),
+        "{store}"
+    );
     assert!(checks
         .iter()
         .all(|c| c["status"] == "ok" || c["fix"].is_string()));

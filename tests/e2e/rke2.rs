@@ -405,6 +405,129 @@ fn a_version_without_a_release_is_bad_input_naming_the_url() {
     assert!(!tmp.path().join("results").exists());
 }
 
+/// #31, on this machine: a node image built (through the API's legacy builder) on a base that
+/// declares `VOLUME /var/lib/rancher` and no systemd stop signal — as rancher/systemd-node, the
+/// base rke2's tests use — still holds the air-gap images tarball where rke2 reads it, byte for
+/// byte, in a running node (the install step checked it against the release's sums, so a wrong
+/// one fails the build); and its systemd node stops on `docker stop` with systemd's halt, not a
+/// SIGKILL after the grace (exit code not 137, within seconds, the journal's shutdown in it).
+#[test]
+fn a_node_image_on_a_volume_base_keeps_the_images_tarball_and_its_node_halts() {
+    crate::docker::docker_ok();
+    let base = match std::env::var("REPRO_SIM_REPOSITORY") {
+        Ok(repo) => format!("{repo}-volbase:test"),
+        Err(_) => "repro.local/rke2-volbase:test".to_string(),
+    };
+    let ctx = tempfile::tempdir().unwrap();
+    std::fs::write(
+        ctx.path().join("Dockerfile"),
+        "FROM repro.local/systemd-base:bookworm\nVOLUME /var/lib/kubelet\nVOLUME /var/lib/rancher\nSTOPSIGNAL SIGTERM\n",
+    )
+    .unwrap();
+    let built = std::process::Command::new("docker")
+        .env("DOCKER_BUILDKIT", "0")
+        .args(["build", "-q", "-t", &base])
+        .arg(ctx.path())
+        .output()
+        .unwrap();
+    assert!(built.status.success(), "{}", text(&built));
+
+    let artifacts = stand_in_artifacts("v1.32.5+rke2r1");
+    let images: Vec<u8> = (0..200_000u32).map(|i| (i * 7 % 251) as u8).collect();
+    std::fs::write(
+        artifacts.path().join("rke2-images.linux-amd64.tar.zst"),
+        &images,
+    )
+    .unwrap();
+    let sum = {
+        use sha2::Digest;
+        sha2::Sha256::digest(&images)
+            .iter()
+            .map(|b| format!("{b:02x}"))
+            .collect::<String>()
+    };
+    let sums = artifacts.path().join("sha256sum-amd64.txt");
+    let mut text_sums = std::fs::read_to_string(&sums).unwrap();
+    text_sums.push_str(&format!("{sum}  rke2-images.linux-amd64.tar.zst\n"));
+    std::fs::write(&sums, text_sums).unwrap();
+
+    let tmp = tempfile::tempdir().unwrap();
+    let mut cmd = crate::util::repro();
+    if let Ok(repo) = std::env::var("REPRO_SIM_REPOSITORY") {
+        cmd.env("REPRO_NODE_REPOSITORY", format!("{repo}-volnode"));
+    }
+    let out = cmd
+        .args(["run", "metrics-right-order", "--version", "v1.32.5+rke2r1"])
+        .args(["--topology", "rke2-8465", "--keep", "--artifacts"])
+        .arg(artifacts.path())
+        .args([
+            "--node-base",
+            &base,
+            "--expect",
+            "auto",
+            "--progress",
+            "never",
+        ])
+        .arg("--results")
+        .arg(tmp.path())
+        .output()
+        .unwrap();
+    let dir = crate::only_run_dir(tmp.path());
+    let r = crate::read_result(&dir);
+    let run_id = r["run_id"].as_str().unwrap().to_string();
+    let node = format!("repro-{run_id}-etcd-1");
+    let docker = |args: &[&str]| {
+        let o = std::process::Command::new("docker")
+            .args(args)
+            .output()
+            .unwrap();
+        String::from_utf8_lossy(&o.stdout).trim().to_string()
+    };
+    let held = docker(&[
+        "exec",
+        &node,
+        "sha256sum",
+        "/var/lib/rancher/rke2/agent/images/rke2-images.linux-amd64.tar.zst",
+    ]);
+    let signal = docker(&["inspect", "-f", "{{.Config.StopSignal}}", &node]);
+    let t = std::time::Instant::now();
+    docker(&["stop", &node]);
+    let took = t.elapsed();
+    let exit = docker(&["inspect", "-f", "{{.State.ExitCode}}", &node]);
+    let journal_tail = {
+        // The stopped container's own output: systemd's shutdown as PID 1 prints it.
+        let o = std::process::Command::new("docker")
+            .args(["logs", "--tail", "40", &node])
+            .output()
+            .unwrap();
+        format!(
+            "{}{}",
+            String::from_utf8_lossy(&o.stdout),
+            String::from_utf8_lossy(&o.stderr)
+        )
+    };
+    let clean = crate::util::repro()
+        .args(["clean", "--run", &run_id])
+        .output()
+        .unwrap();
+    crate::assert_no_leftovers(&run_id);
+    let _ = std::process::Command::new("docker")
+        .args(["rmi", &base])
+        .output();
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    assert!(clean.status.success(), "{}", text(&clean));
+    assert!(
+        held.starts_with(&sum),
+        "tarball in the node: {held:?} (want {sum})"
+    );
+    assert_eq!(signal, "SIGRTMIN+3");
+    assert_ne!(exit, "137", "killed after the grace: {journal_tail}");
+    assert!(
+        took < std::time::Duration::from_secs(15),
+        "stop took {took:?}: {journal_tail}"
+    );
+}
+
 /// The release fetch from a mirror whose tarball stalls halfway: the run ends within the stall
 /// timeout (`REPRO_DOWNLOAD_STALL=2s` here) with exit 3 and a message naming the stall, before
 /// anything is created — no results folder, no `.part-<pid>` file in the cache.
