@@ -69,6 +69,26 @@ pub(crate) struct Target {
     pub(crate) build: Option<crate::builds::Build>,
 }
 
+impl Target {
+    /// The one constructor besides clap's: `check` on the stand-in or not, nothing else chosen
+    /// (`..Target::of(…)` then sets what a command knows: a version, a commit, a build).
+    pub(crate) fn of(check: impl Into<String>, sim: bool, sim_pace: Option<f64>) -> Target {
+        Target {
+            check: check.into(),
+            topology: None,
+            version: None,
+            image: None,
+            sim,
+            sim_pace,
+            k3s_binary: None,
+            k3s_commit: None,
+            artifacts: None,
+            node_base: None,
+            build: None,
+        }
+    }
+}
+
 /// `--image`: a Docker image reference (`[host[:port]/]path[:tag][@sha256:digest]`, path
 /// lowercase). A malformed one used to pass, then fail as "cannot pull" (exit 3) at the start of
 /// the run; it is bad input.
