@@ -44,6 +44,10 @@ pub(crate) enum Command {
     Plan(PlanArgs),
     /// Run a check on real containers and decide the verdict.
     Run(RunArgs),
+    /// Reproduce on the buggy version, validate on the fixed one, and write the comment that
+    /// closes the issue (both runs, then `report --validation`, in one command).
+    #[command(after_help = VERIFY_EXAMPLES)]
+    Verify(VerifyArgs),
     /// Remove containers, networks and volumes left by runs (`--keep`, crashes).
     Clean(CleanArgs),
     /// Re-render a results folder's reports from its result.json and logs.
@@ -235,6 +239,46 @@ impl RunArgs {
     }
 }
 
+const VERIFY_EXAMPLES: &str = "Examples:
+  repro verify etcd-split --buggy v1.33.4+k3s1 --fixed v1.33.5+k3s1 --sim
+  repro verify etcd-split --buggy v1.33.4+k3s1 --fixed v1.33.5+k3s1 --out comment.md
+
+Exit status: 0 the pair validates the fix (reproduced, then fixed); 1 it does not (the comment
+says why); 2 bad input, or --buggy not before --fixed by the check's fixed-in (nothing is
+created); 3 infrastructure (no comment); 4 a run was inconclusive; 130 interrupted.";
+
+#[derive(Debug, Args)]
+pub(crate) struct VerifyArgs {
+    /// The check: a name from `repro list`, or a path to a check file.
+    pub(crate) check: String,
+    /// A version with the bug (before the check's `fixed-in`), e.g. v1.33.4+k3s1.
+    #[arg(long, value_name = "VERSION")]
+    pub(crate) buggy: String,
+    /// A version with the fix (at or after the check's `fixed-in`), e.g. v1.33.5+k3s1.
+    #[arg(long, value_name = "VERSION")]
+    pub(crate) fixed: String,
+    /// Use this topology instead of the check's own.
+    #[arg(long)]
+    pub(crate) topology: Option<String>,
+    /// Use the stand-in images of both versions (built on the spot if missing).
+    #[arg(long)]
+    pub(crate) sim: bool,
+    /// With --sim: real k3s's time for every phase of a stand-in boot, times this factor.
+    #[arg(long, requires = "sim", value_name = "F", value_parser = distro::pace::parse_pace)]
+    pub(crate) sim_pace: Option<f64>,
+    /// Write the comment to this file instead of stdout.
+    #[arg(long)]
+    pub(crate) out: Option<PathBuf>,
+    /// Live progress lines on a terminal (auto: only on a terminal outside CI).
+    #[arg(long, value_enum, default_value = "auto")]
+    pub(crate) progress: Progress,
+    /// A value to redact wherever it occurs in the comment (repeatable).
+    #[arg(long = "secret", value_name = "VALUE")]
+    pub(crate) secrets: Vec<String>,
+    #[command(flatten)]
+    pub(crate) options: RunOptions,
+}
+
 #[derive(Debug, Args)]
 pub(crate) struct CleanArgs {
     /// Remove what one run left (its id, as printed and in result.json).
@@ -251,8 +295,9 @@ pub(crate) struct ReportArgs {
     #[arg(required_unless_present = "validation")]
     pub(crate) dir: Option<PathBuf>,
     /// Instead: write the comment that closes an issue ("Validated on …") from a run on a buggy
-    /// version and a run on the fixed one (to stdout, or --out).
-    #[arg(long, num_args = 2, value_names = ["BUGGY_RUN", "FIXED_RUN"], conflicts_with = "dir")]
+    /// version and a run on the fixed one (to stdout, or --out). Several runs of a version
+    /// (a glob that matches more than one) count as their newest.
+    #[arg(long, num_args = 2.., value_names = ["BUGGY_RUN", "FIXED_RUN"], conflicts_with = "dir")]
     pub(crate) validation: Option<Vec<PathBuf>>,
     /// With --validation: write the comment to this file instead of stdout.
     #[arg(long, requires = "validation")]
@@ -474,7 +519,7 @@ pub(crate) struct DoctorArgs {
     pub(crate) sim: bool,
     /// The image a run would use (`repro run --image`), instead of the distribution's image of
     /// the version: the privileged trial and `check-config` run in it.
-    #[arg(long, conflicts_with = "sim")]
+    #[arg(long, conflicts_with = "sim", value_parser = crate::target::ImageRef)]
     pub(crate) image: Option<String>,
     #[arg(long, value_enum, default_value = "text")]
     pub(crate) format: Format,

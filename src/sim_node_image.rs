@@ -239,6 +239,7 @@ pub(crate) struct Artifacts {
 /// an error naming the file and both sums.
 pub(crate) fn verify_artifacts(facts: &distro::Facts, dir: &Path) -> anyhow::Result<Artifacts> {
     use sha2::Digest;
+    use std::io::{Read, Seek};
     let distro::ReleaseArtifacts {
         tarball: tarball_name,
         checksums,
@@ -248,19 +249,23 @@ pub(crate) fn verify_artifacts(facts: &distro::Facts, dir: &Path) -> anyhow::Res
     } = layout(facts)?;
     let tarball = dir.join(tarball_name);
     let sums = dir.join(checksums);
-    let listed = std::fs::read_to_string(&sums)
-        .with_context(|| format!("{}: cannot read (an artifacts folder holds {tarball_name} and {checksums}, optionally {images} and install.sh)", sums.display()))?;
-    let expected = listed
-        .lines()
-        .find_map(|l| {
-            let mut w = l.split_whitespace();
-            let (sum, name) = (w.next()?, w.next()?);
-            (name.trim_start_matches('*') == *tarball_name).then(|| sum.to_ascii_lowercase())
-        })
-        .with_context(|| format!("{}: no line `<sha256>  {tarball_name}`", sums.display()))?;
-    let bytes =
-        std::fs::read(&tarball).with_context(|| format!("{}: cannot read", tarball.display()))?;
-    let actual = format!("{:x}", sha2::Sha256::digest(&bytes));
+    // Regular files only, opened without blocking, within their sizes: a sums file or tarball
+    // that is a link to /dev/zero or a FIFO is refused at once, not read forever.
+    let listed = crate::safe_fs::read_named(&sums, crate::builds::fetch::MAX_SUM_BYTES)
+        .map_err(|e| anyhow::anyhow!("{}: cannot read: {} (an artifacts folder holds {tarball_name} and {checksums}, optionally {images} and install.sh)", e.path().display(), e.reason()))?;
+    let listed = String::from_utf8_lossy(&listed);
+    let expected = crate::builds::fetch::sum_for(&listed, tarball_name).with_context(|| {
+        format!(
+            "{}: no line `<sha256>  {tarball_name}` (64 hex digits, as sha256sum writes it)",
+            sums.display()
+        )
+    })?;
+    let mut file = crate::safe_fs::open_named(&tarball, TARBALL_LIMIT)
+        .map_err(|e| anyhow::anyhow!("{}: cannot read: {}", e.path().display(), e.reason()))?;
+    let mut h = sha2::Sha256::new();
+    std::io::copy(&mut (&mut file).take(TARBALL_LIMIT), &mut h)
+        .with_context(|| format!("{}: cannot read", tarball.display()))?;
+    let actual = format!("{:x}", h.finalize());
     if actual != expected {
         bail!(
             "{}: sha256 {actual} does not match {expected}, the sum {} lists for it",
@@ -268,9 +273,11 @@ pub(crate) fn verify_artifacts(facts: &distro::Facts, dir: &Path) -> anyhow::Res
             sums.display()
         );
     }
+    file.rewind()
+        .with_context(|| format!("{}: cannot read", tarball.display()))?;
     Ok(Artifacts {
         dir: dir.to_path_buf(),
-        stand_in: holds_stand_in(&bytes),
+        stand_in: holds_stand_in(file),
         tarball_sha256: actual,
         images: dir.join(images).is_file(),
         install_sh: install_scripts
@@ -280,10 +287,21 @@ pub(crate) fn verify_artifacts(facts: &distro::Facts, dir: &Path) -> anyhow::Res
     })
 }
 
+/// The most a release tarball may be (rke2's is about 40 MB).
+const TARBALL_LIMIT: u64 = crate::builds::fetch::MAX_DOWNLOAD_BYTES;
+/// The most a release tarball is inflated while looking for its license (rke2's inflates to
+/// about 200 MB): a small gzip of GiBs of zeros is not read to its end.
+const TARBALL_INFLATE_LIMIT: u64 = 1 << 30;
+/// The most of the license member read (rke2's is 11 KiB).
+const LICENSE_LIMIT: u64 = 64 * 1024;
+
 /// Whether a release tarball is the stand-in's: [`release_tarball`] writes its notice as
-/// share/rke2/LICENSE.txt, where rke2's tarball has rke2's license.
-fn holds_stand_in(gz: &[u8]) -> bool {
-    let mut archive = tar::Archive::new(flate2::read::GzDecoder::new(gz));
+/// share/rke2/LICENSE.txt, where rke2's tarball has rke2's license. Inflation is bounded in
+/// total and for the member read, as `redact`'s archives are.
+fn holds_stand_in(gz: impl std::io::Read) -> bool {
+    use std::io::Read;
+    let inflated = flate2::read::GzDecoder::new(gz).take(TARBALL_INFLATE_LIMIT);
+    let mut archive = tar::Archive::new(inflated);
     let Ok(entries) = archive.entries() else {
         return false;
     };
@@ -293,9 +311,9 @@ fn holds_stand_in(gz: &[u8]) -> bool {
             p.to_string_lossy().trim_start_matches("./") == "share/rke2/LICENSE.txt"
         });
         if is_license {
-            let mut text = String::new();
-            let _ = std::io::Read::read_to_string(&mut e, &mut text);
-            return text.starts_with("repro's rke2 stand-in");
+            let mut text = Vec::new();
+            let _ = (&mut e).take(LICENSE_LIMIT).read_to_end(&mut text);
+            return text.starts_with(b"repro's rke2 stand-in");
         }
     }
     false
@@ -368,6 +386,11 @@ fn render_artifact_dockerfile(
     }))
 }
 
+/// The most rke2's install.sh may be (about 30 KiB).
+const INSTALL_SH_LIMIT: u64 = 1 << 20;
+/// The most the air-gap images tarball may be (rke2's is about 800 MB).
+const IMAGES_LIMIT: u64 = 4 << 30;
+
 /// The node image of `version` from `artifacts` on `base`: built through the API unless the tag
 /// exists with this fingerprint.
 pub(crate) async fn ensure_artifact_image(
@@ -394,12 +417,13 @@ pub(crate) async fn ensure_artifact_image(
             return Ok(());
         }
     }
-    let read = |name: &str| {
-        let p = artifacts.dir.join(name);
-        std::fs::read(&p).with_context(|| format!("{}: cannot read", p.display()))
+    // Each file regular and within its size, as `verify_artifacts` read them.
+    let read = |name: &str, limit: u64| {
+        crate::safe_fs::read_named(&artifacts.dir.join(name), limit)
+            .map_err(|e| anyhow::anyhow!("{e}"))
     };
     let install = match artifacts.install_sh {
-        Some(name) => read(name)?,
+        Some(name) => read(name, INSTALL_SH_LIMIT)?,
         None => INSTALL_SH.as_bytes().to_vec(),
     };
     let dockerfile = render_artifact_dockerfile(facts, version, artifacts, base, &fp)?;
@@ -410,19 +434,19 @@ pub(crate) async fn ensure_artifact_image(
         (
             format!("artifacts/{}", names.tarball),
             0o644,
-            read(names.tarball)?,
+            read(names.tarball, TARBALL_LIMIT)?,
         ),
         (
             format!("artifacts/{}", names.checksums),
             0o644,
-            read(names.checksums)?,
+            read(names.checksums, crate::builds::fetch::MAX_SUM_BYTES)?,
         ),
     ];
     if artifacts.images {
         files.push((
             format!("artifacts/{}", names.images),
             0o644,
-            read(names.images)?,
+            read(names.images, IMAGES_LIMIT)?,
         ));
     }
     docker

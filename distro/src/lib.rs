@@ -238,6 +238,10 @@ pub struct Facts {
     pub agent_banner_prefix: &'static str,
     /// The line a node logs once it is up.
     pub ready_line: &'static str,
+    /// Where the kubelet writes its own lines, relative to the data dir, when not to the
+    /// distribution's log (rke2: `agent/logs/kubelet.log`, pkg/cli/defaults); `None`: k3s runs
+    /// the kubelet in its process, its lines are k3s's.
+    pub kubelet_log: Option<&'static str>,
     /// The start of the `Description=` of the distribution's systemd units, which systemd puts
     /// in its own lines about them (`Started k3s.service - Lightweight Kubernetes.`).
     pub unit_description: &'static str,

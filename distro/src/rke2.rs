@@ -84,6 +84,7 @@ pub static FACTS: Facts = Facts {
     banner_prefix: "Starting rke2 ",
     agent_banner_prefix: "Starting rke2 agent ",
     ready_line: "rke2 is up and running",
+    kubelet_log: Some("agent/logs/kubelet.log"),
     // bundle/lib/systemd/system/rke2-{server,agent}.service: "Rancher Kubernetes Engine v2
     // (server)" / "(agent)"; 2020 releases had no suffix.
     unit_description: "Rancher Kubernetes Engine v2",

@@ -18,6 +18,7 @@ mod report;
 mod run;
 mod sim;
 mod validate;
+mod verify;
 
 use crate::cli::{Cli, Command};
 use crate::error::Error;
@@ -37,6 +38,7 @@ pub fn dispatch(cli: Cli) -> Result<Exit, Error> {
             Command::List(a) => list::run(&g, &a),
             Command::Plan(a) => plan::run(&g, &a).await,
             Command::Run(a) => run::run(&g, &a).await,
+            Command::Verify(a) => verify::run(&g, &a).await,
             Command::Clean(a) => clean::run(&g, &a).await,
             Command::Sim(c) => sim::run(&g, &c).await,
             Command::Report(a) => report::run(&g, &a),

@@ -78,6 +78,10 @@ pub enum RunError {
         reported: String,
         path: String,
     },
+    /// The nodes' own `-v` is not the run's version of record: the image (or the artifacts)
+    /// hold another release than the run would be recorded and judged as.
+    #[error(transparent)]
+    VersionNotRun(Box<VersionNotRun>),
     #[error("{node}: systemd: {what}: {output}")]
     Systemd {
         node: String,
@@ -88,6 +92,17 @@ pub enum RunError {
     Internal(String),
     #[error("interrupted by the user")]
     Interrupted,
+}
+
+/// What [`RunError::VersionNotRun`] says (boxed: five texts would make every `RunError` large).
+#[derive(Debug, thiserror::Error)]
+#[error("the nodes do not run the version of record: `{command}` on {node} says {says}, the run is of {of_record} (image {image})\n  help: name the version the image holds with --version, or use an image of {of_record} (a local build: --k3s-binary)")]
+pub struct VersionNotRun {
+    pub(crate) node: String,
+    pub(crate) command: String,
+    pub(crate) says: String,
+    pub(crate) of_record: String,
+    pub(crate) image: String,
 }
 
 /// The `--artifacts DIR` line of [`RunError::ImageMissing`]'s ways out, for a distribution whose
@@ -121,6 +136,7 @@ impl RunError {
             | RunError::Reports { .. }
             | RunError::Cleanup { .. }
             | RunError::BuildNotRun { .. }
+            | RunError::VersionNotRun { .. }
             | RunError::Internal(_) => Exit::Infra,
         }
     }

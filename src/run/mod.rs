@@ -228,13 +228,23 @@ async fn prepare(
         sim_seed,
         seconds: t_img.elapsed().as_secs_f64(),
     })?;
+    // The lines this distribution prints: an rke2 agent is ready on its own line, the
+    // kubelet's registration is k3s's (rke2's kubelet logs to a file of its own).
     let up_lines = |signal: &str| -> Vec<regex::Regex> {
         sc.signals
             .get(signal)
-            .map(|s| s.up.iter().map(|p| p.regex.clone()).collect())
+            .map(|s| {
+                s.up.iter()
+                    .filter(|p| p.distro.is_none_or(|d| d == plan.distro))
+                    .map(|p| p.regex.clone())
+                    .collect()
+            })
             .unwrap_or_default()
     };
-    let (ready, agent_ready) = (up_lines("ready"), up_lines("agent-ready"));
+    let (ready, agent_ready) = (
+        up_lines(crate::scenario::READY_SIGNAL),
+        up_lines(crate::scenario::AGENT_READY_SIGNAL),
+    );
     Ok(Arc::new(Cluster::new(ClusterSpec {
         docker,
         run_id: s.run_id.clone(),

@@ -241,14 +241,16 @@ pub(crate) fn initial_result(
     }
 }
 
-/// The command that runs the same thing again.
+/// The command that runs the same thing again: every input that chose the build (version,
+/// image, build under test, release artifacts and their base image, the stand-in and its pace,
+/// the topology), each word shell-quoted so it can be pasted as it is.
 fn rerun(cfg: &RunConfig, sc: &Scenario, plan: &Plan, expect: Outcome) -> String {
     let t = &cfg.target;
     // A build under test is named as it was given: it, not a version flag, says the version.
     let (flag, value) = match (&t.k3s_commit, &t.k3s_binary) {
         (Some(sha), _) => ("--k3s-commit", sha.clone()),
         (None, Some(p)) => ("--k3s-binary", p.display().to_string()),
-        (None, None) => ("--k3s-version", plan.k3s_version.to_string()),
+        (None, None) => ("--version", plan.k3s_version.to_string()),
     };
     let mut rerun = vec![
         "repro".to_string(),
@@ -263,11 +265,35 @@ fn rerun(cfg: &RunConfig, sc: &Scenario, plan: &Plan, expect: Outcome) -> String
     if t.sim {
         rerun.push("--sim".into());
     }
+    if let Some(pace) = t.sim_pace {
+        rerun.extend(["--sim-pace".to_string(), pace.to_string()]);
+    }
     if let Some(i) = &t.image {
         rerun.extend(["--image".to_string(), i.clone()]);
     }
+    if let Some(dir) = &t.artifacts {
+        rerun.extend(["--artifacts".to_string(), dir.display().to_string()]);
+    }
+    if let Some(base) = &t.node_base {
+        rerun.extend(["--node-base".to_string(), base.clone()]);
+    }
     rerun.extend(["--expect".to_string(), expect.as_str().to_string()]);
-    rerun.join(" ")
+    rerun
+        .iter()
+        .map(|w| shell_quote(w))
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// `word` as a POSIX shell reads it back unchanged: as it is when it holds only characters no
+/// shell interprets, else in single quotes (a `'` inside closed, escaped and reopened).
+pub(crate) fn shell_quote(word: &str) -> String {
+    let plain = |c: char| c.is_ascii_alphanumeric() || "@%+=:,./_-".contains(c);
+    if !word.is_empty() && word.chars().all(plain) {
+        word.to_string()
+    } else {
+        format!("'{}'", word.replace('\'', r"'\''"))
+    }
 }
 
 /// step ("0" = before first start) -> node -> config.yaml
