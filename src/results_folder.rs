@@ -50,7 +50,8 @@ pub(crate) fn config_step_name(step: usize) -> String {
     format!("config-step-{step}.yaml")
 }
 
-/// Writes through a temporary file and a rename, so a reader (or a crash) never sees half a file.
+/// Writes `path`, its folder created first (0700), through the one atomic write
+/// (`safe_fs::replace`): a reader (or a crash) never sees half a file.
 pub(crate) fn write_atomic(path: &Path, data: &[u8]) -> anyhow::Result<()> {
     let parent = path
         .parent()
@@ -58,22 +59,7 @@ pub(crate) fn write_atomic(path: &Path, data: &[u8]) -> anyhow::Result<()> {
         .unwrap_or(Path::new("."));
     crate::safe_fs::private_dir(parent)
         .with_context(|| format!("failed to create {}", parent.display()))?;
-    let name = path
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    // Created new (never through a link planted under its name, never a stale file with an
-    // old mode), then renamed over `path`, which replaces a link there instead of following it.
-    let (tmp, mut f) = crate::safe_fs::create_temp(parent, &name)?;
-    if let Err(e) = std::io::Write::write_all(&mut f, data) {
-        let _ = fs::remove_file(&tmp);
-        return Err(e).with_context(|| format!("failed to write {}", tmp.display()));
-    }
-    if let Err(e) = fs::rename(&tmp, path) {
-        let _ = fs::remove_file(&tmp);
-        return Err(e).with_context(|| format!("failed to write {}", path.display()));
-    }
-    Ok(())
+    crate::safe_fs::replace(path, data).map_err(|e| anyhow::anyhow!("failed to write {e}"))
 }
 
 /// Creates (or truncates) a file readable and writable by its owner only.

@@ -360,6 +360,14 @@ impl std::error::Error for WriteError {
 }
 
 impl WriteError {
+    /// The I/O error itself (its path dropped, for an error type that names the path).
+    pub(crate) fn into_io(self) -> std::io::Error {
+        match self {
+            WriteError::Io { source, .. } => source,
+            other => std::io::Error::other(other.to_string()),
+        }
+    }
+
     /// The output folder itself is hostile (a link planted in it), not the machine failing.
     pub(crate) fn is_hostile(&self) -> bool {
         !matches!(self, WriteError::Io { .. })
@@ -444,17 +452,32 @@ pub(crate) fn write_in(root: &Path, rel: &Path, data: &[u8]) -> Result<PathBuf, 
     };
     let dir = dir_in(root, parent)?;
     let path = dir.join(name);
-    let tmp = create_temp(&dir, &name.to_string_lossy())?;
+    replace(&path, data)?;
+    Ok(path)
+}
+
+/// The one atomic write of every file repro writes (result.json, reports, summaries, redacted
+/// copies): `data` into a temporary file created new beside `path` (`O_CREAT|O_EXCL`, 0600,
+/// never through a link planted under its name), synced, then renamed over `path` — which
+/// replaces a link found there instead of writing through it. A reader (or a crash) sees the
+/// old file or the new one, never half. The folder must exist.
+pub(crate) fn replace(path: &Path, data: &[u8]) -> Result<(), WriteError> {
+    let dir = path
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    let name = path.file_name().map(|n| n.to_string_lossy().into_owned());
+    let tmp = create_temp(dir, &name.unwrap_or_default())?;
     let written = (|| {
         let mut f = tmp.1;
         std::io::Write::write_all(&mut f, data)?;
         f.sync_all()
     })();
-    if let Err(e) = written.and_then(|()| fs::rename(&tmp.0, &path)) {
+    if let Err(e) = written.and_then(|()| fs::rename(&tmp.0, path)) {
         let _ = fs::remove_file(&tmp.0);
-        return Err(wio(&path)(e));
+        return Err(wio(path)(e));
     }
-    Ok(path)
+    Ok(())
 }
 
 /// A new, empty owner-only file in `dir` named after `name`, never an existing one.

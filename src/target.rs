@@ -70,6 +70,26 @@ pub(crate) struct Target {
     pub(crate) build: Option<crate::builds::Build>,
 }
 
+impl Target {
+    /// The one constructor besides clap's: `check` on the stand-in or not, nothing else chosen
+    /// (`..Target::of(…)` then sets what a command knows: a version, a commit, a build).
+    pub(crate) fn of(check: impl Into<String>, sim: bool, sim_pace: Option<f64>) -> Target {
+        Target {
+            check: check.into(),
+            topology: None,
+            version: None,
+            image: None,
+            sim,
+            sim_pace,
+            k3s_binary: None,
+            k3s_commit: None,
+            artifacts: None,
+            node_base: None,
+            build: None,
+        }
+    }
+}
+
 /// The version an image reference's tag names, when the tag has a distribution's form
 /// (`rancher/k3s:v1.33.5-k3s1`, `rancher/rke2-runtime:v1.32.9-rke2r1`, the stand-in's
 /// `repro.local/k3s-sim:v1.33.5-k3s1`): the version of record of a run of that image. A tag of

@@ -113,17 +113,8 @@ pub(crate) async fn run(g: &Global, a: &BisectArgs) -> Result<Exit, Error> {
     let argv: Vec<String> = std::env::args().collect();
     let prepare = |v: &Version| -> BoxFuture<'_, Result<_, Error>> {
         let mut target = Target {
-            check: a.check.clone(),
-            topology: None,
             version: Some(v.to_string()),
-            image: None,
-            sim: a.sim,
-            sim_pace: a.sim_pace,
-            k3s_binary: None,
-            k3s_commit: None,
-            artifacts: None,
-            node_base: None,
-            build: None,
+            ..Target::of(a.check.clone(), a.sim, a.sim_pace)
         };
         let (dir, argv) = (&dir, &argv);
         async move {
@@ -199,17 +190,8 @@ async fn commits(
     let (dir_ref, argv_ref) = (&dir, &argv);
     let prepare = |sha: &String| -> BoxFuture<'_, Result<_, Error>> {
         let mut target = Target {
-            check: a.check.clone(),
-            topology: None,
-            version: None,
-            image: None,
-            sim: a.sim,
-            sim_pace: a.sim_pace,
-            k3s_binary: None,
             k3s_commit: Some(sha.clone()),
-            artifacts: None,
-            node_base: None,
-            build: None,
+            ..Target::of(a.check.clone(), a.sim, a.sim_pace)
         };
         async move {
             // Downloaded and verified before the run creates anything; no bar (many runs).

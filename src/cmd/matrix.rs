@@ -83,17 +83,8 @@ pub(crate) async fn run(g: &Global, a: &MatrixArgs) -> Result<Exit, Error> {
     // A build under test: read once; its version (for a commit build, its base release) is the
     // matrix's one column.
     let mut template = Target {
-        check: String::new(),
-        topology: None,
-        version: None,
-        image: None,
-        sim: a.sim,
-        sim_pace: a.sim_pace,
         k3s_binary: a.k3s_binary.clone(),
-        k3s_commit: None,
-        artifacts: None,
-        node_base: None,
-        build: None,
+        ..Target::of("", a.sim, a.sim_pace)
     };
     super::common::prepare_build(&mut template, false).await?;
     let mut versions: Vec<Version> = Vec::new();
@@ -133,17 +124,8 @@ pub(crate) async fn run(g: &Global, a: &MatrixArgs) -> Result<Exit, Error> {
                     ..template.clone()
                 },
                 None => Target {
-                    check: check.clone(),
-                    topology: None,
                     version: Some(v.to_string()),
-                    image: None,
-                    sim: a.sim,
-                    sim_pace: a.sim_pace,
-                    k3s_binary: None,
-                    k3s_commit: None,
-                    artifacts: None,
-                    node_base: None,
-                    build: None,
+                    ..Target::of(check.clone(), a.sim, a.sim_pace)
                 },
             };
             // A real rke2 cell that will run fetches its release artifacts (cached: once per

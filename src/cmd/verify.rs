@@ -18,17 +18,9 @@ use crate::run::{self, Target};
 pub(crate) async fn run(g: &Global, a: &VerifyArgs) -> Result<Exit, Error> {
     let root = g.root.as_deref();
     let target = |version: &str| Target {
-        check: a.check.clone(),
         topology: a.topology.clone(),
         version: Some(version.to_string()),
-        image: None,
-        sim: a.sim,
-        sim_pace: a.sim_pace,
-        k3s_binary: None,
-        k3s_commit: None,
-        artifacts: None,
-        node_base: None,
-        build: None,
+        ..Target::of(a.check.clone(), a.sim, a.sim_pace)
     };
     let mut targets = [target(&a.buggy), target(&a.fixed)];
     // Both versions and their order, before anything is created.

@@ -177,17 +177,8 @@ mod tests {
     #[test]
     fn a_plan_costs_its_nodes_by_the_distributions_figures() {
         let target = crate::run::Target {
-            check: "etcd-split".into(),
-            topology: None,
             version: Some("v1.33.4+k3s1".into()),
-            image: None,
-            sim: true,
-            sim_pace: None,
-            k3s_binary: None,
-            k3s_commit: None,
-            artifacts: None,
-            node_base: None,
-            build: None,
+            ..crate::run::Target::of("etcd-split", true, None)
         };
         let (_, plan) = crate::cmd::common::resolve(None, &target).expect("etcd-split plans");
         let mem = &plan.distro.facts().memory;

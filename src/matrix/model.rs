@@ -51,13 +51,20 @@ impl Status {
     }
 
     /// Compares a verdict (None: the run broke) with the expected one.
+    /// The comparison is a run's own (`Exit::of_outcome`); a cell names which way it differs.
     pub(crate) fn of(expected: Outcome, verdict: Option<Outcome>) -> Status {
-        match verdict {
-            None => Status::Broken,
-            Some(v) if v == expected => Status::Ok,
-            Some(Outcome::Reproduced) if expected == Outcome::Fixed => Status::Regression,
-            Some(Outcome::Fixed) if expected == Outcome::Reproduced => Status::UnexpectedFix,
-            Some(_) => Status::Inconclusive,
+        let Some(v) = verdict else {
+            return Status::Broken;
+        };
+        match (Exit::of_outcome(v, expected), v) {
+            (Exit::Ok, _) => Status::Ok,
+            (Exit::OutcomeDiffers, Outcome::Reproduced) if expected == Outcome::Fixed => {
+                Status::Regression
+            }
+            (Exit::OutcomeDiffers, Outcome::Fixed) if expected == Outcome::Reproduced => {
+                Status::UnexpectedFix
+            }
+            _ => Status::Inconclusive,
         }
     }
 }

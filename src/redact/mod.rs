@@ -1046,9 +1046,17 @@ fn unit_spans(text: &str, spans: &mut Vec<Range<usize>>) {
         Regex::new(r#"^[ \t]*(?:'(?P<sq>(?:[^']|'\\'')*)'|"(?P<dq>[^"]*)"|(?P<bare>[^\s'"\\-][^\s'"\\]*))[ \t]*(?:\\[ \t]*)?\r?$"#)
             .expect("static regex")
     });
+    // `-t TOKEN` after any distribution's binary: the names come from the list of them, so a
+    // new distribution's token is covered the day it is added.
     static SHORT_T: LazyLock<Regex> = LazyLock::new(|| {
-        Regex::new(r#"(?i)\b(?:k3s|rke2)\b[^\n]*?[ \t]-t[ \t]+(?:'(?P<sq>[^'\s]+)'|"(?P<dq>[^"\s]+)"|(?P<bare>[^\s'"-][^\s'"]*))"#)
-            .expect("static regex")
+        let binaries: Vec<String> = (distro::Distro::ALL.iter())
+            .map(|d| regex::escape(d.facts().binary))
+            .collect();
+        Regex::new(&format!(
+            r#"(?i)\b(?:{})\b[^\n]*?[ \t]-t[ \t]+(?:'(?P<sq>[^'\s]+)'|"(?P<dq>[^"\s]+)"|(?P<bare>[^\s'"-][^\s'"]*))"#,
+            binaries.join("|")
+        ))
+        .expect("static regex")
     });
     fn value<'t>(c: &Captures<'t>) -> Option<regex::Match<'t>> {
         ["sq", "dq", "bare"].iter().find_map(|g| c.name(g))

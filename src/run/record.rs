@@ -151,7 +151,8 @@ impl Recorder {
         self.save()
     }
 
-    /// Writes result.json through a temporary file and a rename: a reader never sees half.
+    /// Writes result.json through the one atomic write (`safe_fs::replace`): a reader never sees
+    /// half, and a link planted under its name is replaced, not followed.
     pub(crate) fn save(&self) -> Result<(), RecordError> {
         let path = self.dir.join(RESULT_FILE);
         let ser = |source| RecordError::Serialise {
@@ -160,9 +161,10 @@ impl Recorder {
         };
         let value = serde_json::to_value(&*self.lock()).map_err(ser)?;
         let text = serde_json::to_string_pretty(&self.redactor.json(&value)).map_err(ser)?;
-        let tmp = self.dir.join(".result.json.tmp");
-        write(&tmp, text)?;
-        std::fs::rename(&tmp, &path).map_err(|source| RecordError::Write { path, source })
+        crate::safe_fs::replace(&path, text.as_bytes()).map_err(|e| RecordError::Write {
+            path,
+            source: e.into_io(),
+        })
     }
 }
 

@@ -14,17 +14,8 @@ use crate::docker::DockerApi;
 fn config(results: &Path, expect: Outcome) -> RunConfig {
     RunConfig {
         target: Target {
-            check: "etcd-split".into(),
-            topology: None,
             version: Some("v1.33.5+k3s1".into()),
-            image: None,
-            sim: false,
-            sim_pace: None,
-            k3s_binary: None,
-            k3s_commit: None,
-            artifacts: None,
-            node_base: None,
-            build: None,
+            ..Target::of("etcd-split", false, None)
         },
         expect: Expect::Outcome(expect),
         timeout: Duration::from_secs(20),
