@@ -373,6 +373,27 @@ pub(crate) struct SignalRecord {
     /// The probe's command, for signals a command decides.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) probe: Option<Vec<String>>,
+    /// The config key whose effective value the signal shows (`shows:` in signals.yaml), so
+    /// `repro explore --recheck` judges a run from its folder alone. Absent in older results.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) shows: Option<ShowsRecord>,
+}
+
+/// `shows:` as recorded: the key, and for an up/down signal the key's value when `up`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub(crate) struct ShowsRecord {
+    pub(crate) key: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) up_when: Option<bool>,
+}
+
+impl From<&crate::scenario::Shows> for ShowsRecord {
+    fn from(s: &crate::scenario::Shows) -> ShowsRecord {
+        ShowsRecord {
+            key: s.key.clone(),
+            up_when: s.up_when,
+        }
+    }
 }
 
 /// The records of the signals `check` expects, in first-use order, with the patterns that apply
@@ -408,6 +429,7 @@ pub(crate) fn signal_records(
                 down: pats(&sig.down),
                 settled_by: pats(&sig.settled_by),
                 probe: sig.probe.as_ref().map(|p| p.command.clone()),
+                shows: sig.shows.as_ref().map(ShowsRecord::from),
             },
         );
     }

@@ -307,6 +307,10 @@ fn full() -> RunResult {
                 down: vec!["Not starting distributed registry mirror".into()],
                 settled_by: vec!["(?i)Running kubelet".into()],
                 probe: Some(vec!["k3s".into(), "kubectl".into()]),
+                shows: Some(crate::result::ShowsRecord {
+                    key: "embedded-registry".into(),
+                    up_when: Some(true),
+                }),
             },
         )]
         .into(),

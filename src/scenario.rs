@@ -239,6 +239,19 @@ pub struct Signal {
     pub(crate) on_death: Option<Expected>,
     /// Roles on which the signal is observable; empty = all.
     pub(crate) roles: Vec<Role>,
+    /// The config key whose effective value this signal shows (`shows:`), if any.
+    pub(crate) shows: Option<Shows>,
+}
+
+/// What a signal says about a config key's effective value on a node (`shows:` in
+/// checks/signals.yaml; read by `repro explore`'s oracle).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Shows {
+    /// A key of the distribution's flags table.
+    pub(crate) key: String,
+    /// State signals: the key's value when the signal is `up` (`down` is the other one);
+    /// `None` for a value signal, whose observed value is the key's value.
+    pub(crate) up_when: Option<bool>,
 }
 
 impl Signal {

@@ -129,6 +129,14 @@ pub struct FlagEntry {
     /// Accepted but hidden from `--help` (rke2's hideFlag); for people reading the table.
     #[serde(default)]
     pub hidden: bool,
+    /// A `CriticalControlArgs` field: compared with the joined server's by `compareConfig` when
+    /// a node bootstraps (the table's header cites the source).
+    #[serde(default)]
+    pub critical: bool,
+    /// The agent builds its node config with the value of the server it reaches
+    /// (pkg/agent/config/config.go `get()`), not its own.
+    #[serde(default)]
+    pub from_server: bool,
 }
 
 impl FlagEntry {
@@ -262,6 +270,53 @@ mod tests {
                 assert!(!f.commands.is_empty(), "{}", f.name);
             }
         }
+    }
+
+    #[test]
+    fn critical_and_from_server_keys_are_server_flags() {
+        for d in Distro::ALL {
+            let crit: Vec<&str> = d
+                .flags()
+                .iter()
+                .filter(|f| f.critical)
+                .map(|f| f.name.as_str())
+                .collect();
+            let from: Vec<&str> = d
+                .flags()
+                .iter()
+                .filter(|f| f.from_server)
+                .map(|f| f.name.as_str())
+                .collect();
+            for n in [
+                "embedded-registry",
+                "supervisor-metrics",
+                "cluster-dns",
+                "service-cidr",
+            ] {
+                assert!(crit.contains(&n) && from.contains(&n), "{d} {n}");
+            }
+            // not critical, but the agent takes it from its server
+            assert!(
+                from.contains(&"disable-kube-proxy") && !crit.contains(&"disable-kube-proxy"),
+                "{d}"
+            );
+            // critical, but every agent keeps its own
+            assert!(
+                crit.contains(&"secrets-encryption") && !from.contains(&"secrets-encryption"),
+                "{d}"
+            );
+            for f in d.flags().iter().filter(|f| f.critical || f.from_server) {
+                assert!(
+                    f.commands.contains(&crate::FlagCommand::Server),
+                    "{d} {}",
+                    f.name
+                );
+            }
+        }
+        assert_eq!(
+            Distro::K3s.flags().iter().filter(|f| f.critical).count(),
+            15
+        );
     }
 
     #[test]

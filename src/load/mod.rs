@@ -24,11 +24,11 @@ use serde_saphyr::Spanned;
 use crate::diag::{Diagnostics, FileDiag};
 use crate::raw::{
     CheckFile, ConfigValue, FixedIn, Pattern, PatternFile, ProbeRuleFile, RestartItem, Role,
-    SignalsFile, SpannedMap, StepFile, TopologyFile,
+    ShowsFile, SignalsFile, SpannedMap, StepFile, TopologyFile,
 };
 use crate::scenario::{
-    Check, Expectations, Expected, LinePattern, Node, Probe, ProbeRule, Signal, Signals, Step,
-    Topology,
+    Check, Expectations, Expected, LinePattern, Node, Probe, ProbeRule, Shows, Signal, Signals,
+    Step, Topology,
 };
 use distro::{Distro, FlagCommand, ReleaseSet, Version};
 

@@ -107,6 +107,10 @@ pub fn signals(path: &Path, text: &str) -> Result<Signals, Diagnostics> {
                 },
             ));
         }
+        let shows = s
+            .shows
+            .as_ref()
+            .and_then(|sh| shows(&d, &name.value, sh, is_value, &mut out));
         // Until a scenario picks its distribution's (`Signals::for_distro`): the unqualified one.
         let probe = probes
             .iter()
@@ -125,6 +129,7 @@ pub fn signals(path: &Path, text: &str) -> Result<Signals, Diagnostics> {
                 probes,
                 on_death,
                 roles: s.roles.iter().map(|r| r.value).collect(),
+                shows,
             },
         );
     }
@@ -133,6 +138,55 @@ pub fn signals(path: &Path, text: &str) -> Result<Signals, Diagnostics> {
     } else {
         Err(out)
     }
+}
+
+/// `shows:`: a key some distribution's flags table has; `up-when:` exactly on state signals.
+fn shows(
+    d: &FileDiag,
+    signal: &str,
+    sh: &Spanned<ShowsFile>,
+    is_value: bool,
+    out: &mut Diagnostics,
+) -> Option<Shows> {
+    let key = &sh.value.key;
+    let known = distro::Distro::ALL
+        .iter()
+        .any(|x| x.flags().iter().any(|f| f.name == key.value));
+    if !known {
+        let tables: Vec<&str> = distro::Distro::ALL
+            .iter()
+            .map(|x| x.facts().flags_path)
+            .collect();
+        out.push(
+            d.span(
+                key,
+                format!(
+                    "`shows: {{key: {}}}`: no flags table has the key `{}`",
+                    key.value, key.value
+                ),
+            )
+            .help(format!(
+                "name a config key of {} (e.g. embedded-registry, cluster-dns)",
+                tables.join(" or ")
+            )),
+        );
+    }
+    let up_when = sh.value.up_when.as_ref().map(|u| u.value);
+    match (&sh.value.up_when, is_value) {
+        (Some(u), true) => out.push(
+            d.span(u, format!("`up-when:` on the value signal `{signal}`"))
+                .help("a value signal's observed value is the key's value: remove `up-when:` (it is for up/down signals)"),
+        ),
+        (None, false) => out.push(
+            d.span(sh, format!("`shows:` on the up/down signal `{signal}` needs `up-when:`"))
+                .help("say which value of the key `up` stands for: `up-when: true` (or `false` for a `disable-*` key)"),
+        ),
+        _ => {}
+    }
+    known.then(|| Shows {
+        key: key.value.clone(),
+        up_when,
+    })
 }
 
 fn rules(d: &FileDiag, rs: &[Spanned<ProbeRuleFile>], out: &mut Diagnostics) -> Vec<ProbeRule> {

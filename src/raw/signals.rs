@@ -47,6 +47,20 @@ pub(crate) struct SignalFile {
     /// metrics: on nodes with an apiserver, /metrics answers from the same registry either way.
     #[serde(default)]
     pub(crate) roles: Vec<Spanned<crate::raw::Role>>,
+    /// The config key whose effective value on a node this signal shows (`repro explore`).
+    #[serde(default)]
+    pub(crate) shows: Option<Spanned<ShowsFile>>,
+}
+
+/// `shows: {key: embedded-registry, up-when: true}` (a state signal: `up` means the key's
+/// effective value is `up-when`) or `shows: {key: cluster-dns}` (a value signal: the observed
+/// value is the key's value).
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+pub(crate) struct ShowsFile {
+    pub(crate) key: Spanned<String>,
+    #[serde(default)]
+    pub(crate) up_when: Option<Spanned<bool>>,
 }
 
 /// A log-line pattern: a bare regex, or a map with `match:` and its version range or value.
