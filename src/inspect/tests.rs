@@ -632,7 +632,8 @@ fn learning_ignores_the_time_and_a_second_time() {
         }
     }
     let mut timed = 0;
-    for t in &texts {
+    // Only a text with a secret cue is ever learned (`enter`).
+    for t in texts.iter().filter(|t| secret_cue(t)) {
         let mut once = Redactor::new(&[]);
         once.learn_text(t);
         let g = once.generation();
@@ -654,7 +655,7 @@ fn learning_ignores_the_time_and_a_second_time() {
             assert_eq!(once.generation(), g, "{t} / {other}");
         }
     }
-    assert!(timed > 100, "{timed} logrus lines");
+    assert!(timed > 30, "{timed} cued logrus lines");
 }
 
 /// `found_cue` (the secret cue told from the line's search) answers as `secret_cue` does, for
