@@ -2,6 +2,10 @@
 //! says exactly which repro made it. Outside a git checkout (a source tarball, `cargo install`
 //! from a registry) it says so instead of failing; `REPRO_BUILD_COMMIT` overrides the commit
 //! for packagers.
+//!
+//! It also writes the table of shipped scenario files (`$OUT_DIR/builtin.rs`: every
+//! `checks/*.yaml` and `topologies/*.yaml`, embedded with `include_str!`), so an installed
+//! repro carries every file the README calls shipped, never a hand-kept subset (#32).
 
 use std::process::Command;
 
@@ -14,7 +18,33 @@ fn git(args: &[&str]) -> Option<String> {
     (!s.is_empty()).then_some(s)
 }
 
+/// `$OUT_DIR/builtin.rs`: `&[(relative path, text)]` of every shipped scenario file, sorted.
+fn builtin_table() {
+    let manifest = std::env::var("CARGO_MANIFEST_DIR").expect("cargo sets it");
+    let mut rows = Vec::new();
+    for dir in ["checks", "topologies"] {
+        // A file added or removed changes the folder: the table is regenerated.
+        println!("cargo:rerun-if-changed={dir}");
+        let mut names: Vec<String> = std::fs::read_dir(std::path::Path::new(&manifest).join(dir))
+            .expect("the shipped folders exist")
+            .filter_map(|e| e.ok())
+            .map(|e| e.file_name().to_string_lossy().to_string())
+            .filter(|n| n.ends_with(".yaml"))
+            .collect();
+        names.sort();
+        for n in names {
+            rows.push(format!(
+                "    (\"{dir}/{n}\", include_str!(concat!(env!(\"CARGO_MANIFEST_DIR\"), \"/{dir}/{n}\"))),\n"
+            ));
+        }
+    }
+    let out =
+        std::path::Path::new(&std::env::var("OUT_DIR").expect("cargo sets it")).join("builtin.rs");
+    std::fs::write(out, format!("&[\n{}]\n", rows.concat())).expect("OUT_DIR is writable");
+}
+
 fn main() {
+    builtin_table();
     println!("cargo:rerun-if-env-changed=REPRO_BUILD_COMMIT");
     println!("cargo:rerun-if-env-changed=GIT_DIR");
     let commit = std::env::var("REPRO_BUILD_COMMIT")

@@ -22,9 +22,9 @@ use indexmap::{IndexMap, IndexSet};
 use serde::Serialize;
 
 use crate::diag::{Diagnostic, Diagnostics};
-use crate::plan::PlannedNode;
 use crate::raw::{ConfigValue, Role};
 use crate::scenario::{Expected, Scenario};
+use crate::start_order::PlannedNode;
 
 /// The servers one boot of a buggy etcd-only joiner may read its served config from.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -193,7 +193,7 @@ pub(crate) fn read(sc: &Scenario) -> BugWorld {
             env: IndexMap::new(),
         })
         .collect();
-    for group in crate::plan::start_order(&planned) {
+    for group in crate::start_order::start_order(&planned) {
         boot_group(0, &group, &keys, &mut state, &mut world.reach);
     }
     for (i, s) in sc.check.steps.iter().enumerate() {

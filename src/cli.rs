@@ -44,6 +44,10 @@ pub(crate) enum Command {
     Plan(PlanArgs),
     /// Run a check on real containers and decide the verdict.
     Run(RunArgs),
+    /// Reproduce on the buggy version, validate on the fixed one, and write the comment that
+    /// closes the issue (both runs, then `report --validation`, in one command).
+    #[command(after_help = VERIFY_EXAMPLES)]
+    Verify(VerifyArgs),
     /// Remove containers, networks and volumes left by runs (`--keep`, crashes).
     Clean(CleanArgs),
     /// Re-render a results folder's reports from its result.json and logs.
@@ -65,6 +69,9 @@ pub(crate) enum Command {
     Inspect(InspectArgs),
     /// What this host and its Docker engine can do for a run: each check ok, warn or fail, with the fix.
     Doctor(DoctorArgs),
+    /// Search a topology for config-order bugs: generated edit/restart sequences, judged by a
+    /// model of the distribution's rules, minimised to a check file (docs/explore.md).
+    Explore(ExploreArgs),
     /// Print a shell completion script (bash, zsh, fish, elvish, powershell).
     Completions {
         #[arg(value_enum)]
@@ -235,6 +242,137 @@ impl RunArgs {
     }
 }
 
+/// `repro explore`'s flags (src/cmd/explore.rs).
+#[derive(Debug, Args)]
+pub(crate) struct ExploreArgs {
+    /// The topology to search (a name from `repro list`).
+    #[arg(long, required_unless_present_any = ["recheck", "resume"])]
+    pub(crate) topology: Option<String>,
+    /// Versions to run every sequence on, comma-separated (default: the topology's).
+    #[arg(long = "version", visible_alias = "k3s-version", value_delimiter = ',')]
+    pub(crate) versions: Vec<String>,
+    /// Keys to search, comma-separated (default: every key the flags table marks critical or
+    /// from-server that a signal shows).
+    #[arg(long, value_delimiter = ',')]
+    pub(crate) keys: Vec<String>,
+    /// Run on the stand-in image of each version.
+    #[arg(long)]
+    pub(crate) sim: bool,
+    /// With --sim: real k3s's boot timings times this factor.
+    #[arg(long, requires = "sim", value_name = "F", value_parser = distro::pace::parse_pace)]
+    pub(crate) sim_pace: Option<f64>,
+    /// Bounds: `runs=N,time=D` (either or both; D as 30m, 2h).
+    #[arg(long, value_parser = parse_budget, default_value = "runs=200")]
+    pub(crate) budget: (Option<usize>, Option<u64>),
+    /// The seed of the random sequences: the same seed replays the same campaign.
+    #[arg(long, default_value_t = 1)]
+    pub(crate) seed: u64,
+    /// How many seeded random sequences after the exhaustive ones.
+    #[arg(long, default_value_t = 0)]
+    pub(crate) random: usize,
+    /// Re-run each minimal check this many times on fresh clusters before reporting it.
+    #[arg(long, default_value_t = 1)]
+    pub(crate) confirm: usize,
+    /// Skip minimisation and confirmation (a matrix cell: the merge judges).
+    #[arg(long)]
+    pub(crate) no_minimise: bool,
+    /// Re-judge the runs under this folder (a campaign, or downloaded matrix cells) with no
+    /// engine, and write findings.json, findings.md and junit.xml into it.
+    #[arg(long, value_name = "DIR", conflicts_with_all = ["topology", "resume"])]
+    pub(crate) recheck: Option<PathBuf>,
+    /// Go on with the campaign in this folder (its campaign.json).
+    #[arg(long, value_name = "DIR")]
+    pub(crate) resume: Option<PathBuf>,
+    /// Print the campaign's sequences as a GitHub Actions matrix instead of running them.
+    #[arg(long, value_enum)]
+    pub(crate) emit: Option<ExploreEmit>,
+    /// With --emit github-matrix: sequences per matrix cell.
+    #[arg(long, default_value_t = 1)]
+    pub(crate) shard: usize,
+    /// Run only these sequence ids (a matrix cell's share), comma-separated.
+    #[arg(long, value_delimiter = ',')]
+    pub(crate) sequences: Vec<String>,
+    /// How long one node may take to become ready (or die) after a start or restart.
+    #[arg(long, value_parser = parse_timeout, default_value = "5m")]
+    pub(crate) timeout: Duration,
+    /// Where the campaign folder goes.
+    #[arg(long, default_value = "results", env = "REPRO_RESULTS")]
+    pub(crate) results: PathBuf,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub(crate) enum ExploreEmit {
+    GithubMatrix,
+}
+
+/// `--budget runs=N,time=D`.
+fn parse_budget(s: &str) -> Result<(Option<usize>, Option<u64>), String> {
+    let mut out = (None, None);
+    for part in s.split(',').filter(|p| !p.is_empty()) {
+        match part.split_once('=') {
+            Some(("runs", n)) => {
+                out.0 = Some(
+                    n.parse()
+                        .map_err(|_| format!("`{n}` is not a number of runs; e.g. runs=50"))?,
+                )
+            }
+            Some(("time", d)) => {
+                out.1 = Some(
+                    humantime::parse_duration(d)
+                        .map_err(|e| format!("`{d}`: {e}; e.g. time=30m"))?
+                        .as_secs(),
+                )
+            }
+            _ => {
+                return Err(format!(
+                    "`{part}` is not a budget; write runs=N,time=D (e.g. runs=50,time=30m)"
+                ))
+            }
+        }
+    }
+    Ok(out)
+}
+
+const VERIFY_EXAMPLES: &str = "Examples:
+  repro verify etcd-split --buggy v1.33.4+k3s1 --fixed v1.33.5+k3s1 --sim
+  repro verify etcd-split --buggy v1.33.4+k3s1 --fixed v1.33.5+k3s1 --out comment.md
+
+Exit status: 0 the pair validates the fix (reproduced, then fixed); 1 it does not (the comment
+says why); 2 bad input, or --buggy not before --fixed by the check's fixed-in (nothing is
+created); 3 infrastructure (no comment); 4 a run was inconclusive; 130 interrupted.";
+
+#[derive(Debug, Args)]
+pub(crate) struct VerifyArgs {
+    /// The check: a name from `repro list`, or a path to a check file.
+    pub(crate) check: String,
+    /// A version with the bug (before the check's `fixed-in`), e.g. v1.33.4+k3s1.
+    #[arg(long, value_name = "VERSION")]
+    pub(crate) buggy: String,
+    /// A version with the fix (at or after the check's `fixed-in`), e.g. v1.33.5+k3s1.
+    #[arg(long, value_name = "VERSION")]
+    pub(crate) fixed: String,
+    /// Use this topology instead of the check's own.
+    #[arg(long)]
+    pub(crate) topology: Option<String>,
+    /// Use the stand-in images of both versions (built on the spot if missing).
+    #[arg(long)]
+    pub(crate) sim: bool,
+    /// With --sim: real k3s's time for every phase of a stand-in boot, times this factor.
+    #[arg(long, requires = "sim", value_name = "F", value_parser = distro::pace::parse_pace)]
+    pub(crate) sim_pace: Option<f64>,
+    /// Write the comment to this file instead of stdout.
+    #[arg(long)]
+    pub(crate) out: Option<PathBuf>,
+    /// Live progress lines on a terminal (auto: only on a terminal outside CI).
+    #[arg(long, value_enum, default_value = "auto")]
+    pub(crate) progress: Progress,
+    /// A value to redact wherever it occurs in the comment (repeatable).
+    #[arg(long = "secret", value_name = "VALUE")]
+    pub(crate) secrets: Vec<String>,
+    #[command(flatten)]
+    pub(crate) options: RunOptions,
+}
+
 #[derive(Debug, Args)]
 pub(crate) struct CleanArgs {
     /// Remove what one run left (its id, as printed and in result.json).
@@ -251,8 +389,9 @@ pub(crate) struct ReportArgs {
     #[arg(required_unless_present = "validation")]
     pub(crate) dir: Option<PathBuf>,
     /// Instead: write the comment that closes an issue ("Validated on …") from a run on a buggy
-    /// version and a run on the fixed one (to stdout, or --out).
-    #[arg(long, num_args = 2, value_names = ["BUGGY_RUN", "FIXED_RUN"], conflicts_with = "dir")]
+    /// version and a run on the fixed one (to stdout, or --out). Several runs of a version
+    /// (a glob that matches more than one) count as their newest.
+    #[arg(long, num_args = 2.., value_names = ["BUGGY_RUN", "FIXED_RUN"], conflicts_with = "dir")]
     pub(crate) validation: Option<Vec<PathBuf>>,
     /// With --validation: write the comment to this file instead of stdout.
     #[arg(long, requires = "validation")]
@@ -474,7 +613,7 @@ pub(crate) struct DoctorArgs {
     pub(crate) sim: bool,
     /// The image a run would use (`repro run --image`), instead of the distribution's image of
     /// the version: the privileged trial and `check-config` run in it.
-    #[arg(long, conflicts_with = "sim")]
+    #[arg(long, conflicts_with = "sim", value_parser = crate::target::ImageRef)]
     pub(crate) image: Option<String>,
     #[arg(long, value_enum, default_value = "text")]
     pub(crate) format: Format,

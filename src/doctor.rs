@@ -319,7 +319,7 @@ async fn kernel_config_line(docker: &dyn DockerApi, req: &Request<'_>, image: &s
         Some(info)
             if info
                 .labels
-                .get(crate::run::image::SIM_LABEL)
+                .get(crate::sim_image::SIM_LABEL)
                 .is_some_and(|v| v == "true") =>
         {
             Line::warn(
@@ -940,7 +940,7 @@ fn memory_line(
 
 async fn image_line(docker: &dyn DockerApi, req: &Request<'_>, image: &str) -> Line {
     if req.sim {
-        let sim = crate::cmd::common::sim_image_ref(&req.version);
+        let sim = crate::sim_image::sim_image_ref(&req.version.to_string());
         return match docker.image(&sim).await {
             Some(_) => Line::ok("image", format!("{sim} is here")),
             None => Line::ok(
@@ -969,8 +969,19 @@ async fn image_line(docker: &dyn DockerApi, req: &Request<'_>, image: &str) -> L
 /// The image line of a distribution whose node image is built from release artifacts (rke2's):
 /// not pulled (no registry has it) but built, from cached or fetched artifacts.
 fn built_image_line(req: &Request<'_>, image: &str) -> Line {
-    use crate::sim_node_image::{CHECKSUMS, IMAGES, TARBALL};
     let distro = req.version.distro;
+    let Some(names) = &req.facts.release_artifacts else {
+        return Line::ok(
+            "image",
+            format!("{image}: {distro}'s nodes run a published image"),
+        );
+    };
+    let distro::ReleaseArtifacts {
+        tarball,
+        checksums,
+        images,
+        ..
+    } = names;
     let name = req.facts.name;
     let tag = format!(
         "{}:{}-<first 12 of the tarball's sha256>",
@@ -978,25 +989,28 @@ fn built_image_line(req: &Request<'_>, image: &str) -> Line {
         req.version.image_tag()
     );
     let offline = format!(
-        "air-gapped: give --artifacts DIR ({TARBALL}, {CHECKSUMS} and {IMAGES}, which {name} imports at boot), or --image NAME of a node image in the store"
+        "air-gapped: give --artifacts DIR ({tarball}, {checksums} and {images}, which {name} imports at boot), or --image NAME of a node image in the store"
     );
     let cache = crate::builds::release::cache_dir(distro, &req.version).ok();
-    if let Some(dir) = cache.filter(|d| d.join(TARBALL).is_file() && d.join(CHECKSUMS).is_file()) {
+    if let Some(dir) = cache.filter(|d| d.join(tarball).is_file() && d.join(checksums).is_file()) {
         return Line::ok(
             "image",
             format!(
-                "{image} is not here: `repro run` builds the node image {tag} from the release artifacts cached in {} (checked again against {CHECKSUMS})",
+                "{image} is not here: `repro run` builds the node image {tag} from the release artifacts cached in {} (checked again against {checksums})",
                 dir.display()
             ),
         );
     }
     let base = crate::builds::release::base_url(distro).unwrap_or_default();
-    let (_, url) =
-        crate::builds::release::urls(&crate::builds::fetch::without_userinfo(&base), &req.version);
+    let (_, url) = crate::builds::release::urls(
+        &crate::builds::fetch::without_userinfo(&base),
+        &req.version,
+        names,
+    );
     Line::warn(
         "image",
         format!(
-            "{image} is not here and no registry has it: `repro run` fetches {url} and {CHECKSUMS} beside it (not {IMAGES}: {name} pulls its images at boot), checks the tarball's sha256 and builds the node image {tag} from them"
+            "{image} is not here and no registry has it: `repro run` fetches {url} and {checksums} beside it (not {images}: {name} pulls its images at boot), checks the tarball's sha256 and builds the node image {tag} from them"
         ),
         offline,
     )

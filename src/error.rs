@@ -39,6 +39,15 @@ pub enum Error {
     Other(#[from] anyhow::Error),
 }
 
+impl From<crate::redact::FilesError> for Error {
+    fn from(e: crate::redact::FilesError) -> Error {
+        match e {
+            crate::redact::FilesError::BadInput(msg) => Error::BadInput(msg),
+            crate::redact::FilesError::Other(e) => Error::Other(e),
+        }
+    }
+}
+
 impl Error {
     pub(crate) fn bad_input(message: impl Into<String>) -> Error {
         Error::BadInput(message.into())

@@ -72,6 +72,24 @@ pub fn log_lines(data: &[u8]) {
     let _ = n.stats.describe();
 }
 
+/// The parsers of build inputs (`--artifacts`, `--k3s-commit`, `bisect --commits`): a
+/// `sha256sum` file searched for each name it may list (a byte-order mark, `*` binary names,
+/// CRLF lines), and a commit list with its diagnostics rendered.
+pub fn build_lists(data: &[u8]) {
+    let text = String::from_utf8_lossy(data);
+    for name in ["rke2.linux-amd64.tar.gz", "k3s", "sha256sum-amd64.txt", ""] {
+        if let Some(sum) = crate::builds::fetch::sum_for(&text, name) {
+            assert!(sum.len() == 64 && sum.bytes().all(|b| b.is_ascii_hexdigit()));
+        }
+    }
+    match crate::builds::commits::parse(std::path::Path::new("fuzz.txt"), &text) {
+        Ok(list) => assert!(list.iter().all(|c| c.len() == 40)),
+        Err(d) => {
+            let _ = d.to_string();
+        }
+    }
+}
+
 /// The redactor over a file's text: learns what the file names as secrets, then redacts it.
 /// Returns the redacted text (the stable loop checks planted secrets are gone).
 pub fn redact(name: &str, data: &[u8], extra_secrets: &[String]) -> String {

@@ -21,6 +21,7 @@ pub mod docker;
 mod doctor;
 pub mod error;
 pub mod exit;
+mod explore;
 mod flags;
 #[doc(hidden)]
 pub mod fuzzing;
@@ -42,5 +43,6 @@ mod safe_fs;
 pub mod scenario;
 pub mod sim_image;
 pub(crate) mod sim_node_image;
+mod start_order;
 mod table;
 mod target;

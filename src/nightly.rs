@@ -6,6 +6,7 @@
 use std::fmt::Write as _;
 
 use crate::matrix::{Cell, Status};
+use crate::redact::Redactor;
 use distro::{Distro, Version};
 
 /// The label every nightly issue carries (and the only issues this tool ever touches).
@@ -48,12 +49,17 @@ impl Group {
         }
     }
 
-    /// The issue's title: stable, so tomorrow's run finds today's issue by it.
+    /// The issue's title: stable, so tomorrow's run finds today's issue by it. Public: the
+    /// check and line come from summary.json, so they are redacted and put on one line.
     pub(crate) fn title(&self) -> String {
+        let mut p = Public::new();
         format!(
             "repro nightly: {} on {} {}",
-            self.check, self.distro, self.line
+            p.plain(&self.check),
+            self.distro,
+            p.plain(&self.line)
         )
+        .replace('@', "@\u{2060}")
     }
 
     /// `v1.33.5+k3s1=regression` for every cell that differs: changes are worth a comment.
@@ -64,7 +70,23 @@ impl Group {
             .filter(|c| matches!(c.status, Status::Regression | Status::UnexpectedFix))
             .map(|c| format!("{}={}", c.k3s_version, c.status.label().to_lowercase()))
             .collect();
-        red.join(",")
+        // Recorded inside an HTML comment of a public body: redacted, and only the characters
+        // of a version, so a version in summary.json cannot end the comment (`-->`).
+        let state = Public::new().plain(&red.join(","));
+        let mut kept: String = state
+            .chars()
+            .map(|c| {
+                if c.is_ascii_alphanumeric() || "+.=,_-".contains(c) {
+                    c
+                } else {
+                    '_'
+                }
+            })
+            .collect();
+        while kept.contains("--") {
+            kept = kept.replace("--", "-_");
+        }
+        kept
     }
 }
 
@@ -113,6 +135,10 @@ pub(crate) fn state_in(body: &str) -> Option<String> {
 /// The issue body: what differs, the table of the line, links to the run and each cell's
 /// artifact, and how to re-run a cell locally.
 pub(crate) fn body(g: &Group, links: &RunLinks) -> String {
+    // Every text of summary.json (and the run URL) goes through one redaction context, then
+    // the Markdown escaper: the body is public.
+    let mut p = Public::new();
+    let line = p.prose(&g.line);
     let mut o = String::new();
     let _ = writeln!(o, "{STATE_MARK}{} -->", g.state());
     let kinds: Vec<&str> = {
@@ -127,10 +153,9 @@ pub(crate) fn body(g: &Group, links: &RunLinks) -> String {
     };
     let _ = writeln!(
         o,
-        "The nightly run of repro check `{}` on the {} {} line shows {}.\n",
-        g.check,
+        "The nightly run of repro check {} on the {} {line} line shows {}.\n",
+        p.code(&g.check),
         g.distro,
-        g.line,
         if kinds.is_empty() {
             "no difference tonight".to_string()
         } else {
@@ -148,19 +173,23 @@ pub(crate) fn body(g: &Group, links: &RunLinks) -> String {
         } else {
             format!("**{}**", c.status.label())
         };
+        let artifact = format!("{}{}-{}", links.artifact_prefix, c.check, c.k3s_version);
         let _ = writeln!(
             o,
-            "| {} | {} | {} | {status} | artifact `{}{}-{}` |",
-            c.k3s_version,
+            "| {} | {} | {} | {status} | artifact {} |",
+            p.prose(&c.k3s_version),
             c.expected,
             c.verdict.map_or("—", |v| v.as_str()),
-            links.artifact_prefix,
-            c.check,
-            c.k3s_version
+            p.code(&artifact)
         );
     }
     o.push('\n');
-    let why: Vec<String> = g.cells.iter().filter_map(Cell::explain).collect();
+    let why: Vec<String> = g
+        .cells
+        .iter()
+        .filter_map(Cell::explain)
+        .map(|w| p.prose(&w))
+        .collect();
     if !why.is_empty() {
         o.push_str("Why:\n\n");
         for w in why {
@@ -168,7 +197,7 @@ pub(crate) fn body(g: &Group, links: &RunLinks) -> String {
         }
         o.push('\n');
     }
-    match &links.run_url {
+    match links.run_url.as_deref().map(|u| p.url(u)) {
         Some(u) => {
             let _ = writeln!(
                 o,
@@ -185,17 +214,108 @@ pub(crate) fn body(g: &Group, links: &RunLinks) -> String {
         .map(|c| {
             format!(
                 "repro run {} --version {} --expect {}",
-                c.check, c.k3s_version, c.expected
+                p.shell_word(&c.check),
+                p.shell_word(&c.k3s_version),
+                c.expected
             )
         })
         .collect();
     if !reruns.is_empty() {
-        let _ = writeln!(o, "Re-run locally:\n\n```sh\n{}\n```\n", reruns.join("\n"));
+        let _ = writeln!(
+            o,
+            "Re-run locally:\n\n{}",
+            crate::report::code_block("sh", &reruns.join("\n"), "")
+        );
     }
     o.push_str(
         "_Opened and kept up to date by the nightly workflow (`repro nightly-issues`): it closes this issue when every version of the line shows its expected verdict again._\n",
     );
     o
+}
+
+/// Text bound for a public issue (title, body, comment): redacted in one context — a URL's
+/// password, a token, a K10 token in a cell's `error` is replaced as in a run's own files —,
+/// put on one line, and escaped for where it goes, so nothing from summary.json can mention
+/// someone, open a comment, a code block or a table of its own.
+struct Public(Redactor);
+
+impl Public {
+    fn new() -> Self {
+        Public(Redactor::new(&[]))
+    }
+
+    /// Redacted, on one line, control characters shown (`\u001b`), never sent.
+    fn plain(&mut self, s: &str) -> String {
+        let s = self.0.redact_text(s);
+        let mut out = String::with_capacity(s.len());
+        for c in s.chars() {
+            match c {
+                '\n' | '\r' | '\t' => out.push(' '),
+                c if c.is_control() => out.push_str(&format!("\\u{:04x}", c as u32)),
+                c => out.push(c),
+            }
+        }
+        out
+    }
+
+    /// Prose: [`Public::plain`] with Markdown's markup characters escaped, `<`, `>` and `&` as
+    /// entities (no HTML, no `<!--`/`-->`), and `@` followed by a word joiner (no mention).
+    fn prose(&mut self, s: &str) -> String {
+        let mut out = String::new();
+        for c in self.plain(s).chars() {
+            match c {
+                '<' => out.push_str("&lt;"),
+                '>' => out.push_str("&gt;"),
+                '&' => out.push_str("&amp;"),
+                '@' => out.push_str("@\u{2060}"),
+                '\\' | '`' | '*' | '_' | '[' | ']' | '|' | '~' | '#' | '!' => {
+                    out.push('\\');
+                    out.push(c);
+                }
+                c => out.push(c),
+            }
+        }
+        out
+    }
+
+    /// A code span: no markup applies inside it, and its delimiter is longer than any run of
+    /// backticks in the text; a `|` still ends a table cell, so it is escaped.
+    fn code(&mut self, s: &str) -> String {
+        let s = self.plain(s).replace('|', "\\|").replace('@', "@\u{2060}");
+        let tick = crate::report::fence_for(&s);
+        // The shortest delimiter that fits (`fence_for` is for blocks: at least three).
+        let n = tick.len().saturating_sub(2).max(1);
+        let tick = "`".repeat(n);
+        let pad = if s.starts_with('`') || s.ends_with('`') {
+            " "
+        } else {
+            ""
+        };
+        format!("{tick}{pad}{s}{pad}{tick}")
+    }
+
+    /// The run's link, redacted (no credentials), as an autolink: spaces and angle brackets
+    /// percent-encoded, so it cannot end early.
+    fn url(&mut self, s: &str) -> String {
+        let s = self.plain(&crate::builds::fetch::without_userinfo(s));
+        s.replace(' ', "%20")
+            .replace('<', "%3C")
+            .replace('>', "%3E")
+            .replace('@', "%40")
+    }
+
+    /// One word of a shell command: as is when plain, else single-quoted.
+    fn shell_word(&mut self, s: &str) -> String {
+        let s = self.plain(s);
+        if !s.is_empty()
+            && s.chars()
+                .all(|c| c.is_ascii_alphanumeric() || "+-._/:=,".contains(c))
+        {
+            s
+        } else {
+            format!("'{}'", s.replace('\'', "'\\''"))
+        }
+    }
 }
 
 /// An issue the nightly made before, as `gh issue list` shows it.
@@ -252,8 +372,8 @@ pub(crate) fn decide(
 ) -> Action {
     let run = links
         .run_url
-        .clone()
-        .unwrap_or_else(|| "tonight's run".to_string());
+        .as_deref()
+        .map_or_else(|| "tonight's run".to_string(), |u| Public::new().url(u));
     match (g.health(), existing) {
         (Health::Red, None) => Action::Create {
             title: g.title(),
@@ -283,8 +403,8 @@ pub(crate) fn decide(
                 number: e.number,
                 comment: format!(
                     "Green again in {run}: every version of the {} line shows its expected verdict ({}).",
-                    g.line,
-                    versions.join(", ")
+                    Public::new().prose(&g.line),
+                    Public::new().prose(&versions.join(", "))
                 ),
             }
         }
@@ -441,6 +561,80 @@ mod tests {
             decide(unknown, Some(&open), None, &links()),
             Action::Nothing
         );
+    }
+
+    /// summary.json is input: a cell's error with a URL password, a token and a K10 token, a
+    /// mention, a code fence, an HTML comment's end and new lines reach neither the title nor the
+    /// body nor a comment as they are.
+    #[test]
+    fn hostile_cells_are_redacted_and_escaped() {
+        let k10 = "K10d1f0e8c2b4a6978563412f0e1d2c3b4a5968778695a4b3c2d1e0f9a8b7c6d5e4::server:4f9d2c7e1a8b3f60";
+        let mut bad = cell("v1.33.5+k3s1", "fixed", "reproduced");
+        bad.check = "etcd-split\n# @octocat".into();
+        bad.error = Some(format!(
+            "pull https://bob:hunter2pass@mirror.local/x failed\n```\n--> token={k10} @octocat <!-- <img src=x> | |"
+        ));
+        let mut broken = bad.clone();
+        broken.k3s_version = "v1.33.6+k3s1 --> @octocat".into();
+        broken.verdict = None;
+        broken.status = Status::Broken;
+        let all = groups(&[bad, broken]);
+        assert_eq!(all.len(), 2, "{all:?}");
+        for g in &all {
+            hostile_group_is_public_safe(g);
+        }
+    }
+
+    fn hostile_group_is_public_safe(g: &Group) {
+        let links = RunLinks {
+            run_url: Some("https://ci:runpass99@github.com/o/r/actions/runs/7".into()),
+            artifact_prefix: "results-".into(),
+        };
+        let b = body(g, &links);
+        let title = g.title();
+        // A red group's reopening comment names the run; other groups have none.
+        let comment = match decide(
+            g,
+            Some(&Existing {
+                number: 1,
+                open: false,
+            }),
+            None,
+            &links,
+        ) {
+            Action::Reopen { comment, .. } => comment,
+            _ => String::new(),
+        };
+        // Outside the re-run's code block (where a mention is inert and the command stays
+        // what was run, quoted).
+        let prose = b.split("```sh").next().unwrap_or_default().to_string();
+        for text in [&prose, &title, &comment] {
+            for secret in ["hunter2pass", "4f9d2c7e1a8b3f60", "K10d1f0e8", "runpass99"] {
+                assert!(!text.contains(secret), "{secret} in {text}");
+            }
+            assert!(!text.contains("@octocat"), "a mention in {text}");
+            assert!(!text.contains("<img"), "{text}");
+            assert!(!b.contains("hunter2pass"), "{b}");
+            assert!(!text.contains("<!-- <"), "{text}");
+        }
+        assert!(!title.contains('\n'), "{title}");
+        // One HTML comment, the state's, and it ends on its own line (a `-->` left in a code
+        // span is text there: no comment is open).
+        let first = b.lines().next().unwrap_or_default();
+        assert!(first.starts_with("<!-- ") && first.ends_with(" -->"), "{b}");
+        assert_eq!(first.matches("-->").count(), 1, "{b}");
+        assert_eq!(b.matches("<!--").count(), 1, "{b}");
+        for l in b.lines().skip(1) {
+            // Outside code spans, `-->` and `<` are entities.
+            let outside: String = l.split('`').step_by(2).collect();
+            assert!(!outside.contains("-->") && !outside.contains('<'), "{l}");
+        }
+        // No line of the body starts a heading or a code block of its own.
+        for l in b.lines() {
+            assert!(!l.starts_with('#'), "{l}");
+            assert!(!l.starts_with("```") || l == "```sh" || l == "```", "{l}");
+        }
+        assert!(state_in(&b).is_some_and(|s| !s.contains("--")), "{b}");
     }
 
     #[test]

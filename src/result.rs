@@ -11,6 +11,7 @@ use crate::scenario::Expected;
 /// 2: `distribution` (version-1 files are read as k3s runs).
 pub(crate) const SCHEMA_VERSION: u32 = 2;
 
+pub(crate) use crate::docker::EnvInfo;
 pub(crate) use crate::outcome::Outcome;
 
 /// Text forms are the JSON ones.
@@ -277,27 +278,6 @@ fn default_true() -> bool {
     true
 }
 
-#[derive(Debug, Clone, Default, Serialize, Deserialize)]
-pub struct EnvInfo {
-    pub(crate) docker_host: String,
-    /// Docker or Podman (both serve the Docker API). Older results lack it.
-    #[serde(default)]
-    pub(crate) engine: Option<crate::docker::EngineKind>,
-    pub(crate) docker_version: Option<String>,
-    pub(crate) docker_api_version: Option<String>,
-    pub(crate) kernel: Option<String>,
-    pub(crate) os: Option<String>,
-    pub(crate) arch: Option<String>,
-    pub(crate) cpus: Option<i64>,
-    pub(crate) memory_bytes: Option<i64>,
-    /// The engine's cgroup version (`1`, `2`) and driver (`cgroupfs`, `systemd`): on cgroup v2
-    /// real k3s must be PID 1 in its container (it is, in repro). Older results lack them.
-    #[serde(default)]
-    pub(crate) cgroup_version: Option<String>,
-    #[serde(default)]
-    pub(crate) cgroup_driver: Option<String>,
-}
-
 /// One step of the plan as recorded in `result.json` (see [`crate::plan::PlannedStep`]).
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub(crate) struct PlannedStepRecord {
@@ -515,6 +495,18 @@ impl Observed {
             Observed::Dead => "dead",
             Observed::NoValue => "none",
             Observed::Value(v) => v,
+        }
+    }
+}
+
+// Here, beside `Observed`, so the scenario's types stay below the record.
+impl Expected {
+    /// Whether `observed` is this value. `any` is either value the world can show; a death
+    /// is neither (it counts only through `on-death`, see [`Observation`]).
+    pub(crate) fn matches(&self, observed: &Observed) -> bool {
+        match self {
+            Expected::Any => *observed != Observed::Dead,
+            e => e.as_str() == observed.as_str(),
         }
     }
 }

@@ -56,7 +56,8 @@ pub(crate) fn write_atomic(path: &Path, data: &[u8]) -> anyhow::Result<()> {
         .parent()
         .filter(|p| !p.as_os_str().is_empty())
         .unwrap_or(Path::new("."));
-    private_dir(parent).with_context(|| format!("failed to create {}", parent.display()))?;
+    crate::safe_fs::private_dir(parent)
+        .with_context(|| format!("failed to create {}", parent.display()))?;
     let name = path
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
@@ -82,15 +83,6 @@ pub(crate) fn private_file(path: &Path) -> std::io::Result<fs::File> {
     #[cfg(unix)]
     std::os::unix::fs::OpenOptionsExt::mode(&mut o, 0o600);
     o.open(path)
-}
-
-/// Creates a folder and its missing parents, each readable by its owner only (0700).
-pub(crate) fn private_dir(path: &Path) -> std::io::Result<()> {
-    let mut b = fs::DirBuilder::new();
-    b.recursive(true);
-    #[cfg(unix)]
-    std::os::unix::fs::DirBuilderExt::mode(&mut b, 0o700);
-    b.create(path)
 }
 
 #[cfg(test)]

@@ -179,8 +179,42 @@ pub(crate) fn read_named(path: &Path, limit: u64) -> Result<Vec<u8>, ReadError> 
     read_regular(path, path, limit)
 }
 
-/// Reads `real` (shown as `shown`): checked to be a regular file before opening (a FIFO would
-/// block the open itself) and again once open; never more than `limit` bytes.
+/// Opens a file named by the user (links followed) for reading: opened without blocking
+/// (`O_NONBLOCK`: a FIFO swapped in after any check cannot hang the open), then checked on the
+/// open file (`fstat`): a regular file of at most `limit` bytes, or refused. Reading it is the
+/// caller's, within `limit` (see [`read_named`]); for a file too large to hold in memory (a
+/// release tarball, hashed as it streams).
+pub(crate) fn open_named(path: &Path, limit: u64) -> Result<fs::File, ReadError> {
+    open_regular(path, path, limit)
+}
+
+fn open_regular(shown: &Path, real: &Path, limit: u64) -> Result<fs::File, ReadError> {
+    use std::os::unix::fs::OpenOptionsExt;
+    let not_regular = |t: fs::FileType| ReadError::NotRegular {
+        path: shown.to_path_buf(),
+        kind: kind_of(t),
+    };
+    let f = fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY)
+        .open(real)
+        .map_err(io(shown))?;
+    let meta = f.metadata().map_err(io(shown))?;
+    if !meta.is_file() {
+        return Err(not_regular(meta.file_type()));
+    }
+    if meta.len() > limit {
+        return Err(ReadError::TooLarge {
+            path: shown.to_path_buf(),
+            limit,
+        });
+    }
+    Ok(f)
+}
+
+/// Reads `real` (shown as `shown`): checked to be a regular file before opening and again once
+/// open (opened without blocking, so a FIFO cannot hang the open); never more than `limit`
+/// bytes.
 fn read_regular(shown: &Path, real: &Path, limit: u64) -> Result<Vec<u8>, ReadError> {
     let not_regular = |t: fs::FileType| ReadError::NotRegular {
         path: shown.to_path_buf(),
@@ -197,11 +231,8 @@ fn read_regular(shown: &Path, real: &Path, limit: u64) -> Result<Vec<u8>, ReadEr
     if meta.len() > limit {
         return Err(too_large());
     }
-    let f = fs::File::open(real).map_err(io(shown))?;
+    let f = open_regular(shown, real, limit)?;
     let meta = f.metadata().map_err(io(shown))?;
-    if !meta.is_file() {
-        return Err(not_regular(meta.file_type()));
-    }
     let mut data = Vec::with_capacity(meta.len().min(limit) as usize);
     f.take(limit + 1)
         .read_to_end(&mut data)
@@ -342,12 +373,21 @@ fn wio(path: &Path) -> impl FnOnce(std::io::Error) -> WriteError + '_ {
     }
 }
 
+/// Creates a folder and its missing parents, each readable by its owner only (0700).
+pub(crate) fn private_dir(path: &Path) -> std::io::Result<()> {
+    let mut b = fs::DirBuilder::new();
+    b.recursive(true);
+    #[cfg(unix)]
+    std::os::unix::fs::DirBuilderExt::mode(&mut b, 0o700);
+    b.create(path)
+}
+
 /// The folder `rel` below the output folder `root`, created (0700) where missing. `root` is the
 /// user's choice (named on the command line: created with its parents, links to it followed);
 /// below it, every component must be a real folder: a symbolic link planted there is refused,
 /// never followed, so nothing is written outside `root`.
 pub(crate) fn dir_in(root: &Path, rel: &Path) -> Result<PathBuf, WriteError> {
-    crate::results_folder::private_dir(root).map_err(wio(root))?;
+    private_dir(root).map_err(wio(root))?;
     let mut cur = root.to_path_buf();
     for c in rel.components() {
         match c {

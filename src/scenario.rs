@@ -155,15 +155,6 @@ impl Expected {
             Expected::Any => ANY,
         }
     }
-
-    /// Whether `observed` is this value. `any` is either value the world can show; a death
-    /// is neither (it counts only through `on-death`, see `result::Observation`).
-    pub(crate) fn matches(&self, observed: &crate::result::Observed) -> bool {
-        match self {
-            Expected::Any => *observed != crate::result::Observed::Dead,
-            e => e.as_str() == observed.as_str(),
-        }
-    }
 }
 
 /// Read back from result.json: `any` is [`Expected::Any`] there (the loader has refused it
@@ -223,6 +214,80 @@ impl Signals {
     }
 }
 
+/// The signal whose `up` says a node of `role` is ready: the runner waits for it at a start,
+/// and value signals are read once it came (`observe::eval_value`).
+pub(crate) fn readiness_signal(role: Role) -> &'static str {
+    if role.is_server() {
+        READY_SIGNAL
+    } else {
+        AGENT_READY_SIGNAL
+    }
+}
+
+/// A server's ready line (`k3s is up and running`).
+pub(crate) const READY_SIGNAL: &str = "ready";
+/// An agent's ready line (the kubelet's registration on k3s, the agent's own line on rke2).
+pub(crate) const AGENT_READY_SIGNAL: &str = "agent-ready";
+
+impl Signals {
+    /// Why a node of `role` running `d` can never show `want` for signal `name` — no line it
+    /// prints, no probe and no death brings that value, so a run would only wait out its
+    /// timeout —, or `None` when something can. Unknown signals, roles the signal cannot be
+    /// told on (`Signal::observable_on`, reported on its own) and `any` are not judged here.
+    pub(crate) fn never_shows(
+        &self,
+        name: &str,
+        want: &Expected,
+        role: Role,
+        d: distro::Distro,
+    ) -> Option<String> {
+        let sig = self.get(name)?;
+        if !sig.observable_on(role) || *want == Expected::Any {
+            return None;
+        }
+        if sig.is_value() {
+            let ready = readiness_signal(role);
+            let shown = self
+                .get(ready)
+                .is_some_and(|r| r.up.iter().any(|p| p.printed_on(role, d)));
+            return (!shown).then(|| {
+                format!(
+                    "`{name}` is read once the node is ready, and no `{ready}: up` line is printed by {}",
+                    on(role, d)
+                )
+            });
+        }
+        sig.never_shows(want, role, d)
+    }
+}
+
+/// "an agent node of k3s"
+fn on(role: Role, d: distro::Distro) -> String {
+    let a = if role == Role::Agent || role == Role::All || role == Role::Etcd {
+        "an"
+    } else {
+        "a"
+    };
+    format!("{a} {} node of {d}", role.as_str())
+}
+
+/// The regexes of `ps` that `d` prints, each with the roles that print it: "`k3s is up and
+/// running` (only etcd, control-plane, all nodes)".
+fn described(ps: &[LinePattern], d: distro::Distro) -> Vec<String> {
+    ps.iter()
+        .filter(|p| p.distro.is_none_or(|x| x == d))
+        .map(|p| {
+            let re = p.regex.as_str();
+            if p.roles.is_empty() {
+                format!("`{re}`")
+            } else {
+                let roles: Vec<&str> = p.roles.iter().map(|r| r.as_str()).collect();
+                format!("`{re}` (only {} nodes)", roles.join(", "))
+            }
+        })
+        .collect()
+}
+
 #[derive(Debug, Clone)]
 pub struct Signal {
     pub(crate) description: String,
@@ -264,6 +329,81 @@ impl Signal {
         !self.value.is_empty()
     }
 
+    /// Whether this distribution has a probe for the signal (its own, or the unqualified one).
+    fn probed_on(&self, d: distro::Distro) -> bool {
+        self.probes.iter().any(|(x, _)| x.is_none_or(|x| x == d))
+    }
+
+    /// A state signal's `Signals::never_shows`: which lines, probe or death could show `want`
+    /// on a node of `role` running `d`, and why none can.
+    pub(crate) fn never_shows(
+        &self,
+        want: &Expected,
+        role: Role,
+        d: distro::Distro,
+    ) -> Option<String> {
+        if self.is_value() || self.probed_on(d) {
+            return None;
+        }
+        let printed = |ps: &[LinePattern]| ps.iter().any(|p| p.printed_on(role, d));
+        let by_death = self.on_death.as_ref() == Some(want);
+        let lines = |ps: &[LinePattern], what: &str| {
+            let all = described(ps, d);
+            if all.is_empty() {
+                format!("it has no `{what}` line")
+            } else {
+                format!("its `{what}` lines are {}", all.join(", "))
+            }
+        };
+        let death = match &self.on_death {
+            Some(v) => format!("a death counts as `{v}`"),
+            None => "a death decides nothing".to_string(),
+        };
+        let why = match want {
+            Expected::Up if !(printed(&self.up) || by_death) => {
+                format!("{}, and {death}", lines(&self.up, "up"))
+            }
+            Expected::Down if !(printed(&self.down) || printed(&self.settled_by) || by_death) => {
+                format!(
+                    "{}; {}; and {death}",
+                    lines(&self.down, "down"),
+                    lines(&self.settled_by, "settled-by")
+                )
+            }
+            _ => return None,
+        };
+        Some(format!(
+            "nothing {} prints shows it `{want}`: {why}",
+            on(role, d)
+        ))
+    }
+
+    /// What a run waits for to decide this state signal on a node of `role` running `d`, and
+    /// which value can never come there: the reason an undecided observation gives.
+    pub(crate) fn waited_for(&self, role: Role, d: distro::Distro) -> String {
+        let mut parts = Vec::new();
+        for (want, ps) in [(Expected::Up, &self.up), (Expected::Down, &self.down)] {
+            let ls = described(ps, d);
+            if !ls.is_empty() {
+                parts.push(format!("a `{want}` line ({})", ls.join(", ")));
+            }
+        }
+        let settle = described(&self.settled_by, d);
+        if !settle.is_empty() {
+            parts.push(format!("a `settled-by` line ({})", settle.join(", ")));
+        }
+        if let Some(v) = &self.on_death {
+            parts.push(format!("the node's death (`{v}`)"));
+        }
+        let mut out = format!("waited for {}", parts.join(" or "));
+        for want in [Expected::Up, Expected::Down] {
+            if let Some(why) = self.never_shows(&want, role, d) {
+                out.push_str(&format!("; `{want}` can never come there ({why})"));
+            }
+        }
+        out
+    }
+
     pub(crate) fn exists_in(&self, v: &Version) -> bool {
         self.since.as_ref().is_none_or(|s| s.contains(v))
     }
@@ -281,6 +421,10 @@ pub struct LinePattern {
     /// The only distribution that prints the line (`distribution:` on the pattern); `None`:
     /// every distribution.
     pub(crate) distro: Option<distro::Distro>,
+    /// The roles whose nodes print the line (`roles:` on the pattern); empty: every role. Only
+    /// the validator reads it (what a node can ever show): a line a role never prints does
+    /// not need filtering out of that role's log.
+    pub(crate) roles: Vec<Role>,
 }
 
 impl LinePattern {
@@ -289,6 +433,11 @@ impl LinePattern {
         self.distro.is_none_or(|d| d == v.distro)
             && self.since.as_ref().is_none_or(|s| s.contains(v))
             && self.until.as_ref().is_none_or(|u| !u.contains(v))
+    }
+
+    /// Whether a node of `role` running `d` can print the line at all (any version).
+    pub(crate) fn printed_on(&self, role: Role, d: distro::Distro) -> bool {
+        self.distro.is_none_or(|x| x == d) && (self.roles.is_empty() || self.roles.contains(&role))
     }
 }
 

@@ -42,6 +42,8 @@ pub(crate) fn node_seed(run_seed: u64, node: &str) -> u64 {
 
 /// Where `make sim` puts the binary, relative to a cargo target dir.
 pub(crate) const SIM_BINARY_IN_TARGET: &str = "x86_64-unknown-linux-gnu/release/k3s";
+/// Image label of repro's stand-in.
+pub(crate) const SIM_LABEL: &str = "io.repro.sim";
 /// Label holding a fingerprint of the binary and Dockerfile an image was built from.
 pub(crate) const FINGERPRINT_LABEL: &str = "io.repro.sim.fingerprint";
 

@@ -52,21 +52,28 @@ pub(crate) fn fingerprint(binary: &Path, base_id: &str) -> anyhow::Result<String
 }
 
 /// The image's Dockerfile for the stand-in image of `version`.
-pub(crate) fn render_dockerfile(facts: &distro::Facts, version: &str, fingerprint: &str) -> String {
-    render(&Render {
+pub(crate) fn render_dockerfile(
+    facts: &distro::Facts,
+    version: &str,
+    fingerprint: &str,
+) -> anyhow::Result<String> {
+    Ok(render(&Render {
         base: SYSTEMD_BASE_IMAGE,
+        layout: layout(facts)?,
         checksums: true,
         images: false,
         env: format!("{}={version} ", facts.sim_version_env),
         labels: format!(
             "io.repro.sim=true io.repro.privileged=false io.repro.sim.version={version} io.repro.sim.fingerprint={fingerprint}"
         ),
-    })
+    }))
 }
 
 /// What differs between the stand-in's image and one built from release artifacts.
 struct Render<'a> {
     base: &'a str,
+    /// The release's file names (`Facts::release_artifacts`).
+    layout: &'a distro::ReleaseArtifacts,
     /// Make `sha256sum-amd64.txt` (the stand-in's tarball comes without one).
     checksums: bool,
     /// Move the air-gap images tarball where rke2 imports it from at boot.
@@ -76,21 +83,26 @@ struct Render<'a> {
 }
 
 fn render(r: &Render<'_>) -> String {
+    let a = r.layout;
     let checksums = if r.checksums {
-        "sha256sum rke2.linux-amd64.tar.gz > sha256sum-amd64.txt && "
+        format!("sha256sum {} > {} && ", a.tarball, a.checksums)
     } else {
-        ""
+        String::new()
     };
     let images = if r.images {
         // rke2 imports every archive in agent/images at start (docs: air-gap install).
-        "mkdir -p /var/lib/rancher/rke2/agent/images && mv rke2-images.linux-amd64.tar.zst /var/lib/rancher/rke2/agent/images/ && "
+        format!(
+            "mkdir -p {dir} && mv {} {dir}/ && ",
+            a.images,
+            dir = a.images_dir
+        )
     } else {
-        ""
+        String::new()
     };
     DOCKERFILE_TEMPLATE
         .replace("@BASE@", r.base)
-        .replace("@CHECKSUMS@", checksums)
-        .replace("@IMAGES@", images)
+        .replace("@CHECKSUMS@", &checksums)
+        .replace("@IMAGES@", &images)
         .replace("@ENV@", &r.env)
         .replace("@LABELS@", &r.labels)
 }
@@ -160,8 +172,8 @@ pub(crate) fn build_context(
     let bytes = std::fs::read(binary)
         .with_context(|| format!("failed to read the stand-in binary {}", binary.display()))?;
     let tarball = release_tarball(facts, version, &bytes)?;
-    let dockerfile = render_dockerfile(facts, version, fingerprint);
-    let artifact = format!("artifacts/{}.linux-amd64.tar.gz", facts.binary);
+    let dockerfile = render_dockerfile(facts, version, fingerprint)?;
+    let artifact = format!("artifacts/{}", layout(facts)?.tarball);
     context(&[
         ("Dockerfile".into(), 0o644, dockerfile.into_bytes()),
         ("install.sh".into(), 0o755, INSTALL_SH.as_bytes().to_vec()),
@@ -199,14 +211,16 @@ async fn image_id_of(docker: &dyn DockerApi, base: &str) -> anyhow::Result<Strin
     }
 }
 
-/// The file names of rke2's release artifacts for amd64 (rke2's scripts/package-bundle,
-/// scripts/checksum, scripts/package-images; install.sh's INSTALL_RKE2_ARTIFACT_PATH reads them).
-pub(crate) const TARBALL: &str = "rke2.linux-amd64.tar.gz";
-pub(crate) const CHECKSUMS: &str = "sha256sum-amd64.txt";
-pub(crate) const IMAGES: &str = "rke2-images.linux-amd64.tar.zst";
-/// rke2's install script, when the artifact folder holds it: `install.sh` as get.rke2.io serves
-/// it, or `installer.sh` as the installer image rancher/system-agent-installer-rke2 ships it.
-pub(crate) const ARTIFACT_INSTALL_SH: [&str; 2] = ["install.sh", "installer.sh"];
+/// The release-artifact layout of `facts`'s distribution (`Facts::release_artifacts`): an error
+/// for one whose nodes run a published image.
+pub(crate) fn layout(facts: &distro::Facts) -> anyhow::Result<&distro::ReleaseArtifacts> {
+    facts.release_artifacts.as_ref().with_context(|| {
+        format!(
+            "{}'s nodes run a published image: it has no release artifacts",
+            facts.name
+        )
+    })
+}
 
 /// A `--artifacts` folder, checked: the tarball's sha256 is the one sha256sum-amd64.txt lists.
 #[derive(Debug, Clone)]
@@ -223,23 +237,35 @@ pub(crate) struct Artifacts {
 
 /// Reads and checks `dir` before anything is created: a missing file or a checksum mismatch is
 /// an error naming the file and both sums.
-pub(crate) fn verify_artifacts(dir: &Path) -> anyhow::Result<Artifacts> {
+pub(crate) fn verify_artifacts(facts: &distro::Facts, dir: &Path) -> anyhow::Result<Artifacts> {
     use sha2::Digest;
-    let tarball = dir.join(TARBALL);
-    let sums = dir.join(CHECKSUMS);
-    let listed = std::fs::read_to_string(&sums)
-        .with_context(|| format!("{}: cannot read (an artifacts folder holds {TARBALL} and {CHECKSUMS}, optionally {IMAGES} and install.sh)", sums.display()))?;
-    let expected = listed
-        .lines()
-        .find_map(|l| {
-            let mut w = l.split_whitespace();
-            let (sum, name) = (w.next()?, w.next()?);
-            (name.trim_start_matches('*') == TARBALL).then(|| sum.to_ascii_lowercase())
-        })
-        .with_context(|| format!("{}: no line `<sha256>  {TARBALL}`", sums.display()))?;
-    let bytes =
-        std::fs::read(&tarball).with_context(|| format!("{}: cannot read", tarball.display()))?;
-    let actual = format!("{:x}", sha2::Sha256::digest(&bytes));
+    use std::io::{Read, Seek};
+    let distro::ReleaseArtifacts {
+        tarball: tarball_name,
+        checksums,
+        images,
+        install_scripts,
+        ..
+    } = layout(facts)?;
+    let tarball = dir.join(tarball_name);
+    let sums = dir.join(checksums);
+    // Regular files only, opened without blocking, within their sizes: a sums file or tarball
+    // that is a link to /dev/zero or a FIFO is refused at once, not read forever.
+    let listed = crate::safe_fs::read_named(&sums, crate::builds::fetch::MAX_SUM_BYTES)
+        .map_err(|e| anyhow::anyhow!("{}: cannot read: {} (an artifacts folder holds {tarball_name} and {checksums}, optionally {images} and install.sh)", e.path().display(), e.reason()))?;
+    let listed = String::from_utf8_lossy(&listed);
+    let expected = crate::builds::fetch::sum_for(&listed, tarball_name).with_context(|| {
+        format!(
+            "{}: no line `<sha256>  {tarball_name}` (64 hex digits, as sha256sum writes it)",
+            sums.display()
+        )
+    })?;
+    let mut file = crate::safe_fs::open_named(&tarball, TARBALL_LIMIT)
+        .map_err(|e| anyhow::anyhow!("{}: cannot read: {}", e.path().display(), e.reason()))?;
+    let mut h = sha2::Sha256::new();
+    std::io::copy(&mut (&mut file).take(TARBALL_LIMIT), &mut h)
+        .with_context(|| format!("{}: cannot read", tarball.display()))?;
+    let actual = format!("{:x}", h.finalize());
     if actual != expected {
         bail!(
             "{}: sha256 {actual} does not match {expected}, the sum {} lists for it",
@@ -247,21 +273,35 @@ pub(crate) fn verify_artifacts(dir: &Path) -> anyhow::Result<Artifacts> {
             sums.display()
         );
     }
+    file.rewind()
+        .with_context(|| format!("{}: cannot read", tarball.display()))?;
     Ok(Artifacts {
         dir: dir.to_path_buf(),
-        stand_in: holds_stand_in(&bytes),
+        stand_in: holds_stand_in(file),
         tarball_sha256: actual,
-        images: dir.join(IMAGES).is_file(),
-        install_sh: ARTIFACT_INSTALL_SH
-            .into_iter()
+        images: dir.join(images).is_file(),
+        install_sh: install_scripts
+            .iter()
+            .copied()
             .find(|n| dir.join(n).is_file()),
     })
 }
 
+/// The most a release tarball may be (rke2's is about 40 MB).
+const TARBALL_LIMIT: u64 = crate::builds::fetch::MAX_DOWNLOAD_BYTES;
+/// The most a release tarball is inflated while looking for its license (rke2's inflates to
+/// about 200 MB): a small gzip of GiBs of zeros is not read to its end.
+const TARBALL_INFLATE_LIMIT: u64 = 1 << 30;
+/// The most of the license member read (rke2's is 11 KiB).
+const LICENSE_LIMIT: u64 = 64 * 1024;
+
 /// Whether a release tarball is the stand-in's: [`release_tarball`] writes its notice as
-/// share/rke2/LICENSE.txt, where rke2's tarball has rke2's license.
-fn holds_stand_in(gz: &[u8]) -> bool {
-    let mut archive = tar::Archive::new(flate2::read::GzDecoder::new(gz));
+/// share/rke2/LICENSE.txt, where rke2's tarball has rke2's license. Inflation is bounded in
+/// total and for the member read, as `redact`'s archives are.
+fn holds_stand_in(gz: impl std::io::Read) -> bool {
+    use std::io::Read;
+    let inflated = flate2::read::GzDecoder::new(gz).take(TARBALL_INFLATE_LIMIT);
+    let mut archive = tar::Archive::new(inflated);
     let Ok(entries) = archive.entries() else {
         return false;
     };
@@ -271,9 +311,9 @@ fn holds_stand_in(gz: &[u8]) -> bool {
             p.to_string_lossy().trim_start_matches("./") == "share/rke2/LICENSE.txt"
         });
         if is_license {
-            let mut text = String::new();
-            let _ = std::io::Read::read_to_string(&mut e, &mut text);
-            return text.starts_with("repro's rke2 stand-in");
+            let mut text = Vec::new();
+            let _ = (&mut e).take(LICENSE_LIMIT).read_to_end(&mut text);
+            return text.starts_with(b"repro's rke2 stand-in");
         }
     }
     false
@@ -326,7 +366,7 @@ fn render_artifact_dockerfile(
     artifacts: &Artifacts,
     base: &str,
     fingerprint: &str,
-) -> String {
+) -> anyhow::Result<String> {
     let node = format!("io.repro.node.version={version} io.repro.node.fingerprint={fingerprint}");
     let (env, labels) = if artifacts.stand_in {
         (
@@ -336,14 +376,20 @@ fn render_artifact_dockerfile(
     } else {
         (String::new(), node)
     };
-    render(&Render {
+    Ok(render(&Render {
         base,
+        layout: layout(facts)?,
         checksums: false,
         images: artifacts.images,
         env,
         labels,
-    })
+    }))
 }
+
+/// The most rke2's install.sh may be (about 30 KiB).
+const INSTALL_SH_LIMIT: u64 = 1 << 20;
+/// The most the air-gap images tarball may be (rke2's is about 800 MB).
+const IMAGES_LIMIT: u64 = 4 << 30;
 
 /// The node image of `version` from `artifacts` on `base`: built through the API unless the tag
 /// exists with this fingerprint.
@@ -371,23 +417,37 @@ pub(crate) async fn ensure_artifact_image(
             return Ok(());
         }
     }
-    let read = |name: &str| {
-        let p = artifacts.dir.join(name);
-        std::fs::read(&p).with_context(|| format!("{}: cannot read", p.display()))
+    // Each file regular and within its size, as `verify_artifacts` read them.
+    let read = |name: &str, limit: u64| {
+        crate::safe_fs::read_named(&artifacts.dir.join(name), limit)
+            .map_err(|e| anyhow::anyhow!("{e}"))
     };
     let install = match artifacts.install_sh {
-        Some(name) => read(name)?,
+        Some(name) => read(name, INSTALL_SH_LIMIT)?,
         None => INSTALL_SH.as_bytes().to_vec(),
     };
-    let dockerfile = render_artifact_dockerfile(facts, version, artifacts, base, &fp);
+    let dockerfile = render_artifact_dockerfile(facts, version, artifacts, base, &fp)?;
+    let names = layout(facts)?;
     let mut files = vec![
         ("Dockerfile".to_string(), 0o644, dockerfile.into_bytes()),
         ("install.sh".to_string(), 0o755, install),
-        (format!("artifacts/{TARBALL}"), 0o644, read(TARBALL)?),
-        (format!("artifacts/{CHECKSUMS}"), 0o644, read(CHECKSUMS)?),
+        (
+            format!("artifacts/{}", names.tarball),
+            0o644,
+            read(names.tarball, TARBALL_LIMIT)?,
+        ),
+        (
+            format!("artifacts/{}", names.checksums),
+            0o644,
+            read(names.checksums, crate::builds::fetch::MAX_SUM_BYTES)?,
+        ),
     ];
     if artifacts.images {
-        files.push((format!("artifacts/{IMAGES}"), 0o644, read(IMAGES)?));
+        files.push((
+            format!("artifacts/{}", names.images),
+            0o644,
+            read(names.images, IMAGES_LIMIT)?,
+        ));
     }
     docker
         .build_image(image, context(&files)?)
@@ -412,10 +472,11 @@ pub(crate) fn write_artifacts(
         .with_context(|| format!("failed to read the stand-in binary {}", binary.display()))?;
     let tarball = release_tarball(facts, version, &bytes)?;
     std::fs::create_dir_all(out).with_context(|| format!("{}: cannot create", out.display()))?;
-    let sum = format!("{:x}  {TARBALL}\n", sha2::Sha256::digest(&tarball));
-    std::fs::write(out.join(TARBALL), &tarball)
+    let names = layout(facts)?;
+    let sum = format!("{:x}  {}\n", sha2::Sha256::digest(&tarball), names.tarball);
+    std::fs::write(out.join(names.tarball), &tarball)
         .with_context(|| format!("{}: cannot write", out.display()))?;
-    std::fs::write(out.join(CHECKSUMS), sum)
+    std::fs::write(out.join(names.checksums), sum)
         .with_context(|| format!("{}: cannot write", out.display()))?;
     Ok(())
 }
@@ -477,7 +538,7 @@ mod tests {
     #[test]
     fn the_dockerfile_builds_on_the_base_and_installs_from_the_artifacts() {
         let facts = distro::Distro::Rke2.facts();
-        let d = render_dockerfile(facts, "v1.32.5+rke2r1", "1-2-t1-fx-by");
+        let d = render_dockerfile(facts, "v1.32.5+rke2r1", "1-2-t1-fx-by").expect("rke2's");
         assert!(
             d.contains("FROM repro.local/systemd-base:bookworm\n"),
             "{d}"
@@ -513,9 +574,11 @@ mod tests {
     #[test]
     fn artifacts_are_checked_against_their_sum_and_the_stand_in_is_recognised() {
         let dir = artifacts_of("v1.32.5+rke2r1");
-        let a = verify_artifacts(dir.path()).expect("verified");
+        let facts = distro::Distro::Rke2.facts();
+        let names = layout(facts).expect("rke2's");
+        let a = verify_artifacts(facts, dir.path()).expect("verified");
         assert!(a.stand_in && !a.images && a.install_sh.is_none());
-        let listed = std::fs::read_to_string(dir.path().join(CHECKSUMS)).expect("read");
+        let listed = std::fs::read_to_string(dir.path().join(names.checksums)).expect("read");
         assert!(listed.starts_with(&a.tarball_sha256), "{listed}");
         let v: distro::Version = "v1.32.5+rke2r1".parse().expect("version");
         let tag = artifact_image_ref(distro::Distro::Rke2.facts(), &v, &a);
@@ -534,31 +597,38 @@ mod tests {
             &other,
             "rancher/systemd-node:v0.0.5",
             "fp",
-        );
+        )
+        .expect("rke2's");
         assert!(d.contains("FROM rancher/systemd-node:v0.0.5\n"), "{d}");
         assert!(
             !d.contains("io.repro.sim") && !d.contains("privileged"),
             "{d}"
         );
         assert!(!d.contains("sha256sum rke2") && !d.contains('@'), "{d}");
-        let d = render_artifact_dockerfile(distro::Distro::Rke2.facts(), "v1", &a, "b", "fp");
+        let d = render_artifact_dockerfile(facts, "v1", &a, "b", "fp").expect("rke2's");
         assert!(
             d.contains("io.repro.sim=true io.repro.privileged=false"),
             "{d}"
         );
         // A changed byte: refused, both sums named.
-        let tarball = dir.path().join(TARBALL);
+        let tarball = dir.path().join(names.tarball);
         let mut bytes = std::fs::read(&tarball).expect("read");
         bytes.push(0);
         std::fs::write(&tarball, bytes).expect("write");
-        let e = format!("{:#}", verify_artifacts(dir.path()).expect_err("mismatch"));
+        let e = format!(
+            "{:#}",
+            verify_artifacts(facts, dir.path()).expect_err("mismatch")
+        );
         assert!(
             e.contains(&format!("does not match {}", a.tarball_sha256)),
             "{e}"
         );
         assert!(!e.contains(&format!("sha256 {} ", a.tarball_sha256)), "{e}");
-        std::fs::remove_file(dir.path().join(CHECKSUMS)).expect("rm");
-        let e = format!("{:#}", verify_artifacts(dir.path()).expect_err("missing"));
+        std::fs::remove_file(dir.path().join(names.checksums)).expect("rm");
+        let e = format!(
+            "{:#}",
+            verify_artifacts(facts, dir.path()).expect_err("missing")
+        );
         assert!(e.contains("sha256sum-amd64.txt: cannot read"), "{e}");
     }
 }

@@ -11,7 +11,8 @@ use clap::Args;
 pub(crate) struct Target {
     /// The check: a name from `repro list`, or a path to a check file.
     pub(crate) check: String,
-    /// Use this topology instead of the check's own.
+    /// Use this topology instead of the check's own: a name from `repro list`, or the path of
+    /// a topology file (e.g. ./two-etcd.yaml).
     #[arg(long)]
     pub(crate) topology: Option<String>,
     /// The version to run, e.g. v1.33.4+k3s1 (default: the topology's); `--k3s-version` is the
@@ -25,7 +26,7 @@ pub(crate) struct Target {
     )]
     pub(crate) version: Option<String>,
     /// Image to run instead of rancher/k3s:<version>.
-    #[arg(long, conflicts_with = "sim", value_parser = parse_image)]
+    #[arg(long, conflicts_with = "sim", value_parser = ImageRef)]
     pub(crate) image: Option<String>,
     /// Use the k3s stand-in image for the version (built on the spot if missing).
     #[arg(long)]
@@ -62,11 +63,55 @@ pub(crate) struct Target {
     /// The systemd image a node image from release artifacts (--artifacts, or fetched when a
     /// real rke2 run has neither it nor --image) is built on, pulled if absent (default: the
     /// one rke2's Docker tests use, rancher/systemd-node:v0.0.5).
-    #[arg(long, value_name = "IMAGE", conflicts_with_all = ["sim", "image"], value_parser = parse_image)]
+    #[arg(long, value_name = "IMAGE", conflicts_with_all = ["sim", "image"], value_parser = ImageRef)]
     pub(crate) node_base: Option<String>,
     /// The build under test once read (`--k3s-binary`, or `--k3s-commit` fetched): not a flag.
     #[arg(skip)]
     pub(crate) build: Option<crate::builds::Build>,
+}
+
+/// The version an image reference's tag names, when the tag has a distribution's form
+/// (`rancher/k3s:v1.33.5-k3s1`, `rancher/rke2-runtime:v1.32.9-rke2r1`, the stand-in's
+/// `repro.local/k3s-sim:v1.33.5-k3s1`): the version of record of a run of that image. A tag of
+/// another form (`:dev`, `:latest`, a digest alone) names none.
+pub(crate) fn image_version(reference: &str) -> Option<distro::Version> {
+    let without_digest = reference.split('@').next().unwrap_or(reference);
+    // The tag follows the last `:` after the last `/` (a registry's `:port` comes before it).
+    let last = without_digest.rsplit('/').next().unwrap_or(without_digest);
+    let (_, tag) = last.rsplit_once(':')?;
+    tag.parse().ok()
+}
+
+/// The value parser of every flag that takes an image (`--image`, `--node-base`, `doctor
+/// --image`): [`parse_image`], with an error of its own. clap's usual one quotes the value raw —
+/// a newline in it would print a line of the attacker's (`FAKE: ok`) —; this one shows the
+/// value with control characters escaped, and redacted (a URL's password) as every error is.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct ImageRef;
+
+impl clap::builder::TypedValueParser for ImageRef {
+    type Value = String;
+
+    fn parse_ref(
+        &self,
+        cmd: &clap::Command,
+        arg: Option<&clap::Arg>,
+        value: &std::ffi::OsStr,
+    ) -> Result<String, clap::Error> {
+        let flag = arg.map_or_else(|| "--image".to_string(), |a| format!("--{}", a.get_id()));
+        let flag = flag.replace('_', "-");
+        let refuse = |why: String| {
+            let msg = crate::term::redacted(&format!("{flag}: {why}\n"));
+            clap::Error::raw(clap::error::ErrorKind::ValueValidation, msg).with_cmd(cmd)
+        };
+        let Some(s) = value.to_str() else {
+            return Err(refuse(format!(
+                "`{}` is not UTF-8, so not an image reference",
+                value.to_string_lossy().escape_debug()
+            )));
+        };
+        parse_image(s).map_err(refuse)
+    }
 }
 
 /// `--image`: a Docker image reference (`[host[:port]/]path[:tag][@sha256:digest]`, path
@@ -85,7 +130,8 @@ fn parse_image(s: &str) -> Result<String, String> {
     } else {
         let facts = distro::Distro::default().facts();
         Err(format!(
-            "`{s}` is not an image reference; write e.g. {}:{} or registry.local:5000/k3s:dev (lowercase name, optional :tag)",
+            "`{}` is not an image reference; write e.g. {}:{} or registry.local:5000/k3s:dev (lowercase name, optional :tag)",
+            s.escape_debug(),
             facts.image_repository,
             facts.example_version.replace('+', "-")
         ))
@@ -119,6 +165,31 @@ mod tests {
             "rancher/k3s:tag with space",
         ] {
             assert!(parse_image(bad).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn an_image_tag_of_a_distributions_form_names_its_version() {
+        let v = |s: &str| image_version(s).map(|v| v.to_string());
+        assert_eq!(
+            v("rancher/k3s:v1.33.5-k3s1").as_deref(),
+            Some("v1.33.5+k3s1")
+        );
+        assert_eq!(
+            v("registry.local:5000/k3s:v1.33.4-rc1-k3s1@sha256:3f0d1c9e5b7a2d4f6e8c0a1b3d5f7e9c2a4b6d8f0e1c3a5b7d9f1e3c5a7b9d1f").as_deref(),
+            Some("v1.33.4-rc1+k3s1")
+        );
+        assert_eq!(
+            v("repro.local/rke2-sim:v1.32.9-rke2r1").as_deref(),
+            Some("v1.32.9+rke2r1")
+        );
+        for none in [
+            "registry.local:5000/k3s",
+            "registry.local:5000/k3s:dev",
+            "k3s:latest",
+            "rancher/k3s@sha256:3f0d1c9e5b7a2d4f6e8c0a1b3d5f7e9c2a4b6d8f0e1c3a5b7d9f1e3c5a7b9d1f",
+        ] {
+            assert_eq!(v(none), None, "{none}");
         }
     }
 }

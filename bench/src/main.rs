@@ -14,7 +14,12 @@
 //! cp-1 starts after every etcd node), alternated. Writes `target/bench/bench.json` and prints a
 //! short table.
 //!
+//! Then `repro explore` (issue #29): the embedded-registry campaign on etcd-split, unpaced and at
+//! `--sim-pace 1` (real k3s's timings): runs, seconds per run, and the time to the first minimal
+//! confirmed finding (`--skip-explore` to leave it out).
+//!
 //! Usage: repro-bench [--runs N] [--paced-runs N] [--out FILE] [--skip-matrix] [--skip-paced]
+//!        [--skip-explore]
 //!        repro-bench floor PLAN.json          (one floor run of a `repro plan --format json`)
 //!        repro-bench readme [BENCH.json]      (the README's Speed table, from a bench file)
 
@@ -361,12 +366,14 @@ fn bench(args: &[String]) -> Result<()> {
     let mut skip_matrix = false;
     let mut skip_paced = false;
     let mut paced_runs = 3usize;
+    let mut skip_explore = false;
     let mut it = args.iter();
     while let Some(a) = it.next() {
         match a.as_str() {
             "--runs" => runs = it.next().context("--runs N")?.parse()?,
             "--paced-runs" => paced_runs = it.next().context("--paced-runs N")?.parse()?,
             "--skip-paced" => skip_paced = true,
+            "--skip-explore" => skip_explore = true,
             "--out" => out = Some(it.next().context("--out FILE")?.into()),
             "--skip-matrix" => skip_matrix = true,
             other => bail!("unknown argument {other} (see the header of bench/src/main.rs)"),
@@ -486,6 +493,14 @@ fn bench(args: &[String]) -> Result<()> {
     } else {
         paced_section(&ctx, paced_runs)?
     };
+    let explore = if skip_explore {
+        serde_json::Value::Null
+    } else {
+        json!({
+            "unpaced": explore_campaign(&ctx, None)?,
+            "paced_1": explore_campaign(&ctx, Some("1"))?,
+        })
+    };
     let load_after = loadavg();
 
     let report = Report::new(&repro4, &floor4, &to_floor, &to_script, &repro25, &floor25);
@@ -542,12 +557,64 @@ fn bench(args: &[String]) -> Result<()> {
         },
         "matrix": matrix,
         "paced": paced,
+        "explore": explore,
         "targets": report.targets(),
     });
     std::fs::write(&out, serde_json::to_string_pretty(&doc)? + "\n")?;
     print_table(&doc);
     println!("written: {}", out.display());
     Ok(())
+}
+
+/// Issue #29's figures: the embedded-registry campaign on etcd-split at one pace, until its first
+/// minimal confirmed finding (the campaign minimises as soon as its sequences are run; the
+/// budget keeps it to the sequences that changing a joiner first shows).
+fn explore_campaign(ctx: &Ctx, pace: Option<&str>) -> Result<serde_json::Value> {
+    let results = ctx.work.join("explore");
+    let _ = std::fs::remove_dir_all(&results);
+    let mut c = ctx.repro_cmd();
+    c.args([
+        "explore",
+        "--topology",
+        "etcd-split",
+        "--keys",
+        "embedded-registry",
+        "--version",
+        VERSION,
+        "--sim",
+        "--budget",
+        "runs=6",
+        "--confirm",
+        "1",
+        "--results",
+    ])
+    .arg(&results)
+    .stdout(Stdio::null())
+    .stderr(Stdio::null());
+    if let Some(p) = pace {
+        c.args(["--sim-pace", p]);
+    }
+    let m = measured(&mut c)?;
+    if m.code != Some(0) {
+        bail!("repro explore exited {:?}", m.code);
+    }
+    let dir = std::fs::read_dir(&results)?
+        .flatten()
+        .map(|e| e.path())
+        .find(|p| p.join("campaign.json").is_file())
+        .ok_or_else(|| anyhow!("no campaign folder in {}", results.display()))?;
+    let state: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("campaign.json"))?)?;
+    let runs = state["runs"].as_u64().unwrap_or(0);
+    let secs = state["seconds"].as_f64().unwrap_or(0.0);
+    Ok(json!({
+        "pace": pace,
+        "wall_s": round(m.wall_s, 1),
+        "runs": runs,
+        "seconds_per_run": round(secs / runs.max(1) as f64, 1),
+        "first_minimal_finding_s": state["first_minimal_after"].as_f64().map(|s| round(s, 1)),
+        "minimal": state["minimal"],
+    }))
 }
 
 /// Issue #23's figures: paced runs of etcd-split in the start order of #23 and in the one
@@ -717,6 +784,17 @@ impl Report {
 }
 
 fn print_table(doc: &serde_json::Value) {
+    for (label, x) in [
+        ("unpaced", &doc["explore"]["unpaced"]),
+        ("pace 1", &doc["explore"]["paced_1"]),
+    ] {
+        if x.is_object() {
+            println!(
+                "explore embedded-registry ({label}): {} runs, {} s per run, first minimal finding after {} s (wall {} s)",
+                x["runs"], x["seconds_per_run"], x["first_minimal_finding_s"], x["wall_s"]
+            );
+        }
+    }
     let e = &doc["etcd_split"];
     let rp = &e["repro"]["phases_s"];
     let fp = &e["floor"]["phases_s"];

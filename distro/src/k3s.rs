@@ -66,6 +66,7 @@ pub static FACTS: Facts = Facts {
     ci_builds_url: Some("https://k3s-ci-builds.s3.amazonaws.com"),
     // k3s's nodes run the published rancher/k3s image: no release artifacts to fetch.
     release_downloads_url: None,
+    release_artifacts: None,
     config_dir: "/etc/rancher/k3s",
     config_path: "/etc/rancher/k3s/config.yaml",
     config_dropin_dir: "/etc/rancher/k3s/config.yaml.d",
@@ -82,6 +83,7 @@ pub static FACTS: Facts = Facts {
     banner_prefix: "Starting k3s ",
     agent_banner_prefix: "Starting k3s agent ",
     ready_line: "k3s is up and running",
+    kubelet_log: None,
     // install.sh's k3s.service and k3s-agent.service.
     unit_description: "Lightweight Kubernetes",
     lb_pick_prefix: LB_PICK_PREFIX,

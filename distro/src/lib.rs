@@ -130,6 +130,22 @@ pub enum NodeProcess {
     SystemdUnit,
 }
 
+/// The file names of a distribution's release artifacts for amd64, as its release scripts name
+/// them and its install script reads them from an artifact folder.
+#[derive(Debug)]
+pub struct ReleaseArtifacts {
+    /// The tarball of the binary and its units (`rke2.linux-amd64.tar.gz`).
+    pub tarball: &'static str,
+    /// The sha256 sum file listing the release's assets, the tarball among them.
+    pub checksums: &'static str,
+    /// The air-gap images tarball, imported at boot when present.
+    pub images: &'static str,
+    /// Where a node imports image tarballs from at start (the air-gap install's folder).
+    pub images_dir: &'static str,
+    /// The install script, when an artifact folder holds it, by the names it is shipped under.
+    pub install_scripts: &'static [&'static str],
+}
+
 /// How much memory a node of a role needs, in MiB (for the host-capacity check).
 #[derive(Debug)]
 pub struct NodeMemory {
@@ -195,6 +211,9 @@ pub struct Facts {
     /// `+` sent as `%2B`), as its install script downloads them; `None`: its nodes run a
     /// published image, nothing is fetched.
     pub release_downloads_url: Option<&'static str>,
+    /// The files of a release a node image is built from (`--artifacts`, or fetched from
+    /// `release_downloads_url`); `None`: its nodes run a published image.
+    pub release_artifacts: Option<ReleaseArtifacts>,
     /// The config file, its drop-in folder and the folder both live in.
     pub config_dir: &'static str,
     pub config_path: &'static str,
@@ -219,6 +238,10 @@ pub struct Facts {
     pub agent_banner_prefix: &'static str,
     /// The line a node logs once it is up.
     pub ready_line: &'static str,
+    /// Where the kubelet writes its own lines, relative to the data dir, when not to the
+    /// distribution's log (rke2: `agent/logs/kubelet.log`, pkg/cli/defaults); `None`: k3s runs
+    /// the kubelet in its process, its lines are k3s's.
+    pub kubelet_log: Option<&'static str>,
     /// The start of the `Description=` of the distribution's systemd units, which systemd puts
     /// in its own lines about them (`Started k3s.service - Lightweight Kubernetes.`).
     pub unit_description: &'static str,

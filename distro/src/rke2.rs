@@ -4,7 +4,7 @@
 //! fact below is read from rancher/rke2's source at the release tags; docs/rke2-behaviour.md
 //! cites the file and line of every one (the section is named after each field).
 
-use crate::{Facts, NodeMemory, NodeProcess, Outputs, RoleKeys, ValidationForm};
+use crate::{Facts, NodeMemory, NodeProcess, Outputs, ReleaseArtifacts, RoleKeys, ValidationForm};
 
 pub static FACTS: Facts = Facts {
     name: "rke2",
@@ -54,6 +54,16 @@ pub static FACTS: Facts = Facts {
     // `${INSTALL_RKE2_GITHUB_URL}/releases/download/${INSTALL_RKE2_VERSION}/sha256sum-${ARCH}.txt`
     // and `rke2.${SUFFIX}.tar.gz` beside it (SUFFIX linux-amd64).
     release_downloads_url: Some("https://github.com/rancher/rke2/releases/download"),
+    // rke2's scripts/package-bundle, scripts/checksum and scripts/package-images name them;
+    // install.sh's INSTALL_RKE2_ARTIFACT_PATH reads them. The install script is `install.sh` as
+    // get.rke2.io serves it, or `installer.sh` as rancher/system-agent-installer-rke2 ships it.
+    release_artifacts: Some(ReleaseArtifacts {
+        tarball: "rke2.linux-amd64.tar.gz",
+        checksums: "sha256sum-amd64.txt",
+        images: "rke2-images.linux-amd64.tar.zst",
+        images_dir: "/var/lib/rancher/rke2/agent/images",
+        install_scripts: &["install.sh", "installer.sh"],
+    }),
     // §2: k3s's configfilearg and datadir with the program name `rke2`.
     config_dir: "/etc/rancher/rke2",
     config_path: "/etc/rancher/rke2/config.yaml",
@@ -74,6 +84,7 @@ pub static FACTS: Facts = Facts {
     banner_prefix: "Starting rke2 ",
     agent_banner_prefix: "Starting rke2 agent ",
     ready_line: "rke2 is up and running",
+    kubelet_log: Some("agent/logs/kubelet.log"),
     // bundle/lib/systemd/system/rke2-{server,agent}.service: "Rancher Kubernetes Engine v2
     // (server)" / "(agent)"; 2020 releases had no suffix.
     unit_description: "Rancher Kubernetes Engine v2",

@@ -13,7 +13,7 @@ use std::sync::mpsc::Sender;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use crate::bootstrap::{self, CriticalArgs, Wire};
+use crate::bootstrap::{self, CriticalArgs, Proxy, Wire};
 use crate::cgroup;
 use crate::config::ServerConfig;
 use crate::datastore;
@@ -39,15 +39,6 @@ pub struct Features {
 pub enum Progress {
     Waiting,
     Kubelet,
-}
-
-/// How the agent reaches a supervisor.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Proxy {
-    /// `DisableLoadBalancer`: straight to the bootstrap URL (nodes with an apiserver).
-    Direct,
-    /// The local load balancer; `reset` first forgets its saved servers.
-    LoadBalancer { reset: bool },
 }
 
 pub struct Plan {
@@ -194,8 +185,11 @@ pub fn run(
 
     logs::info(format!("Running kubelet {}", kubelet_args(&plan, &served)));
     if let Some(lines) = cgroup::Facts::read().kubelet_failure() {
-        for line in lines {
-            logs::raw(&line);
+        kubelet_lines(&data_dir, &lines);
+        if crate::distro::facts().kubelet_log.is_some() {
+            // rke2's kubelet is a child process: rke2 logs its exit (and would start it again
+            // after 5 s, pkg/podexecutor/staticpod.go); the stand-in stops here.
+            logs::error("Kubelet exited: exit status 1");
         }
         // The kubelet exits the process (os.Exit(1)) after this line.
         std::process::exit(1);
@@ -220,7 +214,7 @@ pub fn run(
                 }
             }
         }
-        logs::raw(&cgroup::klog(
+        let registered = cgroup::klog(
             'I',
             std::process::id(),
             "kubelet_node_status.go:78",
@@ -228,7 +222,41 @@ pub fn run(
                 "\"Successfully registered node\" node=\"{}\"",
                 plan.node_name
             ),
-        ));
+        );
+        kubelet_lines(&data_dir, &[registered]);
+    }
+}
+
+/// The kubelet's own (klog) lines, where the distribution's kubelet writes them: k3s runs it
+/// in its process, so they are k3s's stderr (the container log, the journal); rke2 runs it as
+/// a child with `log-file=<data-dir>/agent/logs/kubelet.log`, `logtostderr=false` and its
+/// output sent there too (rke2 pkg/cli/defaults/defaults.go, pkg/podexecutor/staticpod.go at
+/// v1.32.5), so they never reach the journal (`Facts::kubelet_log`).
+fn kubelet_lines(data_dir: &std::path::Path, lines: &[String]) {
+    let Some(rel) = crate::distro::facts().kubelet_log else {
+        for line in lines {
+            logs::raw(line);
+        }
+        return;
+    };
+    let path = data_dir.join(rel);
+    let written = (|| {
+        use std::io::Write;
+        if let Some(dir) = path.parent() {
+            std::fs::create_dir_all(dir)?;
+        }
+        let mut f = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(&path)?;
+        for line in lines {
+            f.write_all(line.trim_end_matches('\n').as_bytes())?;
+            f.write_all(b"\n")?;
+        }
+        Ok::<(), std::io::Error>(())
+    })();
+    if let Err(e) = written {
+        logs::warn(format!("repro-sim: cannot write {}: {e}", path.display()));
     }
 }
 
@@ -413,7 +441,7 @@ pub fn run_command(cli_args: &[String]) -> i32 {
         standalone: true,
     };
     run(plan, features, Box::new(Vec::new), None);
-    crate::distro::notify_ready();
+    crate::distro::agent_ready();
     loop {
         std::thread::park();
     }

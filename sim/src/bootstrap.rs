@@ -11,7 +11,6 @@ use std::net::IpAddr;
 
 use serde::{Deserialize, Serialize};
 
-use crate::agent::Proxy;
 use crate::config::ServerConfig;
 use crate::version::{Changes, Version};
 
@@ -49,6 +48,15 @@ pub fn datastore(cfg: &ServerConfig, has_etcd_data: bool) -> Datastore {
 /// data). An etcd member with data on disk skips it on every restart.
 pub fn runs_critical_config_check(store: Datastore) -> bool {
     matches!(store, Datastore::EtcdJoin | Datastore::EtcdProxy)
+}
+
+/// How the agent reaches a supervisor.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Proxy {
+    /// `DisableLoadBalancer`: straight to the bootstrap URL (nodes with an apiserver).
+    Direct,
+    /// The local load balancer; `reset` first forgets its saved servers.
+    LoadBalancer { reset: bool },
 }
 
 /// Where the agent inside `k3s server` bootstraps from, and through what

@@ -111,6 +111,18 @@ pub fn stage_kubectl() {
     }
 }
 
+/// A standalone agent's end of start-up: under systemd (`NOTIFY_SOCKET` set, as rke2-agent's
+/// `Type=notify` unit sets it) k3s's agent logs `<program> agent is up and running` and then
+/// notifies (k3s pkg/agent/run.go, which rke2 runs); in a container without systemd it does
+/// neither — k3s agents in containers never print the line.
+pub fn agent_ready() {
+    if std::env::var_os("NOTIFY_SOCKET").is_none() {
+        return;
+    }
+    crate::logs::info(format!("{} agent is up and running", facts().name));
+    notify_ready();
+}
+
 /// systemd's readiness notification for a `Type=notify` unit (rke2's are): k3s calls
 /// `systemd.SdNotify(true, "READY=1\n")` right after its "is up and running" line. Outside a
 /// unit (`NOTIFY_SOCKET` unset, as in the k3s images) it does nothing.

@@ -14,7 +14,7 @@ pub use distro::Version;
 /// Env var that carries the imitated k3s version (set by the image; spelled once, in the
 /// `distro` crate's k3s facts, which repro's image builder reads too).
 pub fn version_env() -> &'static str {
-    crate::config::facts().sim_version_env
+    crate::distro::facts().sim_version_env
 }
 
 /// This executable's own stamp (`repro sim binary`), read once: a stamped binary reports its

@@ -90,7 +90,7 @@ pub(crate) fn fetch(distro: Distro, sha: &str, live: bool) -> Result<Fetched, Fe
         ))
     })?;
     let mkdir = |p: &Path| {
-        crate::results_folder::private_dir(p)
+        crate::safe_fs::private_dir(p)
             .map_err(|e| FetchError::Failed(format!("cannot create {}: {e}", p.display())))
     };
     mkdir(&dir)?;

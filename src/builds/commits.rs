@@ -23,16 +23,20 @@ pub(crate) fn read(path: &Path) -> Result<Vec<String>, Diagnostics> {
             ),
         }])
     };
-    let meta =
-        std::fs::metadata(path).map_err(|e| general(format!("cannot read the file: {e}")))?;
-    if !meta.is_file() || meta.len() > MAX_FILE_BYTES {
-        return Err(general(format!(
-            "not a regular file of at most {MAX_FILE_BYTES} bytes"
-        )));
-    }
-    let text =
-        std::fs::read_to_string(path).map_err(|e| general(format!("cannot read the file: {e}")))?;
-    parse(path, &text)
+    // A regular file within its size, opened without blocking (a FIFO or /dev/zero is
+    // refused, not read forever).
+    let bytes = crate::safe_fs::read_named(path, MAX_FILE_BYTES).map_err(|e| match e {
+        crate::safe_fs::ReadError::TooLarge { .. }
+        | crate::safe_fs::ReadError::NotRegular { .. } => general(format!(
+            "{}; a commit list is a regular file of at most {MAX_FILE_BYTES} bytes",
+            e.reason()
+        )),
+        e => general(format!("cannot read the file: {}", e.reason())),
+    })?;
+    let text = String::from_utf8(bytes)
+        .map_err(|e| general(format!("cannot read the file: not UTF-8 text ({e})")))?;
+    // A byte-order mark (a list saved by a Windows editor) is not part of the first SHA.
+    parse(path, text.strip_prefix('\u{feff}').unwrap_or(&text))
 }
 
 /// The commits of `text` (read from `path`, for the diagnostics).

@@ -5,6 +5,8 @@
 
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Mutex;
 use std::time::Duration;
 
 use sha2::{Digest, Sha256};
@@ -36,14 +38,120 @@ pub(crate) enum GetError {
     Failed(String),
 }
 
-/// The agent every download uses: a connection within 30 s, headers within 60 s (the body may
-/// take as long as it takes; the bar shows it).
+/// How long a server may send nothing — no headers, no byte of the body — before the download
+/// is given up (`REPRO_DOWNLOAD_STALL`, e.g. `10s`, shortens or lengthens it).
+pub(crate) const STALL_ENV: &str = "REPRO_DOWNLOAD_STALL";
+const DEFAULT_STALL: Duration = Duration::from_secs(60);
+/// The longest a whole download may take, however steadily it trickles in.
+const MAX_BODY_TIME: Duration = Duration::from_secs(2 * 3600);
+
+/// The stall timeout: [`STALL_ENV`] when it is a duration above zero, else 60 s.
+pub(crate) fn stall() -> Duration {
+    std::env::var(STALL_ENV)
+        .ok()
+        .and_then(|v| humantime::parse_duration(v.trim()).ok())
+        .filter(|d| !d.is_zero())
+        .unwrap_or(DEFAULT_STALL)
+}
+
+/// The agent every download uses: a connection within 30 s, headers within the stall timeout,
+/// the whole body within two hours; each chunk of the body within the stall timeout is
+/// [`download`]'s and [`read_text`]'s (ureq has no timeout per read).
 pub(crate) fn agent() -> ureq::Agent {
     ureq::Agent::config_builder()
         .timeout_connect(Some(Duration::from_secs(30)))
-        .timeout_recv_response(Some(Duration::from_secs(60)))
+        .timeout_recv_response(Some(stall()))
+        .timeout_recv_body(Some(MAX_BODY_TIME))
         .build()
         .into()
+}
+
+/// Set by [`abandon`]: every download in progress stops at its next chunk.
+static ABANDONED: AtomicBool = AtomicBool::new(false);
+/// The partial files being written (`<name>.part-<pid>`), removed by [`abandon`].
+static PARTS: Mutex<Vec<PathBuf>> = Mutex::new(Vec::new());
+
+/// An interrupt during a download: stop every download and remove its partial file, so nothing
+/// half-written is left in the cache (the command then exits 130).
+pub(crate) fn abandon() {
+    ABANDONED.store(true, Ordering::SeqCst);
+    let parts = std::mem::take(&mut *PARTS.lock().unwrap_or_else(|p| p.into_inner()));
+    for p in parts {
+        let _ = std::fs::remove_file(p);
+    }
+}
+
+/// The chunks of `body`, read on a thread of its own so that each can be waited for with a
+/// timeout: a server that stops sending ends the download after [`stall`], with `shown`'s name,
+/// instead of hanging. The thread, blocked in its read, ends with the process (or when ureq's
+/// whole-body timeout fires).
+fn chunks(
+    body: impl Read + Send + 'static,
+    shown: &str,
+) -> impl Iterator<Item = Result<Vec<u8>, String>> {
+    let (tx, rx) = std::sync::mpsc::sync_channel::<std::io::Result<Vec<u8>>>(4);
+    std::thread::spawn(move || {
+        let mut body = body;
+        loop {
+            let mut buf = vec![0u8; 256 * 1024];
+            match body.read(&mut buf) {
+                Ok(0) => break,
+                Ok(n) => {
+                    buf.truncate(n);
+                    if tx.send(Ok(buf)).is_err() {
+                        break;
+                    }
+                }
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                Err(e) => {
+                    let _ = tx.send(Err(e));
+                    break;
+                }
+            }
+        }
+    });
+    let (shown, stall) = (shown.to_string(), stall());
+    let mut done = false;
+    std::iter::from_fn(move || {
+        if done {
+            return None;
+        }
+        // Waited for in slices: an interrupt ([`abandon`]) is heard within a quarter second,
+        // not after the whole stall timeout (the runtime waits for this thread at exit).
+        let since = std::time::Instant::now();
+        let next = loop {
+            let left = stall.saturating_sub(since.elapsed());
+            match rx.recv_timeout(left.min(Duration::from_millis(250))) {
+                Err(std::sync::mpsc::RecvTimeoutError::Timeout)
+                    if !left.is_zero() && !ABANDONED.load(Ordering::SeqCst) =>
+                {
+                    continue
+                }
+                Err(std::sync::mpsc::RecvTimeoutError::Timeout)
+                    if ABANDONED.load(Ordering::SeqCst) =>
+                {
+                    done = true;
+                    return Some(Err(format!("the download of {shown} was interrupted")));
+                }
+                other => break other,
+            }
+        };
+        match next {
+            Ok(Ok(chunk)) => Some(Ok(chunk)),
+            Ok(Err(e)) => {
+                done = true;
+                Some(Err(format!("cannot download {shown}: {e}")))
+            }
+            Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {
+                done = true;
+                Some(Err(format!(
+                    "cannot download {shown}: the server sent nothing for {} (stalled); try again, or set {STALL_ENV} to wait longer",
+                    humantime::format_duration(stall)
+                )))
+            }
+            Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => None,
+        }
+    })
 }
 
 /// GET `url` (which may carry credentials; messages name it without them).
@@ -59,17 +167,19 @@ pub(crate) fn get(
 
 /// The body of a small text file (a sum file), at most [`MAX_SUM_BYTES`].
 pub(crate) fn read_text(
-    mut resp: ureq::http::Response<ureq::Body>,
+    resp: ureq::http::Response<ureq::Body>,
     shown: &str,
 ) -> Result<String, String> {
-    let mut text = String::new();
-    resp.body_mut()
-        .with_config()
+    let reader = resp
+        .into_body()
+        .into_with_config()
         .limit(MAX_SUM_BYTES)
-        .reader()
-        .read_to_string(&mut text)
-        .map_err(|e| format!("cannot read {shown}: {e}"))?;
-    Ok(text)
+        .reader();
+    let mut bytes = Vec::new();
+    for chunk in chunks(reader, shown) {
+        bytes.extend_from_slice(&chunk.map_err(|e| e.replace("cannot download", "cannot read"))?);
+    }
+    String::from_utf8(bytes).map_err(|e| format!("cannot read {shown}: not text ({e})"))
 }
 
 /// `$XDG_CACHE_HOME/repro/<kind>`, else `~/.cache/repro/<kind>`.
@@ -82,8 +192,10 @@ pub(crate) fn cache_root(kind: &str) -> Result<PathBuf, String> {
     Ok(base.join("repro").join(kind))
 }
 
-/// The sum for `name` in a `sha256sum` file (`<hex>  <name>`, `*<name>` in binary mode).
+/// The sum for `name` in a `sha256sum` file (`<hex>  <name>`, `*<name>` in binary mode). A
+/// byte-order mark (a file saved by a Windows editor) is not part of the first sum.
 pub(crate) fn sum_for(text: &str, name: &str) -> Option<String> {
+    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
     text.lines().find_map(|l| {
         let (sum, file) = l.trim().split_once(char::is_whitespace)?;
         let file = file.trim_start().trim_start_matches('*');
@@ -147,28 +259,44 @@ pub(crate) fn download(
         errln!("repro: downloading {url}");
         indicatif::ProgressBar::hidden()
     };
-    let failed = |e: std::io::Error| format!("cannot download {url}: {e}");
     let cannot_write = |e: std::io::Error| format!("cannot write {}: {e}", part.display());
     // Unlimited by ureq (its default limit is for text): bounded here instead.
-    let mut reader = resp.into_body().into_reader().take(MAX_DOWNLOAD_BYTES + 1);
+    let reader = resp.into_body().into_reader().take(MAX_DOWNLOAD_BYTES + 1);
+    if ABANDONED.load(Ordering::SeqCst) {
+        return Err(format!("the download of {url} was interrupted"));
+    }
+    PARTS
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .push(part.to_path_buf());
     let mut out = std::fs::File::create(part).map_err(cannot_write)?;
     let mut h = Sha256::new();
-    let mut buf = vec![0u8; 256 * 1024];
     let mut total = 0u64;
-    loop {
-        let n = reader.read(&mut buf).map_err(failed)?;
-        if n == 0 {
-            break;
+    let result = (|| {
+        for chunk in chunks(reader, url) {
+            let chunk = chunk?;
+            if ABANDONED.load(Ordering::SeqCst) {
+                return Err(format!("the download of {url} was interrupted"));
+            }
+            total += chunk.len() as u64;
+            if total > MAX_DOWNLOAD_BYTES {
+                return Err(format!("{url} is more than {MAX_DOWNLOAD_BYTES} bytes"));
+            }
+            h.update(&chunk);
+            out.write_all(&chunk).map_err(cannot_write)?;
+            bar.inc(chunk.len() as u64);
         }
-        total += n as u64;
-        if total > MAX_DOWNLOAD_BYTES {
-            return Err(format!("{url} is more than {MAX_DOWNLOAD_BYTES} bytes"));
-        }
-        h.update(&buf[..n]);
-        out.write_all(&buf[..n]).map_err(cannot_write)?;
-        bar.inc(n as u64);
+        out.sync_all().map_err(cannot_write)
+    })();
+    PARTS
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .retain(|p| p != part);
+    if ABANDONED.load(Ordering::SeqCst) {
+        let _ = std::fs::remove_file(part);
+        return Err(format!("the download of {url} was interrupted"));
     }
-    out.sync_all().map_err(cannot_write)?;
+    result?;
     bar.finish_and_clear();
     Ok(hex(&h.finalize()))
 }

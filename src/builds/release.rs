@@ -13,7 +13,7 @@ use std::path::{Path, PathBuf};
 use distro::{Distro, Version};
 
 use super::fetch::{self, without_userinfo, FetchError, GetError};
-use crate::sim_node_image::{CHECKSUMS, IMAGES, TARBALL};
+use distro::ReleaseArtifacts;
 
 /// Overrides the base URL the release artifacts are under (`<url>/<version>/<file>`): a mirror,
 /// or a local server in tests. A `user:password@` in it is sent, never shown.
@@ -34,11 +34,11 @@ pub(crate) fn base_url(distro: Distro) -> Option<String> {
 
 /// The sum file's and the tarball's URLs for `version` under `base`: the version as a path
 /// segment, its `+` sent as `%2B` (what browsers send; GitHub answers both).
-pub(crate) fn urls(base: &str, version: &Version) -> (String, String) {
+pub(crate) fn urls(base: &str, version: &Version, names: &ReleaseArtifacts) -> (String, String) {
     let v = version.to_string().replace('+', "%2B");
     (
-        format!("{base}/{v}/{CHECKSUMS}"),
-        format!("{base}/{v}/{TARBALL}"),
+        format!("{base}/{v}/{}", names.checksums),
+        format!("{base}/{v}/{}", names.tarball),
     )
 }
 
@@ -49,21 +49,22 @@ pub(crate) fn cache_dir(distro: Distro, version: &Version) -> Result<PathBuf, St
 
 /// The tarball's sum when the cached pair in `dir` still matches; a damaged or partial pair is
 /// removed (and fetched again).
-fn cached(dir: &Path) -> Option<String> {
-    let (tarball, sums) = (dir.join(TARBALL), dir.join(CHECKSUMS));
+fn cached(dir: &Path, names: &ReleaseArtifacts) -> Option<String> {
+    let (tarball, sums) = (dir.join(names.tarball), dir.join(names.checksums));
     if !tarball.exists() && !sums.exists() {
         return None;
     }
     let want = std::fs::read_to_string(&sums)
         .ok()
-        .and_then(|t| fetch::sum_for(&t, TARBALL));
+        .and_then(|t| fetch::sum_for(&t, names.tarball));
     let have = fetch::file_sha256(&tarball);
     if want.is_some() && want == have {
         return have;
     }
     errln!(
-        "repro: the cached {} does not match {CHECKSUMS} beside it; fetching both again",
-        tarball.display()
+        "repro: the cached {} does not match {} beside it; fetching both again",
+        tarball.display(),
+        names.checksums
     );
     let _ = std::fs::remove_file(&tarball);
     let _ = std::fs::remove_file(&sums);
@@ -74,27 +75,34 @@ fn cached(dir: &Path) -> Option<String> {
 /// file): the cache's if it still matches, else downloaded and checked first. `live`: a
 /// progress bar on stderr. On a mismatch nothing is kept.
 pub(crate) fn fetch(distro: Distro, version: &Version, live: bool) -> Result<PathBuf, FetchError> {
-    let Some(base) = base_url(distro) else {
+    let (Some(base), Some(names)) = (base_url(distro), distro.facts().release_artifacts.as_ref())
+    else {
         return Err(FetchError::Failed(format!(
             "{distro} nodes run a published image: there are no release artifacts to fetch"
         )));
     };
+    let ReleaseArtifacts {
+        tarball,
+        checksums,
+        images,
+        ..
+    } = names;
     // The node image is amd64 (sim/image/rke2/Dockerfile.in), as the tarball's name says.
     if std::env::consts::ARCH != "x86_64" {
         return Err(FetchError::Failed(format!(
-            "{distro}'s release artifacts are fetched for amd64 only ({TARBALL}); on {} give --artifacts DIR with your architecture's",
+            "{distro}'s release artifacts are fetched for amd64 only ({tarball}); on {} give --artifacts DIR with your architecture's",
             std::env::consts::ARCH
         )));
     }
     let dir = cache_dir(distro, version).map_err(FetchError::Failed)?;
-    if let Some(sum) = cached(&dir) {
+    if let Some(sum) = cached(&dir, names) {
         errln!(
-            "repro: {distro} {version}'s release artifacts are cached and verified ({TARBALL} sha256 {sum}): {}",
+            "repro: {distro} {version}'s release artifacts are cached and verified ({tarball} sha256 {sum}): {}",
             dir.display()
         );
         return Ok(dir);
     }
-    let (sum_url, url) = urls(&base, version);
+    let (sum_url, url) = urls(&base, version, names);
     let (shown_sum, shown) = (without_userinfo(&sum_url), without_userinfo(&url));
     let agent = fetch::agent();
     let get = |real: &str| {
@@ -108,15 +116,15 @@ pub(crate) fn fetch(distro: Distro, version: &Version, live: bool) -> Result<Pat
         })
     };
     let text = fetch::read_text(get(&sum_url)?, &shown_sum).map_err(FetchError::Failed)?;
-    let expected = fetch::sum_for(&text, TARBALL).ok_or_else(|| {
+    let expected = fetch::sum_for(&text, tarball).ok_or_else(|| {
         FetchError::Failed(format!(
-            "{shown_sum} has no sha256 line for `{TARBALL}` (expected `<64 hex>  {TARBALL}`, as sha256sum writes it)"
+            "{shown_sum} has no sha256 line for `{tarball}` (expected `<64 hex>  {tarball}`, as sha256sum writes it)"
         ))
     })?;
     errln!(
-        "repro: fetching {distro} {version}'s release artifacts ({TARBALL}, checked against {CHECKSUMS}); not {IMAGES} (about 800 MB): rke2 pulls its images at boot when online — on an air-gapped host give --artifacts DIR holding it"
+        "repro: fetching {distro} {version}'s release artifacts ({tarball}, checked against {checksums}); not {images} (about 800 MB): rke2 pulls its images at boot when online — on an air-gapped host give --artifacts DIR holding it"
     );
-    crate::results_folder::private_dir(&dir)
+    crate::safe_fs::private_dir(&dir)
         .map_err(|e| FetchError::Failed(format!("cannot create {}: {e}", dir.display())))?;
     // Nothing is kept unless verified: the part file goes, and the version's folder with it
     // when it holds nothing else.
@@ -124,7 +132,7 @@ pub(crate) fn fetch(distro: Distro, version: &Version, live: bool) -> Result<Pat
         let _ = std::fs::remove_file(part);
         let _ = std::fs::remove_dir(&dir);
     };
-    let part = dir.join(format!("{TARBALL}.part-{}", std::process::id()));
+    let part = dir.join(format!("{tarball}.part-{}", std::process::id()));
     let got = match get(&url)
         .and_then(|r| fetch::download(r, &shown, &part, live).map_err(FetchError::Failed))
     {
@@ -142,9 +150,9 @@ pub(crate) fn fetch(distro: Distro, version: &Version, live: bool) -> Result<Pat
     }
     let failed =
         |e: std::io::Error| FetchError::Failed(format!("cannot write {}: {e}", dir.display()));
-    std::fs::rename(&part, dir.join(TARBALL)).map_err(failed)?;
+    std::fs::rename(&part, dir.join(tarball)).map_err(failed)?;
     // The sum file as published (rke2's lists every asset); `--artifacts` reads the tarball's line.
-    std::fs::write(dir.join(CHECKSUMS), &text).map_err(failed)?;
+    std::fs::write(dir.join(checksums), &text).map_err(failed)?;
     errln!(
         "repro: downloaded and verified {shown} (sha256 {got}) into {}",
         dir.display()
@@ -156,19 +164,27 @@ pub(crate) fn fetch(distro: Distro, version: &Version, live: bool) -> Result<Pat
 mod tests {
     use super::*;
 
+    fn names() -> &'static ReleaseArtifacts {
+        distro::Distro::Rke2
+            .facts()
+            .release_artifacts
+            .as_ref()
+            .expect("rke2's")
+    }
+
     #[test]
     fn urls_are_install_shs_with_the_plus_encoded() {
         let v: Version = "v1.32.5+rke2r1".parse().unwrap();
         let base = Distro::Rke2.facts().release_downloads_url.unwrap();
         assert_eq!(
-            urls(base, &v),
+            urls(base, &v, names()),
             (
                 "https://github.com/rancher/rke2/releases/download/v1.32.5%2Brke2r1/sha256sum-amd64.txt".to_string(),
                 "https://github.com/rancher/rke2/releases/download/v1.32.5%2Brke2r1/rke2.linux-amd64.tar.gz".to_string(),
             )
         );
         let rc: Version = "v1.33.5-rc1+rke2r1".parse().unwrap();
-        assert!(urls("http://m", &rc)
+        assert!(urls("http://m", &rc, names())
             .1
             .starts_with("http://m/v1.33.5-rc1%2Brke2r1/"));
         // k3s's nodes run a published image: nothing to fetch, whatever the environment says.
@@ -182,13 +198,16 @@ mod tests {
         let text = format!(
             "{a}  rke2-images.linux-amd64.tar.zst\n{b}  rke2.linux-amd64.tar.gz\n{c}  rke2.linux-amd64\n"
         );
-        assert_eq!(fetch::sum_for(&text, TARBALL), Some(b.clone()));
+        assert_eq!(fetch::sum_for(&text, names().tarball), Some(b.clone()));
         assert_eq!(
             fetch::sum_for(&text, "rke2.linux-amd64"),
             Some(c.to_ascii_lowercase())
         );
         assert_eq!(
-            fetch::sum_for(&format!("{a}  rke2.linux-amd64.tar.gz.sig\n"), TARBALL),
+            fetch::sum_for(
+                &format!("{a}  rke2.linux-amd64.tar.gz.sig\n"),
+                names().tarball
+            ),
             None
         );
     }
@@ -196,13 +215,20 @@ mod tests {
     #[test]
     fn a_damaged_cache_is_dropped_and_a_good_one_kept() {
         let dir = tempfile::tempdir().unwrap();
-        assert_eq!(cached(dir.path()), None);
-        std::fs::write(dir.path().join(TARBALL), b"tarball").unwrap();
+        assert_eq!(cached(dir.path(), names()), None);
+        std::fs::write(dir.path().join(names().tarball), b"tarball").unwrap();
         let sum = crate::builds::sha256_hex(b"tarball");
-        std::fs::write(dir.path().join(CHECKSUMS), format!("{sum}  {TARBALL}\n")).unwrap();
-        assert_eq!(cached(dir.path()), Some(sum));
-        std::fs::write(dir.path().join(TARBALL), b"tarbal!").unwrap();
-        assert_eq!(cached(dir.path()), None);
-        assert!(!dir.path().join(TARBALL).exists() && !dir.path().join(CHECKSUMS).exists());
+        std::fs::write(
+            dir.path().join(names().checksums),
+            format!("{sum}  {}\n", names().tarball),
+        )
+        .unwrap();
+        assert_eq!(cached(dir.path(), names()), Some(sum));
+        std::fs::write(dir.path().join(names().tarball), b"tarbal!").unwrap();
+        assert_eq!(cached(dir.path(), names()), None);
+        assert!(
+            !dir.path().join(names().tarball).exists()
+                && !dir.path().join(names().checksums).exists()
+        );
     }
 }

@@ -148,7 +148,21 @@ pub(crate) async fn run(g: &Global, a: &BisectArgs) -> Result<Exit, Error> {
         sim: a.sim,
         dir: &dir,
     };
-    bisector::bisect(&search, &prepare, Arc::new(out)).await
+    let ended = bisector::bisect(&search, &prepare, Arc::new(out)).await;
+    no_folder_on_bad_input(ended, &dir)
+}
+
+/// Bad input found by the first run's preparation (a commit with no build, a check whose
+/// topology no build runs on) is exit 2 with nothing created: the bisect's folder, still empty
+/// then, is removed (`remove_dir` removes only an empty one).
+fn no_folder_on_bad_input(
+    ended: Result<Exit, Error>,
+    dir: &std::path::Path,
+) -> Result<Exit, Error> {
+    if matches!(&ended, Err(e) if e.exit() == Exit::BadInput) {
+        let _ = std::fs::remove_dir(dir);
+    }
+    ended
 }
 
 /// `repro bisect <check> --commits FILE`: the first commit of the list whose CI build's verdict
@@ -214,5 +228,6 @@ async fn commits(
         limit,
         dir: &dir,
     };
-    bisector::bisect_commits(&search, &prepare, Arc::new(out)).await
+    let ended = bisector::bisect_commits(&search, &prepare, Arc::new(out)).await;
+    no_folder_on_bad_input(ended, &dir)
 }

@@ -41,13 +41,35 @@ pub(crate) fn resolve(root: Option<&Path>, t: &Target) -> Result<(Scenario, Plan
             }
             base
         }
-        (None, Some(v)) => Some(v.parse().map_err(|e: distro::VersionError| {
-            Error::bad_input(format!(
-                "error: --k3s-version: {e}\n  help: e.g. --k3s-version {}\n",
-                distro::Distro::default().facts().example_version
-            ))
-        })?),
-        (None, None) => None,
+        (None, flag) => {
+            let flag = match flag {
+                None => None,
+                Some(v) => Some(v.parse::<Version>().map_err(|e| {
+                    let flag = version_flag_typed();
+                    let help = match did_you_mean_version(v) {
+                        Some(m) => format!("did you mean {m}?"),
+                        None => format!(
+                            "e.g. {flag} {}",
+                            distro::Distro::default().facts().example_version
+                        ),
+                    };
+                    Error::bad_input(format!("error: {flag}: {e}\n  help: {help}\n"))
+                })?),
+            };
+            // An image tagged with a version (`rancher/k3s:v1.33.5-k3s1`) runs that version: it
+            // is the version of record, planned, judged and written into "Validated on".
+            let tagged = t.image.as_deref().and_then(crate::target::image_version);
+            match (flag, tagged) {
+                (Some(asked), Some(tag)) if asked != tag => {
+                    return Err(Error::bad_input(format!(
+                        "error: --image {} is tagged {tag}, but --version asks for {asked}\n  help: the image's tag is the version it runs: leave out --version (or REPRO_K3S_VERSION), or give an image of {asked}\n",
+                        t.image.as_deref().unwrap_or_default()
+                    )));
+                }
+                (Some(asked), _) => Some(asked),
+                (None, tagged) => tagged,
+            }
+        }
     };
     let sc = cat
         .scenario_on(&t.check, t.topology.as_deref(), asked.as_ref())
@@ -57,7 +79,12 @@ pub(crate) fn resolve(root: Option<&Path>, t: &Target) -> Result<(Scenario, Plan
     if version.distro != distro {
         let facts = distro.facts();
         return Err(Error::bad_input(format!(
-            "error: --k3s-version: `{version}` is a {} version, but topology `{}` runs {distro}\n  help: give a {distro} version, e.g. {}\n",
+            "error: {}: `{version}` is a {} version, but topology `{}` runs {distro}\n  help: give a {distro} version, e.g. {}\n",
+            if t.version.is_some() {
+                version_flag_typed()
+            } else {
+                "--image"
+            },
             version.distro, sc.topology.name, facts.example_version
         )));
     }
@@ -68,18 +95,28 @@ pub(crate) fn resolve(root: Option<&Path>, t: &Target) -> Result<(Scenario, Plan
     let artifacts = match &t.artifacts {
         None => None,
         Some(dir) => {
-            if distro.facts().node_process != distro::NodeProcess::SystemdUnit {
+            if distro.facts().release_artifacts.is_none() {
                 return Err(Error::bad_input(format!(
                     "error: --artifacts: topology `{}` runs {distro}; release artifacts build systemd nodes (rke2)\n",
                     sc.topology.name
                 )));
             }
             // Checked before anything is created: a bad folder ends the command here.
-            let a = crate::sim_node_image::verify_artifacts(dir)
+            let a = crate::sim_node_image::verify_artifacts(distro.facts(), dir)
                 .map_err(|e| Error::bad_input(format!("error: --artifacts: {e:#}\n")))?;
             Some(a)
         }
     };
+    // `--node-base` only means something where nodes are built on a systemd base (rke2's);
+    // on a k3s run it would be ignored without a word.
+    if t.node_base.is_some() && distro.facts().node_base_image.is_none() {
+        return Err(Error::bad_input(format!(
+            "error: --node-base: topology `{}` runs {distro}, whose nodes run the distribution's own image, not one built on a systemd base
+  help: drop --node-base (it applies to rke2 runs from release artifacts), or give the image with --image
+",
+            sc.topology.name
+        )));
+    }
     let image = match (&t.image, t.sim) {
         _ if artifacts.is_some() => crate::sim_node_image::artifact_image_ref(
             distro.facts(),
@@ -105,6 +142,45 @@ pub(crate) fn resolve(root: Option<&Path>, t: &Target) -> Result<(Scenario, Plan
         b.place(&mut p);
     }
     Ok((sc, p))
+}
+
+/// The full versions an incomplete one may mean (`v1.33.4` → `v1.33.4+k3s1 or v1.33.4+rke2r1`):
+/// a release's numbers, maybe an `-rcN`, without the distribution's build marker.
+pub(crate) fn did_you_mean_version(raw: &str) -> Option<String> {
+    let raw = raw.trim();
+    let v = if raw.starts_with('v') {
+        raw.to_string()
+    } else {
+        format!("v{raw}")
+    };
+    let (nums, pre) = match v[1..].split_once('-') {
+        Some((n, p)) if p.starts_with("rc") && p[2..].parse::<u32>().is_ok() => (n, Some(p)),
+        Some(_) => return None,
+        None => (&v[1..], None),
+    };
+    let parts: Vec<&str> = nums.split('.').collect();
+    if parts.len() != 3 || parts.iter().any(|p| p.parse::<u32>().is_err()) {
+        return None;
+    }
+    let core = match pre {
+        Some(p) => format!("v{nums}-{p}"),
+        None => format!("v{nums}"),
+    };
+    let options: Vec<String> = distro::Distro::ALL
+        .iter()
+        .map(|d| format!("{core}+{}1", d.facts().build_marker))
+        .collect();
+    Some(options.join(" or "))
+}
+
+/// The spelling of the version flag on the command line (`--version`, or its older alias
+/// `--k3s-version`), so a message names the flag the user typed.
+pub(crate) fn version_flag_typed() -> &'static str {
+    if std::env::args().any(|a| a == "--k3s-version" || a.starts_with("--k3s-version=")) {
+        "--k3s-version"
+    } else {
+        "--version"
+    }
 }
 
 /// Whether a run of `plan` fetches release artifacts first: a real run (not `--sim`) of a
@@ -134,16 +210,14 @@ pub(crate) async fn resolve_fetching(
         return Ok((sc, plan));
     }
     let (distro, version) = (plan.distro, plan.k3s_version.clone());
-    let dir =
-        tokio::task::spawn_blocking(move || crate::builds::release::fetch(distro, &version, live))
-            .await
-            .map_err(|e| Error::Other(anyhow::anyhow!("the download stopped: {e}")))?
-            .map_err(|e| match e {
-                crate::builds::fetch::FetchError::NotFound(m) => {
-                    Error::bad_input(format!("error: --version: {m}\n"))
-                }
-                e => Error::Fetch(format!("{distro} release artifacts: {e}")),
-            })?;
+    let dir = downloading(move || crate::builds::release::fetch(distro, &version, live))
+        .await?
+        .map_err(|e| match e {
+            crate::builds::fetch::FetchError::NotFound(m) => {
+                Error::bad_input(format!("error: --version: {m}\n"))
+            }
+            e => Error::Fetch(format!("{distro} release artifacts: {e}")),
+        })?;
     t.artifacts = Some(dir);
     resolve(root, t)
 }
@@ -152,19 +226,20 @@ pub(crate) async fn resolve_fetching(
 /// artifacts, a note says so (the image's tag then carries the tarball's sum).
 pub(crate) fn resolve_planning(root: Option<&Path>, t: &Target) -> Result<(Scenario, Plan), Error> {
     let (sc, mut plan) = resolve(root, t)?;
-    if fetches_artifacts(t, &plan) {
-        let facts = plan.distro.facts();
+    let facts = plan.distro.facts();
+    if let (true, Some(names)) = (fetches_artifacts(t, &plan), &facts.release_artifacts) {
         let base = crate::builds::release::base_url(plan.distro).unwrap_or_default();
         let (_, url) = crate::builds::release::urls(
             &crate::builds::fetch::without_userinfo(&base),
             &plan.k3s_version,
+            names,
         );
         plan.notes.push(format!(
             "unless {} is in the engine's store, `repro run` fetches {}'s release artifacts ({url} and {} beside it; not {}: {} pulls its images at boot), checks the tarball's sha256, caches them under $XDG_CACHE_HOME/repro/{}/{}/ and builds the node image {}:{}-<first 12 of the tarball's sha256> from them; --artifacts DIR or --image NAME instead",
             plan.image,
             facts.name,
-            crate::sim_node_image::CHECKSUMS,
-            crate::sim_node_image::IMAGES,
+            names.checksums,
+            names.images,
             facts.name,
             facts.name,
             plan.k3s_version,
@@ -185,6 +260,24 @@ async fn local_image(image: &str) -> bool {
     }
 }
 
+/// A download (blocking, on a thread of its own) that an interrupt ends: SIGINT, SIGTERM or
+/// SIGHUP stops it, its partial file (`.part-<pid>`) is removed, and the command ends 130 —
+/// not killed by the signal's default (143/129) with the partial file left in the cache.
+pub(crate) async fn downloading<T: Send + 'static>(
+    f: impl FnOnce() -> T + Send + 'static,
+) -> Result<T, Error> {
+    let mut signals = crate::run::interrupt::Interrupts::listen();
+    let task = tokio::task::spawn_blocking(f);
+    tokio::select! {
+        r = task => r.map_err(|e| Error::Other(anyhow::anyhow!("the download stopped: {e}"))),
+        s = signals.next() => {
+            crate::builds::fetch::abandon();
+            errln!("repro: interrupted ({s}) during a download; its partial file is removed");
+            Err(Error::Run(crate::run::RunError::Interrupted))
+        }
+    }
+}
+
 /// Reads the build under test of `--k3s-binary`, or fetches and verifies the commit build of
 /// `--k3s-commit` first (`live`: a progress bar): all before anything is created, so a missing
 /// file or a mismatched download ends the command with nothing to clean up.
@@ -195,12 +288,11 @@ pub(crate) async fn prepare_build(t: &mut Target, live: bool) -> Result<(), Erro
     let (path, source, commit) = match (&t.k3s_commit, &t.k3s_binary) {
         (Some(sha), _) => {
             let sha = sha.clone();
-            let fetched = tokio::task::spawn_blocking({
+            let fetched = downloading({
                 let sha = sha.clone();
                 move || crate::builds::ci::fetch(distro, &sha, live)
             })
-            .await
-            .map_err(|e| Error::Other(anyhow::anyhow!("the download stopped: {e}")))?;
+            .await?;
             let fetched = fetched.map_err(|e| match e {
                 crate::builds::fetch::FetchError::NotFound(m) => {
                     Error::bad_input(format!("error: --k3s-commit: {m}\n"))
@@ -275,8 +367,11 @@ pub(crate) async fn version_entry(raw: &str, flag: &str) -> Result<Version, Erro
         return Ok(v);
     }
     raw.parse::<Version>().map_err(|e| {
+        let mean = did_you_mean_version(raw)
+            .map(|m| format!("did you mean {m}? "))
+            .unwrap_or_default();
         Error::bad_input(format!(
-            "error: {flag}: {e}\n  help: give full versions ({}) or a channel (stable, latest, v1.33)",
+            "error: {flag}: {e}\n  help: {mean}give full versions ({}) or a channel (stable, latest, v1.33)",
             distro::Distro::default().facts().example_version
         ))
     })
@@ -293,7 +388,7 @@ pub(crate) fn stamped(prefix: &str) -> String {
 
 /// Creates a command's own results folder (0700, like a run's: it holds runs' folders).
 pub(crate) fn create_dir(dir: &Path) -> Result<(), Error> {
-    crate::results_folder::private_dir(dir).map_err(|source| Error::Write {
+    crate::safe_fs::private_dir(dir).map_err(|source| Error::Write {
         path: dir.to_path_buf(),
         source,
     })
@@ -307,4 +402,24 @@ pub(crate) fn spawn_interrupt_listener(cancel: CancellationToken) -> tokio::task
         errln!("repro: interrupted ({s}) — no new runs start; running ones are removed");
         cancel.cancel();
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn incomplete_versions_get_a_did_you_mean() {
+        assert_eq!(
+            did_you_mean_version("v1.33.4").as_deref(),
+            Some("v1.33.4+k3s1 or v1.33.4+rke2r1")
+        );
+        assert_eq!(
+            did_you_mean_version("1.32.9-rc1").as_deref(),
+            Some("v1.32.9-rc1+k3s1 or v1.32.9-rc1+rke2r1")
+        );
+        for none in ["1.33", "latest", "v1.33.4+k3s1x", "v1.33.4-beta"] {
+            assert_eq!(did_you_mean_version(none), None, "{none}");
+        }
+    }
 }

@@ -70,7 +70,19 @@ pub(crate) async fn run(g: &Global, a: &DoctorArgs) -> Result<Exit, Error> {
         sim: a.sim,
         image: a.image.clone(),
     };
-    let lines = doctor::diagnose(&req).await;
+    let mut lines = doctor::diagnose(&req).await;
+    // A doctor report is pasted into issues: every field through one redaction context (an
+    // image or DOCKER_HOST URL with a password, a token in an engine's message).
+    let mut redactor = crate::redact::Redactor::new(&[]);
+    // One line each in text: an engine's message with a line break cannot print a line that
+    // looks like a check of its own.
+    let one_line = |s: &str| s.split(['\r', '\n']).collect::<Vec<_>>().join(" ");
+    for l in &mut lines {
+        l.detail = redactor.redact_text(&l.detail);
+        if let Some(fix) = &mut l.fix {
+            *fix = redactor.redact_text(fix);
+        }
+    }
     let failed = lines.iter().any(|l| l.status == Status::Fail);
     match a.format {
         Format::Json => {
@@ -103,10 +115,15 @@ pub(crate) async fn run(g: &Global, a: &DoctorArgs) -> Result<Exit, Error> {
                     "{:<4}  {:<width$}  {}",
                     l.status.word(),
                     l.check,
-                    l.detail
+                    one_line(&l.detail)
                 ));
                 if let Some(fix) = l.fix.as_ref().filter(|_| l.status != Status::Ok) {
-                    out(&format!("{:<4}  {:<width$}  fix: {fix}", "", ""));
+                    out(&format!(
+                        "{:<4}  {:<width$}  fix: {}",
+                        "",
+                        "",
+                        one_line(fix)
+                    ));
                 }
             }
             out(&if failed && !a.sim {

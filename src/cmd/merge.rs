@@ -33,8 +33,9 @@ pub(crate) async fn run(_g: &Global, a: &MergeArgs) -> Result<Exit, Error> {
     let inputs = a.dirs.iter().map(|d| d.display().to_string()).collect();
     let summary = Summary::new(argv, inputs, cells);
     if let Err(e) = merge::write_outputs(&a.out, &summary, "repro merge") {
-        return Err(Error::bad_input(format!(
-            "repro: --out {}: {e:#}",
+        // An output that cannot be written is infrastructure (exit 3), as on every command.
+        return Err(Error::Other(anyhow::anyhow!(
+            "--out {}: {e:#}",
             a.out.display()
         )));
     }

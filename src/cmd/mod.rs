@@ -7,6 +7,7 @@ mod clean;
 pub(crate) mod common;
 mod docs;
 mod doctor;
+mod explore;
 mod inspect;
 mod list;
 mod matrix;
@@ -18,6 +19,7 @@ mod report;
 mod run;
 mod sim;
 mod validate;
+mod verify;
 
 use crate::cli::{Cli, Command};
 use crate::error::Error;
@@ -37,6 +39,7 @@ pub fn dispatch(cli: Cli) -> Result<Exit, Error> {
             Command::List(a) => list::run(&g, &a),
             Command::Plan(a) => plan::run(&g, &a).await,
             Command::Run(a) => run::run(&g, &a).await,
+            Command::Verify(a) => verify::run(&g, &a).await,
             Command::Clean(a) => clean::run(&g, &a).await,
             Command::Sim(c) => sim::run(&g, &c).await,
             Command::Report(a) => report::run(&g, &a),
@@ -47,6 +50,7 @@ pub fn dispatch(cli: Cli) -> Result<Exit, Error> {
             Command::NightlyIssues(a) => nightly_issues::run(&g, &a),
             Command::Inspect(a) => inspect::run(&g, &a),
             Command::Doctor(a) => doctor::run(&g, &a).await,
+            Command::Explore(a) => explore::run(&g, &a).await,
             Command::Completions { shell } => docs::completions(shell),
             Command::Man { out } => docs::man(out.as_deref()),
         }

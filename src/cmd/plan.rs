@@ -22,7 +22,7 @@ pub(crate) async fn run(g: &Global, args: &PlanArgs) -> Result<Exit, Error> {
     let path = target.sim_pace.map(|f| critical_path(&p, f));
     // The plan prints every config and file of the scenario: the secrets in them are learned
     // whole first, as a run learns them, and printed as the run would write them (issue #24).
-    let mut redactor = crate::redact::plan_redactor(&p, &[]);
+    let mut redactor = crate::plan::plan_redactor(&p, &[]);
     let text = match args.format {
         Format::Json => {
             let mut v = serde_json::to_value(&p).map_err(anyhow::Error::from)?;

@@ -6,7 +6,7 @@
 //! validates the fix (reproduced, then fixed), 1 when it does not (the comment still says what
 //! each run showed), 2 when a folder cannot be read or the runs are of different checks.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use crate::cli::{Global, ReportArgs};
 use crate::error::Error;
@@ -17,7 +17,7 @@ use super::common::out;
 
 pub(crate) fn run(_g: &Global, a: &ReportArgs) -> Result<Exit, Error> {
     if let Some(pair) = &a.validation {
-        return validate(&pair[0], &pair[1], a.out.as_deref(), &a.secrets);
+        return validate(pair, a.out.as_deref(), &a.secrets);
     }
     let Some(dir) = &a.dir else {
         return Err(Error::bad_input(
@@ -53,16 +53,69 @@ pub(crate) fn run(_g: &Global, a: &ReportArgs) -> Result<Exit, Error> {
     Ok(Exit::Ok)
 }
 
-fn validate(
-    buggy: &Path,
-    fixed: &Path,
+/// `--validation DIR…`: the pair picked from the folders given (the newest run per version; see
+/// [`validation::pick`]), then the comment.
+fn validate(dirs: &[PathBuf], out: Option<&Path>, secrets: &[String]) -> Result<Exit, Error> {
+    let mut folders = Vec::new();
+    let mut results = Vec::new();
+    for dir in dirs {
+        let folder = report::load(dir).map_err(|e| Error::bad_input(format!("repro: {e}")))?;
+        let r: crate::result::RunResult =
+            serde_json::from_value(folder.result.clone()).map_err(|e| {
+                Error::bad_input(format!(
+                    "repro: {}: result.json is not a run's result: {e}",
+                    dir.display()
+                ))
+            })?;
+        folders.push(folder);
+        results.push(r);
+    }
+    let names: Vec<String> = dirs.iter().map(|d| d.display().to_string()).collect();
+    let runs: Vec<(&str, &crate::result::RunResult)> = names
+        .iter()
+        .map(String::as_str)
+        .zip(results.iter())
+        .collect();
+    let pick = validation::pick(&runs).map_err(|why| Error::bad_input(format!("repro: {why}")))?;
+    for (left, kept) in &pick.set_aside {
+        errln!(
+            "repro: {} is an older run of {} than {}: using the newest",
+            names[*left],
+            results[*left].k3s.version,
+            names[*kept]
+        );
+    }
+    let (b, f) = (pick.buggy, pick.fixed);
+    let outcome = write_validation(
+        (Path::new(&names[b]), &folders[b]),
+        (Path::new(&names[f]), &folders[f]),
+        out,
+        secrets,
+    )?;
+    Ok(validation_exit(outcome))
+}
+
+/// What a validation comment's outcome means for the exit (0 validated, 1 not).
+pub(crate) fn validation_exit(outcome: validation::Outcome) -> Exit {
+    match outcome {
+        validation::Outcome::Validated => Exit::Ok,
+        validation::Outcome::NotValidated => {
+            errln!("repro: the pair does not validate the fix: see the heading of the comment");
+            Exit::OutcomeDiffers
+        }
+    }
+}
+
+/// Renders the comment from a buggy and a fixed run (each rendered, and so redacted, as `repro
+/// report` does) and writes it to `out` or stdout. Runs of different checks, topologies or
+/// distributions are bad input (exit 2).
+pub(crate) fn write_validation(
+    (buggy, buggy_folder): (&Path, &report::RunFolder),
+    (fixed, fixed_folder): (&Path, &report::RunFolder),
     out: Option<&Path>,
     secrets: &[String],
-) -> Result<Exit, Error> {
-    let mut folders = Vec::new();
-    for dir in [buggy, fixed] {
-        folders.push(report::load(dir).map_err(|e| Error::bad_input(format!("repro: {e}")))?);
-    }
+) -> Result<validation::Outcome, Error> {
+    let folders = [buggy_folder.clone(), fixed_folder.clone()];
     // One redaction context for both runs, learned from both before either is rendered: a
     // secret one folder knows under its key is hidden where the other shows it bare, and
     // `<REDACTED-n>` is the same secret on both sides of the comment (issue #24).
@@ -89,11 +142,5 @@ fn validate(
         }
         None => out!("{text}"),
     }
-    Ok(match outcome {
-        validation::Outcome::Validated => Exit::Ok,
-        validation::Outcome::NotValidated => {
-            errln!("repro: the pair does not validate the fix: see the heading of the comment");
-            Exit::OutcomeDiffers
-        }
-    })
+    Ok(outcome)
 }

@@ -7,7 +7,7 @@ use crate::cli::{Format, Global, RunArgs};
 use crate::error::Error;
 use crate::exit::Exit;
 use crate::progress::Progress;
-use crate::result::{Rule, RunResult};
+use crate::result::{Observed, Rule, RunResult};
 use crate::run;
 
 use super::common::out;
@@ -84,6 +84,7 @@ fn print_summary(r: &RunResult, dir: &Path) {
             r.k3s.image
         );
     }
+    let logs = crate::report::boot_logs(r, dir);
     for s in &r.steps {
         push_line!(text, "step {}: {}", s.index, s.name);
         for o in &s.observations {
@@ -104,15 +105,29 @@ fn print_summary(r: &RunResult, dir: &Path) {
                 Rule::AfterFeature => format!("no up line before: {ev}"),
                 _ => ev,
             };
-            push_line!(
-                text,
+            // `Observed`'s Display ignores the width: padded as text, so the columns line up.
+            let row = format!(
                 "  {mark:<4}{:<8} {:<20} observed {:<8} expected {:<8} {}",
                 o.node,
                 o.signal,
-                o.observed,
+                o.observed.to_string(),
                 o.expected.as_ref().map_or("-", |e| e.as_str()),
-                shorten(&why, 90)
+                if o.observed == Observed::Down {
+                    String::new()
+                } else {
+                    shorten(&why, 90)
+                }
             );
+            push_line!(text, "{}", row.trim_end());
+            // A `down` is an absence: said in words (what was missing, in which boot, up to
+            // which line), as report.md says it, not as a log line cut mid-flag.
+            if o.observed == Observed::Down {
+                push_line!(
+                    text,
+                    "        {}",
+                    crate::report::evidence_in_words(r, o, &logs)
+                );
+            }
         }
     }
     match &r.verdict {

@@ -63,7 +63,7 @@ fn write_artifacts(version: &str, out: &std::path::Path) -> Result<Exit, Error> 
         .parse()
         .map_err(|e| Error::bad_input(format!("repro sim artifacts: {e}")))?;
     let facts = v.distro.facts();
-    if facts.node_process != distro::NodeProcess::SystemdUnit {
+    if facts.release_artifacts.is_none() {
         return Err(Error::bad_input(format!(
             "repro sim artifacts: {v} is a {} version; release artifacts are rke2's (e.g. {})",
             v.distro,
@@ -81,16 +81,16 @@ fn write_binary(version: &str, fixed: bool, out: &std::path::Path) -> Result<Exi
     let v: Version = version
         .parse()
         .map_err(|e| Error::bad_input(format!("repro sim binary: {e}")))?;
+    // A stand-in binary not built yet, or an output that cannot be written, is infrastructure
+    // (exit 3), as for `repro sim artifacts` and every other command.
     let from = crate::sim_image::find_sim_binary()
-        .map_err(|e| Error::bad_input(format!("repro sim binary: {e}")))?;
-    let cannot = |e: std::io::Error| {
-        Error::bad_input(format!(
-            "repro sim binary: cannot write {}: {e}",
-            out.display()
-        ))
+        .map_err(|e| Error::Other(e.context("repro sim binary")))?;
+    let cannot = |e: std::io::Error| Error::Write {
+        path: out.to_path_buf(),
+        source: e,
     };
     let mut bytes = std::fs::read(&from).map_err(|e| {
-        Error::bad_input(format!(
+        Error::Other(anyhow::anyhow!(
             "repro sim binary: cannot read {}: {e}",
             from.display()
         ))

@@ -21,11 +21,11 @@ use futures_util::future::{join_all, BoxFuture};
 use futures_util::stream::BoxStream;
 use futures_util::{FutureExt, StreamExt};
 
+use super::EnvInfo;
 use super::{
     build_tar, endpoint, limit_help, CallFuture, ContainerState, DockerApi, DockerError,
     EngineKind, EngineLimit, ImageInfo, Labels, LogChunk, NodeSpec, Removed,
 };
-use crate::result::EnvInfo;
 
 /// Each node's json-file log: 5 files of 200 MB. A 40k-line flood at boot is ~10 MB.
 const LOG_MAX_SIZE: &str = "200m";

@@ -14,8 +14,6 @@ use bytes::Bytes;
 use futures_util::future::BoxFuture;
 use futures_util::stream::BoxStream;
 
-use crate::result::EnvInfo;
-
 pub use engine::Engine;
 
 /// A node's tmpfs mounts: `/run` and, in a container node, `/var/run`; systemd needs
@@ -115,6 +113,28 @@ impl EngineKind {
             EngineKind::Podman => "Podman",
         }
     }
+}
+
+/// What the engine says of itself (result.json's `environment`).
+#[derive(Debug, Clone, Default, serde::Serialize, serde::Deserialize)]
+pub struct EnvInfo {
+    pub(crate) docker_host: String,
+    /// Docker or Podman (both serve the Docker API). Older results lack it.
+    #[serde(default)]
+    pub(crate) engine: Option<EngineKind>,
+    pub(crate) docker_version: Option<String>,
+    pub(crate) docker_api_version: Option<String>,
+    pub(crate) kernel: Option<String>,
+    pub(crate) os: Option<String>,
+    pub(crate) arch: Option<String>,
+    pub(crate) cpus: Option<i64>,
+    pub(crate) memory_bytes: Option<i64>,
+    /// The engine's cgroup version (`1`, `2`) and driver (`cgroupfs`, `systemd`): on cgroup v2
+    /// real k3s must be PID 1 in its container (it is, in repro). Older results lack them.
+    #[serde(default)]
+    pub(crate) cgroup_version: Option<String>,
+    #[serde(default)]
+    pub(crate) cgroup_driver: Option<String>,
 }
 
 /// The help for a call that failed on a limit of the engine, from the runtime's message (None

@@ -15,50 +15,11 @@ use regex::{Regex, RegexSet, SetMatches};
 
 use distro::Distro;
 
+pub(crate) use super::banner::{banner_of, is_banner};
 use super::deps::{Signal, Signals};
 use super::formats::{Entry, Inner, Outer, Prompt};
 use super::model::Source;
 use super::prefilter::{Found, Prefilter, ALL};
-
-/// Every distribution's start banner (`Starting k3s v…`, `Starting rke2 agent v…`): which
-/// distribution a boot is comes from its banner first.
-static BANNERS: LazyLock<Vec<(Distro, Regex)>> = LazyLock::new(|| {
-    Distro::ALL
-        .iter()
-        .map(|&d| {
-            let facts = d.facts();
-            let agent = facts
-                .agent_banner_prefix
-                .strip_prefix(facts.banner_prefix)
-                .unwrap_or_default();
-            let re = Regex::new(&format!(
-                r"\b{}({})?v\d+\.\d+\.\d+\S*(?: \([0-9A-Za-z-]+\))?",
-                regex::escape(facts.banner_prefix),
-                regex::escape(agent)
-            ))
-            .expect("static regex");
-            (d, re)
-        })
-        .collect()
-});
-
-/// The distribution whose start banner this line is, and whether it is an agent's.
-pub(crate) fn banner_of(text: &str) -> Option<(Distro, bool)> {
-    if !text.contains("Starting ") {
-        return None;
-    }
-    BANNERS.iter().find_map(|(d, re)| {
-        if !text.contains(d.facts().banner_prefix) {
-            return None;
-        }
-        re.captures(text).map(|c| (*d, c.get(1).is_some()))
-    })
-}
-
-/// Whether a line is the start banner of a boot (of any distribution).
-pub(crate) fn is_banner(text: &str) -> bool {
-    banner_of(text).is_some()
-}
 
 /// `is_banner` of an entry: one the prescan found clear holds no banner prefix (they are among
 /// the prefilter's words, `Matcher::new`), so nearly every line is answered without a search.

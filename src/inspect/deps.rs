@@ -7,6 +7,7 @@
 pub use crate::catalog::{find_root, Catalog};
 pub(crate) use crate::raw::{ConfigValue, Role};
 pub(crate) use crate::redact::Redactor;
+pub(crate) use crate::report::fence_for;
 pub(crate) use crate::result::{Evidence, EvidenceSource, Observed, Rule};
 pub(crate) use crate::results_folder::{self as folder, BUNDLE_FILE, NODES_DIR, RESULT_FILE};
 pub(crate) use crate::run::observe::{eval_log, Eval, Settle};

@@ -1051,7 +1051,7 @@ impl Normaliser {
             };
         }
         // k3s run under another name (a custom unit): its banner tells.
-        if super::boots::is_banner(msg) {
+        if super::banner::is_banner(msg) {
             self.k3s_idents.push(ident.to_string());
             return Kind::Log;
         }

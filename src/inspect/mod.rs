@@ -10,6 +10,7 @@
 //! the prefilter spares most lines the patterns) → [`judge`] (the runner's own rules) →
 //! [`findings`] (bug signatures from the check files) → [`render`].
 
+mod banner;
 pub(crate) mod boots;
 pub(crate) mod config;
 mod deps;

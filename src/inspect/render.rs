@@ -56,9 +56,17 @@ fn texts(report: &mut Report, f: &mut dyn FnMut(&mut String)) {
 
 /// Printable on a terminal: no control characters (a log line could carry escape sequences).
 fn clean(s: &str) -> String {
-    s.chars()
-        .map(|c| if c.is_control() && c != '\n' { ' ' } else { c })
-        .collect()
+    // Shown, never interpreted: a journal `_HOSTNAME` with a line break must not print a row
+    // of its own, nor an escape sequence move the cursor. A tab is a blank in a table.
+    let mut out = String::with_capacity(s.len());
+    for c in s.chars() {
+        match c {
+            '\t' => out.push(' '),
+            c if c.is_control() => out.push_str(&format!("\\u{:04x}", c as u32)),
+            c => out.push(c),
+        }
+    }
+    out
 }
 
 /// The signals shown as columns: every state signal, in signals.yaml's order.
@@ -187,8 +195,8 @@ pub(crate) fn table(report: &Report, evidence: bool) -> String {
                     clean(&n.name),
                     b.boot.to_string(),
                     boot_started(b),
-                    b.version.clone().unwrap_or_else(|| "?".into()),
-                    role_cell(b),
+                    clean(b.version.as_deref().unwrap_or("?")),
+                    clean(&role_cell(b)),
                 ];
                 r.extend(cols.iter().map(|c| state_cell(b, c)));
                 rows.push(r);
@@ -300,21 +308,6 @@ fn cell(s: &str) -> String {
     clean(s).replace('|', "\\|").replace('\n', " ")
 }
 
-/// A code fence longer than any run of backticks in `body`.
-fn fence(body: &str) -> String {
-    let mut longest = 0;
-    let mut run = 0;
-    for c in body.chars() {
-        if c == '`' {
-            run += 1;
-            longest = longest.max(run);
-        } else {
-            run = 0;
-        }
-    }
-    "`".repeat(longest.max(2) + 1)
-}
-
 /// Markdown to paste into a k3s issue: findings first, then the table, evidence folded.
 pub(crate) fn markdown(report: &Report) -> String {
     let mut o = String::new();
@@ -399,7 +392,7 @@ pub(crate) fn markdown(report: &Report) -> String {
             }
         }
         if !ev.is_empty() {
-            let f = fence(&ev);
+            let f = super::deps::fence_for(&ev);
             let _ = writeln!(
                 o,
                 "<details><summary>Evidence</summary>\n\n{f}text\n{ev}{f}\n\n</details>\n"

@@ -654,7 +654,29 @@ impl ExpectCx<'_> {
                             )),
                     );
                 } else {
-                    entry.insert(sig.value.clone(), Expected::parse(&v.value));
+                    let want = Expected::parse(&v.value);
+                    let never = self.topo.node(&node.value).and_then(|n| {
+                        self.signals
+                            .never_shows(&sig.value, &want, n.role, self.topo.distro)
+                    });
+                    match never {
+                        Some(why) => out.push(
+                            d.span(
+                                v,
+                                format!(
+                                    "`{}: {}` can never be decided on `{}`: {why}",
+                                    sig.value, v.value, node.value
+                                ),
+                            )
+                            .help(format!(
+                                "a run would wait its whole --timeout for it: expect `{}` on a node that can show it, or what `{}` does show (signals.yaml: `roles:` on a line says which nodes print it)",
+                                sig.value, node.value
+                            )),
+                        ),
+                        None => {
+                            entry.insert(sig.value.clone(), want);
+                        }
+                    }
                 }
             }
             res.insert(node.value.clone(), entry);

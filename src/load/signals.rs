@@ -247,6 +247,7 @@ fn line_patterns(
                 value: None,
                 ordered: false,
                 distro: None,
+                roles: Vec::new(),
             }),
             PatternFile::Full(f) => {
                 let since = (!f.since.is_empty()).then(|| release_set(d, &f.since, out));
@@ -289,6 +290,7 @@ fn line_patterns(
                     value: f.value.clone(),
                     ordered,
                     distro,
+                    roles: f.roles.iter().map(|r| r.value).collect(),
                 })
             }
         })

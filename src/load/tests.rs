@@ -405,3 +405,90 @@ fn a_k3s_topology_read_on_an_rke2_version() {
     let t = topology_on(Path::new("t.yaml"), named, Some(&on)).expect("valid");
     assert_eq!(t.distro, distro::Distro::K3s);
 }
+
+/// Which expectations a check may make, per signal × value × role × distribution, on the
+/// shipped signals: a value whose evidence no line, probe or death of that node can bring is
+/// refused (a run would only wait out its timeout for it). Roles as letters: e(tcd),
+/// c(ontrol-plane), a(ll), g (agent); value signals are judged once, as `value`. A new signal
+/// needs its rows here.
+#[test]
+fn every_signal_role_and_distribution_is_decidable_or_refused() {
+    const TABLE: &[(&str, &str, &str, &str)] = &[
+        // signal, value, roles that can decide it on k3s, on rke2
+        ("ready", "up", "eca", "eca"),
+        ("ready", "down", "ecag", "ecag"),
+        ("agent-ready", "up", "g", "g"),
+        ("agent-ready", "down", "g", "g"),
+        // A k3s agent in a container prints no settle line (`k3s agent is up and running`
+        // needs NOTIFY_SOCKET); rke2's agent runs as a Type=notify unit and prints its own.
+        ("fatal", "up", "ecag", "ecag"),
+        ("fatal", "down", "eca", "ecag"),
+        ("config-mismatch", "value", "ecag", "ecag"),
+        ("version", "value", "ecag", "ecag"),
+        ("roles", "value", "ecag", "ecag"),
+        ("embedded-registry", "up", "ecag", "ecag"),
+        ("embedded-registry", "down", "ecag", "ecag"),
+        ("supervisor-metrics", "up", "e", "e"),
+        ("supervisor-metrics", "down", "e", "e"),
+    ];
+    let letter = |r: Role| match r {
+        Role::Etcd => 'e',
+        Role::ControlPlane => 'c',
+        Role::All => 'a',
+        Role::Agent => 'g',
+    };
+    let signals = sig();
+    let mut seen = 0;
+    for (name, def) in &signals.by_name {
+        let values: &[&str] = if def.is_value() {
+            &["value"]
+        } else {
+            &["up", "down"]
+        };
+        for value in values {
+            let row = TABLE
+                .iter()
+                .find(|(s, v, _, _)| s == name && v == value)
+                .unwrap_or_else(|| panic!("no row for `{name}: {value}`"));
+            seen += 1;
+            for (d, want) in [(distro::Distro::K3s, row.2), (distro::Distro::Rke2, row.3)] {
+                let got: String = [Role::Etcd, Role::ControlPlane, Role::All, Role::Agent]
+                    .iter()
+                    .filter(|r| {
+                        let e = Expected::parse(if *value == "value" { "x" } else { value });
+                        def.observable_on(**r) && signals.never_shows(name, &e, **r, d).is_none()
+                    })
+                    .map(|r| letter(*r))
+                    .collect();
+                assert_eq!(got, want, "`{name}: {value}` on {d}");
+            }
+        }
+    }
+    assert_eq!(seen, TABLE.len(), "a row names a signal signals.yaml lacks");
+    assert_eq!(
+        distro::Distro::ALL.len(),
+        2,
+        "a new distribution needs its column"
+    );
+}
+
+/// The refusal says what would never come, where, and why.
+#[test]
+fn an_undecidable_expectation_is_refused_with_the_reason() {
+    let agent_topo = topology(
+        Path::new("etcd-split-agent.yaml"),
+        include_str!("../../topologies/etcd-split-agent.yaml"),
+    )
+    .expect("valid");
+    let text = "name: c\ntopology: etcd-split-agent\nissue: https://x/1\nsummary: s\nsteps:\n  - name: restart the agent\n    restart: [agent-1]\n    expect:\n      agent-1: {agent-ready: up, fatal: down}\n";
+    let e = check(Path::new("c.yaml"), text, &[agent_topo], &sig())
+        .map_err(messages)
+        .expect_err("refused");
+    assert_eq!(e.len(), 1, "{e:?}");
+    assert!(
+        e[0].starts_with("9:41: `fatal: down` can never be decided on `agent-1`: nothing an agent node of k3s prints shows it `down`")
+            && e[0].contains("`k3s is up and running` (only etcd, control-plane, all nodes)")
+            && e[0].contains("a death counts as `up`"),
+        "{e:?}"
+    );
+}

@@ -83,7 +83,7 @@ impl<'de> Deserialize<'de> for PatternFile {
             type Value = PatternFile;
 
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                f.write_str("a regex string, or a map {match: <regex>, since: [...], until: [...], value: <text>, order: after-feature|hint, distribution: <name>}")
+                f.write_str("a regex string, or a map {match: <regex>, since: [...], until: [...], value: <text>, order: after-feature|hint, distribution: <name>, roles: [<role>, ...]}")
             }
 
             fn visit_str<E: de::Error>(self, v: &str) -> Result<PatternFile, E> {
@@ -116,6 +116,11 @@ pub(crate) struct FullPattern {
     /// The distribution that prints the line (`k3s`); unqualified: every distribution.
     #[serde(default)]
     pub(crate) distribution: Option<Spanned<String>>,
+    /// The roles whose nodes print the line (`[etcd, control-plane, all]`: only servers print
+    /// "k3s is up and running"); unqualified: every role. The validator reads it to refuse an
+    /// expectation whose evidence can never come on a node (`Signals::never_shows`).
+    #[serde(default)]
+    pub(crate) roles: Vec<Spanned<crate::raw::Role>>,
     /// `settled-by` only: `after-feature` (k3s prints it after the feature's line, in the same
     /// sequence) or `hint` (no such order; needs the settle window). Default `hint`.
     #[serde(default)]

@@ -15,8 +15,24 @@ use std::fs;
 use std::path::{Path, PathBuf};
 
 use crate::archive::{self, Kind, Member};
-use crate::error::Error;
 use crate::safe_fs::{self, ReadError, WriteError};
+
+/// How `repro redact` fails: input refused before anything is written (exit 2, printed as it
+/// is), or anything else (exit 3). Its own type, so redaction sits below the commands;
+/// `crate::error::Error` takes it as it is.
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum Error {
+    #[error("{0}")]
+    BadInput(String),
+    #[error("{0:#}")]
+    Other(#[from] anyhow::Error),
+}
+
+impl Error {
+    fn bad_input(message: impl Into<String>) -> Error {
+        Error::BadInput(message.into())
+    }
+}
 
 use super::Redactor;
 
@@ -432,7 +448,7 @@ mod tests {
             (PathBuf::from("b/c.log"), Output::File(b"y".to_vec())),
         ];
         let e = swap_in(&d, &outputs).expect_err("fails at b/c.log");
-        let msg = e.render();
+        let msg = crate::error::Error::from(e).render();
         assert!(
             msg.contains("cannot write the redacted copy of b/c.log"),
             "{msg}"

@@ -12,7 +12,6 @@ use indexmap::IndexMap;
 use serde_json::Value;
 
 use super::{env_entry, is_secret_key, is_secret_pair, is_weak_key, Redactor};
-use crate::plan::Plan;
 
 /// Everything a scenario sets, by where it sits.
 #[derive(Default)]
@@ -23,54 +22,6 @@ pub(crate) struct Scenario<'a> {
     pub(crate) files: Vec<(&'a str, &'a str)>,
     /// Free text (descriptions, notes, step names): read by shape only.
     pub(crate) prose: Vec<&'a str>,
-}
-
-impl<'a> Scenario<'a> {
-    pub(crate) fn of_plan(plan: &'a Plan) -> Self {
-        let mut s = Scenario::default();
-        for n in &plan.nodes {
-            s.env
-                .extend(n.env.iter().map(|(k, v)| (k.as_str(), v.as_str())));
-        }
-        let node_files = plan
-            .initial
-            .values()
-            .chain(plan.steps.iter().flat_map(|st| st.edits.values()));
-        for files in node_files {
-            for (path, content) in files {
-                if let Some(c) = content {
-                    s.files.push((path.as_str(), c.as_str()));
-                }
-            }
-        }
-        s.files.extend(
-            plan.common_files
-                .iter()
-                .map(|(p, c)| (p.as_str(), c.as_str())),
-        );
-        for st in &plan.steps {
-            s.files.extend(
-                st.configs
-                    .values()
-                    .map(|c| (plan.config_path(), c.as_str())),
-            );
-            s.prose.extend([st.name.as_str(), st.why.as_str()]);
-        }
-        s.prose.extend([
-            plan.summary.as_str(),
-            plan.topology_description.as_str(),
-            plan.expected_because.as_str(),
-        ]);
-        s.prose.extend(plan.notes.iter().map(String::as_str));
-        s
-    }
-}
-
-/// A context for a plan: every secret the scenario sets, learned whole.
-pub(crate) fn plan_redactor(plan: &Plan, first: &[String]) -> Redactor {
-    let mut r = Redactor::new(first);
-    learn_scenario(&mut r, &Scenario::of_plan(plan));
-    r
 }
 
 /// Learns every secret of a scenario: by knowledge first (keys, env names, `*-file` keys and

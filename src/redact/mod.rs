@@ -28,8 +28,8 @@ mod files;
 mod known;
 mod shared;
 
-pub(crate) use files::redact_path;
-pub(crate) use known::{learn_source, plan_redactor};
+pub(crate) use files::{redact_path, Error as FilesError};
+pub(crate) use known::{learn_scenario, learn_source, Scenario as Known};
 pub(crate) use shared::SharedRedactor;
 
 use indexmap::IndexMap;
@@ -616,8 +616,21 @@ pub(crate) fn is_secret_key(key: &str) -> bool {
         .unwrap_or(&k)
         .starts_with("secrets-encryption")
         && !k.ends_with("-key");
+    // A file's name is a location too: `my-token.yaml:3:5` in a diagnostic is a position, and a
+    // position is never redacted (the key is read with its `.` turned into `-`).
+    let file_name = [
+        "yaml", "yml", "json", "toml", "txt", "log", "conf", "cfg", "ini", "md", "sh", "service",
+        "env", "gz", "tar", "zst",
+    ]
+    .iter()
+    .any(|ext| {
+        k.strip_suffix(ext)
+            .is_some_and(|stem| stem.len() > 1 && stem.ends_with('-'))
+            && key.to_ascii_lowercase().ends_with(&format!(".{ext}"))
+    });
     if ["-file", "-path", "-dir"].iter().any(|s| k.ends_with(s))
         || k.contains('/')
+        || file_name
         || encryption_setting
     {
         return false;
@@ -704,6 +717,7 @@ fn find_secrets(text: &str) -> Found {
     regex_spans(text, &mut ranges, &mut weak);
     url_spans(text, &mut ranges);
     unit_spans(text, &mut ranges);
+    env_line_spans(text, &mut ranges);
     let keyed_only = weak.into_iter().map(|r| text[r].to_string()).collect();
     // Keep the earliest, then the longest, of overlapping spans; what a dropped span held is
     // inside the kept one, or learned and replaced bare afterwards.
@@ -737,6 +751,48 @@ fn find_secrets(text: &str) -> Found {
         extra,
         aliases,
         keyed_only,
+    }
+}
+
+/// A line that is an env entry of a secret name (`PASSWORD=a1,tail2`, `export K3S_TOKEN=…`,
+/// as in an env file or `/etc/default/<unit>`): the value is the rest of the line, whole (its
+/// quotes aside) — an env file's value ends at the line's end, not at a `,` or `;` the shape
+/// rules stop at.
+fn env_line_spans(text: &str, spans: &mut Vec<Range<usize>>) {
+    let mut at = 0;
+    for line in text.split_inclusive('\n') {
+        let start = at;
+        at += line.len();
+        let body = line.trim_end_matches(['\n', '\r']);
+        let lead = body.len() - body.trim_start().len();
+        let rest = &body[lead..];
+        let (skip, rest) = match rest.strip_prefix("export ") {
+            Some(r) => (lead + "export ".len(), r),
+            None => (lead, rest),
+        };
+        let Some((name, value)) = env_entry(rest) else {
+            continue;
+        };
+        if !is_secret_key(name) {
+            continue;
+        }
+        let v_start = start + skip + name.len() + 1;
+        let trimmed = value.trim_end();
+        let (mut a, mut b) = (v_start, v_start + trimmed.len());
+        let quoted = trimmed.len() >= 2
+            && ((trimmed.starts_with('"') && trimmed.ends_with('"'))
+                || (trimmed.starts_with('\'') && trimmed.ends_with('\'')));
+        if quoted {
+            a += 1;
+            b -= 1;
+        } else if trimmed.contains(char::is_whitespace) {
+            // Unquoted with blanks: not an env file's line (`K3S_TOKEN=x FOO_PASSWORD=y` on one
+            // line, a message); the shape rules read it.
+            continue;
+        }
+        if b > a {
+            spans.push(a..b);
+        }
     }
 }
 

@@ -839,3 +839,38 @@ fn a_pem_key_cut_before_its_end_marker() {
     gone(&out, "cutPemBody0001", "-----BEGIN RSA PRIVATE KEY-----");
     gone(&out, "cutPemBody0002", "<REDACTED-1>");
 }
+
+/// An env file's line (`PASSWORD=a1,tail2`, `/etc/default/<unit>`) is a secret to the line's
+/// end: a `,` inside the value is not where it stops (found by the hardening campaign).
+#[test]
+fn an_env_line_value_is_redacted_whole() {
+    let file = "HTTP_PROXY=http://proxy.local:3128\nPASSWORD=a1,tail2\n  export K3S_TOKEN=\"tok;en two\"\nlevel=info msg=ok\n";
+    let out = Redactor::new(&[]).redact_file("rke2-server", file);
+    for secret in ["a1", "tail2", "tok;en", "two"] {
+        assert!(!out.contains(secret), "{secret} in {out}");
+    }
+    assert!(
+        out.contains("HTTP_PROXY=http://proxy.local:3128\n"),
+        "{out}"
+    );
+    assert!(out.contains("level=info msg=ok"), "{out}");
+    assert!(out.contains("PASSWORD=<REDACTED-"), "{out}");
+}
+
+/// A file's name is not a secret: `repro validate` on `my-token.yaml` prints its line and
+/// column, never a placeholder where the position should be.
+#[test]
+fn positions_after_secret_looking_file_names_stay() {
+    for name in [
+        "my-token.yaml",
+        "db-password.yml",
+        "secret.json",
+        "api-key.toml",
+    ] {
+        let line = format!("error: unknown key\n  --> topologies/{name}:3:5\n");
+        assert_eq!(red(&line), line, "{name}");
+    }
+    // The key itself, not a file, stays a secret key.
+    assert!(red("token: s3cr3t-value-1").contains("<REDACTED-1>"));
+    assert!(red("auth.token=s3cr3t-value-1").contains("<REDACTED-1>"));
+}

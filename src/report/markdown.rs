@@ -152,14 +152,21 @@ fn environment(o: &mut String, r: &RunResult, logs: &IndexMap<String, String>) {
     // `k3s -v` as run in a node container, in full; older results only have the log banner.
     match (&r.k3s.version_output, k3s_banner(r.distribution, logs)) {
         (Some(v), _) if !v.trim().is_empty() => {
-            o.push_str(&format!("```\n$ {cmd}\n{}\n```\n\n", v.trim_end()));
+            let body = format!("$ {cmd}\n{}", v.trim_end());
+            o.push_str(&text::code_block("", &body, ""));
+            o.push('\n');
         }
         (_, Some(b)) => o.push_str(&format!(
-            "```\n{b}\n```\n\n(from the first boot's log banner: this run did not record `{cmd}`)\n\n"
+            "{}\n(from the first boot's log banner: this run did not record `{cmd}`)\n\n",
+            text::code_block("", &b, "")
         )),
         _ => o.push_str(&format!(
-            "```\n{} version {}\n```\n\n(the version asked for: no node logged a banner)\n\n",
-            facts.binary, r.k3s.version
+            "{}\n(the version asked for: no node logged a banner)\n\n",
+            text::code_block(
+                "",
+                &format!("{} version {}", facts.binary, r.k3s.version),
+                ""
+            )
         )),
     }
     let id = r
@@ -381,11 +388,13 @@ pub(super) fn install(o: &mut String, r: &RunResult, configs: bool) {
             "  <details><summary>config.yaml of each node before the first start</summary>\n\n",
         );
         for (node, content) in first {
-            o.push_str(&format!("  ```yaml\n  # {node}: {}\n", facts.config_path));
+            let mut body = format!("# {node}: {}\n", facts.config_path);
             for line in content.lines().filter(|l| !is_repro_header(l)) {
-                o.push_str(&format!("  {line}\n"));
+                body.push_str(line);
+                body.push('\n');
             }
-            o.push_str("  ```\n\n");
+            o.push_str(&text::code_block("yaml", &body, "  "));
+            o.push('\n');
         }
         o.push_str("  </details>\n");
     }
@@ -395,11 +404,8 @@ pub(super) fn install(o: &mut String, r: &RunResult, configs: bool) {
         } else {
             and_list(&nodes)
         };
-        o.push_str(&format!("- On {who}, `{path}`:\n  ```yaml\n"));
-        for line in content.lines() {
-            o.push_str(&format!("  {line}\n"));
-        }
-        o.push_str("  ```\n");
+        o.push_str(&format!("- On {who}, `{path}`:\n"));
+        o.push_str(&text::code_block("yaml", &content, "  "));
     }
     o.push('\n');
 }
@@ -577,12 +583,9 @@ fn edit_lines(r: &RunResult, index: usize) -> Vec<String> {
 }
 
 fn yaml_block(lines: &[String]) -> String {
-    let mut s = String::from("```yaml\n");
-    for l in lines {
-        s.push_str(l);
-        s.push('\n');
-    }
-    s.push_str("```");
+    let body: String = lines.iter().map(|l| format!("{l}\n")).collect();
+    let mut s = text::code_block("yaml", &body, "");
+    s.pop();
     s
 }
 
@@ -834,9 +837,10 @@ fn context(o: &mut String, r: &RunResult, all: &[Case<'_>], logs: &IndexMap<Stri
         r.tool.version
     ));
     o.push_str(&format!(
-        "\nKey log lines (each node's own {} log; the full logs are in the bundle):\n\n```\n",
+        "\nKey log lines (each node's own {} log; the full logs are in the bundle):\n\n",
         r.distribution.name()
     ));
+    let mut key_lines = String::new();
     for c in all {
         let Some(ob) = c.obs else { continue };
         let mark = match c.outcome {
@@ -845,16 +849,17 @@ fn context(o: &mut String, r: &RunResult, all: &[Case<'_>], logs: &IndexMap<Stri
             Outcome::Fail => "DIFFERS",
             _ => "?",
         };
-        o.push_str(&format!(
+        key_lines.push_str(&format!(
             "# [{mark}] step {} · {} boot {} · {} = {} (expected {}): {}\n",
             c.step, c.node, ob.boot, c.signal, ob.observed, c.expected, ob.reason
         ));
         for e in &ob.evidence {
-            o.push_str(&shorten(&e.text, LINE_MAX));
-            o.push('\n');
+            key_lines.push_str(&shorten(&e.text, LINE_MAX));
+            key_lines.push('\n');
         }
     }
-    o.push_str("```\n\n");
+    o.push_str(&text::code_block("", &key_lines, ""));
+    o.push('\n');
 
     for b in r
         .boots
@@ -867,20 +872,22 @@ fn context(o: &mut String, r: &RunResult, all: &[Case<'_>], logs: &IndexMap<Stri
             _ => "was not ready in time".to_string(),
         };
         o.push_str(&format!(
-            "Last lines of {} boot {} (it {what}):\n\n```\n",
+            "Last lines of {} boot {} (it {what}):\n\n",
             b.node, b.boot
         ));
+        let mut tail = String::new();
         match logs.get(&b.log) {
             Some(t) => {
                 let lines: Vec<&str> = t.lines().collect();
                 for l in &lines[lines.len().saturating_sub(TAIL_LINES)..] {
-                    o.push_str(&shorten(text::split_docker_time(l).1, LINE_MAX));
-                    o.push('\n');
+                    tail.push_str(&shorten(text::split_docker_time(l).1, LINE_MAX));
+                    tail.push('\n');
                 }
             }
-            None => o.push_str(&format!("({} is missing)\n", b.log)),
+            None => tail.push_str(&format!("({} is missing)\n", b.log)),
         }
-        o.push_str("```\n\n");
+        o.push_str(&text::code_block("", &tail, ""));
+        o.push('\n');
     }
 
     o.push_str("Boots (times UTC):\n\n| Node | Boot | Started in | Started | Ready | Ended | How it ended |\n|---|---|---|---|---|---|---|\n");
@@ -934,8 +941,9 @@ fn context(o: &mut String, r: &RunResult, all: &[Case<'_>], logs: &IndexMap<Stri
         o.push_str(&format!("Timings: {}.\n\n", parts.join(", ")));
     }
     o.push_str(&format!(
-        "Re-run with repro {} (add `--sim` to use the stand-in, `--keep` to keep the cluster):\n\n```sh\n{}\n```\n\n",
-        r.tool.version, r.rerun
+        "Re-run with repro {} (add `--sim` to use the stand-in, `--keep` to keep the cluster):\n\n{}\n",
+        r.tool.version,
+        text::code_block("sh", &r.rerun, "")
     ));
     o.push_str(
         "Attached `bundle.tar.gz`: this report, `result.json`, `junit.xml`, `timeline.html` (one-page timeline of every \
@@ -1052,8 +1060,8 @@ fn node_logs(o: &mut String, r: &RunResult, all: &[Case<'_>], logs: &IndexMap<St
                 format!(": {}", notes.join(", "))
             }
         ));
-        let fence = if body.contains("```") { "````" } else { "```" };
-        o.push_str(&format!("{fence}\n{body}{fence}\n\n</details>\n\n"));
+        o.push_str(&text::code_block("", &body, ""));
+        o.push_str("\n</details>\n\n");
     }
 }
 

@@ -20,7 +20,7 @@ mod words;
 pub(crate) use junit::github_annotations;
 pub(crate) use summary::json as summary_json;
 /// The one escaper of XML/HTML documents, for every renderer outside `report` too (matrix JUnit).
-pub(crate) use text::markup_safe;
+pub(crate) use text::{code_block, fence_for, markup_safe};
 
 #[cfg(test)]
 mod tests;
@@ -206,6 +206,31 @@ pub(crate) fn context_for(folders: &[RunFolder], secrets: &[String]) -> Redactor
 }
 
 /// [`render`] in a given context: the run's own, so the reports number secrets as its files do.
+/// An observation's evidence in words, as report.md and the validation comment say it ("no
+/// `Starting distributed registry mirror` line in etcd-2 boot 2 (14 lines), which reached
+/// `Running kubelet` at 07:56:21 …"), for the terminal summary; `logs` from [`boot_logs`].
+pub(crate) fn evidence_in_words(
+    r: &RunResult,
+    o: &crate::result::Observation,
+    logs: &IndexMap<String, String>,
+) -> String {
+    words::observation(r, o, logs)
+}
+
+/// Each boot's log of a run's folder, by its `log` path (the line counts of
+/// [`evidence_in_words`]); a log that cannot be read is left out.
+pub(crate) fn boot_logs(r: &RunResult, dir: &Path) -> IndexMap<String, String> {
+    r.boots
+        .iter()
+        .filter_map(|b| {
+            let bytes =
+                crate::safe_fs::read_in(dir, &dir.join(&b.log), crate::safe_fs::NODE_FILE_LIMIT)
+                    .ok()?;
+            Some((b.log.clone(), String::from_utf8_lossy(&bytes).into_owned()))
+        })
+        .collect()
+}
+
 pub(crate) fn render_with(folder: &RunFolder, ctx: &mut Redactor) -> anyhow::Result<Rendered> {
     ctx.learn_json(&folder.result);
     for (name, data) in &folder.node_files {

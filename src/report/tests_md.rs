@@ -32,6 +32,33 @@ fn evidence_reads_in_words_naming_node_boot_and_lines() {
     }
 }
 
+/// A `down` by the after-feature rule (the stand-in's and real k3s's usual case for the
+/// registry) is an absence in words too, bounded by the line k3s prints after the feature's own
+/// (#32: it was the kubelet command line, cut mid-flag).
+#[test]
+fn an_after_feature_down_reads_as_what_was_absent_before_which_line() {
+    let tmp = fixture_copy();
+    edit_result(tmp.path(), |v| {
+        for s in v["steps"].as_array_mut().expect("steps") {
+            for o in s["observations"].as_array_mut().expect("observations") {
+                if o["observed"] == "down" {
+                    o["rule"] = "after-feature".into();
+                    o["reason"] = "k3s prints this line after the feature's own, and no `up` line came before it".into();
+                }
+            }
+        }
+    });
+    let folder = load(tmp.path()).expect("loads");
+    let md = render(&folder, &[]).expect("renders").report;
+    assert!(
+        md.contains(
+            "etcd-2 `embedded-registry` **down** (expected up — the documented bug): no `Starting distributed registry mirror at https://` line in etcd-2 boot 2 (12 lines) before `Running kubelet` at 09:01:45, which k3s prints after the feature's own."
+        ),
+        "{md}"
+    );
+    assert!(!md.contains("`Running kubelet --"), "{md}");
+}
+
 #[test]
 fn the_full_k3s_version_output_is_quoted_or_the_banner_says_where_it_came_from() {
     let md = render_fixture().report;

@@ -85,6 +85,39 @@ pub(crate) fn markup_safe(doc: String) -> String {
     out
 }
 
+/// A fenced code block of `body` (its lines, each after `indent`, e.g. two spaces inside a
+/// list item): the fence is one backtick longer than the longest run of backticks in `body`
+/// (at least three), so no line of recorded output (`k3s -v`, a config, a log) can close it
+/// early and turn the rest of report.md into Markdown of its own.
+pub(crate) fn code_block(info: &str, body: &str, indent: &str) -> String {
+    let fence = fence_for(body);
+    let mut s = format!("{indent}{fence}{info}\n");
+    let lines = body.strip_suffix('\n').unwrap_or(body);
+    for l in lines.split('\n').filter(|_| !body.is_empty()) {
+        s.push_str(indent);
+        s.push_str(l);
+        s.push('\n');
+    }
+    s.push_str(indent);
+    s.push_str(&fence);
+    s.push('\n');
+    s
+}
+
+/// A code fence longer than any run of backticks in `body` (at least three).
+pub(crate) fn fence_for(body: &str) -> String {
+    let (mut longest, mut run) = (0, 0);
+    for c in body.chars() {
+        if c == '`' {
+            run += 1;
+            longest = longest.max(run);
+        } else {
+            run = 0;
+        }
+    }
+    "`".repeat(longest.max(2) + 1)
+}
+
 /// A field Markdown shows on one line (a heading, a table cell, a list item): line breaks
 /// become spaces, so text from result.json cannot start a heading, a list or a table of its
 /// own in report.md.

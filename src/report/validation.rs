@@ -32,8 +32,106 @@ pub(crate) enum Outcome {
     NotValidated,
 }
 
+/// Which two of several runs a validation compares: the newest run of each version, the
+/// version given first being the buggy one; with what was set aside.
+#[derive(Debug, PartialEq, Eq)]
+pub(crate) struct Pick {
+    pub(crate) buggy: usize,
+    pub(crate) fixed: usize,
+    /// Older runs of either version, left out (index, the one kept instead).
+    pub(crate) set_aside: Vec<(usize, usize)>,
+}
+
+/// Picks the pair from runs given in order (`results/etcd-split-v1.33.4-k3s1-*` may match
+/// several folders: the newest of each version counts). An error says which runs are refused
+/// and why (exit 2): one version only (duplicates), more than two, or the two swapped (the
+/// buggy one at or past the check's `fixed-in`, or after the fixed one).
+pub(crate) fn pick(runs: &[(&str, &RunResult)]) -> Result<Pick, String> {
+    // Versions in the order they were given; per version, the runs of it.
+    let mut by_version: IndexMap<&str, Vec<usize>> = IndexMap::new();
+    for (i, (_, r)) in runs.iter().enumerate() {
+        by_version
+            .entry(r.k3s.version.as_str())
+            .or_default()
+            .push(i);
+    }
+    let names = |ix: &[usize]| -> String {
+        and_list(
+            &ix.iter()
+                .map(|i| format!("`{}`", runs[*i].0))
+                .collect::<Vec<_>>(),
+        )
+    };
+    match by_version.len() {
+        1 => {
+            let (v, ix) = by_version.first().expect("one");
+            return Err(format!(
+                "duplicate runs: {} are all runs of {v}; give a run on the buggy version and one on the fixed version",
+                names(ix)
+            ));
+        }
+        2 => {}
+        n => {
+            let versions: Vec<String> = by_version.keys().map(|v| v.to_string()).collect();
+            return Err(format!(
+                "the runs are of {n} versions ({}); give runs of two: the buggy version's first, then the fixed version's",
+                and_list(&versions)
+            ));
+        }
+    }
+    let newest = |ix: &[usize]| -> usize {
+        *ix.iter()
+            .max_by(|a, b| runs[**a].1.started_at.cmp(&runs[**b].1.started_at))
+            .expect("a run per version")
+    };
+    let groups: Vec<&Vec<usize>> = by_version.values().collect();
+    let (buggy, fixed) = (newest(groups[0]), newest(groups[1]));
+    let mut set_aside = Vec::new();
+    for (g, kept) in [(groups[0], buggy), (groups[1], fixed)] {
+        set_aside.extend(g.iter().filter(|i| **i != kept).map(|i| (*i, kept)));
+    }
+    let (b, f) = (runs[buggy].1, runs[fixed].1);
+    let (bn, fn_) = (runs[buggy].0, runs[fixed].0);
+    use crate::outcome::Outcome as O;
+    let by_fixed_in = match (b.expected_for_version, f.expected_for_version) {
+        (Some(O::Fixed), _) => Some(format!(
+            "{} is at or past the check's fixed-in (it expects `fixed` there)",
+            b.k3s.version
+        )),
+        (_, Some(O::Reproduced)) => Some(format!(
+            "{} is before the check's fixed-in (it expects `reproduced` there)",
+            f.k3s.version
+        )),
+        _ => None,
+    };
+    let by_order = || match (
+        b.k3s.version.parse::<distro::Version>(),
+        f.k3s.version.parse::<distro::Version>(),
+    ) {
+        (Ok(bv), Ok(fv)) if bv > fv => Some(format!("{bv} is newer than {fv}")),
+        _ => None,
+    };
+    if let Some(why) = by_fixed_in.or_else(by_order) {
+        return Err(format!(
+            "swapped runs: `{bn}` ({}) was given as the buggy run and `{fn_}` ({}) as the fixed one, but {why}; give the buggy version's run first",
+            b.k3s.version, f.k3s.version
+        ));
+    }
+    Ok(Pick {
+        buggy,
+        fixed,
+        set_aside,
+    })
+}
+
 /// Why a pair cannot be compared at all (exit 2).
 pub(crate) fn incompatible(buggy: &RunResult, fixed: &RunResult) -> Option<String> {
+    if buggy.distribution != fixed.distribution {
+        return Some(format!(
+            "the runs are of different distributions ({} and {}); give two runs of one distribution",
+            buggy.distribution, fixed.distribution
+        ));
+    }
     if buggy.check.name != fixed.check.name {
         return Some(format!(
             "the runs are of different checks (`{}` and `{}`); give two runs of one check",
@@ -69,14 +167,7 @@ pub(crate) fn render(buggy: &Rendered, fixed: &Rendered) -> (String, Outcome) {
         short(&mut o, buggy, fixed, outcome);
         return (o, outcome);
     }
-    match outcome {
-        Outcome::Validated => o.push_str(&format!("### Validated on {}\n\n", f.k3s.version)),
-        Outcome::NotValidated => o.push_str(&format!(
-            "### Not validated on {}: {}\n\n",
-            f.k3s.version,
-            why_not(b, f)
-        )),
-    }
+    heading(&mut o, "###", b, f, outcome);
     o.push_str(&format!(
         "Issue: {} — {}.\nReplicated on **{}** (verdict: {}) and validated on **{}** (verdict: {}) with repro check `{}` (`{}`), step for step.\n\n",
         f.check.issue,
@@ -119,6 +210,26 @@ pub(crate) fn render(buggy: &Rendered, fixed: &Rendered) -> (String, Outcome) {
         f.finished_at.as_deref().unwrap_or(&f.started_at),
     ));
     (o, outcome)
+}
+
+/// `Validated on <version>`, and on the stand-in the words that say so in the heading itself:
+/// quoted alone, "Validated on v1.33.5+k3s1" would claim a real k3s run.
+fn heading(o: &mut String, level: &str, b: &RunResult, f: &RunResult, outcome: Outcome) {
+    let on = if f.k3s.stand_in || b.k3s.stand_in {
+        format!(
+            "{} (repro stand-in, not real {})",
+            f.k3s.version, f.distribution
+        )
+    } else {
+        f.k3s.version.clone()
+    };
+    match outcome {
+        Outcome::Validated => o.push_str(&format!("{level} Validated on {on}\n\n")),
+        Outcome::NotValidated => o.push_str(&format!(
+            "{level} Not validated on {on}: {}\n\n",
+            why_not(b, f)
+        )),
+    }
 }
 
 fn why_not(b: &RunResult, f: &RunResult) -> String {
@@ -212,6 +323,10 @@ fn cluster(o: &mut String, r: &RunResult) {
         ));
     }
     o.push_str("```\n\n");
+    // QA lists the nodes with their roles as `kubectl get nodes` shows them (k3s-io/k3s#8637,
+    // #8672): here with how each node's boots went in the validation run.
+    o.push_str("*Nodes (validation run):*\n\n");
+    node_list(o, r);
 }
 
 /// Every node's config.yaml before the first start, as QA lists them; later edits are in the
@@ -360,14 +475,7 @@ fn observations(
 fn short(o: &mut String, buggy: &Rendered, fixed: &Rendered, outcome: Outcome) {
     let (b, f) = (&buggy.result, &fixed.result);
     let verdict = |r: &RunResult| r.verdict.as_ref().map_or("none", |v| v.outcome.as_str());
-    match outcome {
-        Outcome::Validated => o.push_str(&format!("# Validated on {}\n\n", f.k3s.version)),
-        Outcome::NotValidated => o.push_str(&format!(
-            "# Not validated on {}: {}\n\n",
-            f.k3s.version,
-            why_not(b, f)
-        )),
-    }
+    heading(o, "#", b, f, outcome);
     o.push_str(&format!(
         "Steps: {} — repro check `{}` (`{}`), below; replicated on **{}** (verdict: {}) and validated on **{}** (verdict: {}), step for step.\n\n",
         f.check.issue,

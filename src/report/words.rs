@@ -10,7 +10,7 @@
 use indexmap::IndexMap;
 
 use super::text::{clock, shorten, split_docker_time};
-use crate::result::{Evidence, EvidenceSource, Observation, Observed, RunResult};
+use crate::result::{Evidence, EvidenceSource, Observation, Observed, Rule, RunResult};
 
 /// Quoted messages longer than this are cut.
 const QUOTE_MAX: usize = 140;
@@ -71,6 +71,25 @@ pub(crate) fn observation(
             "no {missing} line in {at}{}, which reached {reached}{}{window}",
             line_count(r, o, logs),
             first_log.map(when).unwrap_or_default()
+        );
+    }
+    // The after-feature rule: the boot reached a line k3s prints only after the feature's own
+    // up line, and that up line never came — an absence, said with the line that bounds it.
+    if o.rule == Rule::AfterFeature {
+        let missing = sig
+            .map(|s| patterns(&s.up))
+            .filter(|p| !p.is_empty())
+            .unwrap_or_else(|| "`up`".to_string());
+        let bound = sig
+            .map(|s| patterns(&s.settled_by))
+            .filter(|p| !p.is_empty())
+            .or_else(|| first_log.map(|e| quote(&message(&e.text))))
+            .unwrap_or_else(|| "its settle line".to_string());
+        return format!(
+            "no {missing} line in {at}{} before {bound}{}, which {} prints after the feature's own",
+            line_count(r, o, logs),
+            first_log.map(when).unwrap_or_default(),
+            r.distribution
         );
     }
     if o.reason.starts_with("values from") {

@@ -3,8 +3,22 @@
 
 use crate::docker::DockerError;
 use crate::exit::Exit;
+use std::path::PathBuf;
 
-use super::record::RecordError;
+/// A write into the results folder that failed: the file it meant to write.
+#[derive(Debug, thiserror::Error)]
+pub enum RecordError {
+    #[error("cannot write {}: {source}", path.display())]
+    Write {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("cannot serialise {}: {source}", path.display())]
+    Serialise {
+        path: PathBuf,
+        source: serde_json::Error,
+    },
+}
 
 #[derive(Debug, thiserror::Error)]
 pub enum RunError {
@@ -64,6 +78,10 @@ pub enum RunError {
         reported: String,
         path: String,
     },
+    /// The nodes' own `-v` is not the run's version of record: the image (or the artifacts)
+    /// hold another release than the run would be recorded and judged as.
+    #[error(transparent)]
+    VersionNotRun(Box<VersionNotRun>),
     #[error("{node}: systemd: {what}: {output}")]
     Systemd {
         node: String,
@@ -76,18 +94,27 @@ pub enum RunError {
     Interrupted,
 }
 
+/// What [`RunError::VersionNotRun`] says (boxed: five texts would make every `RunError` large).
+#[derive(Debug, thiserror::Error)]
+#[error("the nodes do not run the version of record: `{command}` on {node} says {says}, the run is of {of_record} (image {image})\n  help: name the version the image holds with --version, or use an image of {of_record} (a local build: --k3s-binary)")]
+pub struct VersionNotRun {
+    pub(crate) node: String,
+    pub(crate) command: String,
+    pub(crate) says: String,
+    pub(crate) of_record: String,
+    pub(crate) image: String,
+}
+
 /// The `--artifacts DIR` line of [`RunError::ImageMissing`]'s ways out, for a distribution whose
 /// node image is built from release artifacts (`Facts::node_base_image`); empty for one whose
 /// nodes run a published image.
 pub(crate) fn artifacts_way_out(facts: &distro::Facts) -> String {
-    match facts.node_base_image {
-        Some(_) => format!(
+    match (facts.node_base_image, &facts.release_artifacts) {
+        (Some(_), Some(names)) => format!(
             "\n    --artifacts DIR        build the node image from {}'s release artifacts in DIR ({}, {})",
-            facts.name,
-            crate::sim_node_image::TARBALL,
-            crate::sim_node_image::CHECKSUMS
+            facts.name, names.tarball, names.checksums
         ),
-        None => String::new(),
+        _ => String::new(),
     }
 }
 
@@ -109,6 +136,7 @@ impl RunError {
             | RunError::Reports { .. }
             | RunError::Cleanup { .. }
             | RunError::BuildNotRun { .. }
+            | RunError::VersionNotRun { .. }
             | RunError::Internal(_) => Exit::Infra,
         }
     }

@@ -6,13 +6,11 @@
 
 use std::fmt;
 use std::path::PathBuf;
-use std::sync::Arc;
 
 use crate::exit::Exit;
 use crate::result::{BootRecord, EnvInfo, Observation, Outcome, StepResult, Verdict};
 
 use super::error::RunError;
-use super::record::{RecordError, Recorder};
 
 /// What the run is doing now.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -188,42 +186,5 @@ pub(crate) trait Receiver: Send + Sync {
 impl<F: Fn(&RunEvent<'_>) + Send + Sync> Receiver for F {
     fn receive(&self, event: &RunEvent<'_>) {
         self(event)
-    }
-}
-
-/// The receivers of one run, with the recorder (once the results folder exists) told first.
-#[derive(Clone, Default)]
-pub(crate) struct Events {
-    recorder: Option<Arc<Recorder>>,
-    receivers: Vec<Arc<dyn Receiver>>,
-}
-
-impl Events {
-    pub(crate) fn new(receivers: Vec<Arc<dyn Receiver>>) -> Events {
-        Events {
-            recorder: None,
-            receivers,
-        }
-    }
-
-    pub(crate) fn with_recorder(mut self, recorder: Arc<Recorder>) -> Events {
-        self.recorder = Some(recorder);
-        self
-    }
-
-    /// Records the event (if it is one the recorder keeps), then tells every receiver.
-    pub(crate) fn emit(&self, event: &RunEvent<'_>) -> Result<(), RecordError> {
-        if let Some(r) = &self.recorder {
-            r.receive(event)?;
-        }
-        self.show(event);
-        Ok(())
-    }
-
-    /// Tells the receivers only: for what the recorder does not keep (states, phases).
-    pub(crate) fn show(&self, event: &RunEvent<'_>) {
-        for r in &self.receivers {
-            r.receive(event);
-        }
     }
 }

@@ -5,13 +5,13 @@ use crate::docker::DockerApi;
 use crate::plan::Plan;
 
 use super::config::{Privileged, RunConfig};
+use super::emit::Events;
 use super::error::RunError;
-use super::event::{Events, NodeState, Phase, RunEvent};
+use super::event::{NodeState, Phase, RunEvent};
+use crate::sim_image::SIM_LABEL;
 
 /// Image label by which an image says it needs no privileged container.
 pub(crate) const PRIVILEGED_LABEL: &str = "io.repro.privileged";
-/// Image label of repro's k3s stand-in.
-pub(crate) const SIM_LABEL: &str = "io.repro.sim";
 
 /// Makes sure the plan's image is in the local store; returns its id.
 pub(crate) async fn ensure(
@@ -29,7 +29,7 @@ pub(crate) async fn ensure(
         let v = plan.k3s_version.to_string();
         events.show(&RunEvent::Phase(Phase::PrepareSimImage(plan.image.clone())));
         let built = async {
-            let a = crate::sim_node_image::verify_artifacts(dir)?;
+            let a = crate::sim_node_image::verify_artifacts(plan.distro.facts(), dir)?;
             crate::sim_node_image::ensure_artifact_image(
                 docker,
                 &plan.image,

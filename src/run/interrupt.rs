@@ -6,7 +6,8 @@ use tokio_util::sync::CancellationToken;
 
 use crate::exit::{self, Exit};
 
-use super::event::{Events, RunEvent};
+use super::emit::Events;
+use super::event::RunEvent;
 
 /// The signals that interrupt a run, as a stream of their names. A signal the process cannot
 /// listen to (never on Linux) is left at its default.

@@ -9,13 +9,14 @@
 
 mod cluster;
 mod config;
+mod emit;
 mod error;
 mod event;
 #[cfg(test)]
 mod fake;
 pub(crate) mod image;
 pub(crate) mod interrupt;
-mod journal;
+mod node;
 pub mod observe;
 mod probe;
 mod record;
@@ -51,7 +52,8 @@ pub(crate) use event::{Phase, Receiver, RunEnd, RunEvent};
 pub(crate) use record::RESULT_FILE;
 
 use cluster::{Cluster, ClusterSpec};
-use event::{Conclusion, Events};
+use emit::Events;
+use event::Conclusion;
 use record::Recorder;
 use steps::Driven;
 
@@ -226,13 +228,23 @@ async fn prepare(
         sim_seed,
         seconds: t_img.elapsed().as_secs_f64(),
     })?;
+    // The lines this distribution prints: an rke2 agent is ready on its own line, the
+    // kubelet's registration is k3s's (rke2's kubelet logs to a file of its own).
     let up_lines = |signal: &str| -> Vec<regex::Regex> {
         sc.signals
             .get(signal)
-            .map(|s| s.up.iter().map(|p| p.regex.clone()).collect())
+            .map(|s| {
+                s.up.iter()
+                    .filter(|p| p.distro.is_none_or(|d| d == plan.distro))
+                    .map(|p| p.regex.clone())
+                    .collect()
+            })
             .unwrap_or_default()
     };
-    let (ready, agent_ready) = (up_lines("ready"), up_lines("agent-ready"));
+    let (ready, agent_ready) = (
+        up_lines(crate::scenario::READY_SIGNAL),
+        up_lines(crate::scenario::AGENT_READY_SIGNAL),
+    );
     Ok(Arc::new(Cluster::new(ClusterSpec {
         docker,
         run_id: s.run_id.clone(),
@@ -464,10 +476,10 @@ fn finished(events: &Events, end: RunEnd) -> RunEnd {
 }
 
 /// The run's redaction context: the token first (so it is `<REDACTED-1>`), then every secret the
-/// scenario sets (learned whole by `redact::plan_redactor`: a config key's value, an env value, a
+/// scenario sets (learned whole by `plan::plan_redactor`: a config key's value, an env value, a
 /// `*-file` key's file), learned before anything is written, so our own output, the logs, result.json and the reports all hide them alike.
 fn run_redactor(token: &str, plan: &Plan) -> SharedRedactor {
-    let mut redactor = crate::redact::plan_redactor(plan, &[token.to_string()]);
+    let mut redactor = crate::plan::plan_redactor(plan, &[token.to_string()]);
     // `DOCKER_HOST=tcp://user:password@host` is recorded in result.json's environment.
     redactor.learn_text(&docker::endpoint());
     SharedRedactor::new(redactor)

@@ -289,6 +289,32 @@ pub(crate) fn probe_excerpt(output: &str) -> String {
 }
 
 /// One table test per rule in the module docs, on the shipped signal definitions.
+/// What a node that is not ready was still waiting for, in the words of its waiting lines
+/// (`Facts::waiting_lines`, in their order). A node can wait for several things at once — an
+/// etcd-only joiner both for its promotion and for an apiserver — and k3s repeats each on its own
+/// timer, so every reason whose line is among the last few is named, not only the newest; when
+/// none is that recent, the last waiting line of the boot.
+pub(crate) fn still_waiting_for(waiting: &[(&str, &str)], lines: &[LogLine]) -> String {
+    const RECENT: usize = 10;
+    let recent = &lines[lines.len().saturating_sub(RECENT)..];
+    let named: Vec<String> = waiting
+        .iter()
+        .filter_map(|(pattern, what)| {
+            let l = recent.iter().rev().find(|l| l.text.contains(pattern))?;
+            Some(format!("{what} (`{}`)", l.text))
+        })
+        .collect();
+    if !named.is_empty() {
+        return format!(": {}", named.join("; "));
+    }
+    (lines.iter().rev())
+        .find_map(|l| {
+            let (_, what) = waiting.iter().find(|(p, _)| l.text.contains(p))?;
+            Some(format!(": {what} (`{}`)", l.text))
+        })
+        .unwrap_or_default()
+}
+
 #[cfg(test)]
 mod tests {
     use std::path::{Path, PathBuf};
@@ -613,5 +639,47 @@ mod tests {
         let long = "é".repeat(400);
         let e = probe_excerpt(&long);
         assert!(e.ends_with('…') && e.len() <= 303, "{}", e.len());
+    }
+
+    fn waiting_log(texts: &[&str]) -> Vec<LogLine> {
+        texts
+            .iter()
+            .map(|t| LogLine {
+                ts: chrono::Utc::now(),
+                seen: std::time::Instant::now(),
+                text: t.to_string(),
+            })
+            .collect()
+    }
+
+    #[test]
+    fn a_node_waiting_for_two_things_is_said_to_wait_for_both() {
+        let waiting = distro::Distro::K3s.facts().waiting_lines;
+        let lines = waiting_log(&[
+            "msg=\"Waiting for control-plane node to register apiserver addresses in etcd\"",
+            "msg=\"Failed to test etcd connection: this server has not yet been promoted from learner to voting member\"",
+            "msg=\"Waiting for control-plane node to register apiserver addresses in etcd\"",
+        ]);
+        let why = still_waiting_for(waiting, &lines);
+        let learner = why.find("still a learner").expect(&why);
+        let apiserver = why.find("registered an apiserver").expect(&why);
+        assert!(learner < apiserver, "in the facts' order: {why}");
+        // A reason long past (the learner promoted, 20 lines ago) is not named again.
+        let mut old =
+            waiting_log(&["msg=\"has not yet been promoted from learner to voting member\""]);
+        old.extend(waiting_log(&["msg=\"other\""; 20]));
+        old.extend(waiting_log(&[
+            "msg=\"Waiting for control-plane node to register apiserver addresses in etcd\"",
+        ]));
+        let why = still_waiting_for(waiting, &old);
+        assert!(
+            !why.contains("learner") && why.contains("apiserver"),
+            "{why}"
+        );
+        // Nothing recent: the last waiting line of the boot, as before.
+        let mut past = waiting_log(&["msg=\"too many learner members in cluster\""]);
+        past.extend(waiting_log(&["msg=\"other\""; 20]));
+        assert!(still_waiting_for(waiting, &past).contains("second learner"));
+        assert_eq!(still_waiting_for(waiting, &waiting_log(&["x"])), "");
     }
 }

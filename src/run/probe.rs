@@ -89,7 +89,17 @@ async fn decide(c: &Cluster, node: &str, h: &BootHandle, sig: &Signal) -> Decide
     let cap = Instant::now() + c.timeout;
     match &sig.probe {
         Some(probe) => by_probe(c, node, h, sig, probe, cap).await,
-        None => by_log(c, h, sig, cap).await,
+        None => {
+            // What the wait was for, said when its bound passes: the lines, and a value that
+            // can never come on this node's role (the validator refuses expecting one).
+            let role = c.plan.nodes.iter().find(|n| n.name == node).map(|n| n.role);
+            let what = match (sig.is_value(), role) {
+                (false, Some(role)) => sig.waited_for(role, c.plan.distro),
+                _ => "waited for the node to be ready or its boot to end (values are read then)"
+                    .to_string(),
+            };
+            by_log(c, h, sig, cap, &what).await
+        }
     }
 }
 
@@ -151,13 +161,23 @@ async fn by_probe(
                         return Decided::unknown(
                             number,
                             vec![probe_evidence(number, text)],
-                            "no probe rule matched before the probe timeout",
+                            format!(
+                                "no probe rule matched within the probe's timeout ({})",
+                                humantime::format_duration(probe.timeout)
+                            ),
                         );
                     }
                 }
                 Err(e) => {
                     if timed_out() {
-                        return Decided::unknown(number, vec![], format!("probe failed: {e}"));
+                        return Decided::unknown(
+                            number,
+                            vec![],
+                            format!(
+                                "the probe failed until its timeout ({}): {e}",
+                                humantime::format_duration(probe.timeout)
+                            ),
+                        );
                     }
                 }
             }
@@ -167,7 +187,16 @@ async fn by_probe(
             continue;
         }
         if Instant::now() >= cap {
-            return Decided::unknown(number, vec![], "the probe's `after` line never appeared");
+            let lines: Vec<&str> = probe.after.iter().map(|p| p.regex.as_str()).collect();
+            return Decided::unknown(
+                number,
+                vec![],
+                format!(
+                    "the probe's `after` line ({}) never appeared within the timeout ({})",
+                    lines.join(", "),
+                    humantime::format_duration(c.timeout)
+                ),
+            );
         }
         // Wake on the next line; once the follower is gone nothing changes before the cap.
         let closed = tokio::time::timeout_at(cap.into(), rx.changed())
@@ -190,7 +219,7 @@ fn probe_evidence(boot: u32, text: String) -> Evidence {
 }
 
 /// Waits on the boot's log until the observation rules decide, or the cap passes.
-async fn by_log(c: &Cluster, h: &BootHandle, sig: &Signal, cap: Instant) -> Decided {
+async fn by_log(c: &Cluster, h: &BootHandle, sig: &Signal, cap: Instant, what: &str) -> Decided {
     let number = h.with(|b| b.number);
     let v = &c.plan.k3s_version;
     let mut rx = h.subscribe();
@@ -217,7 +246,12 @@ async fn by_log(c: &Cluster, h: &BootHandle, sig: &Signal, cap: Instant) -> Deci
                             .map(|l| observe::evidence(b, l))
                             .collect()
                     });
-                    return Decided::unknown(number, ev, "not decided within the timeout");
+                    let bound = humantime::format_duration(c.timeout);
+                    return Decided::unknown(
+                        number,
+                        ev,
+                        format!("not decided within the timeout ({bound}): {what}"),
+                    );
                 }
                 let deadline = until.map_or(cap, |u| u.min(cap));
                 if closed {

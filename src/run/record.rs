@@ -18,24 +18,11 @@ use crate::result::{self as res, Outcome, RunResult};
 use crate::scenario::Scenario;
 
 use super::config::RunConfig;
+pub(crate) use super::error::RecordError;
 use super::event::RunEvent;
 
 pub(crate) use crate::results_folder::RESULT_FILE;
 use crate::results_folder::{self as folder, NODES_DIR};
-
-#[derive(Debug, thiserror::Error)]
-pub enum RecordError {
-    #[error("cannot write {}: {source}", path.display())]
-    Write {
-        path: PathBuf,
-        source: std::io::Error,
-    },
-    #[error("cannot serialise {}: {source}", path.display())]
-    Serialise {
-        path: PathBuf,
-        source: serde_json::Error,
-    },
-}
 
 /// Writes `data` to `path` (created 0600), naming the path when it fails.
 pub(crate) fn write(path: &Path, data: impl AsRef<[u8]>) -> Result<(), RecordError> {
@@ -49,7 +36,7 @@ pub(crate) fn write(path: &Path, data: impl AsRef<[u8]>) -> Result<(), RecordErr
 
 /// Creates a folder and its missing parents, each 0700.
 pub(crate) fn create_dir(path: &Path) -> Result<(), RecordError> {
-    crate::results_folder::private_dir(path).map_err(|source| RecordError::Write {
+    crate::safe_fs::private_dir(path).map_err(|source| RecordError::Write {
         path: path.to_path_buf(),
         source,
     })
@@ -252,14 +239,16 @@ pub(crate) fn initial_result(
     }
 }
 
-/// The command that runs the same thing again.
+/// The command that runs the same thing again: every input that chose the build (version,
+/// image, build under test, release artifacts and their base image, the stand-in and its pace,
+/// the topology), each word shell-quoted so it can be pasted as it is.
 fn rerun(cfg: &RunConfig, sc: &Scenario, plan: &Plan, expect: Outcome) -> String {
     let t = &cfg.target;
     // A build under test is named as it was given: it, not a version flag, says the version.
     let (flag, value) = match (&t.k3s_commit, &t.k3s_binary) {
         (Some(sha), _) => ("--k3s-commit", sha.clone()),
         (None, Some(p)) => ("--k3s-binary", p.display().to_string()),
-        (None, None) => ("--k3s-version", plan.k3s_version.to_string()),
+        (None, None) => ("--version", plan.k3s_version.to_string()),
     };
     let mut rerun = vec![
         "repro".to_string(),
@@ -274,11 +263,35 @@ fn rerun(cfg: &RunConfig, sc: &Scenario, plan: &Plan, expect: Outcome) -> String
     if t.sim {
         rerun.push("--sim".into());
     }
+    if let Some(pace) = t.sim_pace {
+        rerun.extend(["--sim-pace".to_string(), pace.to_string()]);
+    }
     if let Some(i) = &t.image {
         rerun.extend(["--image".to_string(), i.clone()]);
     }
+    if let Some(dir) = &t.artifacts {
+        rerun.extend(["--artifacts".to_string(), dir.display().to_string()]);
+    }
+    if let Some(base) = &t.node_base {
+        rerun.extend(["--node-base".to_string(), base.clone()]);
+    }
     rerun.extend(["--expect".to_string(), expect.as_str().to_string()]);
-    rerun.join(" ")
+    rerun
+        .iter()
+        .map(|w| shell_quote(w))
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// `word` as a POSIX shell reads it back unchanged: as it is when it holds only characters no
+/// shell interprets, else in single quotes (a `'` inside closed, escaped and reopened).
+pub(crate) fn shell_quote(word: &str) -> String {
+    let plain = |c: char| c.is_ascii_alphanumeric() || "@%+=:,./_-".contains(c);
+    if !word.is_empty() && word.chars().all(plain) {
+        word.to_string()
+    } else {
+        format!("'{}'", word.replace('\'', r"'\''"))
+    }
 }
 
 /// step ("0" = before first start) -> node -> config.yaml
@@ -318,4 +331,54 @@ fn write_configs(dir: &Path, plan: &Plan, redactor: &SharedRedactor) -> Result<(
         }
     }
     Ok(())
+}
+/// Each node's `docker inspect`, redacted, next to its logs.
+pub(crate) fn save_inspect<'a>(
+    dir: &Path,
+    redactor: &SharedRedactor,
+    inspected: impl Iterator<Item = (&'a str, serde_json::Value)>,
+) -> Result<(), super::error::RunError> {
+    use super::error::RunError;
+    for (name, v) in inspected {
+        let text = serde_json::to_string_pretty(&redactor.json(&v))
+            .map_err(|e| RunError::Internal(format!("inspect of {name}: {e}")))?;
+        let d = folder::node_dir(dir, name);
+        create_dir(&d)?;
+        write(&d.join(folder::INSPECT_FILE), text)?;
+    }
+    Ok(())
+}
+
+/// A boot as result.json records it (`lb_server`: the first server its load balancer reached).
+pub(crate) fn boot_record(
+    node: &str,
+    b: &super::watch::Boot,
+    lb_server: Option<res::LbServer>,
+) -> res::BootRecord {
+    use super::watch::Ended;
+    let ts =
+        |t: &chrono::DateTime<chrono::Utc>| t.to_rfc3339_opts(chrono::SecondsFormat::Millis, true);
+    res::BootRecord {
+        node: node.to_string(),
+        boot: b.number,
+        step: b.step,
+        started_at: ts(&b.started_at),
+        ready_at: b.ready.map(|i| ts(&b.lines[i].ts)),
+        ended_at: match &b.end {
+            Some(Ended::Died { at, .. } | Ended::Stopped { at }) => Some(at.clone()),
+            _ => None,
+        },
+        end: match &b.end {
+            None => res::BootEnd::Running,
+            Some(Ended::Stopped { .. }) => res::BootEnd::Stopped,
+            Some(Ended::Died { .. }) => res::BootEnd::Exited,
+            Some(Ended::Lost { .. }) => res::BootEnd::Lost,
+        },
+        exit_code: match &b.end {
+            Some(Ended::Died { exit_code, .. }) => *exit_code,
+            _ => None,
+        },
+        log: crate::results_folder::boot_log(node, b.number),
+        lb_server,
+    }
 }

@@ -46,8 +46,10 @@ pub(crate) async fn drive(
         seconds,
         version_output: version_output.clone(),
     })?;
-    if let (Some(b), Some(out)) = (&c.binary, &version_output) {
-        check_build_runs(&c, b, out)?;
+    match (&c.binary, &version_output) {
+        (Some(b), Some(out)) => check_build_runs(&c, b, out)?,
+        (None, Some(out)) => check_version_of_record(&c, out)?,
+        _ => {}
     }
     for step in &c.plan.steps {
         c.events.show(&RunEvent::Phase(Phase::Step {
@@ -75,17 +77,46 @@ fn check_build_runs(c: &Cluster, b: &super::cluster::BuildCopy, out: &str) -> Re
     if says == b.reported {
         return Ok(());
     }
-    let node = (c.plan.start_order.first())
-        .and_then(|g| g.first())
-        .cloned()
-        .unwrap_or_default();
     Err(RunError::BuildNotRun {
-        node,
+        node: first_node(c),
         command: distro.facts().version_command.join(" "),
         says,
         reported: b.reported.clone(),
         path: b.path.clone(),
     })
+}
+
+/// The version of record (`--version`, the image's tag, the artifacts' or the topology's) must
+/// be what the nodes run: their own `-v` says. A fixed image run under a buggy version's name
+/// would otherwise be judged against the wrong `fixed-in` and written into "Validated on" as
+/// that version (issue #32).
+fn check_version_of_record(c: &Cluster, out: &str) -> Result<(), RunError> {
+    let distro = c.plan.distro;
+    let parsed = distro::reported::Reported::parse(distro, out);
+    if let Ok(distro::reported::Reported::Release(v)) = &parsed {
+        if *v == c.plan.k3s_version {
+            return Ok(());
+        }
+    }
+    let says = parsed
+        .map(|r| r.to_string())
+        .unwrap_or_else(|_| out.lines().next().unwrap_or_default().to_string());
+    Err(RunError::VersionNotRun(Box::new(
+        super::error::VersionNotRun {
+            node: first_node(c),
+            command: distro.facts().version_command.join(" "),
+            says,
+            of_record: c.plan.k3s_version.to_string(),
+            image: c.plan.image.clone(),
+        },
+    )))
+}
+
+fn first_node(c: &Cluster) -> String {
+    (c.plan.start_order.first())
+        .and_then(|g| g.first())
+        .cloned()
+        .unwrap_or_default()
 }
 
 /// `k3s -v` in the first node of the start order, in full, for the bug report's "Environmental

@@ -457,3 +457,99 @@ async fn a_build_the_nodes_do_not_run_ends_the_run() {
         }
     }
 }
+
+/// The version of record must be what the nodes run, for every image (not only builds under
+/// test): a node whose `-v` prints another release ends the run (exit 3) naming both (#30, #32).
+#[tokio::test]
+async fn nodes_that_run_another_version_than_the_one_of_record_end_the_run() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    // config(): the version of record is v1.33.5+k3s1.
+    let cfg = config(&tmp.path().join("results"), Outcome::Fixed);
+    for (says, fails) in [
+        (
+            "k3s version v1.33.4+k3s1 (abcdef12)\ngo version go1.24.5\n",
+            true,
+        ),
+        ("k3s version dev (HEAD)\ngo version go1.24.5\n", true),
+        (
+            "k3s version v1.33.5+k3s1 (abcdef12)\ngo version go1.24.5\n",
+            false,
+        ),
+    ] {
+        let fake = Arc::new(FakeDocker {
+            exec_output: says.to_string(),
+            ..FakeDocker::default()
+        });
+        let end = run_on(fake.clone(), &cfg, vec![], CancellationToken::new()).await;
+        if fails {
+            let e = end.error().expect("an error").to_string();
+            let reported = if says.contains("dev") {
+                "dev"
+            } else {
+                "v1.33.4+k3s1"
+            };
+            assert!(
+                e.contains(&format!(
+                    "`k3s -v` on etcd-1 says {reported}, the run is of v1.33.5+k3s1"
+                )),
+                "{e}"
+            );
+            assert_eq!(end.exit().code(), crate::exit::INFRA);
+            assert!(end.outcome().is_none());
+            assert!(fake.calls().iter().any(|c| c.starts_with("remove ")));
+        } else {
+            assert!(end.error().is_none(), "{:?}", end.error());
+            assert_eq!(end.outcome(), Some(Outcome::Fixed));
+        }
+    }
+}
+
+/// The re-run line names every input that chose the build, under the flag a user types today,
+/// each word shell-quoted (#30: `--k3s-binary 'a $(touch X)'` ran `touch` when pasted).
+#[tokio::test]
+async fn the_rerun_line_is_exact_and_shell_quoted() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let mut cfg = config(&tmp.path().join("results"), Outcome::Fixed);
+    cfg.target.image = Some("registry.local:5000/k3s:v1.33.5-k3s1".into());
+    cfg.target.topology = Some("it's $(touch X)".into());
+    let fake = Arc::new(FakeDocker::default());
+    let (sc, plan) = crate::cmd::common::resolve(
+        None,
+        &Target {
+            topology: None,
+            ..cfg.target.clone()
+        },
+    )
+    .expect("shipped check");
+    let docker: Arc<dyn DockerApi> = fake;
+    let ways = Ways {
+        connect: Box::pin(async move { Ok(docker) }),
+        render: crate::report::render_all_with,
+        cancel: CancellationToken::new(),
+    };
+    let end = execute_with(&cfg, sc, plan, vec![], ways).await;
+    let r = result_json(&end);
+    assert_eq!(
+        r["rerun"],
+        r#"repro run etcd-split --version v1.33.5+k3s1 --topology 'it'\''s $(touch X)' --image registry.local:5000/k3s:v1.33.5-k3s1 --expect fixed"#
+    );
+}
+
+#[test]
+fn shell_words_read_back_unchanged() {
+    use super::record::shell_quote;
+    assert_eq!(shell_quote("v1.33.5+k3s1"), "v1.33.5+k3s1");
+    assert_eq!(shell_quote("/tmp/a b"), "'/tmp/a b'");
+    assert_eq!(shell_quote(""), "''");
+    assert_eq!(shell_quote("a $(touch X)"), "'a $(touch X)'");
+    assert_eq!(shell_quote("it's"), r"'it'\''s'");
+    // Read back by a real shell.
+    for w in ["it's $(touch X)", "`x`;\n|&", "plain"] {
+        let out = std::process::Command::new("sh")
+            .arg("-c")
+            .arg(format!("printf %s {}", shell_quote(w)))
+            .output()
+            .expect("sh");
+        assert_eq!(String::from_utf8_lossy(&out.stdout), w);
+    }
+}

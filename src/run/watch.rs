@@ -17,7 +17,7 @@ use tokio::sync::watch;
 
 use crate::docker::DockerApi;
 
-use super::record::RecordError;
+use super::error::RecordError;
 
 /// Called for every new line of a node (for progress display).
 pub type OnLine = Arc<dyn Fn(&str, &LogLine) + Send + Sync>;

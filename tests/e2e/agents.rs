@@ -72,3 +72,48 @@ fn a_check_that_does_not_fit_the_agent_topology_is_refused_with_the_reason() {
         "{s}"
     );
 }
+
+/// #31: a topology whose agent joins a control-plane-only server, a step that restarts the
+/// agent and expects `fatal: down` on it. No line a k3s agent prints can ever decide that (the
+/// settle lines are servers'), so the run is refused at the expectation's position, exit 2,
+/// before anything exists: no results folder, and the engine (a listener standing in for
+/// `DOCKER_HOST`) is never even connected to.
+#[test]
+fn an_undecidable_expectation_is_refused_before_anything_is_created() {
+    crate::docker::docker_ok();
+    let root = crate::util::project(&["checks/signals.yaml", "topologies/etcd-split-agent.yaml"]);
+    let broken = "tests/broken/checks/fatal-down-on-agent.yaml";
+    std::fs::copy(
+        crate::util::root().join(broken),
+        root.path().join("checks/agent-fatal-down.yaml"),
+    )
+    .unwrap();
+    let engine = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    engine.set_nonblocking(true).unwrap();
+    let port = engine.local_addr().unwrap().port();
+    let results = root.path().join("results");
+    let out = repro()
+        .env("DOCKER_HOST", format!("tcp://127.0.0.1:{port}"))
+        .args(["run", "agent-fatal-down", "--sim", "--progress", "never"])
+        .arg("--root")
+        .arg(root.path())
+        .arg("--results")
+        .arg(&results)
+        .output()
+        .unwrap();
+    let s = text(&out);
+    assert_eq!(out.status.code(), Some(2), "{s}");
+    assert!(
+        s.contains("checks/agent-fatal-down.yaml:16:16: error: `fatal: down` can never be decided on `agent-1`")
+            && s.contains("help: a run would wait its whole --timeout for it"),
+        "{s}"
+    );
+    assert!(
+        matches!(engine.accept(), Err(e) if e.kind() == std::io::ErrorKind::WouldBlock),
+        "the refused run connected to the engine: {s}"
+    );
+    assert!(
+        !results.exists(),
+        "no results folder for a refused run: {s}"
+    );
+}

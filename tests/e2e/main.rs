@@ -33,6 +33,7 @@ mod agents;
 mod bug_world;
 mod builds;
 mod doctor;
+mod explore;
 mod inspect;
 mod json_output;
 mod learners;
@@ -40,6 +41,7 @@ mod matrix;
 mod rke2;
 mod run;
 mod secrets;
+mod verify;
 
 /// Runs `repro run <args>` on the stand-in with plain progress into a fresh results folder; checks
 /// its result.json against the schema and that the run left nothing. Returns the output, the

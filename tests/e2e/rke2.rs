@@ -53,6 +53,18 @@ fn rke2_run(check: &str, version: &str, outcome: &str) -> Value {
     let log = std::fs::read_to_string(dir.join(agent["log"].as_str().unwrap())).unwrap();
     assert!(log.contains("Starting rke2-agent.service"), "{log}");
     assert!(log.contains("rke2-agent-load-balancer"), "{log}");
+    // #31: the agent is ready on rke2's own journal line; the kubelet's lines are in its own
+    // file (agent/logs/kubelet.log), as rke2 writes them: no boot's journal holds one.
+    assert!(log.contains("rke2 agent is up and running"), "{log}");
+    for b in boots {
+        let log = std::fs::read_to_string(dir.join(b["log"].as_str().unwrap())).unwrap();
+        assert!(
+            !log.contains("Successfully registered node")
+                && !log.contains("kubelet_node_status.go"),
+            "a kubelet line in {}'s journal: {log}",
+            b["node"]
+        );
+    }
     r
 }
 
@@ -391,4 +403,57 @@ fn a_version_without_a_release_is_bad_input_naming_the_url() {
         "{err}"
     );
     assert!(!tmp.path().join("results").exists());
+}
+
+/// The release fetch from a mirror whose tarball stalls halfway: the run ends within the stall
+/// timeout (`REPRO_DOWNLOAD_STALL=2s` here) with exit 3 and a message naming the stall, before
+/// anything is created — no results folder, no `.part-<pid>` file in the cache.
+#[test]
+fn a_stalled_release_fetch_ends_with_a_clear_message() {
+    crate::docker::docker_ok();
+    let server = crate::http_files::HttpFiles::start();
+    let version = "v1.32.8+rke2r1";
+    let published = serve_release(&server, version, None);
+    let tarball = std::fs::read(published.path().join("rke2.linux-amd64.tar.gz")).unwrap();
+    server.stall(
+        &format!("{}/rke2.linux-amd64.tar.gz", version.replace('+', "%2B")),
+        tarball,
+    );
+    let tmp = tempfile::tempdir().unwrap();
+    let (cache, results) = (tmp.path().join("cache"), tmp.path().join("results"));
+    let start = std::time::Instant::now();
+    let url = server.url();
+    let out = real_run(
+        version,
+        "reproduced",
+        &[],
+        &[
+            ("REPRO_RKE2_RELEASES_URL", url.as_ref()),
+            ("XDG_CACHE_HOME", cache.as_os_str()),
+            ("REPRO_DOWNLOAD_STALL", "2s".as_ref()),
+        ],
+        &results,
+    );
+    assert_eq!(out.status.code(), Some(3), "{}", text(&out));
+    assert!(text(&out).contains("stalled"), "{}", text(&out));
+    assert!(start.elapsed() < std::time::Duration::from_secs(60));
+    assert!(!results.exists(), "{}", text(&out));
+    let left: Vec<_> = walk(&cache)
+        .into_iter()
+        .filter(|p| p.to_string_lossy().contains(".part-"))
+        .collect();
+    assert!(left.is_empty(), "{left:?}");
+}
+
+fn walk(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
+    let mut out = Vec::new();
+    for e in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+        let p = e.path();
+        if p.is_dir() {
+            out.extend(walk(&p));
+        } else {
+            out.push(p);
+        }
+    }
+    out
 }

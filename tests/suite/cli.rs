@@ -341,6 +341,48 @@ fn plan_expected_verdict_follows_the_version() {
     assert!(old.stdout.contains("image     my/k3s:test"));
 }
 
+/// An image tagged with a version is the version of record (#32): a fixed image is planned,
+/// expected and recorded as the fixed version, not as the topology's default.
+#[test]
+fn plan_of_an_image_tag_plans_its_version() {
+    let out = Repro::new()
+        .args(["plan", "etcd-split", "--image", "rancher/k3s:v1.33.5-k3s1"])
+        .run();
+    out.code(0);
+    assert!(
+        out.stdout.contains("k3s v1.33.5+k3s1")
+            && out
+                .stdout
+                .contains("expected  fixed (v1.33.5+k3s1 is at or after v1.33.5+k3s1"),
+        "{}",
+        out.stdout
+    );
+    // A --version that disagrees with the tag is refused before anything runs.
+    let out = Repro::new()
+        .args(["plan", "etcd-split", "--image", "rancher/k3s:v1.33.5-k3s1"])
+        .args(["--version", "v1.33.4+k3s1"])
+        .run();
+    out.code(BAD_INPUT);
+    assert!(
+        out.stderr.contains(
+            "error: --image rancher/k3s:v1.33.5-k3s1 is tagged v1.33.5+k3s1, but --version asks for v1.33.4+k3s1"
+        ),
+        "{}",
+        out.stderr
+    );
+    // Swapped versions for `verify`: exit 2, before anything.
+    let out = Repro::new()
+        .args(["verify", "etcd-split", "--buggy", "v1.33.5+k3s1"])
+        .args(["--fixed", "v1.33.4+k3s1", "--sim"])
+        .run();
+    out.code(BAD_INPUT);
+    assert!(
+        out.stderr.contains("are --buggy and --fixed swapped?"),
+        "{}",
+        out.stderr
+    );
+}
+
 #[test]
 fn plan_topology_override_that_does_not_fit_exits_2() {
     // bootstrap-check's etcd-3 is deferred: etcd-split cannot edit, restart or observe it.
@@ -856,4 +898,80 @@ fn image_archive_must_be_a_regular_file() {
         assert_eq!(out.status.code(), Some(BAD_INPUT), "{args:?}: {stderr}");
         assert!(stderr.contains(want), "{args:?}: {stderr}");
     }
+}
+
+/// An installed repro in an empty folder carries every shipped check and topology (#32: outside
+/// a checkout it had 3 and 3 of 5 and 6), so the README's commands that name them work there;
+/// and `--topology FILE` runs a user's own cluster shape.
+#[test]
+fn an_installed_binary_in_an_empty_folder_has_every_shipped_file() {
+    let tmp = tempfile::tempdir().expect("tmp");
+    let bin = tmp.path().join("repro");
+    std::fs::copy(env!("CARGO_BIN_EXE_repro"), &bin).expect("install");
+    let work = tmp.path().join("empty");
+    std::fs::create_dir(&work).expect("mkdir");
+    let run = |args: &[&str]| {
+        let out = std::process::Command::new(&bin)
+            .args(args)
+            .current_dir(&work)
+            .env_remove("REPRO_ROOT")
+            .env_remove("REPRO_K3S_VERSION")
+            .output()
+            .expect("runs");
+        (
+            out.status.code(),
+            String::from_utf8_lossy(&out.stdout).to_string(),
+            String::from_utf8_lossy(&out.stderr).to_string(),
+        )
+    };
+    let (code, stdout, stderr) = run(&["list", "--format", "json"]);
+    assert_eq!(code, Some(0), "{stderr}");
+    let v: serde_json::Value = serde_json::from_str(&stdout).expect("json");
+    let shipped = |dir: &str| {
+        std::fs::read_dir(crate::util::root().join(dir))
+            .expect("shipped folder")
+            .filter(|e| {
+                let n = e.as_ref().expect("entry").file_name();
+                let n = n.to_string_lossy();
+                n.ends_with(".yaml") && n != "signals.yaml"
+            })
+            .count()
+    };
+    assert_eq!(
+        v["checks"].as_array().map(Vec::len),
+        Some(shipped("checks")),
+        "{stdout}"
+    );
+    assert_eq!(
+        v["topologies"].as_array().map(Vec::len),
+        Some(shipped("topologies")),
+        "{stdout}"
+    );
+    // README commands naming shipped files (the RKE2 section, QA's 5-node topology).
+    for args in [
+        vec!["plan", "bootstrap-check-rke2"],
+        vec!["plan", "etcd-split", "--topology", "etcd-split-agent"],
+        vec!["plan", "metrics-right-order"],
+        vec!["validate"],
+    ] {
+        let (code, _, stderr) = run(&args);
+        assert_eq!(code, Some(0), "{args:?}: {stderr}");
+    }
+    // A user's own topology by path: a copy of the shipped one under another name.
+    let topo = std::fs::read_to_string(crate::util::root().join("topologies/etcd-split.yaml"))
+        .expect("shipped")
+        .replacen("name: etcd-split", "name: my-etcd", 1);
+    std::fs::write(work.join("my-etcd.yaml"), topo).expect("write");
+    let (code, stdout, stderr) = run(&["plan", "etcd-split", "--topology", "./my-etcd.yaml"]);
+    assert_eq!(code, Some(0), "{stderr}");
+    assert!(stdout.contains("topology  my-etcd"), "{stdout}");
+    // A missing name says where names come from, and --root.
+    let (code, _, stderr) = run(&["plan", "etcd-split", "--topology", "nope"]);
+    assert_eq!(code, Some(2));
+    assert!(
+        stderr.contains(
+            "(or the path of a topology file); names come from the files built into repro"
+        ) && stderr.contains("--root DIR"),
+        "{stderr}"
+    );
 }

@@ -249,6 +249,16 @@ fn scenario_loader_never_panics() {
     assert!(crashes.is_empty(), "{} panicking inputs", crashes.len());
 }
 
+/// The sums files and commit lists of builds under test (`--artifacts`, `--k3s-commit`,
+/// `bisect --commits`): no panic, and a sum found is always 64 hex digits, a commit 40.
+#[test]
+fn build_list_parsers_never_panic() {
+    let (_, crashes) = run("build_lists", 0x5eed_0005, &|_, d| {
+        repro::fuzzing::build_lists(d)
+    });
+    assert!(crashes.is_empty(), "{} panicking inputs", crashes.len());
+}
+
 #[test]
 fn log_line_parser_never_panics() {
     let (_, crashes) = run("log_lines", 0x5eed_0002, &|_, d| {

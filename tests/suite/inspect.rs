@@ -589,3 +589,37 @@ fn journalctl_cat_and_message_only_grep() {
         assert_eq!(boots[2]["signals"]["fatal"]["state"], "up", "{path}");
     }
 }
+
+/// A journal's `_HOSTNAME` holding a line break and an escape sequence: the table shows them
+/// escaped in the node's cell, and no row of the attacker's (`FAKE-NODE`) is printed.
+#[test]
+fn control_characters_in_a_host_name_are_shown_not_interpreted() {
+    let tmp = tempfile::tempdir().unwrap();
+    let journal = tmp.path().join("hostile.json");
+    let host = "etcd-1\nFAKE-NODE  9  2026-01-01 00:00:00  v9.9.9  server  up\u{1b}[2J";
+    let line = serde_json::json!({
+        "__REALTIME_TIMESTAMP": "1796155190222309",
+        "_HOSTNAME": host,
+        "SYSLOG_IDENTIFIER": "k3s",
+        "_PID": "85",
+        "_SYSTEMD_UNIT": "k3s.service",
+        "_SYSTEMD_INVOCATION_ID": "aa11",
+        "MESSAGE": "time=\"2026-12-01T19:59:50Z\" level=info msg=\"Starting k3s v1.33.4+k3s1 (abcdef12)\"",
+    });
+    std::fs::write(&journal, format!("{line}\n")).unwrap();
+    let out = inspect(&[journal.to_str().unwrap()]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert!(
+        !out.stdout
+            .lines()
+            .any(|l| l.trim_start().starts_with("FAKE-NODE")),
+        "{}",
+        out.stdout
+    );
+    assert!(
+        out.stdout.contains("etcd-1\\u000aFAKE-NODE"),
+        "{}",
+        out.stdout
+    );
+    assert!(!out.stdout.contains('\u{1b}'), "{}", out.stdout);
+}

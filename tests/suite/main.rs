@@ -6,6 +6,8 @@
 
 #[path = "../util/fixtures.rs"]
 mod fixtures;
+#[path = "../util/http_files.rs"]
+mod http_files;
 #[path = "../util/junit.rs"]
 mod junit;
 #[path = "../util/schema.rs"]
@@ -20,9 +22,11 @@ mod builds;
 mod cli;
 mod docs_cli;
 mod fuzz_stable;
+mod hardening;
 mod hostile_files;
 mod inspect;
 mod junit_ci;
+mod layers;
 mod merge_plan;
 mod nightly;
 mod real_k3s;

@@ -1,3 +1,4 @@
+#![allow(clippy::unwrap_used)] // a test server: a poisoned lock is a failed test
 //! A tiny HTTP/1.1 file server on 127.0.0.1 (a free port), standing in for k3s's CI storage:
 //! `GET /<name>` answers the bytes stored under that name, anything else 404. It records every
 //! path asked for, so a test can tell what was downloaded (and that a cached build was not).
@@ -10,6 +11,9 @@ use std::sync::{Arc, Mutex};
 pub struct HttpFiles {
     port: u16,
     files: Arc<Mutex<HashMap<String, Vec<u8>>>>,
+    /// Names whose body stops halfway: the headers and the first half are sent, then nothing
+    /// (the connection is held open), as a mirror that stalls.
+    stalls: Arc<Mutex<Vec<String>>>,
     asked: Arc<Mutex<Vec<String>>>,
 }
 
@@ -20,11 +24,12 @@ impl HttpFiles {
         let port = listener.local_addr().expect("local addr").port();
         let files: Arc<Mutex<HashMap<String, Vec<u8>>>> = Arc::default();
         let asked: Arc<Mutex<Vec<String>>> = Arc::default();
-        let (f, a) = (files.clone(), asked.clone());
+        let stalls: Arc<Mutex<Vec<String>>> = Arc::default();
+        let (f, a, st) = (files.clone(), asked.clone(), stalls.clone());
         std::thread::spawn(move || {
             for conn in listener.incoming() {
                 let Ok(mut conn) = conn else { continue };
-                let (f, a) = (f.clone(), a.clone());
+                let (f, a, st) = (f.clone(), a.clone(), st.clone());
                 std::thread::spawn(move || {
                     let mut reader = BufReader::new(conn.try_clone().expect("clone"));
                     let mut first = String::new();
@@ -52,12 +57,30 @@ impl HttpFiles {
                         body.len()
                     );
                     let _ = conn.write_all(head.as_bytes());
+                    if st
+                        .lock()
+                        .unwrap()
+                        .iter()
+                        .any(|n| path.trim_start_matches('/') == n)
+                    {
+                        let _ = conn.write_all(&body[..body.len() / 2]);
+                        let _ = conn.flush();
+                        // Held open, silent, until the client gives up (or the test ends).
+                        let mut rest = Vec::new();
+                        let _ = std::io::Read::read_to_end(&mut reader, &mut rest);
+                        return;
+                    }
                     let _ = conn.write_all(&body);
                     let _ = conn.flush();
                 });
             }
         });
-        HttpFiles { port, files, asked }
+        HttpFiles {
+            port,
+            files,
+            stalls,
+            asked,
+        }
     }
 
     /// `http://127.0.0.1:<port>`.
@@ -68,6 +91,12 @@ impl HttpFiles {
     /// Serves `bytes` at `/<name>`.
     pub fn put(&self, name: &str, bytes: Vec<u8>) {
         self.files.lock().unwrap().insert(name.to_string(), bytes);
+    }
+
+    /// Serves `bytes` at `/<name>` but stalls halfway through the body.
+    pub fn stall(&self, name: &str, bytes: Vec<u8>) {
+        self.put(name, bytes);
+        self.stalls.lock().unwrap().push(name.to_string());
     }
 
     /// Every path asked for so far, in order.

@@ -19,7 +19,7 @@ use regex::Regex;
 
 use crate::docker::DockerApi;
 
-use super::watch::{self, BootHandle, Ended, LineSplitter, LogLine, OnLine, Scrub};
+use crate::run::watch::{self, BootHandle, Ended, LineSplitter, LogLine, OnLine, Scrub};
 
 /// systemd's catalog id of "Main process exited, code=…, status=…" (`SD_MESSAGE_UNIT_PROCESS_EXIT`,
 /// with `EXIT_STATUS`), logged when the unit's process ends on its own.

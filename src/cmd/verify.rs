@@ -1,0 +1,147 @@
+//! `repro verify <check> --buggy A --fixed B`: the flow QA runs to close an issue, in one
+//! command — a run on the buggy version (expecting `reproduced`), a run on the fixed one
+//! (expecting `fixed`), both through the same path as `repro run`, then the comment `repro report
+//! --validation` writes. The pair's order is checked against the check's `fixed-in` before
+//! anything is created.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use crate::cli::{Global, VerifyArgs};
+use crate::error::Error;
+use crate::exit::Exit;
+use crate::outcome::Outcome;
+use crate::plan::Plan;
+use crate::progress::Progress;
+use crate::run::{self, Target};
+
+pub(crate) async fn run(g: &Global, a: &VerifyArgs) -> Result<Exit, Error> {
+    let root = g.root.as_deref();
+    let target = |version: &str| Target {
+        check: a.check.clone(),
+        topology: a.topology.clone(),
+        version: Some(version.to_string()),
+        image: None,
+        sim: a.sim,
+        sim_pace: a.sim_pace,
+        k3s_binary: None,
+        k3s_commit: None,
+        artifacts: None,
+        node_base: None,
+        build: None,
+    };
+    let mut targets = [target(&a.buggy), target(&a.fixed)];
+    // Both versions and their order, before anything is created.
+    let flag = |e: Error, name: &str| match e {
+        Error::BadInput(m) => Error::BadInput(m.replace("--version", name)),
+        e => e,
+    };
+    let (_, buggy_plan) =
+        super::common::resolve(root, &targets[0]).map_err(|e| flag(e, "--buggy"))?;
+    let (_, fixed_plan) =
+        super::common::resolve(root, &targets[1]).map_err(|e| flag(e, "--fixed"))?;
+    order(&buggy_plan, &fixed_plan).map_err(Error::bad_input)?;
+
+    let live = a.progress.is_live();
+    let mut dirs: Vec<PathBuf> = Vec::new();
+    let mut exits = Vec::new();
+    for (i, (t, expect)) in targets
+        .iter_mut()
+        .zip([Outcome::Reproduced, Outcome::Fixed])
+        .enumerate()
+    {
+        let what = if i == 0 { "buggy" } else { "fixed" };
+        let (sc, plan) = super::common::resolve_fetching(root, t, live).await?;
+        let mut cfg = a.options.to_config(
+            t.clone(),
+            expect,
+            a.options.results.clone(),
+            std::env::args().collect(),
+        );
+        // Loaded (or rebuilt) once, before the first run: the second finds it in the store.
+        if i == 0 {
+            cfg.image_archive = a.options.image_archive.clone();
+        }
+        cfg.rebuild_sim = a.options.rebuild_sim;
+        cfg.sim_seed = a.options.sim_seed;
+        let version = plan.k3s_version.clone();
+        let nodes: Vec<String> = plan.nodes.iter().map(|n| n.name.clone()).collect();
+        let display = Arc::new(Progress::new(live, &nodes));
+        let end = run::execute(
+            &cfg,
+            sc,
+            plan,
+            vec![display],
+            crate::report::render_all_with,
+        )
+        .await;
+        let dir = end.dir.clone();
+        let verdict = end.outcome().map_or("no verdict", Outcome::as_str);
+        errln!(
+            "repro verify: {what} run on {version}: {verdict} (asked for: {expect}){}",
+            dir.as_ref()
+                .map(|d| format!(" — {}", d.display()))
+                .unwrap_or_default()
+        );
+        match end.status {
+            // No comment from a run that broke: say so with the run's own error and code.
+            Err(e) => return Err(e.into()),
+            Ok(exit) => exits.push(exit),
+        }
+        dirs.extend(dir);
+    }
+    let [buggy, fixed] = [&dirs[0], &dirs[1]];
+    let load =
+        |d: &PathBuf| crate::report::load(d).map_err(|e| Error::Other(anyhow::anyhow!("{e}")));
+    let (bf, ff) = (load(buggy)?, load(fixed)?);
+    let outcome =
+        super::report::write_validation((buggy, &bf), (fixed, &ff), a.out.as_deref(), &a.secrets)?;
+    Ok(match super::report::validation_exit(outcome) {
+        Exit::Ok => Exit::Ok,
+        // Not validated: what the runs showed against what was asked (1, or 4 if one could
+        // not decide).
+        _ => match Exit::worst(exits) {
+            Exit::Ok => Exit::OutcomeDiffers,
+            e => e,
+        },
+    })
+}
+
+/// The buggy version must come before the fixed one by the check's `fixed-in` (or, where that
+/// cannot place a version, by release order); the same version twice validates nothing.
+fn order(buggy: &Plan, fixed: &Plan) -> Result<(), String> {
+    let (b, f) = (&buggy.k3s_version, &fixed.k3s_version);
+    if b == f {
+        return Err(format!(
+            "error: --buggy and --fixed are the same version ({b})\n  help: give the last version with the bug and the first with the fix, e.g. --buggy v1.33.4+k3s1 --fixed v1.33.5+k3s1\n"
+        ));
+    }
+    let swapped = match (buggy.expected_verdict, fixed.expected_verdict) {
+        (Some(Outcome::Fixed), _) => Some(format!(
+            "--buggy {b} is at or past the check's fixed-in ({}): the check expects `fixed` there",
+            fixed_in(buggy)
+        )),
+        (_, Some(Outcome::Reproduced)) => Some(format!(
+            "--fixed {f} is before the check's fixed-in ({}): the check expects `reproduced` there",
+            fixed_in(fixed)
+        )),
+        _ if b > f => Some(format!("--buggy {b} is newer than --fixed {f}")),
+        _ => None,
+    };
+    match swapped {
+        Some(why) => Err(format!(
+            "error: {why}\n  help: are --buggy and --fixed swapped? `repro plan {} --version <v>` shows what a version is expected to show\n",
+            buggy.check
+        )),
+        None => Ok(()),
+    }
+}
+
+fn fixed_in(plan: &Plan) -> String {
+    let firsts: Vec<String> = plan.fixed_in.iter().map(|v| v.to_string()).collect();
+    if firsts.is_empty() {
+        "none".to_string()
+    } else {
+        firsts.join(", ")
+    }
+}

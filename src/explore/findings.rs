@@ -1,0 +1,290 @@
+//! Findings: pieces of evidence grouped by cause, and their outputs — findings.json (versioned,
+//! schema/findings.schema.json), findings.md and JUnit (one case per class × key). Pure over
+//! the pieces and the campaign's minimal checks.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+use super::oracle::{is_defect, Piece};
+
+pub(crate) const FINDINGS_SCHEMA_VERSION: u32 = 1;
+
+/// A minimised, confirmed reproduction of a finding.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub(crate) struct Minimal {
+    /// The check file, relative to the campaign folder.
+    pub(crate) check: String,
+    pub(crate) steps: usize,
+    /// Fresh-cluster re-runs of the minimal check, and how many showed the finding again.
+    pub(crate) confirm_runs: usize,
+    pub(crate) confirmed: usize,
+    /// Runs the minimisation made.
+    pub(crate) minimise_runs: usize,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub(crate) struct Finding {
+    pub(crate) class: String,
+    pub(crate) key: String,
+    pub(crate) role: String,
+    pub(crate) source: String,
+    /// Whether the class says the distribution broke its own rule (not by design, not undecided).
+    pub(crate) defect: bool,
+    pub(crate) versions: Vec<String>,
+    pub(crate) runs: usize,
+    pub(crate) evidence: Vec<Piece>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) minimal: Option<Minimal>,
+}
+
+impl Finding {
+    pub(crate) fn id(&self) -> String {
+        format!("{}/{}/{}", self.class, self.key, self.role)
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub(crate) struct FindingsFile {
+    pub(crate) schema_version: u32,
+    pub(crate) campaign: String,
+    pub(crate) topology: String,
+    pub(crate) runs: usize,
+    pub(crate) findings: Vec<Finding>,
+}
+
+/// Groups pieces by (class, key, role, source): many runs with one cause are one finding.
+pub(crate) fn group(pieces: Vec<Piece>) -> Vec<Finding> {
+    let mut by: BTreeMap<(String, String, String, String), Vec<Piece>> = BTreeMap::new();
+    for p in pieces {
+        by.entry(p.cause()).or_default().push(p);
+    }
+    by.into_iter()
+        .map(|((class, key, role, source), evidence)| {
+            let mut versions: Vec<String> = evidence.iter().map(|p| p.version.clone()).collect();
+            versions.sort();
+            versions.dedup();
+            let mut runs: Vec<&str> = evidence.iter().map(|p| p.run.as_str()).collect();
+            runs.sort();
+            runs.dedup();
+            Finding {
+                defect: is_defect(&class),
+                class,
+                key,
+                role,
+                source,
+                versions,
+                runs: runs.len(),
+                evidence,
+                minimal: None,
+            }
+        })
+        .collect()
+}
+
+pub(crate) fn markdown(f: &FindingsFile, checks: &BTreeMap<String, String>) -> String {
+    let mut m = format!(
+        "# repro explore: {} on `{}`\n\n{} runs, {} findings ({} defects).\n\n",
+        f.campaign,
+        f.topology,
+        f.runs,
+        f.findings.len(),
+        f.findings.iter().filter(|x| x.defect).count()
+    );
+    for x in &f.findings {
+        m.push_str(&format!(
+            "## {} — `{}` on {} nodes ({})\n\n- versions: {}\n- runs: {}, pieces of evidence: {}\n",
+            x.class,
+            x.key,
+            x.role,
+            x.source,
+            x.versions.join(", "),
+            x.runs,
+            x.evidence.len()
+        ));
+        if let Some(min) = &x.minimal {
+            m.push_str(&format!(
+                "- minimal check: `{}` ({} steps; confirmed {}/{} on fresh clusters; {} runs to minimise)\n",
+                min.check, min.steps, min.confirmed, min.confirm_runs, min.minimise_runs
+            ));
+            if let Some(text) = checks.get(&min.check) {
+                m.push_str(&format!("\n```yaml\n{}```\n", text));
+            }
+        }
+        m.push_str("\nEvidence (first 5):\n\n");
+        for p in x.evidence.iter().take(5) {
+            m.push_str(&format!(
+                "- {} step {} {}: `{}` observed {}, model {} ({})\n",
+                p.run, p.step, p.node, p.signal, p.observed, p.predicted, p.version
+            ));
+            for e in p.evidence.iter().take(2) {
+                m.push_str(&format!("  - `{}`\n", e.replace('`', "'")));
+            }
+        }
+        m.push('\n');
+    }
+    m
+}
+
+fn xml(s: &str) -> String {
+    s.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+        .replace('"', "&quot;")
+}
+
+/// One test case per finding class × key: a defect fails, an undecided one is skipped, a
+/// by-design one (unguarded divergence) passes with its evidence in system-out.
+pub(crate) fn junit(f: &FindingsFile) -> String {
+    let mut cases: BTreeMap<(String, String), Vec<&Finding>> = BTreeMap::new();
+    for x in &f.findings {
+        cases
+            .entry((x.class.clone(), x.key.clone()))
+            .or_default()
+            .push(x);
+    }
+    let failures = cases
+        .values()
+        .filter(|v| v.iter().any(|x| x.defect))
+        .count();
+    let mut j = format!(
+        "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites name=\"repro explore\" tests=\"{}\" failures=\"{failures}\">\n  <testsuite name=\"{}\" tests=\"{}\" failures=\"{failures}\">\n",
+        cases.len(),
+        xml(&f.campaign),
+        cases.len()
+    );
+    for ((class, key), xs) in &cases {
+        let text: Vec<String> = xs
+            .iter()
+            .map(|x| {
+                format!(
+                    "{} on {} nodes ({}): {} runs, {} pieces",
+                    x.class,
+                    x.role,
+                    x.source,
+                    x.runs,
+                    x.evidence.len()
+                )
+            })
+            .collect();
+        j.push_str(&format!(
+            "    <testcase classname=\"explore.{}\" name=\"{}\">\n",
+            xml(class),
+            xml(key)
+        ));
+        if xs.iter().any(|x| x.defect) {
+            j.push_str(&format!(
+                "      <failure message=\"{}\">{}</failure>\n",
+                xml(&text.join("; ")),
+                xml(&text.join("\n"))
+            ));
+        } else if class == "inconclusive" {
+            j.push_str(&format!(
+                "      <skipped message=\"{}\"/>\n",
+                xml(&text.join("; "))
+            ));
+        } else {
+            j.push_str(&format!(
+                "      <system-out>{}</system-out>\n",
+                xml(&text.join("\n"))
+            ));
+        }
+        j.push_str("    </testcase>\n");
+    }
+    j.push_str("  </testsuite>\n</testsuites>\n");
+    j
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn piece(class: &str, run: &str) -> Piece {
+        Piece {
+            class: class.into(),
+            key: "embedded-registry".into(),
+            node: "etcd-2".into(),
+            role: "etcd".into(),
+            source: "its own config (joins a etcd node)".into(),
+            step: 1,
+            signal: "embedded-registry".into(),
+            observed: "false".into(),
+            predicted: "true".into(),
+            evidence: vec!["Running kubelet".into()],
+            version: "v1.33.4+k3s1".into(),
+            run: run.into(),
+        }
+    }
+
+    fn file() -> FindingsFile {
+        let mut found = group(vec![
+            piece("taken-from-cp-1", "runs/a"),
+            piece("taken-from-cp-1", "runs/b"),
+            piece("taken-from-cp-1", "runs/b"),
+            piece("unguarded-divergence", "runs/a"),
+            piece("inconclusive", "runs/c"),
+        ]);
+        found[2].minimal = Some(Minimal {
+            check: "checks/x.yaml".into(),
+            steps: 1,
+            confirm_runs: 2,
+            confirmed: 2,
+            minimise_runs: 0,
+        });
+        FindingsFile {
+            schema_version: FINDINGS_SCHEMA_VERSION,
+            campaign: "c".into(),
+            topology: "etcd-split".into(),
+            runs: 3,
+            findings: found,
+        }
+    }
+
+    #[test]
+    fn pieces_with_one_cause_are_one_finding() {
+        let f = file();
+        assert_eq!(f.findings.len(), 3);
+        let taken = f
+            .findings
+            .iter()
+            .find(|x| x.class == "taken-from-cp-1")
+            .expect("found");
+        assert_eq!(
+            (taken.runs, taken.evidence.len(), taken.defect),
+            (2, 3, true)
+        );
+        assert!(
+            !f.findings
+                .iter()
+                .find(|x| x.class == "unguarded-divergence")
+                .expect("found")
+                .defect
+        );
+    }
+
+    #[test]
+    fn findings_json_matches_its_schema() {
+        let schema: serde_json::Value =
+            serde_json::from_str(include_str!("../../schema/findings.schema.json"))
+                .expect("schema json");
+        let v = jsonschema::draft202012::new(&schema).expect("valid schema");
+        let doc = serde_json::to_value(file()).expect("json");
+        let errors: Vec<String> = v
+            .iter_errors(&doc)
+            .map(|e| format!("{e} at {}", e.instance_path()))
+            .collect();
+        assert!(errors.is_empty(), "{errors:?}");
+        // and the schema is not a blank check: an unknown class is refused
+        let mut bad = doc.clone();
+        bad["findings"][0]["class"] = serde_json::json!("weird");
+        assert!(!v.is_valid(&bad));
+    }
+
+    #[test]
+    fn junit_has_one_case_per_class_and_key() {
+        let j = junit(&file());
+        assert_eq!(j.matches("<testcase ").count(), 3);
+        assert_eq!(j.matches("<failure ").count(), 1);
+        assert_eq!(j.matches("<skipped ").count(), 1);
+    }
+}

@@ -1,0 +1,526 @@
+//! Sequences of config edits and restarts over a booted topology, and each one written as an
+//! ordinary check file whose `expect:` is the model's prediction (`model.rs`). Pure.
+//!
+//! Strategies (docs/explore.md):
+//! - `orders`: every restart order of one key's change over the servers, reduced by symmetry
+//!   (nodes of one role joining the same node are interchangeable) and by config source (a
+//!   step's outcome depends only on which of the nodes the restarted node may take config from
+//!   were changed before it);
+//! - `covering`: several keys at once, values chosen so every ordered pair of servers disagrees
+//!   both ways on every key somewhere (binary codes and their complements);
+//! - `random`: seeded random subsets, orders and values.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use serde::{Deserialize, Serialize};
+
+use crate::raw::Role;
+use crate::scenario::{Expected, Shows};
+
+use super::model::{self, Boot, Config, NodeInfo, Rules};
+
+/// One key under search: its two values (the topology's, and the other one), and the signal
+/// that shows it.
+#[derive(Debug, Clone)]
+pub(crate) struct KeySpace {
+    pub(crate) key: String,
+    /// `[the default, the changed value]`.
+    pub(crate) values: [String; 2],
+    /// Written unquoted in YAML (a boolean).
+    pub(crate) boolean: bool,
+    pub(crate) signal: String,
+    pub(crate) shows: Shows,
+    /// Roles on which the signal can be told (empty: every role).
+    pub(crate) roles: Vec<Role>,
+}
+
+/// One step of a sequence: set keys on one node, then restart it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub(crate) struct SeqStep {
+    pub(crate) node: String,
+    pub(crate) set: BTreeMap<String, String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub(crate) struct Sequence {
+    pub(crate) id: String,
+    pub(crate) strategy: String,
+    pub(crate) steps: Vec<SeqStep>,
+}
+
+/// SplitMix64: a seed replays the same campaign on every build (no dependence on `rand`'s
+/// algorithm choices).
+#[derive(Debug, Clone)]
+pub(crate) struct Rng(u64);
+
+impl Rng {
+    pub(crate) fn new(seed: u64) -> Rng {
+        Rng(seed)
+    }
+
+    pub(crate) fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+
+    pub(crate) fn below(&mut self, n: usize) -> usize {
+        (self.next() % n.max(1) as u64) as usize
+    }
+}
+
+/// The servers a sequence may edit (started with the cluster; agents hold no server keys).
+fn editable(nodes: &[NodeInfo]) -> Vec<&NodeInfo> {
+    nodes.iter().filter(|n| n.is_server()).collect()
+}
+
+/// Interchangeable nodes share a class: the same role and the same join target.
+fn class_of(n: &NodeInfo) -> String {
+    format!("{}<{}", n.role.as_str(), n.join.as_deref().unwrap_or("-"))
+}
+
+/// The nodes `n` may take config from: the node it joins and every node with an apiserver (the
+/// agent load balancer's saved servers).
+fn sources<'a>(n: &NodeInfo, nodes: &'a [NodeInfo]) -> Vec<&'a NodeInfo> {
+    nodes
+        .iter()
+        .filter(|m| m.name != n.name)
+        .filter(|m| {
+            Some(&m.name) == n.join.as_ref() || matches!(m.role, Role::ControlPlane | Role::All)
+        })
+        .collect()
+}
+
+fn permutations<T: Clone>(items: &[T]) -> Vec<Vec<T>> {
+    if items.len() <= 1 {
+        return vec![items.to_vec()];
+    }
+    let mut out = Vec::new();
+    for i in 0..items.len() {
+        let mut rest = items.to_vec();
+        let first = rest.remove(i);
+        for mut p in permutations(&rest) {
+            p.insert(0, first.clone());
+            out.push(p);
+        }
+    }
+    out
+}
+
+/// Every restart order of `key` changed on every server, one representative per class of
+/// equivalent orders.
+pub(crate) fn orders(nodes: &[NodeInfo], key: &KeySpace) -> Vec<Sequence> {
+    let servers: Vec<&NodeInfo> = editable(nodes);
+    let mut seen = BTreeSet::new();
+    let mut out = Vec::new();
+    for order in permutations(&servers) {
+        // A step's signature: the restarted node's class and, for each of its sources, its
+        // class and whether it was changed already.
+        let mut changed: BTreeSet<&str> = BTreeSet::new();
+        let mut sig = Vec::new();
+        for n in &order {
+            let mut src: Vec<(String, bool)> = sources(n, nodes)
+                .iter()
+                .map(|m| (class_of(m), changed.contains(m.name.as_str())))
+                .collect();
+            src.sort();
+            sig.push((class_of(n), src));
+            changed.insert(&n.name);
+        }
+        if seen.insert(sig) {
+            out.push(Sequence {
+                id: format!("o{}-{}", out.len() + 1, key.key),
+                strategy: "orders".into(),
+                steps: order
+                    .iter()
+                    .map(|n| SeqStep {
+                        node: n.name.clone(),
+                        set: [(key.key.clone(), key.values[1].clone())].into(),
+                    })
+                    .collect(),
+            });
+        }
+    }
+    out
+}
+
+/// Rows of a covering array over the servers: every ordered pair of servers disagrees both ways
+/// on every key in some row (each key reads the node index rotated by its own position, so keys
+/// also differ from each other).
+pub(crate) fn covering(nodes: &[NodeInfo], keys: &[KeySpace]) -> Vec<Sequence> {
+    let servers = editable(nodes);
+    let n = servers.len();
+    let bits = (usize::BITS - (n.max(2) - 1).leading_zeros()) as usize;
+    let mut out = Vec::new();
+    for bit in 0..bits {
+        for flip in [false, true] {
+            let mut steps = Vec::new();
+            for (i, s) in servers.iter().enumerate() {
+                let set: BTreeMap<String, String> = keys
+                    .iter()
+                    .enumerate()
+                    .filter_map(|(k, ks)| {
+                        let on = (((i + k) % n) >> bit) & 1 == 1;
+                        (on != flip).then(|| (ks.key.clone(), ks.values[1].clone()))
+                    })
+                    .collect();
+                if !set.is_empty() {
+                    steps.push(SeqStep {
+                        node: s.name.clone(),
+                        set,
+                    });
+                }
+            }
+            if !steps.is_empty() {
+                out.push(Sequence {
+                    id: format!("c{}", out.len() + 1),
+                    strategy: "covering".into(),
+                    steps,
+                });
+            }
+        }
+    }
+    out
+}
+
+/// `count` random sequences: a random non-empty run of servers in random order, each setting a
+/// random value of each key.
+pub(crate) fn random(
+    nodes: &[NodeInfo],
+    keys: &[KeySpace],
+    rng: &mut Rng,
+    count: usize,
+) -> Vec<Sequence> {
+    let servers = editable(nodes);
+    (0..count)
+        .map(|i| {
+            let len = 1 + rng.below(servers.len() + 1);
+            let steps = (0..len)
+                .map(|_| {
+                    let n = servers[rng.below(servers.len())];
+                    let set = keys
+                        .iter()
+                        .map(|k| (k.key.clone(), k.values[rng.below(2)].clone()))
+                        .collect();
+                    SeqStep {
+                        node: n.name.clone(),
+                        set,
+                    }
+                })
+                .collect();
+            Sequence {
+                id: format!("r{}", i + 1),
+                strategy: "random".into(),
+                steps,
+            }
+        })
+        .collect()
+}
+
+/// What the check of a sequence needs besides the sequence.
+pub(crate) struct Context<'a> {
+    pub(crate) topology: &'a str,
+    pub(crate) nodes: &'a [NodeInfo],
+    /// Each node's config as the topology starts it (the keys the model compares).
+    pub(crate) base: BTreeMap<String, Config>,
+    pub(crate) rules: &'a Rules,
+    pub(crate) keys: &'a [KeySpace],
+}
+
+/// Per step (0-based) and node: the observed values to write under `bug:`.
+pub(crate) type Bug = BTreeMap<(usize, String), BTreeMap<String, String>>;
+
+fn yaml_value(k: &KeySpace, v: &str) -> String {
+    if k.boolean {
+        v.to_string()
+    } else {
+        serde_json::to_string(v).unwrap_or_default()
+    }
+}
+
+fn quote(s: &str) -> String {
+    serde_json::to_string(s).unwrap_or_default()
+}
+
+/// The check file of `seq`: each step edits one node and restarts it, and expects what the model
+/// predicts (`bug:` holds what a run observed instead, for a minimal finding's check).
+pub(crate) fn render(
+    ctx: &Context,
+    seq: &Sequence,
+    name: &str,
+    summary: &str,
+    description: &str,
+    bug: &Bug,
+) -> String {
+    let key_names: Vec<String> = ctx.keys.iter().map(|k| k.key.clone()).collect();
+    let mut files = ctx.base.clone();
+    let mut running = ctx.base.clone();
+    let mut y = String::new();
+    y.push_str(&format!("# Written by `repro explore`: each step's expect is the model of k3s's rules (docs/explore.md).\nname: {name}\ntopology: {}\n", ctx.topology));
+    y.push_str("issue: https://github.com/k3s-io/k3s/blob/master/pkg/cluster/bootstrap.go\n");
+    y.push_str(&format!("summary: {}\n", quote(summary)));
+    y.push_str("description: |\n");
+    for l in description.lines() {
+        y.push_str(&format!("  {l}\n"));
+    }
+    y.push_str("sources:\n  - https://github.com/k3s-io/k3s/blob/master/pkg/agent/config/config.go\n  - https://github.com/k3s-io/k3s/blob/master/pkg/daemons/config/types.go\nsteps:\n");
+    for (i, st) in seq.steps.iter().enumerate() {
+        let Some(node) = ctx.nodes.iter().find(|n| n.name == st.node) else {
+            continue;
+        };
+        let file = files.entry(st.node.clone()).or_default();
+        for (k, v) in &st.set {
+            file.insert(k.clone(), v.clone());
+        }
+        let own = file.clone();
+        let mut others = running.clone();
+        others.remove(&st.node);
+        let sets: Vec<String> = st
+            .set
+            .iter()
+            .map(|(k, v)| {
+                let ks = ctx.keys.iter().find(|x| &x.key == k);
+                format!(
+                    "{k}: {}",
+                    ks.map_or_else(|| quote(v), |ks| yaml_value(ks, v))
+                )
+            })
+            .collect();
+        let what: Vec<String> = st.set.iter().map(|(k, v)| format!("{k}={v}")).collect();
+        y.push_str(&format!(
+            "  - name: {}\n    config:\n      {}: {{{}}}\n    restart: [{}]\n",
+            quote(&format!(
+                "set {} on {} and restart it",
+                what.join(", "),
+                st.node
+            )),
+            st.node,
+            sets.join(", "),
+            st.node
+        ));
+        let ready = if node.role == Role::Agent {
+            "agent-ready"
+        } else {
+            "ready"
+        };
+        let mut expect: Vec<String> = Vec::new();
+        let mut shown: Vec<&str> = Vec::new();
+        match model::predict(ctx.rules, ctx.nodes, node, false, &own, &others, &key_names) {
+            Boot::Refused(diff) => {
+                expect.push(format!("{ready}: down"));
+                expect.push("fatal: up".into());
+                expect.push(format!("config-mismatch: {}", quote(&diff.join(","))));
+                running.remove(&st.node);
+            }
+            Boot::Up(values) => {
+                expect.push(format!("{ready}: up"));
+                if node.bootstraps(false) {
+                    expect.push("config-mismatch: none".into());
+                }
+                for k in ctx.keys {
+                    if !(k.roles.is_empty() || k.roles.contains(&node.role)) {
+                        continue;
+                    }
+                    if let Some(Some(v)) = values.get(&k.key) {
+                        let e: Expected = expected_for(&k.shows, v);
+                        expect.push(format!("{}: {}", k.signal, quote(e.as_str())));
+                        shown.push(&k.signal);
+                    }
+                }
+                running.insert(st.node.clone(), own);
+            }
+        }
+        y.push_str(&format!(
+            "    expect:\n      {}: {{{}}}\n",
+            st.node,
+            expect.join(", ")
+        ));
+        if let Some(b) = bug.get(&(i, st.node.clone())) {
+            let items: Vec<String> = b
+                .iter()
+                .map(|(s, v)| format!("{s}: {}", quote(v)))
+                .collect();
+            y.push_str(&format!(
+                "    bug:\n      {}: {{{}}}\n",
+                st.node,
+                items.join(", ")
+            ));
+        } else if bug.is_empty() && !shown.is_empty() {
+            // A search sequence predicts nothing about a bug world: on a buggy release the value
+            // depends on which server the load balancer reaches (`any`; the oracle judges).
+            let items: Vec<String> = shown.iter().map(|s| format!("{s}: any")).collect();
+            y.push_str(&format!(
+                "    bug:\n      {}: {{{}}}\n",
+                st.node,
+                items.join(", ")
+            ));
+        }
+    }
+    y
+}
+
+/// The observation that stands for the key's `value` (`up`/`down` of a state signal).
+pub(crate) fn expected_for(s: &Shows, value: &str) -> Expected {
+    match s.up_when {
+        Some(w) if value == w.to_string() => Expected::Up,
+        Some(_) => Expected::Down,
+        None => Expected::Value(value.to_string()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn nodes() -> Vec<NodeInfo> {
+        let n = |name: &str, role, join: Option<&str>| NodeInfo {
+            name: name.into(),
+            role,
+            init: join.is_none(),
+            join: join.map(Into::into),
+        };
+        vec![
+            n("etcd-1", Role::Etcd, None),
+            n("etcd-2", Role::Etcd, Some("etcd-1")),
+            n("etcd-3", Role::Etcd, Some("etcd-1")),
+            n("cp-1", Role::ControlPlane, Some("etcd-1")),
+        ]
+    }
+
+    fn registry() -> KeySpace {
+        KeySpace {
+            key: "embedded-registry".into(),
+            values: ["false".into(), "true".into()],
+            boolean: true,
+            signal: "embedded-registry".into(),
+            shows: Shows {
+                key: "embedded-registry".into(),
+                up_when: Some(true),
+            },
+            roles: vec![],
+        }
+    }
+
+    #[test]
+    fn orders_are_reduced_by_symmetry_and_source() {
+        let seqs = orders(&nodes(), &registry());
+        // 4! = 24 orders; etcd-2 and etcd-3 are interchangeable: 12 classes.
+        assert_eq!(seqs.len(), 12);
+        // every representative changes every server once
+        for s in &seqs {
+            let mut names: Vec<&str> = s.steps.iter().map(|x| x.node.as_str()).collect();
+            names.sort();
+            assert_eq!(names, ["cp-1", "etcd-1", "etcd-2", "etcd-3"]);
+        }
+        // a joiner changed first is among them (the order that shows #12753)
+        assert!(seqs
+            .iter()
+            .any(|s| s.steps[0].node == "etcd-2" || s.steps[0].node == "etcd-3"));
+        // nothing in the reduced set is a mere swap of etcd-2 and etcd-3
+        let swapped = |s: &Sequence| -> Vec<String> {
+            s.steps
+                .iter()
+                .map(|x| match x.node.as_str() {
+                    "etcd-2" => "etcd-3".to_string(),
+                    "etcd-3" => "etcd-2".to_string(),
+                    o => o.to_string(),
+                })
+                .collect()
+        };
+        for (i, a) in seqs.iter().enumerate() {
+            for b in &seqs[i + 1..] {
+                let bn: Vec<String> = b.steps.iter().map(|x| x.node.clone()).collect();
+                assert_ne!(swapped(a), bn);
+            }
+        }
+    }
+
+    #[test]
+    fn covering_rows_separate_every_pair_both_ways() {
+        let mut second = registry();
+        second.key = "supervisor-metrics".into();
+        let keys = [registry(), second];
+        let rows = covering(&nodes(), &keys);
+        let servers = ["etcd-1", "etcd-2", "etcd-3", "cp-1"];
+        for k in &keys {
+            for a in servers {
+                for b in servers {
+                    if a == b {
+                        continue;
+                    }
+                    let has = |s: &Sequence, n: &str| {
+                        s.steps
+                            .iter()
+                            .any(|x| x.node == n && x.set.contains_key(&k.key))
+                    };
+                    assert!(
+                        rows.iter().any(|r| has(r, a) && !has(r, b)),
+                        "{}: no row with {a} changed and {b} not",
+                        k.key
+                    );
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn a_seed_replays_the_same_sequences() {
+        let keys = [registry()];
+        let a = random(&nodes(), &keys, &mut Rng::new(7), 5);
+        let b = random(&nodes(), &keys, &mut Rng::new(7), 5);
+        let c = random(&nodes(), &keys, &mut Rng::new(8), 5);
+        assert_eq!(a, b);
+        assert_ne!(a, c);
+    }
+
+    #[test]
+    fn the_check_expects_the_model() {
+        let rules = Rules::of(distro::Distro::K3s);
+        let nodes = nodes();
+        let keys = [registry()];
+        let ctx = Context {
+            topology: "etcd-split",
+            nodes: &nodes,
+            base: nodes
+                .iter()
+                .map(|n| (n.name.clone(), Config::new()))
+                .collect(),
+            rules: &rules,
+            keys: &keys,
+        };
+        let seq = Sequence {
+            id: "t".into(),
+            strategy: "orders".into(),
+            steps: vec![
+                SeqStep {
+                    node: "etcd-2".into(),
+                    set: [("embedded-registry".into(), "true".into())].into(),
+                },
+                SeqStep {
+                    node: "cp-1".into(),
+                    set: [("embedded-registry".into(), "true".into())].into(),
+                },
+            ],
+        };
+        let bug: Bug = [(
+            (0, "etcd-2".to_string()),
+            [("embedded-registry".to_string(), "down".to_string())].into(),
+        )]
+        .into();
+        let y = render(&ctx, &seq, "explore-t", "s", "d", &bug);
+        assert!(
+            y.contains("etcd-2: {ready: up, embedded-registry: \"up\"}"),
+            "{y}"
+        );
+        assert!(
+            y.contains("cp-1: {ready: down, fatal: up, config-mismatch: \"embedded-registry\"}"),
+            "{y}"
+        );
+        assert!(
+            y.contains("bug:\n      etcd-2: {embedded-registry: \"down\"}"),
+            "{y}"
+        );
+    }
+}

@@ -1,0 +1,591 @@
+//! `repro explore`: search a topology for config-order bugs nobody wrote a check for (#29).
+//!
+//! A campaign generates sequences of edits and restarts (`generate.rs`), writes each as an
+//! ordinary check file whose `expect:` is the model of k3s's rules (`model.rs`), runs it through
+//! the one run path (the caller's [`RunOne`]: `repro run`'s resolve and `run::execute`), judges
+//! every recorded run with the pure oracle (`oracle.rs`), groups the findings by cause, then
+//! minimises each defect by delta debugging over its steps, confirms the minimal check on fresh
+//! clusters and writes it with `bug:` = what was observed (`findings.rs` for the outputs).
+//! Everything is kept in the campaign folder (campaign.json: the plan and how far it got), so a
+//! campaign resumes, and `--recheck` re-judges its folders with no engine.
+
+mod ddmin;
+pub(crate) mod findings;
+pub(crate) mod generate;
+pub(crate) mod model;
+pub(crate) mod oracle;
+#[cfg(test)]
+mod oracle_tests;
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use futures_util::future::BoxFuture;
+use serde::{Deserialize, Serialize};
+
+use crate::result::RunResult;
+
+use findings::{Finding, FindingsFile, Minimal};
+use generate::{Bug, Context, KeySpace, SeqStep, Sequence};
+use model::{Config, NodeInfo, Rules};
+use oracle::Piece;
+
+pub(crate) const CAMPAIGN_FILE: &str = "campaign.json";
+pub(crate) const FINDINGS_JSON: &str = "findings.json";
+pub(crate) const FINDINGS_MD: &str = "findings.md";
+pub(crate) const FINDINGS_JUNIT: &str = "junit.xml";
+pub(crate) const RUNS_DIR: &str = "runs";
+pub(crate) const SEQUENCES_DIR: &str = "sequences";
+pub(crate) const CHECKS_DIR: &str = "checks";
+
+/// Runs one check file on one version into a results parent folder: `Ok((run folder, result))`,
+/// or why it could not run at all. The command implements it with `repro run`'s own path.
+pub(crate) type RunOne = Box<
+    dyn Fn(PathBuf, String, PathBuf) -> BoxFuture<'static, Result<(PathBuf, RunResult), String>>
+        + Send
+        + Sync,
+>;
+
+/// Where the lines for people go.
+pub(crate) type Say = Box<dyn Fn(&str) + Send + Sync>;
+
+/// The campaign's plan and how far it got (campaign.json; `--resume` reads it back).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub(crate) struct State {
+    pub(crate) schema_version: u32,
+    pub(crate) name: String,
+    pub(crate) topology: String,
+    pub(crate) versions: Vec<String>,
+    pub(crate) keys: Vec<String>,
+    pub(crate) seed: u64,
+    pub(crate) confirm: usize,
+    pub(crate) budget_runs: Option<usize>,
+    pub(crate) budget_seconds: Option<u64>,
+    pub(crate) sequences: Vec<SeqRecord>,
+    /// Minimal checks by finding id (class/key/role).
+    #[serde(default)]
+    pub(crate) minimal: BTreeMap<String, Minimal>,
+    /// Runs made so far (sequences, minimisation, confirmation) and their seconds.
+    #[serde(default)]
+    pub(crate) runs: usize,
+    #[serde(default)]
+    pub(crate) seconds: f64,
+    /// Seconds from the campaign's start to its first minimal finding.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) first_minimal_after: Option<f64>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub(crate) struct SeqRecord {
+    pub(crate) sequence: Sequence,
+    pub(crate) version: String,
+    /// The run folder, relative to the campaign folder, once run.
+    #[serde(default)]
+    pub(crate) run: Option<String>,
+    #[serde(default)]
+    pub(crate) seconds: Option<f64>,
+    #[serde(default)]
+    pub(crate) error: Option<String>,
+    /// The shard this sequence belongs to (`--emit github-matrix --shard K`).
+    #[serde(default)]
+    pub(crate) shard: usize,
+}
+
+/// What the campaign searches, decided before anything runs.
+pub(crate) struct Space {
+    pub(crate) topology: String,
+    pub(crate) nodes: Vec<NodeInfo>,
+    pub(crate) base: BTreeMap<String, Config>,
+    pub(crate) rules: Rules,
+    pub(crate) keys: Vec<KeySpace>,
+}
+
+impl Space {
+    fn context(&self) -> Context<'_> {
+        Context {
+            topology: &self.topology,
+            nodes: &self.nodes,
+            base: self.base.clone(),
+            rules: &self.rules,
+            keys: &self.keys,
+        }
+    }
+}
+
+/// The sequences of a campaign, in run order: per version, the restart orders of each key, the
+/// covering rows of all keys together (two keys or more), then `random` seeded ones.
+pub(crate) fn plan_sequences(
+    space: &Space,
+    versions: &[String],
+    seed: u64,
+    random: usize,
+    shard: usize,
+) -> Vec<SeqRecord> {
+    let mut seqs = Vec::new();
+    for k in &space.keys {
+        seqs.extend(generate::orders(&space.nodes, k));
+    }
+    if space.keys.len() > 1 {
+        seqs.extend(generate::covering(&space.nodes, &space.keys));
+    }
+    seqs.extend(generate::random(
+        &space.nodes,
+        &space.keys,
+        &mut generate::Rng::new(seed),
+        random,
+    ));
+    let mut out = Vec::new();
+    for v in versions {
+        for s in &seqs {
+            let n = out.len();
+            out.push(SeqRecord {
+                sequence: s.clone(),
+                version: v.clone(),
+                run: None,
+                seconds: None,
+                error: None,
+                shard: n / shard.max(1),
+            });
+        }
+    }
+    out
+}
+
+/// A campaign in its folder.
+pub(crate) struct Campaign {
+    pub(crate) dir: PathBuf,
+    pub(crate) space: Space,
+    pub(crate) state: State,
+    pub(crate) run_one: RunOne,
+    pub(crate) say: Say,
+    pub(crate) started: Instant,
+    /// Only these sequence ids (a matrix cell's share), if given.
+    pub(crate) only: Option<Vec<String>>,
+    /// Minimise and confirm defects (off in a matrix cell: the merge does it).
+    pub(crate) minimise: bool,
+}
+
+fn write(dir: &Path, name: &str, text: &str) -> Result<(), String> {
+    crate::safe_fs::write_in(dir, Path::new(name), text.as_bytes())
+        .map(|_| ())
+        .map_err(|e| format!("{}: {e:#}", dir.join(name).display()))
+}
+
+impl Campaign {
+    fn save(&self) -> Result<(), String> {
+        let text = serde_json::to_string_pretty(&self.state).map_err(|e| e.to_string())?;
+        write(&self.dir, CAMPAIGN_FILE, &text)
+    }
+
+    fn over_budget(&self) -> bool {
+        self.state.budget_runs.is_some_and(|n| self.state.runs >= n)
+            || self
+                .state
+                .budget_seconds
+                .is_some_and(|s| self.started.elapsed() >= Duration::from_secs(s))
+    }
+
+    /// Writes `seq`'s check into `sub` and runs it on `version`: the run folder (relative) and
+    /// what the oracle makes of it.
+    async fn run_seq(
+        &mut self,
+        seq: &Sequence,
+        version: &str,
+        sub: &str,
+        bug: &Bug,
+    ) -> Result<(String, RunResult, Vec<Piece>), String> {
+        let folder = self.dir.join(sub);
+        crate::safe_fs::dir_in(&self.dir, Path::new(sub))
+            .map_err(|e| format!("{}: {e:#}", folder.display()))?;
+        let name = format!("explore-{}", seq.id)
+            .chars()
+            .take(63)
+            .collect::<String>();
+        let text = generate::render(
+            &self.space.context(),
+            seq,
+            &name,
+            &format!("explore sequence {} ({})", seq.id, seq.strategy),
+            "A sequence `repro explore` generated; expect: is the model of k3s's rules.",
+            bug,
+        );
+        let file = format!("{}.yaml", seq.id);
+        write(&folder, &file, &text)?;
+        let t = Instant::now();
+        let (run_dir, result) = (self.run_one)(
+            folder.join(&file),
+            version.to_string(),
+            self.dir.join(RUNS_DIR),
+        )
+        .await?;
+        let secs = t.elapsed().as_secs_f64();
+        self.state.runs += 1;
+        self.state.seconds += secs;
+        let rel = run_dir
+            .strip_prefix(&self.dir)
+            .unwrap_or(&run_dir)
+            .display()
+            .to_string();
+        let mut pieces = oracle::judge(&result);
+        for p in &mut pieces {
+            p.run = rel.clone();
+        }
+        Ok((rel, result, pieces))
+    }
+
+    /// Runs every sequence not run yet, within the budget, then minimises and confirms defects.
+    pub(crate) async fn run(&mut self) -> Result<(), String> {
+        let total = self.state.sequences.len();
+        let mut seen: BTreeMap<String, (Sequence, String, Piece)> = BTreeMap::new();
+        for i in 0..total {
+            let rec = self.state.sequences[i].clone();
+            if self
+                .only
+                .as_ref()
+                .is_some_and(|o| !o.contains(&rec.sequence.id))
+            {
+                continue;
+            }
+            if let Some(run) = &rec.run {
+                // Resumed: judge what is there again (pure), run nothing.
+                if let Ok(r) = read_result(&self.dir.join(run)) {
+                    for mut p in oracle::judge(&r) {
+                        p.run = run.clone();
+                        seen.entry(finding_id(&p)).or_insert((
+                            rec.sequence.clone(),
+                            rec.version.clone(),
+                            p,
+                        ));
+                    }
+                }
+                continue;
+            }
+            if self.over_budget() {
+                (self.say)(&format!(
+                    "budget reached after {} runs: {} sequences left (resume with --resume {})",
+                    self.state.runs,
+                    total - i,
+                    self.dir.display()
+                ));
+                break;
+            }
+            let out = self
+                .run_seq(&rec.sequence, &rec.version, SEQUENCES_DIR, &Bug::new())
+                .await;
+            let rec = &mut self.state.sequences[i];
+            let id = rec.sequence.id.clone();
+            match out {
+                Ok((run, _, pieces)) => {
+                    rec.run = Some(run);
+                    for p in pieces {
+                        seen.entry(finding_id(&p)).or_insert((
+                            rec.sequence.clone(),
+                            rec.version.clone(),
+                            p,
+                        ));
+                    }
+                }
+                Err(e) => rec.error = Some(e),
+            }
+            let error = rec.error.clone();
+            let version = rec.version.clone();
+            self.state.seconds = self.state.seconds.max(0.0);
+            self.save()?;
+            let done = self
+                .state
+                .sequences
+                .iter()
+                .filter(|s| s.run.is_some() || s.error.is_some())
+                .count();
+            let per = self.state.seconds / self.state.runs.max(1) as f64;
+            let left = (total - done) as f64 * per;
+            (self.say)(&format!(
+                "[{done}/{total}] {} on {}: {} — findings so far: {} ({} defects); about {:.0}s left",
+                id,
+                version,
+                error.as_deref().unwrap_or("judged"),
+                seen.len(),
+                seen.keys().filter(|k| oracle::is_defect(k.split('/').next().unwrap_or(""))).count(),
+                left
+            ));
+        }
+        if self.minimise {
+            for (id, (seq, version, piece)) in seen {
+                if !oracle::is_defect(&piece.class) || self.state.minimal.contains_key(&id) {
+                    continue;
+                }
+                let m = self.minimise(&id, &seq, &version, &piece).await?;
+                (self.say)(&format!(
+                    "{id}: minimal check {} ({} steps), confirmed {}/{}",
+                    m.check, m.steps, m.confirmed, m.confirm_runs
+                ));
+                if self.state.first_minimal_after.is_none() {
+                    self.state.first_minimal_after = Some(self.started.elapsed().as_secs_f64());
+                }
+                self.state.minimal.insert(id, m);
+                self.save()?;
+            }
+        }
+        self.save()
+    }
+
+    /// Whether a fresh run of `steps` shows the finding `id` again; with its run and pieces.
+    async fn shows(
+        &mut self,
+        id: &str,
+        base: &Sequence,
+        steps: &[SeqStep],
+        version: &str,
+        tag: &str,
+    ) -> Result<(bool, RunResult, Vec<Piece>), String> {
+        let seq = Sequence {
+            id: format!("{}-{tag}", base.id),
+            strategy: base.strategy.clone(),
+            steps: steps.to_vec(),
+        };
+        let (_, r, pieces) = self.run_seq(&seq, version, "minimise", &Bug::new()).await?;
+        Ok((pieces.iter().any(|p| finding_id(p) == id), r, pieces))
+    }
+
+    /// Delta debugging (ddmin) over the steps up to the one that showed the finding, then
+    /// `confirm` fresh runs of the result, then the check file with `bug:` as observed.
+    async fn minimise(
+        &mut self,
+        id: &str,
+        seq: &Sequence,
+        version: &str,
+        piece: &Piece,
+    ) -> Result<Minimal, String> {
+        let before = self.state.runs;
+        // Steps after the one that showed it cannot matter: the oracle judges step by step.
+        let steps: Vec<SeqStep> = seq.steps.iter().take(piece.step).cloned().collect();
+        let mut dd = ddmin::Ddmin::new(steps);
+        let mut tries = 0usize;
+        while let Some(candidate) = dd.candidate().map(<[SeqStep]>::to_vec) {
+            tries += 1;
+            let (hit, _, _) = self
+                .shows(id, seq, &candidate, version, &format!("m{tries}"))
+                .await?;
+            dd.report(hit);
+        }
+        let steps = dd.result().to_vec();
+        let minimise_runs = self.state.runs - before;
+        let mut confirmed = 0;
+        let mut bug = Bug::new();
+        for c in 0..self.state.confirm {
+            let (hit, r, pieces) = self
+                .shows(id, seq, &steps, version, &format!("c{}", c + 1))
+                .await?;
+            if hit {
+                confirmed += 1;
+                if bug.is_empty() {
+                    bug = observed_bug(&r, &pieces, id);
+                }
+            }
+        }
+        // The finding's own observation from the run that found it, when no re-run was asked.
+        if bug.is_empty() {
+            bug = [(
+                (
+                    piece.step.min(steps.len()).saturating_sub(1),
+                    piece.node.clone(),
+                ),
+                [(piece.signal.clone(), observation_text(piece))].into(),
+            )]
+            .into();
+        }
+        let slug = id.replace('/', "-");
+        let min_seq = Sequence {
+            id: slug.clone(),
+            strategy: "minimal".into(),
+            steps: steps.clone(),
+        };
+        let text = generate::render(
+            &self.space.context(),
+            &min_seq,
+            &format!("explore-{slug}").chars().take(63).collect::<String>(),
+            &format!("{} of {} on {} nodes, found by repro explore", piece.class, piece.key, piece.role),
+            &format!(
+                "repro explore found this on {version}: {} showed {}={} where k3s's rules say {}.\nexpect: is the model of k3s's rules (docs/explore.md); bug: is what the run observed.\nReplay: repro run <this file> --sim --version {version} --expect reproduced",
+                piece.node, piece.key, piece.observed, piece.predicted
+            ),
+            &bug,
+        );
+        let folder = self.dir.join(CHECKS_DIR);
+        crate::safe_fs::dir_in(&self.dir, Path::new(CHECKS_DIR))
+            .map_err(|e| format!("{}: {e:#}", folder.display()))?;
+        write(&folder, &format!("{slug}.yaml"), &text)?;
+        Ok(Minimal {
+            check: format!("{CHECKS_DIR}/{slug}.yaml"),
+            steps: steps.len(),
+            confirm_runs: self.state.confirm,
+            confirmed,
+            minimise_runs,
+        })
+    }
+}
+
+fn observation_text(p: &Piece) -> String {
+    // The piece holds the key's value; a state signal's observation is up/down.
+    match p.observed.as_str() {
+        "true" => "up".into(),
+        "false" => "down".into(),
+        v => v.into(),
+    }
+}
+
+/// What `r` observed for the finding `id`: the `bug:` of the minimal check.
+fn observed_bug(r: &RunResult, pieces: &[Piece], id: &str) -> Bug {
+    let mut bug = Bug::new();
+    for p in pieces.iter().filter(|p| finding_id(p) == id) {
+        let Some(step) = r.steps.iter().find(|s| s.index == p.step) else {
+            continue;
+        };
+        for o in step
+            .observations
+            .iter()
+            .filter(|o| o.node == p.node && o.signal == p.signal)
+        {
+            bug.entry((p.step - 1, p.node.clone()))
+                .or_default()
+                .insert(o.signal.clone(), o.observed.to_string());
+        }
+    }
+    bug
+}
+
+/// The finding a piece belongs to, as one string (class/key/role; the source is the role's).
+pub(crate) fn finding_id(p: &Piece) -> String {
+    format!("{}/{}/{}", p.class, p.key, p.role)
+}
+
+pub(crate) fn read_result(dir: &Path) -> Result<RunResult, String> {
+    let path = dir.join(crate::results_folder::RESULT_FILE);
+    let bytes = crate::safe_fs::read_in(dir, &path, crate::safe_fs::RESULT_LIMIT)
+        .map_err(|e| format!("{}: {e:#}", path.display()))?;
+    serde_json::from_slice(&bytes).map_err(|e| format!("{}: {e}", path.display()))
+}
+
+/// Every run folder under `dir` (a campaign, or downloaded matrix cells), sorted.
+pub(crate) fn run_folders(dir: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    let mut stack = vec![(dir.to_path_buf(), 0)];
+    while let Some((d, depth)) = stack.pop() {
+        if d.join(crate::results_folder::RESULT_FILE).is_file() {
+            out.push(d);
+            continue;
+        }
+        if depth > 4 {
+            continue;
+        }
+        if let Ok(rd) = std::fs::read_dir(&d) {
+            for e in rd.flatten() {
+                let ft = e.file_type();
+                if ft.is_ok_and(|t| t.is_dir()) {
+                    stack.push((e.path(), depth + 1));
+                }
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
+/// Judges every run under `dir` (pure: no engine) and writes findings.json, findings.md and
+/// junit.xml into `out`; the minimal checks come from the campaign files found (campaign.json
+/// of the folder and of every sub-folder: downloaded matrix cells).
+pub(crate) fn judge_folder(dir: &Path, out: &Path) -> Result<FindingsFile, String> {
+    let mut pieces = Vec::new();
+    let runs = run_folders(dir);
+    for run in &runs {
+        let r = read_result(run)?;
+        let rel = run.strip_prefix(dir).unwrap_or(run).display().to_string();
+        for mut p in oracle::judge(&r) {
+            p.run = rel.clone();
+            pieces.push(p);
+        }
+    }
+    let mut minimal: BTreeMap<String, Minimal> = BTreeMap::new();
+    let mut name = dir
+        .file_name()
+        .map(|n| n.to_string_lossy().to_string())
+        .unwrap_or_default();
+    let mut topology = String::new();
+    for c in campaign_files(dir) {
+        if let Ok(s) = read_state(&c) {
+            let prefix = c
+                .parent()
+                .and_then(|p| p.strip_prefix(dir).ok())
+                .map(|p| p.display().to_string())
+                .unwrap_or_default();
+            for (k, mut m) in s.minimal {
+                if !prefix.is_empty() {
+                    m.check = format!("{prefix}/{}", m.check);
+                }
+                minimal.entry(k).or_insert(m);
+            }
+            if topology.is_empty() {
+                topology = s.topology;
+                name = s.name;
+            }
+        }
+    }
+    let mut found = findings::group(pieces);
+    for f in &mut found {
+        f.minimal = minimal.get(&f.id()).cloned();
+    }
+    let file = FindingsFile {
+        schema_version: findings::FINDINGS_SCHEMA_VERSION,
+        campaign: name,
+        topology,
+        runs: runs.len(),
+        findings: found,
+    };
+    let checks: BTreeMap<String, String> = file
+        .findings
+        .iter()
+        .filter_map(|f: &Finding| f.minimal.as_ref())
+        .filter_map(|m| {
+            std::fs::read_to_string(dir.join(&m.check))
+                .ok()
+                .map(|t| (m.check.clone(), t))
+        })
+        .collect();
+    let json = serde_json::to_string_pretty(&file).map_err(|e| e.to_string())?;
+    write(out, FINDINGS_JSON, &json)?;
+    write(out, FINDINGS_MD, &findings::markdown(&file, &checks))?;
+    write(out, FINDINGS_JUNIT, &findings::junit(&file))?;
+    Ok(file)
+}
+
+/// Every campaign.json under `dir` (its own, and those of downloaded matrix cells), sorted.
+fn campaign_files(dir: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    let mut stack = vec![(dir.to_path_buf(), 0)];
+    while let Some((d, depth)) = stack.pop() {
+        if d.join(CAMPAIGN_FILE).is_file() {
+            out.push(d.join(CAMPAIGN_FILE));
+        }
+        // a run folder holds no campaign; four levels cover cells/<artifact>/<campaign>
+        if depth >= 4 || d.join(crate::results_folder::RESULT_FILE).is_file() {
+            continue;
+        }
+        if let Ok(rd) = std::fs::read_dir(&d) {
+            for e in rd.flatten() {
+                if e.file_type().is_ok_and(|t| t.is_dir()) {
+                    stack.push((e.path(), depth + 1));
+                }
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
+pub(crate) fn read_state(path: &Path) -> Result<State, String> {
+    let dir = path.parent().unwrap_or(Path::new("."));
+    let bytes = crate::safe_fs::read_in(dir, path, crate::safe_fs::RESULT_LIMIT)
+        .map_err(|e| format!("{}: {e:#}", path.display()))?;
+    serde_json::from_slice(&bytes).map_err(|e| format!("{}: {e}", path.display()))
+}

@@ -1,0 +1,178 @@
+//! Table tests of the oracle over crafted result.json values (no engine): the recorded runs of
+//! k3s #12753 on a buggy and a fixed version, and variants of them for each finding class.
+
+use serde_json::{json, Value};
+
+use super::oracle::{judge, Piece};
+use crate::result::RunResult;
+
+fn fixture(which: &str) -> Value {
+    let path = format!(
+        "{}/tests/fixtures/run-etcd-split-{which}/result.json",
+        env!("CARGO_MANIFEST_DIR")
+    );
+    let mut v: Value =
+        serde_json::from_str(&std::fs::read_to_string(path).expect("fixture")).expect("json");
+    // Fixtures made before `shows:`: the signal says which key it shows, as runs record it now.
+    v["signals"]["embedded-registry"]["shows"] =
+        json!({"key": "embedded-registry", "up_when": true});
+    v
+}
+
+fn run(v: Value) -> Vec<Piece> {
+    let r: RunResult = serde_json::from_value(v).expect("a result");
+    judge(&r)
+}
+
+fn classes(ps: &[Piece], node: &str) -> Vec<String> {
+    let mut c: Vec<String> = ps
+        .iter()
+        .filter(|p| p.node == node)
+        .map(|p| format!("{}@{}", p.class, p.step))
+        .collect();
+    c.dedup();
+    c
+}
+
+/// The fixture's registry observations as today's signals decide them: by the kubelet line k3s
+/// prints after spegel's (`order: after-feature`), positive evidence.
+fn after_feature(mut v: Value) -> Value {
+    for s in v["steps"].as_array_mut().expect("steps") {
+        for o in s["observations"].as_array_mut().expect("observations") {
+            // (the fixtures predate `rule`: absent is `undecided`)
+            if o["signal"] == "embedded-registry" {
+                o["rule"] = json!("after-feature");
+            }
+        }
+    }
+    v
+}
+
+#[test]
+fn the_buggy_run_of_12753_takes_the_key_from_another_server() {
+    let ps = run(after_feature(fixture("buggy")));
+    for n in ["etcd-2", "etcd-3"] {
+        let c = classes(&ps, n);
+        assert!(
+            c.iter()
+                .any(|c| c.starts_with("taken-from-") && c.ends_with("@1")),
+            "{n}: {c:?}"
+        );
+    }
+    let p = ps
+        .iter()
+        .find(|p| p.node == "etcd-2" && p.class.starts_with("taken-from-"))
+        .expect("piece");
+    assert_eq!(
+        (p.key.as_str(), p.observed.as_str(), p.predicted.as_str()),
+        ("embedded-registry", "false", "true")
+    );
+    assert_eq!(p.role, "etcd");
+    assert!(!p.evidence.is_empty());
+}
+
+#[test]
+fn the_fixed_run_has_no_taken_from_but_the_unguarded_divergence() {
+    let ps = run(after_feature(fixture("fixed")));
+    assert!(
+        ps.iter()
+            .all(|p| !p.class.starts_with("taken-from-") && p.class != "stale"),
+        "{ps:#?}"
+    );
+    // etcd-2 and etcd-3 run with the registry on while etcd-1 has it off: nothing refuses it.
+    assert!(
+        ps.iter()
+            .any(|p| p.class == "unguarded-divergence" && p.node == "etcd-2" && p.step == 1),
+        "{ps:#?}"
+    );
+}
+
+#[test]
+fn a_down_by_the_settle_rule_alone_is_inconclusive() {
+    let mut v = fixture("buggy");
+    for o in v["steps"][0]["observations"]
+        .as_array_mut()
+        .expect("observations")
+    {
+        if o["signal"] == "embedded-registry" {
+            o["rule"] = json!("settle-window");
+        }
+    }
+    let ps = run(v);
+    assert!(
+        ps.iter()
+            .any(|p| p.class == "inconclusive" && p.node == "etcd-2"),
+        "{ps:#?}"
+    );
+    assert!(
+        ps.iter()
+            .all(|p| !(p.class.starts_with("taken-from-") && p.step == 1)),
+        "{ps:#?}"
+    );
+}
+
+#[test]
+fn a_refusal_with_equal_values_is_wrongly_refused() {
+    let mut v = fixture("fixed");
+    // etcd-2 (a member with data: no bootstrap) dies naming a key in step 1.
+    for b in v["boots"].as_array_mut().expect("boots") {
+        if b["node"] == "etcd-2" && b["step"] == 1 {
+            b["end"] = json!("exited");
+        }
+    }
+    let boot = v["boots"]
+        .as_array()
+        .expect("boots")
+        .iter()
+        .find(|b| b["node"] == "etcd-2" && b["step"] == 1)
+        .expect("boot")["boot"]
+        .clone();
+    v["steps"][0]["observations"].as_array_mut().expect("obs").push(json!({
+        "node": "etcd-2", "signal": "config-mismatch", "observed": "cluster-domain", "boot": boot,
+        "evidence": [{"source": "log", "boot": boot, "text": "critical configuration mismatched: cluster-domain"}],
+        "reason": "crafted"
+    }));
+    let ps = run(v);
+    assert!(
+        ps.iter().any(|p| p.class == "wrongly-refused"
+            && p.key == "cluster-domain"
+            && p.node == "etcd-2"),
+        "{ps:#?}"
+    );
+}
+
+#[test]
+fn a_control_plane_node_that_survives_a_mismatch_is_unguarded() {
+    let mut v = fixture("fixed");
+    // cp-1 restarts in step 1 with the registry on while etcd-1, its server, has it off.
+    let cfg = v["configs"]["1"]["cp-1"].as_str().unwrap_or("").to_string();
+    v["configs"]["1"]["cp-1"] = json!(format!("{cfg}embedded-registry: true\n"));
+    let boots = v["boots"].as_array_mut().expect("boots");
+    let next = boots.iter().filter(|b| b["node"] == "cp-1").count() + 1;
+    boots.push(
+        json!({"node": "cp-1", "boot": next, "step": 1, "started_at": "2026-11-30T09:01:00Z",
+        "ready_at": "2026-11-30T09:01:10Z", "ended_at": null, "end": "running", "exit_code": null,
+        "log": format!("nodes/cp-1/boot-{next}.log")}),
+    );
+    let ps = run(v);
+    assert!(
+        ps.iter().any(|p| p.class == "unguarded-divergence"
+            && p.node == "cp-1"
+            && p.predicted.contains("refused")),
+        "{ps:#?}"
+    );
+}
+
+#[test]
+fn a_run_without_shows_judges_nothing_about_values() {
+    let mut v = fixture("buggy");
+    v["signals"]["embedded-registry"]
+        .as_object_mut()
+        .expect("signal")
+        .remove("shows");
+    let ps = run(v);
+    assert!(
+        ps.iter().all(|p| !p.class.starts_with("taken-from-")),
+        "{ps:#?}"
+    );
+}

@@ -1,0 +1,328 @@
+#![allow(clippy::unwrap_used)] // tests panic on purpose when something is wrong
+
+//! The third hardening campaign's reproducers that need no engine (issue #30): secrets in the
+//! doctor's flags and in diagnostics' positions, hostile `--artifacts` files (a link to
+//! /dev/zero, a FIFO, a byte-order mark), downloads that stall or are interrupted, and the exit
+//! code table on every command.
+
+use std::path::Path;
+use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+use crate::http_files::HttpFiles;
+use crate::util::{repro, text};
+
+fn run(c: &mut Command) -> Output {
+    c.output().unwrap()
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+/// `repro doctor --image` with a URL password or a line break: refused as bad input before the
+/// engine is asked, the password never printed, no line of the attacker's.
+#[test]
+fn doctor_image_is_validated_and_redacted() {
+    for format in ["text", "json"] {
+        let o = run(repro()
+            .env("DOCKER_HOST", "unix:///nonexistent/docker.sock")
+            .args(["doctor", "--format", format, "--image"])
+            .arg("https://USER:PASSWORD9x@host:5000/k3s:v1"));
+        assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+        assert!(!text(&o).contains("PASSWORD9x"), "{}", text(&o));
+        assert!(stderr(&o).contains("--image"), "{}", text(&o));
+    }
+    let o = run(repro()
+        .env("DOCKER_HOST", "unix:///nonexistent/docker.sock")
+        .args(["doctor", "--image", "a\nFAKE: ok"]));
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    let all = text(&o);
+    assert!(
+        !all.lines().any(|l| l.trim_start().starts_with("FAKE")),
+        "{all}"
+    );
+    assert!(all.contains("a\\nFAKE: ok"), "{all}");
+}
+
+/// A file whose name holds `token`, `secret`, `password` or `key` is not a secret: `repro
+/// validate` prints its line and column.
+#[test]
+fn validate_prints_positions_of_secret_looking_file_names() {
+    let tmp = tempfile::tempdir().unwrap();
+    for name in [
+        "my-token.yaml",
+        "db-password.yaml",
+        "secret.yaml",
+        "api-key.yaml",
+    ] {
+        let f = tmp.path().join(name);
+        std::fs::write(&f, "name: x\nnodes:\n  - name: a\n    role: nonsense\n").unwrap();
+        let o = run(repro().arg("validate").arg(&f));
+        assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+        let err = stderr(&o);
+        assert!(!err.contains("REDACTED"), "{name}: {err}");
+        assert!(err.contains(&format!("{name}:")), "{name}: {err}");
+        assert!(
+            err.lines()
+                .any(|l| l.contains(&format!("{name}:4:")) || l.contains(&format!("{name}:3:"))),
+            "{name}: {err}"
+        );
+    }
+}
+
+/// An output that cannot be written is exit 3 on every command (`merge --out` was 2), and a
+/// missing stand-in binary or unwritable `--out` of `sim binary` too (as `sim artifacts`).
+#[test]
+fn unwritable_outputs_are_exit_3_everywhere() {
+    let tmp = tempfile::tempdir().unwrap();
+    let file = tmp.path().join("a-file");
+    std::fs::write(&file, "not a folder").unwrap();
+    let run_dir = tmp.path().join("in/etcd-split-v1.33.4+k3s1");
+    crate::fixtures::write_result(
+        &run_dir,
+        "id-1",
+        "v1.33.4+k3s1",
+        "reproduced",
+        Some("reproduced"),
+    );
+    let o = run(repro()
+        .arg("merge")
+        .arg(tmp.path().join("in"))
+        .arg("--out")
+        .arg(file.join("merged")));
+    assert_eq!(o.status.code(), Some(3), "{}", text(&o));
+    let o = run(repro()
+        .args([
+            "sim",
+            "binary",
+            "--version",
+            "v1.33.5+k3s1",
+            "--buggy",
+            "--out",
+        ])
+        .arg(file.join("k3s")));
+    assert_eq!(o.status.code(), Some(3), "{}", text(&o));
+}
+
+/// `--node-base` on a k3s run is refused (exit 2), not silently ignored.
+#[test]
+fn node_base_on_a_k3s_run_is_refused() {
+    let o = run(repro().args(["plan", "etcd-split", "--node-base", "repro.local/base:1"]));
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    assert!(stderr(&o).contains("--node-base"), "{}", text(&o));
+}
+
+const TARBALL: &str = "rke2.linux-amd64.tar.gz";
+const SUMS: &str = "sha256sum-amd64.txt";
+
+fn sha256(bytes: &[u8]) -> String {
+    use sha2::Digest;
+    format!("{:x}", sha2::Sha256::digest(bytes))
+}
+
+/// `repro plan <rke2 check> --artifacts dir`, ended within `within` (killed after it).
+fn plan_artifacts(dir: &Path, within: Duration) -> (Option<i32>, String) {
+    let mut child = repro()
+        .args(["plan", "bootstrap-check-rke2", "--artifacts"])
+        .arg(dir)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let start = Instant::now();
+    loop {
+        if let Some(_status) = child.try_wait().unwrap() {
+            let o = child.wait_with_output().unwrap();
+            return (o.status.code(), text(&o));
+        }
+        if start.elapsed() > within {
+            let _ = child.kill();
+            let o = child.wait_with_output().unwrap();
+            panic!("still running after {within:?}: {}", text(&o));
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+/// Lays out one hostile artifacts folder.
+type MakeFolder = Box<dyn Fn(&Path)>;
+
+fn mkfifo(p: &Path) {
+    let ok = Command::new("mkfifo").arg(p).status().unwrap().success();
+    assert!(ok, "mkfifo {}", p.display());
+}
+
+/// A sums file or tarball that is a link to /dev/zero, or a FIFO: refused at once (exit 2)
+/// naming the file, never read forever; a byte-order mark before the sums is no mismatch.
+#[test]
+fn hostile_artifact_files_are_refused_at_once() {
+    let tmp = tempfile::tempdir().unwrap();
+    let tarball = b"not really a tarball".to_vec();
+    let good_sums = format!("{}  {TARBALL}\n", sha256(&tarball));
+    let cases: Vec<(&str, MakeFolder)> = vec![
+        (
+            "sums -> /dev/zero",
+            Box::new(|d: &Path| {
+                std::os::unix::fs::symlink("/dev/zero", d.join(SUMS)).unwrap();
+                std::fs::write(d.join(TARBALL), b"x").unwrap();
+            }),
+        ),
+        (
+            "sums FIFO",
+            Box::new(|d: &Path| {
+                mkfifo(&d.join(SUMS));
+                std::fs::write(d.join(TARBALL), b"x").unwrap();
+            }),
+        ),
+        (
+            "tarball -> /dev/zero",
+            Box::new({
+                let s = good_sums.clone();
+                move |d: &Path| {
+                    std::fs::write(d.join(SUMS), &s).unwrap();
+                    std::os::unix::fs::symlink("/dev/zero", d.join(TARBALL)).unwrap();
+                }
+            }),
+        ),
+        (
+            "tarball FIFO",
+            Box::new({
+                let s = good_sums.clone();
+                move |d: &Path| {
+                    std::fs::write(d.join(SUMS), &s).unwrap();
+                    mkfifo(&d.join(TARBALL));
+                }
+            }),
+        ),
+    ];
+    for (i, (what, make)) in cases.iter().enumerate() {
+        let d = tmp.path().join(format!("case-{i}"));
+        std::fs::create_dir(&d).unwrap();
+        make(&d);
+        let (code, out) = plan_artifacts(&d, Duration::from_secs(20));
+        assert_eq!(code, Some(2), "{what}: {out}");
+        assert!(out.contains("not a regular file"), "{what}: {out}");
+    }
+    // A byte-order mark (a sums file saved on Windows) is not part of the sum.
+    let d = tmp.path().join("bom");
+    std::fs::create_dir(&d).unwrap();
+    std::fs::write(d.join(TARBALL), &tarball).unwrap();
+    std::fs::write(d.join(SUMS), format!("\u{feff}{good_sums}")).unwrap();
+    let (code, out) = plan_artifacts(&d, Duration::from_secs(20));
+    assert!(!out.contains("does not match"), "{out}");
+    assert_eq!(code, Some(0), "{out}");
+}
+
+const SHA: &str = "0123456789abcdef0123456789abcdef01234567";
+
+/// A CI storage whose binary's body stalls after a few bytes: `repro plan --k3s-commit` ends
+/// within the stall timeout (here 2s) with a message naming the stall, exit 3, and leaves no
+/// partial file in the cache.
+#[test]
+fn a_stalled_download_ends_with_a_clear_message() {
+    let server = HttpFiles::start();
+    let body = vec![7u8; 4096];
+    server.put(
+        &format!("k3s-{SHA}.sha256sum"),
+        format!("{}  k3s\n", sha256(&body)).into_bytes(),
+    );
+    server.stall(&format!("k3s-{SHA}"), body);
+    let cache = tempfile::tempdir().unwrap();
+    let start = Instant::now();
+    let o = run(repro()
+        .env("REPRO_K3S_CI_URL", server.url())
+        .env("XDG_CACHE_HOME", cache.path())
+        .env("REPRO_DOWNLOAD_STALL", "2s")
+        .args(["plan", "etcd-split", "--k3s-commit", SHA]));
+    assert_eq!(o.status.code(), Some(3), "{}", text(&o));
+    assert!(stderr(&o).contains("stalled"), "{}", text(&o));
+    assert!(
+        start.elapsed() < Duration::from_secs(30),
+        "{:?}",
+        start.elapsed()
+    );
+    assert!(no_partial_file(cache.path()), "a .part file is left");
+    assert!(server.asked().iter().any(|p| p.ends_with(".sha256sum")));
+}
+
+fn no_partial_file(dir: &Path) -> bool {
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(&d).into_iter().flatten().flatten() {
+            let p = e.path();
+            if p.is_dir() {
+                stack.push(p);
+            } else if p.to_string_lossy().contains(".part-") {
+                return false;
+            }
+        }
+    }
+    true
+}
+
+/// SIGTERM or SIGHUP during a download: exit 130 (not killed, 143/129), the `.part-<pid>` file
+/// removed.
+#[test]
+fn a_signal_during_a_download_is_exit_130_with_nothing_partial_left() {
+    let server = HttpFiles::start();
+    let body = vec![7u8; 4096];
+    server.put(
+        &format!("k3s-{SHA}.sha256sum"),
+        format!("{}  k3s\n", sha256(&body)).into_bytes(),
+    );
+    server.stall(&format!("k3s-{SHA}"), body);
+    for signal in ["TERM", "HUP"] {
+        let cache = tempfile::tempdir().unwrap();
+        let child = repro()
+            .env("REPRO_K3S_CI_URL", server.url())
+            .env("XDG_CACHE_HOME", cache.path())
+            .args(["plan", "etcd-split", "--k3s-commit", SHA])
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        // The partial file is there once the body started: the moment to interrupt.
+        let start = Instant::now();
+        while no_partial_file(cache.path()) {
+            assert!(
+                start.elapsed() < Duration::from_secs(30),
+                "no download started"
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        let killed = Command::new("kill")
+            .args([format!("-{signal}"), child.id().to_string()])
+            .status()
+            .unwrap();
+        assert!(killed.success());
+        let o = child.wait_with_output().unwrap();
+        assert_eq!(o.status.code(), Some(130), "SIG{signal}: {}", text(&o));
+        assert!(
+            no_partial_file(cache.path()),
+            "SIG{signal}: a .part file is left"
+        );
+    }
+}
+
+/// A commit list that is a FIFO or a link to /dev/zero: refused (exit 2) at once, and no bisect
+/// folder is created; a byte-order mark before the first SHA is no error.
+#[test]
+fn hostile_commit_lists_are_refused_with_nothing_created() {
+    let tmp = tempfile::tempdir().unwrap();
+    let results = tmp.path().join("results");
+    let fifo = tmp.path().join("commits.fifo");
+    mkfifo(&fifo);
+    let zero = tmp.path().join("commits.zero");
+    std::os::unix::fs::symlink("/dev/zero", &zero).unwrap();
+    for list in [&fifo, &zero] {
+        let o = run(repro()
+            .args(["bisect", "etcd-split", "--commits"])
+            .arg(list)
+            .arg("--results")
+            .arg(&results));
+        assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+        assert!(stderr(&o).contains("not a regular file"), "{}", text(&o));
+        assert!(!results.exists(), "{}", text(&o));
+    }
+}
