@@ -1,8 +1,11 @@
 //! Benchmark (not a test): `repro inspect` on large generated journals, paired with ripgrep.
 //!
-//! Writes a journal in `journalctl -u k3s` short format — four hosts of an etcd-split cluster
+//! Writes journals in `journalctl -u k3s` short format — four hosts of an etcd-split cluster
 //! interleaved, each booting again and again, every boot its banner, k3s's start-up lines and a
-//! long tail of kubelet chatter — at two sizes, reads each with `inspect` (the same code as
+//! long tail — at two sizes and two densities: *sparse*, whose tail is kubelet chatter that no
+//! signal pattern matches (nearly every line of a real journal), and *dense*, whose tail is k3s's
+//! own lines that each carry a signal (the worst case: every line goes through the patterns, the
+//! secret cues and the boot's bookkeeping). Reads each with `inspect` (the same code as
 //! `repro inspect FILE`), and prints lines per second, bytes per second and the peak resident
 //! memory of the process after each. Memory that does not grow from the small to the large
 //! file is what "bounded memory" means here.
@@ -62,8 +65,38 @@ const START: [&str; 10] = [
     "level=info msg=\"Running kubelet --address=0.0.0.0 --anonymous-auth=false --authentication-token-webhook=true --authorization-mode=Webhook --cgroup-driver=systemd --hostname-override=HOST\"",
 ];
 
+/// Lines that carry a signal, each as k3s prints it (HOST and # filled in): the tail of a boot in
+/// the dense journal, where most lines match some pattern.
+const SIGNAL_LINES: [&str; 8] = [
+    "level=info msg=\"Running kubelet --address=0.0.0.0 --anonymous-auth=false --authentication-token-webhook=true --authorization-mode=Webhook --cgroup-driver=systemd --hostname-override=HOST\"",
+    "level=info msg=\"Starting distributed registry mirror at https://10.0.0.#:6443/v2 for registries [docker.io registry.k8s.io]\"",
+    "level=info msg=\"Starting distributed registry P2P node at 10.0.0.#:5001\"",
+    "level=info msg=\"Running kube-apiserver --advertise-port=6443 --allow-privileged=true --anonymous-auth=false --api-audiences=https://kubernetes.default.svc.cluster.local,k3s --authorization-mode=Node,RBAC\"",
+    "level=info msg=\"Adding member HOST-#=https://10.0.0.#:2380 to etcd cluster [etcd-1=https://10.0.0.1:2380]\"",
+    "level=info msg=\"Starting etcd to join cluster with members [etcd-1-#=https://10.0.0.1:2380]\"",
+    "level=warning msg=\"critical configuration mismatched: cluster-cidr\"",
+    "level=info msg=\"k3s is up and running\"",
+];
+
+/// How many of a boot's tail lines carry a signal: none (k3s's start lines only, then kubelet
+/// chatter) or all.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Density {
+    Sparse,
+    Dense,
+}
+
+impl Density {
+    fn name(self) -> &'static str {
+        match self {
+            Density::Sparse => "sparse",
+            Density::Dense => "dense",
+        }
+    }
+}
+
 /// Writes about `mb` MiB of journal; returns the number of lines.
-fn generate(path: &Path, mb: u64) -> std::io::Result<u64> {
+fn generate(path: &Path, mb: u64, density: Density) -> std::io::Result<u64> {
     let mut j = Journal {
         w: BufWriter::with_capacity(1 << 20, std::fs::File::create(path)?),
         t: 0,
@@ -82,9 +115,19 @@ fn generate(path: &Path, mb: u64) -> std::io::Result<u64> {
                 );
                 j.emit(host, boot, &text)?;
             }
-            // The long tail of an hour-long boot: kubelet's klog lines.
+            // The long tail of an hour-long boot: kubelet's klog lines, or (dense) k3s's lines
+            // that carry a signal, one after another.
             for i in 0..5_000u64 {
-                let text = format!("I0926 12:00:00.{i:06}    {boot} reconciler_common.go:245] \"operationExecutor.VerifyControllerAttachedVolume started for volume\" volume=\"kube-api-access-{i}\" pod=\"kube-system/coredns-{boot}\"");
+                let text = match density {
+                    Density::Sparse => format!("I0926 12:00:00.{i:06}    {boot} reconciler_common.go:245] \"operationExecutor.VerifyControllerAttachedVolume started for volume\" volume=\"kube-api-access-{i}\" pod=\"kube-system/coredns-{boot}\""),
+                    Density::Dense => {
+                        let (h, m, sec) = j.clock();
+                        let line = SIGNAL_LINES[(i as usize) % SIGNAL_LINES.len()]
+                            .replace("HOST", host)
+                            .replace('#', &(i % 250 + 1).to_string());
+                        format!("time=\"2025-09-26T{h:02}:{m:02}:{sec:02}Z\" {line}")
+                    }
+                };
                 j.emit(host, boot, &text)?;
             }
         }
@@ -207,9 +250,11 @@ fn main() -> anyhow::Result<()> {
         pats.len()
     );
     println!(
-        "{:>9}  {:>11}  {:>6}  {:>7}  {:>7}  {:>15}  {:>11}  {:>8}  {:>8}  {:>10}  {:>14}",
+        "{:>9}  {:>7}  {:>11}  {:>8}  {:>6}  {:>7}  {:>7}  {:>15}  {:>11}  {:>8}  {:>8}  {:>10}  {:>14}",
         "size",
+        "journal",
         "lines",
+        "signal %",
         "boots",
         "wall s",
         "CPU s",
@@ -222,12 +267,16 @@ fn main() -> anyhow::Result<()> {
     );
     let mut rows = Vec::new();
     let mut rg_missing = None;
-    for mb in sizes {
+    for (mb, density) in sizes
+        .iter()
+        .flat_map(|&mb| [Density::Sparse, Density::Dense].map(|d| (mb, d)))
+    {
         let path = std::env::temp_dir().join(format!(
-            "repro-inspect-bench-{}-{mb}.journal",
-            std::process::id()
+            "repro-inspect-bench-{}-{mb}-{}.journal",
+            std::process::id(),
+            density.name()
         ));
-        let lines = generate(&path, mb)?;
+        let lines = generate(&path, mb, density)?;
         let resolved = sources::resolve(std::slice::from_ref(&path), &[], &[])
             .map_err(|e| anyhow::anyhow!("{e}"))?;
         let (mut walls, mut cpus, mut rg_walls, mut rg_cpus) = (vec![], vec![], vec![], vec![]);
@@ -269,11 +318,15 @@ fn main() -> anyhow::Result<()> {
         let rg = (!rg_walls.is_empty()).then(|| (median(rg_walls), median(rg_cpus)));
         let ratio = rg.map(|(w, _)| wall / w.max(0.001));
         let mb_per_cpu_s = figures.bytes as f64 / cpu / 1e6;
+        // The share of lines a signal pattern matches, as rg counts them.
+        let signal_share = rg_lines.map(|n| n as f64 / figures.lines.max(1) as f64);
         let dash = || "-".to_string();
         println!(
-            "{:>6} MiB  {:>11}  {:>6}  {:>7.2}  {:>7.2}  {:>15.0}  {:>11.0}  {:>8}  {:>8}  {:>10}  {:>14.1}",
+            "{:>6} MiB  {:>7}  {:>11}  {:>8}  {:>6}  {:>7.2}  {:>7.2}  {:>15.0}  {:>11.0}  {:>8}  {:>8}  {:>10}  {:>14.1}",
             mb,
+            density.name(),
             figures.lines,
+            signal_share.map_or_else(dash, |f| format!("{:.1}", f * 100.0)),
             boots,
             wall,
             cpu,
@@ -286,6 +339,8 @@ fn main() -> anyhow::Result<()> {
         );
         rows.push(serde_json::json!({
             "mib": mb,
+            "journal": density.name(),
+            "signal_line_share": signal_share,
             "bytes": figures.bytes,
             "lines": figures.lines,
             "boots": boots,

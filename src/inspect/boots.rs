@@ -19,7 +19,7 @@ pub(crate) use super::banner::{banner_of, is_banner};
 use super::deps::{Signal, Signals};
 use super::formats::{Entry, Inner, Outer, Prompt};
 use super::model::Source;
-use super::prefilter::Prefilter;
+use super::prefilter::{Found, Prefilter, ALL};
 
 /// `is_banner` of an entry: one the prescan found clear holds no banner prefix (they are among
 /// the prefilter's words, `Matcher::new`), so nearly every line is answered without a search.
@@ -69,6 +69,9 @@ enum PatKind {
 /// Every line pattern of `signals.yaml`, matched at once.
 pub(crate) struct Matcher {
     set: RegexSet,
+    /// The same patterns one by one: a line the prefilter says only a few may match runs only
+    /// those (the set runs all of them over the whole line).
+    each: Vec<Regex>,
     kinds: Vec<PatKind>,
     /// Probe-only signals: (signal name, words its command must contain, output rules).
     probes: Vec<ProbeWatch>,
@@ -116,6 +119,13 @@ impl Matcher {
             .collect();
         // The patterns compiled once already (load validated them); a set of them compiles too.
         let set = RegexSet::new(&pats).unwrap_or_else(|_| RegexSet::empty());
+        let each: Vec<Regex> = pats.iter().filter_map(|p| Regex::new(p).ok()).collect();
+        // Bits stand for patterns only when every pattern has its regex and a bit.
+        let each = if each.len() == pats.len() && pats.len() < 64 {
+            each
+        } else {
+            Vec::new()
+        };
         // Banner lines are searched for too: a line the prescan calls clear is then no banner
         // either, and the boot splitter need not look at it (`is_banner_entry`).
         let mut words: Vec<&str> = extra.to_vec();
@@ -123,6 +133,7 @@ impl Matcher {
         let prefilter = Prefilter::with_extra(pats.iter().map(String::as_str), &words);
         Matcher {
             set,
+            each,
             kinds,
             probes,
             prefilter,
@@ -131,22 +142,41 @@ impl Matcher {
 
     /// The patterns a line matches; None when it matches none (told by the prefilter, for
     /// most lines, without running the patterns).
-    fn matches(&self, text: &str) -> Option<SetMatches> {
+    fn matches(&self, text: &str) -> Option<Hits> {
         self.matches_scanned(text, None)
     }
 
-    /// `matches`, with the prefilter's answer already known (`scan`'s first value).
-    fn matches_scanned(&self, text: &str, may: Option<bool>) -> Option<SetMatches> {
-        let may = may.unwrap_or_else(|| self.prefilter.as_ref().is_none_or(|f| f.may_match(text)));
-        if !may {
+    /// `matches`, with the prefilter's answer already known (`scan`'s `Found::patterns`): only
+    /// the patterns it lets through run, each on its own, where it names them; all at once in
+    /// the set where it cannot (`ALL`).
+    fn matches_scanned(&self, text: &str, may: Option<u64>) -> Option<Hits> {
+        let may = may.unwrap_or_else(|| {
+            self.prefilter
+                .as_ref()
+                .map_or(ALL, |f| f.scan(text).patterns)
+        });
+        if may == 0 {
             return None;
         }
-        Some(self.set.matches(text)).filter(SetMatches::matched_any)
+        if may == ALL || self.each.is_empty() {
+            let m = self.set.matches(text);
+            return m.matched_any().then_some(Hits::Set(m));
+        }
+        let mut hits = 0u64;
+        let mut left = may;
+        while left != 0 {
+            let i = left.trailing_zeros() as usize;
+            left &= left - 1;
+            if self.each.get(i).is_some_and(|r| r.is_match(text)) {
+                hits |= 1 << i;
+            }
+        }
+        (hits != 0).then_some(Hits::Mask(hits))
     }
 
-    /// One search of a line: (whether a pattern may match it, whether an extra word occurs);
-    /// None without a prefilter (then every line goes to the patterns).
-    pub(crate) fn scan(&self, text: &str) -> Option<(bool, bool)> {
+    /// One search of a line: which patterns may match it, whether an extra word occurs; None
+    /// without a prefilter (then every line goes to the patterns).
+    pub(crate) fn scan(&self, text: &str) -> Option<Found> {
         self.prefilter.as_ref().map(|f| f.scan(text))
     }
 
@@ -163,6 +193,46 @@ impl Matcher {
         self.probes
             .iter()
             .any(|p| !p.words.is_empty() && p.words.iter().all(|w| cmd.contains(w.as_str())))
+    }
+}
+
+/// The patterns a line matched: as bits (`Matcher::each`) or as the set's answer.
+#[derive(Debug)]
+pub(crate) enum Hits {
+    Mask(u64),
+    Set(SetMatches),
+}
+
+impl Hits {
+    /// The indices of the matched patterns, in ascending order (as the set gives them).
+    fn iter(&self) -> HitIter<'_> {
+        match self {
+            Hits::Mask(m) => HitIter::Mask(*m),
+            Hits::Set(s) => HitIter::Set(s.iter()),
+        }
+    }
+}
+
+enum HitIter<'a> {
+    Mask(u64),
+    Set(regex::SetMatchesIter<'a>),
+}
+
+impl Iterator for HitIter<'_> {
+    type Item = usize;
+
+    fn next(&mut self) -> Option<usize> {
+        match self {
+            HitIter::Mask(m) => {
+                if *m == 0 {
+                    return None;
+                }
+                let i = m.trailing_zeros() as usize;
+                *m &= *m - 1;
+                Some(i)
+            }
+            HitIter::Set(it) => it.next(),
+        }
     }
 }
 
@@ -358,7 +428,7 @@ impl BootBuilder {
         self.tail.push_back(k);
     }
 
-    fn keep_if_matched(&mut self, k: &Kept, m: &Matcher, may: Option<bool>) -> bool {
+    fn keep_if_matched(&mut self, k: &Kept, m: &Matcher, may: Option<u64>) -> bool {
         let Some(hits) = m.matches_scanned(&k.text, may) else {
             if self.banner.is_some() {
                 self.chatter = self.chatter.saturating_add(1);
@@ -449,9 +519,7 @@ impl BootBuilder {
             });
             return;
         }
-        if self.end.is_none()
-            && (text.contains("Failed with result") || text.starts_with("Failed to start"))
-        {
+        if self.end.is_none() && unit_failed(text) {
             self.end = Some(End {
                 kind: EndKind::Died { exit_code: None },
                 ts: e.ts,
@@ -511,14 +579,53 @@ impl BootBuilder {
     }
 }
 
+/// systemd's line on the unit's main process ending (src/core/service.c,
+/// `service_sigchld_event`): `Main process exited, code=exited, status=1/FAILURE`,
+/// `code=killed, status=9/KILL`, `code=dumped, status=6/ABRT`; systemd before v236 wrote
+/// `main process exited` in lower case (CentOS 7's v219: k3s #5406's title).
 static EXITED: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"Main process exited, code=(?P<code>\w+), status=(?P<status>\d+)")
+    Regex::new(r"[Mm]ain process exited, code=(?P<code>\w+), status=(?P<status>\d+)")
         .expect("static regex")
 });
+
+/// systemd's other words for a unit that ended on its own (after its exit status, or without
+/// one): `Failed with result 'exit-code'` (also 'signal', 'core-dump', 'timeout', 'oom-kill',
+/// 'watchdog'…), `Failed to start <description>`, the OOM killer's `A process of this unit has
+/// been killed by the OOM killer.`, and before v236 `Unit k3s.service entered failed state.` and
+/// `k3s.service failed.`
+fn unit_failed(text: &str) -> bool {
+    text.contains("Failed with result")
+        || text.starts_with("Failed to start")
+        || text.contains("killed by the OOM killer")
+        || text.contains("entered failed state")
+        || text.ends_with(".service failed.")
+}
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The patterns run one by one on the prefilter's word (`Matcher::each`) find what the
+    /// whole set finds, on every line of the corpora and the text after its journal prefix.
+    #[test]
+    fn patterns_one_by_one_agree_with_the_set() {
+        let cat = crate::inspect::Catalog::load(None).unwrap();
+        let m = Matcher::new(&cat.signals, &["token", "://"]);
+        assert!(!m.each.is_empty(), "the shipped patterns run one by one");
+        let mut matched = 0;
+        for (path, bytes) in crate::inspect::fixture_files() {
+            for line in String::from_utf8_lossy(&bytes).lines() {
+                for t in [line, line.split_once(": ").map_or("", |(_, m)| m)] {
+                    let set: Vec<usize> = m.set.matches(t).iter().collect();
+                    let got: Vec<usize> =
+                        m.matches(t).map_or_else(Vec::new, |h| h.iter().collect());
+                    assert_eq!(got, set, "{}: {t}", path.display());
+                    matched += usize::from(!set.is_empty());
+                }
+            }
+        }
+        assert!(matched > 50, "{matched} lines match a pattern");
+    }
 
     #[test]
     fn banners_of_servers_agents_and_old_releases() {

@@ -9,12 +9,14 @@
 //! exactly as k3s printed it (so the regexes of `signals.yaml` match as they do on a container's
 //! log), its time, its host, and what kind of line it is.
 
+use std::borrow::Cow;
 use std::sync::LazyLock;
 
 use chrono::{DateTime, Datelike, Duration, NaiveDateTime, TimeZone, Utc};
 use regex::Regex;
 use serde::Serialize;
 
+use super::prefilter::Found;
 use super::reader::LineInfo;
 
 /// The prefix a tool put before k3s's own text.
@@ -140,12 +142,16 @@ pub(crate) struct Entry {
     pub(crate) distro: Option<distro::Distro>,
     /// The process id a journal line carries (`k3s[1234]:`, `_PID`): one process is one boot.
     pub(crate) pid: Option<u32>,
-    /// Whether a signal pattern may match the text, when the line's one search told already.
-    pub(crate) may_match: Option<bool>,
+    /// The signal patterns that may match the text (`Found::patterns`), when the line's one
+    /// search told already.
+    pub(crate) may_match: Option<u64>,
     /// The text comes whole from one physical line the prescan found clear of every searched
     /// word (`BatchLine::clear`): no pattern can match it, and it holds no secret cue and no
     /// start banner.
     pub(crate) clear: bool,
+    /// The prescan's answer for the one physical line the text comes whole from
+    /// (`BatchLine::scan`): an upper bound of `Prefilter::scan` of the text.
+    pub(crate) scan: Option<Found>,
 }
 
 /// What the normaliser saw, for the report and for telling a known format from an unknown one.
@@ -421,7 +427,9 @@ pub(crate) fn distro_named(word: &str) -> Option<distro::Distro> {
         .max_by_key(|d| d.facts().binary.len())
 }
 
-/// The distribution a systemd line about a unit names (`rke2-server.service: …`).
+/// The distribution a systemd line about a unit names: its unit (`rke2-server.service: …`) or
+/// its unit's description (`Starting Rancher Kubernetes Engine v2 (server)...`, which systemd
+/// prints without the unit's name).
 fn distro_in_unit_line(msg: &str) -> Option<distro::Distro> {
     static UNITS: LazyLock<Vec<(distro::Distro, String)>> = LazyLock::new(|| {
         distro::Distro::ALL
@@ -434,13 +442,18 @@ fn distro_in_unit_line(msg: &str) -> Option<distro::Distro> {
             })
             .collect()
     });
-    if !msg.contains(".service") {
-        return None;
-    }
-    UNITS
-        .iter()
-        .find(|(_, u)| msg.contains(u.as_str()))
-        .map(|(d, _)| *d)
+    let by_unit = msg.contains(".service").then(|| {
+        UNITS
+            .iter()
+            .find(|(_, u)| msg.contains(u.as_str()))
+            .map(|(d, _)| *d)
+    });
+    by_unit.flatten().or_else(|| {
+        distro::Distro::ALL
+            .iter()
+            .copied()
+            .find(|d| msg.contains(d.facts().unit_description))
+    })
 }
 
 /// Longest joined entry; a stray quote must not glue a whole file together.
@@ -496,17 +509,18 @@ impl Normaliser {
 
     /// Feeds one physical line; finished entries are appended to `out`.
     pub(crate) fn push(&mut self, raw: &[u8], info: LineInfo, out: &mut Vec<Entry>) {
-        self.push_scanned(raw, info, false, out);
+        self.push_scanned(raw, info, None, out);
     }
 
-    /// `push` of a line the prescan found `clear` of every searched word (or not).
+    /// `push` of a line with what the prescan found in it (`BatchLine::scan`).
     pub(crate) fn push_scanned(
         &mut self,
         raw: &[u8],
         info: LineInfo,
-        clear: bool,
+        scan: Option<Found>,
         out: &mut Vec<Entry>,
     ) {
+        let clear = scan == Some(Found::NOTHING);
         self.stats.lines += 1;
         if info.dropped > 0 {
             self.stats.truncated += 1;
@@ -523,11 +537,13 @@ impl Normaliser {
                 return;
             }
         }
-        let (text, width) = self.clean(raw, clear);
+        // A prescanned line is printable ASCII (`BatchLine::scan`).
+        let (text, width) = self.clean(raw, scan.is_some());
         let mut e = self.classify(text, info);
         // Every text the normaliser takes from a line is a part of it (a joined line below
-        // is more than one line's, and loses the mark).
+        // is more than one line's, and loses the marks).
         e.clear = clear;
+        e.scan = scan;
         let plain = e.outer == Outer::Bare && e.inner == Inner::Other;
         match e.kind {
             Kind::Output | Kind::Log if plain && self.continues(&e) => {
@@ -542,6 +558,7 @@ impl Normaliser {
                 if let Some(p) = self.pending.as_mut() {
                     // Words can form across the join.
                     p.clear = false;
+                    p.scan = None;
                     p.text.push_str(sep);
                     p.text.push_str(e.text.trim_start());
                     p.dropped += e.dropped;
@@ -666,6 +683,7 @@ impl Normaliser {
             pid: f.pid.as_deref().and_then(|p| p.parse().ok()),
             may_match: None,
             clear: false,
+            scan: None,
         };
         let raw = f.message.unwrap_or_default();
         // A message may hold line breaks: one line of text here.
@@ -673,7 +691,7 @@ impl Normaliser {
             .into_iter()
             .map(|b| if b == b'\n' { b' ' } else { b })
             .collect();
-        let (msg, _) = self.clean(&raw, false);
+        let msg = self.clean(&raw, false).0.into_owned();
         let ident = f.ident.or(f.comm).unwrap_or_default();
         let by_pid1 = f.pid.as_deref() == Some("1") || ident == "systemd";
         let about = f.object_unit.as_deref().and_then(distro_named);
@@ -730,14 +748,14 @@ impl Normaliser {
     }
 
     /// Lossy UTF-8 without the line end, colours and control characters; and its width.
-    /// `plain`: the line is known to be printable ASCII already (the prescan's `clear` says so).
-    fn clean(&mut self, raw: &[u8], plain: bool) -> (String, usize) {
+    /// `plain`: the line is known to be printable ASCII already (the prescan scanned it).
+    /// A printable-ASCII line is the text as it is, borrowed: most lines only lend a part of
+    /// it to their entry (the message after a journal prefix), copied once there.
+    fn clean<'r>(&mut self, raw: &'r [u8], plain: bool) -> (Cow<'r, str>, usize) {
         // Nearly every line is printable ASCII: one pass tells, and nothing is left to clean.
         if raw.first() != Some(&b'`') && (plain || plain_ascii(raw)) {
-            let s = std::str::from_utf8(raw)
-                .map(str::to_string)
-                .unwrap_or_default();
-            return (s, raw.len());
+            let s = std::str::from_utf8(raw).unwrap_or_default();
+            return (Cow::Borrowed(s), raw.len());
         }
         let mut s = match std::str::from_utf8(raw) {
             Ok(s) => s.to_string(),
@@ -772,10 +790,10 @@ impl Normaliser {
         } else {
             s.chars().count()
         };
-        (s, width)
+        (Cow::Owned(s), width)
     }
 
-    fn classify(&mut self, text: String, info: LineInfo) -> Entry {
+    fn classify(&mut self, text: Cow<'_, str>, info: LineInfo) -> Entry {
         let mut e = Entry {
             kind: Kind::Output,
             line: info.number,
@@ -793,6 +811,7 @@ impl Normaliser {
             pid: None,
             may_match: None,
             clear: false,
+            scan: None,
         };
         let trimmed = text.trim();
         if trimmed.starts_with("```") || trimmed.starts_with("~~~") {
@@ -819,7 +838,7 @@ impl Normaliser {
             } else {
                 Kind::Meta
             };
-            e.text = text;
+            e.text = text.into_owned();
             return e;
         }
         if trimmed == "--" || (may_be_gap(trimmed) && GAP.is_match(trimmed)) {
@@ -849,7 +868,7 @@ impl Normaliser {
             }
             e = before;
         }
-        self.bare(text, e)
+        self.bare(text.into_owned(), e)
     }
 
     /// A line without a tool prefix: k3s text, or a line that is not a log line at all.
@@ -986,7 +1005,8 @@ impl Normaliser {
                 e.text = msg;
                 inner_time_of(&e.text).map(|t| t.with_timezone(&Utc))
             } else {
-                e.distro = distro_named(ident).or_else(|| distro_in_unit_line(&e.text));
+                // The message itself: `e.text` is filled below.
+                e.distro = distro_named(ident).or_else(|| distro_in_unit_line(&msg));
                 // The prefix's time wins over the text's own (one clock for the whole file).
                 self.k3s_text_timed(msg, e, true)
             };
@@ -1115,7 +1135,16 @@ impl Normaliser {
                     }
                     self.local(e, n, inner);
                     if let Some(ts) = e.ts {
-                        self.short_cache = Some((ts_text.to_string(), ts, e.ts_exact));
+                        // The cache's string is reused: this runs on every journal line.
+                        match &mut self.short_cache {
+                            Some((text, at, exact)) => {
+                                text.clear();
+                                text.push_str(ts_text);
+                                *at = ts;
+                                *exact = e.ts_exact;
+                            }
+                            None => self.short_cache = Some((ts_text.to_string(), ts, e.ts_exact)),
+                        }
                     }
                 }
             }
@@ -1328,11 +1357,83 @@ fn parse_rfc3339(s: &str) -> Option<DateTime<Utc>> {
 
 /// The time inside k3s's own text: logrus `time="…"` or old `INFO[2019-…]`.
 fn inner_time_of(text: &str) -> Option<DateTime<chrono::FixedOffset>> {
+    // Nearly every logrus line's time is RFC 3339 in the one shape logrus writes: read by hand
+    // (the regex capture and chrono's parser were most of a logrus line's cost); any other
+    // shape goes the general way.
+    if let Some(t) = text.strip_prefix("time=\"").and_then(logrus_stamp) {
+        return Some(t);
+    }
     let t = match LOGRUS_TIME.captures(text) {
         Some(c) => c.get(1),
         None => OLD_LOGRUS.captures(text).and_then(|c| c.get(2)),
     }?;
     DateTime::parse_from_rfc3339(t.as_str()).ok()
+}
+
+/// `2025-09-26T10:38:36[.fraction](Z|±hh:mm)"`: the time logrus writes (RFC 3339, `T`, at
+/// most nine digits of fraction), up to its closing quote; None for any other shape (then
+/// `inner_time_of` asks the regex and chrono, whose answer this one always equals where it
+/// gives one: `logrus_stamp_by_hand_agrees_with_chrono`).
+fn logrus_stamp(t: &str) -> Option<DateTime<chrono::FixedOffset>> {
+    let b = t.as_bytes();
+    let digits = |at: usize, n: usize| -> Option<u32> {
+        let d = b.get(at..at + n)?;
+        d.iter()
+            .all(u8::is_ascii_digit)
+            .then(|| d.iter().fold(0u32, |acc, c| acc * 10 + u32::from(c - b'0')))
+    };
+    let sep = |at: usize, c: u8| b.get(at) == Some(&c);
+    if !(sep(4, b'-') && sep(7, b'-') && sep(10, b'T') && sep(13, b':') && sep(16, b':')) {
+        return None;
+    }
+    let (year, month, day) = (digits(0, 4)?, digits(5, 2)?, digits(8, 2)?);
+    let (h, m, sec) = (digits(11, 2)?, digits(14, 2)?, digits(17, 2)?);
+    let mut i = 19;
+    let mut nanos = 0;
+    if sep(i, b'.') {
+        let start = i + 1;
+        let mut end = start;
+        while end < b.len() && b[end].is_ascii_digit() {
+            end += 1;
+        }
+        let n = end - start;
+        if n == 0 || n > 9 {
+            return None;
+        }
+        nanos = digits(start, n)? * 10u32.pow(9 - n as u32);
+        i = end;
+    }
+    let offset = match b.get(i)? {
+        b'Z' => {
+            i += 1;
+            0
+        }
+        c @ (b'+' | b'-') => {
+            if !sep(i + 3, b':') {
+                return None;
+            }
+            let (oh, om) = (digits(i + 1, 2)?, digits(i + 4, 2)?);
+            if oh > 23 || om > 59 {
+                return None;
+            }
+            let secs = (oh * 3600 + om * 60) as i32;
+            i += 6;
+            if *c == b'-' {
+                -secs
+            } else {
+                secs
+            }
+        }
+        _ => return None,
+    };
+    if !sep(i, b'"') || sec > 59 || h > 23 || m > 59 {
+        return None;
+    }
+    let date = chrono::NaiveDate::from_ymd_opt(i32::try_from(year).ok()?, month, day)?;
+    let naive = date.and_hms_nano_opt(h, m, sec, nanos)?;
+    chrono::FixedOffset::east_opt(offset)?
+        .from_local_datetime(&naive)
+        .single()
 }
 
 pub(crate) fn inner_form(text: &str) -> Inner {
@@ -1428,12 +1529,43 @@ fn may_be_gap(t: &str) -> bool {
     }
 }
 
+/// Whether the line says the process ends: logrus's Fatal and Panic levels, or the Go runtime's
+/// own report of a crash, which it writes to stderr before exiting with status 2 — an uncaught
+/// panic (`panic: …`, runtime/panic.go `printpanics`) or a fatal runtime error (`fatal error:
+/// …`, `runtime.throw`/`fatal`). A panic that something recovered is reported otherwise
+/// (apimachinery's `Observed a panic: …`, a stack frame `panic(0x…)`) and is no end.
 fn refresh_level(e: &mut Entry) {
     e.fatal = match e.inner {
-        Inner::Logrus => LOGRUS_FATAL.is_match(&e.text),
+        Inner::Logrus => logrus_fatal(&e.text),
         Inner::OldLogrus => e.text.starts_with("FATA[") || e.text.starts_with("PANI["),
-        _ => false,
+        Inner::Other => go_crash(&e.text),
+        Inner::Klog => false,
     };
+}
+
+/// `LOGRUS_FATAL`'s match, read by hand on ASCII text (every logrus line asks; the regex's
+/// Unicode `\s` and `\b` answer the rest): `level=fatal` or `level=panic` at the start or
+/// after whitespace, and no word character after it.
+fn logrus_fatal(text: &str) -> bool {
+    if !text.is_ascii() {
+        return LOGRUS_FATAL.is_match(text);
+    }
+    let b = text.as_bytes();
+    // The regex's `\s` on ASCII: tab, line feed, vertical tab, form feed, carriage return, space.
+    let space = |c: u8| matches!(c, b'\t' | b'\n' | 0x0b | 0x0c | b'\r' | b' ');
+    memchr::memmem::find_iter(b, b"level=").any(|i| {
+        let rest = &b[i + 6..];
+        (i == 0 || space(b[i - 1]))
+            && (rest.starts_with(b"fatal") || rest.starts_with(b"panic"))
+            && rest
+                .get(5)
+                .is_none_or(|c| !(c.is_ascii_alphanumeric() || *c == b'_'))
+    })
+}
+
+/// The first line of the Go runtime's report of a crash (`refresh_level`).
+fn go_crash(text: &str) -> bool {
+    text.starts_with("panic: ") || text.starts_with("fatal error: ")
 }
 
 /// An odd number of unescaped double quotes: a logrus value was cut by a line wrap.

@@ -527,3 +527,122 @@ fn the_prompt_guard_never_hides_a_prompt() {
     }
     assert!(matched >= 5, "{matched}");
 }
+
+/// `logrus_stamp` (logrus's `time="…"` read by hand) gives chrono's answer wherever it gives
+/// one: crafted stamps (every fraction length, offsets, the forms RFC 3339 allows and logrus
+/// does not write, impossible dates and times) and every `time="…"` of the corpora.
+#[test]
+fn logrus_stamp_by_hand_agrees_with_chrono() {
+    let general = |t: &str| {
+        LOGRUS_TIME
+            .captures(&format!("time=\"{t}"))
+            .and_then(|c| c.get(1).map(|m| m.as_str().to_string()))
+            .and_then(|s| DateTime::parse_from_rfc3339(&s).ok())
+    };
+    let mut stamps: Vec<String> = Vec::new();
+    for base in [
+        "2025-09-26T10:38:36",
+        "2024-02-29T23:59:59",
+        "2023-02-29T00:00:00",
+    ] {
+        for frac in [
+            "",
+            ".",
+            ".1",
+            ".123",
+            ".123456",
+            ".123456789",
+            ".1234567890",
+            ".12x",
+        ] {
+            for zone in [
+                "Z", "z", "+00:00", "-05:00", "+05:30", "-00:00", "+24:00", "+05:60", "+0500",
+                "+05", "", " ",
+            ] {
+                for end in ["\"", "\" level=info", "", "x\""] {
+                    stamps.push(format!("{base}{frac}{zone}{end}"));
+                }
+            }
+        }
+    }
+    for odd in [
+        "2025-09-26t10:38:36Z\"",
+        "2025-09-26 10:38:36Z\"",
+        "2025-09-26T24:00:00Z\"",
+        "2025-09-26T23:60:00Z\"",
+        "2025-09-26T23:59:60Z\"",
+        "2025-13-26T10:38:36Z\"",
+        "2025-00-26T10:38:36Z\"",
+        "2025-09-00T10:38:36Z\"",
+        "0000-01-01T00:00:00Z\"",
+        "9999-12-31T23:59:59.999999999+23:59\"",
+        "2025-9-26T10:38:36Z\"",
+        "2025-09-26T10:38:3Z\"",
+        "２025-09-26T10:38:36Z\"",
+        "",
+    ] {
+        stamps.push(odd.to_string());
+    }
+    for (_, bytes) in crate::inspect::fixture_files() {
+        let text = String::from_utf8_lossy(&bytes);
+        for (i, _) in text.match_indices("time=\"") {
+            let rest: String = text[i + 6..].chars().take(60).collect();
+            stamps.push(rest.lines().next().unwrap_or("").to_string());
+        }
+    }
+    let mut by_hand = 0;
+    for t in &stamps {
+        if let Some(got) = logrus_stamp(t) {
+            by_hand += 1;
+            assert_eq!(Some(got), general(t), "{t:?}");
+            assert_eq!(got.offset(), general(t).unwrap().offset(), "{t:?}");
+        }
+    }
+    assert!(
+        by_hand > 100,
+        "{by_hand} of {} stamps read by hand",
+        stamps.len()
+    );
+}
+
+/// `logrus_fatal` (by hand) answers as `LOGRUS_FATAL` does: crafted lines and every line of the
+/// corpora.
+#[test]
+fn logrus_fatal_by_hand_agrees_with_the_regex() {
+    let edges = [
+        "level=fatal msg=x",
+        "time=\"t\" level=fatal msg=x",
+        "time=\"t\" level=panic",
+        "time=\"t\"\tlevel=fatal",
+        "time=\"t\"\u{0b}level=fatal",
+        "time=\"t\"\u{a0}level=fatal",
+        "time=\"t\" level=fatalx",
+        "time=\"t\" level=fatal_",
+        "time=\"t\" level=fatal-",
+        "time=\"t\" level=fatalé",
+        "time=\"t\" xlevel=fatal",
+        "time=\"t\" level=info msg=\"level=fatal\"",
+        "time=\"t\" level=info msg=\"a level=panic\"",
+        "level=fata",
+        "level=",
+        "",
+    ];
+    for t in edges {
+        assert_eq!(logrus_fatal(t), LOGRUS_FATAL.is_match(t), "{t:?}");
+    }
+    let mut fatal = 0;
+    for (path, bytes) in crate::inspect::fixture_files() {
+        for line in String::from_utf8_lossy(&bytes).lines() {
+            for t in [line, line.split_once(": ").map_or("", |(_, m)| m)] {
+                assert_eq!(
+                    logrus_fatal(t),
+                    LOGRUS_FATAL.is_match(t),
+                    "{}: {t}",
+                    path.display()
+                );
+                fatal += usize::from(LOGRUS_FATAL.is_match(t));
+            }
+        }
+    }
+    assert!(fatal > 5, "{fatal} fatal lines in the corpora");
+}

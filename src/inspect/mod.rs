@@ -37,6 +37,7 @@ use config::NodeConfig;
 use deps::{Redactor, Settle, Signals, VERSION_SIGNAL};
 use formats::{Entry, Kind, Normaliser, Outer};
 use model::{CheckRef, FileReport, InputReport, NodeReport, Report, Tool, SCHEMA_VERSION};
+use prefilter::Found;
 use reader::{BoundedLines, Counting, MAX_LINE};
 use sources::{ConfigFile, InputError, Opener, Resolved, Stream};
 
@@ -94,6 +95,7 @@ pub fn inspect(
     let counter = Arc::new(AtomicU64::new(0));
     let bar = opts.progress.then(|| progress_bar(total));
     let mut figures = Figures::default();
+    let mut learned = Learned::default();
 
     let mut inputs = Vec::new();
     let mut all_findings = Vec::new();
@@ -104,6 +106,7 @@ pub fn inspect(
             matcher: &matcher,
             signals: &cat.signals,
             redactor: &mut redactor,
+            learned: &mut learned,
             counter: counter.clone(),
             bar: bar.as_ref(),
             figures: &mut figures,
@@ -149,6 +152,7 @@ pub fn inspect(
             )));
         }
         let labels: Vec<String> = files.iter().map(|f| f.path.clone()).collect();
+        let unit_distro = state.unit_distro;
         let (nodes, excerpt, mut notes) = state.finish(&cat.signals, opts, input.trusted, &labels);
         notes.extend(input.notes.iter().cloned());
         let mut report = InputReport {
@@ -184,22 +188,7 @@ pub fn inspect(
             }
         }
         if report.nodes.iter().all(|n| n.boots.is_empty()) {
-            return Err(InputError(format!(
-                "{}: no k3s log line found ({}){}\n  help: give the k3s service's log (journalctl -u k3s), a k3s container's `docker logs`, or k3s's --log file",
-                input.path,
-                report
-                    .files
-                    .iter()
-                    .filter(|f| f.skipped.is_none())
-                    .map(|f| format!("{}: {}", f.path, f.format))
-                    .collect::<Vec<_>>()
-                    .join("; "),
-                if report.files.iter().any(|f| f.format.contains("journalctl")) {
-                    "; a journal's lines count only when they come from k3s (identifier k3s…)"
-                } else {
-                    ""
-                }
-            )));
+            return Err(InputError(no_log_line(&report, unit_distro)));
         }
         inputs.push(report);
     }
@@ -243,6 +232,38 @@ fn progress_bar(total: u64) -> ProgressBar {
         .unwrap_or_else(|_| ProgressStyle::default_bar()),
     );
     pb
+}
+
+/// Why an input has no boot: no line of a distribution at all, or (a journal of systemd's lines
+/// about a unit only: `Starting rke2-server.service…`, `Started …`) none the distribution itself
+/// printed; then the message names the distribution those unit lines are about.
+fn no_log_line(report: &InputReport, unit_distro: Option<distro::Distro>) -> String {
+    let formats = report
+        .files
+        .iter()
+        .filter(|f| f.skipped.is_none())
+        .map(|f| format!("{}: {}", f.path, f.format))
+        .collect::<Vec<_>>()
+        .join("; ");
+    if let Some(d) = unit_distro {
+        let f = d.facts();
+        let units: Vec<String> = f.units.iter().map(|u| format!("-u {u}")).collect();
+        return format!(
+            "{}: no {b} log line found ({formats}): only systemd's lines about the {b} unit (starts, stops, exits), none that {b} itself printed (identifier {b}…)\n  help: give the unit's whole journal (journalctl {}), with {b}'s own lines",
+            report.path,
+            units.join(" or "),
+            b = f.binary,
+        );
+    }
+    format!(
+        "{}: no k3s log line found ({formats}){}\n  help: give the k3s service's log (journalctl -u k3s), a k3s container's `docker logs`, or k3s's --log file",
+        report.path,
+        if report.files.iter().any(|f| f.format.contains("journalctl")) {
+            "; a journal's lines count only when they come from k3s (identifier k3s…)"
+        } else {
+            ""
+        }
+    )
 }
 
 /// The configs of an input's nodes: per node, and per boot where a results folder says which
@@ -352,6 +373,7 @@ struct StreamCx<'a> {
     matcher: &'a Matcher,
     signals: &'a Signals,
     redactor: &'a mut Redactor,
+    learned: &'a mut Learned,
     counter: Arc<AtomicU64>,
     bar: Option<&'a ProgressBar>,
     figures: &'a mut Figures,
@@ -387,15 +409,32 @@ const SCAN_WORDS: [&str; SECRET_CUES.len() + 1] = {
     w
 };
 
+/// `Found::extra`'s bits of `SCAN_WORDS` (the first extra words `Matcher::new` is given): the
+/// secret cues, and `://`.
+const CUE_BITS: u64 = (1 << SECRET_CUES.len()) - 1;
+const URL_BIT: u64 = 1 << SECRET_CUES.len();
+
 fn secret_cue(text: &str) -> bool {
+    keyed_cue(text) || url_cue(text)
+}
+
+/// `secret_cue` of a text, knowing what the search of its line found (which bounds the
+/// text's): a cue word or `://` occurs in the line; whether in the text, and a URL's with
+/// credentials, is told by the full tests, each only where its words are.
+fn found_cue(found: Found, text: &str) -> bool {
+    (found.extra & CUE_BITS != 0 && keyed_cue(text))
+        || (found.extra & URL_BIT != 0 && url_cue(text))
+}
+
+/// One of the secret cues, in any case.
+fn keyed_cue(text: &str) -> bool {
     static CUES: LazyLock<Option<aho_corasick::AhoCorasick>> = LazyLock::new(|| {
         aho_corasick::AhoCorasick::builder()
             .ascii_case_insensitive(true)
             .build(SECRET_CUES)
             .ok()
     });
-    let keyed = CUES.as_ref().is_none_or(|c| c.is_match(text));
-    keyed || url_cue(text)
+    CUES.as_ref().is_none_or(|c| c.is_match(text))
 }
 
 /// Credentials in a URL (`https://user:pw@host`).
@@ -407,23 +446,57 @@ fn url_cue(text: &str) -> bool {
 /// both the secret cues and the patterns' prefilter (the search is most of a line's cost).
 fn enter(mut e: Entry, s: &Stream, file: usize, state: &mut InputState, cx: &mut StreamCx) {
     if e.clear {
-        e.may_match = Some(false);
+        e.may_match = Some(0);
         state.entry(e, s, file, cx.matcher, cx.signals);
         return;
     }
-    let cue = match cx.matcher.scan(&e.text) {
-        Some((may, cued)) => {
-            e.may_match = Some(may);
-            // A scan word occurs: which one (a cue word, or `://` of a URL with or without
-            // credentials) is told by the full test, on these few lines only.
-            cued && secret_cue(&e.text)
+    // The prescan's answer for the whole line where it has one (it bounds the text's).
+    let cue = match e.scan.or_else(|| cx.matcher.scan(&e.text)) {
+        Some(found) => {
+            e.may_match = Some(found.patterns);
+            found_cue(found, &e.text)
         }
         None => secret_cue(&e.text),
     };
     if cue {
-        cx.redactor.learn_text(&e.text);
+        cx.learned.learn(cx.redactor, &e.text);
     }
     state.entry(e, s, file, cx.matcher, cx.signals);
+}
+
+/// The bodies of the lines the redactor learned lately, with its knowledge right after: a
+/// journal repeats its lines (the same kubelet flags at every start, the same warning every
+/// few seconds) with only logrus's `time="…"` changed, and learning costs more than reading a
+/// line. A line whose body was learned, with nothing learned since, is not learned again: what
+/// the redactor finds in a text does not depend on logrus's time in it, and learning a text
+/// twice finds nothing new (`learning_ignores_the_time_and_a_second_time`).
+#[derive(Default)]
+struct Learned {
+    bodies: HashMap<String, usize>,
+}
+
+/// Bodies remembered at most (then forgotten, all at once: memory stays bounded).
+const LEARNED_BODIES: usize = 4096;
+
+impl Learned {
+    fn learn(&mut self, redactor: &mut Redactor, text: &str) {
+        let body = logrus_body(text);
+        if self.bodies.get(body) == Some(&redactor.generation()) {
+            return;
+        }
+        redactor.learn_text(text);
+        if self.bodies.len() >= LEARNED_BODIES {
+            self.bodies.clear();
+        }
+        self.bodies.insert(body.to_string(), redactor.generation());
+    }
+}
+
+/// A logrus line without its leading `time="…" `; any other text whole.
+fn logrus_body(text: &str) -> &str {
+    text.strip_prefix("time=\"")
+        .and_then(|rest| rest.find("\" ").map(|end| &rest[end + 2..]))
+        .unwrap_or(text)
 }
 
 /// Reads one stream through the normaliser into the input's nodes.
@@ -580,7 +653,7 @@ fn read_rest(
             let mut out: Vec<Entry> = Vec::new();
             for batch in taken {
                 for (raw, l) in batch.iter() {
-                    norm.push_scanned(raw, l.info, l.clear, &mut out);
+                    norm.push_scanned(raw, l.info, l.scan, &mut out);
                     for e in out.drain(..) {
                         enter(e, s, file, state, cx);
                     }
@@ -658,6 +731,8 @@ struct InputState {
     /// The current stream is one boot of a results folder.
     presplit: bool,
     notes: Vec<String>,
+    /// The distribution the first of systemd's lines about a unit names (`rke2-server.service`).
+    unit_distro: Option<distro::Distro>,
 }
 
 impl InputState {
@@ -675,6 +750,7 @@ impl InputState {
             },
             presplit: false,
             notes: Vec::new(),
+            unit_distro: None,
         }
     }
 
@@ -826,6 +902,7 @@ impl InputState {
                 }
             }
             Kind::Unit => {
+                self.unit_distro = self.unit_distro.or(e.distro);
                 let presplit = self.presplit;
                 let node = self.node_of(&e, s);
                 // systemd's lines about a new start carry its new invocation id: a new boot.

@@ -27,15 +27,43 @@ thread_local! {
     static FOLDED: RefCell<Vec<u8>> = const { RefCell::new(Vec::new()) };
 }
 
+/// What one search of a text found: which patterns may match it, and which extra words occur.
+/// A pattern is a bit (`1 << i`, the i-th pattern given); `ALL` when the bits cannot tell (a
+/// non-ASCII text, more than 64 patterns): then every pattern may match. An extra word is a bit
+/// too (`1 << i`, the i-th extra word; the 64th and later share the last bit).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Found {
+    pub(crate) patterns: u64,
+    pub(crate) extra: u64,
+}
+
+/// `Found::patterns` when any pattern may match.
+pub(crate) const ALL: u64 = u64::MAX;
+
+impl Found {
+    /// Neither a pattern's literal nor an extra word.
+    pub(crate) const NOTHING: Found = Found {
+        patterns: 0,
+        extra: 0,
+    };
+
+    /// Whether some pattern may match.
+    #[cfg(test)]
+    pub(crate) fn may(self) -> bool {
+        self.patterns != 0
+    }
+}
+
 pub(crate) struct Prefilter {
     /// Whether any of the words occurs: leftmost-first, the match kind aho-corasick's SIMD
     /// searcher (Teddy) serves; nearly every line gets only this search.
     any: AhoCorasick,
-    /// The patterns' literals, then the extra words (ids from `own` on), for the overlapping
-    /// search of the few lines `any` finds something in.
+    /// The patterns' literals, then the extra words (ids from `needed_by.len()` on), for the
+    /// overlapping search of the few lines `any` finds something in.
     literals: AhoCorasick,
-    /// How many of the searched words are the patterns' literals.
-    own: usize,
+    /// Per literal (the first ids; the extra words' come after), the patterns that require it
+    /// (`Found::patterns` bits).
+    needed_by: Vec<u64>,
     /// No word holds a line break: a batch of lines can be searched whole (`prescan`).
     prescan: bool,
 }
@@ -55,15 +83,20 @@ impl Prefilter {
         extra: &[&str],
     ) -> Option<Prefilter> {
         let mut all: Vec<Vec<u8>> = Vec::new();
-        for p in patterns {
+        let mut needed_by: Vec<u64> = Vec::new();
+        for (i, p) in patterns.into_iter().enumerate() {
             let hir = regex_syntax::parse(p).ok()?;
+            let bit = if i < 64 { 1u64 << i } else { ALL };
             for lit in required(&hir)? {
-                if !all.contains(&lit) {
-                    all.push(lit);
+                match all.iter().position(|l| *l == lit) {
+                    Some(at) => needed_by[at] |= bit,
+                    None => {
+                        all.push(lit);
+                        needed_by.push(bit);
+                    }
                 }
             }
         }
-        let own = all.len();
         // Extra words are searched as given (folded); a duplicate of a literal still needs its
         // own id.
         all.extend(extra.iter().map(|w| w.to_ascii_lowercase().into_bytes()));
@@ -76,20 +109,21 @@ impl Prefilter {
         Some(Prefilter {
             any,
             literals,
-            own,
+            needed_by,
             prescan,
         })
     }
 
     /// False only when none of the patterns can match `text`.
+    #[cfg(test)]
     pub(crate) fn may_match(&self, text: &str) -> bool {
-        self.scan(text).0
+        self.scan(text).may()
     }
 
-    /// (whether a pattern may match, whether an extra word occurs), in one search. Most lines
+    /// Which patterns may match, and whether an extra word occurs, in one search. Most lines
     /// hold neither, and `is_match` stops at the first of either; only lines with a hit are
-    /// searched to the end for the other.
-    pub(crate) fn scan(&self, text: &str) -> (bool, bool) {
+    /// searched to the end for which.
+    pub(crate) fn scan(&self, text: &str) -> Found {
         FOLDED.with_borrow_mut(|folded| {
             folded.clear();
             folded.extend_from_slice(text.as_bytes());
@@ -98,11 +132,14 @@ impl Prefilter {
         })
     }
 
-    /// Marks the lines of `batch` that are printable ASCII and hold none of the words (the
-    /// patterns' literals and the extra words) as `clear`: one search over the whole batch,
-    /// folded into `folded`, instead of one per line (a search costs most where it starts and
-    /// stops). Lines are `\n`-separated in the batch and no word holds a `\n` (else nothing is
-    /// marked), so no hit spans two lines, and a hit's line is the only one it says anything of.
+    /// Scans every printable-ASCII line of `batch` for the words (the patterns' literals and
+    /// the extra words), as `scan` would, into its `BatchLine::scan`: one search over the whole
+    /// batch, folded into `folded`, finds the lines with any word at all (a search costs most
+    /// where it starts and stops; nearly every line has none and is then `clear`), and only
+    /// those are searched again for which. Lines are `\n`-separated in the batch and no word
+    /// holds a `\n` (else nothing is marked), so no hit spans two lines, and a hit's line is the
+    /// only one it says anything of. A line's answer bounds that of any part of it (the text a
+    /// journal line carries after its prefix): a word in the part is in the line.
     pub(crate) fn prescan(&self, batch: &mut Batch, folded: &mut Vec<u8>) {
         if !self.prescan {
             return;
@@ -112,36 +149,55 @@ impl Prefilter {
         folded.make_ascii_lowercase();
         let mut start = 0;
         for l in &mut batch.lines {
-            l.clear = plain_ascii(&batch.bytes[start..l.end]);
+            l.scan = plain_ascii(&batch.bytes[start..l.end]).then_some(Found::NOTHING);
             start = l.end + 1;
         }
         let mut at = 0;
+        let mut last = None;
         for m in self.any.find_iter(&folded[..]) {
             while batch.lines.get(at).is_some_and(|l| l.end < m.start()) {
                 at += 1;
             }
+            if last == Some(at) {
+                continue;
+            }
+            last = Some(at);
+            let begin = at.checked_sub(1).map_or(0, |i| batch.lines[i].end + 1);
             if let Some(l) = batch.lines.get_mut(at) {
-                l.clear = false;
+                if l.scan.is_some() {
+                    l.scan = Some(self.scan_hit(&folded[begin..l.end], false));
+                }
             }
         }
     }
 
-    fn scan_folded(&self, folded: &[u8], non_ascii: bool) -> (bool, bool) {
+    fn scan_folded(&self, folded: &[u8], non_ascii: bool) -> Found {
         if !self.any.is_match(folded) {
-            return (non_ascii, false);
+            return Found {
+                patterns: if non_ascii { ALL } else { 0 },
+                extra: 0,
+            };
         }
-        let (mut lit, mut extra) = (non_ascii, false);
+        self.scan_hit(folded, non_ascii)
+    }
+
+    /// `scan_folded` of a text `any` found a word in: every word in it, for the patterns'
+    /// bits. A non-ASCII text may match any pattern (Unicode case folding has non-ASCII forms
+    /// of `k` and `s`, which the fold does not know).
+    fn scan_hit(&self, folded: &[u8], non_ascii: bool) -> Found {
+        let mut found = Found {
+            patterns: if non_ascii { ALL } else { 0 },
+            extra: 0,
+        };
+        let own = self.needed_by.len();
         for m in self.literals.find_overlapping_iter(folded) {
-            if m.pattern().as_usize() < self.own {
-                lit = true;
-            } else {
-                extra = true;
-            }
-            if lit && extra {
-                break;
+            let id = m.pattern().as_usize();
+            match self.needed_by.get(id) {
+                Some(bits) => found.patterns |= bits,
+                None => found.extra |= 1 << (id - own).min(63),
             }
         }
-        (lit, extra)
+        found
     }
 }
 
@@ -273,16 +329,22 @@ mod tests {
     #[test]
     fn a_pattern_without_a_literal_turns_the_filter_off() {
         assert!(Prefilter::new(["abc", r"\d+"]).is_none());
-        let both = Prefilter::with_extra(["Running kubelet"], &["token"]).unwrap();
-        assert_eq!(both.scan("x running kubelet y"), (true, false));
-        assert_eq!(both.scan("TOKEN=1"), (false, true));
-        assert_eq!(both.scan("Running kubelet --token=1"), (true, true));
-        assert_eq!(both.scan("nothing here"), (false, false));
+        let both = Prefilter::with_extra(["Running kubelet", "k3s is up"], &["token"]).unwrap();
+        let found = |patterns, extra| Found { patterns, extra };
+        assert_eq!(both.scan("x running kubelet y"), found(1, 0));
+        assert_eq!(both.scan("TOKEN=1"), found(0, 1));
+        assert_eq!(both.scan("Running kubelet --token=1"), found(1, 1));
+        assert_eq!(both.scan("k3s is up; running kubelet"), found(3, 0));
+        assert_eq!(both.scan("k3s is up"), found(2, 0));
+        assert_eq!(both.scan("nothing here"), Found::NOTHING);
         assert_eq!(
             both.scan("é nothing"),
-            (true, false),
+            found(ALL, 0),
             "non-ASCII goes to the patterns"
         );
+        let two = Prefilter::with_extra(["abc"], &["token", "://"]).unwrap();
+        assert_eq!(two.scan("https://x token"), found(0, 3));
+        assert_eq!(two.scan("https://x"), found(0, 2));
         let f = Prefilter::new(["abc", "(?i)Running kubelet"]).unwrap();
         assert!(f.may_match("xx ABC"));
         assert!(f.may_match("level=info msg=\"RUNNING kubelet --x\""));
@@ -313,7 +375,8 @@ mod tests {
                     assert!(!set.is_match(line), "{}: {line}", path.display());
                 }
             }
-            // The whole-batch prescan: a line it calls clear has no literal and no word.
+            // The whole-batch prescan: a line it calls clear has no literal and no word; a
+            // line it scanned has the answer of its own scan.
             let mut r = super::super::reader::BoundedLines::new(&bytes[..], 1 << 20);
             let mut batch = Batch::default();
             r.read_batch(&mut batch, usize::MAX).unwrap();
@@ -321,11 +384,31 @@ mod tests {
             for (line, l) in batch.iter() {
                 let line = std::str::from_utf8(line).unwrap_or("");
                 assert!(
-                    !l.clear || (f.scan(line) == (false, false) && !set.is_match(line)),
+                    !l.clear() || (f.scan(line) == Found::NOTHING && !set.is_match(line)),
                     "{}: {line}",
                     path.display()
                 );
-                cleared += u64::from(l.clear);
+                // The line's answer is `scan`'s, and bounds that of every part of it; a
+                // pattern it rules out matches no part.
+                if let Some(whole) = l.scan {
+                    assert_eq!(whole, f.scan(line), "{}: {line}", path.display());
+                    for (i, _) in line.match_indices(' ') {
+                        let part = f.scan(&line[i..]);
+                        assert!(
+                            part.patterns & !whole.patterns == 0 && part.extra & !whole.extra == 0,
+                            "{}: {line}",
+                            path.display()
+                        );
+                        for p in set.matches(&line[i..]).iter() {
+                            assert!(
+                                p >= 64 || whole.patterns & (1 << p) != 0,
+                                "{}: {line}",
+                                path.display()
+                            );
+                        }
+                    }
+                }
+                cleared += u64::from(l.clear());
             }
         }
         assert!(lines > 1000 && dropped > lines / 2, "{dropped} of {lines}");

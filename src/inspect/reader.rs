@@ -8,6 +8,8 @@ use std::io::{self, BufRead, Read};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
+use super::prefilter::Found;
+
 /// Longest line kept; the rest of a longer line is dropped (and counted). k3s's longest lines
 /// (`Running kubelet …`, containerd's config dump) are a few kilobytes.
 pub(crate) const MAX_LINE: usize = 256 * 1024;
@@ -95,9 +97,19 @@ pub(crate) struct BatchLine {
     /// Where the line's bytes end in `bytes` (it starts after the `\n` of the line before).
     pub(crate) end: usize,
     pub(crate) info: LineInfo,
+    /// What the prescan found in the line, when it is plain ASCII (None otherwise, or when no
+    /// prescan ran): `Prefilter::scan` of the whole line, which bounds that of any text taken
+    /// from it (`Prefilter::prescan`).
+    pub(crate) scan: Option<Found>,
+}
+
+impl BatchLine {
     /// The prescan found the line plain ASCII without any searched word: neither a pattern
-    /// nor a secret cue can be in any text taken from it (`Prefilter::prescan`).
-    pub(crate) clear: bool,
+    /// nor a secret cue can be in any text taken from it.
+    #[cfg(test)]
+    pub(crate) fn clear(&self) -> bool {
+        self.scan == Some(Found::NOTHING)
+    }
 }
 
 impl Batch {
@@ -133,7 +145,7 @@ impl<R: BufRead> BoundedLines<R> {
             batch.lines.push(BatchLine {
                 end: batch.bytes.len(),
                 info,
-                clear: false,
+                scan: None,
             });
             batch.bytes.push(b'\n');
         }

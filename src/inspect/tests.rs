@@ -461,6 +461,24 @@ fn bad_inputs_are_clear_errors() {
     )
     .unwrap_err();
     assert!(e.0.contains("no k3s log line"), "{e}");
+    // An rke2-server journal of systemd's lines only (real lines: harvester#3091, rke2#475):
+    // the message names rke2, what the unit lines are about, and not k3s.
+    for unit_lines in [
+        "Oct 21 11:29:41 harv-node3 systemd[1]: rke2-server.service: Main process exited, code=exited, status=1/FAILURE\n\
+         Oct 21 11:29:41 harv-node3 systemd[1]: rke2-server.service: Failed with result 'exit-code'.\n\
+         Oct 21 11:29:41 harv-node3 systemd[1]: Failed to start Rancher Kubernetes Engine v2 (server).\n\
+         Oct 21 11:29:46 harv-node3 systemd[1]: Stopped Rancher Kubernetes Engine v2 (server).\n",
+        "Oct 07 23:36:12 rke systemd[1]: Starting Rancher Kubernetes Engine v2 (agent)...\n\
+         Oct 07 23:36:12 rke systemd[1]: Started Rancher Kubernetes Engine v2 (agent).\n",
+    ] {
+        let e = run_with(&[("j.log", unit_lines)], &["j.log"], &[], opts()).unwrap_err();
+        assert!(
+            e.0.contains("no rke2 log line")
+                && e.0.contains("journalctl -u rke2-server or -u rke2-agent")
+                && !e.0.contains("k3s"),
+            "{e}"
+        );
+    }
     // A broken config names its file.
     let e = run_with(
         &[
@@ -590,4 +608,78 @@ fn a_long_journal_is_read_whole_past_the_sample_and_across_batches() {
     assert_eq!(r.inputs[0].files[0].lines, log.lines().count() as u64);
     let all = format!("{}{}", render::json(&r), render::table(&r, true));
     assert!(!all.contains("l4te-s3cr3t-0002"), "the late secret leaked");
+}
+
+/// What `Learned` relies on to skip a line (mod.rs): the redactor finds the same in a logrus
+/// line whatever its `time="…"`, and learning a text a second time finds nothing new. On every
+/// line of the corpora (its text after a journal prefix, and the line whole) and on lines that
+/// carry secrets of every shape the redactor knows.
+#[test]
+fn learning_ignores_the_time_and_a_second_time() {
+    let mut texts: Vec<String> = vec![
+        r#"time="2025-09-26T10:38:36Z" level=info msg="Running kube-apiserver --token=K10abcdef0123456789abcdef0123456789abcdef0123456789abcdef01234567::server:0123456789abcdef0123456789abcdef""#.into(),
+        r#"time="2025-09-26T10:38:36-05:00" level=info msg="Connecting to proxy" url="wss://admin:hunter2secret@10.0.0.1:6443/v1-k3s/connect""#.into(),
+        r#"time="2025-09-26T10:38:36Z" level=info msg="password: s3cr3t-Passw0rd" token=abcdefghijklmnopqrstuvwx"#.into(),
+        r#"time="2025-09-26T10:38:36Z" level=info msg="auth" bearer="eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.c2lnbmF0dXJlX3NpZ25hdHVyZQ""#.into(),
+        r#"time="2025-09-26T10:38:36Z" level=info msg="Running kubelet --authentication-token-webhook=true --anonymous-auth=false""#.into(),
+    ];
+    for (_, bytes) in fixture_files() {
+        for line in String::from_utf8_lossy(&bytes).lines() {
+            texts.push(line.to_string());
+            if let Some((_, m)) = line.split_once(": ") {
+                texts.push(m.to_string());
+            }
+        }
+    }
+    let mut timed = 0;
+    // Only a text with a secret cue is ever learned (`enter`).
+    for t in texts.iter().filter(|t| secret_cue(t)) {
+        let mut once = Redactor::new(&[]);
+        once.learn_text(t);
+        let g = once.generation();
+        let knew = once.knowledge();
+        once.learn_text(t);
+        assert_eq!(once.generation(), g, "learned more the second time: {t}");
+        assert_eq!(once.knowledge(), knew, "{t}");
+        let body = logrus_body(t);
+        if body.len() == t.len() {
+            continue;
+        }
+        timed += 1;
+        for stamp in ["2031-01-02T03:04:05.123456789+09:30", "x", ""] {
+            let other = format!("time=\"{stamp}\" {body}");
+            let mut fresh = Redactor::new(&[]);
+            fresh.learn_text(&other);
+            assert_eq!(fresh.knowledge(), knew, "{t} / {other}");
+            once.learn_text(&other);
+            assert_eq!(once.generation(), g, "{t} / {other}");
+        }
+    }
+    assert!(timed > 30, "{timed} cued logrus lines");
+}
+
+/// `found_cue` (the secret cue told from the line's search) answers as `secret_cue` does, for
+/// the line and for its text after a journal prefix, on every line of the corpora.
+#[test]
+fn the_cue_from_the_line_search_is_the_cue() {
+    let cat = catalog();
+    let m = boots::Matcher::new(&cat.signals, &SCAN_WORDS);
+    let mut cued = 0;
+    for (path, bytes) in fixture_files() {
+        for line in String::from_utf8_lossy(&bytes).lines() {
+            let Some(found) = m.scan(line) else {
+                panic!("the shipped patterns have a prefilter");
+            };
+            for t in [line, line.split_once(": ").map_or("", |(_, m)| m)] {
+                assert_eq!(
+                    found_cue(found, t),
+                    secret_cue(t),
+                    "{}: {t}",
+                    path.display()
+                );
+                cued += usize::from(secret_cue(t));
+            }
+        }
+    }
+    assert!(cued > 50, "{cued} cued texts");
 }

@@ -97,9 +97,30 @@ impl Redactor {
         r
     }
 
+    /// A number that grows whenever this context learns anything (a secret, a form of one, a
+    /// keyed-only value) and never otherwise: equal numbers mean equal knowledge, so a caller
+    /// can tell that learning a text again would find what it found before.
+    pub(crate) fn generation(&self) -> usize {
+        self.known.len() + self.keyed_only.len()
+    }
+
     /// How many distinct secrets this context has seen (derived forms are not counted).
     pub(crate) fn secret_count(&self) -> usize {
         self.numbered
+    }
+
+    /// Everything this context knows, sorted: (value, number) of every secret and form, and
+    /// the keyed-only values (number 0).
+    #[cfg(test)]
+    pub(crate) fn knowledge(&self) -> Vec<(String, usize)> {
+        let mut all: Vec<(String, usize)> = self
+            .known
+            .iter()
+            .map(|(k, n)| (k.clone(), *n))
+            .chain(self.keyed_only.iter().map(|k| (k.clone(), 0)))
+            .collect();
+        all.sort();
+        all
     }
 
     /// The placeholder a secret is written as, if it is known.

@@ -396,9 +396,10 @@ fn real_rke2_corpus_reads_as_its_sidecars_conclude() {
 }
 
 /// RKE2 excerpts added after inspect learned RKE2, never seen while writing it (rke-3032,
-/// rke2-251, rke2-629 in the corpus README; rke2-3481 for the explore keys, #29).
+/// rke2-251, rke2-629 in the corpus README; rke2-3481 for the explore keys, #29), and
+/// harvester-2606 (a Go panic, #31).
 fn new_rke2_excerpts() -> usize {
-    4
+    5
 }
 
 /// Reads every excerpt of `tests/fixtures/<dir>` with its sidecar; returns how many were read.
