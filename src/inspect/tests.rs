@@ -655,7 +655,9 @@ fn learning_ignores_the_time_and_a_second_time() {
             assert_eq!(once.generation(), g, "{t} / {other}");
         }
     }
-    assert!(timed > 30, "{timed} cued logrus lines");
+    // Only texts with a secret cue are learned, so only those are tried: the corpora hold 12
+    // such logrus lines today, the crafted ones above included.
+    assert!(timed >= 10, "{timed} cued logrus lines");
 }
 
 /// `found_cue` (the secret cue told from the line's search) answers as `secret_cue` does, for

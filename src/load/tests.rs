@@ -430,6 +430,28 @@ fn every_signal_role_and_distribution_is_decidable_or_refused() {
         ("embedded-registry", "down", "ecag", "ecag"),
         ("supervisor-metrics", "up", "e", "e"),
         ("supervisor-metrics", "down", "e", "e"),
+        // The lines that show the keys `repro explore` searches (#29): the kubelet's, kube-proxy's,
+        // flannel's and the network policy controller's on every node; the tunnel server's and
+        // the cloud-controller-manager's on every server; the apiserver's where it runs.
+        ("cluster-dns", "value", "ecag", "ecag"),
+        ("cluster-domain", "value", "ecag", "ecag"),
+        ("kube-proxy", "up", "ecag", "ecag"),
+        ("kube-proxy", "down", "ecag", "ecag"),
+        ("network-policy", "up", "ecag", "ecag"),
+        ("network-policy", "down", "ecag", "ecag"),
+        ("flannel-backend", "value", "ecag", "ecag"),
+        ("flannel-external-ip", "up", "ecag", "ecag"),
+        ("flannel-external-ip", "down", "ecag", "ecag"),
+        ("egress-selector-mode", "value", "eca", "eca"),
+        ("cloud-controller", "up", "eca", "eca"),
+        ("cloud-controller", "down", "eca", "eca"),
+        ("servicelb", "up", "eca", "eca"),
+        ("servicelb", "down", "eca", "eca"),
+        ("secrets-encryption", "up", "ca", "ca"),
+        ("secrets-encryption", "down", "ca", "ca"),
+        ("service-cidr", "value", "ca", "ca"),
+        ("cluster-cidr", "value", "ecag", "ecag"),
+        ("service-node-port-range", "value", "ca", "ca"),
     ];
     let letter = |r: Role| match r {
         Role::Etcd => 'e',
