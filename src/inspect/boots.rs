@@ -19,7 +19,8 @@ pub(crate) use super::banner::{banner_of, is_banner};
 use super::deps::{Signal, Signals};
 use super::formats::{Entry, Inner, Outer, Prompt};
 use super::model::Source;
-use super::prefilter::{Found, Prefilter, ALL};
+use super::prefilter::Prefilter;
+use super::reader::{Found, ALL};
 
 /// `is_banner` of an entry: one the prescan found clear holds no banner prefix (they are among
 /// the prefilter's words, `Matcher::new`), so nearly every line is answered without a search.

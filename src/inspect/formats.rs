@@ -16,7 +16,8 @@ use chrono::{DateTime, Datelike, Duration, NaiveDateTime, TimeZone, Utc};
 use regex::Regex;
 use serde::Serialize;
 
-use super::prefilter::Found;
+use super::prefilter::plain_ascii;
+use super::reader::Found;
 use super::reader::LineInfo;
 
 /// The prefix a tool put before k3s's own text.
@@ -461,29 +462,6 @@ const MAX_JOINED: usize = 512 * 1024;
 const MAX_PARTS: usize = 64;
 /// Physical widths of terminals people copy from: a wrap at one of these cut a word in two.
 const TERMINAL_WIDTHS: [usize; 8] = [80, 100, 120, 132, 160, 180, 200, 240];
-
-/// Whether every byte is printable ASCII or a tab: eight bytes at a time (this test runs on
-/// every line; byte by byte it was a fifth of a journal line's cost under callgrind). A word
-/// with any byte below 0x20, 0x7f or above is checked byte by byte, so the word test only has
-/// to never miss one (the bit tricks of "Bit Twiddling Hacks": `hasless`, `haszero`).
-pub(crate) fn plain_ascii(raw: &[u8]) -> bool {
-    const ONES: u64 = 0x0101_0101_0101_0101;
-    const HIGH: u64 = 0x8080_8080_8080_8080;
-    let ok = |b: &u8| (0x20..0x7f).contains(b) || *b == b'\t';
-    let mut words = raw.chunks_exact(8);
-    for w in &mut words {
-        let mut a = [0u8; 8];
-        a.copy_from_slice(w);
-        let x = u64::from_le_bytes(a);
-        let below = x.wrapping_sub(ONES * 0x20) & !x & HIGH;
-        let del = x ^ (ONES * 0x7f);
-        let del = del.wrapping_sub(ONES) & !del & HIGH;
-        if (below | del | (x & HIGH)) != 0 && !w.iter().all(ok) {
-            return false;
-        }
-    }
-    words.remainder().iter().all(ok)
-}
 
 impl Normaliser {
     pub(crate) fn new(dominant: Outer) -> Self {

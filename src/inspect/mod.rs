@@ -37,7 +37,7 @@ use config::NodeConfig;
 use deps::{Redactor, Settle, Signals, VERSION_SIGNAL};
 use formats::{Entry, Kind, Normaliser, Outer};
 use model::{CheckRef, FileReport, InputReport, NodeReport, Report, Tool, SCHEMA_VERSION};
-use prefilter::Found;
+use reader::Found;
 use reader::{BoundedLines, Counting, MAX_LINE};
 use sources::{ConfigFile, InputError, Opener, Resolved, Stream};
 

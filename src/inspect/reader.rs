@@ -8,8 +8,6 @@ use std::io::{self, BufRead, Read};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
-use super::prefilter::Found;
-
 /// Longest line kept; the rest of a longer line is dropped (and counted). k3s's longest lines
 /// (`Running kubelet …`, containerd's config dump) are a few kilobytes.
 pub(crate) const MAX_LINE: usize = 256 * 1024;
@@ -170,6 +168,33 @@ impl<R: Read> Read for Counting<R> {
         let n = self.inner.read(buf)?;
         self.count.fetch_add(n as u64, Ordering::Relaxed);
         Ok(n)
+    }
+}
+
+/// What one search of a text found: which patterns may match it, and which extra words occur.
+/// A pattern is a bit (`1 << i`, the i-th pattern given); `ALL` when the bits cannot tell (a
+/// non-ASCII text, more than 64 patterns): then every pattern may match. An extra word is a bit
+/// too (`1 << i`, the i-th extra word; the 64th and later share the last bit).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Found {
+    pub(crate) patterns: u64,
+    pub(crate) extra: u64,
+}
+
+/// `Found::patterns` when any pattern may match.
+pub(crate) const ALL: u64 = u64::MAX;
+
+impl Found {
+    /// Neither a pattern's literal nor an extra word.
+    pub(crate) const NOTHING: Found = Found {
+        patterns: 0,
+        extra: 0,
+    };
+
+    /// Whether some pattern may match.
+    #[cfg(test)]
+    pub(crate) fn may(self) -> bool {
+        self.patterns != 0
     }
 }
 
