@@ -121,7 +121,9 @@ fn check_target(file: &Path, target: &str) -> Option<String> {
     }
     let fragment = fragment?;
     if dest.is_dir() || dest.extension().is_none_or(|e| e != "md") {
-        return Some(format!("{target}: an anchor into a file that is not Markdown"));
+        return Some(format!(
+            "{target}: an anchor into a file that is not Markdown"
+        ));
     }
     let text = std::fs::read_to_string(&dest).expect("read the linked file");
     let names = anchors(&text);
@@ -187,7 +189,13 @@ fn the_readme_stays_a_newcomers_page() {
         lines <= 400,
         "README.md has {lines} lines: move reference material to a docs/ page and link it"
     );
-    for must in ["make demo", "make test", "repro verify", "### Exit codes", "## Real RKE2"] {
+    for must in [
+        "make demo",
+        "make test",
+        "repro verify",
+        "### Exit codes",
+        "## Real RKE2",
+    ] {
         assert!(text.contains(must), "README.md lacks {must:?}");
     }
 }
