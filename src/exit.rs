@@ -157,9 +157,16 @@ mod tests {
             .iter()
             .map(|(e, _, meaning)| format!("| {} | {meaning} |", e.code()))
             .collect();
-        assert_eq!(rows, want, "README's exit-code table differs from Exit::TABLE");
+        assert_eq!(
+            rows, want,
+            "README's exit-code table differs from Exit::TABLE"
+        );
         let codes: Vec<Exit> = Exit::TABLE.iter().map(|(e, _, _)| *e).collect();
-        assert_eq!(codes, table.map(|(e, _)| e), "one row per meaning, in order");
+        assert_eq!(
+            codes,
+            table.map(|(e, _)| e),
+            "one row per meaning, in order"
+        );
     }
 
     #[test]

@@ -296,10 +296,11 @@ fn names_and_yaml(names: Vec<String>, current: &OsStr) -> Vec<CompletionCandidat
         .filter(|n| n.starts_with(typed.as_ref()))
         .map(CompletionCandidate::new)
         .collect();
-    let yaml = PathCompleter::any().filter(|p: &Path| {
-        p.is_dir() || p.extension().is_some_and(|e| e == "yaml" || e == "yml")
-    });
-    out.extend(clap_complete::engine::ValueCompleter::complete(&yaml, current));
+    let yaml = PathCompleter::any()
+        .filter(|p: &Path| p.is_dir() || p.extension().is_some_and(|e| e == "yaml" || e == "yml"));
+    out.extend(clap_complete::engine::ValueCompleter::complete(
+        &yaml, current,
+    ));
     out
 }
 
@@ -395,7 +396,10 @@ mod tests {
             "commands without examples (add them to help::EXAMPLES): {lacking:?}"
         );
         for (path, _) in EXAMPLES {
-            assert!(all.iter().any(|p| p == path), "examples for no command: {path:?}");
+            assert!(
+                all.iter().any(|p| p == path),
+                "examples for no command: {path:?}"
+            );
         }
     }
 
@@ -415,7 +419,9 @@ mod tests {
                     .split_whitespace()
                     .take_while(|w| *w != ">" && *w != "|")
                     .collect();
-                let want: Vec<&str> = std::iter::once("repro").chain(path.split_whitespace()).collect();
+                let want: Vec<&str> = std::iter::once("repro")
+                    .chain(path.split_whitespace())
+                    .collect();
                 assert!(
                     path.is_empty() || words.starts_with(&want),
                     "{}: an example of `repro {path}` starts with it",
@@ -449,7 +455,10 @@ mod tests {
                 format!("| {} | {meaning} |", names.join(", "))
             })
             .collect();
-        assert_eq!(rows, want, "docs/commands.md's Environment table differs from help::ENVIRONMENT");
+        assert_eq!(
+            rows, want,
+            "docs/commands.md's Environment table differs from help::ENVIRONMENT"
+        );
     }
 
     /// Every variable a flag reads (`env = …` in clap) is in the table.
@@ -470,7 +479,9 @@ mod tests {
         assert!(!vars.is_empty());
         for v in vars {
             assert!(
-                ENVIRONMENT.iter().any(|(n, _)| n.split(", ").any(|n| n == v)),
+                ENVIRONMENT
+                    .iter()
+                    .any(|(n, _)| n.split(", ").any(|n| n == v)),
                 "{v} is read by a flag but not in help::ENVIRONMENT"
             );
         }

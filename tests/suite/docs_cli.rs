@@ -73,18 +73,28 @@ fn completion_offers_checks_topologies_yaml_files_and_results_folders() {
     }
     assert!(!topo.iter().any(|c| c == "notes.txt"), "{topo:?}");
     assert_eq!(
-        complete(dir, &["repro", "run", "etcd-split", "--topology", "etcd-split-"]),
+        complete(
+            dir,
+            &["repro", "run", "etcd-split", "--topology", "etcd-split-"]
+        ),
         ["etcd-split-2cp", "etcd-split-agent"]
     );
 
     let checks = complete(dir, &["repro", "plan", "metrics"]);
     assert_eq!(checks, ["metrics-order", "metrics-right-order"]);
-    let list = complete(dir, &["repro", "matrix", "--checks", "etcd-split,metrics-r"]);
+    let list = complete(
+        dir,
+        &["repro", "matrix", "--checks", "etcd-split,metrics-r"],
+    );
     assert_eq!(list, ["etcd-split,metrics-right-order"]);
 
     let folders = complete(dir, &["repro", "report", "results/"]);
     let run_folder = "results/etcd-split-v1.33.4-k3s1-20261203T114858Z-3e593824";
-    assert_eq!(folders.first().map(String::as_str), Some(run_folder), "{folders:?}");
+    assert_eq!(
+        folders.first().map(String::as_str),
+        Some(run_folder),
+        "{folders:?}"
+    );
     let flags = complete(dir, &["repro", "run", "etcd-split", "--top"]);
     assert_eq!(flags, ["--topology"]);
 }
@@ -123,7 +133,11 @@ fn man_pages_for_the_tool_and_every_command() {
             assert!(text.contains(section), "{}: no {section}", path.display());
         }
         assert_eq!(text.matches(".el .ds Aq").count(), 1, "{}", path.display());
-        assert!(text.contains("\n.TP\n\\fB130\\fR\ninterrupted: "), "{}", path.display());
+        assert!(
+            text.contains("\n.TP\n\\fB130\\fR\ninterrupted: "),
+            "{}",
+            path.display()
+        );
         assert!(text.contains("\\fBDOCKER_HOST\\fR"), "{}", path.display());
     }
     assert!(
