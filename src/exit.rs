@@ -122,6 +122,22 @@ pub fn now(exit: i32) -> ! {
     std::process::exit(exit)
 }
 
+/// The body rows of the first Markdown table after `heading` in `doc` (for the tests that hold a
+/// document's table to the table in the code).
+#[cfg(test)]
+pub(crate) fn markdown_table_rows<'a>(doc: &'a str, heading: &str) -> Vec<&'a str> {
+    let section = doc
+        .split(heading)
+        .nth(1)
+        .unwrap_or_else(|| panic!("no `{heading}` section"));
+    section
+        .lines()
+        .skip_while(|l| !l.starts_with('|'))
+        .take_while(|l| l.starts_with('|'))
+        .skip(2)
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -142,17 +158,7 @@ mod tests {
         }
         assert_eq!(Exit::of_code(-1), Exit::Infra);
         // The README's table is this one, row for row: the same codes, the same words, in order.
-        let readme = include_str!("../README.md");
-        let section = readme
-            .split("### Exit codes")
-            .nth(1)
-            .expect("README has a `### Exit codes` section");
-        let rows: Vec<&str> = section
-            .lines()
-            .skip_while(|l| !l.starts_with('|'))
-            .take_while(|l| l.starts_with('|'))
-            .skip(2)
-            .collect();
+        let rows = markdown_table_rows(include_str!("../README.md"), "### Exit codes");
         let want: Vec<String> = Exit::TABLE
             .iter()
             .map(|(e, _, meaning)| format!("| {} | {meaning} |", e.code()))

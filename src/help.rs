@@ -437,17 +437,8 @@ mod tests {
     /// docs/commands.md's "Environment" table is [`ENVIRONMENT`], row for row.
     #[test]
     fn the_environment_table_is_the_docs() {
-        let doc = include_str!("../docs/commands.md");
-        let section = doc
-            .split("## Environment")
-            .nth(1)
-            .expect("docs/commands.md has an `## Environment` section");
-        let rows: Vec<&str> = section
-            .lines()
-            .skip_while(|l| !l.starts_with('|'))
-            .take_while(|l| l.starts_with('|'))
-            .skip(2)
-            .collect();
+        let rows =
+            crate::exit::markdown_table_rows(include_str!("../docs/commands.md"), "## Environment");
         let want: Vec<String> = ENVIRONMENT
             .iter()
             .map(|(name, meaning)| {
