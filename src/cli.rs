@@ -289,7 +289,12 @@ pub(crate) struct ExploreArgs {
     pub(crate) topology: Option<String>,
     /// Versions to run every sequence on, comma-separated (default: the topology's).
     /// `--versions` and the older `--k3s-version` work too.
-    #[arg(long = "version", visible_alias = "versions", alias = "k3s-version", value_delimiter = ',')]
+    #[arg(
+        long = "version",
+        visible_alias = "versions",
+        alias = "k3s-version",
+        value_delimiter = ','
+    )]
     pub(crate) versions: Vec<String>,
     /// Keys to search, comma-separated (default: every key the flags table marks critical or
     /// from-server that a signal shows).
@@ -451,7 +456,12 @@ pub(crate) struct ReportArgs {
     pub(crate) secrets: Vec<String>,
     /// `json`: one object on stdout — the files written and the verdict, or with --validation
     /// the pair's outcome and the comment (docs/json-output.md).
-    #[arg(long, value_enum, default_value = "text", conflicts_with = "github_annotations")]
+    #[arg(
+        long,
+        value_enum,
+        default_value = "text",
+        conflicts_with = "github_annotations"
+    )]
     pub(crate) format: Format,
 }
 
@@ -473,7 +483,12 @@ pub(crate) enum SimCommand {
     Build {
         /// Versions to build, comma-separated (default: the versions the tests and the demo
         /// use). `--versions` and the older `--k3s-version` work too.
-        #[arg(long = "version", visible_alias = "versions", alias = "k3s-version", value_delimiter = ',')]
+        #[arg(
+            long = "version",
+            visible_alias = "versions",
+            alias = "k3s-version",
+            value_delimiter = ','
+        )]
         versions: Vec<String>,
         /// Rebuild even if the tag exists.
         #[arg(long)]

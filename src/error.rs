@@ -74,7 +74,10 @@ impl Error {
     pub fn render(&self) -> String {
         let text = match self {
             Error::BadInput(msg) | Error::Channel(msg) => prefixed(msg),
-            Error::Clean(problems) => problems.iter().map(|p| prefixed(&format!("{p}\n"))).collect(),
+            Error::Clean(problems) => problems
+                .iter()
+                .map(|p| prefixed(&format!("{p}\n")))
+                .collect(),
             other => prefixed(&other.to_string()),
         };
         if text.ends_with('\n') {

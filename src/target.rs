@@ -19,11 +19,7 @@ pub(crate) struct Target {
     /// older name, still works (hidden).
     // REPRO_K3S_VERSION keeps its name (an exception to "k3s facts only in distro/"): scripts and
     // CI set it, and renaming it would break them.
-    #[arg(
-        long = "version",
-        alias = "k3s-version",
-        env = "REPRO_K3S_VERSION"
-    )]
+    #[arg(long = "version", alias = "k3s-version", env = "REPRO_K3S_VERSION")]
     pub(crate) version: Option<String>,
     /// Image to run instead of rancher/k3s:<version>.
     #[arg(long, conflicts_with = "sim", value_parser = ImageRef)]

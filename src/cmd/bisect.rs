@@ -148,7 +148,9 @@ pub(crate) async fn run(g: &Global, a: &BisectArgs) -> Result<Exit, Error> {
 }
 
 /// `--progress`: each run's live display on a terminal (the runs go one after the other).
-fn display(a: &BisectArgs) -> impl Fn(&crate::plan::Plan) -> Vec<Arc<dyn crate::run::Receiver>> + Sync {
+fn display(
+    a: &BisectArgs,
+) -> impl Fn(&crate::plan::Plan) -> Vec<Arc<dyn crate::run::Receiver>> + Sync {
     let live = a.progress.is_live();
     move |plan: &crate::plan::Plan| {
         if !live {

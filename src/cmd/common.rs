@@ -414,26 +414,6 @@ pub(crate) fn spawn_interrupt_listener(cancel: CancellationToken) -> tokio::task
     })
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn incomplete_versions_get_a_did_you_mean() {
-        assert_eq!(
-            did_you_mean_version("v1.33.4").as_deref(),
-            Some("v1.33.4+k3s1 or v1.33.4+rke2r1")
-        );
-        assert_eq!(
-            did_you_mean_version("1.32.9-rc1").as_deref(),
-            Some("v1.32.9-rc1+k3s1 or v1.32.9-rc1+rke2r1")
-        );
-        for none in ["1.33", "latest", "v1.33.4+k3s1x", "v1.33.4-beta"] {
-            assert_eq!(did_you_mean_version(none), None, "{none}");
-        }
-    }
-}
-
 /// The `--events FILE|-` stream (run/event_log.rs), opened before anything is created: a path
 /// that cannot be written is bad input (exit 2). With `-` the events take stdout, and the lines
 /// for people go to stderr.
@@ -473,5 +453,25 @@ pub(crate) fn append_step_summary(markdown: &str) {
             "warning: cannot append the job summary to {} (GITHUB_STEP_SUMMARY): {e}",
             std::path::Path::new(&path).display()
         );
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn incomplete_versions_get_a_did_you_mean() {
+        assert_eq!(
+            did_you_mean_version("v1.33.4").as_deref(),
+            Some("v1.33.4+k3s1 or v1.33.4+rke2r1")
+        );
+        assert_eq!(
+            did_you_mean_version("1.32.9-rc1").as_deref(),
+            Some("v1.32.9-rc1+k3s1 or v1.32.9-rc1+rke2r1")
+        );
+        for none in ["1.33", "latest", "v1.33.4+k3s1x", "v1.33.4-beta"] {
+            assert_eq!(did_you_mean_version(none), None, "{none}");
+        }
     }
 }

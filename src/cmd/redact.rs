@@ -36,7 +36,9 @@ pub(crate) fn run(_g: &Global, a: &RedactArgs) -> Result<Exit, Error> {
         errln!("warning: {m}: not a text file; known secrets and secret shapes in its readable parts were replaced in its bytes, the rest kept as is");
     }
     for f in &s.skipped {
-        errln!("warning: skipped {f}: not a file, folder or link, so left out of the redacted copy");
+        errln!(
+            "warning: skipped {f}: not a file, folder or link, so left out of the redacted copy"
+        );
     }
     Ok(Exit::Ok)
 }

@@ -58,14 +58,17 @@ pub(crate) fn run(_g: &Global, a: &ReportArgs) -> Result<Exit, Error> {
         .as_ref()
         .map(|v| v.outcome.as_str())
         .unwrap_or("no verdict");
-    errln_or_outln(a.format, &format!(
-        "wrote {}, {}, {} and {} in {} (verdict: {verdict})",
-        files[0],
-        files[1],
-        files[2],
-        files[3],
-        dir.display()
-    ));
+    errln_or_outln(
+        a.format,
+        &format!(
+            "wrote {}, {}, {} and {} in {} (verdict: {verdict})",
+            files[0],
+            files[1],
+            files[2],
+            files[3],
+            dir.display()
+        ),
+    );
     for s in &rendered.skipped {
         errln!("warning: left {s} out of the bundle: not a text file, so it cannot be redacted");
     }

@@ -38,14 +38,7 @@ pub(crate) async fn run(g: &Global, args: &RunArgs) -> Result<Exit, Error> {
     let nodes: Vec<String> = plan.nodes.iter().map(|n| n.name.clone()).collect();
     let mut receivers = super::common::event_stream(&args.events)?;
     receivers.insert(0, Arc::new(Progress::new(args.progress.is_live(), &nodes)));
-    let end = run::execute(
-        &cfg,
-        sc,
-        plan,
-        receivers,
-        crate::report::render_all_with,
-    )
-    .await;
+    let end = run::execute(&cfg, sc, plan, receivers, crate::report::render_all_with).await;
     if let (Some(r), Some(dir)) = (&end.result, &end.dir) {
         super::common::append_step_summary(&crate::report::step_summary::run(r, dir));
         match args.format {

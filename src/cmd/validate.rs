@@ -53,19 +53,18 @@ pub(crate) fn run(g: &Global, args: &ValidateArgs) -> Result<Exit, Error> {
         Err(d) => {
             let redact = |text: &str| redact_messages(root.as_deref(), &args.files, text);
             if json {
-                let problems: Vec<serde_json::Value> = d
-                    .0
-                    .iter()
-                    .map(|p| {
-                        serde_json::json!({
-                            "file": p.file.display().to_string(),
-                            "line": p.line,
-                            "column": p.column,
-                            "message": redact(&p.message),
-                            "help": p.help.as_deref().map(redact),
+                let problems: Vec<serde_json::Value> =
+                    d.0.iter()
+                        .map(|p| {
+                            serde_json::json!({
+                                "file": p.file.display().to_string(),
+                                "line": p.line,
+                                "column": p.column,
+                                "message": redact(&p.message),
+                                "help": p.help.as_deref().map(redact),
+                            })
                         })
-                    })
-                    .collect();
+                        .collect();
                 let doc = serde_json::json!({
                     "kind": "repro-validate", "valid": false,
                     "summary": format!("{} found", count(d.len(), "problem")),

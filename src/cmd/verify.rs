@@ -69,14 +69,7 @@ pub(crate) async fn run(g: &Global, a: &VerifyArgs) -> Result<Exit, Error> {
         let nodes: Vec<String> = plan.nodes.iter().map(|n| n.name.clone()).collect();
         let mut receivers = stream.clone();
         receivers.insert(0, Arc::new(Progress::new(live, &nodes)));
-        let end = run::execute(
-            &cfg,
-            sc,
-            plan,
-            receivers,
-            crate::report::render_all_with,
-        )
-        .await;
+        let end = run::execute(&cfg, sc, plan, receivers, crate::report::render_all_with).await;
         let dir = end.dir.clone();
         let verdict = end.outcome().map_or("no verdict", Outcome::as_str);
         errln!(
@@ -96,14 +89,13 @@ pub(crate) async fn run(g: &Global, a: &VerifyArgs) -> Result<Exit, Error> {
     let load =
         |d: &PathBuf| crate::report::load(d).map_err(|e| Error::Other(anyhow::anyhow!("{e}")));
     let (bf, ff) = (load(buggy)?, load(fixed)?);
-    let (outcome, comment) =
-        super::report::write_validation(
-            (buggy, &bf),
-            (fixed, &ff),
-            a.out.as_deref(),
-            &a.secrets,
-            true,
-        )?;
+    let (outcome, comment) = super::report::write_validation(
+        (buggy, &bf),
+        (fixed, &ff),
+        a.out.as_deref(),
+        &a.secrets,
+        true,
+    )?;
     // The job's summary page shows the comment as it would be posted.
     super::common::append_step_summary(&format!("{comment}\n"));
     Ok(match super::report::validation_exit(outcome) {

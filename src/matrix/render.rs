@@ -68,12 +68,17 @@ pub(crate) fn markdown(name: &str, cells: &[Cell], totals: &Totals) -> String {
     } else {
         "❌"
     };
-    let mut o = format!("### {mark} {name}: {}
+    let mut o = format!(
+        "### {mark} {name}: {}
 
-", render_totals(totals));
-    o.push_str("| Check | Version | Expected | Verdict | Time | Status | Results |
+",
+        render_totals(totals)
+    );
+    o.push_str(
+        "| Check | Version | Expected | Verdict | Time | Status | Results |
 |---|---|---|---|---|---|---|
-");
+",
+    );
     for c in cells {
         let status = match c.status {
             Status::Ok => "ok".to_string(),
@@ -263,15 +268,25 @@ mod tests {
         cells[2].error = Some("etcd-1 (boot 1) was not ready within 5m".into());
         let x = junit("repro matrix", &cells).expect("serializes");
         assert!(x.contains("errors=\"2\""), "{x}");
-        assert!(x.contains("skipped=\"1\"") || x.contains("disabled=\"1\""), "{x}");
+        assert!(
+            x.contains("skipped=\"1\"") || x.contains("disabled=\"1\""),
+            "{x}"
+        );
         assert!(
             x.contains("for the cause `etcd-split on v1.33.4+k3s1` has as its error"),
             "{x}"
         );
         let totals = super::super::model::Totals::of(&cells);
         let md = markdown("repro matrix", &cells, &totals);
-        assert!(md.starts_with("### ❌ repro matrix: 3 runs: 0 ok, 3 broken"), "{md}");
-        assert_eq!(md.lines().filter(|l| l.starts_with("| etcd-split")).count(), 3, "{md}");
+        assert!(
+            md.starts_with("### ❌ repro matrix: 3 runs: 0 ok, 3 broken"),
+            "{md}"
+        );
+        assert_eq!(
+            md.lines().filter(|l| l.starts_with("| etcd-split")).count(),
+            3,
+            "{md}"
+        );
     }
 
     /// Any text in a cell (a check name with U+FFFE/U+FFFF, an error with controls and an

@@ -90,8 +90,9 @@ impl Stop {
         }
         let cause = match (&r.error, &r.finished_at) {
             (Some(e), _) => e.clone(),
-            (None, None) => "the run did not finish (repro was stopped before it could record why)"
-                .to_string(),
+            (None, None) => {
+                "the run did not finish (repro was stopped before it could record why)".to_string()
+            }
             (None, Some(_)) => "the run stopped before deciding".to_string(),
         };
         Some(Stop {
@@ -457,10 +458,7 @@ fn evidence_line(e: &crate::result::Evidence) -> String {
 /// the cause the run stopped on, whose case has the error).
 fn teardown(r: &RunResult, stop: &Option<Stop>) -> TestCase {
     let kept = r.command.iter().any(|a| a == "--keep");
-    let left = format!(
-        "containers may be left (`repro clean --run {}`)",
-        r.run_id
-    );
+    let left = format!("containers may be left (`repro clean --run {}`)", r.run_id);
     let status = if kept {
         let mut s = TestCaseStatus::skipped();
         s.set_message("the cluster was kept (--keep); remove it with `repro clean --run <id>`");

@@ -15,7 +15,10 @@ pub(crate) fn run(r: &RunResult, dir: &Path) -> String {
     } else {
         String::new()
     };
-    let verdict = r.verdict.as_ref().map_or("no verdict", |v| v.outcome.as_str());
+    let verdict = r
+        .verdict
+        .as_ref()
+        .map_or("no verdict", |v| v.outcome.as_str());
     let mark = if r.exit_code == Some(0) { "✅" } else { "❌" };
     let mut o = format!(
         "### {mark} repro run {} on {} {}{stand_in}: {verdict}\n\n",
@@ -30,7 +33,10 @@ pub(crate) fn run(r: &RunResult, dir: &Path) -> String {
             v.outcome,
             cell(&v.reason)
         )),
-        (None, Some(e)) => o.push_str(&format!("The run stopped before a verdict: {}\n\n", cell(e))),
+        (None, Some(e)) => o.push_str(&format!(
+            "The run stopped before a verdict: {}\n\n",
+            cell(e)
+        )),
         (None, None) => o.push_str("The run did not finish.\n\n"),
     }
     let all = cases::cases(r);
@@ -91,7 +97,10 @@ mod tests {
             "{md}"
         );
         assert!(md.contains(": reproduced\n"), "{md}");
-        assert!(md.contains("Asked for **reproduced**, verdict **reproduced**"), "{md}");
+        assert!(
+            md.contains("Asked for **reproduced**, verdict **reproduced**"),
+            "{md}"
+        );
         let rows = md.lines().filter(|l| l.starts_with("| ")).count();
         // The header and one row per expectation.
         assert_eq!(rows, 1 + cases::cases(&r).len(), "{md}");

@@ -591,7 +591,10 @@ fn a_run_that_died_early_has_one_error_and_skips_the_rest() {
     );
     let annotations = super::github_annotations(&r.result);
     assert_eq!(annotations.len(), 1, "{annotations:?}");
-    assert!(annotations[0].contains("verdict::no verdict: etcd-1 boot 2 was not ready"), "{annotations:?}");
+    assert!(
+        annotations[0].contains("verdict::no verdict: etcd-1 boot 2 was not ready"),
+        "{annotations:?}"
+    );
     assert!(
         r.report
             .contains("The run stopped early: etcd-1 boot 2 was not ready within 5m0s"),

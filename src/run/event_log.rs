@@ -471,12 +471,18 @@ mod tests {
             .filter(|l| l["event"] == "observation")
             .filter_map(|l| l["judged"].as_str().map(str::to_string))
             .collect();
-        assert!(judged.contains("ok") && judged.contains("bug"), "{judged:?}");
+        assert!(
+            judged.contains("ok") && judged.contains("bug"),
+            "{judged:?}"
+        );
         let mut extra = lines[0].clone();
         extra["surprise"] = Value::from(1);
         assert!(!validator.is_valid(&extra), "an unknown field is refused");
         let mut wrong = lines[0].clone();
         wrong["event"] = Value::from("observation");
-        assert!(!validator.is_valid(&wrong), "a started line is no observation");
+        assert!(
+            !validator.is_valid(&wrong),
+            "a started line is no observation"
+        );
     }
 }

@@ -147,7 +147,10 @@ async fn execute_with(
     // is result.json), said on stderr.
     match event_log::EventLog::create(&recorder.dir().join(event_log::FILE)) {
         Ok(log) => events = events.with_receiver(Arc::new(log)),
-        Err(e) => errln!("warning: cannot write {}: {e}; the run goes on without it", event_log::FILE),
+        Err(e) => errln!(
+            "warning: cannot write {}: {e}; the run goes on without it",
+            event_log::FILE
+        ),
     }
     // Listening before the first line is shown, so a signal sent on seeing it is caught.
     // Stopped when this run ends: `matrix` and `bisect` run many in one process, and a finished

@@ -50,7 +50,13 @@ fn completions_for_every_shell_know_the_commands_and_flags() {
         out.code(0);
         // Flag names without dashes: fish writes `-l versions`. The older `--k3s-version` is a
         // hidden alias since #32: it works, completion does not offer it.
-        for word in ["nightly-issues", "versions", "events", "validation", "format"] {
+        for word in [
+            "nightly-issues",
+            "versions",
+            "events",
+            "validation",
+            "format",
+        ] {
             assert!(out.stdout.contains(word), "{shell}: {word} missing");
         }
     }
