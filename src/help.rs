@@ -83,8 +83,8 @@ pub(crate) const EXAMPLES: &[(&str, &[Example])] = &[
         ex("the stand-in's rke2 release artifacts, for run --artifacts offline", "repro sim artifacts --version v1.32.5+rke2r1 --out ./rke2-v1.32.5"),
     ]),
     ("matrix", &[
-        ex("five versions on the stand-in, two runs at once", "repro matrix --sim --k3s-versions v1.32.8+k3s1,v1.32.9+k3s1,v1.33.4+k3s1,v1.33.5+k3s1,v1.34.1+k3s1 --jobs 2"),
-        ex("the CI fan-out JSON, no Docker", "repro matrix --k3s-versions stable,v1.33.4+k3s1 --emit github-matrix"),
+        ex("five versions on the stand-in, two runs at once", "repro matrix --sim --versions v1.32.8+k3s1,v1.32.9+k3s1,v1.33.4+k3s1,v1.33.5+k3s1,v1.34.1+k3s1 --jobs 2"),
+        ex("the CI fan-out JSON, no Docker", "repro matrix --versions stable,v1.33.4+k3s1 --emit github-matrix"),
     ]),
     ("bisect", &[
         ex("the first release whose verdict changes", "repro bisect etcd-split --good v1.33.6+k3s1 --bad v1.33.0+k3s1 --sim"),
@@ -109,6 +109,10 @@ pub(crate) const EXAMPLES: &[(&str, &[Example])] = &[
     ("explore", &[
         ex("search etcd-split for config-order bugs in one key", "repro explore --topology etcd-split --keys embedded-registry --version v1.33.4+k3s1 --sim"),
         ex("re-judge a campaign, no Docker", "repro explore --recheck results/explore-etcd-split-20261203T100000Z"),
+    ]),
+    ("version", &[
+        ex("repro's own version and commit (a run's k3s version is --version after a command)", "repro version"),
+        ex("the same for scripts", "repro version --format json"),
     ]),
     ("completions", &[
         ex("bash: completion of commands, flags, checks, topologies and results folders", "repro completions bash > ~/.local/share/bash-completion/completions/repro"),

@@ -24,6 +24,25 @@ fn version_names_the_commit_or_says_why_not() {
     assert!(ok, "{line}");
 }
 
+/// `repro version` is `repro --version`'s line (the word `--version` after a command is the
+/// distribution's version, #32), and a JSON object for scripts.
+#[test]
+fn version_subcommand_agrees_with_the_flag() {
+    let flag = Repro::new().arg("--version").run();
+    let cmd = Repro::new().arg("version").run();
+    cmd.code(0);
+    assert_eq!(cmd.stdout, flag.stdout);
+    let json = Repro::new().args(["version", "--format", "json"]).run();
+    json.code(0);
+    let v: Value = serde_json::from_str(&json.stdout).expect("one JSON document");
+    assert_eq!(v["kind"], "repro-version");
+    assert_eq!(v["version"], env!("CARGO_PKG_VERSION"));
+    match v["commit"].as_str() {
+        Some(c) => assert!(flag.stdout.contains(&format!("(commit {c})")), "{v}"),
+        None => assert!(flag.stdout.contains("commit unknown"), "{v}"),
+    }
+}
+
 /// `repro completions SHELL` prints the script that calls repro back for each TAB
 /// (`COMPLETE=SHELL repro -- …`), so names are completed from what is there at the time.
 #[test]
@@ -97,6 +116,11 @@ fn completion_offers_checks_topologies_yaml_files_and_results_folders() {
     );
     let flags = complete(dir, &["repro", "run", "etcd-split", "--top"]);
     assert_eq!(flags, ["--topology"]);
+    // The vocabulary of #32: `--versions` is offered, the older `--k3s-versions` (a hidden
+    // alias) works but is not.
+    let flags = complete(dir, &["repro", "matrix", "--"]);
+    assert!(flags.iter().any(|f| f == "--versions"), "{flags:?}");
+    assert!(!flags.iter().any(|f| f == "--k3s-versions"), "{flags:?}");
 }
 
 #[test]
