@@ -15,6 +15,7 @@ mod event;
 #[cfg(test)]
 mod fake;
 pub(crate) mod image;
+mod in_flight;
 pub(crate) mod interrupt;
 mod node;
 pub mod observe;

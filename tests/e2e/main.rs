@@ -41,6 +41,7 @@ mod matrix;
 mod rke2;
 mod run;
 mod secrets;
+mod teardown;
 mod verify;
 
 /// Runs `repro run <args>` on the stand-in with plain progress into a fresh results folder; checks

@@ -104,7 +104,7 @@ async fn start_unit(
     let prev = node.current.as_ref();
     if prev.is_none() {
         node.stopping.store(false, Ordering::SeqCst);
-        node.docker.start(node.container).await?;
+        node.start_container().await?;
         // systemd's bus appears a moment after PID 1 starts; `--wait` then blocks until
         // start-up is done (an event in the node, not a sleep of ours).
         let booted = tokio::time::timeout(
