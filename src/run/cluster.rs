@@ -349,6 +349,9 @@ impl Cluster {
         match waited {
             Ok(Some(true)) => Ok(true),
             Ok(_) => {
+                if let Some(e) = h.with(|b| lost(node, b)) {
+                    return Err(e);
+                }
                 let (n, ev) = h.with(|b| (b.number, observe::death_evidence(b)));
                 let last = ev
                     .iter()
@@ -467,6 +470,15 @@ impl Cluster {
         out
     }
 
+    /// The first boot whose log was lost while its node ran on, as the error that stops the
+    /// run (exit 3): what was observed after it cannot be trusted, and it is no death.
+    pub(crate) fn lost_log(&self) -> Option<RunError> {
+        self.nodes.iter().find_map(|(name, rt)| {
+            (rt.boots.lock().unwrap_or_else(|p| p.into_inner()).iter())
+                .find_map(|h| h.with(|b| lost(name, b)))
+        })
+    }
+
     /// The first log file a follower could not write, if any.
     pub(crate) fn log_write_error(&self) -> Option<super::error::RecordError> {
         self.nodes.values().find_map(|rt| {
@@ -476,5 +488,18 @@ impl Cluster {
                 .iter()
                 .find_map(|h| h.take_write_error())
         })
+    }
+}
+
+/// A boot whose log was lost, as the run's error.
+fn lost(node: &str, b: &watch::Boot) -> Option<RunError> {
+    match &b.end {
+        Some(watch::Ended::Lost { reason }) => Some(RunError::LogLost {
+            node: node.to_string(),
+            boot: b.number,
+            reason: reason.clone(),
+            hint: super::error::lost_log_hint(reason),
+        }),
+        _ => None,
     }
 }

@@ -2,13 +2,13 @@
 //! keeps says so plainly — what is left, why, how to clear it — and exits 3, instead of a bare
 //! "has active endpoints" after rounds of retries.
 
-use std::io::{BufRead, BufReader};
-use std::process::{Command, Stdio};
+use std::process::Command;
 
+use crate::running::Running;
 use crate::util::repro;
 
 /// `docker <args>`: its stdout, trimmed; the test fails if it does.
-fn docker(args: &[&str]) -> String {
+pub fn docker(args: &[&str]) -> String {
     let o = Command::new("docker").args(args).output().unwrap();
     assert!(
         o.status.success(),
@@ -27,32 +27,18 @@ fn docker(args: &[&str]) -> String {
 fn a_network_held_by_a_foreign_container_is_named_with_how_to_free_it() {
     crate::docker::docker_ok();
     let tmp = tempfile::tempdir().unwrap();
-    let mut child = repro()
-        .args(["run", "etcd-split", "--sim", "--k3s-version", "v1.33.5+k3s1"])
-        .args(["--expect", "fixed", "--results"])
-        .arg(tmp.path())
-        .stderr(Stdio::piped())
-        .stdout(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
-    let mut seen = Vec::new();
-    let mut run_id = None;
-    // The run's id from its first line, then the first node created: its network exists.
-    for line in lines.by_ref() {
-        let line = line.unwrap();
-        seen.push(line.clone());
-        if run_id.is_none() {
-            run_id = line
-                .split_once(" run ")
-                .and_then(|(_, rest)| rest.split_once(':'))
-                .map(|(id, _)| id.trim().to_string());
-        }
-        if line.contains("created: files written") {
-            break;
-        }
-    }
-    let run_id = run_id.unwrap_or_else(|| panic!("no run id in {seen:#?}"));
+    let mut cmd = repro();
+    cmd.args(["run", "etcd-split", "--sim", "--k3s-version", "v1.33.5+k3s1"])
+        .args(["--expect", "fixed", "--progress", "never", "--results"])
+        .arg(tmp.path());
+    let mut run = Running::spawn(cmd);
+    // The first node created: the run's network exists.
+    assert!(
+        run.wait_line("created: files written"),
+        "{:#?}",
+        run.seen
+    );
+    let run_id = run.run_id.clone().unwrap();
     let network = format!("repro-{run_id}");
     let foreign = format!("repro-test-foreign-{run_id}");
     // Not the stand-in (FROM scratch, nothing to keep it running): the systemd base, asleep.
@@ -68,8 +54,7 @@ fn a_network_held_by_a_foreign_container_is_named_with_how_to_free_it() {
         "repro.local/systemd-base:bookworm",
         "600",
     ]);
-    let rest: Vec<String> = lines.map(|l| l.unwrap()).collect();
-    let status = child.wait().unwrap();
+    let (code, err) = run.finish();
     let attached = docker(&[
         "network",
         "inspect",
@@ -80,8 +65,7 @@ fn a_network_held_by_a_foreign_container_is_named_with_how_to_free_it() {
     let _ = Command::new("docker").args(["rm", "-f", &foreign]).output();
     let clean = repro().args(["clean", "--run", &run_id]).output().unwrap();
     crate::assert_no_leftovers(&run_id);
-    let err = rest.join("\n");
-    assert_eq!(status.code(), Some(3), "{err}");
+    assert_eq!(code, Some(3), "{err}");
     assert_eq!(attached, foreign, "only the foreign container was left");
     assert!(
         err.contains(&format!(

@@ -101,7 +101,12 @@ async fn start_unit(
     unit: &str,
     timeout: std::time::Duration,
 ) -> Result<StartedUnit, RunError> {
-    let prev = node.current.as_ref();
+    let mut prev = node.current.as_ref();
+    // A container stopped from outside (`docker stop` of a ready node: its boot ended as a
+    // death) has no systemd to restart the unit in: it boots again, as a first start does.
+    if prev.is_some_and(|h| h.with(|b| b.end.is_some())) && !node.running().await? {
+        prev = None;
+    }
     if prev.is_none() {
         node.stopping.store(false, Ordering::SeqCst);
         node.start_container().await?;
