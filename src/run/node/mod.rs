@@ -75,11 +75,6 @@ impl Node<'_> {
             .run(async move { Ok(docker.start(&container).await?) })
             .await
     }
-
-    /// Whether the node's container is running now.
-    pub(crate) async fn running(&self) -> Result<bool, RunError> {
-        Ok(self.docker.state(self.container).await?.running)
-    }
 }
 
 /// A boot about to start: what its follower needs whatever the log's source.
