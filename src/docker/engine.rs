@@ -238,6 +238,49 @@ impl Engine {
         Some(stale_network_help(name, &foreign))
     }
 
+    /// The containers part of a removal round: how many the listing found and whether one is
+    /// still there after the removals, or None if the listing failed.
+    async fn remove_containers(
+        &self,
+        filters: &HashMap<String, Vec<String>>,
+        removed: &mut Removed,
+        errors: &mut Vec<String>,
+    ) -> Option<(usize, bool)> {
+        let copts = ListContainersOptionsBuilder::default()
+            .all(true)
+            .filters(filters)
+            .build();
+        let cs = match self.docker.list_containers(Some(copts)).await {
+            Ok(cs) => cs,
+            Err(e) => {
+                errors.push(format!("cannot list containers: {e}"));
+                return None;
+            }
+        };
+        let found = cs.len();
+        let results = join_all(
+            cs.into_iter()
+                .filter_map(|c| c.id)
+                .map(|id| async move { (self.remove_container(&id).await, id) }),
+        )
+        .await;
+        let mut left = false;
+        for (r, id) in results {
+            match r {
+                Ok(()) => removed.containers += 1,
+                // Another remover (a second round, `repro clean`) got there first.
+                Err(bollard::errors::Error::DockerResponseServerError {
+                    status_code: 404, ..
+                }) => {}
+                Err(e) => {
+                    left = true;
+                    errors.push(format!("container {id}: {e}"));
+                }
+            }
+        }
+        Some((found, left))
+    }
+
     /// One round of `remove_labelled`: list and remove containers, then networks and volumes.
     /// Returns how many objects the listings found, or None if a listing failed.
     async fn remove_round(
@@ -248,44 +291,12 @@ impl Engine {
     ) -> Option<usize> {
         let mut found = 0;
         let mut listed = true;
-        let copts = ListContainersOptionsBuilder::default()
-            .all(true)
-            .filters(filters)
-            .build();
         // Networks and volumes only once no container of the set is left: a network removed
         // while one of its containers is still being torn down fails on its endpoint, and a
         // volume on its mount.
-        let mut containers_left = true;
-        match self.docker.list_containers(Some(copts)).await {
-            Ok(cs) => {
-                found += cs.len();
-                let results = join_all(cs.into_iter().filter_map(|c| c.id).map(|id| async move {
-                    (self.remove_container(&id).await, id)
-                }))
-                .await;
-                containers_left = false;
-                for (r, id) in results {
-                    match r {
-                        Ok(()) => removed.containers += 1,
-                        // Another remover (a second round, `repro clean`) got there first.
-                        Err(bollard::errors::Error::DockerResponseServerError {
-                            status_code: 404,
-                            ..
-                        }) => {}
-                        Err(e) => {
-                            containers_left = true;
-                            errors.push(format!("container {id}: {e}"));
-                        }
-                    }
-                }
-            }
-            Err(e) => {
-                listed = false;
-                errors.push(format!("cannot list containers: {e}"));
-            }
-        }
-        if containers_left {
-            return None;
+        match self.remove_containers(filters, removed, errors).await {
+            Some((n, false)) => found += n,
+            _ => return None,
         }
         let networks = async {
             let nopts = ListNetworksOptionsBuilder::default()

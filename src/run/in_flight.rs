@@ -88,7 +88,10 @@ mod tests {
             tokio::spawn(async move { calls.drain(Duration::from_secs(10)).await })
         };
         tokio::task::yield_now().await;
-        assert!(!drained.is_finished(), "the drain returned before the call landed");
+        assert!(
+            !drained.is_finished(),
+            "the drain returned before the call landed"
+        );
         release.send(()).expect("the call is waiting");
         assert_eq!(drained.await.expect("drain"), None);
         assert!(landed.load(Ordering::SeqCst));

@@ -118,7 +118,10 @@ fn a_journal_follow_without_inotify_is_polled_and_the_run_keeps_its_verdict() {
     assert_eq!(code, Some(0), "{err}");
     // The script answered several follows (each poll is one).
     let polls = String::from_utf8_lossy(&follows.stdout).lines().count();
-    assert!(polls >= 2, "the follow never went through the script: {polls}");
+    assert!(
+        polls >= 2,
+        "the follow never went through the script: {polls}"
+    );
     let r = crate::read_result(&crate::only_run_dir(tmp.path()));
     assert_eq!(r["verdict"]["outcome"], "fixed", "{err}");
     let dir = crate::only_run_dir(tmp.path());
@@ -146,7 +149,10 @@ fn a_journal_follow_that_keeps_failing_is_a_lost_log_not_a_death() {
     crate::assert_no_leftovers(&run_id);
     assert_eq!(code, Some(3), "{err}");
     assert!(err.contains("lost the log of etcd-2"), "{err}");
-    assert!(err.contains("Failed to get journal fd: Too many open files"), "{err}");
+    assert!(
+        err.contains("Failed to get journal fd: Too many open files"),
+        "{err}"
+    );
     assert!(err.contains("not a death"), "{err}");
     assert!(err.contains("max_user_instances"), "{err}");
     assert!(!err.contains("died"), "{err}");

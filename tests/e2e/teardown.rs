@@ -28,16 +28,18 @@ fn a_network_held_by_a_foreign_container_is_named_with_how_to_free_it() {
     crate::docker::docker_ok();
     let tmp = tempfile::tempdir().unwrap();
     let mut cmd = repro();
-    cmd.args(["run", "etcd-split", "--sim", "--k3s-version", "v1.33.5+k3s1"])
-        .args(["--expect", "fixed", "--progress", "never", "--results"])
-        .arg(tmp.path());
+    cmd.args([
+        "run",
+        "etcd-split",
+        "--sim",
+        "--k3s-version",
+        "v1.33.5+k3s1",
+    ])
+    .args(["--expect", "fixed", "--progress", "never", "--results"])
+    .arg(tmp.path());
     let mut run = Running::spawn(cmd);
     // The first node created: the run's network exists.
-    assert!(
-        run.wait_line("created: files written"),
-        "{:#?}",
-        run.seen
-    );
+    assert!(run.wait_line("created: files written"), "{:#?}", run.seen);
     let run_id = run.run_id.clone().unwrap();
     let network = format!("repro-{run_id}");
     let foreign = format!("repro-test-foreign-{run_id}");

@@ -25,10 +25,10 @@ use std::sync::{Arc, Mutex};
 
 #[path = "../util/docker.rs"]
 mod docker;
-#[path = "../util/tcp_proxy.rs"]
-mod tcp_proxy;
 #[path = "../util/running.rs"]
 mod running;
+#[path = "../util/tcp_proxy.rs"]
+mod tcp_proxy;
 #[path = "../util/mod.rs"]
 mod util;
 

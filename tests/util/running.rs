@@ -84,4 +84,3 @@ impl Running {
         (status.code(), self.seen.join("\n"))
     }
 }
-

@@ -209,10 +209,81 @@ pub(crate) fn reattach_pause(failures: u32) -> Option<std::time::Duration> {
     }
 }
 
+/// How one exec of `journalctl -f` ended, as the follow decides what comes next.
+struct Attach {
+    /// What journalctl said on stderr last.
+    said: String,
+    /// The stream's own error, if it broke.
+    broke: Option<String>,
+    /// It brought at least one entry.
+    got: bool,
+}
+
+/// What the follow does after an exec ended.
+enum Next {
+    /// Attach again after this pause.
+    Again(std::time::Duration),
+    /// The boot ended so.
+    End(Ended),
+    /// The node runs on but its journal cannot be followed: why.
+    Lost(String),
+}
+
+impl Attach {
+    /// The decision, given the container's state now and the attaches in a row that brought
+    /// nothing (`failures`, updated).
+    fn then(
+        self,
+        state: Result<crate::docker::ContainerState, crate::docker::DockerError>,
+        failures: &mut u32,
+        stopping: bool,
+    ) -> Next {
+        match state {
+            // No inotify instance for journalctl (the host's max_user_instances used up): it
+            // printed what follows the cursor and ended. Read again after a pause — polling,
+            // slower but exact (the cursor), and no loss.
+            Ok(s) if s.running && self.said.contains(NO_INOTIFY) => {
+                *failures = 0;
+                Next::Again(POLL)
+            }
+            Ok(s) if s.running => {
+                *failures = if self.got { 0 } else { *failures + 1 };
+                if let Some(pause) = reattach_pause(*failures) {
+                    return Next::Again(pause);
+                }
+                Next::Lost(match (self.said.is_empty(), self.broke) {
+                    (false, _) => format!("journalctl said: {}", self.said),
+                    (true, Some(b)) => b,
+                    (true, None) => "journalctl ended with nothing to say".into(),
+                })
+            }
+            Ok(s) => {
+                let at = s.finished_at.unwrap_or_default();
+                Next::End(if stopping {
+                    Ended::Stopped { at }
+                } else {
+                    Ended::Died {
+                        exit_code: s.exit_code,
+                        at,
+                        oom: s.oom_killed,
+                    }
+                })
+            }
+            Err(e) => Next::End(Ended::Lost {
+                reason: e.to_string(),
+            }),
+        }
+    }
+}
+
 /// The last line of what a command wrote, trimmed and bounded (a reason, not a log).
 fn last_words(bytes: &[u8]) -> String {
     let text = String::from_utf8_lossy(bytes);
-    let last = text.lines().rev().find(|l| !l.trim().is_empty()).unwrap_or("");
+    let last = text
+        .lines()
+        .rev()
+        .find(|l| !l.trim().is_empty())
+        .unwrap_or("");
     last.trim().chars().take(300).collect()
 }
 
@@ -296,47 +367,17 @@ pub(crate) fn follow(f: JournalFollow) -> BootHandle {
             }
             drop(stream);
             // The exec ended: the container stopped (the exec dies with it), or journalctl did.
-            match docker.state(&container).await {
-                // No inotify instance for journalctl (the host's max_user_instances used up):
-                // it printed what follows the cursor and ended. Read again after a pause —
-                // polling, slower but exact (the cursor), and no loss.
-                Ok(s) if s.running && said.contains(NO_INOTIFY) => {
-                    failures = 0;
-                    tokio::time::sleep(POLL).await;
-                    continue;
-                }
-                Ok(s) if s.running => {
-                    failures = if got { 0 } else { failures + 1 };
-                    if let Some(pause) = reattach_pause(failures) {
-                        tokio::time::sleep(pause).await;
-                        continue;
-                    }
-                    let why = match (said.is_empty(), broke) {
-                        (false, _) => format!("journalctl said: {said}"),
-                        (true, Some(b)) => b,
-                        (true, None) => "journalctl ended with nothing to say".into(),
-                    };
+            let attach = Attach { said, broke, got };
+            let state = docker.state(&container).await;
+            match attach.then(state, &mut failures, stopping.load(Ordering::SeqCst)) {
+                Next::Again(pause) => tokio::time::sleep(pause).await,
+                Next::End(end) => break end,
+                Next::Lost(why) => {
                     break Ended::Lost {
                         reason: format!(
                             "following its journal (`journalctl -u {unit} -f` in {container}) failed {failures} times in a row; {}",
                             scrub(why)
                         ),
-                    };
-                }
-                Ok(s) => {
-                    let at = s.finished_at.unwrap_or_default();
-                    if stopping.load(Ordering::SeqCst) {
-                        break Ended::Stopped { at };
-                    }
-                    break Ended::Died {
-                        exit_code: s.exit_code,
-                        at,
-                        oom: s.oom_killed,
-                    };
-                }
-                Err(e) => {
-                    break Ended::Lost {
-                        reason: e.to_string(),
                     }
                 }
             }
@@ -496,9 +537,69 @@ mod tests {
             last_words(b"Insufficient watch descriptors available. Reverting to -n.\n\n"),
             "Insufficient watch descriptors available. Reverting to -n."
         );
-        assert!(last_words(b"Insufficient watch descriptors available. Reverting to -n.\n")
-            .contains(NO_INOTIFY));
+        assert!(
+            last_words(b"Insufficient watch descriptors available. Reverting to -n.\n")
+                .contains(NO_INOTIFY)
+        );
         assert_eq!(last_words(&[b'x'; 1000]).len(), 300);
+    }
+
+    /// #30: what follows an ended exec — polling without inotify, retries then a lost log
+    /// while the node runs, a death or a stop once it is down — never a death while it runs.
+    #[test]
+    fn an_ended_follow_polls_retries_or_ends_by_the_containers_state() {
+        use crate::docker::ContainerState;
+        let up = || {
+            Ok(ContainerState {
+                running: true,
+                finished_at: None,
+                exit_code: None,
+                oom_killed: false,
+            })
+        };
+        let attach = |said: &str, got: bool| Attach {
+            said: said.into(),
+            broke: None,
+            got,
+        };
+        let mut failures = 3;
+        let no_inotify = "Insufficient watch descriptors available. Reverting to -n.";
+        assert!(matches!(
+            attach(no_inotify, false).then(up(), &mut failures, false),
+            Next::Again(POLL)
+        ));
+        assert_eq!(failures, 0);
+        let failing = "Failed to get journal fd: Too many open files";
+        for n in 1..=REATTACH_TRIES {
+            assert!(matches!(
+                attach(failing, false).then(up(), &mut failures, false),
+                Next::Again(_)
+            ));
+            assert_eq!(failures, n);
+        }
+        match attach(failing, false).then(up(), &mut failures, false) {
+            Next::Lost(why) => assert_eq!(why, format!("journalctl said: {failing}")),
+            _ => panic!("not lost after {failures} failures"),
+        }
+        let down = || {
+            Ok(ContainerState {
+                running: false,
+                finished_at: Some("t".into()),
+                exit_code: Some(137),
+                oom_killed: false,
+            })
+        };
+        assert!(matches!(
+            attach("", false).then(down(), &mut failures, false),
+            Next::End(Ended::Died {
+                exit_code: Some(137),
+                ..
+            })
+        ));
+        assert!(matches!(
+            attach("", false).then(down(), &mut failures, true),
+            Next::End(Ended::Stopped { .. })
+        ));
     }
 
     #[test]
