@@ -21,6 +21,7 @@ mod bug_world;
 mod builds;
 mod cli;
 mod docs_cli;
+mod fn_length;
 mod fuzz_stable;
 mod hardening;
 mod hostile_files;
