@@ -123,12 +123,10 @@ fn asked_version(root: Option<&Path>, t: &Target) -> Result<Option<Version>, Err
             // is the version of record, planned, judged and written into "Validated on".
             let tagged = t.image.as_deref().and_then(crate::target::image_version);
             match (flag, tagged) {
-                (Some(asked), Some(tag)) if asked != tag => {
-                    return Err(Error::bad_input(format!(
-                        "error: --image {} is tagged {tag}, but --version asks for {asked}\n  help: the image's tag is the version it runs: leave out --version (or REPRO_K3S_VERSION), or give an image of {asked}\n",
-                        t.image.as_deref().unwrap_or_default()
-                    )));
-                }
+                (Some(asked), Some(tag)) if asked != tag => Err(Error::bad_input(format!(
+                    "error: --image {} is tagged {tag}, but --version asks for {asked}\n  help: the image's tag is the version it runs: leave out --version (or REPRO_K3S_VERSION), or give an image of {asked}\n",
+                    t.image.as_deref().unwrap_or_default()
+                ))),
                 (Some(asked), _) => Ok(Some(asked)),
                 (None, tagged) => Ok(tagged),
             }
