@@ -105,16 +105,7 @@ pub(crate) fn read(sc: &Scenario) -> BugWorld {
         .collect();
     let mut world = BugWorld::default();
 
-    let planned: Vec<PlannedNode> = (topo.nodes.iter())
-        .map(|n| PlannedNode {
-            name: n.name.clone(),
-            role: n.role,
-            init: n.init,
-            join: n.join.clone(),
-            deferred: n.deferred,
-            env: IndexMap::new(),
-        })
-        .collect();
+    let planned: Vec<PlannedNode> = topo.nodes.iter().map(PlannedNode::from).collect();
     for group in crate::start_order::start_order(&planned) {
         w.boot_group(0, &group, &keys, &mut state, &mut world.reach);
     }

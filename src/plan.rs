@@ -108,18 +108,7 @@ pub(crate) fn plan(sc: &Scenario, version: &Version, image: &str) -> Plan {
     let topo = &sc.topology;
     let distro = topo.distro;
     let config_path = distro.facts().config_path;
-    let nodes: Vec<PlannedNode> = topo
-        .nodes
-        .iter()
-        .map(|n| PlannedNode {
-            name: n.name.clone(),
-            role: n.role,
-            init: n.init,
-            join: n.join.clone(),
-            deferred: n.deferred,
-            env: n.env.clone(),
-        })
-        .collect();
+    let nodes: Vec<PlannedNode> = topo.nodes.iter().map(PlannedNode::from).collect();
 
     // User keys per node: topology-wide, then the node's own, then step edits.
     let mut keys = topo.node_keys();
