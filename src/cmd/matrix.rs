@@ -30,7 +30,9 @@ pub(crate) async fn run(g: &Global, a: &MatrixArgs) -> Result<Exit, Error> {
     let root = catalog::find_root(g.root.as_deref());
     let cat = Catalog::load(root.as_deref()).map_err(|d| Error::bad_input(d.to_string()))?;
     let checks = planning::checks(&cat, &a.checks)?;
-    planning::check_versions(&a.k3s_versions)?;
+    // The versions flag as typed (`--versions`, or an older name), for the messages.
+    let flag = super::common::flag_typed(&["--versions", "--version", "--k3s-versions"]);
+    planning::check_versions(&a.versions, flag)?;
     // A build under test: read once; its version is the matrix's one column.
     let mut template = Target {
         k3s_binary: a.k3s_binary.clone(),
@@ -47,10 +49,10 @@ pub(crate) async fn run(g: &Global, a: &MatrixArgs) -> Result<Exit, Error> {
             b.info.path, b.info.reported, b.info.sha256
         ));
     }
-    for raw in &a.k3s_versions {
-        let v = version_entry(raw, "--k3s-versions").await?;
+    for raw in &a.versions {
+        let v = version_entry(raw, flag).await?;
         if versions.contains(&v) {
-            errln!("repro: {v} is listed more than once; it runs once");
+            errln!("warning: {v} is listed more than once; it runs once");
         } else {
             versions.push(v);
         }
@@ -78,7 +80,7 @@ pub(crate) async fn run(g: &Global, a: &MatrixArgs) -> Result<Exit, Error> {
             planning::all_broken(&planned, &e.to_string()),
         );
         crate::matrix::merge::write_outputs(&dir, &summary, "repro matrix")?;
-        print_report(&summary, &dir);
+        print_report("repro matrix", &summary, &dir);
         return Err(e);
     }
     let plans: Vec<&crate::plan::Plan> = planned.iter().map(|p| &p.plan).collect();
@@ -103,7 +105,7 @@ pub(crate) async fn run(g: &Global, a: &MatrixArgs) -> Result<Exit, Error> {
 
     let summary = Summary::new(argv, Vec::new(), cells);
     let written = crate::matrix::merge::write_outputs(&dir, &summary, "repro matrix");
-    print_report(&summary, &dir);
+    print_report("repro matrix", &summary, &dir);
     out(&format!("wall time {:.1}s", t0.elapsed().as_secs_f64()));
     written?;
     let exit = if interrupted {
@@ -186,8 +188,10 @@ async fn prepare_images(a: &MatrixArgs, versions: &[Version]) -> Result<(), Erro
     Ok(())
 }
 
-/// The table, a line per cell that is not ok (why), the counts and where the files are.
-pub(super) fn print_report(summary: &Summary, dir: &Path) {
+/// The table, a line per cell that is not ok (why), the counts and where the files are; the
+/// same table on the CI job's summary page when `$GITHUB_STEP_SUMMARY` is set.
+pub(super) fn print_report(name: &str, summary: &Summary, dir: &Path) {
+    super::common::append_step_summary(&render::markdown(name, &summary.cells, &summary.totals));
     out("");
     out(render::render_table(&summary.cells).trim_end());
     let why: Vec<String> = summary

@@ -52,16 +52,17 @@ pub(crate) fn checks(cat: &Catalog, named: &[String]) -> Result<Vec<String>, Err
 }
 
 /// Refuses a versions list with malformed entries, all of them in one message, before any
-/// channel is looked up (a lookup needs the network; a typo should not wait for it).
-pub(crate) fn check_versions(raw: &[String]) -> Result<(), Error> {
+/// channel is looked up (a lookup needs the network; a typo should not wait for it). `flag`:
+/// the flag as typed.
+pub(crate) fn check_versions(raw: &[String], flag: &str) -> Result<(), Error> {
     let mut problems = String::new();
     for raw in raw {
         let raw = raw.trim();
         if raw.is_empty() {
-            problems.push_str("error: --k3s-versions has an empty entry\n");
+            problems.push_str(&format!("error: {flag} has an empty entry\n"));
         } else if !crate::channels::is_channel(raw) {
             if let Err(e) = raw.parse::<Version>() {
-                problems.push_str(&format!("error: --k3s-versions: {e}\n"));
+                problems.push_str(&format!("error: {flag}: {e}\n"));
             }
         }
     }
@@ -111,7 +112,7 @@ pub(crate) fn expected(plan: &Plan, build: Option<&Build>) -> Result<Outcome, Er
             plan.check, plan.expected_because, plan.check, b.info.path
         ))),
         (None, None) => Err(Error::bad_input(format!(
-            "error: no expected verdict for {} {}: {}\n  help: leave the version out of the matrix and run it alone with `repro run {} --k3s-version {} --expect fixed` (or reproduced)",
+            "error: no expected verdict for {} {}: {}\n  help: leave the version out of the matrix and run it alone with `repro run {} --version {} --expect fixed` (or reproduced)",
             plan.check, plan.k3s_version, plan.expected_because, plan.check, plan.k3s_version
         ))),
     }
@@ -185,12 +186,14 @@ mod tests {
 
     #[test]
     fn versions_list_problems_are_all_reported_at_once() {
-        assert!(check_versions(&strings(&["v1.33.4+k3s1", "stable", "v1.33"])).is_ok());
-        let e = check_versions(&strings(&["", "v1.33.4+k3s1", "1.2.x", " "]))
+        assert!(
+            check_versions(&strings(&["v1.33.4+k3s1", "stable", "v1.33"]), "--versions").is_ok()
+        );
+        let e = check_versions(&strings(&["", "v1.33.4+k3s1", "1.2.x", " "]), "--versions")
             .expect_err("two empty entries and a malformed one")
             .render();
         assert_eq!(e.matches("has an empty entry").count(), 2, "{e}");
-        assert_eq!(e.matches("error: --k3s-versions: ").count(), 1, "{e}");
+        assert_eq!(e.matches("error: --versions: ").count(), 1, "{e}");
         assert_eq!(e.matches("  help: ").count(), 1, "one help for all: {e}");
         assert!(e.ends_with("comma-separated\n"), "{e}");
     }
