@@ -23,7 +23,6 @@ const BEING_SPLIT: &[(&str, &str)] = &[
     ("src/inspect/mod.rs", "inspect"),
     // being split on branch node; remove when merged
     ("src/doctor.rs", "diagnose"),
-    ("src/load/signals.rs", "signals"),
 ];
 
 #[test]
