@@ -251,7 +251,7 @@ pub(crate) fn resolve_planning(root: Option<&Path>, t: &Target) -> Result<(Scena
     if let (true, Some(names)) = (fetches_artifacts(t, &plan), &facts.release_artifacts) {
         let base = crate::builds::release::base_url(plan.distro).unwrap_or_default();
         let (_, url) = crate::builds::release::urls(
-            &crate::builds::fetch::without_userinfo(&base),
+            &crate::redact::without_userinfo(&base),
             &plan.k3s_version,
             names,
         );
