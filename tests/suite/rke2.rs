@@ -55,12 +55,7 @@ fn plan_on_the_rke2_8465_topology() {
         .args(["plan", "metrics-order", "--topology", "rke2-8465"])
         .run();
     out.code(0);
-    assert!(
-        out.stdout
-            .contains("3.  agent-1  agent          joins cp-1                        after cp-1"),
-        "{}",
-        out.stdout
-    );
+    out.stdout_has("3.  agent-1  agent          joins cp-1                        after cp-1");
     snap!("rke2-plan-metrics-order-8465", out);
 }
 
@@ -101,12 +96,7 @@ fn an_rke2_version_on_a_topology_naming_k3s_is_an_error() {
         .args(["plan", "metrics-order", "--version", "v1.32.5+rke2r1"])
         .run();
     out.code(2);
-    assert!(
-        out.stderr
-            .contains("`v1.32.5+rke2r1` is a rke2 version, but topology `etcd-split` runs k3s"),
-        "{}",
-        out.stderr
-    );
+    out.stderr_has("`v1.32.5+rke2r1` is a rke2 version, but topology `etcd-split` runs k3s");
 }
 
 /// The stand-in plays rke2 too (issue #19; the run itself is tests/e2e/rke2.rs): `--sim` on an
@@ -123,17 +113,8 @@ fn the_stand_in_plays_rke2() {
         ])
         .run();
     out.code(0);
-    assert!(
-        out.stdout
-            .contains("image     repro.local/k3s-sim:v1.32.5-rke2r1\n"),
-        "{}",
-        out.stdout
-    );
-    assert!(
-        out.stdout.contains("on rke2 v1.32.5+rke2r1"),
-        "{}",
-        out.stdout
-    );
+    out.stdout_has("image     repro.local/k3s-sim:v1.32.5-rke2r1\n");
+    out.stdout_has("on rke2 v1.32.5+rke2r1");
 }
 
 /// bootstrap-check's key is one rke2 drops; its RKE2 variant changes a critical key rke2 has
@@ -174,11 +155,7 @@ fn bootstrap_check_rke2_plans_with_a_critical_key_rke2_has() {
         .args(["plan", "bootstrap-check-rke2", "--version", "v1.33.4+k3s1"])
         .run();
     out.code(2);
-    assert!(
-        out.stderr.contains(
-            "`v1.33.4+k3s1` is a k3s version, but topology `bootstrap-check-rke2` runs rke2"
-        ),
-        "{}",
-        out.stderr
+    out.stderr_has(
+        "`v1.33.4+k3s1` is a k3s version, but topology `bootstrap-check-rke2` runs rke2",
     );
 }

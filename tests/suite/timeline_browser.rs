@@ -42,6 +42,24 @@ fn under_ci() -> bool {
     std::env::var("CI").is_ok_and(|v| v == "true" || v == "1")
 }
 
+/// The browser, or `None` after saying on the terminal that `test` is skipped; under CI a
+/// missing browser fails the test instead.
+fn chromium_or_skip(test: &str) -> Option<PathBuf> {
+    let browser = chromium();
+    if browser.is_none() {
+        assert!(
+            !under_ci(),
+            "CI=true but no chromium on PATH: the timeline browser test must run in CI (.ci/run installs chromium)"
+        );
+        // Written to the terminal directly: the test harness hides a passing test's output.
+        let _ = writeln!(
+            std::io::stderr(),
+            "\nSKIPPED {test}: no `chromium` on PATH (apt-get install chromium; README prerequisites)\n"
+        );
+    }
+    browser
+}
+
 /// The fixture run with a long first step name, rendered by the real binary.
 fn timeline(dir: &Path) -> PathBuf {
     copy_dir(&root().join("tests/fixtures/run-etcd-split-buggy"), dir);
@@ -111,16 +129,7 @@ f.addEventListener('load', () => {
 
 #[test]
 fn timeline_in_headless_chromium() {
-    let Some(browser) = chromium() else {
-        assert!(
-            !under_ci(),
-            "CI=true but no chromium on PATH: the timeline browser test must run in CI (.ci/run installs chromium)"
-        );
-        // Written to the terminal directly: the test harness hides a passing test's output.
-        let _ = writeln!(
-            std::io::stderr(),
-            "\nSKIPPED timeline_in_headless_chromium: no `chromium` on PATH (apt-get install chromium; README prerequisites)\n"
-        );
+    let Some(browser) = chromium_or_skip("timeline_in_headless_chromium") else {
         return;
     };
     let tmp = tempfile::tempdir().unwrap();
@@ -229,15 +238,7 @@ const PAYLOAD: &str = r#"x</title></text><script>document.documentElement.setAtt
 /// was written raw), rendered by the real binary and loaded in chromium: nothing of it runs.
 #[test]
 fn hostile_result_runs_nothing_in_chromium() {
-    let Some(browser) = chromium() else {
-        assert!(
-            !under_ci(),
-            "CI=true but no chromium on PATH: the timeline browser test must run in CI"
-        );
-        let _ = writeln!(
-            std::io::stderr(),
-            "\nSKIPPED hostile_result_runs_nothing_in_chromium: no `chromium` on PATH\n"
-        );
+    let Some(browser) = chromium_or_skip("hostile_result_runs_nothing_in_chromium") else {
         return;
     };
     let tmp = tempfile::tempdir().unwrap();

@@ -135,16 +135,6 @@ fn a_real_rke2_smoke_job_and_rke2_cells() {
         .arg(list.replace(",stable,latest", ""))
         .run();
     out.code(0);
-    assert!(
-        out.stdout
-            .contains(r#""k3s_version":"v1.32.9+rke2r1","expected":"fixed""#),
-        "{}",
-        out.stdout
-    );
-    assert!(
-        out.stdout
-            .contains(r#""k3s_version":"v1.32.8+rke2r1","expected":"reproduced""#),
-        "{}",
-        out.stdout
-    );
+    out.stdout_has(r#""k3s_version":"v1.32.9+rke2r1","expected":"fixed""#);
+    out.stdout_has(r#""k3s_version":"v1.32.8+rke2r1","expected":"reproduced""#);
 }
