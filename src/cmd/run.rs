@@ -12,6 +12,19 @@ use crate::run;
 
 use super::common::out;
 
+/// One run of `plan` with the progress display (`live`: redrawn in place; else plain lines),
+/// its files rendered by the report: how `run` and `verify` make their runs.
+pub(crate) async fn execute_shown(
+    cfg: &run::RunConfig,
+    sc: crate::scenario::Scenario,
+    plan: crate::plan::Plan,
+    live: bool,
+) -> run::RunEnd {
+    let nodes: Vec<String> = plan.nodes.iter().map(|n| n.name.clone()).collect();
+    let display = Arc::new(Progress::new(live, &nodes));
+    run::execute(cfg, sc, plan, vec![display], crate::report::render_all_with).await
+}
+
 pub(crate) async fn run(g: &Global, args: &RunArgs) -> Result<Exit, Error> {
     let mut cfg = args.to_config(std::env::args().collect());
     // Everything about the input is checked before Docker is touched: no half-created cluster
@@ -28,16 +41,7 @@ pub(crate) async fn run(g: &Global, args: &RunArgs) -> Result<Exit, Error> {
             "error: {why}\n  help: say which outcome counts as success: --expect fixed or --expect reproduced"
         )));
     }
-    let nodes: Vec<String> = plan.nodes.iter().map(|n| n.name.clone()).collect();
-    let display = Arc::new(Progress::new(args.progress.is_live(), &nodes));
-    let end = run::execute(
-        &cfg,
-        sc,
-        plan,
-        vec![display],
-        crate::report::render_all_with,
-    )
-    .await;
+    let end = execute_shown(&cfg, sc, plan, args.progress.is_live()).await;
     if let (Some(r), Some(dir)) = (&end.result, &end.dir) {
         match args.format {
             Format::Text => print_summary(r, dir),

@@ -250,34 +250,24 @@ impl Engine {
             }
         };
         let (ns, vs) = futures_util::join!(networks, volumes);
-        match ns {
-            Ok((n, rs)) => {
-                found += n;
-                for (r, name) in rs {
-                    match r {
-                        Ok(()) => removed.networks += 1,
-                        Err(e) => errors.push(format!("network {name}: {e}")),
+        for (listing, kind, count) in [
+            (ns, "network", &mut removed.networks),
+            (vs, "volume", &mut removed.volumes),
+        ] {
+            match listing {
+                Ok((n, rs)) => {
+                    found += n;
+                    for (r, name) in rs {
+                        match r {
+                            Ok(()) => *count += 1,
+                            Err(e) => errors.push(format!("{kind} {name}: {e}")),
+                        }
                     }
                 }
-            }
-            Err(e) => {
-                listed = false;
-                errors.push(e);
-            }
-        }
-        match vs {
-            Ok((n, rs)) => {
-                found += n;
-                for (r, name) in rs {
-                    match r {
-                        Ok(()) => removed.volumes += 1,
-                        Err(e) => errors.push(format!("volume {name}: {e}")),
-                    }
+                Err(e) => {
+                    listed = false;
+                    errors.push(e);
                 }
-            }
-            Err(e) => {
-                listed = false;
-                errors.push(e);
             }
         }
         listed.then_some(found)

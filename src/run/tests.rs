@@ -420,30 +420,37 @@ async fn a_build_the_nodes_do_not_run_ends_the_run() {
     crate::cmd::common::prepare_build(&mut cfg.target, false)
         .await
         .expect("a build");
-    for (says, fails) in [
-        (
-            "k3s version v1.33.4+k3s1 (abcdef12)\ngo version go1.24.5\n",
-            true,
-        ),
-        (
-            "k3s version v1.33.5+k3s1 (abcdef12)\ngo version go1.24.5\n",
-            false,
-        ),
-    ] {
-        let fake = Arc::new(FakeDocker {
-            exec_output: says.to_string(),
-            ..FakeDocker::default()
-        });
-        let end = run_on(fake.clone(), &cfg, vec![], CancellationToken::new()).await;
-        if fails {
+    run_where_nodes_say(
+        &cfg,
+        "k3s version v1.33.4+k3s1 (abcdef12)\ngo version go1.24.5\n",
+        Some("`k3s -v` there says `v1.33.4+k3s1`, the build carries v1.33.5+k3s1 (copied to /bin/k3s)"),
+    )
+    .await;
+    run_where_nodes_say(
+        &cfg,
+        "k3s version v1.33.5+k3s1 (abcdef12)\ngo version go1.24.5\n",
+        None,
+    )
+    .await;
+}
+
+/// Runs `cfg` on nodes whose `k3s -v` prints `says`. With `refused` (what the error must say),
+/// the run ends with exit 3, no verdict and its nodes removed; without, it gives `fixed`.
+async fn run_where_nodes_say(cfg: &RunConfig, says: &str, refused: Option<&str>) {
+    let fake = Arc::new(FakeDocker {
+        exec_output: says.to_string(),
+        ..FakeDocker::default()
+    });
+    let end = run_on(fake.clone(), cfg, vec![], CancellationToken::new()).await;
+    match refused {
+        Some(why) => {
             let e = end.error().expect("an error").to_string();
-            assert!(
-                e.contains("`k3s -v` there says `v1.33.4+k3s1`, the build carries v1.33.5+k3s1 (copied to /bin/k3s)"),
-                "{e}"
-            );
+            assert!(e.contains(why), "{e}");
             assert_eq!(end.exit().code(), crate::exit::INFRA);
+            assert!(end.outcome().is_none());
             assert!(fake.calls().iter().any(|c| c.starts_with("remove ")));
-        } else {
+        }
+        None => {
             assert!(end.error().is_none(), "{:?}", end.error());
             assert_eq!(end.outcome(), Some(Outcome::Fixed));
         }
@@ -457,42 +464,20 @@ async fn nodes_that_run_another_version_than_the_one_of_record_end_the_run() {
     let tmp = tempfile::tempdir().expect("tempdir");
     // config(): the version of record is v1.33.5+k3s1.
     let cfg = config(&tmp.path().join("results"), Outcome::Fixed);
-    for (says, fails) in [
+    for (says, reported) in [
         (
             "k3s version v1.33.4+k3s1 (abcdef12)\ngo version go1.24.5\n",
-            true,
+            Some("v1.33.4+k3s1"),
         ),
-        ("k3s version dev (HEAD)\ngo version go1.24.5\n", true),
+        ("k3s version dev (HEAD)\ngo version go1.24.5\n", Some("dev")),
         (
             "k3s version v1.33.5+k3s1 (abcdef12)\ngo version go1.24.5\n",
-            false,
+            None,
         ),
     ] {
-        let fake = Arc::new(FakeDocker {
-            exec_output: says.to_string(),
-            ..FakeDocker::default()
-        });
-        let end = run_on(fake.clone(), &cfg, vec![], CancellationToken::new()).await;
-        if fails {
-            let e = end.error().expect("an error").to_string();
-            let reported = if says.contains("dev") {
-                "dev"
-            } else {
-                "v1.33.4+k3s1"
-            };
-            assert!(
-                e.contains(&format!(
-                    "`k3s -v` on etcd-1 says {reported}, the run is of v1.33.5+k3s1"
-                )),
-                "{e}"
-            );
-            assert_eq!(end.exit().code(), crate::exit::INFRA);
-            assert!(end.outcome().is_none());
-            assert!(fake.calls().iter().any(|c| c.starts_with("remove ")));
-        } else {
-            assert!(end.error().is_none(), "{:?}", end.error());
-            assert_eq!(end.outcome(), Some(Outcome::Fixed));
-        }
+        let why =
+            reported.map(|r| format!("`k3s -v` on etcd-1 says {r}, the run is of v1.33.5+k3s1"));
+        run_where_nodes_say(&cfg, says, why.as_deref()).await;
     }
 }
 
