@@ -22,6 +22,7 @@ mod snap;
 mod bug_world;
 mod builds;
 mod cli;
+mod doc_links;
 mod docs_cli;
 mod fuzz_stable;
 mod hardening;
