@@ -274,6 +274,20 @@ impl Engine {
     }
 }
 
+/// A piece of a container's output (its logs, an exec's), stderr told apart.
+fn log_chunk(o: bollard::container::LogOutput) -> LogChunk {
+    match o {
+        bollard::container::LogOutput::StdErr { message } => LogChunk {
+            stderr: true,
+            bytes: message,
+        },
+        other => LogChunk {
+            stderr: false,
+            bytes: other.into_bytes(),
+        },
+    }
+}
+
 /// The bridge driver's MTU option (a network's, and the default bridge's from dockerd `--mtu`).
 const MTU_OPTION: &str = "com.docker.network.driver.mtu";
 
@@ -744,17 +758,7 @@ impl DockerApi for Engine {
         self.docker
             .logs(container, Some(opts))
             .map(move |item| {
-                item.map(|o| match o {
-                    bollard::container::LogOutput::StdErr { message } => LogChunk {
-                        stderr: true,
-                        bytes: message,
-                    },
-                    other => LogChunk {
-                        stderr: false,
-                        bytes: other.into_bytes(),
-                    },
-                })
-                .map_err(|source| DockerError::Call {
+                item.map(log_chunk).map_err(|source| DockerError::Call {
                     op: "follow logs of",
                     object: name.clone(),
                     source: Box::new(source),
@@ -831,19 +835,7 @@ impl DockerApi for Engine {
             let created = docker.create_exec(&name, cfg).await.map_err(&fail)?;
             match docker.start_exec(&created.id, None).await.map_err(&fail)? {
                 bollard::exec::StartExecResults::Attached { output, .. } => Ok(output
-                    .map(move |item| {
-                        item.map(|o| match o {
-                            bollard::container::LogOutput::StdErr { message } => LogChunk {
-                                stderr: true,
-                                bytes: message,
-                            },
-                            other => LogChunk {
-                                stderr: false,
-                                bytes: other.into_bytes(),
-                            },
-                        })
-                        .map_err(&fail)
-                    })
+                    .map(move |item| item.map(log_chunk).map_err(&fail))
                     .boxed()),
                 bollard::exec::StartExecResults::Detached => {
                     Ok(futures_util::stream::empty().boxed())

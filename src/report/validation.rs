@@ -198,17 +198,7 @@ pub(crate) fn render(buggy: &Rendered, fixed: &Rendered) -> (String, Outcome) {
     results(&mut o, "Replication", "replication", buggy, &buggy_cases);
     results(&mut o, "Validation", "validation", fixed, &fixed_cases);
     observations(&mut o, b, f, &buggy_cases, &fixed_cases);
-
-    o.push_str("**Re-run:**\n\n```sh\n");
-    o.push_str(&format!("{}\n{}\n", b.rerun, f.rerun));
-    o.push_str("```\n\n");
-    o.push_str(&format!(
-        "Runs: `{}` (buggy, {}), `{}` (fixed, {}). Each results folder holds result.json, junit.xml, report.md, timeline.html and a redacted bundle.tar.gz with every boot's log.\n",
-        b.run_id,
-        b.finished_at.as_deref().unwrap_or(&b.started_at),
-        f.run_id,
-        f.finished_at.as_deref().unwrap_or(&f.started_at),
-    ));
+    rerun(&mut o, b, f);
     (o, outcome)
 }
 
@@ -493,7 +483,11 @@ fn short(o: &mut String, buggy: &Rendered, fixed: &Rendered, outcome: Outcome) {
     short_results(o, "Replication", buggy, &buggy_cases);
     short_results(o, "Validation", fixed, &fixed_cases);
     observations(o, b, f, &buggy_cases, &fixed_cases);
+    rerun(o, b, f);
+}
 
+/// How to run both again, and which runs these were.
+fn rerun(o: &mut String, b: &RunResult, f: &RunResult) {
     o.push_str("**Re-run:**\n\n```sh\n");
     o.push_str(&format!("{}\n{}\n", b.rerun, f.rerun));
     o.push_str("```\n\n");

@@ -50,6 +50,17 @@ async fn run_on(
     execute_with(cfg, sc, plan, receivers, ways).await
 }
 
+/// A run of `cfg` on a fake engine whose k3s does what a fixed one does, uninterrupted.
+async fn run_plain(cfg: &RunConfig) -> RunEnd {
+    run_on(
+        Arc::new(FakeDocker::default()),
+        cfg,
+        vec![],
+        CancellationToken::new(),
+    )
+    .await
+}
+
 fn result_json(end: &RunEnd) -> serde_json::Value {
     let dir = end.dir.as_ref().expect("a results folder");
     let text = std::fs::read_to_string(dir.join(RESULT_FILE)).expect("result.json");
@@ -176,13 +187,7 @@ async fn auto_expects_what_fixed_in_predicts_and_each_observation_says_what_was_
     let mut cfg = config(tmp.path(), Outcome::Fixed);
     cfg.expect = Expect::Auto;
     // v1.33.5 has the fix: auto asks for `fixed`, and the fake k3s is a fixed one.
-    let end = run_on(
-        Arc::new(FakeDocker::default()),
-        &cfg,
-        vec![],
-        CancellationToken::new(),
-    )
-    .await;
+    let end = run_plain(&cfg).await;
     assert_eq!(end.exit().code(), crate::exit::OK);
     let r = result_json(&end);
     assert_eq!(r["expect"], "fixed");
@@ -199,13 +204,7 @@ async fn auto_expects_what_fixed_in_predicts_and_each_observation_says_what_was_
     // v1.33.4 predates it: auto asks for `reproduced`; a fixed k3s then differs (exit 1),
     // and each observation asks for the bug's value.
     cfg.target.version = Some("v1.33.4+k3s1".into());
-    let end = run_on(
-        Arc::new(FakeDocker::default()),
-        &cfg,
-        vec![],
-        CancellationToken::new(),
-    )
-    .await;
+    let end = run_plain(&cfg).await;
     assert_eq!(end.exit().code(), crate::exit::OUTCOME_DIFFERS);
     let r = result_json(&end);
     assert_eq!(r["expect"], "reproduced");

@@ -38,6 +38,20 @@ fn chromium() -> Option<PathBuf> {
     None
 }
 
+/// Headless chromium with its own profile folder, as a container without a GPU runs it.
+fn headless(browser: &Path, profile: &Path) -> Command {
+    let mut c = Command::new(browser);
+    c.args([
+        "--headless",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-dev-shm-usage",
+        "--no-first-run",
+    ])
+    .arg(format!("--user-data-dir={}", profile.display()));
+    c
+}
+
 fn under_ci() -> bool {
     std::env::var("CI").is_ok_and(|v| v == "true" || v == "1")
 }
@@ -136,18 +150,12 @@ fn timeline_in_headless_chromium() {
     let page = timeline(tmp.path());
     std::fs::write(tmp.path().join("harness.html"), HARNESS).unwrap();
     let profile = tmp.path().join("profile");
-    let out = Command::new(&browser)
+    let out = headless(&browser, &profile)
         .args([
-            "--headless",
-            "--no-sandbox",
-            "--disable-gpu",
-            "--disable-dev-shm-usage",
-            "--no-first-run",
             "--allow-file-access-from-files",
             "--virtual-time-budget=5000",
             "--window-size=800,1000",
         ])
-        .arg(format!("--user-data-dir={}", profile.display()))
         .arg("--dump-dom")
         .arg(format!(
             "file://{}",
@@ -271,16 +279,8 @@ fn hostile_result_runs_nothing_in_chromium() {
         "the payload is not on the page"
     );
     let profile = tmp.path().join("profile");
-    let out = Command::new(&browser)
-        .args([
-            "--headless",
-            "--no-sandbox",
-            "--disable-gpu",
-            "--disable-dev-shm-usage",
-            "--no-first-run",
-            "--virtual-time-budget=3000",
-        ])
-        .arg(format!("--user-data-dir={}", profile.display()))
+    let out = headless(&browser, &profile)
+        .arg("--virtual-time-budget=3000")
         .arg("--dump-dom")
         .arg(format!("file://{}", dir.join("timeline.html").display()))
         .output()
