@@ -98,7 +98,7 @@ fn matrix_of_six_versions_over_two_lines_matches_fixed_in() {
         assert_eq!(cols[3], expected, "{row}");
         assert_eq!(cols.last(), Some(&"ok"), "{row}");
     }
-    assert!(s.contains("6 runs: 6 ok"), "{s}");
+    out.stdout_has("6 runs: 6 ok");
 
     let summary = read_json(&dir.join("summary.json"));
     assert_eq!(summary["kind"], "repro-matrix-summary");
@@ -144,10 +144,7 @@ fn matrix_with_a_wrong_fixed_in_exits_1_and_says_why() {
         .unwrap();
     assert!(row.ends_with("REGRESSION"), "{row}");
     // Which version, expected vs got, and why (the check's fixed-in for that line).
-    assert!(
-        s.contains("REGRESSION: etcd-split on v1.33.4+k3s1: expected fixed, got reproduced"),
-        "{s}"
-    );
+    out.stdout_has("REGRESSION: etcd-split on v1.33.4+k3s1: expected fixed, got reproduced");
     assert!(
         s.contains("the first fixed release of 1.33") && s.contains("fixed-in: "),
         "{s}"
@@ -204,10 +201,7 @@ fn bisect_names_the_first_fixed_release_within_the_run_limit() {
     let made = assert_runs_cleaned_up(&dir);
     out.code(0);
     let s = &out.stdout;
-    assert!(
-        s.contains("answer: v1.33.5+k3s1 is the first release showing `fixed`"),
-        "{s}"
-    );
+    out.stdout_has("answer: v1.33.5+k3s1 is the first release showing `fixed`");
     // n = 7 releases (v1.33.0 … v1.33.6): at most ⌈log2 7⌉ + 1 = 4 runs.
     let runs: usize = s
         .lines()

@@ -215,9 +215,8 @@ fn a_corrupted_release_tarball_is_refused_before_anything_exists() {
     let listed = listed.split_whitespace().next().unwrap();
     let (out, results) = artifacts_run(artifacts.path()).output();
     out.code(2);
-    let err = &out.stderr;
-    assert!(err.contains("rke2.linux-amd64.tar.gz: sha256 "), "{err}");
-    assert!(err.contains(&format!("does not match {listed}")), "{err}");
+    out.stderr_has("rke2.linux-amd64.tar.gz: sha256 ");
+    out.stderr_has(&format!("does not match {listed}"));
     // Refused at the plan: no run folder, so no run id, container or image was made.
     results.assert_untouched(&out);
 }
@@ -326,8 +325,8 @@ fn a_fetched_tarball_that_does_not_match_its_sum_is_refused_and_not_kept() {
     let (out, results) = fetching_run(&server, &cache).output();
     out.code(3);
     let err = &out.stderr;
-    assert!(err.contains(&format!("says {listed}")), "{err}");
-    assert!(err.contains("has sha256 "), "{err}");
+    out.stderr_has(&format!("says {listed}"));
+    out.stderr_has("has sha256 ");
     results.assert_untouched(&out);
     let kept = cache.join("repro/rke2/v1.32.8+rke2r1");
     assert!(!kept.exists(), "nothing kept: {err}");
@@ -340,14 +339,10 @@ fn a_version_without_a_release_is_bad_input_naming_the_url() {
     let tmp = tempfile::tempdir().unwrap();
     let (out, results) = fetching_run(&server, &tmp.path().join("cache")).output();
     out.code(2);
-    let err = &out.stderr;
-    assert!(
-        err.contains(&format!(
-            "no rke2 release v1.32.8+rke2r1 at {}/v1.32.8%2Brke2r1/sha256sum-amd64.txt (HTTP 404)",
-            server.url()
-        )),
-        "{err}"
-    );
+    out.stderr_has(&format!(
+        "no rke2 release v1.32.8+rke2r1 at {}/v1.32.8%2Brke2r1/sha256sum-amd64.txt (HTTP 404)",
+        server.url()
+    ));
     results.assert_untouched(&out);
 }
 

@@ -93,15 +93,8 @@ fn the_plan_shows_what_each_joiner_may_reach() {
         .args(["plan", "etcd-split", "--topology", "etcd-split-2cp"])
         .run();
     out.code(0);
-    let s = &out.stdout;
-    assert!(
-        s.contains("    etcd-2: etcd-1 (no saved servers yet)\n"),
-        "{s}"
-    );
-    assert!(
-        s.contains("    etcd-2: one of cp-1, cp-2, else etcd-1\n"),
-        "{s}"
-    );
+    out.stdout_has("    etcd-2: etcd-1 (no saved servers yet)\n");
+    out.stdout_has("    etcd-2: one of cp-1, cp-2, else etcd-1\n");
 }
 
 #[test]

@@ -7,11 +7,17 @@ use crate::util::{copy_dir, root};
 const BUGGY: &str = "tests/fixtures/run-etcd-split-buggy";
 const FIXED: &str = "tests/fixtures/run-etcd-split-fixed";
 
+/// `repro report --validation <runs>`.
+fn validation(runs: &[&str]) -> crate::repro::Output {
+    Repro::new()
+        .args(["report", "--validation"])
+        .args(runs)
+        .run()
+}
+
 #[test]
 fn validation_comment_of_a_buggy_and_a_fixed_run() {
-    let out = Repro::new()
-        .args(["report", "--validation", BUGGY, FIXED])
-        .run();
+    let out = validation(&[BUGGY, FIXED]);
     out.code(0);
     snap!("validation-etcd-split", out);
 }
@@ -19,9 +25,7 @@ fn validation_comment_of_a_buggy_and_a_fixed_run() {
 /// The sections QA's validation comments have (k3s #12816, #12817), in their order.
 #[test]
 fn validation_comment_has_the_qa_sections_in_order() {
-    let out = Repro::new()
-        .args(["report", "--validation", BUGGY, FIXED])
-        .run();
+    let out = validation(&[BUGGY, FIXED]);
     out.code(0);
     let mut at = 0;
     for heading in [
@@ -61,9 +65,7 @@ fn validation_comment_has_the_qa_sections_in_order() {
 /// which is which and why (#32: a complete "Not validated" comment with exit 1 read as a finding).
 #[test]
 fn swapped_runs_are_refused_saying_which() {
-    let out = Repro::new()
-        .args(["report", "--validation", FIXED, BUGGY])
-        .run();
+    let out = validation(&[FIXED, BUGGY]);
     out.code(2);
     assert!(out.stdout.is_empty(), "{}", out.stdout);
     out.stderr_has(&format!(
@@ -74,9 +76,7 @@ fn swapped_runs_are_refused_saying_which() {
 /// Two runs of one version (the same folder twice, or two runs of it) are duplicates: exit 2.
 #[test]
 fn duplicate_runs_are_refused() {
-    let out = Repro::new()
-        .args(["report", "--validation", BUGGY, BUGGY])
-        .run();
+    let out = validation(&[BUGGY, BUGGY]);
     out.code(2);
     out.stderr_has(&format!(
         "repro: duplicate runs: `{BUGGY}` and `{BUGGY}` are all runs of v1.33.4+k3s1"
@@ -187,16 +187,11 @@ fn runs_of_different_checks_or_missing_folders_exit_2() {
     out.code(2);
     out.stderr_has("the runs are of different checks (`etcd-split` and `metrics-order`)");
     assert!(out.stdout.is_empty());
-    let out = Repro::new()
-        .args(["report", "--validation", BUGGY, "/nonexistent/run"])
-        .run();
+    let out = validation(&[BUGGY, "/nonexistent/run"]);
     out.code(2);
     out.stderr_has("/nonexistent/run: not a results folder");
     // One folder is not a pair.
-    Repro::new()
-        .args(["report", "--validation", BUGGY])
-        .run()
-        .code(2);
+    validation(&[BUGGY]).code(2);
 }
 
 #[test]
@@ -220,17 +215,12 @@ fn out_writes_the_comment_to_a_file() {
 fn an_rke2_pair_gets_rke2_qa_s_comment() {
     const RKE2_BUGGY: &str = "tests/fixtures/run-rke2-etcd-split-buggy";
     const RKE2_FIXED: &str = "tests/fixtures/run-rke2-etcd-split-fixed";
-    let out = Repro::new()
-        .args(["report", "--validation", RKE2_BUGGY, RKE2_FIXED])
-        .run();
+    let out = validation(&[RKE2_BUGGY, RKE2_FIXED]);
     out.code(0);
-    let o = &out.stdout;
-    assert!(o.contains("\n# Validated on v1.32.9-rc1+rke2r1\n"), "{o}");
-    assert!(o.contains("### Validation\n```\n$ rke2 -v\nrke2 version v1.32.9-rc1+rke2r1 (e6934a48249709f918e7cf793fb3016b0c29f3d9)\n"), "{o}");
+    out.stdout_has("\n# Validated on v1.32.9-rc1+rke2r1\n");
+    out.stdout_has("### Validation\n```\n$ rke2 -v\nrke2 version v1.32.9-rc1+rke2r1 (e6934a48249709f918e7cf793fb3016b0c29f3d9)\n");
     snap!("validation-rke2-etcd-split", out);
-    let out = Repro::new()
-        .args(["report", "--validation", RKE2_FIXED, RKE2_BUGGY])
-        .run();
+    let out = validation(&[RKE2_FIXED, RKE2_BUGGY]);
     out.code(2);
     out.stderr_has("repro: swapped runs: ");
 }
