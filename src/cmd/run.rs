@@ -12,20 +12,29 @@ use crate::run;
 
 use super::common::out;
 
-/// One run of `plan` with the progress display (`live`: redrawn in place; else plain lines),
-/// its files rendered by the report: how `run` and `verify` make their runs.
+/// One run of `plan` with the progress display (`live`: redrawn in place; else plain lines)
+/// first among its `receivers`, its files rendered by the report: how `run` and `verify` make
+/// their runs.
 pub(crate) async fn execute_shown(
     cfg: &run::RunConfig,
     sc: crate::scenario::Scenario,
     plan: crate::plan::Plan,
     live: bool,
+    mut receivers: Vec<Arc<dyn run::Receiver>>,
 ) -> run::RunEnd {
     let nodes: Vec<String> = plan.nodes.iter().map(|n| n.name.clone()).collect();
-    let display = Arc::new(Progress::new(live, &nodes));
-    run::execute(cfg, sc, plan, vec![display], crate::report::render_all_with).await
+    receivers.insert(0, Arc::new(Progress::new(live, &nodes)));
+    run::execute(cfg, sc, plan, receivers, crate::report::render_all_with).await
 }
 
 pub(crate) async fn run(g: &Global, args: &RunArgs) -> Result<Exit, Error> {
+    if args.events.on_stdout() && args.format == Format::Json {
+        return Err(Error::bad_input(
+            "error: --events - and --format json both want stdout
+  help: write the events to a file (--events events.jsonl), or read the summary from the last `finished` event's results folder
+",
+        ));
+    }
     let mut cfg = args.to_config(std::env::args().collect());
     // Everything about the input is checked before Docker is touched: no half-created cluster
     // (a build under test is read, or downloaded and verified, first).
@@ -41,8 +50,10 @@ pub(crate) async fn run(g: &Global, args: &RunArgs) -> Result<Exit, Error> {
             "error: {why}\n  help: say which outcome counts as success: --expect fixed or --expect reproduced"
         )));
     }
-    let end = execute_shown(&cfg, sc, plan, args.progress.is_live()).await;
+    let receivers = super::common::event_stream(&args.events)?;
+    let end = execute_shown(&cfg, sc, plan, args.progress.is_live(), receivers).await;
     if let (Some(r), Some(dir)) = (&end.result, &end.dir) {
+        super::common::append_step_summary(&crate::report::step_summary::run(r, dir));
         match args.format {
             Format::Text => print_summary(r, dir),
             // A closed stdout (`| head -c0`) is not an error of the run: its exit code stands.

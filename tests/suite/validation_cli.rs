@@ -69,7 +69,7 @@ fn swapped_runs_are_refused_saying_which() {
     out.code(2);
     assert!(out.stdout.is_empty(), "{}", out.stdout);
     out.stderr_has(&format!(
-            "repro: swapped runs: `{FIXED}` (v1.33.5+k3s1) was given as the buggy run and `{BUGGY}` (v1.33.4+k3s1) as the fixed one, but v1.33.5+k3s1 is at or past the check's fixed-in"
+            "error: swapped runs: `{FIXED}` (v1.33.5+k3s1) was given as the buggy run and `{BUGGY}` (v1.33.4+k3s1) as the fixed one, but v1.33.5+k3s1 is at or past the check's fixed-in"
         ));
 }
 
@@ -79,7 +79,7 @@ fn duplicate_runs_are_refused() {
     let out = validation(&[BUGGY, BUGGY]);
     out.code(2);
     out.stderr_has(&format!(
-        "repro: duplicate runs: `{BUGGY}` and `{BUGGY}` are all runs of v1.33.4+k3s1"
+        "error: duplicate runs: `{BUGGY}` and `{BUGGY}` are all runs of v1.33.4+k3s1"
     ));
 }
 
@@ -110,7 +110,7 @@ fn several_runs_of_a_version_count_as_the_newest() {
         .run();
     out.code(0);
     out.stderr_has(&format!(
-        "repro: [TMP]/older is an older run of v1.33.4+k3s1 than {BUGGY}: using the newest"
+        "warning: [TMP]/older is an older run of v1.33.4+k3s1 than {BUGGY}: using the newest"
     ));
     out.stdout_has("from runs a1b2c3d4 (buggy) and e5f6a7b8 (fixed)");
     // Three versions are not a pair.
@@ -222,5 +222,5 @@ fn an_rke2_pair_gets_rke2_qa_s_comment() {
     snap!("validation-rke2-etcd-split", out);
     let out = validation(&[RKE2_FIXED, RKE2_BUGGY]);
     out.code(2);
-    out.stderr_has("repro: swapped runs: ");
+    out.stderr_has("error: swapped runs: ");
 }
