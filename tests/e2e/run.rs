@@ -273,10 +273,7 @@ fn etcd_split_fixed_on_fixed_version() {
     let run = sim("etcd-split", "v1.33.5+k3s1").finish();
     run.out.code(0);
     assert_eq!(run.outcome(), "fixed");
-    assert_eq!(
-        observation(&run.result, 1, "etcd-2", "embedded-registry")["observed"],
-        "up"
-    );
+    assert_eq!(run.observed(1, "etcd-2", "embedded-registry"), "up");
 }
 
 /// Without --expect, a run expects what the check's fixed-in predicts: v1.33.4 predates the
@@ -336,10 +333,7 @@ fn metrics_order_on_both_versions() {
     let run = sim("metrics-order", "v1.33.5+k3s1").finish();
     run.out.code(0);
     assert_eq!(run.outcome(), "fixed");
-    assert_eq!(
-        observation(&run.result, 3, "cp-1", "ready")["observed"],
-        "up"
-    );
+    assert_eq!(run.observed(3, "cp-1", "ready"), "up");
 }
 
 #[test]
@@ -409,14 +403,8 @@ fn bootstrap_check_is_not_fooled_by_an_unrelated_fatal() {
         .root(root.path())
         .finish();
     assert_ne!(run.outcome(), "fixed", "{}", run.out);
-    assert_eq!(
-        observation(&run.result, 2, "etcd-3", "fatal")["observed"],
-        "up"
-    );
-    assert_eq!(
-        observation(&run.result, 2, "etcd-3", "config-mismatch")["observed"],
-        "none"
-    );
+    assert_eq!(run.observed(2, "etcd-3", "fatal"), "up");
+    assert_eq!(run.observed(2, "etcd-3", "config-mismatch"), "none");
 }
 
 #[test]
@@ -789,10 +777,7 @@ steps:
     let run = sim("drop-in", "v1.33.5+k3s1").root(root.path()).finish();
     run.out.code(0);
     assert_eq!(run.outcome(), "fixed");
-    assert_eq!(
-        observation(&run.result, 2, "etcd-1", "embedded-registry")["observed"],
-        "down"
-    );
+    assert_eq!(run.observed(2, "etcd-1", "embedded-registry"), "down");
 }
 
 /// Removes what a kept run left, also when the test fails.

@@ -190,6 +190,11 @@ impl Finished {
         &self.result["verdict"]["outcome"]
     }
 
+    /// What `node` showed of `signal` in step `step` (from 1).
+    pub fn observed(&self, step: usize, node: &str, signal: &str) -> &Value {
+        &observation(&self.result, step, node, signal)["observed"]
+    }
+
     /// The text of a file of the run folder (`nodes/etcd-2/boot-1.log`).
     pub fn file(&self, path: &str) -> String {
         let p = self.dir.join(path);
