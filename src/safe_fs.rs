@@ -126,7 +126,7 @@ fn io(path: &Path) -> impl FnOnce(std::io::Error) -> ReadError + '_ {
 }
 
 /// What a file that is not a regular file is, in words.
-fn kind_of(t: fs::FileType) -> &'static str {
+pub(crate) fn kind_of(t: fs::FileType) -> &'static str {
     #[cfg(unix)]
     {
         use std::os::unix::fs::FileTypeExt;

@@ -178,14 +178,7 @@ pub async fn ensure_sim_image(
         Some(_) => {
             let context =
                 crate::sim_node_image::build_context(facts, version, &binary, &wanted(&binary)?)?;
-            docker
-                .build_image(&image, context)
-                .await
-                .map_err(|e| anyhow::anyhow!("{e}"))?;
-            if docker.image(&image).await.is_none() {
-                bail!("image {image} missing after its build");
-            }
-            Ok(image)
+            build(docker, image, context).await
         }
     }
 }
@@ -199,6 +192,11 @@ pub(crate) async fn build_sim_image_from(
     check_version(version)?;
     let image = sim_image_ref(version);
     let context = build_context(version, binary)?;
+    build(docker, image, context).await
+}
+
+/// Builds `image` from `context` and checks the engine has it.
+async fn build(docker: &dyn DockerApi, image: String, context: Vec<u8>) -> anyhow::Result<String> {
     // As one message: the error already says the call, the image and the engine's answer, and
     // a chain would repeat the answer.
     docker
@@ -247,20 +245,7 @@ pub(crate) fn render_dockerfile(version: &str, fingerprint: &str) -> String {
 /// produced a new binary or the template changed, and computable by the
 /// `make sim-images` shell script too.
 fn fingerprint(binary: &Path) -> anyhow::Result<String> {
-    let meta = std::fs::metadata(binary)
-        .with_context(|| format!("failed to read {}", binary.display()))?;
-    let mtime = meta
-        .modified()
-        .ok()
-        .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
-        .map(|d| d.as_secs())
-        .unwrap_or(0);
-    let rev = DOCKERFILE_TEMPLATE
-        .lines()
-        .find_map(|l| l.strip_prefix("# template-rev:"))
-        .map(str::trim)
-        .unwrap_or("0");
-    Ok(format!("{}-{mtime}-t{rev}", meta.len()))
+    crate::sim_node_image::binary_stamp(binary, DOCKERFILE_TEMPLATE)
 }
 
 /// The build context: Dockerfile + rootfs with `/bin/k3s`, `/bin/kubectl`

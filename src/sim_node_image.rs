@@ -27,17 +27,7 @@ const AGENT_UNIT: &str = include_str!("../sim/image/rke2/rke2-agent.service");
 /// `size-mtime` of the binary, the template's rev, a digest of the installed files and the
 /// base image's id: changes whenever any of them does.
 pub(crate) fn fingerprint(binary: &Path, base_id: &str) -> anyhow::Result<String> {
-    let meta = std::fs::metadata(binary)
-        .with_context(|| format!("failed to read {}", binary.display()))?;
-    let mtime = meta
-        .modified()
-        .ok()
-        .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
-        .map_or(0, |d| d.as_secs());
-    let rev = DOCKERFILE_TEMPLATE
-        .lines()
-        .find_map(|l| l.strip_prefix("# template-rev:"))
-        .map_or("0", str::trim);
+    let stamp = binary_stamp(binary, DOCKERFILE_TEMPLATE)?;
     // FNV-1a over the files the image is made of: an edit of one rebuilds it.
     let mut h: u64 = 0xcbf2_9ce4_8422_2325;
     for b in [INSTALL_SH, SERVER_UNIT, AGENT_UNIT, DOCKERFILE_TEMPLATE]
@@ -48,7 +38,25 @@ pub(crate) fn fingerprint(binary: &Path, base_id: &str) -> anyhow::Result<String
     }
     let base = base_id.trim_start_matches("sha256:");
     let base = &base[..base.len().min(12)];
-    Ok(format!("{}-{mtime}-t{rev}-f{h:016x}-b{base}", meta.len()))
+    Ok(format!("{stamp}-f{h:016x}-b{base}"))
+}
+
+/// `<size>-<mtime>-t<template-rev>` of a stand-in binary and the Dockerfile `template` of its
+/// image: cheap, and changed whenever `make sim` produced a new binary or the template changed
+/// (the start of both kinds of stand-in image's fingerprint, `crate::sim_image`'s too).
+pub(crate) fn binary_stamp(binary: &Path, template: &str) -> anyhow::Result<String> {
+    let meta = std::fs::metadata(binary)
+        .with_context(|| format!("failed to read {}", binary.display()))?;
+    let mtime = meta
+        .modified()
+        .ok()
+        .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+        .map_or(0, |d| d.as_secs());
+    let rev = template
+        .lines()
+        .find_map(|l| l.strip_prefix("# template-rev:"))
+        .map_or("0", str::trim);
+    Ok(format!("{}-{mtime}-t{rev}", meta.len()))
 }
 
 /// The image's Dockerfile for the stand-in image of `version`.

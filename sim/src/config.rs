@@ -550,6 +550,15 @@ mod tests {
         env: &dyn Fn(&str) -> Option<String>,
         version: &str,
     ) -> (ServerConfig, Loaded) {
+        try_load(files, cli, env, version).expect("loads")
+    }
+
+    fn try_load(
+        files: &[ConfigFile],
+        cli: &[&str],
+        env: &dyn Fn(&str) -> Option<String>,
+        version: &str,
+    ) -> Result<(ServerConfig, Loaded), LoadError> {
         let cli: Vec<String> = cli.iter().map(|s| s.to_string()).collect();
         let version = v(version);
         load(&Inputs {
@@ -559,7 +568,6 @@ mod tests {
             version: &version,
             command: distro::FlagCommand::Server,
         })
-        .expect("loads")
     }
 
     #[test]
@@ -629,16 +637,7 @@ mod tests {
             "config.yaml",
             "cluster-init: true\ntoken: [unclosed\n",
         )];
-        let cli: Vec<String> = Vec::new();
-        let version = v("v1.33.4+k3s1");
-        let err = load(&Inputs {
-            cli_args: &cli,
-            files: &files,
-            env: &no_env,
-            version: &version,
-            command: distro::FlagCommand::Server,
-        })
-        .expect_err("bad yaml");
+        let err = try_load(&files, &[], &no_env, "v1.33.4+k3s1").expect_err("bad yaml");
         assert_eq!(
             err,
             LoadError::File("yaml: line 2: unclosed bracket '['".into())
@@ -680,16 +679,7 @@ mod tests {
     #[test]
     fn bad_boolean_is_an_error() {
         let files = [file("config.yaml", "cluster-init: maybe\n")];
-        let cli: Vec<String> = Vec::new();
-        let version = v("v1.33.4+k3s1");
-        let err = load(&Inputs {
-            cli_args: &cli,
-            files: &files,
-            env: &no_env,
-            version: &version,
-            command: distro::FlagCommand::Server,
-        })
-        .expect_err("bad bool");
+        let err = try_load(&files, &[], &no_env, "v1.33.4+k3s1").expect_err("bad bool");
         assert_eq!(
             err.to_string(),
             "Error: invalid boolean value \"maybe\" for -cluster-init: parse error"

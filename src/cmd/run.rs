@@ -14,6 +14,21 @@ use crate::term::Paint;
 
 use super::common::out_painted;
 
+/// One run of `plan` with the progress display (`live`: redrawn in place; else plain lines)
+/// first among its `receivers`, its files rendered by the report: how `run` and `verify` make
+/// their runs.
+pub(crate) async fn execute_shown(
+    cfg: &run::RunConfig,
+    sc: crate::scenario::Scenario,
+    plan: crate::plan::Plan,
+    live: bool,
+    mut receivers: Vec<Arc<dyn run::Receiver>>,
+) -> run::RunEnd {
+    let nodes: Vec<String> = plan.nodes.iter().map(|n| n.name.clone()).collect();
+    receivers.insert(0, Arc::new(Progress::new(live, &nodes)));
+    run::execute(cfg, sc, plan, receivers, crate::report::render_all_with).await
+}
+
 pub(crate) async fn run(g: &Global, args: &RunArgs) -> Result<Exit, Error> {
     if args.events.on_stdout() && args.format == Format::Json {
         return Err(Error::bad_input(
@@ -37,10 +52,8 @@ pub(crate) async fn run(g: &Global, args: &RunArgs) -> Result<Exit, Error> {
             "error: {why}\n  help: say which outcome counts as success: --expect fixed or --expect reproduced"
         )));
     }
-    let nodes: Vec<String> = plan.nodes.iter().map(|n| n.name.clone()).collect();
-    let mut receivers = super::common::event_stream(&args.events)?;
-    receivers.insert(0, Arc::new(Progress::new(args.progress.is_live(), &nodes)));
-    let end = run::execute(&cfg, sc, plan, receivers, crate::report::render_all_with).await;
+    let receivers = super::common::event_stream(&args.events)?;
+    let end = execute_shown(&cfg, sc, plan, args.progress.is_live(), receivers).await;
     if let (Some(r), Some(dir)) = (&end.result, &end.dir) {
         super::common::append_step_summary(&crate::report::step_summary::run(r, dir));
         match args.format {

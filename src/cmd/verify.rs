@@ -5,15 +5,13 @@
 //! anything is created.
 
 use std::path::PathBuf;
-use std::sync::Arc;
 
 use crate::cli::{Global, VerifyArgs};
 use crate::error::Error;
 use crate::exit::Exit;
 use crate::outcome::Outcome;
 use crate::plan::Plan;
-use crate::progress::Progress;
-use crate::run::{self, Target};
+use crate::run::Target;
 
 pub(crate) async fn run(g: &Global, a: &VerifyArgs) -> Result<Exit, Error> {
     let root = g.root.as_deref();
@@ -66,10 +64,7 @@ pub(crate) async fn run(g: &Global, a: &VerifyArgs) -> Result<Exit, Error> {
         cfg.rebuild_sim = a.options.rebuild_sim;
         cfg.sim_seed = a.options.sim_seed;
         let version = plan.k3s_version.clone();
-        let nodes: Vec<String> = plan.nodes.iter().map(|n| n.name.clone()).collect();
-        let mut receivers = stream.clone();
-        receivers.insert(0, Arc::new(Progress::new(live, &nodes)));
-        let end = run::execute(&cfg, sc, plan, receivers, crate::report::render_all_with).await;
+        let end = super::run::execute_shown(&cfg, sc, plan, live, stream.clone()).await;
         let dir = end.dir.clone();
         let verdict = end.outcome().map_or("no verdict", Outcome::as_str);
         errln!(

@@ -342,44 +342,51 @@ impl Engine {
             }
         };
         let (ns, vs) = futures_util::join!(networks, volumes);
-        match ns {
-            Ok((n, rs)) => {
-                found += n;
-                for (r, name) in rs {
-                    match r {
-                        Ok(()) => removed.networks += 1,
-                        Err(e) if e.to_string().contains("active endpoints") => {
-                            match self.explain_network(&name).await {
-                                Some(why) => errors.push(why),
-                                // Freed (or gone): the next round removes it.
-                                None => errors.push(format!("network {name}: {e}")),
+        for (listing, kind, count) in [
+            (ns, "network", &mut removed.networks),
+            (vs, "volume", &mut removed.volumes),
+        ] {
+            match listing {
+                Ok((n, rs)) => {
+                    found += n;
+                    for (r, name) in rs {
+                        match r {
+                            Ok(()) => *count += 1,
+                            Err(e)
+                                if kind == "network"
+                                    && e.to_string().contains("active endpoints") =>
+                            {
+                                match self.explain_network(&name).await {
+                                    Some(why) => errors.push(why),
+                                    // Freed (or gone): the next round removes it.
+                                    None => errors.push(format!("{kind} {name}: {e}")),
+                                }
                             }
+                            Err(e) => errors.push(format!("{kind} {name}: {e}")),
                         }
-                        Err(e) => errors.push(format!("network {name}: {e}")),
                     }
                 }
-            }
-            Err(e) => {
-                listed = false;
-                errors.push(e);
-            }
-        }
-        match vs {
-            Ok((n, rs)) => {
-                found += n;
-                for (r, name) in rs {
-                    match r {
-                        Ok(()) => removed.volumes += 1,
-                        Err(e) => errors.push(format!("volume {name}: {e}")),
-                    }
+                Err(e) => {
+                    listed = false;
+                    errors.push(e);
                 }
-            }
-            Err(e) => {
-                listed = false;
-                errors.push(e);
             }
         }
         listed.then_some(found)
+    }
+}
+
+/// A piece of a container's output (its logs, an exec's), stderr told apart.
+fn log_chunk(o: bollard::container::LogOutput) -> LogChunk {
+    match o {
+        bollard::container::LogOutput::StdErr { message } => LogChunk {
+            stderr: true,
+            bytes: message,
+        },
+        other => LogChunk {
+            stderr: false,
+            bytes: other.into_bytes(),
+        },
     }
 }
 
@@ -853,17 +860,7 @@ impl DockerApi for Engine {
         self.docker
             .logs(container, Some(opts))
             .map(move |item| {
-                item.map(|o| match o {
-                    bollard::container::LogOutput::StdErr { message } => LogChunk {
-                        stderr: true,
-                        bytes: message,
-                    },
-                    other => LogChunk {
-                        stderr: false,
-                        bytes: other.into_bytes(),
-                    },
-                })
-                .map_err(|source| DockerError::Call {
+                item.map(log_chunk).map_err(|source| DockerError::Call {
                     op: "follow logs of",
                     object: name.clone(),
                     source: Box::new(source),
@@ -940,19 +937,7 @@ impl DockerApi for Engine {
             let created = docker.create_exec(&name, cfg).await.map_err(&fail)?;
             match docker.start_exec(&created.id, None).await.map_err(&fail)? {
                 bollard::exec::StartExecResults::Attached { output, .. } => Ok(output
-                    .map(move |item| {
-                        item.map(|o| match o {
-                            bollard::container::LogOutput::StdErr { message } => LogChunk {
-                                stderr: true,
-                                bytes: message,
-                            },
-                            other => LogChunk {
-                                stderr: false,
-                                bytes: other.into_bytes(),
-                            },
-                        })
-                        .map_err(&fail)
-                    })
+                    .map(move |item| item.map(log_chunk).map_err(&fail))
                     .boxed()),
                 bollard::exec::StartExecResults::Detached => {
                     Ok(futures_util::stream::empty().boxed())

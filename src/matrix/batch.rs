@@ -48,20 +48,14 @@ pub(crate) fn expected_because(plan: &Plan) -> String {
 
 /// A cell before (or without) its run.
 pub(crate) fn not_run(plan: &Plan, expected: Outcome, because: String, sim: bool) -> Cell {
-    Cell {
-        check: plan.check.clone(),
-        k3s_version: plan.k3s_version.to_string(),
+    Cell::not_run(
+        plan.check.clone(),
+        plan.k3s_version.to_string(),
         expected,
-        expected_because: because,
-        verdict: None,
-        status: Status::NotRun,
-        seconds: 0.0,
-        exit_code: None,
-        run_id: None,
-        results: None,
-        stand_in: sim,
-        error: Some("interrupted before it started".into()),
-    }
+        because,
+        sim,
+        "interrupted before it started",
+    )
 }
 
 /// Runs every planned cell, `jobs` at a time, into `dir`; `cancel` stops new runs (and each

@@ -252,23 +252,14 @@ pub(crate) fn add_not_run(cells: &mut Vec<Cell>, plan: &[Planned]) {
         {
             continue;
         }
-        cells.push(Cell {
-            check: p.check.clone(),
-            k3s_version: p.k3s_version.clone(),
-            expected: p.expected,
-            expected_because: p.because.clone(),
-            verdict: None,
-            status: Status::NotRun,
-            seconds: 0.0,
-            exit_code: None,
-            run_id: None,
-            results: None,
-            stand_in: false,
-            error: Some(
-                "wrote nothing: no result.json for it among the inputs (the job did not start, was cancelled, or its results were not uploaded)"
-                    .into(),
-            ),
-        });
+        cells.push(Cell::not_run(
+            p.check.clone(),
+            p.k3s_version.clone(),
+            p.expected,
+            p.because.clone(),
+            false,
+            "wrote nothing: no result.json for it among the inputs (the job did not start, was cancelled, or its results were not uploaded)",
+        ));
     }
     sort(cells);
 }

@@ -94,6 +94,31 @@ pub(crate) struct Cell {
 }
 
 impl Cell {
+    /// A cell without a run (`NOT RUN`), saying why in `error`.
+    pub(crate) fn not_run(
+        check: String,
+        k3s_version: String,
+        expected: Outcome,
+        expected_because: String,
+        stand_in: bool,
+        error: &str,
+    ) -> Cell {
+        Cell {
+            check,
+            k3s_version,
+            expected,
+            expected_because,
+            verdict: None,
+            status: Status::NotRun,
+            seconds: 0.0,
+            exit_code: None,
+            run_id: None,
+            results: None,
+            stand_in,
+            error: Some(error.to_string()),
+        }
+    }
+
     /// One sentence on why a cell is not ok: which version, expected vs got, and why expected.
     pub(crate) fn explain(&self) -> Option<String> {
         let got = self.verdict.map_or("no verdict", Outcome::as_str);
@@ -244,7 +269,7 @@ impl Summary {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use crate::plan::expected;
     use distro::{ReleaseSet, Version};
@@ -253,7 +278,7 @@ mod tests {
         s.parse().expect("valid version")
     }
 
-    fn outcome(s: &str) -> Outcome {
+    pub(crate) fn outcome(s: &str) -> Outcome {
         match s {
             "fixed" => Outcome::Fixed,
             "reproduced" => Outcome::Reproduced,
@@ -261,7 +286,8 @@ mod tests {
         }
     }
 
-    fn cell(version: &str, expected: &str, verdict: Option<&str>) -> Cell {
+    /// A cell of etcd-split on `version`, as a matrix records it (the render tests use it too).
+    pub(crate) fn cell(version: &str, expected: &str, verdict: Option<&str>) -> Cell {
         Cell {
             check: "etcd-split".into(),
             k3s_version: version.into(),

@@ -187,30 +187,7 @@ pub(crate) fn github_matrix(cells: &[(String, String, Outcome)]) -> String {
 mod tests {
     use super::*;
 
-    fn outcome(s: &str) -> Outcome {
-        match s {
-            "fixed" => Outcome::Fixed,
-            "reproduced" => Outcome::Reproduced,
-            _ => Outcome::Inconclusive,
-        }
-    }
-
-    fn cell(version: &str, expected: &str, verdict: Option<&str>) -> Cell {
-        Cell {
-            check: "etcd-split".into(),
-            k3s_version: version.into(),
-            expected: outcome(expected),
-            expected_because: "because".into(),
-            verdict: verdict.map(outcome),
-            status: Status::of(outcome(expected), verdict.map(outcome)),
-            seconds: 9.25,
-            exit_code: Some(0),
-            run_id: Some("abcd1234".into()),
-            results: Some(format!("etcd-split-{version}")),
-            stand_in: true,
-            error: None,
-        }
-    }
+    use crate::matrix::model::tests::cell;
 
     #[test]
     fn table_rendering() {

@@ -389,32 +389,11 @@ fn collect(
         } else {
             items.push(Item {
                 rel,
-                content: Content::Special(special_kind(t)),
+                content: Content::Special(safe_fs::kind_of(t)),
             });
         }
     }
     Ok(())
-}
-
-fn special_kind(t: fs::FileType) -> &'static str {
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::FileTypeExt;
-        if t.is_fifo() {
-            return "a named pipe (FIFO)";
-        }
-        if t.is_char_device() {
-            return "a character device";
-        }
-        if t.is_block_device() {
-            return "a block device";
-        }
-        if t.is_socket() {
-            return "a socket";
-        }
-    }
-    let _ = t;
-    "a special file"
 }
 
 fn same_path(a: &Path, b: &Path) -> bool {

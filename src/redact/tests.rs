@@ -780,30 +780,29 @@ fn short_token_flag_of_k3s() {
     assert_eq!(red(plain), plain);
 }
 
+/// URL credentials: user info without a password is a token, and a password may hold a slash;
+/// what only looks like them stays.
 #[test]
-fn url_user_info_without_password_is_a_token() {
-    let out = red("git clone https://ghp_pl4nt3dT0k3nValue42@github.com/o/r.git");
-    gone(
-        &out,
-        "ghp_pl4nt3dT0k3nValue42",
-        "https://<REDACTED-1>@github.com/o/r.git",
-    );
-    // A plain user name stays.
-    let plain = "ssh://git@github.com/o/r.git https://admin@reg.example/v2/";
-    assert_eq!(red(plain), plain);
-}
-
-#[test]
-fn url_password_holding_a_slash() {
-    let out = red("DOCKER_HOST=tcp://admin:sl/pw-x@10.0.0.2:2376 next");
-    gone(
-        &out,
-        "sl/pw-x",
-        "tcp://admin:<REDACTED-1>@10.0.0.2:2376 next",
-    );
-    // A port then a path with an `@` (an image digest) is not a password.
-    let plain = "pull https://reg.example:5000/v2/img@sha256:0123abcd";
-    assert_eq!(red(plain), plain);
+fn url_user_info_tokens_and_passwords_holding_a_slash() {
+    for (text, secret, kept, plain) in [
+        (
+            "git clone https://ghp_pl4nt3dT0k3nValue42@github.com/o/r.git",
+            "ghp_pl4nt3dT0k3nValue42",
+            "https://<REDACTED-1>@github.com/o/r.git",
+            // A plain user name stays.
+            "ssh://git@github.com/o/r.git https://admin@reg.example/v2/",
+        ),
+        (
+            "DOCKER_HOST=tcp://admin:sl/pw-x@10.0.0.2:2376 next",
+            "sl/pw-x",
+            "tcp://admin:<REDACTED-1>@10.0.0.2:2376 next",
+            // A port then a path with an `@` (an image digest) is not a password.
+            "pull https://reg.example:5000/v2/img@sha256:0123abcd",
+        ),
+    ] {
+        gone(&red(text), secret, kept);
+        assert_eq!(red(plain), plain);
+    }
 }
 
 #[test]

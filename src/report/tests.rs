@@ -67,6 +67,17 @@ pub(super) fn schema_errors(v: &Value) -> Vec<String> {
 
 // ---------------------------------------------------------------- snapshots
 
+/// Fails unless every one of `parts` is in `text`, in that order.
+pub(super) fn assert_in_order(text: &str, parts: &[&str]) {
+    let mut at = 0;
+    for part in parts {
+        let i = text[at..]
+            .find(part)
+            .unwrap_or_else(|| panic!("{part:?} missing or out of order:\n{text}"));
+        at += i + part.len();
+    }
+}
+
 #[test]
 fn snapshot_report_md() {
     insta::assert_snapshot!("report.md", render_fixture().report);
@@ -665,13 +676,7 @@ fn report_follows_the_k3s_bug_template() {
         "**Actual behavior:**",
         "**Additional context / logs:**",
     ];
-    let mut at = 0;
-    for h in headings {
-        let i = md[at..]
-            .find(h)
-            .unwrap_or_else(|| panic!("{h} missing or out of order"));
-        at += i + h.len();
-    }
+    assert_in_order(&md, &headings);
     assert!(md.contains("k3s version v1.33.4+k3s1 (abcdef12)"));
     assert!(md.contains("repro run etcd-split --k3s-version v1.33.4+k3s1 --expect reproduced"));
     assert!(

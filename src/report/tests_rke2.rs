@@ -38,13 +38,7 @@ fn rke2_report_follows_the_rke2_bug_template() {
         "**Actual behavior:**",
         "**Additional context / logs:**",
     ];
-    let mut at = 0;
-    for h in headings {
-        let i = md[at..]
-            .find(h)
-            .unwrap_or_else(|| panic!("{h} missing or out of order:\n{md}"));
-        at += i + h.len();
-    }
+    super::tests::assert_in_order(&md, &headings);
     // `rke2 -v` as #8465's reporter pasted it: both lines, the full 40-hex commit.
     assert!(
         md.contains("```\n$ rke2 -v\nrke2 version v1.32.5+rke2r1 (96e5d2054ec1ecbe9799514eddbeab58579b93e5)\ngo version go1.23.8 X:boringcrypto\n```"),
@@ -166,13 +160,7 @@ fn rke2_validation_comment_has_rke2_qa_s_shape() {
         "**Observations:**",
         "**Re-run:**\n\n```sh\nrepro run etcd-split --version v1.32.5+rke2r1 --expect reproduced\nrepro run etcd-split --version v1.32.9-rc1+rke2r1 --expect fixed\n```",
     ];
-    let mut at = 0;
-    for part in order {
-        let i = text[at..]
-            .find(part)
-            .unwrap_or_else(|| panic!("{part:?} missing or out of order:\n{text}"));
-        at += i + part.len();
-    }
+    super::tests::assert_in_order(&text, &order);
     // k3s QA's long form is not what RKE2 QA posts.
     for k3s in [
         "## Environment Details",

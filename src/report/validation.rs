@@ -198,17 +198,7 @@ pub(crate) fn render(buggy: &Rendered, fixed: &Rendered) -> (String, Outcome) {
     results(&mut o, "Replication", "replication", buggy, &buggy_cases);
     results(&mut o, "Validation", "validation", fixed, &fixed_cases);
     observations(&mut o, b, f, &buggy_cases, &fixed_cases);
-
-    o.push_str("**Re-run:**\n\n```sh\n");
-    o.push_str(&format!("{}\n{}\n", b.rerun, f.rerun));
-    o.push_str("```\n\n");
-    o.push_str(&format!(
-        "Runs: `{}` (buggy, {}), `{}` (fixed, {}). Each results folder holds result.json, junit.xml, report.md, timeline.html and a redacted bundle.tar.gz with every boot's log.\n",
-        b.run_id,
-        b.finished_at.as_deref().unwrap_or(&b.started_at),
-        f.run_id,
-        f.finished_at.as_deref().unwrap_or(&f.started_at),
-    ));
+    rerun(&mut o, b, f);
     (o, outcome)
 }
 
@@ -360,38 +350,12 @@ fn configs(o: &mut String, r: &RunResult) {
 /// logs showed where the bug makes a difference.
 fn results(o: &mut String, title: &str, what: &str, run: &Rendered, all: &[Case<'_>]) {
     let r = &run.result;
-    let facts = r.distribution.facts();
-    let cmd = facts.version_command.join(" ");
     o.push_str(&format!(
         "**{title} Results:**\n- {} version used for {what}:\n\n",
-        facts.binary
+        r.distribution.facts().binary
     ));
-    // `$ k3s -v` only over what k3s -v printed; otherwise say where the version comes from.
-    match (&r.k3s.version_output, k3s_banner(r.distribution, &run.logs)) {
-        (Some(v), _) if !v.trim().is_empty() => {
-            o.push_str(&format!("```\n$ {cmd}\n{}\n```\n\n", v.trim_end()));
-        }
-        (_, Some(b)) => o.push_str(&format!(
-            "```\n{b}\n```\n\n(from the log banner: the run did not record `{cmd}`)\n\n"
-        )),
-        _ => o.push_str(&format!(
-            "```\n{} version {}\n```\n\n(the version asked for: no banner in the logs)\n\n",
-            facts.binary, r.k3s.version
-        )),
-    }
-    match &r.verdict {
-        Some(v) => o.push_str(&format!(
-            "Verdict **{}**: {}.\n\n",
-            v.outcome,
-            v.reason.trim_end_matches('.')
-        )),
-        None => o.push_str(&format!(
-            "No verdict: {}.\n\n",
-            r.error
-                .as_deref()
-                .unwrap_or("the run stopped before deciding")
-        )),
-    }
+    version_block(o, run, "\n");
+    verdict_line(o, r);
     // Where the bug makes a difference, and anything that differed from both worlds.
     let told: Vec<String> = all
         .iter()
@@ -492,7 +456,7 @@ fn short(o: &mut String, buggy: &Rendered, fixed: &Rendered, outcome: Outcome) {
         }
     }
     o.push_str("### Validation\n");
-    version_block(o, fixed);
+    version_block(o, fixed, "");
     o.push_str(&format!(
         "- Cluster status (repro topology `{}`, one container per node; roles as `kubectl get nodes` shows them, boots from the run)\n",
         f.topology.name
@@ -519,7 +483,11 @@ fn short(o: &mut String, buggy: &Rendered, fixed: &Rendered, outcome: Outcome) {
     short_results(o, "Replication", buggy, &buggy_cases);
     short_results(o, "Validation", fixed, &fixed_cases);
     observations(o, b, f, &buggy_cases, &fixed_cases);
+    rerun(o, b, f);
+}
 
+/// How to run both again, and which runs these were.
+fn rerun(o: &mut String, b: &RunResult, f: &RunResult) {
     o.push_str("**Re-run:**\n\n```sh\n");
     o.push_str(&format!("{}\n{}\n", b.rerun, f.rerun));
     o.push_str("```\n\n");
@@ -534,20 +502,38 @@ fn short(o: &mut String, buggy: &Rendered, fixed: &Rendered, outcome: Outcome) {
 
 /// The version command's output as QA pastes it (`$ rke2 -v` and both lines), or the banner it
 /// was read from.
-fn version_block(o: &mut String, run: &Rendered) {
+fn version_block(o: &mut String, run: &Rendered, gap: &str) {
     let r = &run.result;
     let facts = r.distribution.facts();
     let cmd = facts.version_command.join(" ");
+    // `$ k3s -v` only over what k3s -v printed; otherwise say where the version comes from.
     match (&r.k3s.version_output, k3s_banner(r.distribution, &run.logs)) {
         (Some(v), _) if !v.trim().is_empty() => {
-            o.push_str(&format!("```\n$ {cmd}\n{}\n```\n", v.trim_end()));
+            o.push_str(&format!("```\n$ {cmd}\n{}\n```\n{gap}", v.trim_end()));
         }
         (_, Some(b)) => o.push_str(&format!(
-            "```\n{b}\n```\n(from the log banner: the run did not record `{cmd}`)\n"
+            "```\n{b}\n```\n{gap}(from the log banner: the run did not record `{cmd}`)\n{gap}"
         )),
         _ => o.push_str(&format!(
-            "```\n{} version {}\n```\n(the version asked for: no banner in the logs)\n",
+            "```\n{} version {}\n```\n{gap}(the version asked for: no banner in the logs)\n{gap}",
             facts.binary, r.k3s.version
+        )),
+    }
+}
+
+/// `Verdict **reproduced**: why.`, or why there is none, and a blank line.
+fn verdict_line(o: &mut String, r: &RunResult) {
+    match &r.verdict {
+        Some(v) => o.push_str(&format!(
+            "Verdict **{}**: {}.\n\n",
+            v.outcome,
+            v.reason.trim_end_matches('.')
+        )),
+        None => o.push_str(&format!(
+            "No verdict: {}.\n\n",
+            r.error
+                .as_deref()
+                .unwrap_or("the run stopped before deciding")
         )),
     }
 }
@@ -611,21 +597,9 @@ fn node_list(o: &mut String, r: &RunResult) {
 fn short_results(o: &mut String, title: &str, run: &Rendered, all: &[Case<'_>]) {
     let r = &run.result;
     o.push_str(&format!("**{title} on {}:**\n", r.k3s.version));
-    version_block(o, run);
+    version_block(o, run, "");
     o.push('\n');
-    match &r.verdict {
-        Some(v) => o.push_str(&format!(
-            "Verdict **{}**: {}.\n\n",
-            v.outcome,
-            v.reason.trim_end_matches('.')
-        )),
-        None => o.push_str(&format!(
-            "No verdict: {}.\n\n",
-            r.error
-                .as_deref()
-                .unwrap_or("the run stopped before deciding")
-        )),
-    }
+    verdict_line(o, r);
     for c in all
         .iter()
         .filter(|c| c.in_bug_signature() || c.outcome != cases::Outcome::Pass)

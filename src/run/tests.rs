@@ -50,6 +50,17 @@ async fn run_on(
     execute_with(cfg, sc, plan, receivers, ways).await
 }
 
+/// A run of `cfg` on a fake engine whose k3s does what a fixed one does, uninterrupted.
+async fn run_plain(cfg: &RunConfig) -> RunEnd {
+    run_on(
+        Arc::new(FakeDocker::default()),
+        cfg,
+        vec![],
+        CancellationToken::new(),
+    )
+    .await
+}
+
 fn result_json(end: &RunEnd) -> serde_json::Value {
     let dir = end.dir.as_ref().expect("a results folder");
     let text = std::fs::read_to_string(dir.join(RESULT_FILE)).expect("result.json");
@@ -176,13 +187,7 @@ async fn auto_expects_what_fixed_in_predicts_and_each_observation_says_what_was_
     let mut cfg = config(tmp.path(), Outcome::Fixed);
     cfg.expect = Expect::Auto;
     // v1.33.5 has the fix: auto asks for `fixed`, and the fake k3s is a fixed one.
-    let end = run_on(
-        Arc::new(FakeDocker::default()),
-        &cfg,
-        vec![],
-        CancellationToken::new(),
-    )
-    .await;
+    let end = run_plain(&cfg).await;
     assert_eq!(end.exit().code(), crate::exit::OK);
     let r = result_json(&end);
     assert_eq!(r["expect"], "fixed");
@@ -199,13 +204,7 @@ async fn auto_expects_what_fixed_in_predicts_and_each_observation_says_what_was_
     // v1.33.4 predates it: auto asks for `reproduced`; a fixed k3s then differs (exit 1),
     // and each observation asks for the bug's value.
     cfg.target.version = Some("v1.33.4+k3s1".into());
-    let end = run_on(
-        Arc::new(FakeDocker::default()),
-        &cfg,
-        vec![],
-        CancellationToken::new(),
-    )
-    .await;
+    let end = run_plain(&cfg).await;
     assert_eq!(end.exit().code(), crate::exit::OUTCOME_DIFFERS);
     let r = result_json(&end);
     assert_eq!(r["expect"], "reproduced");
@@ -420,30 +419,37 @@ async fn a_build_the_nodes_do_not_run_ends_the_run() {
     crate::cmd::common::prepare_build(&mut cfg.target, false)
         .await
         .expect("a build");
-    for (says, fails) in [
-        (
-            "k3s version v1.33.4+k3s1 (abcdef12)\ngo version go1.24.5\n",
-            true,
-        ),
-        (
-            "k3s version v1.33.5+k3s1 (abcdef12)\ngo version go1.24.5\n",
-            false,
-        ),
-    ] {
-        let fake = Arc::new(FakeDocker {
-            exec_output: says.to_string(),
-            ..FakeDocker::default()
-        });
-        let end = run_on(fake.clone(), &cfg, vec![], CancellationToken::new()).await;
-        if fails {
+    run_where_nodes_say(
+        &cfg,
+        "k3s version v1.33.4+k3s1 (abcdef12)\ngo version go1.24.5\n",
+        Some("`k3s -v` there says `v1.33.4+k3s1`, the build carries v1.33.5+k3s1 (copied to /bin/k3s)"),
+    )
+    .await;
+    run_where_nodes_say(
+        &cfg,
+        "k3s version v1.33.5+k3s1 (abcdef12)\ngo version go1.24.5\n",
+        None,
+    )
+    .await;
+}
+
+/// Runs `cfg` on nodes whose `k3s -v` prints `says`. With `refused` (what the error must say),
+/// the run ends with exit 3, no verdict and its nodes removed; without, it gives `fixed`.
+async fn run_where_nodes_say(cfg: &RunConfig, says: &str, refused: Option<&str>) {
+    let fake = Arc::new(FakeDocker {
+        exec_output: says.to_string(),
+        ..FakeDocker::default()
+    });
+    let end = run_on(fake.clone(), cfg, vec![], CancellationToken::new()).await;
+    match refused {
+        Some(why) => {
             let e = end.error().expect("an error").to_string();
-            assert!(
-                e.contains("`k3s -v` there says `v1.33.4+k3s1`, the build carries v1.33.5+k3s1 (copied to /bin/k3s)"),
-                "{e}"
-            );
+            assert!(e.contains(why), "{e}");
             assert_eq!(end.exit().code(), crate::exit::INFRA);
+            assert!(end.outcome().is_none());
             assert!(fake.calls().iter().any(|c| c.starts_with("remove ")));
-        } else {
+        }
+        None => {
             assert!(end.error().is_none(), "{:?}", end.error());
             assert_eq!(end.outcome(), Some(Outcome::Fixed));
         }
@@ -457,42 +463,20 @@ async fn nodes_that_run_another_version_than_the_one_of_record_end_the_run() {
     let tmp = tempfile::tempdir().expect("tempdir");
     // config(): the version of record is v1.33.5+k3s1.
     let cfg = config(&tmp.path().join("results"), Outcome::Fixed);
-    for (says, fails) in [
+    for (says, reported) in [
         (
             "k3s version v1.33.4+k3s1 (abcdef12)\ngo version go1.24.5\n",
-            true,
+            Some("v1.33.4+k3s1"),
         ),
-        ("k3s version dev (HEAD)\ngo version go1.24.5\n", true),
+        ("k3s version dev (HEAD)\ngo version go1.24.5\n", Some("dev")),
         (
             "k3s version v1.33.5+k3s1 (abcdef12)\ngo version go1.24.5\n",
-            false,
+            None,
         ),
     ] {
-        let fake = Arc::new(FakeDocker {
-            exec_output: says.to_string(),
-            ..FakeDocker::default()
-        });
-        let end = run_on(fake.clone(), &cfg, vec![], CancellationToken::new()).await;
-        if fails {
-            let e = end.error().expect("an error").to_string();
-            let reported = if says.contains("dev") {
-                "dev"
-            } else {
-                "v1.33.4+k3s1"
-            };
-            assert!(
-                e.contains(&format!(
-                    "`k3s -v` on etcd-1 says {reported}, the run is of v1.33.5+k3s1"
-                )),
-                "{e}"
-            );
-            assert_eq!(end.exit().code(), crate::exit::INFRA);
-            assert!(end.outcome().is_none());
-            assert!(fake.calls().iter().any(|c| c.starts_with("remove ")));
-        } else {
-            assert!(end.error().is_none(), "{:?}", end.error());
-            assert_eq!(end.outcome(), Some(Outcome::Fixed));
-        }
+        let why =
+            reported.map(|r| format!("`k3s -v` on etcd-1 says {r}, the run is of v1.33.5+k3s1"));
+        run_where_nodes_say(&cfg, says, why.as_deref()).await;
     }
 }
 

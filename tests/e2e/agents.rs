@@ -3,30 +3,25 @@
 //! release, gives the verdict `fixed-in` predicts; the agent is ready on the kubelet's
 //! registration, which the stand-in prints after `Running kubelet`, as k3s's agent does.
 
-use crate::sim_run as run;
-use crate::util::{repro, text};
+use crate::runs::Run;
 
 /// The shipped checks that fit the topology; `bootstrap-check` starts a deferred node this
 /// topology does not defer, and is refused (the last test).
 const CHECKS: &[&str] = &["etcd-split", "metrics-order", "metrics-right-order"];
 
 fn run_with_agent(check: &str, version: &str) {
-    let (out, r, dir, _t) = run(&[
-        check,
-        "--topology",
-        "etcd-split-agent",
-        "--version",
-        version,
-    ]);
+    let run = Run::check(check)
+        .topology("etcd-split-agent")
+        .sim()
+        .version(version)
+        .finish();
     // `--expect auto`: exit 0 is the verdict `fixed-in` predicts for the version.
+    run.out.code(0);
     assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{check} on {version}: {}",
-        text(&out)
+        run.result["topology"]["name"], "etcd-split-agent",
+        "{check}"
     );
-    assert_eq!(r["topology"]["name"], "etcd-split-agent", "{check}");
-    let log = std::fs::read_to_string(dir.join("nodes/agent-1/boot-1.log")).unwrap();
+    let log = run.boot_log("agent-1", 1);
     let at = |needle: &str| {
         log.find(needle)
             .unwrap_or_else(|| panic!("agent-1 never printed {needle:?}:\n{log}"))
@@ -55,22 +50,17 @@ fn every_check_on_the_qa_topology_with_an_agent_fixed() {
 
 #[test]
 fn a_check_that_does_not_fit_the_agent_topology_is_refused_with_the_reason() {
-    let out = repro()
-        .args([
-            "run",
-            "bootstrap-check",
-            "--sim",
-            "--topology",
-            "etcd-split-agent",
-        ])
-        .output()
-        .unwrap();
-    let s = text(&out);
-    assert_eq!(out.status.code(), Some(2), "{s}");
+    let (out, results) = Run::check("bootstrap-check")
+        .sim()
+        .topology("etcd-split-agent")
+        .output();
+    out.code(2);
+    let s = out.to_string();
     assert!(
         s.contains("does not fit topology `etcd-split-agent`") && s.contains("already running"),
         "{s}"
     );
+    results.assert_untouched(&out);
 }
 
 /// #31: a topology whose agent joins a control-plane-only server, a step that restarts the
@@ -91,18 +81,13 @@ fn an_undecidable_expectation_is_refused_before_anything_is_created() {
     let engine = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     engine.set_nonblocking(true).unwrap();
     let port = engine.local_addr().unwrap().port();
-    let results = root.path().join("results");
-    let out = repro()
+    let (out, results) = Run::check("agent-fatal-down")
         .env("DOCKER_HOST", format!("tcp://127.0.0.1:{port}"))
-        .args(["run", "agent-fatal-down", "--sim", "--progress", "never"])
-        .arg("--root")
-        .arg(root.path())
-        .arg("--results")
-        .arg(&results)
-        .output()
-        .unwrap();
-    let s = text(&out);
-    assert_eq!(out.status.code(), Some(2), "{s}");
+        .sim()
+        .root(root.path())
+        .output();
+    let s = out.to_string();
+    out.code(2);
     assert!(
         s.contains("checks/agent-fatal-down.yaml:16:16: error: `fatal: down` can never be decided on `agent-1`")
             && s.contains("help: a run would wait its whole --timeout for it"),
@@ -112,8 +97,5 @@ fn an_undecidable_expectation_is_refused_before_anything_is_created() {
         matches!(engine.accept(), Err(e) if e.kind() == std::io::ErrorKind::WouldBlock),
         "the refused run connected to the engine: {s}"
     );
-    assert!(
-        !results.exists(),
-        "no results folder for a refused run: {s}"
-    );
+    results.assert_untouched(&out);
 }

@@ -6,35 +6,26 @@
 
 use serde_json::Value;
 
-use crate::sim_run as run;
-use crate::util::{project, repro, text};
+use crate::runs::Run;
+use crate::util::project;
 
 #[test]
 fn metrics_checks_on_two_control_planes_are_refused_with_the_reason() {
     for (check, line) in [("metrics-order", 50), ("metrics-right-order", 35)] {
-        let tmp = tempfile::tempdir().unwrap();
-        let out = repro()
-            .args(["run", check, "--topology", "etcd-split-2cp", "--sim"])
-            .args([
-                "--k3s-version",
-                "v1.33.4+k3s1",
-                "--progress",
-                "never",
-                "--results",
-            ])
-            .arg(tmp.path())
-            .output()
-            .unwrap();
-        assert_eq!(out.status.code(), Some(2), "{}", text(&out));
-        let err = String::from_utf8_lossy(&out.stderr);
+        let (out, results) = Run::check(check)
+            .topology("etcd-split-2cp")
+            .sim()
+            .version("v1.33.4+k3s1")
+            .output();
+        out.code(2);
         assert!(
-            err.contains(&format!(
+            out.stderr.contains(&format!(
                 "checks/{check}.yaml:{line}:27: error: on a buggy release `etcd-2: {{supervisor-metrics: up}}`"
-            )) && err.contains("cp-1 (up), cp-2 (down)"),
-            "{err}"
+            )) && out.stderr.contains("cp-1 (up), cp-2 (down)"),
+            "{out}"
         );
         // Refused before Docker: no results folder, so no run and nothing to clean.
-        assert_eq!(std::fs::read_dir(tmp.path()).unwrap().count(), 0, "{err}");
+        results.assert_untouched(&out);
     }
 }
 
@@ -71,20 +62,16 @@ fn seeded_picks_decide_what_a_buggy_joiner_shows_and_the_verdict_holds() {
     let root = metrics_order_any();
     let mut picks: Vec<String> = Vec::new();
     for seed in [1u64, 2, 3, 4] {
-        let seed_s = seed.to_string();
-        let (out, r, _d, _t) = run(&[
-            "metrics-order",
-            "--root",
-            root.path().to_str().unwrap(),
-            "--topology",
-            "etcd-split-2cp",
-            "--k3s-version",
-            "v1.33.4+k3s1",
-            "--sim-seed",
-            &seed_s,
-        ]);
-        assert_eq!(out.status.code(), Some(0), "seed {seed}: {}", text(&out));
-        assert_eq!(r["verdict"]["outcome"], "reproduced", "seed {seed}");
+        let run = Run::check("metrics-order")
+            .root(root.path())
+            .topology("etcd-split-2cp")
+            .sim()
+            .version("v1.33.4+k3s1")
+            .args(["--sim-seed", &seed.to_string()])
+            .finish();
+        run.out.code(0);
+        let r = &run.result;
+        assert_eq!(run.outcome(), "reproduced", "seed {seed}");
         assert_eq!(r["sim_seed"], seed, "seed {seed}");
         let seeds = r["sim_seeds"].as_object().unwrap();
         assert_eq!(seeds.len(), 5, "seed {seed}: one per node");
@@ -97,7 +84,7 @@ fn seeded_picks_decide_what_a_buggy_joiner_shows_and_the_verdict_holds() {
                 .find(|o| o["node"] == node && o["signal"] == "supervisor-metrics")
                 .unwrap();
             let boot = o["boot"].as_u64().unwrap();
-            let server = picked(&r, node, boot)
+            let server = picked(r, node, boot)
                 .unwrap_or_else(|| panic!("seed {seed}: {node} boot {boot} recorded no pick"));
             let want = if server == "cp-2" { "down" } else { "up" };
             assert_eq!(
@@ -108,7 +95,7 @@ fn seeded_picks_decide_what_a_buggy_joiner_shows_and_the_verdict_holds() {
         }
         // Its first boot had no saved servers: only the joined node (the default, standing
         // by), and the stand-in logs no state change for it.
-        assert_eq!(picked(&r, "etcd-2", 1), None, "seed {seed}");
+        assert_eq!(picked(r, "etcd-2", 1), None, "seed {seed}");
     }
     eprintln!("step-4 picks over seeds 1-4 (etcd-2, etcd-3 per seed): {picks:?}");
     for server in ["cp-1", "cp-2"] {

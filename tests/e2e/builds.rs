@@ -1,8 +1,11 @@
 //! Builds under test on the stand-in (#20): a run on a release candidate expects, and gets,
 //! the verdict the changes table's `rc:` evidence predicts.
 
-use crate::sim_run as run;
-use crate::util::text;
+use std::path::{Path, PathBuf};
+
+use crate::images::{sim_build, sim_image, Image};
+use crate::repro::Repro;
+use crate::runs::{assert_no_leftovers, read_json, read_result, Run};
 
 #[test]
 fn runs_on_release_candidates_report_what_the_evidence_predicts() {
@@ -11,22 +14,18 @@ fn runs_on_release_candidates_report_what_the_evidence_predicts() {
         ("v1.33.4-rc1+k3s1", "reproduced"),
     ] {
         // No --expect: `auto` must predict the candidate's verdict for the run to exit 0.
-        let (out, r, dir, _t) = run(&["etcd-split", "--k3s-version", rc]);
-        assert_eq!(out.status.code(), Some(0), "{rc}: {}", text(&out));
-        assert_eq!(r["verdict"]["outcome"], want, "{rc}");
+        let run = Run::check("etcd-split").sim().version(rc).finish();
+        run.out.code(0);
+        let r = &run.result;
+        assert_eq!(run.outcome(), want, "{rc}");
         assert_eq!(r["expect"], want, "{rc}");
         assert_eq!(r["k3s"]["version"], rc);
-        let tag = rc.replace('+', "-");
-        assert_eq!(
-            r["k3s"]["image"],
-            format!("{}:{tag}", crate::util::sim_repo()),
-            "{rc}"
-        );
+        assert_eq!(r["k3s"]["image"], sim_image(rc), "{rc}");
         let v = r["k3s"]["version_output"].as_str().unwrap_or_default();
         assert!(v.starts_with(&format!("k3s version {rc}")), "{v:?}");
         let because = r["expect_because"].as_str().unwrap_or_default();
         assert!(because.contains("v1.33.5"), "{because}");
-        let md = std::fs::read_to_string(dir.join("report.md")).unwrap();
+        let md = run.file("report.md");
         assert!(md.contains(rc), "report.md names {rc}");
     }
 }
@@ -41,12 +40,11 @@ fn sim_binary_reports_its_version_and_its_fix() {
         ("--fixed", "etcd-only bootstrap fix present (fixed)"),
     ] {
         let file = tmp.path().join(format!("k3s{flag}"));
-        let out = crate::util::repro()
+        Repro::new()
             .args(["sim", "binary", "--version", "v1.33.5+k3s1", flag, "--out"])
             .arg(&file)
-            .output()
-            .unwrap();
-        assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+            .run()
+            .code(0);
         let v = std::process::Command::new(&file)
             .env_remove("REPRO_SIM_K3S_VERSION")
             .arg("-v")
@@ -69,17 +67,12 @@ fn sim_binary_reports_its_version_and_its_fix() {
         );
         assert!(help.contains(says), "{help}");
     }
-    let out = crate::util::repro()
+    let out = Repro::new()
         .args(["sim", "binary", "--version", "1.33", "--fixed", "--out"])
         .arg(tmp.path().join("bad"))
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
-    assert!(
-        String::from_utf8_lossy(&out.stderr).contains("`1.33` is not a k3s or rke2 version"),
-        "{}",
-        text(&out)
-    );
+        .run();
+    out.code(2);
+    out.stderr_has("`1.33` is not a k3s or rke2 version");
 }
 
 /// Bisect over a list with release candidates: the first fixed one is the rc1 QA validated,
@@ -94,17 +87,17 @@ fn bisect_over_candidates_names_the_first_fixed_candidate() {
         "releases:\n  - v1.33.4+k3s1\n  - v1.33.5-rc1+k3s1\n  - v1.33.5+k3s1\n",
     )
     .unwrap();
-    let results = tmp.path().join("results");
-    let out = crate::util::repro()
-        .args(["bisect", "etcd-split", "--good", "v1.33.5+k3s1", "--bad"])
-        .args(["v1.33.4+k3s1", "--sim", "--versions"])
+    let (out, _results) = Run::command(["bisect", "etcd-split", "--sim"])
+        .args([
+            "--good",
+            "v1.33.5+k3s1",
+            "--bad",
+            "v1.33.4+k3s1",
+            "--versions",
+        ])
         .arg(&list)
-        .arg("--results")
-        .arg(&results)
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
-    let s = String::from_utf8_lossy(&out.stdout);
+        .output();
+    let s = &out.code(0).stdout;
     assert!(
         s.contains("answer: v1.33.5-rc1+k3s1 is the first release showing `fixed`"),
         "{s}"
@@ -116,54 +109,32 @@ fn bisect_over_candidates_names_the_first_fixed_candidate() {
 }
 
 /// `repro sim binary` into `dir`: a stand-in reporting `version`, with the fix or not.
-fn sim_binary(dir: &std::path::Path, version: &str, fixed: bool) -> std::path::PathBuf {
+fn sim_binary(dir: &Path, version: &str, fixed: bool) -> PathBuf {
     let file = dir.join(format!(
         "k3s-{version}-{}",
         if fixed { "fixed" } else { "buggy" }
     ));
-    let out = crate::util::repro()
+    Repro::new()
         .args(["sim", "binary", "--version", version])
         .arg(if fixed { "--fixed" } else { "--buggy" })
         .arg("--out")
         .arg(&file)
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+        .run()
+        .code(0);
     file
 }
 
-/// The stand-in images of `versions`, in this checkout's repository (built if missing).
-fn sim_images(versions: &str) {
-    crate::docker::docker_ok();
-    let out = crate::util::repro()
-        .args(["sim", "build", "--version", versions])
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
-}
-
-fn sha256(path: &std::path::Path) -> String {
+fn sha256(path: &Path) -> String {
     sha256_bytes(&std::fs::read(path).unwrap())
 }
 
-/// `repro run <args>` into `results` with plain progress; the result (schema-checked) and that
-/// nothing of the run is left.
-fn build_run(
-    cmd: &mut std::process::Command,
-    args: &[&str],
-    results: &std::path::Path,
-) -> (std::process::Output, serde_json::Value, std::path::PathBuf) {
-    let out = cmd
-        .arg("run")
-        .args(args)
-        .args(["--progress", "never", "--results"])
-        .arg(results)
-        .output()
-        .unwrap();
-    let dir = crate::only_run_dir(results);
-    let r = crate::read_result(&dir);
-    crate::assert_no_leftovers(r["run_id"].as_str().unwrap());
-    (out, r, dir)
+/// `repro run etcd-split --k3s-binary <binary> --image <image>`, checked as every run is.
+fn binary_run(binary: &Path, image: &str) -> crate::runs::Finished {
+    Run::check("etcd-split")
+        .arg("--k3s-binary")
+        .arg(binary)
+        .args(["--image", image])
+        .finish()
 }
 
 /// The binary decides, not the image tag: a fixed stand-in binary on the buggy release's image
@@ -172,24 +143,19 @@ fn build_run(
 /// sha256 and the base image it ran in, and `k3s -v` in the nodes is the binary's.
 #[test]
 fn the_binary_decides_not_the_image() {
-    sim_images("v1.33.4+k3s1,v1.33.5+k3s1");
+    sim_build("v1.33.4+k3s1,v1.33.5+k3s1");
     let tmp = tempfile::tempdir().unwrap();
-    let repo = crate::util::sim_repo();
     for (version, fixed, base, want) in [
-        ("v1.33.5+k3s1", true, "v1.33.4-k3s1", "fixed"),
-        ("v1.33.4+k3s1", false, "v1.33.5-k3s1", "reproduced"),
+        ("v1.33.5+k3s1", true, "v1.33.4+k3s1", "fixed"),
+        ("v1.33.4+k3s1", false, "v1.33.5+k3s1", "reproduced"),
     ] {
         let bin = sim_binary(tmp.path(), version, fixed);
-        let results = tmp.path().join(format!("results-{want}"));
-        let image = format!("{repo}:{base}");
+        let image = sim_image(base);
         let path = bin.display().to_string();
-        let (out, r, dir) = build_run(
-            &mut crate::util::repro(),
-            &["etcd-split", "--k3s-binary", &path, "--image", &image],
-            &results,
-        );
-        assert_eq!(out.status.code(), Some(0), "{want}: {}", text(&out));
-        assert_eq!(r["verdict"]["outcome"], want, "{}", text(&out));
+        let run = binary_run(&bin, &image);
+        let (out, r) = (&run.out, &run.result);
+        out.code(0);
+        assert_eq!(run.outcome(), want, "{out}");
         assert_eq!(r["expect"], want);
         assert_eq!(r["k3s"]["version"], version);
         assert_eq!(r["k3s"]["image"], image);
@@ -205,15 +171,11 @@ fn the_binary_decides_not_the_image() {
         assert_eq!(b["installed_at"], "/bin/k3s");
         let v = r["k3s"]["version_output"].as_str().unwrap_or_default();
         assert!(v.starts_with(&format!("k3s version {version} ")), "{v:?}");
-        let stdout = String::from_utf8_lossy(&out.stdout);
-        assert!(
-            stdout.contains(&format!(
-                "build under test: {path} (reports {version}, sha256 "
-            )),
-            "{stdout}"
-        );
+        out.stdout_has(&format!(
+            "build under test: {path} (reports {version}, sha256 "
+        ));
         assert!(r["rerun"].as_str().unwrap().contains("--k3s-binary"));
-        let md = std::fs::read_to_string(dir.join("report.md")).unwrap();
+        let md = run.file("report.md");
         assert!(
             md.contains(&format!(
                 "Build under test: the local build `{path}`, reporting `{version}` (sha256 `{}`)",
@@ -247,20 +209,16 @@ fn a_served_commit_build_runs_and_a_corrupted_one_is_refused() {
     let fixed = std::fs::read(sim_binary(tmp.path(), "v1.33.5+k3s1", true)).unwrap();
     let good = "0c0ffee0000000000000000000000000000000a1";
     publish(&server, good, fixed.clone(), &fixed);
-    let with_ci = || {
-        let mut c = crate::util::repro();
-        c.env("REPRO_K3S_CI_URL", server.url())
-            .env("XDG_CACHE_HOME", &cache);
-        c
+    let with_ci = |run: Run| {
+        run.env("REPRO_K3S_CI_URL", server.url())
+            .env("XDG_CACHE_HOME", &cache)
     };
-    let results = tmp.path().join("results");
-    let (out, r, _) = build_run(
-        &mut with_ci(),
-        &["etcd-split", "--k3s-commit", good, "--sim"],
-        &results,
-    );
-    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
-    assert_eq!(r["verdict"]["outcome"], "fixed");
+    let run = with_ci(Run::check("etcd-split"))
+        .args(["--k3s-commit", good, "--sim"])
+        .finish();
+    run.out.code(0);
+    let r = &run.result;
+    assert_eq!(run.outcome(), "fixed");
     let b = &r["build"];
     assert_eq!(b["source"], "commit");
     assert_eq!(b["commit"], good);
@@ -273,16 +231,13 @@ fn a_served_commit_build_runs_and_a_corrupted_one_is_refused() {
         [format!("/k3s-{good}.sha256sum"), format!("/k3s-{good}")]
     );
     // Reused from the cache, verified again: nothing downloaded.
-    let out = with_ci()
+    let out = Repro::new()
+        .env("REPRO_K3S_CI_URL", server.url())
+        .env("XDG_CACHE_HOME", &cache)
         .args(["plan", "etcd-split", "--sim", "--k3s-commit", good])
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
-    assert!(
-        String::from_utf8_lossy(&out.stderr).contains("is cached and verified"),
-        "{}",
-        text(&out)
-    );
+        .run();
+    out.code(0);
+    out.stderr_has("is cached and verified");
     assert_eq!(server.asked().len(), 2);
 
     // Corrupted: one byte changed after the sum was taken.
@@ -294,22 +249,12 @@ fn a_served_commit_build_runs_and_a_corrupted_one_is_refused() {
     let engine = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     engine.set_nonblocking(true).unwrap();
     let port = engine.local_addr().unwrap().port();
-    let results = tmp.path().join("results-corrupted");
-    let out = with_ci()
+    let (out, results) = with_ci(Run::check("etcd-split"))
         .env("DOCKER_HOST", format!("tcp://127.0.0.1:{port}"))
-        .args([
-            "run",
-            "etcd-split",
-            "--sim",
-            "--k3s-commit",
-            bad,
-            "--results",
-        ])
-        .arg(&results)
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(3), "{}", text(&out));
-    let err = String::from_utf8_lossy(&out.stderr);
+        .args(["--sim", "--k3s-commit", bad])
+        .output();
+    out.code(3);
+    let err = &out.stderr;
     let (have, want) = (sha256_bytes(&corrupted), sha256_bytes(&fixed));
     assert!(
         err.contains(&format!("has sha256 {have}, but"))
@@ -320,7 +265,7 @@ fn a_served_commit_build_runs_and_a_corrupted_one_is_refused() {
         matches!(engine.accept(), Err(e) if e.kind() == std::io::ErrorKind::WouldBlock),
         "the refused run connected to the engine"
     );
-    assert!(!results.exists(), "no run folder for a refused build");
+    results.assert_untouched(&out);
     assert!(!cache.join("repro/builds").join(bad).join("k3s").exists());
 }
 
@@ -336,11 +281,14 @@ fn sha256_bytes(bytes: &[u8]) -> String {
 /// `fixed` under `--expect auto`.
 #[test]
 fn a_run_on_v1_32_9_rc1_expects_and_shows_fixed() {
-    let (out, r, _dir, _t) = run(&["etcd-split", "--k3s-version", "v1.32.9-rc1+k3s1"]);
-    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
-    assert_eq!(r["expect"], "fixed");
-    assert_eq!(r["verdict"]["outcome"], "fixed");
-    assert_eq!(r["k3s"]["version"], "v1.32.9-rc1+k3s1");
+    let run = Run::check("etcd-split")
+        .sim()
+        .version("v1.32.9-rc1+k3s1")
+        .finish();
+    run.out.code(0);
+    assert_eq!(run.result["expect"], "fixed");
+    assert_eq!(run.outcome(), "fixed");
+    assert_eq!(run.result["k3s"]["version"], "v1.32.9-rc1+k3s1");
 }
 
 /// `bisect --commits` over 8 commits served as CI builds: commits 0..=2 buggy, 3..=7 fixed; the
@@ -368,18 +316,12 @@ fn bisect_over_commits_names_the_first_fixed_one() {
         lines.push('\n');
     }
     std::fs::write(&list, lines).unwrap();
-    let results = tmp.path().join("results");
-    let out = crate::util::repro()
+    let (out, results) = Run::command(["bisect", "etcd-split", "--sim", "--commits"])
+        .arg(&list)
         .env("REPRO_K3S_CI_URL", server.url())
         .env("XDG_CACHE_HOME", tmp.path().join("cache"))
-        .args(["bisect", "etcd-split", "--sim", "--commits"])
-        .arg(&list)
-        .arg("--results")
-        .arg(&results)
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
-    let s = String::from_utf8_lossy(&out.stdout);
+        .output();
+    let s = &out.code(0).stdout;
     assert!(
         s.contains(&format!(
             "answer: {} is the first commit showing `fixed`; {} is the last showing `reproduced`",
@@ -389,10 +331,7 @@ fn bisect_over_commits_names_the_first_fixed_one() {
         "{s}"
     );
     assert!(s.contains("at most 4 runs (⌈log2 8⌉+1)"), "{s}");
-    let record: serde_json::Value = serde_json::from_str(
-        &std::fs::read_to_string(crate::only_run_dir(&results).join("bisect.json")).unwrap(),
-    )
-    .unwrap();
+    let record = read_json(&results.only_run_dir().join("bisect.json"));
     let runs = record["runs"].as_u64().unwrap();
     assert!((2..=4).contains(&runs), "{record}");
     assert_eq!(record["answer"], commits[first_fixed].as_str());
@@ -407,10 +346,9 @@ fn bisect_over_commits_names_the_first_fixed_one() {
     for p in probes {
         let c = p["commit"].as_str().unwrap();
         assert!(asked.contains(&format!("/k3s-{c}")), "{asked:?}");
-        let run_dir = std::path::PathBuf::from(p["results"].as_str().unwrap());
-        let r = crate::read_result(&run_dir);
+        let r = read_result(Path::new(p["results"].as_str().unwrap()));
         assert_eq!(r["build"]["commit"], c);
-        crate::assert_no_leftovers(r["run_id"].as_str().unwrap());
+        assert_no_leftovers(r["run_id"].as_str().unwrap());
     }
 }
 
@@ -419,46 +357,26 @@ fn bisect_over_commits_names_the_first_fixed_one() {
 /// instead of giving a verdict about the wrong binary.
 #[test]
 fn an_image_running_its_binary_from_elsewhere_is_caught() {
-    sim_images("v1.33.4+k3s1");
+    sim_build("v1.33.4+k3s1");
     let tmp = tempfile::tempdir().unwrap();
-    let ctx = tmp.path().join("ctx");
-    std::fs::create_dir(&ctx).unwrap();
-    std::fs::copy(
-        sim_binary(tmp.path(), "v1.33.4+k3s1", false),
-        ctx.join("k3s"),
-    )
-    .unwrap();
-    let base = format!("{}:v1.33.4-k3s1", crate::util::sim_repo());
-    std::fs::write(
-        ctx.join("Dockerfile"),
-        format!(
-            "FROM {base}\nCOPY k3s /usr/local/bin/k3s\nENV PATH=/usr/local/bin:/bin\nENTRYPOINT [\"/usr/local/bin/k3s\"]\n"
+    let elsewhere = Image::build(
+        format!("{}-elsewhere:{}", crate::util::sim_repo(), std::process::id()),
+        &format!(
+            "FROM {}\nCOPY k3s /usr/local/bin/k3s\nENV PATH=/usr/local/bin:/bin\nENTRYPOINT [\"/usr/local/bin/k3s\"]\n",
+            sim_image("v1.33.4+k3s1")
         ),
-    )
-    .unwrap();
-    let image = format!(
-        "{}-elsewhere:{}",
-        crate::util::sim_repo(),
-        std::process::id()
+        &[("k3s", &sim_binary(tmp.path(), "v1.33.4+k3s1", false))],
     );
-    let built = std::process::Command::new("docker")
-        .args(["build", "-q", "-t", &image])
-        .arg(&ctx)
-        .output()
-        .unwrap();
-    assert!(built.status.success(), "{}", text(&built));
     let fixed = sim_binary(tmp.path(), "v1.33.5+k3s1", true);
-    let results = tmp.path().join("results");
-    let path = fixed.display().to_string();
-    let (out, r, _) = build_run(
-        &mut crate::util::repro(),
-        &["etcd-split", "--k3s-binary", &path, "--image", &image],
-        &results,
-    );
-    let _ = std::process::Command::new("docker")
-        .args(["rmi", "-f", &image])
+    let (out, results) = Run::check("etcd-split")
+        .arg("--k3s-binary")
+        .arg(&fixed)
+        .args(["--image", &elsewhere.0])
         .output();
-    assert_eq!(out.status.code(), Some(3), "{}", text(&out));
+    drop(elsewhere);
+    let run = results.finished(out);
+    let r = &run.result;
+    run.out.code(3);
     let e = r["error"].as_str().unwrap_or_default();
     assert!(
         e.contains("`k3s -v` there says `v1.33.4+k3s1`, the build carries v1.33.5+k3s1"),
@@ -474,22 +392,11 @@ fn matrix_runs_every_check_on_one_build() {
     crate::docker::docker_ok();
     let tmp = tempfile::tempdir().unwrap();
     let bin = sim_binary(tmp.path(), "v1.33.4+k3s1", false);
-    let results = tmp.path().join("results");
-    let out = crate::util::repro()
-        .args([
-            "matrix",
-            "--sim",
-            "--checks",
-            "etcd-split,metrics-order",
-            "--k3s-binary",
-        ])
+    let (out, results) = Run::command(["matrix", "--sim", "--checks", "etcd-split,metrics-order"])
+        .arg("--k3s-binary")
         .arg(&bin)
-        .arg("--results")
-        .arg(&results)
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
-    let s = String::from_utf8_lossy(&out.stdout);
+        .output();
+    let s = &out.code(0).stdout;
     assert!(
         s.contains(&format!(
             "build under test: {} (reports v1.33.4+k3s1",
@@ -497,17 +404,15 @@ fn matrix_runs_every_check_on_one_build() {
         )),
         "{s}"
     );
-    let matrix = crate::only_run_dir(&results);
-    let summary: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(matrix.join("summary.json")).unwrap())
-            .unwrap();
+    let matrix = results.only_run_dir();
+    let summary = read_json(&matrix.join("summary.json"));
     let cells = summary["cells"].as_array().unwrap();
     assert_eq!(cells.len(), 2, "{summary}");
     for c in cells {
         assert_eq!(c["status"], "ok", "{c}");
-        let r = crate::read_result(&matrix.join(c["results"].as_str().unwrap()));
+        let r = read_result(&matrix.join(c["results"].as_str().unwrap()));
         assert_eq!(r["build"]["reported"], "v1.33.4+k3s1");
         assert_eq!(r["build"]["sha256"], sha256(&bin).as_str());
-        crate::assert_no_leftovers(r["run_id"].as_str().unwrap());
+        assert_no_leftovers(r["run_id"].as_str().unwrap());
     }
 }

@@ -8,8 +8,21 @@ use std::process::Command;
 use serde_json::Value;
 
 use crate::docker::docker_ok;
-use crate::util::{repro, text};
-use crate::{assert_no_leftovers, only_run_dir, read_result};
+use crate::images::Image;
+use crate::repro::{Output, Repro};
+use crate::runs::Run;
+
+/// `repro doctor <args>`.
+fn doctor(args: &[&str]) -> Output {
+    Repro::new().arg("doctor").args(args).run()
+}
+
+/// `repro doctor --format json <args>`: what it printed and its one JSON document.
+fn doctor_json(args: &[&str]) -> (Output, Value) {
+    let out = doctor(&[&["--format", "json"], args].concat());
+    let v = out.json();
+    (out, v)
+}
 
 /// The doctor tests one at a time: each checks that no doctor's throwaway container is left,
 /// which another test's doctor, still running, would have.
@@ -44,9 +57,9 @@ fn doctor_leftovers() -> Vec<String> {
 fn doctor_says_real_k3s_cannot_run_here_and_the_stand_in_can() {
     docker_ok();
     let _one = one_doctor();
-    let out = repro().args(["doctor"]).output().unwrap();
-    let s = text(&out);
-    assert_eq!(out.status.code(), Some(3), "{s}");
+    let out = doctor(&[]);
+    let s = out.to_string();
+    out.code(3);
     assert!(
         s.contains("FAIL  privileged") && s.contains("refused a privileged container"),
         "{s}"
@@ -61,9 +74,9 @@ fn doctor_says_real_k3s_cannot_run_here_and_the_stand_in_can() {
     assert!(s.contains("--sim"), "{s}");
     assert_eq!(doctor_leftovers(), Vec::<String>::new());
 
-    let out = repro().args(["doctor", "--sim"]).output().unwrap();
-    let s = text(&out);
-    assert_eq!(out.status.code(), Some(0), "{s}");
+    let out = doctor(&["--sim"]);
+    let s = out.to_string();
+    out.code(0);
     assert!(!s.contains("FAIL"), "{s}");
     assert!(s.contains("the k3s stand-in can run here"), "{s}");
 }
@@ -72,25 +85,14 @@ fn doctor_says_real_k3s_cannot_run_here_and_the_stand_in_can() {
 fn doctor_json_is_one_document_with_every_check() {
     docker_ok();
     let _one = one_doctor();
-    let out = repro()
-        .args(["doctor", "--format", "json", "--topology", "etcd-split"])
-        .args(["--version", "v1.33.5+k3s1"])
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(3), "{}", text(&out));
-    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let (out, v) = doctor_json(&["--topology", "etcd-split", "--version", "v1.33.5+k3s1"]);
+    out.code(3);
     assert_eq!(v["ok"], false);
     assert_eq!(v["topology"], "etcd-split");
     assert_eq!(v["version"], "v1.33.5+k3s1");
     assert_eq!(v["nodes"], 4);
     let checks = v["checks"].as_array().unwrap();
-    let status = |name: &str| {
-        checks
-            .iter()
-            .find(|c| c["check"] == name)
-            .unwrap_or_else(|| panic!("no {name} in {v}"))["status"]
-            .clone()
-    };
+    let status = |name: &str| check_line(&v, name)["status"].clone();
     assert_eq!(status("privileged"), "fail");
     assert_eq!(status("engine"), "ok");
     for c in [
@@ -108,12 +110,7 @@ fn doctor_json_is_one_document_with_every_check() {
     }
     // #31: the MTU the engine gives containers, as the docker CLI reads it off the default
     // bridge, and that a run's network follows it.
-    let detail = |name: &str| {
-        checks.iter().find(|c| c["check"] == name).unwrap()["detail"]
-            .as_str()
-            .unwrap()
-            .to_string()
-    };
+    let detail = |name: &str| check_line(&v, name)["detail"].as_str().unwrap().to_string();
     let bridge = std::process::Command::new("docker")
         .args(["network", "inspect", "bridge", "--format"])
         .arg("{{index .Options \"com.docker.network.driver.mtu\"}}")
@@ -142,12 +139,9 @@ fn doctor_json_is_one_document_with_every_check() {
         .iter()
         .all(|c| c["status"] == "ok" || c["fix"].is_string()));
 
-    let out = repro()
-        .args(["doctor", "--topology", "nope"])
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
-    assert!(text(&out).contains("etcd-split"), "{}", text(&out));
+    let out = doctor(&["--topology", "nope"]);
+    out.code(2);
+    assert!(out.to_string().contains("etcd-split"), "{out}");
     assert_eq!(doctor_leftovers(), Vec::<String>::new());
 }
 
@@ -157,23 +151,17 @@ fn doctor_json_is_one_document_with_every_check() {
 fn a_privileged_run_stops_at_the_doctors_line_before_any_node() {
     docker_ok();
     let _one = one_doctor();
-    let tmp = tempfile::tempdir().unwrap();
-    let out = repro()
-        .args(["run", "etcd-split", "--sim", "--privileged", "always"])
-        .args(["--progress", "never", "--results"])
-        .arg(tmp.path())
-        .output()
-        .unwrap();
-    let s = text(&out);
-    assert_eq!(out.status.code(), Some(3), "{s}");
+    let run = Run::check("etcd-split")
+        .sim()
+        .args(["--privileged", "always"])
+        .finish();
+    let (s, r) = (run.out.to_string(), &run.result);
+    run.out.code(3);
     assert!(
         s.contains("this host cannot run the nodes (repro doctor): FAIL privileged"),
         "{s}"
     );
     assert!(s.contains("--sim"), "{s}");
-    let dir = only_run_dir(tmp.path());
-    let r = read_result(&dir);
-    let run_id = r["run_id"].as_str().unwrap();
     assert!(
         r["error"]
             .as_str()
@@ -182,12 +170,15 @@ fn a_privileged_run_stops_at_the_doctors_line_before_any_node() {
         "{}",
         r["error"]
     );
-    // No node was ever created: no boot log, no container.
+    // No node was ever created: no boot log, no container (`finish` checked the engine).
     assert!(
-        !dir.join("nodes").join("etcd-1").join("boot-1.log").exists(),
+        !run.dir
+            .join("nodes")
+            .join("etcd-1")
+            .join("boot-1.log")
+            .exists(),
         "{s}"
     );
-    assert_no_leftovers(run_id);
 }
 
 /// Disk free against the nodes (the engine's data root, this machine's `df`), `k3s
@@ -197,16 +188,7 @@ fn a_privileged_run_stops_at_the_doctors_line_before_any_node() {
 fn doctor_reads_disk_against_nodes_and_skips_check_config_without_the_real_image() {
     docker_ok();
     let _one = one_doctor();
-    let line = |args: &[&str], name: &str| -> Value {
-        let out = repro()
-            .args(["doctor", "--format", "json"])
-            .args(args)
-            .output()
-            .unwrap();
-        let v: Value =
-            serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{e}: {}", text(&out)));
-        check_line(&v, name)
-    };
+    let line = |args: &[&str], name: &str| check_line(&doctor_json(args).1, name);
     // Real k3s, 5 nodes of 1024 MiB each: the line names the data root and the need.
     let disk = line(&["--topology", "etcd-split-agent"], "disk");
     let d = disk["detail"].as_str().unwrap();
@@ -257,73 +239,28 @@ fn doctor_reads_disk_against_nodes_and_skips_check_config_without_the_real_image
     assert_eq!(doctor_leftovers(), Vec::<String>::new());
 }
 
-/// An image built FROM the stand-in's, labelled as not the stand-in, removed when dropped.
-struct RealLike(String);
-
-impl RealLike {
-    /// `extra` goes after the FROM line (an `ENV` choosing the stand-in's check-config output).
-    fn build(extra: &str) -> RealLike {
-        use std::io::Write;
-        use std::process::Stdio;
-        let built = repro()
-            .args(["sim", "build", "--k3s-version", "v1.33.4+k3s1"])
-            .output()
-            .unwrap();
-        assert!(built.status.success(), "{}", text(&built));
-        let image = format!(
-            "repro.local/real-like-check-config:e2e-{}-{}",
-            std::process::id(),
-            rand_suffix()
-        );
-        let mut build = Command::new("docker")
-            .args(["build", "-q", "-t", &image, "-"])
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
-        build
-            .stdin
-            .take()
-            .unwrap()
-            .write_all(
-                format!(
-                    "FROM {}:v1.33.4-k3s1\nLABEL io.repro.sim=false\n{extra}\n",
-                    crate::util::sim_repo()
-                )
-                .as_bytes(),
-            )
-            .unwrap();
-        let out = build.wait_with_output().unwrap();
-        assert!(out.status.success(), "{}", text(&out));
-        RealLike(image)
-    }
-}
-
-fn rand_suffix() -> u128 {
-    std::time::SystemTime::now()
+/// An image built FROM the stand-in's, labelled as not the stand-in, removed when dropped;
+/// `extra` goes after the FROM line (an `ENV` choosing the stand-in's check-config output).
+fn real_like(extra: &str) -> Image {
+    let nanos = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .unwrap()
-        .as_nanos()
-        % 1_000_000
+        .as_nanos();
+    let name = format!(
+        "repro.local/real-like-check-config:e2e-{}-{}",
+        std::process::id(),
+        nanos % 1_000_000
+    );
+    Image::on_stand_in(
+        name,
+        "v1.33.4+k3s1",
+        &format!("LABEL io.repro.sim=false\n{extra}"),
+    )
 }
 
-impl Drop for RealLike {
-    fn drop(&mut self) {
-        let _ = Command::new("docker").args(["rmi", "-f", &self.0]).output();
-    }
-}
-
-fn kernel_config(image: &str) -> (Option<i32>, Value) {
-    let out = repro()
-        .args(["doctor", "--format", "json", "--topology", "etcd-split"])
-        .args(["--image", image])
-        .output()
-        .unwrap();
-    let v: Value =
-        serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{e}: {}", text(&out)));
-    let line = check_line(&v, "kernel-config");
-    (out.status.code(), line)
+fn kernel_config(image: &str) -> (i32, Value) {
+    let (out, v) = doctor_json(&["--topology", "etcd-split", "--image", image]);
+    (out.code, check_line(&v, "kernel-config"))
 }
 
 /// `k3s check-config` run by the doctor in a throwaway container of an image it takes for real
@@ -334,7 +271,7 @@ fn kernel_config(image: &str) -> (Option<i32>, Value) {
 fn doctor_runs_check_config_in_the_image_and_names_what_is_missing() {
     docker_ok();
     let _one = one_doctor();
-    let pass = RealLike::build("");
+    let pass = real_like("");
     let (_, line) = kernel_config(&pass.0);
     assert_eq!(line["status"], "ok", "{line}");
     assert!(
@@ -343,10 +280,10 @@ fn doctor_runs_check_config_in_the_image_and_names_what_is_missing() {
     );
     assert_eq!(doctor_leftovers(), Vec::<String>::new());
 
-    let fail = RealLike::build("ENV REPRO_SIM_CHECK_CONFIG=fail");
+    let fail = real_like("ENV REPRO_SIM_CHECK_CONFIG=fail");
     let (code, line) = kernel_config(&fail.0);
     // This engine's privileged trial fails too; the kernel line fails on its own.
-    assert_eq!(code, Some(3), "{line}");
+    assert_eq!(code, 3, "{line}");
     assert_eq!(line["status"], "fail", "{line}");
     let d = line["detail"].as_str().unwrap();
     assert!(d.contains("CONFIG_NETFILTER_XT_MATCH_IPVS"), "{line}");
@@ -361,12 +298,7 @@ fn doctor_runs_check_config_in_the_image_and_names_what_is_missing() {
     assert_eq!(doctor_leftovers(), Vec::<String>::new());
 
     // rke2 has no check-config subcommand: skipped, saying so.
-    let out = repro()
-        .args(["doctor", "--format", "json", "--version", "v1.32.5+rke2r1"])
-        .output()
-        .unwrap();
-    let v: Value =
-        serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{e}: {}", text(&out)));
+    let (_, v) = doctor_json(&["--version", "v1.32.5+rke2r1"]);
     let rke2 = check_line(&v, "kernel-config");
     assert_eq!(rke2["status"], "warn", "{rke2}");
     assert!(

@@ -4,44 +4,22 @@
 //! written check (valid, `repro run` gives `fixed` on the fixed release) and `--recheck` with no
 //! Docker engine giving the same findings.
 
-use serde_json::Value;
-
-use crate::{assert_no_leftovers, docker, only_run_dir, read_result, schema, util};
-
-fn json(path: &std::path::Path) -> Value {
-    serde_json::from_str(
-        &std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display())),
-    )
-    .unwrap_or_else(|e| panic!("{}: {e}", path.display()))
-}
+use crate::repro::Repro;
+use crate::runs::{assert_no_leftovers, dirs, read_json as json, read_result, Run};
 
 #[test]
 fn a_campaign_finds_confirms_minimises_and_writes_a_check_that_replays() {
-    docker::docker_ok();
-    let tmp = tempfile::tempdir().unwrap();
+    crate::docker::docker_ok();
     // o4 changes etcd-2 first (`repro explore --emit github-matrix` lists the ids): the one
     // sequence of the campaign this test runs, as a matrix cell would.
-    let out = util::repro()
-        .args([
-            "explore",
-            "--topology",
-            "etcd-split",
-            "--keys",
-            "embedded-registry",
-            "--version",
-            "v1.33.4+k3s1",
-            "--sim",
-            "--sequences",
-            "o4-embedded-registry",
-            "--confirm",
-            "1",
-            "--results",
-        ])
-        .arg(tmp.path())
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(0), "{}", util::text(&out));
-    let dir = only_run_dir(tmp.path());
+    let (out, results) = Run::command(["explore", "--topology", "etcd-split"])
+        .args(["--keys", "embedded-registry"])
+        .version("v1.33.4+k3s1")
+        .sim()
+        .args(["--sequences", "o4-embedded-registry", "--confirm", "1"])
+        .output();
+    out.code(0);
+    let dir = results.only_run_dir();
 
     // Generation: the whole plan is recorded, reduced by symmetry (24 orders -> 12).
     let state = json(&dir.join("campaign.json"));
@@ -59,10 +37,7 @@ fn a_campaign_finds_confirms_minimises_and_writes_a_check_that_replays() {
     );
 
     // Every run (the sequence, the confirmation) is an ordinary, schema-valid run that left nothing.
-    let runs: Vec<_> = std::fs::read_dir(dir.join("runs"))
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .collect();
+    let runs = dirs(&dir.join("runs"), "");
     assert_eq!(runs.len(), 2, "{runs:?}");
     for r in &runs {
         let v = read_result(r);
@@ -71,7 +46,7 @@ fn a_campaign_finds_confirms_minimises_and_writes_a_check_that_replays() {
 
     // The oracle: etcd-2 took embedded-registry from another server; confirmed; minimal.
     let findings = json(&dir.join("findings.json"));
-    schema::assert_valid("schema/findings.schema.json", &findings, "findings.json");
+    crate::schema::assert_valid("schema/findings.schema.json", &findings, "findings.json");
     let list = findings["findings"].as_array().unwrap();
     let taken = list
         .iter()
@@ -97,24 +72,21 @@ fn a_campaign_finds_confirms_minimises_and_writes_a_check_that_replays() {
     // The written check: valid, and `repro run` on the fixed release says fixed.
     let check = dir.join(min["check"].as_str().unwrap());
     let check_arg = check.to_str().unwrap();
-    let v = util::repro()
-        .args(["validate", check_arg])
-        .output()
-        .unwrap();
-    assert_eq!(v.status.code(), Some(0), "{}", util::text(&v));
-    let (out, r, _, _t) =
-        crate::sim_run(&[check_arg, "--version", "v1.33.5+k3s1", "--expect", "fixed"]);
-    assert_eq!(out.status.code(), Some(0), "{}", util::text(&out));
-    assert_eq!(r["verdict"]["outcome"], "fixed");
+    Repro::new().args(["validate", check_arg]).run().code(0);
+    let run = Run::check(check_arg)
+        .sim()
+        .version("v1.33.5+k3s1")
+        .expect("fixed")
+        .finish();
+    run.out.code(0);
+    assert_eq!(run.outcome(), "fixed");
 
     // --recheck with no engine: the same findings.
     let before = findings["findings"].clone();
-    let rc = util::repro()
+    Repro::without_docker()
         .args(["explore", "--recheck"])
         .arg(&dir)
-        .env("DOCKER_HOST", "unix:///nonexistent/docker.sock")
-        .output()
-        .unwrap();
-    assert_eq!(rc.status.code(), Some(0), "{}", util::text(&rc));
+        .run()
+        .code(0);
     assert_eq!(json(&dir.join("findings.json"))["findings"], before);
 }

@@ -3,33 +3,32 @@
 //! per-boot logs — the same signals, the same rules. Probe-decided observations must come out
 //! `unknown`: a log cannot run a probe. Needs a Docker engine (fails, never skips, without one).
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
-use crate::sim_run;
-use crate::util::{repro, text};
+use crate::repro::Repro;
+use crate::runs::{Finished, Run};
 
 use serde_json::Value;
 
-/// Runs a check on the stand-in into a fresh folder; returns the run folder and result.json.
-fn run(args: &[&str]) -> (PathBuf, Value, tempfile::TempDir) {
-    let (out, result, dir, tmp) = sim_run(args);
-    assert!(
-        matches!(out.status.code(), Some(0 | 1)),
-        "the run broke:\n{}",
-        text(&out)
-    );
-    (dir, result, tmp)
+/// `repro run <check> --sim --version <version>`, not run yet.
+fn sim(check: &str, version: &str) -> Run {
+    Run::check(check).sim().version(version)
+}
+
+/// Runs it into a fresh folder, to a verdict.
+fn run(run: Run) -> Finished {
+    let run = run.finish();
+    assert!(matches!(run.out.code, 0 | 1), "the run broke:\n{}", run.out);
+    run
 }
 
 fn inspect(path: &Path) -> (i32, Value) {
-    let out = repro()
+    let out = Repro::new()
         .args(["inspect", "--format", "json", "--progress", "never"])
         .arg(path)
-        .output()
-        .unwrap();
-    let code = out.status.code().unwrap_or(-1);
-    assert!(matches!(code, 0 | 1), "inspect failed:\n{}", text(&out));
-    (code, serde_json::from_slice(&out.stdout).unwrap())
+        .run();
+    assert!(matches!(out.code, 0 | 1), "inspect failed:\n{out}");
+    (out.code, out.json())
 }
 
 /// Compares every observation of the run with what inspect reads from the same boot's log;
@@ -89,16 +88,11 @@ fn same_observations(result: &Value, seen: &Value) -> (usize, usize) {
 
 #[test]
 fn inspect_reads_a_buggy_etcd_split_run_as_the_run_saw_it() {
-    let (dir, result, _t) = run(&[
-        "etcd-split",
-        "--k3s-version",
-        "v1.33.4+k3s1",
-        "--expect",
-        "reproduced",
-    ]);
-    assert_eq!(result["verdict"]["outcome"], "reproduced");
-    let (code, seen) = inspect(&dir);
-    assert!(same_observations(&result, &seen).0 >= 10);
+    let run = run(sim("etcd-split", "v1.33.4+k3s1").expect("reproduced"));
+    let (dir, result) = (&run.dir, &run.result);
+    assert_eq!(run.outcome(), "reproduced");
+    let (code, seen) = inspect(dir);
+    assert!(same_observations(result, &seen).0 >= 10);
     // The bug is recognised on the boots the run showed it on, from the check file alone.
     assert_eq!(code, 1, "a known bug matched");
     let f: Vec<(String, u64)> = seen["findings"]
@@ -142,24 +136,24 @@ fn inspect_reads_a_buggy_etcd_split_run_as_the_run_saw_it() {
     // The bundle of the same run reads the same.
     let (_, from_bundle) = inspect(&dir.join("bundle.tar.gz"));
     assert_eq!(from_bundle["inputs"][0]["kind"], "repro-bundle");
-    same_observations(&result, &from_bundle);
+    same_observations(result, &from_bundle);
 }
 
 #[test]
 fn inspect_reads_a_fixed_run_and_finds_nothing() {
-    let (dir, result, _t) = run(&["etcd-split", "--k3s-version", "v1.33.5+k3s1"]);
-    assert_eq!(result["verdict"]["outcome"], "fixed");
-    let (code, seen) = inspect(&dir);
-    same_observations(&result, &seen);
+    let run = run(sim("etcd-split", "v1.33.5+k3s1"));
+    assert_eq!(run.outcome(), "fixed");
+    let (code, seen) = inspect(&run.dir);
+    same_observations(&run.result, &seen);
     assert_eq!(code, 0);
     assert!(seen["findings"].as_array().unwrap().is_empty());
 }
 
 #[test]
 fn inspect_reads_deaths_of_a_bootstrap_check_run() {
-    let (dir, result, _t) = run(&["bootstrap-check", "--k3s-version", "v1.33.4+k3s1"]);
-    let (_, seen) = inspect(&dir);
-    assert!(same_observations(&result, &seen).0 >= 6);
+    let run = run(sim("bootstrap-check", "v1.33.4+k3s1"));
+    let (_, seen) = inspect(&run.dir);
+    assert!(same_observations(&run.result, &seen).0 >= 6);
     let died = seen["inputs"][0]["nodes"]
         .as_array()
         .unwrap()
@@ -175,15 +169,9 @@ fn inspect_reads_deaths_of_a_bootstrap_check_run() {
 
 #[test]
 fn probe_observations_are_unknown_in_a_log() {
-    let (dir, result, _t) = run(&[
-        "metrics-order",
-        "--k3s-version",
-        "v1.33.4+k3s1",
-        "--expect",
-        "reproduced",
-    ]);
-    let (_, seen) = inspect(&dir);
-    let (compared, probed) = same_observations(&result, &seen);
+    let run = run(sim("metrics-order", "v1.33.4+k3s1").expect("reproduced"));
+    let (_, seen) = inspect(&run.dir);
+    let (compared, probed) = same_observations(&run.result, &seen);
     assert!(
         probed >= 3 && compared > probed,
         "{compared} compared, {probed} by probe"

@@ -4,19 +4,9 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::assert_no_leftovers;
-use crate::docker::docker_ok;
-use crate::util::{repro, text};
-
 use serde_json::Value;
 
-fn dirs(base: &Path) -> Vec<PathBuf> {
-    std::fs::read_dir(base)
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.is_dir())
-        .collect()
-}
+use crate::runs::{assert_no_leftovers, dirs, only_run_dir, read_json, Run};
 
 /// Also the CI files of a real run (#32 item 5): `--events FILE` and the folder's events.jsonl
 /// are the run as it went — every line valid by schema/events.schema.json, each observation of
@@ -24,45 +14,28 @@ fn dirs(base: &Path) -> Vec<PathBuf> {
 /// (`$GITHUB_STEP_SUMMARY`) has the run's table.
 #[test]
 fn run_summary_as_json() {
-    docker_ok();
-    let tmp = tempfile::tempdir().unwrap();
+    crate::docker::docker_ok();
     let side = tempfile::tempdir().unwrap();
     let live = side.path().join("live.jsonl");
     let job_summary = side.path().join("summary.md");
-    let out = repro()
-        .args([
-            "run",
-            "etcd-split",
-            "--sim",
-            "--k3s-version",
-            "v1.33.4+k3s1",
-            "--expect",
-            "reproduced",
-            "--progress",
-            "never",
-            "--format",
-            "json",
-            "--results",
-        ])
-        .arg(tmp.path())
-        .arg("--events")
+    let (out, results) = Run::check("etcd-split")
+        .sim()
+        .version("v1.33.4+k3s1")
+        .expect("reproduced")
+        .args(["--format", "json", "--events"])
         .arg(&live)
         .env("GITHUB_STEP_SUMMARY", &job_summary)
-        .output()
-        .unwrap();
-    let v: Value = serde_json::from_slice(&out.stdout)
-        .unwrap_or_else(|e| panic!("stdout is not one JSON document ({e}):\n{}", text(&out)));
+        .output();
+    let v = out.json();
     assert_no_leftovers(v["run_id"].as_str().unwrap());
-    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    out.code(0);
     assert_eq!(v["kind"], "repro-run-summary");
     assert_eq!(v["verdict"], "reproduced");
     assert_eq!(v["exit_code"], 0);
     assert_eq!(v["stand_in"], true);
     let run_dir = PathBuf::from(v["results"].as_str().unwrap());
-    assert_eq!(dirs(tmp.path()), std::slice::from_ref(&run_dir));
-    let r: Value =
-        serde_json::from_str(&std::fs::read_to_string(run_dir.join("result.json")).unwrap())
-            .unwrap();
+    assert_eq!(dirs(&results.path(), ""), std::slice::from_ref(&run_dir));
+    let r = read_json(&run_dir.join("result.json"));
     assert_eq!(v["run_id"], r["run_id"]);
     let bug = v["observations"]
         .as_array()
@@ -175,39 +148,19 @@ fn events_agree_with_the_record(run_dir: &Path, r: &Value, live: &Path) {
 
 #[test]
 fn matrix_summary_as_json() {
-    docker_ok();
-    let tmp = tempfile::tempdir().unwrap();
-    let out = repro()
-        .args([
-            "matrix",
-            "--sim",
-            "--checks",
-            "etcd-split",
-            "--k3s-versions",
-            "v1.33.5+k3s1",
-            "--format",
-            "json",
-            "--results",
-        ])
-        .arg(tmp.path())
-        .output()
-        .unwrap();
-    let v: Value = serde_json::from_slice(&out.stdout)
-        .unwrap_or_else(|e| panic!("stdout is not one JSON document ({e}):\n{}", text(&out)));
-    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    crate::docker::docker_ok();
+    let (out, results) = Run::command(["matrix", "--checks", "etcd-split"])
+        .sim()
+        .args(["--k3s-versions", "v1.33.5+k3s1", "--format", "json"])
+        .output();
+    let v = out.json();
+    out.code(0);
     assert_eq!(v["kind"], "repro-matrix-summary");
     assert_eq!(v["totals"]["ok"], 1);
     assert_eq!(v["cells"][0]["verdict"], "fixed");
     assert_no_leftovers(v["cells"][0]["run_id"].as_str().unwrap());
     // The table still reaches a person, on stderr.
-    assert!(
-        String::from_utf8_lossy(&out.stderr).contains("K3S VERSION"),
-        "{}",
-        text(&out)
-    );
-    let matrix_dir = dirs(tmp.path()).pop().unwrap();
-    let file: Value =
-        serde_json::from_str(&std::fs::read_to_string(matrix_dir.join("summary.json")).unwrap())
-            .unwrap();
+    out.stderr_has("K3S VERSION");
+    let file = read_json(&only_run_dir(&results.path()).join("summary.json"));
     assert_eq!(file["cells"], v["cells"]);
 }

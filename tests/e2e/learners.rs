@@ -4,8 +4,8 @@
 //! learner members in cluster`), the leader promotes each (`Promoted learner …`), each is ready
 //! only once promoted, and the run still ends with the expected verdict.
 
-use crate::sim_run as run;
-use crate::util::{project, text};
+use crate::runs::Run;
+use crate::util::project;
 
 const TOPOLOGY: &str = "name: etcd-split-race
 description: etcd-split with both etcd joiners deferred, so one step starts them at once
@@ -42,11 +42,10 @@ fn two_joins_at_once_one_is_refused_then_both_are_promoted_and_ready() {
     )
     .unwrap();
     std::fs::write(root.path().join("checks/learner-race.yaml"), CHECK).unwrap();
-    let (out, r, dir, _t) = run(&["learner-race", "--root", root.path().to_str().unwrap()]);
-    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
-    assert_eq!(r["verdict"]["outcome"], "fixed");
-    let log =
-        |node: &str| std::fs::read_to_string(dir.join(format!("nodes/{node}/boot-1.log"))).unwrap();
+    let run = Run::check("learner-race").sim().root(root.path()).finish();
+    run.out.code(0);
+    assert_eq!(run.outcome(), "fixed");
+    let log = |node: &str| run.boot_log(node, 1);
     let (two, three, leader) = (log("etcd-2"), log("etcd-3"), log("etcd-1"));
     // Exactly one of the two waited for the other's promotion.
     let refused: Vec<&str> = [("etcd-2", &two), ("etcd-3", &three)]
@@ -90,16 +89,14 @@ fn a_learner_never_promoted_ends_the_run_naming_why() {
         "{name: etcd-1, role: etcd, init: true, env: {REPRO_SIM_NEVER_PROMOTE: '1'}}",
     );
     std::fs::write(&topo, edited).unwrap();
-    let (out, r, _d, _t) = run(&[
-        "etcd-split",
-        "--root",
-        root.path().to_str().unwrap(),
-        "--k3s-version",
-        "v1.33.4+k3s1",
-        "--timeout",
-        "12s",
-    ]);
-    assert_eq!(out.status.code(), Some(3), "{}", text(&out));
+    let run = Run::check("etcd-split")
+        .sim()
+        .root(root.path())
+        .version("v1.33.4+k3s1")
+        .args(["--timeout", "12s"])
+        .finish();
+    run.out.code(3);
+    let r = &run.result;
     let err = r["error"].as_str().unwrap();
     assert!(
         err.contains("etcd-2 (boot 1) was not ready within 12s: its etcd member is still a learner: etcd's leader has not promoted it (`")

@@ -6,34 +6,15 @@
 use std::io::{Read, Write};
 use std::net::TcpListener;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
+use std::process::Command;
 use std::time::Instant;
 
-use crate::docker::docker_ok;
 use crate::fixtures::write_result;
-use crate::util::{project, repro, text};
-use crate::{assert_no_leftovers, read_result};
+use crate::repro::Repro;
+use crate::runs::{assert_no_leftovers, only_dir, read_json, read_result, Run};
+use crate::util::project;
 
 use serde_json::{json, Value};
-
-/// A repro that must not touch Docker: any attempt would fail against this endpoint.
-fn repro_without_docker() -> Command {
-    let mut c = repro();
-    c.env("DOCKER_HOST", "unix:///nonexistent/docker.sock");
-    c
-}
-
-fn stdout(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stdout).into_owned()
-}
-
-fn stderr(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
-}
-
-fn read_json(p: &Path) -> Value {
-    serde_json::from_str(&std::fs::read_to_string(p).unwrap()).unwrap()
-}
 
 /// Every result.json under `dir`, at any depth.
 fn result_files(dir: &Path) -> Vec<PathBuf> {
@@ -47,21 +28,6 @@ fn result_files(dir: &Path) -> Vec<PathBuf> {
         }
     }
     out
-}
-
-/// The one folder directly under `base` whose name starts with `prefix`.
-fn only_dir(base: &Path, prefix: &str) -> PathBuf {
-    let dirs: Vec<PathBuf> = std::fs::read_dir(base)
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .filter(|p| {
-            p.is_dir()
-                && p.file_name()
-                    .is_some_and(|n| n.to_string_lossy().starts_with(prefix))
-        })
-        .collect();
-    assert_eq!(dirs.len(), 1, "one {prefix}* folder in {}", base.display());
-    dirs[0].clone()
 }
 
 /// Asserts every run under `dir` cleaned up; returns how many runs there were.
@@ -92,31 +58,27 @@ fn project_copy(edit: impl Fn(String) -> String) -> tempfile::TempDir {
 
 const SIX: &str = "v1.32.8+k3s1,v1.32.9+k3s1,v1.33.3+k3s1,v1.33.4+k3s1,v1.33.5+k3s1,v1.34.1+k3s1";
 
+/// `repro matrix --sim --checks etcd-split --k3s-versions <versions> --jobs 2` into a fresh
+/// results folder.
+fn matrix(versions: &str) -> Run {
+    Run::command(["matrix", "--sim", "--checks", "etcd-split"]).args([
+        "--k3s-versions",
+        versions,
+        "--jobs",
+        "2",
+    ])
+}
+
 #[test]
 fn matrix_of_six_versions_over_two_lines_matches_fixed_in() {
-    docker_ok();
-    let tmp = tempfile::tempdir().unwrap();
+    crate::docker::docker_ok();
     let t = Instant::now();
-    let out = repro()
-        .args([
-            "matrix",
-            "--sim",
-            "--checks",
-            "etcd-split",
-            "--k3s-versions",
-            SIX,
-            "--jobs",
-            "2",
-            "--results",
-        ])
-        .arg(tmp.path())
-        .output()
-        .unwrap();
+    let (out, results) = matrix(SIX).output();
     eprintln!("matrix of 6 took {:.1}s", t.elapsed().as_secs_f64());
-    let dir = only_dir(tmp.path(), "matrix-");
-    assert_eq!(assert_runs_cleaned_up(&dir), 6, "{}", text(&out));
-    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
-    let s = stdout(&out);
+    let dir = only_dir(&results.path(), "matrix-");
+    assert_eq!(assert_runs_cleaned_up(&dir), 6, "{out}");
+    out.code(0);
+    let s = &out.stdout;
     // One line per finished run, then the table.
     assert_eq!(s.matches("] etcd-split v1.").count(), 6, "{s}");
     for (v, expected) in [
@@ -136,7 +98,7 @@ fn matrix_of_six_versions_over_two_lines_matches_fixed_in() {
         assert_eq!(cols[3], expected, "{row}");
         assert_eq!(cols.last(), Some(&"ok"), "{row}");
     }
-    assert!(s.contains("6 runs: 6 ok"), "{s}");
+    out.stdout_has("6 runs: 6 ok");
 
     let summary = read_json(&dir.join("summary.json"));
     assert_eq!(summary["kind"], "repro-matrix-summary");
@@ -160,7 +122,6 @@ fn matrix_of_six_versions_over_two_lines_matches_fixed_in() {
 
 #[test]
 fn matrix_with_a_wrong_fixed_in_exits_1_and_says_why() {
-    docker_ok();
     // Claim the fix landed one release early: v1.33.4+k3s1 is then expected fixed.
     // (The shipped check names its fix in releases/k3s-changes.yaml; the copy lists it inline.)
     let root = project_copy(|t| {
@@ -169,38 +130,21 @@ fn matrix_with_a_wrong_fixed_in_exits_1_and_says_why() {
             "fixed-in: [v1.31.13+k3s1, v1.32.9+k3s1, v1.33.4+k3s1, v1.34.1+k3s1]",
         )
     });
-    let tmp = tempfile::tempdir().unwrap();
-    let out = repro()
-        .args([
-            "matrix",
-            "--sim",
-            "--root",
-            root.path().to_str().unwrap(),
-            "--checks",
-            "etcd-split",
-            "--k3s-versions",
-            "v1.33.3+k3s1,v1.33.4+k3s1",
-            "--jobs",
-            "2",
-            "--results",
-        ])
-        .arg(tmp.path())
-        .output()
-        .unwrap();
-    let dir = only_dir(tmp.path(), "matrix-");
-    assert_eq!(assert_runs_cleaned_up(&dir), 2, "{}", text(&out));
-    assert_eq!(out.status.code(), Some(1), "{}", text(&out));
-    let s = stdout(&out);
+    crate::docker::docker_ok();
+    let (out, results) = matrix("v1.33.3+k3s1,v1.33.4+k3s1")
+        .root(root.path())
+        .output();
+    let dir = only_dir(&results.path(), "matrix-");
+    assert_eq!(assert_runs_cleaned_up(&dir), 2, "{out}");
+    out.code(1);
+    let s = &out.stdout;
     let row = s
         .lines()
         .find(|l| l.starts_with("etcd-split") && l.contains("v1.33.4+k3s1"))
         .unwrap();
     assert!(row.ends_with("REGRESSION"), "{row}");
     // Which version, expected vs got, and why (the check's fixed-in for that line).
-    assert!(
-        s.contains("REGRESSION: etcd-split on v1.33.4+k3s1: expected fixed, got reproduced"),
-        "{s}"
-    );
+    out.stdout_has("REGRESSION: etcd-split on v1.33.4+k3s1: expected fixed, got reproduced");
     assert!(
         s.contains("the first fixed release of 1.33") && s.contains("fixed-in: "),
         "{s}"
@@ -216,25 +160,7 @@ fn matrix_with_a_wrong_fixed_in_exits_1_and_says_why() {
 
 #[test]
 fn interrupting_a_matrix_removes_its_clusters_and_exits_130() {
-    docker_ok();
-    let tmp = tempfile::tempdir().unwrap();
-    let mut child = repro()
-        .args([
-            "matrix",
-            "--sim",
-            "--checks",
-            "etcd-split",
-            "--k3s-versions",
-            "v1.32.8+k3s1,v1.33.4+k3s1,v1.33.5+k3s1",
-            "--jobs",
-            "2",
-            "--results",
-        ])
-        .arg(tmp.path())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+    let (mut child, results) = matrix("v1.32.8+k3s1,v1.33.4+k3s1,v1.33.5+k3s1").spawn();
     // Interrupt once the runs have started (the matrix line is printed right before).
     let mut stdout = std::io::BufReader::new(child.stdout.take().unwrap());
     let mut first = String::new();
@@ -250,7 +176,7 @@ fn interrupting_a_matrix_removes_its_clusters_and_exits_130() {
     stdout.read_to_string(&mut rest).unwrap();
     let status = child.wait().unwrap();
     assert_eq!(status.code(), Some(130), "{first}{rest}");
-    let dir = only_dir(tmp.path(), "matrix-");
+    let dir = only_dir(&results.path(), "matrix-");
     assert_runs_cleaned_up(&dir);
     let summary = read_json(&dir.join("summary.json"));
     assert_eq!(summary["totals"]["cells"], 3, "{summary}");
@@ -265,32 +191,17 @@ fn interrupting_a_matrix_removes_its_clusters_and_exits_130() {
 
 #[test]
 fn bisect_names_the_first_fixed_release_within_the_run_limit() {
-    docker_ok();
-    let tmp = tempfile::tempdir().unwrap();
+    crate::docker::docker_ok();
     let t = Instant::now();
-    let out = repro()
-        .args([
-            "bisect",
-            "etcd-split",
-            "--good",
-            "v1.33.6+k3s1",
-            "--bad",
-            "v1.33.0+k3s1",
-            "--sim",
-            "--results",
-        ])
-        .arg(tmp.path())
-        .output()
-        .unwrap();
+    let (out, results) = Run::command(["bisect", "etcd-split", "--sim"])
+        .args(["--good", "v1.33.6+k3s1", "--bad", "v1.33.0+k3s1"])
+        .output();
     eprintln!("bisect took {:.1}s", t.elapsed().as_secs_f64());
-    let dir = only_dir(tmp.path(), "bisect-etcd-split-");
+    let dir = only_dir(&results.path(), "bisect-etcd-split-");
     let made = assert_runs_cleaned_up(&dir);
-    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
-    let s = stdout(&out);
-    assert!(
-        s.contains("answer: v1.33.5+k3s1 is the first release showing `fixed`"),
-        "{s}"
-    );
+    out.code(0);
+    let s = &out.stdout;
+    out.stdout_has("answer: v1.33.5+k3s1 is the first release showing `fixed`");
     // n = 7 releases (v1.33.0 … v1.33.6): at most ⌈log2 7⌉ + 1 = 4 runs.
     let runs: usize = s
         .lines()
@@ -312,7 +223,7 @@ fn bisect_names_the_first_fixed_release_within_the_run_limit() {
 
 #[test]
 fn emit_github_matrix_prints_the_fan_out_without_docker() {
-    let out = repro_without_docker()
+    let out = Repro::without_docker()
         .args([
             "matrix",
             "--emit",
@@ -320,12 +231,10 @@ fn emit_github_matrix_prints_the_fan_out_without_docker() {
             "--k3s-versions",
             "v1.32.8+k3s1,v1.33.5+k3s1",
         ])
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
-    let s = stdout(&out);
+        .run();
+    let s = &out.code(0).stdout;
     assert_eq!(s.lines().count(), 1, "one line for $GITHUB_OUTPUT: {s}");
-    let v: Value = serde_json::from_str(&s).unwrap();
+    let v = out.json();
     assert_eq!(v.as_object().unwrap().len(), 1, "{v}");
     let include = v["include"].as_array().unwrap();
     // Default checks: every check with fixed-in (etcd-split and metrics-order).
@@ -359,13 +268,9 @@ fn bad_matrix_input_exits_2_before_docker() {
             "--jobs",
         ),
     ] {
-        let out = repro_without_docker()
-            .arg("matrix")
-            .args(&args)
-            .output()
-            .unwrap();
-        assert_eq!(out.status.code(), Some(2), "{args:?}: {}", text(&out));
-        assert!(stderr(&out).contains(needle), "{args:?}: {}", text(&out));
+        let out = Repro::without_docker().arg("matrix").args(&args).run();
+        assert_eq!(out.code, 2, "{args:?}: {out}");
+        out.stderr_has(needle);
     }
 }
 
@@ -392,7 +297,7 @@ fn channel_server(location: &'static str) -> (String, std::thread::JoinHandle<St
 #[test]
 fn channels_resolve_on_the_channel_server() {
     let (url, server) = channel_server("https://github.com/k3s-io/k3s/releases/tag/v1.33.5%2Bk3s1");
-    let out = repro_without_docker()
+    let out = Repro::without_docker()
         .env("REPRO_CHANNEL_SERVER", &url)
         .args([
             "matrix",
@@ -403,21 +308,20 @@ fn channels_resolve_on_the_channel_server() {
             "--k3s-versions",
             "stable",
         ])
-        .output()
-        .unwrap();
+        .run();
     let req = server.join().unwrap();
     assert!(req.starts_with("GET /v1-release/channels/stable "), "{req}");
-    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
-    let v: Value = serde_json::from_str(&stdout(&out)).unwrap();
+    out.code(0);
+    let v = out.json();
     assert_eq!(v["include"][0]["k3s_version"], "v1.33.5+k3s1");
     assert_eq!(v["include"][0]["expected"], "fixed");
-    assert!(stderr(&out).contains("channel `stable` is v1.33.5+k3s1"));
+    out.stderr_has("channel `stable` is v1.33.5+k3s1");
 }
 
 #[test]
 fn channels_without_network_exit_3_and_say_so() {
     // Nothing listens on port 1 of loopback: as good as no network, without leaving the host.
-    let out = repro_without_docker()
+    let out = Repro::without_docker()
         .env(
             "REPRO_CHANNEL_SERVER",
             "http://127.0.0.1:1/v1-release/channels",
@@ -429,10 +333,9 @@ fn channels_without_network_exit_3_and_say_so() {
             "--k3s-versions",
             "latest",
         ])
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(3), "{}", text(&out));
-    let e = stderr(&out);
+        .run();
+    out.code(3);
+    let e = out.stderr;
     assert!(
         e.contains("cannot resolve channel `latest`")
             && e.contains("channels need network access")
@@ -491,13 +394,9 @@ fn bad_bisect_input_exits_2_before_docker() {
             format!("{file_s}:3:5: error: `v1.33.x+k3s1` is not a k3s or rke2 version"),
         ),
     ] {
-        let out = repro_without_docker()
-            .arg("bisect")
-            .args(&args)
-            .output()
-            .unwrap();
-        assert_eq!(out.status.code(), Some(2), "{args:?}: {}", text(&out));
-        assert!(stderr(&out).contains(&needle), "{args:?}: {}", text(&out));
+        let out = Repro::without_docker().arg("bisect").args(&args).run();
+        assert_eq!(out.code, 2, "{args:?}: {out}");
+        out.stderr_has(&needle);
     }
 }
 
@@ -547,16 +446,15 @@ fn merge_exits_with_the_worst_cell_inconclusive_4_broken_3() {
     );
     fake_run(tmp.path(), "run-b", "v1.33.5+k3s1", "fixed", "inconclusive");
     let merge = |out: &Path| {
-        repro_without_docker()
+        Repro::without_docker()
             .arg("merge")
             .arg(tmp.path())
             .arg("--out")
             .arg(out)
-            .output()
-            .unwrap()
+            .run()
     };
     let out = merge(&tmp.path().join("m1"));
-    assert_eq!(out.status.code(), Some(4), "{}", text(&out));
+    out.code(4);
     // A run whose engine was unreachable: result.json with no verdict, exit 3 and why.
     let broken = fake_run(tmp.path(), "run-c", "v1.34.1+k3s1", "fixed", "fixed");
     let path = broken.join("result.json");
@@ -566,12 +464,8 @@ fn merge_exits_with_the_worst_cell_inconclusive_4_broken_3() {
     r["error"] = "cannot reach the Docker engine at unix:///nowhere: gone".into();
     std::fs::write(&path, serde_json::to_string_pretty(&r).unwrap()).unwrap();
     let out = merge(&tmp.path().join("m2"));
-    assert_eq!(out.status.code(), Some(3), "{}", text(&out));
-    assert!(
-        stdout(&out).contains("BROKEN: etcd-split on v1.34.1+k3s1: the run broke before a verdict (cannot reach the Docker engine"),
-        "{}",
-        text(&out)
-    );
+    out.code(3);
+    out.stdout_has("BROKEN: etcd-split on v1.34.1+k3s1: the run broke before a verdict (cannot reach the Docker engine");
 }
 
 #[test]
@@ -583,14 +477,13 @@ fn merge_combines_run_folders_from_other_machines() {
     fake_run(&a, "run-a", "v1.33.4+k3s1", "reproduced", "reproduced");
     fake_run(&b, "run-b", "v1.33.5+k3s1", "fixed", "fixed");
     let out_dir = tmp.path().join("merged");
-    let out = repro_without_docker()
+    let out = Repro::without_docker()
         .arg("merge")
         .arg(tmp.path().join("artifacts"))
         .arg("--out")
         .arg(&out_dir)
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+        .run();
+    out.code(0);
     let s = read_json(&out_dir.join("summary.json"));
     assert_eq!(s["totals"]["cells"], 2);
     assert_eq!(s["totals"]["ok"], 2);
@@ -602,21 +495,15 @@ fn merge_combines_run_folders_from_other_machines() {
     // The merged summary merges again (a matrix folder), with one more run that differs.
     let c = fake_run(tmp.path(), "run-c", "v1.32.9+k3s1", "fixed", "reproduced");
     let out2 = tmp.path().join("merged2");
-    let out = repro_without_docker()
+    let out = Repro::without_docker()
         .arg("merge")
         .arg(&out_dir)
         .arg(&c)
         .arg("--out")
         .arg(&out2)
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(1), "{}", text(&out));
-    assert!(
-        stdout(&out)
-            .contains("REGRESSION: etcd-split on v1.32.9+k3s1: expected fixed, got reproduced"),
-        "{}",
-        text(&out)
-    );
+        .run();
+    out.code(1);
+    out.stdout_has("REGRESSION: etcd-split on v1.32.9+k3s1: expected fixed, got reproduced");
     let s = read_json(&out2.join("summary.json"));
     assert_eq!(s["totals"]["cells"], 3);
     assert_eq!(s["totals"]["regression"], 1);
@@ -647,29 +534,23 @@ fn merge_of_a_corrupt_file_exits_2_naming_it() {
         (&bad_run, bad_run.join("result.json"), ":3:17:"),
         (&bad_matrix, bad_matrix.join("summary.json"), ":1:"),
     ] {
-        let out = repro_without_docker()
+        let out = Repro::without_docker()
             .arg("merge")
             .arg(&good)
             .arg(dir)
             .arg("--out")
             .arg(tmp.path().join("merged"))
-            .output()
-            .unwrap();
-        assert_eq!(out.status.code(), Some(2), "{}", text(&out));
-        let e = stderr(&out);
+            .run();
+        out.code(2);
+        let e = out.stderr;
         assert!(
             e.contains(&format!("{}{pos}", file.display())) && e.contains("error: invalid JSON"),
             "{e}"
         );
     }
-    let out = repro_without_docker()
+    let out = Repro::without_docker()
         .args(["merge", "/nonexistent/results"])
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
-    assert!(
-        stderr(&out).contains("/nonexistent/results"),
-        "{}",
-        text(&out)
-    );
+        .run();
+    out.code(2);
+    out.stderr_has("/nonexistent/results");
 }

@@ -5,25 +5,29 @@
 //! on and `fixed` on the 1.32 release with k3s's fix, under `--expect auto` (metrics-right-order,
 //! the order that works everywhere, `fixed` on both).
 
+use std::path::Path;
+
 use serde_json::Value;
 
-use crate::sim_run as run;
+use crate::repro::Repro;
+use crate::runs::{clean, Run};
 use crate::util::text;
+
+/// The systemd base image (`make systemd-base`) real rke2 runs build their node image on.
+const SYSTEMD_BASE: &str = "repro.local/systemd-base:bookworm";
 
 /// Runs `check` on `version` on the rke2-8465 topology; asserts the verdict, exit 0, the
 /// distribution and that the nodes ran under systemd (nothing left: `sim_run` checks).
 fn rke2_run(check: &str, version: &str, outcome: &str) -> Value {
-    let (out, r, dir, _t) = run(&[
-        check,
-        "--version",
-        version,
-        "--topology",
-        "rke2-8465",
-        "--expect",
-        "auto",
-    ]);
-    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
-    assert_eq!(r["verdict"]["outcome"], outcome, "{}", text(&out));
+    let run = Run::check(check)
+        .sim()
+        .version(version)
+        .topology("rke2-8465")
+        .expect("auto")
+        .finish();
+    run.out.code(0);
+    let r = run.result.clone();
+    assert_eq!(run.outcome(), outcome, "{}", run.out);
     assert_eq!(r["distribution"], "rke2");
     // `rke2 -v` of the init node: rke2's form, the full 40-hex commit.
     let v = r["k3s"]["version_output"].as_str().unwrap_or_default();
@@ -34,7 +38,7 @@ fn rke2_run(check: &str, version: &str, outcome: &str) -> Value {
     let etcd2: Vec<&Value> = boots.iter().filter(|b| b["node"] == "etcd-2").collect();
     assert!(etcd2.len() >= 2, "etcd-2 was restarted: {etcd2:?}");
     for b in &etcd2 {
-        let log = std::fs::read_to_string(dir.join(b["log"].as_str().unwrap())).unwrap();
+        let log = run.file(b["log"].as_str().unwrap());
         assert!(
             log.contains("Starting rke2-server.service - Rancher Kubernetes Engine v2 (server)"),
             "{log}"
@@ -50,14 +54,14 @@ fn rke2_run(check: &str, version: &str, outcome: &str) -> Value {
         assert_eq!(b["end"], "stopped", "{b}");
     }
     let agent = boots.iter().find(|b| b["node"] == "agent-1").unwrap();
-    let log = std::fs::read_to_string(dir.join(agent["log"].as_str().unwrap())).unwrap();
+    let log = run.file(agent["log"].as_str().unwrap());
     assert!(log.contains("Starting rke2-agent.service"), "{log}");
     assert!(log.contains("rke2-agent-load-balancer"), "{log}");
     // #31: the agent is ready on rke2's own journal line; the kubelet's lines are in its own
     // file (agent/logs/kubelet.log), as rke2 writes them: no boot's journal holds one.
     assert!(log.contains("rke2 agent is up and running"), "{log}");
     for b in boots {
-        let log = std::fs::read_to_string(dir.join(b["log"].as_str().unwrap())).unwrap();
+        let log = run.file(b["log"].as_str().unwrap());
         assert!(
             !log.contains("Successfully registered node")
                 && !log.contains("kubelet_node_status.go"),
@@ -117,31 +121,24 @@ fn a_unit_dying_at_boot_is_a_death_with_its_exit_status() {
     );
     assert_ne!(planted, text_before, "fault not planted");
     std::fs::write(&topo, planted).unwrap();
-    let (out, r, dir, _t) = run(&[
-        "etcd-split",
-        "--root",
-        root.path().to_str().unwrap(),
-        "--version",
-        "v1.32.5+rke2r1",
-        "--topology",
-        "rke2-8465",
-    ]);
-    assert_eq!(out.status.code(), Some(4), "{}", text(&out));
-    assert_eq!(r["verdict"]["outcome"], "inconclusive");
+    let run = Run::check("etcd-split")
+        .sim()
+        .root(root.path())
+        .version("v1.32.5+rke2r1")
+        .topology("rke2-8465")
+        .finish();
+    run.out.code(4);
+    let r = &run.result;
+    assert_eq!(run.outcome(), "inconclusive");
     assert!(
         r["error"].as_str().unwrap().contains("etcd-2 died"),
         "{}",
         r["error"]
     );
-    let boot = r["boots"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|b| b["node"] == "etcd-2")
-        .unwrap();
+    let boot = crate::runs::boot(r, "etcd-2", 1);
     assert_eq!(boot["end"], "exited", "{boot}");
     assert_eq!(boot["exit_code"], 1, "{boot}");
-    let log = std::fs::read_to_string(dir.join(boot["log"].as_str().unwrap())).unwrap();
+    let log = run.file(boot["log"].as_str().unwrap());
     assert!(log.contains("level=fatal"), "{log}");
     assert!(log.contains("Main process exited"), "{log}");
 }
@@ -149,67 +146,43 @@ fn a_unit_dying_at_boot_is_a_death_with_its_exit_status() {
 /// `repro sim artifacts` into a fresh folder: the stand-in's rke2 release artifacts.
 fn stand_in_artifacts(version: &str) -> tempfile::TempDir {
     let dir = tempfile::tempdir().unwrap();
-    let out = crate::util::repro()
+    Repro::new()
         .args(["sim", "artifacts", "--version", version, "--out"])
         .arg(dir.path())
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+        .run()
+        .code(0);
     dir
 }
 
-/// A real (not `--sim`) `repro run etcd-split` on `version`, its node image on the systemd base
-/// under this helper's own repository when the tests have one; `extra` before the results.
-fn real_run(
-    version: &str,
-    expect: &str,
-    extra: &[&std::ffi::OsStr],
-    env: &[(&str, &std::ffi::OsStr)],
-    results: &std::path::Path,
-) -> std::process::Output {
-    let mut cmd = crate::util::repro();
-    if let Ok(repo) = std::env::var("REPRO_SIM_REPOSITORY") {
-        cmd.env("REPRO_NODE_REPOSITORY", format!("{repo}-node"));
+/// A real (not `--sim`) `repro run <check>` on `version`, its node image built on `node_base`
+/// under this helper's own repository (`<REPRO_SIM_REPOSITORY><node_repo>`) when the tests have
+/// one.
+fn real_run(check: &str, version: &str, node_base: &str, node_repo: &str) -> Run {
+    let run = Run::check(check)
+        .version(version)
+        .args(["--node-base", node_base]);
+    match std::env::var("REPRO_SIM_REPOSITORY") {
+        Ok(repo) => run.env("REPRO_NODE_REPOSITORY", format!("{repo}{node_repo}")),
+        Err(_) => run,
     }
-    cmd.envs(env.iter().copied())
-        .args(["run", "etcd-split", "--version", version])
-        .args(extra)
-        .args([
-            "--node-base",
-            "repro.local/systemd-base:bookworm",
-            "--expect",
-            expect,
-            "--progress",
-            "never",
-            "--results",
-        ])
-        .arg(results)
-        .output()
-        .unwrap()
 }
 
 /// A `repro run` with `--artifacts` and NOT `--sim`: the node image comes from the folder.
-fn artifacts_run(dir: &std::path::Path, results: &std::path::Path) -> std::process::Output {
-    real_run(
-        "v1.32.5+rke2r1",
-        "auto",
-        &["--artifacts".as_ref(), dir.as_os_str()],
-        &[],
-        results,
-    )
+fn artifacts_run(dir: &Path) -> Run {
+    real_run("etcd-split", "v1.32.5+rke2r1", SYSTEMD_BASE, "-node")
+        .expect("auto")
+        .arg("--artifacts")
+        .arg(dir)
 }
 
 #[test]
 fn a_node_image_from_release_artifacts_reproduces_and_says_it_is_the_stand_in() {
     crate::docker::docker_ok();
     let artifacts = stand_in_artifacts("v1.32.5+rke2r1");
-    let tmp = tempfile::tempdir().unwrap();
-    let out = artifacts_run(artifacts.path(), tmp.path());
-    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
-    let dir = crate::only_run_dir(tmp.path());
-    let r = crate::read_result(&dir);
-    crate::assert_no_leftovers(r["run_id"].as_str().unwrap());
-    assert_eq!(r["verdict"]["outcome"], "reproduced", "{}", text(&out));
+    let run = artifacts_run(artifacts.path()).finish();
+    let (out, r) = (&run.out, &run.result);
+    out.code(0);
+    assert_eq!(run.outcome(), "reproduced", "{out}");
     assert_eq!(r["distribution"], "rke2");
     // Built from the folder (tag: version and the tarball's sum), and what it holds is the
     // stand-in: the result says so, though --sim was not given.
@@ -222,13 +195,11 @@ fn a_node_image_from_release_artifacts_reproduces_and_says_it_is_the_stand_in() 
     );
     assert_eq!(r["k3s"]["stand_in"], true);
     assert!(
-        text(&out).contains("(repro stand-in, not real rke2)"),
-        "{}",
-        text(&out)
+        out.to_string().contains("(repro stand-in, not real rke2)"),
+        "{out}"
     );
     // Units ran under systemd, installed by the install step.
-    let boot = &r["boots"][0];
-    let log = std::fs::read_to_string(dir.join(boot["log"].as_str().unwrap())).unwrap();
+    let log = run.file(r["boots"][0]["log"].as_str().unwrap());
     assert!(log.contains("Starting rke2-server.service"), "{log}");
 }
 
@@ -242,17 +213,12 @@ fn a_corrupted_release_tarball_is_refused_before_anything_exists() {
     std::fs::write(&tarball, &bytes).unwrap();
     let listed = std::fs::read_to_string(artifacts.path().join("sha256sum-amd64.txt")).unwrap();
     let listed = listed.split_whitespace().next().unwrap();
-    let tmp = tempfile::tempdir().unwrap();
-    let out = artifacts_run(artifacts.path(), tmp.path());
-    assert_eq!(out.status.code(), Some(2), "bad input: {}", text(&out));
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert!(err.contains("rke2.linux-amd64.tar.gz: sha256 "), "{err}");
-    assert!(err.contains(&format!("does not match {listed}")), "{err}");
+    let (out, results) = artifacts_run(artifacts.path()).output();
+    out.code(2);
+    out.stderr_has("rke2.linux-amd64.tar.gz: sha256 ");
+    out.stderr_has(&format!("does not match {listed}"));
     // Refused at the plan: no run folder, so no run id, container or image was made.
-    assert!(
-        !tmp.path().join("").read_dir().unwrap().any(|_| true),
-        "{err}"
-    );
+    results.assert_untouched(&out);
 }
 
 /// Serves `repro sim artifacts` output of `version` as rke2's GitHub release does
@@ -276,22 +242,11 @@ fn serve_release(
 
 /// A real (not `--sim`) run with neither `--artifacts` nor `--image`, the release artifacts
 /// served at `REPRO_RKE2_RELEASES_URL` and cached under `cache`.
-fn fetching_run(
-    server: &crate::http_files::HttpFiles,
-    cache: &std::path::Path,
-    results: &std::path::Path,
-) -> std::process::Output {
-    let url = server.url();
-    real_run(
-        "v1.32.8+rke2r1",
-        "reproduced",
-        &[],
-        &[
-            ("REPRO_RKE2_RELEASES_URL", url.as_ref()),
-            ("XDG_CACHE_HOME", cache.as_os_str()),
-        ],
-        results,
-    )
+fn fetching_run(server: &crate::http_files::HttpFiles, cache: &Path) -> Run {
+    real_run("etcd-split", "v1.32.8+rke2r1", SYSTEMD_BASE, "-node")
+        .expect("reproduced")
+        .env("REPRO_RKE2_RELEASES_URL", server.url())
+        .env("XDG_CACHE_HOME", cache)
 }
 
 /// Without `--artifacts` or `--image`, a real rke2 run fetches the release artifacts where
@@ -305,9 +260,9 @@ fn release_artifacts_are_fetched_verified_and_cached_when_none_are_given() {
     let published = serve_release(&server, "v1.32.8+rke2r1", None);
     let tmp = tempfile::tempdir().unwrap();
     let cache = tmp.path().join("cache");
-    let results = tmp.path().join("results");
-    let out = fetching_run(&server, &cache, &results);
-    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let run = fetching_run(&server, &cache).finish();
+    let (out, r) = (&run.out, &run.result);
+    out.code(0);
     assert_eq!(
         server.asked(),
         [
@@ -315,10 +270,7 @@ fn release_artifacts_are_fetched_verified_and_cached_when_none_are_given() {
             "/v1.32.8%2Brke2r1/rke2.linux-amd64.tar.gz"
         ]
     );
-    let dir = crate::only_run_dir(&results);
-    let r = crate::read_result(&dir);
-    crate::assert_no_leftovers(r["run_id"].as_str().unwrap());
-    assert_eq!(r["verdict"]["outcome"], "reproduced", "{}", text(&out));
+    assert_eq!(run.outcome(), "reproduced", "{out}");
     assert_eq!(r["distribution"], "rke2");
     assert_eq!(r["k3s"]["stand_in"], true);
     // The cache holds what was published, and the image is tagged with the tarball's sum.
@@ -337,23 +289,21 @@ fn release_artifacts_are_fetched_verified_and_cached_when_none_are_given() {
         sums.starts_with(image.rsplit('-').next().unwrap()),
         "{image} {sums}"
     );
-    let err = String::from_utf8_lossy(&out.stderr);
     assert!(
-        err.contains("not rke2-images.linux-amd64.tar.zst"),
-        "the images tarball is said to be left out: {err}"
+        out.stderr.contains("not rke2-images.linux-amd64.tar.zst"),
+        "the images tarball is said to be left out: {out}"
     );
     // `repro plan` downloads nothing; it says the run fetches.
-    let plan = crate::util::repro()
+    let plan = Repro::new()
         .env("REPRO_RKE2_RELEASES_URL", server.url())
         .env("XDG_CACHE_HOME", &cache)
         .args(["plan", "etcd-split", "--version", "v1.32.8+rke2r1"])
-        .output()
-        .unwrap();
-    assert_eq!(plan.status.code(), Some(0), "{}", text(&plan));
+        .run();
+    plan.code(0);
     assert!(
-        text(&plan).contains("`repro run` fetches rke2's release artifacts"),
-        "{}",
-        text(&plan)
+        plan.to_string()
+            .contains("`repro run` fetches rke2's release artifacts"),
+        "{plan}"
     );
     assert_eq!(server.asked().len(), 2, "plan fetched nothing");
 }
@@ -372,13 +322,12 @@ fn a_fetched_tarball_that_does_not_match_its_sum_is_refused_and_not_kept() {
     let listed = listed.split_whitespace().next().unwrap().to_string();
     let tmp = tempfile::tempdir().unwrap();
     let cache = tmp.path().join("cache");
-    let results = tmp.path().join("results");
-    let out = fetching_run(&server, &cache, &results);
-    assert_eq!(out.status.code(), Some(3), "{}", text(&out));
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert!(err.contains(&format!("says {listed}")), "{err}");
-    assert!(err.contains("has sha256 "), "{err}");
-    assert!(!results.exists(), "no results folder: {err}");
+    let (out, results) = fetching_run(&server, &cache).output();
+    out.code(3);
+    let err = &out.stderr;
+    out.stderr_has(&format!("says {listed}"));
+    out.stderr_has("has sha256 ");
+    results.assert_untouched(&out);
     let kept = cache.join("repro/rke2/v1.32.8+rke2r1");
     assert!(!kept.exists(), "nothing kept: {err}");
 }
@@ -388,21 +337,13 @@ fn a_fetched_tarball_that_does_not_match_its_sum_is_refused_and_not_kept() {
 fn a_version_without_a_release_is_bad_input_naming_the_url() {
     let server = crate::http_files::HttpFiles::start();
     let tmp = tempfile::tempdir().unwrap();
-    let out = fetching_run(
-        &server,
-        &tmp.path().join("cache"),
-        &tmp.path().join("results"),
-    );
-    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert!(
-        err.contains(&format!(
-            "no rke2 release v1.32.8+rke2r1 at {}/v1.32.8%2Brke2r1/sha256sum-amd64.txt (HTTP 404)",
-            server.url()
-        )),
-        "{err}"
-    );
-    assert!(!tmp.path().join("results").exists());
+    let (out, results) = fetching_run(&server, &tmp.path().join("cache")).output();
+    out.code(2);
+    out.stderr_has(&format!(
+        "no rke2 release v1.32.8+rke2r1 at {}/v1.32.8%2Brke2r1/sha256sum-amd64.txt (HTTP 404)",
+        server.url()
+    ));
+    results.assert_untouched(&out);
 }
 
 /// #31, on this machine: a node image built (through the API's legacy builder) on a base that
@@ -451,30 +392,14 @@ fn a_node_image_on_a_volume_base_keeps_the_images_tarball_and_its_node_halts() {
     text_sums.push_str(&format!("{sum}  rke2-images.linux-amd64.tar.zst\n"));
     std::fs::write(&sums, text_sums).unwrap();
 
-    let tmp = tempfile::tempdir().unwrap();
-    let mut cmd = crate::util::repro();
-    if let Ok(repo) = std::env::var("REPRO_SIM_REPOSITORY") {
-        cmd.env("REPRO_NODE_REPOSITORY", format!("{repo}-volnode"));
-    }
-    let out = cmd
-        .args(["run", "metrics-right-order", "--version", "v1.32.5+rke2r1"])
-        .args(["--topology", "rke2-8465", "--keep", "--artifacts"])
+    let run = real_run("metrics-right-order", "v1.32.5+rke2r1", &base, "-volnode")
+        .topology("rke2-8465")
+        .keep()
+        .arg("--artifacts")
         .arg(artifacts.path())
-        .args([
-            "--node-base",
-            &base,
-            "--expect",
-            "auto",
-            "--progress",
-            "never",
-        ])
-        .arg("--results")
-        .arg(tmp.path())
-        .output()
-        .unwrap();
-    let dir = crate::only_run_dir(tmp.path());
-    let r = crate::read_result(&dir);
-    let run_id = r["run_id"].as_str().unwrap().to_string();
+        .expect("auto")
+        .finish();
+    let run_id = run.run_id();
     let node = format!("repro-{run_id}-etcd-1");
     let docker = |args: &[&str]| {
         let o = std::process::Command::new("docker")
@@ -506,16 +431,11 @@ fn a_node_image_on_a_volume_base_keeps_the_images_tarball_and_its_node_halts() {
             String::from_utf8_lossy(&o.stderr)
         )
     };
-    let clean = crate::util::repro()
-        .args(["clean", "--run", &run_id])
-        .output()
-        .unwrap();
-    crate::assert_no_leftovers(&run_id);
+    clean(&run_id);
     let _ = std::process::Command::new("docker")
         .args(["rmi", &base])
         .output();
-    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
-    assert!(clean.status.success(), "{}", text(&clean));
+    run.out.code(0);
     assert!(
         held.starts_with(&sum),
         "tarball in the node: {held:?} (want {sum})"
@@ -543,24 +463,15 @@ fn a_stalled_release_fetch_ends_with_a_clear_message() {
         tarball,
     );
     let tmp = tempfile::tempdir().unwrap();
-    let (cache, results) = (tmp.path().join("cache"), tmp.path().join("results"));
+    let cache = tmp.path().join("cache");
     let start = std::time::Instant::now();
-    let url = server.url();
-    let out = real_run(
-        version,
-        "reproduced",
-        &[],
-        &[
-            ("REPRO_RKE2_RELEASES_URL", url.as_ref()),
-            ("XDG_CACHE_HOME", cache.as_os_str()),
-            ("REPRO_DOWNLOAD_STALL", "2s".as_ref()),
-        ],
-        &results,
-    );
-    assert_eq!(out.status.code(), Some(3), "{}", text(&out));
-    assert!(text(&out).contains("stalled"), "{}", text(&out));
+    let (out, results) = fetching_run(&server, &cache)
+        .env("REPRO_DOWNLOAD_STALL", "2s")
+        .output();
+    out.code(3);
+    assert!(out.to_string().contains("stalled"), "{out}");
     assert!(start.elapsed() < std::time::Duration::from_secs(60));
-    assert!(!results.exists(), "{}", text(&out));
+    results.assert_untouched(&out);
     let left: Vec<_> = walk(&cache)
         .into_iter()
         .filter(|p| p.to_string_lossy().contains(".part-"))
@@ -568,7 +479,7 @@ fn a_stalled_release_fetch_ends_with_a_clear_message() {
     assert!(left.is_empty(), "{left:?}");
 }
 
-fn walk(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
+fn walk(dir: &Path) -> Vec<std::path::PathBuf> {
     let mut out = Vec::new();
     for e in std::fs::read_dir(dir).into_iter().flatten().flatten() {
         let p = e.path();

@@ -113,7 +113,7 @@ fn a_journal_follow_without_inotify_is_polled_and_the_run_keeps_its_verdict() {
         .output()
         .unwrap();
     let clean = repro().args(["clean", "--run", &run_id]).output().unwrap();
-    crate::assert_no_leftovers(&run_id);
+    crate::runs::assert_no_leftovers(&run_id);
     assert!(clean.status.success(), "{}", text(&clean));
     assert_eq!(code, Some(0), "{err}");
     // The script answered several follows (each poll is one).
@@ -122,9 +122,9 @@ fn a_journal_follow_without_inotify_is_polled_and_the_run_keeps_its_verdict() {
         polls >= 2,
         "the follow never went through the script: {polls}"
     );
-    let r = crate::read_result(&crate::only_run_dir(tmp.path()));
+    let r = crate::runs::read_result(&crate::runs::only_run_dir(tmp.path()));
     assert_eq!(r["verdict"]["outcome"], "fixed", "{err}");
-    let dir = crate::only_run_dir(tmp.path());
+    let dir = crate::runs::only_run_dir(tmp.path());
     let etcd2 = boots_of(&r, "etcd-2");
     assert!(etcd2.len() >= 3, "{etcd2:?}");
     for b in &etcd2 {
@@ -146,7 +146,7 @@ fn a_journal_follow_that_keeps_failing_is_a_lost_log_not_a_death() {
     break_journal(&mut run, "etcd-2", NO_FOLLOW);
     let run_id = run.run_id.clone().unwrap();
     let (code, err) = run.finish();
-    crate::assert_no_leftovers(&run_id);
+    crate::runs::assert_no_leftovers(&run_id);
     assert_eq!(code, Some(3), "{err}");
     assert!(err.contains("lost the log of etcd-2"), "{err}");
     assert!(
@@ -156,7 +156,7 @@ fn a_journal_follow_that_keeps_failing_is_a_lost_log_not_a_death() {
     assert!(err.contains("not a death"), "{err}");
     assert!(err.contains("max_user_instances"), "{err}");
     assert!(!err.contains("died"), "{err}");
-    let r = crate::read_result(&crate::only_run_dir(tmp.path()));
+    let r = crate::runs::read_result(&crate::runs::only_run_dir(tmp.path()));
     assert_eq!(r["exit_code"], 3);
     assert!(r["verdict"].is_null(), "{}", r["verdict"]);
     let etcd2 = boots_of(&r, "etcd-2");
@@ -183,10 +183,10 @@ fn docker_stop_of_a_ready_rke2_node_is_its_death_and_the_run_is_inconclusive() {
     let run_id = run.run_id.clone().unwrap();
     docker(&["stop", &format!("repro-{run_id}-etcd-2")]);
     let (code, err) = run.finish();
-    crate::assert_no_leftovers(&run_id);
+    crate::runs::assert_no_leftovers(&run_id);
     assert_eq!(code, Some(4), "{err}");
     assert!(!err.contains("not running"), "{err}");
-    let r = crate::read_result(&crate::only_run_dir(tmp.path()));
+    let r = crate::runs::read_result(&crate::runs::only_run_dir(tmp.path()));
     assert_eq!(r["verdict"]["outcome"], "inconclusive", "{err}");
     let o = r["steps"][1]["observations"]
         .as_array()

@@ -6,42 +6,36 @@ use std::path::Path;
 use std::process::{Command, Stdio};
 
 use crate::docker::docker_ok;
-use crate::sim_run as run;
+use crate::images::{docker, sim_build, sim_image, Image};
+use crate::repro::{Output, Repro};
+use crate::runs::{assert_no_leftovers, boot, clean, observation, read_result, Run};
 use crate::tcp_proxy::{docker_socket, TcpProxy};
-use crate::util::{project, repro, text};
-use crate::{assert_no_leftovers, only_run_dir, read_result};
+use crate::util::{project, text};
 
 use serde_json::Value;
 
-fn observation<'a>(r: &'a Value, step: usize, node: &str, signal: &str) -> &'a Value {
-    r["steps"][step - 1]["observations"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|o| o["node"] == node && o["signal"] == signal)
-        .unwrap_or_else(|| panic!("no observation step {step} {node} {signal}"))
+/// `repro run <check> --sim --version <version>`, not run yet.
+fn sim(check: &str, version: &str) -> Run {
+    Run::check(check).sim().version(version)
 }
 
 #[test]
 fn etcd_split_reproduces_on_buggy_version() {
-    let (out, r, dir, _t) = run(&[
-        "etcd-split",
-        "--k3s-version",
-        "v1.33.4+k3s1",
-        "--expect",
-        "reproduced",
-    ]);
-    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
-    assert_eq!(r["verdict"]["outcome"], "reproduced");
+    let run = sim("etcd-split", "v1.33.4+k3s1")
+        .expect("reproduced")
+        .finish();
+    run.out.code(0);
+    let r = &run.result;
+    assert_eq!(run.outcome(), "reproduced");
     // `k3s -v` in full, asked of the init node, for the report's Environmental Info.
     let v = r["k3s"]["version_output"].as_str().unwrap_or_default();
     assert!(v.starts_with("k3s version v1.33.4+k3s1"), "{v:?}");
-    let md = std::fs::read_to_string(dir.join("report.md")).unwrap();
+    let md = run.file("report.md");
     assert!(
         md.contains(v.lines().next().unwrap()),
         "report.md quotes k3s -v"
     );
-    let o = observation(&r, 1, "etcd-2", "embedded-registry");
+    let o = observation(r, 1, "etcd-2", "embedded-registry");
     assert_eq!(o["observed"], "down");
     assert!(
         !o["evidence"].as_array().unwrap().is_empty(),
@@ -57,12 +51,12 @@ fn etcd_split_reproduces_on_buggy_version() {
         .contains("Running kubelet"));
     // Step 3: through its load balancer the buggy etcd-2 reads cp-1 (no registry); the
     // check marks this step `any` in the bug world, so the verdict stands either way.
-    let o = observation(&r, 3, "etcd-2", "embedded-registry");
+    let o = observation(r, 3, "etcd-2", "embedded-registry");
     assert_eq!(o["observed"], "down");
     assert_eq!(o["bug"], "any");
     // The terminal summary labels that cell as not judged, not BUG (#32 item 8), and a pipe
     // gets no colour.
-    let summary = String::from_utf8_lossy(&out.stdout);
+    let summary = &run.out.stdout;
     let step3 = summary
         .split("step 3:")
         .nth(1)
@@ -84,8 +78,8 @@ fn etcd_split_reproduces_on_buggy_version() {
         "no colour in a pipe: {summary:?}"
     );
     // Every boot has its own log, and boot 2 of etcd-2 does not contain boot 1's lines.
-    let b1 = std::fs::read_to_string(dir.join("nodes/etcd-2/boot-1.log")).unwrap();
-    let b2 = std::fs::read_to_string(dir.join("nodes/etcd-2/boot-2.log")).unwrap();
+    let b1 = run.boot_log("etcd-2", 1);
+    let b2 = run.boot_log("etcd-2", 2);
     assert!(
         b1.contains("Starting etcd to join cluster") || b1.contains("Adding member"),
         "{b1}"
@@ -98,16 +92,6 @@ fn etcd_split_reproduces_on_buggy_version() {
         !b2.contains("Adding member"),
         "boot 2 log holds boot 1 lines"
     );
-}
-
-/// A boot record of result.json.
-fn boot<'a>(r: &'a Value, node: &str, number: u64) -> &'a Value {
-    r["boots"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|b| b["node"] == node && b["boot"] == number)
-        .unwrap_or_else(|| panic!("no boot {number} of {node}"))
 }
 
 fn time(b: &Value, key: &str) -> chrono::DateTime<chrono::FixedOffset> {
@@ -147,7 +131,7 @@ fn etcd_split_paced_starts_on_the_critical_path() {
 
 /// The plan's critical path of etcd-split at `--sim-pace 0.5`, in seconds.
 fn paced_critical_path() -> f64 {
-    let plan = repro()
+    let plan = Repro::new()
         .args([
             "plan",
             "etcd-split",
@@ -156,10 +140,8 @@ fn paced_critical_path() -> f64 {
             "--sim",
         ])
         .args(["--sim-pace", "0.5", "--format", "json"])
-        .output()
-        .unwrap();
-    assert_eq!(plan.status.code(), Some(0), "{}", text(&plan));
-    let plan: Value = serde_json::from_slice(&plan.stdout).unwrap();
+        .run();
+    let plan = plan.code(0).json();
     let path = plan["critical_path"]["seconds"].as_f64().unwrap();
     assert!(path > 0.0, "{plan}");
     path
@@ -168,22 +150,16 @@ fn paced_critical_path() -> f64 {
 /// One paced run, checked as the test's doc says; returns its time over the critical path.
 fn paced_run_ratio(path: f64) -> f64 {
     let t0 = std::time::Instant::now();
-    let (out, r, dir, _t) = run(&[
-        "etcd-split",
-        "--k3s-version",
-        "v1.33.4+k3s1",
-        "--expect",
-        "reproduced",
-        "--sim-pace",
-        "0.5",
-    ]);
+    let run = sim("etcd-split", "v1.33.4+k3s1")
+        .expect("reproduced")
+        .args(["--sim-pace", "0.5"])
+        .finish();
     let wall = t0.elapsed().as_secs_f64();
-    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
-    assert_eq!(r["verdict"]["outcome"], "reproduced");
+    run.out.code(0);
+    let r = &run.result;
+    assert_eq!(run.outcome(), "reproduced");
     // The paced phases happened, in each boot's own log and in order.
-    let log = |node: &str, n: u64| {
-        std::fs::read_to_string(dir.join(format!("nodes/{node}/boot-{n}.log"))).unwrap()
-    };
+    let log = |node: &str, n: u64| run.boot_log(node, n);
     for (node, n, phases) in [
         ("etcd-1", 1, &["init", "agent"][..]),
         ("etcd-2", 1, &["join", "learner-promotion", "agent"][..]),
@@ -211,9 +187,9 @@ fn paced_run_ratio(path: f64) -> f64 {
     // cp-1 started while etcd-2 was still joining (it needs only etcd-1), etcd-3 only after
     // etcd-2 was ready (one learner at a time).
     let (cp1, etcd2, etcd3) = (
-        boot(&r, "cp-1", 1),
-        boot(&r, "etcd-2", 1),
-        boot(&r, "etcd-3", 1),
+        boot(r, "cp-1", 1),
+        boot(r, "etcd-2", 1),
+        boot(r, "etcd-3", 1),
     );
     assert!(
         time(cp1, "started_at") < time(etcd2, "ready_at"),
@@ -223,8 +199,7 @@ fn paced_run_ratio(path: f64) -> f64 {
         time(etcd3, "started_at") >= time(etcd2, "ready_at"),
         "{etcd3} {etcd2}"
     );
-    let recorded =
-        (time(&r, "finished_at") - time(&r, "started_at")).num_milliseconds() as f64 / 1e3;
+    let recorded = (time(r, "finished_at") - time(r, "started_at")).num_milliseconds() as f64 / 1e3;
     eprintln!(
         "paced etcd-split: {wall:.2} s wall ({recorded:.2} s in result.json), critical path {path:.2} s, ratio {:.3} ({:.3} of the wall)",
         recorded / path,
@@ -278,52 +253,23 @@ fn every_shipped_check_has_one_verdict_under_both_config_sources() {
     for source in ["load-balancer", "joined"] {
         let root = all_checks_root(source);
         for (check, expected) in checks {
-            docker_ok();
-            let tmp = tempfile::tempdir().unwrap();
-            let out = repro()
-                .arg("--root")
-                .arg(root.path())
-                .args([
-                    "run",
-                    check,
-                    "--k3s-version",
-                    "v1.33.4+k3s1",
-                    "--expect",
-                    expected,
-                ])
-                .args(["--sim", "--progress", "never", "--results"])
-                .arg(tmp.path())
-                .output()
-                .unwrap();
-            let runs = std::fs::read_dir(tmp.path()).unwrap().count();
-            assert_eq!(runs, 1, "{check} with {source}: {}", text(&out));
-            let dir = only_run_dir(tmp.path());
-            let r: Value =
-                serde_json::from_str(&std::fs::read_to_string(dir.join("result.json")).unwrap())
-                    .unwrap();
-            assert_no_leftovers(r["run_id"].as_str().unwrap());
-            assert_eq!(
-                out.status.code(),
-                Some(0),
-                "{check} with {source}: {}",
-                text(&out)
-            );
+            let run = sim(check, "v1.33.4+k3s1")
+                .root(root.path())
+                .expect(expected)
+                .finish();
+            assert_eq!(run.out.code, 0, "{check} with {source}: {}", run.out);
             // The knob reached the nodes: buggy joiners log where their config came from. By
             // boot 3 etcd-2 has saved cp-1's address (boot 2 may not have: k3s learns it from
             // etcd some time after cp-1 is up, and so does the stand-in).
             if check == "etcd-split" {
-                let boot = std::fs::read_to_string(dir.join("nodes/etcd-2/boot-3.log")).unwrap();
+                let boot = run.boot_log("etcd-2", 3);
                 assert_eq!(
                     boot.contains("@UNCHECKED->RECOVERING from successful dial"),
                     source == "load-balancer",
                     "{source}: {boot}"
                 );
             }
-            verdicts.push((
-                source,
-                check,
-                r["verdict"]["outcome"].as_str().unwrap().to_string(),
-            ));
+            verdicts.push((source, check, run.outcome().as_str().unwrap().to_string()));
         }
     }
     let by = |source: &str| -> Vec<(&str, String)> {
@@ -347,22 +293,20 @@ fn every_shipped_check_has_one_verdict_under_both_config_sources() {
 
 #[test]
 fn etcd_split_fixed_on_fixed_version() {
-    let (out, r, _d, _t) = run(&["etcd-split", "--k3s-version", "v1.33.5+k3s1"]);
-    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
-    assert_eq!(r["verdict"]["outcome"], "fixed");
-    assert_eq!(
-        observation(&r, 1, "etcd-2", "embedded-registry")["observed"],
-        "up"
-    );
+    let run = sim("etcd-split", "v1.33.5+k3s1").finish();
+    run.out.code(0);
+    assert_eq!(run.outcome(), "fixed");
+    assert_eq!(run.observed(1, "etcd-2", "embedded-registry"), "up");
 }
 
 /// Without --expect, a run expects what the check's fixed-in predicts: v1.33.4 predates the
 /// fix, so reproducing the bug is the outcome asked for (exit 0), and result.json says so.
 #[test]
 fn default_expect_is_what_fixed_in_predicts() {
-    let (out, r, _d, _t) = run(&["etcd-split", "--k3s-version", "v1.33.4+k3s1"]);
-    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
-    assert_eq!(r["verdict"]["outcome"], "reproduced");
+    let run = sim("etcd-split", "v1.33.4+k3s1").finish();
+    run.out.code(0);
+    let r = &run.result;
+    assert_eq!(run.outcome(), "reproduced");
     assert_eq!(r["expect"], "reproduced");
     assert!(
         r["expect_because"]
@@ -377,7 +321,7 @@ fn default_expect_is_what_fixed_in_predicts() {
         .unwrap()
         .ends_with("--expect reproduced"));
     // Each observation says what the asked outcome wanted there: the bug's value.
-    let o = observation(&r, 1, "etcd-2", "embedded-registry");
+    let o = observation(r, 1, "etcd-2", "embedded-registry");
     assert_eq!(
         (&o["expected"], &o["asked"]),
         (&"up".into(), &"down".into())
@@ -387,28 +331,20 @@ fn default_expect_is_what_fixed_in_predicts() {
 
 #[test]
 fn asking_for_the_wrong_outcome_exits_1() {
-    let (out, r, _d, _t) = run(&[
-        "etcd-split",
-        "--k3s-version",
-        "v1.33.5+k3s1",
-        "--expect",
-        "reproduced",
-    ]);
-    assert_eq!(out.status.code(), Some(1), "{}", text(&out));
-    assert_eq!(r["verdict"]["outcome"], "fixed");
+    let run = sim("etcd-split", "v1.33.5+k3s1")
+        .expect("reproduced")
+        .finish();
+    run.out.code(1);
+    assert_eq!(run.outcome(), "fixed");
 }
 
 #[test]
 fn metrics_order_on_both_versions() {
-    let (out, r, _d, _t) = run(&[
-        "metrics-order",
-        "--k3s-version",
-        "v1.33.4+k3s1",
-        "--expect",
-        "reproduced",
-    ]);
-    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
-    let o = observation(&r, 1, "etcd-2", "supervisor-metrics");
+    let run = sim("metrics-order", "v1.33.4+k3s1")
+        .expect("reproduced")
+        .finish();
+    run.out.code(0);
+    let o = observation(&run.result, 1, "etcd-2", "supervisor-metrics");
     assert_eq!(o["observed"], "down");
     assert!(
         o["evidence"][0]["text"]
@@ -417,19 +353,20 @@ fn metrics_order_on_both_versions() {
             .contains("apiserver disabled"),
         "{o}"
     );
-    let (out, r, _d, _t) = run(&["metrics-order", "--k3s-version", "v1.33.5+k3s1"]);
-    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
-    assert_eq!(r["verdict"]["outcome"], "fixed");
-    assert_eq!(observation(&r, 3, "cp-1", "ready")["observed"], "up");
+    let run = sim("metrics-order", "v1.33.5+k3s1").finish();
+    run.out.code(0);
+    assert_eq!(run.outcome(), "fixed");
+    assert_eq!(run.observed(3, "cp-1", "ready"), "up");
 }
 
 #[test]
 fn bootstrap_check_on_both_versions() {
     for v in ["v1.33.4+k3s1", "v1.33.5+k3s1"] {
-        let (out, r, _d, _t) = run(&["bootstrap-check", "--k3s-version", v]);
-        assert_eq!(out.status.code(), Some(0), "{v}: {}", text(&out));
-        assert_eq!(r["verdict"]["outcome"], "fixed");
-        let o = observation(&r, 2, "etcd-3", "fatal");
+        let run = sim("bootstrap-check", v).finish();
+        run.out.code(0);
+        let r = &run.result;
+        assert_eq!(run.outcome(), "fixed");
+        let o = observation(r, 2, "etcd-3", "fatal");
         assert_eq!(o["observed"], "up");
         let all: String = o["evidence"]
             .as_array()
@@ -439,7 +376,7 @@ fn bootstrap_check_on_both_versions() {
             .collect();
         assert!(all.contains("critical configuration value mismatch"), "{o}");
         // The field the step changed, as k3s names it in its warning.
-        let m = observation(&r, 2, "etcd-3", "config-mismatch");
+        let m = observation(r, 2, "etcd-3", "config-mismatch");
         assert_eq!(m["observed"], "disable-helm-controller", "{m}");
         assert!(
             m["evidence"][0]["text"]
@@ -450,17 +387,17 @@ fn bootstrap_check_on_both_versions() {
         );
         // cp-1 dies of the mismatch: a death of its own, standing for `ready: down` because
         // the step expects that node to die.
-        let dead = observation(&r, 3, "cp-1", "ready");
+        let dead = observation(r, 3, "cp-1", "ready");
         assert_eq!(dead["observed"], "dead", "{dead}");
         assert_eq!(dead["death"]["counts_as"], "down", "{dead}");
         assert_eq!(dead["death"]["expected"], true, "{dead}");
         assert_eq!(
-            observation(&r, 3, "cp-1", "config-mismatch")["observed"],
+            observation(r, 3, "cp-1", "config-mismatch")["observed"],
             "disable-helm-controller"
         );
-        assert_eq!(observation(&r, 4, "cp-1", "ready")["observed"], "up");
+        assert_eq!(observation(r, 4, "cp-1", "ready")["observed"], "up");
         assert_eq!(
-            observation(&r, 4, "cp-1", "config-mismatch")["observed"],
+            observation(r, 4, "cp-1", "config-mismatch")["observed"],
             "none"
         );
     }
@@ -485,35 +422,23 @@ fn bootstrap_check_is_not_fooled_by_an_unrelated_fatal() {
         "{name: etcd-3, role: etcd, join: etcd-1, deferred: true, env: {REPRO_SIM_CRASH_AT_BOOT: '1'}}",
     );
     std::fs::write(root.path().join("topologies/bootstrap-check.yaml"), topo).unwrap();
-    let (out, r, _d, _t) = run(&[
-        "bootstrap-check",
-        "--root",
-        root.path().to_str().unwrap(),
-        "--k3s-version",
-        "v1.33.4+k3s1",
-    ]);
-    assert_ne!(r["verdict"]["outcome"], "fixed", "{}", text(&out));
-    assert_eq!(observation(&r, 2, "etcd-3", "fatal")["observed"], "up");
-    assert_eq!(
-        observation(&r, 2, "etcd-3", "config-mismatch")["observed"],
-        "none"
-    );
+    let run = sim("bootstrap-check", "v1.33.4+k3s1")
+        .root(root.path())
+        .finish();
+    assert_ne!(run.outcome(), "fixed", "{}", run.out);
+    assert_eq!(run.observed(2, "etcd-3", "fatal"), "up");
+    assert_eq!(run.observed(2, "etcd-3", "config-mismatch"), "none");
 }
 
 #[test]
 fn two_control_plane_topology() {
-    let (out, r, _d, _t) = run(&[
-        "etcd-split",
-        "--topology",
-        "etcd-split-2cp",
-        "--k3s-version",
-        "v1.33.4+k3s1",
-        "--expect",
-        "reproduced",
-    ]);
-    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
-    assert_eq!(r["topology"]["nodes"].as_array().unwrap().len(), 5);
-    assert_eq!(r["verdict"]["outcome"], "reproduced");
+    let run = sim("etcd-split", "v1.33.4+k3s1")
+        .topology("etcd-split-2cp")
+        .expect("reproduced")
+        .finish();
+    run.out.code(0);
+    assert_eq!(run.result["topology"]["nodes"].as_array().unwrap().len(), 5);
+    assert_eq!(run.outcome(), "reproduced");
 }
 
 /// A project folder with the shipped signals and one topology where `node` gets `env`.
@@ -564,72 +489,39 @@ fn project_root(
 #[test]
 fn node_crashing_at_boot_is_inconclusive_with_evidence() {
     let root = faulty_root("etcd-2", "REPRO_SIM_CRASH_AT_BOOT: '1'");
-    let (out, r, _d, _t) = run(&[
-        "etcd-split",
-        "--root",
-        root.path().to_str().unwrap(),
-        "--k3s-version",
-        "v1.33.4+k3s1",
-    ]);
+    let run = sim("etcd-split", "v1.33.4+k3s1").root(root.path()).finish();
     // Inconclusive has its own exit code: not a finding about k3s.
-    assert_eq!(out.status.code(), Some(4), "{}", text(&out));
+    run.out.code(4);
+    let r = &run.result;
     assert_eq!(r["exit_code"], 4);
-    assert_eq!(r["verdict"]["outcome"], "inconclusive");
+    assert_eq!(run.outcome(), "inconclusive");
     assert!(
         r["error"].as_str().unwrap().contains("etcd-2 died"),
         "{}",
         r["error"]
     );
-    let boot = r["boots"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|b| b["node"] == "etcd-2")
-        .unwrap();
-    assert_eq!(boot["end"], "exited");
+    assert_eq!(boot(r, "etcd-2", 1)["end"], "exited");
 }
 
 #[test]
 fn node_never_ready_times_out_with_exit_3() {
     let root = faulty_root("etcd-3", "REPRO_SIM_NEVER_READY: '1'");
-    let (out, r, _d, _t) = run(&[
-        "etcd-split",
-        "--root",
-        root.path().to_str().unwrap(),
-        "--k3s-version",
-        "v1.33.4+k3s1",
-        "--timeout",
-        "4s",
-    ]);
-    assert_eq!(out.status.code(), Some(3), "{}", text(&out));
-    let err = r["error"].as_str().unwrap();
+    let run = sim("etcd-split", "v1.33.4+k3s1")
+        .root(root.path())
+        .args(["--timeout", "4s"])
+        .finish();
+    run.out.code(3);
+    let err = run.result["error"].as_str().unwrap();
     assert!(
         err.contains("etcd-3") && err.contains("last lines"),
         "{err}"
     );
-    assert!(r["verdict"].is_null());
+    assert!(run.result["verdict"].is_null());
 }
 
 #[test]
 fn interrupt_mid_run_cleans_up_and_exits_130() {
-    docker_ok();
-    let tmp = tempfile::tempdir().unwrap();
-    let mut child = repro()
-        .args([
-            "run",
-            "etcd-split",
-            "--sim",
-            "--k3s-version",
-            "v1.33.4+k3s1",
-            "--progress",
-            "never",
-            "--results",
-        ])
-        .arg(tmp.path())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+    let (mut child, results) = sim("etcd-split", "v1.33.4+k3s1").spawn();
     // Interrupt once the first step has begun: read progress lines as they come.
     use std::io::BufRead;
     let stderr = child.stderr.take().unwrap();
@@ -655,59 +547,48 @@ fn interrupt_mid_run_cleans_up_and_exits_130() {
     use std::io::Read;
     reader.read_to_string(&mut rest).unwrap();
     let status = child.wait().unwrap();
-    assert_eq!(status.code(), Some(130), "{seen}{rest}");
-    let dir = only_run_dir(tmp.path());
-    let r: Value = read_result(&dir);
-    assert_eq!(r["exit_code"], 130);
+    let out = Output::of(
+        "repro run etcd-split",
+        std::process::Output {
+            status,
+            stdout: Vec::new(),
+            stderr: format!("{seen}{rest}").into_bytes(),
+        },
+    );
+    out.code(130);
+    let run = results.finished(out);
+    assert_eq!(run.result["exit_code"], 130);
     assert!(
-        dir.join("nodes/etcd-1/boot-1.log").exists(),
+        run.dir.join("nodes/etcd-1/boot-1.log").exists(),
         "results written so far are kept"
     );
-    assert_no_leftovers(r["run_id"].as_str().unwrap());
 }
 
 #[test]
 fn two_runs_in_parallel_do_not_disturb_each_other() {
-    docker_ok();
-    let t1 = tempfile::tempdir().unwrap();
-    let t2 = tempfile::tempdir().unwrap();
-    let spawn = |v: &str, expect: &str, dir: &Path| {
-        repro()
-            .args([
-                "run",
-                "etcd-split",
-                "--sim",
-                "--k3s-version",
-                v,
-                "--expect",
-                expect,
-                "--progress",
-                "never",
-                "--results",
-            ])
-            .arg(dir)
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap()
-    };
-    let a = spawn("v1.33.4+k3s1", "reproduced", t1.path());
-    let b = spawn("v1.33.5+k3s1", "fixed", t2.path());
+    let spawn = |v: &str, expect: &str| sim("etcd-split", v).expect(expect).spawn();
+    let (a, ra) = spawn("v1.33.4+k3s1", "reproduced");
+    let (b, rb) = spawn("v1.33.5+k3s1", "fixed");
     let (oa, ob) = (a.wait_with_output().unwrap(), b.wait_with_output().unwrap());
-    assert_eq!(oa.status.code(), Some(0), "{}", text(&oa));
-    assert_eq!(ob.status.code(), Some(0), "{}", text(&ob));
-    for t in [t1.path(), t2.path()] {
-        let dir = only_run_dir(t);
-        let r: Value = read_result(&dir);
-        assert_no_leftovers(r["run_id"].as_str().unwrap());
+    for (out, results) in [(oa, ra), (ob, rb)] {
+        results
+            .finished(Output::of("repro run etcd-split", out))
+            .out
+            .code(0);
     }
 }
 
-/// The result.json of a run that broke before its cluster: exit 3 and why, so `merge` can
-/// show the cell.
-fn assert_infra_result(tmp: &Path, needle: &str) {
-    let dir = only_run_dir(tmp);
-    let r: Value = read_result(&dir);
+/// A run that broke before its cluster: exit 3 naming `needle` with a way out, and its
+/// result.json says so too, so `merge` can show the cell.
+fn assert_infra_result(run: Run, needle: &str, help: &[&str]) {
+    let run = run.finish();
+    run.out.code(3);
+    assert!(
+        run.out.stderr.contains(needle) && help.iter().all(|h| run.out.stderr.contains(h)),
+        "{}",
+        run.out
+    );
+    let r = &run.result;
     assert_eq!(r["exit_code"], 3, "{r}");
     assert!(r["verdict"].is_null(), "{r}");
     assert!(!r["finished_at"].is_null(), "{r}");
@@ -717,55 +598,16 @@ fn assert_infra_result(tmp: &Path, needle: &str) {
 
 #[test]
 fn unreachable_docker_exits_3_naming_the_endpoint() {
-    let tmp = tempfile::tempdir().unwrap();
-    let out = repro()
-        .args([
-            "run",
-            "etcd-split",
-            "--sim",
-            "--progress",
-            "never",
-            "--results",
-        ])
-        .arg(tmp.path())
-        .env("DOCKER_HOST", "unix:///nonexistent/docker.sock")
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(3), "{}", text(&out));
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert!(
-        err.contains("unix:///nonexistent/docker.sock") && err.contains("help:"),
-        "{err}"
-    );
-    assert_infra_result(tmp.path(), "unix:///nonexistent/docker.sock");
+    let endpoint = "unix:///nonexistent/docker.sock";
+    let run = Run::check("etcd-split").sim().env("DOCKER_HOST", endpoint);
+    assert_infra_result(run, endpoint, &["help:"]);
 }
 
 #[test]
 fn missing_image_offline_exits_3_with_ways_out() {
-    docker_ok();
-    let tmp = tempfile::tempdir().unwrap();
-    let out = repro()
-        .args([
-            "run",
-            "etcd-split",
-            "--image",
-            "repro.local/does-not-exist:v0",
-            "--progress",
-            "never",
-            "--results",
-        ])
-        .arg(tmp.path())
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(3), "{}", text(&out));
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert!(
-        err.contains("repro.local/does-not-exist:v0")
-            && err.contains("--sim")
-            && err.contains("--image-archive"),
-        "{err}"
-    );
-    assert_infra_result(tmp.path(), "repro.local/does-not-exist:v0");
+    let image = "repro.local/does-not-exist:v0";
+    let run = Run::check("etcd-split").args(["--image", image]);
+    assert_infra_result(run, image, &["--sim", "--image-archive"]);
 }
 
 /// Issue 5: secrets planted in configs, env, file contents and log lines of a real stand-in
@@ -797,29 +639,12 @@ fn bundle_of_a_real_run_carries_no_secret() {
         &[],
     );
 
-    let results = tempfile::tempdir().unwrap();
-    let out = repro()
-        .args([
-            "run",
-            "etcd-split",
-            "--sim",
-            "--keep",
-            "--progress",
-            "never",
-            "--k3s-version",
-            "v1.33.4+k3s1",
-            "--expect",
-            "reproduced",
-            "--root",
-        ])
-        .arg(root.path())
-        .arg("--results")
-        .arg(results.path())
-        .output()
-        .unwrap();
-    let dir = only_run_dir(results.path());
-    let r: Value = read_result(&dir);
-    let run_id = r["run_id"].as_str().unwrap().to_string();
+    let run = sim("etcd-split", "v1.33.4+k3s1")
+        .keep()
+        .expect("reproduced")
+        .root(root.path())
+        .finish();
+    let run_id = run.run_id();
     // The run token lives only in the containers' env: read it from Docker, then clean up.
     let env = Command::new("docker")
         .args([
@@ -834,23 +659,21 @@ fn bundle_of_a_real_run_carries_no_secret() {
         .lines()
         .find_map(|l| l.strip_prefix("K3S_TOKEN=").map(str::to_string))
         .unwrap_or_default();
-    let clean = repro().args(["clean", "--run", &run_id]).output().unwrap();
-    assert_no_leftovers(&run_id);
-    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
-    assert!(clean.status.success(), "{}", text(&clean));
+    run.clean();
+    run.out.code(0);
     assert!(token.len() >= 16, "could not read the run token");
-    let ours = text(&out);
+    let ours = run.out.to_string();
     for s in [CFG, ENV, FILE, token.as_str()] {
         assert!(!ours.contains(s), "our own output leaks {s}");
     }
     // The stand-in really did echo the config secret into its log (redacted on the way in).
-    let log = std::fs::read_to_string(dir.join("nodes/etcd-2/boot-1.log")).unwrap();
+    let log = run.boot_log("etcd-2", 1);
     assert!(
         log.contains("REPRO_SIM_BOOT_DELAY") && log.contains("<REDACTED-"),
         "{log}"
     );
 
-    let tgz = std::fs::File::open(dir.join("bundle.tar.gz")).unwrap();
+    let tgz = std::fs::File::open(run.dir.join("bundle.tar.gz")).unwrap();
     let mut archive = tar::Archive::new(flate2::read::GzDecoder::new(tgz));
     let mut all = String::new();
     let mut entries = 0;
@@ -881,54 +704,29 @@ fn bundle_of_a_real_run_carries_no_secret() {
 /// An air-gap tarball (`docker save`) is loaded before the run and its image used.
 #[test]
 fn image_archive_is_loaded_before_the_run() {
-    docker_ok();
     // Make sure the stand-in image exists, then save it under a name that exists nowhere else.
-    let build = repro()
-        .args(["sim", "build", "--k3s-version", "v1.33.5+k3s1"])
-        .output()
-        .unwrap();
-    assert!(build.status.success(), "{}", text(&build));
-    let name = format!("repro.local/archive-test:{}", std::process::id());
+    sim_build("v1.33.5+k3s1");
     let tmp = tempfile::tempdir().unwrap();
     let tar = tmp.path().join("k3s-airgap.tar");
-    let sh = |args: &[&str]| {
-        let o = Command::new("docker").args(args).output().unwrap();
-        assert!(o.status.success(), "docker {args:?}: {}", text(&o));
-    };
-    sh(&[
-        "tag",
-        &format!("{}:v1.33.5-k3s1", crate::util::sim_repo()),
-        &name,
-    ]);
-    sh(&["save", "-o", tar.to_str().unwrap(), &name]);
-    sh(&["rmi", &name]);
-    let results = tempfile::tempdir().unwrap();
-    let out = repro()
-        .args([
-            "run",
-            "etcd-split",
-            "--k3s-version",
-            "v1.33.5+k3s1",
-            "--image",
-            &name,
-            "--progress",
-            "never",
-            "--image-archive",
-        ])
+    let image = Image::tagged(
+        &sim_image("v1.33.5+k3s1"),
+        format!("repro.local/archive-test:{}", std::process::id()),
+    );
+    let name = image.0.clone();
+    docker(&["save", "-o", tar.to_str().unwrap(), &name]);
+    docker(&["rmi", &name]);
+    let (out, results) = Run::check("etcd-split")
+        .version("v1.33.5+k3s1")
+        .args(["--image", &name, "--image-archive"])
         .arg(&tar)
-        .arg("--results")
-        .arg(results.path())
-        .output()
-        .unwrap();
-    let _ = Command::new("docker").args(["rmi", &name]).output();
-    let dir = only_run_dir(results.path());
-    let r: Value = read_result(&dir);
-    assert_no_leftovers(r["run_id"].as_str().unwrap());
-    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
-    assert_eq!(r["k3s"]["image"], name.as_str());
+        .output();
+    drop(image);
+    let run = results.finished(out);
+    run.out.code(0);
+    assert_eq!(run.result["k3s"]["image"], name.as_str());
     // Named by --image, it is still the stand-in (its label says so), and results say so.
-    assert_eq!(r["k3s"]["stand_in"], true);
-    assert_eq!(r["verdict"]["outcome"], "fixed");
+    assert_eq!(run.result["k3s"]["stand_in"], true);
+    assert_eq!(run.outcome(), "fixed");
 }
 
 /// A node that spews garbage (invalid UTF-8, partial lines) and one that boots slowly do not
@@ -939,18 +737,13 @@ fn garbage_output_and_slow_boot_do_not_change_the_verdict() {
         ("etcd-2", "REPRO_SIM_GARBAGE: '1'"),
         ("etcd-3", "REPRO_SIM_BOOT_DELAY: 2s"),
     ]);
-    let (out, r, dir, _t) = run(&[
-        "etcd-split",
-        "--root",
-        root.path().to_str().unwrap(),
-        "--k3s-version",
-        "v1.33.4+k3s1",
-        "--expect",
-        "reproduced",
-    ]);
-    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
-    assert_eq!(r["verdict"]["outcome"], "reproduced");
-    let log = std::fs::read_to_string(dir.join("nodes/etcd-2/boot-2.log")).unwrap();
+    let run = sim("etcd-split", "v1.33.4+k3s1")
+        .root(root.path())
+        .expect("reproduced")
+        .finish();
+    run.out.code(0);
+    assert_eq!(run.outcome(), "reproduced");
+    let log = run.boot_log("etcd-2", 2);
     assert!(log.contains("k3s is up and running"), "{log}");
 }
 
@@ -962,34 +755,18 @@ fn works_against_a_tcp_docker_host() {
     docker_ok();
     let proxy = TcpProxy::start(&docker_socket()).unwrap();
     let port = proxy.port();
-    let results = tempfile::tempdir().unwrap();
-    let out = repro()
-        .args([
-            "run",
-            "metrics-order",
-            "--sim",
-            "--k3s-version",
-            "v1.33.4+k3s1",
-            "--expect",
-            "reproduced",
-            "--progress",
-            "never",
-            "--results",
-        ])
-        .arg(results.path())
+    let (out, results) = sim("metrics-order", "v1.33.4+k3s1")
+        .expect("reproduced")
         .env("DOCKER_HOST", format!("tcp://127.0.0.1:{port}"))
-        .output()
-        .unwrap();
+        .output();
     drop(proxy);
-    let dir = only_run_dir(results.path());
-    let r: Value = read_result(&dir);
-    assert_no_leftovers(r["run_id"].as_str().unwrap());
-    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let run = results.finished(out);
+    run.out.code(0);
     assert_eq!(
-        r["environment"]["docker_host"],
+        run.result["environment"]["docker_host"],
         format!("tcp://127.0.0.1:{port}")
     );
-    assert_eq!(r["verdict"]["outcome"], "reproduced");
+    assert_eq!(run.outcome(), "reproduced");
 }
 
 /// A step can add a config drop-in and a later step delete it; k3s (and the stand-in) merge
@@ -1020,36 +797,25 @@ steps:
 "#,
         )],
     );
-    let (out, r, _d, _t) = run(&[
-        "drop-in",
-        "--root",
-        root.path().to_str().unwrap(),
-        "--k3s-version",
-        "v1.33.5+k3s1",
-    ]);
-    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
-    assert_eq!(r["verdict"]["outcome"], "fixed");
-    assert_eq!(
-        observation(&r, 2, "etcd-1", "embedded-registry")["observed"],
-        "down"
-    );
+    let run = sim("drop-in", "v1.33.5+k3s1").root(root.path()).finish();
+    run.out.code(0);
+    assert_eq!(run.outcome(), "fixed");
+    assert_eq!(run.observed(2, "etcd-1", "embedded-registry"), "down");
 }
 
-/// Removes what a kept run left, and an image, also when the test fails.
-struct KeptRun {
-    run_id: Option<String>,
-    image: String,
-}
+/// Removes what a kept run left, also when the test fails.
+struct KeptRun(String);
 
 impl Drop for KeptRun {
     fn drop(&mut self) {
-        if let Some(id) = &self.run_id {
-            let _ = repro().args(["clean", "--run", id]).output();
-        }
-        let _ = Command::new("docker")
-            .args(["rmi", "-f", &self.image])
-            .output();
+        let _ = Repro::new().args(["clean", "--run", &self.0]).run();
     }
+}
+
+/// The v1.33.4 stand-in with `lines` after its FROM line, as `repro.local/<name>:e2e-<pid>`.
+fn stand_in_with(name: &str, lines: &str) -> Image {
+    let tag = format!("repro.local/{name}:e2e-{}", std::process::id());
+    Image::on_stand_in(tag, "v1.33.4+k3s1", lines)
 }
 
 fn inspect(container: &str) -> Value {
@@ -1068,63 +834,22 @@ fn inspect(container: &str) -> Value {
 /// /var/lib/rancher/k3s. Then everything goes, by run id.
 #[test]
 fn real_image_containers_are_set_up_as_k3s_needs() {
-    docker_ok();
-    let built = repro()
-        .args(["sim", "build", "--k3s-version", "v1.33.4+k3s1"])
-        .output()
-        .unwrap();
-    assert!(built.status.success(), "{}", text(&built));
-    let mut kept = KeptRun {
-        run_id: None,
-        image: format!("repro.local/real-like:e2e-{}", std::process::id()),
-    };
-    let mut build = Command::new("docker")
-        .args(["build", "-q", "-t", &kept.image, "-"])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    {
-        use std::io::Write;
-        let mut stdin = build.stdin.take().unwrap();
-        stdin
-            .write_all(
-                format!(
-                    "FROM {}:v1.33.4-k3s1\nLABEL io.repro.sim=false io.repro.privileged=true\n",
-                    crate::util::sim_repo()
-                )
-                .as_bytes(),
-            )
-            .unwrap();
-    }
-    let out = build.wait_with_output().unwrap();
-    assert!(out.status.success(), "{}", text(&out));
-
-    let tmp = tempfile::tempdir().unwrap();
-    let out = repro()
+    let image = stand_in_with(
+        "real-like",
+        "LABEL io.repro.sim=false io.repro.privileged=true",
+    );
+    let run = Run::check("etcd-split")
         // Past the doctor's trial, which would stop the run before any node (next test).
-        .args([
-            "run",
-            "etcd-split",
-            "--image",
-            &kept.image,
-            "--keep",
-            "--no-host-check",
-        ])
-        .args(["--progress", "never", "--expect", "reproduced", "--results"])
-        .arg(tmp.path())
-        .output()
-        .unwrap();
-    let dir = only_run_dir(tmp.path());
-    let r: Value =
-        serde_json::from_str(&std::fs::read_to_string(dir.join("result.json")).unwrap()).unwrap();
-    let run_id = r["run_id"].as_str().unwrap().to_string();
-    kept.run_id = Some(run_id.clone());
+        .args(["--image", &image.0, "--no-host-check"])
+        .keep()
+        .expect("reproduced")
+        .finish();
+    let kept = KeptRun(run.run_id());
+    let (r, out, run_id) = (&run.result, &run.out, kept.0.clone());
     // Not the stand-in (by its label), privileged, and refused here: infrastructure, exit 3.
-    assert_eq!(r["k3s"]["stand_in"], false, "{}", text(&out));
+    assert_eq!(r["k3s"]["stand_in"], false, "{out}");
     assert_eq!(r["k3s"]["privileged"], true);
-    assert_eq!(out.status.code(), Some(3), "{}", text(&out));
+    out.code(3);
     // The engine's cgroup facts are recorded (these machines: v1, cgroupfs).
     assert!(
         r["environment"]["cgroup_version"].is_string(),
@@ -1261,35 +986,15 @@ fn the_real_k3s_smoke_script_runs_on_the_stand_in() {
 /// printed on stderr carries a raw control character.
 #[test]
 fn closed_stdout_does_not_panic_a_run() {
-    docker_ok();
-    let tmp = tempfile::tempdir().unwrap();
-    let mut child = repro()
-        .args([
-            "run",
-            "etcd-split",
-            "--sim",
-            "--k3s-version",
-            "v1.33.5+k3s1",
-            "--format",
-            "json",
-            "--progress",
-            "never",
-            "--results",
-        ])
-        .arg(tmp.path())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+    let (mut child, results) = sim("etcd-split", "v1.33.5+k3s1")
+        .args(["--format", "json"])
+        .spawn();
     drop(child.stdout.take());
-    let out = child.wait_with_output().unwrap();
-    let dir = only_run_dir(tmp.path());
-    let r: Value = read_result(&dir);
-    assert_no_leftovers(r["run_id"].as_str().unwrap());
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(!stderr.contains("panicked"), "{stderr}");
-    assert_eq!(out.status.code(), Some(0), "{stderr}");
-    assert_eq!(r["verdict"]["outcome"], "fixed");
+    let out = Output::of("repro run etcd-split", child.wait_with_output().unwrap());
+    let run = results.finished(out);
+    run.out.code(0);
+    assert_eq!(run.outcome(), "fixed");
+    let stderr = &run.out.stderr;
     assert!(
         !stderr
             .chars()
@@ -1314,27 +1019,16 @@ fn escapes_in_a_step_name_never_reach_the_terminal() {
     );
     assert_ne!(hostile, original);
     std::fs::write(&check, hostile).unwrap();
-    let (out, r, _dir, _t) = run(&[
-        "etcd-split",
-        "--root",
-        root.path().to_str().unwrap(),
-        "--k3s-version",
-        "v1.33.5+k3s1",
-    ]);
-    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
-    assert_eq!(r["verdict"]["outcome"], "fixed");
-    for (what, bytes) in [("stdout", &out.stdout), ("stderr", &out.stderr)] {
-        let s = String::from_utf8_lossy(bytes);
+    let run = sim("etcd-split", "v1.33.5+k3s1").root(root.path()).finish();
+    run.out.code(0);
+    assert_eq!(run.outcome(), "fixed");
+    for (what, s) in [("stdout", &run.out.stdout), ("stderr", &run.out.stderr)] {
         assert!(
             !s.chars().any(|c| c.is_control() && c != '\n' && c != '\t'),
             "raw control character on {what}: {s:?}"
         );
     }
-    let all = format!(
-        "{}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let all = format!("{}{}", run.out.stdout, run.out.stderr);
     assert!(
         all.contains(r"enable\u001b]0;pwned \u001b[2J\u000dregistry\u009b31m"),
         "the step name is not shown escaped:\n{all}"
@@ -1349,48 +1043,11 @@ fn escapes_in_a_step_name_never_reach_the_terminal() {
 #[test]
 fn image_volumes_are_labelled_so_clean_finds_them_after_an_outside_rm() {
     use std::io::BufRead;
-    docker_ok();
-    let built = repro()
-        .args(["sim", "build", "--k3s-version", "v1.33.4+k3s1"])
-        .output()
-        .unwrap();
-    assert!(built.status.success(), "{}", text(&built));
-    let mut kept = KeptRun {
-        run_id: None,
-        image: format!("repro.local/volumes:e2e-{}", std::process::id()),
-    };
-    let mut build = Command::new("docker")
-        .args(["build", "-q", "-t", &kept.image, "-"])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    {
-        use std::io::Write;
-        let mut stdin = build.stdin.take().unwrap();
-        stdin
-            .write_all(
-                format!(
-                    "FROM {}:v1.33.4-k3s1\nVOLUME /var/lib/repro-extra\n",
-                    crate::util::sim_repo()
-                )
-                .as_bytes(),
-            )
-            .unwrap();
-    }
-    let out = build.wait_with_output().unwrap();
-    assert!(out.status.success(), "{}", text(&out));
-
-    let tmp = tempfile::tempdir().unwrap();
-    let mut child = repro()
-        .args(["run", "etcd-split", "--image", &kept.image])
-        .args(["--progress", "never", "--expect", "reproduced", "--results"])
-        .arg(tmp.path())
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+    let image = stand_in_with("volumes", "VOLUME /var/lib/repro-extra");
+    let (mut child, results) = Run::check("etcd-split")
+        .args(["--image", &image.0])
+        .expect("reproduced")
+        .spawn();
     // The moment: step 2 begins (its line on stderr), every node up. The run id is on the
     // first progress line (`… run 50a8b14b: etcd-split on …`).
     let mut lines = std::io::BufReader::new(child.stderr.take().unwrap()).lines();
@@ -1410,7 +1067,7 @@ fn image_volumes_are_labelled_so_clean_finds_them_after_an_outside_rm() {
         }
     }
     let run_id = run_id.unwrap_or_else(|| panic!("no run id in {seen:#?}"));
-    kept.run_id = Some(run_id.clone());
+    let _kept = KeptRun(run_id.clone());
     let node = format!("repro-{run_id}-etcd-2");
     let c = inspect(&node);
     let mounts = c["Mounts"]
@@ -1455,13 +1112,11 @@ fn image_volumes_are_labelled_so_clean_finds_them_after_an_outside_rm() {
         seen.push(l.unwrap());
     }
     let status = child.wait().unwrap();
-    let r = read_result(&only_run_dir(tmp.path()));
+    let r = read_result(&results.only_run_dir());
     assert_ne!(status.code(), Some(0), "{seen:#?}");
     assert_eq!(r["run_id"], run_id.as_str());
 
-    let out = repro().args(["clean", "--run", &run_id]).output().unwrap();
-    assert!(out.status.success(), "{}", text(&out));
-    assert_no_leftovers(&run_id);
+    clean(&run_id);
     for v in &volumes {
         let there = Command::new("docker")
             .args(["volume", "inspect", v])
@@ -1488,26 +1143,9 @@ fn an_etcd_only_joiner_shows_its_own_egress_mode_and_a_served_flannel_backend() 
     )
     .unwrap();
     for (version, expected) in [("v1.33.4+k3s1", "reproduced"), ("v1.33.5+k3s1", "fixed")] {
-        docker_ok();
-        let tmp = tempfile::tempdir().unwrap();
-        let out = repro()
-            .arg("--root")
-            .arg(root.path())
-            .args(["run", "flannel-taken", "--k3s-version", version])
-            .args(["--sim", "--progress", "never", "--results"])
-            .arg(tmp.path())
-            .output()
-            .unwrap();
-        let dir = only_run_dir(tmp.path());
-        let r = read_result(&dir);
-        assert_no_leftovers(r["run_id"].as_str().unwrap());
-        assert_eq!(
-            r["verdict"]["outcome"],
-            expected,
-            "{version}: {}",
-            text(&out)
-        );
-        let boot = std::fs::read_to_string(dir.join("nodes/etcd-2/boot-2.log")).unwrap();
+        let run = sim("flannel-taken", version).root(root.path()).finish();
+        assert_eq!(run.outcome(), expected, "{}", run.out);
+        let boot = run.boot_log("etcd-2", 2);
         assert!(
             boot.contains("Tunnel server egress proxy mode: pod"),
             "{version}: {boot}"
@@ -1521,27 +1159,21 @@ fn an_etcd_only_joiner_shows_its_own_egress_mode_and_a_served_flannel_backend() 
 /// result.json's environment.
 #[test]
 fn mtu_sets_the_run_networks_mtu() {
-    docker_ok();
-    let results = tempfile::tempdir().unwrap();
-    let out = repro()
-        .args(["run", "etcd-split", "--sim", "--keep", "--mtu", "1300"])
-        .args(["--progress", "never", "--k3s-version", "v1.33.5+k3s1"])
-        .arg("--results")
-        .arg(results.path())
-        .output()
-        .unwrap();
-    let dir = only_run_dir(results.path());
-    let r: Value = read_result(&dir);
-    let run_id = r["run_id"].as_str().unwrap().to_string();
+    let run = sim("etcd-split", "v1.33.5+k3s1")
+        .keep()
+        .args(["--mtu", "1300"])
+        .finish();
     let inspect = Command::new("docker")
-        .args(["network", "inspect", &format!("repro-{run_id}"), "--format"])
-        .arg("{{index .Options \"com.docker.network.driver.mtu\"}}")
+        .args(["network", "inspect", &format!("repro-{}", run.run_id())])
+        .args([
+            "--format",
+            "{{index .Options \"com.docker.network.driver.mtu\"}}",
+        ])
         .output()
         .unwrap();
-    let clean = repro().args(["clean", "--run", &run_id]).output().unwrap();
-    assert_no_leftovers(&run_id);
-    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
-    assert!(clean.status.success(), "{}", text(&clean));
+    run.clean();
+    run.out.code(0);
+    let r = &run.result;
     assert_eq!(
         String::from_utf8_lossy(&inspect.stdout).trim(),
         "1300",

@@ -7,17 +7,16 @@
 
 use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
-use std::process::{Command, Output};
+use std::process::Command;
 
 use base64::engine::general_purpose::{STANDARD_NO_PAD, URL_SAFE_NO_PAD};
 use base64::Engine as _;
 
 use crate::docker::docker_ok;
+use crate::repro::{Output, Repro};
+use crate::runs::{assert_no_leftovers, Run};
 use crate::tcp_proxy::{docker_socket, TcpProxy};
-use crate::util::{copy_dir, project, repro, text};
-use crate::{assert_no_leftovers, only_run_dir, read_result};
-
-use serde_json::Value;
+use crate::util::{copy_dir, project};
 
 const PEM_LINES: [&str; 3] = [
     "MIIEvQIBADANBgkqhkiG9w0BAQEFAASCplantedPemLineOne0001",
@@ -205,8 +204,8 @@ fn find_all(
 
 fn outputs(name: &str, o: &Output) -> Vec<(String, Vec<u8>)> {
     vec![
-        (format!("{name} stdout"), o.stdout.clone()),
-        (format!("{name} stderr"), o.stderr.clone()),
+        (format!("{name} stdout"), o.stdout.clone().into_bytes()),
+        (format!("{name} stderr"), o.stderr.clone().into_bytes()),
     ]
 }
 
@@ -223,31 +222,18 @@ fn no_planted_secret_reaches_the_results_folder_the_bundle_or_the_output() {
     let root = planted_root(&echo);
     let proxy = TcpProxy::start(&docker_socket()).unwrap();
     let docker_host = format!("tcp://plantuser:{}@127.0.0.1:{}", p[21], proxy.port());
-    let results = tempfile::tempdir().unwrap();
-    let run = repro()
-        .args([
-            "run",
-            "etcd-split",
-            "--sim",
-            "--keep",
-            "--progress",
-            "never",
-            "--k3s-version",
-            "v1.33.4+k3s1",
-            "--expect",
-            "reproduced",
-            "--root",
-        ])
-        .arg(root.path())
-        .arg("--results")
-        .arg(results.path())
+    let (out, results) = Run::check("etcd-split")
+        .sim()
+        .keep()
+        .version("v1.33.4+k3s1")
+        .expect("reproduced")
+        .root(root.path())
         .env("DOCKER_HOST", &docker_host)
-        .output()
-        .unwrap();
+        .output();
     drop(proxy);
-    let dir = only_run_dir(results.path());
-    let r: Value = read_result(&dir);
-    let run_id = r["run_id"].as_str().unwrap().to_string();
+    let finished = results.kept(out);
+    let (run, r, dir) = (&finished.out, &finished.result, &finished.dir);
+    let run_id = finished.run_id();
     // The cluster token lives only in the containers' env: read it from Docker, then clean up.
     let env = Command::new("docker")
         .args([
@@ -264,10 +250,10 @@ fn no_planted_secret_reaches_the_results_folder_the_bundle_or_the_output() {
         .find_map(|l| l.strip_prefix("K3S_TOKEN="))
         .unwrap_or_default()
         .to_string();
-    let clean = repro().args(["clean", "--run", &run_id]).output().unwrap();
+    let clean = Repro::new().args(["clean", "--run", &run_id]).run();
     assert_no_leftovers(&run_id);
-    assert_eq!(run.status.code(), Some(0), "{}", text(&run));
-    assert!(clean.status.success(), "{}", text(&clean));
+    run.code(0);
+    clean.code(0);
     assert!(token.len() >= 16, "could not read the run token");
     // Everything was really planted: the containers got the env and files.
     for s in [&p[12], &p[19], &p[22], &p[25]] {
@@ -297,7 +283,7 @@ fn no_planted_secret_reaches_the_results_folder_the_bundle_or_the_output() {
     // What the run itself left, before anything else touches the folder.
     let mut files = Vec::new();
     let mut bad_modes = Vec::new();
-    every_file(&dir, &mut files, &mut bad_modes);
+    every_file(dir, &mut files, &mut bad_modes);
     let found = find_all(&files, &secrets);
     assert!(
         found.is_empty(),
@@ -306,49 +292,41 @@ fn no_planted_secret_reaches_the_results_folder_the_bundle_or_the_output() {
     assert!(bad_modes.is_empty(), "modes after the run: {bad_modes:#?}");
 
     // `repro report` re-renders the (redacted) folder.
-    let report = repro().arg("report").arg(&dir).output().unwrap();
-    assert_eq!(report.status.code(), Some(0), "{}", text(&report));
+    let report = Repro::new().arg("report").arg(dir).run();
+    report.code(0);
 
     // The other outputs of the same scenario and run (issue #24): the plan, in text and JSON;
     // the validation command given the run twice (refused since #32 as a duplicate pair, exit
     // 2: its message names the folders, which must not carry a secret either; the comment itself
     // with planted secrets is tests/suite/secrets_cli.rs's); GitHub annotations.
-    let plan_text = repro()
-        .args(["plan", "etcd-split", "--root"])
-        .arg(root.path())
-        .output()
-        .unwrap();
-    assert_eq!(plan_text.status.code(), Some(0), "{}", text(&plan_text));
-    let plan_json = repro()
-        .args(["plan", "etcd-split", "--format", "json", "--root"])
-        .arg(root.path())
-        .output()
-        .unwrap();
-    assert_eq!(plan_json.status.code(), Some(0), "{}", text(&plan_json));
-    let comment = repro()
+    let plan = |extra: &[&str]| {
+        let out = Repro::new()
+            .args(["plan", "etcd-split"])
+            .args(extra)
+            .arg("--root")
+            .arg(root.path())
+            .run();
+        out.code(0);
+        out
+    };
+    let (plan_text, plan_json) = (plan(&[]), plan(&["--format", "json"]));
+    let comment = Repro::new()
         .args(["report", "--validation"])
-        .arg(&dir)
-        .arg(&dir)
-        .output()
-        .unwrap();
-    assert_eq!(comment.status.code(), Some(2), "{}", text(&comment));
-    assert!(
-        String::from_utf8_lossy(&comment.stderr).contains("duplicate runs"),
-        "{}",
-        text(&comment)
-    );
-    let annotations = repro()
+        .args([dir, dir])
+        .run();
+    comment.code(2);
+    comment.stderr_has("duplicate runs");
+    let annotations = Repro::new()
         .args(["report", "--github-annotations"])
-        .arg(&dir)
-        .output()
-        .unwrap();
-    assert_eq!(annotations.status.code(), Some(0), "{}", text(&annotations));
+        .arg(dir)
+        .run();
+    annotations.code(0);
 
     let mut files = Vec::new();
     let mut bad_modes = Vec::new();
-    every_file(&dir, &mut files, &mut bad_modes);
+    every_file(dir, &mut files, &mut bad_modes);
     let scanned = files.len();
-    files.extend(outputs("repro run", &run));
+    files.extend(outputs("repro run", run));
     files.extend(outputs("repro report", &report));
     files.extend(outputs("repro clean", &clean));
     files.extend(outputs("repro plan", &plan_text));
@@ -411,12 +389,11 @@ fn derived_forms_of_the_token_in_a_boot_log_are_redacted() {
         token.to_uppercase(),
     ));
     std::fs::write(&log, text).unwrap();
-    let out = repro()
+    Repro::new()
         .args(["report", "--secret", token])
         .arg(&dir)
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(0), "{}", crate::util::text(&out));
+        .run()
+        .code(0);
     let mut files = Vec::new();
     let mut modes = Vec::new();
     every_file(&dir, &mut files, &mut modes);
@@ -443,34 +420,23 @@ fn an_unreachable_docker_host_is_named_without_its_password() {
         .local_addr()
         .unwrap()
         .port();
-    let results = tempfile::tempdir().unwrap();
-    let out = repro()
-        .args([
-            "run",
-            "etcd-split",
-            "--sim",
-            "--progress",
-            "never",
-            "--k3s-version",
-            "v1.33.4+k3s1",
-            "--results",
-        ])
-        .arg(results.path())
+    let (out, results) = Run::check("etcd-split")
+        .sim()
+        .version("v1.33.4+k3s1")
         .env(
             "DOCKER_HOST",
             format!("tcp://someone:{pass}@127.0.0.1:{port}"),
         )
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(3), "{}", text(&out));
-    let err = String::from_utf8_lossy(&out.stderr);
+        .output();
+    out.code(3);
+    let err = &out.stderr;
     assert!(
         err.contains("tcp://someone:<REDACTED-") && err.contains(&format!("@127.0.0.1:{port}")),
         "{err}"
     );
     let mut files = outputs("repro run", &out);
     let mut modes = Vec::new();
-    every_file(&only_run_dir(results.path()), &mut files, &mut modes);
+    every_file(&results.only_run_dir(), &mut files, &mut modes);
     let found = find_all(&files, &[("DOCKER_HOST password", pass.to_string())]);
     assert!(found.is_empty(), "found: {found:#?}");
     assert!(modes.is_empty(), "{modes:#?}");

@@ -66,7 +66,7 @@ fn a_network_held_by_a_foreign_container_is_named_with_how_to_free_it() {
     ]);
     let _ = Command::new("docker").args(["rm", "-f", &foreign]).output();
     let clean = repro().args(["clean", "--run", &run_id]).output().unwrap();
-    crate::assert_no_leftovers(&run_id);
+    crate::runs::assert_no_leftovers(&run_id);
     assert_eq!(code, Some(3), "{err}");
     assert_eq!(attached, foreign, "only the foreign container was left");
     assert!(

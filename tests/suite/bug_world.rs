@@ -59,12 +59,7 @@ fn every_shipped_check_on_every_shipped_topology() {
                     "holds".to_string()
                 }
                 2 if !places.is_empty() => {
-                    assert!(
-                        out.stderr
-                            .contains("help: if either value is the bug, write `bug:"),
-                        "{}",
-                        out.stderr
-                    );
+                    out.stderr_has("help: if either value is the bug, write `bug:");
                     format!("refused at {}", places.join(", "))
                 }
                 2 => {
@@ -98,15 +93,8 @@ fn the_plan_shows_what_each_joiner_may_reach() {
         .args(["plan", "etcd-split", "--topology", "etcd-split-2cp"])
         .run();
     out.code(0);
-    let s = &out.stdout;
-    assert!(
-        s.contains("    etcd-2: etcd-1 (no saved servers yet)\n"),
-        "{s}"
-    );
-    assert!(
-        s.contains("    etcd-2: one of cp-1, cp-2, else etcd-1\n"),
-        "{s}"
-    );
+    out.stdout_has("    etcd-2: etcd-1 (no saved servers yet)\n");
+    out.stdout_has("    etcd-2: one of cp-1, cp-2, else etcd-1\n");
 }
 
 #[test]
@@ -115,9 +103,5 @@ fn a_metrics_check_on_two_control_planes_is_refused_with_the_prediction() {
         .args(["plan", "metrics-order", "--topology", "etcd-split-2cp"])
         .run();
     out.code(2);
-    assert!(
-        out.stderr.contains("checks/metrics-order.yaml:50:27: error: on a buggy release `etcd-2: {supervisor-metrics: up}` in step 4 depends on which server etcd-2's load balancer reaches on topology `etcd-split-2cp`: its boot may read supervisor-metrics from cp-1 (up), cp-2 (down), etcd-1 (up)"),
-        "{}",
-        out.stderr
-    );
+    out.stderr_has("checks/metrics-order.yaml:50:27: error: on a buggy release `etcd-2: {supervisor-metrics: up}` in step 4 depends on which server etcd-2's load balancer reaches on topology `etcd-split-2cp`: its boot may read supervisor-metrics from cp-1 (up), cp-2 (down), etcd-1 (up)");
 }

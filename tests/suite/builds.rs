@@ -25,23 +25,13 @@ fn plan_on_the_release_candidates_qa_validated_expects_fixed() {
         let want = format!(
             "expected  fixed ({rc} is at or after {rc}, the first candidate of {release} with the fix — evidence (read): "
         );
-        assert!(out.stdout.contains(&want), "{}", out.stdout);
-        assert!(out.stdout.contains("Validated on"), "{}", out.stdout);
+        out.stdout_has(&want);
+        out.stdout_has("Validated on");
         let tag = rc.replace('+', "-");
-        assert!(
-            out.stdout
-                .contains(&format!("image     rancher/k3s:{tag}\n")),
-            "{}",
-            out.stdout
-        );
+        out.stdout_has(&format!("image     rancher/k3s:{tag}\n"));
         let sim = plan(rc, &["--sim"]);
         sim.code(0);
-        assert!(
-            sim.stdout
-                .contains(&format!("image     repro.local/k3s-sim:{tag}\n")),
-            "{}",
-            sim.stdout
-        );
+        sim.stdout_has(&format!("image     repro.local/k3s-sim:{tag}\n"));
     }
 }
 
@@ -127,13 +117,9 @@ fn a_candidate_no_evidence_places_makes_auto_ask_for_expect() {
         .redact(&root, "[ROOT]")
         .run();
     out.code(0);
-    assert!(
-        out.stdout.contains(&format!(
+    out.stdout_has(&format!(
             "expected  unknown ({rc} is a release candidate of v1.33.5+k3s1, the first fixed release of 1.33, and no evidence says which candidate first has the fix; pass --expect fixed or --expect reproduced)"
-        )),
-        "{}",
-        out.stdout
-    );
+        ));
 
     // `run` refuses before Docker is touched (this test needs no engine).
     let out = Repro::new()
@@ -149,19 +135,11 @@ fn a_candidate_no_evidence_places_makes_auto_ask_for_expect() {
         .redact(&root, "[ROOT]")
         .run();
     out.code(BAD_INPUT);
-    assert!(
-        out.stderr.contains(&format!(
+    out.stderr_has(&format!(
             "error: --expect auto cannot predict etcd-split {rc}: {rc} is a release candidate of v1.33.5+k3s1"
-        )),
-        "{}",
-        out.stderr
-    );
-    assert!(
-        out.stderr.contains(
-            "help: say which outcome counts as success: --expect fixed or --expect reproduced"
-        ),
-        "{}",
-        out.stderr
+        ));
+    out.stderr_has(
+        "help: say which outcome counts as success: --expect fixed or --expect reproduced",
     );
 
     let out = Repro::new()
@@ -180,12 +158,7 @@ fn a_candidate_no_evidence_places_makes_auto_ask_for_expect() {
         .redact(&root, "[ROOT]")
         .run();
     out.code(BAD_INPUT);
-    assert!(
-        out.stderr
-            .contains(&format!("error: no expected verdict for etcd-split {rc}")),
-        "{}",
-        out.stderr
-    );
+    out.stderr_has(&format!("error: no expected verdict for etcd-split {rc}"));
 }
 
 /// A file carrying a k3s version the way a k3s build does (the `-X` string among other bytes).
@@ -209,19 +182,8 @@ fn a_commit_build_makes_auto_ask_for_expect() {
         .args(["plan", "etcd-split", "--sim", "--k3s-binary", &file])
         .run();
     out.code(0);
-    assert!(
-        out.stdout
-            .contains("reports v1.30.6+k3s-48a3b849-dirty, sha256 "),
-        "{}",
-        out.stdout
-    );
-    assert!(
-        out.stdout.contains(
-            "the binary reports `v1.30.6+k3s-48a3b849-dirty`, a commit build: `fixed-in` places releases and release candidates only"
-        ),
-        "{}",
-        out.stdout
-    );
+    out.stdout_has("reports v1.30.6+k3s-48a3b849-dirty, sha256 ");
+    out.stdout_has("the binary reports `v1.30.6+k3s-48a3b849-dirty`, a commit build: `fixed-in` places releases and release candidates only");
     let out = Repro::new()
         .args(["run", "etcd-split", "--sim", "--k3s-binary", &file])
         .run();
@@ -259,24 +221,9 @@ fn a_commit_build_makes_auto_ask_for_expect() {
         .args(["plan", "etcd-split", "--k3s-binary", &rc])
         .run();
     out.code(0);
-    assert!(
-        out.stdout
-            .contains("Plan for check `etcd-split` on k3s v1.32.9-rc1+k3s1"),
-        "{}",
-        out.stdout
-    );
-    assert!(
-        out.stdout
-            .contains("expected  fixed (the binary reports v1.32.9-rc1+k3s1: "),
-        "{}",
-        out.stdout
-    );
-    assert!(
-        out.stdout
-            .contains("copied to /bin/k3s in every node of rancher/k3s:v1.32.9-rc1-k3s1"),
-        "{}",
-        out.stdout
-    );
+    out.stdout_has("Plan for check `etcd-split` on k3s v1.32.9-rc1+k3s1");
+    out.stdout_has("expected  fixed (the binary reports v1.32.9-rc1+k3s1: ");
+    out.stdout_has("copied to /bin/k3s in every node of rancher/k3s:v1.32.9-rc1-k3s1");
 }
 
 /// What cannot be a build under test is refused with exit 2 and the reason, before anything.
@@ -337,19 +284,10 @@ fn a_bad_commit_list_is_refused_at_its_lines() {
         .args(["bisect", "etcd-split", "--sim", "--commits", &file])
         .run();
     out.code(BAD_INPUT);
-    assert!(
-        out.stderr.contains(&format!(
-            "{file}:3:3: error: `48a3b84` is a short commit (7 hex digits)"
-        )),
-        "{}",
-        out.stderr
-    );
-    assert!(
-        out.stderr
-            .contains(&format!("{file}:4:1: error: commit {full} is listed twice")),
-        "{}",
-        out.stderr
-    );
+    out.stderr_has(&format!(
+        "{file}:3:3: error: `48a3b84` is a short commit (7 hex digits)"
+    ));
+    out.stderr_has(&format!("{file}:4:1: error: commit {full} is listed twice"));
     let out = Repro::new()
         .args([
             "bisect",
@@ -362,7 +300,7 @@ fn a_bad_commit_list_is_refused_at_its_lines() {
         ])
         .run();
     out.code(BAD_INPUT);
-    assert!(out.stderr.contains("cannot be used with"), "{}", out.stderr);
+    out.stderr_has("cannot be used with");
 }
 
 /// A version flag (or REPRO_K3S_VERSION, as CI sets it) beside a build is set aside, and said so:
@@ -383,15 +321,6 @@ fn a_version_beside_a_build_is_set_aside_aloud() {
         ])
         .run();
     out.code(0);
-    assert!(
-        out.stderr.contains("--k3s-version v1.33.4+k3s1 (or REPRO_K3S_VERSION) is set aside: the build under test reports v1.33.5+k3s1"),
-        "{}",
-        out.stderr
-    );
-    assert!(
-        out.stdout
-            .contains("Plan for check `etcd-split` on k3s v1.33.5+k3s1"),
-        "{}",
-        out.stdout
-    );
+    out.stderr_has("--k3s-version v1.33.4+k3s1 (or REPRO_K3S_VERSION) is set aside: the build under test reports v1.33.5+k3s1");
+    out.stdout_has("Plan for check `etcd-split` on k3s v1.33.5+k3s1");
 }

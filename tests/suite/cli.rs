@@ -126,7 +126,7 @@ fn validate_builtin_files_outside_a_project() {
     let dir = tempfile::tempdir().expect("temp dir");
     let out = Repro::new().arg("validate").current_dir(dir.path()).run();
     out.code(0);
-    assert!(out.stdout.contains("built into repro"), "{}", out.stdout);
+    out.stdout_has("built into repro");
 }
 
 /// Shape errors stop a file at the first one; semantic errors are all collected; and every
@@ -240,9 +240,9 @@ fn plan_etcd_split_on_two_control_planes() {
     out.code(0);
     // The two control-plane-only servers start together, with etcd-2: each needs only the
     // etcd node it joins (etcd-1), not the other etcd joiners.
-    assert!(out.stdout.contains("    2.  cp-1  "), "{}", out.stdout);
-    assert!(out.stdout.contains("    2.  cp-2  "), "{}", out.stdout);
-    assert!(out.stdout.contains("    3.  etcd-3  "), "{}", out.stdout);
+    out.stdout_has("    2.  cp-1  ");
+    out.stdout_has("    2.  cp-2  ");
+    out.stdout_has("    3.  etcd-3  ");
     snap!("plan-etcd-split-2cp", out);
 }
 
@@ -254,12 +254,7 @@ fn plan_prints_the_critical_path_under_a_pace() {
     out.code(0);
     // etcd-1 4.0 s + two etcd joiners 8.45 s each, then five restarts of 12 s, halved; cp-1
     // boots beside etcd-2 and is not on it.
-    assert!(
-        out.stdout
-            .contains("Critical path at --sim-pace 0.5: 40.45 s (80.90 s at real k3s timings)"),
-        "{}",
-        out.stdout
-    );
+    out.stdout_has("Critical path at --sim-pace 0.5: 40.45 s (80.90 s at real k3s timings)");
     let path = out.stdout.split("Critical path").nth(1).unwrap_or_default();
     assert!(!path.contains("cp-1"), "{path}");
     snap!("plan-etcd-split-paced", out);
@@ -306,20 +301,8 @@ fn plan_expected_verdict_follows_the_version() {
         ])
         .run();
     fixed.code(0);
-    assert!(
-        fixed
-            .stdout
-            .contains("expected  fixed (v1.33.5+k3s1 is at or after v1.33.5+k3s1"),
-        "{}",
-        fixed.stdout
-    );
-    assert!(
-        fixed
-            .stdout
-            .contains("image     repro.local/k3s-sim:v1.33.5-k3s1"),
-        "{}",
-        fixed.stdout
-    );
+    fixed.stdout_has("expected  fixed (v1.33.5+k3s1 is at or after v1.33.5+k3s1");
+    fixed.stdout_has("image     repro.local/k3s-sim:v1.33.5-k3s1");
 
     let old = Repro::new()
         .args([
@@ -332,13 +315,8 @@ fn plan_expected_verdict_follows_the_version() {
         ])
         .run();
     old.code(0);
-    assert!(
-        old.stdout
-            .contains("NOTE      k3s v1.27.5+k3s1 has no `supervisor-metrics` feature"),
-        "{}",
-        old.stdout
-    );
-    assert!(old.stdout.contains("image     my/k3s:test"));
+    old.stdout_has("NOTE      k3s v1.27.5+k3s1 has no `supervisor-metrics` feature");
+    old.stdout_has("image     my/k3s:test");
 }
 
 /// An image tagged with a version is the version of record (#32): a fixed image is planned,
@@ -363,24 +341,14 @@ fn plan_of_an_image_tag_plans_its_version() {
         .args(["--version", "v1.33.4+k3s1"])
         .run();
     out.code(BAD_INPUT);
-    assert!(
-        out.stderr.contains(
-            "error: --image rancher/k3s:v1.33.5-k3s1 is tagged v1.33.5+k3s1, but --version asks for v1.33.4+k3s1"
-        ),
-        "{}",
-        out.stderr
-    );
+    out.stderr_has("error: --image rancher/k3s:v1.33.5-k3s1 is tagged v1.33.5+k3s1, but --version asks for v1.33.4+k3s1");
     // Swapped versions for `verify`: exit 2, before anything.
     let out = Repro::new()
         .args(["verify", "etcd-split", "--buggy", "v1.33.5+k3s1"])
         .args(["--fixed", "v1.33.4+k3s1", "--sim"])
         .run();
     out.code(BAD_INPUT);
-    assert!(
-        out.stderr.contains("are --buggy and --fixed swapped?"),
-        "{}",
-        out.stderr
-    );
+    out.stderr_has("are --buggy and --fixed swapped?");
 }
 
 #[test]
@@ -408,12 +376,7 @@ fn plan_topology_override_that_does_not_fit_exits_2() {
         .redact(&r, "[ROOT]")
         .run();
     out.code(BAD_INPUT);
-    assert!(
-        out.stderr
-            .contains("unknown node `cp-1` (topology `three-etcd`)"),
-        "{}",
-        out.stderr
-    );
+    out.stderr_has("unknown node `cp-1` (topology `three-etcd`)");
     snap!("plan-topology-override-missing-node", out);
 }
 
@@ -453,13 +416,13 @@ fn plan_bad_input_exits_2() {
 
 /// `repro` with Docker pointed at a socket that does not exist: a flag refused at parsing exits 2
 /// with its message, where anything reaching Docker would exit 3 (nothing can be created).
-fn repro_without_docker(args: &[&str]) -> std::process::Output {
-    repro()
+/// `repro <args>` with Docker unreachable is refused as bad input, saying `want`.
+fn refused_without_docker(args: &[&str], want: &str) {
+    Repro::without_docker()
         .args(args)
-        .env("DOCKER_HOST", "unix:///nonexistent/repro-test/docker.sock")
-        .env("NO_COLOR", "1")
-        .output()
-        .expect("runs repro")
+        .run()
+        .code(BAD_INPUT)
+        .stderr_has(want);
 }
 
 #[test]
@@ -513,11 +476,7 @@ fn zero_or_huge_waits_are_refused_at_parsing() {
             "the timeout must be above zero",
         ),
     ] {
-        let out = repro_without_docker(&args);
-        let stderr = String::from_utf8_lossy(&out.stderr);
-        assert!(!stderr.contains("panicked"), "{args:?}: {stderr}");
-        assert_eq!(out.status.code(), Some(BAD_INPUT), "{args:?}: {stderr}");
-        assert!(stderr.contains(want), "{args:?}: {stderr}");
+        refused_without_docker(&args, want);
     }
 }
 
@@ -530,23 +489,19 @@ fn too_many_nodes_are_refused_before_docker() {
         .expect("corpus file");
     let dir = project(&[("topologies/too-many-nodes.yaml", &text)]);
     let r = dir.path().display().to_string();
-    let out = repro_without_docker(&[
-        "--root",
-        &r,
-        "run",
-        "etcd-split",
-        "--sim",
-        "--topology",
-        "broken-too-many-nodes",
-    ]);
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(!stderr.contains("panicked"), "{stderr}");
-    assert_eq!(out.status.code(), Some(BAD_INPUT), "{stderr}");
-    assert!(
-        stderr.contains(&format!(
+    refused_without_docker(
+        &[
+            "--root",
+            &r,
+            "run",
+            "etcd-split",
+            "--sim",
+            "--topology",
+            "broken-too-many-nodes",
+        ],
+        &format!(
             "{r}/topologies/too-many-nodes.yaml:6:3: error: 300 nodes do not fit the run's network: at most 245"
-        )),
-        "{stderr}"
+        ),
     );
 }
 
@@ -892,11 +847,7 @@ fn image_archive_must_be_a_regular_file() {
             "/dev/zero is not a regular file",
         ),
     ] {
-        let out = repro_without_docker(&args);
-        let stderr = String::from_utf8_lossy(&out.stderr);
-        assert!(!stderr.contains("panicked"), "{args:?}: {stderr}");
-        assert_eq!(out.status.code(), Some(BAD_INPUT), "{args:?}: {stderr}");
-        assert!(stderr.contains(want), "{args:?}: {stderr}");
+        refused_without_docker(&args, want);
     }
 }
 

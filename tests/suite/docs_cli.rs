@@ -127,12 +127,12 @@ fn completion_offers_checks_topologies_yaml_files_and_results_folders() {
 fn man_pages_for_the_tool_and_every_command() {
     let out = Repro::new().arg("man").run();
     out.code(0);
-    assert!(out.stdout.contains(".TH repro 1"), "{}", out.stdout);
-    assert!(out.stdout.contains("nightly\\-issues"), "{}", out.stdout);
+    out.stdout_has(".TH repro 1");
+    out.stdout_has("nightly\\-issues");
     let tmp = tempfile::tempdir().expect("tmp");
     Repro::new()
         .args(["man", "--out"])
-        .arg(tmp.path().to_string_lossy())
+        .arg(tmp.path())
         .run()
         .code(0);
     for page in [

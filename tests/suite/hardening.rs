@@ -216,11 +216,9 @@ fn hostile_artifact_files_are_refused_at_once() {
 
 const SHA: &str = "0123456789abcdef0123456789abcdef01234567";
 
-/// A CI storage whose binary's body stalls after a few bytes: `repro plan --k3s-commit` ends
-/// within the stall timeout (here 2s) with a message naming the stall, exit 3, and leaves no
-/// partial file in the cache.
-#[test]
-fn a_stalled_download_ends_with_a_clear_message() {
+/// A CI storage serving the build of [`SHA`]: its sum file whole, its binary stalling after a
+/// few bytes.
+fn stalling_ci_build() -> HttpFiles {
     let server = HttpFiles::start();
     let body = vec![7u8; 4096];
     server.put(
@@ -228,6 +226,15 @@ fn a_stalled_download_ends_with_a_clear_message() {
         format!("{}  k3s\n", sha256(&body)).into_bytes(),
     );
     server.stall(&format!("k3s-{SHA}"), body);
+    server
+}
+
+/// A CI storage whose binary's body stalls after a few bytes: `repro plan --k3s-commit` ends
+/// within the stall timeout (here 2s) with a message naming the stall, exit 3, and leaves no
+/// partial file in the cache.
+#[test]
+fn a_stalled_download_ends_with_a_clear_message() {
+    let server = stalling_ci_build();
     let cache = tempfile::tempdir().unwrap();
     let start = Instant::now();
     let o = run(repro()
@@ -265,13 +272,7 @@ fn no_partial_file(dir: &Path) -> bool {
 /// removed.
 #[test]
 fn a_signal_during_a_download_is_exit_130_with_nothing_partial_left() {
-    let server = HttpFiles::start();
-    let body = vec![7u8; 4096];
-    server.put(
-        &format!("k3s-{SHA}.sha256sum"),
-        format!("{}  k3s\n", sha256(&body)).into_bytes(),
-    );
-    server.stall(&format!("k3s-{SHA}"), body);
+    let server = stalling_ci_build();
     for signal in ["TERM", "HUP"] {
         let cache = tempfile::tempdir().unwrap();
         let child = repro()

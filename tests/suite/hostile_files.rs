@@ -7,7 +7,13 @@ use std::path::Path;
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
+use crate::repro::{Output as Ran, Repro};
 use crate::util::{repro, text};
+
+/// `repro redact <path>`, in place.
+fn redact(path: &Path) -> Ran {
+    Repro::new().arg("redact").arg(path).run()
+}
 
 const MIB: u64 = 1024 * 1024;
 
@@ -192,15 +198,12 @@ fn hostile_members_are_bad_input_with_a_whole_message() {
         let f = tmp.path().join("b.tar.gz");
         let gz = gzip(&raw);
         std::fs::write(&f, &gz).expect("write");
-        let out = repro()
-            .args(["redact", f.to_str().expect("utf-8")])
-            .output()
-            .expect("runs");
-        assert_eq!(out.status.code(), Some(2), "{name}: {}", text(&out));
-        let err = String::from_utf8_lossy(&out.stderr);
-        assert!(err.contains(&format!("member `{name}`")), "{err}");
-        assert!(err.contains(want), "{err}");
-        assert!(err.contains("nothing was written"), "{err}");
+        let out = redact(&f);
+        out.code(2);
+        let err = &out.stderr;
+        out.stderr_has(&format!("member `{name}`"));
+        out.stderr_has(want);
+        out.stderr_has("nothing was written");
         assert!(
             err.trim_end().ends_with("named inside the archive"),
             "{err}"
@@ -285,11 +288,7 @@ fn every_member_kind_is_kept() {
         before.iter().map(|m| (&m.0, m.1)).collect::<Vec<_>>()
     );
 
-    let out = repro()
-        .args(["redact", f.to_str().expect("utf-8")])
-        .output()
-        .expect("runs");
-    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    redact(&f).code(0);
     let after = members(&f);
     let shape = |ms: &[(String, tar::EntryType, String, Vec<u8>)]| {
         ms.iter()
@@ -334,16 +333,9 @@ fn in_place_folder_redaction_is_all_or_nothing() {
     raw.resize(raw.len() + 1024, 0);
     std::fs::write(d.join("z-old.tar.gz"), gzip(&raw)).expect("write");
 
-    let out = repro()
-        .args(["redact", d.to_str().expect("utf-8")])
-        .output()
-        .expect("runs");
-    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert!(
-        err.contains("z-old.tar.gz: member `../../escape.log`"),
-        "{err}"
-    );
+    redact(&d)
+        .code(2)
+        .stderr_has("z-old.tar.gz: member `../../escape.log`");
     assert_eq!(
         std::fs::read_to_string(d.join("a.yaml")).expect("read"),
         "token: folder-secret-78\n"
@@ -359,11 +351,8 @@ fn in_place_folder_redaction_is_all_or_nothing() {
     assert_eq!(siblings, vec![std::ffi::OsString::from("results")]);
 
     std::fs::remove_file(d.join("z-old.tar.gz")).expect("rm");
-    let out = repro()
-        .args(["redact", d.to_str().expect("utf-8")])
-        .output()
-        .expect("runs");
-    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let out = redact(&d);
+    out.code(0);
     let boot = std::fs::read(d.join("nodes/etcd-1/boot-1.log")).expect("read");
     let shown = String::from_utf8_lossy(&boot);
     assert!(!shown.contains("folder-secret-77"), "{shown}");
@@ -371,7 +360,7 @@ fn in_place_folder_redaction_is_all_or_nothing() {
         boot.starts_with(b"time=x msg=\"boot\"\n\xff\xfe K3S_TOKEN=<REDACTED-"),
         "{shown}"
     );
-    assert!(String::from_utf8_lossy(&out.stderr).contains("nodes/etcd-1/boot-1.log"));
+    out.stderr_has("nodes/etcd-1/boot-1.log");
     let yaml = std::fs::read_to_string(d.join("a.yaml")).expect("read");
     assert!(!yaml.contains("folder-secret-78"), "{yaml}");
     // The link is kept as a link, the folder owner-only, nothing left beside it.
@@ -401,13 +390,7 @@ fn a_pipe_in_a_folder_redacted_in_place_is_refused() {
         .status()
         .expect("mkfifo");
     assert!(st.success());
-    let out = repro()
-        .args(["redact", d.to_str().expect("utf-8")])
-        .output()
-        .expect("runs");
-    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert!(err.contains("p.log (a named pipe (FIFO))"), "{err}");
+    redact(&d).code(2).stderr_has("p.log (a named pipe (FIFO))");
     assert!(std::fs::read_to_string(d.join("a.yaml"))
         .expect("read")
         .contains("pipe-folder-secret"));
@@ -425,11 +408,7 @@ fn writes_into_a_folder_never_follow_a_planted_link() {
     std::fs::create_dir(&dir).expect("mkdir");
     symlink(&victim, dir.join("repro.1")).expect("symlink");
     symlink(&victim, dir.join("repro-run.1")).expect("symlink");
-    let out = repro()
-        .args(["man", "--out", dir.to_str().expect("utf-8")])
-        .output()
-        .expect("runs");
-    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    Repro::new().args(["man", "--out"]).arg(&dir).run().code(0);
     assert_eq!(
         std::fs::read_to_string(&victim).expect("read"),
         "do not touch\n"
@@ -450,17 +429,14 @@ fn writes_into_a_folder_never_follow_a_planted_link() {
     std::fs::create_dir_all(&copy).expect("mkdir");
     std::fs::create_dir_all(&outside).expect("mkdir");
     symlink(&outside, copy.join("nodes")).expect("symlink");
-    let out = repro()
-        .args(["redact", src.to_str().expect("utf-8"), "--out"])
+    Repro::new()
+        .arg("redact")
+        .arg(&src)
+        .arg("--out")
         .arg(&copy)
-        .output()
-        .expect("runs");
-    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert!(
-        err.contains("a symbolic link where a folder of the output belongs"),
-        "{err}"
-    );
+        .run()
+        .code(2)
+        .stderr_has("a symbolic link where a folder of the output belongs");
     assert_eq!(std::fs::read_dir(&outside).expect("ls").count(), 0);
 }
 

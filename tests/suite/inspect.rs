@@ -261,11 +261,7 @@ fn docker_logs_file_and_standard_input() {
         "etcd-3=tests/fixtures/inspect/configs/etcd-2.yaml",
     ]);
     out.code(1);
-    assert!(
-        out.stdout.contains("MATCH  etcd-3 boot 1"),
-        "{}",
-        out.stdout
-    );
+    out.stdout_has("MATCH  etcd-3 boot 1");
 }
 
 #[test]
@@ -342,14 +338,14 @@ fn hostile_input_ends_in_an_error_or_a_result() {
     drop(f);
     let out = survives(&huge);
     assert_eq!(out.code, 0, "{}", out.stderr);
-    assert!(out.stdout.contains("line(s) longer than"), "{}", out.stdout);
+    out.stdout_has("line(s) longer than");
 
     // An endless line without a newline: 64 MB of text that is no log.
     let endless = tmp.path().join("endless");
     std::fs::write(&endless, vec![b'y'; 64 << 20]).unwrap();
     let out = survives(&endless);
     assert_eq!(out.code, 2);
-    assert!(out.stderr.contains("unknown format"), "{}", out.stderr);
+    out.stderr_has("unknown format");
 
     // 1 GB of nothing (a sparse file): binary, said at once.
     let sparse = tmp.path().join("sparse.log");
@@ -359,7 +355,7 @@ fn hostile_input_ends_in_an_error_or_a_result() {
         .unwrap();
     let out = survives(&sparse);
     assert_eq!(out.code, 2);
-    assert!(out.stderr.contains("binary"), "{}", out.stderr);
+    out.stderr_has("binary");
 
     // A journal followed by a 1 GB hole (a disk that filled up): streamed to the end.
     let tail = tmp.path().join("journal-then-hole.log");
@@ -372,7 +368,7 @@ fn hostile_input_ends_in_an_error_or_a_result() {
         .unwrap();
     let out = survives(&tail);
     assert_eq!(out.code, 0, "{}", out.stderr);
-    assert!(out.stdout.contains("etcd-2  2"), "{}", out.stdout);
+    out.stdout_has("etcd-2  2");
 }
 
 /// Every real excerpt of tests/fixtures/real-k3s/ read by `inspect` as its sidecar concludes:
@@ -617,10 +613,6 @@ fn control_characters_in_a_host_name_are_shown_not_interpreted() {
         "{}",
         out.stdout
     );
-    assert!(
-        out.stdout.contains("etcd-1\\u000aFAKE-NODE"),
-        "{}",
-        out.stdout
-    );
+    out.stdout_has("etcd-1\\u000aFAKE-NODE");
     assert!(!out.stdout.contains('\u{1b}'), "{}", out.stdout);
 }

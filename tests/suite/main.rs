@@ -10,12 +10,14 @@ mod fixtures;
 mod http_files;
 #[path = "../util/junit.rs"]
 mod junit;
+#[path = "../util/repro.rs"]
+mod repro;
 #[path = "../util/schema.rs"]
 mod schema;
 #[path = "../util/mod.rs"]
 mod util;
 #[macro_use]
-mod repro;
+mod snap;
 
 mod bug_world;
 mod builds;

@@ -2,12 +2,17 @@
 
 use std::path::Path;
 
-use assert_cmd::Command;
-
+use crate::repro::{Output, Repro};
 use crate::util::{copy_dir, root};
 
-fn repro() -> Command {
-    Command::from_std(crate::util::repro())
+/// `repro report <args>`.
+fn report(args: &[&str], folder: &Path) -> Output {
+    Repro::new().arg("report").args(args).arg(folder).run()
+}
+
+/// `repro redact <path> <args>`.
+fn redact(path: &Path, args: &[&str]) -> Output {
+    Repro::new().arg("redact").arg(path).args(args).run()
 }
 
 fn copy_fixture(to: &Path) {
@@ -18,16 +23,9 @@ fn copy_fixture(to: &Path) {
 fn report_rerenders_every_output() {
     let tmp = tempfile::tempdir().expect("tmp");
     copy_fixture(tmp.path());
-    let out = repro()
-        .arg("report")
-        .arg(tmp.path())
-        .assert()
-        .success()
-        .get_output()
-        .stdout
-        .clone();
-    let out = String::from_utf8_lossy(&out);
-    assert!(out.contains("verdict: reproduced"), "{out}");
+    report(&[], tmp.path())
+        .code(0)
+        .stdout_has("verdict: reproduced");
     for f in ["junit.xml", "report.md", "timeline.html", "bundle.tar.gz"] {
         assert!(tmp.path().join(f).is_file(), "{f} not written");
     }
@@ -41,20 +39,14 @@ fn report_on_a_corrupt_result_exits_2_naming_file_line_and_column() {
         "{\n  \"schema_version\": 1,,\n}\n",
     )
     .expect("write");
-    let a = repro().arg("report").arg(tmp.path()).assert().code(2);
-    let err = String::from_utf8_lossy(&a.get_output().stderr).into_owned();
-    assert!(
-        err.contains("result.json:2:23: invalid result.json: key must be a string"),
-        "{err}"
-    );
+    report(&[], tmp.path())
+        .code(2)
+        .stderr_has("result.json:2:23: invalid result.json: key must be a string");
 }
 
 #[test]
 fn report_on_a_missing_folder_exits_2() {
-    repro()
-        .args(["report", "/nonexistent/results/x"])
-        .assert()
-        .code(2);
+    report(&[], Path::new("/nonexistent/results/x")).code(2);
 }
 
 #[test]
@@ -63,13 +55,7 @@ fn redact_writes_a_redacted_copy() {
     let f = tmp.path().join("config.yaml");
     std::fs::write(&f, "token: cli-secret-123\nsecrets-encryption: true\n").expect("write");
     let out = tmp.path().join("clean.yaml");
-    repro()
-        .arg("redact")
-        .arg(&f)
-        .arg("--out")
-        .arg(&out)
-        .assert()
-        .success();
+    redact(&f, &["--out", out.to_str().expect("utf-8")]).code(0);
     assert_eq!(
         std::fs::read_to_string(&out).expect("read"),
         "token: <REDACTED-1>\nsecrets-encryption: true\n"
@@ -87,20 +73,12 @@ fn redact_with_an_explicit_secret_and_a_missing_path() {
     let tmp = tempfile::tempdir().expect("tmp");
     let f = tmp.path().join("notes.txt");
     std::fs::write(&f, "the value hunter2 was used\n").expect("write");
-    repro()
-        .arg("redact")
-        .arg(&f)
-        .args(["--secret", "hunter2"])
-        .assert()
-        .success();
+    redact(&f, &["--secret", "hunter2"]).code(0);
     assert_eq!(
         std::fs::read_to_string(&f).expect("read"),
         "the value <REDACTED-1> was used\n"
     );
-    repro()
-        .args(["redact", "/nonexistent/file"])
-        .assert()
-        .code(2);
+    redact(Path::new("/nonexistent/file"), &[]).code(2);
 }
 
 /// `--github-annotations`: nothing for a run that went as asked; one `::error` per case that did
@@ -109,13 +87,9 @@ fn redact_with_an_explicit_secret_and_a_missing_path() {
 fn github_annotations_point_at_the_check_lines() {
     let tmp = tempfile::tempdir().expect("tmp");
     copy_fixture(tmp.path());
-    let a = repro()
-        .arg("report")
-        .arg("--github-annotations")
-        .arg(tmp.path())
-        .assert()
-        .success();
-    assert!(a.get_output().stdout.is_empty(), "exit 0: no annotation");
+    let a = report(&["--github-annotations"], tmp.path());
+    a.code(0);
+    assert!(a.stdout.is_empty(), "exit 0: no annotation");
     assert!(
         !tmp.path().join("junit.xml").exists(),
         "annotations do not re-render the folder"
@@ -127,13 +101,8 @@ fn github_annotations_point_at_the_check_lines() {
         text.replacen("\"expect\": \"reproduced\"", "\"expect\": \"fixed\"", 1),
     )
     .expect("write");
-    let a = repro()
-        .arg("report")
-        .arg("--github-annotations")
-        .arg(tmp.path())
-        .assert()
-        .success();
-    let out = String::from_utf8_lossy(&a.get_output().stdout).into_owned();
+    let a = report(&["--github-annotations"], tmp.path());
+    let out = &a.code(0).stdout;
     let lines: Vec<&str> = out.lines().collect();
     assert_eq!(lines.len(), 5, "{out}");
     // The line is the expectation's own line in the check file, whatever the file's layout.
@@ -164,23 +133,11 @@ fn github_annotations_point_at_the_check_lines() {
 #[test]
 fn bisect_versions_from_a_device_is_refused_whole() {
     let t = std::time::Instant::now();
-    let a = repro()
-        .args([
-            "bisect",
-            "etcd-split",
-            "--good",
-            "v1.33.3+k3s1",
-            "--bad",
-            "v1.33.4+k3s1",
-            "--versions",
-            "/dev/zero",
-        ])
-        .assert()
-        .code(2);
-    let err = String::from_utf8_lossy(&a.get_output().stderr).into_owned();
-    assert!(
-        err.contains("/dev/zero: error: cannot read the release list: a character device, not a regular file"),
-        "{err}"
-    );
+    Repro::new()
+        .args(["bisect", "etcd-split", "--good", "v1.33.3+k3s1"])
+        .args(["--bad", "v1.33.4+k3s1", "--versions", "/dev/zero"])
+        .run()
+        .code(2)
+        .stderr_has("/dev/zero: error: cannot read the release list: a character device, not a regular file");
     assert!(t.elapsed() < std::time::Duration::from_secs(10));
 }

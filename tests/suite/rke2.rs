@@ -15,13 +15,10 @@ fn plan_metrics_order_on_the_reported_rke2_release() {
         o.starts_with("Plan for check `metrics-order` on rke2 v1.32.5+rke2r1\n"),
         "{o}"
     );
-    assert!(
-        o.contains("  expected  reproduced (v1.32.5+rke2r1 comes before v1.32.9+rke2r1"),
-        "{o}"
-    );
-    assert!(o.contains("etcd-2:/etc/rancher/rke2/config.yaml"), "{o}");
-    assert!(o.contains("/etc/rancher/rke2/registries.yaml"), "{o}");
-    assert!(o.contains("server: \"https://etcd-1:9345\""), "{o}");
+    out.stdout_has("  expected  reproduced (v1.32.5+rke2r1 comes before v1.32.9+rke2r1");
+    out.stdout_has("etcd-2:/etc/rancher/rke2/config.yaml");
+    out.stdout_has("/etc/rancher/rke2/registries.yaml");
+    out.stdout_has("server: \"https://etcd-1:9345\"");
     for k3s in ["cluster-init", "/etc/rancher/k3s", ":6443", "rancher/k3s"] {
         assert!(!o.contains(k3s), "`{k3s}` in an rke2 plan:\n{o}");
     }
@@ -55,12 +52,7 @@ fn plan_on_the_rke2_8465_topology() {
         .args(["plan", "metrics-order", "--topology", "rke2-8465"])
         .run();
     out.code(0);
-    assert!(
-        out.stdout
-            .contains("3.  agent-1  agent          joins cp-1                        after cp-1"),
-        "{}",
-        out.stdout
-    );
+    out.stdout_has("3.  agent-1  agent          joins cp-1                        after cp-1");
     snap!("rke2-plan-metrics-order-8465", out);
 }
 
@@ -72,12 +64,11 @@ fn a_k3s_only_key_on_rke2_is_an_error_at_its_line() {
         .run();
     out.code(2);
     let e = &out.stderr;
-    assert!(
-        e.contains("checks/bootstrap-check.yaml: error: check `bootstrap-check` cannot run on rke2 v1.32.5+rke2r1 as written"),
-        "{e}"
+    out.stderr_has("checks/bootstrap-check.yaml: error: check `bootstrap-check` cannot run on rke2 v1.32.5+rke2r1 as written");
+    out.stderr_has("checks/bootstrap-check.yaml:17:16: error: `disable-helm-controller` is not a flag of `rke2 server` in rke2 1.32");
+    out.stderr_has(
+        "is a flag of k3s only (releases/k3s-flags.yaml), not of rke2 (releases/rke2-flags.yaml)",
     );
-    assert!(e.contains("checks/bootstrap-check.yaml:17:16: error: `disable-helm-controller` is not a flag of `rke2 server` in rke2 1.32"), "{e}");
-    assert!(e.contains("is a flag of k3s only (releases/k3s-flags.yaml), not of rke2 (releases/rke2-flags.yaml)"), "{e}");
     assert!(!e.contains("panicked"), "{e}");
     snap!("rke2-plan-bootstrap-check-k3s-key", out);
 }
@@ -101,12 +92,7 @@ fn an_rke2_version_on_a_topology_naming_k3s_is_an_error() {
         .args(["plan", "metrics-order", "--version", "v1.32.5+rke2r1"])
         .run();
     out.code(2);
-    assert!(
-        out.stderr
-            .contains("`v1.32.5+rke2r1` is a rke2 version, but topology `etcd-split` runs k3s"),
-        "{}",
-        out.stderr
-    );
+    out.stderr_has("`v1.32.5+rke2r1` is a rke2 version, but topology `etcd-split` runs k3s");
 }
 
 /// The stand-in plays rke2 too (issue #19; the run itself is tests/e2e/rke2.rs): `--sim` on an
@@ -123,17 +109,8 @@ fn the_stand_in_plays_rke2() {
         ])
         .run();
     out.code(0);
-    assert!(
-        out.stdout
-            .contains("image     repro.local/k3s-sim:v1.32.5-rke2r1\n"),
-        "{}",
-        out.stdout
-    );
-    assert!(
-        out.stdout.contains("on rke2 v1.32.5+rke2r1"),
-        "{}",
-        out.stdout
-    );
+    out.stdout_has("image     repro.local/k3s-sim:v1.32.5-rke2r1\n");
+    out.stdout_has("on rke2 v1.32.5+rke2r1");
 }
 
 /// bootstrap-check's key is one rke2 drops; its RKE2 variant changes a critical key rke2 has
@@ -154,11 +131,8 @@ fn bootstrap_check_rke2_plans_with_a_critical_key_rke2_has() {
         o.starts_with("Plan for check `bootstrap-check-rke2` on rke2 v1.32.5+rke2r1\n"),
         "{o}"
     );
-    assert!(
-        o.contains("secrets-encryption-provider: \"secretbox\""),
-        "{o}"
-    );
-    assert!(o.contains("  expected  fixed ("), "{o}");
+    out.stdout_has("secrets-encryption-provider: \"secretbox\"");
+    out.stdout_has("  expected  fixed (");
     for k3s in [
         "disable-helm-controller",
         "cluster-init",
@@ -174,11 +148,7 @@ fn bootstrap_check_rke2_plans_with_a_critical_key_rke2_has() {
         .args(["plan", "bootstrap-check-rke2", "--version", "v1.33.4+k3s1"])
         .run();
     out.code(2);
-    assert!(
-        out.stderr.contains(
-            "`v1.33.4+k3s1` is a k3s version, but topology `bootstrap-check-rke2` runs rke2"
-        ),
-        "{}",
-        out.stderr
+    out.stderr_has(
+        "`v1.33.4+k3s1` is a k3s version, but topology `bootstrap-check-rke2` runs rke2",
     );
 }

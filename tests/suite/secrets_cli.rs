@@ -100,20 +100,21 @@ fn plan_text_and_json_print_no_secret_of_the_scenario() {
 fn validate_messages_do_not_echo_a_secret() {
     let root = planted_project();
     let bad = root.path().join("broken.yaml");
+    let validate = |file: &std::path::Path| {
+        Repro::new()
+            .arg("validate")
+            .arg(file)
+            .arg("--root")
+            .arg(root.path())
+            .run()
+    };
     // A check file whose bad line holds a secret: the message quotes the line.
     std::fs::write(
         &bad,
         format!("name: broken\nissue: \"password={REG_PASS}\"\nsummary: s\ntopology: etcd-split\nsteps:\n  - name: s\n    restart: [\"--token={TOKEN_FILE}\"]\n    expect: {{etcd-1: {{embedded-registry: up}}}}\n"),
     )
     .unwrap();
-    let out = Repro::new()
-        .args([
-            "validate",
-            bad.to_str().unwrap(),
-            "--root",
-            root.path().to_str().unwrap(),
-        ])
-        .run();
+    let out = validate(&bad);
     out.code(2);
     none_of(&out, &[REG_PASS, TOKEN_FILE]);
     // A value the project's topology sets under a secret key, quoted by a message of another
@@ -123,16 +124,9 @@ fn validate_messages_do_not_echo_a_secret() {
         format!("name: broken\nissue: https://github.com/k3s-io/k3s/issues/1\nsummary: s\ntopology: etcd-split\nsteps:\n  - name: s\n    restart: [\"{S3_KEY}\"]\n    expect: {{etcd-1: {{embedded-registry: up}}}}\n"),
     )
     .unwrap();
-    let out = Repro::new()
-        .args([
-            "validate",
-            bad.to_str().unwrap(),
-            "--root",
-            root.path().to_str().unwrap(),
-        ])
-        .run();
+    let out = validate(&bad);
     out.code(2);
-    assert!(out.stderr.contains("unknown node"), "{}", out.stderr);
+    out.stderr_has("unknown node");
     none_of(&out, &[S3_KEY]);
 }
 
@@ -167,11 +161,7 @@ fn validation_comment_hides_secrets_of_both_runs() {
         .run();
     out.code(0);
     none_of(&out, &[REG_PASS, ENC_KEY]);
-    assert!(
-        out.stdout.contains("SECRETS_ENCRYPTION_KEY=<REDACTED-"),
-        "{}",
-        out.stdout
-    );
+    out.stdout_has("SECRETS_ENCRYPTION_KEY=<REDACTED-");
 }
 
 /// `repro merge` copies each run's `error`: it must come out redacted in stdout,
@@ -222,11 +212,7 @@ fn errors_echoing_the_command_line_are_redacted_and_sanitised() {
         .run();
     image.code(2);
     none_of(&image, &["plantedImgPw0007"]);
-    assert!(
-        image.stderr.contains("https://u:<REDACTED-1>@reg"),
-        "{}",
-        image.stderr
-    );
+    image.stderr_has("https://u:<REDACTED-1>@reg");
     // clap's unknown-argument error quotes the argument: redacted, and no raw escape reaches
     // the terminal.
     let unknown = Repro::new()
@@ -238,11 +224,7 @@ fn errors_echoing_the_command_line_are_redacted_and_sanitised() {
         .run();
     unknown.code(2);
     none_of(&unknown, &["plantedClapTok0008", "\u{1b}"]);
-    assert!(
-        unknown.stderr.contains("'password=<REDACTED-1>"),
-        "{}",
-        unknown.stderr
-    );
+    unknown.stderr_has("'password=<REDACTED-1>");
     // Help still goes to stdout, exit 0.
     Repro::new().args(["plan", "--help"]).run().code(0);
 }

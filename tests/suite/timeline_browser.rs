@@ -38,8 +38,40 @@ fn chromium() -> Option<PathBuf> {
     None
 }
 
+/// Headless chromium with its own profile folder, as a container without a GPU runs it.
+fn headless(browser: &Path, profile: &Path) -> Command {
+    let mut c = Command::new(browser);
+    c.args([
+        "--headless",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-dev-shm-usage",
+        "--no-first-run",
+    ])
+    .arg(format!("--user-data-dir={}", profile.display()));
+    c
+}
+
 fn under_ci() -> bool {
     std::env::var("CI").is_ok_and(|v| v == "true" || v == "1")
+}
+
+/// The browser, or `None` after saying on the terminal that `test` is skipped; under CI a
+/// missing browser fails the test instead.
+fn chromium_or_skip(test: &str) -> Option<PathBuf> {
+    let browser = chromium();
+    if browser.is_none() {
+        assert!(
+            !under_ci(),
+            "CI=true but no chromium on PATH: the timeline browser test must run in CI (.ci/run installs chromium)"
+        );
+        // Written to the terminal directly: the test harness hides a passing test's output.
+        let _ = writeln!(
+            std::io::stderr(),
+            "\nSKIPPED {test}: no `chromium` on PATH (apt-get install chromium; README prerequisites)\n"
+        );
+    }
+    browser
 }
 
 /// The fixture run with a long first step name, rendered by the real binary.
@@ -111,34 +143,19 @@ f.addEventListener('load', () => {
 
 #[test]
 fn timeline_in_headless_chromium() {
-    let Some(browser) = chromium() else {
-        assert!(
-            !under_ci(),
-            "CI=true but no chromium on PATH: the timeline browser test must run in CI (.ci/run installs chromium)"
-        );
-        // Written to the terminal directly: the test harness hides a passing test's output.
-        let _ = writeln!(
-            std::io::stderr(),
-            "\nSKIPPED timeline_in_headless_chromium: no `chromium` on PATH (apt-get install chromium; README prerequisites)\n"
-        );
+    let Some(browser) = chromium_or_skip("timeline_in_headless_chromium") else {
         return;
     };
     let tmp = tempfile::tempdir().unwrap();
     let page = timeline(tmp.path());
     std::fs::write(tmp.path().join("harness.html"), HARNESS).unwrap();
     let profile = tmp.path().join("profile");
-    let out = Command::new(&browser)
+    let out = headless(&browser, &profile)
         .args([
-            "--headless",
-            "--no-sandbox",
-            "--disable-gpu",
-            "--disable-dev-shm-usage",
-            "--no-first-run",
             "--allow-file-access-from-files",
             "--virtual-time-budget=5000",
             "--window-size=800,1000",
         ])
-        .arg(format!("--user-data-dir={}", profile.display()))
         .arg("--dump-dom")
         .arg(format!(
             "file://{}",
@@ -229,15 +246,7 @@ const PAYLOAD: &str = r#"x</title></text><script>document.documentElement.setAtt
 /// was written raw), rendered by the real binary and loaded in chromium: nothing of it runs.
 #[test]
 fn hostile_result_runs_nothing_in_chromium() {
-    let Some(browser) = chromium() else {
-        assert!(
-            !under_ci(),
-            "CI=true but no chromium on PATH: the timeline browser test must run in CI"
-        );
-        let _ = writeln!(
-            std::io::stderr(),
-            "\nSKIPPED hostile_result_runs_nothing_in_chromium: no `chromium` on PATH\n"
-        );
+    let Some(browser) = chromium_or_skip("hostile_result_runs_nothing_in_chromium") else {
         return;
     };
     let tmp = tempfile::tempdir().unwrap();
@@ -270,16 +279,8 @@ fn hostile_result_runs_nothing_in_chromium() {
         "the payload is not on the page"
     );
     let profile = tmp.path().join("profile");
-    let out = Command::new(&browser)
-        .args([
-            "--headless",
-            "--no-sandbox",
-            "--disable-gpu",
-            "--disable-dev-shm-usage",
-            "--no-first-run",
-            "--virtual-time-budget=3000",
-        ])
-        .arg(format!("--user-data-dir={}", profile.display()))
+    let out = headless(&browser, &profile)
+        .arg("--virtual-time-budget=3000")
         .arg("--dump-dom")
         .arg(format!("file://{}", dir.join("timeline.html").display()))
         .output()

@@ -7,11 +7,17 @@ use crate::util::{copy_dir, root};
 const BUGGY: &str = "tests/fixtures/run-etcd-split-buggy";
 const FIXED: &str = "tests/fixtures/run-etcd-split-fixed";
 
+/// `repro report --validation <runs>`.
+fn validation(runs: &[&str]) -> crate::repro::Output {
+    Repro::new()
+        .args(["report", "--validation"])
+        .args(runs)
+        .run()
+}
+
 #[test]
 fn validation_comment_of_a_buggy_and_a_fixed_run() {
-    let out = Repro::new()
-        .args(["report", "--validation", BUGGY, FIXED])
-        .run();
+    let out = validation(&[BUGGY, FIXED]);
     out.code(0);
     snap!("validation-etcd-split", out);
 }
@@ -19,9 +25,7 @@ fn validation_comment_of_a_buggy_and_a_fixed_run() {
 /// The sections QA's validation comments have (k3s #12816, #12817), in their order.
 #[test]
 fn validation_comment_has_the_qa_sections_in_order() {
-    let out = Repro::new()
-        .args(["report", "--validation", BUGGY, FIXED])
-        .run();
+    let out = validation(&[BUGGY, FIXED]);
     out.code(0);
     let mut at = 0;
     for heading in [
@@ -43,9 +47,9 @@ fn validation_comment_has_the_qa_sections_in_order() {
         at += found + heading.len();
     }
     // The observation that tells the two versions apart, side by side.
-    assert!(out.stdout.contains(
-        "| 1 | etcd-2 | embedded-registry | up | **down** (the bug, boot 2) | up (boot 2) |"
-    ));
+    out.stdout_has(
+        "| 1 | etcd-2 | embedded-registry | up | **down** (the bug, boot 2) | up (boot 2) |",
+    );
     // Every node's config.yaml, and no token.
     for node in [
         "# etcd-1\ncluster-init: true",
@@ -61,34 +65,22 @@ fn validation_comment_has_the_qa_sections_in_order() {
 /// which is which and why (#32: a complete "Not validated" comment with exit 1 read as a finding).
 #[test]
 fn swapped_runs_are_refused_saying_which() {
-    let out = Repro::new()
-        .args(["report", "--validation", FIXED, BUGGY])
-        .run();
+    let out = validation(&[FIXED, BUGGY]);
     out.code(2);
     assert!(out.stdout.is_empty(), "{}", out.stdout);
-    assert!(
-        out.stderr.contains(&format!(
+    out.stderr_has(&format!(
             "error: swapped runs: `{FIXED}` (v1.33.5+k3s1) was given as the buggy run and `{BUGGY}` (v1.33.4+k3s1) as the fixed one, but v1.33.5+k3s1 is at or past the check's fixed-in"
-        )),
-        "{}",
-        out.stderr
-    );
+        ));
 }
 
 /// Two runs of one version (the same folder twice, or two runs of it) are duplicates: exit 2.
 #[test]
 fn duplicate_runs_are_refused() {
-    let out = Repro::new()
-        .args(["report", "--validation", BUGGY, BUGGY])
-        .run();
+    let out = validation(&[BUGGY, BUGGY]);
     out.code(2);
-    assert!(
-        out.stderr.contains(&format!(
-            "error: duplicate runs: `{BUGGY}` and `{BUGGY}` are all runs of v1.33.4+k3s1"
-        )),
-        "{}",
-        out.stderr
-    );
+    out.stderr_has(&format!(
+        "error: duplicate runs: `{BUGGY}` and `{BUGGY}` are all runs of v1.33.4+k3s1"
+    ));
 }
 
 /// The README's step 3 with a glob that matches two runs of the buggy version: the newest of each
@@ -112,21 +104,15 @@ fn several_runs_of_a_version_count_as_the_newest() {
     .expect("write");
     let out = Repro::new()
         .args(["report", "--validation"])
-        .arg(older.to_string_lossy())
+        .arg(&older)
         .args([BUGGY, FIXED])
         .redact(tmp.path().to_string_lossy(), "[TMP]")
         .run();
     out.code(0);
-    assert!(
-        out.stderr.contains(&format!(
-            "warning: [TMP]/older is an older run of v1.33.4+k3s1 than {BUGGY}: using the newest"
-        )),
-        "{}",
-        out.stderr
-    );
-    assert!(out
-        .stdout
-        .contains("from runs a1b2c3d4 (buggy) and e5f6a7b8 (fixed)"));
+    out.stderr_has(&format!(
+        "warning: [TMP]/older is an older run of v1.33.4+k3s1 than {BUGGY}: using the newest"
+    ));
+    out.stdout_has("from runs a1b2c3d4 (buggy) and e5f6a7b8 (fixed)");
     // Three versions are not a pair.
     let out = Repro::new()
         .args([
@@ -138,11 +124,7 @@ fn several_runs_of_a_version_count_as_the_newest() {
         ])
         .run();
     out.code(2);
-    assert!(
-        out.stderr.contains("the runs are of 3 versions"),
-        "{}",
-        out.stderr
-    );
+    out.stderr_has("the runs are of 3 versions");
 }
 
 /// A pair of different distributions is refused (#30: an RKE2 buggy run and a k3s fixed run
@@ -158,12 +140,7 @@ fn runs_of_different_distributions_are_refused() {
         ])
         .run();
     out.code(2);
-    assert!(
-        out.stderr
-            .contains("the runs are of different distributions (rke2 and k3s)"),
-        "{}",
-        out.stderr
-    );
+    out.stderr_has("the runs are of different distributions (rke2 and k3s)");
     assert!(out.stdout.is_empty());
 }
 
@@ -188,12 +165,7 @@ fn a_stand_in_pair_says_so_in_the_heading() {
         .args(["report", "--validation", &dirs[0], &dirs[1]])
         .run();
     out.code(0);
-    assert!(
-        out.stdout
-            .contains("\n### Validated on v1.33.5+k3s1 (repro stand-in, not real k3s)\n"),
-        "{}",
-        out.stdout
-    );
+    out.stdout_has("\n### Validated on v1.33.5+k3s1 (repro stand-in, not real k3s)\n");
 }
 
 #[test]
@@ -209,32 +181,17 @@ fn runs_of_different_checks_or_missing_folders_exit_2() {
     .expect("write");
     let out = Repro::new()
         .args(["report", "--validation", BUGGY])
-        .arg(tmp.path().to_string_lossy())
+        .arg(tmp.path())
         .redact(tmp.path().to_string_lossy(), "[FIXED]")
         .run();
     out.code(2);
-    assert!(
-        out.stderr
-            .contains("the runs are of different checks (`etcd-split` and `metrics-order`)"),
-        "{}",
-        out.stderr
-    );
+    out.stderr_has("the runs are of different checks (`etcd-split` and `metrics-order`)");
     assert!(out.stdout.is_empty());
-    let out = Repro::new()
-        .args(["report", "--validation", BUGGY, "/nonexistent/run"])
-        .run();
+    let out = validation(&[BUGGY, "/nonexistent/run"]);
     out.code(2);
-    assert!(
-        out.stderr
-            .contains("/nonexistent/run: not a results folder"),
-        "{}",
-        out.stderr
-    );
+    out.stderr_has("/nonexistent/run: not a results folder");
     // One folder is not a pair.
-    Repro::new()
-        .args(["report", "--validation", BUGGY])
-        .run()
-        .code(2);
+    validation(&[BUGGY]).code(2);
 }
 
 #[test]
@@ -243,7 +200,7 @@ fn out_writes_the_comment_to_a_file() {
     let file = tmp.path().join("comment.md");
     let out = Repro::new()
         .args(["report", "--validation", BUGGY, FIXED, "--out"])
-        .arg(file.to_string_lossy())
+        .arg(&file)
         .run();
     out.code(0);
     assert!(out.stdout.is_empty(), "{}", out.stdout);
@@ -258,21 +215,12 @@ fn out_writes_the_comment_to_a_file() {
 fn an_rke2_pair_gets_rke2_qa_s_comment() {
     const RKE2_BUGGY: &str = "tests/fixtures/run-rke2-etcd-split-buggy";
     const RKE2_FIXED: &str = "tests/fixtures/run-rke2-etcd-split-fixed";
-    let out = Repro::new()
-        .args(["report", "--validation", RKE2_BUGGY, RKE2_FIXED])
-        .run();
+    let out = validation(&[RKE2_BUGGY, RKE2_FIXED]);
     out.code(0);
-    let o = &out.stdout;
-    assert!(o.contains("\n# Validated on v1.32.9-rc1+rke2r1\n"), "{o}");
-    assert!(o.contains("### Validation\n```\n$ rke2 -v\nrke2 version v1.32.9-rc1+rke2r1 (e6934a48249709f918e7cf793fb3016b0c29f3d9)\n"), "{o}");
+    out.stdout_has("\n# Validated on v1.32.9-rc1+rke2r1\n");
+    out.stdout_has("### Validation\n```\n$ rke2 -v\nrke2 version v1.32.9-rc1+rke2r1 (e6934a48249709f918e7cf793fb3016b0c29f3d9)\n");
     snap!("validation-rke2-etcd-split", out);
-    let out = Repro::new()
-        .args(["report", "--validation", RKE2_FIXED, RKE2_BUGGY])
-        .run();
+    let out = validation(&[RKE2_FIXED, RKE2_BUGGY]);
     out.code(2);
-    assert!(
-        out.stderr.contains("error: swapped runs: "),
-        "{}",
-        out.stderr
-    );
+    out.stderr_has("error: swapped runs: ");
 }

@@ -79,16 +79,21 @@ fn the_workflow_only_runs_repro_commands_and_repository_scripts() {
     }
 }
 
+/// The nightly's job `name`, up to the report job.
+fn job<'a>(text: &'a str, name: &str) -> &'a str {
+    let job = text
+        .split(&format!("\n  {name}:\n"))
+        .nth(1)
+        .unwrap_or_else(|| panic!("a {name} job"));
+    job.split("\n  report:\n").next().unwrap_or(job)
+}
+
 /// #9 §5: a real-k3s smoke job on a cgroup-v2 runner (ubuntu-24.04), which runs the script the
 /// suite also runs with `--sim` (tests/e2e/run.rs) and uploads its results.
 #[test]
 fn a_real_k3s_smoke_job_runs_on_a_cgroup_v2_runner() {
     let text = workflow();
-    let job = text
-        .split("\n  real-k3s-smoke:\n")
-        .nth(1)
-        .expect("a real-k3s-smoke job");
-    let job = job.split("\n  report:\n").next().unwrap_or(job);
+    let job = job(&text, "real-k3s-smoke");
     assert!(job.contains("runs-on: ubuntu-24.04"), "{job}");
     assert!(job.contains("scripts/real-k3s-smoke.sh"), "{job}");
     assert!(!job.contains("--sim"), "the nightly runs real k3s: {job}");
@@ -101,11 +106,7 @@ fn a_real_k3s_smoke_job_runs_on_a_cgroup_v2_runner() {
 #[test]
 fn a_real_rke2_smoke_job_and_rke2_cells() {
     let text = workflow();
-    let job = text
-        .split("\n  real-rke2-smoke:\n")
-        .nth(1)
-        .expect("a real-rke2-smoke job");
-    let job = job.split("\n  report:\n").next().unwrap_or(job);
+    let job = job(&text, "real-rke2-smoke");
     assert!(job.contains("runs-on: ubuntu-24.04"), "{job}");
     assert!(
         job.contains("scripts/real-rke2-smoke.sh results-rke2-smoke"),
@@ -135,16 +136,6 @@ fn a_real_rke2_smoke_job_and_rke2_cells() {
         .arg(list.replace(",stable,latest", ""))
         .run();
     out.code(0);
-    assert!(
-        out.stdout
-            .contains(r#""k3s_version":"v1.32.9+rke2r1","expected":"fixed""#),
-        "{}",
-        out.stdout
-    );
-    assert!(
-        out.stdout
-            .contains(r#""k3s_version":"v1.32.8+rke2r1","expected":"reproduced""#),
-        "{}",
-        out.stdout
-    );
+    out.stdout_has(r#""k3s_version":"v1.32.9+rke2r1","expected":"fixed""#);
+    out.stdout_has(r#""k3s_version":"v1.32.8+rke2r1","expected":"reproduced""#);
 }
