@@ -83,7 +83,8 @@ fn sim_binary_reports_its_version_and_its_fix() {
 }
 
 /// Bisect over a list with release candidates: the first fixed one is the rc1 QA validated,
-/// and fixed-in (through the changes table's `rc:`) agrees.
+/// and fixed-in (through the changes table's `rc:`) agrees. Under `--format json` stdout is
+/// bisect.json's document alone and the lines for people are on stderr (#32).
 #[test]
 fn bisect_over_candidates_names_the_first_fixed_candidate() {
     crate::docker::docker_ok();
@@ -97,14 +98,22 @@ fn bisect_over_candidates_names_the_first_fixed_candidate() {
     let results = tmp.path().join("results");
     let out = crate::util::repro()
         .args(["bisect", "etcd-split", "--good", "v1.33.5+k3s1", "--bad"])
-        .args(["v1.33.4+k3s1", "--sim", "--versions"])
+        .args(["v1.33.4+k3s1", "--sim", "--format", "json", "--versions"])
         .arg(&list)
         .arg("--results")
         .arg(&results)
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(0), "{}", text(&out));
-    let s = String::from_utf8_lossy(&out.stdout);
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|e| panic!("stdout is not one JSON document ({e}): {}", text(&out)));
+    let record: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(crate::only_run_dir(&results).join("bisect.json")).unwrap(),
+    )
+    .unwrap();
+    assert_eq!(doc, record);
+    assert_eq!(doc["answer"], "v1.33.5-rc1+k3s1");
+    let s = String::from_utf8_lossy(&out.stderr);
     assert!(
         s.contains("answer: v1.33.5-rc1+k3s1 is the first release showing `fixed`"),
         "{s}"

@@ -211,3 +211,24 @@ fn matrix_summary_as_json() {
             .unwrap();
     assert_eq!(file["cells"], v["cells"]);
 }
+
+/// `repro clean --format json` against the real engine: one object with the counts removed (none
+/// for a run id nothing carries) and no problem.
+#[test]
+fn clean_as_json() {
+    docker_ok();
+    let out = repro()
+        .args(["clean", "--run", "c1ea0000", "--format", "json"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let v: Value = serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|e| panic!("stdout is not one JSON document ({e}):\n{}", text(&out)));
+    assert_eq!(v["kind"], "repro-clean");
+    assert_eq!(v["run"], "c1ea0000");
+    assert_eq!(
+        v["removed"],
+        serde_json::json!({"containers": 0, "networks": 0, "volumes": 0})
+    );
+    assert_eq!(v["problems"], Value::Array(Vec::new()));
+}

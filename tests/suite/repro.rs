@@ -43,6 +43,11 @@ impl Repro {
         self
     }
 
+    pub fn env(mut self, key: &str, value: impl AsRef<std::ffi::OsStr>) -> Repro {
+        self.cmd.env(key, value);
+        self
+    }
+
     pub fn current_dir(mut self, dir: &Path) -> Repro {
         self.cmd.current_dir(dir);
         self
