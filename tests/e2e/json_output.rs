@@ -177,13 +177,16 @@ fn events_agree_with_the_record(run_dir: &Path, r: &Value, live: &Path) {
 fn matrix_summary_as_json() {
     docker_ok();
     let tmp = tempfile::tempdir().unwrap();
+    let side = tempfile::tempdir().unwrap();
+    let job_summary = side.path().join("summary.md");
     let out = repro()
+        .env("GITHUB_STEP_SUMMARY", &job_summary)
         .args([
             "matrix",
             "--sim",
             "--checks",
             "etcd-split",
-            "--k3s-versions",
+            "--versions",
             "v1.33.5+k3s1",
             "--format",
             "json",
@@ -210,6 +213,13 @@ fn matrix_summary_as_json() {
         serde_json::from_str(&std::fs::read_to_string(matrix_dir.join("summary.json")).unwrap())
             .unwrap();
     assert_eq!(file["cells"], v["cells"]);
+    // The job summary: the totals and the one cell's row.
+    let md = std::fs::read_to_string(&job_summary).unwrap();
+    assert!(md.starts_with("### ✅ repro matrix: 1 run: 1 ok"), "{md}");
+    assert!(
+        md.contains("| etcd-split | v1.33.5+k3s1 | fixed | fixed |"),
+        "{md}"
+    );
 }
 
 /// `repro clean --format json` against the real engine: one object with the counts removed (none
