@@ -45,10 +45,10 @@ use crate::redact::{Redactor, SharedRedactor};
 use crate::result::{Outcome, Verdict};
 use crate::scenario::Scenario;
 
-pub(crate) use cluster::container_name;
 pub(crate) use config::{Expect, Privileged, RunConfig, Target};
 pub(crate) use error::RunError;
 pub(crate) use event::{Phase, Receiver, RunEnd, RunEvent};
+pub(crate) use node::spec::container_name;
 #[cfg(test)]
 pub(crate) use record::RESULT_FILE;
 
@@ -277,7 +277,7 @@ async fn prepare(
         agent_ready,
         token: s.token.clone(),
         pace: cfg.target.sim_pace,
-        binary: cfg.target.build.as_ref().map(|b| cluster::BuildCopy {
+        binary: cfg.target.build.as_ref().map(|b| node::spec::BuildCopy {
             host: b.host_path.clone(),
             path: b.info.installed_at.clone(),
             reported: b.info.reported.clone(),
