@@ -49,6 +49,7 @@ pub(crate) const EXAMPLES: &[(&str, &[Example])] = &[
         ex("the offline stand-in, on the fixed release", "repro run etcd-split --sim --version v1.33.5+k3s1"),
         ex("your own cluster shape, by path", "repro run etcd-split --topology ./my-cluster.yaml --sim"),
         ex("leave the cluster running afterwards (repro runs lists it)", "repro run etcd-split --sim --keep"),
+        ex("the run's events as JSON Lines on stdout, for CI and tools (docs/events.md)", "repro run etcd-split --sim --events -"),
     ]),
     ("verify", &[
         ex("both runs on the stand-in, then the comment on stdout", "repro verify etcd-split --buggy v1.33.4+k3s1 --fixed v1.33.5+k3s1 --sim"),

@@ -78,7 +78,7 @@ pub(crate) fn redact_path(
     extra_secrets: &[String],
 ) -> Result<RedactSummary, Error> {
     let meta = fs::symlink_metadata(path)
-        .map_err(|e| Error::bad_input(format!("repro: {}: {e}", path.display())))?;
+        .map_err(|e| Error::bad_input(format!("error: {}: {e}", path.display())))?;
     let is_dir = meta.is_dir();
     let items = read_items(path, &meta, out)?;
     if out.is_none() {
@@ -115,7 +115,7 @@ fn read_items(path: &Path, meta: &fs::Metadata, out: Option<&Path>) -> Result<Ve
         Ok(vec![load(path, name)?])
     } else {
         Err(Error::bad_input(format!(
-            "repro: {}: not a file or folder",
+            "error: {}: not a file or folder",
             path.display()
         )))
     }
@@ -133,7 +133,7 @@ fn refuse_special_in_place(path: &Path, items: &[Item]) -> Result<(), Error> {
         .collect();
     if !special.is_empty() {
         return Err(Error::bad_input(format!(
-            "repro: {}: cannot redact in place: {} would be lost (a redacted folder holds \
+            "error: {}: cannot redact in place: {} would be lost (a redacted folder holds \
              files, folders and links only); nothing was written\n  help: remove {}, or \
              redact into a copy with --out DIR (which leaves {} out)",
             path.display(),
@@ -249,7 +249,7 @@ fn write_failed(rel: &Path, e: WriteError, untouched: Option<&Path>) -> Error {
     );
     // Bad input is printed as it is, anything else after `repro: ` (`Error::render`).
     if e.is_hostile() {
-        Error::bad_input(format!("repro: {msg}"))
+        Error::bad_input(format!("error: {msg}"))
     } else {
         Error::Other(anyhow::anyhow!(msg))
     }
@@ -288,7 +288,7 @@ fn swap_in(path: &Path, outputs: &[(PathBuf, Output)]) -> Result<(), Error> {
         .map_err(|e| Error::Other(anyhow::anyhow!("cannot resolve {}: {e}", path.display())))?;
     let (Some(parent), Some(name)) = (real.parent(), real.file_name()) else {
         return Err(Error::bad_input(format!(
-            "repro: {}: cannot redact the root folder in place\n  help: redact into a copy with --out DIR",
+            "error: {}: cannot redact the root folder in place\n  help: redact into a copy with --out DIR",
             path.display()
         )));
     };
@@ -356,7 +356,7 @@ fn collect(
     out: Option<&Path>,
     items: &mut Vec<Item>,
 ) -> Result<(), Error> {
-    let listing = |e: std::io::Error| Error::bad_input(format!("repro: {}: {e}", dir.display()));
+    let listing = |e: std::io::Error| Error::bad_input(format!("error: {}: {e}", dir.display()));
     let mut entries: Vec<PathBuf> = fs::read_dir(dir)
         .map_err(listing)?
         .map(|e| e.map(|e| e.path()))
@@ -368,7 +368,7 @@ fn collect(
             continue;
         }
         let meta = fs::symlink_metadata(&p)
-            .map_err(|e| Error::bad_input(format!("repro: {}: {e}", p.display())))?;
+            .map_err(|e| Error::bad_input(format!("error: {}: {e}", p.display())))?;
         let rel = p.strip_prefix(root).unwrap_or(&p).to_path_buf();
         let t = meta.file_type();
         if t.is_dir() {
@@ -381,7 +381,7 @@ fn collect(
             items.push(load(&p, rel)?);
         } else if t.is_symlink() {
             let target = fs::read_link(&p)
-                .map_err(|e| Error::bad_input(format!("repro: {}: {e}", p.display())))?;
+                .map_err(|e| Error::bad_input(format!("error: {}: {e}", p.display())))?;
             items.push(Item {
                 rel,
                 content: Content::Link(target),
@@ -404,7 +404,7 @@ fn same_path(a: &Path, b: &Path) -> bool {
 }
 
 fn read_refused(e: ReadError) -> Error {
-    Error::bad_input(format!("repro: {e}\n  help: {}", e.help()))
+    Error::bad_input(format!("error: {e}\n  help: {}", e.help()))
 }
 
 fn load(path: &Path, rel: PathBuf) -> Result<Item, Error> {
@@ -417,7 +417,7 @@ fn load(path: &Path, rel: PathBuf) -> Result<Item, Error> {
             Ok(members) => Content::Archive(members),
             Err(e) => {
                 return Err(Error::bad_input(format!(
-                    "repro: {}: {e}; nothing was written\n  help: an archive is redacted \
+                    "error: {}: {e}; nothing was written\n  help: an archive is redacted \
                      only when every member can be kept as it is: files, folders and links, \
                      named inside the archive",
                     path.display()

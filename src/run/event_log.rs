@@ -37,12 +37,15 @@ enum Sink {
 }
 
 impl EventLog {
-    /// A stream into `path` (created or truncated), or stdout for `-`.
+    /// A stream into `path` (created or truncated, owner-only like every file of a results
+    /// folder), or stdout for `-`.
     pub(crate) fn create(path: &Path) -> std::io::Result<EventLog> {
         let sink = if path == Path::new("-") {
             Sink::Stdout
         } else {
-            Sink::File(std::io::BufWriter::new(std::fs::File::create(path)?))
+            Sink::File(std::io::BufWriter::new(
+                crate::results_folder::private_file(path)?,
+            ))
         };
         Ok(EventLog {
             out: Mutex::new(sink),

@@ -346,7 +346,7 @@ async fn conclude(
                     problems: problems.join("; "),
                 };
                 // Said at once, on stderr, even if the run already failed for another reason.
-                events.show(&RunEvent::Note(format!("repro: {e}")));
+                events.show(&RunEvent::Note(format!("error: {e}")));
                 late.get_or_insert(e);
             }
         }

@@ -76,7 +76,8 @@ fn sim_binary_reports_its_version_and_its_fix() {
 }
 
 /// Bisect over a list with release candidates: the first fixed one is the rc1 QA validated,
-/// and fixed-in (through the changes table's `rc:`) agrees.
+/// and fixed-in (through the changes table's `rc:`) agrees. Under `--format json` stdout is
+/// bisect.json's document alone and the lines for people are on stderr (#32).
 #[test]
 fn bisect_over_candidates_names_the_first_fixed_candidate() {
     crate::docker::docker_ok();
@@ -87,17 +88,23 @@ fn bisect_over_candidates_names_the_first_fixed_candidate() {
         "releases:\n  - v1.33.4+k3s1\n  - v1.33.5-rc1+k3s1\n  - v1.33.5+k3s1\n",
     )
     .unwrap();
-    let (out, _results) = Run::command(["bisect", "etcd-split", "--sim"])
+    let (out, results) = Run::command(["bisect", "etcd-split", "--sim"])
         .args([
             "--good",
             "v1.33.5+k3s1",
             "--bad",
             "v1.33.4+k3s1",
+            "--format",
+            "json",
             "--versions",
         ])
         .arg(&list)
         .output();
-    let s = &out.code(0).stdout;
+    let doc = out.code(0).json();
+    let record = crate::runs::read_json(&results.only_run_dir().join("bisect.json"));
+    assert_eq!(doc, record);
+    assert_eq!(doc["answer"], "v1.33.5-rc1+k3s1");
+    let s = &out.stderr;
     assert!(
         s.contains("answer: v1.33.5-rc1+k3s1 is the first release showing `fixed`"),
         "{s}"

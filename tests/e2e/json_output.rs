@@ -149,9 +149,12 @@ fn events_agree_with_the_record(run_dir: &Path, r: &Value, live: &Path) {
 #[test]
 fn matrix_summary_as_json() {
     crate::docker::docker_ok();
+    let side = tempfile::tempdir().unwrap();
+    let job_summary = side.path().join("summary.md");
     let (out, results) = Run::command(["matrix", "--checks", "etcd-split"])
         .sim()
-        .args(["--k3s-versions", "v1.33.5+k3s1", "--format", "json"])
+        .env("GITHUB_STEP_SUMMARY", &job_summary)
+        .args(["--versions", "v1.33.5+k3s1", "--format", "json"])
         .output();
     let v = out.json();
     out.code(0);
@@ -163,4 +166,29 @@ fn matrix_summary_as_json() {
     out.stderr_has("K3S VERSION");
     let file = read_json(&only_run_dir(&results.path()).join("summary.json"));
     assert_eq!(file["cells"], v["cells"]);
+    // The job summary: the totals and the one cell's row.
+    let md = std::fs::read_to_string(&job_summary).unwrap();
+    assert!(md.starts_with("### ✅ repro matrix: 1 run: 1 ok"), "{md}");
+    assert!(
+        md.contains("| etcd-split | v1.33.5+k3s1 | fixed | fixed |"),
+        "{md}"
+    );
+}
+
+/// `repro clean --format json` against the real engine: one object with the counts removed (none
+/// for a run id nothing carries) and no problem.
+#[test]
+fn clean_as_json() {
+    crate::docker::docker_ok();
+    let out = crate::repro::Repro::new()
+        .args(["clean", "--run", "c1ea0000", "--format", "json"])
+        .run();
+    let v = out.code(0).json();
+    assert_eq!(v["kind"], "repro-clean");
+    assert_eq!(v["run"], "c1ea0000");
+    assert_eq!(
+        v["removed"],
+        serde_json::json!({"containers": 0, "networks": 0, "volumes": 0})
+    );
+    assert_eq!(v["problems"], Value::Array(Vec::new()));
 }

@@ -14,11 +14,19 @@ fn verify(buggy: &str, fixed: &str) -> Run {
 }
 
 /// The "Done when": exits 0 and writes the comment, whose heading says it is the
-/// stand-in; both runs leave their folders and nothing in the engine.
+/// stand-in; both runs leave their folders and nothing in the engine. `--events FILE` holds
+/// both runs' events, each run's lines under its own id; the job summary gets the comment.
 #[test]
 fn verify_etcd_split_on_the_stand_in_validates_the_fix() {
     crate::docker::docker_ok();
-    let (out, results) = verify("v1.33.4+k3s1", "v1.33.5+k3s1").output();
+    let side = tempfile::tempdir().unwrap();
+    let events = side.path().join("events.jsonl");
+    let job_summary = side.path().join("summary.md");
+    let (out, results) = verify("v1.33.4+k3s1", "v1.33.5+k3s1")
+        .env("GITHUB_STEP_SUMMARY", &job_summary)
+        .arg("--events")
+        .arg(&events)
+        .output();
     out.code(0);
     out.stdout_has("\n### Validated on v1.33.5+k3s1 (repro stand-in, not real k3s)\n");
     out.stdout_has("| 1 | etcd-2 | embedded-registry | up | **down** (the bug, boot 2) |");
@@ -38,6 +46,38 @@ fn verify_etcd_split_on_the_stand_in_validates_the_fix() {
         // The comment's re-run lines are the runs' own.
         out.stdout_has(r["rerun"].as_str().unwrap());
     }
+    let lines: Vec<serde_json::Value> = std::fs::read_to_string(&events)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let ids: Vec<String> = runs
+        .iter()
+        .map(|d| read_result(d)["run_id"].as_str().unwrap().to_string())
+        .collect();
+    let finished: Vec<&serde_json::Value> =
+        lines.iter().filter(|l| l["event"] == "finished").collect();
+    assert_eq!(finished.len(), 2);
+    for id in &ids {
+        let of_run: Vec<&serde_json::Value> = lines
+            .iter()
+            .filter(|l| l["run_id"] == id.as_str())
+            .collect();
+        assert_eq!(of_run.first().unwrap()["event"], "started", "{id}");
+        assert_eq!(of_run.last().unwrap()["event"], "finished", "{id}");
+    }
+    assert_eq!(
+        lines.len(),
+        lines
+            .iter()
+            .filter(|l| ids.iter().any(|i| l["run_id"] == i.as_str()))
+            .count()
+    );
+    let md = std::fs::read_to_string(&job_summary).unwrap();
+    assert!(
+        md.contains("### Validated on v1.33.5+k3s1 (repro stand-in, not real k3s)"),
+        "{md}"
+    );
 }
 
 /// Swapped or equal versions are refused before anything is created (exit 2, no folder).

@@ -29,6 +29,7 @@ mod fuzz_stable;
 mod hardening;
 mod hostile_files;
 mod inspect;
+mod json_cli;
 mod junit_ci;
 mod layers;
 mod merge_plan;
