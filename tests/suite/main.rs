@@ -22,6 +22,7 @@ mod builds;
 mod cli;
 mod doc_links;
 mod docs_cli;
+mod facts_in_data;
 mod fuzz_stable;
 mod hardening;
 mod hostile_files;
