@@ -18,7 +18,11 @@ use crate::util::root;
 const ALLOWED: &[(&str, &str, &str)] = &[
     // result.json's `k3s` object is a field of the schema (schema/result.schema.json), named
     // before RKE2 existed; renaming it would break every results folder already written.
-    ("src/inspect/sources.rs", "\"k3s\"", "result.json's `k3s` field"),
+    (
+        "src/inspect/sources.rs",
+        "\"k3s\"",
+        "result.json's `k3s` field",
+    ),
 ];
 
 /// Keys whose values are prose or links, in checks and topologies.
@@ -138,7 +142,11 @@ fn no_distribution_fact_is_spelled_outside_distro() {
     files(&base.join("topologies"), ".yaml", &mut paths);
     paths.sort();
     for p in paths {
-        let rel = p.strip_prefix(&base).expect("under root").display().to_string();
+        let rel = p
+            .strip_prefix(&base)
+            .expect("under root")
+            .display()
+            .to_string();
         let text = std::fs::read_to_string(&p).expect("readable");
         let rust = rel.ends_with(".rs");
         if rust && is_test_file(&p) {
@@ -187,7 +195,10 @@ fn the_scan_finds_what_it_is_for() {
     let k3s = Distro::K3s.facts();
     assert!(has_word("command: [k3s, kubectl]", k3s.binary));
     assert!(has_word("- '^k3s version'", "k3s") && has_word("['k3s', x]", "k3s"));
-    assert!(!has_word("k3s-io/k3s#1 v1.33.4+k3s1 /v1-k3s/ distribution:_k3s k3s's", "k3s"));
+    assert!(!has_word(
+        "k3s-io/k3s#1 v1.33.4+k3s1 /v1-k3s/ distribution:_k3s k3s's",
+        "k3s"
+    ));
     let yaml = "a:\n  description: >-\n    k3s is up and running\n  up: ['k3s is up and running']\n# k3s kubectl\n";
     let lines = yaml_lines(yaml);
     assert_eq!(lines.len(), 2, "{lines:?}");
