@@ -77,7 +77,8 @@ pub fn log_lines(data: &[u8]) {
 /// CRLF lines), and a commit list with its diagnostics rendered.
 pub fn build_lists(data: &[u8]) {
     let text = String::from_utf8_lossy(data);
-    for name in ["rke2.linux-amd64.tar.gz", "k3s", "sha256sum-amd64.txt", ""] {
+    let k3s = distro::Distro::K3s.facts().binary;
+    for name in ["rke2.linux-amd64.tar.gz", k3s, "sha256sum-amd64.txt", ""] {
         if let Some(sum) = crate::builds::fetch::sum_for(&text, name) {
             assert!(sum.len() == 64 && sum.bytes().all(|b| b.is_ascii_hexdigit()));
         }

@@ -212,7 +212,8 @@ pub(crate) fn match_boot(s: &Subject, sigs: &[Signature], signals: &Signals) -> 
         let holds = version.as_ref().map(|v| {
             !sig.fixed_in.contains(v) && signals.get(&sig.signal).is_none_or(|def| def.exists_in(v))
         });
-        let program = s.boot.distribution.as_deref().unwrap_or("k3s");
+        let program =
+            (s.boot.distribution.as_deref()).unwrap_or(distro::Distro::default().facts().binary);
         if holds.is_none() {
             needs.push(format!(
                 "the {program} version of this boot (its start banner, or `{program} -v` output)"

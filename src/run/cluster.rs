@@ -19,7 +19,7 @@ use super::emit::Events;
 use super::error::RunError;
 use super::event::{NodeState, RunEvent};
 use super::in_flight::InFlight;
-use super::node::spec::{self, container_name};
+use super::node::spec::{self, container_name, BuildCopy};
 use super::node::{self, Mechanism};
 use super::observe;
 use super::watch::{self, BootHandle};
@@ -57,7 +57,7 @@ pub(crate) struct ClusterSpec {
     /// `--sim-pace`: the stand-in's factor on real k3s timings, passed to every node.
     pub(crate) pace: Option<f64>,
     /// A build under test, copied into each node before its first start.
-    pub(crate) binary: Option<spec::BuildCopy>,
+    pub(crate) binary: Option<BuildCopy>,
     /// The MTU of the run's network (`--mtu`, else the engine's default bridge's; `None`: the
     /// engine's default): inside a Docker-in-Docker runner at 1400 a network at 1500 stalls.
     pub(crate) mtu: Option<u32>,

@@ -24,6 +24,7 @@ mod builds;
 mod cli;
 mod doc_links;
 mod docs_cli;
+mod facts_in_data;
 mod fn_length;
 mod fuzz_stable;
 mod hardening;
