@@ -21,7 +21,7 @@
 //! Usage: repro-bench [--runs N] [--paced-runs N] [--out FILE] [--skip-matrix] [--skip-paced]
 //!        [--skip-explore]
 //!        repro-bench floor PLAN.json          (one floor run of a `repro plan --format json`)
-//!        repro-bench readme [BENCH.json]      (the README's Speed table, from a bench file)
+//!        repro-bench readme [BENCH.json]      (docs/performance.md's table, from a bench file)
 
 mod floor;
 mod latency;
@@ -909,7 +909,7 @@ fn jobs_of(m: &serde_json::Value) -> String {
         .map_or_else(|| m["jobs"].to_string(), str::to_string)
 }
 
-/// The README's Speed table: every figure read from a bench file, none typed by hand.
+/// docs/performance.md's table: every figure read from a bench file, none typed by hand.
 fn readme_table(doc: &serde_json::Value) -> String {
     let med = |v: &serde_json::Value| v["median"].as_f64().unwrap_or(f64::NAN);
     let num = |v: &serde_json::Value| v.as_f64().unwrap_or(f64::NAN);

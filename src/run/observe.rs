@@ -9,7 +9,9 @@
 //! 5. otherwise wait for more lines (the caller's timeout turns that into `unknown`).
 //!
 //! Value signals (version, roles) are decided once the node is ready (k3s prints them before
-//! its ready line), plus the explicit margin if any, or when the boot is over.
+//! its ready line), plus the explicit margin if any, or when the boot is over. One with
+//! `settled-by` lines (a value k3s prints after its ready line) and no value line yet waits
+//! for one of them instead, as rule 4 does, and is `none` then.
 
 use std::time::{Duration, Instant};
 
@@ -147,39 +149,7 @@ pub fn eval_log(sig: &Signal, boot: &Boot, v: &Version, settle: Settle, now: Ins
     }
     if sig.probe.is_none() {
         if let Some((l, ordered, wait)) = first_settling(boot, &sig.settled_by, v, settle) {
-            let until = l.seen + wait;
-            if now < until {
-                return Eval::Pending { until: Some(until) };
-            }
-            let (rule, reason) = if ordered {
-                let margin = if wait.is_zero() {
-                    String::new()
-                } else {
-                    format!(
-                        " (and the {} margin passed)",
-                        humantime::format_duration(wait)
-                    )
-                };
-                (
-                    Rule::AfterFeature,
-                    format!("k3s prints this line after the feature's own, and no `up` line came before it{margin}"),
-                )
-            } else {
-                (
-                    Rule::SettleWindow,
-                    format!(
-                        "settle rule: no `up` line within {} after this line",
-                        humantime::format_duration(wait)
-                    ),
-                )
-            };
-            return Eval::Decided(Obs {
-                observed: Observed::Down,
-                evidence: vec![evidence(boot, l)],
-                reason,
-                rule,
-                waited: Some(wait),
-            });
+            return settled(boot, l, ordered, wait, now, Observed::Down);
         }
     }
     if is_dead(boot) || matches!(boot.end, Some(Ended::Stopped { .. })) {
@@ -188,6 +158,52 @@ pub fn eval_log(sig: &Signal, boot: &Boot, v: &Version, settle: Settle, now: Ins
         return decided(Observed::Unknown, ev, reason, Rule::Undecided);
     }
     Eval::Pending { until: None }
+}
+
+/// A `settled-by` line decided the signal: `observed` once its wait has passed (none after a
+/// line k3s orders after the feature's own, the settle window after a hint, or the explicit
+/// margin), pending until then.
+fn settled(
+    boot: &Boot,
+    l: &LogLine,
+    ordered: bool,
+    wait: Duration,
+    now: Instant,
+    observed: Observed,
+) -> Eval {
+    let until = l.seen + wait;
+    if now < until {
+        return Eval::Pending { until: Some(until) };
+    }
+    let (rule, reason) = if ordered {
+        let margin = if wait.is_zero() {
+            String::new()
+        } else {
+            format!(
+                " (and the {} margin passed)",
+                humantime::format_duration(wait)
+            )
+        };
+        (
+            Rule::AfterFeature,
+            format!("k3s prints this line after the feature's own, and no `up` line came before it{margin}"),
+        )
+    } else {
+        (
+            Rule::SettleWindow,
+            format!(
+                "settle rule: no `up` line within {} after this line",
+                humantime::format_duration(wait)
+            ),
+        )
+    };
+    Eval::Decided(Obs {
+        observed,
+        evidence: vec![evidence(boot, l)],
+        reason,
+        rule,
+        waited: Some(wait),
+    })
 }
 
 /// The `settled-by` line that decides soonest: the line, whether k3s orders it after the
@@ -229,6 +245,16 @@ fn eval_value(sig: &Signal, boot: &Boot, v: &Version, settle: Settle, now: Insta
                 }
             }
         }
+    }
+    // A value k3s prints late, after its ready line (flannel's backend, once an apiserver
+    // answers), has `settled-by` lines k3s prints after it: with no value line yet, readiness
+    // proves nothing, so one of those decides `none`, as the settle rule decides a state's
+    // `down`. With a value line, the boot is read as any value signal's below.
+    if values.is_empty() && boot.end.is_none() && !sig.settled_by.is_empty() {
+        return match first_settling(boot, &sig.settled_by, v, settle) {
+            Some((l, ordered, wait)) => settled(boot, l, ordered, wait, now, Observed::NoValue),
+            None => Eval::Pending { until: None },
+        };
     }
     // k3s prints the value lines (banner, etcd's and the apiserver's start) before its ready
     // line (pkg/cli/server/server.go), so a ready boot has said them all: ordered.

@@ -95,6 +95,10 @@ async fn decide(c: &Cluster, node: &str, h: &BootHandle, sig: &Signal) -> Decide
             let role = c.plan.nodes.iter().find(|n| n.name == node).map(|n| n.role);
             let what = match (sig.is_value(), role) {
                 (false, Some(role)) => sig.waited_for(role, c.plan.distro),
+                // a value k3s prints after its ready line: its line or the one after it
+                (true, Some(role)) if !sig.settled_by.is_empty() => sig
+                    .waited_for(role, c.plan.distro)
+                    .replacen("waited for ", "waited for a value line or ", 1),
                 _ => "waited for the node to be ready or its boot to end (values are read then)"
                     .to_string(),
             };

@@ -29,12 +29,18 @@ signals:
   version:
     description: the banner's version
     value: ['Starting k3s (?P<value>v\S+)']
+  backend:
+    description: a value k3s prints after its ready line, with the line it prints next
+    value: ['Starting flannel with backend (?P<value>[^\s"]+)']
+    settled-by: [{match: 'Starting network policy controller', order: after-feature}]
 "#;
 
 const UP: &str = "msg=\"Starting distributed registry mirror at https://10.0.0.1:6443/v2\"";
 const KUBELET: &str = "msg=\"Running kubelet --address=0.0.0.0\"";
 const READY: &str = "msg=\"k3s is up and running\"";
 const BANNER: &str = "msg=\"Starting k3s v1.33.4+k3s1 (repro-sim)\"";
+const FLANNEL: &str = "msg=\"Starting flannel with backend host-gw\"";
+const NETPOL: &str = "msg=\"Starting network policy controller version v2.2.1\"";
 
 fn signals() -> Signals {
     crate::load::signals(Path::new("test-signals.yaml"), SIGNALS).expect("valid test signals")
@@ -161,4 +167,24 @@ fn value_signals_are_read_at_the_ready_line_without_a_window() {
         margin: Some(Duration::from_secs(2)),
     };
     assert_eq!(eval("version", &[BANNER, READY], NOW, margin), None);
+}
+
+/// A value k3s prints after its ready line (flannel's backend, once an apiserver answers):
+/// readiness alone decides nothing — the race the e2e flannel test hit under load — the line
+/// k3s prints next decides `none`, and the value line decides as soon as the node is ready.
+#[test]
+fn a_late_value_waits_for_its_line_or_the_line_after_it() {
+    assert_eq!(eval("backend", &[READY], LATE, NO_MARGIN), None);
+    assert_eq!(
+        eval("backend", &[READY, NETPOL], NOW, NO_MARGIN),
+        Some(("none".into(), Rule::AfterFeature, Some(Duration::ZERO)))
+    );
+    assert_eq!(
+        eval("backend", &[READY, FLANNEL], NOW, NO_MARGIN),
+        Some(("host-gw".into(), Rule::ValueLines, Some(Duration::ZERO)))
+    );
+    assert_eq!(
+        eval("backend", &[FLANNEL, READY, NETPOL], NOW, NO_MARGIN),
+        Some(("host-gw".into(), Rule::ValueLines, Some(Duration::ZERO)))
+    );
 }

@@ -1457,10 +1457,6 @@ fn image_volumes_are_labelled_so_clean_finds_them_after_an_outside_rm() {
 /// `Starting flannel with backend …` and `Tunnel server egress proxy mode: …` observed on the
 /// stand-in's containers, judged by the new signals.
 #[test]
-#[ignore = "races under load: flannel-backend is a value signal with no settle line, and the \
-            stand-in prints `Starting flannel with backend` only once an apiserver answers, so \
-            etcd-2's value can be judged `none` before the line (seen once in CI at 2 threads); \
-            run with --ignored until the signal waits for its line"]
 fn an_etcd_only_joiner_shows_its_own_egress_mode_and_a_served_flannel_backend() {
     let root = project(&["checks", "topologies"]);
     std::fs::write(

@@ -484,7 +484,7 @@ fn corpus_reads_as_its_sidecars_conclude(dir: &str, distribution: &str) -> usize
     read
 }
 
-/// The README's example is this command's real output, kept current.
+/// docs/inspect.md's example is this command's real output, kept current.
 #[test]
 fn readme_example_is_the_real_output() {
     let out = inspect(&[
@@ -492,10 +492,10 @@ fn readme_example_is_the_real_output() {
         "tests/fixtures/real-k3s/k3s-6448-mismatch-secrets-encryption-tty.log",
     ]);
     out.code(0);
-    let readme = std::fs::read_to_string(root().join("README.md")).unwrap();
+    let readme = std::fs::read_to_string(root().join("docs/inspect.md")).unwrap();
     assert!(
         readme.contains(&out.stdout),
-        "README.md's `repro inspect` example differs from the real output:\n{}",
+        "docs/inspect.md's `repro inspect` example differs from the real output:\n{}",
         out.stdout
     );
 }

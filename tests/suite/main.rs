@@ -20,6 +20,7 @@ mod repro;
 mod bug_world;
 mod builds;
 mod cli;
+mod doc_links;
 mod docs_cli;
 mod fuzz_stable;
 mod hardening;
