@@ -424,11 +424,7 @@ fn plain_ascii_agrees_with_the_byte_test() {
             for b in 0..=255u8 {
                 let mut line = vec![b'a'; len];
                 line[pos] = b;
-                assert_eq!(
-                    plain_ascii(&line),
-                    ok(&line),
-                    "byte {b:#x} at {pos}/{len}"
-                );
+                assert_eq!(plain_ascii(&line), ok(&line), "byte {b:#x} at {pos}/{len}");
             }
         }
     }
