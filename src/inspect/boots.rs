@@ -22,12 +22,6 @@ use super::model::Source;
 use super::prefilter::Prefilter;
 use super::reader::{Found, ALL};
 
-/// `is_banner` of an entry: one the prescan found clear holds no banner prefix (they are among
-/// the prefilter's words, `Matcher::new`), so nearly every line is answered without a search.
-pub(crate) fn is_banner_entry(e: &Entry) -> bool {
-    !e.clear && is_banner(&e.text)
-}
-
 #[cfg(test)]
 fn banner_is_agent(text: &str) -> bool {
     banner_of(text).is_some_and(|(_, agent)| agent)
@@ -67,19 +61,28 @@ enum PatKind {
     Settle,
 }
 
-/// Every line pattern of `signals.yaml`, matched at once.
+/// Every line pattern of `signals.yaml`, matched at once. A clone has its regexes' caches of its
+/// own: a thread that matches many lines should (regex hands a cache to any thread but the
+/// first to use it through a shared pool, at a cost per match).
+#[derive(Clone)]
 pub(crate) struct Matcher {
     set: RegexSet,
-    /// The same patterns one by one: a line the prefilter says only a few may match runs only
-    /// those (the set runs all of them over the whole line).
+    /// The distinct patterns one by one: a line the prefilter says only a few may match runs
+    /// only those (the set runs all of them over the whole line), and a pattern several
+    /// signals share (`(?i)Running kubelet`, `k3s is up and running`) once.
     each: Vec<Regex>,
+    /// Per pattern (in `kinds`' order), its regex in `each`.
+    each_of: Vec<usize>,
     kinds: Vec<PatKind>,
     /// Probe-only signals: (signal name, words its command must contain, output rules).
     probes: Vec<ProbeWatch>,
     /// Rules out the lines no pattern can match (None: every line goes to the set).
     prefilter: Option<Prefilter>,
+    /// `Found::extra`'s bits of the start banners' prefixes (after the caller's extra words).
+    banner_bits: u64,
 }
 
+#[derive(Clone)]
 struct ProbeWatch {
     /// Words a pasted command must contain to be this probe (its target: the last argument and
     /// any URL), so a dump of some other /metrics is not taken for it.
@@ -120,9 +123,19 @@ impl Matcher {
             .collect();
         // The patterns compiled once already (load validated them); a set of them compiles too.
         let set = RegexSet::new(&pats).unwrap_or_else(|_| RegexSet::empty());
-        let each: Vec<Regex> = pats.iter().filter_map(|p| Regex::new(p).ok()).collect();
+        let mut distinct: Vec<&str> = Vec::new();
+        let each_of: Vec<usize> = pats
+            .iter()
+            .map(|p| {
+                distinct.iter().position(|d| d == p).unwrap_or_else(|| {
+                    distinct.push(p);
+                    distinct.len() - 1
+                })
+            })
+            .collect();
+        let each: Vec<Regex> = distinct.iter().filter_map(|p| Regex::new(p).ok()).collect();
         // Bits stand for patterns only when every pattern has its regex and a bit.
-        let each = if each.len() == pats.len() && pats.len() < 64 {
+        let each = if each.len() == distinct.len() && pats.len() < 64 {
             each
         } else {
             Vec::new()
@@ -132,13 +145,23 @@ impl Matcher {
         let mut words: Vec<&str> = extra.to_vec();
         words.extend(Distro::ALL.iter().map(|d| d.facts().banner_prefix));
         let prefilter = Prefilter::with_extra(pats.iter().map(String::as_str), &words);
+        let banner_bits = (extra.len()..words.len()).fold(0, |bits, i| bits | 1 << i.min(63));
         Matcher {
             set,
             each,
+            each_of,
             kinds,
             probes,
             prefilter,
+            banner_bits,
         }
+    }
+
+    /// `is_banner` of an entry: a line whose search found no banner prefix (they are among the
+    /// prefilter's words) holds no banner, so nearly every line is answered without a search.
+    pub(crate) fn is_banner_entry(&self, e: &Entry) -> bool {
+        let none = e.clear || e.scan.is_some_and(|f| f.extra & self.banner_bits == 0);
+        !none && is_banner(&e.text)
     }
 
     /// The patterns a line matches; None when it matches none (told by the prefilter, for
@@ -164,11 +187,22 @@ impl Matcher {
             return m.matched_any().then_some(Hits::Set(m));
         }
         let mut hits = 0u64;
+        // Of the distinct regexes: which ran, which matched.
+        let (mut ran, mut matched) = (0u64, 0u64);
         let mut left = may;
         while left != 0 {
             let i = left.trailing_zeros() as usize;
             left &= left - 1;
-            if self.each.get(i).is_some_and(|r| r.is_match(text)) {
+            let Some(&r) = self.each_of.get(i) else {
+                continue;
+            };
+            if ran & 1 << r == 0 {
+                ran |= 1 << r;
+                if self.each.get(r).is_some_and(|re| re.is_match(text)) {
+                    matched |= 1 << r;
+                }
+            }
+            if matched & 1 << r != 0 {
                 hits |= 1 << i;
             }
         }

@@ -379,6 +379,21 @@ struct StreamCx<'a> {
     figures: &'a mut Figures,
 }
 
+impl StreamCx<'_> {
+    /// The same context, matching with `matcher`.
+    fn with_matcher<'b>(&'b mut self, matcher: &'b Matcher) -> StreamCx<'b> {
+        StreamCx {
+            matcher,
+            signals: self.signals,
+            redactor: self.redactor,
+            learned: self.learned,
+            counter: self.counter.clone(),
+            bar: self.bar,
+            figures: self.figures,
+        }
+    }
+}
+
 /// Whether a line may carry a secret the redactor should learn. The redactor is too slow to run
 /// on every line of a gigabyte log; a secret only ever comes with one of these words or shapes
 /// (keyed values, k3s tokens, bearer tokens, credentials in URLs, PEM blocks, JWTs).
@@ -426,20 +441,33 @@ fn found_cue(found: Found, text: &str) -> bool {
         || (found.extra & URL_BIT != 0 && url_cue(text))
 }
 
-/// One of the secret cues, in any case.
+/// One of the secret cues, in any case: searched in a copy folded to lower case, as the
+/// prefilter searches (aho-corasick's SIMD searcher does not serve a search that ignores case).
 fn keyed_cue(text: &str) -> bool {
     static CUES: LazyLock<Option<aho_corasick::AhoCorasick>> = LazyLock::new(|| {
         aho_corasick::AhoCorasick::builder()
-            .ascii_case_insensitive(true)
-            .build(SECRET_CUES)
+            .match_kind(aho_corasick::MatchKind::LeftmostFirst)
+            .build(SECRET_CUES.map(str::to_ascii_lowercase))
             .ok()
     });
-    CUES.as_ref().is_none_or(|c| c.is_match(text))
+    thread_local! {
+        static FOLDED: std::cell::RefCell<Vec<u8>> = const { std::cell::RefCell::new(Vec::new()) };
+    }
+    let Some(cues) = CUES.as_ref() else {
+        return true;
+    };
+    FOLDED.with_borrow_mut(|folded| {
+        folded.clear();
+        folded.extend_from_slice(text.as_bytes());
+        folded.make_ascii_lowercase();
+        cues.is_match(&folded[..])
+    })
 }
 
 /// Credentials in a URL (`https://user:pw@host`).
 fn url_cue(text: &str) -> bool {
-    text.find("://").is_some_and(|i| text[i..].contains('@'))
+    memchr::memmem::find(text.as_bytes(), b"://")
+        .is_some_and(|i| memchr::memchr(b'@', &text.as_bytes()[i..]).is_some())
 }
 
 /// One entry into the input's nodes, its secrets learned first. One search of the line tells
@@ -495,7 +523,11 @@ impl Learned {
 /// A logrus line without its leading `time="…" `; any other text whole.
 fn logrus_body(text: &str) -> &str {
     text.strip_prefix("time=\"")
-        .and_then(|rest| rest.find("\" ").map(|end| &rest[end + 2..]))
+        .and_then(|rest| {
+            // The closing quote: memchr, not a substring search set up anew per line.
+            let end = memchr::memchr(b'"', rest.as_bytes())?;
+            rest[end..].strip_prefix("\" ")
+        })
         .unwrap_or(text)
 }
 
@@ -650,6 +682,9 @@ fn read_rest(
     let (reuse, reusable) = channel::<reader::Batch>();
     std::thread::scope(|scope| {
         let taker = scope.spawn(move || {
+            // The patterns' caches of this thread's own (`Matcher`'s clone).
+            let own = cx.matcher.clone();
+            let cx = &mut cx.with_matcher(&own);
             let mut out: Vec<Entry> = Vec::new();
             for batch in taken {
                 for (raw, l) in batch.iter() {
@@ -942,11 +977,10 @@ impl InputState {
                 // banner may come after other lines), else from banner to banner.
                 let split = if e.invocation.is_some() {
                     new_invocation(node, &e)
-                        || (boots::is_banner_entry(&e)
+                        || (m.is_banner_entry(&e)
                             && node.open.as_ref().is_some_and(|b| b.banner.is_some()))
                 } else {
-                    boots::is_banner_entry(&e)
-                        && node.open.as_ref().is_none_or(|b| !b.takes_banner(&e))
+                    m.is_banner_entry(&e) && node.open.as_ref().is_none_or(|b| !b.takes_banner(&e))
                 };
                 if !presplit && split {
                     close(node, true);

@@ -27,16 +27,16 @@ thread_local! {
     static FOLDED: RefCell<Vec<u8>> = const { RefCell::new(Vec::new()) };
 }
 
+#[derive(Clone)]
 pub(crate) struct Prefilter {
-    /// Whether any of the words occurs: leftmost-first, the match kind aho-corasick's SIMD
-    /// searcher (Teddy) serves; nearly every line gets only this search.
-    any: AhoCorasick,
-    /// The patterns' literals, then the extra words (ids from `needed_by.len()` on), for the
-    /// overlapping search of the few lines `any` finds something in.
-    literals: AhoCorasick,
-    /// Per literal (the first ids; the extra words' come after), the patterns that require it
-    /// (`Found::patterns` bits).
-    needed_by: Vec<u64>,
+    /// Every word: the patterns' literals, then the extra words (ids from `own` on),
+    /// leftmost-longest, which aho-corasick's SIMD searcher (Teddy) serves. A search that
+    /// starts again one byte after each hit finds every word that occurs (`scan_folded`).
+    words: AhoCorasick,
+    /// Per word, what its hit tells: the patterns that require it or a prefix of it, and its
+    /// extra bit and those of its prefixes (a word that matches where a longer one does is not
+    /// reported by the leftmost-longest search, which reports the longer).
+    tells: Vec<Found>,
     /// No word holds a line break: a batch of lines can be searched whole (`prescan`).
     prescan: bool,
 }
@@ -72,17 +72,36 @@ impl Prefilter {
         }
         // Extra words are searched as given (folded); a duplicate of a literal still needs its
         // own id.
+        let own = needed_by.len();
         all.extend(extra.iter().map(|w| w.to_ascii_lowercase().into_bytes()));
-        let any = AhoCorasick::builder()
-            .match_kind(aho_corasick::MatchKind::LeftmostFirst)
+        let words = AhoCorasick::builder()
+            .match_kind(aho_corasick::MatchKind::LeftmostLongest)
             .build(&all)
             .ok()?;
-        let literals = AhoCorasick::builder().build(&all).ok()?;
+        let tell = |i: usize| match needed_by.get(i) {
+            Some(&patterns) => Found { patterns, extra: 0 },
+            None => Found {
+                patterns: 0,
+                extra: 1 << (i - own).min(63),
+            },
+        };
+        let tells = all
+            .iter()
+            .map(|w| {
+                let mut t = Found::NOTHING;
+                for (j, p) in all.iter().enumerate() {
+                    if w.starts_with(p) {
+                        t.patterns |= tell(j).patterns;
+                        t.extra |= tell(j).extra;
+                    }
+                }
+                t
+            })
+            .collect();
         let prescan = !all.iter().any(|w| w.contains(&b'\n'));
         Some(Prefilter {
-            any,
-            literals,
-            needed_by,
+            words,
+            tells,
             prescan,
         })
     }
@@ -107,9 +126,8 @@ impl Prefilter {
 
     /// Scans every printable-ASCII line of `batch` for the words (the patterns' literals and
     /// the extra words), as `scan` would, into its `BatchLine::scan`: one search over the whole
-    /// batch, folded into `folded`, finds the lines with any word at all (a search costs most
-    /// where it starts and stops; nearly every line has none and is then `clear`), and only
-    /// those are searched again for which. Lines are `\n`-separated in the batch and no word
+    /// batch, folded into `folded` (a search costs most where it starts and stops; nearly every
+    /// line has no word and is then `clear`). Lines are `\n`-separated in the batch and no word
     /// holds a `\n` (else nothing is marked), so no hit spans two lines, and a hit's line is the
     /// only one it says anything of. A line's answer bounds that of any part of it (the text a
     /// journal line carries after its prefix): a word in the part is in the line.
@@ -126,50 +144,43 @@ impl Prefilter {
             start = l.end + 1;
         }
         let mut at = 0;
-        let mut last = None;
-        for m in self.any.find_iter(&folded[..]) {
-            while batch.lines.get(at).is_some_and(|l| l.end < m.start()) {
+        self.each_hit(folded, |hit, t| {
+            while batch.lines.get(at).is_some_and(|l| l.end < hit) {
                 at += 1;
             }
-            if last == Some(at) {
-                continue;
+            if let Some(Some(found)) = batch.lines.get_mut(at).map(|l| l.scan.as_mut()) {
+                found.patterns |= t.patterns;
+                found.extra |= t.extra;
             }
-            last = Some(at);
-            let begin = at.checked_sub(1).map_or(0, |i| batch.lines[i].end + 1);
-            if let Some(l) = batch.lines.get_mut(at) {
-                if l.scan.is_some() {
-                    l.scan = Some(self.scan_hit(&folded[begin..l.end], false));
-                }
+        });
+    }
+
+    /// Every place a word starts in `folded`, with what the word tells: each search starts
+    /// one byte after the last hit's start, so a word that overlaps another or lies inside
+    /// it is found too, and the longest word at each place stands for its prefixes (`tells`).
+    fn each_hit(&self, folded: &[u8], mut hit: impl FnMut(usize, Found)) {
+        let mut input = aho_corasick::Input::new(folded);
+        while let Some(m) = self.words.find(input.clone()) {
+            hit(m.start(), self.tells[m.pattern().as_usize()]);
+            if m.start() + 1 > folded.len() {
+                break;
             }
+            input.set_start(m.start() + 1);
         }
     }
 
+    /// `scan` of a folded text: every word in it, for the patterns' bits and the extra bits.
+    /// A non-ASCII text may match any pattern (Unicode case folding has non-ASCII forms of `k`
+    /// and `s`, which the fold does not know).
     fn scan_folded(&self, folded: &[u8], non_ascii: bool) -> Found {
-        if !self.any.is_match(folded) {
-            return Found {
-                patterns: if non_ascii { ALL } else { 0 },
-                extra: 0,
-            };
-        }
-        self.scan_hit(folded, non_ascii)
-    }
-
-    /// `scan_folded` of a text `any` found a word in: every word in it, for the patterns'
-    /// bits. A non-ASCII text may match any pattern (Unicode case folding has non-ASCII forms
-    /// of `k` and `s`, which the fold does not know).
-    fn scan_hit(&self, folded: &[u8], non_ascii: bool) -> Found {
         let mut found = Found {
             patterns: if non_ascii { ALL } else { 0 },
             extra: 0,
         };
-        let own = self.needed_by.len();
-        for m in self.literals.find_overlapping_iter(folded) {
-            let id = m.pattern().as_usize();
-            match self.needed_by.get(id) {
-                Some(bits) => found.patterns |= bits,
-                None => found.extra |= 1 << (id - own).min(63),
-            }
-        }
+        self.each_hit(folded, |_, t| {
+            found.patterns |= t.patterns;
+            found.extra |= t.extra;
+        });
         found
     }
 }

@@ -2,7 +2,11 @@
 //! each tool prints (the k3s messages are k3s's own strings, docs/k3s-facts.md), not copied from
 //! a real log. Real logs are in tests/fixtures/real-k3s/.
 
+use super::journal_text::*;
+use super::k3s_text::*;
+use super::paste::*;
 use super::*;
+use crate::inspect::prefilter::plain_ascii;
 
 fn read(text: &[u8]) -> (Vec<Entry>, Stats) {
     let lines: Vec<&[u8]> = text.split(|&b| b == b'\n').collect();
@@ -420,15 +424,11 @@ fn plain_ascii_agrees_with_the_byte_test() {
             for b in 0..=255u8 {
                 let mut line = vec![b'a'; len];
                 line[pos] = b;
-                assert_eq!(
-                    super::plain_ascii(&line),
-                    ok(&line),
-                    "byte {b:#x} at {pos}/{len}"
-                );
+                assert_eq!(plain_ascii(&line), ok(&line), "byte {b:#x} at {pos}/{len}");
             }
         }
     }
-    assert!(super::plain_ascii(b""));
+    assert!(plain_ascii(b""));
 }
 
 /// The hand-read klog test says what the regex says: on crafted edges (Unicode digits and
