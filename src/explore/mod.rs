@@ -113,8 +113,10 @@ impl Space {
     }
 }
 
-/// The sequences of a campaign, in run order: per version, the restart orders of each key, the
-/// covering rows of all keys together (two keys or more), then `random` seeded ones.
+/// The sequences of a campaign, in run order: per version, the covering rows of all keys
+/// together (two keys or more: a few runs that touch every key), then the restart orders of the
+/// keys taken in turns (so a `--budget` cut leaves every key some orders), then `random` seeded
+/// ones.
 pub(crate) fn plan_sequences(
     space: &Space,
     versions: &[String],
@@ -123,11 +125,18 @@ pub(crate) fn plan_sequences(
     shard: usize,
 ) -> Vec<SeqRecord> {
     let mut seqs = Vec::new();
-    for k in &space.keys {
-        seqs.extend(generate::orders(&space.nodes, k));
-    }
     if space.keys.len() > 1 {
         seqs.extend(generate::covering(&space.nodes, &space.keys));
+    }
+    let mut orders: Vec<std::vec::IntoIter<Sequence>> = (space.keys.iter())
+        .map(|k| generate::orders(&space.nodes, k).into_iter())
+        .collect();
+    loop {
+        let turn: Vec<Sequence> = orders.iter_mut().filter_map(Iterator::next).collect();
+        if turn.is_empty() {
+            break;
+        }
+        seqs.extend(turn);
     }
     seqs.extend(generate::random(
         &space.nodes,
@@ -316,10 +325,7 @@ impl Campaign {
                     continue;
                 }
                 let m = self.minimise(&id, &seq, &version, &piece).await?;
-                (self.say)(&format!(
-                    "{id}: minimal check {} ({} steps), confirmed {}/{}",
-                    m.check, m.steps, m.confirmed, m.confirm_runs
-                ));
+                (self.say)(&format!("{id}: minimal check {}", m.summary()));
                 if self.state.first_minimal_after.is_none() {
                     self.state.first_minimal_after = Some(self.started.elapsed().as_secs_f64());
                 }
