@@ -72,6 +72,9 @@ pub(crate) enum Command {
     /// Search a topology for config-order bugs: generated edit/restart sequences, judged by a
     /// model of the distribution's rules, minimised to a check file (docs/explore.md).
     Explore(ExploreArgs),
+    /// Print repro's own version and commit (as `repro --version`; the distribution's version of
+    /// a run is `--version` after a command).
+    Version(VersionArgs),
     /// Print a shell completion script (bash, zsh, fish, elvish, powershell).
     Completions {
         #[arg(value_enum)]
@@ -86,9 +89,20 @@ pub(crate) enum Command {
 }
 
 #[derive(Debug, Args)]
+pub(crate) struct VersionArgs {
+    /// `json`: `{"name", "version", "commit"}` for scripts.
+    #[arg(long, value_enum, default_value = "text")]
+    pub(crate) format: Format,
+}
+
+#[derive(Debug, Args)]
 pub(crate) struct ValidateArgs {
     /// Files to check (default: every shipped check, topology and signals file).
     pub(crate) files: Vec<PathBuf>,
+    /// `json`: one object on stdout, `valid` and every problem with file, line and column
+    /// (docs/json-output.md); the problems still go to stderr as text.
+    #[arg(long, value_enum, default_value = "text")]
+    pub(crate) format: Format,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -224,6 +238,25 @@ pub(crate) struct RunArgs {
     /// stays on stderr either way).
     #[arg(long, value_enum, default_value = "text")]
     pub(crate) format: Format,
+    #[command(flatten)]
+    pub(crate) events: EventsArg,
+}
+
+/// `--events FILE|-`, on the commands that run one check at a time (`run`, `verify`).
+#[derive(Debug, Clone, Args)]
+pub(crate) struct EventsArg {
+    /// Stream the run's events as JSON Lines (phase, node state, observation, verdict;
+    /// docs/events.md) to FILE as they happen, or to stdout with `-` (what stdout held then goes
+    /// to stderr). Every run also writes them to events.jsonl in its results folder.
+    #[arg(long = "events", value_name = "FILE|-")]
+    pub(crate) path: Option<PathBuf>,
+}
+
+impl EventsArg {
+    /// Whether the events take stdout (`--events -`).
+    pub(crate) fn on_stdout(&self) -> bool {
+        self.path.as_deref() == Some(std::path::Path::new("-"))
+    }
 }
 
 impl RunArgs {
@@ -255,7 +288,13 @@ pub(crate) struct ExploreArgs {
     #[arg(long, required_unless_present_any = ["recheck", "resume"])]
     pub(crate) topology: Option<String>,
     /// Versions to run every sequence on, comma-separated (default: the topology's).
-    #[arg(long = "version", visible_alias = "k3s-version", value_delimiter = ',')]
+    /// `--versions` and the older `--k3s-version` work too.
+    #[arg(
+        long = "version",
+        visible_alias = "versions",
+        alias = "k3s-version",
+        value_delimiter = ','
+    )]
     pub(crate) versions: Vec<String>,
     /// Keys to search, comma-separated (default: every key the flags table marks critical or
     /// from-server that a signal shows).
@@ -376,6 +415,8 @@ pub(crate) struct VerifyArgs {
     #[arg(long = "secret", value_name = "VALUE")]
     pub(crate) secrets: Vec<String>,
     #[command(flatten)]
+    pub(crate) events: EventsArg,
+    #[command(flatten)]
     pub(crate) options: RunOptions,
 }
 
@@ -387,6 +428,10 @@ pub(crate) struct CleanArgs {
     /// Remove everything any repro run left on this Docker host.
     #[arg(long)]
     pub(crate) all: bool,
+    /// `json`: one object on stdout with the counts removed and any problems
+    /// (docs/json-output.md).
+    #[arg(long, value_enum, default_value = "text")]
+    pub(crate) format: Format,
 }
 
 #[derive(Debug, Args)]
@@ -409,6 +454,15 @@ pub(crate) struct ReportArgs {
     /// A value to redact wherever it occurs (repeatable), e.g. a token the files do not name.
     #[arg(long = "secret", value_name = "VALUE")]
     pub(crate) secrets: Vec<String>,
+    /// `json`: one object on stdout — the files written and the verdict, or with --validation
+    /// the pair's outcome and the comment (docs/json-output.md).
+    #[arg(
+        long,
+        value_enum,
+        default_value = "text",
+        conflicts_with = "github_annotations"
+    )]
+    pub(crate) format: Format,
 }
 
 #[derive(Debug, Args)]
@@ -428,8 +482,13 @@ pub(crate) enum SimCommand {
     /// Build stand-in images (repro.local/k3s-sim:<version>).
     Build {
         /// Versions to build, comma-separated (default: the versions the tests and the demo
-        /// use); `--k3s-version` is the older name.
-        #[arg(long = "version", visible_alias = "k3s-version", value_delimiter = ',')]
+        /// use). `--versions` and the older `--k3s-version` work too.
+        #[arg(
+            long = "version",
+            visible_alias = "versions",
+            alias = "k3s-version",
+            value_delimiter = ','
+        )]
         versions: Vec<String>,
         /// Rebuild even if the tag exists.
         #[arg(long)]
@@ -506,15 +565,18 @@ pub(crate) struct MatrixArgs {
     /// Checks to run, comma-separated (default: every check with `fixed-in`).
     #[arg(long, value_delimiter = ',')]
     pub(crate) checks: Vec<String>,
-    /// k3s versions, comma-separated; `stable`, `latest` or `v1.33` name a release channel
-    /// (resolved on the k3s channel server: needs network access).
+    /// Versions, comma-separated; `stable`, `latest` or `v1.33` name a release channel
+    /// (resolved on the k3s channel server: needs network access). `--version` and the older
+    /// `--k3s-versions` work too.
     #[arg(
-        long,
+        long = "versions",
+        visible_alias = "version",
+        alias = "k3s-versions",
         value_delimiter = ',',
         required_unless_present = "k3s_binary",
         conflicts_with = "k3s_binary"
     )]
-    pub(crate) k3s_versions: Vec<String>,
+    pub(crate) versions: Vec<String>,
     /// Instead of versions: every check on this k3s build (a local build, as `run
     /// --k3s-binary`), in the image of the version it reports.
     #[arg(long, value_name = "PATH", value_parser = crate::builds::parse_binary_path, conflicts_with = "emit")]
@@ -556,8 +618,9 @@ pub(crate) struct BisectArgs {
     /// `#` comments allowed) to the first commit whose verdict differs from the first one's.
     #[arg(long, value_name = "FILE", conflicts_with = "versions")]
     pub(crate) commits: Option<PathBuf>,
-    /// Ordered release list (default: releases/k3s.yaml of the project, else the shipped one).
-    #[arg(long)]
+    /// The versions to search: an ordered release list file (default: releases/k3s.yaml of
+    /// the project, else the shipped one).
+    #[arg(long, value_name = "FILE")]
     pub(crate) versions: Option<PathBuf>,
     /// Use the k3s stand-in images (built on the spot if missing).
     #[arg(long)]
@@ -566,6 +629,13 @@ pub(crate) struct BisectArgs {
     /// real k3s timings, 0.5 = twice as fast; default: no pacing).
     #[arg(long, requires = "sim", value_name = "F", value_parser = distro::pace::parse_pace)]
     pub(crate) sim_pace: Option<f64>,
+    /// Live progress lines of each run on a terminal (auto: only on a terminal outside CI);
+    /// the runs go one after the other, so they share it in turn.
+    #[arg(long, value_enum, default_value = "auto")]
+    pub(crate) progress: Progress,
+    /// `json`: stdout is bisect.json's document alone (the lines for people go to stderr).
+    #[arg(long, value_enum, default_value = "text")]
+    pub(crate) format: Format,
     #[command(flatten)]
     pub(crate) options: RunOptions,
 }
@@ -583,6 +653,9 @@ pub(crate) struct MergeArgs {
     /// Where the merged summary.json and junit.xml go.
     #[arg(long, default_value = "results/merged")]
     pub(crate) out: PathBuf,
+    /// `json`: stdout is the merged summary.json document alone (the table goes to stderr).
+    #[arg(long, value_enum, default_value = "text")]
+    pub(crate) format: Format,
 }
 
 #[derive(Debug, Args)]
@@ -610,7 +683,7 @@ pub(crate) struct NightlyIssuesArgs {
 #[derive(Debug, Args)]
 pub(crate) struct DoctorArgs {
     /// The version a run would use (default: the topology's).
-    #[arg(long = "version", visible_alias = "k3s-version")]
+    #[arg(long = "version", alias = "k3s-version")]
     pub(crate) version: Option<String>,
     /// The topology a run would use (default: the largest shipped one).
     #[arg(long)]

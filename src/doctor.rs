@@ -15,7 +15,7 @@ use serde::Serialize;
 
 use crate::docker::{self, DockerApi, NodeSpec};
 use crate::raw::Role;
-use distro::{Facts, NodeProcess, Version};
+use distro::{Facts, Version};
 
 /// inotify instances a node of real k3s may hold (kubelet/cAdvisor, containerd and its shims):
 /// 128 is reported to run out at 4–5 nodes, 256 to suffice for them, so twice the ~30 a node
@@ -33,7 +33,7 @@ pub(crate) const INOTIFY_INSTANCES_SYSTEMD_NODE: u64 = 10;
 /// node, systemd's for a node that runs the distribution as a unit; `None` for the stand-in of
 /// a distribution that runs as PID 1 (it opens none).
 pub(crate) fn inotify_per_node(facts: &Facts, sim: bool) -> Option<u64> {
-    let systemd = if facts.node_process == NodeProcess::SystemdUnit {
+    let systemd = if facts.node_process.systemd_pid1() {
         INOTIFY_INSTANCES_SYSTEMD_NODE
     } else {
         0
@@ -708,7 +708,7 @@ async fn try_privileged(docker: &dyn DockerApi, image: &str, facts: &Facts, run_
     .into_iter()
     .map(|(k, v)| (k.to_string(), v.to_string()))
     .collect();
-    let systemd = facts.node_process == NodeProcess::SystemdUnit;
+    let systemd = facts.node_process.systemd_pid1();
     let t = Trial {
         docker,
         image,

@@ -68,21 +68,34 @@ impl Error {
         }
     }
 
-    /// The text for stderr: user-input diagnostics as they are, everything else after `repro: `.
+    /// The text for stderr, every error after one prefix, `error: ` (as clap's own errors and
+    /// the file diagnostics `file:line:col: error: …` say it): a message already worded as a
+    /// diagnostic stays as it is; anything else gets the prefix.
     pub fn render(&self) -> String {
         let text = match self {
-            Error::BadInput(msg) | Error::Channel(msg) => msg.clone(),
+            Error::BadInput(msg) | Error::Channel(msg) => prefixed(msg),
             Error::Clean(problems) => problems
                 .iter()
-                .map(|p| format!("repro clean: {p}\n"))
+                .map(|p| prefixed(&format!("{p}\n")))
                 .collect(),
-            other => format!("repro: {other}"),
+            other => prefixed(&other.to_string()),
         };
         if text.ends_with('\n') {
             text
         } else {
             format!("{text}\n")
         }
+    }
+}
+
+/// `msg` after `error: `, unless its first line is a diagnostic already (`error: …`, or
+/// `file: error: …` / `file:line:col: error: …`).
+fn prefixed(msg: &str) -> String {
+    let first = msg.lines().next().unwrap_or("");
+    if first.starts_with("error: ") || first.contains(": error: ") {
+        msg.to_string()
+    } else {
+        format!("error: {msg}")
     }
 }
 
@@ -105,17 +118,17 @@ mod tests {
             (
                 Error::Docker(unreachable()),
                 3,
-                "repro: cannot reach the Docker engine at unix:///x",
+                "error: cannot reach the Docker engine at unix:///x",
             ),
             (
                 RunError::Docker(unreachable()).into(),
                 3,
-                "repro: cannot reach",
+                "error: cannot reach",
             ),
             (
                 RunError::Interrupted.into(),
                 130,
-                "repro: interrupted by the user\n",
+                "error: interrupted by the user\n",
             ),
             (
                 RunError::NotReady {
@@ -127,7 +140,7 @@ mod tests {
                 }
                 .into(),
                 3,
-                "repro: etcd-3 (boot 1) was not ready within 4s",
+                "error: etcd-3 (boot 1) was not ready within 4s",
             ),
             (
                 Error::Write {
@@ -135,7 +148,7 @@ mod tests {
                     source: std::io::Error::other("disk full"),
                 },
                 3,
-                "repro: cannot write /r/summary.json: disk full",
+                "error: cannot write /r/summary.json: disk full",
             ),
             (
                 Error::Channel("error: --k3s-versions: no network".into()),
@@ -145,9 +158,15 @@ mod tests {
             (
                 Error::Clean(vec!["a busy".into(), "b gone".into()]),
                 3,
-                "repro clean: a busy\nrepro clean: b gone\n",
+                "error: a busy\nerror: b gone\n",
             ),
-            (anyhow::anyhow!("boom").into(), 3, "repro: boom"),
+            (anyhow::anyhow!("boom").into(), 3, "error: boom"),
+            (Error::bad_input("no such run"), 2, "error: no such run\n"),
+            (
+                Error::bad_input("x.yaml: error: empty\n"),
+                2,
+                "x.yaml: error: empty\n",
+            ),
         ];
         for (e, code, text) in cases {
             assert_eq!(e.exit().code(), code, "{e}");

@@ -557,6 +557,18 @@ pub(crate) struct Death {
 }
 
 impl Observation {
+    /// `ok` (the correct value), `bug` (the documented bug's value) or `differs` (neither): the
+    /// word the JSON summary and the event stream give each observation.
+    pub(crate) fn judged(&self) -> &'static str {
+        if self.matches_expected() {
+            "ok"
+        } else if self.matches_bug() {
+            "bug"
+        } else {
+            "differs"
+        }
+    }
+
     pub(crate) fn matches_expected(&self) -> bool {
         self.matches(self.expected.as_ref(), |d| d.expected)
     }

@@ -153,9 +153,10 @@ pub async fn ensure_sim_image(
     let image = sim_image_ref(version);
     let facts = distro_of(version).facts();
     // A systemd node image also depends on the base image it is built on.
-    let base = match facts.node_process {
-        distro::NodeProcess::Container => None,
-        distro::NodeProcess::SystemdUnit => Some(crate::sim_node_image::base_id(docker).await?),
+    let base = if facts.node_process.systemd_pid1() {
+        Some(crate::sim_node_image::base_id(docker).await?)
+    } else {
+        None
     };
     let existing = docker.image(&image).await;
     let binary = find_sim_binary();

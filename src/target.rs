@@ -15,15 +15,11 @@ pub(crate) struct Target {
     /// a topology file (e.g. ./two-etcd.yaml).
     #[arg(long)]
     pub(crate) topology: Option<String>,
-    /// The version to run, e.g. v1.33.4+k3s1 (default: the topology's); `--k3s-version` is the
-    /// older name.
+    /// The version to run, e.g. v1.33.4+k3s1 (default: the topology's). `--k3s-version`, the
+    /// older name, still works (hidden).
     // REPRO_K3S_VERSION keeps its name (an exception to "k3s facts only in distro/"): scripts and
     // CI set it, and renaming it would break them.
-    #[arg(
-        long = "version",
-        visible_alias = "k3s-version",
-        env = "REPRO_K3S_VERSION"
-    )]
+    #[arg(long = "version", alias = "k3s-version", env = "REPRO_K3S_VERSION")]
     pub(crate) version: Option<String>,
     /// Image to run instead of rancher/k3s:<version>.
     #[arg(long, conflicts_with = "sim", value_parser = ImageRef)]

@@ -83,6 +83,7 @@ pub static FACTS: Facts = Facts {
     banner_prefix: "Starting k3s ",
     agent_banner_prefix: "Starting k3s agent ",
     ready_line: "k3s is up and running",
+    agent_ready_line: "k3s agent is up and running",
     kubelet_log: None,
     // install.sh's k3s.service and k3s-agent.service.
     unit_description: "Lightweight Kubernetes",

@@ -127,7 +127,30 @@ pub enum NodeProcess {
     Container,
     /// As a systemd unit (`Facts::units`) in a container whose PID 1 is systemd, as rke2's own
     /// Docker tests run it; its log is the unit's journal, a boot is one start of the unit.
-    SystemdUnit,
+    SystemdUnit {
+        /// The folder of the file each unit reads its environment from, named after the unit
+        /// (`EnvironmentFile=-/etc/default/%N` of rke2's units: `/etc/default`): a unit does not
+        /// see the container's environment, so repro writes the node's there.
+        env_dir: &'static str,
+    },
+}
+
+impl NodeProcess {
+    /// The folder of the units' environment files (see `SystemdUnit`); `None` where the
+    /// distribution is the container's own process and takes the container's environment.
+    pub fn unit_env_dir(self) -> Option<&'static str> {
+        match self {
+            NodeProcess::Container => None,
+            NodeProcess::SystemdUnit { env_dir } => Some(env_dir),
+        }
+    }
+
+    /// Whether systemd is the node container's PID 1 (a unit needs it): its image is built on
+    /// a systemd base, the container gets systemd's tmpfs mounts, and systemd's own services
+    /// hold part of the host's inotify instances.
+    pub fn systemd_pid1(self) -> bool {
+        self.unit_env_dir().is_some()
+    }
 }
 
 /// The file names of a distribution's release artifacts for amd64, as its release scripts name
@@ -236,8 +259,12 @@ pub struct Facts {
     /// The start banner prefix (`Starting k3s v1.33.4+k3s1 (abcdef12)`), and its agent form.
     pub banner_prefix: &'static str,
     pub agent_banner_prefix: &'static str,
-    /// The line a node logs once it is up.
+    /// The line a server logs once it is up.
     pub ready_line: &'static str,
+    /// The line an agent logs once it is up, only under systemd (`NOTIFY_SOCKET` set, as a
+    /// `Type=notify` unit has it; k3s pkg/agent/run.go, which rke2 runs): an agent in a
+    /// container never prints it.
+    pub agent_ready_line: &'static str,
     /// Where the kubelet writes its own lines, relative to the data dir, when not to the
     /// distribution's log (rke2: `agent/logs/kubelet.log`, pkg/cli/defaults); `None`: k3s runs
     /// the kubelet in its process, its lines are k3s's.
@@ -322,6 +349,22 @@ impl Facts {
     /// The systemd unit of a server or an agent (`rke2-server`, `rke2-agent`).
     pub fn unit(&self, agent: bool) -> &'static str {
         self.units[usize::from(agent).min(self.units.len() - 1)]
+    }
+
+    /// The environment file of a server's or an agent's unit (`/etc/default/rke2-server`), which
+    /// repro writes; `None` where the node takes the container's environment.
+    pub fn unit_env_file(&self, agent: bool) -> Option<String> {
+        let dir = self.node_process.unit_env_dir()?;
+        Some(format!("{dir}/{}", self.unit(agent)))
+    }
+
+    /// The arguments of a server's or an agent's command (after the binary).
+    pub fn node_args(&self, agent: bool) -> &'static [&'static str] {
+        if agent {
+            self.agent_args
+        } else {
+            self.server_args
+        }
     }
 
     /// `k3s server` / `k3s agent`, as messages name the commands.

@@ -11,8 +11,11 @@ pub static FACTS: Facts = Facts {
     binary: "rke2",
     units: &["rke2-server", "rke2-agent"],
     // No image runs rke2 as its command: rke2's Docker tests boot systemd and start the units
-    // the tarball installs (§8, §10).
-    node_process: NodeProcess::SystemdUnit,
+    // the tarball installs (§8, §10); bundle/lib/systemd/system/rke2-{server,agent}.service read
+    // `EnvironmentFile=-/etc/default/%N` (docs/rke2-behaviour.md).
+    node_process: NodeProcess::SystemdUnit {
+        env_dir: "/etc/default",
+    },
     // `v1.32.5+rke2r1`, `v1.33.5-rc1+rke2r1` (scripts/version.sh; §4).
     build_marker: "rke2r",
     example_version: "v1.32.5+rke2r1",
@@ -84,6 +87,7 @@ pub static FACTS: Facts = Facts {
     banner_prefix: "Starting rke2 ",
     agent_banner_prefix: "Starting rke2 agent ",
     ready_line: "rke2 is up and running",
+    agent_ready_line: "rke2 agent is up and running",
     kubelet_log: Some("agent/logs/kubelet.log"),
     // bundle/lib/systemd/system/rke2-{server,agent}.service: "Rancher Kubernetes Engine v2
     // (server)" / "(agent)"; 2020 releases had no suffix.

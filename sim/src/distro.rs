@@ -119,7 +119,7 @@ pub fn agent_ready() {
     if std::env::var_os("NOTIFY_SOCKET").is_none() {
         return;
     }
-    crate::logs::info(format!("{} agent is up and running", facts().name));
+    crate::logs::info(facts().agent_ready_line);
     notify_ready();
 }
 

@@ -9,7 +9,7 @@
 use std::sync::Arc;
 
 use crate::catalog::{self, Catalog};
-use crate::cli::{BisectArgs, Global};
+use crate::cli::{BisectArgs, Format, Global};
 use crate::error::Error;
 use crate::exit::Exit;
 use crate::matrix::bisect::run_limit;
@@ -24,6 +24,9 @@ use futures_util::FutureExt;
 use super::common::{create_dir, out, resolve, stamped, version_entry};
 
 pub(crate) async fn run(g: &Global, a: &BisectArgs) -> Result<Exit, Error> {
+    if a.format == Format::Json {
+        super::common::people_to_stderr();
+    }
     let bad_input = |d: crate::diag::Diagnostics| Error::bad_input(d.to_string());
     let root = catalog::find_root(g.root.as_deref());
     let cat = Catalog::load(root.as_deref()).map_err(bad_input)?;
@@ -138,20 +141,43 @@ pub(crate) async fn run(g: &Global, a: &BisectArgs) -> Result<Exit, Error> {
         limit,
         sim: a.sim,
         dir: &dir,
+        display: &display(a),
     };
     let ended = bisector::bisect(&search, &prepare, Arc::new(out)).await;
-    no_folder_on_bad_input(ended, &dir)
+    ended_with(ended, &dir, a.format)
+}
+
+/// `--progress`: each run's live display on a terminal (the runs go one after the other).
+fn display(
+    a: &BisectArgs,
+) -> impl Fn(&crate::plan::Plan) -> Vec<Arc<dyn crate::run::Receiver>> + Sync {
+    let live = a.progress.is_live();
+    move |plan: &crate::plan::Plan| {
+        if !live {
+            return Vec::new();
+        }
+        let nodes: Vec<String> = plan.nodes.iter().map(|n| n.name.clone()).collect();
+        vec![Arc::new(crate::progress::Progress::new(true, &nodes)) as Arc<dyn crate::run::Receiver>]
+    }
 }
 
 /// Bad input found by the first run's preparation (a commit with no build, a check whose
 /// topology no build runs on) is exit 2 with nothing created: the bisect's folder, still empty
-/// then, is removed (`remove_dir` removes only an empty one).
-fn no_folder_on_bad_input(
+/// then, is removed (`remove_dir` removes only an empty one). Under `--format json`, bisect.json
+/// (written whenever the search came to an answer or a stop) is stdout's one document.
+fn ended_with(
     ended: Result<Exit, Error>,
     dir: &std::path::Path,
+    format: Format,
 ) -> Result<Exit, Error> {
     if matches!(&ended, Err(e) if e.exit() == Exit::BadInput) {
         let _ = std::fs::remove_dir(dir);
+    }
+    if format == Format::Json && ended.is_ok() {
+        let path = dir.join(crate::results_folder::BISECT_FILE);
+        let text = std::fs::read_to_string(&path)
+            .map_err(|e| anyhow::anyhow!("cannot read {}: {e}", path.display()))?;
+        let _ = super::common::write_stdout(&format!("{}\n", text.trim_end()));
     }
     ended
 }
@@ -209,7 +235,8 @@ async fn commits(
         commits: &list,
         limit,
         dir: &dir,
+        display: &display(a),
     };
     let ended = bisector::bisect_commits(&search, &prepare, Arc::new(out)).await;
-    no_folder_on_bad_input(ended, &dir)
+    ended_with(ended, &dir, a.format)
 }

@@ -28,7 +28,8 @@ pub(crate) fn resolve(root: Option<&Path>, t: &Target) -> Result<(Scenario, Plan
             // build run an error. The build says its version; the other one is set aside, aloud.
             if let Some(v) = &t.version {
                 errln!(
-                    "repro: --k3s-version {v} (or REPRO_K3S_VERSION) is set aside: the build under test reports {}",
+                    "warning: {} {v} (or REPRO_K3S_VERSION) is set aside: the build under test reports {}",
+                    version_flag_typed(),
                     b.info.reported
                 );
             }
@@ -176,11 +177,20 @@ pub(crate) fn did_you_mean_version(raw: &str) -> Option<String> {
 /// The spelling of the version flag on the command line (`--version`, or its older alias
 /// `--k3s-version`), so a message names the flag the user typed.
 pub(crate) fn version_flag_typed() -> &'static str {
-    if std::env::args().any(|a| a == "--k3s-version" || a.starts_with("--k3s-version=")) {
-        "--k3s-version"
-    } else {
-        "--version"
-    }
+    flag_typed(&["--version", "--k3s-version"])
+}
+
+/// Which of a flag's names the user typed (the first name when none was: a value from the
+/// environment), so a message echoes the flag as typed.
+pub(crate) fn flag_typed(names: &[&'static str]) -> &'static str {
+    std::env::args()
+        .find_map(|a| {
+            names
+                .iter()
+                .copied()
+                .find(|n| a == *n || a.strip_prefix(n).is_some_and(|r| r.starts_with('=')))
+        })
+        .unwrap_or(names[0])
 }
 
 /// Whether a run of `plan` fetches release artifacts first: a real run (not `--sim`) of a
@@ -352,7 +362,7 @@ pub(crate) fn out(text: &str) {
     let _ = write_stdout(&format!("{text}\n"));
 }
 
-/// A `--k3s-versions` / `--good` / `--bad` entry: a version, or a channel resolved on the
+/// A `--versions` / `--good` / `--bad` entry: a version, or a channel resolved on the
 /// channel server. A malformed entry is bad input (2); a channel that cannot be resolved is
 /// infrastructure (3): the network is missing, not the user's input wrong.
 pub(crate) async fn version_entry(raw: &str, flag: &str) -> Result<Version, Error> {
@@ -402,6 +412,48 @@ pub(crate) fn spawn_interrupt_listener(cancel: CancellationToken) -> tokio::task
         errln!("repro: interrupted ({s}) — no new runs start; running ones are removed");
         cancel.cancel();
     })
+}
+
+/// The `--events FILE|-` stream (run/event_log.rs), opened before anything is created: a path
+/// that cannot be written is bad input (exit 2). With `-` the events take stdout, and the lines
+/// for people go to stderr.
+pub(crate) fn event_stream(
+    a: &crate::cli::EventsArg,
+) -> Result<Vec<std::sync::Arc<dyn crate::run::Receiver>>, Error> {
+    let Some(path) = &a.path else {
+        return Ok(Vec::new());
+    };
+    let log = crate::run::event_log::EventLog::create(path).map_err(|e| {
+        Error::bad_input(format!(
+            "error: --events {}: {e}\n  help: give a file repro can create, or `-` for stdout\n",
+            path.display()
+        ))
+    })?;
+    if a.on_stdout() {
+        people_to_stderr();
+    }
+    Ok(vec![std::sync::Arc::new(log)])
+}
+
+/// Appends `markdown` to the file GitHub Actions names in `$GITHUB_STEP_SUMMARY` (shown on the
+/// job's summary page), when it is set. A file that cannot be written costs only the summary:
+/// a warning, and the command's exit stands.
+pub(crate) fn append_step_summary(markdown: &str) {
+    let Some(path) = std::env::var_os("GITHUB_STEP_SUMMARY").filter(|p| !p.is_empty()) else {
+        return;
+    };
+    use std::io::Write;
+    let written = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(&path)
+        .and_then(|mut f| f.write_all(markdown.as_bytes()));
+    if let Err(e) = written {
+        errln!(
+            "warning: cannot append the job summary to {} (GITHUB_STEP_SUMMARY): {e}",
+            std::path::Path::new(&path).display()
+        );
+    }
 }
 
 #[cfg(test)]

@@ -38,9 +38,9 @@ pub(crate) fn man(out: Option<&Path>) -> Result<Exit, Error> {
     for (name, page) in pages {
         crate::safe_fs::write_in(dir, Path::new(&name), &page).map_err(|e| {
             let msg = format!("--out {}: {e}", dir.display());
-            // Bad input is printed as it is, anything else after `repro: ` (`Error::render`).
+            // Bad input is printed as it is, anything else after `error: ` (`Error::render`).
             if e.is_hostile() {
-                Error::bad_input(format!("repro: {msg}"))
+                Error::bad_input(format!("error: {msg}"))
             } else {
                 Error::Other(anyhow::anyhow!(msg))
             }

@@ -62,14 +62,15 @@ pub(crate) async fn run(g: &Global, a: &MatrixArgs) -> Result<Exit, Error> {
     }
 
     // Versions: malformed entries are all reported at once, before any channel lookup.
+    let flag = super::common::flag_typed(&["--versions", "--version", "--k3s-versions"]);
     let mut problems = String::new();
-    for raw in &a.k3s_versions {
+    for raw in &a.versions {
         let raw = raw.trim();
         if raw.is_empty() {
-            problems.push_str("error: --k3s-versions has an empty entry\n");
+            problems.push_str(&format!("error: {flag} has an empty entry\n"));
         } else if !crate::channels::is_channel(raw) {
             if let Err(e) = raw.parse::<Version>() {
-                problems.push_str(&format!("error: --k3s-versions: {e}\n"));
+                problems.push_str(&format!("error: {flag}: {e}\n"));
             }
         }
     }
@@ -103,10 +104,10 @@ pub(crate) async fn run(g: &Global, a: &MatrixArgs) -> Result<Exit, Error> {
         ));
         versions.push(base);
     }
-    for raw in &a.k3s_versions {
-        let v = version_entry(raw, "--k3s-versions").await?;
+    for raw in &a.versions {
+        let v = version_entry(raw, flag).await?;
         if versions.contains(&v) {
-            errln!("repro: {v} is listed more than once; it runs once");
+            errln!("warning: {v} is listed more than once; it runs once");
         } else {
             versions.push(v);
         }
@@ -143,7 +144,7 @@ pub(crate) async fn run(g: &Global, a: &MatrixArgs) -> Result<Exit, Error> {
             }
             let Some(expected) = plan.expected_verdict else {
                 return Err(Error::bad_input(format!(
-                    "error: no expected verdict for {} {}: {}\n  help: leave the version out of the matrix and run it alone with `repro run {} --k3s-version {} --expect fixed` (or reproduced)",
+                    "error: no expected verdict for {} {}: {}\n  help: leave the version out of the matrix and run it alone with `repro run {} --version {} --expect fixed` (or reproduced)",
                     plan.check, plan.k3s_version, plan.expected_because, plan.check, plan.k3s_version
                 )));
             };
@@ -196,7 +197,7 @@ pub(crate) async fn run(g: &Global, a: &MatrixArgs) -> Result<Exit, Error> {
         }
         let summary = Summary::new(argv, Vec::new(), cells);
         crate::matrix::merge::write_outputs(&dir, &summary, "repro matrix")?;
-        print_report(&summary, &dir);
+        print_report("repro matrix", &summary, &dir);
         return Err(e);
     }
     let total = planned.len();
@@ -229,7 +230,7 @@ pub(crate) async fn run(g: &Global, a: &MatrixArgs) -> Result<Exit, Error> {
 
     let summary = Summary::new(argv, Vec::new(), cells);
     let written = crate::matrix::merge::write_outputs(&dir, &summary, "repro matrix");
-    print_report(&summary, &dir);
+    print_report("repro matrix", &summary, &dir);
     out(&format!("wall time {:.1}s", t0.elapsed().as_secs_f64()));
     written?;
     let exit = if interrupted {
@@ -277,8 +278,10 @@ async fn prepare_images(a: &MatrixArgs, versions: &[Version]) -> Result<(), Erro
     Ok(())
 }
 
-/// The table, a line per cell that is not ok (why), the counts and where the files are.
-pub(super) fn print_report(summary: &Summary, dir: &Path) {
+/// The table, a line per cell that is not ok (why), the counts and where the files are; the
+/// same table on the CI job's summary page when `$GITHUB_STEP_SUMMARY` is set.
+pub(super) fn print_report(name: &str, summary: &Summary, dir: &Path) {
+    super::common::append_step_summary(&render::markdown(name, &summary.cells, &summary.totals));
     out("");
     out(render::render_table(&summary.cells).trim_end());
     let why: Vec<String> = summary

@@ -9,7 +9,7 @@
 //! (130 > 3 > 1 > 4 > 0): 3 a run broke, 1 a regression or unexpected fix, 4 an inconclusive
 //! run, 0 all as expected — so a CI job that merges turns red for it.
 
-use crate::cli::{Global, MergeArgs};
+use crate::cli::{Format, Global, MergeArgs};
 use crate::error::Error;
 use crate::exit::Exit;
 use crate::matrix::{merge, Summary};
@@ -18,6 +18,9 @@ use super::common::out;
 use super::matrix::print_report;
 
 pub(crate) async fn run(_g: &Global, a: &MergeArgs) -> Result<Exit, Error> {
+    if a.format == Format::Json {
+        super::common::people_to_stderr();
+    }
     let plan = a
         .plan
         .as_deref()
@@ -54,7 +57,11 @@ pub(crate) async fn run(_g: &Global, a: &MergeArgs) -> Result<Exit, Error> {
         ));
     }
     out(&line);
-    print_report(&summary, &a.out);
+    print_report("repro merge", &summary, &a.out);
     out(&format!("exit: {}", summary.exit_code));
+    if a.format == Format::Json {
+        let json = serde_json::to_string_pretty(&summary).map_err(anyhow::Error::from)?;
+        let _ = super::common::write_stdout(&format!("{json}\n"));
+    }
     Ok(summary.exit())
 }

@@ -20,6 +20,7 @@ mod run;
 mod sim;
 mod validate;
 mod verify;
+mod version;
 
 use crate::cli::{Cli, Command};
 use crate::error::Error;
@@ -51,6 +52,7 @@ pub fn dispatch(cli: Cli) -> Result<Exit, Error> {
             Command::Inspect(a) => inspect::run(&g, &a),
             Command::Doctor(a) => doctor::run(&g, &a).await,
             Command::Explore(a) => explore::run(&g, &a).await,
+            Command::Version(a) => version::run(&g, &a),
             Command::Completions { shell } => docs::completions(shell),
             Command::Man { out } => docs::man(out.as_deref()),
         }

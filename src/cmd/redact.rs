@@ -9,7 +9,7 @@ use crate::redact;
 pub(crate) fn run(_g: &Global, a: &RedactArgs) -> Result<Exit, Error> {
     if !a.path.exists() {
         return Err(Error::bad_input(format!(
-            "repro: {}: no such file or folder",
+            "error: {}: no such file or folder",
             a.path.display()
         )));
     }
@@ -33,10 +33,12 @@ pub(crate) fn run(_g: &Global, a: &RedactArgs) -> Result<Exit, Error> {
         errln!("repro: {} was replaced by its redacted copy; a shell that was inside it is now in the removed original: `cd \"$PWD\"` to see the redacted files", a.path.display());
     }
     for m in &s.redacted_bytes {
-        errln!("repro: {m}: not a text file; known secrets and secret shapes in its readable parts were replaced in its bytes, the rest kept as is");
+        errln!("warning: {m}: not a text file; known secrets and secret shapes in its readable parts were replaced in its bytes, the rest kept as is");
     }
     for f in &s.skipped {
-        errln!("repro: skipped {f}: not a file, folder or link, so left out of the redacted copy");
+        errln!(
+            "warning: skipped {f}: not a file, folder or link, so left out of the redacted copy"
+        );
     }
     Ok(Exit::Ok)
 }

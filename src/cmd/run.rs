@@ -13,6 +13,13 @@ use crate::run;
 use super::common::out;
 
 pub(crate) async fn run(g: &Global, args: &RunArgs) -> Result<Exit, Error> {
+    if args.events.on_stdout() && args.format == Format::Json {
+        return Err(Error::bad_input(
+            "error: --events - and --format json both want stdout
+  help: write the events to a file (--events events.jsonl), or read the summary from the last `finished` event's results folder
+",
+        ));
+    }
     let mut cfg = args.to_config(std::env::args().collect());
     // Everything about the input is checked before Docker is touched: no half-created cluster
     // (a build under test is read, or downloaded and verified, first).
@@ -29,16 +36,11 @@ pub(crate) async fn run(g: &Global, args: &RunArgs) -> Result<Exit, Error> {
         )));
     }
     let nodes: Vec<String> = plan.nodes.iter().map(|n| n.name.clone()).collect();
-    let display = Arc::new(Progress::new(args.progress.is_live(), &nodes));
-    let end = run::execute(
-        &cfg,
-        sc,
-        plan,
-        vec![display],
-        crate::report::render_all_with,
-    )
-    .await;
+    let mut receivers = super::common::event_stream(&args.events)?;
+    receivers.insert(0, Arc::new(Progress::new(args.progress.is_live(), &nodes)));
+    let end = run::execute(&cfg, sc, plan, receivers, crate::report::render_all_with).await;
     if let (Some(r), Some(dir)) = (&end.result, &end.dir) {
+        super::common::append_step_summary(&crate::report::step_summary::run(r, dir));
         match args.format {
             Format::Text => print_summary(r, dir),
             // A closed stdout (`| head -c0`) is not an error of the run: its exit code stands.

@@ -8,7 +8,7 @@
 use std::path::{Path, PathBuf};
 
 use crate::catalog::{self, Catalog, Source};
-use crate::cli::{Global, ValidateArgs};
+use crate::cli::{Format, Global, ValidateArgs};
 use crate::cmd::common::write_stdout;
 use crate::diag::Diagnostics;
 use crate::error::Error;
@@ -37,18 +37,43 @@ pub(crate) fn run(g: &Global, args: &ValidateArgs) -> Result<Exit, Error> {
             )
         })
     };
+    let json = args.format == Format::Json;
     match result {
+        Ok(msg) if json => {
+            let doc = serde_json::json!({
+                "kind": "repro-validate", "valid": true, "summary": msg, "problems": [],
+            });
+            write_stdout(&format!("{doc:#}\n")).map_err(anyhow::Error::from)?;
+            Ok(Exit::Ok)
+        }
         Ok(msg) => {
             write_stdout(&format!("{msg}\n")).map_err(anyhow::Error::from)?;
             Ok(Exit::Ok)
         }
         Err(d) => {
+            let redact = |text: &str| redact_messages(root.as_deref(), &args.files, text);
+            if json {
+                let problems: Vec<serde_json::Value> =
+                    d.0.iter()
+                        .map(|p| {
+                            serde_json::json!({
+                                "file": p.file.display().to_string(),
+                                "line": p.line,
+                                "column": p.column,
+                                "message": redact(&p.message),
+                                "help": p.help.as_deref().map(redact),
+                            })
+                        })
+                        .collect();
+                let doc = serde_json::json!({
+                    "kind": "repro-validate", "valid": false,
+                    "summary": format!("{} found", count(d.len(), "problem")),
+                    "problems": problems,
+                });
+                let _ = write_stdout(&format!("{doc:#}\n"));
+            }
             let text = format!("{d}{} found", count(d.len(), "problem"));
-            Err(Error::bad_input(redact_messages(
-                root.as_deref(),
-                &args.files,
-                &text,
-            )))
+            Err(Error::bad_input(redact(&text)))
         }
     }
 }

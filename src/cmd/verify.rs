@@ -33,6 +33,15 @@ pub(crate) async fn run(g: &Global, a: &VerifyArgs) -> Result<Exit, Error> {
     let (_, fixed_plan) =
         super::common::resolve(root, &targets[1]).map_err(|e| flag(e, "--fixed"))?;
     order(&buggy_plan, &fixed_plan).map_err(Error::bad_input)?;
+    if a.events.on_stdout() && a.out.is_none() {
+        return Err(Error::bad_input(
+            "error: --events - takes stdout, where the comment goes
+  help: write the comment to a file with --out comment.md
+",
+        ));
+    }
+    // One stream for both runs (each line names its run).
+    let stream = super::common::event_stream(&a.events)?;
 
     let live = a.progress.is_live();
     let mut dirs: Vec<PathBuf> = Vec::new();
@@ -58,15 +67,9 @@ pub(crate) async fn run(g: &Global, a: &VerifyArgs) -> Result<Exit, Error> {
         cfg.sim_seed = a.options.sim_seed;
         let version = plan.k3s_version.clone();
         let nodes: Vec<String> = plan.nodes.iter().map(|n| n.name.clone()).collect();
-        let display = Arc::new(Progress::new(live, &nodes));
-        let end = run::execute(
-            &cfg,
-            sc,
-            plan,
-            vec![display],
-            crate::report::render_all_with,
-        )
-        .await;
+        let mut receivers = stream.clone();
+        receivers.insert(0, Arc::new(Progress::new(live, &nodes)));
+        let end = run::execute(&cfg, sc, plan, receivers, crate::report::render_all_with).await;
         let dir = end.dir.clone();
         let verdict = end.outcome().map_or("no verdict", Outcome::as_str);
         errln!(
@@ -86,8 +89,15 @@ pub(crate) async fn run(g: &Global, a: &VerifyArgs) -> Result<Exit, Error> {
     let load =
         |d: &PathBuf| crate::report::load(d).map_err(|e| Error::Other(anyhow::anyhow!("{e}")));
     let (bf, ff) = (load(buggy)?, load(fixed)?);
-    let outcome =
-        super::report::write_validation((buggy, &bf), (fixed, &ff), a.out.as_deref(), &a.secrets)?;
+    let (outcome, comment) = super::report::write_validation(
+        (buggy, &bf),
+        (fixed, &ff),
+        a.out.as_deref(),
+        &a.secrets,
+        true,
+    )?;
+    // The job's summary page shows the comment as it would be posted.
+    super::common::append_step_summary(&format!("{comment}\n"));
     Ok(match super::report::validation_exit(outcome) {
         Exit::Ok => Exit::Ok,
         // Not validated: what the runs showed against what was asked (1, or 4 if one could

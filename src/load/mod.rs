@@ -296,17 +296,14 @@ fn check_files<T>(d: &FileDiag, distro: Distro, files: &SpannedMap<T>, out: &mut
     }
 }
 
-/// The unit whose environment file `path` is, when repro writes it: `/etc/default/<unit>`, read
-/// by `EnvironmentFile=-/etc/default/%N` of a distribution that runs as a systemd unit (rke2's
-/// units; run/cluster.rs writes it).
+/// The unit whose environment file `path` is, when repro writes it (`Facts::unit_env_file`:
+/// `/etc/default/<unit>` of a distribution that runs as a systemd unit; the systemd mechanism,
+/// run/node/systemd.rs, writes it).
 fn owned_env_file(facts: &distro::Facts, path: &str) -> Option<&'static str> {
-    if facts.node_process != distro::NodeProcess::SystemdUnit {
-        return None;
-    }
-    let name = path.strip_prefix("/etc/default/")?;
-    [facts.unit(false), facts.unit(true)]
+    [false, true]
         .into_iter()
-        .find(|u| *u == name)
+        .find(|agent| facts.unit_env_file(*agent).as_deref() == Some(path))
+        .map(|agent| facts.unit(agent))
 }
 
 /// A `files:` key as a path inside the node: a key not starting with `/` is relative to the
@@ -373,6 +370,7 @@ fn duration(d: &FileDiag, s: &Spanned<String>, out: &mut Diagnostics) -> Option<
 }
 
 mod check;
+mod placeholders;
 mod signals;
 mod topology;
 

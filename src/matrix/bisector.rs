@@ -59,6 +59,10 @@ struct Record<'a> {
 pub(crate) type Prepare<'a, T = Version> =
     &'a dyn Fn(&T) -> BoxFuture<'a, Result<(Scenario, Plan, RunConfig), Error>>;
 
+/// The receivers a run of the bisection shows itself to besides its line (the live display of
+/// `--progress`, given the run's plan), none when the command shows only the lines.
+pub(crate) type Display<'a> = &'a (dyn Fn(&Plan) -> Vec<Arc<dyn run::Receiver>> + Sync);
+
 /// What one bisection is asked.
 pub(crate) struct Search<'a> {
     pub(crate) check: &'a str,
@@ -71,6 +75,7 @@ pub(crate) struct Search<'a> {
     pub(crate) sim: bool,
     /// The bisection's folder: bisect.json and the runs' folders.
     pub(crate) dir: &'a Path,
+    pub(crate) display: Display<'a>,
 }
 
 /// Runs the bisection: the exit it came to (0 with an answer; the stopping run's otherwise).
@@ -89,6 +94,7 @@ pub(crate) async fn bisect(s: &Search<'_>, prepare: Prepare<'_>, say: Say) -> Re
         range,
         commits: false,
         prepare,
+        display: s.display,
         say: say.clone(),
         probes: Vec::new(),
     };
@@ -206,7 +212,7 @@ pub(crate) async fn bisect(s: &Search<'_>, prepare: Prepare<'_>, say: Say) -> Re
         .any(|p| p.verdict == Some(good_verdict))
     {
         out(&format!(
-            "note: no run showed `{good_verdict}`; the answer rests on --good {good} showing it (not run — confirm with `repro run {} --k3s-version {good}{}`)",
+            "note: no run showed `{good_verdict}`; the answer rests on --good {good} showing it (not run — confirm with `repro run {} --version {good}{}`)",
             s.check,
             if s.sim { " --sim" } else { "" }
         ));
@@ -229,6 +235,7 @@ pub(crate) struct CommitSearch<'a> {
     pub(crate) limit: usize,
     /// The bisection's folder: bisect.json and the runs' folders.
     pub(crate) dir: &'a Path,
+    pub(crate) display: Display<'a>,
 }
 
 /// Bisects over commits' builds: the first commit is run to learn its verdict, then a binary
@@ -254,6 +261,7 @@ pub(crate) async fn bisect_commits(
         range: commits,
         commits: true,
         prepare,
+        display: s.display,
         say: say.clone(),
         probes: Vec::new(),
     };
@@ -369,6 +377,7 @@ struct Bisector<'a, 'p, T = Version> {
     /// The range is commits (`--commits`), not releases.
     commits: bool,
     prepare: Prepare<'p, T>,
+    display: Display<'a>,
     say: Say,
     probes: Vec<Probe>,
 }
@@ -399,7 +408,9 @@ impl<T: std::fmt::Display> Bisector<'_, '_, T> {
                 ));
             }
         });
-        let end = run::execute(&cfg, sc, plan, vec![line], crate::report::render_all_with).await;
+        let mut receivers = (self.display)(&plan);
+        receivers.push(line);
+        let end = run::execute(&cfg, sc, plan, receivers, crate::report::render_all_with).await;
         let commit = self.commits.then(|| v.to_string());
         let version = match cfg.target.build.as_ref() {
             Some(b) if self.commits => b.info.reported.clone(),

@@ -59,6 +59,49 @@ pub(crate) fn render_totals(t: &Totals) -> String {
     )
 }
 
+/// The matrix for a GitHub Actions job's summary page (`$GITHUB_STEP_SUMMARY`): the totals as
+/// a heading, then the table, each cell's results folder beside a row that is not ok.
+pub(crate) fn markdown(name: &str, cells: &[Cell], totals: &Totals) -> String {
+    use crate::report::step_summary::cell as md;
+    let mark = if super::model::exit(cells) == crate::exit::Exit::Ok {
+        "✅"
+    } else {
+        "❌"
+    };
+    let mut o = format!(
+        "### {mark} {name}: {}
+
+",
+        render_totals(totals)
+    );
+    o.push_str(
+        "| Check | Version | Expected | Verdict | Time | Status | Results |
+|---|---|---|---|---|---|---|
+",
+    );
+    for c in cells {
+        let status = match c.status {
+            Status::Ok => "ok".to_string(),
+            s => format!("**{}**", s.label()),
+        };
+        o.push_str(&format!(
+            "| {} | {} | {} | {} | {:.1}s | {status} | {} |
+",
+            md(&c.check),
+            md(&c.k3s_version),
+            c.expected,
+            c.verdict.map_or("—", Outcome::as_str),
+            c.seconds,
+            match (&c.results, c.status) {
+                (Some(r), s) if s != Status::Ok => format!("`{}`", md(r).replace('`', "'")),
+                _ => String::new(),
+            }
+        ));
+    }
+    o.push('\n');
+    crate::report::markup_safe(o)
+}
+
 /// One JUnit test case per check × version, one suite per check: pass when the verdict is the
 /// expected one; a differing verdict is a failure, a broken run an error, a run never made a
 /// skip. Messages say expected vs got and where the run's results are. Valid XML whatever text
@@ -73,20 +116,39 @@ pub(crate) fn junit(name: &str, cells: &[Cell]) -> Result<String, quick_junit::S
             checks.push(&c.check);
         }
     }
+    // One error per cause: a broken cell whose error an earlier broken cell already has (Docker
+    // unreachable breaks every cell alike) is skipped, pointing at that cell.
+    let mut causes: Vec<(&str, String)> = Vec::new();
     for check in checks {
         let mut suite = TestSuite::new(format!("repro.{check}"));
         for c in cells.iter().filter(|c| c.check == check) {
-            let mut status = match c.status {
-                Status::Ok => TestCaseStatus::success(),
-                Status::Broken => TestCaseStatus::non_success(NonSuccessKind::Error),
-                Status::NotRun => TestCaseStatus::skipped(),
+            let name = format!("{check} on {}", c.k3s_version);
+            let same = match (c.status, c.error.as_deref()) {
+                (Status::Broken, Some(e)) => match causes.iter().find(|(cause, _)| *cause == e) {
+                    Some((_, first)) => Some(first.clone()),
+                    None => {
+                        causes.push((e, name.clone()));
+                        None
+                    }
+                },
+                _ => None,
+            };
+            let mut status = match (c.status, &same) {
+                (Status::Ok, _) => TestCaseStatus::success(),
+                (Status::Broken, None) => TestCaseStatus::non_success(NonSuccessKind::Error),
+                (Status::NotRun, _) | (Status::Broken, Some(_)) => TestCaseStatus::skipped(),
                 _ => TestCaseStatus::non_success(NonSuccessKind::Failure),
             };
             if let Some(why) = c.explain() {
-                status.set_message(why);
+                match &same {
+                    Some(first) => status.set_message(format!(
+                        "not run to a verdict, for the cause `{first}` has as its error: {why}"
+                    )),
+                    None => status.set_message(why),
+                };
                 status.set_type(c.status.label());
             }
-            let mut tc = TestCase::new(format!("{check} on {}", c.k3s_version), status);
+            let mut tc = TestCase::new(name, status);
             tc.set_classname(format!("repro.{check}"));
             tc.set_time(Duration::from_secs_f64(c.seconds.max(0.0)));
             let mut out = format!(
@@ -187,6 +249,43 @@ mod tests {
             x.contains("expected reproduced, got fixed")
                 && x.contains("results: etcd-split-v1.33.5+k3s1"),
             "{x}"
+        );
+    }
+
+    /// Docker unreachable breaks every cell alike: one error for the cause, the other cells
+    /// skipped naming the cell that has it; a different cause is an error of its own. The
+    /// Markdown summary lists every cell.
+    #[test]
+    fn one_error_per_cause_across_cells() {
+        let mut cells = vec![
+            cell("v1.33.4+k3s1", "reproduced", None),
+            cell("v1.33.5+k3s1", "fixed", None),
+            cell("v1.34.1+k3s1", "fixed", None),
+        ];
+        for c in &mut cells[..2] {
+            c.error = Some("cannot reach the Docker engine".into());
+        }
+        cells[2].error = Some("etcd-1 (boot 1) was not ready within 5m".into());
+        let x = junit("repro matrix", &cells).expect("serializes");
+        assert!(x.contains("errors=\"2\""), "{x}");
+        assert!(
+            x.contains("skipped=\"1\"") || x.contains("disabled=\"1\""),
+            "{x}"
+        );
+        assert!(
+            x.contains("for the cause `etcd-split on v1.33.4+k3s1` has as its error"),
+            "{x}"
+        );
+        let totals = super::super::model::Totals::of(&cells);
+        let md = markdown("repro matrix", &cells, &totals);
+        assert!(
+            md.starts_with("### ❌ repro matrix: 3 runs: 0 ok, 3 broken"),
+            "{md}"
+        );
+        assert_eq!(
+            md.lines().filter(|l| l.starts_with("| etcd-split")).count(),
+            3,
+            "{md}"
         );
     }
 

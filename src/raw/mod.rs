@@ -8,7 +8,9 @@ pub(crate) mod topology;
 pub(crate) mod value;
 
 pub(crate) use check::{CheckFile, FixedIn, RestartItem, StepFile};
-pub(crate) use signals::{Pattern, PatternFile, ProbeRuleFile, ShowsFile, SignalsFile};
+pub(crate) use signals::{
+    Pattern, PatternFile, ProbeFile, ProbeRuleFile, ShowsFile, SignalFile, SignalsFile,
+};
 pub(crate) use topology::{NodeFile, Role, TopologyFile};
 pub(crate) use value::ConfigValue;
 

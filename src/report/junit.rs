@@ -5,8 +5,10 @@
 //! `fixed`, a case passes on the correct value; asked for `reproduced`, on the documented bug's
 //! value (the bug's observation is kept as the case's properties and output). So the file says
 //! what the exit code says: exit 0 has no failures and no errors; a regression or an unexpected
-//! fix fails the cases that differ and the verdict; an inconclusive run fails or errors them;
-//! an infrastructure stop errors what it never reached.
+//! fix fails the cases that differ and the verdict; an inconclusive run fails or errors them.
+//! A run that stopped (Docker unreachable, a node never ready, an interrupt) has one error, on
+//! the case where it stopped (`setup`, else `verdict`), and the cases it never reached are
+//! skipped pointing at it: one cause, one error, one annotation (issue #32).
 //!
 //! Every case carries its time and `file`/`line` attributes pointing at the check's YAML (the
 //! expectation's line, else its step's), which CI annotations (GitHub checks) put the message on.
@@ -62,13 +64,53 @@ fn test_cases(r: &RunResult) -> Vec<TestCase> {
     let class = format!("repro.{}", r.check.name);
     let asked = asked(r);
     let at = Location::of(r);
+    let stop = Stop::of(r);
     let mut out = vec![at.whole(with_class(setup(r), &class))];
     for c in &cases::cases(r) {
-        out.push(at.case(c, with_class(expectation(r, asked, c), &class)));
+        out.push(at.case(c, with_class(expectation(r, asked, c, &stop), &class)));
     }
-    out.push(at.whole(with_class(teardown(r), &class)));
-    out.push(at.whole(with_class(verdict(r, asked), &class)));
+    out.push(at.whole(with_class(teardown(r, &stop), &class)));
+    out.push(at.whole(with_class(verdict(r, asked, &stop), &class)));
     out
+}
+
+/// Why a run has no verdict, when it stopped before one: its error, or (killed before it
+/// could record one) that it did not finish. The one case that errors for it is `setup` when
+/// the cluster never came up, else `verdict`; every case the run never reached is skipped.
+struct Stop {
+    cause: String,
+    /// The cluster never came up: `setup` carries the error.
+    at_setup: bool,
+}
+
+impl Stop {
+    fn of(r: &RunResult) -> Option<Stop> {
+        if r.verdict.is_some() {
+            return None;
+        }
+        let cause = match (&r.error, &r.finished_at) {
+            (Some(e), _) => e.clone(),
+            (None, None) => {
+                "the run did not finish (repro was stopped before it could record why)".to_string()
+            }
+            (None, Some(_)) => "the run stopped before deciding".to_string(),
+        };
+        Some(Stop {
+            cause,
+            at_setup: !came_up(r),
+        })
+    }
+
+    /// The message of a case the run never reached.
+    fn skipped(&self, what: &str) -> TestCaseStatus {
+        let where_ = if self.at_setup { "setup" } else { "verdict" };
+        let first = self.cause.lines().next().unwrap_or_default();
+        let mut s = TestCaseStatus::skipped();
+        s.set_message(format!(
+            "{what}: never reached, the run stopped (the `{where_}` case has the error: {first})"
+        ));
+        s
+    }
 }
 
 /// The cases that did not pass as GitHub Actions workflow commands (`::error file=…,line=…`),
@@ -227,12 +269,17 @@ fn non_success(
     s
 }
 
+/// Whether the first step began (every node came up).
+fn came_up(r: &RunResult) -> bool {
+    let mut first_boots = r.boots.iter().filter(|b| b.step == 0).peekable();
+    !r.steps.is_empty()
+        || (first_boots.peek().is_some() && first_boots.all(|b| b.ready_at.is_some()))
+}
+
 /// Cluster creation: passed when the first step began (every node came up), errored otherwise.
 fn setup(r: &RunResult) -> TestCase {
     let first_boots: Vec<_> = r.boots.iter().filter(|b| b.step == 0).collect();
-    let came_up = !r.steps.is_empty()
-        || (!first_boots.is_empty() && first_boots.iter().all(|b| b.ready_at.is_some()));
-    let status = if came_up {
+    let status = if came_up(r) {
         TestCaseStatus::success()
     } else {
         let mut lines: Vec<String> = first_boots
@@ -267,7 +314,7 @@ fn setup(r: &RunResult) -> TestCase {
 
 /// One expectation judged against `asked`: the value to see is the correct one when asked for
 /// `fixed`, the bug's when asked for `reproduced` (the same value where the bug changes nothing).
-fn expectation(r: &RunResult, asked: res::Outcome, c: &Case<'_>) -> TestCase {
+fn expectation(r: &RunResult, asked: res::Outcome, c: &Case<'_>, stop: &Option<Stop>) -> TestCase {
     let bug_run = asked == res::Outcome::Reproduced;
     // The run records what the asked outcome wants per observation (`asked`); older results
     // do not, and it follows from `expect` the same way.
@@ -293,19 +340,19 @@ fn expectation(r: &RunResult, asked: res::Outcome, c: &Case<'_>) -> TestCase {
         // What was asked for, `any` included (whatever was observed, even undecided): the
         // verdict counts it as matching, so the case passes as the exit code says.
         (_, Some(o)) if o.matches_asked(bug_run) => TestCaseStatus::success(),
-        (Outcome::NotRun, _) | (_, None) => {
-            let why = match &r.error {
-                Some(e) => format!(
-                    "not observed: the run stopped before step {} finished: {e}",
-                    c.step
-                ),
-                None => format!(
+        (Outcome::NotRun, _) | (_, None) => match stop {
+            Some(s) => s.skipped(&format!("not observed in step {}", c.step)),
+            // A run that decided without it: a gap in the record, an error of its own.
+            None => non_success(
+                NonSuccessKind::Error,
+                "not-run",
+                format!(
                     "not observed: step {} did not record this expectation",
                     c.step
                 ),
-            };
-            non_success(NonSuccessKind::Error, "not-run", why, String::new())
-        }
+                String::new(),
+            ),
+        },
         (Outcome::Undecided, Some(_)) => non_success(
             NonSuccessKind::Error,
             "undecided",
@@ -407,20 +454,25 @@ fn evidence_line(e: &crate::result::Evidence) -> String {
     }
 }
 
-/// Teardown: skipped under `--keep`, errored when the run never finished.
-fn teardown(r: &RunResult) -> TestCase {
+/// Teardown: skipped under `--keep`, errored when the run never finished (skipped when that is
+/// the cause the run stopped on, whose case has the error).
+fn teardown(r: &RunResult, stop: &Option<Stop>) -> TestCase {
     let kept = r.command.iter().any(|a| a == "--keep");
+    let left = format!("containers may be left (`repro clean --run {}`)", r.run_id);
     let status = if kept {
         let mut s = TestCaseStatus::skipped();
         s.set_message("the cluster was kept (--keep); remove it with `repro clean --run <id>`");
         s
     } else if r.finished_at.is_none() {
-        non_success(
-            NonSuccessKind::Error,
-            "teardown",
-            "the run did not finish; containers may be left (`repro clean --all`)".to_string(),
-            String::new(),
-        )
+        match stop {
+            Some(s) => s.skipped(&format!("teardown not recorded: {left}")),
+            None => non_success(
+                NonSuccessKind::Error,
+                "teardown",
+                format!("the run did not finish; {left}"),
+                String::new(),
+            ),
+        }
     } else {
         TestCaseStatus::success()
     };
@@ -438,21 +490,21 @@ fn teardown(r: &RunResult) -> TestCase {
 /// The run's outcome against the one asked for: passed exactly when the exit code is 0; a
 /// different outcome is a failure typed like the exit code's meaning (a regression or an
 /// unexpected fix: exit 1; inconclusive: exit 4); no verdict is an error (exit 3 or 130).
-fn verdict(r: &RunResult, asked: res::Outcome) -> TestCase {
-    let status = match &r.verdict {
-        None => non_success(
+fn verdict(r: &RunResult, asked: res::Outcome, stop: &Option<Stop>) -> TestCase {
+    let status = match (&r.verdict, stop) {
+        (None, Some(s)) if s.at_setup => s.skipped("no verdict"),
+        (None, s) => non_success(
             NonSuccessKind::Error,
             "no-verdict",
             format!(
                 "no verdict: {}",
-                r.error
-                    .as_deref()
-                    .unwrap_or("the run stopped before deciding")
+                s.as_ref()
+                    .map_or("the run stopped before deciding", |s| s.cause.as_str())
             ),
             String::new(),
         ),
-        Some(v) if v.outcome == asked => TestCaseStatus::success(),
-        Some(v) => {
+        (Some(v), _) if v.outcome == asked => TestCaseStatus::success(),
+        (Some(v), _) => {
             let mut d = format!("{}\n", v.reason);
             for line in &v.differences {
                 d.push_str(&format!("- {line}\n"));

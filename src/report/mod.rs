@@ -11,6 +11,7 @@ mod cases;
 mod junit;
 mod markdown;
 mod mermaid;
+pub(crate) mod step_summary;
 pub(crate) mod summary;
 mod text;
 mod timeline;

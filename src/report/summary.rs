@@ -63,13 +63,7 @@ pub(crate) fn of<'a>(r: &'a RunResult, dir: &Path) -> RunSummary<'a> {
                 expected: o.expected.as_ref().map(|e| e.as_str()),
                 bug: o.bug.as_ref().map(|e| e.as_str()),
                 observed: o.observed.as_str(),
-                judged: if o.matches_expected() {
-                    "ok"
-                } else if o.matches_bug() {
-                    "bug"
-                } else {
-                    "differs"
-                },
+                judged: o.judged(),
                 boot: o.boot,
                 reason: &o.reason,
                 evidence: o.evidence.first().map(|e| e.text.as_str()),

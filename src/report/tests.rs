@@ -557,8 +557,11 @@ fn junit_cases_carry_time_file_and_line() {
     assert_eq!(case.attribute("line"), Some("27"));
 }
 
+/// One cause, one error (issue #32): the run that died in step 2 errors its `verdict` case with
+/// the cause; the expectations it never reached and the teardown it never recorded are skipped,
+/// pointing at that case.
 #[test]
-fn a_run_that_died_early_has_errored_cases() {
+fn a_run_that_died_early_has_one_error_and_skips_the_rest() {
     let tmp = fixture_copy();
     edit_result(tmp.path(), |v| {
         // Died during step 2: its last two observations and all of step 3 are missing.
@@ -577,18 +580,20 @@ fn a_run_that_died_early_has_errored_cases() {
     let r = render(&load(tmp.path()).expect("load"), &[]).expect("render");
     let j = parse_junit(&r.junit);
     assert_eq!(j.tests, 13 + 3, "planned expectations still all listed");
-    let not_run: Vec<&String> = j
-        .errored
-        .iter()
-        .filter(|n| n.starts_with("step-"))
-        .collect();
-    assert_eq!(
-        not_run.len(),
-        2 + 4,
-        "step 2's missing two and step 3's four"
-    );
+    assert_eq!(j.errored, vec!["verdict".to_string()], "{}", r.junit);
+    assert_eq!(j.errors, 1);
+    // Step 2's missing two, step 3's four, and the teardown.
+    assert_eq!(j.skipped, 2 + 4 + 1, "{}", r.junit);
     assert!(
-        j.errored.contains(&"teardown".to_string()) && j.errored.contains(&"verdict".to_string())
+        r.junit.contains("never reached, the run stopped (the `verdict` case has the error: etcd-1 boot 2 was not ready within 5m0s)"),
+        "{}",
+        r.junit
+    );
+    let annotations = super::github_annotations(&r.result);
+    assert_eq!(annotations.len(), 1, "{annotations:?}");
+    assert!(
+        annotations[0].contains("verdict::no verdict: etcd-1 boot 2 was not ready"),
+        "{annotations:?}"
     );
     assert!(
         r.report
@@ -615,7 +620,9 @@ fn a_cluster_that_never_came_up_errors_setup() {
     });
     let r = render(&load(tmp.path()).expect("load"), &[]).expect("render");
     let j = parse_junit(&r.junit);
-    assert!(j.errored.contains(&"setup".to_string()), "{:?}", j.errored);
+    // The cause is setup's alone: every expectation and the verdict are skipped.
+    assert_eq!(j.errored, vec!["setup".to_string()], "{}", r.junit);
+    assert_eq!(j.skipped, 13 + 1, "{}", r.junit);
     // The exited boot's log tail is quoted in the report.
     assert!(
         r.report

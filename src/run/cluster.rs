@@ -11,7 +11,7 @@ use futures_util::future::join_all;
 use indexmap::IndexMap;
 use tokio_util::task::TaskTracker;
 
-use crate::docker::{self, DockerApi, NodeSpec};
+use crate::docker::{self, DockerApi};
 use crate::plan::{Plan, PlannedNode};
 use crate::raw::Role;
 use crate::result::{BootRecord, LbServer, Outcome};
@@ -19,15 +19,13 @@ use crate::result::{BootRecord, LbServer, Outcome};
 use super::emit::Events;
 use super::error::RunError;
 use super::event::{NodeState, RunEvent};
+use super::node::spec::{self, container_name};
 use super::node::{self, Mechanism};
 use super::observe;
 use super::watch::{self, BootHandle};
+
 /// How long the teardown waits for create calls in flight (each is one API call).
 const CREATE_DRAIN: Duration = Duration::from_secs(60);
-
-pub(crate) fn container_name(run_id: &str, node: &str) -> String {
-    format!("repro-{run_id}-{node}")
-}
 
 /// What a cluster is made of, besides what it does at run time: given by the runner.
 pub(crate) struct ClusterSpec {
@@ -59,21 +57,10 @@ pub(crate) struct ClusterSpec {
     /// `--sim-pace`: the stand-in's factor on real k3s timings, passed to every node.
     pub(crate) pace: Option<f64>,
     /// A build under test, copied into each node before its first start.
-    pub(crate) binary: Option<BuildCopy>,
+    pub(crate) binary: Option<spec::BuildCopy>,
     /// The MTU of the run's network (`--mtu`, else the engine's default bridge's; `None`: the
     /// engine's default): inside a Docker-in-Docker runner at 1400 a network at 1500 stalls.
     pub(crate) mtu: Option<u32>,
-}
-
-/// What the runner needs of a build under test.
-#[derive(Debug, Clone)]
-pub(crate) struct BuildCopy {
-    /// The file on the host.
-    pub(crate) host: PathBuf,
-    /// Where in each node it replaces the image's binary.
-    pub(crate) path: String,
-    /// The version it carries, which the nodes' `-v` must print.
-    pub(crate) reported: String,
 }
 
 /// A running cluster, shared by the steps: its spec (whose fields read as the cluster's own,
@@ -162,14 +149,7 @@ impl Cluster {
     }
 
     fn labels(&self, node: Option<&str>) -> HashMap<String, String> {
-        let mut l = HashMap::new();
-        l.insert(docker::LABEL_MANAGED.to_string(), "true".to_string());
-        l.insert(docker::LABEL_RUN.to_string(), self.run_id.clone());
-        l.insert(docker::LABEL_CHECK.to_string(), self.plan.check.clone());
-        if let Some(n) = node {
-            l.insert(docker::LABEL_NODE.to_string(), n.to_string());
-        }
-        l
+        spec::labels(&self.run_id, &self.plan.check, node)
     }
 
     /// The node's current (last started) boot.
@@ -231,11 +211,8 @@ impl Cluster {
         let n: &PlannedNode = &self.plan.nodes[i];
         let rt = self.node(&n.name);
         let facts = self.plan.distro.facts();
-        let args = match n.role {
-            Role::Agent => facts.agent_args,
-            _ => facts.server_args,
-        };
-        let env = node::spec::env(facts, &self.token, self.sim_seed, n, self.pace);
+        let args = facts.node_args(n.role == Role::Agent);
+        let env = spec::env(facts, &self.token, self.sim_seed, n, self.pace);
         let process = self.mechanism.process(facts, n.role, args, env);
         let volume = format!("{}-data", rt.container);
         // The image's other VOLUMEs get named, labelled volumes too: anonymous ones carry no
@@ -244,12 +221,8 @@ impl Cluster {
         let declared = (self.docker.image(&self.plan.image).await)
             .map(|i| i.volumes)
             .unwrap_or_default();
-        let image_volumes = node::spec::image_volume_mounts(
-            &rt.container,
-            &declared,
-            facts.data_dir,
-            process.systemd,
-        );
+        let image_volumes =
+            spec::image_volume_mounts(&rt.container, &declared, facts.data_dir, process.systemd);
         for name in std::iter::once(&volume).chain(image_volumes.iter().map(|(n, _)| n)) {
             self.docker
                 .create_volume(name, &self.labels(Some(&n.name)))
@@ -258,35 +231,20 @@ impl Cluster {
         if self.closing.load(Ordering::SeqCst) {
             return Err(RunError::Interrupted);
         }
-        let spec = NodeSpec {
-            name: rt.container.clone(),
-            hostname: n.name.clone(),
-            image: self.plan.image.clone(),
-            cmd: process.cmd,
-            env: process.env,
-            labels: self.labels(Some(&n.name)),
-            network: net.to_string(),
-            ip: node::spec::node_ip(third, i),
-            extra_hosts: (self.plan.nodes.iter().enumerate())
-                .map(|(j, m)| format!("{}:{}", m.name, node::spec::node_ip(third, j)))
-                .collect(),
-            data_volume: volume,
-            data_dir: facts.data_dir.to_string(),
-            image_volumes,
-            privileged: self.privileged,
-            stop_grace: node::STOP_GRACE,
-            systemd: process.systemd,
-            host_ro: vec![],
+        let place = spec::Place {
+            plan: &self.plan,
+            i,
+            net,
+            third,
         };
+        let labels = self.labels(Some(&n.name));
+        let volumes = (volume, image_volumes);
+        let container = place.container(&rt.container, &process, volumes, labels, self.privileged);
         if self.closing.load(Ordering::SeqCst) {
             return Err(RunError::Interrupted);
         }
-        self.docker.create_node(&spec).await?;
-        let mut files: Vec<(String, String)> = self.plan.initial[&n.name]
-            .iter()
-            .filter_map(|(p, c)| c.clone().map(|c| (p.clone(), c)))
-            .collect();
-        files.extend(process.files);
+        self.docker.create_node(&container).await?;
+        let files = place.files(&process);
         self.docker.upload(&rt.container, &files).await?;
         if let Some(b) = &self.binary {
             self.docker
@@ -305,29 +263,23 @@ impl Cluster {
     /// Starts a node's next boot and follows its log from the first line.
     pub(crate) async fn boot(&self, node: &str, step: usize) -> Result<BootHandle, RunError> {
         let rt = self.node(node);
-        let prev = self.current(node);
-        let number = prev.as_ref().map_or(1, |h| h.with(|b| b.number) + 1);
-        let is_agent = self
-            .plan
-            .nodes
-            .iter()
-            .any(|n| n.name == node && n.role == crate::raw::Role::Agent);
+        let number = self.current(node).map_or(1, |h| h.with(|b| b.number) + 1);
+        let agent = (self.plan.nodes.iter()).any(|n| n.name == node && n.role == Role::Agent);
         let log_dir = crate::results_folder::node_dir(&self.dir, node);
         super::record::create_dir(&log_dir)?;
-        let ready = if is_agent {
+        let ready = if agent {
             &self.agent_ready
         } else {
             &self.ready
         };
-        let on_line = node::live_states(self.events.clone(), node, number, ready.clone());
         let boot = node::Boot {
             number,
             step,
             ready: ready.clone(),
             log_path: log_dir.join(crate::results_folder::boot_log_name(number)),
-            on_line,
+            on_line: node::live_states(self.events.clone(), node, number, ready.clone()),
             scrub: self.scrub.clone(),
-            agent: is_agent,
+            agent,
             timeout: self.timeout,
         };
         let (h, detail) = (self.mechanism)
@@ -465,16 +417,9 @@ impl Cluster {
     fn lb_server(&self, b: &super::watch::Boot) -> Option<LbServer> {
         let facts = self.plan.distro.facts();
         let address = b.lines.iter().find_map(|l| facts.lb_pick(&l.text))?;
-        let host = address.rsplit_once(':').map_or(address, |(h, _)| h);
-        let node = (self.plan.nodes.iter().enumerate())
-            .find(|(i, n)| {
-                let ip = |t: &u8| node::spec::node_ip(*t, *i) == host;
-                n.name == host || self.third.get().is_some_and(ip)
-            })
-            .map(|(_, n)| n.name.clone());
         Some(LbServer {
             address: address.to_string(),
-            node,
+            node: spec::node_at(&self.plan, self.third.get().copied(), address),
         })
     }
 

@@ -26,6 +26,13 @@ impl Events {
         self
     }
 
+    /// One more receiver, told after the others (the results folder's event log, which
+    /// exists only once the folder does).
+    pub(crate) fn with_receiver(mut self, receiver: Arc<dyn Receiver>) -> Events {
+        self.receivers.push(receiver);
+        self
+    }
+
     /// Records the event (if it is one the recorder keeps), then tells every receiver.
     pub(crate) fn emit(&self, event: &RunEvent<'_>) -> Result<(), RecordError> {
         if let Some(r) = &self.recorder {

@@ -12,6 +12,7 @@ mod config;
 mod emit;
 mod error;
 mod event;
+pub(crate) mod event_log;
 #[cfg(test)]
 mod fake;
 pub(crate) mod image;
@@ -44,10 +45,10 @@ use crate::redact::{Redactor, SharedRedactor};
 use crate::result::{Outcome, Verdict};
 use crate::scenario::Scenario;
 
-pub(crate) use cluster::container_name;
 pub(crate) use config::{Expect, Privileged, RunConfig, Target};
 pub(crate) use error::RunError;
 pub(crate) use event::{Phase, Receiver, RunEnd, RunEvent};
+pub(crate) use node::spec::container_name;
 #[cfg(test)]
 pub(crate) use record::RESULT_FILE;
 
@@ -141,7 +142,16 @@ async fn execute_with(
             return finished(&events, end);
         }
     };
-    let events = events.with_recorder(recorder.clone());
+    let mut events = events.with_recorder(recorder.clone());
+    // The folder's events.jsonl: a stream that cannot be created loses only itself (the record
+    // is result.json), said on stderr.
+    match event_log::EventLog::create(&recorder.dir().join(event_log::FILE)) {
+        Ok(log) => events = events.with_receiver(Arc::new(log)),
+        Err(e) => errln!(
+            "warning: cannot write {}: {e}; the run goes on without it",
+            event_log::FILE
+        ),
+    }
     // Listening before the first line is shown, so a signal sent on seeing it is caught.
     // Stopped when this run ends: `matrix` and `bisect` run many in one process, and a finished
     // run's handler would still answer a later Ctrl-C with "removing the cluster".
@@ -267,7 +277,7 @@ async fn prepare(
         agent_ready,
         token: s.token.clone(),
         pace: cfg.target.sim_pace,
-        binary: cfg.target.build.as_ref().map(|b| cluster::BuildCopy {
+        binary: cfg.target.build.as_ref().map(|b| node::spec::BuildCopy {
             host: b.host_path.clone(),
             path: b.info.installed_at.clone(),
             reported: b.info.reported.clone(),

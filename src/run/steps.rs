@@ -69,7 +69,11 @@ pub(crate) async fn drive(
 /// carries. An image that starts its binary from elsewhere than the distribution's path would
 /// otherwise have the run judge the image's k3s under the build's name. (An image whose `-v`
 /// cannot be run is not checked: the reports fall back to the banner.)
-fn check_build_runs(c: &Cluster, b: &super::cluster::BuildCopy, out: &str) -> Result<(), RunError> {
+fn check_build_runs(
+    c: &Cluster,
+    b: &super::node::spec::BuildCopy,
+    out: &str,
+) -> Result<(), RunError> {
     let distro = c.plan.distro;
     let says = distro::reported::Reported::parse(distro, out)
         .map(|r| r.to_string())

@@ -68,7 +68,7 @@ fn swapped_runs_are_refused_saying_which() {
     assert!(out.stdout.is_empty(), "{}", out.stdout);
     assert!(
         out.stderr.contains(&format!(
-            "repro: swapped runs: `{FIXED}` (v1.33.5+k3s1) was given as the buggy run and `{BUGGY}` (v1.33.4+k3s1) as the fixed one, but v1.33.5+k3s1 is at or past the check's fixed-in"
+            "error: swapped runs: `{FIXED}` (v1.33.5+k3s1) was given as the buggy run and `{BUGGY}` (v1.33.4+k3s1) as the fixed one, but v1.33.5+k3s1 is at or past the check's fixed-in"
         )),
         "{}",
         out.stderr
@@ -84,7 +84,7 @@ fn duplicate_runs_are_refused() {
     out.code(2);
     assert!(
         out.stderr.contains(&format!(
-            "repro: duplicate runs: `{BUGGY}` and `{BUGGY}` are all runs of v1.33.4+k3s1"
+            "error: duplicate runs: `{BUGGY}` and `{BUGGY}` are all runs of v1.33.4+k3s1"
         )),
         "{}",
         out.stderr
@@ -119,7 +119,7 @@ fn several_runs_of_a_version_count_as_the_newest() {
     out.code(0);
     assert!(
         out.stderr.contains(&format!(
-            "repro: [TMP]/older is an older run of v1.33.4+k3s1 than {BUGGY}: using the newest"
+            "warning: [TMP]/older is an older run of v1.33.4+k3s1 than {BUGGY}: using the newest"
         )),
         "{}",
         out.stderr
@@ -271,7 +271,7 @@ fn an_rke2_pair_gets_rke2_qa_s_comment() {
         .run();
     out.code(2);
     assert!(
-        out.stderr.contains("repro: swapped runs: "),
+        out.stderr.contains("error: swapped runs: "),
         "{}",
         out.stderr
     );

@@ -31,11 +31,13 @@ use super::watch::{BootHandle, OnLine, Scrub};
 /// signal fix (v1.32.10+, v1.34.2+) stop etcd and kine first, which this leaves room for.
 pub(crate) const STOP_GRACE: Duration = Duration::from_secs(20);
 
-/// The way a node of `facts`'s distribution runs: the one match on `NodeProcess` of a run.
+/// The way a node of `facts`'s distribution runs: the one match on `NodeProcess` outside the
+/// facts (the rest of repro asks the facts: `NodeProcess::systemd_pid1`,
+/// `Facts::unit_env_file`).
 pub(crate) fn of(facts: &Facts) -> &'static dyn Mechanism {
     match facts.node_process {
         NodeProcess::Container => &container::ContainerProcess,
-        NodeProcess::SystemdUnit => &systemd::SystemdUnit,
+        NodeProcess::SystemdUnit { .. } => &systemd::SystemdUnit,
     }
 }
 

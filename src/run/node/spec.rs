@@ -1,8 +1,108 @@
-//! What a node's container is made of, whichever way it runs: its fixed address and the
-//! named volumes for the image's `VOLUME`s, and the environment the run gives it.
+//! What a node's container is made of, whichever way it runs: its name and labels, its fixed
+//! address and the hosts it knows, its data volume and the named volumes for the image's
+//! `VOLUME`s, the environment the run gives it and the files it starts with.
 
-use crate::plan::PlannedNode;
+use std::collections::HashMap;
+use std::path::PathBuf;
+
+use crate::docker::{self, NodeSpec};
+use crate::plan::{Plan, PlannedNode};
 use distro::Facts;
+
+use super::Process;
+
+/// A node's container: `repro-<run id>-<node>`.
+pub(crate) fn container_name(run_id: &str, node: &str) -> String {
+    format!("repro-{run_id}-{node}")
+}
+
+/// The labels of an object of a run (a node's name it too): the teardown and `repro clean`
+/// find everything by them.
+pub(crate) fn labels(run_id: &str, check: &str, node: Option<&str>) -> HashMap<String, String> {
+    let mut l = HashMap::new();
+    l.insert(docker::LABEL_MANAGED.to_string(), "true".to_string());
+    l.insert(docker::LABEL_RUN.to_string(), run_id.to_string());
+    l.insert(docker::LABEL_CHECK.to_string(), check.to_string());
+    if let Some(n) = node {
+        l.insert(docker::LABEL_NODE.to_string(), n.to_string());
+    }
+    l
+}
+
+/// What the runner needs of a build under test.
+#[derive(Debug, Clone)]
+pub(crate) struct BuildCopy {
+    /// The file on the host.
+    pub(crate) host: PathBuf,
+    /// Where in each node it replaces the image's binary.
+    pub(crate) path: String,
+    /// The version it carries, which the nodes' `-v` must print.
+    pub(crate) reported: String,
+}
+
+/// Where the plan's `i`-th node's container goes: the run's network and its /24's third octet.
+pub(crate) struct Place<'a> {
+    pub(crate) plan: &'a Plan,
+    pub(crate) i: usize,
+    pub(crate) net: &'a str,
+    pub(crate) third: u8,
+}
+
+impl Place<'_> {
+    /// The node's container `name` as `process` runs it, its data volume `volume` and the
+    /// image's other volumes (`image_volume_mounts`), labelled `labels`.
+    pub(crate) fn container(
+        &self,
+        name: &str,
+        process: &Process,
+        volumes: (String, Vec<(String, String)>),
+        labels: HashMap<String, String>,
+        privileged: bool,
+    ) -> NodeSpec {
+        let n = &self.plan.nodes[self.i];
+        NodeSpec {
+            name: name.to_string(),
+            hostname: n.name.clone(),
+            image: self.plan.image.clone(),
+            cmd: process.cmd.clone(),
+            env: process.env.clone(),
+            labels,
+            network: self.net.to_string(),
+            ip: node_ip(self.third, self.i),
+            extra_hosts: (self.plan.nodes.iter().enumerate())
+                .map(|(j, m)| format!("{}:{}", m.name, node_ip(self.third, j)))
+                .collect(),
+            data_volume: volumes.0,
+            data_dir: self.plan.distro.facts().data_dir.to_string(),
+            image_volumes: volumes.1,
+            privileged,
+            stop_grace: super::STOP_GRACE,
+            systemd: process.systemd,
+            host_ro: vec![],
+        }
+    }
+
+    /// The files written into the node before its first start: the plan's (those it has) and
+    /// the way of running's (`process`).
+    pub(crate) fn files(&self, process: &Process) -> Vec<(String, String)> {
+        let n = &self.plan.nodes[self.i];
+        let mut files: Vec<(String, String)> = self.plan.initial[&n.name]
+            .iter()
+            .filter_map(|(p, c)| c.clone().map(|c| (p.clone(), c)))
+            .collect();
+        files.extend(process.files.iter().cloned());
+        files
+    }
+}
+
+/// The node of `plan` at `address` (`host:port`; the host its name or its fixed address on
+/// the run's network, whose third octet is `third` once it exists), if it is one.
+pub(crate) fn node_at(plan: &Plan, third: Option<u8>, address: &str) -> Option<String> {
+    let host = address.rsplit_once(':').map_or(address, |(h, _)| h);
+    (plan.nodes.iter().enumerate())
+        .find(|(i, n)| n.name == host || third.is_some_and(|t| node_ip(t, *i) == host))
+        .map(|(_, n)| n.name.clone())
+}
 
 /// The environment the run gives a node: the token, the stand-in's seed for this node, the
 /// topology's variables and `--sim-pace`.

@@ -19,14 +19,17 @@ pub(super) struct SystemdUnit;
 
 impl Mechanism for SystemdUnit {
     /// A unit does not see the container's environment: its variables go where the unit reads
-    /// them, `EnvironmentFile=-/etc/default/%N` of rke2's units (rke2's own Docker tests write
-    /// them into the unit's .env file instead; that file is the tarball's here).
+    /// them, `Facts::unit_env_file` (rke2's own Docker tests write them into the unit's .env
+    /// file instead; that file is the tarball's here).
     fn process(&self, facts: &Facts, role: Role, args: &[&str], env: Vec<String>) -> Process {
-        let unit = facts.unit(role == Role::Agent);
+        let file = facts.unit_env_file(role == Role::Agent);
         Process {
             cmd: args.iter().map(|a| a.to_string()).collect(),
             env: Vec::new(),
-            files: vec![(format!("/etc/default/{unit}"), env.join("\n") + "\n")],
+            files: file
+                .map(|f| (f, env.join("\n") + "\n"))
+                .into_iter()
+                .collect(),
             systemd: true,
         }
     }
