@@ -318,22 +318,34 @@ impl Campaign {
                 seen.keys().filter(|k| oracle::is_defect(k.split('/').next().unwrap_or(""))).count(),
                 left
             ));
+            self.minimise_new(&seen).await?;
         }
-        if self.minimise {
-            for (id, (seq, version, piece)) in seen {
-                if !oracle::is_defect(&piece.class) || self.state.minimal.contains_key(&id) {
-                    continue;
-                }
-                let m = self.minimise(&id, &seq, &version, &piece).await?;
-                (self.say)(&format!("{id}: minimal check {}", m.summary()));
-                if self.state.first_minimal_after.is_none() {
-                    self.state.first_minimal_after = Some(self.started.elapsed().as_secs_f64());
-                }
-                self.state.minimal.insert(id, m);
-                self.save()?;
-            }
-        }
+        self.minimise_new(&seen).await?;
         self.save()
+    }
+
+    /// Minimises and confirms every defect in `seen` not minimised yet. Called after each
+    /// sequence, so the first minimal finding does not wait for the rest of the campaign.
+    async fn minimise_new(
+        &mut self,
+        seen: &BTreeMap<String, (Sequence, String, Piece)>,
+    ) -> Result<(), String> {
+        if !self.minimise {
+            return Ok(());
+        }
+        for (id, (seq, version, piece)) in seen {
+            if !oracle::is_defect(&piece.class) || self.state.minimal.contains_key(id) {
+                continue;
+            }
+            let m = self.minimise(id, seq, version, piece).await?;
+            (self.say)(&format!("{id}: minimal check {}", m.summary()));
+            if self.state.first_minimal_after.is_none() {
+                self.state.first_minimal_after = Some(self.started.elapsed().as_secs_f64());
+            }
+            self.state.minimal.insert(id.clone(), m);
+            self.save()?;
+        }
+        Ok(())
     }
 
     /// Whether a fresh run of `steps` shows the finding `id` again; with its run and pieces.
