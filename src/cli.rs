@@ -46,7 +46,6 @@ pub(crate) enum Command {
     Run(RunArgs),
     /// Reproduce on the buggy version, validate on the fixed one, and write the comment that
     /// closes the issue (both runs, then `report --validation`, in one command).
-    #[command(after_help = VERIFY_EXAMPLES)]
     Verify(VerifyArgs),
     /// Remove containers, networks and volumes left by runs (`--keep`, crashes).
     Clean(CleanArgs),
@@ -377,14 +376,6 @@ fn parse_budget(s: &str) -> Result<(Option<usize>, Option<u64>), String> {
     }
     Ok(out)
 }
-
-const VERIFY_EXAMPLES: &str = "Examples:
-  repro verify etcd-split --buggy v1.33.4+k3s1 --fixed v1.33.5+k3s1 --sim
-  repro verify etcd-split --buggy v1.33.4+k3s1 --fixed v1.33.5+k3s1 --out comment.md
-
-Exit status: 0 the pair validates the fix (reproduced, then fixed); 1 it does not (the comment
-says why); 2 bad input, or --buggy not before --fixed by the check's fixed-in (nothing is
-created); 3 infrastructure (no comment); 4 a run was inconclusive; 130 interrupted.";
 
 #[derive(Debug, Args)]
 pub(crate) struct VerifyArgs {

@@ -1,4 +1,5 @@
-//! Exit codes. CI depends on them, so they live in one place and the README lists them.
+//! Exit codes. CI depends on them, so they live in one place ([`Exit::TABLE`]), which the
+//! README, `repro --help` and the man pages show.
 //!
 //! Modelled on cargo-nextest's `exit_codes.rs`: the numbers are named here and nowhere else. A
 //! command returns an [`Exit`] (how it came out) or an `Error` (`crate::error`, whose one match
@@ -44,6 +45,18 @@ pub enum Exit {
 }
 
 impl Exit {
+    /// The exit-code table, row by row: each meaning, a short name for one-line summaries, and
+    /// the words the README's table, `repro --help` and the man pages' EXIT STATUS show (the
+    /// README test below holds its table to these rows, exactly and in this order).
+    pub(crate) const TABLE: &'static [(Exit, &'static str, &'static str)] = &[
+        (Exit::Ok, "as asked", "the outcome is the one asked for (`--expect`, default `auto`: what `fixed-in` predicts)"),
+        (Exit::OutcomeDiffers, "a real difference", "a real difference: the other definite outcome — a regression (`reproduced` where `fixed` was asked) or an unexpected fix"),
+        (Exit::BadInput, "bad input", "bad input or usage — nothing was created"),
+        (Exit::Infra, "infrastructure", "infrastructure: Docker unreachable, image missing, a host that cannot run the nodes (`repro doctor` fails a line; a privileged run stops on that line before creating anything), a node not ready within `--timeout`, a results folder that cannot be written"),
+        (Exit::Inconclusive, "inconclusive", "inconclusive: the run worked but the observations match neither behaviour (flaky or misconfigured, not a finding about k3s)"),
+        (Exit::Interrupted, "interrupted", "interrupted: SIGINT (Ctrl-C), SIGTERM or SIGHUP (terminal closed), in any phase — image build, cluster creation, steps, teardown; `repro sim build` too"),
+    ];
+
     /// The one table from meaning to number.
     pub fn code(self) -> i32 {
         match self {
@@ -109,6 +122,22 @@ pub fn now(exit: i32) -> ! {
     std::process::exit(exit)
 }
 
+/// The body rows of the first Markdown table after `heading` in `doc` (for the tests that hold a
+/// document's table to the table in the code).
+#[cfg(test)]
+pub(crate) fn markdown_table_rows<'a>(doc: &'a str, heading: &str) -> Vec<&'a str> {
+    let section = doc
+        .split(heading)
+        .nth(1)
+        .unwrap_or_else(|| panic!("no `{heading}` section"));
+    section
+        .lines()
+        .skip_while(|l| !l.starts_with('|'))
+        .take_while(|l| l.starts_with('|'))
+        .skip(2)
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -128,14 +157,22 @@ mod tests {
             assert_eq!(Exit::of_code(code), e);
         }
         assert_eq!(Exit::of_code(-1), Exit::Infra);
-        let readme = include_str!("../README.md");
-        for code in [0, 1, 2, 3, 4, 130] {
-            assert!(
-                readme.contains(&format!("| {code} |"))
-                    || readme.contains(&format!("| `{code}` |")),
-                "README's table lacks {code}"
-            );
-        }
+        // The README's table is this one, row for row: the same codes, the same words, in order.
+        let rows = markdown_table_rows(include_str!("../README.md"), "### Exit codes");
+        let want: Vec<String> = Exit::TABLE
+            .iter()
+            .map(|(e, _, meaning)| format!("| {} | {meaning} |", e.code()))
+            .collect();
+        assert_eq!(
+            rows, want,
+            "README's exit-code table differs from Exit::TABLE"
+        );
+        let codes: Vec<Exit> = Exit::TABLE.iter().map(|(e, _, _)| *e).collect();
+        assert_eq!(
+            codes,
+            table.map(|(e, _)| e),
+            "one row per meaning, in order"
+        );
     }
 
     #[test]

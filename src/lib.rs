@@ -25,6 +25,7 @@ mod explore;
 mod flags;
 #[doc(hidden)]
 pub mod fuzzing;
+pub mod help;
 pub mod inspect;
 pub mod load;
 mod matrix;

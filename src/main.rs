@@ -1,6 +1,5 @@
 #![deny(clippy::print_stdout, clippy::print_stderr)]
 
-use clap::Parser;
 use repro::err;
 use repro::exit;
 
@@ -8,7 +7,10 @@ use repro::exit;
 /// error's meaning, turned into the number of `repro::exit`'s table.
 fn main() {
     quiet_on_closed_stdout();
-    let cli = repro::cli::Cli::try_parse().unwrap_or_else(|e| repro::term::clap_exit(e));
+    // `COMPLETE=bash repro -- repro run --topology <TAB>`: the scripts of `repro completions`
+    // call back here for check, topology and results-folder names, and exit.
+    clap_complete::CompleteEnv::with_factory(repro::help::command).complete();
+    let cli = repro::help::parse().unwrap_or_else(|e| repro::term::clap_exit(e));
     let ended = match repro::cmd::dispatch(cli) {
         Ok(ended) => ended,
         Err(e) => {

@@ -1,5 +1,5 @@
-//! `--version` with the commit, shell completions, man pages and `list --format json`: the real
-//! binary, no Docker.
+//! `--version` with the commit, shell completions, man pages, help and `list --format json`:
+//! the real binary, no Docker.
 
 use crate::repro::Repro;
 
@@ -43,24 +43,84 @@ fn version_subcommand_agrees_with_the_flag() {
     }
 }
 
+/// `repro completions SHELL` prints the script that calls repro back for each TAB
+/// (`COMPLETE=SHELL repro -- …`), so names are completed from what is there at the time.
 #[test]
-fn completions_for_every_shell_know_the_commands_and_flags() {
+fn completion_scripts_call_repro_back_for_every_shell() {
     for shell in ["bash", "zsh", "fish", "elvish", "powershell"] {
         let out = Repro::new().args(["completions", shell]).run();
         out.code(0);
-        // Flag names without dashes: fish writes `-l versions`. The older `--k3s-version` is a
-        // hidden alias since #32: it works, completion does not offer it.
-        for word in [
-            "nightly-issues",
-            "versions",
-            "events",
-            "validation",
-            "format",
-        ] {
-            assert!(out.stdout.contains(word), "{shell}: {word} missing");
-        }
+        assert!(out.stdout.contains("COMPLETE"), "{shell}: {}", out.stdout);
+        assert!(out.stdout.contains("repro"), "{shell}: {}", out.stdout);
     }
     Repro::new().args(["completions", "tcsh"]).run().code(2);
+}
+
+/// What a shell gets for the words typed so far (fish's protocol: one candidate a line, the
+/// last word is the one completed), run in `dir`.
+fn complete(dir: &std::path::Path, words: &[&str]) -> Vec<String> {
+    let out = crate::util::repro()
+        .current_dir(dir)
+        .env("COMPLETE", "fish")
+        .arg("--")
+        .args(words)
+        .output()
+        .expect("run repro");
+    assert!(out.status.success(), "{}", crate::util::text(&out));
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(|l| l.split('\t').next().unwrap_or("").to_string())
+        .collect()
+}
+
+/// Check, topology and results-folder names are completed, and `--topology <TAB>` offers the
+/// names and the YAML files it takes, not every file (#32 item 7).
+#[test]
+fn completion_offers_checks_topologies_yaml_files_and_results_folders() {
+    let tmp = tempfile::tempdir().expect("tmp");
+    let dir = tmp.path();
+    std::fs::write(dir.join("two-etcd.yaml"), "name: two-etcd\n").unwrap();
+    std::fs::write(dir.join("notes.txt"), "not a topology\n").unwrap();
+    let run = dir.join("results/etcd-split-v1.33.4-k3s1-20261203T114858Z-3e593824");
+    std::fs::create_dir_all(&run).unwrap();
+    std::fs::write(run.join("result.json"), "{}").unwrap();
+    std::fs::create_dir_all(dir.join("results/not-a-run")).unwrap();
+
+    let topo = complete(dir, &["repro", "run", "etcd-split", "--topology", ""]);
+    for want in ["etcd-split", "etcd-split-2cp", "rke2-8465", "two-etcd.yaml"] {
+        assert!(topo.iter().any(|c| c == want), "{want} not in {topo:?}");
+    }
+    assert!(!topo.iter().any(|c| c == "notes.txt"), "{topo:?}");
+    assert_eq!(
+        complete(
+            dir,
+            &["repro", "run", "etcd-split", "--topology", "etcd-split-"]
+        ),
+        ["etcd-split-2cp", "etcd-split-agent"]
+    );
+
+    let checks = complete(dir, &["repro", "plan", "metrics"]);
+    assert_eq!(checks, ["metrics-order", "metrics-right-order"]);
+    let list = complete(
+        dir,
+        &["repro", "matrix", "--checks", "etcd-split,metrics-r"],
+    );
+    assert_eq!(list, ["etcd-split,metrics-right-order"]);
+
+    let folders = complete(dir, &["repro", "report", "results/"]);
+    let run_folder = "results/etcd-split-v1.33.4-k3s1-20261203T114858Z-3e593824";
+    assert_eq!(
+        folders.first().map(String::as_str),
+        Some(run_folder),
+        "{folders:?}"
+    );
+    let flags = complete(dir, &["repro", "run", "etcd-split", "--top"]);
+    assert_eq!(flags, ["--topology"]);
+    // The vocabulary of #32: `--versions` is offered, the older `--k3s-versions` (a hidden
+    // alias) works but is not.
+    let flags = complete(dir, &["repro", "matrix", "--"]);
+    assert!(flags.iter().any(|f| f == "--versions"), "{flags:?}");
+    assert!(!flags.iter().any(|f| f == "--k3s-versions"), "{flags:?}");
 }
 
 #[test]
@@ -88,6 +148,27 @@ fn man_pages_for_the_tool_and_every_command() {
     }
     let run = std::fs::read_to_string(tmp.path().join("repro-run.1")).expect("run page");
     assert!(run.contains("\\-\\-expect"), "the run page lists its flags");
+    // Every page has the tool's contract: its examples, the exit-code table and the
+    // environment (#32 item 7), and the preamble once.
+    for page in std::fs::read_dir(tmp.path()).expect("pages") {
+        let path = page.expect("page").path();
+        let text = std::fs::read_to_string(&path).expect("page text");
+        for section in [".SH EXAMPLES", ".SH \"EXIT STATUS\"", ".SH ENVIRONMENT"] {
+            assert!(text.contains(section), "{}: no {section}", path.display());
+        }
+        assert_eq!(text.matches(".el .ds Aq").count(), 1, "{}", path.display());
+        assert!(
+            text.contains("\n.TP\n\\fB130\\fR\ninterrupted: "),
+            "{}",
+            path.display()
+        );
+        assert!(text.contains("\\fBDOCKER_HOST\\fR"), "{}", path.display());
+    }
+    assert!(
+        run.contains(".SH EXAMPLES\n.PP\nreal k3s: reproduce #12753 on v1.33.4"),
+        "{run}"
+    );
+    assert!(run.contains("\\fBrepro run etcd\\-split \\-\\-version v1.33.4+k3s1\\fR"));
 }
 
 #[test]
@@ -114,4 +195,16 @@ fn list_as_json() {
         .expect("topology");
     assert_eq!(topo["nodes"].as_array().expect("nodes").len(), 4);
     assert_eq!(topo["nodes"][0]["init"], true);
+}
+
+/// repro's long help: the examples, the exit-code table and the environment, globals under
+/// their own heading (#32 item 7).
+#[test]
+fn help_has_examples_exit_status_and_environment() {
+    let out = Repro::new().arg("--help").run();
+    out.code(0);
+    snap!("help-long", out);
+    let short = Repro::new().args(["run", "-h"]).run();
+    short.code(0);
+    snap!("help-run-short", short);
 }
