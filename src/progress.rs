@@ -140,6 +140,9 @@ impl Receiver for Progress {
             } => {
                 let mark = if o.matches_expected() {
                     "as expected"
+                } else if o.bug == Some(crate::scenario::Expected::Any) {
+                    // `bug: any`: the check does not judge this cell (#32 item 8).
+                    "not judged (bug: any)"
                 } else if o.matches_bug() {
                     "BUG"
                 } else {

@@ -81,20 +81,66 @@ pub fn write_err(text: &str) {
     let _ = write_to(&mut std::io::stderr().lock(), &STDERR_CLOSED, text);
 }
 
-fn write_to(w: &mut impl Write, closed: &AtomicBool, text: &str) -> std::io::Result<()> {
+/// A colour for a row that differs from what was asked (#32 item 8).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Paint {
+    /// The documented bug's value, or a value that matches neither world.
+    Red,
+    /// A cell the check does not judge (`bug: any`).
+    Dim,
+}
+
+/// Whether stdout gets colour: a terminal only (never a file or a pipe), and not when
+/// `NO_COLOR` is set to anything (no-color.org) or `TERM` is `dumb`.
+pub(crate) fn stdout_colour() -> bool {
+    use std::io::IsTerminal;
+    colour_wanted(
+        std::io::stdout().is_terminal(),
+        std::env::var_os("NO_COLOR").as_deref(),
+        std::env::var_os("TERM").as_deref(),
+    )
+}
+
+fn colour_wanted(
+    terminal: bool,
+    no_color: Option<&std::ffi::OsStr>,
+    term: Option<&std::ffi::OsStr>,
+) -> bool {
+    terminal && no_color.is_none_or(|v| v.is_empty()) && term.is_none_or(|t| t != "dumb")
+}
+
+/// `line` sanitised, then wrapped in `paint`'s SGR code: the code is added after the data's
+/// own control characters were neutralised, so data can never colour (or clear) anything.
+pub(crate) fn painted(line: &str, paint: Option<Paint>) -> String {
+    let clean = sanitize(line);
+    match paint {
+        None => clean.into_owned(),
+        Some(Paint::Red) => format!("\x1b[31m{clean}\x1b[0m"),
+        Some(Paint::Dim) => format!("\x1b[2m{clean}\x1b[0m"),
+    }
+}
+
+/// Writes lines already passed through [`painted`] to stdout as they are (their SGR codes
+/// kept), quiet on a closed stdout like [`write_out`].
+pub(crate) fn write_out_painted(text: &str) -> std::io::Result<()> {
+    write_raw(&mut std::io::stdout().lock(), &STDOUT_CLOSED, text)
+}
+
+fn write_raw(w: &mut impl Write, closed: &AtomicBool, text: &str) -> std::io::Result<()> {
     if closed.load(Ordering::SeqCst) {
         return Ok(());
     }
-    match w
-        .write_all(sanitize(text).as_bytes())
-        .and_then(|()| w.flush())
-    {
+    match w.write_all(text.as_bytes()).and_then(|()| w.flush()) {
         Err(e) if e.kind() == ErrorKind::BrokenPipe => {
             closed.store(true, Ordering::SeqCst);
             Ok(())
         }
         other => other,
     }
+}
+
+fn write_to(w: &mut impl Write, closed: &AtomicBool, text: &str) -> std::io::Result<()> {
+    write_raw(w, closed, &sanitize(text))
 }
 
 /// `println!` for repro: sanitised, quiet on a closed stdout.
@@ -140,6 +186,35 @@ macro_rules! err {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn colour_only_on_a_terminal_without_no_color() {
+        use std::ffi::OsStr;
+        assert!(colour_wanted(true, None, Some(OsStr::new("xterm"))));
+        assert!(colour_wanted(true, Some(OsStr::new("")), None));
+        assert!(
+            !colour_wanted(false, None, Some(OsStr::new("xterm"))),
+            "a file or pipe"
+        );
+        assert!(
+            !colour_wanted(true, Some(OsStr::new("1")), None),
+            "NO_COLOR"
+        );
+        assert!(!colour_wanted(true, None, Some(OsStr::new("dumb"))));
+    }
+
+    #[test]
+    fn paint_comes_after_the_data_is_neutralised() {
+        let row = "  BUG etcd-2 \x1b[2Jembedded-registry";
+        assert_eq!(
+            painted(row, Some(Paint::Red)),
+            "\x1b[31m  BUG etcd-2 \\u001b[2Jembedded-registry\x1b[0m"
+        );
+        assert_eq!(
+            painted(row, None),
+            "  BUG etcd-2 \\u001b[2Jembedded-registry"
+        );
+    }
 
     #[test]
     fn redacted_messages_number_after_their_placeholders() {

@@ -354,6 +354,23 @@ pub(crate) fn people_to_stderr() {
 
 /// Prints a line to stdout; a closed pipe is the reader's choice, and a stdout that cannot be
 /// written has nobody left to tell.
+/// [`out`] with the rows of `paints` in their colour when stdout is a terminal that wants
+/// colour (`term::stdout_colour`); plain text otherwise, and always when people's lines go to
+/// stderr.
+pub(crate) fn out_painted(text: &str, paints: &[(String, crate::term::Paint)]) {
+    let to_stderr = PEOPLE_TO_STDERR.load(std::sync::atomic::Ordering::SeqCst);
+    if to_stderr || paints.is_empty() || !crate::term::stdout_colour() {
+        return out(text);
+    }
+    let mut s = String::new();
+    for line in text.lines() {
+        let paint = paints.iter().find(|(row, _)| row == line).map(|(_, p)| *p);
+        s.push_str(&crate::term::painted(line, paint));
+        s.push('\n');
+    }
+    let _ = crate::term::write_out_painted(&s);
+}
+
 pub(crate) fn out(text: &str) {
     if PEOPLE_TO_STDERR.load(std::sync::atomic::Ordering::SeqCst) {
         errln!("{text}");

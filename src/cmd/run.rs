@@ -9,8 +9,10 @@ use crate::exit::Exit;
 use crate::progress::Progress;
 use crate::result::{Observed, Rule, RunResult};
 use crate::run;
+use crate::scenario::Expected;
+use crate::term::Paint;
 
-use super::common::out;
+use super::common::out_painted;
 
 pub(crate) async fn run(g: &Global, args: &RunArgs) -> Result<Exit, Error> {
     if args.events.on_stdout() && args.format == Format::Json {
@@ -87,15 +89,22 @@ fn print_summary(r: &RunResult, dir: &Path) {
         );
     }
     let logs = crate::report::boot_logs(r, dir);
+    // Rows that differ from what `expect` says, coloured on a terminal (`out_painted`).
+    let mut paints = Vec::new();
     for s in &r.steps {
         push_line!(text, "step {}: {}", s.index, s.name);
         for o in &s.observations {
-            let mark = if o.matches_expected() {
-                "ok"
+            // A cell the check does not judge (`bug: any`: the buggy world may show either
+            // value) is no BUG when it differs from `expect` (#32 item 8).
+            let not_judged = !o.matches_expected() && o.bug == Some(Expected::Any);
+            let (mark, paint) = if o.matches_expected() {
+                ("ok", None)
+            } else if not_judged {
+                ("--", Some(Paint::Dim))
             } else if o.matches_bug() {
-                "BUG"
+                ("BUG", Some(Paint::Red))
             } else {
-                "??"
+                ("??", Some(Paint::Red))
             };
             let ev = o
                 .evidence
@@ -114,13 +123,19 @@ fn print_summary(r: &RunResult, dir: &Path) {
                 o.signal,
                 o.observed.to_string(),
                 o.expected.as_ref().map_or("-", |e| e.as_str()),
-                if o.observed == Observed::Down {
+                if not_judged {
+                    "not judged: the check's bug world says `any` here".to_string()
+                } else if o.observed == Observed::Down {
                     String::new()
                 } else {
                     shorten(&why, 90)
                 }
             );
-            push_line!(text, "{}", row.trim_end());
+            let row = row.trim_end().to_string();
+            if let Some(p) = paint {
+                paints.push((row.clone(), p));
+            }
+            push_line!(text, "{}", row);
             // A `down` is an absence: said in words (what was missing, in which boot, up to
             // which line), as report.md says it, not as a log line cut mid-flag.
             if o.observed == Observed::Down {
@@ -152,7 +167,7 @@ fn print_summary(r: &RunResult, dir: &Path) {
     push_line!(text, "results: {}", dir.display());
     push_line!(text, "exit: {}", r.exit_code.unwrap_or(-1));
     // Through `out`: a closed pipe (`repro run … | head`) must not panic.
-    out(text.trim_end_matches('\n'));
+    out_painted(text.trim_end_matches('\n'), &paints);
 }
 
 /// The `msg="..."` of a logrus line (what a reader wants), or the line as it is.

@@ -410,6 +410,10 @@ async fn run_step(c: &Arc<Cluster>, signals: &Signals, step: &PlannedStep) -> Re
     acts?;
     sr.actions.extend(acted);
     sr.observations = observe_all(c, signals, step).await;
+    // A log lost on the way leaves observations that cannot be trusted: the run stops on it.
+    if let Some(e) = c.lost_log() {
+        return Err(e);
+    }
     for o in &sr.observations {
         c.events.show(&RunEvent::Observed {
             step: step.index,

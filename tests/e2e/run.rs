@@ -60,6 +60,29 @@ fn etcd_split_reproduces_on_buggy_version() {
     let o = observation(&r, 3, "etcd-2", "embedded-registry");
     assert_eq!(o["observed"], "down");
     assert_eq!(o["bug"], "any");
+    // The terminal summary labels that cell as not judged, not BUG (#32 item 8), and a pipe
+    // gets no colour.
+    let summary = String::from_utf8_lossy(&out.stdout);
+    let step3 = summary
+        .split("step 3:")
+        .nth(1)
+        .expect("step 3 in the summary");
+    let row = step3
+        .lines()
+        .find(|l| l.contains("etcd-2") && l.contains("embedded-registry"))
+        .expect("etcd-2's registry row in step 3");
+    assert!(
+        row.starts_with("  --  ") && row.contains("not judged"),
+        "{row}"
+    );
+    assert!(
+        summary.contains("  BUG etcd-2   embedded-registry"),
+        "{summary}"
+    );
+    assert!(
+        !summary.contains('\x1b'),
+        "no colour in a pipe: {summary:?}"
+    );
     // Every boot has its own log, and boot 2 of etcd-2 does not contain boot 1's lines.
     let b1 = std::fs::read_to_string(dir.join("nodes/etcd-2/boot-1.log")).unwrap();
     let b2 = std::fs::read_to_string(dir.join("nodes/etcd-2/boot-2.log")).unwrap();
