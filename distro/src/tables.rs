@@ -137,6 +137,11 @@ pub struct FlagEntry {
     /// (pkg/agent/config/config.go `get()`), not its own.
     #[serde(default)]
     pub from_server: bool,
+    /// For a key that is not a boolean: the two values `repro explore` searches, the
+    /// distribution's default first (`try:` in the table). Empty: explore searches the key only
+    /// if it is a boolean (`false`, `true`).
+    #[serde(default, rename = "try")]
+    pub try_values: Vec<String>,
 }
 
 impl FlagEntry {
@@ -317,6 +322,33 @@ mod tests {
             Distro::K3s.flags().iter().filter(|f| f.critical).count(),
             15
         );
+    }
+
+    #[test]
+    fn try_values_are_two_values_of_a_key_that_is_not_a_boolean() {
+        for d in Distro::ALL {
+            for f in d.flags().iter().filter(|f| !f.try_values.is_empty()) {
+                assert_eq!(
+                    f.try_values.len(),
+                    2,
+                    "{d} {}: the default, then one other",
+                    f.name
+                );
+                assert_ne!(f.try_values[0], f.try_values[1], "{d} {}", f.name);
+                assert_ne!(
+                    f.kind,
+                    crate::FlagKind::Bool,
+                    "{d} {}: booleans try false/true",
+                    f.name
+                );
+            }
+        }
+        let k3s = Distro::K3s.flags();
+        let flannel = k3s
+            .iter()
+            .find(|f| f.name == "flannel-backend")
+            .expect("flag");
+        assert_eq!(flannel.try_values, ["vxlan", "host-gw"]);
     }
 
     #[test]

@@ -15,20 +15,10 @@ use crate::explore::model::{value_text, Config, NodeInfo, Rules};
 use crate::explore::{self, Campaign, RunOne, Space, State};
 use crate::outcome::Outcome;
 use crate::run::{self, Expect, Privileged, RunConfig, Target};
+use crate::scenario::{Signal, Topology};
 use distro::Version;
 
 use super::common::out;
-
-/// The two values searched for a key that is not a boolean (its default first).
-fn alternatives(key: &str) -> Option<[&'static str; 2]> {
-    match key {
-        "cluster-dns" => Some(["10.43.0.10", "10.43.0.20"]),
-        "cluster-domain" => Some(["cluster.local", "explore.local"]),
-        "egress-selector-mode" => Some(["agent", "disabled"]),
-        "flannel-backend" => Some(["vxlan", "host-gw"]),
-        _ => None,
-    }
-}
 
 pub(crate) async fn run(g: &Global, a: &ExploreArgs) -> Result<Exit, Error> {
     if let Some(dir) = &a.recheck {
@@ -43,46 +33,103 @@ pub(crate) async fn run(g: &Global, a: &ExploreArgs) -> Result<Exit, Error> {
         ),
         None => None,
     };
-    let topo_name = resumed
-        .as_ref()
+    let topo = topology(&cat, resumed.as_ref(), a)?;
+    let versions = versions(&topo, resumed.as_ref(), a)?;
+    let asked = resumed.as_ref().map(|s| s.keys.clone());
+    let keys = key_spaces(
+        &cat,
+        &topo,
+        &versions,
+        asked.unwrap_or_else(|| a.keys.clone()),
+    )?;
+    let space = space(&topo, keys);
+    let version_names: Vec<String> = versions.iter().map(ToString::to_string).collect();
+    let (dir, state) = match (resumed, &a.resume) {
+        (Some(s), Some(d)) => (d.clone(), s),
+        _ => new_campaign(&space, &version_names, a),
+    };
+    if a.emit == Some(ExploreEmit::GithubMatrix) {
+        out(&matrix(&state).to_string());
+        return Ok(Exit::Ok);
+    }
+    execute(g, a, dir, space, state).await
+}
+
+/// The topology searched: the resumed campaign's, else `--topology`.
+fn topology(cat: &Catalog, resumed: Option<&State>, a: &ExploreArgs) -> Result<Topology, Error> {
+    let name = resumed
         .map(|s| s.topology.clone())
         .or_else(|| a.topology.clone())
         .unwrap_or_default();
-    let Some(topo) = cat.topology(&topo_name).cloned() else {
-        return Err(Error::bad_input(format!(
-            "error: no topology named `{topo_name}`\n  help: use one of: {}\n",
+    cat.topology(&name).cloned().ok_or_else(|| {
+        Error::bad_input(format!(
+            "error: no topology named `{name}`\n  help: use one of: {}\n",
             cat.topologies
                 .iter()
                 .map(|t| t.name.as_str())
                 .collect::<Vec<_>>()
                 .join(", ")
-        )));
-    };
-    let version_args: Vec<String> = match &resumed {
+        ))
+    })
+}
+
+/// The versions every sequence runs on: the resumed campaign's, `--version`, else the
+/// topology's; each of the topology's distribution.
+fn versions(
+    topo: &Topology,
+    resumed: Option<&State>,
+    a: &ExploreArgs,
+) -> Result<Vec<Version>, Error> {
+    let args: Vec<String> = match resumed {
         Some(s) => s.versions.clone(),
         None if a.versions.is_empty() => vec![topo.default_version.to_string()],
         None => a.versions.clone(),
     };
-    let mut versions: Vec<Version> = Vec::new();
-    for v in &version_args {
-        let parsed: Version = v.parse().map_err(|e: distro::VersionError| {
-            Error::bad_input(format!(
-                "error: --version: {e}\n  help: e.g. --version {}\n",
-                topo.distro.facts().example_version
-            ))
-        })?;
-        if parsed.distro != topo.distro {
-            return Err(Error::bad_input(format!(
-                "error: --version: `{parsed}` is a {} version, but topology `{}` runs {}\n  help: give a {} version, e.g. {}\n",
-                parsed.distro, topo.name, topo.distro, topo.distro, topo.distro.facts().example_version
-            )));
-        }
-        versions.push(parsed);
+    let example = topo.distro.facts().example_version;
+    args.iter()
+        .map(|v| {
+            let parsed: Version = v.parse().map_err(|e: distro::VersionError| {
+                Error::bad_input(format!("error: --version: {e}\n  help: e.g. --version {example}\n"))
+            })?;
+            if parsed.distro != topo.distro {
+                return Err(Error::bad_input(format!(
+                    "error: --version: `{parsed}` is a {} version, but topology `{}` runs {}\n  help: give a {} version, e.g. {example}\n",
+                    parsed.distro, topo.name, topo.distro, topo.distro
+                )));
+            }
+            Ok(parsed)
+        })
+        .collect()
+}
+
+/// Whether a run of `v` can observe the signal at all: it exists there and a line of it is
+/// printed there (`since:`/`until:` on its patterns), or it has a probe.
+fn observable_in(s: &Signal, v: &Version) -> bool {
+    let lines = s.up.iter().chain(&s.down).chain(&s.value);
+    s.exists_in(v) && (s.probe.is_some() || lines.into_iter().any(|p| p.applies_to(v)))
+}
+
+/// The two values explore searches for `flag`: `false`/`true`, or its `try:` values.
+fn values_of(flag: &distro::FlagEntry) -> Option<[String; 2]> {
+    match (flag.kind, flag.try_values.as_slice()) {
+        (distro::FlagKind::Bool, _) => Some(["false".to_string(), "true".to_string()]),
+        (_, [default, other]) => Some([default.clone(), other.clone()]),
+        _ => None,
     }
-    let rules = Rules::of(topo.distro);
+}
+
+/// The keys searched, each with its values and the signal that shows it: `asked`, or by default
+/// every key the flags table marks critical or from-server that has values to try and a signal
+/// observable on every version.
+fn key_spaces(
+    cat: &Catalog,
+    topo: &Topology,
+    versions: &[Version],
+    asked: Vec<String>,
+) -> Result<Vec<KeySpace>, Error> {
     let signals = cat.signals.for_distro(topo.distro);
     // key -> the first signal that shows it
-    let mut showing: BTreeMap<String, (String, crate::scenario::Signal)> = BTreeMap::new();
+    let mut showing: BTreeMap<String, (String, Signal)> = BTreeMap::new();
     for (name, s) in &signals.by_name {
         if let Some(sh) = &s.shows {
             showing
@@ -91,27 +138,27 @@ pub(crate) async fn run(g: &Global, a: &ExploreArgs) -> Result<Exit, Error> {
         }
     }
     let flags = topo.distro.flags();
-    let asked: Vec<String> = match &resumed {
-        Some(s) => s.keys.clone(),
-        None if a.keys.is_empty() => flags
+    let asked: Vec<String> = if asked.is_empty() {
+        flags
             .iter()
-            .filter(|f| f.critical || f.from_server)
+            .filter(|f| (f.critical || f.from_server) && values_of(f).is_some())
             .filter(|f| {
                 showing
                     .get(&f.name)
-                    .is_some_and(|(_, s)| versions.iter().all(|v| s.exists_in(v)))
+                    .is_some_and(|(_, s)| versions.iter().all(|v| observable_in(s, v)))
             })
             .map(|f| f.name.clone())
-            .collect(),
-        None => a.keys.clone(),
+            .collect()
+    } else {
+        asked
     };
+    let flags_path = topo.distro.facts().flags_path;
     let mut keys = Vec::new();
     for k in &asked {
         let Some(flag) = flags.iter().find(|f| &f.name == k) else {
             return Err(Error::bad_input(format!(
-                "error: --keys: `{k}` is not a {} config key\n  help: name a key of {} (e.g. embedded-registry)\n",
+                "error: --keys: `{k}` is not a {} config key\n  help: name a key of {flags_path} (e.g. embedded-registry)\n",
                 topo.distro,
-                topo.distro.facts().flags_path
             )));
         };
         let Some((signal, sig)) = showing.get(k) else {
@@ -120,20 +167,15 @@ pub(crate) async fn run(g: &Global, a: &ExploreArgs) -> Result<Exit, Error> {
                 showing.keys().cloned().collect::<Vec<_>>().join(", ")
             )));
         };
-        let boolean = flag.kind == distro::FlagKind::Bool;
-        let values = if boolean {
-            ["false".to_string(), "true".to_string()]
-        } else if let Some([d, alt]) = alternatives(k) {
-            [d.to_string(), alt.to_string()]
-        } else {
+        let Some(values) = values_of(flag) else {
             return Err(Error::bad_input(format!(
-                "error: --keys: repro explore knows no second value for `{k}`\n  help: search boolean keys, or one of cluster-dns, cluster-domain, egress-selector-mode, flannel-backend\n"
+                "error: --keys: `{k}` is not a boolean and {flags_path} gives it no values to try\n  help: add `try: [<default>, <other>]` to its entry there (docs/explore.md)\n"
             )));
         };
         keys.push(KeySpace {
             key: k.clone(),
             values,
-            boolean,
+            boolean: flag.kind == distro::FlagKind::Bool,
             signal: signal.clone(),
             shows: sig.shows.clone().expect("a showing signal"),
             roles: sig.roles.clone(),
@@ -144,6 +186,12 @@ pub(crate) async fn run(g: &Global, a: &ExploreArgs) -> Result<Exit, Error> {
             "error: no key to search\n  help: name keys with --keys (each needs a signal with `shows:` in checks/signals.yaml)\n".to_string(),
         ));
     }
+    Ok(keys)
+}
+
+/// What the campaign searches: the topology's nodes started with the cluster, each node's
+/// config, the distribution's rules and the keys.
+fn space(topo: &Topology, keys: Vec<KeySpace>) -> Space {
     let nodes: Vec<NodeInfo> = topo
         .nodes
         .iter()
@@ -168,58 +216,66 @@ pub(crate) async fn run(g: &Global, a: &ExploreArgs) -> Result<Exit, Error> {
             (n.name.clone(), c)
         })
         .collect();
-    let space = Space {
+    Space {
         topology: topo.name.clone(),
         nodes,
         base,
-        rules,
+        rules: Rules::of(topo.distro),
         keys,
-    };
-    let version_names: Vec<String> = versions.iter().map(ToString::to_string).collect();
-    let (dir, state) = match (resumed, &a.resume) {
-        (Some(s), Some(d)) => (d.clone(), s),
-        _ => {
-            let sequences =
-                explore::plan_sequences(&space, &version_names, a.seed, a.random, a.shard);
-            let name = format!(
-                "explore-{}-{}",
-                topo.name,
-                chrono::Utc::now().format("%Y%m%d-%H%M%S")
-            );
-            let state = State {
-                schema_version: 1,
-                name: name.clone(),
-                topology: topo.name.clone(),
-                versions: version_names.clone(),
-                keys: space.keys.iter().map(|k| k.key.clone()).collect(),
-                seed: a.seed,
-                confirm: a.confirm,
-                budget_runs: a.budget.0,
-                budget_seconds: a.budget.1,
-                sequences,
-                minimal: BTreeMap::new(),
-                runs: 0,
-                seconds: 0.0,
-                first_minimal_after: None,
-            };
-            (a.results.join(name), state)
-        }
-    };
-    if a.emit == Some(ExploreEmit::GithubMatrix) {
-        let mut shards: BTreeMap<usize, (String, Vec<String>)> = BTreeMap::new();
-        for s in &state.sequences {
-            let e = shards
-                .entry(s.shard)
-                .or_insert((s.version.clone(), Vec::new()));
-            e.1.push(s.sequence.id.clone());
-        }
-        let include: Vec<serde_json::Value> = shards
-            .iter()
-            .map(|(i, (v, ids))| serde_json::json!({"shard": i, "version": v, "sequences": ids.join(",")}))
-            .collect();
-        out(&serde_json::json!({ "include": include }).to_string());
-        return Ok(Exit::Ok);
     }
+}
+
+/// A new campaign's folder and plan.
+fn new_campaign(space: &Space, versions: &[String], a: &ExploreArgs) -> (PathBuf, State) {
+    let sequences = explore::plan_sequences(space, versions, a.seed, a.random, a.shard);
+    let name = format!(
+        "explore-{}-{}",
+        space.topology,
+        chrono::Utc::now().format("%Y%m%d-%H%M%S")
+    );
+    let state = State {
+        schema_version: 1,
+        name: name.clone(),
+        topology: space.topology.clone(),
+        versions: versions.to_vec(),
+        keys: space.keys.iter().map(|k| k.key.clone()).collect(),
+        seed: a.seed,
+        confirm: a.confirm,
+        budget_runs: a.budget.0,
+        budget_seconds: a.budget.1,
+        sequences,
+        minimal: BTreeMap::new(),
+        runs: 0,
+        seconds: 0.0,
+        first_minimal_after: None,
+    };
+    (a.results.join(name), state)
+}
+
+/// `--emit github-matrix`: one cell per shard, with its version and sequence ids.
+fn matrix(state: &State) -> serde_json::Value {
+    let mut shards: BTreeMap<usize, (String, Vec<String>)> = BTreeMap::new();
+    for s in &state.sequences {
+        let e = shards
+            .entry(s.shard)
+            .or_insert((s.version.clone(), Vec::new()));
+        e.1.push(s.sequence.id.clone());
+    }
+    let include: Vec<serde_json::Value> = shards
+        .iter()
+        .map(|(i, (v, ids))| serde_json::json!({"shard": i, "version": v, "sequences": ids.join(",")}))
+        .collect();
+    serde_json::json!({ "include": include })
+}
+
+/// Runs the campaign in its folder, then judges the folder and prints the findings.
+async fn execute(
+    g: &Global,
+    a: &ExploreArgs,
+    dir: PathBuf,
+    space: Space,
+    state: State,
+) -> Result<Exit, Error> {
     std::fs::create_dir_all(&a.results).map_err(|e| Error::Write {
         path: a.results.clone(),
         source: e,
@@ -232,8 +288,8 @@ pub(crate) async fn run(g: &Global, a: &ExploreArgs) -> Result<Exit, Error> {
     errln!(
         "repro explore: {} sequences over {} on {} (keys: {}), campaign folder {}",
         state.sequences.len(),
-        topo.name,
-        version_names.join(", "),
+        space.topology,
+        state.versions.join(", "),
         state.keys.join(", "),
         dir.display()
     );
@@ -276,17 +332,18 @@ fn recheck(dir: &Path) -> Result<Exit, Error> {
 fn print_summary(f: &explore::findings::FindingsFile, dir: &Path) {
     let mut t = format!("{} runs judged, {} findings:\n", f.runs, f.findings.len());
     for x in &f.findings {
+        let minimal = x
+            .minimal
+            .as_ref()
+            .map(|m| format!(", minimal {}", m.summary()));
+        let where_ = format!("{} nodes, {}", x.role, x.source);
         t.push_str(&format!(
-            "  {:<26} {:<20} {:<14} {} runs, {} pieces{}\n",
+            "  {:<26} {:<20} {where_:<44} {} runs, {} pieces{}\n",
             x.class,
             x.key,
-            x.role,
             x.runs,
             x.evidence.len(),
-            x.minimal.as_ref().map_or(String::new(), |m| format!(
-                ", minimal {} ({} steps, confirmed {}/{})",
-                m.check, m.steps, m.confirmed, m.confirm_runs
-            ))
+            minimal.unwrap_or_default()
         ));
     }
     t.push_str(&format!(
@@ -308,17 +365,8 @@ fn runner(
         let root = root.clone();
         Box::pin(async move {
             let target = Target {
-                check: check.display().to_string(),
-                topology: None,
                 version: Some(version),
-                image: None,
-                sim,
-                sim_pace,
-                k3s_binary: None,
-                k3s_commit: None,
-                artifacts: None,
-                node_base: None,
-                build: None,
+                ..Target::of(check.display().to_string(), sim, sim_pace)
             };
             let (sc, plan) =
                 super::common::resolve(root.as_deref(), &target).map_err(|e| e.to_string())?;

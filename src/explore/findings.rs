@@ -38,6 +38,16 @@ pub(crate) struct Finding {
     pub(crate) minimal: Option<Minimal>,
 }
 
+impl Minimal {
+    /// `checks/….yaml (1 steps, confirmed 1/1)`: how every output names it.
+    pub(crate) fn summary(&self) -> String {
+        format!(
+            "{} ({} steps, confirmed {}/{})",
+            self.check, self.steps, self.confirmed, self.confirm_runs
+        )
+    }
+}
+
 impl Finding {
     pub(crate) fn id(&self) -> String {
         format!("{}/{}/{}", self.class, self.key, self.role)
@@ -104,8 +114,9 @@ pub(crate) fn markdown(f: &FindingsFile, checks: &BTreeMap<String, String>) -> S
         ));
         if let Some(min) = &x.minimal {
             m.push_str(&format!(
-                "- minimal check: `{}` ({} steps; confirmed {}/{} on fresh clusters; {} runs to minimise)\n",
-                min.check, min.steps, min.confirmed, min.confirm_runs, min.minimise_runs
+                "- minimal check: {} on fresh clusters; {} runs to minimise\n",
+                min.summary(),
+                min.minimise_runs
             ));
             if let Some(text) = checks.get(&min.check) {
                 m.push_str(&format!("\n```yaml\n{}```\n", text));

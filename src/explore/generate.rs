@@ -375,18 +375,7 @@ mod tests {
     use super::*;
 
     fn nodes() -> Vec<NodeInfo> {
-        let n = |name: &str, role, join: Option<&str>| NodeInfo {
-            name: name.into(),
-            role,
-            init: join.is_none(),
-            join: join.map(Into::into),
-        };
-        vec![
-            n("etcd-1", Role::Etcd, None),
-            n("etcd-2", Role::Etcd, Some("etcd-1")),
-            n("etcd-3", Role::Etcd, Some("etcd-1")),
-            n("cp-1", Role::ControlPlane, Some("etcd-1")),
-        ]
+        crate::explore::model::tests::etcd_split()
     }
 
     fn registry() -> KeySpace {

@@ -113,8 +113,10 @@ impl Space {
     }
 }
 
-/// The sequences of a campaign, in run order: per version, the restart orders of each key, the
-/// covering rows of all keys together (two keys or more), then `random` seeded ones.
+/// The sequences of a campaign, in run order: per version, the covering rows of all keys
+/// together (two keys or more: a few runs that touch every key), then the restart orders of the
+/// keys taken in turns (so a `--budget` cut leaves every key some orders), then `random` seeded
+/// ones.
 pub(crate) fn plan_sequences(
     space: &Space,
     versions: &[String],
@@ -123,11 +125,18 @@ pub(crate) fn plan_sequences(
     shard: usize,
 ) -> Vec<SeqRecord> {
     let mut seqs = Vec::new();
-    for k in &space.keys {
-        seqs.extend(generate::orders(&space.nodes, k));
-    }
     if space.keys.len() > 1 {
         seqs.extend(generate::covering(&space.nodes, &space.keys));
+    }
+    let mut orders: Vec<std::vec::IntoIter<Sequence>> = (space.keys.iter())
+        .map(|k| generate::orders(&space.nodes, k).into_iter())
+        .collect();
+    loop {
+        let turn: Vec<Sequence> = orders.iter_mut().filter_map(Iterator::next).collect();
+        if turn.is_empty() {
+            break;
+        }
+        seqs.extend(turn);
     }
     seqs.extend(generate::random(
         &space.nodes,
@@ -309,25 +318,34 @@ impl Campaign {
                 seen.keys().filter(|k| oracle::is_defect(k.split('/').next().unwrap_or(""))).count(),
                 left
             ));
+            self.minimise_new(&seen).await?;
         }
-        if self.minimise {
-            for (id, (seq, version, piece)) in seen {
-                if !oracle::is_defect(&piece.class) || self.state.minimal.contains_key(&id) {
-                    continue;
-                }
-                let m = self.minimise(&id, &seq, &version, &piece).await?;
-                (self.say)(&format!(
-                    "{id}: minimal check {} ({} steps), confirmed {}/{}",
-                    m.check, m.steps, m.confirmed, m.confirm_runs
-                ));
-                if self.state.first_minimal_after.is_none() {
-                    self.state.first_minimal_after = Some(self.started.elapsed().as_secs_f64());
-                }
-                self.state.minimal.insert(id, m);
-                self.save()?;
-            }
-        }
+        self.minimise_new(&seen).await?;
         self.save()
+    }
+
+    /// Minimises and confirms every defect in `seen` not minimised yet. Called after each
+    /// sequence, so the first minimal finding does not wait for the rest of the campaign.
+    async fn minimise_new(
+        &mut self,
+        seen: &BTreeMap<String, (Sequence, String, Piece)>,
+    ) -> Result<(), String> {
+        if !self.minimise {
+            return Ok(());
+        }
+        for (id, (seq, version, piece)) in seen {
+            if !oracle::is_defect(&piece.class) || self.state.minimal.contains_key(id) {
+                continue;
+            }
+            let m = self.minimise(id, seq, version, piece).await?;
+            (self.say)(&format!("{id}: minimal check {}", m.summary()));
+            if self.state.first_minimal_after.is_none() {
+                self.state.first_minimal_after = Some(self.started.elapsed().as_secs_f64());
+            }
+            self.state.minimal.insert(id.clone(), m);
+            self.save()?;
+        }
+        Ok(())
     }
 
     /// Whether a fresh run of `steps` shows the finding `id` again; with its run and pieces.

@@ -61,12 +61,13 @@ impl NodeInfo {
 }
 
 /// The distribution's rules about keys: which are critical, which the agent takes from its
-/// server, and which are booleans (absent = `false`).
+/// server, and what a node without the key runs with (a boolean: `false`; a key with `try:`
+/// values in the flags table: the first, the distribution's default).
 #[derive(Debug, Clone, Default)]
 pub(crate) struct Rules {
     pub(crate) critical: BTreeSet<String>,
     pub(crate) from_server: BTreeSet<String>,
-    pub(crate) booleans: BTreeSet<String>,
+    pub(crate) defaults: BTreeMap<String, String>,
 }
 
 impl Rules {
@@ -79,21 +80,21 @@ impl Rules {
             if f.from_server {
                 r.from_server.insert(f.name.clone());
             }
-            if f.kind == distro::FlagKind::Bool {
-                r.booleans.insert(f.name.clone());
+            let default = match (f.kind, f.try_values.first()) {
+                (distro::FlagKind::Bool, _) => Some("false".to_string()),
+                (_, first) => first.cloned(),
+            };
+            if let Some(d) = default {
+                r.defaults.insert(f.name.clone(), d);
             }
         }
         r
     }
 
-    /// The key's value in `c`, with a boolean's default (`false`) when absent; `None` when an
-    /// other key is absent (k3s's default, whatever it is, is the same on every node).
+    /// The key's value in `c`, its default when absent; `None` when a key with no known default
+    /// is absent (the distribution's default, whatever it is, is the same on every node).
     pub(crate) fn value(&self, c: &Config, key: &str) -> Option<String> {
-        match c.get(key) {
-            Some(v) => Some(v.clone()),
-            None if self.booleans.contains(key) => Some("false".to_string()),
-            None => None,
-        }
+        c.get(key).or_else(|| self.defaults.get(key)).cloned()
     }
 
     /// The critical keys whose values differ between `a` and `b`, sorted.
@@ -182,7 +183,7 @@ pub(crate) fn predict(
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
     pub(crate) fn etcd_split() -> Vec<NodeInfo> {
@@ -217,7 +218,12 @@ mod tests {
             r.value(&Config::new(), "embedded-registry").as_deref(),
             Some("false")
         );
-        assert_eq!(r.value(&Config::new(), "cluster-domain"), None);
+        // a key that is not a boolean: its `try:` default
+        assert_eq!(
+            r.value(&Config::new(), "cluster-domain").as_deref(),
+            Some("cluster.local")
+        );
+        assert_eq!(r.value(&Config::new(), "node-name"), None);
     }
 
     #[test]
@@ -245,23 +251,21 @@ mod tests {
             predict(&r, &nodes, &nodes[1], false, &on, &running, &keys),
             up("true")
         );
-        // the control-plane-only node is checked on every start
-        assert_eq!(
-            predict(&r, &nodes, &nodes[3], false, &on, &running, &keys),
-            Boot::Refused(keys.clone())
-        );
-        // ... unless its server is down: the check is skipped
         let mut no_server = running.clone();
         no_server.remove("etcd-1");
-        assert_eq!(
-            predict(&r, &nodes, &nodes[3], false, &on, &no_server, &keys),
-            up("true")
-        );
-        // a brand-new etcd joiner is checked once
-        assert_eq!(
-            predict(&r, &nodes, &nodes[2], true, &on, &running, &keys),
-            Boot::Refused(keys.clone())
-        );
+        for (node, first, running, want) in [
+            // the control-plane-only node is checked on every start
+            (3, false, &running, Boot::Refused(keys.clone())),
+            // ... unless its server is down: the check is skipped
+            (3, false, &no_server, up("true")),
+            // a brand-new etcd joiner is checked once
+            (2, true, &running, Boot::Refused(keys.clone())),
+        ] {
+            assert_eq!(
+                predict(&r, &nodes, &nodes[node], first, &on, running, &keys),
+                want
+            );
+        }
         // an agent takes the servers' value when they agree, and the model cannot say otherwise
         let agent = NodeInfo {
             name: "agent-1".into(),

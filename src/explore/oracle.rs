@@ -8,7 +8,7 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 
 use crate::raw::Role;
-use crate::result::{BootEnd, BootRecord, Observed, Rule, RunResult};
+use crate::result::{BootEnd, BootRecord, Observation, Observed, Rule, RunResult};
 use crate::scenario::Shows;
 
 use super::model::{self, Boot, Config, NodeInfo, Rules};
@@ -125,7 +125,7 @@ pub(crate) fn shown_value(s: &Shows, observed: &Observed) -> Option<String> {
     }
 }
 
-/// Judges one run.
+/// Judges one run: every boot of every step, against what the model predicts for it.
 pub(crate) fn judge(r: &RunResult) -> Vec<Piece> {
     let rules = Rules::of(r.distribution);
     let nodes = nodes_of(r);
@@ -137,205 +137,290 @@ pub(crate) fn judge(r: &RunResult) -> Vec<Piece> {
         .build
         .as_ref()
         .map_or(r.k3s.version.clone(), |b| b.reported.clone());
+    let run = RunView {
+        r,
+        rules: &rules,
+        nodes: &nodes,
+        shows: &shows,
+        keys: &keys,
+        version: &version,
+    };
     let mut out = Vec::new();
     for step in &r.steps {
-        let i = step.index;
-        for b in r.boots.iter().filter(|b| b.step == i) {
+        for b in r.boots.iter().filter(|b| b.step == step.index) {
             let Some(node) = nodes.iter().find(|n| n.name == b.node) else {
                 continue;
             };
-            let own = config_at(r, i, &node.name);
-            let running = running_before(r, i, b);
-            let piece = |class: String,
-                         key: &str,
-                         signal: &str,
-                         observed: String,
-                         predicted: String,
-                         evidence: Vec<String>| Piece {
-                class,
-                key: key.to_string(),
-                node: node.name.clone(),
-                role: node.role.as_str().to_string(),
-                source: node.config_source(&nodes),
-                step: i,
-                signal: signal.to_string(),
-                observed,
-                predicted,
-                evidence,
-                version: version.clone(),
-                run: String::new(),
-            };
-            let obs: Vec<_> = step
+            let obs: Vec<&Observation> = step
                 .observations
                 .iter()
                 .filter(|o| o.node == node.name && o.boot == b.boot)
                 .collect();
-            let dead = died(b) || obs.iter().any(|o| o.observed == Observed::Dead);
-            let named: Vec<String> = obs
-                .iter()
-                .filter(|o| o.signal == "config-mismatch")
-                .filter_map(|o| match &o.observed {
-                    Observed::Value(v) => {
-                        Some(v.split(',').map(str::to_string).collect::<Vec<_>>())
-                    }
-                    _ => None,
-                })
-                .flatten()
-                .collect();
-            let ev = |o: &crate::result::Observation| -> Vec<String> {
-                o.evidence.iter().take(3).map(|e| e.text.clone()).collect()
+            let boot = BootView {
+                run: &run,
+                node,
+                b,
+                step: step.index,
+                own: config_at(r, step.index, &node.name),
+                running: running_before(r, step.index, b),
+                dead: died(b) || obs.iter().any(|o| o.observed == Observed::Dead),
+                obs,
             };
-            match model::predict(&rules, &nodes, node, b.boot == 1, &own, &running, &keys) {
-                Boot::Refused(diff) => {
-                    if !dead {
-                        for k in &diff {
-                            let line = obs
-                                .iter()
-                                .find(|o| o.signal == "ready")
-                                .map(|o| ev(o))
-                                .unwrap_or_default();
-                            out.push(piece(
-                                "unguarded-divergence".into(),
-                                k,
-                                "ready",
-                                "up".into(),
-                                format!("refused: critical configuration mismatched: {k}"),
-                                line,
-                            ));
-                        }
-                    }
-                }
-                Boot::Up(values) => {
-                    if dead {
-                        for k in &named {
-                            out.push(piece(
-                                "wrongly-refused".into(),
-                                k,
-                                "config-mismatch",
-                                k.clone(),
-                                format!("{k} equal on {} and its server: no refusal", node.name),
-                                obs.iter()
-                                    .find(|o| o.signal == "config-mismatch")
-                                    .map(|o| ev(o))
-                                    .unwrap_or_default(),
-                            ));
-                        }
-                        continue;
-                    }
-                    let reached = b.lb_server.as_ref().and_then(|l| l.node.clone());
-                    for o in &obs {
-                        let Some(sh) = shows.get(&o.signal) else {
-                            continue;
-                        };
-                        // An agent takes the value of the server it reached (by design).
-                        let predicted = match values.get(&sh.key).cloned().flatten() {
-                            Some(v) => Some(v),
-                            None => reached
-                                .as_ref()
-                                .and_then(|m| running.get(m))
-                                .and_then(|c| rules.value(c, &sh.key)),
-                        };
-                        let Some(predicted) = predicted else {
-                            continue;
-                        };
-                        let observed = shown_value(sh, &o.observed);
-                        if observed.as_deref() == Some(predicted.as_str()) {
-                            continue;
-                        }
-                        let shown = |v: &Option<String>| {
-                            v.clone().unwrap_or_else(|| o.observed.to_string())
-                        };
-                        // No positive evidence: the settle rule decided, or nothing did.
-                        if observed.is_none()
-                            || o.rule == Rule::SettleWindow
-                            || o.rule == Rule::Undecided
-                        {
-                            out.push(piece(
-                                "inconclusive".into(),
-                                &sh.key,
-                                &o.signal,
-                                shown(&observed),
-                                predicted,
-                                ev(o),
-                            ));
-                            continue;
-                        }
-                        let x = observed.clone().unwrap_or_default();
-                        let holds = |m: &str| {
-                            running
-                                .get(m)
-                                .and_then(|c| rules.value(c, &sh.key))
-                                .as_deref()
-                                == Some(x.as_str())
-                        };
-                        let previous = r
-                            .boots
-                            .iter()
-                            .filter(|p| p.node == b.node && p.boot < b.boot)
-                            .max_by_key(|p| p.boot)
-                            .map(|p| config_at(r, p.step, &b.node))
-                            .and_then(|c| rules.value(&c, &sh.key));
-                        // The server its load balancer reached, when the log says; else the
-                        // node it joins, else any server holding the value; its own previous
-                        // value only when no other server holds it (then nothing else explains it).
-                        let join = node.join.as_ref().filter(|j| holds(j));
-                        let any = nodes
-                            .iter()
-                            .find(|m| m.name != b.node && m.is_server() && holds(&m.name))
-                            .map(|m| &m.name);
-                        let class = if let Some(m) =
-                            reached.as_ref().filter(|m| **m != b.node && holds(m))
-                        {
-                            format!("taken-from-{m}")
-                        } else if let Some(m) = join.or(any) {
-                            format!("taken-from-{m}")
-                        } else if previous.as_deref() == Some(x.as_str()) {
-                            "stale".to_string()
-                        } else {
-                            "taken-from-elsewhere".to_string()
-                        };
-                        let mut e = ev(o);
-                        if let Some(l) = &b.lb_server {
-                            e.push(format!(
-                                "load balancer reached {} ({})",
-                                l.address,
-                                l.node.as_deref().unwrap_or("?")
-                            ));
-                        }
-                        out.push(piece(class, &sh.key, &o.signal, x, predicted, e));
-                    }
-                    // Servers that hold different critical values with nothing refusing it:
-                    // an etcd member that already has data is never checked again.
-                    if matches!(node.role, Role::Etcd | Role::All) && !node.bootstraps(b.boot == 1)
-                    {
-                        for k in keys.iter().filter(|k| rules.critical.contains(*k)) {
-                            let mine = rules.value(&own, k);
-                            let other = nodes
-                                .iter()
-                                .filter(|m| m.name != node.name && m.is_server())
-                                .find(|m| {
-                                    running
-                                        .get(&m.name)
-                                        .is_some_and(|c| rules.value(c, k) != mine)
-                                });
-                            if let Some(m) = other {
-                                let theirs = running.get(&m.name).and_then(|c| rules.value(c, k));
-                                out.push(piece(
-                                    "unguarded-divergence".into(),
-                                    k,
-                                    "ready",
-                                    format!("{}={} up beside {}={}", node.name, mine.unwrap_or_default(), m.name, theirs.unwrap_or_default()),
-                                    "k3s checks critical keys only at bootstrap: no refusal expected".into(),
-                                    obs.iter().find(|o| o.signal == "ready").map(|o| ev(o)).unwrap_or_default(),
-                                ));
-                            }
-                        }
-                    }
-                }
-            }
+            out.extend(boot.judge());
         }
     }
     out
+}
+
+/// What every boot of one run is judged against.
+struct RunView<'a> {
+    r: &'a RunResult,
+    rules: &'a Rules,
+    nodes: &'a [NodeInfo],
+    shows: &'a BTreeMap<String, Shows>,
+    keys: &'a [String],
+    version: &'a str,
+}
+
+/// One boot of one node in one step, with the configs around it.
+struct BootView<'a> {
+    run: &'a RunView<'a>,
+    node: &'a NodeInfo,
+    b: &'a BootRecord,
+    step: usize,
+    /// The node's own config in this step.
+    own: Config,
+    /// The config of every live server when this boot started.
+    running: BTreeMap<String, Config>,
+    /// The boot's observations.
+    obs: Vec<&'a Observation>,
+    dead: bool,
+}
+
+/// The lines (or probe output) behind an observation, the first three.
+fn lines_of(o: &Observation) -> Vec<String> {
+    o.evidence.iter().take(3).map(|e| e.text.clone()).collect()
+}
+
+impl BootView<'_> {
+    fn judge(&self) -> Vec<Piece> {
+        let rules = self.run.rules;
+        let predicted = model::predict(
+            rules,
+            self.run.nodes,
+            self.node,
+            self.b.boot == 1,
+            &self.own,
+            &self.running,
+            self.run.keys,
+        );
+        match predicted {
+            Boot::Refused(diff) if !self.dead => self.came_up_unrefused(&diff),
+            Boot::Refused(_) => Vec::new(),
+            Boot::Up(_) if self.dead => self.wrongly_refused(),
+            Boot::Up(values) => {
+                let mut out = self.shown_values(&values);
+                out.extend(self.divergent_member());
+                out
+            }
+        }
+    }
+
+    fn piece(
+        &self,
+        class: String,
+        key: &str,
+        signal: &str,
+        observed: String,
+        predicted: String,
+        evidence: Vec<String>,
+    ) -> Piece {
+        Piece {
+            class,
+            key: key.to_string(),
+            node: self.node.name.clone(),
+            role: self.node.role.as_str().to_string(),
+            source: self.node.config_source(self.run.nodes),
+            step: self.step,
+            signal: signal.to_string(),
+            observed,
+            predicted,
+            evidence,
+            version: self.run.version.to_string(),
+            run: String::new(),
+        }
+    }
+
+    /// The evidence of this boot's observation of `signal`, if any.
+    fn lines_of_signal(&self, signal: &str) -> Vec<String> {
+        self.obs
+            .iter()
+            .find(|o| o.signal == signal)
+            .map(|o| lines_of(o))
+            .unwrap_or_default()
+    }
+
+    /// The model says k3s refuses this boot (a bootstrap with critical keys different from its
+    /// server's), and it came up: nothing guarded the divergence.
+    fn came_up_unrefused(&self, diff: &[String]) -> Vec<Piece> {
+        diff.iter()
+            .map(|k| {
+                self.piece(
+                    "unguarded-divergence".into(),
+                    k,
+                    "ready",
+                    "up".into(),
+                    format!("refused: critical configuration mismatched: {k}"),
+                    self.lines_of_signal("ready"),
+                )
+            })
+            .collect()
+    }
+
+    /// The model says the boot comes up, and it died naming keys (k3s #4768).
+    fn wrongly_refused(&self) -> Vec<Piece> {
+        let named = self.obs.iter().filter(|o| o.signal == "config-mismatch");
+        let named: Vec<String> = named
+            .filter_map(|o| match &o.observed {
+                Observed::Value(v) => Some(v.split(',').map(str::to_string).collect::<Vec<_>>()),
+                _ => None,
+            })
+            .flatten()
+            .collect();
+        named
+            .iter()
+            .map(|k| {
+                self.piece(
+                    "wrongly-refused".into(),
+                    k,
+                    "config-mismatch",
+                    k.clone(),
+                    format!("{k} equal on {} and its server: no refusal", self.node.name),
+                    self.lines_of_signal("config-mismatch"),
+                )
+            })
+            .collect()
+    }
+
+    /// The key's value in `node`'s running config.
+    fn running_value(&self, node: &str, key: &str) -> Option<String> {
+        (self.running.get(node)).and_then(|c| self.run.rules.value(c, key))
+    }
+
+    /// Each observation of a signal that shows a key, against the model's value: a server's
+    /// own, an agent's from the server it reached (by design).
+    fn shown_values(&self, values: &BTreeMap<String, Option<String>>) -> Vec<Piece> {
+        let reached = self.b.lb_server.as_ref().and_then(|l| l.node.clone());
+        let mut out = Vec::new();
+        for o in &self.obs {
+            let Some(sh) = self.run.shows.get(&o.signal) else {
+                continue;
+            };
+            let predicted = match values.get(&sh.key).cloned().flatten() {
+                Some(v) => Some(v),
+                None => reached
+                    .as_ref()
+                    .and_then(|m| self.running_value(m, &sh.key)),
+            };
+            let Some(predicted) = predicted else {
+                continue;
+            };
+            let observed = shown_value(sh, &o.observed);
+            if observed.as_deref() == Some(predicted.as_str()) {
+                continue;
+            }
+            // No positive evidence: the settle rule decided, or nothing did.
+            let Some(x) =
+                observed.filter(|_| !matches!(o.rule, Rule::SettleWindow | Rule::Undecided))
+            else {
+                let shown = shown_value(sh, &o.observed).unwrap_or_else(|| o.observed.to_string());
+                out.push(self.piece(
+                    "inconclusive".into(),
+                    &sh.key,
+                    &o.signal,
+                    shown,
+                    predicted,
+                    lines_of(o),
+                ));
+                continue;
+            };
+            let class = self.whose(&sh.key, &x, reached.as_deref());
+            let mut e = lines_of(o);
+            if let Some(l) = &self.b.lb_server {
+                e.push(format!(
+                    "load balancer reached {} ({})",
+                    l.address,
+                    l.node.as_deref().unwrap_or("?")
+                ));
+            }
+            out.push(self.piece(class, &sh.key, &o.signal, x, predicted, e));
+        }
+        out
+    }
+
+    /// Whose value `x` of `key` the node shows: the server its load balancer reached, when the
+    /// log says; else the node it joins, else any server holding it; its own previous value only
+    /// when no other server holds it (then nothing else explains it).
+    fn whose(&self, key: &str, x: &str, reached: Option<&str>) -> String {
+        let holds = |m: &str| self.running_value(m, key).as_deref() == Some(x);
+        let me = self.b.node.as_str();
+        let join = self.node.join.as_deref().filter(|j| holds(j));
+        let any = (self.run.nodes.iter())
+            .find(|m| m.name != me && m.is_server() && holds(&m.name))
+            .map(|m| m.name.as_str());
+        let r = self.run.r;
+        let previous = (r.boots.iter())
+            .filter(|p| p.node == me && p.boot < self.b.boot)
+            .max_by_key(|p| p.boot)
+            .map(|p| config_at(r, p.step, me))
+            .and_then(|c| self.run.rules.value(&c, key));
+        if let Some(m) = reached.filter(|m| *m != me && holds(m)).or(join).or(any) {
+            format!("taken-from-{m}")
+        } else if previous.as_deref() == Some(x) {
+            "stale".to_string()
+        } else {
+            "taken-from-elsewhere".to_string()
+        }
+    }
+
+    /// Servers that hold different critical values with nothing refusing it: an etcd member
+    /// that already has data is never checked again (by design).
+    fn divergent_member(&self) -> Vec<Piece> {
+        let node = self.node;
+        if !matches!(node.role, Role::Etcd | Role::All) || node.bootstraps(self.b.boot == 1) {
+            return Vec::new();
+        }
+        let rules = self.run.rules;
+        let mut out = Vec::new();
+        for k in self.run.keys.iter().filter(|k| rules.critical.contains(*k)) {
+            let mine = rules.value(&self.own, k);
+            let other = (self.run.nodes.iter())
+                .filter(|m| m.name != node.name && m.is_server())
+                .find(|m| {
+                    self.running
+                        .get(&m.name)
+                        .is_some_and(|c| rules.value(c, k) != mine)
+                });
+            if let Some(m) = other {
+                let theirs = self.running_value(&m.name, k);
+                out.push(self.piece(
+                    "unguarded-divergence".into(),
+                    k,
+                    "ready",
+                    format!(
+                        "{}={} up beside {}={}",
+                        node.name,
+                        mine.unwrap_or_default(),
+                        m.name,
+                        theirs.unwrap_or_default()
+                    ),
+                    "k3s checks critical keys only at bootstrap: no refusal expected".into(),
+                    self.lines_of_signal("ready"),
+                ));
+            }
+        }
+        out
+    }
 }
 
 /// Finding classes that say the distribution broke its own rule (the rest are by design or
