@@ -23,7 +23,7 @@ use serde::Serialize;
 
 use crate::diag::{Diagnostic, Diagnostics};
 use crate::raw::{ConfigValue, Role};
-use crate::scenario::{Expected, Scenario};
+use crate::scenario::{Expected, NodeKeys, Scenario};
 use crate::start_order::PlannedNode;
 
 /// The servers one boot of a buggy etcd-only joiner may read its served config from.
@@ -89,40 +89,74 @@ fn has_apiserver(role: Role) -> bool {
 /// Reads the check's bug world on its topology (see the module doc).
 pub(crate) fn read(sc: &Scenario) -> BugWorld {
     let topo = &sc.topology;
-    let served: Vec<String> = (topo.distro.facts().served_agent_keys.iter())
-        .map(|k| k.to_string())
-        .collect();
-    let is_joiner = |name: &str| {
-        topo.node(name)
-            .is_some_and(|n| n.role == Role::Etcd && !n.init && n.join.is_some())
+    let w = Walk {
+        sc,
+        served: (topo.distro.facts().served_agent_keys.iter())
+            .map(|k| k.to_string())
+            .collect(),
+        apiservers: (topo.nodes.iter())
+            .filter(|n| has_apiserver(n.role))
+            .map(|n| n.name.clone())
+            .collect(),
     };
-    let apiservers: Vec<String> = (topo.nodes.iter())
-        .filter(|n| has_apiserver(n.role))
-        .map(|n| n.name.clone())
-        .collect();
-    let mut keys: IndexMap<String, IndexMap<String, ConfigValue>> = (topo.nodes.iter())
-        .map(|n| {
-            let mut m = topo.config.clone();
-            m.extend(n.config.clone());
-            (n.name.clone(), m)
-        })
-        .collect();
+    let mut keys = topo.node_keys();
     let mut state: IndexMap<String, NodeState> = (topo.nodes.iter())
         .map(|n| (n.name.clone(), NodeState::default()))
         .collect();
     let mut world = BugWorld::default();
 
-    let boot_group = |step: usize,
-                      group: &[String],
-                      keys: &IndexMap<String, IndexMap<String, ConfigValue>>,
-                      state: &mut IndexMap<String, NodeState>,
-                      reach: &mut Vec<Reach>| {
-        let now = |name: &str| -> IndexMap<String, bool> {
-            served
-                .iter()
-                .map(|k| (k.clone(), on(keys.get(name).and_then(|m| m.get(k)))))
-                .collect()
-        };
+    let planned: Vec<PlannedNode> = topo.nodes.iter().map(PlannedNode::from).collect();
+    for group in crate::start_order::start_order(&planned) {
+        w.boot_group(0, &group, &keys, &mut state, &mut world.reach);
+    }
+    for (i, s) in sc.check.steps.iter().enumerate() {
+        let step = i + 1;
+        s.apply_keys(&mut keys);
+        if !s.start.is_empty() {
+            w.boot_group(step, &s.start, &keys, &mut state, &mut world.reach);
+        }
+        for group in &s.restart {
+            w.boot_group(step, group, &keys, &mut state, &mut world.reach);
+        }
+        judge(sc, step, &w.served, &state, &mut world.problems);
+    }
+    world
+}
+
+/// What the walk through a check's boots reads of its topology.
+struct Walk<'a> {
+    sc: &'a Scenario,
+    /// The distribution's keys a joiner takes from the server it reaches.
+    served: Vec<String>,
+    /// The nodes that run an apiserver (what a joiner's load balancer learns).
+    apiservers: Vec<String>,
+}
+
+impl Walk<'_> {
+    /// An etcd-only node that joins: the one whose served keys come from the server it reaches.
+    fn is_joiner(&self, name: &str) -> bool {
+        (self.sc.topology.node(name))
+            .is_some_and(|n| n.role == Role::Etcd && !n.init && n.join.is_some())
+    }
+
+    /// A node's served-key values under `keys`.
+    fn serves(&self, keys: &NodeKeys, name: &str) -> IndexMap<String, bool> {
+        (self.served.iter())
+            .map(|k| (k.clone(), on(keys.get(name).and_then(|m| m.get(k)))))
+            .collect()
+    }
+
+    /// The nodes of `group` boot at once in `step`: each joiner among them takes each served
+    /// key from any server it may reach, with any value that server may serve then; every
+    /// running joiner's load balancer then learns the apiservers that are up.
+    fn boot_group(
+        &self,
+        step: usize,
+        group: &[String],
+        keys: &NodeKeys,
+        state: &mut IndexMap<String, NodeState>,
+        reach: &mut Vec<Reach>,
+    ) {
         // What a server may serve while `group` boots: its old value, or its new one if it
         // boots in this group too.
         let may_serve = |name: &str, state: &IndexMap<String, NodeState>, key: &str| {
@@ -132,13 +166,13 @@ pub(crate) fn read(sc: &Scenario) -> BugWorld {
                 out.insert(*v);
             }
             if group.iter().any(|g| g == name) {
-                out.insert(now(name).get(key).copied().unwrap_or(false));
+                out.insert(self.serves(keys, name).get(key).copied().unwrap_or(false));
             }
             out
         };
         let mut took: IndexMap<String, (Reach, IndexMap<String, IndexSet<bool>>)> = IndexMap::new();
-        for name in group.iter().filter(|n| is_joiner(n)) {
-            let Some(joined) = topo.node(name).and_then(|n| n.join.clone()) else {
+        for name in group.iter().filter(|n| self.is_joiner(n)) {
+            let Some(joined) = self.sc.topology.node(name).and_then(|n| n.join.clone()) else {
                 continue;
             };
             let saved: Vec<String> = (state[name.as_str()].seen.iter()).cloned().collect();
@@ -148,8 +182,7 @@ pub(crate) fn read(sc: &Scenario) -> BugWorld {
                 saved,
                 joined,
             };
-            let values = served
-                .iter()
+            let values = (self.served.iter())
                 .map(|k| {
                     let vs: IndexSet<bool> = (r.servers().iter())
                         .flat_map(|s| may_serve(s, state, k))
@@ -160,7 +193,7 @@ pub(crate) fn read(sc: &Scenario) -> BugWorld {
             took.insert(name.clone(), (r, values));
         }
         for name in group {
-            let serves = now(name);
+            let serves = self.serves(keys, name);
             let st = state.entry(name.clone()).or_default();
             st.started = true;
             st.serves = serves;
@@ -171,54 +204,16 @@ pub(crate) fn read(sc: &Scenario) -> BugWorld {
                 reach.push(r);
             }
         }
-        // Every running joiner's load balancer learns the apiservers that are up.
-        let up: Vec<String> = (apiservers.iter())
+        let up: Vec<String> = (self.apiservers.iter())
             .filter(|a| state.get(a.as_str()).is_some_and(|s| s.started))
             .cloned()
             .collect();
         for (name, st) in state.iter_mut() {
-            if st.started && is_joiner(name) {
+            if st.started && self.is_joiner(name) {
                 st.seen.extend(up.iter().cloned());
             }
         }
-    };
-
-    let planned: Vec<PlannedNode> = (topo.nodes.iter())
-        .map(|n| PlannedNode {
-            name: n.name.clone(),
-            role: n.role,
-            init: n.init,
-            join: n.join.clone(),
-            deferred: n.deferred,
-            env: IndexMap::new(),
-        })
-        .collect();
-    for group in crate::start_order::start_order(&planned) {
-        boot_group(0, &group, &keys, &mut state, &mut world.reach);
     }
-    for (i, s) in sc.check.steps.iter().enumerate() {
-        let step = i + 1;
-        for (node, kv) in &s.config {
-            if let Some(k) = keys.get_mut(node) {
-                k.extend(kv.clone());
-            }
-        }
-        for (node, ks) in &s.remove {
-            if let Some(k) = keys.get_mut(node) {
-                for key in ks {
-                    k.shift_remove(key);
-                }
-            }
-        }
-        if !s.start.is_empty() {
-            boot_group(step, &s.start, &keys, &mut state, &mut world.reach);
-        }
-        for group in &s.restart {
-            boot_group(step, group, &keys, &mut state, &mut world.reach);
-        }
-        judge(sc, step, &served, &state, &mut world.problems);
-    }
-    world
 }
 
 /// Refuses the step's predictions on served keys of joiners that the pick decides.

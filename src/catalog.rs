@@ -285,38 +285,7 @@ impl Catalog {
                 signals: sig,
                 topology_override: None,
             };
-            for s in check_sources {
-                match load::check_in(&s.path, &s.text, &cx) {
-                    Ok(c) => {
-                        if let Some((first, _)) = checks.iter().find(|(o, _)| o.name == c.name) {
-                            diags.push(Diagnostic {
-                                file: c.path.clone(),
-                                line: 0,
-                                column: 0,
-                                message: format!(
-                                    "check name `{}` is also used by {}",
-                                    c.name,
-                                    first.path.display()
-                                ),
-                                help: Some("give every check its own `name:`".into()),
-                            });
-                        }
-                        // The bug world on the check's own topology (src/bug_world.rs).
-                        if let Some(t) = topologies.iter().find(|t| t.name == c.topology) {
-                            let sc = Scenario {
-                                check: c.clone(),
-                                topology: t.clone(),
-                                signals: sig.clone(),
-                            };
-                            if let Err(d) = crate::bug_world::check(&sc) {
-                                diags.extend(d);
-                            }
-                        }
-                        checks.push((c, s));
-                    }
-                    Err(d) => diags.extend(d),
-                }
-            }
+            checks = load_checks(&cx, check_sources, &mut diags);
         }
         if !diags.is_empty() {
             return Err(diags.sorted());
@@ -372,58 +341,9 @@ impl Catalog {
         topology: Option<&str>,
         version: Option<&distro::Version>,
     ) -> Result<Scenario, Diagnostics> {
-        let (check, source) = if is_path(check) {
-            let src = read(Path::new(check)).map_err(|d| Diagnostics(vec![d]))?;
-            let c = load::check(&src.path, &src.text, &self.topologies, &self.signals)?;
-            (c, src)
-        } else {
-            match self.checks.iter().find(|(c, _)| c.name == check) {
-                Some((c, s)) => (c.clone(), s.clone()),
-                None => {
-                    return Err(Diagnostics(vec![Diagnostic::general(
-                        format!("no check named `{check}`"),
-                        format!(
-                            "{}use one of: {} (or the path of a check file); names come from {}",
-                            did_you_mean(check, self.checks.iter().map(|(c, _)| c.name.as_str())),
-                            self.checks
-                                .iter()
-                                .map(|(c, _)| c.name.as_str())
-                                .collect::<Vec<_>>()
-                                .join(", "),
-                            self.origin_words()
-                        ),
-                    )]))
-                }
-            }
-        };
+        let (check, source) = self.find_check(check)?;
         let topo_name = topology.unwrap_or(&check.topology);
-        // `--topology FILE` as well as a name, as k3d and kind take a config file (#32).
-        let from_file;
-        let (topo, topo_source) = if is_path(topo_name) {
-            let src = read(Path::new(topo_name)).map_err(|d| Diagnostics(vec![d]))?;
-            from_file = load::topology(&src.path, &src.text)?;
-            (&from_file, Some(src))
-        } else {
-            let Some(topo) = self.topology(topo_name) else {
-                return Err(Diagnostics(vec![Diagnostic::general(
-                    format!("no topology named `{topo_name}`"),
-                    format!(
-                        "{}use one of: {} (or the path of a topology file); names come from {}",
-                        did_you_mean(topo_name, self.topologies.iter().map(|t| t.name.as_str())),
-                        self.topologies
-                            .iter()
-                            .map(|t| t.name.as_str())
-                            .collect::<Vec<_>>()
-                            .join(", "),
-                        self.origin_words()
-                    ),
-                )]));
-            };
-            let src = (self.topology_sources.iter())
-                .find(|(n, _)| *n == topo.name)
-                .map(|(_, s)| s.clone());
-            (topo, src)
-        };
+        let (topo, topo_source) = self.find_topology(topo_name)?;
         let written_on = topo.distro;
         let on_other = version.filter(|v| v.distro != written_on);
         let reread;
@@ -432,7 +352,7 @@ impl Catalog {
                 reread = load::topology_on(&src.path, &src.text, Some(v))?;
                 &reread
             }
-            _ => topo,
+            _ => &topo,
         };
         let mut check = check;
         if topology.is_some_and(|t| t != check.topology) || on_other.is_some() {
@@ -441,43 +361,7 @@ impl Catalog {
                 Ok(c) => check = c,
                 Err(mut d) => {
                     // Say up front why a check that validates on its own is rejected now.
-                    let why = match on_other {
-                    Some(v) => Diagnostic {
-                        file: check.path.clone(),
-                        line: 0,
-                        column: 0,
-                        message: format!(
-                            "check `{}` cannot run on {} {v} as written",
-                            check.name, v.distro
-                        ),
-                        help: Some(format!(
-                            "the errors below are what {} lacks; run a {} version, or write the check for {}",
-                            v.distro, written_on, v.distro
-                        )),
-                    },
-                    None => Diagnostic {
-                        file: check.path.clone(),
-                        line: 0,
-                        column: 0,
-                        message: format!(
-                            "check `{}` does not fit topology `{}` given with --topology (it was written for `{}`)",
-                            check.name, topo.name, check.topology
-                        ),
-                        help: Some(format!(
-                            "pick a topology whose nodes match what the check edits, restarts and observes; `{}` has: {}",
-                            topo.name,
-                            topo.nodes
-                                .iter()
-                                .map(|n| if n.deferred {
-                                    format!("{} (deferred)", n.name)
-                                } else {
-                                    n.name.clone()
-                                })
-                                .collect::<Vec<_>>()
-                                .join(", ")
-                        )),
-                    },
-                };
+                    let why = refit_refused(&check, topo, on_other, written_on);
                     d.0.insert(0, why);
                     return Err(d);
                 }
@@ -491,6 +375,151 @@ impl Catalog {
         // On another topology than its own a check may hold no longer (src/bug_world.rs).
         crate::bug_world::check(&sc)?;
         Ok(sc)
+    }
+
+    /// A check by name, or read from the path of a check file (validated against the catalog's
+    /// topologies), with its source.
+    fn find_check(&self, check: &str) -> Result<(Check, Source), Diagnostics> {
+        if is_path(check) {
+            let src = read(Path::new(check)).map_err(|d| Diagnostics(vec![d]))?;
+            let c = load::check(&src.path, &src.text, &self.topologies, &self.signals)?;
+            return Ok((c, src));
+        }
+        match self.checks.iter().find(|(c, _)| c.name == check) {
+            Some((c, s)) => Ok((c.clone(), s.clone())),
+            None => Err(Diagnostics(vec![Diagnostic::general(
+                format!("no check named `{check}`"),
+                format!(
+                    "{}use one of: {} (or the path of a check file); names come from {}",
+                    did_you_mean(check, self.checks.iter().map(|(c, _)| c.name.as_str())),
+                    self.checks
+                        .iter()
+                        .map(|(c, _)| c.name.as_str())
+                        .collect::<Vec<_>>()
+                        .join(", "),
+                    self.origin_words()
+                ),
+            )])),
+        }
+    }
+
+    /// A topology by name, or read from the path of a topology file (`--topology FILE` as well
+    /// as a name, as k3d and kind take a config file, #32), with its source when there is one.
+    fn find_topology(&self, name: &str) -> Result<(Topology, Option<Source>), Diagnostics> {
+        if is_path(name) {
+            let src = read(Path::new(name)).map_err(|d| Diagnostics(vec![d]))?;
+            let topo = load::topology(&src.path, &src.text)?;
+            return Ok((topo, Some(src)));
+        }
+        let Some(topo) = self.topology(name) else {
+            return Err(Diagnostics(vec![Diagnostic::general(
+                format!("no topology named `{name}`"),
+                format!(
+                    "{}use one of: {} (or the path of a topology file); names come from {}",
+                    did_you_mean(name, self.topologies.iter().map(|t| t.name.as_str())),
+                    self.topologies
+                        .iter()
+                        .map(|t| t.name.as_str())
+                        .collect::<Vec<_>>()
+                        .join(", "),
+                    self.origin_words()
+                ),
+            )]));
+        };
+        let src = (self.topology_sources.iter())
+            .find(|(n, _)| *n == topo.name)
+            .map(|(_, s)| s.clone());
+        Ok((topo.clone(), src))
+    }
+}
+
+/// Validates the check files against the topologies and signals that loaded, each check's bug
+/// world on its own topology too (src/bug_world.rs); a check whose name another already has is
+/// refused.
+fn load_checks(
+    cx: &load::Context,
+    check_sources: Vec<Source>,
+    diags: &mut Diagnostics,
+) -> Vec<(Check, Source)> {
+    let mut checks: Vec<(Check, Source)> = Vec::new();
+    for s in check_sources {
+        match load::check_in(&s.path, &s.text, cx) {
+            Ok(c) => {
+                if let Some((first, _)) = checks.iter().find(|(o, _)| o.name == c.name) {
+                    diags.push(Diagnostic {
+                        file: c.path.clone(),
+                        line: 0,
+                        column: 0,
+                        message: format!(
+                            "check name `{}` is also used by {}",
+                            c.name,
+                            first.path.display()
+                        ),
+                        help: Some("give every check its own `name:`".into()),
+                    });
+                }
+                if let Some(t) = cx.topologies.iter().find(|t| t.name == c.topology) {
+                    let sc = Scenario {
+                        check: c.clone(),
+                        topology: t.clone(),
+                        signals: cx.signals.clone(),
+                    };
+                    if let Err(d) = crate::bug_world::check(&sc) {
+                        diags.extend(d);
+                    }
+                }
+                checks.push((c, s));
+            }
+            Err(d) => diags.extend(d),
+        }
+    }
+    checks
+}
+
+/// Why a check that validates on its own is refused on another distribution's version (`v`) or
+/// on the topology given with `--topology`: said before the errors that follow.
+fn refit_refused(
+    check: &Check,
+    topo: &Topology,
+    on_other: Option<&distro::Version>,
+    written_on: distro::Distro,
+) -> Diagnostic {
+    match on_other {
+        Some(v) => Diagnostic {
+            file: check.path.clone(),
+            line: 0,
+            column: 0,
+            message: format!(
+                "check `{}` cannot run on {} {v} as written",
+                check.name, v.distro
+            ),
+            help: Some(format!(
+                "the errors below are what {} lacks; run a {} version, or write the check for {}",
+                v.distro, written_on, v.distro
+            )),
+        },
+        None => Diagnostic {
+            file: check.path.clone(),
+            line: 0,
+            column: 0,
+            message: format!(
+                "check `{}` does not fit topology `{}` given with --topology (it was written for `{}`)",
+                check.name, topo.name, check.topology
+            ),
+            help: Some(format!(
+                "pick a topology whose nodes match what the check edits, restarts and observes; `{}` has: {}",
+                topo.name,
+                topo.nodes
+                    .iter()
+                    .map(|n| if n.deferred {
+                        format!("{} (deferred)", n.name)
+                    } else {
+                        n.name.clone()
+                    })
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            )),
+        },
     }
 }
 

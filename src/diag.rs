@@ -229,64 +229,7 @@ fn explain_yaml(raw: &str) -> (String, String) {
             "a key may appear only once in a map: merge the two entries into one".to_string(),
         );
     }
-    let known: &[(&str, &str, &str)] = &[
-        (
-            "invalid boolean",
-            "expected a boolean",
-            "write `true` or `false` without quotes (yes/no/on/off are strings in YAML 1.2)",
-        ),
-        (
-            "expected sequence start",
-            "expected a list here",
-            "write a list as `[a, b]` or as one `- item` line per entry",
-        ),
-        (
-            "expected mapping start",
-            "expected a map here",
-            "write a map as `key: value` lines or as `{key: value}`",
-        ),
-        (
-            "tabs disallowed",
-            "a tab is used for indentation",
-            "indent with spaces only: YAML does not allow tabs in indentation",
-        ),
-        (
-            "unclosed bracket",
-            "a bracket is never closed",
-            "close every `[` with `]` and every `{` with `}`",
-        ),
-        (
-            "mapping values are not allowed",
-            "a `key: value` is not allowed here",
-            "check the indentation (keys of one map start in the same column) and quote values that contain `: `",
-        ),
-        (
-            "a config value is empty (null)",
-            "a config value is empty (null)",
-            "to drop a key use `remove:` in a step (or leave the key out); for empty text write \"\"",
-        ),
-        (
-            "is a decimal number",
-            "a decimal number is not a k3s config value",
-            "quote it (\"0.5\"): config values are text, integers, booleans or lists of those",
-        ),
-        (
-            "cannot deserialize null into string",
-            "this value is empty (null), but text is needed here",
-            "give a value, or write \"\" for an empty text",
-        ),
-        (
-            "expected string scalar",
-            "expected a single value (text) here",
-            "write one value, not a list or a map; quote it if it contains `: ` or starts with `[`, `{`, `*` or `&`",
-        ),
-        (
-            "simple key expected",
-            "YAML syntax error: a `:` is missing after a key",
-            SYNTAX_HELP,
-        ),
-    ];
-    for (needle, message, help) in known {
+    for (needle, message, help) in KNOWN_YAML {
         if raw.contains(needle) {
             return ((*message).to_string(), (*help).to_string());
         }
@@ -305,21 +248,6 @@ fn explain_yaml(raw: &str) -> (String, String) {
         }
     }
     // The parser's own syntax messages are clear enough; say they are syntax and how to look.
-    const SYNTAX_WORDS: &[&str] = &[
-        "while parsing",
-        "while scanning",
-        "did not find expected",
-        "bracket",
-        "quote",
-        "unexpected character",
-        "indicator",
-        "block",
-        "anchor",
-        "alias",
-        "EOF",
-        "scalar",
-        "flow",
-    ];
     if SYNTAX_WORDS.iter().any(|w| raw.contains(w)) {
         let message = raw.strip_prefix("while ").map_or_else(
             || format!("YAML syntax error: {raw}"),
@@ -329,6 +257,82 @@ fn explain_yaml(raw: &str) -> (String, String) {
     }
     (raw, general)
 }
+
+/// serde-saphyr messages by a text they contain: (that text, what to say, the help).
+const KNOWN_YAML: &[(&str, &str, &str)] = &[
+    (
+        "invalid boolean",
+        "expected a boolean",
+        "write `true` or `false` without quotes (yes/no/on/off are strings in YAML 1.2)",
+    ),
+    (
+        "expected sequence start",
+        "expected a list here",
+        "write a list as `[a, b]` or as one `- item` line per entry",
+    ),
+    (
+        "expected mapping start",
+        "expected a map here",
+        "write a map as `key: value` lines or as `{key: value}`",
+    ),
+    (
+        "tabs disallowed",
+        "a tab is used for indentation",
+        "indent with spaces only: YAML does not allow tabs in indentation",
+    ),
+    (
+        "unclosed bracket",
+        "a bracket is never closed",
+        "close every `[` with `]` and every `{` with `}`",
+    ),
+    (
+        "mapping values are not allowed",
+        "a `key: value` is not allowed here",
+        "check the indentation (keys of one map start in the same column) and quote values that contain `: `",
+    ),
+    (
+        "a config value is empty (null)",
+        "a config value is empty (null)",
+        "to drop a key use `remove:` in a step (or leave the key out); for empty text write \"\"",
+    ),
+    (
+        "is a decimal number",
+        "a decimal number is not a k3s config value",
+        "quote it (\"0.5\"): config values are text, integers, booleans or lists of those",
+    ),
+    (
+        "cannot deserialize null into string",
+        "this value is empty (null), but text is needed here",
+        "give a value, or write \"\" for an empty text",
+    ),
+    (
+        "expected string scalar",
+        "expected a single value (text) here",
+        "write one value, not a list or a map; quote it if it contains `: ` or starts with `[`, `{`, `*` or `&`",
+    ),
+    (
+        "simple key expected",
+        "YAML syntax error: a `:` is missing after a key",
+        SYNTAX_HELP,
+    ),
+];
+
+/// Words of the parser's own syntax messages.
+const SYNTAX_WORDS: &[&str] = &[
+    "while parsing",
+    "while scanning",
+    "did not find expected",
+    "bracket",
+    "quote",
+    "unexpected character",
+    "indicator",
+    "block",
+    "anchor",
+    "alias",
+    "EOF",
+    "scalar",
+    "flow",
+];
 
 const SYNTAX_HELP: &str =
     "check the indentation (spaces only), brackets and quotes on this line and the one before";

@@ -1184,11 +1184,8 @@ fn built_image_line(req: &Request<'_>, image: &str) -> Line {
         );
     }
     let base = crate::builds::release::base_url(distro).unwrap_or_default();
-    let (_, url) = crate::builds::release::urls(
-        &crate::builds::fetch::without_userinfo(&base),
-        &req.version,
-        names,
-    );
+    let (_, url) =
+        crate::builds::release::urls(&crate::redact::without_userinfo(&base), &req.version, names);
     Line::warn(
         "image",
         format!(

@@ -297,7 +297,7 @@ impl Public {
     /// The run's link, redacted (no credentials), as an autolink: spaces and angle brackets
     /// percent-encoded, so it cannot end early.
     fn url(&mut self, s: &str) -> String {
-        let s = self.plain(&crate::builds::fetch::without_userinfo(s));
+        let s = self.plain(&crate::redact::without_userinfo(s));
         s.replace(' ', "%20")
             .replace('<', "%3C")
             .replace('>', "%3E")

@@ -108,29 +108,10 @@ pub(crate) fn plan(sc: &Scenario, version: &Version, image: &str) -> Plan {
     let topo = &sc.topology;
     let distro = topo.distro;
     let config_path = distro.facts().config_path;
-    let nodes: Vec<PlannedNode> = topo
-        .nodes
-        .iter()
-        .map(|n| PlannedNode {
-            name: n.name.clone(),
-            role: n.role,
-            init: n.init,
-            join: n.join.clone(),
-            deferred: n.deferred,
-            env: n.env.clone(),
-        })
-        .collect();
+    let nodes: Vec<PlannedNode> = topo.nodes.iter().map(PlannedNode::from).collect();
 
     // User keys per node: topology-wide, then the node's own, then step edits.
-    let mut keys: IndexMap<String, IndexMap<String, ConfigValue>> = topo
-        .nodes
-        .iter()
-        .map(|n| {
-            let mut m = topo.config.clone();
-            m.extend(n.config.clone());
-            (n.name.clone(), m)
-        })
-        .collect();
+    let mut keys = topo.node_keys();
     let no_keys = IndexMap::new();
 
     let mut initial = IndexMap::new();
@@ -150,18 +131,7 @@ pub(crate) fn plan(sc: &Scenario, version: &Version, image: &str) -> Plan {
     let mut steps = Vec::new();
     for (i, s) in sc.check.steps.iter().enumerate() {
         let index = i + 1;
-        for (node, kv) in &s.config {
-            if let Some(k) = keys.get_mut(node) {
-                k.extend(kv.clone());
-            }
-        }
-        for (node, ks) in &s.remove {
-            if let Some(k) = keys.get_mut(node) {
-                for key in ks {
-                    k.shift_remove(key);
-                }
-            }
-        }
+        s.apply_keys(&mut keys);
         let mut edits: IndexMap<String, NodeFiles> = IndexMap::new();
         for node in s.edited_nodes() {
             let Some(n) = nodes.iter().find(|n| n.name == node) else {

@@ -40,7 +40,24 @@ impl Topology {
     pub(crate) fn node(&self, name: &str) -> Option<&Node> {
         self.nodes.iter().find(|n| n.name == name)
     }
+
+    /// Each node's config keys before the first step: the topology-wide ones, then the node's
+    /// own over them. With [`Step::apply_keys`], the one reading of "the keys the check gave a
+    /// node by then" (the plan renders them, the bug world reads its served keys from them,
+    /// inspect matches a log's config against them).
+    pub(crate) fn node_keys(&self) -> NodeKeys {
+        (self.nodes.iter())
+            .map(|n| {
+                let mut m = self.config.clone();
+                m.extend(n.config.clone());
+                (n.name.clone(), m)
+            })
+            .collect()
+    }
 }
+
+/// node -> its config keys (the user's, not the ones its role stands for), in the order set.
+pub(crate) type NodeKeys = IndexMap<String, IndexMap<String, ConfigValue>>;
 
 #[derive(Debug, Clone)]
 pub(crate) struct Check {
@@ -86,6 +103,26 @@ pub(crate) struct Step {
     /// refusals name them (src/bug_world.rs).
     pub(crate) expect_places: Places,
     pub(crate) bug_places: Places,
+}
+
+impl Step {
+    /// The step's edits of the nodes' keys, in the order a run applies them: `config:` set (a
+    /// key set again keeps its place), then `remove:`. A node the topology lacks is passed over
+    /// (validation reported it).
+    pub(crate) fn apply_keys(&self, keys: &mut NodeKeys) {
+        for (node, kv) in &self.config {
+            if let Some(k) = keys.get_mut(node) {
+                k.extend(kv.clone());
+            }
+        }
+        for (node, ks) in &self.remove {
+            if let Some(k) = keys.get_mut(node) {
+                for key in ks {
+                    k.shift_remove(key);
+                }
+            }
+        }
+    }
 }
 
 /// node -> signal -> 1-based line in the check file.

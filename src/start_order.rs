@@ -17,6 +17,20 @@ pub(crate) struct PlannedNode {
     pub(crate) env: IndexMap<String, String>,
 }
 
+impl From<&crate::scenario::Node> for PlannedNode {
+    /// A topology's node as the plan (and the start order) knows it.
+    fn from(n: &crate::scenario::Node) -> PlannedNode {
+        PlannedNode {
+            name: n.name.clone(),
+            role: n.role,
+            init: n.init,
+            join: n.join.clone(),
+            deferred: n.deferred,
+            env: n.env.clone(),
+        }
+    }
+}
+
 /// What each node of the first start waits for: the nodes whose boot must be ready before it
 /// may start, as k3s's source allows (docs/k3s-behaviour.md §10). Deferred nodes are
 /// left out: steps start them.

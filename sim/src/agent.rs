@@ -105,54 +105,8 @@ pub fn run(
             ))))
         }
     };
-    let reach = |lb: &Option<Arc<Mutex<LoadBalancer>>>| reach_server(lb, &plan.bootstrap_url);
-    // Where requests appear to go: the load balancer's local address, or the server.
-    let shown = |path: &str| match &lb {
-        Some(_) => format!("https://{}{path}", loadbalancer::LOCAL_ADDRESS),
-        None => format!("{}{path}", plan.bootstrap_url.trim_end_matches('/')),
-    };
-
-    // createProxyAndValidateToken: retry every 2 s until some server answers.
-    loop {
-        let why = match reach(&lb) {
-            None => format!("Get \"{}\": EOF", shown("/cacerts")),
-            Some(addr) => match get(&addr, "/cacerts", &Auth::None) {
-                Ok(_) => break,
-                Err(e) => e,
-            },
-        };
-        logs::error(format!(
-            "Failed to validate connection to cluster at {}: failed to get CA certs: {why}",
-            plan.bootstrap_url
-        ));
-        notify(&progress, Progress::Waiting, &mut sent);
-        std::thread::sleep(Duration::from_secs(2));
-    }
-
-    // config.Get: the served config of whichever server the proxy reaches.
-    let served = loop {
-        let why = match reach(&lb) {
-            None => format!(
-                "Get \"{}\": EOF",
-                shown(&crate::distro::supervisor_path("config"))
-            ),
-            Some(addr) => match get(
-                &addr,
-                &crate::distro::supervisor_path("config"),
-                &Auth::Basic("node", &plan.password),
-            )
-            .and_then(|body| serde_json::from_slice::<Wire>(&body).map_err(|e| e.to_string()))
-            {
-                Ok(wire) => break CriticalArgs::from_wire(&wire),
-                Err(e) => e,
-            },
-        };
-        logs::info(format!(
-            "Waiting to retrieve agent configuration; server is not ready: failed to retrieve configuration from server: {why}"
-        ));
-        notify(&progress, Progress::Waiting, &mut sent);
-        std::thread::sleep(Duration::from_secs(5));
-    };
+    validate_token(&plan, &lb, &progress, &mut sent);
+    let served = fetch_config(&plan, &lb, &progress, &mut sent);
 
     let view = AgentView {
         served: &served,
@@ -218,34 +172,100 @@ pub fn run(
     start_network(&view, api_ready);
 
     if plan.standalone {
-        // The tunnel seeds the load balancer with the apiserver list, then
-        // the kubelet registers the node.
-        if let Some(lb) = &lb {
-            // (The guard must not live across the `update` below.)
-            let reached = lock(lb).dial();
-            if let Some(addr) = reached {
-                if let Ok(body) = get(
-                    &addr,
-                    &crate::distro::supervisor_path("apiservers"),
-                    &Auth::Basic("node", &plan.password),
-                ) {
-                    if let Ok(list) = serde_json::from_slice::<Vec<String>>(&body) {
-                        lock(lb).update(&list);
-                    }
+        register_standalone(&plan, &lb, &data_dir);
+    }
+}
+
+/// Where requests appear to go: the load balancer's local address, or the server.
+fn shown(lb: &Option<Arc<Mutex<LoadBalancer>>>, plan: &Plan, path: &str) -> String {
+    match lb {
+        Some(_) => format!("https://{}{path}", loadbalancer::LOCAL_ADDRESS),
+        None => format!("{}{path}", plan.bootstrap_url.trim_end_matches('/')),
+    }
+}
+
+/// createProxyAndValidateToken: retry every 2 s until some server answers.
+fn validate_token(
+    plan: &Plan,
+    lb: &Option<Arc<Mutex<LoadBalancer>>>,
+    progress: &Option<Sender<Progress>>,
+    sent: &mut Option<Progress>,
+) {
+    loop {
+        let why = match reach_server(lb, &plan.bootstrap_url) {
+            None => format!("Get \"{}\": EOF", shown(lb, plan, "/cacerts")),
+            Some(addr) => match get(&addr, "/cacerts", &Auth::None) {
+                Ok(_) => return,
+                Err(e) => e,
+            },
+        };
+        logs::error(format!(
+            "Failed to validate connection to cluster at {}: failed to get CA certs: {why}",
+            plan.bootstrap_url
+        ));
+        notify(progress, Progress::Waiting, sent);
+        std::thread::sleep(Duration::from_secs(2));
+    }
+}
+
+/// config.Get: the served config of whichever server the proxy reaches, retried every 5 s.
+fn fetch_config(
+    plan: &Plan,
+    lb: &Option<Arc<Mutex<LoadBalancer>>>,
+    progress: &Option<Sender<Progress>>,
+    sent: &mut Option<Progress>,
+) -> CriticalArgs {
+    let path = crate::distro::supervisor_path("config");
+    loop {
+        let why = match reach_server(lb, &plan.bootstrap_url) {
+            None => format!("Get \"{}\": EOF", shown(lb, plan, &path)),
+            Some(addr) => match get(&addr, &path, &Auth::Basic("node", &plan.password))
+                .and_then(|body| serde_json::from_slice::<Wire>(&body).map_err(|e| e.to_string()))
+            {
+                Ok(wire) => return CriticalArgs::from_wire(&wire),
+                Err(e) => e,
+            },
+        };
+        logs::info(format!(
+            "Waiting to retrieve agent configuration; server is not ready: failed to retrieve configuration from server: {why}"
+        ));
+        notify(progress, Progress::Waiting, sent);
+        std::thread::sleep(Duration::from_secs(5));
+    }
+}
+
+/// A standalone agent: the tunnel seeds the load balancer with the apiserver list, then the
+/// kubelet registers the node.
+fn register_standalone(
+    plan: &Plan,
+    lb: &Option<Arc<Mutex<LoadBalancer>>>,
+    data_dir: &std::path::Path,
+) {
+    if let Some(lb) = lb {
+        // (The guard must not live across the `update` below.)
+        let reached = lock(lb).dial();
+        if let Some(addr) = reached {
+            if let Ok(body) = get(
+                &addr,
+                &crate::distro::supervisor_path("apiservers"),
+                &Auth::Basic("node", &plan.password),
+            ) {
+                if let Ok(list) = serde_json::from_slice::<Vec<String>>(&body) {
+                    lock(lb).update(&list);
                 }
             }
         }
-        let registered = cgroup::klog(
-            'I',
-            std::process::id(),
-            "kubelet_node_status.go:78",
-            &format!(
-                "\"Successfully registered node\" node=\"{}\"",
-                plan.node_name
-            ),
-        );
-        kubelet_lines(&data_dir, &[registered]);
     }
+    let registered = cgroup::klog(
+        'I',
+        std::process::id(),
+        "kubelet_node_status.go:78",
+        &format!(
+            "\"Successfully registered node\" node=\"{}\"",
+            plan.node_name
+        ),
+    );
+    kubelet_lines(data_dir, &[registered]);
 }
 
 /// The kubelet's own (klog) lines, where the distribution's kubelet writes them: k3s runs it

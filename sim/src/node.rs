@@ -162,25 +162,32 @@ impl Shared {
     }
 }
 
-/// `k3s server …`: never returns on success (the node runs until a signal).
-pub fn run_server(cli_args: &[String]) -> i32 {
-    let env = |k: &str| std::env::var(k).ok();
-    let version = match crate::version::imitated() {
+/// The k3s (or rke2) version the stand-in imitates; fatal when the image does not say.
+fn imitated_version() -> Version {
+    match crate::version::imitated() {
         Some(v) => crate::version::parse(&v).unwrap_or_else(|e| logs::fatal(format!("repro-sim: {e}"))),
         None => logs::fatal(format!(
             "repro-sim: {} is not set; the k3s stand-in needs the k3s version it imitates (e.g. {})",
             version_env(),
             crate::config::facts().example_version
         )),
-    };
+    }
+}
 
-    let config_path = config::config_path(cli_args, &env);
+/// The server's configuration (command line, config files, environment), validated, and the
+/// critical arguments it serves; fatal, as k3s is, on a bad one.
+fn server_config(
+    cli_args: &[String],
+    env: &dyn Fn(&str) -> Option<String>,
+    version: &Version,
+) -> (ServerConfig, CriticalArgs) {
+    let config_path = config::config_path(cli_args, env);
     let files = config::read_config_files(&config_path).unwrap_or_else(|e| logs::fatal(e));
     let (cfg, loaded) = config::load(&config::Inputs {
         cli_args,
         files: &files,
-        env: &env,
-        version: &version,
+        env,
+        version,
         command: distro::FlagCommand::Server,
     })
     .unwrap_or_else(|e| logs::fatal(e.to_string()));
@@ -192,9 +199,14 @@ pub fn run_server(cli_args: &[String]) -> i32 {
     }
     let local_args =
         CriticalArgs::from_config(&cfg).unwrap_or_else(|e| logs::fatal(format!("Error: {e}")));
+    (cfg, local_args)
+}
 
+/// The faults injected into this node (environment and the faults file), their threads
+/// started.
+fn load_faults(env: &dyn Fn(&str) -> Option<String>) -> Faults {
     let faults_text = std::fs::read_to_string(faults::FAULTS_FILE).ok();
-    let (faults, problems) = Faults::load(&env, faults_text.as_deref());
+    let (faults, problems) = Faults::load(env, faults_text.as_deref());
     for problem in problems {
         logs::warn(format!("repro-sim: {problem}"));
     }
@@ -202,6 +214,15 @@ pub fn run_server(cli_args: &[String]) -> i32 {
     if let Some(n) = faults.flood {
         flood(n);
     }
+    faults
+}
+
+/// `k3s server …`: never returns on success (the node runs until a signal).
+pub fn run_server(cli_args: &[String]) -> i32 {
+    let env = |k: &str| std::env::var(k).ok();
+    let version = imitated_version();
+    let (cfg, local_args) = server_config(cli_args, &env, &version);
+    let faults = load_faults(&env);
 
     let banner = crate::config::facts().banner_prefix;
     logs::info(format!("{banner}{version} ({})", crate::distro::commit()));

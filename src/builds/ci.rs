@@ -9,7 +9,8 @@ use std::path::{Path, PathBuf};
 use distro::Distro;
 
 pub(crate) use super::fetch::FetchError;
-use super::fetch::{self, without_userinfo, GetError};
+use super::fetch::{self, GetError};
+use crate::redact::without_userinfo;
 
 /// Overrides the CI storage's base URL (a mirror, or a local server in tests).
 pub(crate) const URL_ENV: &str = "REPRO_K3S_CI_URL";

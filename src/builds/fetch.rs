@@ -161,7 +161,10 @@ pub(crate) fn get(
 ) -> Result<ureq::http::Response<ureq::Body>, GetError> {
     agent.get(url).call().map_err(|e| match e {
         ureq::Error::StatusCode(code @ (403 | 404)) => GetError::Missing(code),
-        e => GetError::Failed(format!("cannot download {}: {e}", without_userinfo(url))),
+        e => GetError::Failed(format!(
+            "cannot download {}: {e}",
+            crate::redact::without_userinfo(url)
+        )),
     })
 }
 
@@ -202,20 +205,6 @@ pub(crate) fn sum_for(text: &str, name: &str) -> Option<String> {
         (file == name && sum.len() == 64 && sum.chars().all(|c| c.is_ascii_hexdigit()))
             .then(|| sum.to_ascii_lowercase())
     })
-}
-
-/// `scheme://host/…` without a `user:password@` (kept only in the request itself).
-pub(crate) fn without_userinfo(url: &str) -> String {
-    match url.split_once("://") {
-        Some((scheme, rest)) => {
-            let (authority, path) = rest.split_at(rest.find('/').unwrap_or(rest.len()));
-            match authority.rsplit_once('@') {
-                Some((_, host)) => format!("{scheme}://{host}{path}"),
-                None => url.to_string(),
-            }
-        }
-        None => url.to_string(),
-    }
 }
 
 /// The sha256 of a file on disk, or `None` when it cannot be read.
@@ -304,23 +293,6 @@ pub(crate) fn download(
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn credentials_in_the_url_are_never_shown() {
-        assert_eq!(
-            without_userinfo("https://user:s3cret@mirror.local:8443/k3s/k3s-abc"),
-            "https://mirror.local:8443/k3s/k3s-abc"
-        );
-        assert_eq!(
-            without_userinfo("http://127.0.0.1:1/k3s-abc"),
-            "http://127.0.0.1:1/k3s-abc"
-        );
-        // An `@` in the path is not userinfo.
-        assert_eq!(
-            without_userinfo("https://host/a@b/k3s"),
-            "https://host/a@b/k3s"
-        );
-    }
 
     #[test]
     fn the_sum_is_found_by_the_file_name() {

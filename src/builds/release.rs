@@ -12,7 +12,8 @@ use std::path::{Path, PathBuf};
 
 use distro::{Distro, Version};
 
-use super::fetch::{self, without_userinfo, FetchError, GetError};
+use super::fetch::{self, FetchError, GetError};
+use crate::redact::without_userinfo;
 use distro::ReleaseArtifacts;
 
 /// Overrides the base URL the release artifacts are under (`<url>/<version>/<file>`): a mirror,

@@ -50,38 +50,7 @@ pub(crate) async fn run(g: &Global, a: &BisectArgs) -> Result<Exit, Error> {
     };
     let good = version_entry(good, "--good").await?;
     let bad = version_entry(bad, "--bad").await?;
-    for (flag, v) in [("--good", &good), ("--bad", &bad)] {
-        if !list.contains(v) {
-            let line: Vec<String> = list.line_of(v).iter().map(ToString::to_string).collect();
-            return Err(Error::bad_input(format!(
-                "error: {flag} {v} is not in the release list {}\n  help: {}",
-                list.path.display(),
-                if line.is_empty() {
-                    format!(
-                        "the list has no {}.{} release; add the line there or pass --versions FILE",
-                        v.major, v.minor
-                    )
-                } else {
-                    format!(
-                        "releases of {}.{} listed: {} (add it there or pass --versions FILE)",
-                        v.major,
-                        v.minor,
-                        line.join(", ")
-                    )
-                }
-            )));
-        }
-    }
-    if good.line() != bad.line() {
-        return Err(Error::bad_input(format!(
-            "error: --good {good} and --bad {bad} are in different release lines\n  help: bisect inside one line: k3s backports fixes line by line, so releases of different lines are not one history"
-        )));
-    }
-    if good == bad {
-        return Err(Error::bad_input(format!(
-            "error: --good and --bad are both {good}\n  help: give two different releases of one line"
-        )));
-    }
+    crate::matrix::bisect::check_endpoints(&list, &good, &bad)?;
 
     let range = list.range(&good, &bad);
     let n = range.len();

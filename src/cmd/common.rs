@@ -17,61 +17,7 @@ use distro::Version;
 pub(crate) fn resolve(root: Option<&Path>, t: &Target) -> Result<(Scenario, Plan), Error> {
     let root = catalog::find_root(root);
     let cat = Catalog::load(root.as_deref()).map_err(|d| Error::bad_input(d.to_string()))?;
-    let asked: Option<Version> = match (&t.build, &t.version) {
-        // A build under test says its version: the plan is of the release it reports (for a
-        // commit build, the release whose image it runs in).
-        (Some(b), _) => {
-            let releases = crate::releases::ReleaseList::find(b.distro(), None, root.as_deref())
-                .map_err(|d| Error::bad_input(d.to_string()))?;
-            let base = b.base_version(&releases.releases);
-            // Not a clap conflict: REPRO_K3S_VERSION set in a CI environment would make every
-            // build run an error. The build says its version; the other one is set aside, aloud.
-            if let Some(v) = &t.version {
-                errln!(
-                    "warning: {} {v} (or REPRO_K3S_VERSION) is set aside: the build under test reports {}",
-                    version_flag_typed(),
-                    b.info.reported
-                );
-            }
-            if base.is_none() && t.image.is_none() {
-                return Err(Error::bad_input(format!(
-                    "error: {}: the binary reports `{}`, which names no release line, so no image can be chosen for it\n  help: give the image to run it in with --image (and --expect fixed or --expect reproduced)\n",
-                    b.flag(),
-                    b.info.reported
-                )));
-            }
-            base
-        }
-        (None, flag) => {
-            let flag = match flag {
-                None => None,
-                Some(v) => Some(v.parse::<Version>().map_err(|e| {
-                    let flag = version_flag_typed();
-                    let help = match did_you_mean_version(v) {
-                        Some(m) => format!("did you mean {m}?"),
-                        None => format!(
-                            "e.g. {flag} {}",
-                            distro::Distro::default().facts().example_version
-                        ),
-                    };
-                    Error::bad_input(format!("error: {flag}: {e}\n  help: {help}\n"))
-                })?),
-            };
-            // An image tagged with a version (`rancher/k3s:v1.33.5-k3s1`) runs that version: it
-            // is the version of record, planned, judged and written into "Validated on".
-            let tagged = t.image.as_deref().and_then(crate::target::image_version);
-            match (flag, tagged) {
-                (Some(asked), Some(tag)) if asked != tag => {
-                    return Err(Error::bad_input(format!(
-                        "error: --image {} is tagged {tag}, but --version asks for {asked}\n  help: the image's tag is the version it runs: leave out --version (or REPRO_K3S_VERSION), or give an image of {asked}\n",
-                        t.image.as_deref().unwrap_or_default()
-                    )));
-                }
-                (Some(asked), _) => Some(asked),
-                (None, tagged) => tagged,
-            }
-        }
-    };
+    let asked = asked_version(root.as_deref(), t)?;
     let sc = cat
         .scenario_on(&t.check, t.topology.as_deref(), asked.as_ref())
         .map_err(|d| Error::bad_input(d.to_string()))?;
@@ -93,21 +39,7 @@ pub(crate) fn resolve(root: Option<&Path>, t: &Target) -> Result<(Scenario, Plan
         crate::sim_image::plays(distro)
             .map_err(|e| Error::bad_input(format!("error: --sim: {e}\n")))?;
     }
-    let artifacts = match &t.artifacts {
-        None => None,
-        Some(dir) => {
-            if distro.facts().release_artifacts.is_none() {
-                return Err(Error::bad_input(format!(
-                    "error: --artifacts: topology `{}` runs {distro}; release artifacts build systemd nodes (rke2)\n",
-                    sc.topology.name
-                )));
-            }
-            // Checked before anything is created: a bad folder ends the command here.
-            let a = crate::sim_node_image::verify_artifacts(distro.facts(), dir)
-                .map_err(|e| Error::bad_input(format!("error: --artifacts: {e:#}\n")))?;
-            Some(a)
-        }
-    };
+    let artifacts = checked_artifacts(t, &sc)?;
     // `--node-base` only means something where nodes are built on a systemd base (rke2's);
     // on a k3s run it would be ignored without a word.
     if t.node_base.is_some() && distro.facts().node_base_image.is_none() {
@@ -143,6 +75,85 @@ pub(crate) fn resolve(root: Option<&Path>, t: &Target) -> Result<(Scenario, Plan
         b.place(&mut p);
     }
     Ok((sc, p))
+}
+
+/// The version the target asks for, before its topology is known: a build under test's (the
+/// release it reports), else `--version`'s, else an image's tag; `None`: the topology's default.
+fn asked_version(root: Option<&Path>, t: &Target) -> Result<Option<Version>, Error> {
+    match (&t.build, &t.version) {
+        // A build under test says its version: the plan is of the release it reports (for a
+        // commit build, the release whose image it runs in).
+        (Some(b), _) => {
+            let releases = crate::releases::ReleaseList::find(b.distro(), None, root)
+                .map_err(|d| Error::bad_input(d.to_string()))?;
+            let base = b.base_version(&releases.releases);
+            // Not a clap conflict: REPRO_K3S_VERSION set in a CI environment would make every
+            // build run an error. The build says its version; the other one is set aside, aloud.
+            if let Some(v) = &t.version {
+                errln!(
+                    "warning: {} {v} (or REPRO_K3S_VERSION) is set aside: the build under test reports {}",
+                    version_flag_typed(),
+                    b.info.reported
+                );
+            }
+            if base.is_none() && t.image.is_none() {
+                return Err(Error::bad_input(format!(
+                    "error: {}: the binary reports `{}`, which names no release line, so no image can be chosen for it\n  help: give the image to run it in with --image (and --expect fixed or --expect reproduced)\n",
+                    b.flag(),
+                    b.info.reported
+                )));
+            }
+            Ok(base)
+        }
+        (None, flag) => {
+            let flag = match flag {
+                None => None,
+                Some(v) => Some(v.parse::<Version>().map_err(|e| {
+                    let flag = version_flag_typed();
+                    let help = match did_you_mean_version(v) {
+                        Some(m) => format!("did you mean {m}?"),
+                        None => format!(
+                            "e.g. {flag} {}",
+                            distro::Distro::default().facts().example_version
+                        ),
+                    };
+                    Error::bad_input(format!("error: {flag}: {e}\n  help: {help}\n"))
+                })?),
+            };
+            // An image tagged with a version (`rancher/k3s:v1.33.5-k3s1`) runs that version: it
+            // is the version of record, planned, judged and written into "Validated on".
+            let tagged = t.image.as_deref().and_then(crate::target::image_version);
+            match (flag, tagged) {
+                (Some(asked), Some(tag)) if asked != tag => Err(Error::bad_input(format!(
+                    "error: --image {} is tagged {tag}, but --version asks for {asked}\n  help: the image's tag is the version it runs: leave out --version (or REPRO_K3S_VERSION), or give an image of {asked}\n",
+                    t.image.as_deref().unwrap_or_default()
+                ))),
+                (Some(asked), _) => Ok(Some(asked)),
+                (None, tagged) => Ok(tagged),
+            }
+        }
+    }
+}
+
+/// `--artifacts`: a release-artifacts folder, checked before anything is created (a bad folder
+/// ends the command here), for a distribution whose nodes are built from one.
+fn checked_artifacts(
+    t: &Target,
+    sc: &Scenario,
+) -> Result<Option<crate::sim_node_image::Artifacts>, Error> {
+    let Some(dir) = &t.artifacts else {
+        return Ok(None);
+    };
+    let distro = sc.topology.distro;
+    if distro.facts().release_artifacts.is_none() {
+        return Err(Error::bad_input(format!(
+            "error: --artifacts: topology `{}` runs {distro}; release artifacts build systemd nodes (rke2)\n",
+            sc.topology.name
+        )));
+    }
+    let a = crate::sim_node_image::verify_artifacts(distro.facts(), dir)
+        .map_err(|e| Error::bad_input(format!("error: --artifacts: {e:#}\n")))?;
+    Ok(Some(a))
 }
 
 /// The full versions an incomplete one may mean (`v1.33.4` → `v1.33.4+k3s1 or v1.33.4+rke2r1`):
@@ -240,7 +251,7 @@ pub(crate) fn resolve_planning(root: Option<&Path>, t: &Target) -> Result<(Scena
     if let (true, Some(names)) = (fetches_artifacts(t, &plan), &facts.release_artifacts) {
         let base = crate::builds::release::base_url(plan.distro).unwrap_or_default();
         let (_, url) = crate::builds::release::urls(
-            &crate::builds::fetch::without_userinfo(&base),
+            &crate::redact::without_userinfo(&base),
             &plan.k3s_version,
             names,
         );

@@ -1,8 +1,9 @@
 //! `repro matrix`: every check × k3s version, several runs at once, one table at the end.
 //!
-//! Everything about the input (checks, versions, channels) is settled here before Docker is
-//! touched; `--emit github-matrix` stops there and prints the cells for a CI fan-out. The runs
-//! themselves are `crate::matrix::batch`'s; this prints what they say, the table and the exit.
+//! Everything about the input (checks, versions, channels) is settled before Docker is touched,
+//! by `crate::matrix::planning`; `--emit github-matrix` stops there and prints the cells for a
+//! CI fan-out. The runs themselves are `crate::matrix::batch`'s; this wires them, prints what
+//! they say, the table and the exit.
 
 use std::path::Path;
 use std::sync::Arc;
@@ -16,8 +17,7 @@ use crate::docker::{DockerApi, Engine};
 use crate::error::Error;
 use crate::exit::Exit;
 use crate::matrix::batch::{self, Planned};
-use crate::matrix::{render, Cell, Status, Summary};
-use crate::result::Outcome;
+use crate::matrix::{planning, render, Summary};
 use crate::run::Target;
 use distro::Version;
 
@@ -25,64 +25,15 @@ use super::common::{
     create_dir, out, resolve, sim_image_ref, spawn_interrupt_listener, stamped, version_entry,
 };
 
-/// GitHub Actions runs at most this many jobs from one matrix.
-const GITHUB_MATRIX_LIMIT: usize = 256;
-
 pub(crate) async fn run(g: &Global, a: &MatrixArgs) -> Result<Exit, Error> {
     let argv: Vec<String> = std::env::args().collect();
-
-    // Checks: named, or every check that says where the fix landed.
     let root = catalog::find_root(g.root.as_deref());
     let cat = Catalog::load(root.as_deref()).map_err(|d| Error::bad_input(d.to_string()))?;
-    let mut checks: Vec<String> = Vec::new();
-    if a.checks.is_empty() {
-        checks.extend(
-            cat.checks
-                .iter()
-                .filter(|(c, _)| !c.fixed_in.firsts.is_empty())
-                .map(|(c, _)| c.name.clone()),
-        );
-        if checks.is_empty() {
-            return Err(Error::bad_input(
-                "error: no check has `fixed-in`, so there is no default matrix\n  help: name the checks with --checks",
-            ));
-        }
-    } else {
-        for c in &a.checks {
-            let c = c.trim();
-            if c.is_empty() {
-                return Err(Error::bad_input(
-                    "error: --checks has an empty entry\n  help: e.g. --checks etcd-split,metrics-order",
-                ));
-            }
-            if !checks.iter().any(|x| x == c) {
-                checks.push(c.to_string());
-            }
-        }
-    }
-
-    // Versions: malformed entries are all reported at once, before any channel lookup.
+    let checks = planning::checks(&cat, &a.checks)?;
+    // The versions flag as typed (`--versions`, or an older name), for the messages.
     let flag = super::common::flag_typed(&["--versions", "--version", "--k3s-versions"]);
-    let mut problems = String::new();
-    for raw in &a.versions {
-        let raw = raw.trim();
-        if raw.is_empty() {
-            problems.push_str(&format!("error: {flag} has an empty entry\n"));
-        } else if !crate::channels::is_channel(raw) {
-            if let Err(e) = raw.parse::<Version>() {
-                problems.push_str(&format!("error: {flag}: {e}\n"));
-            }
-        }
-    }
-    if !problems.is_empty() {
-        problems.push_str(&format!(
-            "  help: give full versions ({}) or channels (stable, latest, v1.33), comma-separated\n",
-            distro::Distro::default().facts().example_version
-        ));
-        return Err(Error::bad_input(problems));
-    }
-    // A build under test: read once; its version (for a commit build, its base release) is the
-    // matrix's one column.
+    planning::check_versions(&a.versions, flag)?;
+    // A build under test: read once; its version is the matrix's one column.
     let mut template = Target {
         k3s_binary: a.k3s_binary.clone(),
         ..Target::of("", a.sim, a.sim_pace)
@@ -92,17 +43,11 @@ pub(crate) async fn run(g: &Global, a: &MatrixArgs) -> Result<Exit, Error> {
     if let Some(b) = &template.build {
         let releases = crate::releases::ReleaseList::find(b.distro(), None, root.as_deref())
             .map_err(|d| Error::bad_input(d.to_string()))?;
-        let Some(base) = b.base_version(&releases.releases) else {
-            return Err(Error::bad_input(format!(
-                "error: --k3s-binary: the binary reports `{}`, which names no release line\n  help: run each check alone with `repro run <check> --k3s-binary … --image … --expect fixed`\n",
-                b.info.reported
-            )));
-        };
+        versions.push(planning::build_version(b, &releases.releases)?);
         out(&format!(
             "build under test: {} (reports {}, sha256 {})",
             b.info.path, b.info.reported, b.info.sha256
         ));
-        versions.push(base);
     }
     for raw in &a.versions {
         let v = version_entry(raw, flag).await?;
@@ -113,72 +58,12 @@ pub(crate) async fn run(g: &Global, a: &MatrixArgs) -> Result<Exit, Error> {
         }
     }
 
-    // Plan every cell (validates each check against each version). The matrix folder's name is
-    // settled now, so each run's configuration is complete before Docker.
+    // The matrix folder's name is settled now, so each run's configuration is complete before
+    // Docker.
     let dir = a.options.results.join(stamped("matrix"));
-    let mut planned: Vec<Planned> = Vec::new();
-    for check in &checks {
-        for v in &versions {
-            let mut target = match &template.build {
-                Some(_) => Target {
-                    check: check.clone(),
-                    ..template.clone()
-                },
-                None => Target {
-                    version: Some(v.to_string()),
-                    ..Target::of(check.clone(), a.sim, a.sim_pace)
-                },
-            };
-            // A real rke2 cell that will run fetches its release artifacts (cached: once per
-            // version); emitting the cells for a workflow runs nothing, so fetches nothing.
-            let (scenario, plan) = if a.emit.is_some() {
-                resolve(g.root.as_deref(), &target)?
-            } else {
-                super::common::resolve_fetching(g.root.as_deref(), &mut target, false).await?
-            };
-            if let (Some(b), None) = (&template.build, plan.expected_verdict) {
-                return Err(Error::bad_input(format!(
-                    "error: no expected verdict for {} on the build: {}\n  help: run it alone with `repro run {} --k3s-binary {} --expect fixed` (or reproduced)\n",
-                    plan.check, plan.expected_because, plan.check, b.info.path
-                )));
-            }
-            let Some(expected) = plan.expected_verdict else {
-                return Err(Error::bad_input(format!(
-                    "error: no expected verdict for {} {}: {}\n  help: leave the version out of the matrix and run it alone with `repro run {} --version {} --expect fixed` (or reproduced)",
-                    plan.check, plan.k3s_version, plan.expected_because, plan.check, plan.k3s_version
-                )));
-            };
-            let cell = batch::not_run(&plan, expected, batch::expected_because(&plan), a.sim);
-            let cfg = a
-                .options
-                .to_config(target, expected, dir.clone(), argv.clone());
-            planned.push(Planned {
-                scenario,
-                plan,
-                cfg,
-                cell,
-            });
-        }
-    }
-
+    let planned = plan_cells(g, a, &template, &checks, &versions, &dir, &argv).await?;
     if let Some(Emit::GithubMatrix) = a.emit {
-        if planned.len() > GITHUB_MATRIX_LIMIT {
-            return Err(Error::bad_input(format!(
-                "error: {} cells, but a GitHub Actions matrix runs at most {GITHUB_MATRIX_LIMIT} jobs\n  help: split the versions or checks over several workflows",
-                planned.len()
-            )));
-        }
-        let cells: Vec<(String, String, Outcome)> = planned
-            .iter()
-            .map(|p| {
-                (
-                    p.plan.check.clone(),
-                    p.plan.k3s_version.to_string(),
-                    p.cell.expected,
-                )
-            })
-            .collect();
-        out(&render::github_matrix(&cells));
+        out(&render::github_matrix(&planning::github_cells(&planned)?));
         return Ok(Exit::Ok);
     }
 
@@ -189,36 +74,26 @@ pub(crate) async fn run(g: &Global, a: &MatrixArgs) -> Result<Exit, Error> {
     // its summary still lists every cell and why it did not run.
     create_dir(&dir)?;
     if let Err(e) = prepare_images(a, &versions).await {
-        let why = format!("{e}");
-        let mut cells: Vec<Cell> = planned.iter().map(|p| p.cell.clone()).collect();
-        for c in &mut cells {
-            c.status = Status::Broken;
-            c.error = Some(why.clone());
-        }
-        let summary = Summary::new(argv, Vec::new(), cells);
+        let summary = Summary::new(
+            argv,
+            Vec::new(),
+            planning::all_broken(&planned, &e.to_string()),
+        );
         crate::matrix::merge::write_outputs(&dir, &summary, "repro matrix")?;
         print_report("repro matrix", &summary, &dir);
         return Err(e);
     }
-    let total = planned.len();
     let plans: Vec<&crate::plan::Plan> = planned.iter().map(|p| &p.plan).collect();
     let (jobs, why_jobs) = crate::matrix::jobs::resolve(a.jobs, &plans, a.sim);
     if let Some(why) = why_jobs {
         out(&why);
     }
-    out(&format!(
-        "matrix: {} check{} × {} version{} = {total} run{}, {jobs} at a time{} → {}",
+    out(&planning::headline(
         checks.len(),
-        if checks.len() == 1 { "" } else { "s" },
         versions.len(),
-        if versions.len() == 1 { "" } else { "s" },
-        if total == 1 { "" } else { "s" },
-        if a.sim {
-            " (k3s stand-in, not real k3s)"
-        } else {
-            ""
-        },
-        dir.display()
+        jobs,
+        a.sim,
+        &dir,
     ));
 
     let t0 = Instant::now();
@@ -244,6 +119,41 @@ pub(crate) async fn run(g: &Global, a: &MatrixArgs) -> Result<Exit, Error> {
         super::common::write_stdout(&format!("{json}\n")).map_err(anyhow::Error::from)?;
     }
     Ok(exit)
+}
+
+/// Every cell's plan (which validates each check against each version) and run configuration.
+/// A real rke2 cell that will run fetches its release artifacts (cached: once per version);
+/// emitting the cells for a workflow runs nothing, so fetches nothing.
+async fn plan_cells(
+    g: &Global,
+    a: &MatrixArgs,
+    template: &Target,
+    checks: &[String],
+    versions: &[Version],
+    dir: &Path,
+    argv: &[String],
+) -> Result<Vec<Planned>, Error> {
+    let mut planned: Vec<Planned> = Vec::new();
+    for check in checks {
+        for v in versions {
+            let mut target = planning::cell_target(template, check, v);
+            let (scenario, plan) = if a.emit.is_some() {
+                resolve(g.root.as_deref(), &target)?
+            } else {
+                super::common::resolve_fetching(g.root.as_deref(), &mut target, false).await?
+            };
+            let expected = planning::expected(&plan, template.build.as_ref())?;
+            let cell = batch::not_run(&plan, expected, batch::expected_because(&plan), a.sim);
+            let cfg = (a.options).to_config(target, expected, dir.to_path_buf(), argv.to_vec());
+            planned.push(Planned {
+                scenario,
+                plan,
+                cfg,
+                cell,
+            });
+        }
+    }
+    Ok(planned)
 }
 
 /// Everything the runs share, done once before them: loading the image archive and building

@@ -34,6 +34,9 @@ const LOG_MAX_FILE: &str = "5";
 /// Rounds of list-and-remove before removal gives up (the engine is gone or refuses).
 const REMOVE_ROUNDS: usize = 6;
 
+/// How long a removal waits for a killed container's exit to be processed by the engine.
+const EXIT_WAIT: Duration = Duration::from_secs(30);
+
 /// The client timeout covers response headers only; it must exceed the longest stop grace.
 const CLIENT_TIMEOUT: Duration = Duration::from_secs(300);
 
@@ -163,6 +166,121 @@ impl Engine {
             .map_err(err("inspect container", container))
     }
 
+    /// Removes one container so that the engine has released its network endpoint first:
+    /// killed, then waited for until its exit was processed (the engine releases the endpoint
+    /// as it processes the exit), then removed with its anonymous volumes. A force-removal
+    /// alone races the exit of a node that was dying on its own (its fatal line seen, its
+    /// process not yet reaped), which is the order that can leave a network with an endpoint
+    /// no container owns on Docker 20.10 (#30 item 7, docs/docker-engine.md).
+    async fn remove_container(&self, id: &str) -> Result<(), bollard::errors::Error> {
+        match self
+            .docker
+            .kill_container(id, None::<bollard::query_parameters::KillContainerOptions>)
+            .await
+        {
+            // 409: not running (exited, or never started); 404: already gone (the removal
+            // below says so).
+            Ok(())
+            | Err(bollard::errors::Error::DockerResponseServerError {
+                status_code: 404 | 409,
+                ..
+            }) => {}
+            // Anything else: the forced removal below kills it, or says why it cannot.
+            Err(_) => {}
+        }
+        let opts = bollard::query_parameters::WaitContainerOptionsBuilder::default()
+            .condition("not-running")
+            .build();
+        let mut exited = self.docker.wait_container(id, Some(opts));
+        // Any answer will do (an exit code other than 0 is an error of the stream); bounded,
+        // so an engine that never processes the exit still gets the forced removal.
+        let _ = tokio::time::timeout(EXIT_WAIT, exited.next()).await;
+        drop(exited);
+        let rm = RemoveContainerOptionsBuilder::default()
+            .force(true)
+            .v(true)
+            .build();
+        self.docker.remove_container(id, Some(rm)).await
+    }
+
+    /// Why the engine keeps network `name` that it would not remove ("has active endpoints"),
+    /// after force-disconnecting what is left of endpoints whose container is gone: the
+    /// endpoint's owners as the network lists them, or none (an endpoint only the engine's
+    /// own store still counts). Returns the sentence that says what is left and how to clear
+    /// it, or None when the network is gone or the disconnections freed it for the next round.
+    async fn explain_network(&self, name: &str) -> Option<String> {
+        let net = self
+            .docker
+            .inspect_network(
+                name,
+                None::<bollard::query_parameters::InspectNetworkOptions>,
+            )
+            .await
+            .ok()?;
+        let mut foreign = Vec::new();
+        let mut freed = false;
+        for (id, ep) in net.containers.unwrap_or_default() {
+            let owner = ep.name.clone().unwrap_or_else(|| id.clone());
+            if self.inspect_container(&id).await.is_ok() {
+                foreign.push(owner);
+                continue;
+            }
+            // Its container is gone: the endpoint is a leftover of ours to let go of.
+            let req = bollard::models::NetworkDisconnectRequest {
+                container: owner,
+                force: Some(true),
+            };
+            freed |= self.docker.disconnect_network(name, req).await.is_ok();
+        }
+        if freed && foreign.is_empty() {
+            return None;
+        }
+        Some(stale_network_help(name, &foreign))
+    }
+
+    /// The containers part of a removal round: how many the listing found and whether one is
+    /// still there after the removals, or None if the listing failed.
+    async fn remove_containers(
+        &self,
+        filters: &HashMap<String, Vec<String>>,
+        removed: &mut Removed,
+        errors: &mut Vec<String>,
+    ) -> Option<(usize, bool)> {
+        let copts = ListContainersOptionsBuilder::default()
+            .all(true)
+            .filters(filters)
+            .build();
+        let cs = match self.docker.list_containers(Some(copts)).await {
+            Ok(cs) => cs,
+            Err(e) => {
+                errors.push(format!("cannot list containers: {e}"));
+                return None;
+            }
+        };
+        let found = cs.len();
+        let results = join_all(
+            cs.into_iter()
+                .filter_map(|c| c.id)
+                .map(|id| async move { (self.remove_container(&id).await, id) }),
+        )
+        .await;
+        let mut left = false;
+        for (r, id) in results {
+            match r {
+                Ok(()) => removed.containers += 1,
+                // Another remover (a second round, `repro clean`) got there first.
+                Err(bollard::errors::Error::DockerResponseServerError {
+                    status_code: 404, ..
+                }) => {}
+                Err(e) => {
+                    left = true;
+                    errors.push(format!("container {id}: {e}"));
+                }
+            }
+        }
+        Some((found, left))
+    }
+
     /// One round of `remove_labelled`: list and remove containers, then networks and volumes.
     /// Returns how many objects the listings found, or None if a listing failed.
     async fn remove_round(
@@ -173,38 +291,12 @@ impl Engine {
     ) -> Option<usize> {
         let mut found = 0;
         let mut listed = true;
-        let copts = ListContainersOptionsBuilder::default()
-            .all(true)
-            .filters(filters)
-            .build();
-        match self.docker.list_containers(Some(copts)).await {
-            Ok(cs) => {
-                found += cs.len();
-                let rm = RemoveContainerOptionsBuilder::default()
-                    .force(true)
-                    .v(true)
-                    .build();
-                let results = join_all(cs.into_iter().filter_map(|c| c.id).map(|id| {
-                    let rm = rm.clone();
-                    async move { (self.docker.remove_container(&id, Some(rm)).await, id) }
-                }))
-                .await;
-                for (r, id) in results {
-                    match r {
-                        Ok(()) => removed.containers += 1,
-                        // Another remover (a second round, `repro clean`) got there first.
-                        Err(bollard::errors::Error::DockerResponseServerError {
-                            status_code: 404,
-                            ..
-                        }) => {}
-                        Err(e) => errors.push(format!("container {id}: {e}")),
-                    }
-                }
-            }
-            Err(e) => {
-                listed = false;
-                errors.push(format!("cannot list containers: {e}"));
-            }
+        // Networks and volumes only once no container of the set is left: a network removed
+        // while one of its containers is still being torn down fails on its endpoint, and a
+        // volume on its mount.
+        match self.remove_containers(filters, removed, errors).await {
+            Some((n, false)) => found += n,
+            _ => return None,
         }
         let networks = async {
             let nopts = ListNetworksOptionsBuilder::default()
@@ -256,6 +348,13 @@ impl Engine {
                 for (r, name) in rs {
                     match r {
                         Ok(()) => removed.networks += 1,
+                        Err(e) if e.to_string().contains("active endpoints") => {
+                            match self.explain_network(&name).await {
+                                Some(why) => errors.push(why),
+                                // Freed (or gone): the next round removes it.
+                                None => errors.push(format!("network {name}: {e}")),
+                            }
+                        }
                         Err(e) => errors.push(format!("network {name}: {e}")),
                     }
                 }
@@ -913,6 +1012,30 @@ impl DockerApi for Engine {
     }
 }
 
+/// What to say of a network the engine keeps because it counts endpoints on it: `attached` are
+/// the containers it lists that still exist (not the run's: those were removed first). None
+/// listed means the endpoint is a stale one inside the engine's network store, which Docker
+/// 20.10 reconciles only when it starts (moby/moby#42119, #43286).
+pub(crate) fn stale_network_help(network: &str, attached: &[String]) -> String {
+    if attached.is_empty() {
+        format!(
+            "network {network} is left: the engine still counts an endpoint on it, but no container \
+             is attached (a stale endpoint inside Docker's network store, left by an earlier \
+             container removal); `docker network disconnect -f` cannot reach it and only a \
+             restart of the engine clears it: restart Docker (`sudo systemctl restart docker`), \
+             then `docker network rm {network}`"
+        )
+    } else {
+        let names = attached.join(", ");
+        let first = &attached[0];
+        format!(
+            "network {network} is left: container(s) {names} (not this run's) are attached to it; \
+             disconnect them (`docker network disconnect -f {network} {first}`), then \
+             `docker network rm {network}`"
+        )
+    }
+}
+
 /// Whether a network create failed only because its subnet is taken (try the next one).
 fn is_subnet_taken(message: &str) -> bool {
     message.contains("overlap") || message.contains("is already used on the host")
@@ -939,6 +1062,24 @@ mod tests {
             "Docker responded with status code 500: subnet 10.213.0.0/24 is already used on the host or by another config"
         ));
         assert!(!is_subnet_taken("network with name repro-1 already exists"));
+    }
+
+    /// #30 item 7: a network the engine keeps is explained — a container still attached is
+    /// named with the command that frees it; none attached is the engine's stale endpoint,
+    /// which only its restart clears (no `disconnect` advice that cannot work).
+    #[test]
+    fn a_kept_network_is_explained_by_what_holds_it() {
+        let held = stale_network_help("repro-ab12", &["debug-shell".to_string()]);
+        assert!(held.contains("debug-shell"), "{held}");
+        assert!(
+            held.contains("docker network disconnect -f repro-ab12 debug-shell"),
+            "{held}"
+        );
+        let stale = stale_network_help("repro-ab12", &[]);
+        assert!(stale.contains("stale endpoint"), "{stale}");
+        assert!(stale.contains("restart"), "{stale}");
+        assert!(stale.contains("docker network rm repro-ab12"), "{stale}");
+        assert!(!stale.contains("disconnect -f repro-ab12"), "{stale}");
     }
 
     #[test]

@@ -55,15 +55,7 @@ pub(crate) fn signatures(cat: &Catalog) -> Vec<Signature> {
         let Some(topo) = cat.topology(&check.topology) else {
             continue;
         };
-        let mut keys: IndexMap<String, IndexMap<String, ConfigValue>> = topo
-            .nodes
-            .iter()
-            .map(|n| {
-                let mut m = topo.config.clone();
-                m.extend(n.config.clone());
-                (n.name.clone(), m)
-            })
-            .collect();
+        let mut keys = topo.node_keys();
         // What each node's current boot is expected to show under the bug, so far.
         let mut world: IndexMap<String, IndexMap<String, String>> = IndexMap::new();
         for step in &check.steps {
@@ -82,16 +74,7 @@ pub(crate) fn signatures(cat: &Catalog) -> Vec<Signature> {
                     };
                 }
             }
-            for (node, kv) in &step.config {
-                keys.entry(node.clone()).or_default().extend(kv.clone());
-            }
-            for (node, ks) in &step.remove {
-                if let Some(m) = keys.get_mut(node) {
-                    for k in ks {
-                        m.shift_remove(k);
-                    }
-                }
-            }
+            step.apply_keys(&mut keys);
             for (node, sigs) in &step.bug {
                 let Some(n) = topo.node(node) else { continue };
                 for (signal, bug) in sigs {

@@ -238,8 +238,62 @@ fn step(
                 .help("say in a few words what the step does; plans and reports show it"),
         );
     }
-
     // Edits first: this is the order a run applies them in.
+    let config = config_edits(d, s, w, out);
+    let remove = removals(d, s, w, out);
+    let files = file_edits(d, s, w, out);
+    let boots = boots(d, s, w, out);
+    let edited_not_booted = edited_not_booted(d, s, w, &boots.booted, out);
+    for n in &boots.start {
+        w.running.insert(n.clone());
+    }
+    let ex = ExpectCx {
+        d,
+        topo: w.topo,
+        signals,
+        running: &w.running,
+        named: &boots.named,
+        edited_not_booted: &edited_not_booted,
+    };
+    let expect = ex.expectations(&s.expect, false, out);
+    let bug = ex.expectations(&s.bug, true, out);
+    check_bug_against_expect(d, s, &expect, &bug, out);
+
+    Step {
+        name: s.name.value.clone(),
+        why: s.why.clone(),
+        config,
+        remove,
+        files,
+        start: boots.start,
+        restart: boots.restart,
+        expect,
+        bug,
+        line: s.name.referenced.line() as usize,
+        expect_lines: s
+            .expect
+            .iter()
+            .map(|(node, sigs)| {
+                let lines = sigs
+                    .keys()
+                    .map(|sig| (sig.value.clone(), sig.referenced.line() as usize))
+                    .collect();
+                (node.value.clone(), lines)
+            })
+            .collect(),
+        expect_places: places(&s.expect),
+        bug_places: places(&s.bug),
+    }
+}
+
+/// The step's `config:` edits, each key checked against the node's command's flags; the keys
+/// join the node's keys so far (what a later `remove:` may name).
+fn config_edits(
+    d: &FileDiag,
+    s: &StepFile,
+    w: &mut Walk,
+    out: &mut Diagnostics,
+) -> IndexMap<String, IndexMap<String, ConfigValue>> {
     let mut config = IndexMap::new();
     for (node, kv) in &s.config {
         if !w.known(d, node, out) {
@@ -270,6 +324,17 @@ fn step(
         }
         config.insert(node.value.clone(), entry);
     }
+    config
+}
+
+/// The step's `remove:` lists: a key the node does not have at this step is refused (the
+/// topology, an earlier step or this step's `config:` must have set it).
+fn removals(
+    d: &FileDiag,
+    s: &StepFile,
+    w: &mut Walk,
+    out: &mut Diagnostics,
+) -> IndexMap<String, Vec<String>> {
     let mut remove = IndexMap::new();
     for (node, ks) in &s.remove {
         if !w.known(d, node, out) {
@@ -298,6 +363,16 @@ fn step(
             ks.iter().map(|k| k.value.clone()).collect(),
         );
     }
+    remove
+}
+
+/// The step's `files:` edits, their paths checked and made the node's own.
+fn file_edits(
+    d: &FileDiag,
+    s: &StepFile,
+    w: &Walk,
+    out: &mut Diagnostics,
+) -> IndexMap<String, IndexMap<String, Option<String>>> {
     let mut files = IndexMap::new();
     for (node, fs) in &s.files {
         if !w.known(d, node, out) {
@@ -317,55 +392,36 @@ fn step(
                 .collect(),
         );
     }
+    files
+}
 
-    // Nodes this step names to start or restart, known or not: a typo in a node name is its own
-    // error and must not also read as "this step restarts nothing".
-    let mut named: HashSet<String> = HashSet::new();
-    let mut booted: Vec<String> = Vec::new();
-    let mut start = Vec::new();
+/// The nodes a step boots, as its `start:` and `restart:` say.
+struct Boots {
+    /// Every node named in `start:` or `restart:`, known or not: a typo in a node name is its
+    /// own error and must not also read as "this step restarts nothing".
+    named: HashSet<String>,
+    /// Every known node booted, in order, each once.
+    booted: Vec<String>,
+    start: Vec<String>,
+    restart: Vec<Vec<String>>,
+}
+
+/// The step's `start:` and `restart:`, each node checked against what runs at this step; a
+/// step that boots nothing is refused (k3s reads its config only when it starts).
+fn boots(d: &FileDiag, s: &StepFile, w: &Walk, out: &mut Diagnostics) -> Boots {
+    let mut b = Boots {
+        named: HashSet::new(),
+        booted: Vec::new(),
+        start: Vec::new(),
+        restart: Vec::new(),
+    };
     for n in &s.start {
-        named.insert(n.value.clone());
-        if !w.known(d, n, out) {
-            continue;
+        b.named.insert(n.value.clone());
+        if w.known(d, n, out) && starts(d, n, w, &b.booted, out) {
+            b.booted.push(n.value.clone());
+            b.start.push(n.value.clone());
         }
-        if booted.contains(&n.value) {
-            out.push(
-                d.span(n, format!("`{}` is started twice in this step", n.value))
-                    .help("name each node once per step"),
-            );
-            continue;
-        }
-        if w.running.contains(&n.value) {
-            let help = if w.topo.node(&n.value).is_some_and(|x| x.deferred) {
-                "it was started by an earlier step: use `restart:` for a running node"
-            } else {
-                "`start:` is for `deferred: true` nodes; use `restart:` for a running node"
-            };
-            out.push(
-                d.span(n, format!("`{}` is already running at this step", n.value))
-                    .help(help),
-            );
-        } else if let Some(j) = w.topo.node(&n.value).and_then(|x| x.join.as_deref()) {
-            // The nodes of one `start:` start at once: the node joined must already run.
-            if !w.running.contains(j) {
-                out.push(
-                    d.span(
-                        n,
-                        format!(
-                            "`{}` joins `{j}`, which is not running at this step",
-                            n.value
-                        ),
-                    )
-                    .help(format!(
-                        "start `{j}` in an earlier step (the nodes of one `start:` start at once)"
-                    )),
-                );
-            }
-        }
-        booted.push(n.value.clone());
-        start.push(n.value.clone());
     }
-    let mut restart = Vec::new();
     for item in &s.restart {
         let members: Vec<Spanned<String>> = match &item.value {
             RestartItem::One(n) => vec![Spanned::new(n.clone(), item.referenced, item.defined)],
@@ -378,30 +434,13 @@ fn step(
         }
         let mut group = Vec::new();
         for n in &members {
-            named.insert(n.value.clone());
-            if !w.known(d, n, out) {
-                continue;
+            b.named.insert(n.value.clone());
+            if w.known(d, n, out) && restarts(d, n, w, &b, out) {
+                b.booted.push(n.value.clone());
+                group.push(n.value.clone());
             }
-            if booted.contains(&n.value) {
-                out.push(
-                    d.span(
-                        n,
-                        format!("`{}` is started or restarted twice in this step", n.value),
-                    )
-                    .help("name each node once per step; use another step to restart it again"),
-                );
-                continue;
-            }
-            if !w.running.contains(&n.value) && !start.contains(&n.value) {
-                out.push(
-                    d.span(n, format!("`{}` is deferred and not started yet at this step, so it cannot restart", n.value))
-                        .help("start it first with `start:` (in this or an earlier step)"),
-                );
-            }
-            booted.push(n.value.clone());
-            group.push(n.value.clone());
         }
-        restart.push(group);
+        b.restart.push(group);
     }
     if s.start.is_empty() && s.restart.is_empty() {
         out.push(
@@ -409,8 +448,92 @@ fn step(
                 .help("k3s reads its config only when it starts: add the edited nodes to `restart:` (or `start:` for a deferred node); to observe more nodes, add them to the `expect:` of the step that restarts"),
         );
     }
+    b
+}
 
-    // An edit only takes effect when the node boots in the same step.
+/// Whether `n`, named in `start:`, boots in this step (not twice); reports a node already
+/// running, or one that joins a node not running yet.
+fn starts(
+    d: &FileDiag,
+    n: &Spanned<String>,
+    w: &Walk,
+    booted: &[String],
+    out: &mut Diagnostics,
+) -> bool {
+    if booted.contains(&n.value) {
+        out.push(
+            d.span(n, format!("`{}` is started twice in this step", n.value))
+                .help("name each node once per step"),
+        );
+        return false;
+    }
+    if w.running.contains(&n.value) {
+        let help = if w.topo.node(&n.value).is_some_and(|x| x.deferred) {
+            "it was started by an earlier step: use `restart:` for a running node"
+        } else {
+            "`start:` is for `deferred: true` nodes; use `restart:` for a running node"
+        };
+        out.push(
+            d.span(n, format!("`{}` is already running at this step", n.value))
+                .help(help),
+        );
+    } else if let Some(j) = w.topo.node(&n.value).and_then(|x| x.join.as_deref()) {
+        // The nodes of one `start:` start at once: the node joined must already run.
+        if !w.running.contains(j) {
+            out.push(
+                d.span(
+                    n,
+                    format!(
+                        "`{}` joins `{j}`, which is not running at this step",
+                        n.value
+                    ),
+                )
+                .help(format!(
+                    "start `{j}` in an earlier step (the nodes of one `start:` start at once)"
+                )),
+            );
+        }
+    }
+    true
+}
+
+/// Whether `n`, named in `restart:`, boots in this step (not twice); reports a deferred node
+/// that no `start:` started.
+fn restarts(d: &FileDiag, n: &Spanned<String>, w: &Walk, b: &Boots, out: &mut Diagnostics) -> bool {
+    if b.booted.contains(&n.value) {
+        out.push(
+            d.span(
+                n,
+                format!("`{}` is started or restarted twice in this step", n.value),
+            )
+            .help("name each node once per step; use another step to restart it again"),
+        );
+        return false;
+    }
+    if !w.running.contains(&n.value) && !b.start.contains(&n.value) {
+        out.push(
+            d.span(
+                n,
+                format!(
+                    "`{}` is deferred and not started yet at this step, so it cannot restart",
+                    n.value
+                ),
+            )
+            .help("start it first with `start:` (in this or an earlier step)"),
+        );
+    }
+    true
+}
+
+/// The nodes the step edits without booting them, each reported once: an edit only takes
+/// effect when the node boots in the same step.
+fn edited_not_booted<'a>(
+    d: &FileDiag,
+    s: &'a StepFile,
+    w: &Walk,
+    booted: &[String],
+    out: &mut Diagnostics,
+) -> HashSet<&'a str> {
     let booted_set: HashSet<&str> = booted.iter().map(String::as_str).collect();
     let mut edited_not_booted: HashSet<&str> = HashSet::new();
     for node in s.config.keys().chain(s.remove.keys()).chain(s.files.keys()) {
@@ -430,47 +553,7 @@ fn step(
                 .help(format!("add `{}` to `{how}` in this step", node.value)),
         );
     }
-
-    for n in &start {
-        w.running.insert(n.clone());
-    }
-    let ex = ExpectCx {
-        d,
-        topo: w.topo,
-        signals,
-        running: &w.running,
-        named: &named,
-        edited_not_booted: &edited_not_booted,
-    };
-    let expect = ex.expectations(&s.expect, false, out);
-    let bug = ex.expectations(&s.bug, true, out);
-    check_bug_against_expect(d, s, &expect, &bug, out);
-
-    Step {
-        name: s.name.value.clone(),
-        why: s.why.clone(),
-        config,
-        remove,
-        files,
-        start,
-        restart,
-        expect,
-        bug,
-        line: s.name.referenced.line() as usize,
-        expect_lines: s
-            .expect
-            .iter()
-            .map(|(node, sigs)| {
-                let lines = sigs
-                    .keys()
-                    .map(|sig| (sig.value.clone(), sig.referenced.line() as usize))
-                    .collect();
-                (node.value.clone(), lines)
-            })
-            .collect(),
-        expect_places: places(&s.expect),
-        bug_places: places(&s.bug),
-    }
+    edited_not_booted
 }
 
 /// node -> signal -> (line, column) of each expectation, for diagnostics after loading.
@@ -546,7 +629,7 @@ impl ExpectCx<'_> {
         let d = self.d;
         let mut res = Expectations::new();
         for (node, sigs) in raw {
-            if self.topo.node(&node.value).is_none() {
+            let Some(n) = self.topo.node(&node.value) else {
                 out.push(
                     d.span(
                         node,
@@ -561,21 +644,8 @@ impl ExpectCx<'_> {
                     )),
                 );
                 continue;
-            }
-            // Expectations on a node the step leaves alone are fine: they re-observe its current
-            // boot ("etcd-1 stays down"). Not so for a node that has no boot yet, or whose config
-            // changed without a restart: the observed boot would not be the one described.
-            if !self.running.contains(&node.value) && !self.named.contains(&node.value) {
-                out.push(
-                    d.span(node, format!("`{}` is deferred and not started at this step; there is no boot to observe", node.value))
-                        .help(format!("add `{}` to `start:` in this step or an earlier one", node.value)),
-                );
-            } else if self.edited_not_booted.contains(node.value.as_str()) {
-                out.push(
-                    d.span(node, format!("this expectation would observe `{}`'s old boot: the step edits its config but does not restart it", node.value))
-                        .help(format!("restart `{}` in this step, or move the edit to the step that restarts it", node.value)),
-                );
-            }
+            };
+            self.check_boot_observed(node, out);
             if sigs.is_empty() {
                 out.push(
                     d.span(node, format!("no signals expected of `{}`", node.value))
@@ -584,104 +654,123 @@ impl ExpectCx<'_> {
             }
             let mut entry = IndexMap::new();
             for (sig, v) in sigs {
-                let Some(def) = self.signals.get(&sig.value) else {
-                    out.push(
-                        d.span(sig, format!("unknown signal `{}`", sig.value))
-                            .help(format!(
-                                "use a signal defined in signals.yaml: {}",
-                                names_list(self.signals.by_name.keys().map(String::as_str))
-                            )),
-                    );
-                    continue;
-                };
-                if let Some(n) = self.topo.node(&node.value) {
-                    if !def.observable_on(n.role) {
-                        out.push(
-                            d.span(
-                                sig,
-                                format!(
-                                    "`{}` cannot be observed on `{}`, a {} node",
-                                    sig.value,
-                                    node.value,
-                                    n.role.as_str()
-                                ),
-                            )
-                            .help(format!(
-                                "signals.yaml says `{}` is observable only on: {}",
-                                sig.value,
-                                names_list(def.roles.iter().map(|r| r.as_str()))
-                            )),
-                        );
-                        continue;
-                    }
-                }
-                let state = v.value == "up" || v.value == "down";
-                if v.value == crate::scenario::ANY {
-                    if is_bug {
-                        entry.insert(sig.value.clone(), Expected::Any);
-                    } else {
-                        out.push(
-                            d.span(v, format!("`any` is only a `bug:` value (`{}` under `expect:`)", sig.value))
-                                .help("`expect:` says what a fixed k3s does; `bug: {node: {signal: any}}` marks a step where the bug world cannot tell"),
-                        );
-                    }
-                } else if v.value.trim().is_empty() {
-                    out.push(
-                        d.span(v, format!("empty expected value for `{}`", sig.value))
-                            .help(if def.is_value() {
-                                format!(
-                                    "give the value, e.g. {}",
-                                    self.topo.distro.facts().example_version
-                                )
-                            } else {
-                                "use `up` or `down`".to_string()
-                            }),
-                    );
-                } else if !def.is_value() && !state {
-                    out.push(
-                        d.span(
-                            v,
-                            format!("`{}` is not a state of signal `{}`", v.value, sig.value),
-                        )
-                        .help(format!("`{}` is either `up` or `down`", sig.value)),
-                    );
-                } else if def.is_value() && state {
-                    out.push(
-                        d.span(v, format!("`{}` reports a value, not up/down", sig.value))
-                            .help(format!(
-                                "expect the text it reports, e.g. `{}`",
-                                value_example(self.topo.distro, &sig.value)
-                            )),
-                    );
-                } else {
-                    let want = Expected::parse(&v.value);
-                    let never = self.topo.node(&node.value).and_then(|n| {
-                        self.signals
-                            .never_shows(&sig.value, &want, n.role, self.topo.distro)
-                    });
-                    match never {
-                        Some(why) => out.push(
-                            d.span(
-                                v,
-                                format!(
-                                    "`{}: {}` can never be decided on `{}`: {why}",
-                                    sig.value, v.value, node.value
-                                ),
-                            )
-                            .help(format!(
-                                "a run would wait its whole --timeout for it: expect `{}` on a node that can show it, or what `{}` does show (signals.yaml: `roles:` on a line says which nodes print it)",
-                                sig.value, node.value
-                            )),
-                        ),
-                        None => {
-                            entry.insert(sig.value.clone(), want);
-                        }
-                    }
+                if let Some(want) = self.expected(n, sig, v, is_bug, out) {
+                    entry.insert(sig.value.clone(), want);
                 }
             }
             res.insert(node.value.clone(), entry);
         }
         res
+    }
+
+    /// Expectations on a node the step leaves alone are fine: they re-observe its current boot
+    /// ("etcd-1 stays down"). Not so for a node that has no boot yet, or whose config changed
+    /// without a restart: the observed boot would not be the one described.
+    fn check_boot_observed(&self, node: &Spanned<String>, out: &mut Diagnostics) {
+        let d = self.d;
+        if !self.running.contains(&node.value) && !self.named.contains(&node.value) {
+            out.push(
+                d.span(node, format!("`{}` is deferred and not started at this step; there is no boot to observe", node.value))
+                    .help(format!("add `{}` to `start:` in this step or an earlier one", node.value)),
+            );
+        } else if self.edited_not_booted.contains(node.value.as_str()) {
+            out.push(
+                d.span(node, format!("this expectation would observe `{}`'s old boot: the step edits its config but does not restart it", node.value))
+                    .help(format!("restart `{}` in this step, or move the edit to the step that restarts it", node.value)),
+            );
+        }
+    }
+
+    /// What `sig: v` on node `n` expects, or `None` (reported) when the signal is unknown, not
+    /// observable on the node's role, `v` is not one of its values, or the node can never show
+    /// it. `any` is a `bug:` value only.
+    fn expected(
+        &self,
+        n: &crate::scenario::Node,
+        sig: &Spanned<String>,
+        v: &Spanned<String>,
+        is_bug: bool,
+        out: &mut Diagnostics,
+    ) -> Option<Expected> {
+        let d = self.d;
+        let Some(def) = self.signals.get(&sig.value) else {
+            out.push(
+                d.span(sig, format!("unknown signal `{}`", sig.value))
+                    .help(format!(
+                        "use a signal defined in signals.yaml: {}",
+                        names_list(self.signals.by_name.keys().map(String::as_str))
+                    )),
+            );
+            return None;
+        };
+        if !def.observable_on(n.role) {
+            out.push(
+                d.span(
+                    sig,
+                    format!(
+                        "`{}` cannot be observed on `{}`, a {} node",
+                        sig.value,
+                        n.name,
+                        n.role.as_str()
+                    ),
+                )
+                .help(format!(
+                    "signals.yaml says `{}` is observable only on: {}",
+                    sig.value,
+                    names_list(def.roles.iter().map(|r| r.as_str()))
+                )),
+            );
+            return None;
+        }
+        let state = v.value == "up" || v.value == "down";
+        let problem = if v.value == crate::scenario::ANY {
+            if is_bug {
+                return Some(Expected::Any);
+            }
+            d.span(v, format!("`any` is only a `bug:` value (`{}` under `expect:`)", sig.value))
+                .help("`expect:` says what a fixed k3s does; `bug: {node: {signal: any}}` marks a step where the bug world cannot tell")
+        } else if v.value.trim().is_empty() {
+            d.span(v, format!("empty expected value for `{}`", sig.value))
+                .help(if def.is_value() {
+                    format!(
+                        "give the value, e.g. {}",
+                        self.topo.distro.facts().example_version
+                    )
+                } else {
+                    "use `up` or `down`".to_string()
+                })
+        } else if !def.is_value() && !state {
+            d.span(
+                v,
+                format!("`{}` is not a state of signal `{}`", v.value, sig.value),
+            )
+            .help(format!("`{}` is either `up` or `down`", sig.value))
+        } else if def.is_value() && state {
+            d.span(v, format!("`{}` reports a value, not up/down", sig.value))
+                .help(format!(
+                    "expect the text it reports, e.g. `{}`",
+                    value_example(self.topo.distro, &sig.value)
+                ))
+        } else {
+            let want = Expected::parse(&v.value);
+            let Some(why) = (self.signals).never_shows(&sig.value, &want, n.role, self.topo.distro)
+            else {
+                return Some(want);
+            };
+            d.span(
+                v,
+                format!(
+                    "`{}: {}` can never be decided on `{}`: {why}",
+                    sig.value, v.value, n.name
+                ),
+            )
+            .help(format!(
+                "a run would wait its whole --timeout for it: expect `{}` on a node that can show it, or what `{}` does show (signals.yaml: `roles:` on a line says which nodes print it)",
+                sig.value, n.name
+            ))
+        };
+        out.push(problem);
+        None
     }
 }
 

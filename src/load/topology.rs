@@ -172,6 +172,17 @@ fn check_nodes(
                 .help(format!("a run's nodes get the fixed addresses .10 to .254 of one /24 network (etcd peer URLs embed them); split the topology into ones of at most {MAX_NODES} nodes")),
         );
     }
+    check_names(d, nodes, out);
+    let has_init = check_init(d, distro, nodes, out);
+    check_joins(d, distro, nodes, has_init, out);
+    for n in nodes {
+        check_node_settings(d, distro, n, version, out);
+    }
+}
+
+/// Every node's name: a DNS label (it is a container's host name), not one that means the
+/// node itself, and not another node's.
+fn check_names(d: &FileDiag, nodes: &[crate::raw::NodeFile], out: &mut Diagnostics) {
     let mut names: HashMap<&str, &Spanned<String>> = HashMap::new();
     for n in nodes {
         if !DNS_LABEL.is_match(&n.name.value) {
@@ -212,8 +223,20 @@ fn check_nodes(
             );
         }
     }
+}
 
-    let is_init = |n: &crate::raw::NodeFile| n.init.as_ref().is_some_and(|i| i.value);
+fn is_init(n: &crate::raw::NodeFile) -> bool {
+    n.init.as_ref().is_some_and(|i| i.value)
+}
+
+/// Exactly one node creates the cluster (`init: true`); whether there is one at all (without
+/// one there is no start order for [`check_joins`] to judge).
+fn check_init(
+    d: &FileDiag,
+    distro: Distro,
+    nodes: &[crate::raw::NodeFile],
+    out: &mut Diagnostics,
+) -> bool {
     let inits: Vec<_> = nodes.iter().filter(|n| is_init(n)).collect();
     match inits.as_slice() {
         [] => out.push(
@@ -231,7 +254,17 @@ fn check_nodes(
             }
         }
     }
+    !inits.is_empty()
+}
 
+/// Every node but the init node joins a server that is up when it starts.
+fn check_joins(
+    d: &FileDiag,
+    distro: Distro,
+    nodes: &[crate::raw::NodeFile],
+    has_init: bool,
+    out: &mut Diagnostics,
+) {
     // Start order (see `plan::start_needs`): the init node first, the other etcd-running
     // servers one at a time in file order; every other node once the server it joins is up.
     // A node can only join a node that is already up when it starts.
@@ -248,28 +281,7 @@ fn check_nodes(
     for (i, n) in nodes.iter().enumerate() {
         let role = n.role.value;
         if is_init(n) {
-            let at = n
-                .init
-                .as_ref()
-                .map_or(&n.name.referenced, |i| &i.referenced);
-            if !role.runs_etcd() {
-                out.push(
-                    d.at(at, format!("init node `{}` has role {}; only a node that runs etcd can create the cluster", n.name.value, role.as_str()))
-                        .help("make an `etcd` or `all` node the init node, and let this one `join:` it"),
-                );
-            }
-            if let Some(j) = &n.join {
-                out.push(
-                    d.span(j, format!("init node `{}` cannot join another node", n.name.value))
-                        .help("remove `join:` from the init node (it creates the cluster), or remove its `init: true`"),
-                );
-            }
-            if n.deferred {
-                out.push(
-                    d.at(at, "the init node cannot be deferred")
-                        .help("remove `deferred: true`: the cluster starts with its init node"),
-                );
-            }
+            check_init_node(d, n, out);
             continue;
         }
         let Some(j) = &n.join else {
@@ -314,7 +326,7 @@ fn check_nodes(
                 d.span(j, format!("control-plane-only `{}` joins `{}`, which runs no etcd", n.name.value, j.value))
                     .help(format!("a control-plane-only server ({}) must join a node that runs etcd (role etcd or all)", distro.facts().role_keys.control_plane_only.join(", "))),
             );
-        } else if !inits.is_empty() && role.runs_etcd() && !starts_before(target, ti, i) {
+        } else if has_init && role.runs_etcd() && !starts_before(target, ti, i) {
             // (Without an init node there is no start order to judge; that is reported above.)
             out.push(
                 d.span(j, format!("`{}` joins `{}`, which is not up yet when `{}` starts", n.name.value, j.value, n.name.value))
@@ -327,32 +339,76 @@ fn check_nodes(
             );
         }
     }
+}
 
-    for n in nodes {
-        check_config_keys(
-            d,
-            distro,
-            &n.config,
-            &[crate::flags::command_of(n.role.value)],
-            version,
-            out,
+/// The init node creates the cluster: it runs etcd, joins nothing and starts with the cluster.
+fn check_init_node(d: &FileDiag, n: &crate::raw::NodeFile, out: &mut Diagnostics) {
+    let role = n.role.value;
+    let at = n
+        .init
+        .as_ref()
+        .map_or(&n.name.referenced, |i| &i.referenced);
+    if !role.runs_etcd() {
+        out.push(
+            d.at(
+                at,
+                format!(
+                    "init node `{}` has role {}; only a node that runs etcd can create the cluster",
+                    n.name.value,
+                    role.as_str()
+                ),
+            )
+            .help("make an `etcd` or `all` node the init node, and let this one `join:` it"),
         );
-        check_files(d, distro, &n.files, out);
-        for k in n.env.keys() {
-            if !ENV_NAME.is_match(&k.value) {
-                out.push(
-                    d.span(k, format!("`{}` is not a valid environment variable name", k.value))
-                        .help("use letters, digits and `_`, not starting with a digit (a `=` in the name would set another variable)"),
-                );
-                continue;
-            }
-            let facts = distro.facts();
-            if [facts.token_env, facts.agent_token_env, facts.url_env].contains(&k.value.as_str()) {
-                out.push(
-                    d.span(k, format!("`{}` is set by repro", k.value))
-                        .help(format!("leave it out: repro sets {} (random per run) and the join URL from `join:`", facts.token_env)),
-                );
-            }
+    }
+    if let Some(j) = &n.join {
+        out.push(
+            d.span(j, format!("init node `{}` cannot join another node", n.name.value))
+                .help("remove `join:` from the init node (it creates the cluster), or remove its `init: true`"),
+        );
+    }
+    if n.deferred {
+        out.push(
+            d.at(at, "the init node cannot be deferred")
+                .help("remove `deferred: true`: the cluster starts with its init node"),
+        );
+    }
+}
+
+/// A node's config keys, files and environment (none of the variables repro sets itself).
+fn check_node_settings(
+    d: &FileDiag,
+    distro: Distro,
+    n: &crate::raw::NodeFile,
+    version: Option<&Version>,
+    out: &mut Diagnostics,
+) {
+    check_config_keys(
+        d,
+        distro,
+        &n.config,
+        &[crate::flags::command_of(n.role.value)],
+        version,
+        out,
+    );
+    check_files(d, distro, &n.files, out);
+    for k in n.env.keys() {
+        if !ENV_NAME.is_match(&k.value) {
+            out.push(
+                d.span(k, format!("`{}` is not a valid environment variable name", k.value))
+                    .help("use letters, digits and `_`, not starting with a digit (a `=` in the name would set another variable)"),
+            );
+            continue;
+        }
+        let facts = distro.facts();
+        if [facts.token_env, facts.agent_token_env, facts.url_env].contains(&k.value.as_str()) {
+            out.push(
+                d.span(k, format!("`{}` is set by repro", k.value))
+                    .help(format!(
+                    "leave it out: repro sets {} (random per run) and the join URL from `join:`",
+                    facts.token_env
+                )),
+            );
         }
     }
 }

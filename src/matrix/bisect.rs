@@ -1,4 +1,5 @@
-//! The search of `repro bisect`, without Docker: which release to run next, and the answer.
+//! The search of `repro bisect`, without Docker: whether the endpoints can be searched between,
+//! which release to run next, and the answer.
 //!
 //! The releases of one line, oldest first, are positions `0..n`. The endpoints are the user's
 //! `--good` and `--bad`. The rule (documented in docs/nightly.md):
@@ -70,6 +71,50 @@ pub(crate) fn ceil_log2(n: usize) -> usize {
         bits += 1;
     }
     bits
+}
+
+/// Refuses endpoints the search cannot take: a release the list lacks (with the releases of its
+/// line it has), two releases of different lines (k3s backports fixes line by line, so they are
+/// not one history), or one release twice.
+pub(crate) fn check_endpoints(
+    list: &crate::releases::ReleaseList,
+    good: &distro::Version,
+    bad: &distro::Version,
+) -> Result<(), crate::error::Error> {
+    use crate::error::Error;
+    for (flag, v) in [("--good", good), ("--bad", bad)] {
+        if !list.contains(v) {
+            let line: Vec<String> = list.line_of(v).iter().map(ToString::to_string).collect();
+            return Err(Error::bad_input(format!(
+                "error: {flag} {v} is not in the release list {}\n  help: {}",
+                list.path.display(),
+                if line.is_empty() {
+                    format!(
+                        "the list has no {}.{} release; add the line there or pass --versions FILE",
+                        v.major, v.minor
+                    )
+                } else {
+                    format!(
+                        "releases of {}.{} listed: {} (add it there or pass --versions FILE)",
+                        v.major,
+                        v.minor,
+                        line.join(", ")
+                    )
+                }
+            )));
+        }
+    }
+    if good.line() != bad.line() {
+        return Err(Error::bad_input(format!(
+            "error: --good {good} and --bad {bad} are in different release lines\n  help: bisect inside one line: k3s backports fixes line by line, so releases of different lines are not one history"
+        )));
+    }
+    if good == bad {
+        return Err(Error::bad_input(format!(
+            "error: --good and --bad are both {good}\n  help: give two different releases of one line"
+        )));
+    }
+    Ok(())
 }
 
 #[cfg(test)]

@@ -130,42 +130,9 @@ pub(crate) async fn bisect(s: &Search<'_>, prepare: Prepare<'_>, say: Say) -> Re
         (good_verdict, bad_verdict)
     };
 
-    let mut b = Bisection::new(n);
-    while let Some(at) = b.next() {
-        let v = &range[at];
-        let why = format!("between {} and {}", range[b.lo], range[b.hi]);
-        let side = match bisector.probe(v, &why).await? {
-            Ok(verdict) if verdict == old_verdict => Side::Old,
-            Ok(verdict) if verdict == new_verdict => Side::New,
-            Ok(verdict) => {
-                return bisector.stop(
-                    Some(bad_verdict),
-                    format!(
-                        "{v} is {verdict}: it is not taken as good or bad. The change is still somewhere from {} to {}; look at {v}'s results, then re-run with a narrower --good/--bad",
-                        range[b.lo], range[b.hi]
-                    ),
-                    Exit::Inconclusive,
-                );
-            }
-            Err(exit) => {
-                return bisector.stop(
-                    Some(bad_verdict),
-                    format!(
-                        "the run of {v} broke; the change is somewhere from {} to {}",
-                        range[b.lo], range[b.hi]
-                    ),
-                    exit,
-                );
-            }
-        };
-        b.record(at, side);
-    }
-    let Some(at) = b.answer() else {
-        // `next()` is None only once the answer is pinned; kept total rather than indexed.
-        return Err(anyhow::anyhow!(
-            "internal error (a bug in repro): bisection without an answer"
-        )
-        .into());
+    let at = match search(&mut bisector, (old_verdict, new_verdict), bad_verdict).await? {
+        Ok(at) => at,
+        Err(exit) => return Ok(exit),
     };
     let first_new = &range[at];
     let last_old = &range[at - 1];
@@ -179,32 +146,7 @@ pub(crate) async fn bisect(s: &Search<'_>, prepare: Prepare<'_>, say: Say) -> Re
         }
     ));
     if new_verdict == Outcome::Fixed {
-        // A release candidate answer is compared with the first candidate evidence names.
-        let named = if s.fixed_in.is_candidate_of_first(first_new) {
-            s.fixed_in.first_candidate_in_line(first_new)
-        } else {
-            s.fixed_in.first_in_line(first_new)
-        };
-        match named {
-            Some(f) if f == first_new => {
-                out(&format!(
-                    "fixed-in agrees: it names {f} for {}.{}",
-                    f.major, f.minor
-                ));
-            }
-            Some(f) => out(&format!(
-                "fixed-in DISAGREES: it names {f} for {}.{} (check it, or the runs)",
-                f.major, f.minor
-            )),
-            None if s.fixed_in.is_candidate_of_first(first_new) => out(&format!(
-                "fixed-in places no release candidate of {}.{}.{} (no evidence names one)",
-                first_new.major, first_new.minor, first_new.patch
-            )),
-            None => out(&format!(
-                "fixed-in names no release of {}.{}",
-                first_new.major, first_new.minor
-            )),
-        }
+        out(&fixed_in_says(s.fixed_in, first_new));
     }
     if !bisector
         .probes
@@ -225,6 +167,80 @@ pub(crate) async fn bisect(s: &Search<'_>, prepare: Prepare<'_>, say: Say) -> Re
     bisector.save(Some(bad_verdict), Some(first_new.to_string()), None)?;
     out(&format!("results: {}", dir.display()));
     Ok(Exit::Ok)
+}
+
+/// The binary search between the endpoints, each run's verdict taken as the old side's or the
+/// new side's: Ok(the index of the first release on the new side), or Err(the exit) when a run
+/// that is neither, or that broke, stopped it (said and saved by then).
+async fn search(
+    bisector: &mut Bisector<'_, '_>,
+    (old_verdict, new_verdict): (Outcome, Outcome),
+    bad_verdict: Outcome,
+) -> Result<Result<usize, Exit>, Error> {
+    let range = bisector.range;
+    let mut b = Bisection::new(range.len());
+    while let Some(at) = b.next() {
+        let v = &range[at];
+        let why = format!("between {} and {}", range[b.lo], range[b.hi]);
+        let side = match bisector.probe(v, &why).await? {
+            Ok(verdict) if verdict == old_verdict => Side::Old,
+            Ok(verdict) if verdict == new_verdict => Side::New,
+            Ok(verdict) => {
+                return bisector.stop(
+                    Some(bad_verdict),
+                    format!(
+                        "{v} is {verdict}: it is not taken as good or bad. The change is still somewhere from {} to {}; look at {v}'s results, then re-run with a narrower --good/--bad",
+                        range[b.lo], range[b.hi]
+                    ),
+                    Exit::Inconclusive,
+                ).map(Err);
+            }
+            Err(exit) => {
+                return bisector
+                    .stop(
+                        Some(bad_verdict),
+                        format!(
+                            "the run of {v} broke; the change is somewhere from {} to {}",
+                            range[b.lo], range[b.hi]
+                        ),
+                        exit,
+                    )
+                    .map(Err);
+            }
+        };
+        b.record(at, side);
+    }
+    // `next()` is None only once the answer is pinned; kept total rather than indexed.
+    b.answer().map(Ok).ok_or_else(|| {
+        anyhow::anyhow!("internal error (a bug in repro): bisection without an answer").into()
+    })
+}
+
+/// Whether the check's `fixed-in` agrees with the first fixed release the runs found: a release
+/// candidate answer is compared with the first candidate evidence names.
+fn fixed_in_says(fixed_in: &ReleaseSet, first_new: &Version) -> String {
+    let named = if fixed_in.is_candidate_of_first(first_new) {
+        fixed_in.first_candidate_in_line(first_new)
+    } else {
+        fixed_in.first_in_line(first_new)
+    };
+    match named {
+        Some(f) if f == first_new => {
+            format!("fixed-in agrees: it names {f} for {}.{}", f.major, f.minor)
+        }
+        Some(f) => format!(
+            "fixed-in DISAGREES: it names {f} for {}.{} (check it, or the runs)",
+            f.major, f.minor
+        ),
+        None if fixed_in.is_candidate_of_first(first_new) => format!(
+            "fixed-in places no release candidate of {}.{}.{} (no evidence names one)",
+            first_new.major, first_new.minor, first_new.patch
+        ),
+        None => format!(
+            "fixed-in names no release of {}.{}",
+            first_new.major, first_new.minor
+        ),
+    }
 }
 
 /// What one bisection over commits is asked.

@@ -80,45 +80,74 @@ pub(crate) fn redact_path(
     let meta = fs::symlink_metadata(path)
         .map_err(|e| Error::bad_input(format!("repro: {}: {e}", path.display())))?;
     let is_dir = meta.is_dir();
-    let items = if is_dir {
+    let items = read_items(path, &meta, out)?;
+    if out.is_none() {
+        refuse_special_in_place(path, &items)?;
+    }
+    let mut ctx = Redactor::new(extra_secrets);
+    learn(&mut ctx, &items);
+    // Every redacted copy, in memory, before anything is written.
+    let mut summary = RedactSummary::default();
+    let outputs = redacted(&mut ctx, &items, &mut summary)?;
+    summary.secrets = ctx.secret_count();
+
+    match (out, is_dir) {
+        (None, false) => crate::results_folder::write_atomic(path, only_file(&outputs))?,
+        (Some(o), false) => crate::results_folder::write_atomic(o, only_file(&outputs))?,
+        (Some(o), true) => write_tree(o, &outputs)?,
+        (None, true) => swap_in(path, &outputs)?,
+    }
+    Ok(summary)
+}
+
+/// What is at `path`: the file, or every entry of the folder (`out` is left out of a folder it
+/// is inside).
+fn read_items(path: &Path, meta: &fs::Metadata, out: Option<&Path>) -> Result<Vec<Item>, Error> {
+    if meta.is_dir() {
         let mut items = Vec::new();
         collect(path, path, out, &mut items)?;
-        items
+        Ok(items)
     } else if meta.is_file() {
         let name = path
             .file_name()
             .map(PathBuf::from)
             .unwrap_or_else(|| PathBuf::from("file"));
-        vec![load(path, name)?]
+        Ok(vec![load(path, name)?])
     } else {
-        return Err(Error::bad_input(format!(
+        Err(Error::bad_input(format!(
             "repro: {}: not a file or folder",
             path.display()
-        )));
-    };
-    if out.is_none() {
-        let special: Vec<String> = items
-            .iter()
-            .filter_map(|it| match it.content {
-                Content::Special(kind) => Some(format!("{} ({kind})", it.rel.display())),
-                _ => None,
-            })
-            .collect();
-        if !special.is_empty() {
-            return Err(Error::bad_input(format!(
-                "repro: {}: cannot redact in place: {} would be lost (a redacted folder holds \
-                 files, folders and links only); nothing was written\n  help: remove {}, or \
-                 redact into a copy with --out DIR (which leaves {} out)",
-                path.display(),
-                special.join(", "),
-                if special.len() == 1 { "it" } else { "them" },
-                if special.len() == 1 { "it" } else { "them" },
-            )));
-        }
+        )))
     }
+}
 
-    let mut ctx = Redactor::new(extra_secrets);
-    for it in &items {
+/// In place, a pipe, device or socket in a folder would be lost (a redacted folder holds files,
+/// folders and links only): refused before anything is written.
+fn refuse_special_in_place(path: &Path, items: &[Item]) -> Result<(), Error> {
+    let special: Vec<String> = items
+        .iter()
+        .filter_map(|it| match it.content {
+            Content::Special(kind) => Some(format!("{} ({kind})", it.rel.display())),
+            _ => None,
+        })
+        .collect();
+    if !special.is_empty() {
+        return Err(Error::bad_input(format!(
+            "repro: {}: cannot redact in place: {} would be lost (a redacted folder holds \
+             files, folders and links only); nothing was written\n  help: remove {}, or \
+             redact into a copy with --out DIR (which leaves {} out)",
+            path.display(),
+            special.join(", "),
+            if special.len() == 1 { "it" } else { "them" },
+            if special.len() == 1 { "it" } else { "them" },
+        )));
+    }
+    Ok(())
+}
+
+/// Learns the secrets of every item first, so each copy hides them all, wherever they occur.
+fn learn(ctx: &mut Redactor, items: &[Item]) {
+    for it in items {
         match &it.content {
             Content::Text(t) => ctx.learn_file(&name_of(&it.rel), t),
             Content::Bytes(b) => ctx.learn_bytes(b),
@@ -135,11 +164,17 @@ pub(crate) fn redact_path(
             Content::Dir | Content::Link(_) | Content::Special(_) => {}
         }
     }
+}
 
-    // Every redacted copy, in memory, before anything is written.
-    let mut summary = RedactSummary::default();
+/// Every item's redacted copy, in memory; the binary files redacted and the special ones
+/// skipped are noted in `summary`.
+fn redacted(
+    ctx: &mut Redactor,
+    items: &[Item],
+    summary: &mut RedactSummary,
+) -> Result<Vec<(PathBuf, Output)>, Error> {
     let mut outputs: Vec<(PathBuf, Output)> = Vec::with_capacity(items.len());
-    for it in &items {
+    for it in items {
         let o = match &it.content {
             Content::Text(t) => Output::File(ctx.redact_file(&name_of(&it.rel), t).into_bytes()),
             // Never kept unchecked: known secrets and the shapes found in its readable parts
@@ -186,15 +221,7 @@ pub(crate) fn redact_path(
         }
         outputs.push((it.rel.clone(), o));
     }
-    summary.secrets = ctx.secret_count();
-
-    match (out, is_dir) {
-        (None, false) => crate::results_folder::write_atomic(path, only_file(&outputs))?,
-        (Some(o), false) => crate::results_folder::write_atomic(o, only_file(&outputs))?,
-        (Some(o), true) => write_tree(o, &outputs)?,
-        (None, true) => swap_in(path, &outputs)?,
-    }
-    Ok(summary)
+    Ok(outputs)
 }
 
 /// A redacted copy of one entry.

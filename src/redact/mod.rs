@@ -27,10 +27,12 @@ use std::sync::LazyLock;
 mod files;
 mod known;
 mod shared;
+mod url;
 
 pub(crate) use files::{redact_path, Error as FilesError};
 pub(crate) use known::{learn_scenario, learn_source, Scenario as Known};
 pub(crate) use shared::SharedRedactor;
+pub(crate) use url::without_userinfo;
 
 use indexmap::IndexMap;
 use regex::{Captures, Regex};
@@ -1020,28 +1022,15 @@ fn regex_spans(text: &str, spans: &mut Vec<Range<usize>>, weak: &mut Vec<Range<u
     }
 }
 
-/// Credentials in URLs: `scheme://user:password@host`, the password up to the `@` that a host
-/// and its end follow (a password may hold `@` or `/`: `tcp://admin:sl/pw@host`), and
-/// `scheme://TOKEN@host`, user-info without a password that looks like a token (GitHub's
-/// `https://ghp_…@github.com`), not a user name like `git@`.
+/// Credentials in URLs (`url.rs` reads them): a password, and user-info without a password
+/// that looks like a token (GitHub's `https://ghp_…@github.com`), not a user name like `git@`.
 fn url_spans(text: &str, spans: &mut Vec<Range<usize>>) {
-    static URL: LazyLock<Regex> = LazyLock::new(|| {
-        Regex::new(r#"(?i)\b[a-z][a-z0-9+.-]*://(?P<u>[^:/@\s"'<>]+)(?::(?P<p>[^\s"'<>]*?))?@[A-Za-z0-9.\[\]_-]+(?:[:/\s"'?#,;()\]}>]|$)"#)
-            .expect("static regex")
-    });
-    static PORT: LazyLock<Regex> =
-        LazyLock::new(|| Regex::new(r"^\d+(?:/|$)").expect("static regex"));
-    if !text.contains("://") {
-        return;
-    }
-    for c in URL.captures_iter(text) {
-        match (c.name("u"), c.name("p")) {
-            // `host:5000/v2/img@sha256:…` is a port and a path, not a password.
-            (_, Some(p)) if !p.as_str().is_empty() && !PORT.is_match(p.as_str()) => {
-                spans.push(p.range());
-            }
-            (Some(u), None) if looks_like_token(u.as_str()) => spans.push(u.range()),
-            _ => {}
+    for u in url::userinfos(text) {
+        match u.password {
+            Some(p) if !p.is_empty() => spans.push(p),
+            Some(_) => {}
+            None if looks_like_token(&text[u.user.clone()]) => spans.push(u.user),
+            None => {}
         }
     }
 }

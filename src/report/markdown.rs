@@ -801,6 +801,43 @@ fn verdict_words(c: &Case<'_>) -> String {
 
 fn context(o: &mut String, r: &RunResult, all: &[Case<'_>], logs: &IndexMap<String, String>) {
     o.push_str("**Additional context / logs:**\n\n");
+    verdict_and_run(o, r);
+    key_log_lines(o, r, all);
+    exited_tails(o, r, logs);
+    boots_table(o, r);
+    let diagram = mermaid::gantt(r, all);
+    if !diagram.is_empty() {
+        o.push_str(
+            "Timeline (UTC; GitHub draws it; `timeline.html` in the bundle has every detail):\n\n",
+        );
+        o.push_str(&diagram);
+        o.push('\n');
+    }
+    node_logs(o, r, all, logs);
+
+    if !r.timings.is_empty() {
+        let parts: Vec<String> = r
+            .timings
+            .iter()
+            .map(|(k, v)| format!("{k} {}", text::human_secs(*v)))
+            .collect();
+        o.push_str(&format!("Timings: {}.\n\n", parts.join(", ")));
+    }
+    o.push_str(&format!(
+        "Re-run with repro {} (add `--sim` to use the stand-in, `--keep` to keep the cluster):\n\n{}\n",
+        r.tool.version,
+        text::code_block("sh", &r.rerun, "")
+    ));
+    o.push_str(
+        "Attached `bundle.tar.gz`: this report, `result.json`, `junit.xml`, `timeline.html` (one-page timeline of every \
+         boot), each boot's log, each node's `config.yaml` at each step and each container's `docker inspect`, with \
+         secrets replaced by `<REDACTED-n>`.\n",
+    );
+}
+
+/// The verdict against what was asked (and what `fixed-in` predicts), its differences, the exit
+/// code and which run of which check by which tool.
+fn verdict_and_run(o: &mut String, r: &RunResult) {
     if let Some(v) = &r.verdict {
         let asked = if v.outcome == r.expect {
             "as asked"
@@ -836,6 +873,10 @@ fn context(o: &mut String, r: &RunResult, all: &[Case<'_>], logs: &IndexMap<Stri
         r.tool.name,
         r.tool.version
     ));
+}
+
+/// Each observation's line with the log lines that are its evidence, marked by how it compares.
+fn key_log_lines(o: &mut String, r: &RunResult, all: &[Case<'_>]) {
     o.push_str(&format!(
         "\nKey log lines (each node's own {} log; the full logs are in the bundle):\n\n",
         r.distribution.name()
@@ -860,7 +901,10 @@ fn context(o: &mut String, r: &RunResult, all: &[Case<'_>], logs: &IndexMap<Stri
     }
     o.push_str(&text::code_block("", &key_lines, ""));
     o.push('\n');
+}
 
+/// The last log lines of every boot that exited on its own: why it died is usually there.
+fn exited_tails(o: &mut String, r: &RunResult, logs: &IndexMap<String, String>) {
     for b in r
         .boots
         .iter()
@@ -889,7 +933,10 @@ fn context(o: &mut String, r: &RunResult, all: &[Case<'_>], logs: &IndexMap<Stri
         o.push_str(&text::code_block("", &tail, ""));
         o.push('\n');
     }
+}
 
+/// Every boot: where in the run it started, when it was ready and how it ended.
+fn boots_table(o: &mut String, r: &RunResult) {
     o.push_str("Boots (times UTC):\n\n| Node | Boot | Started in | Started | Ready | Ended | How it ended |\n|---|---|---|---|---|---|---|\n");
     for b in &r.boots {
         let ready = match &b.ready_at {
@@ -921,35 +968,6 @@ fn context(o: &mut String, r: &RunResult, all: &[Case<'_>], logs: &IndexMap<Stri
         ));
     }
     o.push('\n');
-
-    let diagram = mermaid::gantt(r, all);
-    if !diagram.is_empty() {
-        o.push_str(
-            "Timeline (UTC; GitHub draws it; `timeline.html` in the bundle has every detail):\n\n",
-        );
-        o.push_str(&diagram);
-        o.push('\n');
-    }
-    node_logs(o, r, all, logs);
-
-    if !r.timings.is_empty() {
-        let parts: Vec<String> = r
-            .timings
-            .iter()
-            .map(|(k, v)| format!("{k} {}", text::human_secs(*v)))
-            .collect();
-        o.push_str(&format!("Timings: {}.\n\n", parts.join(", ")));
-    }
-    o.push_str(&format!(
-        "Re-run with repro {} (add `--sim` to use the stand-in, `--keep` to keep the cluster):\n\n{}\n",
-        r.tool.version,
-        text::code_block("sh", &r.rerun, "")
-    ));
-    o.push_str(
-        "Attached `bundle.tar.gz`: this report, `result.json`, `junit.xml`, `timeline.html` (one-page timeline of every \
-         boot), each boot's log, each node's `config.yaml` at each step and each container's `docker inspect`, with \
-         secrets replaced by `<REDACTED-n>`.\n",
-    );
 }
 
 /// Per-boot logs longer than this are trimmed to their start, the lines around the evidence and

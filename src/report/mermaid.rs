@@ -24,7 +24,6 @@ pub(crate) fn gantt(r: &RunResult, all: &[Case<'_>]) -> String {
         return String::new();
     }
     let end = run_end(r).unwrap_or(t0);
-    let ms = |t: DateTime<Utc>| t.timestamp_millis();
     let mut o = String::from("```mermaid\ngantt\n");
     let outcome = r
         .verdict
@@ -41,6 +40,28 @@ pub(crate) fn gantt(r: &RunResult, all: &[Case<'_>]) -> String {
     );
     o.push_str("    dateFormat x\n    axisFormat %H:%M:%S\n    todayMarker off\n");
 
+    steps_section(&mut o, r, t0, end);
+    for n in &r.topology.nodes {
+        let boots: Vec<_> = r.boots.iter().filter(|b| b.node == n.name).collect();
+        if boots.is_empty() {
+            continue;
+        }
+        let _ = writeln!(o, "    section {}", label(&n.name));
+        for b in boots {
+            boot_bar(&mut o, b, end);
+        }
+        milestones(&mut o, &n.name, all);
+    }
+    o.push_str("```\n");
+    o
+}
+
+fn ms(t: DateTime<Utc>) -> i64 {
+    t.timestamp_millis()
+}
+
+/// The steps section: the cluster's creation, then a bar per step until the next one starts.
+fn steps_section(o: &mut String, r: &RunResult, t0: DateTime<Utc>, end: DateTime<Utc>) {
     o.push_str("    section steps\n");
     let first_step = r
         .steps
@@ -67,91 +88,87 @@ pub(crate) fn gantt(r: &RunResult, all: &[Case<'_>]) -> String {
             ms(b.max(a))
         );
     }
+}
 
-    for n in &r.topology.nodes {
-        let boots: Vec<_> = r.boots.iter().filter(|b| b.node == n.name).collect();
-        if boots.is_empty() {
+/// One boot's bar: when it was ready, how it ended (`crit` when it died or hung).
+fn boot_bar(o: &mut String, b: &crate::result::BootRecord, end: DateTime<Utc>) {
+    let Some(a) = text::time(&b.started_at) else {
+        return;
+    };
+    let z = text::opt_time(b.ended_at.as_ref()).unwrap_or(end).max(a);
+    let ready = match b
+        .ready_at
+        .as_deref()
+        .and_then(|t| text::seconds_between(&b.started_at, t))
+    {
+        Some(s) => format!("ready +{}", human_secs(s)),
+        None => "never ready".to_string(),
+    };
+    let how = match b.end.as_str() {
+        "exited" => format!(
+            ", exited {}",
+            b.exit_code.map(|c| c.to_string()).unwrap_or("?".into())
+        ),
+        "timeout" => ", not ready in time".to_string(),
+        _ => String::new(),
+    };
+    let tag = if matches!(b.end.as_str(), "exited" | "timeout") {
+        "crit, "
+    } else {
+        ""
+    };
+    let _ = writeln!(
+        o,
+        "    boot {} ({ready}{how}) :{tag}{}, {}",
+        b.boot,
+        ms(a),
+        ms(z)
+    );
+}
+
+/// A node's milestones: one per observed fact that differed or belongs to the bug signature;
+/// a later step re-observing the same boot adds its step number instead of a second mark at
+/// the same time.
+fn milestones(o: &mut String, node: &str, all: &[Case<'_>]) {
+    let mut marks: Vec<(Vec<usize>, String, &str, DateTime<Utc>)> = Vec::new();
+    for c in all.iter().filter(|c| c.node == node) {
+        let Some(ob) = c.obs else { continue };
+        if c.outcome == Outcome::Pass && !c.in_bug_signature() {
             continue;
         }
-        let _ = writeln!(o, "    section {}", label(&n.name));
-        for b in boots {
-            let Some(a) = text::time(&b.started_at) else {
-                continue;
-            };
-            let z = text::opt_time(b.ended_at.as_ref()).unwrap_or(end).max(a);
-            let ready = match b
-                .ready_at
-                .as_deref()
-                .and_then(|t| text::seconds_between(&b.started_at, t))
-            {
-                Some(s) => format!("ready +{}", human_secs(s)),
-                None => "never ready".to_string(),
-            };
-            let how = match b.end.as_str() {
-                "exited" => format!(
-                    ", exited {}",
-                    b.exit_code.map(|c| c.to_string()).unwrap_or("?".into())
-                ),
-                "timeout" => ", not ready in time".to_string(),
-                _ => String::new(),
-            };
-            let tag = if matches!(b.end.as_str(), "exited" | "timeout") {
-                "crit, "
-            } else {
-                ""
-            };
-            let _ = writeln!(
-                o,
-                "    boot {} ({ready}{how}) :{tag}{}, {}",
-                b.boot,
-                ms(a),
-                ms(z)
-            );
-        }
-        // One milestone per observed fact: a later step re-observing the same boot adds its
-        // step number instead of a second mark at the same time.
-        let mut marks: Vec<(Vec<usize>, String, &str, DateTime<Utc>)> = Vec::new();
-        for c in all.iter().filter(|c| c.node == n.name) {
-            let Some(ob) = c.obs else { continue };
-            if c.outcome == Outcome::Pass && !c.in_bug_signature() {
-                continue;
-            }
-            let Some(t) = ob
-                .evidence
-                .iter()
-                .find_map(|e| e.time.as_deref())
-                .and_then(text::time)
-            else {
-                continue;
-            };
-            let (tag, note) = match c.outcome {
-                Outcome::Pass => ("", "as expected".to_string()),
-                Outcome::Fail if c.shows_bug() => ("crit, ", "the bug".to_string()),
-                _ => ("crit, ", format!("expected {}", c.expected)),
-            };
-            // No clock time in the name: Mermaid reads `:` as the start of the task's data.
-            let what = format!(
-                "{} {} - {note}",
-                label(&c.signal),
-                label(ob.observed.as_str())
-            );
-            match marks.iter_mut().find(|m| m.1 == what && m.3 == t) {
-                Some(m) => m.0.push(c.step),
-                None => marks.push((vec![c.step], what, tag, t)),
-            }
-        }
-        for (steps, what, tag, t) in marks {
-            let steps: Vec<String> = steps.iter().map(|s| s.to_string()).collect();
-            let _ = writeln!(
-                o,
-                "    step {} {what} :{tag}milestone, {}, 1s",
-                steps.join("+"),
-                ms(t)
-            );
+        let Some(t) = ob
+            .evidence
+            .iter()
+            .find_map(|e| e.time.as_deref())
+            .and_then(text::time)
+        else {
+            continue;
+        };
+        let (tag, note) = match c.outcome {
+            Outcome::Pass => ("", "as expected".to_string()),
+            Outcome::Fail if c.shows_bug() => ("crit, ", "the bug".to_string()),
+            _ => ("crit, ", format!("expected {}", c.expected)),
+        };
+        // No clock time in the name: Mermaid reads `:` as the start of the task's data.
+        let what = format!(
+            "{} {} - {note}",
+            label(&c.signal),
+            label(ob.observed.as_str())
+        );
+        match marks.iter_mut().find(|m| m.1 == what && m.3 == t) {
+            Some(m) => m.0.push(c.step),
+            None => marks.push((vec![c.step], what, tag, t)),
         }
     }
-    o.push_str("```\n");
-    o
+    for (steps, what, tag, t) in marks {
+        let steps: Vec<String> = steps.iter().map(|s| s.to_string()).collect();
+        let _ = writeln!(
+            o,
+            "    step {} {what} :{tag}milestone, {}, 1s",
+            steps.join("+"),
+            ms(t)
+        );
+    }
 }
 
 /// The last time the run recorded, for bars that never ended.

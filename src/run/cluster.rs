@@ -9,7 +9,6 @@ use std::time::Duration;
 
 use futures_util::future::join_all;
 use indexmap::IndexMap;
-use tokio_util::task::TaskTracker;
 
 use crate::docker::{self, DockerApi};
 use crate::plan::{Plan, PlannedNode};
@@ -19,12 +18,13 @@ use crate::result::{BootRecord, LbServer, Outcome};
 use super::emit::Events;
 use super::error::RunError;
 use super::event::{NodeState, RunEvent};
+use super::in_flight::InFlight;
 use super::node::spec::{self, container_name};
 use super::node::{self, Mechanism};
 use super::observe;
 use super::watch::{self, BootHandle};
 
-/// How long the teardown waits for create calls in flight (each is one API call).
+/// How long the teardown waits for create and start calls in flight (each is one API call).
 const CREATE_DRAIN: Duration = Duration::from_secs(60);
 
 /// What a cluster is made of, besides what it does at run time: given by the runner.
@@ -70,10 +70,8 @@ pub(crate) struct Cluster {
     /// How its nodes run (container process or systemd unit), chosen once from the facts.
     mechanism: &'static dyn Mechanism,
     nodes: IndexMap<String, NodeRt>,
-    /// The create calls in flight (see `tracked`).
-    creating: TaskTracker,
-    /// Set when the teardown begins: no new create call starts.
-    closing: AtomicBool,
+    /// The create and start calls in flight, which the teardown waits for.
+    calls: InFlight,
     /// The third octet of the run's network, once it exists (node addresses → names).
     third: std::sync::OnceLock<u8>,
 }
@@ -113,8 +111,7 @@ impl Cluster {
             mechanism: node::of(spec.plan.distro.facts()),
             spec,
             nodes,
-            creating: TaskTracker::new(),
-            closing: AtomicBool::new(false),
+            calls: InFlight::default(),
             third: std::sync::OnceLock::new(),
         }
     }
@@ -135,6 +132,7 @@ impl Cluster {
             name,
             container: &rt.container,
             stopping: &rt.stopping,
+            calls: &self.calls,
             current: self.current(name),
         }
     }
@@ -177,21 +175,12 @@ impl Cluster {
         .await
     }
 
-    /// Runs a create call as a task of its own that the teardown waits for: a create request
-    /// already sent lands in the engine even if the steps' task is aborted (Ctrl-C), and
-    /// removal by label must list after it landed, not before (k3s-sized topologies leaked
-    /// objects created behind the cleanup otherwise).
+    /// Runs a create call as a task the teardown waits for (`InFlight`).
     async fn tracked<T: Send + 'static>(
         &self,
         f: impl std::future::Future<Output = Result<T, RunError>> + Send + 'static,
     ) -> Result<T, RunError> {
-        if self.closing.load(Ordering::SeqCst) {
-            return Err(RunError::Interrupted);
-        }
-        match self.creating.spawn(f).await {
-            Ok(r) => r,
-            Err(e) => Err(RunError::Internal(format!("a create task failed: {e}"))),
-        }
+        self.calls.run(f).await
     }
 
     /// The plan's `i`-th node: its volume, container (deferred ones too, unstarted) and the
@@ -228,7 +217,7 @@ impl Cluster {
                 .create_volume(name, &self.labels(Some(&n.name)))
                 .await?;
         }
-        if self.closing.load(Ordering::SeqCst) {
+        if self.calls.closing() {
             return Err(RunError::Interrupted);
         }
         let place = spec::Place {
@@ -240,7 +229,7 @@ impl Cluster {
         let labels = self.labels(Some(&n.name));
         let volumes = (volume, image_volumes);
         let container = place.container(&rt.container, &process, volumes, labels, self.privileged);
-        if self.closing.load(Ordering::SeqCst) {
+        if self.calls.closing() {
             return Err(RunError::Interrupted);
         }
         self.docker.create_node(&container).await?;
@@ -312,6 +301,9 @@ impl Cluster {
         match waited {
             Ok(Some(true)) => Ok(true),
             Ok(_) => {
+                if let Some(e) = h.with(|b| lost(node, b)) {
+                    return Err(e);
+                }
                 let (n, ev) = h.with(|b| (b.number, observe::death_evidence(b)));
                 let last = ev
                     .iter()
@@ -383,25 +375,14 @@ impl Cluster {
         super::record::save_inspect(&self.dir, &self.redactor, found)
     }
 
-    /// Removes everything of this run by its label, after every create call in flight has
-    /// returned, until a listing finds nothing; returns the problems met (empty: all gone).
+    /// Removes everything of this run by its label, after every create and start call in
+    /// flight has returned, until a listing finds nothing; returns the problems met (empty:
+    /// all gone).
     pub(crate) async fn remove(&self) -> Vec<String> {
-        self.closing.store(true, Ordering::SeqCst);
         for rt in self.nodes.values() {
             rt.stopping.store(true, Ordering::SeqCst);
         }
-        self.creating.close();
-        let mut problems = Vec::new();
-        if tokio::time::timeout(CREATE_DRAIN, self.creating.wait())
-            .await
-            .is_err()
-        {
-            problems.push(format!(
-                "{} create call(s) still running after {}s",
-                self.creating.len(),
-                CREATE_DRAIN.as_secs()
-            ));
-        }
+        let mut problems: Vec<String> = self.calls.drain(CREATE_DRAIN).await.into_iter().collect();
         let removed = self
             .docker
             .remove_labelled(docker::LABEL_RUN, Some(&self.run_id))
@@ -434,6 +415,15 @@ impl Cluster {
         out
     }
 
+    /// The first boot whose log was lost while its node ran on, as the error that stops the
+    /// run (exit 3): what was observed after it cannot be trusted, and it is no death.
+    pub(crate) fn lost_log(&self) -> Option<RunError> {
+        self.nodes.iter().find_map(|(name, rt)| {
+            (rt.boots.lock().unwrap_or_else(|p| p.into_inner()).iter())
+                .find_map(|h| h.with(|b| lost(name, b)))
+        })
+    }
+
     /// The first log file a follower could not write, if any.
     pub(crate) fn log_write_error(&self) -> Option<super::error::RecordError> {
         self.nodes.values().find_map(|rt| {
@@ -443,5 +433,18 @@ impl Cluster {
                 .iter()
                 .find_map(|h| h.take_write_error())
         })
+    }
+}
+
+/// A boot whose log was lost, as the run's error.
+fn lost(node: &str, b: &watch::Boot) -> Option<RunError> {
+    match &b.end {
+        Some(watch::Ended::Lost { reason }) => Some(RunError::LogLost {
+            node: node.to_string(),
+            boot: b.number,
+            reason: reason.clone(),
+            hint: super::error::lost_log_hint(reason),
+        }),
+        _ => None,
     }
 }

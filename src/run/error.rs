@@ -66,6 +66,15 @@ pub enum RunError {
         dir: std::path::PathBuf,
         reason: String,
     },
+    /// A boot's log could no longer be read while its node went on running (the journal
+    /// follow's exec kept failing): not a death, and nothing repro can judge.
+    #[error("lost the log of {node} (boot {boot}) while the node was still running: {reason}\n  help: this is not a death of the node; nothing after it can be judged.{hint}")]
+    LogLost {
+        node: String,
+        boot: u32,
+        reason: String,
+        hint: &'static str,
+    },
     #[error("cleanup could not finish: {problems}\n  help: objects of this run may be left; remove them with `repro clean --run {run_id}`")]
     Cleanup { run_id: String, problems: String },
     /// The nodes' own `-v` is not the build under test's version: the image runs its binary
@@ -118,6 +127,19 @@ pub(crate) fn artifacts_way_out(facts: &distro::Facts) -> String {
     }
 }
 
+/// The help a lost log's reason calls for: journalctl says "Too many open files" or names
+/// inotify when the host's inotify instances are used up (each systemd node holds several).
+pub(crate) fn lost_log_hint(reason: &str) -> &'static str {
+    let r = reason.to_ascii_lowercase();
+    if r.contains("inotify") || r.contains("too many open files") {
+        " The host ran out of inotify instances (fs.inotify.max_user_instances): `repro doctor` \
+         says how many a run needs and how many are free; run fewer at once or raise the limit \
+         (`sudo sysctl fs.inotify.max_user_instances=1024`)."
+    } else {
+        ""
+    }
+}
+
 impl RunError {
     /// What this failure means for the exit (the run layer's part of the one error → exit
     /// mapping, `crate::error::Error::exit`, which asks it): the run records it in result.json.
@@ -135,6 +157,7 @@ impl RunError {
             | RunError::Delete { .. }
             | RunError::Reports { .. }
             | RunError::Cleanup { .. }
+            | RunError::LogLost { .. }
             | RunError::BuildNotRun { .. }
             | RunError::VersionNotRun { .. }
             | RunError::Internal(_) => Exit::Infra,

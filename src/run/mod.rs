@@ -16,6 +16,7 @@ pub(crate) mod event_log;
 #[cfg(test)]
 mod fake;
 pub(crate) mod image;
+mod in_flight;
 pub(crate) mod interrupt;
 mod node;
 pub mod observe;

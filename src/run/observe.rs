@@ -97,11 +97,10 @@ pub(crate) fn death_evidence(boot: &Boot) -> Vec<Evidence> {
     ev
 }
 
+/// The boot's node died (a lost log is no death: the run stops on it as an infrastructure
+/// failure, `Cluster::lost_log`).
 pub(crate) fn is_dead(boot: &Boot) -> bool {
-    matches!(
-        boot.end,
-        Some(Ended::Died { .. }) | Some(Ended::Lost { .. })
-    )
+    matches!(boot.end, Some(Ended::Died { .. }))
 }
 
 fn decided(

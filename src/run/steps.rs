@@ -155,27 +155,8 @@ async fn k3s_version_output(c: &Cluster) -> Option<String> {
 async fn bring_up(c: &Arc<Cluster>) -> Result<(Option<String>, Option<String>), RunError> {
     use futures_util::stream::{FuturesUnordered, StreamExt};
     let (net, third) = c.create_network().await?;
-    let nodes = &c.plan.nodes;
-    // Per node: None while being created, then whether it was.
-    let (txs, rxs): (Vec<_>, Vec<_>) = nodes.iter().map(|_| watch::channel(None)).unzip();
-    // Per node: None until its first boot is ready (true) or cannot be (false).
-    let (up_txs, up_rxs): (Vec<_>, Vec<_>) = nodes.iter().map(|_| watch::channel(None)).unzip();
-    // Per node: false until its start call returned (or it gave up before one).
-    let (start_txs, start_rxs): (Vec<_>, Vec<_>) =
-        nodes.iter().map(|_| watch::channel(false)).unzip();
-    let index = |n: &str| nodes.iter().position(|p| p.name == n);
-    let needs = |i: usize| -> Vec<usize> {
-        (c.plan.start_needs.get(&nodes[i].name).into_iter().flatten())
-            .filter_map(|n| index(n))
-            .collect()
-    };
-    let path: Vec<usize> = crate::plan::critical_path(&c.plan, 1.0)
-        .boots
-        .iter()
-        .filter(|b| b.step == 0)
-        .filter_map(|b| index(&b.node))
-        .collect();
-    let creating = join_all(txs.iter().enumerate().map(|(i, tx)| {
+    let (gates, created_txs) = StartGates::new(c);
+    let creating = join_all(created_txs.iter().enumerate().map(|(i, tx)| {
         let net = &net;
         async move {
             let r = c.create_node(i, net, third).await;
@@ -183,91 +164,22 @@ async fn bring_up(c: &Arc<Cluster>) -> Result<(Option<String>, Option<String>), 
             r
         }
     }));
-    let (rxs, up_rxs, up_txs, start_rxs) = (&rxs, &up_rxs, &up_txs, &start_rxs);
-    let (path, needs) = (&path, &needs);
-    // Waits until every need of the node is ready; false: one never will be.
-    let needs_up = |i: usize| async move {
-        for j in needs(i) {
-            let mut rx = up_rxs[j].clone();
-            if !matches!(
-                rx.wait_for(Option::is_some).await.as_deref(),
-                Ok(Some(true))
-            ) {
-                return false;
-            }
-        }
-        true
-    };
-    // Off-path work waits for the start calls of the path nodes that can start now.
-    let path_first = || async move {
-        for &p in path {
-            let startable = needs(p).iter().all(|&j| *up_rxs[j].borrow() == Some(true));
-            if startable {
-                let mut rx = start_rxs[p].clone();
-                let _ = rx.wait_for(|s| *s).await;
-            }
-        }
-    };
-    let start_one = |i: usize| {
-        let started = &start_txs[i];
-        async move {
-            let n = &nodes[i].name;
-            let up = &up_txs[i];
-            let mut rx = rxs[i].clone();
-            if !matches!(
-                rx.wait_for(Option::is_some).await.as_deref(),
-                Ok(Some(true))
-            ) {
-                // Its creation failed: that error is the one the run reports.
-                let _ = started.send(true);
-                let _ = up.send(Some(false));
-                return Ok(None);
-            }
-            if !needs_up(i).await {
-                // What it needs never came up: that node's end is the one reported.
-                let _ = started.send(true);
-                let _ = up.send(Some(false));
-                return Ok(None);
-            }
-            if !path.contains(&i) {
-                path_first().await;
-            }
-            c.events
-                .show(&RunEvent::Phase(Phase::Start(vec![n.clone()])));
-            let r = match c.boot(n, 0).await {
-                Ok(h) => {
-                    let _ = started.send(true);
-                    c.wait_ready(n, &h).await
-                }
-                Err(e) => Err(e),
-            };
-            let _ = started.send(true);
-            let _ = up.send(Some(matches!(r, Ok(true))));
-            match r {
-                Ok(true) => Ok(None),
-                Ok(false) => Ok(Some(format!(
-                    "{n} died while the cluster was being created: {}",
-                    c.death_line(n)
-                ))),
-                Err(e) => Err(e),
-            }
-        }
-    };
+    let gates = &gates;
     let first = (c.plan.start_order.first())
         .and_then(|g| g.first())
-        .and_then(|n| index(n));
+        .and_then(|n| node_index(c, n));
     let version = async {
         let first = first?;
-        if !first_boot_up(up_rxs, first).await {
+        if !gates.first_boot_up(first).await {
             return None;
         }
-        path_first().await;
+        gates.path_first().await;
         k3s_version_output(c).await
     };
     let starting = async {
         let mut all: FuturesUnordered<_> = (c.plan.start_order.iter().flatten())
-            .filter_map(|n| index(n))
-            .map(start_one)
+            .filter_map(|n| node_index(c, n))
+            .map(|i| gates.start_one(c, i))
             .collect();
         // The first failure ends the start-up: a node waiting on it gives up, and the others
         // are dropped (the teardown stops what they started).
@@ -279,43 +191,172 @@ async fn bring_up(c: &Arc<Cluster>) -> Result<(Option<String>, Option<String>), 
         }
         Ok(None)
     };
-    // The start-up decides when this ends; `k3s -v` is waited for only after it succeeded
-    // (every path start has returned by then, so it is not held up).
-    let up_and_version = async {
-        tokio::pin!(starting, version);
-        let mut out = None;
-        let r = loop {
-            tokio::select! {
-                r = &mut starting => break r,
-                v = &mut version, if out.is_none() => out = Some(v),
-            }
-        };
-        match r {
-            Ok(None) => Ok((
-                None,
-                match out {
-                    Some(v) => v,
-                    None => version.await,
-                },
-            )),
-            other => other.map(|died| (died, None)),
-        }
-    };
-    let (created, started) = tokio::join!(creating, up_and_version);
+    let (created, started) = tokio::join!(creating, up_then_version(starting, version));
     for r in created {
         r?;
     }
     started
 }
 
-/// Waits until node `i`'s own first boot is ready (true) or cannot be (false).
-async fn first_boot_up(up_rxs: &[watch::Receiver<Option<bool>>], i: usize) -> bool {
-    let mut rx = up_rxs[i].clone();
-    let up = matches!(
-        rx.wait_for(Option::is_some).await.as_deref(),
-        Ok(Some(true))
-    );
-    up
+/// The start-up decides when this ends; `k3s -v` is waited for only after it succeeded (every
+/// path start has returned by then, so it is not held up). A death or error ends it without.
+async fn up_then_version(
+    starting: impl std::future::Future<Output = Result<Option<String>, RunError>>,
+    version: impl std::future::Future<Output = Option<String>>,
+) -> Result<(Option<String>, Option<String>), RunError> {
+    tokio::pin!(starting, version);
+    let mut out = None;
+    let r = loop {
+        tokio::select! {
+            r = &mut starting => break r,
+            v = &mut version, if out.is_none() => out = Some(v),
+        }
+    };
+    match r {
+        Ok(None) => Ok((
+            None,
+            match out {
+                Some(v) => v,
+                None => version.await,
+            },
+        )),
+        other => other.map(|died| (died, None)),
+    }
+}
+
+/// The index of node `n` in the plan's nodes.
+fn node_index(c: &Cluster, n: &str) -> Option<usize> {
+    c.plan.nodes.iter().position(|p| p.name == n)
+}
+
+/// What the nodes of the first start wait on one another for, per node (by index in the plan):
+/// whether it was created, whether its first boot is ready, whether its start call returned;
+/// and the rules: what each needs up first, and the first start's critical path.
+struct StartGates {
+    /// None while being created, then whether it was.
+    created: Vec<watch::Receiver<Option<bool>>>,
+    /// None until its first boot is ready (true) or cannot be (false).
+    up_txs: Vec<watch::Sender<Option<bool>>>,
+    up: Vec<watch::Receiver<Option<bool>>>,
+    /// False until its start call returned (or it gave up before one).
+    started_txs: Vec<watch::Sender<bool>>,
+    started: Vec<watch::Receiver<bool>>,
+    /// The nodes each needs ready before it starts (`plan.start_needs`).
+    needs: Vec<Vec<usize>>,
+    /// The first start's critical path (`plan::critical_path`).
+    path: Vec<usize>,
+}
+
+impl StartGates {
+    /// The gates, all closed, and the senders that say each node was created.
+    fn new(c: &Cluster) -> (StartGates, Vec<watch::Sender<Option<bool>>>) {
+        let nodes = &c.plan.nodes;
+        let (txs, created): (Vec<_>, Vec<_>) = nodes.iter().map(|_| watch::channel(None)).unzip();
+        let (up_txs, up): (Vec<_>, Vec<_>) = nodes.iter().map(|_| watch::channel(None)).unzip();
+        let (started_txs, started): (Vec<_>, Vec<_>) =
+            nodes.iter().map(|_| watch::channel(false)).unzip();
+        let needs = (nodes.iter())
+            .map(|n| {
+                (c.plan.start_needs.get(&n.name).into_iter().flatten())
+                    .filter_map(|n| node_index(c, n))
+                    .collect()
+            })
+            .collect();
+        let path = crate::plan::critical_path(&c.plan, 1.0)
+            .boots
+            .iter()
+            .filter(|b| b.step == 0)
+            .filter_map(|b| node_index(c, &b.node))
+            .collect();
+        let gates = StartGates {
+            created,
+            up_txs,
+            up,
+            started_txs,
+            started,
+            needs,
+            path,
+        };
+        (gates, txs)
+    }
+
+    /// Waits until node `i`'s own first boot is ready (true) or cannot be (false).
+    async fn first_boot_up(&self, i: usize) -> bool {
+        let mut rx = self.up[i].clone();
+        let up = matches!(
+            rx.wait_for(Option::is_some).await.as_deref(),
+            Ok(Some(true))
+        );
+        up
+    }
+
+    /// Waits until every need of the node is ready; false: one never will be.
+    async fn needs_up(&self, i: usize) -> bool {
+        for &j in &self.needs[i] {
+            if !self.first_boot_up(j).await {
+                return false;
+            }
+        }
+        true
+    }
+
+    /// Off-path work waits for the start calls of the path nodes that can start now.
+    async fn path_first(&self) {
+        for &p in &self.path {
+            let startable = self.needs[p]
+                .iter()
+                .all(|&j| *self.up[j].borrow() == Some(true));
+            if startable {
+                let mut rx = self.started[p].clone();
+                let _ = rx.wait_for(|s| *s).await;
+            }
+        }
+    }
+
+    /// Node `i`'s first start, once it exists and what it needs is up (off the critical path:
+    /// after the path's start calls); its death during the start-up, if it died.
+    async fn start_one(&self, c: &Arc<Cluster>, i: usize) -> Result<Option<String>, RunError> {
+        let n = &c.plan.nodes[i].name;
+        let (started, up) = (&self.started_txs[i], &self.up_txs[i]);
+        let mut rx = self.created[i].clone();
+        if !matches!(
+            rx.wait_for(Option::is_some).await.as_deref(),
+            Ok(Some(true))
+        ) {
+            // Its creation failed: that error is the one the run reports.
+            let _ = started.send(true);
+            let _ = up.send(Some(false));
+            return Ok(None);
+        }
+        if !self.needs_up(i).await {
+            // What it needs never came up: that node's end is the one reported.
+            let _ = started.send(true);
+            let _ = up.send(Some(false));
+            return Ok(None);
+        }
+        if !self.path.contains(&i) {
+            self.path_first().await;
+        }
+        c.events
+            .show(&RunEvent::Phase(Phase::Start(vec![n.clone()])));
+        let r = match c.boot(n, 0).await {
+            Ok(h) => {
+                let _ = started.send(true);
+                c.wait_ready(n, &h).await
+            }
+            Err(e) => Err(e),
+        };
+        let _ = started.send(true);
+        let _ = up.send(Some(matches!(r, Ok(true))));
+        match r {
+            Ok(true) => Ok(None),
+            Ok(false) => Ok(Some(format!(
+                "{n} died while the cluster was being created: {}",
+                c.death_line(n)
+            ))),
+            Err(e) => Err(e),
+        }
+    }
 }
 
 async fn run_step(c: &Arc<Cluster>, signals: &Signals, step: &PlannedStep) -> Result<(), RunError> {
@@ -410,6 +451,10 @@ async fn run_step(c: &Arc<Cluster>, signals: &Signals, step: &PlannedStep) -> Re
     acts?;
     sr.actions.extend(acted);
     sr.observations = observe_all(c, signals, step).await;
+    // A log lost on the way leaves observations that cannot be trusted: the run stops on it.
+    if let Some(e) = c.lost_log() {
+        return Err(e);
+    }
     for o in &sr.observations {
         c.events.show(&RunEvent::Observed {
             step: step.index,

@@ -22,6 +22,8 @@ mod fixtures;
 mod http_files;
 #[path = "../util/junit.rs"]
 mod junit;
+#[path = "../util/running.rs"]
+mod running;
 #[path = "../util/schema.rs"]
 mod schema;
 #[path = "../util/tcp_proxy.rs"]
@@ -39,8 +41,10 @@ mod json_output;
 mod learners;
 mod matrix;
 mod rke2;
+mod rke2_faults;
 mod run;
 mod secrets;
+mod teardown;
 mod verify;
 
 /// Runs `repro run <args>` on the stand-in with plain progress into a fresh results folder; checks

@@ -17,7 +17,7 @@ use std::path::{Path, PathBuf};
 use crate::util::root;
 
 /// A module path inside its crate (`["run", "cluster"]`; the crate root is empty).
-type Module = Vec<String>;
+pub(super) type Module = Vec<String>;
 
 /// One import: where it is written, and the text that makes it one.
 #[derive(Clone, Debug)]
@@ -29,7 +29,7 @@ struct Import {
 }
 
 /// The crates whose layers CONTRIBUTING.md's table gives, by source folder.
-const CRATES: [&str; 3] = ["src", "sim/src", "distro/src"];
+pub(super) const CRATES: [&str; 3] = ["src", "sim/src", "distro/src"];
 
 #[test]
 fn no_module_imports_from_a_layer_above_it() {
@@ -237,17 +237,17 @@ fn layer_table() -> BTreeMap<String, Vec<(String, Vec<String>)>> {
     out
 }
 
-struct Crate {
-    modules: BTreeSet<Module>,
-    /// Each non-test module's imports of other modules of the crate.
-    imports: BTreeMap<Module, Vec<Import>>,
+/// One non-test source file of a crate: its module, and its code with comments, literals and
+/// `#[cfg(test)]` items blanked (lines kept, so line numbers stay).
+pub(super) struct SourceFile {
+    pub(super) path: PathBuf,
+    pub(super) module: Module,
+    pub(super) code: String,
 }
 
-fn read_crate(dir: &str) -> Crate {
-    read_crate_at(&root(), dir)
-}
-
-fn read_crate_at(base: &Path, dir: &str) -> Crate {
+/// The non-test source files of the crate in `base`/`dir`, in path order: a file that only
+/// tests declare (`#[cfg(test)] mod tests;`, with or without `#[path]`) is left out.
+pub(super) fn non_test_sources_at(base: &Path, dir: &str) -> Vec<SourceFile> {
     let top = base.join(dir);
     let mut files = Vec::new();
     walk(&top, &mut files);
@@ -303,18 +303,36 @@ fn read_crate_at(base: &Path, dir: &str) -> Crate {
                 }
             };
         }
-        cleaned.push((p.clone(), m.clone(), code, is_folder));
+        cleaned.push((p.clone(), m.clone(), code));
     }
-    let modules: BTreeSet<Module> = cleaned
-        .iter()
+    cleaned
+        .into_iter()
         .filter(|(p, ..)| !test_files.contains(p))
-        .map(|(_, m, ..)| m.clone())
-        .collect();
+        .map(|(path, module, code)| SourceFile { path, module, code })
+        .collect()
+}
+
+struct Crate {
+    modules: BTreeSet<Module>,
+    /// Each non-test module's imports of other modules of the crate.
+    imports: BTreeMap<Module, Vec<Import>>,
+}
+
+fn read_crate(dir: &str) -> Crate {
+    read_crate_at(&root(), dir)
+}
+
+fn read_crate_at(base: &Path, dir: &str) -> Crate {
+    let top = base.join(dir);
+    let cleaned = non_test_sources_at(base, dir);
+    let modules: BTreeSet<Module> = cleaned.iter().map(|s| s.module.clone()).collect();
     let mut imports = BTreeMap::new();
-    for (p, m, code, _) in &cleaned {
-        if test_files.contains(p) {
-            continue;
-        }
+    for SourceFile {
+        path: p,
+        module: m,
+        code,
+    } in &cleaned
+    {
         let rel = p
             .strip_prefix(base)
             .expect("below the root")

@@ -22,6 +22,7 @@ mod builds;
 mod cli;
 mod doc_links;
 mod docs_cli;
+mod fn_length;
 mod fuzz_stable;
 mod hardening;
 mod hostile_files;

@@ -42,7 +42,7 @@ impl Mechanism for ContainerProcess {
                 None => None,
             };
             node.stopping.store(false, Ordering::SeqCst);
-            node.docker.start(node.container).await?;
+            node.start_container().await?;
             // When the start call returned: Docker's own StartedAt is a moment earlier, and
             // asking for it would cost a round trip on every restart's critical path.
             let started_at = Utc::now();

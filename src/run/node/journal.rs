@@ -185,6 +185,108 @@ impl Boundary {
     }
 }
 
+/// What journalctl -f says when it gets no inotify instance (`sd_journal_get_fd` → EMFILE,
+/// systemd's journalctl.c): "Insufficient watch descriptors available. Reverting to -n." — it
+/// then prints what it has and exits instead of following.
+const NO_INOTIFY: &str = "Reverting to -n";
+
+/// How often a journal is read again while journalctl cannot follow it.
+const POLL: std::time::Duration = std::time::Duration::from_millis(500);
+
+/// Attaches of the journal follow in a row that may bring no entry before the boot's log
+/// counts as lost: with `reattach_pause`'s pauses, about 25 seconds.
+const REATTACH_TRIES: u32 = 9;
+
+/// The pause before the `failures`-th attach in a row that brought nothing (0: the follow broke
+/// after entries, reattach at once); None once the tries are used up.
+pub(crate) fn reattach_pause(failures: u32) -> Option<std::time::Duration> {
+    match failures {
+        0 => Some(std::time::Duration::ZERO),
+        n if n <= REATTACH_TRIES => Some(std::time::Duration::from_millis(
+            (250u64 << (n - 1).min(4)).min(4_000),
+        )),
+        _ => None,
+    }
+}
+
+/// How one exec of `journalctl -f` ended, as the follow decides what comes next.
+struct Attach {
+    /// What journalctl said on stderr last.
+    said: String,
+    /// The stream's own error, if it broke.
+    broke: Option<String>,
+    /// It brought at least one entry.
+    got: bool,
+}
+
+/// What the follow does after an exec ended.
+enum Next {
+    /// Attach again after this pause.
+    Again(std::time::Duration),
+    /// The boot ended so.
+    End(Ended),
+    /// The node runs on but its journal cannot be followed: why.
+    Lost(String),
+}
+
+impl Attach {
+    /// The decision, given the container's state now and the attaches in a row that brought
+    /// nothing (`failures`, updated).
+    fn then(
+        self,
+        state: Result<crate::docker::ContainerState, crate::docker::DockerError>,
+        failures: &mut u32,
+        stopping: bool,
+    ) -> Next {
+        match state {
+            // No inotify instance for journalctl (the host's max_user_instances used up): it
+            // printed what follows the cursor and ended. Read again after a pause — polling,
+            // slower but exact (the cursor), and no loss.
+            Ok(s) if s.running && self.said.contains(NO_INOTIFY) => {
+                *failures = 0;
+                Next::Again(POLL)
+            }
+            Ok(s) if s.running => {
+                *failures = if self.got { 0 } else { *failures + 1 };
+                if let Some(pause) = reattach_pause(*failures) {
+                    return Next::Again(pause);
+                }
+                Next::Lost(match (self.said.is_empty(), self.broke) {
+                    (false, _) => format!("journalctl said: {}", self.said),
+                    (true, Some(b)) => b,
+                    (true, None) => "journalctl ended with nothing to say".into(),
+                })
+            }
+            Ok(s) => {
+                let at = s.finished_at.unwrap_or_default();
+                Next::End(if stopping {
+                    Ended::Stopped { at }
+                } else {
+                    Ended::Died {
+                        exit_code: s.exit_code,
+                        at,
+                        oom: s.oom_killed,
+                    }
+                })
+            }
+            Err(e) => Next::End(Ended::Lost {
+                reason: e.to_string(),
+            }),
+        }
+    }
+}
+
+/// The last line of what a command wrote, trimmed and bounded (a reason, not a log).
+fn last_words(bytes: &[u8]) -> String {
+    let text = String::from_utf8_lossy(bytes);
+    let last = text
+        .lines()
+        .rev()
+        .find(|l| !l.trim().is_empty())
+        .unwrap_or("");
+    last.trim().chars().take(300).collect()
+}
+
 /// Starts following a unit's boot.
 pub(crate) fn follow(f: JournalFollow) -> BootHandle {
     let JournalFollow {
@@ -210,11 +312,17 @@ pub(crate) fn follow(f: JournalFollow) -> BootHandle {
             mine: None,
         };
         let mut cursor = after_cursor;
-        let mut attempts = 0;
+        // Attaches in a row that brought no entry: journalctl failing at once (no inotify
+        // instance left on the host, #30) is retried with a growing pause, since another
+        // run's nodes may free one; an attach that brings entries starts the count again.
+        let mut failures = 0u32;
         let end = 'follow: loop {
             let mut stream = docker.exec_stream(&container, follow_command(&unit, &cursor));
             let mut split = LineSplitter::default();
             let mut broke = None;
+            // What journalctl said on stderr last (its complaints are not entries).
+            let mut said = String::new();
+            let mut got = false;
             while let Some(item) = stream.next().await {
                 let chunk = match item {
                     Ok(c) => c,
@@ -223,8 +331,8 @@ pub(crate) fn follow(f: JournalFollow) -> BootHandle {
                         break;
                     }
                 };
-                // journalctl's own complaints go to stderr: not entries.
                 if chunk.stderr {
+                    said = last_words(&chunk.bytes);
                     continue;
                 }
                 let mut ended = None;
@@ -235,6 +343,7 @@ pub(crate) fn follow(f: JournalFollow) -> BootHandle {
                     let Some(e) = parse_entry(raw) else {
                         return;
                     };
+                    got = true;
                     cursor = e.cursor.clone();
                     let decided = boundary.step(&e, stopping.load(Ordering::SeqCst));
                     let line = || LogLine {
@@ -258,31 +367,17 @@ pub(crate) fn follow(f: JournalFollow) -> BootHandle {
             }
             drop(stream);
             // The exec ended: the container stopped (the exec dies with it), or journalctl did.
-            match docker.state(&container).await {
-                Ok(s) if s.running && attempts < 5 => {
-                    attempts += 1;
-                    continue;
-                }
-                Ok(s) if s.running => {
+            let attach = Attach { said, broke, got };
+            let state = docker.state(&container).await;
+            match attach.then(state, &mut failures, stopping.load(Ordering::SeqCst)) {
+                Next::Again(pause) => tokio::time::sleep(pause).await,
+                Next::End(end) => break end,
+                Next::Lost(why) => {
                     break Ended::Lost {
-                        reason: broke
-                            .unwrap_or_else(|| "journal follower ended while running".into()),
-                    }
-                }
-                Ok(s) => {
-                    let at = s.finished_at.unwrap_or_default();
-                    if stopping.load(Ordering::SeqCst) {
-                        break Ended::Stopped { at };
-                    }
-                    break Ended::Died {
-                        exit_code: s.exit_code,
-                        at,
-                        oom: s.oom_killed,
-                    };
-                }
-                Err(e) => {
-                    break Ended::Lost {
-                        reason: e.to_string(),
+                        reason: format!(
+                            "following its journal (`journalctl -u {unit} -f` in {container}) failed {failures} times in a row; {}",
+                            scrub(why)
+                        ),
                     }
                 }
             }
@@ -419,6 +514,91 @@ mod tests {
                 exit_code: None,
                 ..
             })
+        ));
+    }
+
+    /// #30: a follow that keeps failing is retried with growing pauses (another run may free
+    /// an inotify instance) for about 25 s, then lost; one that broke after entries reattaches
+    /// at once.
+    #[test]
+    fn reattaching_pauses_grow_and_end() {
+        use std::time::Duration;
+        assert_eq!(reattach_pause(0), Some(Duration::ZERO));
+        assert_eq!(reattach_pause(1), Some(Duration::from_millis(250)));
+        assert_eq!(reattach_pause(3), Some(Duration::from_millis(1000)));
+        assert_eq!(reattach_pause(REATTACH_TRIES), Some(Duration::from_secs(4)));
+        assert_eq!(reattach_pause(REATTACH_TRIES + 1), None);
+        let total: Duration = (1..=REATTACH_TRIES).filter_map(reattach_pause).sum();
+        assert!(
+            total > Duration::from_secs(20) && total < Duration::from_secs(30),
+            "{total:?}"
+        );
+        assert_eq!(
+            last_words(b"Insufficient watch descriptors available. Reverting to -n.\n\n"),
+            "Insufficient watch descriptors available. Reverting to -n."
+        );
+        assert!(
+            last_words(b"Insufficient watch descriptors available. Reverting to -n.\n")
+                .contains(NO_INOTIFY)
+        );
+        assert_eq!(last_words(&[b'x'; 1000]).len(), 300);
+    }
+
+    /// #30: what follows an ended exec — polling without inotify, retries then a lost log
+    /// while the node runs, a death or a stop once it is down — never a death while it runs.
+    #[test]
+    fn an_ended_follow_polls_retries_or_ends_by_the_containers_state() {
+        use crate::docker::ContainerState;
+        let up = || {
+            Ok(ContainerState {
+                running: true,
+                finished_at: None,
+                exit_code: None,
+                oom_killed: false,
+            })
+        };
+        let attach = |said: &str, got: bool| Attach {
+            said: said.into(),
+            broke: None,
+            got,
+        };
+        let mut failures = 3;
+        let no_inotify = "Insufficient watch descriptors available. Reverting to -n.";
+        assert!(matches!(
+            attach(no_inotify, false).then(up(), &mut failures, false),
+            Next::Again(POLL)
+        ));
+        assert_eq!(failures, 0);
+        let failing = "Failed to get journal fd: Too many open files";
+        for n in 1..=REATTACH_TRIES {
+            assert!(matches!(
+                attach(failing, false).then(up(), &mut failures, false),
+                Next::Again(_)
+            ));
+            assert_eq!(failures, n);
+        }
+        match attach(failing, false).then(up(), &mut failures, false) {
+            Next::Lost(why) => assert_eq!(why, format!("journalctl said: {failing}")),
+            _ => panic!("not lost after {failures} failures"),
+        }
+        let down = || {
+            Ok(ContainerState {
+                running: false,
+                finished_at: Some("t".into()),
+                exit_code: Some(137),
+                oom_killed: false,
+            })
+        };
+        assert!(matches!(
+            attach("", false).then(down(), &mut failures, false),
+            Next::End(Ended::Died {
+                exit_code: Some(137),
+                ..
+            })
+        ));
+        assert!(matches!(
+            attach("", false).then(down(), &mut failures, true),
+            Next::End(Ended::Stopped { .. })
         ));
     }
 

@@ -24,6 +24,7 @@ use distro::{Facts, NodeProcess};
 use super::emit::Events;
 use super::error::RunError;
 use super::event::{NodeState, RunEvent};
+use super::in_flight::InFlight;
 use super::watch::{BootHandle, OnLine, Scrub};
 
 /// How long `docker stop` lets the distribution shut down before it is killed. The shipped k3s
@@ -60,8 +61,22 @@ pub(crate) struct Node<'a> {
     pub(crate) name: &'a str,
     pub(crate) container: &'a str,
     pub(crate) stopping: &'a Arc<AtomicBool>,
+    /// The run's calls in flight: a container start is one the teardown waits for.
+    pub(crate) calls: &'a InFlight,
     /// Its current (last started) boot.
     pub(crate) current: Option<BootHandle>,
+}
+
+impl Node<'_> {
+    /// Starts the node's container, as a call the teardown waits for before it removes
+    /// anything: the start attaches the container to the run's network, and a removal racing
+    /// it is what can leave the network with an endpoint no container owns (`InFlight`).
+    pub(crate) async fn start_container(&self) -> Result<(), RunError> {
+        let (docker, container) = (self.docker.clone(), self.container.to_string());
+        self.calls
+            .run(async move { Ok(docker.start(&container).await?) })
+            .await
+    }
 }
 
 /// A boot about to start: what its follower needs whatever the log's source.

@@ -95,6 +95,20 @@ async fn in_node(node: &Node<'_>, what: &str, cmd: &[&str]) -> Result<String, Ru
     Ok(out)
 }
 
+/// Whether the node's systemd is gone or going (`docker stop` halts it: `stopping`, then its
+/// bus refuses, then the container exits), rather than running with one unit down.
+async fn system_down(node: &Node<'_>) -> bool {
+    let cmd = ["systemctl", "is-system-running"].map(str::to_string);
+    match node.docker.exec(node.container, &cmd).await {
+        // The engine refuses an exec in a container that is not running.
+        Err(_) => true,
+        Ok((_, out)) => !matches!(
+            out.lines().last().map(str::trim),
+            Some("running" | "degraded" | "starting" | "initializing")
+        ),
+    }
+}
+
 /// Starts (first boot) or restarts a node's unit the way rke2's own tests do, through
 /// systemctl in the node, and returns where its journal's new boot begins. The first boot
 /// starts the container and waits for systemd to finish booting; a restart marks the
@@ -104,10 +118,17 @@ async fn start_unit(
     unit: &str,
     timeout: std::time::Duration,
 ) -> Result<StartedUnit, RunError> {
-    let prev = node.current.as_ref();
+    let mut prev = node.current.as_ref();
+    // A container stopped from outside (`docker stop` of a ready node: its boot ended as a
+    // death) has no systemd to restart the unit in: once it is down for good it boots again,
+    // as a first start does.
+    if prev.is_some_and(|h| h.with(|b| b.end.is_some())) && system_down(node).await {
+        node.docker.stop(node.container, super::STOP_GRACE).await?;
+        prev = None;
+    }
     if prev.is_none() {
         node.stopping.store(false, Ordering::SeqCst);
-        node.docker.start(node.container).await?;
+        node.start_container().await?;
         // systemd's bus appears a moment after PID 1 starts; `--wait` then blocks until
         // start-up is done (an event in the node, not a sleep of ours).
         let booted = tokio::time::timeout(

@@ -1,0 +1,84 @@
+//! The teardown against what it cannot remove (issue #30 item 7): a run whose network the engine
+//! keeps says so plainly — what is left, why, how to clear it — and exits 3, instead of a bare
+//! "has active endpoints" after rounds of retries.
+
+use std::process::Command;
+
+use crate::running::Running;
+use crate::util::repro;
+
+/// `docker <args>`: its stdout, trimmed; the test fails if it does.
+pub fn docker(args: &[&str]) -> String {
+    let o = Command::new("docker").args(args).output().unwrap();
+    assert!(
+        o.status.success(),
+        "docker {args:?}: {}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    String::from_utf8_lossy(&o.stdout).trim().to_string()
+}
+
+/// A container that is not the run's is attached to the run's network while the run goes on
+/// (`docker run --network repro-<id>`, as a user debugging a node would): the teardown removes
+/// every node, cannot remove the network, and the run ends with exit 3 naming the network, the
+/// container that holds it and the command that frees it. Once that container is gone, `repro
+/// clean --run` removes the rest.
+#[test]
+fn a_network_held_by_a_foreign_container_is_named_with_how_to_free_it() {
+    crate::docker::docker_ok();
+    let tmp = tempfile::tempdir().unwrap();
+    let mut cmd = repro();
+    cmd.args([
+        "run",
+        "etcd-split",
+        "--sim",
+        "--k3s-version",
+        "v1.33.5+k3s1",
+    ])
+    .args(["--expect", "fixed", "--progress", "never", "--results"])
+    .arg(tmp.path());
+    let mut run = Running::spawn(cmd);
+    // The first node created: the run's network exists.
+    assert!(run.wait_line("created: files written"), "{:#?}", run.seen);
+    let run_id = run.run_id.clone().unwrap();
+    let network = format!("repro-{run_id}");
+    let foreign = format!("repro-test-foreign-{run_id}");
+    // Not the stand-in (FROM scratch, nothing to keep it running): the systemd base, asleep.
+    docker(&[
+        "run",
+        "-d",
+        "--name",
+        &foreign,
+        "--network",
+        &network,
+        "--entrypoint",
+        "sleep",
+        "repro.local/systemd-base:bookworm",
+        "600",
+    ]);
+    let (code, err) = run.finish();
+    let attached = docker(&[
+        "network",
+        "inspect",
+        "-f",
+        "{{range .Containers}}{{.Name}} {{end}}",
+        &network,
+    ]);
+    let _ = Command::new("docker").args(["rm", "-f", &foreign]).output();
+    let clean = repro().args(["clean", "--run", &run_id]).output().unwrap();
+    crate::assert_no_leftovers(&run_id);
+    assert_eq!(code, Some(3), "{err}");
+    assert_eq!(attached, foreign, "only the foreign container was left");
+    assert!(
+        err.contains(&format!(
+            "network {network} is left: container(s) {foreign} (not this run's) are attached to it"
+        )),
+        "{err}"
+    );
+    assert!(
+        err.contains(&format!("docker network disconnect -f {network} {foreign}")),
+        "{err}"
+    );
+    assert!(!err.contains("has active endpoints"), "{err}");
+    assert!(clean.status.success(), "{}", crate::util::text(&clean));
+}
