@@ -74,6 +74,10 @@ pub(crate) enum Command {
     /// Print repro's own version and commit (as `repro --version`; the distribution's version of
     /// a run is `--version` after a command).
     Version(VersionArgs),
+    /// Start a check of your own: a commented check and topology (and the shipped signals) in
+    /// checks/ and topologies/ of the current folder, which `repro validate` accepts and `repro
+    /// plan NAME` plans.
+    Init(InitArgs),
     /// Print a shell completion script (bash, zsh, fish, elvish, powershell).
     Completions {
         #[arg(value_enum)]
@@ -92,6 +96,12 @@ pub(crate) struct VersionArgs {
     /// `json`: `{"name", "version", "commit"}` for scripts.
     #[arg(long, value_enum, default_value = "text")]
     pub(crate) format: Format,
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct InitArgs {
+    /// The new check's name (also its topology's): lower-case letters, digits and `-`.
+    pub(crate) name: String,
 }
 
 #[derive(Debug, Args)]

@@ -115,6 +115,10 @@ pub(crate) const EXAMPLES: &[(&str, &[Example])] = &[
         ex("repro's own version and commit (a run's k3s version is --version after a command)", "repro version"),
         ex("the same for scripts", "repro version --format json"),
     ]),
+    ("init", &[
+        ex("a starter check and topology in ./checks and ./topologies", "repro init my-bug"),
+        ex("then repro validate and repro plan NAME in that folder", "repro init two-servers"),
+    ]),
     ("completions", &[
         ex("bash: completion of commands, flags, checks, topologies and results folders", "repro completions bash > ~/.local/share/bash-completion/completions/repro"),
         ex("zsh (a folder on $fpath)", "repro completions zsh > ~/.zfunc/_repro"),

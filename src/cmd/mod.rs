@@ -8,6 +8,7 @@ pub(crate) mod common;
 mod docs;
 mod doctor;
 mod explore;
+mod init;
 mod inspect;
 mod list;
 mod matrix;
@@ -53,6 +54,7 @@ pub fn dispatch(cli: Cli) -> Result<Exit, Error> {
             Command::Doctor(a) => doctor::run(&g, &a).await,
             Command::Explore(a) => explore::run(&g, &a).await,
             Command::Version(a) => version::run(&g, &a),
+            Command::Init(a) => init::run(&a),
             Command::Completions { shell } => docs::completions(shell),
             Command::Man { out } => docs::man(out.as_deref()),
         }

@@ -208,3 +208,44 @@ fn help_has_examples_exit_status_and_environment() {
     short.code(0);
     snap!("help-run-short", short);
 }
+
+/// `repro init NAME` starts a check of one's own that `repro validate` accepts and `repro plan`
+/// plans in that folder, never overwrites, and refuses a name it could not use (#32 item 3).
+#[test]
+fn init_writes_a_starter_that_validates_and_plans() {
+    let tmp = tempfile::tempdir().expect("tmp");
+    let dir = tmp.path();
+    let init = Repro::new().args(["init", "my-bug"]).current_dir(dir).run();
+    init.code(0);
+    for f in [
+        "checks/my-bug.yaml",
+        "topologies/my-bug.yaml",
+        "checks/signals.yaml",
+    ] {
+        assert!(dir.join(f).is_file(), "{f}: {}", init.stderr);
+    }
+    let check = std::fs::read_to_string(dir.join("checks/my-bug.yaml")).unwrap();
+    assert!(
+        check.contains("name: my-bug\ntopology: my-bug\n"),
+        "{check}"
+    );
+    Repro::new().arg("validate").current_dir(dir).run().code(0);
+    let plan = Repro::new().args(["plan", "my-bug"]).current_dir(dir).run();
+    plan.code(0);
+    assert!(
+        plan.stdout.starts_with("Plan for check `my-bug`"),
+        "{}",
+        plan.stdout
+    );
+    let again = Repro::new().args(["init", "my-bug"]).current_dir(dir).run();
+    again.code(2);
+    assert!(again.stderr.contains("already exist"), "{}", again.stderr);
+    assert_eq!(
+        std::fs::read_to_string(dir.join("checks/my-bug.yaml")).unwrap(),
+        check,
+        "nothing overwritten"
+    );
+    let bad = Repro::new().args(["init", "../x"]).current_dir(dir).run();
+    bad.code(2);
+    assert!(bad.stderr.contains("is not a check name"), "{}", bad.stderr);
+}
