@@ -48,7 +48,7 @@ pub(crate) const EXAMPLES: &[(&str, &[Example])] = &[
         ex("real k3s: reproduce #12753 on v1.33.4 (exit 0 when it does)", "repro run etcd-split --version v1.33.4+k3s1"),
         ex("the offline stand-in, on the fixed release", "repro run etcd-split --sim --version v1.33.5+k3s1"),
         ex("your own cluster shape, by path", "repro run etcd-split --topology ./my-cluster.yaml --sim"),
-        ex("leave the cluster running afterwards (repro runs lists it)", "repro run etcd-split --sim --keep"),
+        ex("leave the cluster running afterwards (remove it with repro clean --run ID)", "repro run etcd-split --sim --keep"),
         ex("the run's events as JSON Lines on stdout, for CI and tools (docs/events.md)", "repro run etcd-split --sim --events -"),
     ]),
     ("verify", &[
