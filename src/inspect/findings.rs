@@ -197,11 +197,40 @@ pub(crate) fn match_boot(s: &Subject, sigs: &[Signature], signals: &Signals) -> 
         if obs.state.as_str() != sig.bug {
             continue;
         }
-        let mut conditions = Vec::new();
-        let mut needs = Vec::new();
-        let mut evidence: Vec<EvidenceLine> = obs.evidence.clone();
+        let mut g = Gathered {
+            evidence: obs.evidence.clone(),
+            ..Gathered::default()
+        };
+        let release = g.version(s, sig, signals);
+        g.with_signals(s, sig);
+        g.role(s, sig);
+        g.place(s, sig);
+        if g.conditions.iter().any(|c| c.holds == Some(false)) {
+            continue;
+        }
+        out.push(finding(s, sig, obs, g, release));
+    }
+    one_per_signal(out)
+}
 
-        // The version: before the fix on its release line, and with the feature at all.
+/// What one signature's conditions found in a boot: each condition, what is still needed to
+/// decide the undecided ones, and the lines that show the ones that hold.
+#[derive(Default)]
+struct Gathered {
+    conditions: Vec<Condition>,
+    needs: Vec<String>,
+    evidence: Vec<EvidenceLine>,
+}
+
+/// The boot's version as parsed, and the fix's release in words for it.
+struct Release {
+    version: Option<Version>,
+    fixed: Option<String>,
+}
+
+impl Gathered {
+    /// The version: before the fix on its release line, and with the feature at all.
+    fn version(&mut self, s: &Subject, sig: &Signature, signals: &Signals) -> Release {
         let version: Option<Version> = s.boot.version.as_deref().and_then(|v| v.parse().ok());
         let fixed = fixed_text(&sig.fixed_in, version.as_ref());
         let want = match &fixed {
@@ -215,21 +244,24 @@ pub(crate) fn match_boot(s: &Subject, sigs: &[Signature], signals: &Signals) -> 
         let program =
             (s.boot.distribution.as_deref()).unwrap_or(distro::Distro::default().facts().binary);
         if holds.is_none() {
-            needs.push(format!(
+            self.needs.push(format!(
                 "the {program} version of this boot (its start banner, or `{program} -v` output)"
             ));
         } else if let Some(v) = s.boot.signals.get(super::deps::VERSION_SIGNAL) {
-            evidence.extend(v.evidence.iter().cloned());
+            self.evidence.extend(v.evidence.iter().cloned());
         }
-        conditions.push(Condition {
+        self.conditions.push(Condition {
             what: format!("{program} version"),
             want,
             found: s.boot.version.clone(),
             holds,
             from: version.as_ref().map(|_| "log".into()),
         });
+        Release { version, fixed }
+    }
 
-        // The rest of what the bug looks like in this boot (e.g. the node still got ready).
+    /// The rest of what the bug looks like in this boot (e.g. the node still got ready).
+    fn with_signals(&mut self, s: &Subject, sig: &Signature) {
         for (other, want) in &sig.with {
             let state = s.boot.signals.get(other).map(|o| &o.state);
             let holds = match state {
@@ -238,15 +270,15 @@ pub(crate) fn match_boot(s: &Subject, sigs: &[Signature], signals: &Signals) -> 
             };
             let found = state.map(ToString::to_string);
             if holds.is_none() {
-                needs.push(format!(
+                self.needs.push(format!(
                     "whether `{other}` is {want} in this boot (the log does not show it)"
                 ));
             } else if holds == Some(true) {
                 if let Some(o) = s.boot.signals.get(other) {
-                    evidence.extend(o.evidence.iter().cloned());
+                    self.evidence.extend(o.evidence.iter().cloned());
                 }
             }
-            conditions.push(Condition {
+            self.conditions.push(Condition {
                 what: format!("signal `{other}`"),
                 want: want.clone(),
                 found,
@@ -254,33 +286,37 @@ pub(crate) fn match_boot(s: &Subject, sigs: &[Signature], signals: &Signals) -> 
                 from: Some("log".into()),
             });
         }
+    }
 
-        // The role.
+    /// The role.
+    fn role(&mut self, s: &Subject, sig: &Signature) {
         let (role, from) = role_of(s.boot, s.config);
         let holds = role.map(|r| r == sig.role);
         if holds.is_none() {
             // k3s's role keys in words (an allowed exception to "facts only in distro/": inspect
             // reads k3s's files, see inspect/boots.rs).
-            needs.push(format!(
+            self.needs.push(format!(
                 "the node's role ({} in the check): its config (`disable-*` keys), or a log that shows the boot settled",
                 sig.role.as_str()
             ));
         }
-        conditions.push(Condition {
+        self.conditions.push(Condition {
             what: "role".into(),
             want: sig.role.as_str().into(),
             found: role.map(|r| r.as_str().to_string()),
             holds,
             from,
         });
+    }
 
-        // Its place in the cluster, and the keys the check gave it.
+    /// Its place in the cluster, and the keys the check gave it.
+    fn place(&mut self, s: &Subject, sig: &Signature) {
         let label = s.config.map(|c| c.files.join(", "));
         let server = s.config.map(|c| {
             c.get("server")
                 .is_some_and(|v| !v.to_yaml().trim_matches('"').is_empty())
         });
-        conditions.push(Condition {
+        self.conditions.push(Condition {
             what: "joined another server".into(),
             want: if sig.joins {
                 "yes (`server:` set)"
@@ -293,7 +329,7 @@ pub(crate) fn match_boot(s: &Subject, sigs: &[Signature], signals: &Signals) -> 
             from: label.clone(),
         });
         if s.config.is_none() {
-            needs.push(format!(
+            self.needs.push(format!(
                 "the node's config (give it with `--config {}=FILE`): does it {}set {}?",
                 s.node,
                 if sig.joins {
@@ -319,7 +355,7 @@ pub(crate) fn match_boot(s: &Subject, sigs: &[Signature], signals: &Signals) -> 
             };
             if let (Some(c), Some(true)) = (s.config, holds) {
                 if let Some(line) = c.show(k) {
-                    evidence.push(EvidenceLine {
+                    self.evidence.push(EvidenceLine {
                         source: Source::Config,
                         file: c.origin.get(k).cloned().or(label.clone()),
                         line: None,
@@ -328,7 +364,7 @@ pub(crate) fn match_boot(s: &Subject, sigs: &[Signature], signals: &Signals) -> 
                     });
                 }
             }
-            conditions.push(Condition {
+            self.conditions.push(Condition {
                 what: format!("config `{k}`"),
                 want: want.to_yaml(),
                 found,
@@ -336,74 +372,85 @@ pub(crate) fn match_boot(s: &Subject, sigs: &[Signature], signals: &Signals) -> 
                 from: label.clone(),
             });
         }
-
-        if conditions.iter().any(|c| c.holds == Some(false)) {
-            continue;
-        }
-        let all = conditions.iter().all(|c| c.holds == Some(true));
-        let fixed_note = fixed
-            .as_ref()
-            .map(|f| {
-                if f.starts_with("no fix") {
-                    format!(" ({f})")
-                } else {
-                    format!(" (fixed in {f})")
-                }
-            })
-            .unwrap_or_default();
-        let message = if all {
-            format!("matches {}{fixed_note}", sig.issue)
-        } else {
-            format!(
-                "possibly matches {}{fixed_note}: needs {}",
-                sig.issue,
-                needs.join("; ")
-            )
-        };
-        let mut uniq: Vec<EvidenceLine> = Vec::new();
-        for e in evidence {
-            if !uniq.contains(&e) {
-                uniq.push(e);
-            }
-        }
-        out.push(Finding {
-            check: sig.check.clone(),
-            issue: sig.issue.clone(),
-            summary: sig.summary.clone(),
-            verdict: if all {
-                FindingVerdict::Matches
-            } else {
-                FindingVerdict::Possible
-            },
-            message,
-            input: s.input,
-            node: s.node.to_string(),
-            boot: s.boot.boot,
-            signal: sig.signal.clone(),
-            observed: obs.state.clone(),
-            reason: obs.reason.clone(),
-            expected: sig.expect.clone(),
-            version: s.boot.version.clone(),
-            fixed_in: fixed.filter(|f| !f.starts_with("no fix") && version.is_some()),
-            conditions,
-            needs,
-            assumes: sig
-                .files
-                .iter()
-                .map(|f| format!("{f} as the check's cluster had it (a log cannot show files)"))
-                .chain(
-                    s.config
-                        .filter(|_| s.config_for_all_boots && s.boots > 1)
-                        .map(|_| {
-                            "the config given was the node's config in this boot too (one config is applied to every boot; a boot before a config change is judged with it)".to_string()
-                        }),
-                )
-                .collect(),
-            evidence: uniq,
-        });
     }
-    // One finding per check, signal and boot (several steps can give the same signature); a
-    // full match wins over a possible one.
+}
+
+/// The finding of a signature none of whose conditions failed: a match when all hold, else a
+/// possible match saying what it needs.
+fn finding(
+    s: &Subject,
+    sig: &Signature,
+    obs: &super::model::SignalReport,
+    g: Gathered,
+    release: Release,
+) -> Finding {
+    let Release { version, fixed } = release;
+    let all = g.conditions.iter().all(|c| c.holds == Some(true));
+    let fixed_note = fixed
+        .as_ref()
+        .map(|f| {
+            if f.starts_with("no fix") {
+                format!(" ({f})")
+            } else {
+                format!(" (fixed in {f})")
+            }
+        })
+        .unwrap_or_default();
+    let message = if all {
+        format!("matches {}{fixed_note}", sig.issue)
+    } else {
+        format!(
+            "possibly matches {}{fixed_note}: needs {}",
+            sig.issue,
+            g.needs.join("; ")
+        )
+    };
+    let mut uniq: Vec<EvidenceLine> = Vec::new();
+    for e in g.evidence {
+        if !uniq.contains(&e) {
+            uniq.push(e);
+        }
+    }
+    Finding {
+        check: sig.check.clone(),
+        issue: sig.issue.clone(),
+        summary: sig.summary.clone(),
+        verdict: if all {
+            FindingVerdict::Matches
+        } else {
+            FindingVerdict::Possible
+        },
+        message,
+        input: s.input,
+        node: s.node.to_string(),
+        boot: s.boot.boot,
+        signal: sig.signal.clone(),
+        observed: obs.state.clone(),
+        reason: obs.reason.clone(),
+        expected: sig.expect.clone(),
+        version: s.boot.version.clone(),
+        fixed_in: fixed.filter(|f| !f.starts_with("no fix") && version.is_some()),
+        conditions: g.conditions,
+        needs: g.needs,
+        assumes: sig
+            .files
+            .iter()
+            .map(|f| format!("{f} as the check's cluster had it (a log cannot show files)"))
+            .chain(
+                s.config
+                    .filter(|_| s.config_for_all_boots && s.boots > 1)
+                    .map(|_| {
+                        "the config given was the node's config in this boot too (one config is applied to every boot; a boot before a config change is judged with it)".to_string()
+                    }),
+            )
+            .collect(),
+        evidence: uniq,
+    }
+}
+
+/// One finding per check, signal and boot (several steps can give the same signature); a full
+/// match wins over a possible one.
+fn one_per_signal(mut out: Vec<Finding>) -> Vec<Finding> {
     out.sort_by_key(|f| f.verdict != FindingVerdict::Matches);
     let mut seen: Vec<(String, String)> = Vec::new();
     out.retain(|f| {

@@ -36,7 +36,7 @@ use boots::{BootBuilder, Matcher};
 use config::NodeConfig;
 use deps::{Redactor, Settle, Signals, VERSION_SIGNAL};
 use formats::{Entry, Kind, Normaliser, Outer};
-use model::{CheckRef, FileReport, InputReport, NodeReport, Report, Tool, SCHEMA_VERSION};
+use model::{CheckRef, FileReport, Finding, InputReport, NodeReport, Report, Tool, SCHEMA_VERSION};
 use reader::Found;
 use reader::{BoundedLines, Counting, MAX_LINE};
 use sources::{ConfigFile, InputError, Opener, Resolved, Stream};
@@ -164,29 +164,13 @@ pub fn inspect(
             notes,
         };
         let configs = node_configs(input.configs.iter().chain(resolved.configs.iter()), &report)?;
-        for node in &mut report.nodes {
-            let boots = node.boots.len();
-            for boot in &mut node.boots {
-                let own = configs.get(&(node.name.clone(), Some(boot.boot)));
-                let cfg = own.or_else(|| configs.get(&(node.name.clone(), None)));
-                boot.config = cfg.map(|c| c.files.join(", "));
-                let (role, from) = findings::role_of(boot, cfg);
-                boot.role = role.map(|r| r.as_str().to_string());
-                boot.role_from = from;
-                all_findings.extend(findings::match_boot(
-                    &findings::Subject {
-                        input: index,
-                        node: &node.name,
-                        boot,
-                        config: cfg,
-                        config_for_all_boots: own.is_none(),
-                        boots,
-                    },
-                    &sigs,
-                    &cat.signals,
-                ));
-            }
-        }
+        all_findings.extend(judge_boots(
+            &mut report,
+            &configs,
+            index,
+            &sigs,
+            &cat.signals,
+        ));
         if report.nodes.iter().all(|n| n.boots.is_empty()) {
             return Err(InputError(no_log_line(&report, unit_distro)));
         }
@@ -195,7 +179,20 @@ pub fn inspect(
     if let Some(b) = bar {
         b.finish_and_clear();
     }
-    let mut report = Report {
+    let mut report = report_of(cat, opts, &sigs, inputs, all_findings);
+    render::redact(&mut report, &mut redactor);
+    Ok((report, figures))
+}
+
+/// The whole report around the inputs and findings: the tool, the settle window, the checks.
+fn report_of(
+    cat: &Catalog,
+    opts: &Options,
+    sigs: &[findings::Signature],
+    inputs: Vec<InputReport>,
+    all_findings: Vec<Finding>,
+) -> Report {
+    Report {
         schema_version: SCHEMA_VERSION,
         tool: Tool {
             name: "repro".into(),
@@ -218,9 +215,42 @@ pub fn inspect(
             .collect(),
         inputs,
         findings: all_findings,
-    };
-    render::redact(&mut report, &mut redactor);
-    Ok((report, figures))
+    }
+}
+
+/// Each boot's config and role, and the findings of every signature on it.
+fn judge_boots(
+    report: &mut InputReport,
+    configs: &HashMap<(String, Option<u32>), NodeConfig>,
+    index: usize,
+    sigs: &[findings::Signature],
+    signals: &Signals,
+) -> Vec<Finding> {
+    let mut found = Vec::new();
+    for node in &mut report.nodes {
+        let boots = node.boots.len();
+        for boot in &mut node.boots {
+            let own = configs.get(&(node.name.clone(), Some(boot.boot)));
+            let cfg = own.or_else(|| configs.get(&(node.name.clone(), None)));
+            boot.config = cfg.map(|c| c.files.join(", "));
+            let (role, from) = findings::role_of(boot, cfg);
+            boot.role = role.map(|r| r.as_str().to_string());
+            boot.role_from = from;
+            found.extend(findings::match_boot(
+                &findings::Subject {
+                    input: index,
+                    node: &node.name,
+                    boot,
+                    config: cfg,
+                    config_for_all_boots: own.is_none(),
+                    boots,
+                },
+                sigs,
+                signals,
+            ));
+        }
+    }
+    found
 }
 
 fn progress_bar(total: u64) -> ProgressBar {

@@ -12,14 +12,6 @@ use crate::util::root;
 /// The most lines a non-test function may take, from its `fn` line to its closing brace.
 const MAX_LINES: usize = 120;
 
-/// Functions other branches are splitting now, as (file, function): being split on the
-/// branches named beside them; remove each when its branch is merged (the list then empties).
-const BEING_SPLIT: &[(&str, &str)] = &[
-    // Not split yet (#28 stays open for them): remove each entry when its function is split.
-    ("src/inspect/findings.rs", "match_boot"),
-    ("src/inspect/mod.rs", "inspect"),
-];
-
 #[test]
 fn no_function_over_120_lines() {
     let mut problems = Vec::new();
@@ -27,7 +19,6 @@ fn no_function_over_120_lines() {
         problems.extend(
             long_functions(&root(), dir)
                 .into_iter()
-                .filter(|f| !BEING_SPLIT.contains(&(f.file.as_str(), f.name.as_str())))
                 .map(|f| f.to_string()),
         );
     }
