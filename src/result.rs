@@ -656,7 +656,7 @@ pub(crate) struct Verdict {
 
 #[cfg(test)]
 #[path = "result_schema_tests.rs"]
-mod schema_tests;
+pub(crate) mod schema_tests;
 
 #[cfg(test)]
 mod observed_tests {

@@ -20,7 +20,8 @@ fn schema() -> Value {
     serde_json::from_str(&text).expect("schema is JSON")
 }
 
-fn strings(v: &Value) -> BTreeSet<String> {
+/// The strings of a JSON array (a schema's `enum`), as a set.
+pub(crate) fn strings(v: &Value) -> BTreeSet<String> {
     v.as_array()
         .expect("an array")
         .iter()

@@ -306,13 +306,7 @@ mod tests {
         serde_json::from_str(&std::fs::read_to_string(path).expect("schema")).expect("JSON")
     }
 
-    fn strings(v: &Value) -> BTreeSet<String> {
-        v.as_array()
-            .expect("an array")
-            .iter()
-            .filter_map(|s| s.as_str().map(str::to_string))
-            .collect()
-    }
+    use crate::result::schema_tests::strings;
 
     /// The enum of `key` in the `oneOf` branch whose `event` is `event`.
     fn branch_enum(s: &Value, event: &str, key: &str) -> BTreeSet<String> {

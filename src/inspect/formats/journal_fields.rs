@@ -4,7 +4,7 @@
 use chrono::DateTime;
 
 use super::units::{distro_in_unit_line, distro_named, UNIT};
-use super::{Entry, Inner, Kind, Normaliser, Outer};
+use super::{Entry, Kind, Normaliser, Outer};
 use crate::inspect::reader::LineInfo;
 
 /// The fields of one journal entry, from `-o json` or `-o export`.
@@ -50,23 +50,10 @@ impl Normaliser {
     /// One journal entry of the structured forms: its message, host, time, unit and invocation.
     pub(super) fn structured(&mut self, f: JournalFields, outer: Outer, info: LineInfo) -> Entry {
         let mut e = Entry {
-            kind: Kind::Foreign,
-            line: info.number,
-            outer,
-            inner: Inner::Other,
             host: f.host,
-            ts: None,
-            ts_exact: false,
-            text: String::new(),
-            fatal: false,
-            grep_prefix: false,
-            dropped: info.dropped,
             invocation: f.invocation,
-            distro: None,
             pid: f.pid.as_deref().and_then(|p| p.parse().ok()),
-            may_match: None,
-            clear: false,
-            scan: None,
+            ..Entry::bare(Kind::Foreign, outer, &info)
         };
         let raw = f.message.unwrap_or_default();
         // A message may hold line breaks: one line of text here.

@@ -175,6 +175,31 @@ pub(crate) struct Entry {
     pub(crate) scan: Option<Found>,
 }
 
+impl Entry {
+    /// An entry of line `info` as a form first sees it: nothing read from its text yet.
+    pub(super) fn bare(kind: Kind, outer: Outer, info: &LineInfo) -> Entry {
+        Entry {
+            kind,
+            line: info.number,
+            outer,
+            inner: Inner::Other,
+            host: None,
+            ts: None,
+            ts_exact: false,
+            text: String::new(),
+            fatal: false,
+            grep_prefix: false,
+            dropped: info.dropped,
+            invocation: None,
+            distro: None,
+            pid: None,
+            may_match: None,
+            clear: false,
+            scan: None,
+        }
+    }
+}
+
 /// What the normaliser saw, for the report and for telling a known format from an unknown one.
 #[derive(Debug, Clone, Default, Serialize)]
 pub(crate) struct Stats {
@@ -434,25 +459,7 @@ impl Normaliser {
     }
 
     fn classify(&mut self, text: Cow<'_, str>, info: LineInfo) -> Entry {
-        let mut e = Entry {
-            kind: Kind::Output,
-            line: info.number,
-            outer: Outer::Bare,
-            inner: Inner::Other,
-            host: None,
-            ts: None,
-            ts_exact: false,
-            text: String::new(),
-            fatal: false,
-            grep_prefix: false,
-            dropped: info.dropped,
-            invocation: None,
-            distro: None,
-            pid: None,
-            may_match: None,
-            clear: false,
-            scan: None,
-        };
+        let mut e = Entry::bare(Kind::Output, Outer::Bare, &info);
         let trimmed = text.trim();
         if trimmed.starts_with("```") || trimmed.starts_with("~~~") {
             self.fences = true;
