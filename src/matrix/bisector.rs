@@ -81,7 +81,6 @@ pub(crate) struct Search<'a> {
 /// Runs the bisection: the exit it came to (0 with an answer; the stopping run's otherwise).
 pub(crate) async fn bisect(s: &Search<'_>, prepare: Prepare<'_>, say: Say) -> Result<Exit, Error> {
     let (good, bad, range, limit, dir) = (s.good, s.bad, s.range, s.limit, s.dir);
-    let n = range.len();
     let bad_is_old = bad < good;
     let out = |line: &str| say(line);
     let t0 = Instant::now();
@@ -159,13 +158,7 @@ pub(crate) async fn bisect(s: &Search<'_>, prepare: Prepare<'_>, say: Say) -> Re
             if s.sim { " --sim" } else { "" }
         ));
     }
-    out(&format!(
-        "runs: {} (limit {limit} for {n} releases), {:.1}s",
-        bisector.probes.len(),
-        t0.elapsed().as_secs_f64()
-    ));
-    bisector.save(Some(bad_verdict), Some(first_new.to_string()), None)?;
-    out(&format!("results: {}", dir.display()));
+    bisector.answer(t0, Some(bad_verdict), Some(first_new.to_string()), None)?;
     Ok(Exit::Ok)
 }
 
@@ -180,35 +173,22 @@ async fn search(
     let range = bisector.range;
     let mut b = Bisection::new(range.len());
     while let Some(at) = b.next() {
-        let v = &range[at];
-        let why = format!("between {} and {}", range[b.lo], range[b.hi]);
-        let side = match bisector.probe(v, &why).await? {
-            Ok(verdict) if verdict == old_verdict => Side::Old,
-            Ok(verdict) if verdict == new_verdict => Side::New,
-            Ok(verdict) => {
-                return bisector.stop(
-                    Some(bad_verdict),
-                    format!(
-                        "{v} is {verdict}: it is not taken as good or bad. The change is still somewhere from {} to {}; look at {v}'s results, then re-run with a narrower --good/--bad",
-                        range[b.lo], range[b.hi]
-                    ),
-                    Exit::Inconclusive,
-                ).map(Err);
-            }
-            Err(exit) => {
-                return bisector
-                    .stop(
-                        Some(bad_verdict),
-                        format!(
-                            "the run of {v} broke; the change is somewhere from {} to {}",
-                            range[b.lo], range[b.hi]
-                        ),
-                        exit,
-                    )
-                    .map(Err);
-            }
-        };
-        b.record(at, side);
+        let (v, lo, hi) = (&range[at], &range[b.lo], &range[b.hi]);
+        let side = bisector
+            .side(
+                v,
+                &format!("between {lo} and {hi}"),
+                (old_verdict, new_verdict, bad_verdict),
+                |verdict| format!(
+                    "{v} is {verdict}: it is not taken as good or bad. The change is still somewhere from {lo} to {hi}; look at {v}'s results, then re-run with a narrower --good/--bad"
+                ),
+                format!("the run of {v} broke; the change is somewhere from {lo} to {hi}"),
+            )
+            .await?;
+        match side {
+            Ok(side) => b.record(at, side),
+            Err(exit) => return Ok(Err(exit)),
+        }
     }
     // `next()` is None only once the answer is pinned; kept total rather than indexed.
     b.answer().map(Ok).ok_or_else(|| {
@@ -320,29 +300,22 @@ pub(crate) async fn bisect_commits(
         )
     };
     while let Some(at) = b.next() {
-        let c = &commits[at];
-        let side = match bisector.probe(c, &span(&b)).await? {
-            Ok(v) if v == first => Side::Old,
-            Ok(v) if v == other => Side::New,
-            Ok(v) => {
-                return bisector.stop(
-                    Some(first),
-                    format!(
-                        "{c} is {v}: it is not taken as either side. The change is still {}; look at its results, then re-run with a shorter list",
-                        span(&b)
-                    ),
-                    Exit::Inconclusive,
-                );
-            }
-            Err(exit) => {
-                return bisector.stop(
-                    Some(first),
-                    format!("the run of {c} broke; the change is {}", span(&b)),
-                    exit,
-                );
-            }
-        };
-        b.record(at, side);
+        let (c, span) = (&commits[at], span(&b));
+        let side = bisector
+            .side(
+                c,
+                &span,
+                (first, other, first),
+                |v| format!(
+                    "{c} is {v}: it is not taken as either side. The change is still {span}; look at its results, then re-run with a shorter list"
+                ),
+                format!("the run of {c} broke; the change is {span}"),
+            )
+            .await?;
+        match side {
+            Ok(side) => b.record(at, side),
+            Err(exit) => return Ok(exit),
+        }
     }
     let at = b.answer().unwrap_or(n);
     out("");
@@ -350,30 +323,19 @@ pub(crate) async fn bisect_commits(
         out(&format!(
             "answer: no commit of the list shows anything but `{first}`: the change is not among these {n} commits"
         ));
-        out(&format!(
-            "runs: {} (limit {limit} for {n} commits), {:.1}s",
-            bisector.probes.len(),
-            t0.elapsed().as_secs_f64()
-        ));
-        bisector.save(
+        bisector.answer(
+            t0,
             Some(first),
             None,
             Some(format!("every commit shows `{first}`")),
         )?;
-        out(&format!("results: {}", dir.display()));
         return Ok(Exit::OutcomeDiffers);
     };
     out(&format!(
         "answer: {first_new} is the first commit showing `{other}`; {} is the last showing `{first}`",
         commits[at - 1]
     ));
-    out(&format!(
-        "runs: {} (limit {limit} for {n} commits), {:.1}s",
-        bisector.probes.len(),
-        t0.elapsed().as_secs_f64()
-    ));
-    bisector.save(Some(first), Some(first_new.clone()), None)?;
-    out(&format!("results: {}", dir.display()));
+    bisector.answer(t0, Some(first), Some(first_new.clone()), None)?;
     Ok(Exit::Ok)
 }
 
@@ -448,21 +410,74 @@ impl<T: std::fmt::Display> Bisector<'_, '_, T> {
         })
     }
 
+    /// Runs `v` (`why` for its line) and takes its verdict as a side of the search: `old` or
+    /// `new`. Err(the exit) when the verdict is neither (`neither` says what that leaves) or the
+    /// run broke (`broke` says so): the search stops there, said and saved with `bad_verdict`.
+    async fn side(
+        &mut self,
+        v: &T,
+        why: &str,
+        (old, new, bad_verdict): (Outcome, Outcome, Outcome),
+        neither: impl FnOnce(Outcome) -> String,
+        broke: String,
+    ) -> Result<Result<Side, Exit>, Error> {
+        Ok(match self.probe(v, why).await? {
+            Ok(verdict) if verdict == old => Ok(Side::Old),
+            Ok(verdict) if verdict == new => Ok(Side::New),
+            Ok(verdict) => {
+                Err(self.stop(Some(bad_verdict), neither(verdict), Exit::Inconclusive)?)
+            }
+            Err(exit) => Err(self.stop(Some(bad_verdict), broke, exit)?),
+        })
+    }
+
     /// Stops the search early: says why, records it, returns the exit.
     fn stop(&self, bad_verdict: Option<Outcome>, why: String, exit: Exit) -> Result<Exit, Error> {
         let out = |line: &str| (self.say)(line);
         out("");
         out(&format!("stopped: {why}"));
-        out(&format!(
+        out(&self.runs());
+        self.record(bad_verdict, None, Some(why))?;
+        Ok(exit)
+    }
+
+    /// Ends the search with what it came to: the runs and the time they took, then the record.
+    fn answer(
+        &self,
+        t0: Instant,
+        bad_verdict: Option<Outcome>,
+        answer: Option<String>,
+        stopped: Option<String>,
+    ) -> Result<(), Error> {
+        (self.say)(&format!(
+            "{}, {:.1}s",
+            self.runs(),
+            t0.elapsed().as_secs_f64()
+        ));
+        self.record(bad_verdict, answer, stopped)
+    }
+
+    /// The runs' line: how many of how many allowed, over how many releases or commits.
+    fn runs(&self) -> String {
+        format!(
             "runs: {} (limit {} for {} {})",
             self.probes.len(),
             self.limit,
             self.range.len(),
             if self.commits { "commits" } else { "releases" }
-        ));
-        self.save(bad_verdict, None, Some(why))?;
-        out(&format!("results: {}", self.dir.display()));
-        Ok(exit)
+        )
+    }
+
+    /// Writes bisect.json and says where the results are.
+    fn record(
+        &self,
+        bad_verdict: Option<Outcome>,
+        answer: Option<String>,
+        stopped: Option<String>,
+    ) -> Result<(), Error> {
+        self.save(bad_verdict, answer, stopped)?;
+        (self.say)(&format!("results: {}", self.dir.display()));
+        Ok(())
     }
 
     /// Writes bisect.json.

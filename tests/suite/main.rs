@@ -10,6 +10,8 @@ mod fixtures;
 mod http_files;
 #[path = "../util/junit.rs"]
 mod junit;
+#[path = "../util/raw_tar.rs"]
+mod raw_tar;
 #[path = "../util/repro.rs"]
 mod repro;
 #[path = "../util/schema.rs"]

@@ -115,6 +115,9 @@ pub(crate) fn live_states(events: Events, node: &str, number: u32, ready: Vec<Re
     })
 }
 
+/// A boot being started: its handle, and what the live display says of the start.
+pub(crate) type Started<'a> = BoxFuture<'a, Result<(BootHandle, &'static str), RunError>>;
+
 /// A way of running a node: container process or systemd unit.
 pub(crate) trait Mechanism: Send + Sync {
     /// What the node's container runs: `args` are the distribution's for the node's role, `env`
@@ -123,12 +126,7 @@ pub(crate) trait Mechanism: Send + Sync {
 
     /// Starts the node's next boot (`node.current` is the previous one) and follows its log
     /// from the boot's first line. The text is what the live display says of the start.
-    fn start<'a>(
-        &'a self,
-        facts: &'static Facts,
-        node: Node<'a>,
-        boot: Boot,
-    ) -> BoxFuture<'a, Result<(BootHandle, &'static str), RunError>>;
+    fn start<'a>(&'a self, facts: &'static Facts, node: Node<'a>, boot: Boot) -> Started<'a>;
 
     /// The first half of a restart, before the start that follows.
     fn stop_for_restart<'a>(&'a self, node: Node<'a>) -> BoxFuture<'a, Result<(), RunError>>;

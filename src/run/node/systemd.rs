@@ -11,9 +11,8 @@ use crate::raw::Role;
 use distro::Facts;
 
 use super::journal;
-use super::{Boot, Mechanism, Node, Process};
+use super::{Boot, Mechanism, Node, Process, Started};
 use crate::run::error::RunError;
-use crate::run::watch::BootHandle;
 
 pub(super) struct SystemdUnit;
 
@@ -34,12 +33,7 @@ impl Mechanism for SystemdUnit {
         }
     }
 
-    fn start<'a>(
-        &'a self,
-        facts: &'static Facts,
-        node: Node<'a>,
-        boot: Boot,
-    ) -> BoxFuture<'a, Result<(BootHandle, &'static str), RunError>> {
+    fn start<'a>(&'a self, facts: &'static Facts, node: Node<'a>, boot: Boot) -> Started<'a> {
         Box::pin(async move {
             let unit = facts.unit(boot.agent);
             let started = start_unit(&node, unit, boot.timeout).await?;
