@@ -129,10 +129,26 @@ pub(crate) async fn bisect(s: &Search<'_>, prepare: Prepare<'_>, say: Say) -> Re
         (good_verdict, bad_verdict)
     };
 
-    let at = match search(&mut bisector, (old_verdict, new_verdict), bad_verdict).await? {
+    let words = |b: &Bisection, v: &Version| {
+        let still = format!("somewhere from {} to {}", range[b.lo], range[b.hi]);
+        Words {
+            why: format!("between {} and {}", range[b.lo], range[b.hi]),
+            neither: format!("it is not taken as good or bad. The change is still {still}; look at {v}'s results, then re-run with a narrower --good/--bad"),
+            still,
+        }
+    };
+    let b = Bisection::new(range.len());
+    let sides = (old_verdict, new_verdict, bad_verdict);
+    let at = match bisector.search(b, sides, words).await? {
         Ok(at) => at,
         Err(exit) => return Ok(exit),
     };
+    // Every position is a release here: the answer is always one of them.
+    let at = at.ok_or_else(|| {
+        Error::from(anyhow::anyhow!(
+            "internal error (a bug in repro): bisection without an answer"
+        ))
+    })?;
     let first_new = &range[at];
     let last_old = &range[at - 1];
     out("");
@@ -160,40 +176,6 @@ pub(crate) async fn bisect(s: &Search<'_>, prepare: Prepare<'_>, say: Say) -> Re
     }
     bisector.answer(t0, Some(bad_verdict), Some(first_new.to_string()), None)?;
     Ok(Exit::Ok)
-}
-
-/// The binary search between the endpoints, each run's verdict taken as the old side's or the
-/// new side's: Ok(the index of the first release on the new side), or Err(the exit) when a run
-/// that is neither, or that broke, stopped it (said and saved by then).
-async fn search(
-    bisector: &mut Bisector<'_, '_>,
-    (old_verdict, new_verdict): (Outcome, Outcome),
-    bad_verdict: Outcome,
-) -> Result<Result<usize, Exit>, Error> {
-    let range = bisector.range;
-    let mut b = Bisection::new(range.len());
-    while let Some(at) = b.next() {
-        let (v, lo, hi) = (&range[at], &range[b.lo], &range[b.hi]);
-        let side = bisector
-            .side(
-                v,
-                &format!("between {lo} and {hi}"),
-                (old_verdict, new_verdict, bad_verdict),
-                |verdict| format!(
-                    "{v} is {verdict}: it is not taken as good or bad. The change is still somewhere from {lo} to {hi}; look at {v}'s results, then re-run with a narrower --good/--bad"
-                ),
-                format!("the run of {v} broke; the change is somewhere from {lo} to {hi}"),
-            )
-            .await?;
-        match side {
-            Ok(side) => b.record(at, side),
-            Err(exit) => return Ok(Err(exit)),
-        }
-    }
-    // `next()` is None only once the answer is pinned; kept total rather than indexed.
-    b.answer().map(Ok).ok_or_else(|| {
-        anyhow::anyhow!("internal error (a bug in repro): bisection without an answer").into()
-    })
 }
 
 /// Whether the check's `fixed-in` agrees with the first fixed release the runs found: a release
@@ -289,7 +271,6 @@ pub(crate) async fn bisect_commits(
     } else {
         Outcome::Fixed
     };
-    let mut b = Bisection::new(n + 1);
     let span = |b: &Bisection| {
         format!(
             "between {} and {}",
@@ -299,25 +280,22 @@ pub(crate) async fn bisect_commits(
                 .map_or("the end of the list", |c| short(c))
         )
     };
-    while let Some(at) = b.next() {
-        let (c, span) = (&commits[at], span(&b));
-        let side = bisector
-            .side(
-                c,
-                &span,
-                (first, other, first),
-                |v| format!(
-                    "{c} is {v}: it is not taken as either side. The change is still {span}; look at its results, then re-run with a shorter list"
-                ),
-                format!("the run of {c} broke; the change is {span}"),
-            )
-            .await?;
-        match side {
-            Ok(side) => b.record(at, side),
-            Err(exit) => return Ok(exit),
+    let words = |b: &Bisection, _: &String| {
+        let span = span(b);
+        Words {
+            why: span.clone(),
+            neither: format!("it is not taken as either side. The change is still {span}; look at its results, then re-run with a shorter list"),
+            still: span,
         }
-    }
-    let at = b.answer().unwrap_or(n);
+    };
+    // Position `n` stands for "no commit differs" and is never run.
+    let at = match bisector
+        .search(Bisection::new(n + 1), (first, other, first), words)
+        .await?
+    {
+        Ok(at) => at.unwrap_or(n),
+        Err(exit) => return Ok(exit),
+    };
     out("");
     let Some(first_new) = commits.get(at) else {
         out(&format!(
@@ -337,6 +315,14 @@ pub(crate) async fn bisect_commits(
     ));
     bisector.answer(t0, Some(first), Some(first_new.clone()), None)?;
     Ok(Exit::Ok)
+}
+
+/// What a search says at one run: why it runs (`between A and B`), where the change still is,
+/// and what a verdict of neither side leaves (after `{run} is {verdict}: `).
+struct Words {
+    why: String,
+    still: String,
+    neither: String,
 }
 
 /// A commit's first 12 hex digits, for the narrowing lines.
@@ -410,25 +396,37 @@ impl<T: std::fmt::Display> Bisector<'_, '_, T> {
         })
     }
 
-    /// Runs `v` (`why` for its line) and takes its verdict as a side of the search: `old` or
-    /// `new`. Err(the exit) when the verdict is neither (`neither` says what that leaves) or the
-    /// run broke (`broke` says so): the search stops there, said and saved with `bad_verdict`.
-    async fn side(
+    /// The binary search over the range: each run's verdict taken as the old side's or the new
+    /// side's (`sides`: old, new, and the bad verdict the record names). Ok(the answer's
+    /// position, if the search pinned one), or Err(the exit) when a run of neither side, or one
+    /// that broke, stopped it (said and saved by then). `words` say the search at a run.
+    async fn search(
         &mut self,
-        v: &T,
-        why: &str,
+        mut b: Bisection,
         (old, new, bad_verdict): (Outcome, Outcome, Outcome),
-        neither: impl FnOnce(Outcome) -> String,
-        broke: String,
-    ) -> Result<Result<Side, Exit>, Error> {
-        Ok(match self.probe(v, why).await? {
-            Ok(verdict) if verdict == old => Ok(Side::Old),
-            Ok(verdict) if verdict == new => Ok(Side::New),
-            Ok(verdict) => {
-                Err(self.stop(Some(bad_verdict), neither(verdict), Exit::Inconclusive)?)
-            }
-            Err(exit) => Err(self.stop(Some(bad_verdict), broke, exit)?),
-        })
+        words: impl Fn(&Bisection, &T) -> Words,
+    ) -> Result<Result<Option<usize>, Exit>, Error> {
+        let range = self.range;
+        while let Some(at) = b.next() {
+            let v = &range[at];
+            let w = words(&b, v);
+            let side = match self.probe(v, &w.why).await? {
+                Ok(verdict) if verdict == old => Side::Old,
+                Ok(verdict) if verdict == new => Side::New,
+                Ok(verdict) => {
+                    let why = format!("{v} is {verdict}: {}", w.neither);
+                    return self
+                        .stop(Some(bad_verdict), why, Exit::Inconclusive)
+                        .map(Err);
+                }
+                Err(exit) => {
+                    let why = format!("the run of {v} broke; the change is {}", w.still);
+                    return self.stop(Some(bad_verdict), why, exit).map(Err);
+                }
+            };
+            b.record(at, side);
+        }
+        Ok(Ok(b.answer()))
     }
 
     /// Stops the search early: says why, records it, returns the exit.
