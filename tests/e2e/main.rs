@@ -39,6 +39,7 @@ mod doctor;
 mod explore;
 mod inspect;
 mod json_output;
+mod kept_runs;
 mod learners;
 mod matrix;
 mod rke2;
