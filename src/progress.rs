@@ -94,13 +94,24 @@ impl Progress {
 
     /// A node's state changed: `state` is short (starting, ready, dead...), `event` the detail.
     fn node(&self, node: &str, state: &'static str, boot: u32, event: &str) {
-        let timing = self.timing(node, state, boot);
+        // Before its first start (created, pulling) a node has no boot to time.
+        let timing = match boot {
+            0 => String::new(),
+            _ => self.timing(node, state, boot),
+        };
         match self.live.as_ref().and_then(|l| l.nodes.get(node)) {
             Some(pb) => pb.set_message(clean(&format!(
-                "{state:<9} boot {boot}  {timing}  {}",
+                "{state:<9} boot {boot}  {timing}{}{}",
+                if timing.is_empty() { "" } else { "  " },
                 truncate(event, 100)
             ))),
-            None => self.plain(node, &format!("boot {boot} {state} {timing}: {event}")),
+            None => self.plain(
+                node,
+                &format!(
+                    "boot {boot} {state}{}{timing}: {event}",
+                    if timing.is_empty() { "" } else { " " }
+                ),
+            ),
         }
     }
 
@@ -116,7 +127,7 @@ impl Progress {
             ready_in: None,
             state,
         });
-        if b.number != boot || state == "starting" && b.state != "starting" {
+        if b.number != boot || (state == "starting" && b.state != "starting") {
             *b = BootTime {
                 number: boot,
                 started: now,

@@ -127,7 +127,10 @@ fn display(
             return Vec::new();
         }
         let nodes: Vec<String> = plan.nodes.iter().map(|n| n.name.clone()).collect();
-        vec![Arc::new(crate::progress::Progress::new(true, &nodes, timeout)) as Arc<dyn crate::run::Receiver>]
+        vec![
+            Arc::new(crate::progress::Progress::new(true, &nodes, timeout))
+                as Arc<dyn crate::run::Receiver>,
+        ]
     }
 }
 

@@ -324,7 +324,12 @@ fn resolve(typed: &str, known: &[String], results: &Path) -> Result<String, Erro
     };
     let mean = crate::catalog::did_you_mean(typed, known.iter().map(String::as_str));
     const SHOWN: usize = 12;
-    let mut ids = known.iter().take(SHOWN).cloned().collect::<Vec<_>>().join(", ");
+    let mut ids = known
+        .iter()
+        .take(SHOWN)
+        .cloned()
+        .collect::<Vec<_>>()
+        .join(", ");
     if known.len() > SHOWN {
         ids.push_str(&format!(" and {} more (`repro runs`)", known.len() - SHOWN));
     }
@@ -361,7 +366,12 @@ impl Kept {
             )));
         };
         let r = &l.result;
-        let role = r.topology.nodes.iter().find(|n| n.name == node).map(|n| n.role);
+        let role = r
+            .topology
+            .nodes
+            .iter()
+            .find(|n| n.name == node)
+            .map(|n| n.role);
         Ok(role.and_then(|role| crate::run::log_command(r.distribution.facts(), role, follow)))
     }
 }
@@ -381,7 +391,7 @@ async fn logs(results: &Path, a: &RunsLogsArgs) -> Result<Exit, Error> {
         if several {
             super::common::out(&format!("==> {node} <=="));
         }
-        let mut printer = Printer::default();
+        let mut printer = Printer::log();
         match kept.log_command(&node, a.follow)? {
             None => {
                 let mut stream = engine.logs(container, a.follow);
@@ -423,22 +433,36 @@ async fn exec(results: &Path, a: &RunsExecArgs) -> Result<Exit, Error> {
     }
 }
 
-/// Writes a node's output line by line, stdout's and stderr's apart, each line redacted (the
-/// engine's output is the node's raw text) and sanitised as every output of repro.
+/// Writes a node's output line by line, each line redacted (the engine's output is the node's
+/// raw text) and sanitised as every output of repro: a command's stdout and stderr apart, a
+/// log (`log`) all on stdout — k3s logs on stderr, and the log is what was asked for.
 #[derive(Default)]
 struct Printer {
+    log: bool,
     out: crate::run::watch::LineSplitter,
     err: crate::run::watch::LineSplitter,
     redactor: Option<crate::redact::Redactor>,
 }
 
 impl Printer {
+    fn log() -> Printer {
+        Printer {
+            log: true,
+            ..Printer::default()
+        }
+    }
+
     fn chunk(&mut self, c: LogChunk) {
         let redactor = self
             .redactor
             .get_or_insert_with(|| crate::redact::Redactor::new(&[]));
-        let split = if c.stderr { &mut self.err } else { &mut self.out };
-        split.feed(&c.bytes, |line, _cut| write(redactor, c.stderr, line));
+        let to_err = c.stderr && !self.log;
+        let split = if c.stderr {
+            &mut self.err
+        } else {
+            &mut self.out
+        };
+        split.feed(&c.bytes, |line, _cut| write(redactor, to_err, line));
     }
 
     fn finish(&mut self) {
@@ -446,7 +470,8 @@ impl Printer {
             .redactor
             .get_or_insert_with(|| crate::redact::Redactor::new(&[]));
         self.out.finish(|line, _| write(redactor, false, line));
-        self.err.finish(|line, _| write(redactor, true, line));
+        let to_err = !self.log;
+        self.err.finish(|line, _| write(redactor, to_err, line));
     }
 }
 

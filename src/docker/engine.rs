@@ -1029,9 +1029,11 @@ impl Engine {
             cmd: Some(cmd.to_vec()),
             ..Default::default()
         };
-        let created = (self.docker.create_exec(container, cfg).await)
-            .map_err(err("exec in", container))?;
-        match (self.docker.start_exec(&created.id, None).await).map_err(err("exec in", container))? {
+        let created =
+            (self.docker.create_exec(container, cfg).await).map_err(err("exec in", container))?;
+        match (self.docker.start_exec(&created.id, None).await)
+            .map_err(err("exec in", container))?
+        {
             bollard::exec::StartExecResults::Attached { mut output, .. } => {
                 while let Some(chunk) = output.next().await {
                     match chunk {

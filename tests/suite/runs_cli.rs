@@ -13,8 +13,14 @@ fn results(root: &Path) -> std::path::PathBuf {
     let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures");
     let results = root.join("results");
     for (from, to) in [
-        ("run-etcd-split-buggy", "etcd-split-v1.33.4-k3s1-20261130T090000Z-a1b2c3d4"),
-        ("run-etcd-split-fixed", "etcd-split-v1.33.5-k3s1-20261130T090000Z-e5f6a7b8"),
+        (
+            "run-etcd-split-buggy",
+            "etcd-split-v1.33.4-k3s1-20261130T090000Z-a1b2c3d4",
+        ),
+        (
+            "run-etcd-split-fixed",
+            "etcd-split-v1.33.5-k3s1-20261130T090000Z-e5f6a7b8",
+        ),
         (
             "run-rke2-etcd-split-buggy",
             "matrix-20261130T090000Z/etcd-split-v1.32.5-rke2r1-20261130T090000Z-b2c3d4e5",
@@ -22,8 +28,11 @@ fn results(root: &Path) -> std::path::PathBuf {
     ] {
         let dir = results.join(to);
         std::fs::create_dir_all(&dir).expect("mkdir");
-        std::fs::copy(fixtures.join(from).join("result.json"), dir.join("result.json"))
-            .expect("copy");
+        std::fs::copy(
+            fixtures.join(from).join("result.json"),
+            dir.join("result.json"),
+        )
+        .expect("copy");
     }
     let broken = results.join("broken-run");
     std::fs::create_dir_all(&broken).expect("mkdir");
@@ -47,7 +56,11 @@ fn runs_lists_every_folder_and_says_the_engine_was_not_asked() {
         .arg(&results)
         .run();
     flag.code(0);
-    assert_eq!(flag.stdout.lines().count(), out.stdout.lines().count(), "{flag}");
+    assert_eq!(
+        flag.stdout.lines().count(),
+        out.stdout.lines().count(),
+        "{flag}"
+    );
 }
 
 #[test]
@@ -134,7 +147,10 @@ fn runs_help_has_examples_and_exec_its_exit_status() {
     let out = Repro::new().args(["runs", "--help"]).run();
     out.code(0).stdout_has("logs").stdout_has("exec");
     // --results belongs to `runs` (and its subcommands), not to repro's globals.
-    assert!(!out.stdout.contains("Global options:\n      --results"), "{out}");
+    assert!(
+        !out.stdout.contains("Global options:\n      --results"),
+        "{out}"
+    );
 }
 
 /// `repro runs logs <TAB>` and `clean --run <TAB>` offer the run ids, newest first.
