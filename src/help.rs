@@ -70,7 +70,7 @@ pub(crate) const EXAMPLES: &[(&str, &[Example])] = &[
     ]),
     ("runs exec", &[
         ex("run a command in a kept node; repro exits with its status", "repro runs exec 3e593824 etcd-1 -- k3s -v"),
-        ex("the stand-in's kubectl", "repro runs exec 3e593824 etcd-1 -- k3s kubectl get nodes"),
+        ex("the exit status is the command's, for a script to test", "repro runs exec 3e59 cp-1 -- k3s -v"),
     ]),
     ("report", &[
         ex("re-render a run's reports from its result.json and logs", "repro report results/etcd-split-v1.33.4-k3s1-20261203T114858Z-3e593824"),
