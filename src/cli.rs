@@ -456,12 +456,15 @@ pub(crate) struct RunsArgs {
 
 #[derive(Debug, Subcommand)]
 pub(crate) enum RunsCommand {
-    /// Print a kept node's log, read through the engine the way the run read it: the
-    /// container's log, or its unit's journal on a systemd node (RKE2). Redacted, as every
-    /// output of repro.
+    /// Print a kept node's log.
+    ///
+    /// Read through the engine the way the run read it: the container's log, or its unit's
+    /// journal on a systemd node (RKE2); all on stdout, redacted as every output of repro.
     Logs(RunsLogsArgs),
-    /// Run a command in a kept node (no terminal, no stdin) and exit with its exit status; its
-    /// output is redacted, as every output of repro.
+    /// Run a command in a kept node and exit with its exit status.
+    ///
+    /// No terminal and no stdin (for a shell: `docker exec -it <container> sh`, where the image
+    /// has one); its output is redacted, as every output of repro.
     Exec(RunsExecArgs),
 }
 

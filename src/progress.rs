@@ -281,3 +281,40 @@ fn truncate(s: &str, n: usize) -> String {
         t
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_boot_is_timed_against_its_timeout_and_its_line_closed_with_the_cluster() {
+        let p = Progress::new(false, &["etcd-2".to_string()], Duration::from_secs(300));
+        assert_eq!(p.last_line("etcd-2"), "not started");
+        assert_eq!(p.timing("etcd-2", "starting", 2), "(timeout 5m)");
+        let ready = p.timing("etcd-2", "ready", 2);
+        assert!(
+            ready.starts_with("in ") && ready.ends_with("s (timeout 5m)"),
+            "{ready}"
+        );
+        // A later ready line of the same boot keeps the first one's time.
+        assert_eq!(p.timing("etcd-2", "ready", 2), ready);
+        assert!(p.timing("etcd-2", "running", 2).starts_with("(ready in "));
+        assert!(p
+            .last_line("etcd-2")
+            .starts_with("kept      boot 2 was ready in "));
+        p.receive(&RunEvent::Phase(Phase::Teardown));
+        assert!(p
+            .last_line("etcd-2")
+            .starts_with("removed   boot 2 was ready in "));
+        // The next boot is timed afresh.
+        assert_eq!(p.timing("etcd-2", "starting", 3), "(timeout 5m)");
+        assert!(p.timing("etcd-2", "dead", 3).starts_with("after "));
+        assert_eq!(p.timing("etcd-2", "timeout", 3), "after 5m");
+    }
+
+    #[test]
+    fn seconds_as_people_read_them() {
+        assert_eq!(seconds(Duration::from_millis(14_200)), "14.2s");
+        assert_eq!(seconds(Duration::from_secs(125)), "2m05s");
+    }
+}
