@@ -173,26 +173,29 @@ fn lay_over(own: Vec<Source>, mut builtin: Vec<Source>) -> Vec<Source> {
 /// The scenario files of a project folder: `checks/` and `topologies/` (either may be missing,
 /// not both; the folder itself must exist).
 fn own_sources(root: &Path) -> Result<Vec<Source>, Diagnostics> {
-    if !root.is_dir() {
-        return Err(Diagnostics(vec![Diagnostic {
+    let refused = |message: &str, help: &str| {
+        Err(Diagnostics(vec![Diagnostic {
             file: root.to_path_buf(),
             line: 0,
             column: 0,
-            message: "the project folder (--root or REPRO_ROOT) is not a folder that exists".into(),
-            help: Some("give --root a folder with checks/ or topologies/ (or both): its files lay over the ones built into repro; without --root, the built-in files are used".into()),
-        }]));
+            message: format!("the project folder (--root or REPRO_ROOT) {message}"),
+            help: Some(help.into()),
+        }]))
+    };
+    if !root.is_dir() {
+        return refused(
+            "is not a folder that exists",
+            "give --root a folder with checks/ or topologies/ (or both): its files lay over the ones built into repro; without --root, the built-in files are used",
+        );
     }
     let present: Vec<&str> = (["checks", "topologies"].into_iter())
         .filter(|d| root.join(d).symlink_metadata().is_ok())
         .collect();
     if present.is_empty() {
-        return Err(Diagnostics(vec![Diagnostic {
-            file: root.to_path_buf(),
-            line: 0,
-            column: 0,
-            message: "the project folder (--root or REPRO_ROOT) has neither checks/ nor topologies/".into(),
-            help: Some("put your check files in checks/ (and signals in checks/signals.yaml) and topology files in topologies/ under it; `repro init NAME` writes a starter".into()),
-        }]));
+        return refused(
+            "has neither checks/ nor topologies/",
+            "put your check files in checks/ (and signals in checks/signals.yaml) and topology files in topologies/ under it; `repro init NAME` writes a starter",
+        );
     }
     let mut out = Vec::new();
     let mut diags = Diagnostics::default();
