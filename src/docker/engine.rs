@@ -792,13 +792,31 @@ impl DockerApi for Engine {
 
     fn start<'a>(&'a self, container: &'a str) -> CallFuture<'a, ()> {
         async move {
-            self.docker
-                .start_container(
-                    container,
-                    None::<bollard::query_parameters::StartContainerOptions>,
-                )
-                .await
-                .map_err(self.err_limit("start container", container))
+            // A start that failed on a transient race inside the engine's storage (Podman) is
+            // tried again after a short pause: nothing else about the container changed, and
+            // there is no event to await that says the race is over.
+            let mut pauses = super::TRANSIENT_START_PAUSES.iter();
+            loop {
+                let result = self
+                    .docker
+                    .start_container(
+                        container,
+                        None::<bollard::query_parameters::StartContainerOptions>,
+                    )
+                    .await;
+                match (result, pauses.next()) {
+                    (Err(e), Some(pause)) if super::is_transient_start_failure(&e.to_string()) => {
+                        crate::errln!(
+                            "warning: {} could not start {container} ({e}); trying again",
+                            self.engine_name()
+                        );
+                        tokio::time::sleep(*pause).await;
+                    }
+                    (result, _) => {
+                        return result.map_err(self.err_limit("start container", container))
+                    }
+                }
+            }
         }
         .boxed()
     }

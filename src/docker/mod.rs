@@ -170,6 +170,22 @@ pub(crate) fn limit_help(message: &str, engine: EngineKind) -> Option<&'static s
     None
 }
 
+/// Pauses between tries of a container start that failed transiently (see
+/// [`is_transient_start_failure`]): three tries in all, about 1.2 s at the most.
+pub(crate) const TRANSIENT_START_PAUSES: [Duration; 2] =
+    [Duration::from_millis(200), Duration::from_secs(1)];
+
+/// Whether a failed start is a race inside the engine's image storage rather than anything about
+/// the container: Podman's containers/storage, when another container is removed or unmounted
+/// at the same moment, can answer 500 "mounting storage for container …: lstat
+/// …/overlay/<layer>/merged: no such file or directory" for a container whose layer is intact;
+/// the same start a moment later succeeds. (Seen in `make test-podman` with two runs at once,
+/// Podman 4.3.1.)
+pub(crate) fn is_transient_start_failure(message: &str) -> bool {
+    message.contains("mounting storage for container")
+        && message.contains("no such file or directory")
+}
+
 /// A Docker call that can fail.
 pub(crate) type CallFuture<'a, T> = BoxFuture<'a, Result<T, DockerError>>;
 
@@ -394,6 +410,19 @@ mod tests {
             .unwrap()
             .contains("--privileged never"));
         assert!(limit_help("no such container", EngineKind::Docker).is_none());
+    }
+
+    #[test]
+    fn only_podmans_storage_race_is_a_transient_start_failure() {
+        // The message of `make test-podman`'s failed start (CI, 2026-12-03), as bollard shows it.
+        let race = "Docker responded with status code 500: mounting storage for container bde7260462c9: lstat /check/work/main/target/podman/storage/overlay/5c179ce109cf/merged: no such file or directory";
+        assert!(is_transient_start_failure(race));
+        assert!(!is_transient_start_failure(
+            "Docker responded with status code 404: No such container: repro-1-etcd-1"
+        ));
+        assert!(!is_transient_start_failure(
+            "Docker responded with status code 500: mounting storage for container x: permission denied"
+        ));
     }
 
     #[test]
