@@ -56,8 +56,11 @@ pub struct Catalog {
     /// Built-in checks that do not hold over the project folder's files (a topology or signal
     /// of the folder that replaced theirs), by name, with why: left out of the catalog, since a
     /// user's folder must not make every command fail, and explained when one is asked for.
-    set_aside: Vec<(String, Diagnostics)>,
+    set_aside: Vec<SetAside>,
 }
+
+/// A built-in check left out over a project folder: its name, and why.
+type SetAside = (String, Diagnostics);
 
 /// Finds the project folder: explicit root, else the current directory if it has
 /// `checks/signals.yaml`, else `None` (use the built-in files).
@@ -421,7 +424,7 @@ impl Catalog {
     }
 
     /// Built-in checks left out because the project folder's files no longer fit them, with why.
-    pub(crate) fn set_aside(&self) -> &[(String, Diagnostics)] {
+    pub(crate) fn set_aside(&self) -> &[SetAside] {
         &self.set_aside
     }
 
@@ -557,7 +560,7 @@ fn load_checks(
     check_sources: Vec<Source>,
     layered: bool,
     diags: &mut Diagnostics,
-) -> (Vec<(Check, Source)>, Vec<(String, Diagnostics)>) {
+) -> (Vec<(Check, Source)>, Vec<SetAside>) {
     let mut checks: Vec<(Check, Source)> = Vec::new();
     let mut set_aside = Vec::new();
     for s in check_sources {

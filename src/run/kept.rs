@@ -57,7 +57,7 @@ pub(crate) fn hint(k: &Kept<'_>) -> String {
         o.push_str(&format!("  docker logs {first}\n"));
     }
     // The stand-in's container image holds nothing but its binary: no shell to enter.
-    if !(k.stand_in && !systemd) {
+    if !k.stand_in || systemd {
         o.push_str(&format!("  docker exec -it {first} sh\n"));
     }
     let kubectl = format!("{} --kubeconfig {}", f.kubectl.join(" "), f.kubeconfig_path);
