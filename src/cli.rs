@@ -25,8 +25,10 @@ pub struct Cli {
 
 #[derive(Debug, Clone, Args)]
 pub(crate) struct Global {
-    /// Folder with checks/ and topologies/ (default: the current directory if it has them,
-    /// else the files built into repro).
+    /// Folder whose checks/ and topologies/ lay over the files built into repro: a check or
+    /// topology there replaces the built-in one of its name, a signal in its checks/signals.yaml
+    /// the built-in signal of its name (default: the current directory if it has
+    /// checks/signals.yaml, else the built-in files alone).
     #[arg(long, global = true, env = "REPRO_ROOT")]
     pub(crate) root: Option<PathBuf>,
     /// More log output from repro itself (-v, -vv); RUST_LOG works too.

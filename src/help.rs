@@ -146,7 +146,10 @@ pub(crate) const EXAMPLES: &[(&str, &[Example])] = &[
 /// holds the two equal).
 pub(crate) const ENVIRONMENT: &[(&str, &str)] = &[
     ("DOCKER_HOST", "the engine to use: `unix://`, `tcp://` or `ssh://` (Podman's Docker-compatible API too); default the local socket"),
-    ("REPRO_ROOT", "as `--root`: a folder with `checks/` and `topologies/`"),
+    (
+        "REPRO_ROOT",
+        "as `--root`: a folder whose `checks/` and `topologies/` lay over the built-in ones by name (signals by signal name)",
+    ),
     ("REPRO_RESULTS", "as `--results`: where run folders go (default `results`)"),
     ("REPRO_K3S_VERSION", "as `--version` on the commands that run or plan one check"),
     ("REPRO_SIM_REPOSITORY", "the repository of the stand-in's images (default `repro.local/k3s-sim`), so checkouts sharing an engine do not rebuild each other's"),

@@ -32,6 +32,7 @@ mod fuzz_stable;
 mod hardening;
 mod hostile_files;
 mod inspect;
+mod installed;
 mod json_cli;
 mod junit_ci;
 mod layers;
