@@ -612,18 +612,33 @@ impl DockerApi for Engine {
                 .build();
             let body = bollard::body_full(context.into());
             let mut stream = self.docker.build_image(options, None, Some(body));
+            // The step's own last lines: the engine's error only says "returned a non-zero
+            // code", the reason (tar's, sha256sum's) is in the output before it.
+            let mut said: std::collections::VecDeque<String> = Default::default();
             while let Some(item) = stream.next().await {
                 let info = item.map_err(err("build image", tag))?;
                 // A failed build step arrives as an item, not as an error of the stream.
                 if let Some(detail) = info.error_detail {
+                    let message = detail.message.unwrap_or_else(|| "unknown error".into());
+                    let output = Vec::from(said).join("; ");
                     return Err(DockerError::Call {
                         op: "build image",
                         object: tag.to_string(),
-                        source: detail
-                            .message
-                            .unwrap_or_else(|| "unknown error".into())
-                            .into(),
+                        source: if output.is_empty() {
+                            message.into()
+                        } else {
+                            format!("{message} (the step's last lines: {output})").into()
+                        },
                     });
+                }
+                for l in info.stream.iter().flat_map(|s| s.lines()) {
+                    let l = l.trim();
+                    if !l.is_empty() && !l.starts_with("Step ") && !l.starts_with("---> ") {
+                        if said.len() == 4 {
+                            said.pop_front();
+                        }
+                        said.push_back(l.chars().take(300).collect());
+                    }
                 }
             }
             Ok(())

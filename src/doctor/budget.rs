@@ -46,10 +46,18 @@ impl Budget {
         }
         let others = match self.claims {
             0 => String::new(),
-            1 => format!(" and {} claimed by 1 other repro run whose nodes are not up yet", self.claimed),
-            n => format!(" and {} claimed by {n} other repro runs whose nodes are not up yet", self.claimed),
+            1 => format!(
+                " and {} claimed by 1 other repro run whose nodes are not up yet",
+                self.claimed
+            ),
+            n => format!(
+                " and {} claimed by {n} other repro runs whose nodes are not up yet",
+                self.claimed
+            ),
         };
-        let raise = (self.held + self.claimed + need).next_power_of_two().max(self.limit * 2);
+        let raise = (self.held + self.claimed + need)
+            .next_power_of_two()
+            .max(self.limit * 2);
         Err(format!(
             "the host's inotify budget: fs.inotify.max_user_instances is {limit}; {held} instances are held by root's processes now{others}, {free} free; this run's {nodes} systemd nodes need about {need} ({per} each: systemd as PID 1, journald, logind, udevd and the unit, as measured in #30) — nothing was created\n  help: run fewer at once, or raise the limit: `sudo sysctl -w fs.inotify.max_user_instances={raise}` (`repro doctor` shows the budget; --no-host-check skips this check)",
             limit = self.limit,
@@ -144,15 +152,16 @@ fn ledger_dir() -> Option<PathBuf> {
 
 /// This process's uid, as /proc shows its owner (no `unsafe` call needed).
 fn my_uid() -> u32 {
-    std::fs::metadata("/proc/self").map(|m| m.uid()).unwrap_or(0)
+    std::fs::metadata("/proc/self")
+        .map(|m| m.uid())
+        .unwrap_or(0)
 }
 
 /// Only a folder of ours that no one else may write is trusted: another user's planted folder
 /// could hide claims or hold the lock forever.
 fn private_dir(dir: &Path) -> bool {
-    std::fs::symlink_metadata(dir).is_ok_and(|m| {
-        m.is_dir() && m.uid() == my_uid() && m.mode() & 0o077 == 0
-    })
+    std::fs::symlink_metadata(dir)
+        .is_ok_and(|m| m.is_dir() && m.uid() == my_uid() && m.mode() & 0o077 == 0)
 }
 
 fn lock(dir: &Path) -> Option<std::fs::File> {
@@ -232,7 +241,10 @@ mod tests {
         assert_eq!(budget(128, 78, 0, 0, 5).judge(), Ok(()));
         let err = budget(128, 79, 0, 0, 5).judge().unwrap_err();
         assert!(err.contains("fs.inotify.max_user_instances is 128; 79 instances are held by root's processes now, 49 free; this run's 5 systemd nodes need about 50 (10 each"), "{err}");
-        assert!(err.contains("`sudo sysctl -w fs.inotify.max_user_instances=256`"), "{err}");
+        assert!(
+            err.contains("`sudo sysctl -w fs.inotify.max_user_instances=256`"),
+            "{err}"
+        );
         assert!(err.contains("nothing was created"), "{err}");
     }
 
@@ -271,7 +283,10 @@ mod tests {
         assert_eq!(read_claims(dir.path(), "other"), (30, 1));
         c.node_ready("a");
         c.node_ready("a");
-        assert_eq!(parse_claim(&std::fs::read_to_string(&path).unwrap()), Some((me, 20)));
+        assert_eq!(
+            parse_claim(&std::fs::read_to_string(&path).unwrap()),
+            Some((me, 20))
+        );
         c.node_ready("b");
         c.node_ready("c");
         assert_eq!(read_claims(dir.path(), "other"), (0, 0));
