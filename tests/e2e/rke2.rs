@@ -257,6 +257,8 @@ fn a_failing_node_image_build_says_tars_reason_and_names_the_tarball() {
         "tar's reason: {err}"
     );
     assert!(!err.contains("stand-in image"), "{err}");
+    // The build's stderr comes coloured; its colours are not shown as `\u001b[91m`.
+    assert!(!err.contains("\\u001b"), "{err}");
     let tagged = std::process::Command::new("docker")
         .args(["image", "inspect", image])
         .output()
