@@ -655,18 +655,48 @@ impl DockerApi for Engine {
                 .build();
             let body = bollard::body_full(context.into());
             let mut stream = self.docker.build_image(options, None, Some(body));
+            // The step's own last lines: the engine's error only says "returned a non-zero
+            // code", the reason (tar's, sha256sum's) is in the output before it.
+            let mut said: std::collections::VecDeque<String> = Default::default();
+            let failed = |message: String, said: &std::collections::VecDeque<String>| {
+                let output = Vec::from(said.clone()).join("; ");
+                DockerError::Call {
+                    op: "build image",
+                    object: tag.to_string(),
+                    source: if output.is_empty() {
+                        message.into()
+                    } else {
+                        format!("{message} (the step's last lines: {output})").into()
+                    },
+                }
+            };
             while let Some(item) = stream.next().await {
-                let info = item.map_err(err("build image", tag))?;
-                // A failed build step arrives as an item, not as an error of the stream.
+                let info = match item {
+                    Ok(info) => info,
+                    // A failed step: bollard turns its error item into a stream error.
+                    Err(e @ bollard::errors::Error::DockerStreamError { .. }) => {
+                        return Err(failed(e.to_string(), &said))
+                    }
+                    Err(e) => return Err(err("build image", tag)(e)),
+                };
                 if let Some(detail) = info.error_detail {
-                    return Err(DockerError::Call {
-                        op: "build image",
-                        object: tag.to_string(),
-                        source: detail
-                            .message
-                            .unwrap_or_else(|| "unknown error".into())
-                            .into(),
-                    });
+                    let message = detail.message.unwrap_or_else(|| "unknown error".into());
+                    return Err(failed(message, &said));
+                }
+                // Its stderr comes coloured (`ESC[91m`).
+                for l in info.stream.iter().flat_map(|s| s.lines()) {
+                    let l = crate::term::strip_ansi(l);
+                    let l = l.trim();
+                    if !l.is_empty()
+                        && !l.starts_with("Step ")
+                        && !l.starts_with("---> ")
+                        && !l.starts_with("Removing intermediate container")
+                    {
+                        if said.len() == 6 {
+                            said.pop_front();
+                        }
+                        said.push_back(l.chars().take(300).collect());
+                    }
                 }
             }
             Ok(())
