@@ -142,7 +142,10 @@ fn str_of(v: &Value) -> &str {
 
 /// One line for people, from [`figures`].
 pub(crate) fn line(x: &Value) -> String {
-    let first = match (x["first_minimal_finding_s"].as_f64(), &x["first_minimal_finding_runs"]) {
+    let first = match (
+        x["first_minimal_finding_s"].as_f64(),
+        &x["first_minimal_finding_runs"],
+    ) {
         (Some(s), runs) => format!("first minimal finding after {s} s and {runs} runs"),
         (None, _) => "no minimal finding within the budget".into(),
     };
@@ -199,18 +202,33 @@ mod tests {
              "minimal": {"check": "checks/x.yaml", "steps": 1}},
             {"class": "unguarded-divergence", "key": "embedded-registry", "role": "etcd", "defect": false},
         ]});
-        let x = figures(Some("1"), 600.04, &state, &findings, ("3.1 2.0 1.5", "4.0 3.0 2.0"));
+        let x = figures(
+            Some("1"),
+            600.04,
+            &state,
+            &findings,
+            ("3.1 2.0 1.5", "4.0 3.0 2.0"),
+        );
         assert_eq!(x["first_minimal_finding_s"], json!(412.3));
         assert_eq!(x["first_minimal_finding_runs"], json!(7));
         assert_eq!(x["within_target"], json!(true));
         assert_eq!(x["seconds_per_run"], json!(60.0));
         assert_eq!(x["defects"].as_array().map(Vec::len), Some(1));
-        assert_eq!(x["defects"][0]["finding"], json!("taken-from-cp-1/embedded-registry/etcd"));
+        assert_eq!(
+            x["defects"][0]["finding"],
+            json!("taken-from-cp-1/embedded-registry/etcd")
+        );
         assert!(line(&x).contains("(pace 1): first minimal finding after 412.3 s and 7 runs"));
         let doc = json!({"explore": {"unpaced": x.clone(), "paced_1": x}});
         assert!(readme_row(&doc).is_some_and(|r| r.contains("412 s, 7 runs (load 3.1 2.0 1.5)")));
         // a campaign that found nothing says so
-        let none = figures(None, 10.0, &json!({"runs": 6, "seconds": 60.0}), &json!({}), ("", ""));
+        let none = figures(
+            None,
+            10.0,
+            &json!({"runs": 6, "seconds": 60.0}),
+            &json!({}),
+            ("", ""),
+        );
         assert_eq!(none["within_target"], Value::Null);
         assert!(line(&none).contains("no minimal finding within the budget"));
     }

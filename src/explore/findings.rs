@@ -55,9 +55,11 @@ pub(crate) const NON_CRITICAL_TAKEN: &str =
 
 /// The words that tell the two kinds of taken-from finding apart; none for other classes.
 pub(crate) fn label(class: &str, critical: bool) -> Option<&'static str> {
-    class
-        .starts_with("taken-from-")
-        .then_some(if critical { CRITICAL_TAKEN } else { NON_CRITICAL_TAKEN })
+    class.starts_with("taken-from-").then_some(if critical {
+        CRITICAL_TAKEN
+    } else {
+        NON_CRITICAL_TAKEN
+    })
 }
 
 impl Minimal {
@@ -203,7 +205,10 @@ pub(crate) fn junit(f: &FindingsFile) -> String {
                     x.source,
                     x.runs,
                     x.evidence.len(),
-                    x.label.as_ref().map(|l| format!(" — {l}")).unwrap_or_default()
+                    x.label
+                        .as_ref()
+                        .map(|l| format!(" — {l}"))
+                        .unwrap_or_default()
                 )
             })
             .collect();
@@ -325,7 +330,10 @@ mod tests {
             of("disable-kube-proxy", "taken-from-cp-1"),
             (false, Some(NON_CRITICAL_TAKEN))
         );
-        assert_eq!(of("embedded-registry", "unguarded-divergence"), (true, None));
+        assert_eq!(
+            of("embedded-registry", "unguarded-divergence"),
+            (true, None)
+        );
         let f = FindingsFile {
             schema_version: FINDINGS_SCHEMA_VERSION,
             campaign: "c".into(),
@@ -334,7 +342,10 @@ mod tests {
             findings: found,
         };
         let md = markdown(&f, &BTreeMap::new());
-        assert!(md.contains(&format!("- kind: {NON_CRITICAL_TAKEN}")), "{md}");
+        assert!(
+            md.contains(&format!("- kind: {NON_CRITICAL_TAKEN}")),
+            "{md}"
+        );
         assert!(junit(&f).contains("the k3s #12753 class"));
     }
 

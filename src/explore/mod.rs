@@ -89,7 +89,11 @@ pub(crate) struct State {
 impl State {
     /// Records the first minimal finding, once: seconds since the start, the runs made so far
     /// and the time. A later finding (or a resumed campaign's) leaves the first one's figures.
-    pub(crate) fn note_first_minimal(&mut self, elapsed_s: f64, now: chrono::DateTime<chrono::Utc>) {
+    pub(crate) fn note_first_minimal(
+        &mut self,
+        elapsed_s: f64,
+        now: chrono::DateTime<chrono::Utc>,
+    ) {
         if self.first_minimal_after.is_some() {
             return;
         }
@@ -367,7 +371,8 @@ impl Campaign {
             }
             let m = self.minimise(id, seq, version, piece).await?;
             (self.say)(&format!("{id}: minimal check {}", m.summary()));
-            (self.state).note_first_minimal(self.started.elapsed().as_secs_f64(), chrono::Utc::now());
+            (self.state)
+                .note_first_minimal(self.started.elapsed().as_secs_f64(), chrono::Utc::now());
             self.state.minimal.insert(id.clone(), m);
             self.save()?;
         }
