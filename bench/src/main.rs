@@ -517,17 +517,8 @@ fn bench(args: &[String]) -> Result<()> {
     let load_after = loadavg();
 
     let report = Report::new(&repro4, &floor4, &to_floor, &to_script, &repro25, &floor25);
-    let doc = json!({
-        "schema": 1,
-        "generated_at": chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true),
-        "git": git_describe(&ctx.repo),
-        "machine": {
-            "cpus": std::thread::available_parallelism().map(|n| n.get()).unwrap_or(0),
-            "load_before": load_before,
-            "load_after": load_after,
-        },
-        "k3s_version": VERSION,
-        "stand_in": true,
+    let mut doc = head(&ctx, &load_before, &load_after);
+    let body = json!({
         "runs": runs,
         "etcd_split": {
             "repro": {
@@ -573,6 +564,7 @@ fn bench(args: &[String]) -> Result<()> {
         "explore": explore,
         "targets": report.targets(),
     });
+    extend(&mut doc, body);
     std::fs::write(&out, serde_json::to_string_pretty(&doc)? + "\n")?;
     print_table(&doc);
     println!("written: {}", out.display());
@@ -591,19 +583,8 @@ fn explore_only(ctx: &Ctx, out: &Path) -> Result<()> {
     }
     let load_before = loadavg();
     let section = explore::section(ctx)?;
-    let doc = json!({
-        "schema": 1,
-        "generated_at": chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true),
-        "git": git_describe(&ctx.repo),
-        "machine": {
-            "cpus": std::thread::available_parallelism().map(|n| n.get()).unwrap_or(0),
-            "load_before": load_before,
-            "load_after": loadavg(),
-        },
-        "k3s_version": VERSION,
-        "stand_in": true,
-        "explore": section,
-    });
+    let mut doc = head(ctx, &load_before, &loadavg());
+    extend(&mut doc, json!({"explore": section}));
     std::fs::write(out, serde_json::to_string_pretty(&doc)? + "\n")?;
     print_explore(&doc);
     if let Some(row) = explore::readme_row(&doc) {
@@ -611,6 +592,29 @@ fn explore_only(ctx: &Ctx, out: &Path) -> Result<()> {
     }
     println!("written: {}", out.display());
     Ok(())
+}
+
+/// What every bench file starts with: when, which commit, the machine and its load.
+fn head(ctx: &Ctx, load_before: &str, load_after: &str) -> serde_json::Value {
+    json!({
+        "schema": 1,
+        "generated_at": chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true),
+        "git": git_describe(&ctx.repo),
+        "machine": {
+            "cpus": std::thread::available_parallelism().map(|n| n.get()).unwrap_or(0),
+            "load_before": load_before,
+            "load_after": load_after,
+        },
+        "k3s_version": VERSION,
+        "stand_in": true,
+    })
+}
+
+/// Appends `more`'s fields to the object `doc`, in order.
+fn extend(doc: &mut serde_json::Value, more: serde_json::Value) {
+    if let (Some(d), serde_json::Value::Object(m)) = (doc.as_object_mut(), more) {
+        d.extend(m);
+    }
 }
 
 fn print_explore(doc: &serde_json::Value) {
