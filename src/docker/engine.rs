@@ -139,6 +139,49 @@ impl Engine {
         }
     }
 
+    /// Unpacks a tar at `/` of a container, through the archive API (so it works against a
+    /// remote engine too: no bind mounts of local paths).
+    async fn upload_tar(
+        &self,
+        container: &str,
+        tar: Vec<u8>,
+    ) -> Result<(), bollard::errors::Error> {
+        let tar = Bytes::from(tar);
+        self.retry_storage_race("copy files into", container, || {
+            let opts = UploadToContainerOptionsBuilder::default().path("/").build();
+            self.docker
+                .upload_to_container(container, Some(opts), bollard::body_full(tar.clone()))
+        })
+        .await
+    }
+
+    /// Makes a call on a container again, after a short pause, while it fails on a transient
+    /// race in the engine's image storage ([`super::is_storage_race`]): nothing about the
+    /// container changed, and no event says when the race is over.
+    async fn retry_storage_race<T, F>(
+        &self,
+        what: &str,
+        container: &str,
+        mut call: impl FnMut() -> F,
+    ) -> Result<T, bollard::errors::Error>
+    where
+        F: std::future::Future<Output = Result<T, bollard::errors::Error>>,
+    {
+        let mut pauses = super::STORAGE_RACE_PAUSES.iter();
+        loop {
+            match (call().await, pauses.next()) {
+                (Err(e), Some(pause)) if super::is_storage_race(&e.to_string()) => {
+                    crate::errln!(
+                        "warning: {} could not {what} {container} ({e}); trying again",
+                        self.engine_name()
+                    );
+                    tokio::time::sleep(*pause).await;
+                }
+                (result, _) => return result,
+            }
+        }
+    }
+
     async fn used_subnets(&self) -> Result<Vec<String>, DockerError> {
         let nets = self
             .docker
@@ -759,9 +802,7 @@ impl DockerApi for Engine {
                 container: container.to_string(),
                 source,
             })?;
-            let opts = UploadToContainerOptionsBuilder::default().path("/").build();
-            self.docker
-                .upload_to_container(container, Some(opts), bollard::body_full(Bytes::from(tar)))
+            self.upload_tar(container, tar)
                 .await
                 .map_err(err("copy files into", container))
         }
@@ -781,9 +822,7 @@ impl DockerApi for Engine {
             };
             let content = tokio::fs::read(host).await.map_err(pack)?;
             let tar = super::executable_tar(path, &content).map_err(pack)?;
-            let opts = UploadToContainerOptionsBuilder::default().path("/").build();
-            self.docker
-                .upload_to_container(container, Some(opts), bollard::body_full(Bytes::from(tar)))
+            self.upload_tar(container, tar)
                 .await
                 .map_err(err("copy the build under test into", container))
         }
@@ -792,13 +831,14 @@ impl DockerApi for Engine {
 
     fn start<'a>(&'a self, container: &'a str) -> CallFuture<'a, ()> {
         async move {
-            self.docker
-                .start_container(
+            self.retry_storage_race("start", container, || {
+                self.docker.start_container(
                     container,
                     None::<bollard::query_parameters::StartContainerOptions>,
                 )
-                .await
-                .map_err(self.err_limit("start container", container))
+            })
+            .await
+            .map_err(self.err_limit("start container", container))
         }
         .boxed()
     }
