@@ -56,17 +56,13 @@ const SCRIPT_ANSWERS: &[&str] = &[
     "step 3 etcd-2 embedded-registry down",
     "step 3 etcd-3 embedded-registry down",
 ];
-/// Eight versions across the release lines, buggy and fixed, for the matrix curve.
-const MATRIX_VERSIONS: &[&str] = &[
-    "v1.31.12+k3s1",
-    "v1.31.13+k3s1",
-    "v1.32.8+k3s1",
-    "v1.32.9+k3s1",
-    "v1.33.4+k3s1",
-    "v1.33.5+k3s1",
-    "v1.34.1+k3s1",
-    "v1.34.2+k3s1",
-];
+/// Eight versions across the release lines, buggy and fixed, for the matrix curve: the
+/// stand-ins `repro sim build` makes when given none, and one newer fixed release.
+fn matrix_versions() -> Vec<&'static str> {
+    let mut v = distro::Distro::K3s.facts().sim_versions.to_vec();
+    v.push("v1.34.2+k3s1");
+    v
+}
 const TOPOLOGY_25: &str = "etcd-split-25";
 /// etcd-split in the start order before #23 (cp-1 after every etcd node), bench only.
 const TOPOLOGY_SERIAL: &str = "etcd-split-serial";
@@ -311,7 +307,7 @@ impl Ctx {
             .args(["matrix", "--checks", "etcd-split", "--sim", "--jobs"])
             .arg(jobs)
             .arg("--k3s-versions")
-            .arg(MATRIX_VERSIONS.join(","))
+            .arg(matrix_versions().join(","))
             .arg("--results")
             .arg(&results)
             .stdout(Stdio::null())
@@ -424,7 +420,7 @@ fn bench(args: &[String]) -> Result<()> {
     let built = ctx
         .repro_cmd()
         .args(["sim", "build", "--k3s-version"])
-        .arg(MATRIX_VERSIONS.join(","))
+        .arg(matrix_versions().join(","))
         .stdout(Stdio::null())
         .status()?;
     if !built.success() {
@@ -499,8 +495,9 @@ fn bench(args: &[String]) -> Result<()> {
                 "bench: matrix --jobs {jobs}: {wall:.1}s{}",
                 if ok { "" } else { " (NOT all as expected)" }
             );
-            let per_minute = MATRIX_VERSIONS.len() as f64 * 60.0 / wall;
-            matrix.push(json!({"jobs": jobs, "versions": MATRIX_VERSIONS.len(), "wall_s": round(wall, 2), "runs_per_minute": round(per_minute, 2), "all_as_expected": ok}));
+            let versions = matrix_versions().len();
+            let per_minute = versions as f64 * 60.0 / wall;
+            matrix.push(json!({"jobs": jobs, "versions": versions, "wall_s": round(wall, 2), "runs_per_minute": round(per_minute, 2), "all_as_expected": ok}));
         }
     }
 
