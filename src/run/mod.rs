@@ -18,6 +18,7 @@ mod fake;
 pub(crate) mod image;
 mod in_flight;
 pub(crate) mod interrupt;
+mod kept;
 mod node;
 pub mod observe;
 mod probe;
@@ -49,6 +50,7 @@ use crate::scenario::Scenario;
 pub(crate) use config::{Expect, Privileged, RunConfig, Target};
 pub(crate) use error::RunError;
 pub(crate) use event::{Phase, Receiver, RunEnd, RunEvent};
+pub(crate) use node::log_command;
 pub(crate) use node::spec::container_name;
 #[cfg(test)]
 pub(crate) use record::RESULT_FILE;
@@ -367,6 +369,69 @@ async fn drive(
     }
 }
 
+/// How to reach a kept cluster (src/run/kept.rs), after writing the first API server's
+/// kubeconfig into the results folder on real k3s and RKE2 (the stand-in serves no API).
+async fn kept_hint(c: &Cluster, plan: &Plan, dir: &std::path::Path) -> String {
+    let facts = plan.distro.facts();
+    let stand_in = c.sim_seed.is_some();
+    let api = kept::api_node(&plan.nodes);
+    let kubeconfig = match api {
+        Some(n) if !stand_in => Some(kept_kubeconfig(c, &n.name, dir).await),
+        _ => None,
+    };
+    let first = &plan.nodes[0];
+    kept::hint(&kept::Kept {
+        facts,
+        stand_in,
+        run_id: &c.run_id,
+        label: docker::LABEL_RUN,
+        first: (
+            c.container(&first.name),
+            first.role == crate::raw::Role::Agent,
+        ),
+        api: api.map(|n| c.container(&n.name)),
+        kubeconfig,
+    })
+}
+
+/// The node's kubeconfig, its server the node's address, written 0600 into the results folder.
+async fn kept_kubeconfig(
+    c: &Cluster,
+    node: &str,
+    dir: &std::path::Path,
+) -> Result<(std::path::PathBuf, String), String> {
+    let facts = c.plan.distro.facts();
+    let cmd = ["cat".to_string(), facts.kubeconfig_path.to_string()];
+    let text = match c.docker.exec(c.container(node), &cmd).await {
+        Ok((0, text)) => text,
+        Ok((code, _)) => {
+            return Err(format!(
+                "{node} has no readable {} (exit {code})",
+                facts.kubeconfig_path
+            ))
+        }
+        Err(e) => {
+            return Err(format!(
+                "cannot read {node}'s {}: {e}",
+                facts.kubeconfig_path
+            ))
+        }
+    };
+    let ip = c
+        .address(node)
+        .ok_or_else(|| format!("{node} has no address on the run's network"))?;
+    let (text, server) = kept::readdress(&text, facts.api_port, &ip).ok_or_else(|| {
+        format!(
+            "{node}'s {} names no local API server",
+            facts.kubeconfig_path
+        )
+    })?;
+    let path = dir.join(kept::KUBECONFIG_FILE);
+    kept::write_private(&path, &text)
+        .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+    Ok((path, server))
+}
+
 /// Teardown (or `--keep`), the verdict and exit code, result.json's last save and the reports.
 async fn conclude(
     s: &Session<'_>,
@@ -384,11 +449,7 @@ async fn conclude(
             late.get_or_insert(e);
         }
         if cfg.keep && !interrupted {
-            let first = container_name(&c.run_id, &plan.nodes[0].name);
-            events.show(&RunEvent::Note(format!(
-                "--keep: the cluster is still running. Inspect it with\n  docker ps --filter label={}={}\n  docker logs {first}\n  docker exec -it {first} sh\nand remove it with\n  repro clean --run {}",
-                docker::LABEL_RUN, c.run_id, c.run_id
-            )));
+            events.show(&RunEvent::Note(kept_hint(c, plan, recorder.dir()).await));
         } else {
             events.show(&RunEvent::Phase(Phase::Teardown));
             let problems = c.remove().await;

@@ -554,28 +554,29 @@ fn merge_combines_run_folders_from_other_machines() {
 fn merge_of_a_corrupt_file_exits_2_naming_it() {
     let tmp = tempfile::tempdir().unwrap();
     let good = fake_run(tmp.path(), "ok", "v1.33.4+k3s1", "reproduced", "reproduced");
-    let bad_run = tmp.path().join("bad-run");
-    std::fs::create_dir_all(&bad_run).unwrap();
-    std::fs::write(
-        bad_run.join("result.json"),
-        "{\n  \"schema_version\": 1,\n  \"run_id\": \"x\",,\n}\n",
-    )
-    .unwrap();
-    let bad_matrix = tmp.path().join("matrix-x");
-    std::fs::create_dir_all(&bad_matrix).unwrap();
-    std::fs::write(
-        bad_matrix.join("summary.json"),
-        "{\"kind\": \"repro-matrix-summary\"",
-    )
-    .unwrap();
-    for (dir, file, pos) in [
-        (&bad_run, bad_run.join("result.json"), ":3:17:"),
-        (&bad_matrix, bad_matrix.join("summary.json"), ":1:"),
+    // A run folder and a matrix folder, each with a file that is not JSON.
+    for (folder, file, text, pos) in [
+        (
+            "bad-run",
+            "result.json",
+            "{\n  \"schema_version\": 1,\n  \"run_id\": \"x\",,\n}\n",
+            ":3:17:",
+        ),
+        (
+            "matrix-x",
+            "summary.json",
+            "{\"kind\": \"repro-matrix-summary\"",
+            ":1:",
+        ),
     ] {
+        let dir = tmp.path().join(folder);
+        std::fs::create_dir_all(&dir).unwrap();
+        let file = dir.join(file);
+        std::fs::write(&file, text).unwrap();
         let out = Repro::without_docker()
             .arg("merge")
             .arg(&good)
-            .arg(dir)
+            .arg(&dir)
             .arg("--out")
             .arg(tmp.path().join("merged"))
             .run();

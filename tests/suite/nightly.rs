@@ -125,18 +125,22 @@ const TITLE: &str = "repro nightly: etcd-split on k3s v1.33";
 fn issues_are_opened_once_updated_closed_when_green_and_reopened() {
     let gh = FakeGh::new();
     let tmp = tempfile::tempdir().unwrap();
+    // Night `n` of these cells: its merged summary, then `repro nightly-issues` on it.
+    let nightly = |n: u32, cells: &[(&str, &str, &str)]| {
+        let s = night(tmp.path(), &format!("n{n}"), cells);
+        let o = issues_run(&gh, &s, n);
+        (s, o)
+    };
 
     // Night 1: v1.33.5 shows the bug although fixed-in says it has the fix.
-    let s = night(
-        tmp.path(),
-        "n1",
+    let (_, o) = nightly(
+        1,
         &[
             ("v1.32.9+k3s1", "fixed", "fixed"),
             ("v1.33.4+k3s1", "reproduced", "reproduced"),
             ("v1.33.5+k3s1", "fixed", "reproduced"),
         ],
     );
-    let o = issues_run(&gh, &s, 1);
     assert_eq!(gh.count("issue create"), 1, "{:?}", gh.calls());
     assert_eq!(gh.issues(), 1, "nothing for the green v1.32 line");
     assert_eq!(gh.issue(1, "title"), TITLE);
@@ -152,44 +156,38 @@ fn issues_are_opened_once_updated_closed_when_green_and_reopened() {
         .contains("etcd-split v1.33: opened https://github.com/o/r/issues/1"));
 
     // Night 2: the same: the one issue is updated (new run link), not duplicated, no comment.
-    let s = night(
-        tmp.path(),
-        "n2",
+    nightly(
+        2,
         &[
             ("v1.33.4+k3s1", "reproduced", "reproduced"),
             ("v1.33.5+k3s1", "fixed", "reproduced"),
         ],
     );
-    issues_run(&gh, &s, 2);
     assert_eq!(gh.count("issue create"), 1, "{:?}", gh.calls());
     assert_eq!(gh.count("issue edit 1"), 1);
     assert_eq!(gh.count("issue comment"), 0);
     assert!(gh.issue(1, "body").contains("actions/runs/2#artifacts"));
 
     // Night 3: another release differs too: updated and commented (people hear of the change).
-    let s = night(
-        tmp.path(),
-        "n3",
+    nightly(
+        3,
         &[
             ("v1.33.5+k3s1", "fixed", "reproduced"),
             ("v1.33.6+k3s1", "fixed", "reproduced"),
         ],
     );
-    issues_run(&gh, &s, 3);
     assert_eq!(gh.count("issue create"), 1);
     assert_eq!(gh.count("issue comment 1"), 1);
     assert!(gh.issue(1, "comments").contains("v1.33.6+k3s1=regression"));
 
     // Night 4: green: closed with a comment saying so.
-    let s = night(
-        tmp.path(),
-        "n4",
+    let (s, o) = nightly(
+        4,
         &[
             ("v1.33.5+k3s1", "fixed", "fixed"),
             ("v1.33.6+k3s1", "fixed", "fixed"),
         ],
     );
-    let o = issues_run(&gh, &s, 4);
     assert_eq!(gh.issue(1, "state"), "CLOSED");
     assert!(gh
         .issue(1, "comments")
@@ -206,20 +204,14 @@ fn issues_are_opened_once_updated_closed_when_green_and_reopened() {
     );
 
     // Night 6: an unexpected fix on the line: the closed issue is reopened, not duplicated.
-    let s = night(tmp.path(), "n6", &[("v1.33.4+k3s1", "reproduced", "fixed")]);
-    issues_run(&gh, &s, 6);
+    nightly(6, &[("v1.33.4+k3s1", "reproduced", "fixed")]);
     assert_eq!(gh.count("issue create"), 1, "{:?}", gh.calls());
     assert_eq!(gh.issue(1, "state"), "OPEN");
     assert!(gh.issue(1, "body").contains("**UNEXPECTED FIX**"));
 
     // Night 7: only inconclusive: the open issue is left as it is.
     let before = gh.calls().len();
-    let s = night(
-        tmp.path(),
-        "n7",
-        &[("v1.33.4+k3s1", "reproduced", "inconclusive")],
-    );
-    issues_run(&gh, &s, 7);
+    nightly(7, &[("v1.33.4+k3s1", "reproduced", "inconclusive")]);
     assert!(
         gh.calls()[before..]
             .iter()
