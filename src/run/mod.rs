@@ -50,6 +50,8 @@ use crate::scenario::Scenario;
 pub(crate) use config::{Expect, Privileged, RunConfig, Target};
 pub(crate) use error::RunError;
 pub(crate) use event::{Phase, Receiver, RunEnd, RunEvent};
+pub(crate) use node::log_command;
+pub(crate) use node::spec::container_name;
 #[cfg(test)]
 pub(crate) use record::RESULT_FILE;
 
@@ -156,6 +158,10 @@ async fn execute_with(
     // Listening before the first line is shown, so a signal sent on seeing it is caught.
     // Stopped when this run ends: `matrix` and `bisect` run many in one process, and a finished
     // run's handler would still answer a later Ctrl-C with "removing the cluster".
+    // The run's claim on the host's inotify budget (made in `prepare`): shrinks as nodes come
+    // up, goes when the run is over.
+    let inotify = Arc::new(InotifySlot::default());
+    let events = events.with_receiver(inotify.clone());
     let handler = interrupt::spawn_handler(cancel.clone(), run_id.clone(), events.clone());
     events.show(&RunEvent::Started {
         run_id: run_id.clone(),
@@ -176,6 +182,7 @@ async fn execute_with(
         redactor,
         render,
         t_all,
+        inotify,
     };
     let prepared = tokio::select! {
         r = prepare(&s, &sc, connect) => r,
@@ -205,6 +212,52 @@ struct Session<'a> {
     redactor: SharedRedactor,
     render: Render,
     t_all: Instant,
+    inotify: Arc<InotifySlot>,
+}
+
+/// Where a run keeps its claim on the host's inotify budget ([`crate::doctor::claim_inotify`]),
+/// told the run's events: a node that is ready holds its instances itself from then on.
+#[derive(Default)]
+struct InotifySlot(std::sync::Mutex<Option<crate::doctor::InotifyClaim>>);
+
+impl Receiver for InotifySlot {
+    fn receive(&self, event: &RunEvent<'_>) {
+        let mut slot = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        match event {
+            RunEvent::Node {
+                node,
+                state: event::NodeState::Ready,
+                ..
+            } => {
+                if let Some(c) = slot.as_ref() {
+                    c.node_ready(node);
+                }
+            }
+            RunEvent::Finished(_) => *slot = None,
+            _ => {}
+        }
+    }
+}
+
+/// Before the first node of a run whose nodes run systemd (RKE2, its stand-in too): the host's
+/// inotify budget must hold them, counting what other runs starting now have claimed (#30:
+/// four runs at once otherwise all pass and all run out). Only where the engine runs on this
+/// machine, whose limit is then the nodes'.
+async fn claim_inotify(s: &Session<'_>) -> Result<(), RunError> {
+    if !s.cfg.host_check
+        || !s.plan.distro.facts().node_process.systemd_pid1()
+        || !crate::doctor::is_local(&docker::endpoint())
+    {
+        return Ok(());
+    }
+    let (run_id, nodes) = (s.run_id.clone(), s.plan.nodes.len() as u64);
+    // A blocking walk of /proc and a file lock other runs hold for as long.
+    let claimed = tokio::task::spawn_blocking(move || crate::doctor::claim_inotify(&run_id, nodes))
+        .await
+        .map_err(|e| RunError::Internal(e.to_string()))?;
+    let claim = claimed.map_err(RunError::Host)?;
+    *s.inotify.0.lock().unwrap_or_else(|e| e.into_inner()) = claim;
+    Ok(())
 }
 
 /// The engine, the image and the cluster's shape: everything before the first container.
@@ -223,6 +276,7 @@ async fn prepare(
     let t_img = Instant::now();
     let image_id = image::ensure(docker.as_ref(), plan, cfg, events).await?;
     let (stand_in, privileged) = image::traits(docker.as_ref(), plan, cfg).await;
+    claim_inotify(s).await?;
     // The doctor's fast part, before any node: an engine that refuses privileged containers
     // would otherwise fail every node's start with a runtime message about capabilities.
     if privileged && cfg.host_check {

@@ -1223,3 +1223,32 @@ fn mtu_sets_the_run_networks_mtu() {
         r["environment"]
     );
 }
+
+/// The results folder deleted while the run is in its first step (#30: the run went on, a node
+/// writer made the folder again, and it exited 0 with 25 of 40 files missing): exit 3, naming
+/// the folder and that it was removed, the cluster removed all the same.
+#[test]
+fn a_results_folder_deleted_mid_run_is_exit_3() {
+    docker_ok();
+    let results = tempfile::tempdir().unwrap();
+    let mut cmd = crate::util::repro();
+    cmd.args(["run", "etcd-split", "--sim", "--version", "v1.33.4+k3s1"])
+        .args(["--expect", "reproduced", "--progress", "never", "--results"])
+        .arg(results.path());
+    let mut p = crate::running::Running::spawn(cmd);
+    assert!(p.wait_line("step 1/"), "{:#?}", p.seen);
+    let run_id = p.run_id.clone().unwrap();
+    let dir = crate::runs::only_run_dir(results.path());
+    std::fs::remove_dir_all(&dir).unwrap();
+    let (code, err) = p.finish();
+    assert_no_leftovers(&run_id);
+    assert_eq!(code, Some(3), "{err}");
+    assert!(
+        err.contains(&format!(
+            "the results folder {} was removed or replaced during the run",
+            dir.display()
+        )),
+        "{err}"
+    );
+    assert!(!err.contains("exit: 0"), "{err}");
+}
