@@ -292,35 +292,13 @@ pub(crate) fn read(bytes: &[u8]) -> Result<Vec<(String, Vec<u8>)>, Refused> {
 }
 
 #[cfg(test)]
+#[path = "../tests/util/raw_tar.rs"]
+mod raw_tar;
+
+#[cfg(test)]
 mod tests {
+    use super::raw_tar::{gzip, raw_tar};
     use super::*;
-
-    /// A raw tar (ustar headers written by hand, so names `tar::Builder` refuses can be made).
-    fn raw_tar(members: &[(&str, u8, &str, &[u8])]) -> Vec<u8> {
-        let mut out = Vec::new();
-        for (name, ty, link, data) in members {
-            let mut h = tar::Header::new_ustar();
-            h.as_mut_bytes()[..name.len()].copy_from_slice(name.as_bytes());
-            h.set_mode(0o644);
-            h.set_size(data.len() as u64);
-            h.set_entry_type(tar::EntryType::new(*ty));
-            if !link.is_empty() {
-                h.set_link_name_literal(link).expect("link");
-            }
-            h.set_cksum();
-            out.extend_from_slice(h.as_bytes());
-            out.extend_from_slice(data);
-            out.resize(out.len().div_ceil(512) * 512, 0);
-        }
-        out.resize(out.len() + 1024, 0);
-        gzip(&out)
-    }
-
-    fn gzip(data: &[u8]) -> Vec<u8> {
-        let mut gz = GzEncoder::new(Vec::new(), Compression::fast());
-        gz.write_all(data).expect("gzip");
-        gz.finish().expect("gzip")
-    }
 
     #[test]
     fn every_member_kind_is_kept_through_a_rebuild() {

@@ -36,136 +36,68 @@ fn json_names<T: Serialize>(all: &[T]) -> BTreeSet<String> {
         .collect()
 }
 
-// Each `all_*` lists every variant; the match makes a new variant a compile error here.
-fn all_outcomes() -> Vec<Outcome> {
-    let all = vec![Outcome::Fixed, Outcome::Reproduced, Outcome::Inconclusive];
-    for o in &all {
-        match o {
-            Outcome::Fixed | Outcome::Reproduced | Outcome::Inconclusive => {}
+/// The JSON names of every variant of an enum, each variant named once: the match makes a new
+/// variant a compile error here, so the schema's list cannot fall behind the type's.
+macro_rules! every {
+    ($t:ident: $($v:ident),+ $(,)?) => {{
+        let all = [$($t::$v),+];
+        for x in &all {
+            match x {
+                $($t::$v)|+ => {}
+            }
         }
-    }
-    all
-}
-
-fn all_boot_ends() -> Vec<BootEnd> {
-    let all = vec![
-        BootEnd::Running,
-        BootEnd::Stopped,
-        BootEnd::Exited,
-        BootEnd::Lost,
-    ];
-    for e in &all {
-        match e {
-            BootEnd::Running | BootEnd::Stopped | BootEnd::Exited | BootEnd::Lost => {}
-        }
-    }
-    all
-}
-
-fn all_action_kinds() -> Vec<ActionKind> {
-    let all = vec![ActionKind::Edit, ActionKind::Start, ActionKind::Restart];
-    for k in &all {
-        match k {
-            ActionKind::Edit | ActionKind::Start | ActionKind::Restart => {}
-        }
-    }
-    all
-}
-
-fn all_sources() -> Vec<EvidenceSource> {
-    let all = vec![
-        EvidenceSource::Log,
-        EvidenceSource::Probe,
-        EvidenceSource::Docker,
-    ];
-    for s in &all {
-        match s {
-            EvidenceSource::Log | EvidenceSource::Probe | EvidenceSource::Docker => {}
-        }
-    }
-    all
-}
-
-fn all_rules() -> Vec<Rule> {
-    let all = vec![
-        Rule::UpLine,
-        Rule::DownLine,
-        Rule::OnDeath,
-        Rule::AfterFeature,
-        Rule::SettleWindow,
-        Rule::ValueLines,
-        Rule::Probe,
-        Rule::Undecided,
-    ];
-    for r in &all {
-        match r {
-            Rule::UpLine
-            | Rule::DownLine
-            | Rule::OnDeath
-            | Rule::AfterFeature
-            | Rule::SettleWindow
-            | Rule::ValueLines
-            | Rule::Probe
-            | Rule::Undecided => {}
-        }
-    }
-    all
+        json_names(&all)
+    }};
 }
 
 #[test]
 fn enum_values_are_the_types_values() {
+    use crate::docker::EngineKind;
     let s = schema();
-    let defs = &s["$defs"];
-    assert_eq!(
-        strings(&defs["verdict"]["properties"]["outcome"]["enum"]),
-        json_names(&all_outcomes())
-    );
-    assert_eq!(
-        strings(&defs["boot"]["properties"]["end"]["enum"]),
-        json_names(&all_boot_ends())
-    );
-    assert_eq!(
-        strings(&defs["action"]["properties"]["kind"]["enum"]),
-        json_names(&all_action_kinds())
-    );
-    assert_eq!(
-        strings(&defs["evidence"]["properties"]["source"]["enum"]),
-        json_names(&all_sources())
-    );
-    assert_eq!(
-        strings(&defs["observation"]["properties"]["rule"]["enum"]),
-        json_names(&all_rules())
-    );
-    let engines = [
-        crate::docker::EngineKind::Docker,
-        crate::docker::EngineKind::Podman,
-    ];
-    for e in &engines {
-        match e {
-            crate::docker::EngineKind::Docker | crate::docker::EngineKind::Podman => {}
-        }
-    }
-    let sources = [BuildSource::Binary, BuildSource::Commit];
-    for b in &sources {
-        match b {
-            BuildSource::Binary | BuildSource::Commit => {}
-        }
-    }
-    assert_eq!(
-        strings(&s["properties"]["build"]["properties"]["source"]["enum"]),
-        json_names(&sources)
-    );
-    assert_eq!(
-        strings(&s["properties"]["environment"]["properties"]["engine"]["enum"]),
-        json_names(&engines)
-    );
     // What a run is asked for, and what fixed-in predicts, is never "inconclusive".
     let asked = json_names(&[Outcome::Fixed, Outcome::Reproduced]);
-    assert_eq!(strings(&s["properties"]["expect"]["enum"]), asked);
-    assert_eq!(
-        strings(&s["properties"]["expected_for_version"]["enum"]),
-        asked
-    );
+    for (at, values) in [
+        (
+            "/$defs/verdict/properties/outcome/enum",
+            every!(Outcome: Fixed, Reproduced, Inconclusive),
+        ),
+        (
+            "/$defs/boot/properties/end/enum",
+            every!(BootEnd: Running, Stopped, Exited, Lost),
+        ),
+        (
+            "/$defs/action/properties/kind/enum",
+            every!(ActionKind: Edit, Start, Restart),
+        ),
+        (
+            "/$defs/evidence/properties/source/enum",
+            every!(EvidenceSource: Log, Probe, Docker),
+        ),
+        (
+            "/$defs/observation/properties/rule/enum",
+            every!(Rule: UpLine, DownLine, OnDeath, AfterFeature, SettleWindow, ValueLines,
+                Probe, Undecided),
+        ),
+        (
+            "/properties/build/properties/source/enum",
+            every!(BuildSource: Binary, Commit),
+        ),
+        (
+            "/properties/environment/properties/engine/enum",
+            every!(EngineKind: Docker, Podman),
+        ),
+        ("/properties/expect/enum", asked.clone()),
+        ("/properties/expected_for_version/enum", asked),
+    ] {
+        let listed = s
+            .pointer(at)
+            .unwrap_or_else(|| panic!("{at}: not in the schema"));
+        assert_eq!(
+            strings(listed),
+            values,
+            "{at}: the schema (left), the type (right)"
+        );
+    }
 }
 
 /// A record with every optional field set and every list non-empty.

@@ -1,7 +1,7 @@
 //! The Docker floor: the operations a run of a plan cannot avoid, done with bare bollard calls
-//! and no repro logic — network and volumes, containers with their files (created while the
-//! first joins run), the start order's joins one after another (each waits for the node's
-//! ready line on a log stream), each step's
+//! and no repro logic (only its tar of the files, the bytes any client sends) — network and
+//! volumes, containers with their files (created while the first joins run), the start order's
+//! joins one after another (each waits for the node's ready line on a log stream), each step's
 //! file writes and restarts in check order, then waiting until every observed node has printed
 //! the line after which nothing it says can change the answer (k3s's `Running kubelet`), and
 //! teardown. Whatever repro spends beyond this is its own overhead.
@@ -401,11 +401,12 @@ impl Floor<'_> {
             return Ok(());
         }
         let name = self.container(node);
+        let tar = repro::docker::build_tar(files).context("pack the files")?;
         self.docker
             .upload_to_container(
                 &name,
                 Some(UploadToContainerOptionsBuilder::default().path("/").build()),
-                bollard::body_full(bytes::Bytes::from(tar_of(files))),
+                bollard::body_full(bytes::Bytes::from(tar)),
             )
             .await
             .with_context(|| format!("upload to {name}"))
@@ -543,38 +544,4 @@ impl Floor<'_> {
         }
         Ok(())
     }
-}
-
-/// An in-memory tar of absolute paths (relative to `/`), parent folders included.
-fn tar_of(files: &[(String, String)]) -> Vec<u8> {
-    let mut b = tar::Builder::new(Vec::new());
-    let mut dirs: Vec<String> = Vec::new();
-    for (path, _) in files {
-        let rel = path.trim_start_matches('/');
-        let mut acc = String::new();
-        if let Some((parent, _)) = rel.rsplit_once('/') {
-            for part in parent.split('/') {
-                acc.push_str(part);
-                acc.push('/');
-                if !dirs.contains(&acc) {
-                    dirs.push(acc.clone());
-                }
-            }
-        }
-    }
-    for d in &dirs {
-        let mut h = tar::Header::new_gnu();
-        h.set_entry_type(tar::EntryType::Directory);
-        h.set_mode(0o755);
-        h.set_size(0);
-        let _ = b.append_data(&mut h, d, std::io::empty());
-    }
-    for (path, content) in files {
-        let mut h = tar::Header::new_gnu();
-        h.set_mode(0o644);
-        h.set_size(content.len() as u64);
-        h.set_mtime(Utc::now().timestamp().max(0) as u64);
-        let _ = b.append_data(&mut h, path.trim_start_matches('/'), content.as_bytes());
-    }
-    b.into_inner().unwrap_or_default()
 }

@@ -11,6 +11,19 @@ pub(crate) const LB_PICK_PREFIX: &str = "Server ";
 pub(crate) const LB_PICK_SUFFIX: &str = "->RECOVERING from successful dial";
 // pkg/agent/run.go: the registry and supervisor metrics are read from the served config.
 pub(crate) const SERVED_AGENT_KEYS: &[&str] = &["embedded-registry", "supervisor-metrics"];
+// docs.k3s.io "Managing Server Roles" (rke2 takes all but `cluster-init`).
+pub(crate) const ROLE_KEYS: RoleKeys = RoleKeys {
+    init: Some("cluster-init"),
+    join: "server",
+    token: "token",
+    agent_token: "agent-token",
+    etcd_only: &[
+        "disable-apiserver",
+        "disable-controller-manager",
+        "disable-scheduler",
+    ],
+    control_plane_only: &["disable-etcd"],
+};
 // pkg/etcd/etcd.go, pkg/daemons/executor/etcd.go, pkg/agent/run.go
 // (docs/k3s-review-2026-12.md §4, §5).
 pub(crate) const WAITING_LINES: &[(&str, &str)] = &[
@@ -91,19 +104,7 @@ pub static FACTS: Facts = Facts {
     lb_pick_suffix: LB_PICK_SUFFIX,
     served_agent_keys: SERVED_AGENT_KEYS,
     waiting_lines: WAITING_LINES,
-    // docs.k3s.io "Managing Server Roles".
-    role_keys: RoleKeys {
-        init: Some("cluster-init"),
-        join: "server",
-        token: "token",
-        agent_token: "agent-token",
-        etcd_only: &[
-            "disable-apiserver",
-            "disable-controller-manager",
-            "disable-scheduler",
-        ],
-        control_plane_only: &["disable-etcd"],
-    },
+    role_keys: ROLE_KEYS,
     changes_path: "releases/k3s-changes.yaml",
     flags_path: "releases/k3s-flags.yaml",
     releases_path: "releases/k3s.yaml",

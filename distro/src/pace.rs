@@ -175,30 +175,30 @@ mod tests {
 
     #[test]
     fn boots_add_up_to_the_documented_sums() {
-        let close = |a: f64, b: f64| (a - b).abs() < 1e-9;
-        // etcd-only init, init with an apiserver (k3d #512's 6 s), etcd joiner, cp-only joiner,
-        // a restarted etcd member (k3s #5334's 12 s), an agent.
-        assert!(close(
-            boot_seconds(boot(true, true, false, true, true)),
-            4.0
-        ));
-        assert!(close(boot_seconds(boot(true, true, true, true, true)), 6.0));
-        assert!(close(
-            boot_seconds(boot(true, true, false, false, true)),
-            8.45
-        ));
-        assert!(close(
-            boot_seconds(boot(true, false, true, false, true)),
-            4.05
-        ));
-        assert!(close(
-            boot_seconds(boot(true, true, false, false, false)),
-            12.0
-        ));
-        assert!(close(
-            boot_seconds(boot(false, false, false, false, true)),
-            2.0
-        ));
+        for (what, b, seconds) in [
+            ("etcd-only init", boot(true, true, false, true, true), 4.0),
+            // k3d #512's 6 s.
+            (
+                "init with an apiserver",
+                boot(true, true, true, true, true),
+                6.0,
+            ),
+            ("etcd joiner", boot(true, true, false, false, true), 8.45),
+            ("cp-only joiner", boot(true, false, true, false, true), 4.05),
+            // k3s #5334's 12 s.
+            (
+                "restarted etcd member",
+                boot(true, true, false, false, false),
+                12.0,
+            ),
+            ("agent", boot(false, false, false, false, true), 2.0),
+        ] {
+            let got = boot_seconds(b);
+            assert!(
+                (got - seconds).abs() < 1e-9,
+                "{what}: {got} s, not {seconds} s"
+            );
+        }
     }
 
     #[test]

@@ -101,16 +101,9 @@ pub static FACTS: Facts = Facts {
         // `cluster-init` is a dropped flag: rke2 sets ClusterInit on every server itself, and
         // the node without `server:` creates the cluster (§5).
         init: None,
-        join: "server",
-        token: "token",
-        agent_token: "agent-token",
-        // rke2's own split-role tests write these (tests/docker/splitserver, §10).
-        etcd_only: &[
-            "disable-apiserver",
-            "disable-controller-manager",
-            "disable-scheduler",
-        ],
-        control_plane_only: &["disable-etcd"],
+        // The rest as k3s's: rke2's own split-role tests write these (tests/docker/splitserver,
+        // §10).
+        ..crate::k3s::ROLE_KEYS
     },
     changes_path: "releases/rke2-changes.yaml",
     flags_path: "releases/rke2-flags.yaml",

@@ -353,46 +353,28 @@ mod tests {
     #[test]
     fn cloud_controller_manager_runs_unless_both_it_and_servicelb_are_off() {
         let version = v("v1.33.4+k3s1");
-        let d = Path::new("/var/lib/rancher/k3s");
-        let (local, cfg) = args("", &version);
-        let on = cloud_controller_args(&ServerView {
-            local: &local,
-            disable_service_lb: cfg.disables("servicelb"),
-            data_dir: d,
-        })
-        .expect("runs");
+        // The manager's command line on a server with this config, if it runs.
+        let ccm = |config: &str| {
+            let (local, cfg) = args(config, &version);
+            cloud_controller_args(&ServerView {
+                local: &local,
+                disable_service_lb: cfg.disables("servicelb"),
+                data_dir: Path::new("/var/lib/rancher/k3s"),
+            })
+        };
+        let on = ccm("").expect("runs");
         assert!(on.contains(" --controllers=*,-route "), "{on}");
-        let (local, cfg) = args("disable-cloud-controller: true\n", &version);
-        let ccm_off = cloud_controller_args(&ServerView {
-            local: &local,
-            disable_service_lb: cfg.disables("servicelb"),
-            data_dir: d,
-        })
-        .expect("servicelb keeps it running");
+        let ccm_off = ccm("disable-cloud-controller: true\n").expect("servicelb keeps it running");
         assert!(
             ccm_off.contains(" --controllers=*,-route,-cloud-node,-cloud-node-lifecycle "),
             "{ccm_off}"
         );
         assert!(ccm_off.contains(" --secure-port=0"), "{ccm_off}");
-        let (local, cfg) = args(
-            "disable-cloud-controller: true\ndisable: [servicelb]\n",
-            &version,
-        );
         assert_eq!(
-            cloud_controller_args(&ServerView {
-                local: &local,
-                disable_service_lb: cfg.disables("servicelb"),
-                data_dir: d,
-            }),
+            ccm("disable-cloud-controller: true\ndisable: [servicelb]\n"),
             None
         );
-        let (local, cfg) = args("disable: [servicelb]\n", &version);
-        let lb_off = cloud_controller_args(&ServerView {
-            local: &local,
-            disable_service_lb: cfg.disables("servicelb"),
-            data_dir: d,
-        })
-        .expect("runs");
+        let lb_off = ccm("disable: [servicelb]\n").expect("runs");
         assert!(
             lb_off.contains(" --controllers=*,-route,-service "),
             "{lb_off}"

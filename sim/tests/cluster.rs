@@ -19,17 +19,6 @@ const FIXED: &str = "v1.33.5+k3s1";
 const TOKEN: &str = "repro-sim-test-token";
 const WAIT: Duration = Duration::from_secs(40);
 const REGISTRY_UP: &str = "Starting distributed registry mirror at https://";
-const METRICS_PROBE: [&str; 9] = [
-    "k3s",
-    "kubectl",
-    "--kubeconfig",
-    "/etc/rancher/k3s/k3s.yaml",
-    "get",
-    "--server",
-    "https://127.0.0.1:6443",
-    "--raw",
-    "/metrics",
-];
 
 // ---------------------------------------------------------------- docker CLI
 
@@ -346,9 +335,21 @@ impl Cluster {
         .expect("exit code")
     }
 
-    /// `k3s kubectl … --raw /metrics` inside the node: (exit code, stdout, stderr).
+    /// `k3s kubectl … --raw /metrics` inside the node, as checks/signals.yaml's probe runs it
+    /// (its placeholders filled from k3s's facts): (exit code, stdout, stderr).
     fn probe_metrics(&self, node: &str) -> (i32, String, String) {
-        self.exec(node, &METRICS_PROBE)
+        let k3s = distro::Distro::K3s.facts();
+        let server = format!("https://127.0.0.1:{}", k3s.supervisor_port);
+        let mut probe = k3s.kubectl.to_vec();
+        probe.extend([
+            "--kubeconfig",
+            k3s.kubeconfig_path,
+            "get",
+            "--server",
+            server.as_str(),
+        ]);
+        probe.extend(["--raw", "/metrics"]);
+        self.exec(node, &probe)
     }
 
     /// A file's content inside the node (copied out; the image has no shell).

@@ -271,6 +271,14 @@ pub trait DockerApi: Send + Sync {
     ) -> BoxFuture<'a, Removed>;
 }
 
+/// A container found by its label (`Engine::containers_labelled`).
+#[derive(Debug, Clone)]
+pub struct LabelledContainer {
+    pub(crate) name: String,
+    pub(crate) labels: Labels,
+    pub(crate) running: bool,
+}
+
 /// An image in the local store.
 #[derive(Debug, Clone, Default)]
 pub struct ImageInfo {
@@ -339,8 +347,8 @@ pub struct NodeSpec {
 }
 
 /// An in-memory tar of absolute paths (written relative to `/`), parents included: what
-/// `upload` sends.
-fn build_tar(files: &[(String, String)]) -> std::io::Result<Vec<u8>> {
+/// `upload` sends (public for the bench's Docker floor, which sends the same).
+pub fn build_tar(files: &[(String, String)]) -> std::io::Result<Vec<u8>> {
     let mut b = tar::Builder::new(Vec::new());
     let mut dirs: Vec<String> = Vec::new();
     for (path, _) in files {

@@ -193,13 +193,29 @@ pub(crate) fn judge(b: &BootBuilder, cx: &Context) -> BootReport {
     let partial = partial_because(b, cx);
     let whole = partial.is_none();
     let r = replay(b, cx, whole);
+    let judging = Judging {
+        r: &r,
+        b,
+        cx,
+        whole,
+    };
     let mut signals: IndexMap<String, SignalReport> = IndexMap::new();
 
     // The version first: patterns may apply to some versions only.
     let version = cx
         .signals
         .get(VERSION_SIGNAL)
-        .map(|sig| value_signal(sig, &r, b, cx, None, true))
+        // Judged as a whole log even in a partial one: a version line is a version line.
+        .map(|sig| {
+            value_signal(
+                sig,
+                Judging {
+                    whole: true,
+                    ..judging
+                },
+                None,
+            )
+        })
         .map(|(rep, values)| {
             signals.insert(VERSION_SIGNAL.to_string(), rep);
             values
@@ -224,9 +240,9 @@ pub(crate) fn judge(b: &BootBuilder, cx: &Context) -> BootReport {
             continue;
         }
         let rep = if sig.is_value() {
-            value_signal(sig, &r, b, cx, parsed.as_ref(), whole).0
+            value_signal(sig, judging, parsed.as_ref()).0
         } else {
-            state_signal(sig, &r, b, cx, parsed.as_ref(), whole)
+            state_signal(sig, judging, parsed.as_ref())
         };
         signals.insert(name.clone(), rep);
     }
@@ -279,14 +295,18 @@ fn distro_of(b: &BootBuilder) -> distro::Distro {
     b.distro.unwrap_or(distro::Distro::K3s)
 }
 
-fn state_signal(
-    sig: &Signal,
-    r: &Replay,
-    b: &BootBuilder,
-    cx: &Context,
-    v: Option<&Version>,
+/// What every signal of one finished boot is judged from: its replay, the boot, the context,
+/// and whether its log is whole (a partial one is judged without the settle rule).
+#[derive(Clone, Copy)]
+struct Judging<'a> {
+    r: &'a Replay,
+    b: &'a BootBuilder,
+    cx: &'a Context<'a>,
     whole: bool,
-) -> SignalReport {
+}
+
+fn state_signal(sig: &Signal, j: Judging<'_>, v: Option<&Version>) -> SignalReport {
+    let Judging { r, b, cx, whole } = j;
     let mut s = sig.clone();
     if !whole {
         s.settled_by.clear();
@@ -395,14 +415,8 @@ fn probe_output(sig: &Signal, b: &BootBuilder, cx: &Context) -> Option<SignalRep
 }
 
 /// A value signal: its values, and whether the boot got far enough to rule out more.
-fn value_signal(
-    sig: &Signal,
-    r: &Replay,
-    b: &BootBuilder,
-    cx: &Context,
-    v: Option<&Version>,
-    whole: bool,
-) -> (SignalReport, Vec<String>) {
+fn value_signal(sig: &Signal, j: Judging<'_>, v: Option<&Version>) -> (SignalReport, Vec<String>) {
+    let Judging { r, b, cx, whole } = j;
     let ver = any_version(v, distro_of(b));
     let decided = match eval_log(sig, &r.boot, &ver, cx.settle, r.now) {
         Eval::Decided(o) if whole => Some(o),

@@ -81,7 +81,6 @@ pub(crate) struct Search<'a> {
 /// Runs the bisection: the exit it came to (0 with an answer; the stopping run's otherwise).
 pub(crate) async fn bisect(s: &Search<'_>, prepare: Prepare<'_>, say: Say) -> Result<Exit, Error> {
     let (good, bad, range, limit, dir) = (s.good, s.bad, s.range, s.limit, s.dir);
-    let n = range.len();
     let bad_is_old = bad < good;
     let out = |line: &str| say(line);
     let t0 = Instant::now();
@@ -130,10 +129,26 @@ pub(crate) async fn bisect(s: &Search<'_>, prepare: Prepare<'_>, say: Say) -> Re
         (good_verdict, bad_verdict)
     };
 
-    let at = match search(&mut bisector, (old_verdict, new_verdict), bad_verdict).await? {
+    let words = |b: &Bisection, v: &Version| {
+        let still = format!("somewhere from {} to {}", range[b.lo], range[b.hi]);
+        Words {
+            why: format!("between {} and {}", range[b.lo], range[b.hi]),
+            neither: format!("it is not taken as good or bad. The change is still {still}; look at {v}'s results, then re-run with a narrower --good/--bad"),
+            still,
+        }
+    };
+    let b = Bisection::new(range.len());
+    let sides = (old_verdict, new_verdict, bad_verdict);
+    let at = match bisector.search(b, sides, words).await? {
         Ok(at) => at,
         Err(exit) => return Ok(exit),
     };
+    // Every position is a release here: the answer is always one of them.
+    let at = at.ok_or_else(|| {
+        Error::from(anyhow::anyhow!(
+            "internal error (a bug in repro): bisection without an answer"
+        ))
+    })?;
     let first_new = &range[at];
     let last_old = &range[at - 1];
     out("");
@@ -159,61 +174,8 @@ pub(crate) async fn bisect(s: &Search<'_>, prepare: Prepare<'_>, say: Say) -> Re
             if s.sim { " --sim" } else { "" }
         ));
     }
-    out(&format!(
-        "runs: {} (limit {limit} for {n} releases), {:.1}s",
-        bisector.probes.len(),
-        t0.elapsed().as_secs_f64()
-    ));
-    bisector.save(Some(bad_verdict), Some(first_new.to_string()), None)?;
-    out(&format!("results: {}", dir.display()));
+    bisector.answer(t0, Some(bad_verdict), Some(first_new.to_string()), None)?;
     Ok(Exit::Ok)
-}
-
-/// The binary search between the endpoints, each run's verdict taken as the old side's or the
-/// new side's: Ok(the index of the first release on the new side), or Err(the exit) when a run
-/// that is neither, or that broke, stopped it (said and saved by then).
-async fn search(
-    bisector: &mut Bisector<'_, '_>,
-    (old_verdict, new_verdict): (Outcome, Outcome),
-    bad_verdict: Outcome,
-) -> Result<Result<usize, Exit>, Error> {
-    let range = bisector.range;
-    let mut b = Bisection::new(range.len());
-    while let Some(at) = b.next() {
-        let v = &range[at];
-        let why = format!("between {} and {}", range[b.lo], range[b.hi]);
-        let side = match bisector.probe(v, &why).await? {
-            Ok(verdict) if verdict == old_verdict => Side::Old,
-            Ok(verdict) if verdict == new_verdict => Side::New,
-            Ok(verdict) => {
-                return bisector.stop(
-                    Some(bad_verdict),
-                    format!(
-                        "{v} is {verdict}: it is not taken as good or bad. The change is still somewhere from {} to {}; look at {v}'s results, then re-run with a narrower --good/--bad",
-                        range[b.lo], range[b.hi]
-                    ),
-                    Exit::Inconclusive,
-                ).map(Err);
-            }
-            Err(exit) => {
-                return bisector
-                    .stop(
-                        Some(bad_verdict),
-                        format!(
-                            "the run of {v} broke; the change is somewhere from {} to {}",
-                            range[b.lo], range[b.hi]
-                        ),
-                        exit,
-                    )
-                    .map(Err);
-            }
-        };
-        b.record(at, side);
-    }
-    // `next()` is None only once the answer is pinned; kept total rather than indexed.
-    b.answer().map(Ok).ok_or_else(|| {
-        anyhow::anyhow!("internal error (a bug in repro): bisection without an answer").into()
-    })
 }
 
 /// Whether the check's `fixed-in` agrees with the first fixed release the runs found: a release
@@ -309,7 +271,6 @@ pub(crate) async fn bisect_commits(
     } else {
         Outcome::Fixed
     };
-    let mut b = Bisection::new(n + 1);
     let span = |b: &Bisection| {
         format!(
             "between {} and {}",
@@ -319,62 +280,49 @@ pub(crate) async fn bisect_commits(
                 .map_or("the end of the list", |c| short(c))
         )
     };
-    while let Some(at) = b.next() {
-        let c = &commits[at];
-        let side = match bisector.probe(c, &span(&b)).await? {
-            Ok(v) if v == first => Side::Old,
-            Ok(v) if v == other => Side::New,
-            Ok(v) => {
-                return bisector.stop(
-                    Some(first),
-                    format!(
-                        "{c} is {v}: it is not taken as either side. The change is still {}; look at its results, then re-run with a shorter list",
-                        span(&b)
-                    ),
-                    Exit::Inconclusive,
-                );
-            }
-            Err(exit) => {
-                return bisector.stop(
-                    Some(first),
-                    format!("the run of {c} broke; the change is {}", span(&b)),
-                    exit,
-                );
-            }
-        };
-        b.record(at, side);
-    }
-    let at = b.answer().unwrap_or(n);
+    let words = |b: &Bisection, _: &String| {
+        let span = span(b);
+        Words {
+            why: span.clone(),
+            neither: format!("it is not taken as either side. The change is still {span}; look at its results, then re-run with a shorter list"),
+            still: span,
+        }
+    };
+    // Position `n` stands for "no commit differs" and is never run.
+    let at = match bisector
+        .search(Bisection::new(n + 1), (first, other, first), words)
+        .await?
+    {
+        Ok(at) => at.unwrap_or(n),
+        Err(exit) => return Ok(exit),
+    };
     out("");
     let Some(first_new) = commits.get(at) else {
         out(&format!(
             "answer: no commit of the list shows anything but `{first}`: the change is not among these {n} commits"
         ));
-        out(&format!(
-            "runs: {} (limit {limit} for {n} commits), {:.1}s",
-            bisector.probes.len(),
-            t0.elapsed().as_secs_f64()
-        ));
-        bisector.save(
+        bisector.answer(
+            t0,
             Some(first),
             None,
             Some(format!("every commit shows `{first}`")),
         )?;
-        out(&format!("results: {}", dir.display()));
         return Ok(Exit::OutcomeDiffers);
     };
     out(&format!(
         "answer: {first_new} is the first commit showing `{other}`; {} is the last showing `{first}`",
         commits[at - 1]
     ));
-    out(&format!(
-        "runs: {} (limit {limit} for {n} commits), {:.1}s",
-        bisector.probes.len(),
-        t0.elapsed().as_secs_f64()
-    ));
-    bisector.save(Some(first), Some(first_new.clone()), None)?;
-    out(&format!("results: {}", dir.display()));
+    bisector.answer(t0, Some(first), Some(first_new.clone()), None)?;
     Ok(Exit::Ok)
+}
+
+/// What a search says at one run: why it runs (`between A and B`), where the change still is,
+/// and what a verdict of neither side leaves (after `{run} is {verdict}: `).
+struct Words {
+    why: String,
+    still: String,
+    neither: String,
 }
 
 /// A commit's first 12 hex digits, for the narrowing lines.
@@ -448,21 +396,86 @@ impl<T: std::fmt::Display> Bisector<'_, '_, T> {
         })
     }
 
+    /// The binary search over the range: each run's verdict taken as the old side's or the new
+    /// side's (`sides`: old, new, and the bad verdict the record names). Ok(the answer's
+    /// position, if the search pinned one), or Err(the exit) when a run of neither side, or one
+    /// that broke, stopped it (said and saved by then). `words` say the search at a run.
+    async fn search(
+        &mut self,
+        mut b: Bisection,
+        (old, new, bad_verdict): (Outcome, Outcome, Outcome),
+        words: impl Fn(&Bisection, &T) -> Words,
+    ) -> Result<Result<Option<usize>, Exit>, Error> {
+        let range = self.range;
+        while let Some(at) = b.next() {
+            let v = &range[at];
+            let w = words(&b, v);
+            let side = match self.probe(v, &w.why).await? {
+                Ok(verdict) if verdict == old => Side::Old,
+                Ok(verdict) if verdict == new => Side::New,
+                Ok(verdict) => {
+                    let why = format!("{v} is {verdict}: {}", w.neither);
+                    return self
+                        .stop(Some(bad_verdict), why, Exit::Inconclusive)
+                        .map(Err);
+                }
+                Err(exit) => {
+                    let why = format!("the run of {v} broke; the change is {}", w.still);
+                    return self.stop(Some(bad_verdict), why, exit).map(Err);
+                }
+            };
+            b.record(at, side);
+        }
+        Ok(Ok(b.answer()))
+    }
+
     /// Stops the search early: says why, records it, returns the exit.
     fn stop(&self, bad_verdict: Option<Outcome>, why: String, exit: Exit) -> Result<Exit, Error> {
         let out = |line: &str| (self.say)(line);
         out("");
         out(&format!("stopped: {why}"));
-        out(&format!(
+        out(&self.runs());
+        self.record(bad_verdict, None, Some(why))?;
+        Ok(exit)
+    }
+
+    /// Ends the search with what it came to: the runs and the time they took, then the record.
+    fn answer(
+        &self,
+        t0: Instant,
+        bad_verdict: Option<Outcome>,
+        answer: Option<String>,
+        stopped: Option<String>,
+    ) -> Result<(), Error> {
+        (self.say)(&format!(
+            "{}, {:.1}s",
+            self.runs(),
+            t0.elapsed().as_secs_f64()
+        ));
+        self.record(bad_verdict, answer, stopped)
+    }
+
+    /// The runs' line: how many of how many allowed, over how many releases or commits.
+    fn runs(&self) -> String {
+        format!(
             "runs: {} (limit {} for {} {})",
             self.probes.len(),
             self.limit,
             self.range.len(),
             if self.commits { "commits" } else { "releases" }
-        ));
-        self.save(bad_verdict, None, Some(why))?;
-        out(&format!("results: {}", self.dir.display()));
-        Ok(exit)
+        )
+    }
+
+    /// Writes bisect.json and says where the results are.
+    fn record(
+        &self,
+        bad_verdict: Option<Outcome>,
+        answer: Option<String>,
+        stopped: Option<String>,
+    ) -> Result<(), Error> {
+        self.save(bad_verdict, answer, stopped)?;
+        (self.say)(&format!("results: {}", self.dir.display()));
+        Ok(())
     }
 
     /// Writes bisect.json.

@@ -70,32 +70,14 @@ pub(crate) enum FixedIn {
     List(Vec<Spanned<String>>),
 }
 
-// Hand-written for the same reason as `RestartItem` below.
 impl<'de> Deserialize<'de> for FixedIn {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        struct V;
-        impl<'de> Visitor<'de> for V {
-            type Value = FixedIn;
-
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                f.write_str(
-                    "the name of a change in releases/k3s-changes.yaml, or a list of k3s versions",
-                )
-            }
-
-            fn visit_str<E: de::Error>(self, v: &str) -> Result<FixedIn, E> {
-                Ok(FixedIn::Change(v.to_string()))
-            }
-
-            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<FixedIn, A::Error> {
-                let mut list = Vec::new();
-                while let Some(v) = seq.next_element::<Spanned<String>>()? {
-                    list.push(v);
-                }
-                Ok(FixedIn::List(list))
-            }
-        }
-        d.deserialize_any(V)
+        let expecting =
+            "the name of a change in releases/k3s-changes.yaml, or a list of k3s versions";
+        Ok(match string_or_list(d, expecting)? {
+            StringOrList::One(name) => FixedIn::Change(name),
+            StringOrList::List(list) => FixedIn::List(list),
+        })
     }
 }
 
@@ -107,30 +89,48 @@ pub(crate) enum RestartItem {
     Group(Vec<Spanned<String>>),
 }
 
-// Hand-written rather than `#[serde(untagged)]`: untagged enums buffer the value, which loses
-// positions inside it and reduces every mistake to "data did not match any variant".
 impl<'de> Deserialize<'de> for RestartItem {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        struct V;
-        impl<'de> Visitor<'de> for V {
-            type Value = RestartItem;
-
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                f.write_str("a node name, or a list of node names restarted at once")
-            }
-
-            fn visit_str<E: de::Error>(self, v: &str) -> Result<RestartItem, E> {
-                Ok(RestartItem::One(v.to_string()))
-            }
-
-            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<RestartItem, A::Error> {
-                let mut group = Vec::new();
-                while let Some(n) = seq.next_element::<Spanned<String>>()? {
-                    group.push(n);
-                }
-                Ok(RestartItem::Group(group))
-            }
-        }
-        d.deserialize_any(V)
+        let expecting = "a node name, or a list of node names restarted at once";
+        Ok(match string_or_list(d, expecting)? {
+            StringOrList::One(node) => RestartItem::One(node),
+            StringOrList::List(group) => RestartItem::Group(group),
+        })
     }
+}
+
+/// A string, or a list of strings that keep their own positions: `fixed-in:`, or an entry of
+/// `restart:`.
+enum StringOrList {
+    One(String),
+    List(Vec<Spanned<String>>),
+}
+
+// Hand-written rather than `#[serde(untagged)]`: untagged enums buffer the value, which loses
+// positions inside it and reduces every mistake to "data did not match any variant".
+fn string_or_list<'de, D: Deserializer<'de>>(
+    d: D,
+    expecting: &'static str,
+) -> Result<StringOrList, D::Error> {
+    struct V(&'static str);
+    impl<'de> Visitor<'de> for V {
+        type Value = StringOrList;
+
+        fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+            f.write_str(self.0)
+        }
+
+        fn visit_str<E: de::Error>(self, v: &str) -> Result<StringOrList, E> {
+            Ok(StringOrList::One(v.to_string()))
+        }
+
+        fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<StringOrList, A::Error> {
+            let mut list = Vec::new();
+            while let Some(v) = seq.next_element::<Spanned<String>>()? {
+                list.push(v);
+            }
+            Ok(StringOrList::List(list))
+        }
+    }
+    d.deserialize_any(V(expecting))
 }

@@ -62,29 +62,29 @@ fn yaml_block_and_list_values_under_a_secret_key() {
     );
 }
 
+/// Text that only looks as if it held a secret comes out as it went in.
 #[test]
-fn booleans_null_and_empty_values_are_not_secrets() {
-    let text = "secrets-encryption: true\ndisable-token-auth: false\ntoken: true\npassword: null\nagent-token: \"\"\nsecret: ~\n";
-    assert_eq!(red(text), text);
-}
-
-#[test]
-fn punctuation_after_a_key_is_not_a_secret() {
-    let text =
-        "the fixture plants a token in `K3S_TOKEN=`: see below; password=\"\" and token=...\n";
-    assert_eq!(red(text), text);
-}
-
-#[test]
-fn file_path_and_dir_keys_are_locations_not_secrets() {
-    let text = "--token-auth-file=/var/lib/rancher/k3s/server/cred/passwd --tls-private-key-file=/x/serving.key\ntoken-file: /etc/k3s/token\nK3S_TOKEN_FILE=/run/secrets/token\n";
-    assert_eq!(red(text), text);
-}
-
-#[test]
-fn secrets_encryption_provider_is_not_a_secret() {
-    let text = "secrets-encryption-provider: aescbc\n";
-    assert_eq!(red(text), text);
+fn lookalikes_are_not_secrets() {
+    for (what, text) in [
+        (
+            "booleans, null and empty values",
+            "secrets-encryption: true\ndisable-token-auth: false\ntoken: true\npassword: null\nagent-token: \"\"\nsecret: ~\n",
+        ),
+        (
+            "punctuation after a key",
+            "the fixture plants a token in `K3S_TOKEN=`: see below; password=\"\" and token=...\n",
+        ),
+        (
+            "file, path and dir keys: locations",
+            "--token-auth-file=/var/lib/rancher/k3s/server/cred/passwd --tls-private-key-file=/x/serving.key\ntoken-file: /etc/k3s/token\nK3S_TOKEN_FILE=/run/secrets/token\n",
+        ),
+        (
+            "secrets-encryption-provider",
+            "secrets-encryption-provider: aescbc\n",
+        ),
+    ] {
+        assert_eq!(red(text), text, "{what}");
+    }
 }
 
 #[test]

@@ -49,6 +49,16 @@ pub(super) fn edit_result(dir: &Path, f: impl FnOnce(&mut Value)) {
     std::fs::write(&path, serde_json::to_string_pretty(&v).expect("json")).expect("write");
 }
 
+/// A record as a fixed k3s's: every observation the expected one, the verdict `fixed`.
+pub(super) fn as_fixed(v: &mut Value) {
+    for step in v["steps"].as_array_mut().expect("steps") {
+        for o in step["observations"].as_array_mut().expect("observations") {
+            o["observed"] = o["expected"].clone();
+        }
+    }
+    v["verdict"]["outcome"] = Value::from("fixed");
+}
+
 fn schema_validator() -> jsonschema::Validator {
     let text = std::fs::read_to_string(
         Path::new(env!("CARGO_MANIFEST_DIR")).join("schema/result.schema.json"),
@@ -153,43 +163,29 @@ fn a_minimal_early_result_matches_the_schema() {
 #[test]
 fn the_schema_rejects_drift() {
     let base: Value = serde_json::to_value(render_fixture().result).expect("serialise");
-    let mut unknown = base.clone();
-    unknown["surprise"] = Value::Bool(true);
-    assert!(
-        !schema_errors(&unknown).is_empty(),
-        "unknown top-level field accepted"
-    );
-    let mut version = base.clone();
-    version["schema_version"] = Value::from(3);
-    assert!(
-        !schema_errors(&version).is_empty(),
-        "schema_version 3 accepted"
-    );
-    let mut no_distribution = base.clone();
-    no_distribution["schema_version"] = Value::from(2);
-    no_distribution
-        .as_object_mut()
-        .expect("object")
-        .remove("distribution");
-    assert!(
-        !schema_errors(&no_distribution).is_empty(),
-        "a version-2 record without `distribution` accepted"
-    );
-    let mut outcome = base.clone();
-    outcome["verdict"]["outcome"] = Value::from("maybe");
-    assert!(
-        !schema_errors(&outcome).is_empty(),
-        "unknown outcome accepted"
-    );
-    let mut missing = base;
-    missing["boots"][0]
-        .as_object_mut()
-        .expect("boot")
-        .remove("log");
-    assert!(
-        !schema_errors(&missing).is_empty(),
-        "boot without log accepted"
-    );
+    // Each spoils a valid record one way: (what it makes, how).
+    type Spoil = fn(&mut Value);
+    let drifts: [(&str, Spoil); 5] = [
+        ("an unknown top-level field", |v| {
+            v["surprise"] = Value::Bool(true)
+        }),
+        ("schema_version 3", |v| v["schema_version"] = Value::from(3)),
+        ("a version-2 record without `distribution`", |v| {
+            v["schema_version"] = Value::from(2);
+            v.as_object_mut().expect("object").remove("distribution");
+        }),
+        ("an unknown outcome", |v| {
+            v["verdict"]["outcome"] = Value::from("maybe")
+        }),
+        ("a boot without log", |v| {
+            v["boots"][0].as_object_mut().expect("boot").remove("log");
+        }),
+    ];
+    for (what, spoil) in drifts {
+        let mut v = base.clone();
+        spoil(&mut v);
+        assert!(!schema_errors(&v).is_empty(), "{what} accepted");
+    }
 }
 
 // ---------------------------------------------------------------- junit
@@ -361,13 +357,7 @@ fn junit_failures_carry_expected_observed_bug_and_evidence() {
 fn junit_unexpected_fix_fails_the_bug_cases() {
     let tmp = fixture_copy();
     edit_result(tmp.path(), |v| {
-        for step in v["steps"].as_array_mut().expect("steps") {
-            for o in step["observations"].as_array_mut().expect("obs") {
-                let expected = o["expected"].clone();
-                o["observed"] = expected;
-            }
-        }
-        v["verdict"]["outcome"] = Value::from("fixed");
+        as_fixed(v);
         v["exit_code"] = Value::from(1);
     });
     let r = render(&load(tmp.path()).expect("load"), &[]).expect("render");

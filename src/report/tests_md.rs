@@ -1,9 +1,7 @@
 //! report.md for a k3s maintainer: evidence in words, the timeline as Mermaid, `k3s -v` in full,
 //! and the logs of the boots that matter inline (redacted, trimmed).
 
-use serde_json::Value;
-
-use super::tests::{edit_result, fixture_copy, render_fixture};
+use super::tests::{as_fixed, edit_result, fixture_copy, render_fixture};
 use super::*;
 
 #[test]
@@ -224,15 +222,7 @@ fn long_logs_are_trimmed_around_the_evidence() {
 #[test]
 fn a_fixed_run_shows_the_boots_the_bug_would_change() {
     let tmp = fixture_copy();
-    edit_result(tmp.path(), |v| {
-        for step in v["steps"].as_array_mut().expect("steps") {
-            for o in step["observations"].as_array_mut().expect("obs") {
-                let e = o["expected"].clone();
-                o["observed"] = e;
-            }
-        }
-        v["verdict"]["outcome"] = Value::from("fixed");
-    });
+    edit_result(tmp.path(), as_fixed);
     let md = render(&load(tmp.path()).expect("load"), &[])
         .expect("render")
         .report;

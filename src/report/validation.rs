@@ -356,27 +356,28 @@ fn results(o: &mut String, title: &str, what: &str, run: &Rendered, all: &[Case<
     ));
     version_block(o, run, "\n");
     verdict_line(o, r);
-    // Where the bug makes a difference, and anything that differed from both worlds.
-    let told: Vec<String> = all
-        .iter()
-        .filter(|c| c.in_bug_signature() || c.outcome != cases::Outcome::Pass)
-        .filter_map(|c| {
-            c.obs.map(|ob| {
-                format!(
-                    "- step {}, {} `{}` **{}**: {}.\n",
-                    c.step,
-                    c.node,
-                    c.signal,
-                    ob.observed,
-                    words::observation(r, ob, &run.logs)
-                )
-            })
-        })
-        .collect();
-    for t in told {
-        o.push_str(&t);
-    }
+    told(o, run, all);
     o.push('\n');
+}
+
+/// A line per case where the bug makes a difference, and per case that differed from both
+/// worlds: what the run observed there.
+fn told(o: &mut String, run: &Rendered, all: &[Case<'_>]) {
+    let told = all
+        .iter()
+        .filter(|c| c.in_bug_signature() || c.outcome != cases::Outcome::Pass);
+    for c in told {
+        if let Some(ob) = c.obs {
+            o.push_str(&format!(
+                "- step {}, {} `{}` **{}**: {}.\n",
+                c.step,
+                c.node,
+                c.signal,
+                ob.observed,
+                words::observation(&run.result, ob, &run.logs)
+            ));
+        }
+    }
 }
 
 /// Every expectation side by side: correct value, buggy run, fixed run.
@@ -600,20 +601,6 @@ fn short_results(o: &mut String, title: &str, run: &Rendered, all: &[Case<'_>]) 
     version_block(o, run, "");
     o.push('\n');
     verdict_line(o, r);
-    for c in all
-        .iter()
-        .filter(|c| c.in_bug_signature() || c.outcome != cases::Outcome::Pass)
-    {
-        if let Some(ob) = c.obs {
-            o.push_str(&format!(
-                "- step {}, {} `{}` **{}**: {}.\n",
-                c.step,
-                c.node,
-                c.signal,
-                ob.observed,
-                words::observation(r, ob, &run.logs)
-            ));
-        }
-    }
+    told(o, run, all);
     o.push('\n');
 }

@@ -115,13 +115,6 @@ fn validate_broken_corpus() {
 }
 
 #[test]
-fn validate_shipped_files_without_args() {
-    let out = Repro::new().arg("validate").run();
-    out.code(0);
-    snap!("validate-shipped", out);
-}
-
-#[test]
 fn validate_builtin_files_outside_a_project() {
     let dir = tempfile::tempdir().expect("temp dir");
     let out = Repro::new().arg("validate").current_dir(dir.path()).run();
@@ -204,46 +197,43 @@ fn root_with_a_broken_check_exits_2() {
 }
 
 // ---------------------------------------------------------------------------------------------
-// repro list
+// repro list, plan
 
+/// Commands whose whole output is their snapshot, and lines it must hold besides:
+/// (snapshot, arguments, lines of stdout).
 #[test]
-fn list_checks_and_topologies() {
-    let out = Repro::new().arg("list").run();
-    out.code(0);
-    snap!("list", out);
-}
-
-// ---------------------------------------------------------------------------------------------
-// repro plan
-
-#[test]
-fn plan_etcd_split() {
-    let out = Repro::new().args(["plan", "etcd-split"]).run();
-    out.code(0);
-    // The four steps of k3s #12753 as QA wrote them.
-    for step in [
-        "Step 0 — create the cluster",
-        "Step 1 — enable embedded-registry on etcd-2 and etcd-3",
-        "Step 2 — enable embedded-registry on etcd-1",
-        "Step 3 — restart etcd-2 and etcd-3 again",
+fn shipped_files_listed_validated_and_planned() {
+    for (name, args, has) in [
+        ("validate-shipped", &["validate"][..], &[][..]),
+        ("list", &["list"], &[]),
+        (
+            "plan-etcd-split",
+            &["plan", "etcd-split"],
+            // The four steps of k3s #12753 as QA wrote them.
+            &[
+                "Step 0 — create the cluster",
+                "Step 1 — enable embedded-registry on etcd-2 and etcd-3",
+                "Step 2 — enable embedded-registry on etcd-1",
+                "Step 3 — restart etcd-2 and etcd-3 again",
+            ],
+        ),
+        (
+            "plan-etcd-split-2cp",
+            &["plan", "etcd-split", "--topology", "etcd-split-2cp"],
+            // The two control-plane-only servers start together, with etcd-2: each needs only
+            // the etcd node it joins (etcd-1), not the other etcd joiners.
+            &["    2.  cp-1  ", "    2.  cp-2  ", "    3.  etcd-3  "],
+        ),
+        ("plan-metrics-order", &["plan", "metrics-order"], &[]),
+        ("plan-bootstrap-check", &["plan", "bootstrap-check"], &[]),
     ] {
-        assert!(out.stdout.contains(step), "missing {step:?}");
+        let out = Repro::new().args(args).run();
+        out.code(0);
+        for line in has {
+            out.stdout_has(line);
+        }
+        snap!(name, out);
     }
-    snap!("plan-etcd-split", out);
-}
-
-#[test]
-fn plan_etcd_split_on_two_control_planes() {
-    let out = Repro::new()
-        .args(["plan", "etcd-split", "--topology", "etcd-split-2cp"])
-        .run();
-    out.code(0);
-    // The two control-plane-only servers start together, with etcd-2: each needs only the
-    // etcd node it joins (etcd-1), not the other etcd joiners.
-    out.stdout_has("    2.  cp-1  ");
-    out.stdout_has("    2.  cp-2  ");
-    out.stdout_has("    3.  etcd-3  ");
-    snap!("plan-etcd-split-2cp", out);
 }
 
 #[test]
@@ -261,20 +251,6 @@ fn plan_prints_the_critical_path_under_a_pace() {
     // Without a pace there is no critical path to print.
     let plain = Repro::new().args(["plan", "etcd-split", "--sim"]).run();
     assert!(!plain.stdout.contains("Critical path"), "{}", plain.stdout);
-}
-
-#[test]
-fn plan_metrics_order() {
-    let out = Repro::new().args(["plan", "metrics-order"]).run();
-    out.code(0);
-    snap!("plan-metrics-order", out);
-}
-
-#[test]
-fn plan_bootstrap_check() {
-    let out = Repro::new().args(["plan", "bootstrap-check"]).run();
-    out.code(0);
-    snap!("plan-bootstrap-check", out);
 }
 
 #[test]
@@ -849,80 +825,4 @@ fn image_archive_must_be_a_regular_file() {
     ] {
         refused_without_docker(&args, want);
     }
-}
-
-/// An installed repro in an empty folder carries every shipped check and topology (#32: outside
-/// a checkout it had 3 and 3 of 5 and 6), so the README's commands that name them work there;
-/// and `--topology FILE` runs a user's own cluster shape.
-#[test]
-fn an_installed_binary_in_an_empty_folder_has_every_shipped_file() {
-    let tmp = tempfile::tempdir().expect("tmp");
-    let bin = tmp.path().join("repro");
-    std::fs::copy(env!("CARGO_BIN_EXE_repro"), &bin).expect("install");
-    let work = tmp.path().join("empty");
-    std::fs::create_dir(&work).expect("mkdir");
-    let run = |args: &[&str]| {
-        let out = std::process::Command::new(&bin)
-            .args(args)
-            .current_dir(&work)
-            .env_remove("REPRO_ROOT")
-            .env_remove("REPRO_K3S_VERSION")
-            .output()
-            .expect("runs");
-        (
-            out.status.code(),
-            String::from_utf8_lossy(&out.stdout).to_string(),
-            String::from_utf8_lossy(&out.stderr).to_string(),
-        )
-    };
-    let (code, stdout, stderr) = run(&["list", "--format", "json"]);
-    assert_eq!(code, Some(0), "{stderr}");
-    let v: serde_json::Value = serde_json::from_str(&stdout).expect("json");
-    let shipped = |dir: &str| {
-        std::fs::read_dir(crate::util::root().join(dir))
-            .expect("shipped folder")
-            .filter(|e| {
-                let n = e.as_ref().expect("entry").file_name();
-                let n = n.to_string_lossy();
-                n.ends_with(".yaml") && n != "signals.yaml"
-            })
-            .count()
-    };
-    assert_eq!(
-        v["checks"].as_array().map(Vec::len),
-        Some(shipped("checks")),
-        "{stdout}"
-    );
-    assert_eq!(
-        v["topologies"].as_array().map(Vec::len),
-        Some(shipped("topologies")),
-        "{stdout}"
-    );
-    // README commands naming shipped files (the RKE2 section, QA's 5-node topology).
-    for args in [
-        vec!["plan", "bootstrap-check-rke2"],
-        vec!["plan", "etcd-split", "--topology", "etcd-split-agent"],
-        vec!["plan", "metrics-right-order"],
-        vec!["validate"],
-    ] {
-        let (code, _, stderr) = run(&args);
-        assert_eq!(code, Some(0), "{args:?}: {stderr}");
-    }
-    // A user's own topology by path: a copy of the shipped one under another name.
-    let topo = std::fs::read_to_string(crate::util::root().join("topologies/etcd-split.yaml"))
-        .expect("shipped")
-        .replacen("name: etcd-split", "name: my-etcd", 1);
-    std::fs::write(work.join("my-etcd.yaml"), topo).expect("write");
-    let (code, stdout, stderr) = run(&["plan", "etcd-split", "--topology", "./my-etcd.yaml"]);
-    assert_eq!(code, Some(0), "{stderr}");
-    assert!(stdout.contains("topology  my-etcd"), "{stdout}");
-    // A missing name says where names come from, and --root.
-    let (code, _, stderr) = run(&["plan", "etcd-split", "--topology", "nope"]);
-    assert_eq!(code, Some(2));
-    assert!(
-        stderr.contains(
-            "(or the path of a topology file); names come from the files built into repro"
-        ) && stderr.contains("--root DIR"),
-        "{stderr}"
-    );
 }

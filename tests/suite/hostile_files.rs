@@ -7,6 +7,7 @@ use std::path::Path;
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
+use crate::raw_tar::raw_tar;
 use crate::repro::{Output as Ran, Repro};
 use crate::util::{repro, text};
 
@@ -141,28 +142,6 @@ fn a_gzip_bomb_is_refused_in_bounded_memory() {
     );
 }
 
-/// A ustar member written by hand, so names `tar::Builder` refuses can be made.
-fn raw_member(out: &mut Vec<u8>, name: &str, ty: u8, link: &str, data: &[u8]) {
-    let mut h = tar::Header::new_ustar();
-    h.as_mut_bytes()[..name.len()].copy_from_slice(name.as_bytes());
-    h.set_mode(0o644);
-    h.set_size(data.len() as u64);
-    h.set_entry_type(tar::EntryType::new(ty));
-    if !link.is_empty() {
-        h.set_link_name_literal(link).expect("link");
-    }
-    h.set_cksum();
-    out.extend_from_slice(h.as_bytes());
-    out.extend_from_slice(data);
-    out.resize(out.len().div_ceil(512) * 512, 0);
-}
-
-fn gzip(data: &[u8]) -> Vec<u8> {
-    let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
-    gz.write_all(data).expect("gzip");
-    gz.finish().expect("gzip")
-}
-
 /// `..` and absolute member names, pipes and devices: exit 2 (not 3) with a whole sentence
 /// naming the member (not cut off after "when setting path for"), nothing written.
 #[test]
@@ -179,24 +158,11 @@ fn hostile_members_are_bad_input_with_a_whole_message() {
         ("tty", b'3', "is a character device"),
         ("disk", b'4', "is a block device"),
     ] {
-        let mut raw = Vec::new();
-        raw_member(
-            &mut raw,
-            "a.log",
-            b'0',
-            "",
-            b"password=first-member-secret\n",
-        );
-        raw_member(
-            &mut raw,
-            name,
-            ty,
-            "",
-            if ty == b'0' { b"x\n" } else { b"" },
-        );
-        raw.resize(raw.len() + 1024, 0);
+        let gz = raw_tar(&[
+            ("a.log", b'0', "", b"password=first-member-secret\n"),
+            (name, ty, "", if ty == b'0' { b"x\n" } else { b"" }),
+        ]);
         let f = tmp.path().join("b.tar.gz");
-        let gz = gzip(&raw);
         std::fs::write(&f, &gz).expect("write");
         let out = redact(&f);
         out.code(2);
@@ -328,10 +294,8 @@ fn in_place_folder_redaction_is_all_or_nothing() {
     std::fs::write(d.join("nodes/etcd-1/boot-1.log"), &log).expect("write");
     std::fs::write(d.join("a.yaml"), "token: folder-secret-78\n").expect("write");
     symlink("nodes/etcd-1/boot-1.log", d.join("latest.log")).expect("symlink");
-    let mut raw = Vec::new();
-    raw_member(&mut raw, "../../escape.log", b'0', "", b"x\n");
-    raw.resize(raw.len() + 1024, 0);
-    std::fs::write(d.join("z-old.tar.gz"), gzip(&raw)).expect("write");
+    let gz = raw_tar(&[("../../escape.log", b'0', "", b"x\n")]);
+    std::fs::write(d.join("z-old.tar.gz"), gz).expect("write");
 
     redact(&d)
         .code(2)

@@ -10,6 +10,8 @@ mod fixtures;
 mod http_files;
 #[path = "../util/junit.rs"]
 mod junit;
+#[path = "../util/raw_tar.rs"]
+mod raw_tar;
 #[path = "../util/repro.rs"]
 mod repro;
 #[path = "../util/schema.rs"]
@@ -30,6 +32,7 @@ mod fuzz_stable;
 mod hardening;
 mod hostile_files;
 mod inspect;
+mod installed;
 mod json_cli;
 mod junit_ci;
 mod layers;
@@ -40,6 +43,7 @@ mod real_logs;
 mod real_rke2;
 mod report_cli;
 mod rke2;
+mod runs_cli;
 mod secrets_cli;
 mod timeline_browser;
 mod validation_cli;

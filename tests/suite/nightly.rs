@@ -125,18 +125,22 @@ const TITLE: &str = "repro nightly: etcd-split on k3s v1.33";
 fn issues_are_opened_once_updated_closed_when_green_and_reopened() {
     let gh = FakeGh::new();
     let tmp = tempfile::tempdir().unwrap();
+    // Night `n` of these cells: its merged summary, then `repro nightly-issues` on it.
+    let nightly = |n: u32, cells: &[(&str, &str, &str)]| {
+        let s = night(tmp.path(), &format!("n{n}"), cells);
+        let o = issues_run(&gh, &s, n);
+        (s, o)
+    };
 
     // Night 1: v1.33.5 shows the bug although fixed-in says it has the fix.
-    let s = night(
-        tmp.path(),
-        "n1",
+    let (_, o) = nightly(
+        1,
         &[
             ("v1.32.9+k3s1", "fixed", "fixed"),
             ("v1.33.4+k3s1", "reproduced", "reproduced"),
             ("v1.33.5+k3s1", "fixed", "reproduced"),
         ],
     );
-    let o = issues_run(&gh, &s, 1);
     assert_eq!(gh.count("issue create"), 1, "{:?}", gh.calls());
     assert_eq!(gh.issues(), 1, "nothing for the green v1.32 line");
     assert_eq!(gh.issue(1, "title"), TITLE);
@@ -152,44 +156,38 @@ fn issues_are_opened_once_updated_closed_when_green_and_reopened() {
         .contains("etcd-split v1.33: opened https://github.com/o/r/issues/1"));
 
     // Night 2: the same: the one issue is updated (new run link), not duplicated, no comment.
-    let s = night(
-        tmp.path(),
-        "n2",
+    nightly(
+        2,
         &[
             ("v1.33.4+k3s1", "reproduced", "reproduced"),
             ("v1.33.5+k3s1", "fixed", "reproduced"),
         ],
     );
-    issues_run(&gh, &s, 2);
     assert_eq!(gh.count("issue create"), 1, "{:?}", gh.calls());
     assert_eq!(gh.count("issue edit 1"), 1);
     assert_eq!(gh.count("issue comment"), 0);
     assert!(gh.issue(1, "body").contains("actions/runs/2#artifacts"));
 
     // Night 3: another release differs too: updated and commented (people hear of the change).
-    let s = night(
-        tmp.path(),
-        "n3",
+    nightly(
+        3,
         &[
             ("v1.33.5+k3s1", "fixed", "reproduced"),
             ("v1.33.6+k3s1", "fixed", "reproduced"),
         ],
     );
-    issues_run(&gh, &s, 3);
     assert_eq!(gh.count("issue create"), 1);
     assert_eq!(gh.count("issue comment 1"), 1);
     assert!(gh.issue(1, "comments").contains("v1.33.6+k3s1=regression"));
 
     // Night 4: green: closed with a comment saying so.
-    let s = night(
-        tmp.path(),
-        "n4",
+    let (s, o) = nightly(
+        4,
         &[
             ("v1.33.5+k3s1", "fixed", "fixed"),
             ("v1.33.6+k3s1", "fixed", "fixed"),
         ],
     );
-    let o = issues_run(&gh, &s, 4);
     assert_eq!(gh.issue(1, "state"), "CLOSED");
     assert!(gh
         .issue(1, "comments")
@@ -206,20 +204,14 @@ fn issues_are_opened_once_updated_closed_when_green_and_reopened() {
     );
 
     // Night 6: an unexpected fix on the line: the closed issue is reopened, not duplicated.
-    let s = night(tmp.path(), "n6", &[("v1.33.4+k3s1", "reproduced", "fixed")]);
-    issues_run(&gh, &s, 6);
+    nightly(6, &[("v1.33.4+k3s1", "reproduced", "fixed")]);
     assert_eq!(gh.count("issue create"), 1, "{:?}", gh.calls());
     assert_eq!(gh.issue(1, "state"), "OPEN");
     assert!(gh.issue(1, "body").contains("**UNEXPECTED FIX**"));
 
     // Night 7: only inconclusive: the open issue is left as it is.
     let before = gh.calls().len();
-    let s = night(
-        tmp.path(),
-        "n7",
-        &[("v1.33.4+k3s1", "reproduced", "inconclusive")],
-    );
-    issues_run(&gh, &s, 7);
+    nightly(7, &[("v1.33.4+k3s1", "reproduced", "inconclusive")]);
     assert!(
         gh.calls()[before..]
             .iter()
@@ -435,4 +427,72 @@ fn the_real_rke2_smoke_script_runs_the_four_cells_and_keeps_the_worst_code() {
         "{}",
         text(&o)
     );
+}
+
+/// Through the real binary and a fake `gh` on PATH that records every argument and every body
+/// file it is handed (#30): a merged summary.json whose cells' errors carry a URL password, a
+/// token and a K10 token, a mention, a code fence and an HTML comment's end, and a `--run-url`
+/// with a password. None of the secrets reaches any call, title, body or comment; the mention
+/// and the comment's end do not reach the body as they are.
+#[test]
+fn no_secret_reaches_a_public_issue_through_gh() {
+    let gh = FakeGh::new();
+    let tmp = tempfile::tempdir().unwrap();
+    let s = night(
+        tmp.path(),
+        "n1",
+        &[
+            ("v1.33.4+k3s1", "reproduced", "fixed"),
+            ("v1.33.5+k3s1", "fixed", "reproduced"),
+        ],
+    );
+    let k10 = "K10d1f0e8c2b4a6978563412f0e1d2c3b4a5968778695a4b3c2d1e0f9a8b7c6d5e4::server:4f9d2c7e1a8b3f60";
+    let mut summary: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&s).unwrap()).unwrap();
+    for c in summary["cells"].as_array_mut().unwrap() {
+        c["error"] = serde_json::json!(format!(
+            "pull https://bob:hunter2pass@mirror.local/x failed\n```\n--> token=s3cr3tTok3nValue {k10} @octocat <!-- x"
+        ));
+    }
+    std::fs::write(&s, serde_json::to_string_pretty(&summary).unwrap()).unwrap();
+    let o = gh
+        .command(repro())
+        .arg("nightly-issues")
+        .arg(&s)
+        .args([
+            "--run-url",
+            "https://runner:ghp_runUrlPassw0rd@github.com/o/r/actions/runs/7",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    assert!(gh.issues() >= 1, "{:?}", gh.calls());
+    // Every file the fake gh kept: its call log (every argument) and each issue's title, body
+    // and comments (every body file it was handed), and repro's own output.
+    let mut public = text(&o);
+    let mut stack = vec![gh.state.clone()];
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(&d).unwrap().flatten() {
+            let p = e.path();
+            if p.is_dir() {
+                stack.push(p);
+            } else {
+                public.push_str(&std::fs::read_to_string(&p).unwrap());
+            }
+        }
+    }
+    for secret in [
+        "hunter2pass",
+        "s3cr3tTok3nValue",
+        &k10[3..40],
+        "4f9d2c7e1a8b3f60",
+        "ghp_runUrlPassw0rd",
+    ] {
+        assert!(!public.contains(secret), "{secret} in {public}");
+    }
+    for n in 1..=gh.issues() as u32 {
+        let body = gh.issue(n, "body");
+        assert!(!body.contains("@octocat"), "a mention in {body}");
+        assert_eq!(body.matches("-->").count(), 1, "only the state's: {body}");
+    }
 }

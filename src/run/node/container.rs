@@ -10,9 +10,9 @@ use futures_util::future::BoxFuture;
 use crate::raw::Role;
 use distro::Facts;
 
-use super::{Boot, Mechanism, Node, Process, STOP_GRACE};
+use super::{Boot, Mechanism, Node, Process, Started, STOP_GRACE};
 use crate::run::error::RunError;
-use crate::run::watch::{self, BootHandle};
+use crate::run::watch;
 
 pub(super) struct ContainerProcess;
 
@@ -26,12 +26,7 @@ impl Mechanism for ContainerProcess {
         }
     }
 
-    fn start<'a>(
-        &'a self,
-        _facts: &'static Facts,
-        node: Node<'a>,
-        boot: Boot,
-    ) -> BoxFuture<'a, Result<(BootHandle, &'static str), RunError>> {
+    fn start<'a>(&'a self, _facts: &'static Facts, node: Node<'a>, boot: Boot) -> Started<'a> {
         Box::pin(async move {
             // The next boot's log follows the previous boot's last line, once that boot is over.
             let after = match &node.current {
@@ -61,6 +56,11 @@ impl Mechanism for ContainerProcess {
             });
             Ok((h, "container started"))
         })
+    }
+
+    /// The container's log is the distribution's.
+    fn log_command(&self, _facts: &Facts, _agent: bool, _follow: bool) -> Option<Vec<String>> {
+        None
     }
 
     /// Stops the node's current boot (if running) and waits until its log is drained; the

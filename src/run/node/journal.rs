@@ -69,6 +69,19 @@ pub(crate) fn follow_command(unit: &str, cursor: &str) -> Vec<String> {
     .collect()
 }
 
+/// The command that prints `unit`'s journal for a person: every line so far, as journalctl
+/// shows it, then (`follow`) the new ones as they come.
+pub(crate) fn print_command(unit: &str, follow: bool) -> Vec<String> {
+    let mut cmd: Vec<String> = ["journalctl", "-u", unit, "--no-pager"]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+    if follow {
+        cmd.push("-f".to_string());
+    }
+    cmd
+}
+
 /// The cursor in `journalctl -n 0 --show-cursor -q`'s answer (`-- cursor: s=…`).
 pub(crate) fn parse_cursor(output: &str) -> Option<String> {
     output
@@ -140,6 +153,18 @@ pub(crate) struct Boundary {
 impl Boundary {
     pub(crate) fn step(&mut self, e: &Entry, stopping: bool) -> Step {
         let at = || e.ts.to_rfc3339_opts(chrono::SecondsFormat::Nanos, true);
+        // An end whose status the journal does not give: a stop when repro asked for one.
+        let over = || {
+            if stopping {
+                Ended::Stopped { at: at() }
+            } else {
+                Ended::Died {
+                    exit_code: None,
+                    at: at(),
+                    oom: false,
+                }
+            }
+        };
         let Some(id) = e.invocation.as_deref() else {
             return if self.mine.is_some() {
                 Step::Keep
@@ -153,17 +178,7 @@ impl Boundary {
         match self.mine.as_deref() {
             None => self.mine = Some(id.to_string()),
             Some(m) if m == id => {}
-            Some(_) => {
-                return Step::End(if stopping {
-                    Ended::Stopped { at: at() }
-                } else {
-                    Ended::Died {
-                        exit_code: None,
-                        at: at(),
-                        oom: false,
-                    }
-                })
-            }
+            Some(_) => return Step::End(over()),
         }
         match e.message_id.as_deref() {
             Some(UNIT_PROCESS_EXIT) if !stopping => Step::KeepAndEnd(Ended::Died {
@@ -171,15 +186,7 @@ impl Boundary {
                 at: at(),
                 oom: false,
             }),
-            Some(UNIT_STOPPED) => Step::KeepAndEnd(if stopping {
-                Ended::Stopped { at: at() }
-            } else {
-                Ended::Died {
-                    exit_code: None,
-                    at: at(),
-                    oom: false,
-                }
-            }),
+            Some(UNIT_STOPPED) => Step::KeepAndEnd(over()),
             _ => Step::Keep,
         }
     }
@@ -391,25 +398,29 @@ pub(crate) fn follow(f: JournalFollow) -> BootHandle {
 mod tests {
     use super::*;
 
-    fn entry(id: Option<&str>, pid1: bool, message_id: Option<&str>, text: &str) -> Vec<u8> {
+    /// A journal entry as journalctl prints it, `id_key` the field that holds its invocation id.
+    fn entry(id_key: &str, id: &str, message_id: Option<&str>, text: &str) -> Vec<u8> {
         let mut v = serde_json::json!({
             "__CURSOR": format!("s=1;i={}", text.len()),
             "__REALTIME_TIMESTAMP": "1796155594591290",
             "MESSAGE": text,
         });
-        if let Some(id) = id {
-            let key = if pid1 {
-                "INVOCATION_ID"
-            } else {
-                "_SYSTEMD_INVOCATION_ID"
-            };
-            v[key] = id.into();
-        }
+        v[id_key] = id.into();
         if let Some(m) = message_id {
             v["MESSAGE_ID"] = m.into();
             v["EXIT_STATUS"] = "1".into();
         }
         serde_json::to_vec(&v).expect("json")
+    }
+
+    /// A line the unit's process wrote in invocation `id`.
+    fn process(id: &str, text: &str) -> Vec<u8> {
+        entry("_SYSTEMD_INVOCATION_ID", id, None, text)
+    }
+
+    /// A line PID 1 wrote about invocation `id`, with its catalogue id when it has one.
+    fn pid1(id: &str, message_id: Option<&str>, text: &str) -> Vec<u8> {
+        entry("INVOCATION_ID", id, message_id, text)
     }
 
     /// Runs entries (as journalctl prints them) through the boundary: kept texts and the end.
@@ -443,22 +454,12 @@ mod tests {
         // As measured (docs/systemd-nodes.md): the old id's stop, then the new id's first line
         // comes before PID 1's "Starting".
         let entries = [
-            entry(Some("old"), true, None, "Stopping rke2-server.service"),
-            entry(
-                Some("old"),
-                true,
-                Some(UNIT_STOPPED),
-                "Stopped rke2-server.service",
-            ),
-            entry(Some("new"), true, None, "Failed to get cgroup ID"),
-            entry(Some("new"), true, None, "Starting rke2-server.service"),
-            entry(
-                Some("new"),
-                false,
-                None,
-                "level=info msg=\"rke2 is up and running\"",
-            ),
-            entry(Some("new"), true, None, "Started rke2-server.service"),
+            pid1("old", None, "Stopping rke2-server.service"),
+            pid1("old", Some(UNIT_STOPPED), "Stopped rke2-server.service"),
+            pid1("new", None, "Failed to get cgroup ID"),
+            pid1("new", None, "Starting rke2-server.service"),
+            process("new", "level=info msg=\"rke2 is up and running\""),
+            pid1("new", None, "Started rke2-server.service"),
         ];
         let (kept, end) = run(Some("old"), false, &entries);
         assert_eq!(kept.len(), 4, "{kept:?}");
@@ -469,14 +470,13 @@ mod tests {
     #[test]
     fn a_process_exit_ends_the_boot_as_a_death_with_its_status() {
         let entries = [
-            entry(Some("a"), false, None, "level=fatal msg=\"boom\""),
-            entry(
-                Some("a"),
-                true,
+            process("a", "level=fatal msg=\"boom\""),
+            pid1(
+                "a",
                 Some(UNIT_PROCESS_EXIT),
                 "Main process exited, status=1/FAILURE",
             ),
-            entry(Some("a"), true, None, "Failed with result 'exit-code'."),
+            pid1("a", None, "Failed with result 'exit-code'."),
         ];
         let (kept, end) = run(None, false, &entries);
         assert_eq!(kept.len(), 2);
@@ -495,17 +495,14 @@ mod tests {
     #[test]
     fn a_stop_repro_asked_for_is_a_stop_and_a_new_invocation_ends_an_unseen_one() {
         let stop = [
-            entry(Some("a"), false, None, "running"),
-            entry(Some("a"), true, Some(UNIT_STOPPED), "Stopped"),
+            process("a", "running"),
+            pid1("a", Some(UNIT_STOPPED), "Stopped"),
         ];
         assert!(matches!(
             run(None, true, &stop).1,
             Some(Ended::Stopped { .. })
         ));
-        let jumped = [
-            entry(Some("a"), false, None, "running"),
-            entry(Some("b"), false, None, "another start"),
-        ];
+        let jumped = [process("a", "running"), process("b", "another start")];
         let (kept, end) = run(None, false, &jumped);
         assert_eq!(kept, ["running"]);
         assert!(matches!(

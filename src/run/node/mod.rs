@@ -115,6 +115,9 @@ pub(crate) fn live_states(events: Events, node: &str, number: u32, ready: Vec<Re
     })
 }
 
+/// A boot being started: its handle, and what the live display says of the start.
+pub(crate) type Started<'a> = BoxFuture<'a, Result<(BootHandle, &'static str), RunError>>;
+
 /// A way of running a node: container process or systemd unit.
 pub(crate) trait Mechanism: Send + Sync {
     /// What the node's container runs: `args` are the distribution's for the node's role, `env`
@@ -123,13 +126,19 @@ pub(crate) trait Mechanism: Send + Sync {
 
     /// Starts the node's next boot (`node.current` is the previous one) and follows its log
     /// from the boot's first line. The text is what the live display says of the start.
-    fn start<'a>(
-        &'a self,
-        facts: &'static Facts,
-        node: Node<'a>,
-        boot: Boot,
-    ) -> BoxFuture<'a, Result<(BootHandle, &'static str), RunError>>;
+    fn start<'a>(&'a self, facts: &'static Facts, node: Node<'a>, boot: Boot) -> Started<'a>;
 
     /// The first half of a restart, before the start that follows.
     fn stop_for_restart<'a>(&'a self, node: Node<'a>) -> BoxFuture<'a, Result<(), RunError>>;
+
+    /// How a person reads the node's log afterwards (`repro runs logs`, on a kept cluster):
+    /// `None` is the container's own log; else the command to run in the node, whose output is
+    /// the log (`follow`: it goes on until interrupted).
+    fn log_command(&self, facts: &Facts, agent: bool, follow: bool) -> Option<Vec<String>>;
+}
+
+/// How to read the log of a node of `facts`'s distribution and `role`, by the way it runs
+/// ([`Mechanism::log_command`]): what `repro runs logs` asks the engine for.
+pub(crate) fn log_command(facts: &Facts, role: Role, follow: bool) -> Option<Vec<String>> {
+    of(facts).log_command(facts, role == Role::Agent, follow)
 }

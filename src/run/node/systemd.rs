@@ -11,9 +11,8 @@ use crate::raw::Role;
 use distro::Facts;
 
 use super::journal;
-use super::{Boot, Mechanism, Node, Process};
+use super::{Boot, Mechanism, Node, Process, Started};
 use crate::run::error::RunError;
-use crate::run::watch::BootHandle;
 
 pub(super) struct SystemdUnit;
 
@@ -34,12 +33,7 @@ impl Mechanism for SystemdUnit {
         }
     }
 
-    fn start<'a>(
-        &'a self,
-        facts: &'static Facts,
-        node: Node<'a>,
-        boot: Boot,
-    ) -> BoxFuture<'a, Result<(BootHandle, &'static str), RunError>> {
+    fn start<'a>(&'a self, facts: &'static Facts, node: Node<'a>, boot: Boot) -> Started<'a> {
         Box::pin(async move {
             let unit = facts.unit(boot.agent);
             let started = start_unit(&node, unit, boot.timeout).await?;
@@ -65,6 +59,11 @@ impl Mechanism for SystemdUnit {
             };
             Ok((h, detail))
         })
+    }
+
+    /// The unit's journal, every boot of it, as text (the container's own log is systemd's).
+    fn log_command(&self, facts: &Facts, agent: bool, follow: bool) -> Option<Vec<String>> {
+        Some(journal::print_command(facts.unit(agent), follow))
     }
 
     /// A unit is restarted in place (`systemctl restart`, in `start_unit`): nothing to do
