@@ -19,12 +19,16 @@ demo: build
 	$(REPRO) run etcd-split --sim --k3s-version v1.33.5+k3s1 --expect fixed
 
 ## test: the whole suite — unit tests, then the integration-test binaries one after another:
-## tests/suite (no Docker: snapshots, CLI), tests/e2e (Docker, two runs at a time), tests/faults.
+## tests/suite (no Docker: snapshots, CLI), tests/e2e (Docker, two runs at a time), tests/faults;
+## then the Podman subset, and last scripts/leftovers.sh: it fails naming every container, network
+## or volume labelled io.repro.managed=true still on the Docker host, so every run of the suite
+## proves it left nothing (on an engine it had to itself).
 ## The systemd base image (cached; debootstrap as root the first time) is what the RKE2
 ## end-to-end tests' node images are built on (tests/e2e/rke2.rs, docs/systemd-nodes.md).
 test: sim systemd-base lint
 	$(CARGO) test --workspace --lib --bins --tests -- --test-threads=2 2>&1 | tee target/test-output.log
 	$(MAKE) --no-print-directory test-podman 2>&1 | tee -a target/test-output.log
+	scripts/leftovers.sh 2>&1 | tee -a target/test-output.log
 	@awk '/^test result:/ { for (i = 1; i <= NF; i++) { if ($$i ~ /^passed;?$$/) p += $$(i-1); if ($$i ~ /^failed;?$$/) f += $$(i-1) } } \
 	  END { printf "total: %d passed, %d failed\n", p, f; exit (f > 0) }' target/test-output.log
 

@@ -2,7 +2,9 @@
 //!
 //! The shipped files are compiled into the binary, so `repro` works from any directory; a
 //! project folder with `checks/` and `topologies/` (the current directory, `--root` or
-//! `REPRO_ROOT`) replaces them, so users can edit and add their own.
+//! `REPRO_ROOT`) lays over them (#32): a check or topology of the folder takes the place of the
+//! built-in one with its name (or file name), a signal of its `checks/signals.yaml` the built-in
+//! signal with its name, and everything else comes from the built-in files.
 
 use std::path::{Path, PathBuf};
 
@@ -20,11 +22,26 @@ pub(crate) fn builtin(path: &str) -> Option<&'static str> {
     BUILTIN.iter().find(|(p, _)| *p == path).map(|(_, t)| *t)
 }
 
+/// The folder the built-in files' paths start with (`<builtin>/checks/signals.yaml`).
+const BUILTIN_DIR: &str = "<builtin>";
+
 /// One scenario file and its text.
 #[derive(Debug, Clone)]
 pub(crate) struct Source {
     pub(crate) path: PathBuf,
     pub(crate) text: String,
+}
+
+impl Source {
+    /// Whether the file is one of those built into repro rather than a user's.
+    pub(crate) fn is_builtin(&self) -> bool {
+        is_builtin(&self.path)
+    }
+}
+
+/// Whether a scenario file's path is that of a built-in file (`<builtin>/checks/x.yaml`).
+pub(crate) fn is_builtin(path: &Path) -> bool {
+    path.starts_with(BUILTIN_DIR)
 }
 
 #[derive(Debug, Clone)]
@@ -36,7 +53,14 @@ pub struct Catalog {
     topology_sources: Vec<(String, Source)>,
     pub(crate) checks: Vec<(Check, Source)>,
     pub signals: Signals,
+    /// Built-in checks that do not hold over the project folder's files (a topology or signal
+    /// of the folder that replaced theirs), by name, with why: left out of the catalog, since a
+    /// user's folder must not make every command fail, and explained when one is asked for.
+    set_aside: Vec<SetAside>,
 }
+
+/// A built-in check left out over a project folder: its name, and why.
+type SetAside = (String, Diagnostics);
 
 /// Finds the project folder: explicit root, else the current directory if it has
 /// `checks/signals.yaml`, else `None` (use the built-in files).
@@ -100,20 +124,85 @@ fn tidy(p: PathBuf) -> PathBuf {
     }
 }
 
-/// All scenario files under a root, or the built-in ones.
+/// The built-in files, as sources.
+fn builtin_sources() -> Vec<Source> {
+    BUILTIN
+        .iter()
+        .map(|(p, t)| Source {
+            path: Path::new(BUILTIN_DIR).join(p),
+            text: (*t).to_string(),
+        })
+        .collect()
+}
+
+/// All scenario files: the built-in ones, with a project folder's laid over them (see
+/// [`lay_over`]); the built-in ones come first, so a project's signals merge over theirs.
 pub(crate) fn sources(root: Option<&Path>) -> Result<Vec<Source>, Diagnostics> {
-    let Some(root) = root else {
-        return Ok(BUILTIN
-            .iter()
-            .map(|(p, t)| Source {
-                path: Path::new("<builtin>").join(p),
-                text: (*t).to_string(),
-            })
-            .collect());
+    match root {
+        None => Ok(builtin_sources()),
+        Some(root) => Ok(lay_over(own_sources(root)?, builtin_sources())),
+    }
+}
+
+/// The built-in files less those the project's files take the place of: a check or topology
+/// with the same name or at the same place (`checks/x.yaml`); every signals file is kept, and
+/// merged by signal name when loaded (`Catalog::from_sources`, the last file's signal wins).
+fn lay_over(own: Vec<Source>, mut builtin: Vec<Source>) -> Vec<Source> {
+    // `checks/x.yaml`: the file's folder and name, wherever the folder is.
+    let place = |s: &Source| -> PathBuf {
+        let mut parts = s.path.components().rev().take(2).collect::<Vec<_>>();
+        parts.reverse();
+        parts.iter().collect()
     };
+    // Checks and topologies alike have a top-level `name:`.
+    let key = |s: &Source| {
+        (
+            load::file_kind(&s.path, &s.text),
+            load::topology_name(&s.text),
+        )
+    };
+    builtin.retain(|b| {
+        let (kind, name) = key(b);
+        kind == Some(FileKind::Signals)
+            || !own.iter().any(|o| {
+                let (ok, on) = key(o);
+                place(o) == place(b) || (ok == kind && on.is_some() && on == name)
+            })
+    });
+    builtin.extend(own);
+    builtin
+}
+
+/// The scenario files of a project folder: `checks/` and `topologies/` (either may be missing,
+/// not both; the folder itself must exist).
+fn own_sources(root: &Path) -> Result<Vec<Source>, Diagnostics> {
+    let refused = |message: &str, help: &str| {
+        Err(Diagnostics(vec![Diagnostic {
+            file: root.to_path_buf(),
+            line: 0,
+            column: 0,
+            message: format!("the project folder (--root or REPRO_ROOT) {message}"),
+            help: Some(help.into()),
+        }]))
+    };
+    if !root.is_dir() {
+        return refused(
+            "is not a folder that exists",
+            "give --root a folder with checks/ or topologies/ (or both): its files lay over the ones built into repro; without --root, the built-in files are used",
+        );
+    }
+    let present: Vec<&str> = (["checks", "topologies"].into_iter())
+        .filter(|d| root.join(d).symlink_metadata().is_ok())
+        .collect();
+    if present.is_empty() {
+        return refused(
+            "has neither checks/ nor topologies/",
+            "put your check files in checks/ (and signals in checks/signals.yaml) and topology files in topologies/ under it; `repro init NAME` writes a starter",
+        );
+    }
     let mut out = Vec::new();
     let mut diags = Diagnostics::default();
-    for dir in ["checks", "topologies"] {
+    for dir in present {
         let d = root.join(dir);
         // A project may come from anyone (a pull request): links out of it, pipes and
         // oversized files are refused (see `safe_fs`).
@@ -212,6 +301,8 @@ impl Catalog {
         sources: Vec<Source>,
     ) -> Result<Catalog, Diagnostics> {
         let mut diags = Diagnostics::default();
+        // A project folder laid over the built-in files (not the built-in files alone).
+        let layered = sources.iter().any(|s| !s.is_builtin());
         let mut topologies: Vec<Topology> = Vec::new();
         let mut topology_sources = Vec::new();
         let mut broken_topologies = Vec::new();
@@ -256,7 +347,8 @@ impl Catalog {
                 }),
             }
         }
-        let mut signals = None;
+        let mut signals: Option<Signals> = None;
+        let mut signals_broken = false;
         if signal_sources.is_empty() {
             diags.push(Diagnostic {
                 file: PathBuf::from(&origin).join("checks/signals.yaml"),
@@ -269,15 +361,27 @@ impl Catalog {
                 ),
             });
         }
+        // Merged by name in the order given (built-in first): a project's signal takes the
+        // place of the built-in one with its name, the others stay.
         for s in &signal_sources {
             match load::signals(&s.path, &s.text) {
-                Ok(sig) => signals = Some(sig),
-                Err(d) => diags.extend(d),
+                Ok(sig) => match &mut signals {
+                    None => signals = Some(sig),
+                    Some(all) => all.by_name.extend(sig.by_name),
+                },
+                Err(d) => {
+                    diags.extend(d);
+                    signals_broken = true;
+                }
             }
+        }
+        if signals_broken {
+            signals = None;
         }
         // Checks are validated only against signals that loaded: against a broken signals file
         // every expectation would read as "unknown signal".
         let mut checks: Vec<(Check, Source)> = Vec::new();
+        let mut set_aside = Vec::new();
         if let Some(sig) = &signals {
             let cx = load::Context {
                 topologies: &topologies,
@@ -285,7 +389,7 @@ impl Catalog {
                 signals: sig,
                 topology_override: None,
             };
-            checks = load_checks(&cx, check_sources, &mut diags);
+            (checks, set_aside) = load_checks(&cx, check_sources, layered, &mut diags);
         }
         if !diags.is_empty() {
             return Err(diags.sorted());
@@ -296,26 +400,32 @@ impl Catalog {
             topology_sources,
             checks,
             signals: signals.unwrap_or_default(),
+            set_aside,
         })
     }
 
     /// The project folder's files, or the built-in ones.
     pub fn load(root: Option<&Path>) -> Result<Catalog, Diagnostics> {
-        let origin = root.map_or_else(|| "<builtin>".to_string(), |r| r.display().to_string());
+        let origin = root.map_or_else(|| BUILTIN_DIR.to_string(), |r| r.display().to_string());
         Catalog::from_sources(origin, sources(root)?)
     }
 
     /// Where the names come from, for a message about a missing one: the project folder (and
     /// how it was chosen) or the files built into repro.
     fn origin_words(&self) -> String {
-        if self.origin == "<builtin>" {
-            "the files built into repro (a folder with checks/ and topologies/: --root DIR or REPRO_ROOT)".to_string()
+        if self.origin == BUILTIN_DIR {
+            "the files built into repro (a folder of your own with checks/ and topologies/ lays over them: --root DIR or REPRO_ROOT)".to_string()
         } else {
             format!(
-                "{} (--root, REPRO_ROOT or the current folder; without one, the files built into repro)",
+                "{} (--root, REPRO_ROOT or the current folder) laid over the files built into repro",
                 self.origin
             )
         }
+    }
+
+    /// Built-in checks left out because the project folder's files no longer fit them, with why.
+    pub(crate) fn set_aside(&self) -> &[SetAside] {
+        &self.set_aside
     }
 
     pub(crate) fn topology(&self, name: &str) -> Option<&Topology> {
@@ -385,6 +495,14 @@ impl Catalog {
             let c = load::check(&src.path, &src.text, &self.topologies, &self.signals)?;
             return Ok((c, src));
         }
+        if let Some((_, why)) = self.set_aside.iter().find(|(n, _)| n == check) {
+            let mut d = vec![Diagnostic::general(
+                format!("the built-in check `{check}` does not hold over the files of {}", self.origin),
+                "a topology or signal of that folder (--root, REPRO_ROOT or the current folder) took the place of the built-in one it uses: the errors below say where; rename yours, or copy the check into the folder's checks/ and fit it",
+            )];
+            d.extend(why.0.iter().cloned());
+            return Err(Diagnostics(d));
+        }
         match self.checks.iter().find(|(c, _)| c.name == check) {
             Some((c, s)) => Ok((c.clone(), s.clone())),
             None => Err(Diagnostics(vec![Diagnostic::general(
@@ -435,29 +553,20 @@ impl Catalog {
 
 /// Validates the check files against the topologies and signals that loaded, each check's bug
 /// world on its own topology too (src/bug_world.rs); a check whose name another already has is
-/// refused.
+/// refused. Over a project folder, a built-in check that no longer holds (the project replaced
+/// its topology or a signal it reads) is set aside with why, instead of failing every command.
 fn load_checks(
     cx: &load::Context,
     check_sources: Vec<Source>,
+    layered: bool,
     diags: &mut Diagnostics,
-) -> Vec<(Check, Source)> {
+) -> (Vec<(Check, Source)>, Vec<SetAside>) {
     let mut checks: Vec<(Check, Source)> = Vec::new();
+    let mut set_aside = Vec::new();
     for s in check_sources {
-        match load::check_in(&s.path, &s.text, cx) {
+        let mut own = Diagnostics::default();
+        let loaded = match load::check_in(&s.path, &s.text, cx) {
             Ok(c) => {
-                if let Some((first, _)) = checks.iter().find(|(o, _)| o.name == c.name) {
-                    diags.push(Diagnostic {
-                        file: c.path.clone(),
-                        line: 0,
-                        column: 0,
-                        message: format!(
-                            "check name `{}` is also used by {}",
-                            c.name,
-                            first.path.display()
-                        ),
-                        help: Some("give every check its own `name:`".into()),
-                    });
-                }
                 if let Some(t) = cx.topologies.iter().find(|t| t.name == c.topology) {
                     let sc = Scenario {
                         check: c.clone(),
@@ -465,15 +574,39 @@ fn load_checks(
                         signals: cx.signals.clone(),
                     };
                     if let Err(d) = crate::bug_world::check(&sc) {
-                        diags.extend(d);
+                        own.extend(d);
                     }
                 }
-                checks.push((c, s));
+                Some(c)
             }
-            Err(d) => diags.extend(d),
+            Err(d) => {
+                own.extend(d);
+                None
+            }
+        };
+        if layered && s.is_builtin() && !own.is_empty() {
+            let name = load::topology_name(&s.text).unwrap_or_else(|| s.path.display().to_string());
+            set_aside.push((name, own));
+            continue;
         }
+        diags.extend(own);
+        let Some(c) = loaded else { continue };
+        if let Some((first, _)) = checks.iter().find(|(o, _)| o.name == c.name) {
+            diags.push(Diagnostic {
+                file: c.path.clone(),
+                line: 0,
+                column: 0,
+                message: format!(
+                    "check name `{}` is also used by {}",
+                    c.name,
+                    first.path.display()
+                ),
+                help: Some("give every check its own `name:`".into()),
+            });
+        }
+        checks.push((c, s));
     }
-    checks
+    (checks, set_aside)
 }
 
 /// Why a check that validates on its own is refused on another distribution's version (`v`) or

@@ -25,8 +25,10 @@ pub struct Cli {
 
 #[derive(Debug, Clone, Args)]
 pub(crate) struct Global {
-    /// Folder with checks/ and topologies/ (default: the current directory if it has them,
-    /// else the files built into repro).
+    /// Folder whose checks/ and topologies/ lay over the files built into repro: a check or
+    /// topology there replaces the built-in one of its name, a signal in its checks/signals.yaml
+    /// the built-in signal of its name (default: the current directory if it has
+    /// checks/signals.yaml, else the built-in files alone).
     #[arg(long, global = true, env = "REPRO_ROOT")]
     pub(crate) root: Option<PathBuf>,
     /// More log output from repro itself (-v, -vv); RUST_LOG works too.
@@ -49,6 +51,11 @@ pub(crate) enum Command {
     Verify(VerifyArgs),
     /// Remove containers, networks and volumes left by runs (`--keep`, crashes).
     Clean(CleanArgs),
+    /// List past and kept runs; a kept node's log, or a command in it.
+    ///
+    /// Each run under --results with its id, check, version, verdict, whether the engine still
+    /// has its cluster, and its folder; `runs logs` and `runs exec` reach a kept cluster's nodes.
+    Runs(RunsArgs),
     /// Re-render a results folder's reports from its result.json and logs.
     Report(ReportArgs),
     /// Redact secrets from a file or folder you already have (in place, or to --out).
@@ -433,6 +440,58 @@ pub(crate) struct CleanArgs {
     /// (docs/json-output.md).
     #[arg(long, value_enum, default_value = "text")]
     pub(crate) format: Format,
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct RunsArgs {
+    #[command(subcommand)]
+    pub(crate) command: Option<RunsCommand>,
+    /// The folder the runs wrote into (`run --results`); run folders directly in it and one
+    /// level down (a matrix's, a bisection's) are listed.
+    #[arg(long, default_value = "results", env = "REPRO_RESULTS", global = true)]
+    pub(crate) results: PathBuf,
+    /// `json`: one object on stdout, every run and whether the engine was asked
+    /// (docs/events.md's table of documents).
+    #[arg(long, value_enum, default_value = "text")]
+    pub(crate) format: Format,
+}
+
+#[derive(Debug, Subcommand)]
+pub(crate) enum RunsCommand {
+    /// Print a kept node's log.
+    ///
+    /// Read through the engine the way the run read it: the container's log, or its unit's
+    /// journal on a systemd node (RKE2); all on stdout, redacted as every output of repro.
+    Logs(RunsLogsArgs),
+    /// Run a command in a kept node and exit with its exit status.
+    ///
+    /// No terminal and no stdin (for a shell: `docker exec -it <container> sh`, where the image
+    /// has one); its output is redacted, as every output of repro.
+    Exec(RunsExecArgs),
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct RunsLogsArgs {
+    /// The run's id, as `repro runs` lists it (a unique beginning is enough).
+    #[arg(value_name = "ID")]
+    pub(crate) run: String,
+    /// The node (default: every node of the run, one after the other).
+    pub(crate) node: Option<String>,
+    /// Go on printing what the node writes, until Ctrl-C or the node stops.
+    #[arg(short, long, requires = "node")]
+    pub(crate) follow: bool,
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct RunsExecArgs {
+    /// The run's id, as `repro runs` lists it (a unique beginning is enough).
+    #[arg(value_name = "ID")]
+    pub(crate) run: String,
+    /// The node to run it in.
+    pub(crate) node: String,
+    /// The command and its arguments, after `--`.
+    #[arg(last = true, required = true, value_name = "CMD")]
+    pub(crate) cmd: Vec<String>,
 }
 
 #[derive(Debug, Args)]

@@ -42,6 +42,9 @@ pub enum Exit {
     Inconclusive,
     /// 130: interrupted.
     Interrupted,
+    /// A command's own exit status, passed through (`repro runs exec`): not one of the table's
+    /// meanings, the command's.
+    Passed(u8),
 }
 
 impl Exit {
@@ -66,6 +69,7 @@ impl Exit {
             Exit::Infra => INFRA,
             Exit::Inconclusive => INCONCLUSIVE,
             Exit::Interrupted => INTERRUPTED,
+            Exit::Passed(code) => i32::from(code),
         }
     }
 
@@ -102,7 +106,7 @@ impl Exit {
             Exit::Ok => 0,
             Exit::Inconclusive => 1,
             Exit::OutcomeDiffers => 2,
-            Exit::Infra | Exit::BadInput => 3,
+            Exit::Infra | Exit::BadInput | Exit::Passed(_) => 3,
             Exit::Interrupted => 5,
         };
         let mut worst = Exit::Ok;

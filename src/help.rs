@@ -60,6 +60,18 @@ pub(crate) const EXAMPLES: &[(&str, &[Example])] = &[
         ex("what one run left (its id, as printed at the end of a run)", "repro clean --run 3e593824"),
         ex("everything any repro run left on this Docker host", "repro clean --all"),
     ]),
+    ("runs", &[
+        ex("past and kept runs under ./results: id, check, version, verdict, cluster, folder", "repro runs"),
+        ex("the same for scripts, from another results folder", "repro runs --results ci-results --format json"),
+    ]),
+    ("runs logs", &[
+        ex("a kept node's log, as the run read it (container log, or its unit's journal)", "repro runs logs 3e593824 etcd-1"),
+        ex("every node's log of the run, then follow one", "repro runs logs 3e59 etcd-2 --follow"),
+    ]),
+    ("runs exec", &[
+        ex("run a command in a kept node; repro exits with its status", "repro runs exec 3e593824 etcd-1 -- k3s -v"),
+        ex("the exit status is the command's, for a script to test", "repro runs exec 3e59 cp-1 -- k3s -v"),
+    ]),
     ("report", &[
         ex("re-render a run's reports from its result.json and logs", "repro report results/etcd-split-v1.33.4-k3s1-20261203T114858Z-3e593824"),
         ex("the comment that closes the issue, from a buggy and a fixed run", "repro report --validation results/etcd-split-v1.33.4-k3s1-* results/etcd-split-v1.33.5-k3s1-* --out comment.md"),
@@ -134,7 +146,10 @@ pub(crate) const EXAMPLES: &[(&str, &[Example])] = &[
 /// holds the two equal).
 pub(crate) const ENVIRONMENT: &[(&str, &str)] = &[
     ("DOCKER_HOST", "the engine to use: `unix://`, `tcp://` or `ssh://` (Podman's Docker-compatible API too); default the local socket"),
-    ("REPRO_ROOT", "as `--root`: a folder with `checks/` and `topologies/`"),
+    (
+        "REPRO_ROOT",
+        "as `--root`: a folder whose `checks/` and `topologies/` lay over the built-in ones by name (signals by signal name)",
+    ),
     ("REPRO_RESULTS", "as `--results`: where run folders go (default `results`)"),
     ("REPRO_K3S_VERSION", "as `--version` on the commands that run or plan one check"),
     ("REPRO_SIM_REPOSITORY", "the repository of the stand-in's images (default `repro.local/k3s-sim`), so checkouts sharing an engine do not rebuild each other's"),
@@ -154,12 +169,19 @@ pub(crate) const ENVIRONMENT: &[(&str, &str)] = &[
 ];
 
 /// What a command's exit codes mean where they say more than the table's short names.
-const EXIT_NOTES: &[(&str, &str)] = &[(
+const EXIT_NOTES: &[(&str, &str)] = &[
+    (
+        "runs exec",
+        "Exit status: the command's own in the node; 2 bad input (an unknown run id or node, a run
+not kept, a node not running); 3 infrastructure (no engine); 130 interrupted.",
+    ),
+    (
     "verify",
     "Exit status: 0 the pair validates the fix (reproduced, then fixed); 1 it does not (the comment
 says why); 2 bad input, or --buggy not before --fixed by the check's fixed-in (nothing is
 created); 3 infrastructure (no comment); 4 a run was inconclusive; 130 interrupted.",
-)];
+    ),
+];
 
 /// The heading global options are listed under in every command's help.
 const GLOBAL_HEADING: &str = "Global options";
@@ -196,7 +218,9 @@ fn decorate(mut cmd: clap::Command, path: &str) -> clap::Command {
         .collect();
     for id in ids {
         cmd = cmd.mut_arg(&id, |a| {
-            let a = if a.is_global_set() {
+            // repro's own globals; a command's flag global to its subcommands (`runs
+            // --results`) stays with the command's options.
+            let a = if a.is_global_set() && path.is_empty() {
                 a.help_heading(GLOBAL_HEADING)
             } else {
                 a
@@ -276,6 +300,7 @@ fn completer_for(id: &str) -> Option<ArgValueCompleter> {
         "check" => Some(ArgValueCompleter::new(complete_check)),
         "checks" => Some(ArgValueCompleter::new(complete_checks)),
         "topology" => Some(ArgValueCompleter::new(complete_topology)),
+        "run" => Some(ArgValueCompleter::new(complete_run_id)),
         "dir" | "dirs" | "validation" | "recheck" | "resume" => {
             Some(ArgValueCompleter::new(complete_results_folder))
         }
@@ -353,11 +378,36 @@ fn complete_results_folder(current: &OsStr) -> Vec<CompletionCandidate> {
     out
 }
 
+/// The ids of the runs under the results folder (`REPRO_RESULTS`, default `results`), as
+/// `repro runs` lists them, newest first, with the check and version as the description:
+/// `repro runs logs|exec <TAB>` and `clean --run <TAB>`.
+fn complete_run_id(current: &OsStr) -> Vec<CompletionCandidate> {
+    let typed = current.to_string_lossy();
+    let mut runs: Vec<crate::result::RunResult> = crate::report::runs_in(&results_base())
+        .into_iter()
+        .filter_map(|(_, r)| r.ok())
+        .filter(|r| r.run_id.starts_with(typed.as_ref()))
+        .collect();
+    runs.sort_by(|a, b| b.started_at.cmp(&a.started_at));
+    runs.into_iter()
+        .map(|r| {
+            CompletionCandidate::new(&r.run_id)
+                .help(Some(format!("{} {}", r.check.name, r.k3s.version).into()))
+        })
+        .collect()
+}
+
+/// The results folder the completion reads (`REPRO_RESULTS`, default `results`): a flag typed
+/// on the same line is not seen by a value's completer.
+fn results_base() -> PathBuf {
+    std::env::var_os("REPRO_RESULTS")
+        .filter(|v| !v.is_empty())
+        .map_or_else(|| PathBuf::from("results"), PathBuf::from)
+}
+
 /// Results folders (with result.json, summary.json or campaign.json), newest name first.
 pub(crate) fn results_folders() -> Vec<PathBuf> {
-    let base = std::env::var_os("REPRO_RESULTS")
-        .filter(|v| !v.is_empty())
-        .map_or_else(|| PathBuf::from("results"), PathBuf::from);
+    let base = results_base();
     let Ok(entries) = std::fs::read_dir(&base) else {
         return Vec::new();
     };

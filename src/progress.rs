@@ -4,15 +4,30 @@
 
 use std::collections::HashMap;
 use std::sync::Mutex;
+use std::time::{Duration, Instant};
 
 use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget, ProgressStyle};
 
-use crate::run::{Receiver, RunEvent};
+use crate::run::{Phase, Receiver, RunEvent};
 
 pub(crate) struct Progress {
     live: Option<Live>,
-    /// Last state per node, for plain mode's "boot N" prefix.
-    boots: Mutex<HashMap<String, u32>>,
+    /// How long a boot may take to be ready (`--timeout`), shown beside each boot's time.
+    timeout: Duration,
+    /// Each node's current boot, as its lines tell it.
+    boots: Mutex<HashMap<String, BootTime>>,
+    /// The cluster is being removed (the teardown phase began): the node lines' last word.
+    removing: std::sync::atomic::AtomicBool,
+}
+
+/// A node's current boot: when it started and how long it took to be ready.
+#[derive(Clone, Copy)]
+struct BootTime {
+    number: u32,
+    started: Instant,
+    ready_in: Option<Duration>,
+    /// The last state shown (for the line a finished run leaves).
+    state: &'static str,
 }
 
 struct Live {
@@ -22,8 +37,8 @@ struct Live {
 }
 
 impl Progress {
-    /// Live lines (`live`) or plain ones, for these nodes.
-    pub(crate) fn new(live: bool, nodes: &[String]) -> Progress {
+    /// Live lines (`live`) or plain ones, for these nodes, whose boots may take `timeout`.
+    pub(crate) fn new(live: bool, nodes: &[String], timeout: Duration) -> Progress {
         let live = live.then(|| {
             let multi = MultiProgress::with_draw_target(ProgressDrawTarget::stderr());
             let header = multi.add(ProgressBar::new_spinner());
@@ -55,7 +70,9 @@ impl Progress {
         });
         Progress {
             live,
+            timeout,
             boots: Mutex::new(HashMap::new()),
+            removing: std::sync::atomic::AtomicBool::new(false),
         }
     }
 
@@ -76,17 +93,80 @@ impl Progress {
     }
 
     /// A node's state changed: `state` is short (starting, ready, dead...), `event` the detail.
-    fn node(&self, node: &str, state: &str, boot: u32, event: &str) {
-        self.boots
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .insert(node.to_string(), boot);
+    fn node(&self, node: &str, state: &'static str, boot: u32, event: &str) {
+        // Before its first start (created, pulling) a node has no boot to time.
+        let timing = match boot {
+            0 => String::new(),
+            _ => self.timing(node, state, boot),
+        };
         match self.live.as_ref().and_then(|l| l.nodes.get(node)) {
             Some(pb) => pb.set_message(clean(&format!(
-                "{state:<9} boot {boot}  {}",
+                "{state:<9} boot {boot}  {timing}{}{}",
+                if timing.is_empty() { "" } else { "  " },
                 truncate(event, 100)
             ))),
-            None => self.plain(node, &format!("boot {boot} {state}: {event}")),
+            None => self.plain(
+                node,
+                &format!(
+                    "boot {boot} {state}{}{timing}: {event}",
+                    if timing.is_empty() { "" } else { " " }
+                ),
+            ),
+        }
+    }
+
+    /// How long the node's boot has taken, with the timeout it is held to (#32 item 8):
+    /// `(timeout 5m)` at its start, `in 14.2s (timeout 5m)` once ready (the first ready line
+    /// counts), `after 3.1s` when it died.
+    fn timing(&self, node: &str, state: &'static str, boot: u32) -> String {
+        let now = Instant::now();
+        let mut boots = self.boots.lock().unwrap_or_else(|p| p.into_inner());
+        let b = boots.entry(node.to_string()).or_insert(BootTime {
+            number: boot,
+            started: now,
+            ready_in: None,
+            state,
+        });
+        if b.number != boot || (state == "starting" && b.state != "starting") {
+            *b = BootTime {
+                number: boot,
+                started: now,
+                ready_in: None,
+                state,
+            };
+        }
+        b.state = state;
+        let timeout = humantime::format_duration(self.timeout);
+        match state {
+            "starting" => format!("(timeout {timeout})"),
+            "ready" => {
+                let took = *b.ready_in.get_or_insert(now - b.started);
+                format!("in {} (timeout {timeout})", seconds(took))
+            }
+            "dead" => format!("after {}", seconds(now - b.started)),
+            "timeout" => format!("after {timeout}"),
+            _ => match b.ready_in {
+                Some(took) => format!("(ready in {})", seconds(took)),
+                None => format!("at {} (timeout {timeout})", seconds(now - b.started)),
+            },
+        }
+    }
+
+    /// The line a node keeps once the run is over: the cluster removed, or kept running.
+    fn last_line(&self, node: &str) -> String {
+        let removed = self.removing.load(std::sync::atomic::Ordering::SeqCst);
+        let boots = self.boots.lock().unwrap_or_else(|p| p.into_inner());
+        let Some(b) = boots.get(node) else {
+            return "not started".to_string();
+        };
+        let last = match b.ready_in {
+            Some(took) => format!("boot {} was ready in {}", b.number, seconds(took)),
+            None => format!("boot {} {}", b.number, b.state),
+        };
+        if removed {
+            format!("{:<9} {last}", "removed")
+        } else {
+            format!("{:<9} {last}", "kept")
         }
     }
 
@@ -100,11 +180,14 @@ impl Progress {
         }
     }
 
+    /// The live lines end: the header goes, and each node's line stays with its last word
+    /// (removed with the cluster, or kept), so no line still says `ready` of a container that
+    /// is gone.
     fn finish(&self) {
         if let Some(l) = &self.live {
             l.header.finish_and_clear();
-            for pb in l.nodes.values() {
-                pb.finish();
+            for (node, pb) in &l.nodes {
+                pb.finish_with_message(clean(&self.last_line(node)));
             }
         }
     }
@@ -127,7 +210,13 @@ impl Receiver for Progress {
                     .map_or(distro::Distro::K3s, |v| v.distro),
                 dir.display()
             )),
-            RunEvent::Phase(p) => self.step(&p.to_string()),
+            RunEvent::Phase(p) => {
+                if *p == Phase::Teardown {
+                    self.removing
+                        .store(true, std::sync::atomic::Ordering::SeqCst);
+                }
+                self.step(&p.to_string())
+            }
             RunEvent::Node {
                 node,
                 state,
@@ -167,6 +256,16 @@ impl Receiver for Progress {
     }
 }
 
+/// A boot's time as people read it: `14.2s`, `2m05s`.
+fn seconds(d: Duration) -> String {
+    let s = d.as_secs_f64();
+    if s < 60.0 {
+        format!("{s:.1}s")
+    } else {
+        format!("{}m{:02}s", d.as_secs() / 60, d.as_secs() % 60)
+    }
+}
+
 /// indicatif writes its lines itself, past `crate::term`: what carries data (node names, log
 /// lines, step names) is sanitised first.
 fn clean(s: &str) -> String {
@@ -180,5 +279,42 @@ fn truncate(s: &str, n: usize) -> String {
         let mut t: String = s.chars().take(n).collect();
         t.push('…');
         t
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_boot_is_timed_against_its_timeout_and_its_line_closed_with_the_cluster() {
+        let p = Progress::new(false, &["etcd-2".to_string()], Duration::from_secs(300));
+        assert_eq!(p.last_line("etcd-2"), "not started");
+        assert_eq!(p.timing("etcd-2", "starting", 2), "(timeout 5m)");
+        let ready = p.timing("etcd-2", "ready", 2);
+        assert!(
+            ready.starts_with("in ") && ready.ends_with("s (timeout 5m)"),
+            "{ready}"
+        );
+        // A later ready line of the same boot keeps the first one's time.
+        assert_eq!(p.timing("etcd-2", "ready", 2), ready);
+        assert!(p.timing("etcd-2", "running", 2).starts_with("(ready in "));
+        assert!(p
+            .last_line("etcd-2")
+            .starts_with("kept      boot 2 was ready in "));
+        p.receive(&RunEvent::Phase(Phase::Teardown));
+        assert!(p
+            .last_line("etcd-2")
+            .starts_with("removed   boot 2 was ready in "));
+        // The next boot is timed afresh.
+        assert_eq!(p.timing("etcd-2", "starting", 3), "(timeout 5m)");
+        assert!(p.timing("etcd-2", "dead", 3).starts_with("after "));
+        assert_eq!(p.timing("etcd-2", "timeout", 3), "after 5m");
+    }
+
+    #[test]
+    fn seconds_as_people_read_them() {
+        assert_eq!(seconds(Duration::from_millis(14_200)), "14.2s");
+        assert_eq!(seconds(Duration::from_secs(125)), "2m05s");
     }
 }

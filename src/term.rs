@@ -23,6 +23,26 @@ fn is_neutralised(c: char) -> bool {
     }
 }
 
+/// Drops `ESC [ … letter` sequences: a program's colours in output read back as text (the
+/// check-config script's words, an image build's stderr), which would otherwise be shown as
+/// `\u001b[91m`.
+pub(crate) fn strip_ansi(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    let mut chars = s.chars();
+    while let Some(c) = chars.next() {
+        if c == '\u{1b}' {
+            for d in chars.by_ref() {
+                if d.is_ascii_alphabetic() {
+                    break;
+                }
+            }
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
 /// `text` with every control character but `\n` and `\t` replaced by `\uXXXX` (borrowed when
 /// there is none, the common case).
 pub(crate) fn sanitize(text: &str) -> Cow<'_, str> {

@@ -14,15 +14,17 @@
 //! cp-1 starts after every etcd node), alternated. Writes `target/bench/bench.json` and prints a
 //! short table.
 //!
-//! Then `repro explore` (issue #29): the embedded-registry campaign on etcd-split, unpaced and at
-//! `--sim-pace 1` (real k3s's timings): runs, seconds per run, and the time to the first minimal
-//! confirmed finding (`--skip-explore` to leave it out).
+//! Then `repro explore` (issue #29, `explore.rs`): the embedded-registry campaign on etcd-split,
+//! unpaced and at `--sim-pace 1` (real k3s's timings): runs and seconds to the first minimal
+//! confirmed finding, and the campaign's totals (`--skip-explore` to leave it out, `--only
+//! explore` to run just it: then the figures go to `target/bench/explore.json`).
 //!
 //! Usage: repro-bench [--runs N] [--paced-runs N] [--out FILE] [--skip-matrix] [--skip-paced]
-//!        [--skip-explore]
+//!        [--skip-explore | --only explore]
 //!        repro-bench floor PLAN.json          (one floor run of a `repro plan --format json`)
 //!        repro-bench readme [BENCH.json]      (docs/performance.md's table, from a bench file)
 
+mod explore;
 mod floor;
 mod latency;
 mod stats;
@@ -363,6 +365,7 @@ fn bench(args: &[String]) -> Result<()> {
     let mut skip_paced = false;
     let mut paced_runs = 3usize;
     let mut skip_explore = false;
+    let mut only_explore = false;
     let mut it = args.iter();
     while let Some(a) = it.next() {
         match a.as_str() {
@@ -370,6 +373,10 @@ fn bench(args: &[String]) -> Result<()> {
             "--paced-runs" => paced_runs = it.next().context("--paced-runs N")?.parse()?,
             "--skip-paced" => skip_paced = true,
             "--skip-explore" => skip_explore = true,
+            "--only" => match it.next().map(String::as_str) {
+                Some("explore") => only_explore = true,
+                other => bail!("--only {other:?}: only `explore` runs alone"),
+            },
             "--out" => out = Some(it.next().context("--out FILE")?.into()),
             "--skip-matrix" => skip_matrix = true,
             other => bail!("unknown argument {other} (see the header of bench/src/main.rs)"),
@@ -384,7 +391,13 @@ fn bench(args: &[String]) -> Result<()> {
         .unwrap_or_else(|| repo.join("target/release/repro"));
     let work = repo.join("target/bench");
     std::fs::create_dir_all(&work)?;
-    let out = out.unwrap_or_else(|| work.join("bench.json"));
+    let out = out.unwrap_or_else(|| {
+        work.join(if only_explore {
+            "explore.json"
+        } else {
+            "bench.json"
+        })
+    });
     let root = work.join("root");
     make_root(&repo, &root)?;
     let rt = tokio::runtime::Runtime::new()?;
@@ -397,6 +410,9 @@ fn bench(args: &[String]) -> Result<()> {
         rt,
         docker,
     };
+    if only_explore {
+        return explore_only(&ctx, &out);
+    }
     let load_before = loadavg();
     eprintln!("bench: load average {load_before}; {runs} paired runs");
 
@@ -493,25 +509,13 @@ fn bench(args: &[String]) -> Result<()> {
     let explore = if skip_explore {
         serde_json::Value::Null
     } else {
-        json!({
-            "unpaced": explore_campaign(&ctx, None)?,
-            "paced_1": explore_campaign(&ctx, Some("1"))?,
-        })
+        explore::section(&ctx)?
     };
     let load_after = loadavg();
 
     let report = Report::new(&repro4, &floor4, &to_floor, &to_script, &repro25, &floor25);
-    let doc = json!({
-        "schema": 1,
-        "generated_at": chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true),
-        "git": git_describe(&ctx.repo),
-        "machine": {
-            "cpus": std::thread::available_parallelism().map(|n| n.get()).unwrap_or(0),
-            "load_before": load_before,
-            "load_after": load_after,
-        },
-        "k3s_version": VERSION,
-        "stand_in": true,
+    let mut doc = head(&ctx, &load_before, &load_after);
+    let body = json!({
         "runs": runs,
         "etcd_split": {
             "repro": {
@@ -557,61 +561,65 @@ fn bench(args: &[String]) -> Result<()> {
         "explore": explore,
         "targets": report.targets(),
     });
+    extend(&mut doc, body);
     std::fs::write(&out, serde_json::to_string_pretty(&doc)? + "\n")?;
     print_table(&doc);
     println!("written: {}", out.display());
     Ok(())
 }
 
-/// Issue #29's figures: the embedded-registry campaign on etcd-split at one pace, until its first
-/// minimal confirmed finding (the campaign minimises as soon as its sequences are run; the
-/// budget keeps it to the sequences that changing a joiner first shows).
-fn explore_campaign(ctx: &Ctx, pace: Option<&str>) -> Result<serde_json::Value> {
-    let results = ctx.work.join("explore");
-    let _ = std::fs::remove_dir_all(&results);
-    let mut c = ctx.repro_cmd();
-    c.args([
-        "explore",
-        "--topology",
-        "etcd-split",
-        "--keys",
-        "embedded-registry",
-        "--version",
-        VERSION,
-        "--sim",
-        "--budget",
-        "runs=6",
-        "--confirm",
-        "1",
-        "--results",
-    ])
-    .arg(&results)
-    .stdout(Stdio::null())
-    .stderr(Stdio::null());
-    if let Some(p) = pace {
-        c.args(["--sim-pace", p]);
+/// `--only explore`: the stand-in for the one version, then the explore section alone.
+fn explore_only(ctx: &Ctx, out: &Path) -> Result<()> {
+    let built = ctx
+        .repro_cmd()
+        .args(["sim", "build", "--k3s-version", VERSION])
+        .stdout(Stdio::null())
+        .status()?;
+    if !built.success() {
+        bail!("repro sim build failed");
     }
-    let m = measured(&mut c)?;
-    if m.code != Some(0) {
-        bail!("repro explore exited {:?}", m.code);
+    let load_before = loadavg();
+    let section = explore::section(ctx)?;
+    let mut doc = head(ctx, &load_before, &loadavg());
+    extend(&mut doc, json!({"explore": section}));
+    std::fs::write(out, serde_json::to_string_pretty(&doc)? + "\n")?;
+    print_explore(&doc);
+    if let Some(row) = explore::readme_row(&doc) {
+        print!("{row}");
     }
-    let dir = std::fs::read_dir(&results)?
-        .flatten()
-        .map(|e| e.path())
-        .find(|p| p.join("campaign.json").is_file())
-        .ok_or_else(|| anyhow!("no campaign folder in {}", results.display()))?;
-    let state: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(dir.join("campaign.json"))?)?;
-    let runs = state["runs"].as_u64().unwrap_or(0);
-    let secs = state["seconds"].as_f64().unwrap_or(0.0);
-    Ok(json!({
-        "pace": pace,
-        "wall_s": round(m.wall_s, 1),
-        "runs": runs,
-        "seconds_per_run": round(secs / runs.max(1) as f64, 1),
-        "first_minimal_finding_s": state["first_minimal_after"].as_f64().map(|s| round(s, 1)),
-        "minimal": state["minimal"],
-    }))
+    println!("written: {}", out.display());
+    Ok(())
+}
+
+/// What every bench file starts with: when, which commit, the machine and its load.
+fn head(ctx: &Ctx, load_before: &str, load_after: &str) -> serde_json::Value {
+    json!({
+        "schema": 1,
+        "generated_at": chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true),
+        "git": git_describe(&ctx.repo),
+        "machine": {
+            "cpus": std::thread::available_parallelism().map(|n| n.get()).unwrap_or(0),
+            "load_before": load_before,
+            "load_after": load_after,
+        },
+        "k3s_version": VERSION,
+        "stand_in": true,
+    })
+}
+
+/// Appends `more`'s fields to the object `doc`, in order.
+fn extend(doc: &mut serde_json::Value, more: serde_json::Value) {
+    if let (Some(d), serde_json::Value::Object(m)) = (doc.as_object_mut(), more) {
+        d.extend(m);
+    }
+}
+
+fn print_explore(doc: &serde_json::Value) {
+    for x in [&doc["explore"]["unpaced"], &doc["explore"]["paced_1"]] {
+        if x.is_object() {
+            println!("{}", explore::line(x));
+        }
+    }
 }
 
 /// Issue #23's figures: paced runs of etcd-split in the start order of #23 and in the one
@@ -781,17 +789,7 @@ impl Report {
 }
 
 fn print_table(doc: &serde_json::Value) {
-    for (label, x) in [
-        ("unpaced", &doc["explore"]["unpaced"]),
-        ("pace 1", &doc["explore"]["paced_1"]),
-    ] {
-        if x.is_object() {
-            println!(
-                "explore embedded-registry ({label}): {} runs, {} s per run, first minimal finding after {} s (wall {} s)",
-                x["runs"], x["seconds_per_run"], x["first_minimal_finding_s"], x["wall_s"]
-            );
-        }
-    }
+    print_explore(doc);
     let e = &doc["etcd_split"];
     let rp = &e["repro"]["phases_s"];
     let fp = &e["floor"]["phases_s"];
@@ -1025,5 +1023,6 @@ fn readme_table(doc: &serde_json::Value) -> String {
             num(&p["start_order_gain_model_s"])
         ));
     }
+    out.push_str(&explore::readme_row(doc).unwrap_or_default());
     out
 }

@@ -121,12 +121,16 @@ fn display(
     a: &BisectArgs,
 ) -> impl Fn(&crate::plan::Plan) -> Vec<Arc<dyn crate::run::Receiver>> + Sync {
     let live = a.progress.is_live();
+    let timeout = a.options.timeout;
     move |plan: &crate::plan::Plan| {
         if !live {
             return Vec::new();
         }
         let nodes: Vec<String> = plan.nodes.iter().map(|n| n.name.clone()).collect();
-        vec![Arc::new(crate::progress::Progress::new(true, &nodes)) as Arc<dyn crate::run::Receiver>]
+        vec![
+            Arc::new(crate::progress::Progress::new(true, &nodes, timeout))
+                as Arc<dyn crate::run::Receiver>,
+        ]
     }
 }
 

@@ -433,8 +433,12 @@ pub(crate) fn create_dir(dir: &Path) -> Result<(), Error> {
 }
 
 /// SIGINT, SIGTERM or SIGHUP cancels the token (each running run also hears it and cleans up).
-pub(crate) fn spawn_interrupt_listener(cancel: CancellationToken) -> tokio::task::JoinHandle<()> {
-    let mut signals = crate::run::interrupt::Interrupts::listen();
+/// `signals` is the command's listener from before (a signal that came since is heard now:
+/// a new listener would miss it, and the default handler is gone once one was made).
+pub(crate) fn spawn_interrupt_listener(
+    mut signals: crate::run::interrupt::Interrupts,
+    cancel: CancellationToken,
+) -> tokio::task::JoinHandle<()> {
     tokio::spawn(async move {
         let s = signals.next().await;
         errln!("repro: interrupted ({s}) — no new runs start; running ones are removed");

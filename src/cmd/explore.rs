@@ -248,6 +248,9 @@ fn new_campaign(space: &Space, versions: &[String], a: &ExploreArgs) -> (PathBuf
         runs: 0,
         seconds: 0.0,
         first_minimal_after: None,
+        first_minimal_runs: None,
+        started_at: Some(explore::rfc3339(chrono::Utc::now())),
+        first_minimal_at: None,
     };
     (a.results.join(name), state)
 }
@@ -311,7 +314,8 @@ async fn execute(
     print_summary(&file, &dir);
     if let Some(t) = c.state.first_minimal_after {
         out(&format!(
-            "first minimal finding after {t:.0}s; {} runs in {:.0}s ({:.1}s per run)",
+            "first minimal finding after {t:.0}s and {} runs; {} runs in {:.0}s ({:.1}s per run)",
+            c.state.first_minimal_runs.unwrap_or(c.state.runs),
             c.state.runs,
             c.state.seconds,
             c.state.seconds / c.state.runs.max(1) as f64
@@ -345,6 +349,9 @@ fn print_summary(f: &explore::findings::FindingsFile, dir: &Path) {
             x.evidence.len(),
             minimal.unwrap_or_default()
         ));
+        if let Some(l) = &x.label {
+            t.push_str(&format!("  {:<26} {l}\n", ""));
+        }
     }
     t.push_str(&format!(
         "findings: {}",

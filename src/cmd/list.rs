@@ -63,46 +63,58 @@ pub(crate) fn render_json(cat: &Catalog) -> String {
 }
 
 pub(crate) fn render(cat: &Catalog, root: Option<&Path>) -> String {
-    let (checks_from, topologies_from) = match root {
-        None => (
-            "built into repro".to_string(),
-            "built into repro".to_string(),
-        ),
-        Some(r) if r == Path::new(".") => ("checks/".into(), "topologies/".into()),
-        Some(r) => (
-            format!("{}/checks", r.display()),
-            format!("{}/topologies", r.display()),
-        ),
-    };
-    let mut o = String::new();
-    o.push_str(&format!("Checks ({checks_from}):\n"));
     let mut checks: Vec<_> = cat.checks.iter().map(|(c, _)| c).collect();
     checks.sort_by(|a, b| a.name.cmp(&b.name));
-    let mut rows = vec![vec![
-        "NAME".to_string(),
-        "TOPOLOGY".into(),
-        "ISSUE".into(),
-        "SUMMARY".into(),
-    ]];
+    let mut topologies: Vec<_> = cat.topologies.iter().collect();
+    topologies.sort_by(|a, b| a.name.cmp(&b.name));
+    // A project folder laid over the built-in files (#32): a FROM column says which is which
+    // when both are listed.
+    let builtin = |p: &Path| catalog::is_builtin(p);
+    let mixed =
+        |paths: &[&Path]| paths.iter().any(|p| builtin(p)) && paths.iter().any(|p| !builtin(p));
+    let check_paths: Vec<&Path> = checks.iter().map(|c| c.path.as_path()).collect();
+    let topology_paths: Vec<&Path> = topologies.iter().map(|t| t.path.as_path()).collect();
+    let (checks_mixed, topologies_mixed) = (mixed(&check_paths), mixed(&topology_paths));
+    let from_column = |mixed: bool, p: &Path| -> Vec<String> {
+        match (mixed, builtin(p)) {
+            (false, _) => vec![],
+            (true, true) => vec!["built-in".into()],
+            (true, false) => vec!["yours".into()],
+        }
+    };
+    let mut o = String::new();
+    o.push_str(&format!(
+        "Checks ({}):\n",
+        whence(root, "checks", &check_paths)
+    ));
+    let mut rows = vec![with_from(
+        checks_mixed,
+        vec![
+            "NAME".to_string(),
+            "TOPOLOGY".into(),
+            "ISSUE".into(),
+            "SUMMARY".into(),
+        ],
+    )];
     for c in checks {
-        rows.push(vec![
-            c.name.clone(),
-            c.topology.clone(),
-            short_issue(&c.issue),
-            c.summary.clone(),
-        ]);
+        let mut row = vec![c.name.clone()];
+        row.extend(from_column(checks_mixed, &c.path));
+        row.extend([c.topology.clone(), short_issue(&c.issue), c.summary.clone()]);
+        rows.push(row);
     }
     table(&mut o, "  ", &rows);
 
+    let topologies_from = whence(root, "topologies", &topology_paths);
     o.push_str(&format!("\nTopologies ({topologies_from}):\n"));
-    let mut topologies: Vec<_> = cat.topologies.iter().collect();
-    topologies.sort_by(|a, b| a.name.cmp(&b.name));
-    let mut rows = vec![vec![
-        "NAME".to_string(),
-        "NODES".into(),
-        "VERSION".into(),
-        "DESCRIPTION".into(),
-    ]];
+    let mut rows = vec![with_from(
+        topologies_mixed,
+        vec![
+            "NAME".to_string(),
+            "NODES".into(),
+            "VERSION".into(),
+            "DESCRIPTION".into(),
+        ],
+    )];
     for t in topologies {
         let deferred = t.nodes.iter().filter(|n| n.deferred).count();
         let nodes = if deferred > 0 {
@@ -110,16 +122,48 @@ pub(crate) fn render(cat: &Catalog, root: Option<&Path>) -> String {
         } else {
             t.nodes.len().to_string()
         };
-        rows.push(vec![
-            t.name.clone(),
-            nodes,
-            t.default_version.to_string(),
-            t.description.clone(),
-        ]);
+        let mut row = vec![t.name.clone()];
+        row.extend(from_column(topologies_mixed, &t.path));
+        row.extend([nodes, t.default_version.to_string(), t.description.clone()]);
+        rows.push(row);
     }
     table(&mut o, "  ", &rows);
+    if !cat.set_aside().is_empty() {
+        o.push_str("\nNot listed: built-in checks that do not hold over your files (`repro plan NAME` says why):\n");
+        for (name, why) in cat.set_aside() {
+            let first = why.0.first().map(|d| d.to_string()).unwrap_or_default();
+            let first = first.lines().next().unwrap_or_default();
+            o.push_str(&format!("  {name}: {first}\n"));
+        }
+    }
     o.push_str("\n`repro plan <check>` shows what a run does; `repro run <check>` runs it.\n");
     o
+}
+
+/// The header row with a FROM column after NAME when the rows come from two places.
+fn with_from(mixed: bool, mut header: Vec<String>) -> Vec<String> {
+    if mixed {
+        header.insert(1, "FROM".into());
+    }
+    header
+}
+
+/// Where a list's rows come from: the built-in files, the project folder's `dir`, or the
+/// project folder's laid over the built-in files.
+fn whence(root: Option<&Path>, dir: &str, paths: &[&Path]) -> String {
+    let own = match root {
+        None => return "built into repro".into(),
+        Some(r) if r == Path::new(".") => format!("{dir}/"),
+        Some(r) => format!("{}/{dir}", r.display()),
+    };
+    match (
+        paths.iter().any(|p| catalog::is_builtin(p)),
+        paths.iter().any(|p| !catalog::is_builtin(p)),
+    ) {
+        (true, true) => format!("yours from {own}, over the ones built into repro"),
+        (true, false) => format!("built into repro; none in {own}"),
+        _ => own,
+    }
 }
 
 /// `https://github.com/k3s-io/k3s/issues/12753` → `k3s-io/k3s#12753`, the way k3s people cite

@@ -73,12 +73,19 @@ pub(crate) async fn run(g: &Global, a: &MatrixArgs) -> Result<Exit, Error> {
     // Docker from here on. The matrix folder comes first: whatever breaks before the runs,
     // its summary still lists every cell and why it did not run.
     create_dir(&dir)?;
-    if let Err(e) = prepare_images(a, &versions).await {
-        let summary = Summary::new(
-            argv,
-            Vec::new(),
-            planning::all_broken(&planned, &e.to_string()),
-        );
+    // An interrupt while the stand-in images are built drops the build's connection (the engine
+    // cancels it; the tag is applied only to a finished image), and the summary still lists
+    // every cell, none started: exit 130, not the signal's default 143 with an empty folder.
+    let mut signals = crate::run::interrupt::Interrupts::listen();
+    let images = tokio::select! {
+        r = prepare_images(a, &versions) => r.map_err(|e| (planning::all_broken(&planned, &e.to_string()), e)),
+        s = signals.next() => {
+            errln!("repro: interrupted ({s}) while the stand-in images were built; no run started, no image was tagged");
+            Err((planned.iter().map(|p| p.cell.clone()).collect(), Error::Run(crate::run::RunError::Interrupted)))
+        }
+    };
+    if let Err((cells, e)) = images {
+        let summary = Summary::new(argv, Vec::new(), cells);
         crate::matrix::merge::write_outputs(&dir, &summary, "repro matrix")?;
         print_report("repro matrix", &summary, &dir);
         return Err(e);
@@ -98,7 +105,7 @@ pub(crate) async fn run(g: &Global, a: &MatrixArgs) -> Result<Exit, Error> {
 
     let t0 = Instant::now();
     let cancel = CancellationToken::new();
-    let listener = spawn_interrupt_listener(cancel.clone());
+    let listener = spawn_interrupt_listener(signals, cancel.clone());
     let cells = batch::run_cells(planned, jobs, &dir, &cancel, Arc::new(out)).await;
     listener.abort();
     let interrupted = cancel.is_cancelled();
@@ -171,6 +178,8 @@ async fn prepare_images(a: &MatrixArgs, versions: &[Version]) -> Result<(), Erro
         // Built (or refreshed, when the stand-in binary changed) one after the other.
         let t = Instant::now();
         for v in versions {
+            // The line a test waits for before it interrupts the build.
+            errln!("repro: preparing the stand-in image {}", sim_image_ref(v));
             crate::sim_image::ensure_sim_image(&engine, &v.to_string(), a.options.rebuild_sim)
                 .await
                 .map_err(|e| {

@@ -18,6 +18,7 @@ mod plan;
 mod redact;
 mod report;
 mod run;
+mod runs;
 mod sim;
 mod validate;
 mod verify;
@@ -43,6 +44,7 @@ pub fn dispatch(cli: Cli) -> Result<Exit, Error> {
             Command::Run(a) => run::run(&g, &a).await,
             Command::Verify(a) => verify::run(&g, &a).await,
             Command::Clean(a) => clean::run(&g, &a).await,
+            Command::Runs(a) => runs::run(&a).await,
             Command::Sim(c) => sim::run(&g, &c).await,
             Command::Report(a) => report::run(&g, &a),
             Command::Redact(a) => redact::run(&g, &a),

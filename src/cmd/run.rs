@@ -25,7 +25,7 @@ pub(crate) async fn execute_shown(
     mut receivers: Vec<Arc<dyn run::Receiver>>,
 ) -> run::RunEnd {
     let nodes: Vec<String> = plan.nodes.iter().map(|n| n.name.clone()).collect();
-    receivers.insert(0, Arc::new(Progress::new(live, &nodes)));
+    receivers.insert(0, Arc::new(Progress::new(live, &nodes, cfg.timeout)));
     run::execute(cfg, sc, plan, receivers, crate::report::render_all_with).await
 }
 

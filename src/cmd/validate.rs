@@ -3,7 +3,8 @@
 //! Without files it validates the whole project (or the built-in files). With files it
 //! validates those, next to the project's own topologies and signals so a check can name a
 //! shipped topology; a given topology or signals file takes the place of the project's one with
-//! the same name. Every problem found is printed; exit 2 if there is any.
+//! the same name (a given signals file lays over the built-in signals by name). Every problem
+//! found is printed; exit 2 if there is any.
 
 use std::path::{Path, PathBuf};
 
@@ -24,7 +25,7 @@ pub(crate) fn run(g: &Global, args: &ValidateArgs) -> Result<Exit, Error> {
                 count(c.checks.len(), "check"),
                 count(c.topologies.len(), "topology"),
                 count(c.signals.by_name.len(), "signal"),
-                where_from(root.as_deref())
+                where_from(root.as_deref(), &c)
             )
         })
     } else {
@@ -103,12 +104,39 @@ fn count(n: usize, what: &str) -> String {
     }
 }
 
-fn where_from(root: Option<&Path>) -> String {
-    match root {
-        None => "the files built into repro".into(),
-        Some(r) if r == Path::new(".") => "checks/ and topologies/".into(),
+/// Where the files validated came from: the built-in ones, a project folder's, or a project
+/// folder's laid over the built-in ones (with how many of each, and which were set aside).
+fn where_from(root: Option<&Path>, c: &Catalog) -> String {
+    let own = match root {
+        None => return "the files built into repro".into(),
+        Some(r) if r == Path::new(".") => "checks/ and topologies/".to_string(),
         Some(r) => format!("{}/checks and {}/topologies", r.display(), r.display()),
+    };
+    let builtin =
+        |paths: &mut dyn Iterator<Item = &Path>| paths.filter(|p| catalog::is_builtin(p)).count();
+    let checks = builtin(&mut c.checks.iter().map(|(c, _)| c.path.as_path()));
+    let topologies = builtin(&mut c.topologies.iter().map(|t| t.path.as_path()));
+    let set_aside = c.set_aside();
+    if checks + topologies == 0 && set_aside.is_empty() {
+        return own;
     }
+    let mut s = format!(
+        "{own} laid over the files built into repro: {checks} of the checks and {topologies} of the topologies are built in"
+    );
+    if !set_aside.is_empty() {
+        let names: Vec<&str> = set_aside.iter().map(|(n, _)| n.as_str()).collect();
+        s.push_str(&format!(
+            "; built-in check{} {} left out: {} not hold over yours (`repro plan NAME` says why)",
+            if names.len() == 1 { "" } else { "s" },
+            names.join(", "),
+            if names.len() == 1 {
+                "it does"
+            } else {
+                "they do"
+            },
+        ));
+    }
+    s
 }
 
 /// Validates the given files together with the project's topologies and signals.
@@ -133,8 +161,9 @@ fn validate_files(root: Option<&Path>, files: &[PathBuf]) -> Result<(), Diagnost
     // The given files take the place of the project's: the same file, a signals file, or a
     // topology with the same name (an edited copy must not clash with its original).
     project.retain(|p| !given.iter().any(|g| same_file(&g.path, &p.path)));
+    // A given signals file lays over the built-in one as the project's own would.
     if given.iter().any(|s| kind(s) == Some(FileKind::Signals)) {
-        project.retain(|s| kind(s) != Some(FileKind::Signals));
+        project.retain(|s| kind(s) != Some(FileKind::Signals) || s.is_builtin());
     }
     let given_topologies: Vec<String> = given
         .iter()

@@ -24,7 +24,7 @@ use futures_util::{FutureExt, StreamExt};
 use super::EnvInfo;
 use super::{
     build_tar, endpoint, limit_help, CallFuture, ContainerState, DockerApi, DockerError,
-    EngineKind, EngineLimit, ImageInfo, Labels, LogChunk, NodeSpec, Removed,
+    EngineKind, EngineLimit, ImageInfo, LabelledContainer, Labels, LogChunk, NodeSpec, Removed,
 };
 
 /// Each node's json-file log: 5 files of 200 MB. A 40k-line flood at boot is ~10 MB.
@@ -655,18 +655,48 @@ impl DockerApi for Engine {
                 .build();
             let body = bollard::body_full(context.into());
             let mut stream = self.docker.build_image(options, None, Some(body));
+            // The step's own last lines: the engine's error only says "returned a non-zero
+            // code", the reason (tar's, sha256sum's) is in the output before it.
+            let mut said: std::collections::VecDeque<String> = Default::default();
+            let failed = |message: String, said: &std::collections::VecDeque<String>| {
+                let output = Vec::from(said.clone()).join("; ");
+                DockerError::Call {
+                    op: "build image",
+                    object: tag.to_string(),
+                    source: if output.is_empty() {
+                        message.into()
+                    } else {
+                        format!("{message} (the step's last lines: {output})").into()
+                    },
+                }
+            };
             while let Some(item) = stream.next().await {
-                let info = item.map_err(err("build image", tag))?;
-                // A failed build step arrives as an item, not as an error of the stream.
+                let info = match item {
+                    Ok(info) => info,
+                    // A failed step: bollard turns its error item into a stream error.
+                    Err(e @ bollard::errors::Error::DockerStreamError { .. }) => {
+                        return Err(failed(e.to_string(), &said))
+                    }
+                    Err(e) => return Err(err("build image", tag)(e)),
+                };
                 if let Some(detail) = info.error_detail {
-                    return Err(DockerError::Call {
-                        op: "build image",
-                        object: tag.to_string(),
-                        source: detail
-                            .message
-                            .unwrap_or_else(|| "unknown error".into())
-                            .into(),
-                    });
+                    let message = detail.message.unwrap_or_else(|| "unknown error".into());
+                    return Err(failed(message, &said));
+                }
+                // Its stderr comes coloured (`ESC[91m`).
+                for l in info.stream.iter().flat_map(|s| s.lines()) {
+                    let l = crate::term::strip_ansi(l);
+                    let l = l.trim();
+                    if !l.is_empty()
+                        && !l.starts_with("Step ")
+                        && !l.starts_with("---> ")
+                        && !l.starts_with("Removing intermediate container")
+                    {
+                        if said.len() == 6 {
+                            said.pop_front();
+                        }
+                        said.push_back(l.chars().take(300).collect());
+                    }
                 }
             }
             Ok(())
@@ -896,57 +926,18 @@ impl DockerApi for Engine {
             .timestamps(true)
             .since(since_secs.clamp(0, i32::MAX as i64) as i32)
             .build();
-        let name = container.to_string();
-        self.docker
-            .logs(container, Some(opts))
-            .map(move |item| {
-                item.map(log_chunk).map_err(|source| DockerError::Call {
-                    op: "follow logs of",
-                    object: name.clone(),
-                    source: Box::new(source),
-                })
-            })
-            .boxed()
+        self.log_stream(container, opts, "follow logs of")
     }
 
     /// The output is stdout and stderr together.
     fn exec<'a>(&'a self, container: &'a str, cmd: &'a [String]) -> CallFuture<'a, (i64, String)> {
         async move {
-            let cfg = bollard::models::ExecConfig {
-                attach_stdout: Some(true),
-                attach_stderr: Some(true),
-                cmd: Some(cmd.to_vec()),
-                ..Default::default()
-            };
-            let created = self
-                .docker
-                .create_exec(container, cfg)
-                .await
-                .map_err(err("exec in", container))?;
             let mut out = Vec::new();
-            match self
-                .docker
-                .start_exec(&created.id, None)
-                .await
-                .map_err(err("exec in", container))?
-            {
-                bollard::exec::StartExecResults::Attached { mut output, .. } => {
-                    while let Some(chunk) = output.next().await {
-                        match chunk {
-                            Ok(c) => out.extend_from_slice(&c.into_bytes()),
-                            Err(e) => return Err(err("read exec output in", container)(e)),
-                        }
-                    }
-                }
-                bollard::exec::StartExecResults::Detached => {}
-            }
             let code = self
-                .docker
-                .inspect_exec(&created.id)
-                .await
-                .map_err(err("inspect exec in", container))?
-                .exit_code
-                .unwrap_or(-1);
+                .exec_streamed(container, cmd, &mut |c: LogChunk| {
+                    out.extend_from_slice(&c.bytes)
+                })
+                .await?;
             Ok((code, String::from_utf8_lossy(&out).into_owned()))
         }
         .boxed()
@@ -1034,6 +1025,99 @@ impl DockerApi for Engine {
             removed
         }
         .boxed()
+    }
+}
+
+/// What `repro runs` asks of the engine: the containers of runs, a kept node's log, a command
+/// in it.
+impl Engine {
+    /// Every container with `label` (any value), running or not.
+    pub(crate) async fn containers_labelled(
+        &self,
+        label: &str,
+    ) -> Result<Vec<LabelledContainer>, DockerError> {
+        let mut filters = HashMap::new();
+        filters.insert("label".to_string(), vec![label.to_string()]);
+        let opts = ListContainersOptionsBuilder::default()
+            .all(true)
+            .filters(&filters)
+            .build();
+        let cs = (self.docker.list_containers(Some(opts)).await)
+            .map_err(err("list", format!("containers labelled {label}")))?;
+        Ok(cs
+            .into_iter()
+            .map(|c| LabelledContainer {
+                name: (c.names.into_iter().flatten().next())
+                    .map(|n| n.trim_start_matches('/').to_string())
+                    .or(c.id)
+                    .unwrap_or_default(),
+                labels: c.labels.unwrap_or_default(),
+                running: c.state == Some(bollard::models::ContainerSummaryStateEnum::RUNNING),
+            })
+            .collect())
+    }
+
+    /// A container's log as `docker logs` prints it (no timestamps): what it wrote so far, and
+    /// with `follow` what it writes next, until it stops.
+    pub(crate) fn logs(
+        &self,
+        container: &str,
+        follow: bool,
+    ) -> BoxStream<'static, Result<LogChunk, DockerError>> {
+        let opts = LogsOptionsBuilder::default()
+            .follow(follow)
+            .stdout(true)
+            .stderr(true)
+            .build();
+        self.log_stream(container, opts, "read logs of")
+    }
+
+    fn log_stream(
+        &self,
+        container: &str,
+        opts: bollard::query_parameters::LogsOptions,
+        op: &'static str,
+    ) -> BoxStream<'static, Result<LogChunk, DockerError>> {
+        let name = container.to_string();
+        self.docker
+            .logs(container, Some(opts))
+            .map(move |item| item.map(log_chunk).map_err(|e| err(op, name.clone())(e)))
+            .boxed()
+    }
+
+    /// Runs a command in a running container, handing its output to `on_chunk` as it comes
+    /// (stdout and stderr apart), and returns its exit code (-1 if the engine does not say).
+    pub(crate) async fn exec_streamed(
+        &self,
+        container: &str,
+        cmd: &[String],
+        on_chunk: &mut (dyn FnMut(LogChunk) + Send),
+    ) -> Result<i64, DockerError> {
+        let cfg = bollard::models::ExecConfig {
+            attach_stdout: Some(true),
+            attach_stderr: Some(true),
+            cmd: Some(cmd.to_vec()),
+            ..Default::default()
+        };
+        let created =
+            (self.docker.create_exec(container, cfg).await).map_err(err("exec in", container))?;
+        match (self.docker.start_exec(&created.id, None).await)
+            .map_err(err("exec in", container))?
+        {
+            bollard::exec::StartExecResults::Attached { mut output, .. } => {
+                while let Some(chunk) = output.next().await {
+                    match chunk {
+                        Ok(c) => on_chunk(log_chunk(c)),
+                        Err(e) => return Err(err("read exec output in", container)(e)),
+                    }
+                }
+            }
+            bollard::exec::StartExecResults::Detached => {}
+        }
+        Ok((self.docker.inspect_exec(&created.id).await)
+            .map_err(err("inspect exec in", container))?
+            .exit_code
+            .unwrap_or(-1))
     }
 }
 

@@ -271,6 +271,14 @@ pub trait DockerApi: Send + Sync {
     ) -> BoxFuture<'a, Removed>;
 }
 
+/// A container found by its label (`Engine::containers_labelled`).
+#[derive(Debug, Clone)]
+pub struct LabelledContainer {
+    pub(crate) name: String,
+    pub(crate) labels: Labels,
+    pub(crate) running: bool,
+}
+
 /// An image in the local store.
 #[derive(Debug, Clone, Default)]
 pub struct ImageInfo {

@@ -4,9 +4,11 @@
 
 /// inotify instances root's processes hold now (every fd that is `anon_inode:inotify`): the
 /// other runs and containers of this host already use part of the limit. `None` when /proc
-/// cannot be read.
+/// cannot be read, or holds more than [`FD_WALK_LIMIT`] descriptors (the walk is bounded: a
+/// host with millions of open files would take seconds, and the answer is then unknown, not
+/// zero).
 pub(crate) fn inotify_in_use() -> Option<u64> {
-    let mut n = 0;
+    let (mut n, mut seen) = (0, 0usize);
     for p in std::fs::read_dir("/proc").ok()?.flatten() {
         let name = p.file_name();
         if !name.to_string_lossy().bytes().all(|b| b.is_ascii_digit()) {
@@ -22,15 +24,21 @@ pub(crate) fn inotify_in_use() -> Option<u64> {
         let Ok(fds) = std::fs::read_dir(p.path().join("fd")) else {
             continue;
         };
-        n += fds
-            .flatten()
-            .filter(|fd| {
-                std::fs::read_link(fd.path()).is_ok_and(|t| t.as_os_str() == "anon_inode:inotify")
-            })
-            .count() as u64;
+        for fd in fds.flatten() {
+            seen += 1;
+            if seen > FD_WALK_LIMIT {
+                return None;
+            }
+            if std::fs::read_link(fd.path()).is_ok_and(|t| t.as_os_str() == "anon_inode:inotify") {
+                n += 1;
+            }
+        }
     }
     Some(n)
 }
+
+/// Descriptors [`inotify_in_use`] reads at most: about a second of `readlink`s.
+const FD_WALK_LIMIT: usize = 1 << 20;
 
 /// Free and total MiB of the filesystem holding `dir`, from `df -Pk` (POSIX output).
 pub(super) fn disk_free_mib(dir: &str) -> Option<(u64, u64)> {
@@ -54,7 +62,7 @@ pub(super) fn parse_df(text: &str) -> Option<(u64, u64)> {
 }
 
 /// Whether the engine runs on this machine: only then are this machine's limits the nodes'.
-pub(super) fn is_local(endpoint: &str) -> bool {
+pub(crate) fn is_local(endpoint: &str) -> bool {
     endpoint.starts_with("unix://") || endpoint.starts_with("npipe://")
 }
 

@@ -208,7 +208,8 @@ pub(super) fn parse_check_config(text: &str) -> CheckConfig {
     let mut out = CheckConfig::default();
     let mut section = Section::Other;
     for raw in text.lines() {
-        let line = strip_ansi(raw);
+        // The script colours its words even without a terminal.
+        let line = crate::term::strip_ansi(raw);
         let line = line.trim();
         if line.is_empty() {
             continue;
@@ -243,24 +244,6 @@ pub(super) fn parse_check_config(text: &str) -> CheckConfig {
             if section == Section::Necessary {
                 section = Section::Other;
             }
-        }
-    }
-    out
-}
-
-/// Drops `ESC [ … letter` sequences: the script colours its words even without a terminal.
-pub(super) fn strip_ansi(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
-    let mut chars = s.chars();
-    while let Some(c) = chars.next() {
-        if c == '\u{1b}' {
-            for d in chars.by_ref() {
-                if d.is_ascii_alphabetic() {
-                    break;
-                }
-            }
-        } else {
-            out.push(c);
         }
     }
     out

@@ -17,6 +17,7 @@ use crate::docker::{self, DockerApi, NodeSpec};
 use crate::raw::Role;
 use distro::{Facts, Version};
 
+mod budget;
 mod engine;
 mod host;
 mod kernel;
@@ -26,8 +27,9 @@ mod report;
 mod tests;
 mod trial;
 
+pub(crate) use budget::{claim as claim_inotify, Claim as InotifyClaim};
 pub(crate) use engine::run_network_mtu;
-pub(crate) use host::inotify_in_use;
+pub(crate) use host::{inotify_in_use, is_local};
 pub(crate) use limits::inotify_per_node;
 pub(crate) use report::{Line, Status};
 

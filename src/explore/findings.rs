@@ -36,6 +36,30 @@ pub(crate) struct Finding {
     pub(crate) evidence: Vec<Piece>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) minimal: Option<Minimal>,
+    /// Whether the key is critical (every server must share it; `compareConfig` checks it).
+    #[serde(default)]
+    pub(crate) critical: bool,
+    /// What kind of taken-from finding this is, in words ([`label`]); none for other classes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) label: Option<String>,
+}
+
+/// A server showing another server's value of a critical key: k3s #12753's kind.
+pub(crate) const CRITICAL_TAKEN: &str =
+    "critical key taken from another server: the k3s #12753 class (a server must run with its own value)";
+/// A server showing another server's value of a key no server compares: k3s's agent reads
+/// such keys from the server it reaches (disable-kube-proxy through `getKubeProxyDisabled`,
+/// docs/explore.md), so it is the distribution's design or a candidate bug, for a person to judge.
+pub(crate) const NON_CRITICAL_TAKEN: &str =
+    "non-critical key taken from the server the agent reached: k3s's design for agent-side keys, or a candidate bug";
+
+/// The words that tell the two kinds of taken-from finding apart; none for other classes.
+pub(crate) fn label(class: &str, critical: bool) -> Option<&'static str> {
+    class.starts_with("taken-from-").then_some(if critical {
+        CRITICAL_TAKEN
+    } else {
+        NON_CRITICAL_TAKEN
+    })
 }
 
 impl Minimal {
@@ -77,8 +101,11 @@ pub(crate) fn group(pieces: Vec<Piece>) -> Vec<Finding> {
             let mut runs: Vec<&str> = evidence.iter().map(|p| p.run.as_str()).collect();
             runs.sort();
             runs.dedup();
+            let critical = evidence.iter().any(|p| p.critical);
             Finding {
                 defect: is_defect(&class),
+                label: label(&class, critical).map(str::to_string),
+                critical,
                 class,
                 key,
                 role,
@@ -112,6 +139,9 @@ pub(crate) fn markdown(f: &FindingsFile, checks: &BTreeMap<String, String>) -> S
             x.runs,
             x.evidence.len()
         ));
+        if let Some(l) = &x.label {
+            m.push_str(&format!("- kind: {l}\n"));
+        }
         if let Some(min) = &x.minimal {
             m.push_str(&format!(
                 "- minimal check: {} on fresh clusters; {} runs to minimise\n",
@@ -169,12 +199,16 @@ pub(crate) fn junit(f: &FindingsFile) -> String {
             .iter()
             .map(|x| {
                 format!(
-                    "{} on {} nodes ({}): {} runs, {} pieces",
+                    "{} on {} nodes ({}): {} runs, {} pieces{}",
                     x.class,
                     x.role,
                     x.source,
                     x.runs,
-                    x.evidence.len()
+                    x.evidence.len(),
+                    x.label
+                        .as_ref()
+                        .map(|l| format!(" — {l}"))
+                        .unwrap_or_default()
                 )
             })
             .collect();
@@ -224,6 +258,7 @@ mod tests {
             evidence: vec!["Running kubelet".into()],
             version: "v1.33.4+k3s1".into(),
             run: run.into(),
+            critical: true,
         }
     }
 
@@ -271,6 +306,47 @@ mod tests {
                 .expect("found")
                 .defect
         );
+    }
+
+    #[test]
+    fn a_taken_from_finding_says_whether_its_key_is_critical() {
+        let mut kube_proxy = piece("taken-from-cp-1", "runs/a");
+        kube_proxy.key = "disable-kube-proxy".into();
+        kube_proxy.critical = false;
+        let found = group(vec![
+            piece("taken-from-cp-1", "runs/a"),
+            kube_proxy,
+            piece("unguarded-divergence", "runs/a"),
+        ]);
+        let of = |key: &str, class: &str| {
+            let x = (found.iter().find(|x| x.key == key && x.class == class)).expect("found");
+            (x.critical, x.label.as_deref())
+        };
+        assert_eq!(
+            of("embedded-registry", "taken-from-cp-1"),
+            (true, Some(CRITICAL_TAKEN))
+        );
+        assert_eq!(
+            of("disable-kube-proxy", "taken-from-cp-1"),
+            (false, Some(NON_CRITICAL_TAKEN))
+        );
+        assert_eq!(
+            of("embedded-registry", "unguarded-divergence"),
+            (true, None)
+        );
+        let f = FindingsFile {
+            schema_version: FINDINGS_SCHEMA_VERSION,
+            campaign: "c".into(),
+            topology: "etcd-split".into(),
+            runs: 1,
+            findings: found,
+        };
+        let md = markdown(&f, &BTreeMap::new());
+        assert!(
+            md.contains(&format!("- kind: {NON_CRITICAL_TAKEN}")),
+            "{md}"
+        );
+        assert!(junit(&f).contains("the k3s #12753 class"));
     }
 
     #[test]

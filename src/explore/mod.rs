@@ -74,6 +74,38 @@ pub(crate) struct State {
     /// Seconds from the campaign's start to its first minimal finding.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) first_minimal_after: Option<f64>,
+    /// Runs made (sequences, minimisation, confirmation) when the first minimal finding was
+    /// written: with `first_minimal_after`, the cost of a finding (`make bench` reads both).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) first_minimal_runs: Option<usize>,
+    /// When the campaign was created and when its first minimal finding was written (RFC 3339,
+    /// UTC), so a reader can place the figures on a clock (the machine's load at the time).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) started_at: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) first_minimal_at: Option<String>,
+}
+
+impl State {
+    /// Records the first minimal finding, once: seconds since the start, the runs made so far
+    /// and the time. A later finding (or a resumed campaign's) leaves the first one's figures.
+    pub(crate) fn note_first_minimal(
+        &mut self,
+        elapsed_s: f64,
+        now: chrono::DateTime<chrono::Utc>,
+    ) {
+        if self.first_minimal_after.is_some() {
+            return;
+        }
+        self.first_minimal_after = Some(elapsed_s);
+        self.first_minimal_runs = Some(self.runs);
+        self.first_minimal_at = Some(rfc3339(now));
+    }
+}
+
+/// The one form of a time in campaign.json.
+pub(crate) fn rfc3339(t: chrono::DateTime<chrono::Utc>) -> String {
+    t.to_rfc3339_opts(chrono::SecondsFormat::Secs, true)
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -339,9 +371,8 @@ impl Campaign {
             }
             let m = self.minimise(id, seq, version, piece).await?;
             (self.say)(&format!("{id}: minimal check {}", m.summary()));
-            if self.state.first_minimal_after.is_none() {
-                self.state.first_minimal_after = Some(self.started.elapsed().as_secs_f64());
-            }
+            (self.state)
+                .note_first_minimal(self.started.elapsed().as_secs_f64(), chrono::Utc::now());
             self.state.minimal.insert(id.clone(), m);
             self.save()?;
         }
@@ -606,4 +637,58 @@ pub(crate) fn read_state(path: &Path) -> Result<State, String> {
     let bytes = crate::safe_fs::read_in(dir, path, crate::safe_fs::RESULT_LIMIT)
         .map_err(|e| format!("{}: {e:#}", path.display()))?;
     serde_json::from_slice(&bytes).map_err(|e| format!("{}: {e}", path.display()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn state() -> State {
+        State {
+            schema_version: 1,
+            name: "c".into(),
+            topology: "etcd-split".into(),
+            versions: vec!["v1.33.4+k3s1".into()],
+            keys: vec!["embedded-registry".into()],
+            seed: 0,
+            confirm: 1,
+            budget_runs: None,
+            budget_seconds: None,
+            sequences: Vec::new(),
+            minimal: BTreeMap::new(),
+            runs: 0,
+            seconds: 0.0,
+            first_minimal_after: None,
+            first_minimal_runs: None,
+            started_at: None,
+            first_minimal_at: None,
+        }
+    }
+
+    #[test]
+    fn the_first_minimal_finding_is_noted_once_with_its_runs_and_time() {
+        let at = |s: &str| {
+            chrono::DateTime::parse_from_rfc3339(s)
+                .expect("time")
+                .with_timezone(&chrono::Utc)
+        };
+        let mut s = state();
+        s.runs = 7;
+        s.note_first_minimal(171.4, at("2026-12-03T17:30:00Z"));
+        s.runs = 9;
+        s.note_first_minimal(200.0, at("2026-12-03T17:31:00Z"));
+        assert_eq!(
+            (s.first_minimal_after, s.first_minimal_runs),
+            (Some(171.4), Some(7))
+        );
+        assert_eq!(s.first_minimal_at.as_deref(), Some("2026-12-03T17:30:00Z"));
+        // campaign.json keeps them, and a file written before they existed still reads
+        let text = serde_json::to_string(&s).expect("json");
+        let back: State = serde_json::from_str(&text).expect("read back");
+        assert_eq!(back.first_minimal_runs, Some(7));
+        let mut old: serde_json::Value = serde_json::to_value(state()).expect("json");
+        old.as_object_mut().expect("object").remove("runs");
+        let old: State = serde_json::from_value(old).expect("an older campaign.json");
+        assert_eq!((old.first_minimal_runs, old.started_at), (None, None));
+    }
 }

@@ -33,6 +33,10 @@ pub(crate) struct Piece {
     /// The results folder, relative to the campaign (set by the caller).
     #[serde(default)]
     pub(crate) run: String,
+    /// Whether the key is critical (a `CriticalControlArgs` field every server must share):
+    /// tells the #12753 class from a non-critical key an agent takes from its server.
+    #[serde(default)]
+    pub(crate) critical: bool,
 }
 
 impl Piece {
@@ -248,6 +252,7 @@ impl BootView<'_> {
             evidence,
             version: self.run.version.to_string(),
             run: String::new(),
+            critical: self.run.rules.critical.contains(key),
         }
     }
 

@@ -83,6 +83,60 @@ pub(crate) struct RunFolder {
 
 /// Reads and checks a results folder.
 pub(crate) fn load(dir: &Path) -> Result<RunFolder, LoadError> {
+    let result = load_result_value(dir)?;
+    let mut node_files = Vec::new();
+    collect_nodes(dir, &dir.join(NODES_DIR), &mut node_files)?;
+    node_files.sort_by(|a, b| a.0.cmp(&b.0));
+    Ok(RunFolder { result, node_files })
+}
+
+/// A results folder's result.json alone, checked as [`load`] checks it and read as the typed
+/// record (what `repro runs` lists: no node file is read).
+pub(crate) fn load_result(dir: &Path) -> Result<RunResult, LoadError> {
+    let value = load_result_value(dir)?;
+    // `parse_result` has parsed it as the typed model already: this cannot fail on its shape.
+    serde_json::from_value(value).map_err(|e| LoadError::Json {
+        path: dir.join(RESULT_FILE),
+        line: 0,
+        column: 0,
+        message: e.to_string(),
+    })
+}
+
+/// The run folders in `base` and one level further down (a matrix's, a bisection's or a
+/// campaign's own runs), each with its record or why it could not be read, by path. Links are
+/// not followed: a results folder may come from anyone.
+pub(crate) fn runs_in(base: &Path) -> Vec<(PathBuf, Result<RunResult, LoadError>)> {
+    let subfolders = |dir: &Path| -> Vec<PathBuf> {
+        let mut out: Vec<PathBuf> = fs::read_dir(dir)
+            .into_iter()
+            .flatten()
+            .flatten()
+            .filter(|e| e.file_type().is_ok_and(|t| t.is_dir()))
+            .map(|e| e.path())
+            .collect();
+        out.sort();
+        out
+    };
+    let is_run = |d: &Path| fs::symlink_metadata(d.join(RESULT_FILE)).is_ok();
+    let mut out = Vec::new();
+    for d in subfolders(base) {
+        if is_run(&d) {
+            out.push(d);
+        } else {
+            out.extend(subfolders(&d).into_iter().filter(|s| is_run(s)));
+        }
+    }
+    out.into_iter()
+        .map(|d| {
+            let r = load_result(&d);
+            (d, r)
+        })
+        .collect()
+}
+
+/// A results folder's result.json, checked: syntax, shape and schema version.
+fn load_result_value(dir: &Path) -> Result<Value, LoadError> {
     if !dir.is_dir() {
         return Err(LoadError::NoFolder(dir.to_path_buf()));
     }
@@ -97,11 +151,7 @@ pub(crate) fn load(dir: &Path) -> Result<RunFolder, LoadError> {
         path: path.clone(),
         source: std::io::Error::new(std::io::ErrorKind::InvalidData, e.utf8_error()),
     })?;
-    let result = parse_result(&path, &text)?;
-    let mut node_files = Vec::new();
-    collect_nodes(dir, &dir.join(NODES_DIR), &mut node_files)?;
-    node_files.sort_by(|a, b| a.0.cmp(&b.0));
-    Ok(RunFolder { result, node_files })
+    parse_result(&path, &text)
 }
 
 /// Parses `result.json` text; errors name the file, line and column, for syntax and for shape.

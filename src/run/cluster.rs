@@ -120,6 +120,13 @@ impl Cluster {
         &self.nodes[name]
     }
 
+    /// A node's fixed address on the run's network, once the network exists.
+    pub(crate) fn address(&self, node: &str) -> Option<String> {
+        let third = *self.third.get()?;
+        let i = self.plan.nodes.iter().position(|n| n.name == node)?;
+        Some(spec::node_ip(third, i))
+    }
+
     pub(crate) fn container(&self, node: &str) -> &str {
         &self.node(node).container
     }

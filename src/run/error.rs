@@ -13,6 +13,10 @@ pub enum RecordError {
         path: PathBuf,
         source: std::io::Error,
     },
+    /// The results folder is gone, or another folder is in its place (a writer would otherwise
+    /// make a new one, holding only the files written after: #30 found such a run exiting 0).
+    #[error("the results folder {} was removed or replaced during the run: its record is incomplete", path.display())]
+    Vanished { path: PathBuf },
     #[error("cannot serialise {}: {source}", path.display())]
     Serialise {
         path: PathBuf,
@@ -40,6 +44,14 @@ pub enum RunError {
     Host(String),
     #[error("cannot build the stand-in image {image}: {reason}")]
     SimImage { image: String, reason: String },
+    /// The node image from release artifacts: named with its tarball (the stand-in's or a real
+    /// release's), the build's own last words in `reason`.
+    #[error("cannot build the node image {image} from {tarball}: {reason}")]
+    NodeImage {
+        image: String,
+        tarball: String,
+        reason: String,
+    },
     #[error("{node} (boot {boot}) was not ready within {timeout}{why}; last lines: {last}")]
     NotReady {
         node: String,
@@ -150,6 +162,7 @@ impl RunError {
             | RunError::Record(_)
             | RunError::ImageMissing { .. }
             | RunError::SimImage { .. }
+            | RunError::NodeImage { .. }
             | RunError::Host(_)
             | RunError::Systemd { .. }
             | RunError::NotReady { .. }

@@ -17,6 +17,12 @@ use super::error::RunError;
 pub(crate) enum Phase {
     LoadArchive(PathBuf),
     PrepareSimImage(String),
+    /// Building the node image from release artifacts (`--artifacts`, or fetched): the image
+    /// and the tarball it is built from.
+    BuildNodeImage {
+        image: String,
+        tarball: PathBuf,
+    },
     Pull(String),
     Create,
     /// Starting a group of nodes at once (cluster creation).
@@ -34,6 +40,13 @@ impl fmt::Display for Phase {
         match self {
             Phase::LoadArchive(p) => write!(f, "loading image archive {}", p.display()),
             Phase::PrepareSimImage(i) => write!(f, "preparing the k3s stand-in image {i}"),
+            Phase::BuildNodeImage { image, tarball } => {
+                write!(
+                    f,
+                    "building the node image {image} from {}",
+                    tarball.display()
+                )
+            }
             Phase::Pull(i) => write!(f, "pulling {i}"),
             Phase::Create => f.write_str("creating the cluster"),
             Phase::Start(group) => write!(f, "starting {}", group.join(" + ")),

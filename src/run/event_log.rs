@@ -281,6 +281,7 @@ fn phase_name(p: &Phase) -> &'static str {
     match p {
         Phase::LoadArchive(_) => "load-archive",
         Phase::PrepareSimImage(_) => "prepare-stand-in",
+        Phase::BuildNodeImage { .. } => "build-node-image",
         Phase::Pull(_) => "pull",
         Phase::Create => "create",
         Phase::Start(_) => "start",
@@ -335,6 +336,10 @@ mod tests {
         let phases = [
             Phase::LoadArchive(PathBuf::from("a.tar")),
             Phase::PrepareSimImage("repro.local/k3s-sim:v1".into()),
+            Phase::BuildNodeImage {
+                image: "repro.local/rke2-node:v1".into(),
+                tarball: PathBuf::from("a/rke2.linux-amd64.tar.gz"),
+            },
             Phase::Pull("rancher/k3s:v1".into()),
             Phase::Create,
             Phase::Start(vec!["etcd-1".into()]),

@@ -27,7 +27,14 @@ pub(crate) async fn ensure(
     if let Some(dir) = &cfg.target.artifacts {
         // Checked again here (the plan checked it first): the folder may have changed since.
         let v = plan.k3s_version.to_string();
-        events.show(&RunEvent::Phase(Phase::PrepareSimImage(plan.image.clone())));
+        let tarball = match crate::sim_node_image::layout(plan.distro.facts()) {
+            Ok(names) => dir.join(names.tarball),
+            Err(_) => dir.clone(),
+        };
+        events.show(&RunEvent::Phase(Phase::BuildNodeImage {
+            image: plan.image.clone(),
+            tarball: tarball.clone(),
+        }));
         let built = async {
             let a = crate::sim_node_image::verify_artifacts(plan.distro.facts(), dir)?;
             crate::sim_node_image::ensure_artifact_image(
@@ -40,8 +47,9 @@ pub(crate) async fn ensure(
             )
             .await
         };
-        built.await.map_err(|e| RunError::SimImage {
+        built.await.map_err(|e| RunError::NodeImage {
             image: plan.image.clone(),
+            tarball: tarball.display().to_string(),
             reason: format!("{e:#}"),
         })?;
         return Ok(image_id(docker, &plan.image).await);

@@ -18,6 +18,7 @@ mod fake;
 pub(crate) mod image;
 mod in_flight;
 pub(crate) mod interrupt;
+mod kept;
 mod node;
 pub mod observe;
 mod probe;
@@ -49,6 +50,7 @@ use crate::scenario::Scenario;
 pub(crate) use config::{Expect, Privileged, RunConfig, Target};
 pub(crate) use error::RunError;
 pub(crate) use event::{Phase, Receiver, RunEnd, RunEvent};
+pub(crate) use node::log_command;
 pub(crate) use node::spec::container_name;
 #[cfg(test)]
 pub(crate) use record::RESULT_FILE;
@@ -156,6 +158,10 @@ async fn execute_with(
     // Listening before the first line is shown, so a signal sent on seeing it is caught.
     // Stopped when this run ends: `matrix` and `bisect` run many in one process, and a finished
     // run's handler would still answer a later Ctrl-C with "removing the cluster".
+    // The run's claim on the host's inotify budget (made in `prepare`): shrinks as nodes come
+    // up, goes when the run is over.
+    let inotify = Arc::new(InotifySlot::default());
+    let events = events.with_receiver(inotify.clone());
     let handler = interrupt::spawn_handler(cancel.clone(), run_id.clone(), events.clone());
     events.show(&RunEvent::Started {
         run_id: run_id.clone(),
@@ -176,6 +182,7 @@ async fn execute_with(
         redactor,
         render,
         t_all,
+        inotify,
     };
     let prepared = tokio::select! {
         r = prepare(&s, &sc, connect) => r,
@@ -205,6 +212,52 @@ struct Session<'a> {
     redactor: SharedRedactor,
     render: Render,
     t_all: Instant,
+    inotify: Arc<InotifySlot>,
+}
+
+/// Where a run keeps its claim on the host's inotify budget ([`crate::doctor::claim_inotify`]),
+/// told the run's events: a node that is ready holds its instances itself from then on.
+#[derive(Default)]
+struct InotifySlot(std::sync::Mutex<Option<crate::doctor::InotifyClaim>>);
+
+impl Receiver for InotifySlot {
+    fn receive(&self, event: &RunEvent<'_>) {
+        let mut slot = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        match event {
+            RunEvent::Node {
+                node,
+                state: event::NodeState::Ready,
+                ..
+            } => {
+                if let Some(c) = slot.as_ref() {
+                    c.node_ready(node);
+                }
+            }
+            RunEvent::Finished(_) => *slot = None,
+            _ => {}
+        }
+    }
+}
+
+/// Before the first node of a run whose nodes run systemd (RKE2, its stand-in too): the host's
+/// inotify budget must hold them, counting what other runs starting now have claimed (#30:
+/// four runs at once otherwise all pass and all run out). Only where the engine runs on this
+/// machine, whose limit is then the nodes'.
+async fn claim_inotify(s: &Session<'_>) -> Result<(), RunError> {
+    if !s.cfg.host_check
+        || !s.plan.distro.facts().node_process.systemd_pid1()
+        || !crate::doctor::is_local(&docker::endpoint())
+    {
+        return Ok(());
+    }
+    let (run_id, nodes) = (s.run_id.clone(), s.plan.nodes.len() as u64);
+    // A blocking walk of /proc and a file lock other runs hold for as long.
+    let claimed = tokio::task::spawn_blocking(move || crate::doctor::claim_inotify(&run_id, nodes))
+        .await
+        .map_err(|e| RunError::Internal(e.to_string()))?;
+    let claim = claimed.map_err(RunError::Host)?;
+    *s.inotify.0.lock().unwrap_or_else(|e| e.into_inner()) = claim;
+    Ok(())
 }
 
 /// The engine, the image and the cluster's shape: everything before the first container.
@@ -223,6 +276,7 @@ async fn prepare(
     let t_img = Instant::now();
     let image_id = image::ensure(docker.as_ref(), plan, cfg, events).await?;
     let (stand_in, privileged) = image::traits(docker.as_ref(), plan, cfg).await;
+    claim_inotify(s).await?;
     // The doctor's fast part, before any node: an engine that refuses privileged containers
     // would otherwise fail every node's start with a runtime message about capabilities.
     if privileged && cfg.host_check {
@@ -315,6 +369,69 @@ async fn drive(
     }
 }
 
+/// How to reach a kept cluster (src/run/kept.rs), after writing the first API server's
+/// kubeconfig into the results folder on real k3s and RKE2 (the stand-in serves no API).
+async fn kept_hint(c: &Cluster, plan: &Plan, dir: &std::path::Path) -> String {
+    let facts = plan.distro.facts();
+    let stand_in = c.sim_seed.is_some();
+    let api = kept::api_node(&plan.nodes);
+    let kubeconfig = match api {
+        Some(n) if !stand_in => Some(kept_kubeconfig(c, &n.name, dir).await),
+        _ => None,
+    };
+    let first = &plan.nodes[0];
+    kept::hint(&kept::Kept {
+        facts,
+        stand_in,
+        run_id: &c.run_id,
+        label: docker::LABEL_RUN,
+        first: (
+            c.container(&first.name),
+            first.role == crate::raw::Role::Agent,
+        ),
+        api: api.map(|n| c.container(&n.name)),
+        kubeconfig,
+    })
+}
+
+/// The node's kubeconfig, its server the node's address, written 0600 into the results folder.
+async fn kept_kubeconfig(
+    c: &Cluster,
+    node: &str,
+    dir: &std::path::Path,
+) -> Result<(std::path::PathBuf, String), String> {
+    let facts = c.plan.distro.facts();
+    let cmd = ["cat".to_string(), facts.kubeconfig_path.to_string()];
+    let text = match c.docker.exec(c.container(node), &cmd).await {
+        Ok((0, text)) => text,
+        Ok((code, _)) => {
+            return Err(format!(
+                "{node} has no readable {} (exit {code})",
+                facts.kubeconfig_path
+            ))
+        }
+        Err(e) => {
+            return Err(format!(
+                "cannot read {node}'s {}: {e}",
+                facts.kubeconfig_path
+            ))
+        }
+    };
+    let ip = c
+        .address(node)
+        .ok_or_else(|| format!("{node} has no address on the run's network"))?;
+    let (text, server) = kept::readdress(&text, facts.api_port, &ip).ok_or_else(|| {
+        format!(
+            "{node}'s {} names no local API server",
+            facts.kubeconfig_path
+        )
+    })?;
+    let path = dir.join(kept::KUBECONFIG_FILE);
+    kept::write_private(&path, &text)
+        .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+    Ok((path, server))
+}
+
 /// Teardown (or `--keep`), the verdict and exit code, result.json's last save and the reports.
 async fn conclude(
     s: &Session<'_>,
@@ -332,11 +449,7 @@ async fn conclude(
             late.get_or_insert(e);
         }
         if cfg.keep && !interrupted {
-            let first = container_name(&c.run_id, &plan.nodes[0].name);
-            events.show(&RunEvent::Note(format!(
-                "--keep: the cluster is still running. Inspect it with\n  docker ps --filter label={}={}\n  docker logs {first}\n  docker exec -it {first} sh\nand remove it with\n  repro clean --run {}",
-                docker::LABEL_RUN, c.run_id, c.run_id
-            )));
+            events.show(&RunEvent::Note(kept_hint(c, plan, recorder.dir()).await));
         } else {
             events.show(&RunEvent::Phase(Phase::Teardown));
             let problems = c.remove().await;

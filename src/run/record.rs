@@ -45,6 +45,8 @@ pub(crate) fn create_dir(path: &Path) -> Result<(), RecordError> {
 /// result.json of one run, kept in memory and saved after every change that matters.
 pub(crate) struct Recorder {
     dir: PathBuf,
+    /// The folder's device and inode when it was made: each save checks it is still the one.
+    made: Option<(u64, u64)>,
     result: Mutex<RunResult>,
     redactor: SharedRedactor,
 }
@@ -61,6 +63,7 @@ impl Recorder {
         write_configs(dir, plan, &redactor)?;
         let r = Recorder {
             dir: dir.to_path_buf(),
+            made: identity(dir),
             result: Mutex::new(result),
             redactor,
         };
@@ -154,6 +157,11 @@ impl Recorder {
     /// Writes result.json through the one atomic write (`safe_fs::replace`): a reader never sees
     /// half, and a link planted under its name is replaced, not followed.
     pub(crate) fn save(&self) -> Result<(), RecordError> {
+        if self.made.is_some() && identity(&self.dir) != self.made {
+            return Err(RecordError::Vanished {
+                path: self.dir.clone(),
+            });
+        }
         let path = self.dir.join(RESULT_FILE);
         let ser = |source| RecordError::Serialise {
             path: path.clone(),
@@ -166,6 +174,14 @@ impl Recorder {
             source: e.into_io(),
         })
     }
+}
+
+/// A folder's device and inode (not following a link), `None` when it is not there.
+fn identity(dir: &Path) -> Option<(u64, u64)> {
+    use std::os::unix::fs::MetadataExt;
+    std::fs::symlink_metadata(dir)
+        .ok()
+        .map(|m| (m.dev(), m.ino()))
 }
 
 pub(crate) fn now_rfc3339() -> String {

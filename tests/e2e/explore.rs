@@ -54,6 +54,12 @@ fn a_campaign_finds_confirms_minimises_and_writes_a_check_that_replays() {
         .unwrap_or_else(|| panic!("no taken-from finding: {findings:#}"));
     assert_eq!(taken["key"], "embedded-registry");
     assert_eq!(taken["defect"], true);
+    // a critical key: the #12753 class, told apart from a non-critical key's taken-from
+    assert_eq!(taken["critical"], true);
+    assert!(
+        taken["label"].as_str().unwrap().contains("#12753 class"),
+        "{taken:#}"
+    );
     let min = &taken["minimal"];
     assert!(min["steps"].as_u64().unwrap() <= 3, "{min}");
     assert_eq!(
@@ -65,7 +71,20 @@ fn a_campaign_finds_confirms_minimises_and_writes_a_check_that_replays() {
         .iter()
         .any(|f| f["class"] == "unguarded-divergence" && f["defect"] == false));
     let md = std::fs::read_to_string(dir.join("findings.md")).unwrap();
-    assert!(md.contains("taken-from-") && md.contains("```yaml"), "{md}");
+    assert!(
+        md.contains("taken-from-") && md.contains("```yaml") && md.contains("- kind: critical key"),
+        "{md}"
+    );
+    // the campaign records what the first minimal finding cost (make bench reads it): the
+    // sequence and its confirmation (one step: nothing to cut)
+    let state = json(&dir.join("campaign.json"));
+    assert_eq!(
+        (state["first_minimal_runs"].as_u64(), state["runs"].as_u64()),
+        (Some(2), Some(2)),
+        "{state:#}"
+    );
+    assert!(state["first_minimal_at"].is_string() && state["started_at"].is_string());
+
     let junit = std::fs::read_to_string(dir.join("junit.xml")).unwrap();
     assert!(junit.contains("<failure "), "{junit}");
 

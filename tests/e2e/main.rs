@@ -3,7 +3,8 @@
 //! End to end on a Docker engine, in one binary: the real `repro` binary against real containers
 //! of the k3s stand-in (`make sim`) — runs (`run`), matrix/bisect/merge (`matrix`), `--format
 //! json` (`json_output`), runs read back by `inspect` (`inspect`) and secrets planted in a run
-//! (`secrets`). Apart from the no-Docker suite (`tests/suite/`) because these need an engine and
+//! (`secrets`), kept clusters reached by `repro runs` (`kept_runs`). Apart from the no-Docker
+//! suite (`tests/suite/`) because these need an engine and
 //! the stand-in's images, fail (never skip) without them, and take minutes; `make test` runs two
 //! at a time (`--test-threads=2`). After every run, nothing labelled with its run id may be left.
 //! `make test-podman` runs a subset of them against Podman (`DOCKER_HOST` at a private service,
@@ -39,6 +40,7 @@ mod doctor;
 mod explore;
 mod inspect;
 mod json_output;
+mod kept_runs;
 mod learners;
 mod matrix;
 mod rke2;

@@ -186,6 +186,44 @@ fn interrupting_a_matrix_removes_its_clusters_and_exits_130() {
     );
 }
 
+/// SIGTERM or SIGINT while a matrix builds its stand-in image (`--rebuild-sim`, an RKE2
+/// version: the systemd node image, the slow one): exit 130, not the signal's default 143; the
+/// matrix folder's summary lists every cell as not run (no run started, so no run's objects);
+/// the image's tag is still the whole image it was (a build's tag is applied only when it
+/// finishes), and no container of the build is left.
+#[test]
+fn a_signal_while_a_matrix_builds_its_image_is_exit_130_with_nothing_partial() {
+    crate::docker::docker_ok();
+    let version = "v1.32.5+rke2r1";
+    let image = format!("{}:{}", crate::util::sim_repo(), version.replace('+', "-"));
+    for sig in ["TERM", "INT"] {
+        let results = tempfile::tempdir().unwrap();
+        let mut cmd = crate::util::repro();
+        cmd.args(["matrix", "--sim", "--rebuild-sim", "--checks", "etcd-split"])
+            .args(["--versions", version, "--results"])
+            .arg(results.path());
+        let mut p = crate::running::Running::spawn(cmd);
+        assert!(
+            p.wait_line("repro: preparing the stand-in image"),
+            "{:#?}",
+            p.seen
+        );
+        p.signal(sig);
+        let (code, err) = p.finish();
+        assert_eq!(code, Some(130), "SIG{sig}: {err}");
+        let dir = only_dir(results.path(), "matrix-");
+        let summary = read_json(&dir.join("summary.json"));
+        assert_eq!(summary["totals"]["cells"], 1, "{summary}");
+        assert_eq!(summary["totals"]["not_run"], 1, "{summary}");
+        assert!(result_files(&dir).is_empty(), "SIG{sig}: a run started");
+        let tagged = Command::new("docker")
+            .args(["image", "inspect", "--format", "{{.Id}}", &image])
+            .output()
+            .unwrap();
+        assert!(tagged.status.success(), "SIG{sig}: the tag {image} is gone");
+    }
+}
+
 // ---------------------------------------------------------------------------------------------
 // bisect on Docker
 

@@ -221,6 +221,51 @@ fn a_corrupted_release_tarball_is_refused_before_anything_exists() {
     results.assert_untouched(&out);
 }
 
+/// A release tarball cut in half, its sums file rewritten to match (so the plan's checks pass):
+/// the node image's build fails in the install script's tar, and the run says tar's own reason
+/// and names the tarball — not only the engine's "returned a non-zero code", and not "the
+/// stand-in image" (#30) — with exit 3, no image tagged and nothing left.
+#[test]
+fn a_failing_node_image_build_says_tars_reason_and_names_the_tarball() {
+    crate::docker::docker_ok();
+    let artifacts = stand_in_artifacts("v1.32.5+rke2r1");
+    let tarball = artifacts.path().join("rke2.linux-amd64.tar.gz");
+    let bytes = std::fs::read(&tarball).unwrap();
+    std::fs::write(&tarball, &bytes[..bytes.len() / 2]).unwrap();
+    let sum = std::process::Command::new("sha256sum")
+        .arg(&tarball)
+        .output()
+        .unwrap();
+    let sum = String::from_utf8_lossy(&sum.stdout);
+    let sum = sum.split_whitespace().next().unwrap();
+    std::fs::write(
+        artifacts.path().join("sha256sum-amd64.txt"),
+        format!("{sum}  rke2.linux-amd64.tar.gz\n"),
+    )
+    .unwrap();
+    let run = artifacts_run(artifacts.path()).finish();
+    let (out, r) = (&run.out, &run.result);
+    out.code(3);
+    let image = r["k3s"]["image"].as_str().unwrap();
+    out.stderr_has(&format!(
+        "cannot build the node image {image} from {}: ",
+        tarball.display()
+    ));
+    let err = out.to_string();
+    assert!(
+        err.contains("Unexpected EOF") || err.contains("unexpected end of file"),
+        "tar's reason: {err}"
+    );
+    assert!(!err.contains("stand-in image"), "{err}");
+    // The build's stderr comes coloured; its colours are not shown as `\u001b[91m`.
+    assert!(!err.contains("\\u001b"), "{err}");
+    let tagged = std::process::Command::new("docker")
+        .args(["image", "inspect", image])
+        .output()
+        .unwrap();
+    assert!(!tagged.status.success(), "{image} was tagged");
+}
+
 /// Serves `repro sim artifacts` output of `version` as rke2's GitHub release does
 /// (`<base>/<version, + as %2B>/<file>`), the tarball replaced by `tarball` when given.
 fn serve_release(

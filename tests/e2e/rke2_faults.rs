@@ -201,3 +201,49 @@ fn docker_stop_of_a_ready_rke2_node_is_its_death_and_the_run_is_inconclusive() {
     assert_eq!(last["step"], 3, "{etcd2:?}");
     assert!(!last["ready_at"].is_null(), "{last}");
 }
+
+/// Four RKE2 stand-in runs started at once (#30; five systemd nodes each, ~50 inotify instances
+/// a run): each ends with its verdict, or is refused before its first node by the host's
+/// inotify budget — exit 3 naming `fs.inotify.max_user_instances`, the numbers and the sysctl
+/// fix — never a death, a lost log or a timeout; nothing is left. Where the limit cannot hold
+/// four (the default 128), at least one is refused: the claims of runs starting at the same
+/// moment count, not only what /proc shows (before the check, all four passed and all ran out).
+#[test]
+fn four_rke2_runs_at_once_finish_or_are_refused_by_the_inotify_budget() {
+    let dirs: Vec<tempfile::TempDir> = (0..4).map(|_| tempfile::tempdir().unwrap()).collect();
+    let runs: Vec<Running> = (dirs.iter())
+        .map(|d| rke2_run("etcd-split", "v1.32.5+rke2r1", d.path(), &[]))
+        .collect();
+    let mut refused = 0;
+    for (run, dir) in runs.into_iter().zip(&dirs) {
+        let (code, err) = run.finish();
+        let run_dir = crate::runs::only_run_dir(dir.path());
+        let r = crate::runs::read_result(&run_dir);
+        crate::runs::assert_no_leftovers(r["run_id"].as_str().unwrap());
+        match code {
+            Some(0) => assert_eq!(r["verdict"]["outcome"], "reproduced", "{err}"),
+            Some(3) => {
+                refused += 1;
+                for says in [
+                    "the host's inotify budget: fs.inotify.max_user_instances is ",
+                    "this run's 5 systemd nodes need about 50",
+                    "nothing was created",
+                    "`sudo sysctl -w fs.inotify.max_user_instances=",
+                ] {
+                    assert!(err.contains(says), "{says:?} in {err}");
+                }
+                assert!(!err.contains(" boot 0 created"), "{err}");
+                assert!(r["boots"].as_array().is_none_or(|b| b.is_empty()), "{r}");
+            }
+            other => panic!("exit {other:?}: {err}"),
+        }
+    }
+    let limit: u64 = std::fs::read_to_string("/proc/sys/fs/inotify/max_user_instances")
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap();
+    if limit < 4 * 50 {
+        assert!(refused >= 1, "four runs of 50 fit under {limit}?");
+    }
+}

@@ -610,6 +610,41 @@ fn missing_image_offline_exits_3_with_ways_out() {
     assert_infra_result(run, image, &["--sim", "--image-archive"]);
 }
 
+/// After `--keep` on the stand-in (#32): the hint's commands are ones its image runs (no shell
+/// to enter, its kubectl's one form, which answers), it says the kubectl is the stand-in's, and
+/// no kubeconfig is written (the stand-in serves no Kubernetes API).
+fn kept_hint_works_on_the_stand_in(run: &crate::runs::Finished) -> Result<(), String> {
+    let err = &run.out.stderr;
+    let hint: Vec<&str> = err
+        .lines()
+        .skip_while(|l| !l.contains("--keep: the cluster is still running"))
+        .take_while(|l| !l.starts_with("and remove it with"))
+        .collect();
+    if hint.is_empty() || hint.iter().any(|l| l.ends_with(" sh")) {
+        return Err(format!("no hint, or one that enters a shell:\n{err}"));
+    }
+    if !err.contains("the stand-in's kubectl") || run.dir.join("kubeconfig.yaml").exists() {
+        return Err(format!(
+            "the stand-in's kubectl is not said, or a kubeconfig was written:\n{err}"
+        ));
+    }
+    for line in hint
+        .iter()
+        .filter(|l| l.trim_start().starts_with("docker "))
+    {
+        let words: Vec<&str> = line.split_whitespace().collect();
+        let o = Command::new(words[0]).args(&words[1..]).output().unwrap();
+        if !o.status.success() {
+            return Err(format!(
+                "`{}` failed: {}",
+                line.trim(),
+                String::from_utf8_lossy(&o.stderr)
+            ));
+        }
+    }
+    Ok(())
+}
+
 /// Issue 5: secrets planted in configs, env, file contents and log lines of a real stand-in
 /// run appear nowhere in the bundle (nor in our own output), while their keys remain.
 #[test]
@@ -659,8 +694,10 @@ fn bundle_of_a_real_run_carries_no_secret() {
         .lines()
         .find_map(|l| l.strip_prefix("K3S_TOKEN=").map(str::to_string))
         .unwrap_or_default();
+    let hint = kept_hint_works_on_the_stand_in(&run);
     run.clean();
     run.out.code(0);
+    hint.unwrap_or_else(|e| panic!("{e}"));
     assert!(token.len() >= 16, "could not read the run token");
     let ours = run.out.to_string();
     for s in [CFG, ENV, FILE, token.as_str()] {
@@ -1185,4 +1222,33 @@ fn mtu_sets_the_run_networks_mtu() {
         "{}",
         r["environment"]
     );
+}
+
+/// The results folder deleted while the run is in its first step (#30: the run went on, a node
+/// writer made the folder again, and it exited 0 with 25 of 40 files missing): exit 3, naming
+/// the folder and that it was removed, the cluster removed all the same.
+#[test]
+fn a_results_folder_deleted_mid_run_is_exit_3() {
+    docker_ok();
+    let results = tempfile::tempdir().unwrap();
+    let mut cmd = crate::util::repro();
+    cmd.args(["run", "etcd-split", "--sim", "--version", "v1.33.4+k3s1"])
+        .args(["--expect", "reproduced", "--progress", "never", "--results"])
+        .arg(results.path());
+    let mut p = crate::running::Running::spawn(cmd);
+    assert!(p.wait_line("step 1/"), "{:#?}", p.seen);
+    let run_id = p.run_id.clone().unwrap();
+    let dir = crate::runs::only_run_dir(results.path());
+    std::fs::remove_dir_all(&dir).unwrap();
+    let (code, err) = p.finish();
+    assert_no_leftovers(&run_id);
+    assert_eq!(code, Some(3), "{err}");
+    assert!(
+        err.contains(&format!(
+            "the results folder {} was removed or replaced during the run",
+            dir.display()
+        )),
+        "{err}"
+    );
+    assert!(!err.contains("exit: 0"), "{err}");
 }

@@ -268,12 +268,12 @@ fn no_partial_file(dir: &Path) -> bool {
     true
 }
 
-/// SIGTERM or SIGHUP during a download: exit 130 (not killed, 143/129), the `.part-<pid>` file
-/// removed.
+/// SIGTERM, SIGINT or SIGHUP during a download: exit 130 (not killed, 143/129), the
+/// `.part-<pid>` file removed.
 #[test]
 fn a_signal_during_a_download_is_exit_130_with_nothing_partial_left() {
     let server = stalling_ci_build();
-    for signal in ["TERM", "HUP"] {
+    for signal in ["TERM", "INT", "HUP"] {
         let cache = tempfile::tempdir().unwrap();
         let child = repro()
             .env("REPRO_K3S_CI_URL", server.url())

@@ -428,3 +428,71 @@ fn the_real_rke2_smoke_script_runs_the_four_cells_and_keeps_the_worst_code() {
         text(&o)
     );
 }
+
+/// Through the real binary and a fake `gh` on PATH that records every argument and every body
+/// file it is handed (#30): a merged summary.json whose cells' errors carry a URL password, a
+/// token and a K10 token, a mention, a code fence and an HTML comment's end, and a `--run-url`
+/// with a password. None of the secrets reaches any call, title, body or comment; the mention
+/// and the comment's end do not reach the body as they are.
+#[test]
+fn no_secret_reaches_a_public_issue_through_gh() {
+    let gh = FakeGh::new();
+    let tmp = tempfile::tempdir().unwrap();
+    let s = night(
+        tmp.path(),
+        "n1",
+        &[
+            ("v1.33.4+k3s1", "reproduced", "fixed"),
+            ("v1.33.5+k3s1", "fixed", "reproduced"),
+        ],
+    );
+    let k10 = "K10d1f0e8c2b4a6978563412f0e1d2c3b4a5968778695a4b3c2d1e0f9a8b7c6d5e4::server:4f9d2c7e1a8b3f60";
+    let mut summary: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&s).unwrap()).unwrap();
+    for c in summary["cells"].as_array_mut().unwrap() {
+        c["error"] = serde_json::json!(format!(
+            "pull https://bob:hunter2pass@mirror.local/x failed\n```\n--> token=s3cr3tTok3nValue {k10} @octocat <!-- x"
+        ));
+    }
+    std::fs::write(&s, serde_json::to_string_pretty(&summary).unwrap()).unwrap();
+    let o = gh
+        .command(repro())
+        .arg("nightly-issues")
+        .arg(&s)
+        .args([
+            "--run-url",
+            "https://runner:ghp_runUrlPassw0rd@github.com/o/r/actions/runs/7",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    assert!(gh.issues() >= 1, "{:?}", gh.calls());
+    // Every file the fake gh kept: its call log (every argument) and each issue's title, body
+    // and comments (every body file it was handed), and repro's own output.
+    let mut public = text(&o);
+    let mut stack = vec![gh.state.clone()];
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(&d).unwrap().flatten() {
+            let p = e.path();
+            if p.is_dir() {
+                stack.push(p);
+            } else {
+                public.push_str(&std::fs::read_to_string(&p).unwrap());
+            }
+        }
+    }
+    for secret in [
+        "hunter2pass",
+        "s3cr3tTok3nValue",
+        &k10[3..40],
+        "4f9d2c7e1a8b3f60",
+        "ghp_runUrlPassw0rd",
+    ] {
+        assert!(!public.contains(secret), "{secret} in {public}");
+    }
+    for n in 1..=gh.issues() as u32 {
+        let body = gh.issue(n, "body");
+        assert!(!body.contains("@octocat"), "a mention in {body}");
+        assert_eq!(body.matches("-->").count(), 1, "only the state's: {body}");
+    }
+}

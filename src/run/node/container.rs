@@ -58,6 +58,11 @@ impl Mechanism for ContainerProcess {
         })
     }
 
+    /// The container's log is the distribution's.
+    fn log_command(&self, _facts: &Facts, _agent: bool, _follow: bool) -> Option<Vec<String>> {
+        None
+    }
+
     /// Stops the node's current boot (if running) and waits until its log is drained; the
     /// start that follows is a new boot of the container.
     fn stop_for_restart<'a>(&'a self, node: Node<'a>) -> BoxFuture<'a, Result<(), RunError>> {

@@ -69,6 +69,19 @@ pub(crate) fn follow_command(unit: &str, cursor: &str) -> Vec<String> {
     .collect()
 }
 
+/// The command that prints `unit`'s journal for a person: every line so far, as journalctl
+/// shows it, then (`follow`) the new ones as they come.
+pub(crate) fn print_command(unit: &str, follow: bool) -> Vec<String> {
+    let mut cmd: Vec<String> = ["journalctl", "-u", unit, "--no-pager"]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+    if follow {
+        cmd.push("-f".to_string());
+    }
+    cmd
+}
+
 /// The cursor in `journalctl -n 0 --show-cursor -q`'s answer (`-- cursor: s=…`).
 pub(crate) fn parse_cursor(output: &str) -> Option<String> {
     output

@@ -130,4 +130,15 @@ pub(crate) trait Mechanism: Send + Sync {
 
     /// The first half of a restart, before the start that follows.
     fn stop_for_restart<'a>(&'a self, node: Node<'a>) -> BoxFuture<'a, Result<(), RunError>>;
+
+    /// How a person reads the node's log afterwards (`repro runs logs`, on a kept cluster):
+    /// `None` is the container's own log; else the command to run in the node, whose output is
+    /// the log (`follow`: it goes on until interrupted).
+    fn log_command(&self, facts: &Facts, agent: bool, follow: bool) -> Option<Vec<String>>;
+}
+
+/// How to read the log of a node of `facts`'s distribution and `role`, by the way it runs
+/// ([`Mechanism::log_command`]): what `repro runs logs` asks the engine for.
+pub(crate) fn log_command(facts: &Facts, role: Role, follow: bool) -> Option<Vec<String>> {
+    of(facts).log_command(facts, role == Role::Agent, follow)
 }

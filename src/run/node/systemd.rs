@@ -61,6 +61,11 @@ impl Mechanism for SystemdUnit {
         })
     }
 
+    /// The unit's journal, every boot of it, as text (the container's own log is systemd's).
+    fn log_command(&self, facts: &Facts, agent: bool, follow: bool) -> Option<Vec<String>> {
+        Some(journal::print_command(facts.unit(agent), follow))
+    }
+
     /// A unit is restarted in place (`systemctl restart`, in `start_unit`): nothing to do
     /// before its start.
     fn stop_for_restart<'a>(&'a self, _node: Node<'a>) -> BoxFuture<'a, Result<(), RunError>> {
