@@ -25,10 +25,11 @@ pub struct Cli {
 
 #[derive(Debug, Clone, Args)]
 pub(crate) struct Global {
-    /// Folder whose checks/ and topologies/ lay over the files built into repro: a check or
-    /// topology there replaces the built-in one of its name, a signal in its checks/signals.yaml
-    /// the built-in signal of its name (default: the current directory if it has
-    /// checks/signals.yaml, else the built-in files alone).
+    /// Folder whose checks/ and topologies/ lay over the built-in ones (default: the current
+    /// directory if it has checks/signals.yaml).
+    ///
+    /// A check or topology there replaces the built-in one of its name, a signal in its
+    /// checks/signals.yaml the built-in signal of its name; everything else is built in.
     #[arg(long, global = true, env = "REPRO_ROOT")]
     pub(crate) root: Option<PathBuf>,
     /// More log output from repro itself (-v, -vv); RUST_LOG works too.

@@ -138,6 +138,15 @@ pub(crate) fn claim(run_id: &str, nodes: u64) -> Result<Option<Claim>, String> {
     }))
 }
 
+/// What other runs have claimed now, and how many runs (`repro doctor`'s inotify line): read
+/// without the lock, for a report, not a decision.
+pub(crate) fn claimed_now() -> (u64, usize) {
+    ledger_dir()
+        .filter(|d| private_dir(d))
+        .map(|d| read_claims(&d, ""))
+        .unwrap_or((0, 0))
+}
+
 /// `$XDG_RUNTIME_DIR/repro-inotify`, else `/tmp/repro-inotify-<uid>`: one ledger per user, which
 /// every repro process of the user finds.
 fn ledger_dir() -> Option<PathBuf> {

@@ -79,6 +79,9 @@ pub(super) struct Inotify {
     pub(super) instances: Option<u64>,
     pub(super) watches: Option<u64>,
     pub(super) in_use: Option<u64>,
+    /// Instances repro runs starting now have claimed for nodes not up yet, and how many runs
+    /// (`budget::claimed_now`): a run started next counts them as used.
+    pub(super) claimed: (u64, usize),
 }
 
 /// What one node needs: instances, and the watches limit the whole host wants (0: none).
@@ -111,10 +114,16 @@ pub(super) fn inotify_line(
     } else {
         " (this machine's, not the engine's)"
     };
-    let used = host.in_use.unwrap_or(0);
+    let (claimed, claims) = host.claimed;
+    let used = host.in_use.unwrap_or(0) + claimed;
+    let claimed_text = match claims {
+        0 => String::new(),
+        1 => format!(" and {claimed} claimed by 1 repro run starting its nodes"),
+        n => format!(" and {claimed} claimed by {n} repro runs starting their nodes"),
+    };
     let in_use = host
         .in_use
-        .map(|n| format!(", {n} instances held by root's processes now"))
+        .map(|n| format!(", {n} instances held by root's processes now{claimed_text}"))
         .unwrap_or_default();
     let seen = format!(
         "max_user_instances {instances}, max_user_watches {watches}{whose}{in_use}; every node of one engine counts against root's limit, about {} instances a node here",

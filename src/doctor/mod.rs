@@ -143,6 +143,7 @@ async fn host_limits(
                 instances: read_number("/proc/sys/fs/inotify/max_user_instances"),
                 watches: read_number("/proc/sys/fs/inotify/max_user_watches"),
                 in_use: local.then(inotify_in_use).flatten(),
+                claimed: if local { budget::claimed_now() } else { (0, 0) },
             },
             &InotifyNeed { per_node, watches },
             nodes,

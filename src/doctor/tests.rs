@@ -66,6 +66,7 @@ fn inotify_against_the_node_count() {
         instances: i,
         watches: w,
         in_use: u,
+        claimed: (0, 0),
     };
     let k3s = InotifyNeed {
         per_node: INOTIFY_INSTANCES_PER_NODE,
@@ -110,6 +111,7 @@ fn inotify_of_systemd_stand_in_nodes_counts_what_is_in_use() {
         instances: Some(128),
         watches: Some(8192),
         in_use: Some(u),
+        claimed: (0, 0),
     };
     assert_eq!(
         inotify_line(&host(20), &want, 3, "rke2", true).status,
@@ -119,6 +121,19 @@ fn inotify_of_systemd_stand_in_nodes_counts_what_is_in_use() {
     assert_eq!(l.status, Status::Warn, "{}", l.detail);
     assert!(l.detail.contains("110 instances held"), "{}", l.detail);
     assert!(l.fix.unwrap().contains("max_user_instances=140"));
+    // What runs starting now have claimed counts as used, as a run's own check counts it.
+    let claimed = Inotify {
+        claimed: (50, 1),
+        ..host(60)
+    };
+    let l = inotify_line(&claimed, &want, 3, "rke2", true);
+    assert_eq!(l.status, Status::Warn, "{}", l.detail);
+    assert!(
+        l.detail
+            .contains("60 instances held by root's processes now and 50 claimed by 1 repro run"),
+        "{}",
+        l.detail
+    );
 }
 
 #[test]

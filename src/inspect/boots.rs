@@ -19,7 +19,7 @@ pub(crate) use super::banner::{banner_of, is_banner};
 use super::deps::{Signal, Signals};
 use super::formats::{Entry, Inner, Outer, Prompt};
 use super::model::Source;
-use super::prefilter::Prefilter;
+use super::prefilter::{literal_runs, Prefilter};
 use super::reader::{Found, ALL};
 
 #[cfg(test)]
@@ -71,6 +71,9 @@ pub(crate) struct Matcher {
     /// only those (the set runs all of them over the whole line), and a pattern several
     /// signals share (`(?i)Running kubelet`, `k3s is up and running`) once.
     each: Vec<Regex>,
+    /// Per regex of `each`, the literal texts its every match contains (`literal_runs`),
+    /// searched before it runs, and whether finding them is matching it.
+    needs: Vec<Needs>,
     /// Per pattern (in `kinds`' order), its regex in `each`.
     each_of: Vec<usize>,
     kinds: Vec<PatKind>,
@@ -80,6 +83,35 @@ pub(crate) struct Matcher {
     prefilter: Option<Prefilter>,
     /// `Found::extra`'s bits of the start banners' prefixes (after the caller's extra words).
     banner_bits: u64,
+}
+
+/// Literal texts a pattern's every match contains; `whole`: the pattern is one of them alone.
+#[derive(Clone)]
+struct Needs {
+    finders: Vec<memchr::memmem::Finder<'static>>,
+    whole: bool,
+}
+
+impl Needs {
+    fn of(pattern: &str) -> Needs {
+        let (runs, whole) = literal_runs(pattern);
+        Needs {
+            finders: runs
+                .iter()
+                .map(|r| memchr::memmem::Finder::new(r).into_owned())
+                .collect(),
+            whole: whole && runs.len() == 1,
+        }
+    }
+
+    /// `re.is_match(text)`, without running `re` where a literal it needs is absent or the
+    /// literal is the whole pattern.
+    fn is_match(&self, re: &Regex, text: &str) -> bool {
+        self.finders
+            .iter()
+            .all(|f| f.find(text.as_bytes()).is_some())
+            && (self.whole || re.is_match(text))
+    }
 }
 
 #[derive(Clone)]
@@ -134,6 +166,7 @@ impl Matcher {
             })
             .collect();
         let each: Vec<Regex> = distinct.iter().filter_map(|p| Regex::new(p).ok()).collect();
+        let needs: Vec<Needs> = distinct.iter().map(|p| Needs::of(p)).collect();
         // Bits stand for patterns only when every pattern has its regex and a bit.
         let each = if each.len() == distinct.len() && pats.len() < 64 {
             each
@@ -149,6 +182,7 @@ impl Matcher {
         Matcher {
             set,
             each,
+            needs,
             each_of,
             kinds,
             probes,
@@ -198,7 +232,13 @@ impl Matcher {
             };
             if ran & 1 << r == 0 {
                 ran |= 1 << r;
-                if self.each.get(r).is_some_and(|re| re.is_match(text)) {
+                let needs = self.needs.get(r);
+                if self
+                    .each
+                    .get(r)
+                    .zip(needs)
+                    .is_some_and(|(re, n)| n.is_match(re, text))
+                {
                     matched |= 1 << r;
                 }
             }

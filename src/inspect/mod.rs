@@ -496,7 +496,10 @@ fn keyed_cue(text: &str) -> bool {
 
 /// Credentials in a URL (`https://user:pw@host`).
 fn url_cue(text: &str) -> bool {
-    memchr::memmem::find(text.as_bytes(), b"://")
+    // The searcher is built once (`memmem::find` builds one per call).
+    static URL: LazyLock<memchr::memmem::Finder<'static>> =
+        LazyLock::new(|| memchr::memmem::Finder::new("://"));
+    URL.find(text.as_bytes())
         .is_some_and(|i| memchr::memchr(b'@', &text.as_bytes()[i..]).is_some())
 }
 

@@ -33,6 +33,11 @@ pub(crate) struct Prefilter {
     /// leftmost-longest, which aho-corasick's SIMD searcher (Teddy) serves. A search that
     /// starts again one byte after each hit finds every word that occurs (`scan_folded`).
     words: AhoCorasick,
+    /// The same words in aho-corasick's packed (Teddy) searcher itself, where the CPU has one:
+    /// it verifies a candidate by comparing the words of its bucket, where the automaton
+    /// above walks its states from the candidate (and costs a call more per hit; a dense
+    /// line has several hits).
+    packed: Option<aho_corasick::packed::Searcher>,
     /// Per word, what its hit tells: the patterns that require it or a prefix of it, and its
     /// extra bit and those of its prefixes (a word that matches where a longer one does is not
     /// reported by the leftmost-longest search, which reports the longer).
@@ -78,6 +83,11 @@ impl Prefilter {
             .match_kind(aho_corasick::MatchKind::LeftmostLongest)
             .build(&all)
             .ok()?;
+        let packed = aho_corasick::packed::Config::new()
+            .match_kind(aho_corasick::packed::MatchKind::LeftmostLongest)
+            .builder()
+            .extend(&all)
+            .build();
         let tell = |i: usize| match needed_by.get(i) {
             Some(&patterns) => Found { patterns, extra: 0 },
             None => Found {
@@ -101,6 +111,7 @@ impl Prefilter {
         let prescan = !all.iter().any(|w| w.contains(&b'\n'));
         Some(Prefilter {
             words,
+            packed,
             tells,
             prescan,
         })
@@ -136,11 +147,14 @@ impl Prefilter {
             return;
         }
         folded.clear();
-        folded.extend_from_slice(&batch.bytes);
-        folded.make_ascii_lowercase();
+        folded.extend(batch.bytes.iter().map(u8::to_ascii_lowercase));
+        // Nearly every batch is printable ASCII throughout (its line breaks aside): one test
+        // of the whole, not one per line.
+        let all_plain = plain_ascii_lines(&batch.bytes);
         let mut start = 0;
         for l in &mut batch.lines {
-            l.scan = plain_ascii(&batch.bytes[start..l.end]).then_some(Found::NOTHING);
+            l.scan =
+                (all_plain || plain_ascii(&batch.bytes[start..l.end])).then_some(Found::NOTHING);
             start = l.end + 1;
         }
         let mut at = 0;
@@ -159,6 +173,18 @@ impl Prefilter {
     /// one byte after the last hit's start, so a word that overlaps another or lies inside
     /// it is found too, and the longest word at each place stands for its prefixes (`tells`).
     fn each_hit(&self, folded: &[u8], mut hit: impl FnMut(usize, Found)) {
+        if let Some(packed) = &self.packed {
+            let mut at = 0;
+            while at < folded.len() {
+                let Some(m) = packed.find_in(folded, aho_corasick::Span::from(at..folded.len()))
+                else {
+                    break;
+                };
+                hit(m.start(), self.tells[m.pattern().as_usize()]);
+                at = m.start() + 1;
+            }
+            return;
+        }
         let mut input = aho_corasick::Input::new(folded);
         while let Some(m) = self.words.find(input.clone()) {
             hit(m.start(), self.tells[m.pattern().as_usize()]);
@@ -182,6 +208,47 @@ impl Prefilter {
             found.extra |= t.extra;
         });
         found
+    }
+}
+
+/// The literal texts (as written, case and all) every match of `pattern` contains, of at least
+/// `MIN_RUN` bytes each, and whether the pattern is nothing but one such text: a line without
+/// one of them cannot match, and where the pattern is a single literal, finding it is matching
+/// it (a substring search instead of the regex). The prefilter's search, folded and of one
+/// literal per pattern, cannot tell either; on a dense journal the patterns that name a line
+/// and a flag (`Running kube-apiserver .*--encryption-provider-config=`) otherwise run over
+/// every line of that kind.
+pub(crate) fn literal_runs(pattern: &str) -> (Vec<Vec<u8>>, bool) {
+    const MIN_RUN: usize = 3;
+    let Ok(hir) = regex_syntax::parse(pattern) else {
+        return (Vec::new(), false);
+    };
+    let mut hir = &hir;
+    while let HirKind::Capture(c) = hir.kind() {
+        hir = &c.sub;
+    }
+    match hir.kind() {
+        HirKind::Literal(lit) => (vec![lit.0.to_vec()], !lit.0.is_empty()),
+        HirKind::Concat(subs) => {
+            let mut runs = Vec::new();
+            let mut run: Vec<u8> = Vec::new();
+            for s in subs {
+                match s.kind() {
+                    HirKind::Literal(lit) => run.extend_from_slice(&lit.0),
+                    _ => {
+                        if run.len() >= MIN_RUN {
+                            runs.push(std::mem::take(&mut run));
+                        }
+                        run.clear();
+                    }
+                }
+            }
+            if run.len() >= MIN_RUN {
+                runs.push(run);
+            }
+            (runs, false)
+        }
+        _ => (Vec::new(), false),
     }
 }
 
@@ -270,23 +337,44 @@ fn letter(c: &Class) -> Option<u8> {
     }
 }
 
+/// `plain_ascii` of every line of `bytes`, lines separated by `\n`.
+fn plain_ascii_lines(bytes: &[u8]) -> bool {
+    // A word holding a `\n` (one a line) is checked byte by byte.
+    let ok = |b: &u8| (0x20..0x7f).contains(b) || *b == b'\t' || *b == b'\n';
+    let mut words = bytes.chunks_exact(8);
+    for w in &mut words {
+        let mut a = [0u8; 8];
+        a.copy_from_slice(w);
+        if !word_plain(u64::from_le_bytes(a)) && !w.iter().all(ok) {
+            return false;
+        }
+    }
+    words.remainder().iter().all(ok)
+}
+
+/// No byte of the eight below 0x20, 0x7f, or above (may say false of a plain word: callers
+/// check such a word byte by byte).
+fn word_plain(x: u64) -> bool {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    const HIGH: u64 = 0x8080_8080_8080_8080;
+    let below = x.wrapping_sub(ONES * 0x20) & !x & HIGH;
+    let del = x ^ (ONES * 0x7f);
+    let del = del.wrapping_sub(ONES) & !del & HIGH;
+    (below | del | (x & HIGH)) == 0
+}
+
 /// Whether every byte is printable ASCII or a tab: eight bytes at a time (this test runs on
 /// every line; byte by byte it was a fifth of a journal line's cost under callgrind). A word
 /// with any byte below 0x20, 0x7f or above is checked byte by byte, so the word test only has
 /// to never miss one (the bit tricks of "Bit Twiddling Hacks": `hasless`, `haszero`).
 pub(crate) fn plain_ascii(raw: &[u8]) -> bool {
-    const ONES: u64 = 0x0101_0101_0101_0101;
-    const HIGH: u64 = 0x8080_8080_8080_8080;
     let ok = |b: &u8| (0x20..0x7f).contains(b) || *b == b'\t';
     let mut words = raw.chunks_exact(8);
     for w in &mut words {
         let mut a = [0u8; 8];
         a.copy_from_slice(w);
         let x = u64::from_le_bytes(a);
-        let below = x.wrapping_sub(ONES * 0x20) & !x & HIGH;
-        let del = x ^ (ONES * 0x7f);
-        let del = del.wrapping_sub(ONES) & !del & HIGH;
-        if (below | del | (x & HIGH)) != 0 && !w.iter().all(ok) {
+        if !word_plain(x) && !w.iter().all(ok) {
             return false;
         }
     }
@@ -331,6 +419,43 @@ mod tests {
         assert_eq!(req(r"\d+"), None);
         assert_eq!(req("(abc)?x*"), None);
         assert_eq!(req("abc|.*"), None);
+    }
+
+    #[test]
+    fn literal_runs_are_what_every_match_contains() {
+        let runs = |p: &str| {
+            let (r, whole) = literal_runs(p);
+            let r: Vec<String> = r
+                .into_iter()
+                .map(|l| String::from_utf8(l).unwrap())
+                .collect();
+            (r, whole)
+        };
+        assert_eq!(
+            runs("k3s is up and running"),
+            (vec!["k3s is up and running".to_string()], true)
+        );
+        assert_eq!(
+            runs(r"Running kube-apiserver .*--encryption-provider-config="),
+            (
+                vec![
+                    "Running kube-apiserver ".to_string(),
+                    "--encryption-provider-config=".to_string()
+                ],
+                false
+            )
+        );
+        assert_eq!(
+            runs(r#"critical configuration mismatched: (?P<value>[^\s"]+)"#),
+            (
+                vec!["critical configuration mismatched: ".to_string()],
+                false
+            )
+        );
+        // An anchor is more than the literal; a case-insensitive pattern has no literal run.
+        assert_eq!(runs(r"^FATA\["), (vec!["FATA[".to_string()], false));
+        assert_eq!(runs("(?i)Running kubelet"), (vec![], false));
+        assert_eq!(runs("(a|bc)d"), (vec![], false));
     }
 
     #[test]

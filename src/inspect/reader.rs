@@ -132,6 +132,18 @@ impl<R: BufRead> BoundedLines<R> {
     /// the input has ended. After an error the batch still holds the whole lines read before it.
     pub(crate) fn read_batch(&mut self, batch: &mut Batch, bytes: usize) -> io::Result<bool> {
         while batch.bytes.len() < bytes {
+            // Whole lines in the read buffer are taken at once (one copy, one newline search
+            // through them), not line by line.
+            match self.take_whole_lines(batch, bytes - batch.bytes.len()) {
+                Ok(true) => continue,
+                Ok(false) => {}
+                Err(e) => {
+                    batch
+                        .bytes
+                        .truncate(batch.lines.last().map_or(0, |l| l.end + 1));
+                    return Err(e);
+                }
+            }
             let info = self.append_line(&mut batch.bytes);
             let Ok(Some(info)) = info else {
                 // A line cut by the error, or nothing: no line of the batch.
@@ -147,6 +159,46 @@ impl<R: BufRead> BoundedLines<R> {
             });
             batch.bytes.push(b'\n');
         }
+        Ok(true)
+    }
+
+    /// Moves the whole lines at the start of the read buffer (about `want` bytes of them,
+    /// at least one) into `batch`, as `append_line` would one by one; false when there is no
+    /// such line there (the next ends beyond the buffer, is longer than `max`, or the input
+    /// has ended): then `append_line` reads the next.
+    fn take_whole_lines(&mut self, batch: &mut Batch, want: usize) -> io::Result<bool> {
+        let chunk = loop {
+            match self.inner.fill_buf() {
+                Ok(c) => break c,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                Err(e) => return Err(e),
+            }
+        };
+        let base = batch.bytes.len();
+        let mut start = 0;
+        for nl in memchr::memchr_iter(b'\n', chunk) {
+            if nl - start > self.max {
+                break;
+            }
+            self.number += 1;
+            batch.lines.push(BatchLine {
+                end: base + nl,
+                info: LineInfo {
+                    number: self.number,
+                    dropped: 0,
+                },
+                scan: None,
+            });
+            start = nl + 1;
+            if start >= want {
+                break;
+            }
+        }
+        if start == 0 {
+            return Ok(false);
+        }
+        batch.bytes.extend_from_slice(&chunk[..start]);
+        self.inner.consume(start);
         Ok(true)
     }
 }

@@ -23,8 +23,12 @@ pub(crate) struct Kept<'a> {
     pub(crate) run_id: &'a str,
     /// The label every container of a run carries, with the run id as its value.
     pub(crate) label: &'a str,
-    /// The first node: (its container, whether it is an agent).
-    pub(crate) first: (&'a str, bool),
+    /// The first node: (its name, its container).
+    pub(crate) first: (&'a str, &'a str),
+    /// How its log is read inside it (`run::node::log_command`); `None`: the container's log.
+    pub(crate) log: Option<Vec<String>>,
+    /// `--results DIR` for `repro runs` when the run's folder is not under the default one.
+    pub(crate) results_flag: String,
     /// The first node serving the Kubernetes API, by container.
     pub(crate) api: Option<&'a str>,
     /// The kubeconfig written (its path and the server address in it), or why none was.
@@ -41,20 +45,16 @@ pub(crate) fn api_node(nodes: &[PlannedNode]) -> Option<&PlannedNode> {
 /// The lines printed after a kept run.
 pub(crate) fn hint(k: &Kept<'_>) -> String {
     let f = k.facts;
-    let (first, first_is_agent) = k.first;
+    let (node, first) = k.first;
     let systemd = f.node_process.systemd_pid1();
     let mut o = format!(
-        "--keep: the cluster is still running. Inspect it with\n  docker ps --filter label={}={}\n",
-        k.label, k.run_id
+        "--keep: the cluster is still running. Inspect it with\n  repro runs logs {}{} {node}\n  docker ps --filter label={}={}\n",
+        k.run_id, k.results_flag, k.label, k.run_id
     );
-    if systemd {
-        // The container's own log is systemd's; the distribution's is its unit's journal.
-        o.push_str(&format!(
-            "  docker exec {first} journalctl -u {} --no-pager\n",
-            f.unit(first_is_agent)
-        ));
-    } else {
-        o.push_str(&format!("  docker logs {first}\n"));
+    match &k.log {
+        // A systemd node's container log is systemd's; the distribution's is its unit's journal.
+        Some(cmd) => o.push_str(&format!("  docker exec {first} {}\n", cmd.join(" "))),
+        None => o.push_str(&format!("  docker logs {first}\n")),
     }
     // The stand-in's container image holds nothing but its binary: no shell to enter.
     if !k.stand_in || systemd {
@@ -138,7 +138,13 @@ mod tests {
             stand_in,
             run_id: "ab12cd34",
             label: "io.repro.run",
-            first: ("repro-ab12cd34-etcd-1", false),
+            first: ("etcd-1", "repro-ab12cd34-etcd-1"),
+            log: (distro == Distro::Rke2).then(|| {
+                ["journalctl", "-u", "rke2-server", "--no-pager"]
+                    .map(String::from)
+                    .to_vec()
+            }),
+            results_flag: String::new(),
             api: Some("repro-ab12cd34-cp-1"),
             kubeconfig: kubeconfig.then(|| {
                 Ok((

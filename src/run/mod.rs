@@ -379,15 +379,24 @@ async fn kept_hint(c: &Cluster, plan: &Plan, dir: &std::path::Path) -> String {
         _ => None,
     };
     let first = &plan.nodes[0];
+    // `repro runs` reads ./results unless told otherwise.
+    let results_flag = match dir.parent() {
+        Some(p) if p != std::path::Path::new("results") => {
+            format!(
+                " --results {}",
+                record::shell_quote(&p.display().to_string())
+            )
+        }
+        _ => String::new(),
+    };
     kept::hint(&kept::Kept {
         facts,
         stand_in,
         run_id: &c.run_id,
         label: docker::LABEL_RUN,
-        first: (
-            c.container(&first.name),
-            first.role == crate::raw::Role::Agent,
-        ),
+        first: (&first.name, c.container(&first.name)),
+        log: node::log_command(facts, first.role, false),
+        results_flag,
         api: api.map(|n| c.container(&n.name)),
         kubeconfig,
     })

@@ -529,3 +529,33 @@ fn shell_words_read_back_unchanged() {
         assert_eq!(String::from_utf8_lossy(&out.stdout), w);
     }
 }
+
+/// `--keep` on real k3s (#32): the first API server's kubeconfig lands in the results folder,
+/// its owner's alone, its server the node's address on the run's network. (The fake answers
+/// every exec alike: `k3s -v` and the kubeconfig's `cat` read the same text.)
+#[tokio::test]
+async fn a_kept_real_cluster_leaves_its_kubeconfig() {
+    use std::os::unix::fs::PermissionsExt;
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let fake = Arc::new(FakeDocker {
+        exec_output: "k3s version v1.33.5+k3s1 (abcdef12)\ngo version go1.24.5\nclusters:\n- cluster:\n    server: https://127.0.0.1:6443\n  name: default\n".into(),
+        ..FakeDocker::default()
+    });
+    let cfg = RunConfig {
+        keep: true,
+        ..config(tmp.path(), Outcome::Fixed)
+    };
+    let end = run_on(fake, &cfg, vec![], CancellationToken::new()).await;
+    assert!(end.error().is_none(), "{:?}", end.error());
+    let path = end
+        .dir
+        .as_ref()
+        .expect("a results folder")
+        .join(kept::KUBECONFIG_FILE);
+    let text = std::fs::read_to_string(&path).expect("kubeconfig.yaml");
+    // cp-1, the first node serving the API, is the plan's fourth: .13 on the run's /24.
+    let server = regex::Regex::new(r"(?m)^    server: https://10\.213\.\d+\.13:6443$").unwrap();
+    assert!(server.is_match(&text), "{text}");
+    let mode = std::fs::metadata(&path).expect("meta").permissions().mode();
+    assert_eq!(mode & 0o777, 0o600);
+}

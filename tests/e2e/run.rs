@@ -628,12 +628,17 @@ fn kept_hint_works_on_the_stand_in(run: &crate::runs::Finished) -> Result<(), St
             "the stand-in's kubectl is not said, or a kubeconfig was written:\n{err}"
         ));
     }
-    for line in hint
-        .iter()
-        .filter(|l| l.trim_start().starts_with("docker "))
-    {
+    let commands = hint.iter().filter(|l| {
+        let l = l.trim_start();
+        l.starts_with("docker ") || l.starts_with("repro ")
+    });
+    for line in commands {
         let words: Vec<&str> = line.split_whitespace().collect();
-        let o = Command::new(words[0]).args(&words[1..]).output().unwrap();
+        let program = match words[0] {
+            "repro" => env!("CARGO_BIN_EXE_repro"),
+            other => other,
+        };
+        let o = Command::new(program).args(&words[1..]).output().unwrap();
         if !o.status.success() {
             return Err(format!(
                 "`{}` failed: {}",

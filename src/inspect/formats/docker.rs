@@ -1,7 +1,7 @@
 //! `docker logs --timestamps` / `kubectl logs --timestamps` (an RFC 3339 time before each
 //! line) and `kubectl logs --prefix` (`[pod/name/container] `).
 
-use std::sync::LazyLock;
+use std::sync::{Arc, LazyLock};
 
 use regex::Regex;
 
@@ -21,7 +21,7 @@ impl Normaliser {
             self.k3s_text(rest, e);
         }
         e.kind = Kind::Log;
-        e.host = pod;
+        e.host = pod.as_deref().map(Arc::from);
         e.outer = Outer::KubectlPrefix;
         self.stats.count_outer(Outer::KubectlPrefix);
         self.in_output = false;

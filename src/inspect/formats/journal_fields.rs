@@ -1,6 +1,8 @@
 //! One journal entry of the structured forms (`-o json`, `-o export`): its fields, and the
 //! entry they make (message, host, time, unit, invocation).
 
+use std::sync::Arc;
+
 use chrono::DateTime;
 
 use super::units::{distro_in_unit_line, distro_named, UNIT};
@@ -50,7 +52,7 @@ impl Normaliser {
     /// One journal entry of the structured forms: its message, host, time, unit and invocation.
     pub(super) fn structured(&mut self, f: JournalFields, outer: Outer, info: LineInfo) -> Entry {
         let mut e = Entry {
-            host: f.host,
+            host: f.host.as_deref().map(Arc::from),
             invocation: f.invocation,
             pid: f.pid.as_deref().and_then(|p| p.parse().ok()),
             ..Entry::bare(Kind::Foreign, outer, &info)

@@ -26,6 +26,7 @@ mod paste;
 mod units;
 
 use std::borrow::Cow;
+use std::sync::Arc;
 
 use chrono::{DateTime, Datelike, Duration, Utc};
 use serde::Serialize;
@@ -145,7 +146,8 @@ pub(crate) struct Entry {
     pub(crate) line: u64,
     pub(crate) outer: Outer,
     pub(crate) inner: Inner,
-    pub(crate) host: Option<String>,
+    /// Shared by the lines of one host (`Normaliser::host`): no copy of the name per line.
+    pub(crate) host: Option<Arc<str>>,
     pub(crate) ts: Option<DateTime<Utc>>,
     /// False when part of the time was guessed (the year or zone of a journal's short format).
     pub(crate) ts_exact: bool,
@@ -303,6 +305,8 @@ pub(crate) struct Normaliser {
     in_fence: bool,
     /// The zone of k3s's own logrus times, for klog lines (local time without year or zone).
     text_offset: Option<chrono::FixedOffset>,
+    /// The host name the last line gave (most lines name the host the line before did).
+    last_host: Option<Arc<str>>,
     /// The last journal short stamp parsed, and its time.
     short_cache: Option<(String, DateTime<Utc>, bool)>,
     /// Year for journal short times (which print none), learned from exact times.
@@ -339,6 +343,7 @@ impl Normaliser {
             fences: false,
             in_fence: false,
             text_offset: None,
+            last_host: None,
             short_cache: None,
             year: None,
             local_offset: None,
@@ -555,6 +560,18 @@ impl Normaliser {
             return true;
         }
         false
+    }
+
+    /// `name` as an entry's host: the last host's shared name when it is that one.
+    pub(super) fn host(&mut self, name: &str) -> Arc<str> {
+        match &self.last_host {
+            Some(h) if **h == *name => h.clone(),
+            _ => {
+                let h: Arc<str> = Arc::from(name);
+                self.last_host = Some(h.clone());
+                h
+            }
+        }
     }
 
     pub(super) fn set_exact(&mut self, e: &mut Entry, ts: DateTime<Utc>) {

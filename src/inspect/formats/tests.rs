@@ -152,7 +152,10 @@ fn several_hosts_in_one_journal() {
         "Sep 26 10:38:30 etcd-1 k3s[1]: {BANNER}\nSep 26 10:38:31 etcd-2 k3s[2]: {BANNER}\n"
     );
     let (e, _) = read(text.as_bytes());
-    let hosts: Vec<_> = logs(&e).iter().map(|x| x.host.clone().unwrap()).collect();
+    let hosts: Vec<&str> = logs(&e)
+        .iter()
+        .map(|x| x.host.as_deref().unwrap())
+        .collect();
     assert_eq!(hosts, ["etcd-1", "etcd-2"]);
 }
 
