@@ -842,14 +842,8 @@ fn parse_wait(s: &str) -> Result<Duration, String> {
 /// `--image-archive`: an existing regular file (links followed). `/dev/zero` or a FIFO would
 /// be streamed to the engine forever, after the run had begun; refused here, exit 2.
 fn parse_archive(s: &str) -> Result<PathBuf, String> {
-    let p = PathBuf::from(s);
-    let meta = std::fs::metadata(&p).map_err(|e| format!("cannot read {s}: {e}"))?;
-    if !meta.is_file() {
-        return Err(format!(
-            "{s} is not a regular file; give the .tar written by `docker save` or a k3s air-gap tarball"
-        ));
-    }
-    Ok(p)
+    let give = "the .tar written by `docker save` or a k3s air-gap tarball";
+    crate::safe_fs::regular_file_arg(s, give)
 }
 
 /// `NAME=FILE`.

@@ -23,6 +23,18 @@ use std::path::{Path, PathBuf};
 
 const MIB: u64 = 1024 * 1024;
 
+/// A file a flag names for repro to read whole or stream (`--k3s-binary`, `--image-archive`):
+/// it must exist and be a regular file (links followed), since `/dev/zero` or a FIFO would be
+/// read forever once the run had begun. Refused at parsing (exit 2), saying what to `give`.
+pub(crate) fn regular_file_arg(s: &str, give: &str) -> Result<PathBuf, String> {
+    let p = PathBuf::from(s);
+    let meta = fs::metadata(&p).map_err(|e| format!("cannot read {s}: {e}"))?;
+    if !meta.is_file() {
+        return Err(format!("{s} is not a regular file; give {give}"));
+    }
+    Ok(p)
+}
+
 /// A scenario file (check, topology, signals): the shipped ones are a few KiB.
 pub(crate) const SCENARIO_LIMIT: u64 = MIB;
 /// A run's `result.json`: configs, plans and evidence lines of every step (a few hundred KiB

@@ -36,14 +36,8 @@ pub(crate) struct Build {
 /// `--k3s-binary`: an existing regular file (links followed). A folder, a FIFO or `/dev/zero`
 /// is refused here (exit 2), before anything exists.
 pub(crate) fn parse_binary_path(s: &str) -> Result<PathBuf, String> {
-    let p = PathBuf::from(s);
-    let meta = std::fs::metadata(&p).map_err(|e| format!("cannot read {s}: {e}"))?;
-    if !meta.is_file() {
-        return Err(format!(
-            "{s} is not a regular file; give a k3s binary, e.g. dist/artifacts/k3s of a k3s checkout"
-        ));
-    }
-    Ok(p)
+    let give = "a k3s binary, e.g. dist/artifacts/k3s of a k3s checkout";
+    crate::safe_fs::regular_file_arg(s, give)
 }
 
 /// `--k3s-commit`: the full 40-hex commit (lowercased). k3s's CI names each build by the full
