@@ -63,10 +63,11 @@ pub(crate) fn label(class: &str, critical: bool) -> Option<&'static str> {
 }
 
 impl Minimal {
-    /// `checks/….yaml (1 steps, confirmed 1/1)`: how every output names it.
+    /// `checks/….yaml (1 step, confirmed 1/1)`: how every output names it.
     pub(crate) fn summary(&self) -> String {
+        let steps = if self.steps == 1 { "step" } else { "steps" };
         format!(
-            "{} ({} steps, confirmed {}/{})",
+            "{} ({} {steps}, confirmed {}/{})",
             self.check, self.steps, self.confirmed, self.confirm_runs
         )
     }
@@ -250,7 +251,7 @@ mod tests {
             key: "embedded-registry".into(),
             node: "etcd-2".into(),
             role: "etcd".into(),
-            source: "its own config (joins a etcd node)".into(),
+            source: "its own config (joins an etcd node)".into(),
             step: 1,
             signal: "embedded-registry".into(),
             observed: "false".into(),

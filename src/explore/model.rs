@@ -55,7 +55,16 @@ impl NodeInfo {
         match (&self.join, self.role) {
             (_, Role::Agent) => "the server it reached".to_string(),
             (None, _) => "its own config (init node)".to_string(),
-            (Some(j), _) => format!("its own config (joins a {} node)", role_of(j)),
+            (Some(j), _) => {
+                let role = role_of(j);
+                // "an etcd node", "a control-plane node": the article follows the role's sound.
+                let article = if role.starts_with(['a', 'e']) {
+                    "an"
+                } else {
+                    "a"
+                };
+                format!("its own config (joins {article} {role} node)")
+            }
         }
     }
 }

@@ -26,7 +26,13 @@ impl Installed {
     fn new() -> Installed {
         let tmp = tempfile::tempdir().expect("tmp");
         let bin = tmp.path().join("repro");
-        std::fs::copy(env!("CARGO_BIN_EXE_repro"), &bin).expect("install");
+        // A hard link where it can be (no file open for writing that a process forked by another
+        // test at that moment could inherit, making our exec fail with ETXTBSY); else a copy,
+        // and `run` tries such an exec again.
+        let built = env!("CARGO_BIN_EXE_repro");
+        if std::fs::hard_link(built, &bin).is_err() {
+            std::fs::copy(built, &bin).expect("install");
+        }
         let work = tmp.path().join("empty");
         std::fs::create_dir(&work).expect("mkdir");
         Installed {
@@ -51,7 +57,17 @@ impl Installed {
     }
 
     fn run(&self, args: &[&str]) -> Out {
-        let out = self.cmd(args).output().expect("runs");
+        const ETXTBSY: i32 = 26;
+        let mut tries = 0;
+        let out = loop {
+            match self.cmd(args).output() {
+                Err(e) if e.raw_os_error() == Some(ETXTBSY) && tries < 20 => {
+                    tries += 1;
+                    std::thread::sleep(std::time::Duration::from_millis(50));
+                }
+                result => break result.expect("runs"),
+            }
+        };
         Out {
             code: out.status.code(),
             stdout: String::from_utf8_lossy(&out.stdout).to_string(),
