@@ -185,28 +185,46 @@ fn cgroup_versions() {
 
 #[test]
 fn podman_behind_docker_host_is_named() {
-    let l = host_line(
-        "unix:///run/user/0/podman/podman.sock",
-        true,
-        Some(docker::EngineKind::Podman),
-    );
-    assert_eq!(l.status, Status::Ok);
-    assert!(l.detail.contains("a local Podman service"), "{}", l.detail);
-    assert!(l.detail.contains("docs/podman.md"), "{}", l.detail);
-    let l = host_line(
-        "tcp://10.0.0.9:8888",
-        true,
-        Some(docker::EngineKind::Podman),
-    );
-    assert_eq!(l.status, Status::Warn);
-    assert!(l.detail.contains("a remote Podman service"), "{}", l.detail);
-    let l = host_line(
-        "unix:///var/run/docker.sock",
-        false,
-        Some(docker::EngineKind::Docker),
-    );
-    assert!(l.detail.contains("the local Docker engine"), "{}", l.detail);
-    assert!(!l.detail.contains("Podman"), "{}", l.detail);
+    use docker::EngineKind::{Docker, Podman};
+    // (DOCKER_HOST, local?, engine, status, words the line must hold, words it must not)
+    let cases = [
+        (
+            "unix:///run/user/0/podman/podman.sock",
+            true,
+            Podman,
+            Some(Status::Ok),
+            &["a local Podman service", "docs/podman.md"][..],
+            None,
+        ),
+        (
+            "tcp://10.0.0.9:8888",
+            true,
+            Podman,
+            Some(Status::Warn),
+            &["a remote Podman service"][..],
+            None,
+        ),
+        (
+            "unix:///var/run/docker.sock",
+            false,
+            Docker,
+            None,
+            &["the local Docker engine"][..],
+            Some("Podman"),
+        ),
+    ];
+    for (host, local, engine, status, holds, lacks) in cases {
+        let l = host_line(host, local, Some(engine));
+        if let Some(status) = status {
+            assert_eq!(l.status, status, "{host}");
+        }
+        for words in holds {
+            assert!(l.detail.contains(words), "{host}: {}", l.detail);
+        }
+        if let Some(words) = lacks {
+            assert!(!l.detail.contains(words), "{host}: {}", l.detail);
+        }
+    }
 }
 
 #[test]
