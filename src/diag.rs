@@ -37,13 +37,55 @@ impl fmt::Display for Diagnostic {
             )?;
         }
         if let Some(help) = &self.help {
-            write!(f, "\n  help: {help}")?;
+            write!(f, "{}", Help(help))?;
         }
         Ok(())
     }
 }
 
+/// The line after a message that says what would be valid instead: the one place its shape,
+/// `\n  help: …`, is written. [`Diagnostic`] prints its help with it, and so do error types
+/// whose text is a message then a help (`DockerError`, `RunError`, whose texts are also
+/// recorded in result.json and stay as they are).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Help<T>(pub(crate) T);
+
+impl<T: fmt::Display> fmt::Display for Help<T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "\n  help: {}", self.0)
+    }
+}
+
 impl Diagnostic {
+    /// A problem that is not in any file (a flag's value, a name given on the command line),
+    /// without a help yet (add one with [`Diagnostic::help`]): `error: {message}`.
+    pub(crate) fn usage(message: impl Into<String>) -> Diagnostic {
+        Diagnostic {
+            file: PathBuf::new(),
+            line: 0,
+            column: 0,
+            message: message.into(),
+            help: None,
+        }
+    }
+
+    /// A problem with a whole file (`file: error: {message}`), or at a place in it when `line`
+    /// is not 0 (`file:line:column: error: {message}`).
+    pub(crate) fn in_file(
+        file: impl Into<PathBuf>,
+        line: u64,
+        column: u64,
+        message: impl Into<String>,
+    ) -> Diagnostic {
+        Diagnostic {
+            file: file.into(),
+            line,
+            column,
+            message: message.into(),
+            help: None,
+        }
+    }
+
     /// A problem that is not in any file (e.g. a name given on the command line).
     pub(crate) fn general(message: impl Into<String>, help: impl Into<String>) -> Diagnostic {
         Diagnostic {
@@ -97,6 +139,12 @@ impl fmt::Display for Diagnostics {
 }
 
 impl std::error::Error for Diagnostics {}
+
+impl From<Diagnostic> for Diagnostics {
+    fn from(d: Diagnostic) -> Diagnostics {
+        Diagnostics(vec![d])
+    }
+}
 
 /// Builds diagnostics for one file.
 #[derive(Debug, Clone)]
@@ -440,5 +488,47 @@ mod tests {
         let (m, h) = explain_yaml("something new");
         assert_eq!(m, "something new");
         assert!(h.contains("file-formats"));
+    }
+
+    /// The shapes every input error is printed in, byte for byte as they were written by hand
+    /// before the renderer took them over (`error: X\n  help: Y`, the file forms, the list with
+    /// one help at its end).
+    #[test]
+    fn renders_the_shapes_users_have_seen() {
+        let cases = [
+            (
+                Diagnostic::usage("--checks has an empty entry")
+                    .help("e.g. --checks etcd-split,metrics-order"),
+                "error: --checks has an empty entry\n  help: e.g. --checks etcd-split,metrics-order",
+            ),
+            (Diagnostic::usage("no such run"), "error: no such run"),
+            (
+                Diagnostic::general("a", "b\n    more"),
+                "error: a\n  help: b\n    more",
+            ),
+            (
+                Diagnostic::in_file("x.yaml", 3, 7, "bad").help("fix"),
+                "x.yaml:3:7: error: bad\n  help: fix",
+            ),
+            (
+                Diagnostic::in_file("x.yaml", 0, 0, "empty"),
+                "x.yaml: error: empty",
+            ),
+        ];
+        for (d, text) in cases {
+            assert_eq!(d.to_string(), text);
+        }
+        let list = Diagnostics(vec![
+            Diagnostic::usage("--versions has an empty entry"),
+            Diagnostic::usage("--versions: bad").help("give full versions"),
+        ]);
+        assert_eq!(
+            list.to_string(),
+            "error: --versions has an empty entry\nerror: --versions: bad\n  help: give full versions\n"
+        );
+        assert_eq!(
+            format!("cannot reach: gone{}", Help("start Docker")),
+            "cannot reach: gone\n  help: start Docker"
+        );
     }
 }

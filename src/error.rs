@@ -4,6 +4,7 @@
 
 use std::path::PathBuf;
 
+use crate::diag::{Diagnostic, Diagnostics};
 use crate::docker::DockerError;
 use crate::exit::Exit;
 use crate::run::RunError;
@@ -14,6 +15,11 @@ pub enum Error {
     /// `help:` lines): printed as it is. Nothing was created.
     #[error("{0}")]
     BadInput(String),
+    /// Bad input or usage said as diagnostics (message, help, and a file position when there
+    /// is one), printed by `crate::diag`, the one place their shape is written. Nothing was
+    /// created.
+    #[error("{0}")]
+    Usage(Diagnostics),
     #[error(transparent)]
     Docker(#[from] DockerError),
     #[error(transparent)]
@@ -42,9 +48,21 @@ pub enum Error {
 impl From<crate::redact::FilesError> for Error {
     fn from(e: crate::redact::FilesError) -> Error {
         match e {
-            crate::redact::FilesError::BadInput(msg) => Error::BadInput(msg),
+            crate::redact::FilesError::BadInput(d) => Error::Usage(d.into()),
             crate::redact::FilesError::Other(e) => Error::Other(e),
         }
+    }
+}
+
+impl From<Diagnostic> for Error {
+    fn from(d: Diagnostic) -> Error {
+        Error::Usage(d.into())
+    }
+}
+
+impl From<Diagnostics> for Error {
+    fn from(d: Diagnostics) -> Error {
+        Error::Usage(d)
     }
 }
 
@@ -57,7 +75,7 @@ impl Error {
     /// the run also writes into result.json).
     pub fn exit(&self) -> Exit {
         match self {
-            Error::BadInput(_) => Exit::BadInput,
+            Error::BadInput(_) | Error::Usage(_) => Exit::BadInput,
             Error::Run(e) => e.exit(),
             Error::Docker(_)
             | Error::Write { .. }
@@ -74,6 +92,7 @@ impl Error {
     pub fn render(&self) -> String {
         let text = match self {
             Error::BadInput(msg) | Error::Channel(msg) => prefixed(msg),
+            Error::Usage(d) => d.to_string(),
             Error::Clean(problems) => problems
                 .iter()
                 .map(|p| prefixed(&format!("{p}\n")))

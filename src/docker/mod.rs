@@ -10,6 +10,7 @@ use std::collections::HashMap;
 use std::path::Path;
 use std::time::Duration;
 
+use crate::diag::Help;
 use bytes::Bytes;
 use futures_util::future::BoxFuture;
 use futures_util::stream::BoxStream;
@@ -37,7 +38,7 @@ pub(crate) const LABEL_NODE: &str = "io.repro.node";
 #[derive(Debug, thiserror::Error)]
 pub enum DockerError {
     /// Docker is not there: what was tried and what to do.
-    #[error("cannot reach the Docker engine at {endpoint}: {reason}\n  help: start Docker (e.g. `systemctl start docker`), or point DOCKER_HOST at a reachable engine (unix://, tcp://host:2375, ssh://user@host)")]
+    #[error("cannot reach the Docker engine at {endpoint}: {reason}{}", Help("start Docker (e.g. `systemctl start docker`), or point DOCKER_HOST at a reachable engine (unix://, tcp://host:2375, ssh://user@host)"))]
     Unreachable { endpoint: String, reason: String },
     /// A call failed: the operation and the object it was on.
     #[error("failed to {op} {object}: {source}")]
@@ -68,7 +69,7 @@ pub enum DockerError {
 /// A call that failed on a limit of the engine or its host: the runtime's own words name none
 /// of them, so the help says what to change.
 #[derive(Debug, thiserror::Error)]
-#[error("failed to {op} {object} on {engine}: {source}\n  help: {help}")]
+#[error("failed to {op} {object} on {engine}: {source}{}", Help(.help))]
 pub struct EngineLimit {
     pub(crate) op: &'static str,
     pub(crate) object: String,

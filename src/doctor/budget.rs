@@ -58,13 +58,17 @@ impl Budget {
         let raise = (self.held + self.claimed + need)
             .next_power_of_two()
             .max(self.limit * 2);
+        let help = format!(
+            "run fewer at once, or raise the limit: `sudo sysctl -w fs.inotify.max_user_instances={raise}` (`repro doctor` shows the budget; --no-host-check skips this check)"
+        );
         Err(format!(
-            "the host's inotify budget: fs.inotify.max_user_instances is {limit}; {held} instances are held by root's processes now{others}, {free} free; this run's {nodes} systemd nodes need about {need} ({per} each: systemd as PID 1, journald, logind, udevd and the unit, as measured in #30) — nothing was created\n  help: run fewer at once, or raise the limit: `sudo sysctl -w fs.inotify.max_user_instances={raise}` (`repro doctor` shows the budget; --no-host-check skips this check)",
+            "the host's inotify budget: fs.inotify.max_user_instances is {limit}; {held} instances are held by root's processes now{others}, {free} free; this run's {nodes} systemd nodes need about {need} ({per} each: systemd as PID 1, journald, logind, udevd and the unit, as measured in #30) — nothing was created{help}",
             limit = self.limit,
             held = self.held,
             free = self.free(),
             nodes = self.nodes,
             per = INOTIFY_INSTANCES_SYSTEMD_NODE,
+            help = crate::diag::Help(help),
         ))
     }
 }

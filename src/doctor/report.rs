@@ -71,7 +71,7 @@ impl Line {
     pub(crate) fn text(&self) -> String {
         let mut s = format!("{} {}: {}", self.status.word(), self.check, self.detail);
         if let Some(fix) = &self.fix {
-            s.push_str(&format!("\n  help: {fix}"));
+            s.push_str(&crate::diag::Help(fix).to_string());
         }
         s
     }

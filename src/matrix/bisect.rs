@@ -81,13 +81,15 @@ pub(crate) fn check_endpoints(
     good: &distro::Version,
     bad: &distro::Version,
 ) -> Result<(), crate::error::Error> {
-    use crate::error::Error;
+    use crate::diag::Diagnostic;
     for (flag, v) in [("--good", good), ("--bad", bad)] {
         if !list.contains(v) {
             let line: Vec<String> = list.line_of(v).iter().map(ToString::to_string).collect();
-            return Err(Error::bad_input(format!(
-                "error: {flag} {v} is not in the release list {}\n  help: {}",
-                list.path.display(),
+            return Err(Diagnostic::general(
+                format!(
+                    "{flag} {v} is not in the release list {}",
+                    list.path.display()
+                ),
                 if line.is_empty() {
                     format!(
                         "the list has no {}.{} release; add the line there or pass --versions FILE",
@@ -100,19 +102,24 @@ pub(crate) fn check_endpoints(
                         v.minor,
                         line.join(", ")
                     )
-                }
-            )));
+                },
+            )
+            .into());
         }
     }
     if good.line() != bad.line() {
-        return Err(Error::bad_input(format!(
-            "error: --good {good} and --bad {bad} are in different release lines\n  help: bisect inside one line: k3s backports fixes line by line, so releases of different lines are not one history"
-        )));
+        return Err(Diagnostic::general(
+            format!("--good {good} and --bad {bad} are in different release lines"),
+            "bisect inside one line: k3s backports fixes line by line, so releases of different lines are not one history",
+        )
+        .into());
     }
     if good == bad {
-        return Err(Error::bad_input(format!(
-            "error: --good and --bad are both {good}\n  help: give two different releases of one line"
-        )));
+        return Err(Diagnostic::general(
+            format!("--good and --bad are both {good}"),
+            "give two different releases of one line",
+        )
+        .into());
     }
     Ok(())
 }

@@ -8,6 +8,7 @@ use std::path::Path;
 
 use crate::builds::Build;
 use crate::catalog::Catalog;
+use crate::diag::{Diagnostic, Diagnostics};
 use crate::error::Error;
 use crate::outcome::Outcome;
 use crate::plan::Plan;
@@ -31,18 +32,22 @@ pub(crate) fn checks(cat: &Catalog, named: &[String]) -> Result<Vec<String>, Err
                 .map(|(c, _)| c.name.clone()),
         );
         if checks.is_empty() {
-            return Err(Error::bad_input(
-                "error: no check has `fixed-in`, so there is no default matrix\n  help: name the checks with --checks",
-            ));
+            return Err(Diagnostic::general(
+                "no check has `fixed-in`, so there is no default matrix",
+                "name the checks with --checks",
+            )
+            .into());
         }
         return Ok(checks);
     }
     for c in named {
         let c = c.trim();
         if c.is_empty() {
-            return Err(Error::bad_input(
-                "error: --checks has an empty entry\n  help: e.g. --checks etcd-split,metrics-order",
-            ));
+            return Err(Diagnostic::general(
+                "--checks has an empty entry",
+                "e.g. --checks etcd-split,metrics-order",
+            )
+            .into());
         }
         if !checks.iter().any(|x| x == c) {
             checks.push(c.to_string());
@@ -55,35 +60,40 @@ pub(crate) fn checks(cat: &Catalog, named: &[String]) -> Result<Vec<String>, Err
 /// channel is looked up (a lookup needs the network; a typo should not wait for it). `flag`:
 /// the flag as typed.
 pub(crate) fn check_versions(raw: &[String], flag: &str) -> Result<(), Error> {
-    let mut problems = String::new();
+    let mut problems = Vec::new();
     for raw in raw {
         let raw = raw.trim();
         if raw.is_empty() {
-            problems.push_str(&format!("error: {flag} has an empty entry\n"));
+            problems.push(Diagnostic::usage(format!("{flag} has an empty entry")));
         } else if !crate::channels::is_channel(raw) {
             if let Err(e) = raw.parse::<Version>() {
-                problems.push_str(&format!("error: {flag}: {e}\n"));
+                problems.push(Diagnostic::usage(format!("{flag}: {e}")));
             }
         }
     }
-    if problems.is_empty() {
+    // One help for all of them, after the last.
+    let Some(last) = problems.pop() else {
         return Ok(());
-    }
-    problems.push_str(&format!(
-        "  help: give full versions ({}) or channels (stable, latest, v1.33), comma-separated\n",
+    };
+    problems.push(last.help(format!(
+        "give full versions ({}) or channels (stable, latest, v1.33), comma-separated",
         distro::Distro::default().facts().example_version
-    ));
-    Err(Error::bad_input(problems))
+    )));
+    Err(Diagnostics(problems).into())
 }
 
 /// The one column of a matrix of a build under test: the release its binary reports (for a
 /// commit build, its base release).
 pub(crate) fn build_version(b: &Build, releases: &[Version]) -> Result<Version, Error> {
     b.base_version(releases).ok_or_else(|| {
-        Error::bad_input(format!(
-            "error: --k3s-binary: the binary reports `{}`, which names no release line\n  help: run each check alone with `repro run <check> --k3s-binary … --image … --expect fixed`\n",
+        Diagnostic::usage(format!(
+            "--k3s-binary: the binary reports `{}`, which names no release line",
             b.info.reported
         ))
+        .help(
+            "run each check alone with `repro run <check> --k3s-binary … --image … --expect fixed`",
+        )
+        .into()
     })
 }
 
@@ -107,14 +117,24 @@ pub(crate) fn cell_target(template: &Target, check: &str, v: &Version) -> Target
 pub(crate) fn expected(plan: &Plan, build: Option<&Build>) -> Result<Outcome, Error> {
     match (plan.expected_verdict, build) {
         (Some(expected), _) => Ok(expected),
-        (None, Some(b)) => Err(Error::bad_input(format!(
-            "error: no expected verdict for {} on the build: {}\n  help: run it alone with `repro run {} --k3s-binary {} --expect fixed` (or reproduced)\n",
-            plan.check, plan.expected_because, plan.check, b.info.path
-        ))),
-        (None, None) => Err(Error::bad_input(format!(
-            "error: no expected verdict for {} {}: {}\n  help: leave the version out of the matrix and run it alone with `repro run {} --version {} --expect fixed` (or reproduced)",
-            plan.check, plan.k3s_version, plan.expected_because, plan.check, plan.k3s_version
-        ))),
+        (None, Some(b)) => Err(Diagnostic::usage(format!(
+            "no expected verdict for {} on the build: {}",
+            plan.check, plan.expected_because
+        ))
+        .help(format!(
+            "run it alone with `repro run {} --k3s-binary {} --expect fixed` (or reproduced)",
+            plan.check, b.info.path
+        ))
+        .into()),
+        (None, None) => Err(Diagnostic::usage(format!(
+            "no expected verdict for {} {}: {}",
+            plan.check, plan.k3s_version, plan.expected_because
+        ))
+        .help(format!(
+            "leave the version out of the matrix and run it alone with `repro run {} --version {} --expect fixed` (or reproduced)",
+            plan.check, plan.k3s_version
+        ))
+        .into()),
     }
 }
 
@@ -122,10 +142,14 @@ pub(crate) fn expected(plan: &Plan, build: Option<&Build>) -> Result<Outcome, Er
 /// workflow could not run them all.
 pub(crate) fn github_cells(planned: &[Planned]) -> Result<Vec<(String, String, Outcome)>, Error> {
     if planned.len() > GITHUB_MATRIX_LIMIT {
-        return Err(Error::bad_input(format!(
-            "error: {} cells, but a GitHub Actions matrix runs at most {GITHUB_MATRIX_LIMIT} jobs\n  help: split the versions or checks over several workflows",
-            planned.len()
-        )));
+        return Err(Diagnostic::general(
+            format!(
+                "{} cells, but a GitHub Actions matrix runs at most {GITHUB_MATRIX_LIMIT} jobs",
+                planned.len()
+            ),
+            "split the versions or checks over several workflows",
+        )
+        .into());
     }
     Ok(planned
         .iter()

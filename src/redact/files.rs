@@ -15,22 +15,24 @@ use std::fs;
 use std::path::{Path, PathBuf};
 
 use crate::archive::{self, Kind, Member};
+use crate::diag::Diagnostic;
 use crate::safe_fs::{self, ReadError, WriteError};
 
-/// How `repro redact` fails: input refused before anything is written (exit 2, printed as it
-/// is), or anything else (exit 3). Its own type, so redaction sits below the commands;
+/// How `repro redact` fails: input refused before anything is written (exit 2, a diagnostic),
+/// or anything else (exit 3). Its own type, so redaction sits below the commands;
 /// `crate::error::Error` takes it as it is.
 #[derive(Debug, thiserror::Error)]
 pub(crate) enum Error {
     #[error("{0}")]
-    BadInput(String),
+    BadInput(Diagnostic),
     #[error("{0:#}")]
     Other(#[from] anyhow::Error),
 }
 
 impl Error {
+    /// `error: {message}`, with no help.
     fn bad_input(message: impl Into<String>) -> Error {
-        Error::BadInput(message.into())
+        Error::BadInput(Diagnostic::usage(message))
     }
 }
 
@@ -78,7 +80,7 @@ pub(crate) fn redact_path(
     extra_secrets: &[String],
 ) -> Result<RedactSummary, Error> {
     let meta = fs::symlink_metadata(path)
-        .map_err(|e| Error::bad_input(format!("error: {}: {e}", path.display())))?;
+        .map_err(|e| Error::bad_input(format!("{}: {e}", path.display())))?;
     let is_dir = meta.is_dir();
     let items = read_items(path, &meta, out)?;
     if out.is_none() {
@@ -115,7 +117,7 @@ fn read_items(path: &Path, meta: &fs::Metadata, out: Option<&Path>) -> Result<Ve
         Ok(vec![load(path, name)?])
     } else {
         Err(Error::bad_input(format!(
-            "error: {}: not a file or folder",
+            "{}: not a file or folder",
             path.display()
         )))
     }
@@ -132,15 +134,18 @@ fn refuse_special_in_place(path: &Path, items: &[Item]) -> Result<(), Error> {
         })
         .collect();
     if !special.is_empty() {
-        return Err(Error::bad_input(format!(
-            "error: {}: cannot redact in place: {} would be lost (a redacted folder holds \
-             files, folders and links only); nothing was written\n  help: remove {}, or \
-             redact into a copy with --out DIR (which leaves {} out)",
-            path.display(),
-            special.join(", "),
-            if special.len() == 1 { "it" } else { "them" },
-            if special.len() == 1 { "it" } else { "them" },
-        )));
+        let them = if special.len() == 1 { "it" } else { "them" };
+        return Err(Error::BadInput(
+            Diagnostic::usage(format!(
+                "{}: cannot redact in place: {} would be lost (a redacted folder holds \
+                 files, folders and links only); nothing was written",
+                path.display(),
+                special.join(", "),
+            ))
+            .help(format!(
+                "remove {them}, or redact into a copy with --out DIR (which leaves {them} out)"
+            )),
+        ));
     }
     Ok(())
 }
@@ -249,7 +254,7 @@ fn write_failed(rel: &Path, e: WriteError, untouched: Option<&Path>) -> Error {
     );
     // Bad input is printed as it is, anything else after `repro: ` (`Error::render`).
     if e.is_hostile() {
-        Error::bad_input(format!("error: {msg}"))
+        Error::bad_input(msg)
     } else {
         Error::Other(anyhow::anyhow!(msg))
     }
@@ -287,9 +292,9 @@ fn swap_in(path: &Path, outputs: &[(PathBuf, Output)]) -> Result<(), Error> {
     let real = fs::canonicalize(path)
         .map_err(|e| Error::Other(anyhow::anyhow!("cannot resolve {}: {e}", path.display())))?;
     let (Some(parent), Some(name)) = (real.parent(), real.file_name()) else {
-        return Err(Error::bad_input(format!(
-            "error: {}: cannot redact the root folder in place\n  help: redact into a copy with --out DIR",
-            path.display()
+        return Err(Error::BadInput(Diagnostic::general(
+            format!("{}: cannot redact the root folder in place", path.display()),
+            "redact into a copy with --out DIR",
         )));
     };
     let name = name.to_string_lossy();
@@ -356,7 +361,7 @@ fn collect(
     out: Option<&Path>,
     items: &mut Vec<Item>,
 ) -> Result<(), Error> {
-    let listing = |e: std::io::Error| Error::bad_input(format!("error: {}: {e}", dir.display()));
+    let listing = |e: std::io::Error| Error::bad_input(format!("{}: {e}", dir.display()));
     let mut entries: Vec<PathBuf> = fs::read_dir(dir)
         .map_err(listing)?
         .map(|e| e.map(|e| e.path()))
@@ -368,7 +373,7 @@ fn collect(
             continue;
         }
         let meta = fs::symlink_metadata(&p)
-            .map_err(|e| Error::bad_input(format!("error: {}: {e}", p.display())))?;
+            .map_err(|e| Error::bad_input(format!("{}: {e}", p.display())))?;
         let rel = p.strip_prefix(root).unwrap_or(&p).to_path_buf();
         let t = meta.file_type();
         if t.is_dir() {
@@ -380,8 +385,8 @@ fn collect(
         } else if t.is_file() {
             items.push(load(&p, rel)?);
         } else if t.is_symlink() {
-            let target = fs::read_link(&p)
-                .map_err(|e| Error::bad_input(format!("error: {}: {e}", p.display())))?;
+            let target =
+                fs::read_link(&p).map_err(|e| Error::bad_input(format!("{}: {e}", p.display())))?;
             items.push(Item {
                 rel,
                 content: Content::Link(target),
@@ -404,7 +409,7 @@ fn same_path(a: &Path, b: &Path) -> bool {
 }
 
 fn read_refused(e: ReadError) -> Error {
-    Error::bad_input(format!("error: {e}\n  help: {}", e.help()))
+    Error::BadInput(Diagnostic::general(e.to_string(), e.help()))
 }
 
 fn load(path: &Path, rel: PathBuf) -> Result<Item, Error> {
@@ -416,11 +421,10 @@ fn load(path: &Path, rel: PathBuf) -> Result<Item, Error> {
         match archive::read_members(&data) {
             Ok(members) => Content::Archive(members),
             Err(e) => {
-                return Err(Error::bad_input(format!(
-                    "error: {}: {e}; nothing was written\n  help: an archive is redacted \
-                     only when every member can be kept as it is: files, folders and links, \
-                     named inside the archive",
-                    path.display()
+                return Err(Error::BadInput(Diagnostic::general(
+                    format!("{}: {e}; nothing was written", path.display()),
+                    "an archive is redacted only when every member can be kept as it is: \
+                     files, folders and links, named inside the archive",
                 )))
             }
         }

@@ -1,6 +1,7 @@
 //! Why a run stopped before its verdict. Every one of these is an exit 3 (infrastructure),
 //! except an interrupt (130).
 
+use crate::diag::Help;
 use crate::docker::DockerError;
 use crate::exit::Exit;
 use std::path::PathBuf;
@@ -30,7 +31,7 @@ pub enum RunError {
     Docker(#[from] DockerError),
     #[error(transparent)]
     Record(#[from] RecordError),
-    #[error("cannot get image {image}: {reason}\n  help: this host cannot pull it. Ways out:\n    --sim                  run the built-in k3s stand-in for {version} (offline)\n    --image-archive FILE   load a `docker save` tarball of the image first\n    --image NAME           use an image that is already in the local store{artifacts}")]
+    #[error("cannot get image {image}: {reason}{}", Help(format!("this host cannot pull it. Ways out:\n    --sim                  run the built-in k3s stand-in for {} (offline)\n    --image-archive FILE   load a `docker save` tarball of the image first\n    --image NAME           use an image that is already in the local store{}", .version, .artifacts)))]
     ImageMissing {
         image: String,
         version: String,
@@ -80,18 +81,18 @@ pub enum RunError {
     },
     /// A boot's log could no longer be read while its node went on running (the journal
     /// follow's exec kept failing): not a death, and nothing repro can judge.
-    #[error("lost the log of {node} (boot {boot}) while the node was still running: {reason}\n  help: this is not a death of the node; nothing after it can be judged.{hint}")]
+    #[error("lost the log of {node} (boot {boot}) while the node was still running: {reason}{}", Help(format!("this is not a death of the node; nothing after it can be judged.{}", .hint)))]
     LogLost {
         node: String,
         boot: u32,
         reason: String,
         hint: &'static str,
     },
-    #[error("cleanup could not finish: {problems}\n  help: objects of this run may be left; remove them with `repro clean --run {run_id}`")]
+    #[error("cleanup could not finish: {problems}{}", Help(format!("objects of this run may be left; remove them with `repro clean --run {}`", .run_id)))]
     Cleanup { run_id: String, problems: String },
     /// The nodes' own `-v` is not the build under test's version: the image runs its binary
     /// from elsewhere than where the build was copied, so the run would test the wrong k3s.
-    #[error("the build under test is not what {node} runs: `{command}` there says `{says}`, the build carries {reported} (copied to {path})\n  help: the image keeps its binary elsewhere; use an image whose binary is {path} (rancher/k3s's is), or leave out --image")]
+    #[error("the build under test is not what {node} runs: `{command}` there says `{says}`, the build carries {reported} (copied to {path}){}", Help(format!("the image keeps its binary elsewhere; use an image whose binary is {} (rancher/k3s's is), or leave out --image", .path)))]
     BuildNotRun {
         node: String,
         command: String,
@@ -117,7 +118,7 @@ pub enum RunError {
 
 /// What [`RunError::VersionNotRun`] says (boxed: five texts would make every `RunError` large).
 #[derive(Debug, thiserror::Error)]
-#[error("the nodes do not run the version of record: `{command}` on {node} says {says}, the run is of {of_record} (image {image})\n  help: name the version the image holds with --version, or use an image of {of_record} (a local build: --k3s-binary)")]
+#[error("the nodes do not run the version of record: `{command}` on {node} says {says}, the run is of {of_record} (image {image}){}", Help(format!("name the version the image holds with --version, or use an image of {} (a local build: --k3s-binary)", .of_record)))]
 pub struct VersionNotRun {
     pub(crate) node: String,
     pub(crate) command: String,
