@@ -32,10 +32,14 @@ pub(crate) async fn run(g: &Global, a: &BisectArgs) -> Result<Exit, Error> {
     let cat = Catalog::load(root.as_deref()).map_err(bad_input)?;
     let sc = cat.scenario(&a.check, None).map_err(bad_input)?;
     if !sc.check.steps.iter().any(|s| !s.bug.is_empty()) {
-        return Err(Error::bad_input(format!(
-            "error: check `{}` has no bug signature (`bug:` in its steps), so its only verdicts are `fixed` and `inconclusive` — and an inconclusive run is never taken as good or bad\n  help: bisect a check that describes the bug, e.g. etcd-split",
-            sc.check.name
-        )));
+        return Err(crate::diag::Diagnostic::general(
+            format!(
+                "check `{}` has no bug signature (`bug:` in its steps), so its only verdicts are `fixed` and `inconclusive` — and an inconclusive run is never taken as good or bad",
+                sc.check.name
+            ),
+            "bisect a check that describes the bug, e.g. etcd-split",
+        )
+        .into());
     }
     if let Some(file) = &a.commits {
         return commits(g, a, &sc.check.name, file).await;

@@ -6,6 +6,7 @@ use std::path::Path;
 use tokio_util::sync::CancellationToken;
 
 use crate::catalog::{self, Catalog};
+use crate::diag::Diagnostic;
 use crate::error::Error;
 use crate::plan::{self, Plan};
 use crate::run::Target;
@@ -25,15 +26,19 @@ pub(crate) fn resolve(root: Option<&Path>, t: &Target) -> Result<(Scenario, Plan
     let distro = sc.topology.distro;
     if version.distro != distro {
         let facts = distro.facts();
-        return Err(Error::bad_input(format!(
-            "error: {}: `{version}` is a {} version, but topology `{}` runs {distro}\n  help: give a {distro} version, e.g. {}\n",
-            if t.version.is_some() {
-                version_flag_typed()
-            } else {
-                "--image"
-            },
-            version.distro, sc.topology.name, facts.example_version
-        )));
+        let flag = if t.version.is_some() {
+            version_flag_typed()
+        } else {
+            "--image"
+        };
+        return Err(Diagnostic::general(
+            format!(
+                "{flag}: `{version}` is a {} version, but topology `{}` runs {distro}",
+                version.distro, sc.topology.name
+            ),
+            format!("give a {distro} version, e.g. {}", facts.example_version),
+        )
+        .into());
     }
     if t.sim {
         crate::sim_image::plays(distro)
@@ -43,12 +48,14 @@ pub(crate) fn resolve(root: Option<&Path>, t: &Target) -> Result<(Scenario, Plan
     // `--node-base` only means something where nodes are built on a systemd base (rke2's);
     // on a k3s run it would be ignored without a word.
     if t.node_base.is_some() && distro.facts().node_base_image.is_none() {
-        return Err(Error::bad_input(format!(
-            "error: --node-base: topology `{}` runs {distro}, whose nodes run the distribution's own image, not one built on a systemd base
-  help: drop --node-base (it applies to rke2 runs from release artifacts), or give the image with --image
-",
-            sc.topology.name
-        )));
+        return Err(Diagnostic::general(
+            format!(
+                "--node-base: topology `{}` runs {distro}, whose nodes run the distribution's own image, not one built on a systemd base",
+                sc.topology.name
+            ),
+            "drop --node-base (it applies to rke2 runs from release artifacts), or give the image with --image",
+        )
+        .into());
     }
     let image = match (&t.image, t.sim) {
         _ if artifacts.is_some() => crate::sim_node_image::artifact_image_ref(
@@ -97,11 +104,15 @@ fn asked_version(root: Option<&Path>, t: &Target) -> Result<Option<Version>, Err
                 );
             }
             if base.is_none() && t.image.is_none() {
-                return Err(Error::bad_input(format!(
-                    "error: {}: the binary reports `{}`, which names no release line, so no image can be chosen for it\n  help: give the image to run it in with --image (and --expect fixed or --expect reproduced)\n",
-                    b.flag(),
-                    b.info.reported
-                )));
+                return Err(Diagnostic::general(
+                    format!(
+                        "{}: the binary reports `{}`, which names no release line, so no image can be chosen for it",
+                        b.flag(),
+                        b.info.reported
+                    ),
+                    "give the image to run it in with --image (and --expect fixed or --expect reproduced)",
+                )
+                .into());
             }
             Ok(base)
         }
@@ -117,17 +128,21 @@ fn asked_version(root: Option<&Path>, t: &Target) -> Result<Option<Version>, Err
                             distro::Distro::default().facts().example_version
                         ),
                     };
-                    Error::bad_input(format!("error: {flag}: {e}\n  help: {help}\n"))
+                    Diagnostic::general(format!("{flag}: {e}"), help)
                 })?),
             };
             // An image tagged with a version (`rancher/k3s:v1.33.5-k3s1`) runs that version: it
             // is the version of record, planned, judged and written into "Validated on".
             let tagged = t.image.as_deref().and_then(crate::target::image_version);
             match (flag, tagged) {
-                (Some(asked), Some(tag)) if asked != tag => Err(Error::bad_input(format!(
-                    "error: --image {} is tagged {tag}, but --version asks for {asked}\n  help: the image's tag is the version it runs: leave out --version (or REPRO_K3S_VERSION), or give an image of {asked}\n",
-                    t.image.as_deref().unwrap_or_default()
-                ))),
+                (Some(asked), Some(tag)) if asked != tag => Err(Diagnostic::general(
+                    format!(
+                        "--image {} is tagged {tag}, but --version asks for {asked}",
+                        t.image.as_deref().unwrap_or_default()
+                    ),
+                    format!("the image's tag is the version it runs: leave out --version (or REPRO_K3S_VERSION), or give an image of {asked}"),
+                )
+                .into()),
                 (Some(asked), _) => Ok(Some(asked)),
                 (None, tagged) => Ok(tagged),
             }
@@ -408,10 +423,14 @@ pub(crate) async fn version_entry(raw: &str, flag: &str) -> Result<Version, Erro
         let mean = did_you_mean_version(raw)
             .map(|m| format!("did you mean {m}? "))
             .unwrap_or_default();
-        Error::bad_input(format!(
-            "error: {flag}: {e}\n  help: {mean}give full versions ({}) or a channel (stable, latest, v1.33)",
-            distro::Distro::default().facts().example_version
-        ))
+        Diagnostic::general(
+            format!("{flag}: {e}"),
+            format!(
+                "{mean}give full versions ({}) or a channel (stable, latest, v1.33)",
+                distro::Distro::default().facts().example_version
+            ),
+        )
+        .into()
     })
 }
 
@@ -456,10 +475,10 @@ pub(crate) fn event_stream(
         return Ok(Vec::new());
     };
     let log = crate::run::event_log::EventLog::create(path).map_err(|e| {
-        Error::bad_input(format!(
-            "error: --events {}: {e}\n  help: give a file repro can create, or `-` for stdout\n",
-            path.display()
-        ))
+        Diagnostic::general(
+            format!("--events {}: {e}", path.display()),
+            "give a file repro can create, or `-` for stdout",
+        )
     })?;
     if a.on_stdout() {
         people_to_stderr();

@@ -5,6 +5,7 @@ use serde::Serialize;
 
 use crate::catalog::{self, Catalog};
 use crate::cli::{DoctorArgs, Format, Global};
+use crate::diag::Diagnostic;
 use crate::doctor::{self, Line, Status};
 use crate::error::Error;
 use crate::exit::Exit;
@@ -30,9 +31,10 @@ pub(crate) async fn run(g: &Global, a: &DoctorArgs) -> Result<Exit, Error> {
     let example = distro::Distro::default().facts().example_version;
     let asked: Option<Version> = match &a.version {
         Some(v) => Some(v.parse().map_err(|e: distro::VersionError| {
-            Error::bad_input(format!(
-                "error: --version: {e}\n  help: e.g. --version {example}\n"
-            ))
+            Diagnostic::general(
+                format!("--version: {e}"),
+                format!("e.g. --version {example}"),
+            )
         })?),
         None => None,
     };
@@ -42,10 +44,10 @@ pub(crate) async fn run(g: &Global, a: &DoctorArgs) -> Result<Exit, Error> {
     let topology = match &a.topology {
         Some(name) => cat.topology(name).ok_or_else(|| {
             let names: Vec<&str> = cat.topologies.iter().map(|t| t.name.as_str()).collect();
-            Error::bad_input(format!(
-                "error: --topology: no topology named `{name}`\n  help: use one of: {}\n",
-                names.join(", ")
-            ))
+            Diagnostic::general(
+                format!("--topology: no topology named `{name}`"),
+                format!("use one of: {}", names.join(", ")),
+            )
         })?,
         // The largest shipped topology of the distribution asked for (k3s unless --version names
         // another): a host fit for it is fit for every shipped check there.
@@ -55,9 +57,10 @@ pub(crate) async fn run(g: &Global, a: &DoctorArgs) -> Result<Exit, Error> {
             .filter(|t| t.distro == wanted)
             .max_by_key(|t| t.nodes.len())
             .ok_or_else(|| {
-                Error::bad_input(format!(
-                    "error: no {wanted} topology to check against\n  help: name one with --topology\n"
-                ))
+                Diagnostic::general(
+                    format!("no {wanted} topology to check against"),
+                    "name one with --topology",
+                )
             })?,
     };
     let facts = topology.distro.facts();

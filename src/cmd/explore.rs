@@ -8,6 +8,7 @@ use std::time::Instant;
 
 use crate::catalog::{self, Catalog};
 use crate::cli::{ExploreArgs, ExploreEmit, Global};
+use crate::diag::Diagnostic;
 use crate::error::Error;
 use crate::exit::Exit;
 use crate::explore::generate::KeySpace;
@@ -28,8 +29,12 @@ pub(crate) async fn run(g: &Global, a: &ExploreArgs) -> Result<Exit, Error> {
     let cat = Catalog::load(root.as_deref()).map_err(|d| Error::bad_input(d.to_string()))?;
     let resumed = match &a.resume {
         Some(dir) => Some(
-            explore::read_state(&dir.join(explore::CAMPAIGN_FILE))
-                .map_err(|e| Error::bad_input(format!("error: --resume: {e}\n  help: give a campaign folder (it holds campaign.json)\n")))?,
+            explore::read_state(&dir.join(explore::CAMPAIGN_FILE)).map_err(|e| {
+                Diagnostic::general(
+                    format!("--resume: {e}"),
+                    "give a campaign folder (it holds campaign.json)",
+                )
+            })?,
         ),
         None => None,
     };
@@ -62,14 +67,18 @@ fn topology(cat: &Catalog, resumed: Option<&State>, a: &ExploreArgs) -> Result<T
         .or_else(|| a.topology.clone())
         .unwrap_or_default();
     cat.topology(&name).cloned().ok_or_else(|| {
-        Error::bad_input(format!(
-            "error: no topology named `{name}`\n  help: use one of: {}\n",
-            cat.topologies
-                .iter()
-                .map(|t| t.name.as_str())
-                .collect::<Vec<_>>()
-                .join(", ")
-        ))
+        Diagnostic::general(
+            format!("no topology named `{name}`"),
+            format!(
+                "use one of: {}",
+                cat.topologies
+                    .iter()
+                    .map(|t| t.name.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+        )
+        .into()
     })
 }
 
@@ -89,13 +98,20 @@ fn versions(
     args.iter()
         .map(|v| {
             let parsed: Version = v.parse().map_err(|e: distro::VersionError| {
-                Error::bad_input(format!("error: --version: {e}\n  help: e.g. --version {example}\n"))
+                Diagnostic::general(
+                    format!("--version: {e}"),
+                    format!("e.g. --version {example}"),
+                )
             })?;
             if parsed.distro != topo.distro {
-                return Err(Error::bad_input(format!(
-                    "error: --version: `{parsed}` is a {} version, but topology `{}` runs {}\n  help: give a {} version, e.g. {example}\n",
-                    parsed.distro, topo.name, topo.distro, topo.distro
-                )));
+                return Err(Diagnostic::general(
+                    format!(
+                        "--version: `{parsed}` is a {} version, but topology `{}` runs {}",
+                        parsed.distro, topo.name, topo.distro
+                    ),
+                    format!("give a {} version, e.g. {example}", topo.distro),
+                )
+                .into());
             }
             Ok(parsed)
         })
@@ -156,21 +172,30 @@ fn key_spaces(
     let mut keys = Vec::new();
     for k in &asked {
         let Some(flag) = flags.iter().find(|f| &f.name == k) else {
-            return Err(Error::bad_input(format!(
-                "error: --keys: `{k}` is not a {} config key\n  help: name a key of {flags_path} (e.g. embedded-registry)\n",
-                topo.distro,
-            )));
+            return Err(Diagnostic::general(
+                format!("--keys: `{k}` is not a {} config key", topo.distro),
+                format!("name a key of {flags_path} (e.g. embedded-registry)"),
+            )
+            .into());
         };
         let Some((signal, sig)) = showing.get(k) else {
-            return Err(Error::bad_input(format!(
-                "error: --keys: no signal shows `{k}`\n  help: keys with a signal: {} (a signal says `shows: {{key: {k}}}` in checks/signals.yaml)\n",
-                showing.keys().cloned().collect::<Vec<_>>().join(", ")
-            )));
+            return Err(Diagnostic::general(
+                format!("--keys: no signal shows `{k}`"),
+                format!(
+                    "keys with a signal: {} (a signal says `shows: {{key: {k}}}` in checks/signals.yaml)",
+                    showing.keys().cloned().collect::<Vec<_>>().join(", ")
+                ),
+            )
+            .into());
         };
         let Some(values) = values_of(flag) else {
-            return Err(Error::bad_input(format!(
-                "error: --keys: `{k}` is not a boolean and {flags_path} gives it no values to try\n  help: add `try: [<default>, <other>]` to its entry there (docs/explore.md)\n"
-            )));
+            return Err(Diagnostic::general(
+                format!(
+                    "--keys: `{k}` is not a boolean and {flags_path} gives it no values to try"
+                ),
+                "add `try: [<default>, <other>]` to its entry there (docs/explore.md)",
+            )
+            .into());
         };
         keys.push(KeySpace {
             key: k.clone(),
@@ -182,9 +207,11 @@ fn key_spaces(
         });
     }
     if keys.is_empty() {
-        return Err(Error::bad_input(
-            "error: no key to search\n  help: name keys with --keys (each needs a signal with `shows:` in checks/signals.yaml)\n".to_string(),
-        ));
+        return Err(Diagnostic::general(
+            "no key to search",
+            "name keys with --keys (each needs a signal with `shows:` in checks/signals.yaml)",
+        )
+        .into());
     }
     Ok(keys)
 }
@@ -326,9 +353,18 @@ async fn execute(
 
 fn recheck(dir: &Path) -> Result<Exit, Error> {
     if !dir.is_dir() {
-        return Err(Error::bad_input(format!("error: --recheck: `{}` is no folder\n  help: give a campaign folder, or a folder of downloaded matrix cells\n", dir.display())));
+        return Err(Diagnostic::general(
+            format!("--recheck: `{}` is no folder", dir.display()),
+            "give a campaign folder, or a folder of downloaded matrix cells",
+        )
+        .into());
     }
-    let file = explore::judge_folder(dir, dir).map_err(|e| Error::bad_input(format!("error: --recheck: {e}\n  help: every result.json under the folder must be one repro wrote\n")))?;
+    let file = explore::judge_folder(dir, dir).map_err(|e| {
+        Diagnostic::general(
+            format!("--recheck: {e}"),
+            "every result.json under the folder must be one repro wrote",
+        )
+    })?;
     print_summary(&file, dir);
     Ok(Exit::Ok)
 }

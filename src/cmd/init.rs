@@ -7,6 +7,7 @@ use std::io::Write;
 use std::path::Path;
 
 use crate::cli::InitArgs;
+use crate::diag::Diagnostic;
 use crate::error::Error;
 use crate::exit::Exit;
 
@@ -52,9 +53,11 @@ pub(crate) fn run(args: &InitArgs) -> Result<Exit, Error> {
             .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-')
         && !name.starts_with('-');
     if !valid {
-        return Err(Error::bad_input(format!(
-            "error: `{name}` is not a check name\n  help: lower-case letters, digits and `-`, e.g. my-bug\n"
-        )));
+        return Err(Diagnostic::general(
+            format!("`{name}` is not a check name"),
+            "lower-case letters, digits and `-`, e.g. my-bug",
+        )
+        .into());
     }
     let signals = crate::catalog::builtin("checks/signals.yaml")
         .ok_or_else(|| anyhow::anyhow!("the shipped checks/signals.yaml is not built in"))?;
@@ -73,11 +76,15 @@ pub(crate) fn run(args: &InitArgs) -> Result<Exit, Error> {
         .filter(|p| *p != "checks/signals.yaml")
         .collect();
     if !taken.is_empty() {
-        return Err(Error::bad_input(format!(
-            "error: {} already exist{}\n  help: choose another name, or edit the files there\n",
-            taken.join(" and "),
-            if taken.len() == 1 { "s" } else { "" }
-        )));
+        return Err(Diagnostic::general(
+            format!(
+                "{} already exist{}",
+                taken.join(" and "),
+                if taken.len() == 1 { "s" } else { "" }
+            ),
+            "choose another name, or edit the files there",
+        )
+        .into());
     }
     for (path, text) in &files {
         let path = Path::new(path);

@@ -15,7 +15,7 @@ pub(crate) fn run(g: &Global, a: &InspectArgs) -> Result<Exit, Error> {
             "{d}fix these first: `repro validate` shows the same problems"
         ))
     })?;
-    let bad = |e: sources::InputError| Error::bad_input(format!("error: {e}"));
+    let bad = |e: sources::InputError| Error::from(e.0);
     let resolved = sources::resolve(&a.paths, &a.nodes, &a.configs).map_err(bad)?;
     let opts = inspect::Options {
         settle: a.settle,

@@ -31,11 +31,11 @@ pub(crate) async fn execute_shown(
 
 pub(crate) async fn run(g: &Global, args: &RunArgs) -> Result<Exit, Error> {
     if args.events.on_stdout() && args.format == Format::Json {
-        return Err(Error::bad_input(
-            "error: --events - and --format json both want stdout
-  help: write the events to a file (--events events.jsonl), or read the summary from the last `finished` event's results folder
-",
-        ));
+        return Err(crate::diag::Diagnostic::general(
+            "--events - and --format json both want stdout",
+            "write the events to a file (--events events.jsonl), or read the summary from the last `finished` event's results folder",
+        )
+        .into());
     }
     let mut cfg = args.to_config(std::env::args().collect());
     // Everything about the input is checked before Docker is touched: no half-created cluster
@@ -48,9 +48,11 @@ pub(crate) async fn run(g: &Global, args: &RunArgs) -> Result<Exit, Error> {
     )
     .await?;
     if let Err(why) = cfg.expect.resolve(&plan) {
-        return Err(Error::bad_input(format!(
-            "error: {why}\n  help: say which outcome counts as success: --expect fixed or --expect reproduced"
-        )));
+        return Err(crate::diag::Diagnostic::general(
+            why,
+            "say which outcome counts as success: --expect fixed or --expect reproduced",
+        )
+        .into());
     }
     let receivers = super::common::event_stream(&args.events)?;
     let end = execute_shown(&cfg, sc, plan, args.progress.is_live(), receivers).await;

@@ -12,6 +12,7 @@ use std::path::{Path, PathBuf};
 use futures_util::StreamExt;
 
 use crate::cli::{Format, RunsArgs, RunsCommand, RunsExecArgs, RunsLogsArgs};
+use crate::diag::Diagnostic;
 use crate::docker::{self, Engine, LogChunk};
 use crate::error::Error;
 use crate::exit::Exit;
@@ -285,15 +286,19 @@ async fn kept(results: &Path, typed: &str) -> Result<(Engine, Kept), Error> {
     let (engine, mut clusters) = engine?;
     let listed = runs.into_iter().find(|l| l.result.run_id == id);
     let Some(cluster) = clusters.remove(&id) else {
-        let logs = listed.as_ref().map_or(String::new(), |l| {
+        let logs = listed.as_ref().map(|l| {
             format!(
-                "\n  help: its boots' logs are in {}",
+                "its boots' logs are in {}",
                 crate::results_folder::node_dir(&l.dir, "NODE").display()
             )
         });
-        return Err(Error::bad_input(format!(
-            "error: run {id} was not kept: the engine has no container of it (the run removed its cluster at the end; `repro run --keep` keeps one){logs}\n"
-        )));
+        return Err(Diagnostic {
+            help: logs,
+            ..Diagnostic::usage(format!(
+                "run {id} was not kept: the engine has no container of it (the run removed its cluster at the end; `repro run --keep` keeps one)"
+            ))
+        }
+        .into());
     };
     Ok((
         engine,
@@ -338,9 +343,7 @@ fn resolve(typed: &str, known: &[String], results: &Path) -> Result<String, Erro
     } else {
         ids
     };
-    Err(Error::bad_input(format!(
-        "error: {what}\n  help: {mean}known runs: {ids}\n"
-    )))
+    Err(Diagnostic::general(what, format!("{mean}known runs: {ids}")).into())
 }
 
 impl Kept {
@@ -349,21 +352,25 @@ impl Kept {
         self.cluster.nodes.get(node).ok_or_else(|| {
             let names: Vec<&str> = self.cluster.nodes.keys().map(String::as_str).collect();
             let mean = crate::catalog::did_you_mean(node, names.iter().copied());
-            Error::bad_input(format!(
-                "error: run {} has no node `{node}`\n  help: {mean}its nodes: {}\n",
-                self.id,
-                names.join(", ")
-            ))
+            Diagnostic::general(
+                format!("run {} has no node `{node}`", self.id),
+                format!("{mean}its nodes: {}", names.join(", ")),
+            )
+            .into()
         })
     }
 
     /// How the node's log is read: the command to run in it, or None for the container's log.
     fn log_command(&self, node: &str, follow: bool) -> Result<Option<Vec<String>>, Error> {
         let Some(l) = &self.listed else {
-            return Err(Error::bad_input(format!(
-                "error: run {} has no results folder here: which way its nodes log (container or systemd unit) is in its result.json\n  help: give the --results folder it was run with\n",
-                self.id
-            )));
+            return Err(Diagnostic::general(
+                format!(
+                    "run {} has no results folder here: which way its nodes log (container or systemd unit) is in its result.json",
+                    self.id
+                ),
+                "give the --results folder it was run with",
+            )
+            .into());
         };
         let r = &l.result;
         let role = r
@@ -414,10 +421,14 @@ async fn exec(results: &Path, a: &RunsExecArgs) -> Result<Exit, Error> {
     let (engine, kept) = kept(results, &a.run).await?;
     let (container, running) = kept.container(&a.node)?;
     if !running {
-        return Err(Error::bad_input(format!(
-            "error: {} of run {} is not running (its container stopped)\n  help: `repro runs logs {} {}` shows why\n",
-            a.node, kept.id, kept.id, a.node
-        )));
+        return Err(Diagnostic::general(
+            format!(
+                "{} of run {} is not running (its container stopped)",
+                a.node, kept.id
+            ),
+            format!("`repro runs logs {} {}` shows why", kept.id, a.node),
+        )
+        .into());
     }
     let mut printer = Printer::default();
     let code = engine

@@ -7,6 +7,7 @@
 use std::path::PathBuf;
 
 use crate::cli::{Global, VerifyArgs};
+use crate::diag::Diagnostic;
 use crate::error::Error;
 use crate::exit::Exit;
 use crate::outcome::Outcome;
@@ -24,19 +25,26 @@ pub(crate) async fn run(g: &Global, a: &VerifyArgs) -> Result<Exit, Error> {
     // Both versions and their order, before anything is created.
     let flag = |e: Error, name: &str| match e {
         Error::BadInput(m) => Error::BadInput(m.replace("--version", name)),
+        Error::Usage(mut d) => {
+            for d in &mut d.0 {
+                d.message = d.message.replace("--version", name);
+                d.help = d.help.as_ref().map(|h| h.replace("--version", name));
+            }
+            Error::Usage(d)
+        }
         e => e,
     };
     let (_, buggy_plan) =
         super::common::resolve(root, &targets[0]).map_err(|e| flag(e, "--buggy"))?;
     let (_, fixed_plan) =
         super::common::resolve(root, &targets[1]).map_err(|e| flag(e, "--fixed"))?;
-    order(&buggy_plan, &fixed_plan).map_err(Error::bad_input)?;
+    order(&buggy_plan, &fixed_plan)?;
     if a.events.on_stdout() && a.out.is_none() {
-        return Err(Error::bad_input(
-            "error: --events - takes stdout, where the comment goes
-  help: write the comment to a file with --out comment.md
-",
-        ));
+        return Err(Diagnostic::general(
+            "--events - takes stdout, where the comment goes",
+            "write the comment to a file with --out comment.md",
+        )
+        .into());
     }
     // One stream for both runs (each line names its run).
     let stream = super::common::event_stream(&a.events)?;
@@ -106,11 +114,12 @@ pub(crate) async fn run(g: &Global, a: &VerifyArgs) -> Result<Exit, Error> {
 
 /// The buggy version must come before the fixed one by the check's `fixed-in` (or, where that
 /// cannot place a version, by release order); the same version twice validates nothing.
-fn order(buggy: &Plan, fixed: &Plan) -> Result<(), String> {
+fn order(buggy: &Plan, fixed: &Plan) -> Result<(), Diagnostic> {
     let (b, f) = (&buggy.k3s_version, &fixed.k3s_version);
     if b == f {
-        return Err(format!(
-            "error: --buggy and --fixed are the same version ({b})\n  help: give the last version with the bug and the first with the fix, e.g. --buggy v1.33.4+k3s1 --fixed v1.33.5+k3s1\n"
+        return Err(Diagnostic::general(
+            format!("--buggy and --fixed are the same version ({b})"),
+            "give the last version with the bug and the first with the fix, e.g. --buggy v1.33.4+k3s1 --fixed v1.33.5+k3s1",
         ));
     }
     let swapped = match (buggy.expected_verdict, fixed.expected_verdict) {
@@ -126,9 +135,12 @@ fn order(buggy: &Plan, fixed: &Plan) -> Result<(), String> {
         _ => None,
     };
     match swapped {
-        Some(why) => Err(format!(
-            "error: {why}\n  help: are --buggy and --fixed swapped? `repro plan {} --version <v>` shows what a version is expected to show\n",
-            buggy.check
+        Some(why) => Err(Diagnostic::general(
+            why,
+            format!(
+                "are --buggy and --fixed swapped? `repro plan {} --version <v>` shows what a version is expected to show",
+                buggy.check
+            ),
         )),
         None => Ok(()),
     }

@@ -86,6 +86,10 @@ impl NodeConfig {
     }
 }
 
+/// What a config file given to `repro inspect` must be.
+const CONFIG_HELP: &str =
+    "a config.yaml is a map of k3s flags without their dashes, e.g. `embedded-registry: true`";
+
 fn parse_yaml(label: &str, text: &str) -> Result<IndexMap<String, ConfigValue>, InputError> {
     let meaningful = text
         .lines()
@@ -94,14 +98,14 @@ fn parse_yaml(label: &str, text: &str) -> Result<IndexMap<String, ConfigValue>, 
         return Ok(IndexMap::new());
     }
     let v: serde_json::Value = serde_saphyr::from_str(text).map_err(|e| {
-        InputError(format!(
-            "{label}: error: not a k3s config file: {e}\n  help: a config.yaml is a map of k3s flags without their dashes, e.g. `embedded-registry: true`"
-        ))
+        // Printed after `error: ` as every input error is (`error: {label}: error: …`).
+        InputError::new(format!("{label}: error: not a k3s config file: {e}")).help(CONFIG_HELP)
     })?;
     let serde_json::Value::Object(map) = v else {
-        return Err(InputError(format!(
-            "{label}:1:1: error: not a k3s config file (the top level is not a map)\n  help: a config.yaml is a map of k3s flags without their dashes, e.g. `embedded-registry: true`"
-        )));
+        return Err(InputError::new(format!(
+            "{label}:1:1: error: not a k3s config file (the top level is not a map)"
+        ))
+        .help(CONFIG_HELP));
     };
     Ok(map
         .into_iter()
@@ -252,9 +256,9 @@ mod tests {
     #[test]
     fn a_broken_config_names_the_file() {
         let e = NodeConfig::read(&[&file("a: [1\n", ConfigKind::Yaml)]).unwrap_err();
-        assert!(e.0.starts_with("cfg"), "{e}");
+        assert!(e.0.message.starts_with("cfg"), "{e}");
         let e = NodeConfig::read(&[&file("- a\n- b\n", ConfigKind::Yaml)]).unwrap_err();
-        assert!(e.0.contains("not a map"), "{e}");
+        assert!(e.to_string().contains("not a map"), "{e}");
     }
 
     #[test]

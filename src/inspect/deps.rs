@@ -5,6 +5,7 @@
 //! change.
 
 pub use crate::catalog::{find_root, Catalog};
+pub(crate) use crate::diag::Diagnostic;
 pub(crate) use crate::raw::{ConfigValue, Role};
 pub(crate) use crate::redact::Redactor;
 pub(crate) use crate::report::fence_for;

@@ -145,7 +145,7 @@ pub fn inspect(
                 .iter()
                 .map(|f| format!("{}: {}", f.path, f.skipped.clone().unwrap_or_default()))
                 .collect();
-            return Err(InputError(format!(
+            return Err(InputError::new(format!(
                 "{}: nothing readable as a k3s log ({})",
                 input.path,
                 why.join("; ")
@@ -172,7 +172,7 @@ pub fn inspect(
             &cat.signals,
         ));
         if report.nodes.iter().all(|n| n.boots.is_empty()) {
-            return Err(InputError(no_log_line(&report, unit_distro)));
+            return Err(no_log_line(&report, unit_distro));
         }
         inputs.push(report);
     }
@@ -267,7 +267,7 @@ fn progress_bar(total: u64) -> ProgressBar {
 /// Why an input has no boot: no line of a distribution at all, or (a journal of systemd's lines
 /// about a unit only: `Starting rke2-server.service…`, `Started …`) none the distribution itself
 /// printed; then the message names the distribution those unit lines are about.
-fn no_log_line(report: &InputReport, unit_distro: Option<distro::Distro>) -> String {
+fn no_log_line(report: &InputReport, unit_distro: Option<distro::Distro>) -> InputError {
     let formats = report
         .files
         .iter()
@@ -278,22 +278,26 @@ fn no_log_line(report: &InputReport, unit_distro: Option<distro::Distro>) -> Str
     if let Some(d) = unit_distro {
         let f = d.facts();
         let units: Vec<String> = f.units.iter().map(|u| format!("-u {u}")).collect();
-        return format!(
-            "{}: no {b} log line found ({formats}): only systemd's lines about the {b} unit (starts, stops, exits), none that {b} itself printed (identifier {b}…)\n  help: give the unit's whole journal (journalctl {}), with {b}'s own lines",
+        let b = f.binary;
+        return InputError::new(format!(
+            "{}: no {b} log line found ({formats}): only systemd's lines about the {b} unit (starts, stops, exits), none that {b} itself printed (identifier {b}…)",
             report.path,
+        ))
+        .help(format!(
+            "give the unit's whole journal (journalctl {}), with {b}'s own lines",
             units.join(" or "),
-            b = f.binary,
-        );
+        ));
     }
-    format!(
-        "{}: no k3s log line found ({formats}){}\n  help: give the k3s service's log (journalctl -u k3s), a k3s container's `docker logs`, or k3s's --log file",
+    InputError::new(format!(
+        "{}: no k3s log line found ({formats}){}",
         report.path,
         if report.files.iter().any(|f| f.format.contains("journalctl")) {
             "; a journal's lines count only when they come from k3s (identifier k3s…)"
         } else {
             ""
         }
-    )
+    ))
+    .help("give the k3s service's log (journalctl -u k3s), a k3s container's `docker logs`, or k3s's --log file")
 }
 
 /// The configs of an input's nodes: per node, and per boot where a results folder says which
@@ -322,7 +326,7 @@ fn record_file(
 ) -> Result<(), InputError> {
     match report {
         Ok(r) => files.push(r),
-        Err(e) if s.named => return Err(InputError(e.message(&s.label))),
+        Err(e) if s.named => return Err(e.refused(&s.label)),
         Err(e) => files.push(FileReport {
             path: s.label.clone(),
             format: String::new(),
@@ -341,7 +345,8 @@ fn read_archive(
     files: &mut Vec<FileReport>,
     cx: &mut StreamCx,
 ) -> Result<(), InputError> {
-    let bad = |e: std::io::Error| InputError(format!("{}: cannot read: {e}", archive.display()));
+    let bad =
+        |e: std::io::Error| InputError::new(format!("{}: cannot read: {e}", archive.display()));
     let mut ar = sources::open_archive(archive).map_err(bad)?;
     let wanted: HashMap<&str, &Stream> = input
         .streams
@@ -374,19 +379,20 @@ enum StreamError {
 }
 
 impl StreamError {
-    fn message(&self, label: &str) -> String {
+    /// The input error of a file the user named.
+    fn refused(&self, label: &str) -> InputError {
         match self {
-            StreamError::Io(e) => format!(
-                "{label}: cannot read: {e}\n  help: check that the file exists and is readable"
-            ),
-            StreamError::Binary => format!(
-                "{label}: binary data, not a text log\n  help: give the log as text ({}); for a .gz log or a .tar.gz bundle, name the file as it is",
-                "journalctl -u k3s, docker logs, k3s --log file"
-            ),
-            StreamError::Unknown { lines } => format!(
-                "{label}: unknown format: none of the first {lines} line(s) is a k3s log line\n  help: formats tried: {}",
-                formats::TRIED
-            ),
+            StreamError::Io(e) => InputError::new(format!("{label}: cannot read: {e}"))
+                .help("check that the file exists and is readable"),
+            StreamError::Binary => InputError::new(format!("{label}: binary data, not a text log"))
+                .help(format!(
+                    "give the log as text ({}); for a .gz log or a .tar.gz bundle, name the file as it is",
+                    "journalctl -u k3s, docker logs, k3s --log file"
+                )),
+            StreamError::Unknown { lines } => InputError::new(format!(
+                "{label}: unknown format: none of the first {lines} line(s) is a k3s log line"
+            ))
+            .help(format!("formats tried: {}", formats::TRIED)),
         }
     }
 

@@ -21,7 +21,7 @@ use std::path::{Path, PathBuf};
 use chrono::{DateTime, Utc};
 
 use super::boots::{End, EndKind, Kept, Recorded};
-use super::deps::{folder, safe_fs, BUNDLE_FILE, NODES_DIR, RESULT_FILE};
+use super::deps::{folder, safe_fs, Diagnostic, BUNDLE_FILE, NODES_DIR, RESULT_FILE};
 use super::model::{InputKind, Source};
 
 /// Files read whole (configs, result.json, hostname) may not be larger than this.
@@ -105,10 +105,21 @@ impl Input {
     }
 }
 
-/// Bad input: the message names the file and says what would be valid.
+/// Bad input: the message names the file and says what would be valid (a diagnostic without a
+/// position: the file is named in the message, as it was typed).
 #[derive(Debug, thiserror::Error)]
 #[error("{0}")]
-pub struct InputError(pub(crate) String);
+pub struct InputError(pub(crate) Diagnostic);
+
+impl InputError {
+    pub(crate) fn new(message: impl Into<String>) -> InputError {
+        InputError(Diagnostic::usage(message))
+    }
+
+    pub(crate) fn help(self, help: impl Into<String>) -> InputError {
+        InputError(self.0.help(help))
+    }
+}
 
 /// Everything named on the command line: the inputs, and the configs given with `--config`
 /// (which apply to their node in every input).
@@ -137,8 +148,8 @@ pub fn resolve(
         inputs.extend(resolve_one(p, Some(forced))?);
     }
     if inputs.is_empty() {
-        return Err(InputError(
-            "nothing to inspect: name a log file, a folder, a results folder or bundle, or `-` for standard input".into(),
+        return Err(InputError::new(
+            "nothing to inspect: name a log file, a folder, a results folder or bundle, or `-` for standard input",
         ));
     }
     let configs = configs
@@ -150,14 +161,14 @@ pub fn resolve(
 
 fn read_config(p: &Path, node: &str) -> Result<ConfigFile, InputError> {
     let cannot =
-        |e: std::io::Error| InputError(format!("{}: cannot read config: {e}", p.display()));
+        |e: std::io::Error| InputError::new(format!("{}: cannot read config: {e}", p.display()));
     // Named by the user: any readable file (a pipe too), but never more than SMALL bytes.
     let mut bytes = Vec::new();
     fs::File::open(p)
         .and_then(|f| f.take(SMALL + 1).read_to_end(&mut bytes))
         .map_err(cannot)?;
     if bytes.len() as u64 > SMALL {
-        return Err(InputError(format!(
+        return Err(InputError::new(format!(
             "{}: a config file larger than {} MiB is not a k3s config",
             p.display(),
             SMALL / 1024 / 1024
@@ -207,9 +218,9 @@ fn resolve_one(p: &Path, forced: Option<NodeName>) -> Result<Vec<Input>, InputEr
         return Ok(vec![input]);
     }
     let meta = fs::metadata(p).map_err(|e| {
-        InputError(format!(
-            "{shown}: cannot read: {e}\n  help: name a log file, a folder of logs, a repro results folder or bundle.tar.gz, or `-` for standard input"
-        ))
+        InputError::new(format!("{shown}: cannot read: {e}")).help(
+            "name a log file, a folder of logs, a repro results folder or bundle.tar.gz, or `-` for standard input",
+        )
     })?;
     if meta.is_dir() {
         let tree = FsTree {
@@ -223,10 +234,11 @@ fn resolve_one(p: &Path, forced: Option<NodeName>) -> Result<Vec<Input>, InputEr
             nested.extend(resolve_one(&p.join(&a), forced.clone())?);
         }
         if input.streams.is_empty() && nested.is_empty() {
-            return Err(InputError(format!(
-                "{shown}: no log files found in this folder{}\n  help: name the log files themselves, or a folder holding them",
+            return Err(InputError::new(format!(
+                "{shown}: no log files found in this folder{}",
                 skipped_note(&input)
-            )));
+            ))
+            .help("name the log files themselves, or a folder holding them"));
         }
         let mut out = Vec::new();
         if !input.streams.is_empty() {
@@ -495,9 +507,9 @@ pub(crate) fn open_archive(p: &Path) -> std::io::Result<tar::Archive<Box<dyn Rea
 fn resolve_archive(p: &Path, forced: Option<NodeName>) -> Result<Input, InputError> {
     let shown = p.display().to_string();
     let bad = |e: std::io::Error| {
-        InputError(format!(
-            "{shown}: cannot read as a tar archive: {e}\n  help: give a .tar.gz/.tgz/.tar as repro bundles or rancher's log collector write them, or unpack it and name the folder"
-        ))
+        InputError::new(format!("{shown}: cannot read as a tar archive: {e}")).help(
+            "give a .tar.gz/.tgz/.tar as repro bundles or rancher's log collector write them, or unpack it and name the folder",
+        )
     };
     let mut ar = open_archive(p).map_err(bad)?;
     let mut files = BTreeMap::new();
@@ -538,7 +550,7 @@ fn resolve_archive(p: &Path, forced: Option<NodeName>) -> Result<Input, InputErr
         input.kind = InputKind::ReproBundle;
     }
     if input.streams.is_empty() {
-        return Err(InputError(format!(
+        return Err(InputError::new(format!(
             "{shown}: no log files found in this archive{}",
             skipped_note(&input)
         )));

@@ -434,9 +434,9 @@ fn bad_inputs_are_clear_errors() {
         opts(),
     )
     .unwrap_err();
-    assert!(e.0.contains("unknown format"), "{e}");
+    assert!(e.to_string().contains("unknown format"), "{e}");
     assert!(
-        e.0.contains("journalctl -u k3s (short"),
+        e.to_string().contains("journalctl -u k3s (short"),
         "names the formats tried: {e}"
     );
     let e = run_with(
@@ -446,10 +446,10 @@ fn bad_inputs_are_clear_errors() {
         opts(),
     )
     .unwrap_err();
-    assert!(e.0.contains("binary"), "{e}");
+    assert!(e.to_string().contains("binary"), "{e}");
     let e = sources::resolve(&[PathBuf::from("/nonexistent/x.log")], &[], &[]).unwrap_err();
     assert!(
-        e.0.contains("/nonexistent/x.log") && e.0.contains("cannot read"),
+        e.to_string().contains("/nonexistent/x.log") && e.to_string().contains("cannot read"),
         "{e}"
     );
     // A journal of other programs only.
@@ -460,7 +460,7 @@ fn bad_inputs_are_clear_errors() {
         opts(),
     )
     .unwrap_err();
-    assert!(e.0.contains("no k3s log line"), "{e}");
+    assert!(e.to_string().contains("no k3s log line"), "{e}");
     // An rke2-server journal of systemd's lines only (real lines: harvester#3091, rke2#475):
     // the message names rke2, what the unit lines are about, and not k3s.
     for unit_lines in [
@@ -473,9 +473,9 @@ fn bad_inputs_are_clear_errors() {
     ] {
         let e = run_with(&[("j.log", unit_lines)], &["j.log"], &[], opts()).unwrap_err();
         assert!(
-            e.0.contains("no rke2 log line")
-                && e.0.contains("journalctl -u rke2-server or -u rke2-agent")
-                && !e.0.contains("k3s"),
+            e.to_string().contains("no rke2 log line")
+                && e.to_string().contains("journalctl -u rke2-server or -u rke2-agent")
+                && !e.to_string().contains("k3s"),
             "{e}"
         );
     }
@@ -490,7 +490,7 @@ fn bad_inputs_are_clear_errors() {
         opts(),
     )
     .unwrap_err();
-    assert!(e.0.contains("c.yaml"), "{e}");
+    assert!(e.to_string().contains("c.yaml"), "{e}");
 }
 
 #[test]
