@@ -130,9 +130,19 @@ mod tests {
         };
         let cases: Vec<(Error, i32, &str)> = vec![
             (
-                Error::bad_input("x.yaml:1:2: error: bad\n  help: fix"),
+                Diagnostic::in_file("x.yaml", 1, 2, "bad").help("fix").into(),
                 2,
                 "x.yaml:1:2: error: bad\n  help: fix\n",
+            ),
+            (
+                Diagnostic::general("--checks has an empty entry", "e.g. --checks a,b").into(),
+                2,
+                "error: --checks has an empty entry\n  help: e.g. --checks a,b\n",
+            ),
+            (
+                Diagnostic::usage("run r has no results folder here").into(),
+                2,
+                "error: run r has no results folder here\n",
             ),
             (
                 Error::Docker(unreachable()),
@@ -188,6 +198,10 @@ mod tests {
             ),
         ];
         for (e, code, text) in cases {
+            if matches!(e, Error::Usage(_)) {
+                // A diagnostic is rendered whole: the text is all of it.
+                assert_eq!(e.render(), text);
+            }
             assert_eq!(e.exit().code(), code, "{e}");
             let r = e.render();
             assert!(r.starts_with(text), "{r:?} should start with {text:?}");
