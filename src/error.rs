@@ -67,8 +67,16 @@ impl From<Diagnostics> for Error {
 }
 
 impl Error {
+    /// Text already worded for the user, printed as it is (after `error: ` unless it is a
+    /// diagnostic already): a report of problems with a closing line, a redacted validation.
     pub(crate) fn bad_input(message: impl Into<String>) -> Error {
         Error::BadInput(message.into())
+    }
+
+    /// `error: {message}`: bad input with no help and no file (with a help, a file or a
+    /// position, build the [`Diagnostic`] and convert it).
+    pub(crate) fn usage(message: impl Into<String>) -> Error {
+        Diagnostic::usage(message).into()
     }
 
     /// The one match from error to exit (a run's own failures through [`RunError::exit`], which
@@ -130,7 +138,9 @@ mod tests {
         };
         let cases: Vec<(Error, i32, &str)> = vec![
             (
-                Diagnostic::in_file("x.yaml", 1, 2, "bad").help("fix").into(),
+                Diagnostic::in_file("x.yaml", 1, 2, "bad")
+                    .help("fix")
+                    .into(),
                 2,
                 "x.yaml:1:2: error: bad\n  help: fix\n",
             ),

@@ -63,15 +63,15 @@ impl ReleaseList {
             .and_then(|b| String::from_utf8(b).map_err(|_| "it is not UTF-8 text".to_string()));
         match text {
             Ok(text) => Self::parse(distro, path, &text),
-            Err(e) => Err(Diagnostics(vec![Diagnostic {
-                file: path.to_path_buf(),
-                line: 0,
-                column: 0,
-                message: format!("cannot read the release list: {e}"),
-                help: Some(format!(
-                    "give a YAML file with `releases:` and one {distro} version per entry"
-                )),
-            }])),
+            Err(e) => Err(Diagnostics(vec![Diagnostic::in_file(
+                path,
+                0,
+                0,
+                format!("cannot read the release list: {e}"),
+            )
+            .help(format!(
+                "give a YAML file with `releases:` and one {distro} version per entry"
+            ))])),
         }
     }
 

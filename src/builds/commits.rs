@@ -13,15 +13,9 @@ const MAX_FILE_BYTES: u64 = 4 << 20;
 /// The commits of `path`, oldest first.
 pub(crate) fn read(path: &Path) -> Result<Vec<String>, Diagnostics> {
     let general = |m: String| {
-        Diagnostics(vec![Diagnostic {
-            file: path.to_path_buf(),
-            line: 0,
-            column: 0,
-            message: m,
-            help: Some(
-                "write one full commit SHA per line, oldest first, e.g. with `git log --reverse --format=%H A..B`".into(),
-            ),
-        }])
+        Diagnostics(vec![Diagnostic::in_file(path, 0, 0, m).help(
+            "write one full commit SHA per line, oldest first, e.g. with `git log --reverse --format=%H A..B`",
+        )])
     };
     // A regular file within its size, opened without blocking (a FIFO or /dev/zero is
     // refused, not read forever).
@@ -43,12 +37,8 @@ pub(crate) fn read(path: &Path) -> Result<Vec<String>, Diagnostics> {
 pub(crate) fn parse(path: &Path, text: &str) -> Result<Vec<String>, Diagnostics> {
     let mut out = Diagnostics::default();
     let mut commits: Vec<String> = Vec::new();
-    let at = |line: usize, column: usize, message: String, help: &str| Diagnostic {
-        file: path.to_path_buf(),
-        line: line as u64,
-        column: column as u64,
-        message,
-        help: Some(help.to_string()),
+    let at = |line: usize, column: usize, message: String, help: &str| {
+        Diagnostic::in_file(path, line as u64, column as u64, message).help(help)
     };
     for (i, raw) in text.lines().enumerate() {
         let content = raw.split('#').next().unwrap_or_default();
@@ -78,15 +68,17 @@ pub(crate) fn parse(path: &Path, text: &str) -> Result<Vec<String>, Diagnostics>
         }
     }
     if out.is_empty() && commits.len() < 2 {
-        out.push(Diagnostic {
-            file: path.to_path_buf(),
-            line: 0,
-            column: 0,
-            message: format!("lists {} commit(s); a bisect needs at least two", commits.len()),
-            help: Some(
-                "list the commits between a known-good and a known-bad one, oldest first (`git log --reverse --format=%H A..B`)".into(),
+        out.push(
+            Diagnostic::in_file(
+                path,
+                0,
+                0,
+                format!("lists {} commit(s); a bisect needs at least two", commits.len()),
+            )
+            .help(
+                "list the commits between a known-good and a known-bad one, oldest first (`git log --reverse --format=%H A..B`)",
             ),
-        });
+        );
     }
     if out.is_empty() {
         Ok(commits)

@@ -27,10 +27,9 @@ pub(crate) async fn run(g: &Global, a: &BisectArgs) -> Result<Exit, Error> {
     if a.format == Format::Json {
         super::common::people_to_stderr();
     }
-    let bad_input = |d: crate::diag::Diagnostics| Error::bad_input(d.to_string());
     let root = catalog::find_root(g.root.as_deref());
-    let cat = Catalog::load(root.as_deref()).map_err(bad_input)?;
-    let sc = cat.scenario(&a.check, None).map_err(bad_input)?;
+    let cat = Catalog::load(root.as_deref())?;
+    let sc = cat.scenario(&a.check, None)?;
     if !sc.check.steps.iter().any(|s| !s.bug.is_empty()) {
         return Err(crate::diag::Diagnostic::general(
             format!(
@@ -44,12 +43,11 @@ pub(crate) async fn run(g: &Global, a: &BisectArgs) -> Result<Exit, Error> {
     if let Some(file) = &a.commits {
         return commits(g, a, &sc.check.name, file).await;
     }
-    let list = ReleaseList::find(sc.topology.distro, a.versions.as_deref(), root.as_deref())
-        .map_err(bad_input)?;
+    let list = ReleaseList::find(sc.topology.distro, a.versions.as_deref(), root.as_deref())?;
     // clap requires both without --commits.
     let (Some(good), Some(bad)) = (&a.good, &a.bad) else {
-        return Err(Error::bad_input(
-            "error: give --good and --bad (releases), or --commits FILE\n",
+        return Err(Error::usage(
+            "give --good and --bad (releases), or --commits FILE",
         ));
     };
     let good = version_entry(good, "--good").await?;
@@ -168,7 +166,7 @@ async fn commits(
     check: &str,
     file: &std::path::Path,
 ) -> Result<Exit, Error> {
-    let list = crate::builds::commits::read(file).map_err(|d| Error::bad_input(d.to_string()))?;
+    let list = crate::builds::commits::read(file)?;
     let n = list.len();
     let limit = run_limit(n);
     let dir = a.options.results.join(stamped(&format!("bisect-{check}")));

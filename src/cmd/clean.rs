@@ -7,8 +7,8 @@ use crate::exit::Exit;
 
 pub(crate) async fn run(_g: &Global, args: &CleanArgs) -> Result<Exit, Error> {
     if args.run.is_none() && !args.all {
-        return Err(Error::bad_input(
-            "error: say what to remove: --run <id> (printed by `repro run`) or --all\n",
+        return Err(Error::usage(
+            "say what to remove: --run <id> (printed by `repro run`) or --all",
         ));
     }
     let engine = Engine::connect().await?;

@@ -17,11 +17,9 @@ use distro::Version;
 /// diagnostics to print (exit 2). Everything about the input is checked here, before Docker.
 pub(crate) fn resolve(root: Option<&Path>, t: &Target) -> Result<(Scenario, Plan), Error> {
     let root = catalog::find_root(root);
-    let cat = Catalog::load(root.as_deref()).map_err(|d| Error::bad_input(d.to_string()))?;
+    let cat = Catalog::load(root.as_deref())?;
     let asked = asked_version(root.as_deref(), t)?;
-    let sc = cat
-        .scenario_on(&t.check, t.topology.as_deref(), asked.as_ref())
-        .map_err(|d| Error::bad_input(d.to_string()))?;
+    let sc = cat.scenario_on(&t.check, t.topology.as_deref(), asked.as_ref())?;
     let version = asked.unwrap_or_else(|| sc.topology.default_version.clone());
     let distro = sc.topology.distro;
     if version.distro != distro {
@@ -41,8 +39,7 @@ pub(crate) fn resolve(root: Option<&Path>, t: &Target) -> Result<(Scenario, Plan
         .into());
     }
     if t.sim {
-        crate::sim_image::plays(distro)
-            .map_err(|e| Error::bad_input(format!("error: --sim: {e}\n")))?;
+        crate::sim_image::plays(distro).map_err(|e| Error::usage(format!("--sim: {e}")))?;
     }
     let artifacts = checked_artifacts(t, &sc)?;
     // `--node-base` only means something where nodes are built on a systemd base (rke2's);
@@ -69,8 +66,8 @@ pub(crate) fn resolve(root: Option<&Path>, t: &Target) -> Result<(Scenario, Plan
     };
     if let Some(b) = &t.build {
         if b.distro() != distro {
-            return Err(Error::bad_input(format!(
-                "error: {}: topology `{}` runs {distro}; builds under test are {} builds for now\n",
+            return Err(Error::usage(format!(
+                "{}: topology `{}` runs {distro}; builds under test are {} builds for now",
                 b.flag(),
                 sc.topology.name,
                 b.distro()
@@ -91,8 +88,7 @@ fn asked_version(root: Option<&Path>, t: &Target) -> Result<Option<Version>, Err
         // A build under test says its version: the plan is of the release it reports (for a
         // commit build, the release whose image it runs in).
         (Some(b), _) => {
-            let releases = crate::releases::ReleaseList::find(b.distro(), None, root)
-                .map_err(|d| Error::bad_input(d.to_string()))?;
+            let releases = crate::releases::ReleaseList::find(b.distro(), None, root)?;
             let base = b.base_version(&releases.releases);
             // Not a clap conflict: REPRO_K3S_VERSION set in a CI environment would make every
             // build run an error. The build says its version; the other one is set aside, aloud.
@@ -161,13 +157,13 @@ fn checked_artifacts(
     };
     let distro = sc.topology.distro;
     if distro.facts().release_artifacts.is_none() {
-        return Err(Error::bad_input(format!(
-            "error: --artifacts: topology `{}` runs {distro}; release artifacts build systemd nodes (rke2)\n",
+        return Err(Error::usage(format!(
+            "--artifacts: topology `{}` runs {distro}; release artifacts build systemd nodes (rke2)",
             sc.topology.name
         )));
     }
     let a = crate::sim_node_image::verify_artifacts(distro.facts(), dir)
-        .map_err(|e| Error::bad_input(format!("error: --artifacts: {e:#}\n")))?;
+        .map_err(|e| Error::usage(format!("--artifacts: {e:#}")))?;
     Ok(Some(a))
 }
 
@@ -250,7 +246,7 @@ pub(crate) async fn resolve_fetching(
         .await?
         .map_err(|e| match e {
             crate::builds::fetch::FetchError::NotFound(m) => {
-                Error::bad_input(format!("error: --version: {m}\n"))
+                Error::usage(format!("--version: {m}"))
             }
             e => Error::Fetch(format!("{distro} release artifacts: {e}")),
         })?;
@@ -331,7 +327,7 @@ pub(crate) async fn prepare_build(t: &mut Target, live: bool) -> Result<(), Erro
             .await?;
             let fetched = fetched.map_err(|e| match e {
                 crate::builds::fetch::FetchError::NotFound(m) => {
-                    Error::bad_input(format!("error: --k3s-commit: {m}\n"))
+                    Error::usage(format!("--k3s-commit: {m}"))
                 }
                 e => Error::Fetch(format!("--k3s-commit: {e}")),
             })?;
@@ -349,7 +345,7 @@ pub(crate) async fn prepare_build(t: &mut Target, live: bool) -> Result<(), Erro
     })
     .await
     .map_err(|e| Error::Other(anyhow::anyhow!("reading the binary stopped: {e}")))?
-    .map_err(|e| Error::bad_input(format!("error: {flag}: {e}\n")))?;
+    .map_err(|e| Error::usage(format!("{flag}: {e}")))?;
     t.build = Some(build);
     Ok(())
 }

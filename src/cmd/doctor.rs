@@ -26,7 +26,7 @@ struct Report<'a> {
 
 pub(crate) async fn run(g: &Global, a: &DoctorArgs) -> Result<Exit, Error> {
     let root = catalog::find_root(g.root.as_deref());
-    let cat = Catalog::load(root.as_deref()).map_err(|d| Error::bad_input(d.to_string()))?;
+    let cat = Catalog::load(root.as_deref())?;
     // The version first: without --topology it says which distribution's topologies count.
     let example = distro::Distro::default().facts().example_version;
     let asked: Option<Version> = match &a.version {

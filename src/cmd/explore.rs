@@ -26,7 +26,7 @@ pub(crate) async fn run(g: &Global, a: &ExploreArgs) -> Result<Exit, Error> {
         return recheck(dir);
     }
     let root = catalog::find_root(g.root.as_deref());
-    let cat = Catalog::load(root.as_deref()).map_err(|d| Error::bad_input(d.to_string()))?;
+    let cat = Catalog::load(root.as_deref())?;
     let resumed = match &a.resume {
         Some(dir) => Some(
             explore::read_state(&dir.join(explore::CAMPAIGN_FILE)).map_err(|e| {

@@ -28,7 +28,7 @@ use super::common::{
 pub(crate) async fn run(g: &Global, a: &MatrixArgs) -> Result<Exit, Error> {
     let argv: Vec<String> = std::env::args().collect();
     let root = catalog::find_root(g.root.as_deref());
-    let cat = Catalog::load(root.as_deref()).map_err(|d| Error::bad_input(d.to_string()))?;
+    let cat = Catalog::load(root.as_deref())?;
     let checks = planning::checks(&cat, &a.checks)?;
     // The versions flag as typed (`--versions`, or an older name), for the messages.
     let flag = super::common::flag_typed(&["--versions", "--version", "--k3s-versions"]);
@@ -41,8 +41,7 @@ pub(crate) async fn run(g: &Global, a: &MatrixArgs) -> Result<Exit, Error> {
     super::common::prepare_build(&mut template, false).await?;
     let mut versions: Vec<Version> = Vec::new();
     if let Some(b) = &template.build {
-        let releases = crate::releases::ReleaseList::find(b.distro(), None, root.as_deref())
-            .map_err(|d| Error::bad_input(d.to_string()))?;
+        let releases = crate::releases::ReleaseList::find(b.distro(), None, root.as_deref())?;
         versions.push(planning::build_version(b, &releases.releases)?);
         out(&format!(
             "build under test: {} (reports {}, sha256 {})",

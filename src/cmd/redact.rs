@@ -8,8 +8,8 @@ use crate::redact;
 
 pub(crate) fn run(_g: &Global, a: &RedactArgs) -> Result<Exit, Error> {
     if !a.path.exists() {
-        return Err(Error::bad_input(format!(
-            "error: {}: no such file or folder",
+        return Err(Error::usage(format!(
+            "{}: no such file or folder",
             a.path.display()
         )));
     }

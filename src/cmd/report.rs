@@ -20,11 +20,11 @@ pub(crate) fn run(_g: &Global, a: &ReportArgs) -> Result<Exit, Error> {
         return validate(pair, a.out.as_deref(), &a.secrets, a.format);
     }
     let Some(dir) = &a.dir else {
-        return Err(Error::bad_input(
-            "error: give a results folder, or --validation <buggy-run> <fixed-run>",
+        return Err(Error::usage(
+            "give a results folder, or --validation <buggy-run> <fixed-run>",
         ));
     };
-    let folder = report::load(dir).map_err(|e| Error::bad_input(format!("error: {e}")))?;
+    let folder = report::load(dir).map_err(|e| Error::usage(e.to_string()))?;
     let rendered = report::render(&folder, &a.secrets)?;
     if a.github_annotations {
         for line in report::github_annotations(&rendered.result) {
@@ -86,11 +86,11 @@ fn validate(
     let mut folders = Vec::new();
     let mut results = Vec::new();
     for dir in dirs {
-        let folder = report::load(dir).map_err(|e| Error::bad_input(format!("error: {e}")))?;
+        let folder = report::load(dir).map_err(|e| Error::usage(e.to_string()))?;
         let r: crate::result::RunResult =
             serde_json::from_value(folder.result.clone()).map_err(|e| {
-                Error::bad_input(format!(
-                    "error: {}: result.json is not a run's result: {e}",
+                Error::usage(format!(
+                    "{}: result.json is not a run's result: {e}",
                     dir.display()
                 ))
             })?;
@@ -103,7 +103,7 @@ fn validate(
         .map(String::as_str)
         .zip(results.iter())
         .collect();
-    let pick = validation::pick(&runs).map_err(|why| Error::bad_input(format!("error: {why}")))?;
+    let pick = validation::pick(&runs).map_err(|why| Error::usage(why.to_string()))?;
     for (left, kept) in &pick.set_aside {
         errln!(
             "warning: {} is an older run of {} than {}: using the newest",
@@ -177,8 +177,8 @@ pub(crate) fn write_validation(
     }
     let (b, f) = (&rendered[0], &rendered[1]);
     if let Some(why) = validation::incompatible(&b.result, &f.result) {
-        return Err(Error::bad_input(format!(
-            "error: {} and {}: {why}",
+        return Err(Error::usage(format!(
+            "{} and {}: {why}",
             buggy.display(),
             fixed.display()
         )));

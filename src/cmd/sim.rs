@@ -61,11 +61,11 @@ pub(crate) async fn run(_g: &Global, cmd: &SimCommand) -> Result<Exit, Error> {
 fn write_artifacts(version: &str, out: &std::path::Path) -> Result<Exit, Error> {
     let v: Version = version
         .parse()
-        .map_err(|e| Error::bad_input(format!("error: --version: {e}")))?;
+        .map_err(|e| Error::usage(format!("--version: {e}")))?;
     let facts = v.distro.facts();
     if facts.release_artifacts.is_none() {
-        return Err(Error::bad_input(format!(
-            "error: --version {v} is a {} version; release artifacts are rke2's (e.g. {})",
+        return Err(Error::usage(format!(
+            "--version {v} is a {} version; release artifacts are rke2's (e.g. {})",
             v.distro,
             distro::Distro::Rke2.facts().example_version
         )));
