@@ -531,4 +531,39 @@ mod tests {
             "cannot reach: gone\n  help: start Docker"
         );
     }
+
+    /// The help line is written by hand nowhere else: a `\n  help:` (or a string line starting
+    /// `  help:`) in the non-test code of any other source file would print a shape this
+    /// module no longer controls. Tests sit at the end of a file, after `#[cfg(test)]`.
+    #[test]
+    fn no_other_source_writes_a_help_line() {
+        fn sources(dir: &Path, out: &mut Vec<PathBuf>) {
+            for e in std::fs::read_dir(dir).expect("src is readable").flatten() {
+                let p = e.path();
+                if p.is_dir() {
+                    sources(&p, out);
+                } else if p.extension().is_some_and(|x| x == "rs") {
+                    out.push(p);
+                }
+            }
+        }
+        let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+        let mut files = Vec::new();
+        sources(&src, &mut files);
+        let by_hand: Vec<String> = files
+            .iter()
+            .filter(|p| !p.ends_with("diag.rs") && !p.ends_with("tests.rs"))
+            .filter_map(|p| {
+                let text = std::fs::read_to_string(p).ok()?;
+                let code = text.split("#[cfg(test)]").next().unwrap_or_default();
+                let found =
+                    code.contains("\\n  help:") || code.lines().any(|l| l.starts_with("  help:"));
+                found.then(|| p.display().to_string())
+            })
+            .collect();
+        assert!(
+            by_hand.is_empty(),
+            "help lines written by hand (use Diagnostic or diag::Help): {by_hand:?}"
+        );
+    }
 }

@@ -51,7 +51,7 @@ pub(crate) fn man(out: Option<&Path>) -> Result<Exit, Error> {
             let msg = format!("--out {}: {e}", dir.display());
             // Bad input is printed as it is, anything else after `error: ` (`Error::render`).
             if e.is_hostile() {
-                Error::usage(msg.to_string())
+                Error::usage(msg)
             } else {
                 Error::Other(anyhow::anyhow!(msg))
             }
