@@ -285,8 +285,14 @@ fn no_log_line(report: &InputReport, unit_distro: Option<distro::Distro>) -> Str
             b = f.binary,
         );
     }
+    // A read that stopped early (a truncated .gz) is why there is no line: say so first.
+    let notes: String = report
+        .notes
+        .iter()
+        .map(|n| format!("\n  note: {n}"))
+        .collect();
     format!(
-        "{}: no k3s log line found ({formats}){}\n  help: give the k3s service's log (journalctl -u k3s), a k3s container's `docker logs`, or k3s's --log file",
+        "{}: no k3s log line found ({formats}){}{notes}\n  help: give the k3s service's log (journalctl -u k3s), a k3s container's `docker logs`, or k3s's --log file",
         report.path,
         if report.files.iter().any(|f| f.format.contains("journalctl")) {
             "; a journal's lines count only when they come from k3s (identifier k3s…)"
@@ -370,6 +376,18 @@ fn read_archive(
 enum StreamError {
     Io(String),
     Binary,
+    /// Text in a form inspect does not read (compressed otherwise than gzip, a zip, UTF-16, a
+    /// journal file): what it is and how to make it text.
+    Packed {
+        what: &'static str,
+        help: &'static str,
+    },
+    /// No text at all: an empty file, or only blank lines (this many).
+    Empty { lines: u64 },
+    /// A journalctl output form inspect does not read (`-o json-pretty`, `-o verbose`…).
+    UnreadForm(&'static str),
+    /// The gzip data ends early or is damaged before the first line.
+    Gzip(String),
     Unknown { lines: u64 },
 }
 
@@ -383,6 +401,25 @@ impl StreamError {
                 "{label}: binary data, not a text log\n  help: give the log as text ({}); for a .gz log or a .tar.gz bundle, name the file as it is",
                 "journalctl -u k3s, docker logs, k3s --log file"
             ),
+            StreamError::Packed { what, help } => format!(
+                "{label}: {what}, not a text log\n  help: {}",
+                help.replace("FILE", &shell_word(label))
+            ),
+            StreamError::Empty { lines } => format!(
+                "{label}: {}, no log line\n  help: give the k3s or RKE2 log itself (journalctl -u k3s, docker logs, k3s --log file); a journal saved while the service had no lines is empty too",
+                if *lines == 0 {
+                    "empty".to_string()
+                } else {
+                    format!("only blank lines ({lines})")
+                }
+            ),
+            StreamError::UnreadForm(form) => format!(
+                "{label}: `{form}` output, which inspect does not read (one field a line: the host, unit and boots would be lost)\n  help: give the same journal as `journalctl -u k3s -o json` (one entry a line), `-o export`, or the default short form (RKE2: `-u rke2-server` or `-u rke2-agent`)"
+            ),
+            StreamError::Gzip(e) => format!(
+                "{label}: the gzip data is cut short or damaged ({e})\n  help: `gzip -t {f}` checks it; `zcat {f} > k3s.log` keeps what can be read",
+                f = shell_word(label)
+            ),
             StreamError::Unknown { lines } => format!(
                 "{label}: unknown format: none of the first {lines} line(s) is a k3s log line\n  help: formats tried: {}",
                 formats::TRIED
@@ -394,9 +431,26 @@ impl StreamError {
         match self {
             StreamError::Io(e) => format!("cannot read: {e}"),
             StreamError::Binary => "binary data, not a text log".into(),
+            StreamError::Packed { what, .. } => format!("{what}, not a text log"),
+            StreamError::Gzip(e) => format!("gzip data cut short or damaged: {e}"),
+            StreamError::UnreadForm(form) => format!("`{form}` output, not read"),
+            StreamError::Empty { .. } => "empty (no text)".into(),
             StreamError::Unknown { .. } => "unknown format (not a k3s log)".into(),
         }
     }
+}
+
+/// A file name as a shell word, for the commands the help lines suggest: single-quoted unless
+/// it is plain (a path with spaces, quotes or newlines still pastes as one word).
+fn shell_word(name: &str) -> String {
+    if !name.is_empty()
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b"_./+:@%=-".contains(&b))
+    {
+        return name.to_string();
+    }
+    format!("'{}'", name.replace('\'', r"'\''"))
 }
 
 struct StreamCx<'a> {
@@ -587,15 +641,25 @@ fn read_stream(
     } else {
         Box::new(buffered)
     };
-    let head = inner
-        .fill_buf()
-        .map_err(|e| StreamError::Io(e.to_string()))?;
+    // An error of the gzip decoder is the file's data, not the file system's.
+    let read_error = |e: std::io::Error| {
+        if gz {
+            StreamError::Gzip(e.to_string())
+        } else {
+            StreamError::Io(e.to_string())
+        }
+    };
+    let head = inner.fill_buf().map_err(read_error)?;
     if formats::looks_binary(&head[..head.len().min(PEEK)]) {
-        return Err(StreamError::Binary);
+        return Err(match formats::packed_kind(head, gz) {
+            Some((what, help)) => StreamError::Packed { what, help },
+            None => StreamError::Binary,
+        });
     }
     let mut lines = BoundedLines::new(inner, MAX_LINE);
     let mut sample: Vec<(Vec<u8>, reader::LineInfo)> = Vec::new();
     let mut sampled = 0usize;
+    let mut cut = None;
     let mut buf = Vec::new();
     while sample.len() < SAMPLE_LINES && sampled < SAMPLE_BYTES {
         match lines.next_line(&mut buf) {
@@ -604,14 +668,33 @@ fn read_stream(
                 sample.push((std::mem::take(&mut buf), info));
             }
             Ok(None) => break,
-            Err(e) => return Err(StreamError::Io(e.to_string())),
+            // A file cut short (a truncated .gz) still has its first lines to read.
+            Err(e) if !sample.is_empty() => {
+                cut = Some(e);
+                break;
+            }
+            Err(e) => return Err(read_error(e)),
         }
     }
     let detected = formats::detect(sample.iter().map(|(b, _)| b.as_slice()));
+    if detected.dominant() == Outer::Bare {
+        if let Some(form) = formats::unread_journal_form(sample.iter().map(|(b, _)| b.as_slice()))
+        {
+            return Err(StreamError::UnreadForm(form));
+        }
+    }
     let banner = sample
         .iter()
         .any(|(b, _)| boots::is_banner(&String::from_utf8_lossy(b)));
     if detected.recognised() == 0 && !banner {
+        if let Some(e) = cut {
+            return Err(read_error(e));
+        }
+        if sample.iter().all(|(b, _)| b.trim_ascii().is_empty()) {
+            return Err(StreamError::Empty {
+                lines: sample.len() as u64,
+            });
+        }
         return Err(StreamError::Unknown {
             lines: sample.len() as u64,
         });
@@ -633,8 +716,14 @@ fn read_stream(
     for (raw, info) in &sample {
         feed(raw, *info, &mut norm, &mut out, state, cx);
     }
-    let ended = sample.len() < SAMPLE_LINES && sampled < SAMPLE_BYTES;
+    let ended = cut.is_some() || (sample.len() < SAMPLE_LINES && sampled < SAMPLE_BYTES);
     drop(sample);
+    if let Some(e) = cut {
+        state.note(format!(
+            "{}: read error after line {}: {e}; the rest is not read",
+            s.label, norm.stats.lines
+        ));
+    }
     if !ended {
         if let Err(e) = read_rest(lines, s, file, &mut norm, state, cx) {
             state.note(format!(
