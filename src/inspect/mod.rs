@@ -383,12 +383,16 @@ enum StreamError {
         help: &'static str,
     },
     /// No text at all: an empty file, or only blank lines (this many).
-    Empty { lines: u64 },
+    Empty {
+        lines: u64,
+    },
     /// A journalctl output form inspect does not read (`-o json-pretty`, `-o verbose`…).
     UnreadForm(&'static str),
     /// The gzip data ends early or is damaged before the first line.
     Gzip(String),
-    Unknown { lines: u64 },
+    Unknown {
+        lines: u64,
+    },
 }
 
 impl StreamError {
@@ -618,6 +622,70 @@ fn logrus_body(text: &str) -> &str {
         .unwrap_or(text)
 }
 
+/// The first lines of a stream, read to decide its format.
+struct Sample {
+    lines: Vec<(Vec<u8>, reader::LineInfo)>,
+    /// The stream ended within the sample (or broke off: `cut`).
+    ended: bool,
+    /// The read error that ended the sample early, after at least one line.
+    cut: Option<std::io::Error>,
+}
+
+/// Reads the sample: up to `SAMPLE_LINES` lines or `SAMPLE_BYTES` bytes. An error before the
+/// first line is the stream's error; after it, the lines read are kept (a truncated .gz still
+/// has its first lines to read).
+fn read_sample<R: BufRead>(lines: &mut BoundedLines<R>) -> std::io::Result<Sample> {
+    let mut sample = Vec::new();
+    let mut sampled = 0usize;
+    let mut buf = Vec::new();
+    while sample.len() < SAMPLE_LINES && sampled < SAMPLE_BYTES {
+        match lines.next_line(&mut buf) {
+            Ok(Some(info)) => {
+                sampled += buf.len() + 1;
+                sample.push((std::mem::take(&mut buf), info));
+            }
+            Ok(None) => break,
+            Err(e) if !sample.is_empty() => {
+                return Ok(Sample {
+                    lines: sample,
+                    ended: true,
+                    cut: Some(e),
+                })
+            }
+            Err(e) => return Err(e),
+        }
+    }
+    let ended = sample.len() < SAMPLE_LINES && sampled < SAMPLE_BYTES;
+    Ok(Sample {
+        lines: sample,
+        ended,
+        cut: None,
+    })
+}
+
+/// Why a stream's sample is not read as a log: a journalctl form inspect does not read, no
+/// text at all, or no line of a known format (and no banner). None when it is read.
+fn refusal(
+    sample: &[(Vec<u8>, reader::LineInfo)],
+    detected: &formats::Stats,
+) -> Option<StreamError> {
+    let raw = || sample.iter().map(|(b, _)| b.as_slice());
+    if detected.dominant() == Outer::Bare {
+        if let Some(form) = formats::unread_journal_form(raw()) {
+            return Some(StreamError::UnreadForm(form));
+        }
+    }
+    let banner = raw().any(|b| boots::is_banner(&String::from_utf8_lossy(b)));
+    if detected.recognised() > 0 || banner {
+        return None;
+    }
+    let lines = sample.len() as u64;
+    if raw().all(|b| b.trim_ascii().is_empty()) {
+        return Some(StreamError::Empty { lines });
+    }
+    Some(StreamError::Unknown { lines })
+}
+
 /// Reads one stream through the normaliser into the input's nodes.
 fn read_stream(
     raw: Box<dyn Read + '_>,
@@ -657,46 +725,19 @@ fn read_stream(
         });
     }
     let mut lines = BoundedLines::new(inner, MAX_LINE);
-    let mut sample: Vec<(Vec<u8>, reader::LineInfo)> = Vec::new();
-    let mut sampled = 0usize;
-    let mut cut = None;
-    let mut buf = Vec::new();
-    while sample.len() < SAMPLE_LINES && sampled < SAMPLE_BYTES {
-        match lines.next_line(&mut buf) {
-            Ok(Some(info)) => {
-                sampled += buf.len() + 1;
-                sample.push((std::mem::take(&mut buf), info));
-            }
-            Ok(None) => break,
-            // A file cut short (a truncated .gz) still has its first lines to read.
-            Err(e) if !sample.is_empty() => {
-                cut = Some(e);
-                break;
-            }
-            Err(e) => return Err(read_error(e)),
-        }
-    }
+    let Sample {
+        lines: sample,
+        ended,
+        cut,
+    } = read_sample(&mut lines).map_err(read_error)?;
     let detected = formats::detect(sample.iter().map(|(b, _)| b.as_slice()));
-    if detected.dominant() == Outer::Bare {
-        if let Some(form) = formats::unread_journal_form(sample.iter().map(|(b, _)| b.as_slice()))
-        {
-            return Err(StreamError::UnreadForm(form));
-        }
-    }
-    let banner = sample
-        .iter()
-        .any(|(b, _)| boots::is_banner(&String::from_utf8_lossy(b)));
-    if detected.recognised() == 0 && !banner {
-        if let Some(e) = cut {
-            return Err(read_error(e));
-        }
-        if sample.iter().all(|(b, _)| b.trim_ascii().is_empty()) {
-            return Err(StreamError::Empty {
-                lines: sample.len() as u64,
-            });
-        }
-        return Err(StreamError::Unknown {
-            lines: sample.len() as u64,
+    if let Some(e) = refusal(&sample, &detected) {
+        return Err(match cut {
+            // No line of the distribution before the data broke off: the break is the news.
+            Some(c) if matches!(e, StreamError::Unknown { .. } | StreamError::Empty { .. }) => {
+                read_error(c)
+            }
+            _ => e,
         });
     }
     let mut norm = Normaliser::new(detected.dominant());
@@ -716,7 +757,6 @@ fn read_stream(
     for (raw, info) in &sample {
         feed(raw, *info, &mut norm, &mut out, state, cx);
     }
-    let ended = cut.is_some() || (sample.len() < SAMPLE_LINES && sampled < SAMPLE_BYTES);
     drop(sample);
     if let Some(e) = cut {
         state.note(format!(

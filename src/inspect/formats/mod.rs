@@ -612,7 +612,12 @@ pub(crate) fn detect<'a>(sample: impl IntoIterator<Item = &'a [u8]>) -> Stats {
 pub(crate) fn unread_journal_form<'a>(
     sample: impl IntoIterator<Item = &'a [u8]>,
 ) -> Option<&'static str> {
-    const FIELDS: [&str; 4] = ["__CURSOR", "__REALTIME_TIMESTAMP", "MESSAGE", "_SYSTEMD_UNIT"];
+    const FIELDS: [&str; 4] = [
+        "__CURSOR",
+        "__REALTIME_TIMESTAMP",
+        "MESSAGE",
+        "_SYSTEMD_UNIT",
+    ];
     for raw in sample {
         let line = raw.strip_suffix(b"\r").unwrap_or(raw);
         let text = line.trim_ascii_start();
@@ -691,7 +696,10 @@ pub(crate) fn packed_kind(head: &[u8], inside_gzip: bool) -> Option<(&'static st
             "convert it to UTF-8: `iconv -f UTF-16 -t UTF-8 FILE > k3s.log` (PowerShell: `Get-Content FILE | Set-Content -Encoding utf8 k3s.log`)",
         )
     } else if head.starts_with(b"\x7fELF") {
-        ("a program (ELF executable)", "give the log the program wrote, not the program")
+        (
+            "a program (ELF executable)",
+            "give the log the program wrote, not the program",
+        )
     } else {
         return None;
     };
