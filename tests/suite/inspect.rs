@@ -838,3 +838,34 @@ fn component_logs_and_empty_files_are_not_nodes() {
         .code(2)
         .stderr_has("blank.log: only blank lines (3), no log line");
 }
+
+#[test]
+fn journal_lines_without_an_english_date_keep_their_host_and_boot() {
+    // k3s #6119 (https://github.com/k3s-io/k3s/issues/6119), as its stored copy shows the
+    // paste: journalctl's lines with the date gone, the time first. The same lines again with
+    // the month as journalctl prints it under a Chinese locale (`%b` is ` 9月`): re-wrapped.
+    let lines = [
+        " 12:09:42 node systemd[1]: Starting Lightweight Kubernetes...",
+        " 12:09:42 node sh[22373]: + /usr/bin/systemctl is-enabled --quiet nm-cloud-setup.service",
+        " 12:09:42 node sh[22373]: Failed to get unit file state for nm-cloud-setup.service: No such file or directory",
+        " 12:09:42 node k3s[22385]: time=\"2022-09-12T12:09:42+08:00\" level=info msg=\"Acquiring lock file /var/lib/rancher/k3s/data/.lock\"",
+        " 12:09:44 node k3s[22385]: time=\"2022-09-12T12:09:44+08:00\" level=info msg=\"Starting k3s v1.24.4+k3s1 (c3f830e9)\"",
+        " 12:09:45 node k3s[22385]: time=\"2022-09-12T12:09:45+08:00\" level=info msg=\"Database tables and indexes are up to date\"",
+        " 12:09:45 node k3s[22385]: time=\"2022-09-12T12:09:45+08:00\" level=info msg=\"Kine available at unix://kine.sock\"",
+    ];
+    let tmp = tempfile::tempdir().unwrap();
+    let no_date: String = lines.iter().map(|l| format!("{l}\n")).collect();
+    let zh: String = lines.iter().map(|l| format!(" 9月 12{l}\n")).collect();
+    for (name, text) in [("k3s-6119.log", no_date), ("k3s-6119-zh.log", zh)] {
+        let p = tmp.path().join(name);
+        std::fs::write(&p, text).unwrap();
+        let out = inspect(&[p.to_str().unwrap(), "--format", "json"]);
+        assert_eq!(out.code, 0, "{}", out.stderr);
+        let v = json(&out);
+        let nodes = v["inputs"][0]["nodes"].as_array().unwrap();
+        assert_eq!(nodes.len(), 1, "{name}: {nodes:?}");
+        let b = boot(&v, 0, "node", 1);
+        assert_eq!(b["version"], "v1.24.4+k3s1", "{name}");
+        assert_eq!(b["start"]["time"], "2022-09-12T04:09:44.000Z", "{name}");
+    }
+}
