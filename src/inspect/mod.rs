@@ -382,6 +382,8 @@ enum StreamError {
         what: &'static str,
         help: &'static str,
     },
+    /// journalctl's `-- No entries --`: the journal had no line of the unit asked for.
+    NoEntries,
     /// No text at all: an empty file, or only blank lines (this many).
     Empty {
         lines: u64,
@@ -408,6 +410,9 @@ impl StreamError {
             StreamError::Packed { what, help } => format!(
                 "{label}: {what}, not a text log\n  help: {}",
                 help.replace("FILE", &shell_word(label))
+            ),
+            StreamError::NoEntries => format!(
+                "{label}: journalctl printed `-- No entries --`: the journal holds no line of the unit it was asked for\n  help: check the unit's name (k3s or k3s-agent; rke2-server or rke2-agent: `systemctl list-units 'k3s*' 'rke2*'`), the time range, and that journalctl ran as root or in group systemd-journal"
             ),
             StreamError::Empty { lines } => format!(
                 "{label}: {}, no log line\n  help: give the k3s or RKE2 log itself (journalctl -u k3s, docker logs, k3s --log file); a journal saved while the service had no lines is empty too",
@@ -439,6 +444,7 @@ impl StreamError {
             StreamError::Gzip(e) => format!("gzip data cut short or damaged: {e}"),
             StreamError::UnreadForm(form) => format!("`{form}` output, not read"),
             StreamError::Empty { .. } => "empty (no text)".into(),
+            StreamError::NoEntries => "journalctl found no entries".into(),
             StreamError::Unknown { .. } => "unknown format (not a k3s log)".into(),
         }
     }
@@ -680,6 +686,10 @@ fn refusal(
         return None;
     }
     let lines = sample.len() as u64;
+    // journalctl's answer when the unit matched nothing (k3s #146 shows it).
+    if raw().any(|b| b.trim_ascii() == b"-- No entries --") {
+        return Some(StreamError::NoEntries);
+    }
     if raw().all(|b| b.trim_ascii().is_empty()) {
         return Some(StreamError::Empty { lines });
     }

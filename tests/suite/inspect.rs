@@ -869,3 +869,33 @@ fn journal_lines_without_an_english_date_keep_their_host_and_boot() {
         assert_eq!(b["start"]["time"], "2022-09-12T04:09:44.000Z", "{name}");
     }
 }
+
+#[test]
+fn short_delta_and_no_entries() {
+    // `journalctl -o short-delta` (the monotonic stamp and the time since the entry before) of
+    // the 9343 lines, re-wrapped; and journalctl's whole answer for a unit with no line, as
+    // k3s #146 (https://github.com/k3s-io/k3s/issues/146) shows it.
+    let tmp = tempfile::tempdir().unwrap();
+    let delta: String = journal_9343()
+        .lines()
+        .enumerate()
+        .map(|(i, l)| {
+            let rest = l.splitn(4, ' ').nth(3).unwrap();
+            format!("[ 1095.61052{i} <    0.00000{i}>] {rest}\n")
+        })
+        .collect();
+    let p = tmp.path().join("delta.log");
+    std::fs::write(&p, delta).unwrap();
+    reads_the_9343_death(&inspect(&[p.to_str().unwrap(), "--format", "json"]));
+
+    let none = tmp.path().join("none.log");
+    std::fs::write(
+        &none,
+        "-- Logs begin at Sat 2019-03-02 07:14:45 UTC, end at Mon 2019-03-04 19:18:55 UTC. --\n-- No entries --\n",
+    )
+    .unwrap();
+    inspect(&[none.to_str().unwrap()])
+        .code(2)
+        .stderr_has("none.log: journalctl printed `-- No entries --`")
+        .stderr_has("k3s-agent");
+}

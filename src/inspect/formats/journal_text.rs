@@ -467,7 +467,11 @@ pub(super) static JOURNAL_UNIX: LazyLock<Regex> = LazyLock::new(|| {
 });
 
 pub(super) static JOURNAL_MONOTONIC: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(&format!(r"^\[(?P<ts> *\d+\.\d{{1,9}})\] {IDENT}")).expect("static regex")
+    // `-o short-delta` adds the time since the entry before: `[  12.345678 <   0.000123>]`.
+    Regex::new(&format!(
+        r"^\[(?P<ts> *\d+\.\d{{1,9}})(?: <[ \d.]+>)?\] {IDENT}"
+    ))
+    .expect("static regex")
 });
 
 /// `k3s[2513]: …`: the pid is required (prose has `word: text` too).

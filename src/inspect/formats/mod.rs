@@ -106,7 +106,7 @@ pub(crate) enum Inner {
 
 /// Every format `inspect` knows, for the message when none fits.
 pub(crate) const TRIED: &str = "docker logs (with and without --timestamps), kubectl logs (plain, --timestamps, --prefix), \
-journalctl -u k3s (short, short-precise, short-iso, short-iso-precise, short-full, short-monotonic, short-unix, json, export, -o cat, -xe), \
+journalctl -u k3s (short, short-precise, short-iso, short-iso-precise, short-full, short-monotonic, short-delta, short-unix, json, export, -o cat, -xe), \
 journal lines without time and host (`k3s[pid]: …`), \
 a k3s --log file or any logrus text (time=\"…\" level=… msg=\"…\"), the old INFO[…] form, klog lines";
 
