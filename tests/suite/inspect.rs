@@ -899,3 +899,19 @@ fn short_delta_and_no_entries() {
         .stderr_has("none.log: journalctl printed `-- No entries --`")
         .stderr_has("k3s-agent");
 }
+
+#[test]
+fn a_log_quoted_in_a_reply_reads_as_the_log() {
+    // The 9343 journal quoted as an issue's reply quotes it (`> ` before each line, nested
+    // once more for a quote of a quote): the host, the banner and the death as unquoted.
+    let tmp = tempfile::tempdir().unwrap();
+    for (name, mark) in [("quoted.md", "> "), ("quoted-twice.md", "> > ")] {
+        let text: String = journal_9343()
+            .lines()
+            .map(|l| format!("{mark}{l}\n"))
+            .collect();
+        let p = tmp.path().join(name);
+        std::fs::write(&p, text).unwrap();
+        reads_the_9343_death(&inspect(&[p.to_str().unwrap(), "--format", "json"]));
+    }
+}
