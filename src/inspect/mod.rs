@@ -453,6 +453,10 @@ impl StreamError {
 /// A file name as a shell word, for the commands the help lines suggest: single-quoted unless
 /// it is plain (a path with spaces, quotes or newlines still pastes as one word).
 fn shell_word(name: &str) -> String {
+    // Standard input has no name to give a command: the placeholder stays.
+    if name == sources::STDIN_LABEL {
+        return "FILE".into();
+    }
     if !name.is_empty()
         && name
             .bytes()

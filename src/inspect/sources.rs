@@ -24,6 +24,8 @@ use super::boots::{End, EndKind, Kept, Recorded};
 use super::deps::{folder, safe_fs, BUNDLE_FILE, NODES_DIR, RESULT_FILE};
 use super::model::{InputKind, Source};
 
+/// The label of standard input (`-`) in reports and messages.
+pub(crate) const STDIN_LABEL: &str = "<stdin>";
 /// Files read whole (configs, result.json, hostname) may not be larger than this.
 const SMALL: u64 = 16 * 1024 * 1024;
 /// How deep folders are searched.
@@ -193,7 +195,7 @@ fn resolve_one(p: &Path, forced: Option<NodeName>) -> Result<Vec<Input>, InputEr
     if shown == "-" {
         let mut input = Input::new("-", InputKind::Stdin);
         input.streams.push(Stream {
-            label: "<stdin>".into(),
+            label: STDIN_LABEL.into(),
             open: Opener::Stdin,
             node: forced.or(Some(NodeName {
                 name: "stdin".into(),

@@ -737,6 +737,26 @@ fn packed_and_encoded_logs_are_refused_by_name_with_how_to_unpack() {
         out.stderr_has(&format!("{}: {what}", p.display()));
         out.stderr_has(help);
     }
+    // On standard input there is no file name to put in the command.
+    let mut child = repro()
+        .args(["inspect", "-", "--progress", "never"])
+        .stdin(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    stdin
+        .write_all(b"\xfd7zXZ\x00\x00\x04\xe6\xd6\xb4F")
+        .unwrap();
+    drop(stdin);
+    let out = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("<stdin>: xz-compressed data")
+            && stderr.contains("`xz -dc FILE > k3s.log`"),
+        "{stderr}"
+    );
     // A .gz cut short keeps the lines before the cut, and says where it broke off.
     let whole = gz(journal.repeat(400).as_bytes());
     let cut = tmp.path().join("cut.gz");
