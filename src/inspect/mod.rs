@@ -288,8 +288,14 @@ fn no_log_line(report: &InputReport, unit_distro: Option<distro::Distro>) -> Inp
             units.join(" or "),
         ));
     }
+    // A read that stopped early (a truncated .gz) is why there is no line: say so first.
+    let notes: String = report
+        .notes
+        .iter()
+        .map(|n| format!("\n  note: {n}"))
+        .collect();
     InputError::new(format!(
-        "{}: no k3s log line found ({formats}){}",
+        "{}: no k3s log line found ({formats}){}{notes}",
         report.path,
         if report.files.iter().any(|f| f.format.contains("journalctl")) {
             "; a journal's lines count only when they come from k3s (identifier k3s…)"
@@ -375,7 +381,25 @@ fn read_archive(
 enum StreamError {
     Io(String),
     Binary,
-    Unknown { lines: u64 },
+    /// Text in a form inspect does not read (compressed otherwise than gzip, a zip, UTF-16, a
+    /// journal file): what it is and how to make it text.
+    Packed {
+        what: &'static str,
+        help: &'static str,
+    },
+    /// journalctl's `-- No entries --`: the journal had no line of the unit asked for.
+    NoEntries,
+    /// No text at all: an empty file, or only blank lines (this many).
+    Empty {
+        lines: u64,
+    },
+    /// A journalctl output form inspect does not read (`-o json-pretty`, `-o verbose`…).
+    UnreadForm(&'static str),
+    /// The gzip data ends early or is damaged before the first line.
+    Gzip(String),
+    Unknown {
+        lines: u64,
+    },
 }
 
 impl StreamError {
@@ -389,6 +413,34 @@ impl StreamError {
                     "give the log as text ({}); for a .gz log or a .tar.gz bundle, name the file as it is",
                     "journalctl -u k3s, docker logs, k3s --log file"
                 )),
+            StreamError::Packed { what, help } => {
+                InputError::new(format!("{label}: {what}, not a text log"))
+                    .help(help.replace("FILE", &shell_word(label)))
+            }
+            StreamError::NoEntries => InputError::new(format!(
+                "{label}: journalctl printed `-- No entries --`: the journal holds no line of the unit it was asked for"
+            ))
+            .help("check the unit's name (k3s or k3s-agent; rke2-server or rke2-agent: `systemctl list-units 'k3s*' 'rke2*'`), the time range, and that journalctl ran as root or in group systemd-journal"),
+            StreamError::Empty { lines } => InputError::new(format!(
+                "{label}: {}, no log line",
+                if *lines == 0 {
+                    "empty".to_string()
+                } else {
+                    format!("only blank lines ({lines})")
+                }
+            ))
+            .help("give the k3s or RKE2 log itself (journalctl -u k3s, docker logs, k3s --log file); a journal saved while the service had no lines is empty too"),
+            StreamError::UnreadForm(form) => InputError::new(format!(
+                "{label}: `{form}` output, which inspect does not read (one field a line: the host, unit and boots would be lost)"
+            ))
+            .help("give the same journal as `journalctl -u k3s -o json` (one entry a line), `-o export`, or the default short form (RKE2: `-u rke2-server` or `-u rke2-agent`)"),
+            StreamError::Gzip(e) => InputError::new(format!(
+                "{label}: the gzip data is cut short or damaged ({e})"
+            ))
+            .help(format!(
+                "`gzip -t {f}` checks it; `zcat {f} > k3s.log` keeps what can be read",
+                f = shell_word(label)
+            )),
             StreamError::Unknown { lines } => InputError::new(format!(
                 "{label}: unknown format: none of the first {lines} line(s) is a k3s log line"
             ))
@@ -400,9 +452,31 @@ impl StreamError {
         match self {
             StreamError::Io(e) => format!("cannot read: {e}"),
             StreamError::Binary => "binary data, not a text log".into(),
+            StreamError::Packed { what, .. } => format!("{what}, not a text log"),
+            StreamError::Gzip(e) => format!("gzip data cut short or damaged: {e}"),
+            StreamError::UnreadForm(form) => format!("`{form}` output, not read"),
+            StreamError::Empty { .. } => "empty (no text)".into(),
+            StreamError::NoEntries => "journalctl found no entries".into(),
             StreamError::Unknown { .. } => "unknown format (not a k3s log)".into(),
         }
     }
+}
+
+/// A file name as a shell word, for the commands the help lines suggest: single-quoted unless
+/// it is plain (a path with spaces, quotes or newlines still pastes as one word).
+fn shell_word(name: &str) -> String {
+    // Standard input has no name to give a command: the placeholder stays.
+    if name == sources::STDIN_LABEL {
+        return "FILE".into();
+    }
+    if !name.is_empty()
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b"_./+:@%=-".contains(&b))
+    {
+        return name.to_string();
+    }
+    format!("'{}'", name.replace('\'', r"'\''"))
 }
 
 struct StreamCx<'a> {
@@ -570,6 +644,74 @@ fn logrus_body(text: &str) -> &str {
         .unwrap_or(text)
 }
 
+/// The first lines of a stream, read to decide its format.
+struct Sample {
+    lines: Vec<(Vec<u8>, reader::LineInfo)>,
+    /// The stream ended within the sample (or broke off: `cut`).
+    ended: bool,
+    /// The read error that ended the sample early, after at least one line.
+    cut: Option<std::io::Error>,
+}
+
+/// Reads the sample: up to `SAMPLE_LINES` lines or `SAMPLE_BYTES` bytes. An error before the
+/// first line is the stream's error; after it, the lines read are kept (a truncated .gz still
+/// has its first lines to read).
+fn read_sample<R: BufRead>(lines: &mut BoundedLines<R>) -> std::io::Result<Sample> {
+    let mut sample = Vec::new();
+    let mut sampled = 0usize;
+    let mut buf = Vec::new();
+    while sample.len() < SAMPLE_LINES && sampled < SAMPLE_BYTES {
+        match lines.next_line(&mut buf) {
+            Ok(Some(info)) => {
+                sampled += buf.len() + 1;
+                sample.push((std::mem::take(&mut buf), info));
+            }
+            Ok(None) => break,
+            Err(e) if !sample.is_empty() => {
+                return Ok(Sample {
+                    lines: sample,
+                    ended: true,
+                    cut: Some(e),
+                })
+            }
+            Err(e) => return Err(e),
+        }
+    }
+    let ended = sample.len() < SAMPLE_LINES && sampled < SAMPLE_BYTES;
+    Ok(Sample {
+        lines: sample,
+        ended,
+        cut: None,
+    })
+}
+
+/// Why a stream's sample is not read as a log: a journalctl form inspect does not read, no
+/// text at all, or no line of a known format (and no banner). None when it is read.
+fn refusal(
+    sample: &[(Vec<u8>, reader::LineInfo)],
+    detected: &formats::Stats,
+) -> Option<StreamError> {
+    let raw = || sample.iter().map(|(b, _)| b.as_slice());
+    if detected.dominant() == Outer::Bare {
+        if let Some(form) = formats::unread_journal_form(raw()) {
+            return Some(StreamError::UnreadForm(form));
+        }
+    }
+    let banner = raw().any(|b| boots::is_banner(&String::from_utf8_lossy(b)));
+    if detected.recognised() > 0 || banner {
+        return None;
+    }
+    let lines = sample.len() as u64;
+    // journalctl's answer when the unit matched nothing (k3s #146 shows it).
+    if raw().any(|b| b.trim_ascii() == b"-- No entries --") {
+        return Some(StreamError::NoEntries);
+    }
+    if raw().all(|b| b.trim_ascii().is_empty()) {
+        return Some(StreamError::Empty { lines });
+    }
+    Some(StreamError::Unknown { lines })
+}
+
 /// Reads one stream through the normaliser into the input's nodes.
 fn read_stream(
     raw: Box<dyn Read + '_>,
@@ -593,33 +735,35 @@ fn read_stream(
     } else {
         Box::new(buffered)
     };
-    let head = inner
-        .fill_buf()
-        .map_err(|e| StreamError::Io(e.to_string()))?;
+    // An error of the gzip decoder is the file's data, not the file system's.
+    let read_error = |e: std::io::Error| {
+        if gz {
+            StreamError::Gzip(e.to_string())
+        } else {
+            StreamError::Io(e.to_string())
+        }
+    };
+    let head = inner.fill_buf().map_err(read_error)?;
     if formats::looks_binary(&head[..head.len().min(PEEK)]) {
-        return Err(StreamError::Binary);
+        return Err(match formats::packed_kind(head, gz) {
+            Some((what, help)) => StreamError::Packed { what, help },
+            None => StreamError::Binary,
+        });
     }
     let mut lines = BoundedLines::new(inner, MAX_LINE);
-    let mut sample: Vec<(Vec<u8>, reader::LineInfo)> = Vec::new();
-    let mut sampled = 0usize;
-    let mut buf = Vec::new();
-    while sample.len() < SAMPLE_LINES && sampled < SAMPLE_BYTES {
-        match lines.next_line(&mut buf) {
-            Ok(Some(info)) => {
-                sampled += buf.len() + 1;
-                sample.push((std::mem::take(&mut buf), info));
-            }
-            Ok(None) => break,
-            Err(e) => return Err(StreamError::Io(e.to_string())),
-        }
-    }
+    let Sample {
+        lines: sample,
+        ended,
+        cut,
+    } = read_sample(&mut lines).map_err(read_error)?;
     let detected = formats::detect(sample.iter().map(|(b, _)| b.as_slice()));
-    let banner = sample
-        .iter()
-        .any(|(b, _)| boots::is_banner(&String::from_utf8_lossy(b)));
-    if detected.recognised() == 0 && !banner {
-        return Err(StreamError::Unknown {
-            lines: sample.len() as u64,
+    if let Some(e) = refusal(&sample, &detected) {
+        return Err(match cut {
+            // No line of the distribution before the data broke off: the break is the news.
+            Some(c) if matches!(e, StreamError::Unknown { .. } | StreamError::Empty { .. }) => {
+                read_error(c)
+            }
+            _ => e,
         });
     }
     let mut norm = Normaliser::new(detected.dominant());
@@ -639,8 +783,13 @@ fn read_stream(
     for (raw, info) in &sample {
         feed(raw, *info, &mut norm, &mut out, state, cx);
     }
-    let ended = sample.len() < SAMPLE_LINES && sampled < SAMPLE_BYTES;
     drop(sample);
+    if let Some(e) = cut {
+        state.note(format!(
+            "{}: read error after line {}: {e}; the rest is not read",
+            s.label, norm.stats.lines
+        ));
+    }
     if !ended {
         if let Err(e) = read_rest(lines, s, file, &mut norm, state, cx) {
             state.note(format!(

@@ -24,6 +24,8 @@ use super::boots::{End, EndKind, Kept, Recorded};
 use super::deps::{folder, safe_fs, Diagnostic, BUNDLE_FILE, NODES_DIR, RESULT_FILE};
 use super::model::{InputKind, Source};
 
+/// The label of standard input (`-`) in reports and messages.
+pub(crate) const STDIN_LABEL: &str = "<stdin>";
 /// Files read whole (configs, result.json, hostname) may not be larger than this.
 const SMALL: u64 = 16 * 1024 * 1024;
 /// How deep folders are searched.
@@ -204,7 +206,7 @@ fn resolve_one(p: &Path, forced: Option<NodeName>) -> Result<Vec<Input>, InputEr
     if shown == "-" {
         let mut input = Input::new("-", InputKind::Stdin);
         input.streams.push(Stream {
-            label: "<stdin>".into(),
+            label: STDIN_LABEL.into(),
             open: Opener::Stdin,
             node: forced.or(Some(NodeName {
                 name: "stdin".into(),
@@ -249,6 +251,19 @@ fn resolve_one(p: &Path, forced: Option<NodeName>) -> Result<Vec<Input>, InputEr
     }
     if is_tar(p) {
         return resolve_archive(p, forced).map(|i| vec![i]);
+    }
+    if let (Some(c), None) = (component_log(&file_name(p)), &forced) {
+        let d = distro::Distro::ALL
+            .iter()
+            .map(|d| format!("journalctl -u {}", d.facts().units.join(" / -u ")))
+            .collect::<Vec<_>>()
+            .join(", ");
+        return Err(InputError::new(format!(
+            "{shown}: {c}'s own log, not k3s's or RKE2's: it has no banner and none of the lines the signals read"
+        ))
+        .help(format!(
+            "give the distribution's log ({d}, or its --log file); --node NAME={shown} reads it anyway"
+        )));
     }
     // A single log file (plain or gzip).
     let mut input = Input::new(&shown, InputKind::Log);
@@ -625,7 +640,12 @@ fn classify(
             continue;
         }
         if !log_candidate(name) {
-            if !is_config_name(name) && !is_tar(Path::new(name)) {
+            if let Some(c) = component_log(name) {
+                input.skipped.push((
+                    tree.label(&path),
+                    format!("{c}'s own log, not the distribution's"),
+                ));
+            } else if !is_config_name(name) && !is_tar(Path::new(name)) {
                 input
                     .skipped
                     .push((tree.label(&path), "not a log file by its name".into()));
@@ -652,10 +672,27 @@ fn classify(
     }
 }
 
-/// Names that are not logs: configs, reports, pictures, archives (read separately).
+/// The logs of the components k3s and RKE2 run, by the names they write them under
+/// (`agent/containerd/containerd.log`, RKE2's `agent/logs/kubelet.log`, rotated copies too):
+/// the component's name. They hold none of the distribution's own lines — no banner, no
+/// feature's line — so a node named after them would be a node that does not exist.
+fn component_log(name: &str) -> Option<&'static str> {
+    let lower = name.to_ascii_lowercase();
+    [("containerd", "containerd"), ("kubelet", "the kubelet")]
+        .into_iter()
+        .find(|(stem, _)| {
+            lower
+                .strip_prefix(stem)
+                .is_some_and(|rest| rest.starts_with(".log") || rest.starts_with("-20"))
+        })
+        .map(|(_, c)| c)
+}
+
+/// Names that are not logs: configs, reports, pictures, archives (read separately), the logs of
+/// components (`component_log`).
 fn log_candidate(name: &str) -> bool {
     let lower = name.to_ascii_lowercase();
-    if lower.starts_with('.') {
+    if lower.starts_with('.') || component_log(&lower).is_some() {
         return false;
     }
     const NOT_LOGS: [&str; 20] = [

@@ -275,7 +275,10 @@ fn bad_input_exits_2_with_a_clear_message() {
     let cases: Vec<(Vec<String>, &str)> = vec![
         (vec![p("missing.log")], "cannot read"),
         (vec![p("notes.txt")], "formats tried: docker logs"),
-        (vec![p("program")], "binary data, not a text log"),
+        (
+            vec![p("program")],
+            "a program (ELF executable), not a text log",
+        ),
         (vec![p("empty")], "no log files found"),
         (
             vec!["--node".into(), "no-equals-sign".into()],
@@ -615,4 +618,320 @@ fn control_characters_in_a_host_name_are_shown_not_interpreted() {
     );
     out.stdout_has("etcd-1\\u000aFAKE-NODE");
     assert!(!out.stdout.contains('\u{1b}'), "{}", out.stdout);
+}
+
+/// k3s #9343 as `journalctl -xeu k3s` printed it (tests/fixtures/real-k3s/): a banner, a fatal
+/// line and systemd's exit, on host `k3s-control-plane-nbg1-lso`. The cases below re-wrap these
+/// real lines into the shapes testers feed inspect; no message is made up.
+const XE_9343: &str = "tests/fixtures/real-k3s/k3s-9343-unreachable-server-journalctl-xe.log";
+const HOST_9343: &str = "k3s-control-plane-nbg1-lso";
+
+/// The fixture's journal lines without journalctl's `░░` catalog lines.
+fn journal_9343() -> String {
+    std::fs::read_to_string(root().join(XE_9343))
+        .unwrap()
+        .lines()
+        .filter(|l| !l.starts_with('░'))
+        .map(|l| format!("{l}\n"))
+        .collect()
+}
+
+/// The 9343 boot was read whole: one boot, ended by the death the log shows.
+fn reads_the_9343_death(out: &Output) {
+    assert_eq!(out.code, 0, "`{}`:\n{}", out.command, out.stderr);
+    let v = json(out);
+    let b = boot(&v, 0, HOST_9343, 1);
+    assert_eq!(b["version"], "v1.28.6+k3s1");
+    assert_eq!(b["end"]["how"], "died", "{b}");
+    assert_eq!(b["signals"]["fatal"]["state"], "up");
+}
+
+#[test]
+fn nul_blocks_after_text_are_read_as_the_crash_left_them() {
+    // A file system that lost blocks in a crash leaves runs of NULs in a log file, after
+    // lines of text or between them (the line after the run starts right after it).
+    let tmp = tempfile::tempdir().unwrap();
+    let journal = journal_9343();
+    let exit_line = journal
+        .find(&format!("Feb 02 08:45:29 {HOST_9343} systemd"))
+        .unwrap();
+    let mut mid = journal.as_bytes()[..exit_line].to_vec();
+    mid.extend(vec![0u8; 4096]);
+    mid.extend(&journal.as_bytes()[exit_line..]);
+    let mut tail = journal.clone().into_bytes();
+    tail.extend(vec![0u8; 8192]);
+    for (name, bytes) in [("nul-mid.log", mid), ("nul-tail.log", tail)] {
+        let p = tmp.path().join(name);
+        std::fs::write(&p, bytes).unwrap();
+        reads_the_9343_death(&inspect(&[p.to_str().unwrap(), "--format", "json"]));
+    }
+}
+
+#[test]
+fn packed_and_encoded_logs_are_refused_by_name_with_how_to_unpack() {
+    use std::io::Write as _;
+    let tmp = tempfile::tempdir().unwrap();
+    let journal = journal_9343();
+    let gz = |b: &[u8]| {
+        let mut e = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+        e.write_all(b).unwrap();
+        e.finish().unwrap()
+    };
+    let mut utf16 = vec![0xff, 0xfe];
+    utf16.extend(journal.encode_utf16().flat_map(u16::to_le_bytes));
+    let mut tar_header = b"k3s.log".to_vec();
+    tar_header.resize(257, 0);
+    tar_header.extend(b"ustar\x0000");
+    tar_header.resize(1024, 0);
+    // The magic numbers of each form, then bytes that are not text.
+    let cases: Vec<(&str, Vec<u8>, &str, &str)> = vec![
+        (
+            "k3s.log.xz",
+            b"\xfd7zXZ\x00\x00\x04\xe6\xd6\xb4F".to_vec(),
+            "xz-compressed data",
+            "xz -dc",
+        ),
+        (
+            "k3s.log.zst",
+            b"\x28\xb5\x2f\xfd\x04\x58\x00\x00".to_vec(),
+            "zstd-compressed data",
+            "zstd -dc",
+        ),
+        (
+            "k3s.log.bz2",
+            b"BZh91AY&SY\x00\x01".to_vec(),
+            "bzip2-compressed data",
+            "bzip2 -dc",
+        ),
+        (
+            "bundle",
+            b"PK\x03\x04\x14\x00\x00\x00".to_vec(),
+            "a zip archive",
+            "unzip",
+        ),
+        ("bundle.bin", tar_header, "a tar archive", "extract it"),
+        (
+            "system.journal",
+            b"LPKSHHRH\x00\x00\x00\x00".to_vec(),
+            "a systemd journal file",
+            "journalctl --file",
+        ),
+        (
+            "k3s utf16.log",
+            utf16,
+            "UTF-16 text",
+            "iconv -f UTF-16 -t UTF-8 '",
+        ),
+        (
+            "twice.gz",
+            gz(&gz(journal.as_bytes())),
+            "gzip data inside a gzip file",
+            "zcat",
+        ),
+    ];
+    for (name, bytes, what, help) in cases {
+        let p = tmp.path().join(name);
+        std::fs::write(&p, bytes).unwrap();
+        let out = inspect(&[p.to_str().unwrap()]);
+        out.code(2);
+        out.stderr_has(&format!("{}: {what}", p.display()));
+        out.stderr_has(help);
+    }
+    // On standard input there is no file name to put in the command.
+    let mut child = repro()
+        .args(["inspect", "-", "--progress", "never"])
+        .stdin(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    stdin
+        .write_all(b"\xfd7zXZ\x00\x00\x04\xe6\xd6\xb4F")
+        .unwrap();
+    drop(stdin);
+    let out = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("<stdin>: xz-compressed data")
+            && stderr.contains("`xz -dc FILE > k3s.log`"),
+        "{stderr}"
+    );
+    // A .gz cut short keeps the lines before the cut, and says where it broke off.
+    let whole = gz(journal.repeat(400).as_bytes());
+    let cut = tmp.path().join("cut.gz");
+    std::fs::write(&cut, &whole[..whole.len() * 2 / 3]).unwrap();
+    let out = inspect(&[cut.to_str().unwrap(), "--format", "json"]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let v = json(&out);
+    assert!(v["inputs"][0]["notes"][0]
+        .as_str()
+        .unwrap()
+        .contains("read error after line"));
+    assert_eq!(boot(&v, 0, HOST_9343, 1)["end"]["how"], "died");
+}
+
+#[test]
+fn journal_forms_with_one_field_a_line_are_refused_not_misread() {
+    // `-o json-pretty`, `-o verbose` and `-o json-sse` of the 9343 lines, in the layout
+    // systemd 252's journalctl prints (tab-indented `"FIELD" : value`; four-space-indented
+    // `FIELD=value` under a header; `data: {…}`). Read as text they gave a node named after
+    // the file and boots split at every field.
+    let tmp = tempfile::tempdir().unwrap();
+    let messages: Vec<String> = journal_9343()
+        .lines()
+        .map(|l| l.split_once("]: ").unwrap().1.to_string())
+        .collect();
+    let mut pretty = String::new();
+    let mut verbose = String::new();
+    let mut sse = String::new();
+    for (i, m) in messages.iter().enumerate() {
+        let msg = serde_json::to_string(m).unwrap();
+        pretty += &format!(
+            "{{\n\t\"__REALTIME_TIMESTAMP\" : \"170686352900000{i}\",\n\t\"_HOSTNAME\" : \"{HOST_9343}\",\n\t\"MESSAGE\" : {msg}\n}}\n"
+        );
+        verbose += &format!(
+            "Fri 2024-02-02 08:45:29.00000{i} UTC [s=cdfdbd66767942d2a449872c0428b6d7;i={i}]\n    _HOSTNAME={HOST_9343}\n    MESSAGE={m}\n"
+        );
+        sse += &format!("data: {{\"_HOSTNAME\":\"{HOST_9343}\",\"MESSAGE\":{msg}}}\n\n");
+    }
+    for (name, text, form) in [
+        ("pretty.json", pretty, "journalctl -o json-pretty"),
+        ("verbose.log", verbose, "journalctl -o verbose"),
+        ("sse.log", sse, "journalctl -o json-sse"),
+    ] {
+        let p = tmp.path().join(name);
+        std::fs::write(&p, text).unwrap();
+        let out = inspect(&[p.to_str().unwrap()]);
+        out.code(2);
+        out.stderr_has(&format!("{}: `{form}` output", p.display()));
+        out.stderr_has("-o json");
+    }
+}
+
+#[test]
+fn component_logs_and_empty_files_are_not_nodes() {
+    // RKE2's agent/logs/kubelet.log and containerd.log hold the components' lines (these two
+    // from rke2 #2080), never the distribution's: a node named `kubelet` would not exist.
+    let tmp = tempfile::tempdir().unwrap();
+    let logs = tmp.path().join("logs");
+    std::fs::create_dir(&logs).unwrap();
+    std::fs::write(
+        logs.join("kubelet.log"),
+        "I1103 15:14:56.951994    6897 apiserver.go:50] \"node sync has not completed yet\"\n",
+    )
+    .unwrap();
+    std::fs::write(
+        logs.join("containerd.log"),
+        "time=\"2021-11-03T15:11:09.202935969Z\" level=info msg=\"starting containerd\" revision=919301ca81ba0ecd308ce4ebce0424456fbf80c5 version=v1.4.9-k3s1\n",
+    )
+    .unwrap();
+    for (name, who) in [
+        ("kubelet.log", "the kubelet"),
+        ("containerd.log", "containerd"),
+    ] {
+        let p = logs.join(name);
+        let out = inspect(&[p.to_str().unwrap()]);
+        out.code(2);
+        out.stderr_has(&format!("{}: {who}'s own log", p.display()));
+        out.stderr_has("journalctl -u rke2-server");
+    }
+    std::fs::write(logs.join("k3s.log"), journal_9343()).unwrap();
+    let out = inspect(&[logs.to_str().unwrap(), "--format", "json"]);
+    let v = json(&out);
+    let nodes: Vec<&str> = v["inputs"][0]["nodes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|n| n["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(nodes, [HOST_9343]);
+
+    let empty = tmp.path().join("empty.log");
+    std::fs::write(&empty, "").unwrap();
+    inspect(&[empty.to_str().unwrap()])
+        .code(2)
+        .stderr_has("empty.log: empty, no log line");
+    let blank = tmp.path().join("blank.log");
+    std::fs::write(&blank, " \r\n\n\t\n").unwrap();
+    inspect(&[blank.to_str().unwrap()])
+        .code(2)
+        .stderr_has("blank.log: only blank lines (3), no log line");
+}
+
+#[test]
+fn journal_lines_without_an_english_date_keep_their_host_and_boot() {
+    // k3s #6119 (https://github.com/k3s-io/k3s/issues/6119), as its stored copy shows the
+    // paste: journalctl's lines with the date gone, the time first. The same lines again with
+    // the month as journalctl prints it under a Chinese locale (`%b` is ` 9月`): re-wrapped.
+    let lines = [
+        " 12:09:42 node systemd[1]: Starting Lightweight Kubernetes...",
+        " 12:09:42 node sh[22373]: + /usr/bin/systemctl is-enabled --quiet nm-cloud-setup.service",
+        " 12:09:42 node sh[22373]: Failed to get unit file state for nm-cloud-setup.service: No such file or directory",
+        " 12:09:42 node k3s[22385]: time=\"2022-09-12T12:09:42+08:00\" level=info msg=\"Acquiring lock file /var/lib/rancher/k3s/data/.lock\"",
+        " 12:09:44 node k3s[22385]: time=\"2022-09-12T12:09:44+08:00\" level=info msg=\"Starting k3s v1.24.4+k3s1 (c3f830e9)\"",
+        " 12:09:45 node k3s[22385]: time=\"2022-09-12T12:09:45+08:00\" level=info msg=\"Database tables and indexes are up to date\"",
+        " 12:09:45 node k3s[22385]: time=\"2022-09-12T12:09:45+08:00\" level=info msg=\"Kine available at unix://kine.sock\"",
+    ];
+    let tmp = tempfile::tempdir().unwrap();
+    let no_date: String = lines.iter().map(|l| format!("{l}\n")).collect();
+    let zh: String = lines.iter().map(|l| format!(" 9月 12{l}\n")).collect();
+    for (name, text) in [("k3s-6119.log", no_date), ("k3s-6119-zh.log", zh)] {
+        let p = tmp.path().join(name);
+        std::fs::write(&p, text).unwrap();
+        let out = inspect(&[p.to_str().unwrap(), "--format", "json"]);
+        assert_eq!(out.code, 0, "{}", out.stderr);
+        let v = json(&out);
+        let nodes = v["inputs"][0]["nodes"].as_array().unwrap();
+        assert_eq!(nodes.len(), 1, "{name}: {nodes:?}");
+        let b = boot(&v, 0, "node", 1);
+        assert_eq!(b["version"], "v1.24.4+k3s1", "{name}");
+        assert_eq!(b["start"]["time"], "2022-09-12T04:09:44.000Z", "{name}");
+    }
+}
+
+#[test]
+fn short_delta_and_no_entries() {
+    // `journalctl -o short-delta` (the monotonic stamp and the time since the entry before) of
+    // the 9343 lines, re-wrapped; and journalctl's whole answer for a unit with no line, as
+    // k3s #146 (https://github.com/k3s-io/k3s/issues/146) shows it.
+    let tmp = tempfile::tempdir().unwrap();
+    let delta: String = journal_9343()
+        .lines()
+        .enumerate()
+        .map(|(i, l)| {
+            let rest = l.splitn(4, ' ').nth(3).unwrap();
+            format!("[ 1095.61052{i} <    0.00000{i}>] {rest}\n")
+        })
+        .collect();
+    let p = tmp.path().join("delta.log");
+    std::fs::write(&p, delta).unwrap();
+    reads_the_9343_death(&inspect(&[p.to_str().unwrap(), "--format", "json"]));
+
+    let none = tmp.path().join("none.log");
+    std::fs::write(
+        &none,
+        "-- Logs begin at Sat 2019-03-02 07:14:45 UTC, end at Mon 2019-03-04 19:18:55 UTC. --\n-- No entries --\n",
+    )
+    .unwrap();
+    inspect(&[none.to_str().unwrap()])
+        .code(2)
+        .stderr_has("none.log: journalctl printed `-- No entries --`")
+        .stderr_has("k3s-agent");
+}
+
+#[test]
+fn a_log_quoted_in_a_reply_reads_as_the_log() {
+    // The 9343 journal quoted as an issue's reply quotes it (`> ` before each line, nested
+    // once more for a quote of a quote): the host, the banner and the death as unquoted.
+    let tmp = tempfile::tempdir().unwrap();
+    for (name, mark) in [("quoted.md", "> "), ("quoted-twice.md", "> > ")] {
+        let text: String = journal_9343()
+            .lines()
+            .map(|l| format!("{mark}{l}\n"))
+            .collect();
+        let p = tmp.path().join(name);
+        std::fs::write(&p, text).unwrap();
+        reads_the_9343_death(&inspect(&[p.to_str().unwrap(), "--format", "json"]));
+    }
 }

@@ -39,6 +39,7 @@ impl Normaliser {
         } else {
             None
         };
+        let found = found.or_else(|| localised_prefix(text).map(|p| (Outer::JournalShort, p)));
         if let Some((outer, p)) = found {
             let ts_text = &text[p.ts.clone()];
             let ident = &text[p.ident.clone()];
@@ -352,6 +353,56 @@ pub(super) fn short_prefix(text: &str) -> Option<Prefix> {
     })
 }
 
+/// journalctl's short form with a month `short_prefix` does not read: printed in another locale
+/// (journalctl's `%b` is the locale's: `Mär`, `févr.`, ` 9月`, `2월`), or with the date lost in a
+/// paste (` 12:09:42 node k3s[22385]: …`, as k3s #6119 shows it). The host and identifier
+/// count (the node, k3s's lines, systemd's about the unit); the stamp gives no time (no month).
+/// Asked only of lines no other prefix fits, and cheap to refuse: the time must come within the
+/// first 24 bytes, after nothing but spaces or a month word and a day.
+pub(super) fn localised_prefix(text: &str) -> Option<Prefix> {
+    let b = text.as_bytes();
+    let colon = memchr::memchr(b':', &b[..b.len().min(24)])?;
+    let start = colon.checked_sub(2)?;
+    let is_time = |t: &[u8]| {
+        t.len() >= 8
+            && t[2] == b':'
+            && t[5] == b':'
+            && [0, 1, 3, 4, 6, 7].iter().all(|&i| t[i].is_ascii_digit())
+    };
+    if !is_time(&b[start..]) {
+        return None;
+    }
+    let date = text[..start].trim_start_matches(' ');
+    if !date.is_empty() {
+        // `<month> <day> `: a word, one or two spaces, one or two digits, one space.
+        let (month, day) = date.trim_end_matches(' ').rsplit_once(' ')?;
+        let month = month.trim_end_matches(' ');
+        let word = month.chars().count() <= 6
+            && !month.is_empty()
+            && month.chars().all(|c| c.is_alphanumeric() || c == '.')
+            // A word of the locale's: letters not all ASCII (`Mär`, `9月`), or `févr.`-like.
+            && (!month.is_ascii() || month.ends_with('.'));
+        let day_ok = (1..=2).contains(&day.len()) && day.bytes().all(|c| c.is_ascii_digit());
+        if !word || !day_ok || !date.ends_with(' ') || date.ends_with("  ") {
+            return None;
+        }
+    }
+    // The rest is the short form's: read it as `short_prefix` does, after an English stamp.
+    let rest = &text[start..];
+    let shown = format!("Jan 01 {rest}");
+    let p = short_prefix(&shown)?;
+    let shift = |i: usize| i + start - "Jan 01 ".len();
+    let ts_end = shift(p.ts.end);
+    Some(Prefix {
+        ts: 0..ts_end,
+        host: p.host.map(|h| shift(h.start)..shift(h.end)),
+        pid: p.pid,
+        ident: shift(p.ident.start)..shift(p.ident.end),
+        end: shift(p.end),
+        stamp: None,
+    })
+}
+
 /// `1700000000.123456` (or `  12.345678`) as a duration.
 pub(super) fn seconds(text: &str) -> Option<Duration> {
     let t = text.trim();
@@ -416,7 +467,11 @@ pub(super) static JOURNAL_UNIX: LazyLock<Regex> = LazyLock::new(|| {
 });
 
 pub(super) static JOURNAL_MONOTONIC: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(&format!(r"^\[(?P<ts> *\d+\.\d{{1,9}})\] {IDENT}")).expect("static regex")
+    // `-o short-delta` adds the time since the entry before: `[  12.345678 <   0.000123>]`.
+    Regex::new(&format!(
+        r"^\[(?P<ts> *\d+\.\d{{1,9}})(?: <[ \d.]+>)?\] {IDENT}"
+    ))
+    .expect("static regex")
 });
 
 /// `k3s[2513]: …`: the pid is required (prose has `word: text` too).

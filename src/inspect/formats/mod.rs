@@ -106,7 +106,7 @@ pub(crate) enum Inner {
 
 /// Every format `inspect` knows, for the message when none fits.
 pub(crate) const TRIED: &str = "docker logs (with and without --timestamps), kubectl logs (plain, --timestamps, --prefix), \
-journalctl -u k3s (short, short-precise, short-iso, short-iso-precise, short-full, short-monotonic, short-unix, json, export, -o cat, -xe), \
+journalctl -u k3s (short, short-precise, short-iso, short-iso-precise, short-full, short-monotonic, short-delta, short-unix, json, export, -o cat, -xe), \
 journal lines without time and host (`k3s[pid]: …`), \
 a k3s --log file or any logrus text (time=\"…\" level=… msg=\"…\"), the old INFO[…] form, klog lines";
 
@@ -606,6 +606,106 @@ pub(crate) fn detect<'a>(sample: impl IntoIterator<Item = &'a [u8]>) -> Stats {
     n.stats
 }
 
+/// journalctl's output forms that inspect does not read, told by their first lines when no line
+/// had a prefix inspect reads: the form's name. Read as plain text they would be misread (every
+/// field a line of its own, the host and the unit lost), so they are refused instead.
+pub(crate) fn unread_journal_form<'a>(
+    sample: impl IntoIterator<Item = &'a [u8]>,
+) -> Option<&'static str> {
+    const FIELDS: [&str; 4] = [
+        "__CURSOR",
+        "__REALTIME_TIMESTAMP",
+        "MESSAGE",
+        "_SYSTEMD_UNIT",
+    ];
+    for raw in sample {
+        let line = raw.strip_suffix(b"\r").unwrap_or(raw);
+        let text = line.trim_ascii_start();
+        let indent = line.len() - text.len();
+        // `-o json-pretty`: `{`, then one `\t"FIELD" : value,` a line.
+        if indent > 0
+            && FIELDS.iter().any(|f| {
+                text.strip_prefix(b"\"")
+                    .and_then(|t| t.strip_prefix(f.as_bytes()))
+                    .is_some_and(|t| t.starts_with(b"\" :") || t.starts_with(b"\":"))
+            })
+        {
+            return Some("journalctl -o json-pretty");
+        }
+        // `-o verbose`: a header line, then `    FIELD=value` lines.
+        if indent >= 4
+            && FIELDS[2..].iter().any(|f| {
+                text.strip_prefix(f.as_bytes())
+                    .is_some_and(|t| t.starts_with(b"="))
+            })
+        {
+            return Some("journalctl -o verbose");
+        }
+        // `-o json-sse`: `data: {…}` lines (server-sent events).
+        if line.starts_with(b"data: {\"") {
+            return Some("journalctl -o json-sse");
+        }
+    }
+    None
+}
+
+/// What a binary input is when it is text packed or encoded in a form inspect does not read
+/// (`inside_gzip`: the bytes came out of a gzip file): its name, and how to turn it into text
+/// inspect reads (`FILE` stands for the file's name). None for other binary data.
+pub(crate) fn packed_kind(head: &[u8], inside_gzip: bool) -> Option<(&'static str, &'static str)> {
+    const TAR_HELP: &str =
+        "extract it and name the folder, or name the archive with its .tar/.tar.gz/.tgz extension";
+    let kind = if head.starts_with(&[0x1f, 0x8b]) && inside_gzip {
+        (
+            "gzip data inside a gzip file (compressed twice)",
+            "decompress it once (`zcat FILE > FILE.log`) and name FILE.log",
+        )
+    } else if head.starts_with(&[0xfd, b'7', b'z', b'X', b'Z', 0]) {
+        (
+            "xz-compressed data",
+            "decompress it first: `xz -dc FILE > k3s.log` (a .tar.xz bundle: `tar -xJf FILE` and name the folder)",
+        )
+    } else if head.starts_with(&[0x28, 0xb5, 0x2f, 0xfd]) {
+        (
+            "zstd-compressed data",
+            "decompress it first: `zstd -dc FILE > k3s.log` (a .tar.zst bundle: `tar --zstd -xf FILE` and name the folder)",
+        )
+    } else if head.len() >= 4 && head.starts_with(b"BZh") && (b'1'..=b'9').contains(&head[3]) {
+        (
+            "bzip2-compressed data",
+            "decompress it first: `bzip2 -dc FILE > k3s.log` (a .tar.bz2 bundle: `tar -xjf FILE` and name the folder)",
+        )
+    } else if head.starts_with(b"PK\x03\x04") || head.starts_with(b"PK\x05\x06") {
+        (
+            "a zip archive",
+            "unzip it (`unzip FILE -d bundle`) and name the folder or the log files in it",
+        )
+    } else if head.get(257..262) == Some(b"ustar") {
+        ("a tar archive", TAR_HELP)
+    } else if head.starts_with(b"LPKSHHRH") {
+        (
+            "a systemd journal file (journald's binary store)",
+            "print the unit's lines as text: `journalctl --file FILE -u k3s -o short-iso > k3s.log` (RKE2: `-u rke2-server` or `-u rke2-agent`)",
+        )
+    } else if head.starts_with(&[0xff, 0xfe])
+        || head.starts_with(&[0xfe, 0xff])
+        || (head.len() >= 4 && head[0] != 0 && head[1] == 0 && head[2] != 0 && head[3] == 0)
+    {
+        (
+            "UTF-16 text (as Windows PowerShell's `>` writes it)",
+            "convert it to UTF-8: `iconv -f UTF-16 -t UTF-8 FILE > k3s.log` (PowerShell: `Get-Content FILE | Set-Content -Encoding utf8 k3s.log`)",
+        )
+    } else if head.starts_with(b"\x7fELF") {
+        (
+            "a program (ELF executable)",
+            "give the log the program wrote, not the program",
+        )
+    } else {
+        return None;
+    };
+    Some(kind)
+}
+
 /// Whether the start of an input looks binary rather than text: a NUL byte or mostly control
 /// bytes before the first NUL-padded stretch. Only the start counts: a log whose tail is a run
 /// of NULs (a file system that lost its last blocks in a crash) is still a log.
@@ -614,12 +714,18 @@ pub(crate) fn looks_binary(sample: &[u8]) -> bool {
     if sample.starts_with(b"__CURSOR=") {
         return false;
     }
-    let head = &sample[..sample.len().min(1024)];
+    let mut head = &sample[..sample.len().min(1024)];
     if head.is_empty() {
         return false;
     }
-    if memchr::memchr(0, head).is_some() {
-        return true;
+    if let Some(nul) = memchr::memchr(0, head) {
+        // NULs after whole lines of text are the blocks a crash lost in a log file (syslog,
+        // `k3s.log` after a power cut): the text before them decides, and the normaliser drops
+        // the NULs from the lines. NULs before the first line end are binary data.
+        head = &head[..nul];
+        if memchr::memchr(b'\n', head).is_none() {
+            return true;
+        }
     }
     let controls = head
         .iter()

@@ -16,6 +16,12 @@ impl Normaliser {
     /// A printable-ASCII line is the text as it is, borrowed: most lines only lend a part of
     /// it to their entry (the message after a journal prefix), copied once there.
     pub(super) fn clean<'r>(&mut self, raw: &'r [u8], plain: bool) -> (Cow<'r, str>, usize) {
+        // A Markdown block quote (`> ` before each line: a log quoted in an issue's reply, or
+        // by a mail client): the line without it. Nothing k3s prints starts with `>`.
+        let mut raw = raw;
+        while let Some(rest) = raw.strip_prefix(b">") {
+            raw = rest.strip_prefix(b" ").unwrap_or(rest);
+        }
         // Nearly every line is printable ASCII: one pass tells, and nothing is left to clean.
         if raw.first() != Some(&b'`') && (plain || plain_ascii(raw)) {
             let s = std::str::from_utf8(raw).unwrap_or_default();

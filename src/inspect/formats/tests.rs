@@ -311,6 +311,31 @@ fn the_hand_read_short_prefix_agrees_with_its_regex() {
     assert_eq!(t.to_string(), "2025-09-03 10:38:30.123400");
 }
 
+#[test]
+fn short_form_in_other_locales_or_without_its_date_keeps_host_and_identifier() {
+    // journalctl's `%b` follows the locale; k3s #6119 pasted lines whose date was lost.
+    let line = "12:09:44 node k3s[22385]: time=\"2022-09-12T12:09:44+08:00\" level=info msg=\"Starting k3s v1.24.4+k3s1 (c3f830e9)\"";
+    for date in ["", " ", "Mär 12 ", "févr. 12 ", " 9月 12 ", "9월  2 "] {
+        let text = format!("{date}{line}");
+        let p = localised_prefix(&text).unwrap_or_else(|| panic!("{text}"));
+        assert_eq!(&text[p.host.clone().unwrap()], "node", "{text}");
+        assert_eq!(&text[p.ident.clone()], "k3s", "{text}");
+        assert_eq!(p.pid, Some(22385));
+        assert!(text[p.end..].starts_with("time="), "{text}");
+        assert!(p.stamp.is_none());
+    }
+    // Not a journal prefix: klog, logrus, an English month left to `short_prefix`, no host.
+    for text in [
+        "I0912 12:09:42.176007    6852 clientconn.go:897] blockingPicker: the picked transport is not ready",
+        "time=\"2022-09-12T12:09:42+08:00\" level=info msg=\"Acquiring lock file /var/lib/rancher/k3s/data/.lock\"",
+        "Sept 12 12:09:42 node k3s[1]: x",
+        "12:09:42 k3s[1]: x",
+        "Mär 123 12:09:42 node k3s[1]: x",
+    ] {
+        assert!(localised_prefix(text).is_none(), "{text}");
+    }
+}
+
 /// `journalctl -o json`: host, time and invocation from the fields; a message of bytes.
 #[test]
 fn journal_json_lines() {
