@@ -306,15 +306,7 @@ impl Public {
 
     /// One word of a shell command: as is when plain, else single-quoted.
     fn shell_word(&mut self, s: &str) -> String {
-        let s = self.plain(s);
-        if !s.is_empty()
-            && s.chars()
-                .all(|c| c.is_ascii_alphanumeric() || "+-._/:=,".contains(c))
-        {
-            s
-        } else {
-            format!("'{}'", s.replace('\'', "'\\''"))
-        }
+        crate::run::shell_quote(&self.plain(s))
     }
 }
 

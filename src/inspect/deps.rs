@@ -12,6 +12,7 @@ pub(crate) use crate::report::fence_for;
 pub(crate) use crate::result::{Evidence, EvidenceSource, Observed, Rule};
 pub(crate) use crate::results_folder::{self as folder, BUNDLE_FILE, NODES_DIR, RESULT_FILE};
 pub(crate) use crate::run::observe::{eval_log, Eval, Settle};
+pub(crate) use crate::run::shell_quote;
 pub(crate) use crate::run::watch::{Boot, Ended as BootEnd, LogLine};
 pub(crate) use crate::safe_fs;
 pub use crate::scenario::{Expected, Signal, Signals, DEFAULT_SETTLE};

@@ -462,21 +462,14 @@ impl StreamError {
     }
 }
 
-/// A file name as a shell word, for the commands the help lines suggest: single-quoted unless
-/// it is plain (a path with spaces, quotes or newlines still pastes as one word).
+/// A file name as a shell word, for the commands the help lines suggest (a path with spaces,
+/// quotes or newlines still pastes as one word).
 fn shell_word(name: &str) -> String {
     // Standard input has no name to give a command: the placeholder stays.
     if name == sources::STDIN_LABEL {
         return "FILE".into();
     }
-    if !name.is_empty()
-        && name
-            .bytes()
-            .all(|b| b.is_ascii_alphanumeric() || b"_./+:@%=-".contains(&b))
-    {
-        return name.to_string();
-    }
-    format!("'{}'", name.replace('\'', r"'\''"))
+    deps::shell_quote(name)
 }
 
 struct StreamCx<'a> {

@@ -51,6 +51,7 @@ pub(crate) use config::{Expect, Privileged, RunConfig, Target};
 pub(crate) use error::RunError;
 pub(crate) use event::{Phase, Receiver, RunEnd, RunEvent};
 pub(crate) use node::log_command;
+pub(crate) use record::shell_quote;
 #[cfg(test)]
 pub(crate) use record::RESULT_FILE;
 
