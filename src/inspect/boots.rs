@@ -249,6 +249,25 @@ impl Matcher {
         (hits != 0).then_some(Hits::Mask(hits))
     }
 
+    /// `matches_scanned` as a mask of the patterns' bits (`Found::patterns`): `Some(0)` when
+    /// none match; None where the answer is not a mask (the prefilter could not tell).
+    pub(crate) fn hit_bits(&self, text: &str, may: u64) -> Option<u64> {
+        match self.matches_scanned(text, Some(may)) {
+            None => Some(0),
+            Some(Hits::Mask(m)) => Some(m),
+            Some(Hits::Set(_)) => None,
+        }
+    }
+
+    /// `matches_scanned`, or the reading thread's answer for the same text where it has one
+    /// (`Entry::hits`).
+    fn matches_known(&self, text: &str, may: Option<u64>, known: Option<u64>) -> Option<Hits> {
+        match known {
+            Some(bits) => (bits != 0).then_some(Hits::Mask(bits)),
+            None => self.matches_scanned(text, may),
+        }
+    }
+
     /// One search of a line: which patterns may match it, whether an extra word occurs; None
     /// without a prefilter (then every line goes to the patterns).
     pub(crate) fn scan(&self, text: &str) -> Option<Found> {
@@ -483,7 +502,7 @@ impl BootBuilder {
                 self.distro = Some(d);
             }
         }
-        if self.keep_if_matched(&k, m, e.may_match) {
+        if self.keep_if_matched(&k, m, e.may_match, e.hits) {
             self.formatted += 1;
         }
         if self.distro.is_none() {
@@ -503,8 +522,14 @@ impl BootBuilder {
         self.tail.push_back(k);
     }
 
-    fn keep_if_matched(&mut self, k: &Kept, m: &Matcher, may: Option<u64>) -> bool {
-        let Some(hits) = m.matches_scanned(&k.text, may) else {
+    fn keep_if_matched(
+        &mut self,
+        k: &Kept,
+        m: &Matcher,
+        may: Option<u64>,
+        known: Option<u64>,
+    ) -> bool {
+        let Some(hits) = m.matches_known(&k.text, may, known) else {
             if self.banner.is_some() {
                 self.chatter = self.chatter.saturating_add(1);
             }

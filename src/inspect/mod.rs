@@ -35,7 +35,7 @@ use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use boots::{BootBuilder, Matcher};
 use config::NodeConfig;
 use deps::{Redactor, Settle, Signals, VERSION_SIGNAL};
-use formats::{Entry, Kind, Normaliser, Outer};
+use formats::{Entry, Kind, Normaliser, Outer, Preread};
 use model::{CheckRef, FileReport, Finding, InputReport, NodeReport, Report, Tool, SCHEMA_VERSION};
 use reader::Found;
 use reader::{BoundedLines, Counting, MAX_LINE};
@@ -845,9 +845,13 @@ const BATCHES_QUEUED: usize = 4;
 
 /// Reads the rest of a stream on two cores: this thread reads batches of lines and prescans
 /// them (one literal search per batch marks the lines no pattern or secret cue can be in), a
-/// second takes them in through the normaliser in order. Reading and searching are about a third
-/// of the work, taking lines in the rest; neither waits for the other but at the queue, whose
-/// bound (and the batches handed back for reuse) keeps memory flat. A read error ends the
+/// second takes them in through the normaliser in order. Neither waits for the other but at the
+/// queue, whose bound (and the batches handed back for reuse) keeps memory flat. Where most
+/// lines carry a signal, taking in is the longer half; so while batches wait in the queue (the
+/// taker is behind) this thread also prereads the journal lines of the next (`Preread`: their
+/// prefix, and the patterns matching their message), and while the queue is empty (the reader
+/// is behind) it leaves that to the taker. Either way the taker gets the same answers, so what
+/// inspect decides does not depend on which thread worked them out. A read error ends the
 /// stream after the lines read before it.
 fn read_rest(
     mut lines: BoundedLines<Box<dyn BufRead + '_>>,
@@ -859,17 +863,22 @@ fn read_rest(
 ) -> std::io::Result<()> {
     use std::sync::mpsc::{channel, sync_channel};
     let matcher = cx.matcher;
-    let (full, taken) = sync_channel::<reader::Batch>(BATCHES_QUEUED);
-    let (reuse, reusable) = channel::<reader::Batch>();
+    let (full, taken) = sync_channel::<Prepared>(BATCHES_QUEUED);
+    let (reuse, reusable) = channel::<Prepared>();
+    // Batches sent and not yet taken.
+    let queued = &std::sync::atomic::AtomicUsize::new(0);
     std::thread::scope(|scope| {
         let taker = scope.spawn(move || {
             // The patterns' caches of this thread's own (`Matcher`'s clone).
             let own = cx.matcher.clone();
             let cx = &mut cx.with_matcher(&own);
             let mut out: Vec<Entry> = Vec::new();
-            for batch in taken {
-                for (raw, l) in batch.iter() {
-                    norm.push_scanned(raw, l.info, l.scan, &mut out);
+            for mut p in taken {
+                queued.fetch_sub(1, Ordering::Relaxed);
+                let mut prereads = p.prereads.iter_mut();
+                for (raw, l) in p.batch.iter() {
+                    let pre = prereads.next().and_then(Option::take);
+                    norm.push_scanned(raw, l.info, l.scan, pre, &mut out);
                     for e in out.drain(..) {
                         enter(e, s, file, state, cx);
                     }
@@ -878,7 +887,7 @@ fn read_rest(
                     b.set_position(cx.counter.load(Ordering::Relaxed));
                 }
                 // Gone only when the reader is: nothing left to reuse it for.
-                let _ = reuse.send(batch);
+                let _ = reuse.send(p);
             }
             for e in out.drain(..) {
                 enter(e, s, file, state, cx);
@@ -886,12 +895,19 @@ fn read_rest(
         });
         let mut folded = Vec::new();
         let read = loop {
-            let mut batch = reusable.try_recv().unwrap_or_default();
-            batch.clear();
-            let more = lines.read_batch(&mut batch, BATCH_BYTES);
-            matcher.prescan(&mut batch, &mut folded);
+            let mut p = reusable.try_recv().unwrap_or_default();
+            p.batch.clear();
+            let more = lines.read_batch(&mut p.batch, BATCH_BYTES);
+            matcher.prescan(&mut p.batch, &mut folded);
+            p.prereads.clear();
+            if queued.load(Ordering::Relaxed) > 0 {
+                p.prereads.extend(p.batch.iter().map(|(raw, l)| {
+                    Preread::of(raw, l.scan, |message, may| matcher.hit_bits(message, may))
+                }));
+            }
+            queued.fetch_add(1, Ordering::Relaxed);
             // The taker stops early only by panicking, which the join below passes on.
-            if full.send(batch).is_err() || !matches!(more, Ok(true)) {
+            if full.send(p).is_err() || !matches!(more, Ok(true)) {
                 break more.map(|_| ());
             }
         };
@@ -901,6 +917,14 @@ fn read_rest(
         }
         read
     })
+}
+
+/// A batch of lines as the reading thread hands it over: prescanned, and each line's preread
+/// (in the batch's order).
+#[derive(Default)]
+struct Prepared {
+    batch: reader::Batch,
+    prereads: Vec<Option<Preread>>,
 }
 
 /// One node's boots while its input is read.
@@ -1208,6 +1232,7 @@ impl InputState {
             .filter(|n| !n.has_boots())
             .find_map(|n| n.version(signals));
         let lone = (with_boots.len() == 1).then(|| with_boots[0].clone());
+        let mut judged = Vec::new();
         for (name, mut node) in self.nodes {
             close(&mut node, false);
             let fallback = node.version(signals).or_else(|| {
@@ -1225,12 +1250,24 @@ impl InputState {
                 files: labels,
                 fallback_version: fallback,
             };
-            let mut boots: Vec<_> = node
-                .closed
-                .iter()
-                .filter(|b| b.has_log())
-                .map(|b| judge::judge(b, &cx))
-                .collect();
+            judged.push((name, node, cx));
+        }
+        let jobs: Vec<(usize, &BootBuilder)> = judged
+            .iter()
+            .enumerate()
+            .flat_map(|(i, (_, node, _))| {
+                node.closed
+                    .iter()
+                    .filter(|b| b.has_log())
+                    .map(move |b| (i, b))
+            })
+            .collect();
+        let mut reports = judge_all(&jobs, |i, b| judge::judge(b, &judged[i].2)).into_iter();
+        let mut per_node: Vec<Vec<model::BootReport>> = judged.iter().map(|_| Vec::new()).collect();
+        for &(i, _) in &jobs {
+            per_node[i].extend(reports.next());
+        }
+        for ((name, node, _), mut boots) in judged.into_iter().zip(per_node) {
             boots.sort_by_key(|b| b.boot);
             if boots.is_empty() {
                 continue;
@@ -1243,6 +1280,34 @@ impl InputState {
         }
         (nodes, self.excerpt, notes)
     }
+}
+
+/// `judge` of every job, in the jobs' order, on every core: judging a boot reads only the boot
+/// and its node's context, and on a long journal with many boots it was a sixth of inspect's
+/// time, all of it after the reading.
+fn judge_all<R: Send>(
+    jobs: &[(usize, &BootBuilder)],
+    judge: impl Fn(usize, &BootBuilder) -> R + Sync,
+) -> Vec<R> {
+    let cores = std::thread::available_parallelism().map_or(1, usize::from);
+    let per_thread = jobs.len().div_ceil(cores.max(1)).max(1);
+    let judge = &judge;
+    let run = move |part: &[(usize, &BootBuilder)]| -> Vec<R> {
+        part.iter().map(|&(i, b)| judge(i, b)).collect()
+    };
+    std::thread::scope(|scope| {
+        let mut parts = jobs.chunks(per_thread);
+        let first = parts.next().unwrap_or_default();
+        let others: Vec<_> = parts.map(|part| scope.spawn(move || run(part))).collect();
+        let mut all = run(first);
+        for h in others {
+            all.extend(
+                h.join()
+                    .unwrap_or_else(|panic| std::panic::resume_unwind(panic)),
+            );
+        }
+        all
+    })
 }
 
 /// Whether an entry belongs to another start of the unit than the node's open boot.

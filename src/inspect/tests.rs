@@ -685,3 +685,44 @@ fn the_cue_from_the_line_search_is_the_cue() {
     }
     assert!(cued > 50, "{cued} cued texts");
 }
+
+/// What the reading thread prereads of a line (`Preread`: its prefix, and the patterns matching
+/// its message) is what the taker works out without it: every line of the corpora, and the long
+/// journal above, taken in once with each line's preread and once without, gives the same
+/// entries; and every pattern answer it carries is the matcher's own on the entry's text.
+#[test]
+fn a_preread_line_is_taken_in_as_one_read_whole() {
+    let cat = catalog();
+    let m = boots::Matcher::new(&cat.signals, &SCAN_WORDS);
+    let mut inputs: Vec<Vec<u8>> = fixture_files().into_iter().map(|(_, b)| b).collect();
+    inputs.push(journal("etcd-1", 5, true).into_bytes());
+    let (mut lines, mut answered) = (0, 0);
+    for bytes in inputs {
+        let mut r = BoundedLines::new(std::io::BufReader::new(&bytes[..]), MAX_LINE);
+        let mut batch = reader::Batch::default();
+        r.read_batch(&mut batch, usize::MAX).unwrap();
+        m.prescan(&mut batch, &mut Vec::new());
+        let outer = formats::detect(batch.iter().map(|(raw, _)| raw)).dominant();
+        let (mut plain, mut given) = (Normaliser::new(outer), Normaliser::new(outer));
+        let (mut a, mut b) = (Vec::new(), Vec::new());
+        for (raw, l) in batch.iter() {
+            lines += 1;
+            let pre = Preread::of(raw, l.scan, |text, may| m.hit_bits(text, may));
+            plain.push_scanned(raw, l.info, l.scan, None, &mut a);
+            given.push_scanned(raw, l.info, l.scan, pre, &mut b);
+        }
+        plain.finish(&mut a);
+        given.finish(&mut b);
+        assert_eq!(a.len(), b.len());
+        for (x, mut y) in a.into_iter().zip(b) {
+            if let Some(bits) = y.hits.take() {
+                answered += 1;
+                // The text's own search, not the line's.
+                let own = m.scan(&y.text).and_then(|f| m.hit_bits(&y.text, f.patterns));
+                assert_eq!(own, Some(bits), "{}", y.text);
+            }
+            assert_eq!(format!("{x:?}"), format!("{y:?}"));
+        }
+    }
+    assert!(answered > 100, "{answered} of {lines} lines preread");
+}

@@ -19,8 +19,14 @@ impl Normaliser {
         // The journal's short form is by far the most common: read by hand (a regex capture
         // and chrono's format parser cost more than the rest of a line's work together).
         let first = text.as_bytes().first().copied().unwrap_or(0);
+        // The reading thread's preread, of this very text (`push_scanned`): its prefix and
+        // the patterns matching its message.
+        let (given, hits) = match self.preread.take() {
+            Some(p) => (Some(p.prefix), p.hits),
+            None => (None, None),
+        };
         let found = if first.is_ascii_uppercase() {
-            match short_prefix(text) {
+            match given.or_else(|| short_prefix(text)) {
                 Some(p) => Some((Outer::JournalShort, p)),
                 None => regex_prefix(&JOURNAL_FULL, text)
                     .map(|p| (Outer::JournalFull, p))
@@ -45,6 +51,7 @@ impl Normaliser {
             let ident = &text[p.ident.clone()];
             let msg = text[p.end..].to_string();
             e.outer = outer;
+            e.hits = hits;
             e.host = p.host.clone().map(|h| self.host(&text[h]));
             e.pid = p.pid;
             e.kind = self.journal_kind(ident, &msg);
@@ -211,6 +218,7 @@ impl Normaliser {
 }
 
 /// Where the parts of a journal line's prefix are.
+#[derive(Debug, Clone)]
 pub(super) struct Prefix {
     pub(super) ts: std::ops::Range<usize>,
     /// None for a journal line without host (`k3s[123]: …`).

@@ -175,6 +175,9 @@ pub(crate) struct Entry {
     /// The prescan's answer for the one physical line the text comes whole from
     /// (`BatchLine::scan`): an upper bound of `Prefilter::scan` of the text.
     pub(crate) scan: Option<Found>,
+    /// Exactly which signal patterns match the text (`Found::patterns`' bits), when the reading
+    /// thread already ran them on it (`Preread`).
+    pub(crate) hits: Option<u64>,
 }
 
 impl Entry {
@@ -198,7 +201,45 @@ impl Entry {
             may_match: None,
             clear: false,
             scan: None,
+            hits: None,
         }
+    }
+}
+
+/// What the thread that reads a journal works out of a line for the thread that takes it in:
+/// the short form's prefix (`short_prefix`) and which signal patterns match the message after
+/// it. Both are pure functions of the line's bytes, so the taker uses them instead of working
+/// them out again (`Normaliser::push_scanned`), and what inspect decides is the same. On a
+/// journal whose every line carries a signal the taker's work is the longer of the two; this
+/// shares it out.
+#[derive(Debug, Clone)]
+pub(crate) struct Preread {
+    prefix: journal_text::Prefix,
+    hits: Option<u64>,
+}
+
+impl Preread {
+    /// The preread of a line the prescan found printable ASCII (`scan`): its short prefix, and
+    /// `hits(message, may)`, the patterns among `may` that match the message (None when it
+    /// cannot tell); None for any other line (the taker reads it whole).
+    pub(crate) fn of(
+        raw: &[u8],
+        scan: Option<Found>,
+        hits: impl FnOnce(&str, u64) -> Option<u64>,
+    ) -> Option<Preread> {
+        let scan = scan?;
+        // The line as `clean` gives it (a plain line is its own text: no quote, no backtick),
+        // and as `split_journal` reads it (`short_prefix` is tried on a capital first).
+        if !raw.first().is_some_and(u8::is_ascii_uppercase) {
+            return None;
+        }
+        let text = std::str::from_utf8(raw).ok()?;
+        let prefix = journal_text::short_prefix(text)?;
+        let hits = match scan.patterns {
+            0 => Some(0),
+            may => hits(&text[prefix.end..], may),
+        };
+        Some(Preread { prefix, hits })
     }
 }
 
@@ -321,6 +362,9 @@ pub(crate) struct Normaliser {
     /// Wall time minus the monotonic clock of a short-monotonic journal, learned from lines that
     /// carry both (k3s's logrus time); reset when the host boots again.
     mono_offset: Option<Duration>,
+    /// The reading thread's preread of the line being taken in, while its text is the line
+    /// itself (`split_journal` takes it).
+    preread: Option<Preread>,
     pub(crate) stats: Stats,
 }
 
@@ -351,13 +395,14 @@ impl Normaliser {
             k3s_idents: Vec::new(),
             export: None,
             mono_offset: None,
+            preread: None,
             stats: Stats::default(),
         }
     }
 
     /// Feeds one physical line; finished entries are appended to `out`.
     pub(crate) fn push(&mut self, raw: &[u8], info: LineInfo, out: &mut Vec<Entry>) {
-        self.push_scanned(raw, info, None, out);
+        self.push_scanned(raw, info, None, None, out);
     }
 
     /// `push` of a line with what the prescan found in it (`BatchLine::scan`).
@@ -366,6 +411,7 @@ impl Normaliser {
         raw: &[u8],
         info: LineInfo,
         scan: Option<Found>,
+        preread: Option<Preread>,
         out: &mut Vec<Entry>,
     ) {
         let clear = scan == Some(Found::NOTHING);
@@ -387,6 +433,9 @@ impl Normaliser {
         }
         // A prescanned line is printable ASCII (`BatchLine::scan`).
         let (text, width) = self.clean(raw, scan.is_some());
+        // The preread is of the line's bytes: it holds while the text is they.
+        let whole = matches!(&text, Cow::Borrowed(t) if std::ptr::eq(t.as_bytes(), raw));
+        self.preread = preread.filter(|_| whole);
         let mut e = self.classify(text, info);
         // Every text the normaliser takes from a line is a part of it (a joined line below
         // is more than one line's, and loses the marks).
@@ -407,6 +456,7 @@ impl Normaliser {
                     // Words can form across the join.
                     p.clear = false;
                     p.scan = None;
+                    p.hits = None;
                     p.text.push_str(sep);
                     p.text.push_str(e.text.trim_start());
                     p.dropped += e.dropped;
