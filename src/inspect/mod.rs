@@ -35,7 +35,7 @@ use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use boots::{BootBuilder, Matcher};
 use config::NodeConfig;
 use deps::{Redactor, Settle, Signals, VERSION_SIGNAL};
-use formats::{Entry, Kind, Normaliser, Outer, Preread};
+use formats::{Entry, Kind, Normaliser, Outer, Preread, FATAL_WORDS};
 use model::{CheckRef, FileReport, Finding, InputReport, NodeReport, Report, Tool, SCHEMA_VERSION};
 use reader::Found;
 use reader::{BoundedLines, Counting, MAX_LINE};
@@ -514,13 +514,18 @@ const SECRET_CUES: [&str; 11] = [
     "eyJ",
 ];
 
-/// The words the line search tells besides the patterns' literals: the secret cues and `://`,
+/// The words the line search tells besides the patterns' literals: logrus's fatal levels
+/// (`formats::FATAL_WORDS`, first: the normaliser reads their bits), the secret cues, and `://`,
 /// the start of a URL's cue (so a line without any of them costs no further search).
-const SCAN_WORDS: [&str; SECRET_CUES.len() + 1] = {
-    let mut w = [""; SECRET_CUES.len() + 1];
+const SCAN_WORDS: [&str; FATAL_WORDS.len() + SECRET_CUES.len() + 1] = {
+    let mut w = [""; FATAL_WORDS.len() + SECRET_CUES.len() + 1];
     let mut i = 0;
-    while i < SECRET_CUES.len() {
-        w[i] = SECRET_CUES[i];
+    while i < FATAL_WORDS.len() {
+        w[i] = FATAL_WORDS[i];
+        i += 1;
+    }
+    while i < FATAL_WORDS.len() + SECRET_CUES.len() {
+        w[i] = SECRET_CUES[i - FATAL_WORDS.len()];
         i += 1;
     }
     w[i] = "://";
@@ -529,8 +534,8 @@ const SCAN_WORDS: [&str; SECRET_CUES.len() + 1] = {
 
 /// `Found::extra`'s bits of `SCAN_WORDS` (the first extra words `Matcher::new` is given): the
 /// secret cues, and `://`.
-const CUE_BITS: u64 = (1 << SECRET_CUES.len()) - 1;
-const URL_BIT: u64 = 1 << SECRET_CUES.len();
+const CUE_BITS: u64 = ((1 << SECRET_CUES.len()) - 1) << FATAL_WORDS.len();
+const URL_BIT: u64 = 1 << (FATAL_WORDS.len() + SECRET_CUES.len());
 
 fn secret_cue(text: &str) -> bool {
     keyed_cue(text) || url_cue(text)
@@ -606,7 +611,9 @@ fn enter(mut e: Entry, s: &Stream, file: usize, state: &mut InputState, cx: &mut
 /// twice finds nothing new (`learning_ignores_the_time_and_a_second_time`).
 #[derive(Default)]
 struct Learned {
-    bodies: HashMap<String, usize>,
+    /// Hashed with foldhash: std's SipHash of each line's body was a twentieth of taking it in,
+    /// and nothing here needs a hash that resists crafted collisions (the map is bounded).
+    bodies: HashMap<String, usize, foldhash::fast::RandomState>,
 }
 
 /// Bodies remembered at most (then forgotten, all at once: memory stays bounded).

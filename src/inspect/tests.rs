@@ -689,14 +689,16 @@ fn the_cue_from_the_line_search_is_the_cue() {
 /// What the reading thread prereads of a line (`Preread`: its prefix, and the patterns matching
 /// its message) is what the taker works out without it: every line of the corpora, and the long
 /// journal above, taken in once with each line's preread and once without, gives the same
-/// entries; and every pattern answer it carries is the matcher's own on the entry's text.
+/// entries; and every pattern answer it carries is the matcher's own on the entry's text. Taken
+/// in a third time without the prescan's answers, every entry is as fatal as with them (the
+/// fatal levels are told by the prescan's words, `FATAL_WORDS`).
 #[test]
 fn a_preread_line_is_taken_in_as_one_read_whole() {
     let cat = catalog();
     let m = boots::Matcher::new(&cat.signals, &SCAN_WORDS);
     let mut inputs: Vec<Vec<u8>> = fixture_files().into_iter().map(|(_, b)| b).collect();
     inputs.push(journal("etcd-1", 5, true).into_bytes());
-    let (mut lines, mut answered) = (0, 0);
+    let (mut lines, mut answered, mut fatal) = (0, 0, 0);
     for bytes in inputs {
         let mut r = BoundedLines::new(std::io::BufReader::new(&bytes[..]), MAX_LINE);
         let mut batch = reader::Batch::default();
@@ -704,25 +706,36 @@ fn a_preread_line_is_taken_in_as_one_read_whole() {
         m.prescan(&mut batch, &mut Vec::new());
         let outer = formats::detect(batch.iter().map(|(raw, _)| raw)).dominant();
         let (mut plain, mut given) = (Normaliser::new(outer), Normaliser::new(outer));
-        let (mut a, mut b) = (Vec::new(), Vec::new());
+        let mut unscanned = Normaliser::new(outer);
+        let (mut a, mut b, mut c) = (Vec::new(), Vec::new(), Vec::new());
         for (raw, l) in batch.iter() {
             lines += 1;
             let pre = Preread::of(raw, l.scan, |text, may| m.hit_bits(text, may));
             plain.push_scanned(raw, l.info, l.scan, None, &mut a);
             given.push_scanned(raw, l.info, l.scan, pre, &mut b);
+            unscanned.push(raw, l.info, &mut c);
         }
         plain.finish(&mut a);
         given.finish(&mut b);
+        unscanned.finish(&mut c);
         assert_eq!(a.len(), b.len());
+        assert_eq!(a.len(), c.len());
+        for (x, z) in a.iter().zip(&c) {
+            assert_eq!((&x.text, x.fatal), (&z.text, z.fatal));
+            fatal += usize::from(x.fatal);
+        }
         for (x, mut y) in a.into_iter().zip(b) {
             if let Some(bits) = y.hits.take() {
                 answered += 1;
                 // The text's own search, not the line's.
-                let own = m.scan(&y.text).and_then(|f| m.hit_bits(&y.text, f.patterns));
+                let own = m
+                    .scan(&y.text)
+                    .and_then(|f| m.hit_bits(&y.text, f.patterns));
                 assert_eq!(own, Some(bits), "{}", y.text);
             }
             assert_eq!(format!("{x:?}"), format!("{y:?}"));
         }
     }
     assert!(answered > 100, "{answered} of {lines} lines preread");
+    assert!(fatal > 5, "{fatal} fatal entries");
 }

@@ -43,7 +43,13 @@ impl Normaliser {
         } else if e.inner == Inner::Klog && !prefix_time {
             self.klog_time(e);
         }
-        refresh_level(e);
+        // The line search found neither fatal level: no logrus text taken from the line is
+        // fatal (the other forms' tests are a prefix's).
+        if e.inner == Inner::Logrus && self.line_scan.is_some_and(|f| f.extra & FATAL_BITS == 0) {
+            e.fatal = false;
+        } else {
+            refresh_level(e);
+        }
         inner
     }
 
@@ -163,6 +169,12 @@ pub(crate) fn inner_form(text: &str) -> Inner {
         Inner::Other
     }
 }
+
+/// The words that make a logrus line fatal (`logrus_fatal`), among the prescan's words so that
+/// a line without them needs no search of its own: the first extra words the line search is
+/// given (`inspect::SCAN_WORDS`), `Found::extra`'s bits `FATAL_BITS`.
+pub(crate) const FATAL_WORDS: [&str; 2] = ["level=fatal", "level=panic"];
+pub(super) const FATAL_BITS: u64 = (1 << FATAL_WORDS.len()) - 1;
 
 /// logrus Fatal and Panic end the process: the boot is over.
 /// `KLOG`'s match, read by hand: every line of kubelet's chatter asks, and the regex's

@@ -36,7 +36,7 @@ use super::reader::LineInfo;
 use journal_export::ExportRecord;
 use journal_json::json_fields;
 use journal_text::REBOOT;
-pub(crate) use k3s_text::inner_form;
+pub(crate) use k3s_text::{inner_form, FATAL_WORDS};
 use k3s_text::{open_quote, refresh_level};
 use paste::{is_log_command, may_be_gap, prompt, GAP, GREP_PREFIX};
 use units::{distro_in_unit_line, UNIT_LINE};
@@ -118,8 +118,9 @@ pub(crate) enum Kind {
     Unit,
     /// A journal line of another program.
     Foreign,
-    /// A shell prompt with its command (`$ journalctl -u k3s`).
-    Prompt(Prompt),
+    /// A shell prompt with its command (`$ journalctl -u k3s`). Boxed: every entry is moved
+    /// several times on its way in, and a prompt is rare but the largest kind.
+    Prompt(Box<Prompt>),
     /// Text that is not a log line: a command's output, or pasted prose.
     Output,
     /// Nothing to read: blank line, code fence, journal header or catalog text.
@@ -365,6 +366,9 @@ pub(crate) struct Normaliser {
     /// The reading thread's preread of the line being taken in, while its text is the line
     /// itself (`split_journal` takes it).
     preread: Option<Preread>,
+    /// What the prescan found in the line being taken in, while every text taken from it is a
+    /// part of it (`k3s_text_timed` reads its `FATAL_WORDS` bits).
+    line_scan: Option<Found>,
     pub(crate) stats: Stats,
 }
 
@@ -396,6 +400,7 @@ impl Normaliser {
             export: None,
             mono_offset: None,
             preread: None,
+            line_scan: None,
             stats: Stats::default(),
         }
     }
@@ -415,6 +420,9 @@ impl Normaliser {
         out: &mut Vec<Entry>,
     ) {
         let clear = scan == Some(Found::NOTHING);
+        // Not of a structured entry's message, which is decoded from the line (and may end a
+        // record begun lines before).
+        self.line_scan = None;
         self.stats.lines += 1;
         if info.dropped > 0 {
             self.stats.truncated += 1;
@@ -436,6 +444,7 @@ impl Normaliser {
         // The preread is of the line's bytes: it holds while the text is they.
         let whole = matches!(&text, Cow::Borrowed(t) if std::ptr::eq(t.as_bytes(), raw));
         self.preread = preread.filter(|_| whole);
+        self.line_scan = scan;
         let mut e = self.classify(text, info);
         // Every text the normaliser takes from a line is a part of it (a joined line below
         // is more than one line's, and loses the marks).
@@ -549,7 +558,7 @@ impl Normaliser {
             return e;
         }
         if let Some(p) = prompt(trimmed) {
-            e.kind = Kind::Prompt(p.clone());
+            e.kind = Kind::Prompt(Box::new(p.clone()));
             e.text = p.command;
             return e;
         }

@@ -196,7 +196,7 @@ fn prompts_name_the_node_and_filtering_commands_are_flagged() {
     let prompts: Vec<&Prompt> = e
         .iter()
         .filter_map(|x| match &x.kind {
-            Kind::Prompt(p) => Some(p),
+            Kind::Prompt(p) => Some(&**p),
             _ => None,
         })
         .collect();
