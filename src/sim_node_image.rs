@@ -251,8 +251,12 @@ pub(crate) fn layout(facts: &distro::Facts) -> anyhow::Result<&distro::ReleaseAr
 pub(crate) struct Artifacts {
     pub(crate) dir: std::path::PathBuf,
     pub(crate) tarball_sha256: String,
-    /// The air-gap images tarball, when present.
+    /// The air-gap images tarball, when present and not left out (`--no-images-tarball`).
     pub(crate) images: bool,
+    /// Its sum as the sum file lists it (rke2's install script checks the file against it in the
+    /// build), part of the image's fingerprint: another images tarball, or none, is another
+    /// image.
+    pub(crate) images_listed: Option<String>,
     /// rke2's install.sh, when present (else the repo's install step runs).
     pub(crate) install_sh: Option<&'static str>,
     /// The tarball is repro's stand-in's (its share/rke2/LICENSE.txt says so), not rke2's.
@@ -260,8 +264,13 @@ pub(crate) struct Artifacts {
 }
 
 /// Reads and checks `dir` before anything is created: a missing file or a checksum mismatch is
-/// an error naming the file and both sums.
-pub(crate) fn verify_artifacts(facts: &distro::Facts, dir: &Path) -> anyhow::Result<Artifacts> {
+/// an error naming the file and both sums. `with_images` false: its images tarball, if any, is
+/// left out of the node image (`--no-images-tarball`).
+pub(crate) fn verify_artifacts(
+    facts: &distro::Facts,
+    dir: &Path,
+    with_images: bool,
+) -> anyhow::Result<Artifacts> {
     use sha2::Digest;
     use std::io::{Read, Seek};
     let distro::ReleaseArtifacts {
@@ -299,11 +308,13 @@ pub(crate) fn verify_artifacts(facts: &distro::Facts, dir: &Path) -> anyhow::Res
     }
     file.rewind()
         .with_context(|| format!("{}: cannot read", tarball.display()))?;
+    let with_images = with_images && dir.join(images).is_file();
     Ok(Artifacts {
         dir: dir.to_path_buf(),
         stand_in: holds_stand_in(file),
         tarball_sha256: actual,
-        images: dir.join(images).is_file(),
+        images: with_images,
+        images_listed: crate::builds::fetch::sum_for(&listed, images).filter(|_| with_images),
         install_sh: install_scripts
             .iter()
             .copied()
@@ -364,7 +375,9 @@ pub(crate) fn artifact_image_ref(
 }
 
 /// The fingerprint label of an artifact image: version, the tarball's sum, the base image's id,
-/// the template and the install step that built it.
+/// the template, the install step that built it and the images tarball in it (its listed sum,
+/// `unlisted`, or `none`): an image built without the images tarball is not reused for a run
+/// with one, nor the other way round.
 fn artifact_fingerprint(version: &str, artifacts: &Artifacts, base_id: &str) -> String {
     let mut h: u64 = 0xcbf2_9ce4_8422_2325;
     for b in [INSTALL_SH, DOCKERFILE_TEMPLATE]
@@ -375,8 +388,13 @@ fn artifact_fingerprint(version: &str, artifacts: &Artifacts, base_id: &str) -> 
     }
     let base = base_id.trim_start_matches("sha256:");
     let base = &base[..base.len().min(12)];
+    let images = match (&artifacts.images_listed, artifacts.images) {
+        (Some(sum), _) => &sum[..16],
+        (None, true) => "unlisted",
+        (None, false) => "none",
+    };
     format!(
-        "{version}-s{}-b{base}-f{h:016x}-i{}",
+        "{version}-s{}-b{base}-f{h:016x}-i{}-m{images}",
         &artifacts.tarball_sha256[..16],
         artifacts.install_sh.unwrap_or("repo")
     )
@@ -413,7 +431,7 @@ fn render_artifact_dockerfile(
 /// The most rke2's install.sh may be (about 30 KiB).
 const INSTALL_SH_LIMIT: u64 = 1 << 20;
 /// The most the air-gap images tarball may be (rke2's is about 800 MB).
-const IMAGES_LIMIT: u64 = 4 << 30;
+const IMAGES_LIMIT: u64 = crate::builds::fetch::MAX_IMAGES_BYTES;
 
 /// The node image of `version` from `artifacts` on `base`: built through the API unless the tag
 /// exists with this fingerprint.
@@ -600,7 +618,7 @@ mod tests {
         let dir = artifacts_of("v1.32.5+rke2r1");
         let facts = distro::Distro::Rke2.facts();
         let names = layout(facts).expect("rke2's");
-        let a = verify_artifacts(facts, dir.path()).expect("verified");
+        let a = verify_artifacts(facts, dir.path(), true).expect("verified");
         assert!(a.stand_in && !a.images && a.install_sh.is_none());
         let listed = std::fs::read_to_string(dir.path().join(names.checksums)).expect("read");
         assert!(listed.starts_with(&a.tarball_sha256), "{listed}");
@@ -641,7 +659,7 @@ mod tests {
         std::fs::write(&tarball, bytes).expect("write");
         let e = format!(
             "{:#}",
-            verify_artifacts(facts, dir.path()).expect_err("mismatch")
+            verify_artifacts(facts, dir.path(), true).expect_err("mismatch")
         );
         assert!(
             e.contains(&format!("does not match {}", a.tarball_sha256)),
@@ -651,8 +669,51 @@ mod tests {
         std::fs::remove_file(dir.path().join(names.checksums)).expect("rm");
         let e = format!(
             "{:#}",
-            verify_artifacts(facts, dir.path()).expect_err("missing")
+            verify_artifacts(facts, dir.path(), true).expect_err("missing")
         );
         assert!(e.contains("sha256sum-amd64.txt: cannot read"), "{e}");
+    }
+
+    /// An images tarball in the folder goes into the node image unless left out
+    /// (`--no-images-tarball`), and the image's fingerprint says which: an image built without
+    /// it is not reused for a run with it, nor one with another images tarball.
+    #[test]
+    fn the_images_tarball_is_in_the_fingerprint_and_can_be_left_out() {
+        let dir = artifacts_of("v1.32.5+rke2r1");
+        let facts = distro::Distro::Rke2.facts();
+        let names = layout(facts).expect("rke2's");
+        let without = verify_artifacts(facts, dir.path(), true).expect("verified");
+        std::fs::write(dir.path().join(names.images), b"images").expect("write");
+        let unlisted = verify_artifacts(facts, dir.path(), true).expect("verified");
+        assert!(unlisted.images && unlisted.images_listed.is_none());
+        let sums = dir.path().join(names.checksums);
+        let mut text = std::fs::read_to_string(&sums).expect("read");
+        text.push_str(&format!("{}  {}\n", "c".repeat(64), names.images));
+        std::fs::write(&sums, text).expect("write");
+        let listed = verify_artifacts(facts, dir.path(), true).expect("verified");
+        assert_eq!(
+            listed.images_listed.as_deref(),
+            Some("c".repeat(64).as_str())
+        );
+        let left_out = verify_artifacts(facts, dir.path(), false).expect("verified");
+        assert!(!left_out.images && left_out.images_listed.is_none());
+        let fp = |a: &Artifacts| artifact_fingerprint("v1.32.5+rke2r1", a, "sha256:0123456789ab");
+        assert_eq!(fp(&without), fp(&left_out), "no images tarball either way");
+        let all = [fp(&without), fp(&unlisted), fp(&listed)];
+        assert!(
+            all[0].ends_with("-mnone") && all[1].ends_with("-munlisted"),
+            "{all:?}"
+        );
+        assert!(
+            all[2].ends_with(&format!("-m{}", "c".repeat(16))),
+            "{all:?}"
+        );
+        let d = render_artifact_dockerfile(facts, "v1", &left_out, "b", "fp").expect("rke2's");
+        assert!(!d.contains("COPY images/"), "{d}");
+        let d = render_artifact_dockerfile(facts, "v1", &listed, "b", "fp").expect("rke2's");
+        assert!(
+            d.contains("COPY images/ /var/lib/rancher/rke2/agent/images/"),
+            "{d}"
+        );
     }
 }
