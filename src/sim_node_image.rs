@@ -206,18 +206,68 @@ pub(crate) fn build_context(
 }
 
 fn context(files: &[(String, u32, Vec<u8>)]) -> anyhow::Result<Vec<u8>> {
-    let mut tar = tar::Builder::new(Vec::new());
-    for (path, mode, data) in files {
+    context_with(files, None)
+}
+
+/// [`context`], with one large file more (`path` in the context, the file read from disk
+/// straight into the context, `len` bytes): rke2's images tarball, about 800 MB, is then in
+/// memory once (the context the engine is sent), not twice.
+fn context_with(
+    files: &[(String, u32, Vec<u8>)],
+    large: Option<(String, std::fs::File, u64)>,
+) -> anyhow::Result<Vec<u8>> {
+    use std::io::Read;
+    let size: u64 = files.iter().map(|(_, _, d)| d.len() as u64).sum::<u64>()
+        + large.as_ref().map_or(0, |(_, _, len)| *len);
+    let capacity = usize::try_from(size).unwrap_or(0).saturating_add(64 * 1024);
+    let mut tar = tar::Builder::new(Vec::with_capacity(capacity));
+    let header = |len: u64, mode: u32| {
         let mut header = tar::Header::new_gnu();
-        header.set_size(data.len() as u64);
-        header.set_mode(*mode);
+        header.set_size(len);
+        header.set_mode(mode);
         header.set_mtime(0);
         header.set_entry_type(tar::EntryType::Regular);
-        tar.append_data(&mut header, path, data.as_slice())
+        header
+    };
+    for (path, mode, data) in files {
+        tar.append_data(&mut header(data.len() as u64, *mode), path, data.as_slice())
+            .with_context(|| format!("failed to add {path} to the build context"))?;
+    }
+    if let Some((path, file, len)) = large {
+        // tar pads a short entry without a word: a file that ends before `len` must fail here,
+        // not leave a tar whose entry is cut (the engine would unpack the padding).
+        let exact = Exact {
+            inner: file.take(len),
+            left: len,
+        };
+        tar.append_data(&mut header(len, 0o644), &path, exact)
             .with_context(|| format!("failed to add {path} to the build context"))?;
     }
     tar.into_inner()
         .context("failed to finish the build context")
+}
+
+/// A reader of exactly `left` more bytes: its end before them is an error.
+struct Exact<R> {
+    inner: R,
+    left: u64,
+}
+
+impl<R: std::io::Read> std::io::Read for Exact<R> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let n = self.inner.read(buf)?;
+        if n == 0 && self.left > 0 && !buf.is_empty() {
+            return Err(std::io::Error::new(
+                std::io::ErrorKind::UnexpectedEof,
+                format!(
+                    "the file ended {} bytes early (changed while read?)",
+                    self.left
+                ),
+            ));
+        }
+        self.left = self.left.saturating_sub(n as u64);
+        Ok(n)
+    }
 }
 
 /// The base image's id, or why a systemd node image cannot be built.
@@ -470,7 +520,7 @@ pub(crate) async fn ensure_artifact_image(
     };
     let dockerfile = render_artifact_dockerfile(facts, version, artifacts, base, &fp)?;
     let names = layout(facts)?;
-    let mut files = vec![
+    let files = vec![
         ("Dockerfile".to_string(), 0o644, dockerfile.into_bytes()),
         ("install.sh".to_string(), 0o755, install),
         (
@@ -484,15 +534,23 @@ pub(crate) async fn ensure_artifact_image(
             read(names.checksums, crate::builds::fetch::MAX_SUM_BYTES)?,
         ),
     ];
-    if artifacts.images {
-        files.push((
-            format!("images/{}", names.images),
-            0o644,
-            read(names.images, IMAGES_LIMIT)?,
-        ));
-    }
+    // The images tarball goes from disk into the context, regular and within its size as the
+    // rest (a file that shrinks while it is read fails the context, not the image).
+    let large = match artifacts.images {
+        false => None,
+        true => {
+            let path = artifacts.dir.join(names.images);
+            let file = crate::safe_fs::open_named(&path, IMAGES_LIMIT)
+                .map_err(|e| anyhow::anyhow!("{e}"))?;
+            let len = file
+                .metadata()
+                .with_context(|| format!("{}: cannot read", path.display()))?
+                .len();
+            Some((format!("images/{}", names.images), file, len))
+        }
+    };
     docker
-        .build_image(image, context(&files)?)
+        .build_image(image, context_with(&files, large)?)
         .await
         .map_err(|e| anyhow::anyhow!("{e}"))?;
     if docker.image(image).await.is_none() {
@@ -575,6 +633,32 @@ mod tests {
         let agent = String::from_utf8(got[4].2.clone()).expect("utf8");
         assert!(agent.contains("ExecStart=/usr/local/bin/rke2 agent\n"));
         assert!(agent.contains("Conflicts=rke2-server.service\n"));
+    }
+
+    #[test]
+    fn a_large_file_goes_from_disk_into_the_context_whole() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join("images");
+        let bytes: Vec<u8> = (0..100_000u32).map(|i| (i % 253) as u8).collect();
+        std::fs::write(&path, &bytes).expect("write");
+        let file = std::fs::File::open(&path).expect("open");
+        let tar = context_with(
+            &[("Dockerfile".into(), 0o644, b"FROM x\n".to_vec())],
+            Some((
+                "images/rke2-images.linux-amd64.tar.zst".into(),
+                file,
+                100_000,
+            )),
+        )
+        .expect("context");
+        let got = entries(&tar);
+        assert_eq!(got.len(), 2);
+        assert_eq!(got[0].0, "Dockerfile");
+        assert_eq!(got[1].0, "images/rke2-images.linux-amd64.tar.zst");
+        assert_eq!((got[1].1, &got[1].2), (0o644, &bytes));
+        // A file shorter than it was said to be (it shrank while read): the context fails.
+        let file = std::fs::File::open(&path).expect("open");
+        assert!(context_with(&[], Some(("images/x".into(), file, 200_000))).is_err());
     }
 
     #[test]
