@@ -139,6 +139,8 @@ pub(crate) struct ListArgs {
 pub(crate) struct PlanArgs {
     #[command(flatten)]
     pub(crate) target: Target,
+    #[command(flatten)]
+    pub(crate) images: crate::target::ImagesTarballArg,
     #[arg(long, value_enum, default_value = "text")]
     pub(crate) format: Format,
 }
@@ -224,6 +226,8 @@ pub(crate) struct RunOptions {
     /// runner whose interface is below 1500 (e.g. 1400), give that.
     #[arg(long, value_parser = parse_mtu)]
     pub(crate) mtu: Option<u32>,
+    #[command(flatten)]
+    pub(crate) images: crate::target::ImagesTarballArg,
 }
 
 pub(crate) use crate::run::Privileged;
@@ -281,7 +285,10 @@ impl RunArgs {
     pub(crate) fn to_config(&self, argv: Vec<String>) -> RunConfig {
         let o = &self.options;
         RunConfig {
-            target: self.target.clone(),
+            target: Target {
+                no_images_tarball: o.images.no_images_tarball,
+                ..self.target.clone()
+            },
             expect: self.expect.into(),
             timeout: o.timeout,
             settle: o.settle,

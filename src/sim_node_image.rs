@@ -206,18 +206,68 @@ pub(crate) fn build_context(
 }
 
 fn context(files: &[(String, u32, Vec<u8>)]) -> anyhow::Result<Vec<u8>> {
-    let mut tar = tar::Builder::new(Vec::new());
-    for (path, mode, data) in files {
+    context_with(files, None)
+}
+
+/// [`context`], with one large file more (`path` in the context, the file read from disk
+/// straight into the context, `len` bytes): rke2's images tarball, about 800 MB, is then in
+/// memory once (the context the engine is sent), not twice.
+fn context_with(
+    files: &[(String, u32, Vec<u8>)],
+    large: Option<(String, std::fs::File, u64)>,
+) -> anyhow::Result<Vec<u8>> {
+    use std::io::Read;
+    let size: u64 = files.iter().map(|(_, _, d)| d.len() as u64).sum::<u64>()
+        + large.as_ref().map_or(0, |(_, _, len)| *len);
+    let capacity = usize::try_from(size).unwrap_or(0).saturating_add(64 * 1024);
+    let mut tar = tar::Builder::new(Vec::with_capacity(capacity));
+    let header = |len: u64, mode: u32| {
         let mut header = tar::Header::new_gnu();
-        header.set_size(data.len() as u64);
-        header.set_mode(*mode);
+        header.set_size(len);
+        header.set_mode(mode);
         header.set_mtime(0);
         header.set_entry_type(tar::EntryType::Regular);
-        tar.append_data(&mut header, path, data.as_slice())
+        header
+    };
+    for (path, mode, data) in files {
+        tar.append_data(&mut header(data.len() as u64, *mode), path, data.as_slice())
+            .with_context(|| format!("failed to add {path} to the build context"))?;
+    }
+    if let Some((path, file, len)) = large {
+        // tar pads a short entry without a word: a file that ends before `len` must fail here,
+        // not leave a tar whose entry is cut (the engine would unpack the padding).
+        let exact = Exact {
+            inner: file.take(len),
+            left: len,
+        };
+        tar.append_data(&mut header(len, 0o644), &path, exact)
             .with_context(|| format!("failed to add {path} to the build context"))?;
     }
     tar.into_inner()
         .context("failed to finish the build context")
+}
+
+/// A reader of exactly `left` more bytes: its end before them is an error.
+struct Exact<R> {
+    inner: R,
+    left: u64,
+}
+
+impl<R: std::io::Read> std::io::Read for Exact<R> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let n = self.inner.read(buf)?;
+        if n == 0 && self.left > 0 && !buf.is_empty() {
+            return Err(std::io::Error::new(
+                std::io::ErrorKind::UnexpectedEof,
+                format!(
+                    "the file ended {} bytes early (changed while read?)",
+                    self.left
+                ),
+            ));
+        }
+        self.left = self.left.saturating_sub(n as u64);
+        Ok(n)
+    }
 }
 
 /// The base image's id, or why a systemd node image cannot be built.
@@ -251,8 +301,12 @@ pub(crate) fn layout(facts: &distro::Facts) -> anyhow::Result<&distro::ReleaseAr
 pub(crate) struct Artifacts {
     pub(crate) dir: std::path::PathBuf,
     pub(crate) tarball_sha256: String,
-    /// The air-gap images tarball, when present.
+    /// The air-gap images tarball, when present and not left out (`--no-images-tarball`).
     pub(crate) images: bool,
+    /// Its sum as the sum file lists it (rke2's install script checks the file against it in the
+    /// build), part of the image's fingerprint: another images tarball, or none, is another
+    /// image.
+    pub(crate) images_listed: Option<String>,
     /// rke2's install.sh, when present (else the repo's install step runs).
     pub(crate) install_sh: Option<&'static str>,
     /// The tarball is repro's stand-in's (its share/rke2/LICENSE.txt says so), not rke2's.
@@ -260,8 +314,13 @@ pub(crate) struct Artifacts {
 }
 
 /// Reads and checks `dir` before anything is created: a missing file or a checksum mismatch is
-/// an error naming the file and both sums.
-pub(crate) fn verify_artifacts(facts: &distro::Facts, dir: &Path) -> anyhow::Result<Artifacts> {
+/// an error naming the file and both sums. `with_images` false: its images tarball, if any, is
+/// left out of the node image (`--no-images-tarball`).
+pub(crate) fn verify_artifacts(
+    facts: &distro::Facts,
+    dir: &Path,
+    with_images: bool,
+) -> anyhow::Result<Artifacts> {
     use sha2::Digest;
     use std::io::{Read, Seek};
     let distro::ReleaseArtifacts {
@@ -299,11 +358,13 @@ pub(crate) fn verify_artifacts(facts: &distro::Facts, dir: &Path) -> anyhow::Res
     }
     file.rewind()
         .with_context(|| format!("{}: cannot read", tarball.display()))?;
+    let with_images = with_images && dir.join(images).is_file();
     Ok(Artifacts {
         dir: dir.to_path_buf(),
         stand_in: holds_stand_in(file),
         tarball_sha256: actual,
-        images: dir.join(images).is_file(),
+        images: with_images,
+        images_listed: crate::builds::fetch::sum_for(&listed, images).filter(|_| with_images),
         install_sh: install_scripts
             .iter()
             .copied()
@@ -364,7 +425,9 @@ pub(crate) fn artifact_image_ref(
 }
 
 /// The fingerprint label of an artifact image: version, the tarball's sum, the base image's id,
-/// the template and the install step that built it.
+/// the template, the install step that built it and the images tarball in it (its listed sum,
+/// `unlisted`, or `none`): an image built without the images tarball is not reused for a run
+/// with one, nor the other way round.
 fn artifact_fingerprint(version: &str, artifacts: &Artifacts, base_id: &str) -> String {
     let mut h: u64 = 0xcbf2_9ce4_8422_2325;
     for b in [INSTALL_SH, DOCKERFILE_TEMPLATE]
@@ -375,8 +438,13 @@ fn artifact_fingerprint(version: &str, artifacts: &Artifacts, base_id: &str) -> 
     }
     let base = base_id.trim_start_matches("sha256:");
     let base = &base[..base.len().min(12)];
+    let images = match (&artifacts.images_listed, artifacts.images) {
+        (Some(sum), _) => &sum[..16],
+        (None, true) => "unlisted",
+        (None, false) => "none",
+    };
     format!(
-        "{version}-s{}-b{base}-f{h:016x}-i{}",
+        "{version}-s{}-b{base}-f{h:016x}-i{}-m{images}",
         &artifacts.tarball_sha256[..16],
         artifacts.install_sh.unwrap_or("repo")
     )
@@ -413,7 +481,7 @@ fn render_artifact_dockerfile(
 /// The most rke2's install.sh may be (about 30 KiB).
 const INSTALL_SH_LIMIT: u64 = 1 << 20;
 /// The most the air-gap images tarball may be (rke2's is about 800 MB).
-const IMAGES_LIMIT: u64 = 4 << 30;
+const IMAGES_LIMIT: u64 = crate::builds::fetch::MAX_IMAGES_BYTES;
 
 /// The node image of `version` from `artifacts` on `base`: built through the API unless the tag
 /// exists with this fingerprint.
@@ -452,7 +520,7 @@ pub(crate) async fn ensure_artifact_image(
     };
     let dockerfile = render_artifact_dockerfile(facts, version, artifacts, base, &fp)?;
     let names = layout(facts)?;
-    let mut files = vec![
+    let files = vec![
         ("Dockerfile".to_string(), 0o644, dockerfile.into_bytes()),
         ("install.sh".to_string(), 0o755, install),
         (
@@ -466,15 +534,23 @@ pub(crate) async fn ensure_artifact_image(
             read(names.checksums, crate::builds::fetch::MAX_SUM_BYTES)?,
         ),
     ];
-    if artifacts.images {
-        files.push((
-            format!("images/{}", names.images),
-            0o644,
-            read(names.images, IMAGES_LIMIT)?,
-        ));
-    }
+    // The images tarball goes from disk into the context, regular and within its size as the
+    // rest (a file that shrinks while it is read fails the context, not the image).
+    let large = match artifacts.images {
+        false => None,
+        true => {
+            let path = artifacts.dir.join(names.images);
+            let file = crate::safe_fs::open_named(&path, IMAGES_LIMIT)
+                .map_err(|e| anyhow::anyhow!("{e}"))?;
+            let len = file
+                .metadata()
+                .with_context(|| format!("{}: cannot read", path.display()))?
+                .len();
+            Some((format!("images/{}", names.images), file, len))
+        }
+    };
     docker
-        .build_image(image, context(&files)?)
+        .build_image(image, context_with(&files, large)?)
         .await
         .map_err(|e| anyhow::anyhow!("{e}"))?;
     if docker.image(image).await.is_none() {
@@ -560,6 +636,32 @@ mod tests {
     }
 
     #[test]
+    fn a_large_file_goes_from_disk_into_the_context_whole() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join("images");
+        let bytes: Vec<u8> = (0..100_000u32).map(|i| (i % 253) as u8).collect();
+        std::fs::write(&path, &bytes).expect("write");
+        let file = std::fs::File::open(&path).expect("open");
+        let tar = context_with(
+            &[("Dockerfile".into(), 0o644, b"FROM x\n".to_vec())],
+            Some((
+                "images/rke2-images.linux-amd64.tar.zst".into(),
+                file,
+                100_000,
+            )),
+        )
+        .expect("context");
+        let got = entries(&tar);
+        assert_eq!(got.len(), 2);
+        assert_eq!(got[0].0, "Dockerfile");
+        assert_eq!(got[1].0, "images/rke2-images.linux-amd64.tar.zst");
+        assert_eq!((got[1].1, &got[1].2), (0o644, &bytes));
+        // A file shorter than it was said to be (it shrank while read): the context fails.
+        let file = std::fs::File::open(&path).expect("open");
+        assert!(context_with(&[], Some(("images/x".into(), file, 200_000))).is_err());
+    }
+
+    #[test]
     fn the_dockerfile_builds_on_the_base_and_installs_from_the_artifacts() {
         let facts = distro::Distro::Rke2.facts();
         let d = render_dockerfile(facts, "v1.32.5+rke2r1", "1-2-t1-fx-by").expect("rke2's");
@@ -600,7 +702,7 @@ mod tests {
         let dir = artifacts_of("v1.32.5+rke2r1");
         let facts = distro::Distro::Rke2.facts();
         let names = layout(facts).expect("rke2's");
-        let a = verify_artifacts(facts, dir.path()).expect("verified");
+        let a = verify_artifacts(facts, dir.path(), true).expect("verified");
         assert!(a.stand_in && !a.images && a.install_sh.is_none());
         let listed = std::fs::read_to_string(dir.path().join(names.checksums)).expect("read");
         assert!(listed.starts_with(&a.tarball_sha256), "{listed}");
@@ -641,7 +743,7 @@ mod tests {
         std::fs::write(&tarball, bytes).expect("write");
         let e = format!(
             "{:#}",
-            verify_artifacts(facts, dir.path()).expect_err("mismatch")
+            verify_artifacts(facts, dir.path(), true).expect_err("mismatch")
         );
         assert!(
             e.contains(&format!("does not match {}", a.tarball_sha256)),
@@ -651,8 +753,51 @@ mod tests {
         std::fs::remove_file(dir.path().join(names.checksums)).expect("rm");
         let e = format!(
             "{:#}",
-            verify_artifacts(facts, dir.path()).expect_err("missing")
+            verify_artifacts(facts, dir.path(), true).expect_err("missing")
         );
         assert!(e.contains("sha256sum-amd64.txt: cannot read"), "{e}");
+    }
+
+    /// An images tarball in the folder goes into the node image unless left out
+    /// (`--no-images-tarball`), and the image's fingerprint says which: an image built without
+    /// it is not reused for a run with it, nor one with another images tarball.
+    #[test]
+    fn the_images_tarball_is_in_the_fingerprint_and_can_be_left_out() {
+        let dir = artifacts_of("v1.32.5+rke2r1");
+        let facts = distro::Distro::Rke2.facts();
+        let names = layout(facts).expect("rke2's");
+        let without = verify_artifacts(facts, dir.path(), true).expect("verified");
+        std::fs::write(dir.path().join(names.images), b"images").expect("write");
+        let unlisted = verify_artifacts(facts, dir.path(), true).expect("verified");
+        assert!(unlisted.images && unlisted.images_listed.is_none());
+        let sums = dir.path().join(names.checksums);
+        let mut text = std::fs::read_to_string(&sums).expect("read");
+        text.push_str(&format!("{}  {}\n", "c".repeat(64), names.images));
+        std::fs::write(&sums, text).expect("write");
+        let listed = verify_artifacts(facts, dir.path(), true).expect("verified");
+        assert_eq!(
+            listed.images_listed.as_deref(),
+            Some("c".repeat(64).as_str())
+        );
+        let left_out = verify_artifacts(facts, dir.path(), false).expect("verified");
+        assert!(!left_out.images && left_out.images_listed.is_none());
+        let fp = |a: &Artifacts| artifact_fingerprint("v1.32.5+rke2r1", a, "sha256:0123456789ab");
+        assert_eq!(fp(&without), fp(&left_out), "no images tarball either way");
+        let all = [fp(&without), fp(&unlisted), fp(&listed)];
+        assert!(
+            all[0].ends_with("-mnone") && all[1].ends_with("-munlisted"),
+            "{all:?}"
+        );
+        assert!(
+            all[2].ends_with(&format!("-m{}", "c".repeat(16))),
+            "{all:?}"
+        );
+        let d = render_artifact_dockerfile(facts, "v1", &left_out, "b", "fp").expect("rke2's");
+        assert!(!d.contains("COPY images/"), "{d}");
+        let d = render_artifact_dockerfile(facts, "v1", &listed, "b", "fp").expect("rke2's");
+        assert!(
+            d.contains("COPY images/ /var/lib/rancher/rke2/agent/images/"),
+            "{d}"
+        );
     }
 }

@@ -61,6 +61,10 @@ pub(crate) struct Target {
     /// one rke2's Docker tests use, rancher/systemd-node:v0.0.5).
     #[arg(long, value_name = "IMAGE", conflicts_with_all = ["sim", "image"], value_parser = ImageRef)]
     pub(crate) node_base: Option<String>,
+    /// `--no-images-tarball` ([`ImagesTarballArg`]), which every command that runs or plans a
+    /// check takes: not a flag of the target itself.
+    #[arg(skip)]
+    pub(crate) no_images_tarball: bool,
     /// The build under test once read (`--k3s-binary`, or `--k3s-commit` fetched): not a flag.
     #[arg(skip)]
     pub(crate) build: Option<crate::builds::Build>,
@@ -81,9 +85,22 @@ impl Target {
             k3s_commit: None,
             artifacts: None,
             node_base: None,
+            no_images_tarball: false,
             build: None,
         }
     }
+}
+
+/// `--no-images-tarball`, declared once and flattened into the run options (`run`, `verify`,
+/// `matrix`, `bisect`) and `plan`, each of which copies it into its targets.
+#[derive(Debug, Clone, Copy, Default, Args)]
+pub(crate) struct ImagesTarballArg {
+    /// Leave rke2's air-gap images tarball out of the node image (not fetched with the release
+    /// artifacts, as it is by default, nor taken from --artifacts): every node then pulls its
+    /// images from docker.io at boot, inside --timeout, under Docker Hub's anonymous limit of 10
+    /// pulls an hour per IPv4 address, which a run of several nodes is likely to hit.
+    #[arg(long)]
+    pub(crate) no_images_tarball: bool,
 }
 
 /// The version an image reference's tag names, when the tag has a distribution's form

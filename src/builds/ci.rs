@@ -96,7 +96,8 @@ pub(crate) fn fetch(distro: Distro, sha: &str, live: bool) -> Result<Fetched, Fe
     };
     mkdir(&dir)?;
     let part = dir.join(format!("{name}.part-{}", std::process::id()));
-    let got = fetch::download(get(&url)?, &shown, &part, live).map_err(FetchError::Failed);
+    let got = fetch::download(get(&url)?, &shown, &part, live, fetch::MAX_DOWNLOAD_BYTES)
+        .map_err(FetchError::Failed);
     let got = match got {
         Ok(got) => got,
         Err(e) => {

@@ -15,6 +15,9 @@ use sha2::{Digest, Sha256};
 pub(crate) const MAX_SUM_BYTES: u64 = 64 * 1024;
 /// The most a download may be: a k3s binary is about 70 MB, rke2's tarball about 40 MB.
 pub(crate) const MAX_DOWNLOAD_BYTES: u64 = 1 << 30;
+/// The most rke2's air-gap images tarball may be, downloaded or given in `--artifacts` (about
+/// 800 MB at v1.32.5+rke2r1).
+pub(crate) const MAX_IMAGES_BYTES: u64 = 4 << 30;
 
 /// Why a published file could not be had.
 #[derive(Debug, thiserror::Error)]
@@ -219,19 +222,21 @@ fn hex(bytes: &[u8]) -> String {
     bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 
-/// Streams the body into `part` (created new), hashing as it goes; returns the sum. `live`: a
-/// progress bar on stderr, else one line naming the URL. On an error `part` may be left: the
-/// caller removes it.
+/// Streams the body into `part` (created new), hashing as it goes, never more than `max`
+/// bytes ([`MAX_DOWNLOAD_BYTES`], or [`MAX_IMAGES_BYTES`] for rke2's images tarball); returns
+/// the sum. `live`: a progress bar on stderr, else one line naming the URL. On an error `part`
+/// may be left: the caller removes it.
 pub(crate) fn download(
     resp: ureq::http::Response<ureq::Body>,
     url: &str,
     part: &Path,
     live: bool,
+    max: u64,
 ) -> Result<String, String> {
     let len = resp.body().content_length();
-    if len.is_some_and(|l| l > MAX_DOWNLOAD_BYTES) {
+    if len.is_some_and(|l| l > max) {
         return Err(format!(
-            "{url} is {} bytes, more than repro downloads (at most {MAX_DOWNLOAD_BYTES})",
+            "{url} is {} bytes, more than repro downloads (at most {max})",
             len.unwrap_or_default()
         ));
     }
@@ -250,7 +255,7 @@ pub(crate) fn download(
     };
     let cannot_write = |e: std::io::Error| format!("cannot write {}: {e}", part.display());
     // Unlimited by ureq (its default limit is for text): bounded here instead.
-    let reader = resp.into_body().into_reader().take(MAX_DOWNLOAD_BYTES + 1);
+    let reader = resp.into_body().into_reader().take(max + 1);
     if ABANDONED.load(Ordering::SeqCst) {
         return Err(format!("the download of {url} was interrupted"));
     }
@@ -268,8 +273,8 @@ pub(crate) fn download(
                 return Err(format!("the download of {url} was interrupted"));
             }
             total += chunk.len() as u64;
-            if total > MAX_DOWNLOAD_BYTES {
-                return Err(format!("{url} is more than {MAX_DOWNLOAD_BYTES} bytes"));
+            if total > max {
+                return Err(format!("{url} is more than {max} bytes"));
             }
             h.update(&chunk);
             out.write_all(&chunk).map_err(cannot_write)?;

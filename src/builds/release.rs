@@ -5,8 +5,13 @@
 //! and `rke2.${SUFFIX}.tar.gz` beside it (`Facts::release_downloads_url`). The tarball's sha256
 //! is checked against the sum file before anything is kept; the verified pair is cached under
 //! `$XDG_CACHE_HOME/repro/<name>/<version>/` (checked again on reuse), and that folder is then
-//! exactly an `--artifacts` folder. The air-gap images tarball is not fetched: rke2 pulls its
-//! images at boot when it is online.
+//! exactly an `--artifacts` folder.
+//!
+//! The air-gap images tarball (`rke2-images.linux-amd64.tar.zst`, about 800 MB, listed in the
+//! same sum file: rke2's scripts/checksum sums every `${ARCH}` asset) is fetched too, streamed to
+//! disk and checked the same way, unless `--no-images-tarball`: without it every node pulls every
+//! image from Docker Hub at boot, inside the per-boot timeout and under its anonymous pull limit
+//! (docs/rke2.md, step 3), which a run of several nodes is likely to hit.
 
 use std::path::{Path, PathBuf};
 
@@ -33,13 +38,17 @@ pub(crate) fn base_url(distro: Distro) -> Option<String> {
     facts.release_downloads_url.map(str::to_string)
 }
 
-/// The sum file's and the tarball's URLs for `version` under `base`: the version as a path
+/// The URL of the release file `name` of `version` under `base`: the version as a path
 /// segment, its `+` sent as `%2B` (what browsers send; GitHub answers both).
+pub(crate) fn url(base: &str, version: &Version, name: &str) -> String {
+    format!("{base}/{}/{name}", version.to_string().replace('+', "%2B"))
+}
+
+/// The sum file's and the tarball's URLs for `version` under `base` ([`url`]).
 pub(crate) fn urls(base: &str, version: &Version, names: &ReleaseArtifacts) -> (String, String) {
-    let v = version.to_string().replace('+', "%2B");
     (
-        format!("{base}/{v}/{}", names.checksums),
-        format!("{base}/{v}/{}", names.tarball),
+        url(base, version, names.checksums),
+        url(base, version, names.tarball),
     )
 }
 
@@ -49,7 +58,8 @@ pub(crate) fn cache_dir(distro: Distro, version: &Version) -> Result<PathBuf, St
 }
 
 /// The tarball's sum when the cached pair in `dir` still matches; a damaged or partial pair is
-/// removed (and fetched again).
+/// removed (and fetched again), with the images tarball beside it, which was checked against
+/// the sum file that goes.
 fn cached(dir: &Path, names: &ReleaseArtifacts) -> Option<String> {
     let (tarball, sums) = (dir.join(names.tarball), dir.join(names.checksums));
     if !tarball.exists() && !sums.exists() {
@@ -69,45 +79,54 @@ fn cached(dir: &Path, names: &ReleaseArtifacts) -> Option<String> {
     );
     let _ = std::fs::remove_file(&tarball);
     let _ = std::fs::remove_file(&sums);
+    let _ = std::fs::remove_file(dir.join(names.images));
     None
 }
 
-/// The folder holding the verified release artifacts of `version` (the tarball and the sum
-/// file): the cache's if it still matches, else downloaded and checked first. `live`: a
-/// progress bar on stderr. On a mismatch nothing is kept.
-pub(crate) fn fetch(distro: Distro, version: &Version, live: bool) -> Result<PathBuf, FetchError> {
-    let (Some(base), Some(names)) = (base_url(distro), distro.facts().release_artifacts.as_ref())
-    else {
-        return Err(FetchError::Failed(format!(
-            "{distro} nodes run a published image: there are no release artifacts to fetch"
-        )));
-    };
-    let ReleaseArtifacts {
-        tarball,
-        checksums,
-        images,
-        ..
-    } = names;
-    // The node image is amd64 (sim/image/rke2/Dockerfile.in), as the tarball's name says.
-    if std::env::consts::ARCH != "x86_64" {
-        return Err(FetchError::Failed(format!(
-            "{distro}'s release artifacts are fetched for amd64 only ({tarball}); on {} give --artifacts DIR with your architecture's",
-            std::env::consts::ARCH
-        )));
+/// Whether the images tarball cached in `dir` matches its line in the cached sum file (the pair
+/// beside it already checked by [`cached`]). A damaged one, or one the sum file does not list,
+/// is removed (and fetched again); hashing it reads about 800 MB, a few seconds.
+fn cached_images(dir: &Path, names: &ReleaseArtifacts) -> bool {
+    let images = dir.join(names.images);
+    if !images.exists() {
+        return false;
     }
-    let dir = cache_dir(distro, version).map_err(FetchError::Failed)?;
-    if let Some(sum) = cached(&dir, names) {
-        errln!(
-            "repro: {distro} {version}'s release artifacts are cached and verified ({tarball} sha256 {sum}): {}",
-            dir.display()
-        );
-        return Ok(dir);
+    let want = std::fs::read_to_string(dir.join(names.checksums))
+        .ok()
+        .and_then(|t| fetch::sum_for(&t, names.images));
+    if want.is_some() && want == fetch::file_sha256(&images) {
+        return true;
     }
-    let (sum_url, url) = urls(&base, version, names);
-    let (shown_sum, shown) = (without_userinfo(&sum_url), without_userinfo(&url));
-    let agent = fetch::agent();
-    let get = |real: &str| {
-        fetch::get(&agent, real).map_err(|e| match e {
+    errln!(
+        "repro: the cached {} does not match {} beside it; fetching it again",
+        images.display(),
+        names.checksums
+    );
+    let _ = std::fs::remove_file(&images);
+    false
+}
+
+/// One file to download into the cache: its name, its URL (maybe with credentials), the most
+/// it may be and the sum the sum file lists for it.
+struct Wanted<'a> {
+    name: &'a str,
+    url: String,
+    max: u64,
+    sum: String,
+}
+
+/// Where a release's files come from: the HTTP agent, and what a missing file means.
+struct Source {
+    distro: Distro,
+    version: Version,
+    agent: ureq::Agent,
+}
+
+impl Source {
+    /// GET `real` (which may carry credentials): a missing file names the version as wrong.
+    fn get(&self, real: &str) -> Result<ureq::http::Response<ureq::Body>, FetchError> {
+        let (distro, version) = (self.distro, &self.version);
+        fetch::get(&self.agent, real).map_err(|e| match e {
             GetError::Missing(code) => FetchError::NotFound(format!(
                 "no {distro} release {version} at {} (HTTP {code}): check the version (the releases are listed at {}), or set {URL_ENV} to a mirror that has it",
                 without_userinfo(real),
@@ -115,50 +134,190 @@ pub(crate) fn fetch(distro: Distro, version: &Version, live: bool) -> Result<Pat
             )),
             GetError::Failed(m) => FetchError::Failed(m),
         })
+    }
+}
+
+/// The folder holding the verified release artifacts of `version` — the tarball and the sum
+/// file, and with `images` rke2's air-gap images tarball — the cache's if they still match, else
+/// downloaded (streamed to disk, a progress bar on stderr when `live`) and checked against the
+/// sum file first. Nothing of a download is kept unless every file it brought matches: on a
+/// mismatch nothing new is left in the cache.
+pub(crate) fn fetch(
+    distro: Distro,
+    version: &Version,
+    live: bool,
+    images: bool,
+) -> Result<PathBuf, FetchError> {
+    let (Some(base), Some(names)) = (base_url(distro), distro.facts().release_artifacts.as_ref())
+    else {
+        return Err(FetchError::Failed(format!(
+            "{distro} nodes run a published image: there are no release artifacts to fetch"
+        )));
     };
-    let text = fetch::read_text(get(&sum_url)?, &shown_sum).map_err(FetchError::Failed)?;
-    let expected = fetch::sum_for(&text, tarball).ok_or_else(|| {
-        FetchError::Failed(format!(
-            "{shown_sum} has no sha256 line for `{tarball}` (expected `<64 hex>  {tarball}`, as sha256sum writes it)"
-        ))
-    })?;
-    errln!(
-        "repro: fetching {distro} {version}'s release artifacts ({tarball}, checked against {checksums}); not {images} (about 800 MB): rke2 pulls its images at boot when online — on an air-gapped host give --artifacts DIR holding it"
-    );
-    crate::safe_fs::private_dir(&dir)
-        .map_err(|e| FetchError::Failed(format!("cannot create {}: {e}", dir.display())))?;
-    // Nothing is kept unless verified: the part file goes, and the version's folder with it
-    // when it holds nothing else.
-    let discard = |part: &Path| {
-        let _ = std::fs::remove_file(part);
-        let _ = std::fs::remove_dir(&dir);
-    };
-    let part = dir.join(format!("{tarball}.part-{}", std::process::id()));
-    let got = match get(&url)
-        .and_then(|r| fetch::download(r, &shown, &part, live).map_err(FetchError::Failed))
-    {
-        Ok(got) => got,
-        Err(e) => {
-            discard(&part);
-            return Err(e);
-        }
-    };
-    if got != expected {
-        discard(&part);
-        return Err(FetchError::Mismatch(format!(
-            "the download of {shown} has sha256 {got}, but {shown_sum} says {expected}: refused, nothing was created or kept (a corrupted or replaced file; try again, or check the mirror)"
+    // The node image is amd64 (sim/image/rke2/Dockerfile.in), as the tarball's name says.
+    if std::env::consts::ARCH != "x86_64" {
+        return Err(FetchError::Failed(format!(
+            "{distro}'s release artifacts are fetched for amd64 only ({}); on {} give --artifacts DIR with your architecture's",
+            names.tarball,
+            std::env::consts::ARCH
         )));
     }
+    let dir = cache_dir(distro, version).map_err(FetchError::Failed)?;
+    let pair = cached(&dir, names);
+    let images_cached = pair.is_some() && images && cached_images(&dir, names);
+    if let Some(sum) = &pair {
+        if !images || images_cached {
+            let with = if images_cached {
+                format!(" and {}", names.images)
+            } else {
+                String::new()
+            };
+            errln!(
+                "repro: {distro} {version}'s release artifacts are cached and verified ({} sha256 {sum}{with}): {}",
+                names.tarball,
+                dir.display()
+            );
+            return Ok(dir);
+        }
+    }
+    let source = Source {
+        distro,
+        version: version.clone(),
+        agent: fetch::agent(),
+    };
+    let shown_sum = without_userinfo(&url(&base, version, names.checksums));
+    // The sum file: the cached one when the pair is cached (the images tarball is checked
+    // against the file the tarball was), else the release's.
+    let text = match pair {
+        Some(_) => {
+            let path = dir.join(names.checksums);
+            std::fs::read_to_string(&path)
+                .map_err(|e| FetchError::Failed(format!("cannot read {}: {e}", path.display())))?
+        }
+        None => fetch::read_text(
+            source.get(&url(&base, version, names.checksums))?,
+            &shown_sum,
+        )
+        .map_err(FetchError::Failed)?,
+    };
+    let listed = |name: &str, help: &str| {
+        fetch::sum_for(&text, name).ok_or_else(|| {
+            FetchError::Failed(format!(
+                "{shown_sum} has no sha256 line for `{name}` (expected `<64 hex>  {name}`, as sha256sum writes it){help}"
+            ))
+        })
+    };
+    let mut wanted = Vec::new();
+    if pair.is_none() {
+        wanted.push(Wanted {
+            name: names.tarball,
+            url: url(&base, version, names.tarball),
+            max: fetch::MAX_DOWNLOAD_BYTES,
+            sum: listed(names.tarball, "")?,
+        });
+    }
+    if images && !images_cached {
+        wanted.push(Wanted {
+            name: names.images,
+            url: url(&base, version, names.images),
+            max: fetch::MAX_IMAGES_BYTES,
+            sum: listed(
+                names.images,
+                "; --no-images-tarball runs without it (every node then pulls its images)",
+            )?,
+        });
+    }
+    announce(distro, version, names, &wanted, images);
+    crate::safe_fs::private_dir(&dir)
+        .map_err(|e| FetchError::Failed(format!("cannot create {}: {e}", dir.display())))?;
+    let parts = download_all(&source, &dir, &wanted, names, &shown_sum, live)?;
     let failed =
         |e: std::io::Error| FetchError::Failed(format!("cannot write {}: {e}", dir.display()));
-    std::fs::rename(&part, dir.join(tarball)).map_err(failed)?;
-    // The sum file as published (rke2's lists every asset); `--artifacts` reads the tarball's line.
-    std::fs::write(dir.join(checksums), &text).map_err(failed)?;
-    errln!(
-        "repro: downloaded and verified {shown} (sha256 {got}) into {}",
-        dir.display()
-    );
+    for (part, w) in parts.iter().zip(&wanted) {
+        std::fs::rename(part, dir.join(w.name)).map_err(failed)?;
+    }
+    if pair.is_none() {
+        // The sum file as published (rke2's lists every asset); `--artifacts` reads the
+        // tarball's line, rke2's install script the images tarball's.
+        std::fs::write(dir.join(names.checksums), &text).map_err(failed)?;
+    }
+    for w in &wanted {
+        errln!(
+            "repro: downloaded and verified {} (sha256 {}) into {}",
+            w.name,
+            w.sum,
+            dir.display()
+        );
+    }
     Ok(dir)
+}
+
+/// Says what is being fetched, and whether the images tarball is (about 800 MB) or left out.
+fn announce(
+    distro: Distro,
+    version: &Version,
+    names: &ReleaseArtifacts,
+    wanted: &[Wanted<'_>],
+    images: bool,
+) {
+    let what: Vec<&str> = wanted.iter().map(|w| w.name).collect();
+    let (what, sums, img) = (what.join(" and "), names.checksums, names.images);
+    if images {
+        errln!(
+            "repro: fetching {distro} {version}'s release artifacts ({what}, checked against {sums}); {img} is about 800 MB, built into the node image so that no node pulls from Docker Hub (--no-images-tarball to leave it out)"
+        );
+    } else {
+        errln!(
+            "repro: fetching {distro} {version}'s release artifacts ({what}, checked against {sums}); not {img} (--no-images-tarball): every node pulls its images at boot"
+        );
+    }
+}
+
+/// Downloads each wanted file into a part file in `dir` and checks it against its sum; returns
+/// the part files, in `wanted`'s order. On any failure every part file goes, and `dir` with
+/// them when it holds nothing else: nothing of this fetch is kept.
+fn download_all(
+    source: &Source,
+    dir: &Path,
+    wanted: &[Wanted<'_>],
+    names: &ReleaseArtifacts,
+    shown_sum: &str,
+    live: bool,
+) -> Result<Vec<PathBuf>, FetchError> {
+    let mut parts: Vec<PathBuf> = Vec::new();
+    for w in wanted {
+        let shown = without_userinfo(&w.url);
+        let part = dir.join(format!("{}.part-{}", w.name, std::process::id()));
+        parts.push(part.clone());
+        // The sum file named the version: a missing images tarball is the mirror's gap, not a
+        // wrong version (exit 3, with the way to run without it).
+        let got = source
+            .get(&w.url)
+            .map_err(|e| match e {
+                FetchError::NotFound(_) if w.name == names.images => FetchError::Failed(format!(
+                    "{shown} is missing (the sum file lists it): set {URL_ENV} to a mirror that has it, or give --no-images-tarball (every node then pulls its images)"
+                )),
+                e => e,
+            })
+            .and_then(|r| {
+                fetch::download(r, &shown, &part, live, w.max).map_err(FetchError::Failed)
+            })
+            .and_then(|got| match got == w.sum {
+                true => Ok(()),
+                false => Err(FetchError::Mismatch(format!(
+                    "the download of {shown} has sha256 {got}, but {shown_sum} says {}: refused, nothing was created or kept (a corrupted or replaced file; try again, or check the mirror)",
+                    w.sum
+                ))),
+            });
+        if let Err(e) = got {
+            for p in &parts {
+                let _ = std::fs::remove_file(p);
+            }
+            let _ = std::fs::remove_dir(dir);
+            return Err(e);
+        }
+    }
+    Ok(parts)
 }
 
 #[cfg(test)]
@@ -231,5 +390,43 @@ mod tests {
             !dir.path().join(names().tarball).exists()
                 && !dir.path().join(names().checksums).exists()
         );
+    }
+
+    #[test]
+    fn a_cached_images_tarball_is_kept_only_while_it_matches_its_line() {
+        let dir = tempfile::tempdir().unwrap();
+        let (d, n) = (dir.path(), names());
+        assert!(!cached_images(d, n), "none cached");
+        let sums = |images: &[u8]| {
+            format!(
+                "{}  {}\n{}  {}\n",
+                crate::builds::sha256_hex(images),
+                n.images,
+                crate::builds::sha256_hex(b"tarball"),
+                n.tarball
+            )
+        };
+        std::fs::write(d.join(n.tarball), b"tarball").unwrap();
+        std::fs::write(d.join(n.checksums), sums(b"images")).unwrap();
+        std::fs::write(d.join(n.images), b"images").unwrap();
+        assert!(cached_images(d, n));
+        std::fs::write(d.join(n.images), b"imageZ").unwrap();
+        assert!(!cached_images(d, n), "damaged");
+        assert!(!d.join(n.images).exists(), "a damaged one is removed");
+        assert!(d.join(n.tarball).exists(), "the pair beside it stays");
+        // A sum file without the images tarball's line: not kept either.
+        std::fs::write(
+            d.join(n.checksums),
+            format!("{}  {}\n", crate::builds::sha256_hex(b"tarball"), n.tarball),
+        )
+        .unwrap();
+        std::fs::write(d.join(n.images), b"images").unwrap();
+        assert!(!cached_images(d, n));
+        // A damaged pair takes the images tarball with it: it was checked against that sum file.
+        std::fs::write(d.join(n.checksums), sums(b"images")).unwrap();
+        std::fs::write(d.join(n.images), b"images").unwrap();
+        std::fs::write(d.join(n.tarball), b"tarbal!").unwrap();
+        assert_eq!(cached(d, n), None);
+        assert!(!d.join(n.images).exists());
     }
 }

@@ -88,6 +88,7 @@ pub(crate) async fn run(g: &Global, a: &BisectArgs) -> Result<Exit, Error> {
     let prepare = |v: &Version| -> BoxFuture<'_, Result<_, Error>> {
         let mut target = Target {
             version: Some(v.to_string()),
+            no_images_tarball: a.options.images.no_images_tarball,
             ..Target::of(a.check.clone(), a.sim, a.sim_pace)
         };
         let (dir, argv) = (&dir, &argv);
@@ -192,6 +193,7 @@ async fn commits(
     let prepare = |sha: &String| -> BoxFuture<'_, Result<_, Error>> {
         let mut target = Target {
             k3s_commit: Some(sha.clone()),
+            no_images_tarball: a.options.images.no_images_tarball,
             ..Target::of(a.check.clone(), a.sim, a.sim_pace)
         };
         async move {

@@ -54,6 +54,25 @@ pub(crate) fn resolve(root: Option<&Path>, t: &Target) -> Result<(Scenario, Plan
         )
         .into());
     }
+    // Likewise `--no-images-tarball`: only a node image built from release artifacts holds one,
+    // which neither the stand-in's image nor an `--image` is.
+    let images_flag = match (distro.facts().release_artifacts.is_some(), t.sim, &t.image) {
+        _ if !t.no_images_tarball => None,
+        (false, _, _) => Some(format!(
+            "topology `{}` runs {distro}, whose nodes run the distribution's own image",
+            sc.topology.name
+        )),
+        (true, true, _) => Some("--sim runs the stand-in's image, built without one".into()),
+        (true, false, Some(i)) => Some(format!("--image {i} is used as it is")),
+        (true, false, None) => None,
+    };
+    if let Some(why) = images_flag {
+        return Err(Diagnostic::general(
+            format!("--no-images-tarball: {why}; only a node image built from release artifacts (rke2's) holds an images tarball"),
+            "drop --no-images-tarball",
+        )
+        .into());
+    }
     let image = match (&t.image, t.sim) {
         _ if artifacts.is_some() => crate::sim_node_image::artifact_image_ref(
             distro.facts(),
@@ -162,7 +181,7 @@ fn checked_artifacts(
             sc.topology.name
         )));
     }
-    let a = crate::sim_node_image::verify_artifacts(distro.facts(), dir)
+    let a = crate::sim_node_image::verify_artifacts(distro.facts(), dir, !t.no_images_tarball)
         .map_err(|e| Error::usage(format!("--artifacts: {e:#}")))?;
     Ok(Some(a))
 }
@@ -241,8 +260,8 @@ pub(crate) async fn resolve_fetching(
     if !fetches_artifacts(t, &plan) || local_image(&plan.image).await {
         return Ok((sc, plan));
     }
-    let (distro, version) = (plan.distro, plan.k3s_version.clone());
-    let dir = downloading(move || crate::builds::release::fetch(distro, &version, live))
+    let (distro, version, images) = (plan.distro, plan.k3s_version.clone(), !t.no_images_tarball);
+    let dir = downloading(move || crate::builds::release::fetch(distro, &version, live, images))
         .await?
         .map_err(|e| match e {
             crate::builds::fetch::FetchError::NotFound(m) => {
@@ -266,13 +285,22 @@ pub(crate) fn resolve_planning(root: Option<&Path>, t: &Target) -> Result<(Scena
             &plan.k3s_version,
             names,
         );
+        let images = if t.no_images_tarball {
+            format!(
+                "; not {} (--no-images-tarball): every node pulls its images from docker.io at boot, under Docker Hub's anonymous pull limit",
+                names.images
+            )
+        } else {
+            format!(
+                " and {}, about 800 MB, so that no node pulls its images",
+                names.images
+            )
+        };
         plan.notes.push(format!(
-            "unless {} is in the engine's store, `repro run` fetches {}'s release artifacts ({url} and {} beside it; not {}: {} pulls its images at boot), checks the tarball's sha256, caches them under $XDG_CACHE_HOME/repro/{}/{}/ and builds the node image {}:{}-<first 12 of the tarball's sha256> from them; --artifacts DIR or --image NAME instead",
+            "unless {} is in the engine's store, `repro run` fetches {}'s release artifacts ({url}, {} beside it{images}), checks their sha256, caches them under $XDG_CACHE_HOME/repro/{}/{}/ and builds the node image {}:{}-<first 12 of the tarball's sha256> from them; --artifacts DIR or --image NAME instead",
             plan.image,
             facts.name,
             names.checksums,
-            names.images,
-            facts.name,
             facts.name,
             plan.k3s_version,
             facts.image_repository,

@@ -36,6 +36,7 @@ pub(crate) async fn run(g: &Global, a: &MatrixArgs) -> Result<Exit, Error> {
     // A build under test: read once; its version is the matrix's one column.
     let mut template = Target {
         k3s_binary: a.k3s_binary.clone(),
+        no_images_tarball: a.options.images.no_images_tarball,
         ..Target::of("", a.sim, a.sim_pace)
     };
     super::common::prepare_build(&mut template, false).await?;

@@ -16,6 +16,7 @@ use super::common::write_stdout;
 
 pub(crate) async fn run(g: &Global, args: &PlanArgs) -> Result<Exit, Error> {
     let mut target = args.target.clone();
+    target.no_images_tarball = args.images.no_images_tarball;
     // A build under test decides the version: read (or fetched) before the plan is made.
     super::common::prepare_build(&mut target, crate::cli::Progress::Auto.is_live()).await?;
     let (_sc, p) = super::common::resolve_planning(g.root.as_deref(), &target)?;

@@ -19,6 +19,7 @@ pub(crate) async fn run(g: &Global, a: &VerifyArgs) -> Result<Exit, Error> {
     let target = |version: &str| Target {
         topology: a.topology.clone(),
         version: Some(version.to_string()),
+        no_images_tarball: a.options.images.no_images_tarball,
         ..Target::of(a.check.clone(), a.sim, a.sim_pace)
     };
     let mut targets = [target(&a.buggy), target(&a.fixed)];

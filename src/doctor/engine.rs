@@ -213,10 +213,16 @@ pub(super) fn built_image_line(req: &Request<'_>, image: &str) -> Line {
     );
     let cache = crate::builds::release::cache_dir(distro, &req.version).ok();
     if let Some(dir) = cache.filter(|d| d.join(tarball).is_file() && d.join(checksums).is_file()) {
+        // Not hashed here (the run checks every file again): the doctor only says what it has.
+        let then = if dir.join(images).is_file() {
+            format!(" (with {images})")
+        } else {
+            format!(", after fetching {images} beside them (about 800 MB; --no-images-tarball leaves it out)")
+        };
         return Line::ok(
             "image",
             format!(
-                "{image} is not here: `repro run` builds the node image {tag} from the release artifacts cached in {} (checked again against {checksums})",
+                "{image} is not here: `repro run` builds the node image {tag} from the release artifacts cached in {}{then} (checked again against {checksums})",
                 dir.display()
             ),
         );
@@ -227,7 +233,7 @@ pub(super) fn built_image_line(req: &Request<'_>, image: &str) -> Line {
     Line::warn(
         "image",
         format!(
-            "{image} is not here and no registry has it: `repro run` fetches {url} and {checksums} beside it (not {images}: {name} pulls its images at boot), checks the tarball's sha256 and builds the node image {tag} from them"
+            "{image} is not here and no registry has it: `repro run` fetches {url}, {checksums} and {images} beside it (about 800 MB, so that no node pulls its images; --no-images-tarball leaves it out), checks their sha256 and builds the node image {tag} from them"
         ),
         offline,
     )

@@ -682,7 +682,7 @@ impl BootBuilder {
 /// systemd's line on the unit's main process ending (src/core/service.c,
 /// `service_sigchld_event`): `Main process exited, code=exited, status=1/FAILURE`,
 /// `code=killed, status=9/KILL`, `code=dumped, status=6/ABRT`; systemd before v236 wrote
-/// `main process exited` in lower case (CentOS 7's v219: k3s #5406's title).
+/// `main process exited` in lower case (k3s #1545's journal, k3s #5406's title).
 static EXITED: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r"[Mm]ain process exited, code=(?P<code>\w+), status=(?P<status>\d+)")
         .expect("static regex")
@@ -725,6 +725,46 @@ mod tests {
             }
         }
         assert!(matched > 50, "{matched} lines match a pattern");
+    }
+
+    /// systemd's words for a unit's end in both of its eras: since v236 (`Main process exited`,
+    /// `Failed with result`) and before it, as k3s #1545's and #5406's journals show them (the
+    /// first is tests/fixtures/real-k3s/k3s-1545-systemd-v219-exit-journalctl-x.log).
+    #[test]
+    fn systemd_exit_lines_before_and_after_v236() {
+        let status = |t: &str| {
+            EXITED
+                .captures(t)
+                .map(|c| (c["code"].to_string(), c["status"].to_string()))
+        };
+        assert_eq!(
+            status("k3s.service: main process exited, code=exited, status=2/INVALIDARGUMENT"),
+            Some(("exited".into(), "2".into()))
+        );
+        assert_eq!(
+            status("rke2-server.service: Main process exited, code=killed, status=9/KILL"),
+            Some(("killed".into(), "9".into()))
+        );
+        assert_eq!(
+            status("Main PID: 4988 (code=exited, status=1/FAILURE)"),
+            None
+        );
+        for ended in [
+            "Unit k3s.service entered failed state.",
+            "k3s.service failed.",
+            "Failed to start Lightweight Kubernetes.",
+            "k3s.service: Failed with result 'exit-code'.",
+            "rke2-server.service: A process of this unit has been killed by the OOM killer.",
+        ] {
+            assert!(unit_failed(ended), "{ended}");
+        }
+        for not_ended in [
+            "Failed to get unit file state for nm-cloud-setup.service: No such file or directory",
+            "k3s.service holdoff time over, scheduling restart.",
+            "Started Lightweight Kubernetes.",
+        ] {
+            assert!(!unit_failed(not_ended), "{not_ended}");
+        }
     }
 
     #[test]

@@ -132,6 +132,64 @@ fn up_line_wins() {
     assert_eq!(state(boots(&r)[0], "embedded-registry"), "up");
 }
 
+/// Each line k3s's pkg/spegel/spegel.go logs about the registry starting or not, in each form
+/// its source has had (docs/k3s-behaviour.md §14), decides `embedded-registry` alone. These lines
+/// are BUILT from the source's format strings (logrus's text form, `Infof`/`Errorf` levels), not
+/// copied from a log: no real log of the skip line, of spegel's post-#12795 form or of RKE2's
+/// lines was found (real excerpts of the other forms are in tests/fixtures/real-k3s/).
+#[test]
+fn registry_lines_in_each_form_of_k3s_source() {
+    let with = |line: &str| {
+        let j = journal("etcd-2", 0, false);
+        j.replace(
+            "level=info msg=\"Running kubelet",
+            &format!("{line}\nSep 26 10:38:34 etcd-2 k3s[100]: time=\"2025-09-26T10:38:34-05:00\" level=info msg=\"Running kubelet"),
+        )
+    };
+    let prefix = r#"Sep 26 10:38:33 etcd-2 k3s[100]: time="2025-09-26T10:38:33-05:00" "#;
+    for (line, want) in [
+        // `Config.Start`, every version read: the mirror API, then the P2P node.
+        (
+            r#"level=info msg="Starting distributed registry P2P node at 10.0.0.2:5001""#,
+            "up",
+        ),
+        // spegel's router through k3s's logr sink on logrus (pkg/util/logger, since #12795):
+        // the message as msg, spegel's key/values and logger=<names> as fields.
+        (
+            r#"level=info msg="starting p2p router" id=/ip4/10.0.0.2/tcp/5001/p2p/QmX logger=spegel/p2p"#,
+            "up",
+        ),
+        // No registry left to mirror: `logrus.Errorf`, so at the error level.
+        (
+            r#"level=error msg="Not starting distributed registry mirror: no registries configured for distributed mirroring""#,
+            "down",
+        ),
+    ] {
+        let text = with(&format!("{prefix}{line}"));
+        let r = run(&text);
+        let b = boots(&r)[0];
+        assert_eq!(state(b, "embedded-registry"), want, "{line}");
+        assert!(
+            b.signals["embedded-registry"]
+                .evidence
+                .iter()
+                .any(|e| e.text.contains(&line[line.find("msg=").unwrap()..][..20])),
+            "{line}: {:?}",
+            b.signals["embedded-registry"].evidence
+        );
+    }
+    // RKE2 logs the same lines (its agent is k3s's): under `rke2[pid]`, after rke2's banner.
+    let rke2 = with(&format!(
+        "{prefix}level=info msg=\"Starting distributed registry mirror at https://10.0.0.2:9345/v2 for registries [docker.io]\""
+    ))
+    .replace("k3s[100]", "rke2[100]")
+    .replace("Starting k3s v1.33.4+k3s1 (abcdef12)", "Starting rke2 v1.32.5+rke2r1 (0123456789abcdef0123456789abcdef01234567)");
+    let r = run(&rke2);
+    let b = boots(&r)[0];
+    assert_eq!(b.version.as_deref(), Some("v1.32.5+rke2r1"));
+    assert_eq!(state(b, "embedded-registry"), "up");
+}
+
 #[test]
 fn a_log_cut_off_before_the_settle_window_is_unknown() {
     // With an explicit margin (`--settle 3s`) a log that ends 1s after the kubelet line has not

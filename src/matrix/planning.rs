@@ -107,6 +107,7 @@ pub(crate) fn cell_target(template: &Target, check: &str, v: &Version) -> Target
         },
         None => Target {
             version: Some(v.to_string()),
+            no_images_tarball: template.no_images_tarball,
             ..Target::of(check, template.sim, template.sim_pace)
         },
     }

@@ -36,7 +36,11 @@ pub(crate) async fn ensure(
             tarball: tarball.clone(),
         }));
         let built = async {
-            let a = crate::sim_node_image::verify_artifacts(plan.distro.facts(), dir)?;
+            let a = crate::sim_node_image::verify_artifacts(
+                plan.distro.facts(),
+                dir,
+                !cfg.target.no_images_tarball,
+            )?;
             crate::sim_node_image::ensure_artifact_image(
                 docker,
                 &plan.image,

@@ -293,6 +293,9 @@ fn rerun(cfg: &RunConfig, sc: &Scenario, plan: &Plan, expect: Outcome) -> String
     if let Some(base) = &t.node_base {
         rerun.extend(["--node-base".to_string(), base.clone()]);
     }
+    if t.no_images_tarball {
+        rerun.push("--no-images-tarball".into());
+    }
     rerun.extend(["--expect".to_string(), expect.as_str().to_string()]);
     rerun
         .iter()

@@ -320,12 +320,18 @@ fn doctor_runs_check_config_in_the_image_and_names_what_is_missing() {
         "{privileged}"
     );
     assert!(!detail.contains("not even an unprivileged"), "{privileged}");
-    // The rke2 node image is built, not pulled: the line says from what.
+    // The rke2 node image is built, not pulled: the line says from what, the images tarball
+    // among it (fetched by default, #31).
     let image = check("image");
     let detail = image["detail"].as_str().unwrap();
     if !detail.ends_with(" is here") {
         assert!(
             detail.contains("rke2.linux-amd64.tar.gz") && !detail.contains("`repro run` pulls it"),
+            "{image}"
+        );
+        assert!(
+            detail.contains("rke2-images.linux-amd64.tar.zst")
+                && detail.contains("--no-images-tarball"),
             "{image}"
         );
     }

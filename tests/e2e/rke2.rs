@@ -266,8 +266,23 @@ fn a_failing_node_image_build_says_tars_reason_and_names_the_tarball() {
     assert!(!tagged.status.success(), "{image} was tagged");
 }
 
+/// The images tarball a served release carries: any bytes do (the stand-in imports nothing),
+/// listed in the sum file as rke2's release lists it.
+fn images_tarball() -> Vec<u8> {
+    (0..300_000u32).map(|i| (i * 13 % 251) as u8).collect()
+}
+
+fn sha256_hex(bytes: &[u8]) -> String {
+    use sha2::Digest;
+    sha2::Sha256::digest(bytes)
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
+}
+
 /// Serves `repro sim artifacts` output of `version` as rke2's GitHub release does
-/// (`<base>/<version, + as %2B>/<file>`), the tarball replaced by `tarball` when given.
+/// (`<base>/<version, + as %2B>/<file>`), with [`images_tarball`] listed in its sum file as
+/// rke2's release lists every asset, the tarball replaced by `tarball` when given.
 fn serve_release(
     server: &crate::http_files::HttpFiles,
     version: &str,
@@ -275,7 +290,24 @@ fn serve_release(
 ) -> tempfile::TempDir {
     let artifacts = stand_in_artifacts(version);
     let at = version.replace('+', "%2B");
-    for name in ["sha256sum-amd64.txt", "rke2.linux-amd64.tar.gz"] {
+    let images = images_tarball();
+    let sums = artifacts.path().join("sha256sum-amd64.txt");
+    let mut listed = std::fs::read_to_string(&sums).unwrap();
+    listed.push_str(&format!(
+        "{}  rke2-images.linux-amd64.tar.zst\n",
+        sha256_hex(&images)
+    ));
+    std::fs::write(&sums, listed).unwrap();
+    std::fs::write(
+        artifacts.path().join("rke2-images.linux-amd64.tar.zst"),
+        &images,
+    )
+    .unwrap();
+    for name in [
+        "sha256sum-amd64.txt",
+        "rke2.linux-amd64.tar.gz",
+        "rke2-images.linux-amd64.tar.zst",
+    ] {
         let bytes = std::fs::read(artifacts.path().join(name)).unwrap();
         server.put(&format!("{at}/{name}"), bytes);
     }
@@ -295,9 +327,10 @@ fn fetching_run(server: &crate::http_files::HttpFiles, cache: &Path) -> Run {
 }
 
 /// Without `--artifacts` or `--image`, a real rke2 run fetches the release artifacts where
-/// rke2's install.sh does, checks the tarball against the sum file, caches both and runs as an
-/// `--artifacts` run of the cache folder: the stand-in's tarball, so the image says it is the
-/// stand-in and runs unprivileged here.
+/// rke2's install.sh does — the images tarball with them (#31) — checks each against the sum
+/// file, caches them and runs as an `--artifacts` run of the cache folder: the stand-in's
+/// tarball, so the image says it is the stand-in and runs unprivileged here, and the images
+/// tarball in the node image where rke2 imports it from, byte for byte.
 #[test]
 fn release_artifacts_are_fetched_verified_and_cached_when_none_are_given() {
     crate::docker::docker_ok();
@@ -312,7 +345,8 @@ fn release_artifacts_are_fetched_verified_and_cached_when_none_are_given() {
         server.asked(),
         [
             "/v1.32.8%2Brke2r1/sha256sum-amd64.txt",
-            "/v1.32.8%2Brke2r1/rke2.linux-amd64.tar.gz"
+            "/v1.32.8%2Brke2r1/rke2.linux-amd64.tar.gz",
+            "/v1.32.8%2Brke2r1/rke2-images.linux-amd64.tar.zst"
         ]
     );
     assert_eq!(run.outcome(), "reproduced", "{out}");
@@ -320,7 +354,11 @@ fn release_artifacts_are_fetched_verified_and_cached_when_none_are_given() {
     assert_eq!(r["k3s"]["stand_in"], true);
     // The cache holds what was published, and the image is tagged with the tarball's sum.
     let cached = cache.join("repro/rke2/v1.32.8+rke2r1");
-    for name in ["sha256sum-amd64.txt", "rke2.linux-amd64.tar.gz"] {
+    for name in [
+        "sha256sum-amd64.txt",
+        "rke2.linux-amd64.tar.gz",
+        "rke2-images.linux-amd64.tar.zst",
+    ] {
         assert_eq!(
             std::fs::read(cached.join(name)).unwrap(),
             std::fs::read(published.path().join(name)).unwrap(),
@@ -334,9 +372,16 @@ fn release_artifacts_are_fetched_verified_and_cached_when_none_are_given() {
         sums.starts_with(image.rsplit('-').next().unwrap()),
         "{image} {sums}"
     );
+    // The images tarball is in the node image where rke2 imports it at start.
+    let held = std::process::Command::new("docker")
+        .args(["run", "--rm", "--entrypoint", "sha256sum", image])
+        .arg("/var/lib/rancher/rke2/agent/images/rke2-images.linux-amd64.tar.zst")
+        .output()
+        .unwrap();
     assert!(
-        out.stderr.contains("not rke2-images.linux-amd64.tar.zst"),
-        "the images tarball is said to be left out: {out}"
+        String::from_utf8_lossy(&held.stdout).starts_with(&sha256_hex(&images_tarball())),
+        "{}",
+        text(&held)
     );
     // `repro plan` downloads nothing; it says the run fetches.
     let plan = Repro::new()
@@ -350,7 +395,7 @@ fn release_artifacts_are_fetched_verified_and_cached_when_none_are_given() {
             .contains("`repro run` fetches rke2's release artifacts"),
         "{plan}"
     );
-    assert_eq!(server.asked().len(), 2, "plan fetched nothing");
+    assert_eq!(server.asked().len(), 3, "plan fetched nothing");
 }
 
 /// A served tarball that does not match the served sum file: exit 3 naming both sums, and

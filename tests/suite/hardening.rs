@@ -113,6 +113,48 @@ fn node_base_on_a_k3s_run_is_refused() {
     assert!(stderr(&o).contains("--node-base"), "{}", text(&o));
 }
 
+/// `--no-images-tarball` where no node image is built from release artifacts is refused (exit
+/// 2) too: on a k3s run (k3s's nodes run its own image), with `--sim` or with `--image`.
+#[test]
+fn no_images_tarball_without_a_node_image_from_artifacts_is_refused() {
+    for (args, why) in [
+        (vec![], "topology `etcd-split` runs k3s"),
+        (
+            vec!["--version", "v1.32.5+rke2r1", "--sim"],
+            "--sim runs the stand-in's image",
+        ),
+        (
+            vec!["--version", "v1.32.5+rke2r1", "--image", "repro.local/n:1"],
+            "--image repro.local/n:1 is used as it is",
+        ),
+    ] {
+        let o = run(repro()
+            .args(["plan", "etcd-split", "--no-images-tarball"])
+            .args(&args));
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {}", text(&o));
+        assert!(
+            stderr(&o).contains(&format!("--no-images-tarball: {why}")),
+            "{}",
+            text(&o)
+        );
+    }
+    let o = run(repro().args([
+        "verify",
+        "etcd-split",
+        "--buggy",
+        "v1.33.4+k3s1",
+        "--fixed",
+        "v1.33.5+k3s1",
+        "--no-images-tarball",
+    ]));
+    assert_eq!(o.status.code(), Some(2), "verify takes it: {}", text(&o));
+    assert!(
+        stderr(&o).contains("--no-images-tarball: topology `etcd-split` runs k3s"),
+        "{}",
+        text(&o)
+    );
+}
+
 const TARBALL: &str = "rke2.linux-amd64.tar.gz";
 const SUMS: &str = "sha256sum-amd64.txt";
 

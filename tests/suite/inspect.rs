@@ -620,6 +620,21 @@ fn control_characters_in_a_host_name_are_shown_not_interpreted() {
     assert!(!out.stdout.contains('\u{1b}'), "{}", out.stdout);
 }
 
+/// systemd before v236 wrote a unit's end in lower case, `main process exited, code=exited,
+/// status=1/FAILURE` (then `entered failed state`, `k3s.service failed.`), as in k3s #1545's
+/// real journal: the exit status is read from that line (the fatal line before it has none).
+#[test]
+fn the_exit_status_of_systemd_before_v236_is_read() {
+    let rel = "tests/fixtures/real-k3s/k3s-1545-systemd-v219-exit-journalctl-x.log";
+    let out = inspect(&[rel, "--format", "json"]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let v = json(&out);
+    let b = boot(&v, 0, "master1", 1);
+    assert_eq!(b["version"], "v1.17.3+k3s1");
+    assert_eq!(b["end"]["how"], "died", "{b}");
+    assert_eq!(b["end"]["exit_code"], 1, "{b}");
+}
+
 /// k3s #9343 as `journalctl -xeu k3s` printed it (tests/fixtures/real-k3s/): a banner, a fatal
 /// line and systemd's exit, on host `k3s-control-plane-nbg1-lso`. The cases below re-wrap these
 /// real lines into the shapes testers feed inspect; no message is made up.

@@ -43,6 +43,7 @@ mod real_logs;
 mod real_rke2;
 mod report_cli;
 mod rke2;
+mod rke2_fetch;
 mod runs_cli;
 mod secrets_cli;
 mod timeline_browser;
