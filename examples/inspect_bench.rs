@@ -254,7 +254,8 @@ fn main() -> anyhow::Result<()> {
     // rg maps the file into memory where inspect reads it. Both CPU times count every thread.
     println!(
         "rg: rg --no-config --count --no-filename -e PATTERN ({} times) FILE; inspect: 2 threads \
-         (read and search | take in), CPU time of both",
+         (read, search and, while the other is behind, preread | take in; boots judged on both), \
+         CPU time of all",
         pats.len()
     );
     println!(
