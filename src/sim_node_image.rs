@@ -480,8 +480,6 @@ fn render_artifact_dockerfile(
 
 /// The most rke2's install.sh may be (about 30 KiB).
 const INSTALL_SH_LIMIT: u64 = 1 << 20;
-/// The most the air-gap images tarball may be (rke2's is about 800 MB).
-const IMAGES_LIMIT: u64 = crate::builds::fetch::MAX_IMAGES_BYTES;
 
 /// The node image of `version` from `artifacts` on `base`: built through the API unless the tag
 /// exists with this fingerprint.
@@ -540,7 +538,7 @@ pub(crate) async fn ensure_artifact_image(
         false => None,
         true => {
             let path = artifacts.dir.join(names.images);
-            let file = crate::safe_fs::open_named(&path, IMAGES_LIMIT)
+            let file = crate::safe_fs::open_named(&path, crate::builds::fetch::MAX_IMAGES_BYTES)
                 .map_err(|e| anyhow::anyhow!("{e}"))?;
             let len = file
                 .metadata()

@@ -57,6 +57,15 @@ pub(crate) fn cache_dir(distro: Distro, version: &Version) -> Result<PathBuf, St
     Ok(fetch::cache_root(distro.facts().name)?.join(version.to_string()))
 }
 
+/// The sha256 of `dir/name` when it is the one the sum file in `dir` lists for it; None when it
+/// differs, or the file, the sum file or its line is missing.
+fn listed_sum(dir: &Path, names: &ReleaseArtifacts, name: &str) -> Option<String> {
+    let want = std::fs::read_to_string(dir.join(names.checksums))
+        .ok()
+        .and_then(|t| fetch::sum_for(&t, name))?;
+    fetch::file_sha256(&dir.join(name)).filter(|have| *have == want)
+}
+
 /// The tarball's sum when the cached pair in `dir` still matches; a damaged or partial pair is
 /// removed (and fetched again), with the images tarball beside it, which was checked against
 /// the sum file that goes.
@@ -65,12 +74,8 @@ fn cached(dir: &Path, names: &ReleaseArtifacts) -> Option<String> {
     if !tarball.exists() && !sums.exists() {
         return None;
     }
-    let want = std::fs::read_to_string(&sums)
-        .ok()
-        .and_then(|t| fetch::sum_for(&t, names.tarball));
-    let have = fetch::file_sha256(&tarball);
-    if want.is_some() && want == have {
-        return have;
+    if let Some(sum) = listed_sum(dir, names, names.tarball) {
+        return Some(sum);
     }
     errln!(
         "repro: the cached {} does not match {} beside it; fetching both again",
@@ -91,10 +96,7 @@ fn cached_images(dir: &Path, names: &ReleaseArtifacts) -> bool {
     if !images.exists() {
         return false;
     }
-    let want = std::fs::read_to_string(dir.join(names.checksums))
-        .ok()
-        .and_then(|t| fetch::sum_for(&t, names.images));
-    if want.is_some() && want == fetch::file_sha256(&images) {
+    if listed_sum(dir, names, names.images).is_some() {
         return true;
     }
     errln!(
