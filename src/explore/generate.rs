@@ -331,7 +331,10 @@ pub(crate) fn render(
         if let Some(b) = observed {
             let items: Vec<String> = b
                 .iter()
-                .map(|(s, v)| format!("{s}: {}", quote(v)))
+                .map(|(s, v)| match v.as_str() {
+                    ANY_VALUE => format!("{s}: {ANY_VALUE}"),
+                    v => format!("{s}: {}", quote(v)),
+                })
                 .collect();
             y.push_str(&format!(
                 "    bug:\n      {}: {{{}}}\n",
@@ -389,6 +392,50 @@ fn up_expect<'k>(
     }
     (expect, shown)
 }
+
+/// Marks `any` under `bug:` for each prediction of `text` (a check [`render`] wrote) that its
+/// validation refused at (line, column): the signal named there, of the node of that line, in
+/// that step. Whether anything changed (nothing left to try when not).
+pub(crate) fn any_where_refused(
+    text: &str,
+    problems: &[(u64, u64, String)],
+    bug: &mut Bug,
+) -> bool {
+    let lines: Vec<&str> = text.lines().collect();
+    let mut changed = false;
+    for (line, column, _) in problems {
+        let Some(l) = (*line as usize).checked_sub(1).and_then(|i| lines.get(i)) else {
+            continue;
+        };
+        let step = lines[..*line as usize]
+            .iter()
+            .filter(|x| x.starts_with("  - name: "))
+            .count();
+        let Some((node, _)) = l.trim_start().split_once(':') else {
+            continue;
+        };
+        let at: String = l
+            .chars()
+            .skip((*column as usize).saturating_sub(1))
+            .collect();
+        let Some((signal, _)) = at.split_once(':') else {
+            continue;
+        };
+        let (signal, node) = (signal.trim().to_string(), node.trim().to_string());
+        if step == 0 || signal.is_empty() || signal.contains(['{', ' ', ',']) {
+            continue;
+        }
+        let entry = bug.entry((step - 1, node)).or_default();
+        if entry.get(&signal).map(String::as_str) != Some(ANY_VALUE) {
+            entry.insert(signal, ANY_VALUE.to_string());
+            changed = true;
+        }
+    }
+    changed
+}
+
+/// `any` under `bug:`: the bug world can show either value there.
+const ANY_VALUE: &str = "any";
 
 /// The observation that stands for the key's `value` (`up`/`down` of a state signal).
 pub(crate) fn expected_for(s: &Shows, value: &str) -> Expected {
@@ -556,5 +603,51 @@ mod tests {
             y.contains("bug:\n      etcd-2: {embedded-registry: \"down\"}"),
             "{y}"
         );
+    }
+
+    #[test]
+    fn a_refused_prediction_becomes_any_at_the_place_validation_names() {
+        let rules = Rules::of(distro::Distro::K3s);
+        let nodes = nodes();
+        let keys = [registry()];
+        let ctx = Context {
+            topology: "etcd-split",
+            nodes: &nodes,
+            base: nodes
+                .iter()
+                .map(|n| (n.name.clone(), Config::new()))
+                .collect(),
+            rules: &rules,
+            keys: &keys,
+        };
+        let seq = Sequence {
+            id: "t".into(),
+            strategy: "minimal".into(),
+            steps: vec![SeqStep {
+                node: "etcd-2".into(),
+                set: [("embedded-registry".into(), "true".into())].into(),
+            }],
+        };
+        let mut bug: Bug = [(
+            (0, "etcd-2".to_string()),
+            [("embedded-registry".to_string(), "down".to_string())].into(),
+        )]
+        .into();
+        let y = render(&ctx, &seq, "explore-t", "s", "d", &bug);
+        let (i, l) = (y.lines().enumerate())
+            .find(|(_, l)| l.contains("etcd-2: {embedded-registry: \"down\"}"))
+            .expect("the bug line");
+        let column = l.find("embedded-registry").expect("signal") as u64 + 1;
+        let problems = vec![(i as u64 + 1, column, "depends on the pick".to_string())];
+        assert!(any_where_refused(&y, &problems, &mut bug));
+        let again = render(&ctx, &seq, "explore-t", "s", "d", &bug);
+        assert!(
+            again.contains("bug:\n      etcd-2: {embedded-registry: any}"),
+            "{again}"
+        );
+        // nothing more to change: the caller stops trying
+        assert!(!any_where_refused(&y, &problems, &mut bug));
+        // a place that names no prediction changes nothing
+        assert!(!any_where_refused(&y, &[(1, 1, "x".into())], &mut bug));
     }
 }

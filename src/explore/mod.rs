@@ -87,6 +87,11 @@ impl From<String> for Stop {
     }
 }
 
+/// Validates a written check file on a version as `repro run` would before running it: the
+/// problems repro refuses it for, each as (line, column, message) in that file.
+pub(crate) type Validate =
+    Box<dyn Fn(&Path, &str) -> Result<(), Vec<(u64, u64, String)>> + Send + Sync>;
+
 /// Where the lines for people go.
 pub(crate) type Say = Box<dyn Fn(&str) + Send + Sync>;
 
@@ -249,6 +254,8 @@ pub(crate) struct Campaign {
     pub(crate) space: Space,
     pub(crate) state: State,
     pub(crate) run_one: RunOne,
+    /// What `repro run` refuses before running: every minimal check is one it accepts.
+    pub(crate) validate: Validate,
     pub(crate) say: Say,
     pub(crate) started: Instant,
     /// Only these sequence ids (a matrix cell's share), if given.
@@ -540,21 +547,45 @@ impl Campaign {
             strategy: "minimal".into(),
             steps: steps.clone(),
         };
-        let text = generate::render(
-            &self.space.context(),
-            &min_seq,
-            &format!("explore-{slug}").chars().take(63).collect::<String>(),
-            &format!("{} of {} on {} nodes, found by repro explore", piece.class, piece.key, piece.role),
-            &format!(
-                "repro explore found this on {version}: {} showed {}={} where k3s's rules say {}.\nexpect: is the model of k3s's rules (docs/explore.md); bug: is what the run observed.\nReplay: repro run <this file> --sim --version {version} --expect reproduced",
-                piece.node, piece.key, piece.observed, piece.predicted
-            ),
-            &bug,
-        );
         let folder = self.dir.join(CHECKS_DIR);
         crate::safe_fs::dir_in(&self.dir, Path::new(CHECKS_DIR))
             .map_err(|e| format!("{}: {e:#}", folder.display()))?;
-        write(&folder, &format!("{slug}.yaml"), &text)?;
+        let file = format!("{slug}.yaml");
+        let render = |bug: &Bug| {
+            generate::render(
+                &self.space.context(),
+                &min_seq,
+                &format!("explore-{slug}").chars().take(63).collect::<String>(),
+                &format!("{} of {} on {} nodes, found by repro explore", piece.class, piece.key, piece.role),
+                &format!(
+                    "repro explore found this on {version}: {} showed {}={} where k3s's rules say {}.\nexpect: is the model of k3s's rules (docs/explore.md); bug: is what the run observed.\nReplay: repro run <this file> --sim --version {version} --expect reproduced",
+                    piece.node, piece.key, piece.observed, piece.predicted
+                ),
+                bug,
+            )
+        };
+        // Every check written is one repro accepts: where its validation refuses a prediction
+        // (a buggy joiner's value depends on which server it reaches), the step says `any` there,
+        // as the validator asks; a check it still refuses is written with its problems said.
+        let mut text = render(&bug);
+        let mut problems = Vec::new();
+        for _ in 0..3 {
+            write(&folder, &file, &text)?;
+            problems = match (self.validate)(&folder.join(&file), version) {
+                Ok(()) => Vec::new(),
+                Err(p) => p,
+            };
+            if problems.is_empty() || !generate::any_where_refused(&text, &problems, &mut bug) {
+                break;
+            }
+            text = render(&bug);
+        }
+        for (line, column, message) in &problems {
+            (self.say)(&format!(
+                "{id}: repro refuses the minimal check at {}:{line}:{column}: {message}",
+                folder.join(&file).display()
+            ));
+        }
         Ok(Minimal {
             check: format!("{CHECKS_DIR}/{slug}.yaml"),
             steps: steps.len(),
