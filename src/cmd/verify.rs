@@ -23,6 +23,7 @@ pub(crate) async fn run(g: &Global, a: &VerifyArgs) -> Result<Exit, Error> {
         ..Target::of(a.check.clone(), a.sim, a.sim_pace)
     };
     let mut targets = [target(&a.buggy), target(&a.fixed)];
+    super::common::check_out(a.out.as_deref())?;
     // Both versions and their order, before anything is created.
     let flag = |e: Error, name: &str| match e {
         Error::BadInput(m) => Error::BadInput(m.replace("--version", name)),
@@ -39,6 +40,7 @@ pub(crate) async fn run(g: &Global, a: &VerifyArgs) -> Result<Exit, Error> {
         super::common::resolve(root, &targets[0]).map_err(|e| flag(e, "--buggy"))?;
     let (_, fixed_plan) =
         super::common::resolve(root, &targets[1]).map_err(|e| flag(e, "--fixed"))?;
+    same_distribution(&buggy_plan, &fixed_plan)?;
     order(&buggy_plan, &fixed_plan)?;
     if a.events.on_stdout() && a.out.is_none() {
         return Err(Diagnostic::general(
@@ -111,6 +113,25 @@ pub(crate) async fn run(g: &Global, a: &VerifyArgs) -> Result<Exit, Error> {
             e => e,
         },
     })
+}
+
+/// Both runs must be of one distribution: a validation comment compares two runs of one
+/// product (`report --validation` refuses the pair after the fact; this refuses it before).
+fn same_distribution(buggy: &Plan, fixed: &Plan) -> Result<(), Diagnostic> {
+    if buggy.distro == fixed.distro {
+        return Ok(());
+    }
+    Err(Diagnostic::general(
+        format!(
+            "--buggy {} is a {} version and --fixed {} a {} one: a validation compares two runs of one distribution",
+            buggy.k3s_version, buggy.distro, fixed.k3s_version, fixed.distro
+        ),
+        format!(
+            "give two {} versions (e.g. {})",
+            buggy.distro,
+            buggy.distro.facts().example_version
+        ),
+    ))
 }
 
 /// The buggy version must come before the fixed one by the check's `fixed-in` (or, where that
