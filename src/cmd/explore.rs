@@ -359,11 +359,15 @@ fn recheck(dir: &Path) -> Result<Exit, Error> {
         )
         .into());
     }
-    let file = explore::judge_folder(dir, dir).map_err(|e| {
-        Diagnostic::general(
+    let file = explore::judge_folder(dir, dir).map_err(|e| match e {
+        explore::Judged::Input(e) => Diagnostic::general(
             format!("--recheck: {e}"),
-            "every result.json under the folder must be one repro wrote",
-        )
+            "give a campaign folder as repro explore wrote it (campaign.json, runs/, checks/), or a folder of downloaded matrix cells",
+        ),
+        explore::Judged::Write(e) => Diagnostic::general(
+            format!("--recheck: cannot write the findings: {e}"),
+            "--recheck writes findings.json, findings.md and junit.xml into the folder: make it writable, or recheck a copy",
+        ),
     })?;
     print_summary(&file, dir);
     Ok(Exit::Ok)

@@ -11,6 +11,7 @@
 
 mod ddmin;
 pub(crate) mod findings;
+pub(crate) mod folder;
 pub(crate) mod generate;
 pub(crate) mod model;
 pub(crate) mod oracle;
@@ -26,7 +27,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::result::RunResult;
 
-use findings::{Finding, FindingsFile, Minimal};
+use findings::{FindingsFile, Minimal};
 use generate::{Bug, Context, KeySpace, SeqStep, Sequence};
 use model::{Config, NodeInfo, Rules};
 use oracle::Piece;
@@ -516,12 +517,14 @@ pub(crate) fn read_result(dir: &Path) -> Result<RunResult, String> {
     serde_json::from_slice(&bytes).map_err(|e| format!("{}: {e}", path.display()))
 }
 
-/// Every run folder under `dir` (a campaign, or downloaded matrix cells), sorted.
+/// Every run folder under `dir` (a campaign, or downloaded matrix cells), sorted: a folder
+/// holding a `result.json` of any kind (read with [`read_result`], which refuses anything but a
+/// regular file inside the folder). Links to folders are not descended.
 pub(crate) fn run_folders(dir: &Path) -> Vec<PathBuf> {
     let mut out = Vec::new();
     let mut stack = vec![(dir.to_path_buf(), 0)];
     while let Some((d, depth)) = stack.pop() {
-        if d.join(crate::results_folder::RESULT_FILE).is_file() {
+        if std::fs::symlink_metadata(d.join(crate::results_folder::RESULT_FILE)).is_ok() {
             out.push(d);
             continue;
         }
@@ -543,9 +546,20 @@ pub(crate) fn run_folders(dir: &Path) -> Vec<PathBuf> {
 
 /// Judges every run under `dir` (pure: no engine) and writes findings.json, findings.md and
 /// junit.xml into `out`; the minimal checks come from the campaign files found (campaign.json
-/// of the folder and of every sub-folder: downloaded matrix cells).
-pub(crate) fn judge_folder(dir: &Path, out: &Path) -> Result<FindingsFile, String> {
+/// of the folder and of every sub-folder: downloaded matrix cells). The folder is hostile input
+/// (`folder.rs`): a folder without a campaign.json, a campaign.json repro did not write, a file
+/// that is not a regular one inside the folder or over its limit is an error, and nothing is
+/// written; what is written is redacted and free of control characters.
+pub(crate) fn judge_folder(dir: &Path, out: &Path) -> Result<FindingsFile, Judged> {
+    let campaigns = campaign_files(dir);
+    if campaigns.is_empty() {
+        return Err(Judged::Input(format!(
+            "{}: no {CAMPAIGN_FILE} in it or its sub-folders: not a campaign folder",
+            dir.display()
+        )));
+    }
     let mut pieces = Vec::new();
+    let mut results = Vec::new();
     let runs = run_folders(dir);
     for run in &runs {
         let r = read_result(run)?;
@@ -554,30 +568,33 @@ pub(crate) fn judge_folder(dir: &Path, out: &Path) -> Result<FindingsFile, Strin
             p.run = rel.clone();
             pieces.push(p);
         }
+        results.push(serde_json::to_value(&r).map_err(|e| e.to_string())?);
     }
     let mut minimal: BTreeMap<String, Minimal> = BTreeMap::new();
-    let mut name = dir
-        .file_name()
-        .map(|n| n.to_string_lossy().to_string())
-        .unwrap_or_default();
+    let mut checks: BTreeMap<String, String> = BTreeMap::new();
+    let mut name = String::new();
     let mut topology = String::new();
-    for c in campaign_files(dir) {
-        if let Ok(s) = read_state(&c) {
-            let prefix = c
-                .parent()
-                .and_then(|p| p.strip_prefix(dir).ok())
-                .map(|p| p.display().to_string())
-                .unwrap_or_default();
-            for (k, mut m) in s.minimal {
-                if !prefix.is_empty() {
-                    m.check = format!("{prefix}/{}", m.check);
-                }
-                minimal.entry(k).or_insert(m);
+    for c in campaigns {
+        let s = read_state(&c)?;
+        let cdir = c.parent().unwrap_or(dir);
+        let prefix = cdir
+            .strip_prefix(dir)
+            .map(|p| p.display().to_string())
+            .unwrap_or_default();
+        for (k, mut m) in s.minimal {
+            if minimal.contains_key(&k) {
+                continue;
             }
-            if topology.is_empty() {
-                topology = s.topology;
-                name = s.name;
+            let text = folder::read_check(cdir, &m.check)?;
+            if !prefix.is_empty() {
+                m.check = format!("{prefix}/{}", m.check);
             }
+            checks.insert(m.check.clone(), text);
+            minimal.insert(k, m);
+        }
+        if topology.is_empty() {
+            topology = s.topology;
+            name = s.name;
         }
     }
     let mut found = findings::group(pieces);
@@ -591,33 +608,52 @@ pub(crate) fn judge_folder(dir: &Path, out: &Path) -> Result<FindingsFile, Strin
         runs: runs.len(),
         findings: found,
     };
-    let checks: BTreeMap<String, String> = file
-        .findings
-        .iter()
-        .filter_map(|f: &Finding| f.minimal.as_ref())
-        .filter_map(|m| {
-            std::fs::read_to_string(dir.join(&m.check))
-                .ok()
-                .map(|t| (m.check.clone(), t))
-        })
-        .collect();
+    let (file, checks) = folder::redacted(file, &results, checks)?;
     let json = serde_json::to_string_pretty(&file).map_err(|e| e.to_string())?;
-    write(out, FINDINGS_JSON, &json)?;
-    write(out, FINDINGS_MD, &findings::markdown(&file, &checks))?;
-    write(out, FINDINGS_JUNIT, &findings::junit(&file))?;
+    let junit = findings::junit(&file)?;
+    let md = findings::markdown(&file, &checks);
+    let written = write(out, FINDINGS_JSON, &json)
+        .and_then(|()| write(out, FINDINGS_MD, &md))
+        .and_then(|()| write(out, FINDINGS_JUNIT, &junit));
+    written.map_err(Judged::Write)?;
     Ok(file)
 }
 
-/// Every campaign.json under `dir` (its own, and those of downloaded matrix cells), sorted.
+/// Why [`judge_folder`] wrote nothing: the folder's content (bad input), or the writing of the
+/// outputs into it (a read-only folder, a full disk).
+#[derive(Debug)]
+pub(crate) enum Judged {
+    Input(String),
+    Write(String),
+}
+
+impl From<String> for Judged {
+    fn from(s: String) -> Judged {
+        Judged::Input(s)
+    }
+}
+
+impl std::fmt::Display for Judged {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Judged::Input(s) | Judged::Write(s) => f.write_str(s),
+        }
+    }
+}
+
+/// Every campaign.json under `dir` (its own, and those of downloaded matrix cells), sorted: of
+/// any kind ([`read_state`] refuses anything but a regular file inside the folder).
 fn campaign_files(dir: &Path) -> Vec<PathBuf> {
     let mut out = Vec::new();
     let mut stack = vec![(dir.to_path_buf(), 0)];
     while let Some((d, depth)) = stack.pop() {
-        if d.join(CAMPAIGN_FILE).is_file() {
+        if std::fs::symlink_metadata(d.join(CAMPAIGN_FILE)).is_ok() {
             out.push(d.join(CAMPAIGN_FILE));
         }
         // a run folder holds no campaign; four levels cover cells/<artifact>/<campaign>
-        if depth >= 4 || d.join(crate::results_folder::RESULT_FILE).is_file() {
+        if depth >= 4
+            || std::fs::symlink_metadata(d.join(crate::results_folder::RESULT_FILE)).is_ok()
+        {
             continue;
         }
         if let Ok(rd) = std::fs::read_dir(&d) {
@@ -636,7 +672,10 @@ pub(crate) fn read_state(path: &Path) -> Result<State, String> {
     let dir = path.parent().unwrap_or(Path::new("."));
     let bytes = crate::safe_fs::read_in(dir, path, crate::safe_fs::RESULT_LIMIT)
         .map_err(|e| format!("{}: {e:#}", path.display()))?;
-    serde_json::from_slice(&bytes).map_err(|e| format!("{}: {e}", path.display()))
+    let state: State =
+        serde_json::from_slice(&bytes).map_err(|e| format!("{}: {e}", path.display()))?;
+    folder::validate(&state, path)?;
+    Ok(state)
 }
 
 #[cfg(test)]
