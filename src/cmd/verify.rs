@@ -22,6 +22,8 @@ pub(crate) async fn run(g: &Global, a: &VerifyArgs) -> Result<Exit, Error> {
         no_images_tarball: a.options.images.no_images_tarball,
         ..Target::of(a.check.clone(), a.sim, a.sim_pace)
     };
+    // One listener for both runs and the time between them (#42).
+    crate::run::interrupt::listen_process();
     let mut targets = [target(&a.buggy), target(&a.fixed)];
     super::common::check_out(a.out.as_deref())?;
     // Both versions and their order, before anything is created.
@@ -61,6 +63,7 @@ pub(crate) async fn run(g: &Global, a: &VerifyArgs) -> Result<Exit, Error> {
         .enumerate()
     {
         let what = if i == 0 { "buggy" } else { "fixed" };
+        stop_if_interrupted(what)?;
         let (sc, plan) = super::common::resolve_fetching(root, t, live).await?;
         let mut cfg = a.options.to_config(
             t.clone(),
@@ -91,6 +94,7 @@ pub(crate) async fn run(g: &Global, a: &VerifyArgs) -> Result<Exit, Error> {
         }
         dirs.extend(dir);
     }
+    stop_if_interrupted("comment")?;
     let [buggy, fixed] = [&dirs[0], &dirs[1]];
     let load =
         |d: &PathBuf| crate::report::load(d).map_err(|e| Error::Other(anyhow::anyhow!("{e}")));
@@ -113,6 +117,17 @@ pub(crate) async fn run(g: &Global, a: &VerifyArgs) -> Result<Exit, Error> {
             e => e,
         },
     })
+}
+
+/// A signal heard before the `next` run (or the comment) stops the command: exit 130.
+fn stop_if_interrupted(next: &str) -> Result<(), Error> {
+    match crate::run::interrupt::interrupted() {
+        Some(s) => {
+            errln!("repro verify: interrupted ({s}) before the {next}: stopped");
+            Err(Error::Run(crate::run::RunError::Interrupted))
+        }
+        None => Ok(()),
+    }
 }
 
 /// Both runs must be of one distribution: a validation comment compares two runs of one

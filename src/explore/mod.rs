@@ -156,20 +156,32 @@ pub(crate) fn plan_sequences(
     seed: u64,
     random: usize,
     shard: usize,
-) -> Vec<SeqRecord> {
-    let mut seqs = Vec::new();
-    if space.keys.len() > 1 {
-        seqs.extend(generate::covering(&space.nodes, &space.keys));
+) -> Result<Vec<SeqRecord>, String> {
+    // Counted before anything is built: orders are the same for every key (#42).
+    let orders = generate::order_classes(&space.nodes);
+    let covering = if space.keys.len() > 1 {
+        generate::covering(&space.nodes, &space.keys)
+    } else {
+        Vec::new()
+    };
+    let per_version = covering.len() + orders.len() * space.keys.len() + random;
+    let total = per_version.saturating_mul(versions.len());
+    if total > folder::MAX_SEQUENCES {
+        return Err(format!(
+            "the campaign would plan {total} sequences ({} restart orders × {} keys, {} random, × {} versions): more than {}; name fewer keys (--keys), versions or --random",
+            orders.len(),
+            space.keys.len(),
+            random,
+            versions.len(),
+            folder::MAX_SEQUENCES
+        ));
     }
-    let mut orders: Vec<std::vec::IntoIter<Sequence>> = (space.keys.iter())
-        .map(|k| generate::orders(&space.nodes, k).into_iter())
-        .collect();
-    loop {
-        let turn: Vec<Sequence> = orders.iter_mut().filter_map(Iterator::next).collect();
-        if turn.is_empty() {
-            break;
+    let mut seqs = covering;
+    // The restart orders of the keys taken in turns.
+    for (i, o) in orders.iter().enumerate() {
+        for k in &space.keys {
+            seqs.push(generate::order_sequence(&space.nodes, k, i, o));
         }
-        seqs.extend(turn);
     }
     seqs.extend(generate::random(
         &space.nodes,
@@ -191,7 +203,7 @@ pub(crate) fn plan_sequences(
             });
         }
     }
-    out
+    Ok(out)
 }
 
 /// A campaign in its folder.
@@ -206,6 +218,9 @@ pub(crate) struct Campaign {
     pub(crate) only: Option<Vec<String>>,
     /// Minimise and confirm defects (off in a matrix cell: the merge does it).
     pub(crate) minimise: bool,
+    /// `state.runs` when this invocation began: the budget counts the runs made since (a
+    /// resumed campaign gets the budget given to `--resume`).
+    pub(crate) budget_from: usize,
 }
 
 fn write(dir: &Path, name: &str, text: &str) -> Result<(), String> {
@@ -221,7 +236,7 @@ impl Campaign {
     }
 
     fn over_budget(&self) -> bool {
-        self.state.budget_runs.is_some_and(|n| self.state.runs >= n)
+        (self.state.budget_runs).is_some_and(|n| self.state.runs - self.budget_from >= n)
             || self
                 .state
                 .budget_seconds
@@ -237,6 +252,11 @@ impl Campaign {
         sub: &str,
         bug: &Bug,
     ) -> Result<(String, RunResult, Vec<Piece>), String> {
+        stop_if_interrupted()?;
+        // Every run the campaign makes counts: sequences, minimisation, confirmation (#42).
+        if self.over_budget() {
+            return Err(BUDGET_REACHED.into());
+        }
         let folder = self.dir.join(sub);
         crate::safe_fs::dir_in(&self.dir, Path::new(sub))
             .map_err(|e| format!("{}: {e:#}", folder.display()))?;
@@ -255,12 +275,15 @@ impl Campaign {
         let file = format!("{}.yaml", seq.id);
         write(&folder, &file, &text)?;
         let t = Instant::now();
-        let (run_dir, result) = (self.run_one)(
+        let out = (self.run_one)(
             folder.join(&file),
             version.to_string(),
             self.dir.join(RUNS_DIR),
         )
-        .await?;
+        .await;
+        // An interrupted run is not recorded: `--resume` runs it again.
+        stop_if_interrupted()?;
+        let (run_dir, result) = out?;
         let secs = t.elapsed().as_secs_f64();
         self.state.runs += 1;
         self.state.seconds += secs;
@@ -306,7 +329,7 @@ impl Campaign {
             if self.over_budget() {
                 (self.say)(&format!(
                     "budget reached after {} runs: {} sequences left (resume with --resume {})",
-                    self.state.runs,
+                    self.state.runs - self.budget_from,
                     total - i,
                     self.dir.display()
                 ));
@@ -315,6 +338,10 @@ impl Campaign {
             let out = self
                 .run_seq(&rec.sequence, &rec.version, SEQUENCES_DIR, &Bug::new())
                 .await;
+            if let Some(s) = crate::run::interrupt::interrupted() {
+                self.save()?;
+                return Err(format!("interrupted ({s})"));
+            }
             let rec = &mut self.state.sequences[i];
             let id = rec.sequence.id.clone();
             match out {
@@ -370,7 +397,19 @@ impl Campaign {
             if !oracle::is_defect(&piece.class) || self.state.minimal.contains_key(id) {
                 continue;
             }
-            let m = self.minimise(id, seq, version, piece).await?;
+            let m = match self.minimise(id, seq, version, piece).await {
+                Ok(m) => m,
+                // Left for `--resume` (with a new budget) to minimise from the start.
+                Err(e) if e == BUDGET_REACHED => {
+                    (self.say)(&format!(
+                        "budget reached after {} runs while minimising {id} (resume with --resume {})",
+                        self.state.runs - self.budget_from,
+                        self.dir.display()
+                    ));
+                    return Ok(());
+                }
+                Err(e) => return Err(e),
+            };
             (self.say)(&format!("{id}: minimal check {}", m.summary()));
             (self.state)
                 .note_first_minimal(self.started.elapsed().as_secs_f64(), chrono::Utc::now());
@@ -473,6 +512,17 @@ impl Campaign {
             confirmed,
             minimise_runs,
         })
+    }
+}
+
+/// Why a run was not made: the budget is spent.
+const BUDGET_REACHED: &str = "the budget is spent";
+
+/// A signal heard (#42): no run starts, and a run it stopped is not recorded.
+fn stop_if_interrupted() -> Result<(), String> {
+    match crate::run::interrupt::interrupted() {
+        Some(s) => Err(format!("interrupted ({s})")),
+        None => Ok(()),
     }
 }
 

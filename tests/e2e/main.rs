@@ -39,6 +39,7 @@ mod builds;
 mod doctor;
 mod explore;
 mod inspect;
+mod interrupts;
 mod json_output;
 mod kept_runs;
 mod learners;
