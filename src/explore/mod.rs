@@ -754,6 +754,112 @@ mod tests {
         }
     }
 
+    /// A campaign over etcd-split's embedded-registry whose every run "shows" the recorded
+    /// buggy run of k3s #12753 (a taken-from defect: minimisation and confirmation follow),
+    /// counting the runs it is asked to make.
+    fn counted_campaign(
+        dir: &Path,
+        budget: usize,
+        confirm: usize,
+    ) -> (Campaign, std::sync::Arc<std::sync::atomic::AtomicUsize>) {
+        use std::sync::atomic::{AtomicUsize, Ordering};
+        let path = format!(
+            "{}/tests/fixtures/run-etcd-split-buggy/result.json",
+            env!("CARGO_MANIFEST_DIR")
+        );
+        let mut v: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(path).expect("fixture")).expect("json");
+        v["signals"]["embedded-registry"]["shows"] =
+            serde_json::json!({"key": "embedded-registry", "up_when": true});
+        for st in v["steps"].as_array_mut().expect("steps") {
+            for o in st["observations"].as_array_mut().expect("observations") {
+                if o["signal"] == "embedded-registry" {
+                    o["rule"] = "after-feature".into();
+                }
+            }
+        }
+        let result: RunResult = serde_json::from_value(v).expect("a result");
+        let made = std::sync::Arc::new(AtomicUsize::new(0));
+        let counter = made.clone();
+        let run_one: RunOne = Box::new(move |_check, _version, results: PathBuf| {
+            let n = counter.fetch_add(1, Ordering::SeqCst);
+            let r = result.clone();
+            Box::pin(async move {
+                let d = results.join(format!("run-{n}"));
+                std::fs::create_dir_all(&d).map_err(|e| e.to_string())?;
+                Ok((d, r))
+            })
+        });
+        let nodes = model::tests::etcd_split();
+        let key = generate::KeySpace {
+            key: "embedded-registry".into(),
+            values: ["false".into(), "true".into()],
+            boolean: true,
+            signal: "embedded-registry".into(),
+            shows: crate::scenario::Shows {
+                key: "embedded-registry".into(),
+                up_when: Some(true),
+            },
+            roles: vec![],
+        };
+        let space = Space {
+            topology: "etcd-split".into(),
+            base: nodes
+                .iter()
+                .map(|n| (n.name.clone(), Config::new()))
+                .collect(),
+            nodes,
+            rules: Rules::of(distro::Distro::K3s),
+            keys: vec![key],
+        };
+        let versions = vec!["v1.33.4+k3s1".to_string()];
+        let mut st = state();
+        st.sequences = plan_sequences(&space, &versions, 0, 0, 1).expect("planned");
+        st.confirm = confirm;
+        st.budget_runs = Some(budget);
+        let c = Campaign {
+            dir: dir.to_path_buf(),
+            space,
+            state: st,
+            run_one,
+            say: Box::new(|_| {}),
+            started: Instant::now(),
+            only: None,
+            minimise: true,
+            budget_from: 0,
+        };
+        (c, made)
+    }
+
+    /// #42 attack 5: `--budget runs=N` bounds every run the campaign makes, minimisation and
+    /// confirmation included (`runs=1 --confirm 4` once made 7, `runs=12` 21); a resumed
+    /// campaign gets a new budget counted from where it was.
+    #[tokio::test]
+    async fn the_budget_counts_every_run_of_the_campaign() {
+        use std::sync::atomic::Ordering;
+        for (budget, confirm) in [(1, 4), (3, 4), (12, 1), (12, 4)] {
+            let tmp = tempfile::tempdir().expect("tmp");
+            let (mut c, made) = counted_campaign(tmp.path(), budget, confirm);
+            c.run().await.expect("the campaign runs");
+            let n = made.load(Ordering::SeqCst);
+            assert!(
+                n <= budget,
+                "runs={budget} --confirm {confirm} made {n} runs"
+            );
+            assert_eq!(c.state.runs, n);
+            if budget == 12 {
+                assert!(n > 1, "the budget allowed more than one run: {n}");
+            }
+            // Resumed with runs=2: at most two more.
+            let before = c.state.runs;
+            c.budget_from = before;
+            c.state.budget_runs = Some(2);
+            c.run().await.expect("resumed");
+            assert!(made.load(Ordering::SeqCst) - n <= 2);
+            assert!(c.state.runs - before <= 2);
+        }
+    }
+
     #[test]
     fn the_first_minimal_finding_is_noted_once_with_its_runs_and_time() {
         let at = |s: &str| {
