@@ -26,6 +26,7 @@ use futures_util::future::BoxFuture;
 use serde::{Deserialize, Serialize};
 
 use crate::result::RunResult;
+use crate::run::FailCause;
 
 use findings::{FindingsFile, Minimal};
 use generate::{Bug, Context, KeySpace, SeqStep, Sequence};
@@ -40,13 +41,55 @@ pub(crate) const RUNS_DIR: &str = "runs";
 pub(crate) const SEQUENCES_DIR: &str = "sequences";
 pub(crate) const CHECKS_DIR: &str = "checks";
 
-/// Runs one check file on one version into a results parent folder: `Ok((run folder, result))`,
-/// or why it could not run at all. The command implements it with `repro run`'s own path.
+/// Runs one check file on one version into a results parent folder: `Ok((run folder, result))`
+/// of a run that reached its verdict, or why it gave nothing to judge. The command implements
+/// it with `repro run`'s own path.
 pub(crate) type RunOne = Box<
-    dyn Fn(PathBuf, String, PathBuf) -> BoxFuture<'static, Result<(PathBuf, RunResult), String>>
+    dyn Fn(PathBuf, String, PathBuf) -> BoxFuture<'static, Result<(PathBuf, RunResult), RunFailure>>
         + Send
         + Sync,
 >;
+
+/// A judged run: its folder (relative to the campaign), its result and the oracle's pieces.
+type Judged = (String, RunResult, Vec<Piece>);
+
+/// Why one run of a campaign gave nothing to judge: never counted as judged.
+#[derive(Debug, Clone)]
+pub(crate) struct RunFailure {
+    pub(crate) cause: FailCause,
+    pub(crate) message: String,
+}
+
+/// Why a campaign stopped before its end: a run failed for a reason every further run shares
+/// (engine, image, host, version, results folder, an interrupt), or the campaign folder could
+/// not be written. What was run so far stays in the folder.
+#[derive(Debug, Clone)]
+pub(crate) enum Stop {
+    Failed(RunFailure),
+    Write(String),
+    /// The budget is spent (every run counts: sequences, minimisation, confirmation).
+    Budget,
+}
+
+impl std::fmt::Display for Stop {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Stop::Failed(x) => write!(
+                f,
+                "the campaign stopped: a run failed ({}) for a reason every further run would share: {}",
+                x.cause, x.message
+            ),
+            Stop::Write(e) => write!(f, "the campaign folder could not be written: {e}"),
+            Stop::Budget => write!(f, "the budget is spent"),
+        }
+    }
+}
+
+impl From<String> for Stop {
+    fn from(e: String) -> Stop {
+        Stop::Write(e)
+    }
+}
 
 /// Where the lines for people go.
 pub(crate) type Say = Box<dyn Fn(&str) + Send + Sync>;
@@ -85,6 +128,12 @@ pub(crate) struct State {
     pub(crate) started_at: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) first_minimal_at: Option<String>,
+    /// Runs that reached a verdict and were judged (sequences, minimisation, confirmation).
+    #[serde(default)]
+    pub(crate) judged: usize,
+    /// Runs (or checks) that gave nothing to judge, by cause: never counted as judged.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub(crate) failed: BTreeMap<FailCause, usize>,
 }
 
 impl State {
@@ -120,6 +169,9 @@ pub(crate) struct SeqRecord {
     pub(crate) seconds: Option<f64>,
     #[serde(default)]
     pub(crate) error: Option<String>,
+    /// Why it gave nothing to judge (with `error`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) cause: Option<FailCause>,
     /// The shard this sequence belongs to (`--emit github-matrix --shard K`).
     #[serde(default)]
     pub(crate) shard: usize,
@@ -199,6 +251,7 @@ pub(crate) fn plan_sequences(
                 run: None,
                 seconds: None,
                 error: None,
+                cause: None,
                 shard: n / shard.max(1),
             });
         }
@@ -244,18 +297,19 @@ impl Campaign {
     }
 
     /// Writes `seq`'s check into `sub` and runs it on `version`: the run folder (relative) and
-    /// what the oracle makes of it.
+    /// what the oracle makes of it, or why the run gave nothing to judge (counted by cause). A
+    /// failure every further run would share stops the campaign (the outer error).
     async fn run_seq(
         &mut self,
         seq: &Sequence,
         version: &str,
         sub: &str,
         bug: &Bug,
-    ) -> Result<(String, RunResult, Vec<Piece>), String> {
+    ) -> Result<Result<Judged, RunFailure>, Stop> {
         stop_if_interrupted()?;
         // Every run the campaign makes counts: sequences, minimisation, confirmation (#42).
         if self.over_budget() {
-            return Err(BUDGET_REACHED.into());
+            return Err(Stop::Budget);
         }
         let folder = self.dir.join(sub);
         crate::safe_fs::dir_in(&self.dir, Path::new(sub))
@@ -275,18 +329,32 @@ impl Campaign {
         let file = format!("{}.yaml", seq.id);
         write(&folder, &file, &text)?;
         let t = Instant::now();
-        let out = (self.run_one)(
+        let ran = (self.run_one)(
             folder.join(&file),
             version.to_string(),
             self.dir.join(RUNS_DIR),
         )
         .await;
-        // An interrupted run is not recorded: `--resume` runs it again.
+        // A run a signal stopped is not recorded: `--resume` runs it again.
         stop_if_interrupted()?;
-        let (run_dir, result) = out?;
         let secs = t.elapsed().as_secs_f64();
-        self.state.runs += 1;
-        self.state.seconds += secs;
+        // A check repro refused made no run; every other attempt did (the budget counts it).
+        if !matches!(&ran, Err(f) if f.cause == FailCause::CheckRefused) {
+            self.state.runs += 1;
+            self.state.seconds += secs;
+        }
+        let (run_dir, result) = match ran {
+            Ok(x) => x,
+            Err(f) => {
+                *self.state.failed.entry(f.cause).or_default() += 1;
+                if f.cause.stops_campaign() {
+                    self.save()?;
+                    return Err(Stop::Failed(f));
+                }
+                return Ok(Err(f));
+            }
+        };
+        self.state.judged += 1;
         let rel = run_dir
             .strip_prefix(&self.dir)
             .unwrap_or(&run_dir)
@@ -296,11 +364,11 @@ impl Campaign {
         for p in &mut pieces {
             p.run = rel.clone();
         }
-        Ok((rel, result, pieces))
+        Ok(Ok((rel, result, pieces)))
     }
 
     /// Runs every sequence not run yet, within the budget, then minimises and confirms defects.
-    pub(crate) async fn run(&mut self) -> Result<(), String> {
+    pub(crate) async fn run(&mut self) -> Result<(), Stop> {
         let total = self.state.sequences.len();
         let mut seen: BTreeMap<String, (Sequence, String, Piece)> = BTreeMap::new();
         for i in 0..total {
@@ -338,14 +406,30 @@ impl Campaign {
             let out = self
                 .run_seq(&rec.sequence, &rec.version, SEQUENCES_DIR, &Bug::new())
                 .await;
-            if let Some(s) = crate::run::interrupt::interrupted() {
-                self.save()?;
-                return Err(format!("interrupted ({s})"));
-            }
             let rec = &mut self.state.sequences[i];
             let id = rec.sequence.id.clone();
             match out {
-                Ok((run, _, pieces)) => {
+                // The time budget ran out between the check and the run.
+                Err(Stop::Budget) => break,
+                // Interrupted: the record stays not run, for `--resume`.
+                Err(
+                    stop @ Stop::Failed(RunFailure {
+                        cause: FailCause::Interrupted,
+                        ..
+                    }),
+                ) => {
+                    self.save()?;
+                    return Err(stop);
+                }
+                Err(stop) => {
+                    rec.error = Some(stop.to_string());
+                    if let Stop::Failed(f) = &stop {
+                        rec.cause = Some(f.cause);
+                    }
+                    self.save()?;
+                    return Err(stop);
+                }
+                Ok(Ok((run, _, pieces))) => {
                     rec.run = Some(run);
                     for p in pieces {
                         seen.entry(finding_id(&p)).or_insert((
@@ -355,9 +439,12 @@ impl Campaign {
                         ));
                     }
                 }
-                Err(e) => rec.error = Some(e),
+                Ok(Err(f)) => {
+                    rec.error = Some(f.message);
+                    rec.cause = Some(f.cause);
+                }
             }
-            let error = rec.error.clone();
+            let error = rec.cause.map(|c| format!("failed ({c})"));
             let version = rec.version.clone();
             self.state.seconds = self.state.seconds.max(0.0);
             self.save()?;
@@ -370,10 +457,12 @@ impl Campaign {
             let per = self.state.seconds / self.state.runs.max(1) as f64;
             let left = (total - done) as f64 * per;
             (self.say)(&format!(
-                "[{done}/{total}] {} on {}: {} — findings so far: {} ({} defects); about {:.0}s left",
+                "[{done}/{total}] {} on {}: {} — runs judged {}, failed {}; findings so far: {} ({} defects); about {:.0}s left",
                 id,
                 version,
                 error.as_deref().unwrap_or("judged"),
+                self.state.judged,
+                self.state.failed.values().sum::<usize>(),
                 seen.len(),
                 seen.keys().filter(|k| oracle::is_defect(k.split('/').next().unwrap_or(""))).count(),
                 left
@@ -381,7 +470,7 @@ impl Campaign {
             self.minimise_new(&seen).await?;
         }
         self.minimise_new(&seen).await?;
-        self.save()
+        Ok(self.save()?)
     }
 
     /// Minimises and confirms every defect in `seen` not minimised yet. Called after each
@@ -389,7 +478,7 @@ impl Campaign {
     async fn minimise_new(
         &mut self,
         seen: &BTreeMap<String, (Sequence, String, Piece)>,
-    ) -> Result<(), String> {
+    ) -> Result<(), Stop> {
         if !self.minimise {
             return Ok(());
         }
@@ -400,7 +489,7 @@ impl Campaign {
             let m = match self.minimise(id, seq, version, piece).await {
                 Ok(m) => m,
                 // Left for `--resume` (with a new budget) to minimise from the start.
-                Err(e) if e == BUDGET_REACHED => {
+                Err(Stop::Budget) => {
                     (self.say)(&format!(
                         "budget reached after {} runs while minimising {id} (resume with --resume {})",
                         self.state.runs - self.budget_from,
@@ -420,6 +509,8 @@ impl Campaign {
     }
 
     /// Whether a fresh run of `steps` shows the finding `id` again; with its run and pieces.
+    /// A run that gave nothing to judge (counted as failed) does not show it: ddmin keeps the
+    /// larger candidate, and a confirmation does not count.
     async fn shows(
         &mut self,
         id: &str,
@@ -427,14 +518,18 @@ impl Campaign {
         steps: &[SeqStep],
         version: &str,
         tag: &str,
-    ) -> Result<(bool, RunResult, Vec<Piece>), String> {
+    ) -> Result<Option<(RunResult, Vec<Piece>)>, Stop> {
         let seq = Sequence {
             id: format!("{}-{tag}", base.id),
             strategy: base.strategy.clone(),
             steps: steps.to_vec(),
         };
-        let (_, r, pieces) = self.run_seq(&seq, version, "minimise", &Bug::new()).await?;
-        Ok((pieces.iter().any(|p| finding_id(p) == id), r, pieces))
+        match self.run_seq(&seq, version, "minimise", &Bug::new()).await? {
+            Ok((_, r, pieces)) if pieces.iter().any(|p| finding_id(p) == id) => {
+                Ok(Some((r, pieces)))
+            }
+            _ => Ok(None),
+        }
     }
 
     /// Delta debugging (ddmin) over the steps up to the one that showed the finding, then
@@ -445,7 +540,7 @@ impl Campaign {
         seq: &Sequence,
         version: &str,
         piece: &Piece,
-    ) -> Result<Minimal, String> {
+    ) -> Result<Minimal, Stop> {
         let before = self.state.runs;
         // Steps after the one that showed it cannot matter: the oracle judges step by step.
         let steps: Vec<SeqStep> = seq.steps.iter().take(piece.step).cloned().collect();
@@ -453,20 +548,20 @@ impl Campaign {
         let mut tries = 0usize;
         while let Some(candidate) = dd.candidate().map(<[SeqStep]>::to_vec) {
             tries += 1;
-            let (hit, _, _) = self
+            let hit = self
                 .shows(id, seq, &candidate, version, &format!("m{tries}"))
                 .await?;
-            dd.report(hit);
+            dd.report(hit.is_some());
         }
         let steps = dd.result().to_vec();
         let minimise_runs = self.state.runs - before;
         let mut confirmed = 0;
         let mut bug = Bug::new();
         for c in 0..self.state.confirm {
-            let (hit, r, pieces) = self
+            let hit = self
                 .shows(id, seq, &steps, version, &format!("c{}", c + 1))
                 .await?;
-            if hit {
+            if let Some((r, pieces)) = hit {
                 confirmed += 1;
                 if bug.is_empty() {
                     bug = observed_bug(&r, &pieces, id);
@@ -515,13 +610,13 @@ impl Campaign {
     }
 }
 
-/// Why a run was not made: the budget is spent.
-const BUDGET_REACHED: &str = "the budget is spent";
-
 /// A signal heard (#42): no run starts, and a run it stopped is not recorded.
-fn stop_if_interrupted() -> Result<(), String> {
+fn stop_if_interrupted() -> Result<(), Stop> {
     match crate::run::interrupt::interrupted() {
-        Some(s) => Err(format!("interrupted ({s})")),
+        Some(s) => Err(Stop::Failed(RunFailure {
+            cause: FailCause::Interrupted,
+            message: format!("interrupted ({s})"),
+        })),
         None => Ok(()),
     }
 }
@@ -594,100 +689,147 @@ pub(crate) fn run_folders(dir: &Path) -> Vec<PathBuf> {
     out
 }
 
-/// Judges every run under `dir` (pure: no engine) and writes findings.json, findings.md and
-/// junit.xml into `out`; the minimal checks come from the campaign files found (campaign.json
-/// of the folder and of every sub-folder: downloaded matrix cells). The folder is hostile input
-/// (`folder.rs`): a folder without a campaign.json, a campaign.json repro did not write, a file
-/// that is not a regular one inside the folder or over its limit is an error, and nothing is
-/// written; what is written is redacted and free of control characters.
-pub(crate) fn judge_folder(dir: &Path, out: &Path) -> Result<FindingsFile, Judged> {
-    let campaigns = campaign_files(dir);
-    if campaigns.is_empty() {
-        return Err(Judged::Input(format!(
+/// What the campaign files under a folder say: minimal checks (with their text), failed runs
+/// by cause, sequences planned and whether each ran, the campaign's name and topology.
+#[derive(Default)]
+struct Campaigns {
+    minimal: BTreeMap<String, Minimal>,
+    checks: BTreeMap<String, String>,
+    failed: BTreeMap<FailCause, usize>,
+    planned: BTreeMap<(String, String), bool>,
+    name: String,
+    topology: String,
+}
+
+/// Reads every campaign.json under `dir` (checked: `folder.rs`) and the minimal checks they
+/// name (inside their campaign folder only, regular, size-capped).
+fn read_campaigns(dir: &Path) -> Result<Campaigns, JudgeError> {
+    let files = campaign_files(dir);
+    if files.is_empty() {
+        return Err(JudgeError::Input(format!(
             "{}: no {CAMPAIGN_FILE} in it or its sub-folders: not a campaign folder",
             dir.display()
         )));
     }
-    let mut pieces = Vec::new();
-    let mut results = Vec::new();
-    let runs = run_folders(dir);
-    for run in &runs {
-        let r = read_result(run)?;
-        let rel = run.strip_prefix(dir).unwrap_or(run).display().to_string();
-        for mut p in oracle::judge(&r) {
-            p.run = rel.clone();
-            pieces.push(p);
-        }
-        results.push(serde_json::to_value(&r).map_err(|e| e.to_string())?);
-    }
-    let mut minimal: BTreeMap<String, Minimal> = BTreeMap::new();
-    let mut checks: BTreeMap<String, String> = BTreeMap::new();
-    let mut name = String::new();
-    let mut topology = String::new();
-    for c in campaigns {
+    let mut out = Campaigns::default();
+    for c in files {
         let s = read_state(&c)?;
         let cdir = c.parent().unwrap_or(dir);
-        let prefix = cdir
-            .strip_prefix(dir)
+        let prefix = (cdir.strip_prefix(dir))
             .map(|p| p.display().to_string())
             .unwrap_or_default();
         for (k, mut m) in s.minimal {
-            if minimal.contains_key(&k) {
+            if out.minimal.contains_key(&k) {
                 continue;
             }
             let text = folder::read_check(cdir, &m.check)?;
             if !prefix.is_empty() {
                 m.check = format!("{prefix}/{}", m.check);
             }
-            checks.insert(m.check.clone(), text);
-            minimal.insert(k, m);
+            out.checks.insert(m.check.clone(), text);
+            out.minimal.insert(k, m);
         }
-        if topology.is_empty() {
-            topology = s.topology;
-            name = s.name;
+        for (c, n) in &s.failed {
+            *out.failed.entry(*c).or_default() += n;
+        }
+        for q in &s.sequences {
+            let done = q.run.is_some() || q.error.is_some();
+            *(out.planned)
+                .entry((q.sequence.id.clone(), q.version.clone()))
+                .or_default() |= done;
+        }
+        if out.topology.is_empty() {
+            out.topology = s.topology;
+            out.name = s.name;
+        }
+    }
+    Ok(out)
+}
+
+/// Judges every run under `dir` (pure: no engine) and writes findings.json, findings.md and
+/// junit.xml into `out`; a run that gave nothing to judge (a failure, an interrupt) is counted by
+/// cause, never judged. The minimal checks come from the campaign files found (campaign.json of
+/// the folder and of every sub-folder: downloaded matrix cells). The folder is hostile input
+/// (`folder.rs`): a folder without a campaign.json, a campaign.json repro did not write, a file
+/// that is not a regular one inside the folder or over its limit is an error and nothing is
+/// written; what is written is redacted and free of control characters.
+pub(crate) fn judge_folder(dir: &Path, out: &Path) -> Result<FindingsFile, JudgeError> {
+    let campaigns = read_campaigns(dir)?;
+    let mut pieces = Vec::new();
+    let mut results = Vec::new();
+    let mut judged = 0;
+    let mut failed_folders: BTreeMap<FailCause, usize> = BTreeMap::new();
+    for run in run_folders(dir) {
+        let r = read_result(&run)?;
+        results.push(serde_json::to_value(&r).map_err(|e| e.to_string())?);
+        if let Some(cause) = failure_of(&r) {
+            *failed_folders.entry(cause).or_default() += 1;
+            continue;
+        }
+        judged += 1;
+        let rel = run.strip_prefix(dir).unwrap_or(&run).display().to_string();
+        for mut p in oracle::judge(&r) {
+            p.run = rel.clone();
+            pieces.push(p);
         }
     }
     let mut found = findings::group(pieces);
     for f in &mut found {
-        f.minimal = minimal.get(&f.id()).cloned();
+        f.minimal = campaigns.minimal.get(&f.id()).cloned();
     }
+    let runs_failed = if campaigns.failed.is_empty() {
+        failed_folders
+    } else {
+        campaigns.failed
+    };
     let file = FindingsFile {
         schema_version: findings::FINDINGS_SCHEMA_VERSION,
-        campaign: name,
-        topology,
-        runs: runs.len(),
+        campaign: campaigns.name,
+        topology: campaigns.topology,
+        runs: judged,
+        runs_failed,
+        runs_not_run: campaigns.planned.values().filter(|done| !**done).count(),
         findings: found,
     };
-    let (file, checks) = folder::redacted(file, &results, checks)?;
+    let (file, checks) = folder::redacted(file, &results, campaigns.checks)?;
     let json = serde_json::to_string_pretty(&file).map_err(|e| e.to_string())?;
     let junit = findings::junit(&file)?;
     let md = findings::markdown(&file, &checks);
     let written = write(out, FINDINGS_JSON, &json)
         .and_then(|()| write(out, FINDINGS_MD, &md))
         .and_then(|()| write(out, FINDINGS_JUNIT, &junit));
-    written.map_err(Judged::Write)?;
+    written.map_err(JudgeError::Write)?;
     Ok(file)
 }
 
 /// Why [`judge_folder`] wrote nothing: the folder's content (bad input), or the writing of the
 /// outputs into it (a read-only folder, a full disk).
 #[derive(Debug)]
-pub(crate) enum Judged {
+pub(crate) enum JudgeError {
     Input(String),
     Write(String),
 }
 
-impl From<String> for Judged {
-    fn from(s: String) -> Judged {
-        Judged::Input(s)
+impl From<String> for JudgeError {
+    fn from(s: String) -> JudgeError {
+        JudgeError::Input(s)
     }
 }
 
-impl std::fmt::Display for Judged {
+impl std::fmt::Display for JudgeError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
-            Judged::Input(s) | Judged::Write(s) => f.write_str(s),
+            JudgeError::Input(s) | JudgeError::Write(s) => f.write_str(s),
         }
+    }
+}
+
+fn failure_of(r: &RunResult) -> Option<FailCause> {
+    match (r.failure, r.exit_code) {
+        (Some(c), _) => Some(c),
+        (None, Some(crate::exit::INTERRUPTED)) => Some(FailCause::Interrupted),
+        (None, Some(crate::exit::INFRA) | None) => Some(FailCause::Internal),
+        (None, Some(_)) => None,
     }
 }
 
@@ -751,6 +893,8 @@ mod tests {
             first_minimal_runs: None,
             started_at: None,
             first_minimal_at: None,
+            judged: 0,
+            failed: BTreeMap::new(),
         }
     }
 
@@ -786,7 +930,10 @@ mod tests {
             let r = result.clone();
             Box::pin(async move {
                 let d = results.join(format!("run-{n}"));
-                std::fs::create_dir_all(&d).map_err(|e| e.to_string())?;
+                std::fs::create_dir_all(&d).map_err(|e| RunFailure {
+                    cause: FailCause::Internal,
+                    message: e.to_string(),
+                })?;
                 Ok((d, r))
             })
         });
