@@ -55,16 +55,23 @@ fn wait_run_started(dir: &Path) {
     panic!("no run began under {}", dir.display());
 }
 
-/// Exit 130, and no run under `dir` left a container, network or volume.
-fn assert_stopped_clean(code: Option<i32>, seen: &str, dir: &Path) {
+/// Exit 130, and no run under `dir` left a container, network or volume; the signal landed
+/// where it was meant to: `During`, a run stopped by it (its result.json says exit 130);
+/// `Between`, a run that reached its verdict before it.
+fn assert_stopped_clean(code: Option<i32>, seen: &str, dir: &Path, moment: Moment) {
     assert_eq!(code, Some(130), "{seen}");
     assert!(!seen.contains("panicked"), "{seen}");
     let files = result_files(dir);
     assert!(!files.is_empty(), "no run began:\n{seen}");
-    for f in files {
-        let r = read_result(f.parent().unwrap());
+    let results: Vec<_> = files.iter().map(|f| read_result(f.parent().unwrap())).collect();
+    for r in &results {
         assert_no_leftovers(r["run_id"].as_str().unwrap());
     }
+    let hit = match moment {
+        Moment::During => results.iter().any(|r| r["exit_code"] == 130),
+        Moment::Between => results.iter().any(|r| !r["verdict"].is_null()),
+    };
+    assert!(hit, "{moment:?}: {results:#?}\n{seen}");
 }
 
 /// `repro explore` of two sequences, interrupted: exit 130, nothing left, and `--resume`
@@ -92,7 +99,7 @@ fn explore_interrupted(sig: &str, moment: Moment) {
     }
     r.signal(sig);
     let (code, seen) = r.finish();
-    assert_stopped_clean(code, &seen, results.path());
+    assert_stopped_clean(code, &seen, results.path(), moment);
     assert!(seen.contains("--resume"), "{seen}");
     let dir = std::fs::read_dir(results.path())
         .unwrap()
@@ -145,7 +152,7 @@ fn verify_interrupted(sig: &str, moment: Moment) {
     }
     r.signal(sig);
     let (code, seen) = r.finish();
-    assert_stopped_clean(code, &seen, results.path());
+    assert_stopped_clean(code, &seen, results.path(), moment);
     assert!(!seen.contains("fixed run on"), "verify went on:\n{seen}");
 }
 
@@ -184,7 +191,7 @@ fn bisect_interrupted(sig: &str, moment: Moment) {
     }
     r.signal(sig);
     let (code, seen) = r.finish();
-    assert_stopped_clean(code, &seen, results.path());
+    assert_stopped_clean(code, &seen, results.path(), moment);
     assert!(!seen.contains("answer:"), "bisect went on:\n{seen}");
 }
 

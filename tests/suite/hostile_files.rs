@@ -693,3 +693,42 @@ fn injected_ids_in_a_campaign_are_refused_before_use() {
         .code(2)
         .stderr_has("versions");
 }
+
+// ---- `--out` never replaces what is not a file (#42) ----
+
+/// #42 attack 2: `report --validation --out` to a character device writes through it; to a
+/// FIFO, a link or a folder it is refused (exit 2, naming what the path is) — never replaced by a
+/// regular file, and at once (a FIFO never blocks it).
+#[test]
+fn report_validation_out_never_replaces_a_device_fifo_link_or_folder() {
+    let tmp = tempfile::tempdir().unwrap();
+    let targets = crate::out_targets::out_targets(tmp.path());
+    for (path, refused) in &targets {
+        let (tx, rx) = std::sync::mpsc::channel();
+        let p = path.clone();
+        std::thread::spawn(move || {
+            let _ = tx.send(
+                Repro::new()
+                    .args([
+                        "report",
+                        "--validation",
+                        "tests/fixtures/run-etcd-split-buggy",
+                        "tests/fixtures/run-etcd-split-fixed",
+                        "--out",
+                    ])
+                    .arg(&p)
+                    .run(),
+            );
+        });
+        let out = rx.recv_timeout(Duration::from_secs(60)).expect("blocked");
+        match refused {
+            None => {
+                out.code(0);
+            }
+            Some(word) => {
+                out.code(2).stderr_has("--out").stderr_has(word);
+            }
+        }
+    }
+    crate::out_targets::assert_kept(tmp.path(), &targets);
+}
