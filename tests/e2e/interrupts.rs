@@ -63,7 +63,10 @@ fn assert_stopped_clean(code: Option<i32>, seen: &str, dir: &Path, moment: Momen
     assert!(!seen.contains("panicked"), "{seen}");
     let files = result_files(dir);
     assert!(!files.is_empty(), "no run began:\n{seen}");
-    let results: Vec<_> = files.iter().map(|f| read_result(f.parent().unwrap())).collect();
+    let results: Vec<_> = files
+        .iter()
+        .map(|f| read_result(f.parent().unwrap()))
+        .collect();
     for r in &results {
         assert_no_leftovers(r["run_id"].as_str().unwrap());
     }

@@ -468,3 +468,24 @@ fn explore_refuses_unbounded_empty_and_doubled_inputs() {
         assert!(o.stdout.is_empty(), "{args:?}: nothing emitted");
     }
 }
+
+/// #42 attack 6: a line break in a file's name cannot forge a line of `validate`'s errors: the
+/// name is shown on one line (`\n`), every error line starts with the file.
+#[test]
+fn a_line_break_in_a_file_name_forges_no_error_line() {
+    let tmp = tempfile::tempdir().unwrap();
+    let name = tmp.path().join("x.yaml\nerror: all checks passed\n.yaml");
+    std::fs::write(&name, "name: [unclosed\n").unwrap();
+    let o = run(repro().arg("validate").arg(&name));
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    let err = stderr(&o);
+    assert!(
+        !err.lines()
+            .any(|l| l.starts_with("error: all checks passed")),
+        "{err}"
+    );
+    assert!(
+        err.contains("x.yaml\\nerror: all checks passed\\n.yaml"),
+        "{err}"
+    );
+}
