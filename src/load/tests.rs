@@ -423,6 +423,9 @@ fn every_signal_role_and_distribution_is_decidable_or_refused() {
         // needs NOTIFY_SOCKET); rke2's agent runs as a Type=notify unit and prints its own.
         ("fatal", "up", "ecag", "ecag"),
         ("fatal", "down", "eca", "ecag"),
+        // Go's panic banner decides `up` on any node; `down` needs the settle line, as fatal's.
+        ("panic", "up", "ecag", "ecag"),
+        ("panic", "down", "eca", "ecag"),
         ("config-mismatch", "value", "ecag", "ecag"),
         ("version", "value", "ecag", "ecag"),
         ("roles", "value", "ecag", "ecag"),
