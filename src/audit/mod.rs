@@ -381,6 +381,3 @@ pub(crate) fn audit(c: &Cluster) -> Report {
         fixes,
     }
 }
-
-#[cfg(test)]
-mod tests;
