@@ -1,0 +1,160 @@
+//! `repro audit` against a live stand-in cluster (#40): etcd-split kept after enabling
+//! supervisor-metrics on etcd-2 (edited and restarted), on v1.33.4 and v1.33.5; audit reads
+//! the nodes through the run's kubeconfig (the stand-in's `GET /api/v1/nodes`, with the
+//! node-args annotations k3s writes) and names etcd-2's borrowed value on v1.33.4 only. Then
+//! cp-1's config is edited in its container without a restart: audit predicts its refusal, and
+//! restarting it proves it.
+
+use std::path::Path;
+use std::process::Command;
+
+use serde_json::Value;
+
+use crate::repro::Repro;
+use crate::runs::Run;
+
+/// Removes the kept cluster whatever happens.
+struct Cleanup(String);
+
+impl Drop for Cleanup {
+    fn drop(&mut self) {
+        let _ = Repro::new().args(["clean", "--run", &self.0]).run();
+    }
+}
+
+const CHECK: &str = "name: audit-e2e
+topology: etcd-split
+issue: https://github.com/k3s-io/k3s/issues/12753
+summary: supervisor-metrics enabled on etcd-2 alone, for repro audit
+steps:
+  - name: enable supervisor-metrics on etcd-2 and restart it
+    config:
+      etcd-2: {supervisor-metrics: true}
+    restart: [etcd-2]
+    expect:
+      etcd-2: {ready: up}
+";
+
+fn docker(args: &[&str]) -> std::process::Output {
+    Command::new("docker").args(args).output().expect("docker runs")
+}
+
+/// The container of `node` in run `id`.
+fn container(id: &str, node: &str) -> String {
+    let out = docker(&[
+        "ps",
+        "-aq",
+        "--filter",
+        &format!("label=io.repro.run={id}"),
+        "--filter",
+        &format!("label=io.repro.node={node}"),
+    ]);
+    let text = String::from_utf8_lossy(&out.stdout).trim().to_string();
+    assert!(!text.is_empty(), "no container for {node} in run {id}");
+    text
+}
+
+fn kept_run(tmp: &Path, version: &str) -> (crate::runs::Finished, String) {
+    let check = tmp.join("audit-e2e.yaml");
+    std::fs::write(&check, CHECK).expect("write check");
+    let run = Run::check(&check.display().to_string())
+        .sim()
+        .version(version)
+        .keep()
+        .finish();
+    let id = run.run_id();
+    (run, id)
+}
+
+fn supervisor_metrics_on<'a>(v: &'a Value, node: &str) -> &'a Value {
+    let key = (v["keys"].as_array().expect("keys").iter())
+        .find(|k| k["key"] == "supervisor-metrics")
+        .unwrap_or_else(|| panic!("no supervisor-metrics in {v}"));
+    (key["nodes"].as_array().expect("nodes").iter())
+        .find(|n| n["node"] == node)
+        .unwrap_or_else(|| panic!("no {node} in {key}"))
+}
+
+#[test]
+fn audit_names_the_borrowed_value_on_the_buggy_version_only_and_predicts_a_refusal() {
+    crate::docker::docker_ok();
+    for (version, borrowed) in [("v1.33.4+k3s1", true), ("v1.33.5+k3s1", false)] {
+        let tmp = tempfile::tempdir().expect("tmp");
+        let (run, id) = kept_run(tmp.path(), version);
+        let _cleanup = Cleanup(id.clone());
+        run.out.code(0);
+        let kubeconfig = run.dir.join("kubeconfig.yaml");
+        assert!(kubeconfig.is_file(), "the kept run wrote no kubeconfig:\n{}", run.out);
+        let audit = Repro::new()
+            .args(["audit", "--kubeconfig"])
+            .arg(&kubeconfig)
+            .args(["--format", "json"])
+            .run();
+        audit.code(1);
+        let v = audit.json();
+        crate::schema::assert_valid("schema/audit.schema.json", &v, "audit of a live cluster");
+        let names: Vec<&str> = (v["nodes"].as_array().expect("nodes").iter())
+            .map(|n| n["name"].as_str().unwrap_or(""))
+            .collect();
+        assert_eq!(names, ["cp-1", "etcd-1", "etcd-2", "etcd-3"], "{v}");
+        let etcd2 = supervisor_metrics_on(&v, "etcd-2");
+        assert_eq!(etcd2["started_with"], "true", "{etcd2}");
+        assert_eq!(etcd2["borrowed"], borrowed, "{version}: {etcd2}");
+        assert_eq!(etcd2["unshared"], true, "{etcd2}");
+        for other in ["etcd-1", "etcd-3", "cp-1"] {
+            assert_eq!(supervisor_metrics_on(&v, other)["borrowed"], false, "{v}");
+        }
+        // The kubeconfig's token (the cluster's) is nowhere in the output.
+        let kc = std::fs::read_to_string(&kubeconfig).expect("kubeconfig");
+        let token = (kc.lines())
+            .find_map(|l| l.trim().strip_prefix("token: "))
+            .expect("a token in the stand-in's kubeconfig");
+        assert!(!audit.stdout.contains(token) && !audit.stderr.contains(token));
+        if borrowed {
+            edited_control_plane_is_refused(tmp.path(), &id, &kubeconfig);
+        }
+    }
+}
+
+/// cp-1's config gets `supervisor-metrics: true` in a drop-in, not restarted: audit says it will
+/// be refused at its next start; a restart proves it.
+fn edited_control_plane_is_refused(tmp: &Path, id: &str, kubeconfig: &Path) {
+    let cp = container(id, "cp-1");
+    let local = tmp.join("cp-1");
+    let copied = docker(&["cp", &format!("{cp}:/etc/rancher/k3s"), &local.display().to_string()]);
+    assert!(copied.status.success(), "{copied:?}");
+    let dropin = local.join("config.yaml.d/99-audit.yaml");
+    std::fs::create_dir_all(dropin.parent().expect("parent")).expect("mkdir");
+    std::fs::write(&dropin, "supervisor-metrics: true\n").expect("write");
+    let put = docker(&[
+        "cp",
+        &local.join("config.yaml.d").display().to_string(),
+        &format!("{cp}:/etc/rancher/k3s/"),
+    ]);
+    assert!(put.status.success(), "{put:?}");
+    let audit = Repro::new()
+        .args(["audit", "--kubeconfig"])
+        .arg(kubeconfig)
+        .arg("--config")
+        .arg(format!("cp-1={}", local.join("config.yaml").display()))
+        .run();
+    audit.code(1).stdout_has("cp-1 will be refused at next start");
+    let cp1 = audit
+        .stdout
+        .lines()
+        .find(|l| l.trim_start().starts_with("cp-1") && l.contains("WILL BE REFUSED"))
+        .unwrap_or_else(|| panic!("no refused line for cp-1:\n{audit}"));
+    assert!(cp1.contains("PENDING"), "{cp1}");
+    // The proof: restarted, cp-1 dies on the critical-config check.
+    assert!(docker(&["restart", &cp]).status.success());
+    let waited = docker(&["wait", &cp]);
+    let code = String::from_utf8_lossy(&waited.stdout).trim().to_string();
+    assert_ne!(code, "0", "cp-1 should have been refused");
+    let logs = docker(&["logs", "--tail", "20", &cp]);
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&logs.stdout),
+        String::from_utf8_lossy(&logs.stderr)
+    );
+    assert!(text.contains("supervisor-metrics") || text.contains("SupervisorMetrics"), "{text}");
+}
