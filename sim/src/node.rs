@@ -1075,7 +1075,14 @@ fn node_hosts(shared: &Shared) -> Vec<String> {
         let url = Url::parse(shared.cfg.server_url.as_deref()?).ok()?;
         let pw = shared.password()?;
         let auth = Auth::Basic("server", &pw);
-        let resp = http::request("GET", &url, &datastore_path(), &auth, None, Duration::from_secs(2));
+        let resp = http::request(
+            "GET",
+            &url,
+            &datastore_path(),
+            &auth,
+            None,
+            Duration::from_secs(2),
+        );
         serde_json::from_slice::<ClusterState>(&resp.ok()?.body).ok()
     });
     let Some(state) = state else {

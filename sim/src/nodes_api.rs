@@ -35,9 +35,14 @@ fn is_secret(key: &str, upper: &str) -> bool {
         "--etcd-s3-secret-key",
     ]
     .contains(&key)
-        || ["TOKEN", "DATASTORE_ENDPOINT", "AGENT_TOKEN", "CLUSTER_SECRET"]
-            .iter()
-            .any(|s| key == format!("{upper}_{s}"))
+        || [
+            "TOKEN",
+            "DATASTORE_ENDPOINT",
+            "AGENT_TOKEN",
+            "CLUSTER_SECRET",
+        ]
+        .iter()
+        .any(|s| key == format!("{upper}_{s}"))
         || key == "AWS_ACCESS_KEY_ID"
         || key == "AWS_SECRET_ACCESS_KEY"
 }
@@ -115,7 +120,10 @@ pub fn own_node(cfg: &ServerConfig, name: &str, ip: &str, version: &str) -> Valu
         labels.insert("node-role.kubernetes.io/etcd".into(), json!("true"));
     }
     if !cfg.disable_apiserver {
-        labels.insert("node-role.kubernetes.io/control-plane".into(), json!("true"));
+        labels.insert(
+            "node-role.kubernetes.io/control-plane".into(),
+            json!("true"),
+        );
         labels.insert("node-role.kubernetes.io/master".into(), json!("true"));
     }
     json!({
@@ -158,8 +166,14 @@ pub fn list(own: Value, hosts: &[String], password: Option<&str>) -> Response {
             continue;
         };
         let auth = password.map_or(Auth::None, Auth::Bearer);
-        let Ok(resp) = http::request("GET", &url, OWN_NODE_PATH, &auth, None, Duration::from_secs(2))
-        else {
+        let Ok(resp) = http::request(
+            "GET",
+            &url,
+            OWN_NODE_PATH,
+            &auth,
+            None,
+            Duration::from_secs(2),
+        ) else {
             continue;
         };
         if resp.status != 200 {
@@ -168,7 +182,10 @@ pub fn list(own: Value, hosts: &[String], password: Option<&str>) -> Response {
         let Ok(node) = serde_json::from_slice::<Value>(&resp.body) else {
             continue;
         };
-        if !items.iter().any(|n| n["metadata"]["name"] == node["metadata"]["name"]) {
+        if !items
+            .iter()
+            .any(|n| n["metadata"]["name"] == node["metadata"]["name"])
+        {
             items.push(node);
         }
     }
@@ -187,19 +204,42 @@ mod tests {
 
     #[test]
     fn args_are_split_and_secrets_masked_as_nodeconfig_does() {
-        let args: Vec<String> = ["server", "--token=abc", "--supervisor-metrics=true", "--disable-etcd", "-t", "x"]
-            .iter()
-            .map(|s| s.to_string())
-            .collect();
+        let args: Vec<String> = [
+            "server",
+            "--token=abc",
+            "--supervisor-metrics=true",
+            "--disable-etcd",
+            "-t",
+            "x",
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
         assert_eq!(
             node_args(&args),
-            ["server", "--token", OMITTED, "--supervisor-metrics", "true", "--disable-etcd", "-t", OMITTED]
+            [
+                "server",
+                "--token",
+                OMITTED,
+                "--supervisor-metrics",
+                "true",
+                "--disable-etcd",
+                "-t",
+                OMITTED
+            ]
         );
         let env = node_env(
-            [("K3S_TOKEN".to_string(), "s".to_string()), ("K3S_URL".to_string(), "u".to_string()), ("HOME".into(), "/".into())]
-                .into_iter(),
+            [
+                ("K3S_TOKEN".to_string(), "s".to_string()),
+                ("K3S_URL".to_string(), "u".to_string()),
+                ("HOME".into(), "/".into()),
+            ]
+            .into_iter(),
         );
-        assert_eq!(env, format!("{{\"K3S_TOKEN\":\"{OMITTED}\",\"K3S_URL\":\"u\"}}"));
+        assert_eq!(
+            env,
+            format!("{{\"K3S_TOKEN\":\"{OMITTED}\",\"K3S_URL\":\"u\"}}")
+        );
     }
 
     #[test]

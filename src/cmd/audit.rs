@@ -9,7 +9,7 @@ use distro::{Distro, Version};
 use crate::audit::{self, change, input, live, render, Cluster, Member};
 use crate::cli::{AuditArgs, AuditFormat};
 use crate::cmd::common::write_stdout;
-use crate::diag::Diagnostic;
+use crate::diag::{Diagnostic, Help};
 use crate::error::Error;
 use crate::exit::Exit;
 use crate::explore::model::Config;
@@ -92,7 +92,8 @@ async fn read_cluster(a: &AuditArgs, redactor: &mut Redactor) -> Result<Cluster,
             .map_err(|e| match e {
                 live::LiveError::Input(m, help) => Error::from(Diagnostic::general(m, help)),
                 live::LiveError::Unreachable(m) => {
-                    Error::Other(anyhow::anyhow!("{m}\n  help: check the cluster is up and the kubeconfig's server reachable from here (`kubectl get nodes` with the same kubeconfig)"))
+                    let help = Help("check the cluster is up and the kubeconfig's server reachable from here (`kubectl get nodes` with the same kubeconfig)");
+                    Error::Other(anyhow::anyhow!("{m}{help}"))
                 }
             })?;
         from_nodes(&nodes, described)?

@@ -36,7 +36,10 @@ steps:
 ";
 
 fn docker(args: &[&str]) -> std::process::Output {
-    Command::new("docker").args(args).output().expect("docker runs")
+    Command::new("docker")
+        .args(args)
+        .output()
+        .expect("docker runs")
 }
 
 /// The container of `node` in run `id`.
@@ -84,7 +87,11 @@ fn audit_names_the_borrowed_value_on_the_buggy_version_only_and_predicts_a_refus
         let _cleanup = Cleanup(id.clone());
         run.out.code(0);
         let kubeconfig = run.dir.join("kubeconfig.yaml");
-        assert!(kubeconfig.is_file(), "the kept run wrote no kubeconfig:\n{}", run.out);
+        assert!(
+            kubeconfig.is_file(),
+            "the kept run wrote no kubeconfig:\n{}",
+            run.out
+        );
         let audit = Repro::new()
             .args(["audit", "--kubeconfig"])
             .arg(&kubeconfig)
@@ -121,7 +128,11 @@ fn audit_names_the_borrowed_value_on_the_buggy_version_only_and_predicts_a_refus
 fn edited_control_plane_is_refused(tmp: &Path, id: &str, kubeconfig: &Path) {
     let cp = container(id, "cp-1");
     let local = tmp.join("cp-1");
-    let copied = docker(&["cp", &format!("{cp}:/etc/rancher/k3s"), &local.display().to_string()]);
+    let copied = docker(&[
+        "cp",
+        &format!("{cp}:/etc/rancher/k3s"),
+        &local.display().to_string(),
+    ]);
     assert!(copied.status.success(), "{copied:?}");
     let dropin = local.join("config.yaml.d/99-audit.yaml");
     std::fs::create_dir_all(dropin.parent().expect("parent")).expect("mkdir");
@@ -138,7 +149,9 @@ fn edited_control_plane_is_refused(tmp: &Path, id: &str, kubeconfig: &Path) {
         .arg("--config")
         .arg(format!("cp-1={}", local.join("config.yaml").display()))
         .run();
-    audit.code(1).stdout_has("cp-1 will be refused at next start");
+    audit
+        .code(1)
+        .stdout_has("cp-1 will be refused at next start");
     let cp1 = audit
         .stdout
         .lines()
@@ -156,5 +169,70 @@ fn edited_control_plane_is_refused(tmp: &Path, id: &str, kubeconfig: &Path) {
         String::from_utf8_lossy(&logs.stdout),
         String::from_utf8_lossy(&logs.stderr)
     );
-    assert!(text.contains("supervisor-metrics") || text.contains("SupervisorMetrics"), "{text}");
+    assert!(
+        text.contains("supervisor-metrics") || text.contains("SupervisorMetrics"),
+        "{text}"
+    );
+}
+
+/// etcd-split's servers' config files, as collected from each server.
+fn etcd_split_configs(dir: &Path) -> Vec<String> {
+    let etcd =
+        "disable-apiserver: true\ndisable-controller-manager: true\ndisable-scheduler: true\n";
+    let files = [
+        ("etcd-1", format!("cluster-init: true\n{etcd}")),
+        ("etcd-2", format!("server: https://etcd-1:6443\n{etcd}")),
+        ("etcd-3", format!("server: https://etcd-1:6443\n{etcd}")),
+        (
+            "cp-1",
+            "server: https://etcd-1:6443\ndisable-etcd: true\n".to_string(),
+        ),
+    ];
+    let mut args = Vec::new();
+    for (name, text) in files {
+        let p = dir.join(name).join("config.yaml");
+        std::fs::create_dir_all(p.parent().expect("parent")).expect("mkdir");
+        std::fs::write(&p, text).expect("write");
+        args.extend(["--config".to_string(), format!("{name}={}", p.display())]);
+    }
+    args
+}
+
+#[test]
+fn a_change_plan_replays_on_the_stand_in_with_every_server_on_the_new_value() {
+    crate::docker::docker_ok();
+    for version in ["v1.33.4+k3s1", "v1.33.5+k3s1"] {
+        let tmp = tempfile::tempdir().expect("tmp");
+        let check = tmp.path().join("change.yaml");
+        let planned = Repro::new()
+            .arg("audit")
+            .args(etcd_split_configs(tmp.path()))
+            .args([
+                "--version",
+                version,
+                "--change",
+                "supervisor-metrics=true",
+                "--check-out",
+            ])
+            .arg(&check)
+            .run();
+        planned
+            .code(0)
+            .stdout_has("change supervisor-metrics=true:");
+        let text = std::fs::read_to_string(&check).expect("check written");
+        assert_eq!(text.matches("restart: [").count(), 4, "{text}");
+        let run = Run::check(&check.display().to_string())
+            .sim()
+            .version(version)
+            .finish();
+        run.out.code(0);
+        assert_eq!(run.outcome(), "fixed", "{version}: {}", run.out);
+        for (step, node) in [(1, "etcd-1"), (3, "etcd-2"), (4, "etcd-3")] {
+            assert_eq!(
+                run.observed(step, node, "supervisor-metrics"),
+                "up",
+                "{version} step {step}"
+            );
+        }
+    }
 }

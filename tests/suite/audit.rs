@@ -272,6 +272,11 @@ fn merge_rules_later_files_win_and_plus_appends() {
 /// etcd-split's nodes as k3s's API lists them (pkg/nodeconfig: node-args with the config file
 /// merged in, `--key=value` split, secrets masked; role labels; kubelet version).
 fn node_list(version: &str) -> Value {
+    node_list_of("k3s", version)
+}
+
+/// The same nodes as `program` (`k3s`, `rke2`) annotates them.
+fn node_list_of(program: &str, version: &str) -> Value {
     let etcd = [
         "--disable-apiserver",
         "true",
@@ -288,8 +293,8 @@ fn node_list(version: &str) -> Value {
         json!({
             "apiVersion": "v1", "kind": "Node",
             "metadata": {"name": name, "labels": l, "annotations": {
-                "k3s.io/node-args": serde_json::to_string(&args).expect("json"),
-                "k3s.io/node-config-hash": "ABCDEFGHIJKLMNOPQRSTUVWXYZ234567ABCDEFGHIJKLMNOPQRST====",
+                format!("{program}.io/node-args"): serde_json::to_string(&args).expect("json"),
+                format!("{program}.io/node-config-hash"): "ABCDEFGHIJKLMNOPQRSTUVWXYZ234567ABCDEFGHIJKLMNOPQRST====",
             }},
             "status": {"addresses": [{"type": "InternalIP", "address": ip}],
                        "nodeInfo": {"kubeletVersion": version, "architecture": "amd64",
@@ -298,7 +303,7 @@ fn node_list(version: &str) -> Value {
                          "osImage": "", "systemUUID": ""}}
         })
     };
-    let mut e1 = vec!["server", "--cluster-init", "true", "--token", "********"];
+    let mut e1 = vec!["server", "--token", "********"];
     e1.extend(etcd);
     let mut e2 = vec![
         "server",
@@ -467,4 +472,64 @@ fn on<'a>(k: &'a Value, node: &str) -> &'a Value {
     (k["nodes"].as_array().expect("nodes").iter())
         .find(|x| x["node"] == node)
         .unwrap_or_else(|| panic!("no node {node} in {k}"))
+}
+
+#[test]
+fn rke2_nodes_and_files_are_read_from_its_facts() {
+    let tmp = tempfile::tempdir().expect("tmp");
+    let f = tmp.path().join("nodes.json");
+    for (version, borrowed) in [("v1.33.4+rke2r1", true), ("v1.33.5+rke2r1", false)] {
+        std::fs::write(&f, node_list_of("rke2", version).to_string()).expect("write");
+        let out = audit(
+            &["--nodes".into(), f.display().to_string()],
+            &["--format", "json"],
+        );
+        let v = out.json();
+        crate::schema::assert_valid("schema/audit.schema.json", &v, "audit of RKE2 nodes");
+        assert_eq!(v["distribution"], "rke2");
+        assert_eq!(
+            on(key(&v, "supervisor-metrics"), "etcd-3")["borrowed"],
+            borrowed,
+            "{version}: {v}"
+        );
+    }
+    // Config files alone: rke2's flags (no cluster-init: the server without `server:` creates it).
+    let args = etcd_split_files(tmp.path());
+    std::fs::write(tmp.path().join("etcd-1/config.yaml"), ETCD).expect("write");
+    let out = audit(
+        &args,
+        &[
+            "--distribution",
+            "rke2",
+            "--version",
+            "v1.33.4+rke2r1",
+            "--change",
+            "supervisor-metrics=true",
+            "--format",
+            "json",
+        ],
+    );
+    let v = out.json();
+    assert_eq!(v["distribution"], "rke2");
+    assert_eq!(
+        on(key(&v, "supervisor-metrics"), "etcd-2")["borrowed"],
+        true,
+        "{v}"
+    );
+    let order: Vec<&str> = (v["change"]["steps"].as_array().expect("steps").iter())
+        .map(|s| s["node"].as_str().unwrap_or(""))
+        .collect();
+    assert_eq!(order, ["etcd-1", "cp-1", "etcd-2", "etcd-3"], "{v}");
+    // cluster-init is k3s's: an unknown key on rke2.
+    std::fs::write(
+        tmp.path().join("etcd-1/config.yaml"),
+        format!("cluster-init: true\n{ETCD}"),
+    )
+    .expect("write");
+    audit(
+        &args,
+        &["--distribution", "rke2", "--version", "v1.33.4+rke2r1"],
+    )
+    .code(2)
+    .stderr_has("etcd-1/config.yaml:1:1: error: unknown key `cluster-init`");
 }
