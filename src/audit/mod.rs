@@ -381,3 +381,6 @@ pub(crate) fn audit(c: &Cluster) -> Report {
         fixes,
     }
 }
+
+#[cfg(test)]
+mod tests;
