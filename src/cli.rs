@@ -801,9 +801,9 @@ pub(crate) struct AuditArgs {
     /// The servers' version, with config files alone (e.g. v1.33.4+k3s1).
     #[arg(long = "version", alias = "k3s-version")]
     pub(crate) version: Option<String>,
-    /// The distribution of config files given alone (k3s, rke2).
-    #[arg(long, default_value = "k3s")]
-    pub(crate) distribution: String,
+    /// The distribution of config files given alone (default: the one `--version` names).
+    #[arg(long)]
+    pub(crate) distribution: Option<String>,
     /// A change to plan (repeatable): `--change supervisor-metrics=true`.
     #[arg(long = "change", value_name = "KEY=VALUE")]
     pub(crate) changes: Vec<String>,

@@ -16,9 +16,9 @@ use crate::explore::model::Config;
 use crate::redact::Redactor;
 
 pub(crate) async fn run(a: &AuditArgs) -> Result<Exit, Error> {
-    let changes = parse_changes(a)?;
     let mut redactor = Redactor::new(&[]);
     let cluster = read_cluster(a, &mut redactor).await?;
+    let changes = parse_changes(a, cluster.distro)?;
     let report = audit::audit(&cluster);
     let plan = (!changes.is_empty()).then(|| change::plan(&cluster, &changes));
     if let (Some(p), Some(path)) = (&plan, &a.check_out) {
@@ -43,8 +43,7 @@ pub(crate) async fn run(a: &AuditArgs) -> Result<Exit, Error> {
 }
 
 /// `--change KEY=VALUE`s, each key one the distribution has.
-fn parse_changes(a: &AuditArgs) -> Result<BTreeMap<String, String>, Error> {
-    let d = distribution(a)?;
+fn parse_changes(a: &AuditArgs, d: Distro) -> Result<BTreeMap<String, String>, Error> {
     let known: Vec<String> = d.flags().iter().map(|f| f.name.clone()).collect();
     let mut out = BTreeMap::new();
     for c in &a.changes {
@@ -69,14 +68,39 @@ fn parse_changes(a: &AuditArgs) -> Result<BTreeMap<String, String>, Error> {
     Ok(out)
 }
 
+/// The distribution of config files given alone: `--distribution`, else the one whose
+/// version grammar `--version` follows.
 fn distribution(a: &AuditArgs) -> Result<Distro, Error> {
-    Distro::from_name(&a.distribution).ok_or_else(|| {
-        Diagnostic::general(
-            format!("unknown distribution `{}`", a.distribution),
-            format!("one of: {}", Distro::names()),
-        )
-        .into()
-    })
+    if let Some(name) = &a.distribution {
+        return Distro::from_name(name).ok_or_else(|| {
+            Diagnostic::general(
+                format!("unknown distribution `{name}`"),
+                format!("one of: {}", Distro::names()),
+            )
+            .into()
+        });
+    }
+    let v = a.version.as_deref().unwrap_or_default();
+    (Distro::ALL.iter().copied())
+        .find(|d| Version::parse_for(*d, v).is_some())
+        .ok_or_else(|| {
+            let examples: Vec<&str> = Distro::ALL
+                .iter()
+                .map(|d| d.facts().example_version)
+                .collect();
+            Diagnostic::general(
+                if v.is_empty() {
+                    "config files alone need the servers' version".to_string()
+                } else {
+                    format!("`--version {v}` is not a version of {}", Distro::names())
+                },
+                format!(
+                    "add --version, e.g. --version {}",
+                    examples.join(" or --version ")
+                ),
+            )
+            .into()
+        })
 }
 
 /// The cluster from the inputs given: a live cluster when `--kubeconfig`/`--context` is given

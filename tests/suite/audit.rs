@@ -236,6 +236,7 @@ fn malformed_and_unknown_keys_are_named_at_their_place() {
         ))
         .stderr_has("did you mean `supervisor-metrics`?");
 
+    std::fs::remove_file(&bad).expect("rm");
     let out = audit(&args, &[]);
     out.code(2).stderr_has("--version");
     let out = audit(&args, &["--version", "v1.33.4+k3s1", "--change", "nokey"]);
