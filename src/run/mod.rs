@@ -444,8 +444,8 @@ async fn kept_kubeconfig(
 }
 
 /// The stand-in's kubeconfig (#40: `repro audit` reads its node list): the stand-in speaks
-/// plain HTTP and takes the cluster token as a bearer, so its server is `http://` the node's
-/// address and its user the token; written 0600 into the results folder, as real k3s's is.
+/// plain HTTP on one port and takes the cluster token as a bearer, so its server is `http://`
+/// the node's address and its user the token; written 0600 into the results folder, as real k3s's is.
 fn kept_sim_kubeconfig(
     c: &Cluster,
     node: &str,
@@ -454,7 +454,8 @@ fn kept_sim_kubeconfig(
     let ip = c
         .address(node)
         .ok_or_else(|| format!("{node} has no address on the run's network"))?;
-    let server = format!("http://{ip}:{}", c.plan.distro.facts().api_port);
+    // The stand-in serves its API on the supervisor's port (the same port on k3s).
+    let server = format!("http://{ip}:{}", c.plan.distro.facts().supervisor_port);
     let text = format!(
         "apiVersion: v1\nkind: Config\nclusters:\n- name: default\n  cluster:\n    server: {server}\ncontexts:\n- name: default\n  context:\n    cluster: default\n    user: default\ncurrent-context: default\nusers:\n- name: default\n  user:\n    token: {}\n",
         c.token

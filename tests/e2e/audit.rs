@@ -236,3 +236,40 @@ fn a_change_plan_replays_on_the_stand_in_with_every_server_on_the_new_value() {
         }
     }
 }
+
+/// RKE2 (#40): the stand-in's RKE2 nodes (systemd units) carry `rke2.io/node-args`; after
+/// etcd-split's steps on rancher/rke2#8465's topology, audit names a node running another
+/// server's value on the buggy release and none on the fixed one.
+#[test]
+fn audit_reads_an_rke2_stand_in_cluster() {
+    crate::docker::docker_ok();
+    for (version, buggy) in [("v1.33.4+rke2r1", true), ("v1.33.5+rke2r1", false)] {
+        let run = Run::check("etcd-split")
+            .sim()
+            .version(version)
+            .topology("rke2-8465")
+            .expect("auto")
+            .keep()
+            .finish();
+        let _cleanup = Cleanup(run.run_id());
+        run.out.code(0);
+        let kubeconfig = run.dir.join("kubeconfig.yaml");
+        let audit = Repro::new()
+            .args(["audit", "--kubeconfig"])
+            .arg(&kubeconfig)
+            .args(["--format", "json"])
+            .run();
+        let v = audit.json();
+        crate::schema::assert_valid("schema/audit.schema.json", &v, "audit of an RKE2 cluster");
+        assert_eq!(v["distribution"], "rke2", "{v}");
+        let borrowed: Vec<String> = (v["keys"].as_array().expect("keys").iter())
+            .flat_map(|k| k["nodes"].as_array().expect("nodes").iter())
+            .filter(|n| n["borrowed"] == true)
+            .map(|n| n["node"].as_str().unwrap_or("").to_string())
+            .collect();
+        assert_eq!(!borrowed.is_empty(), buggy, "{version}: {borrowed:?}\n{v}");
+        if buggy {
+            audit.code(1);
+        }
+    }
+}
