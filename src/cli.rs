@@ -804,6 +804,13 @@ pub(crate) struct AuditArgs {
     /// The distribution of config files given alone (default: the one `--version` names).
     #[arg(long)]
     pub(crate) distribution: Option<String>,
+    /// Logs of the servers, to confirm what each ran with (files, folders, bundles, as
+    /// `repro inspect` takes them).
+    #[arg(long = "logs", value_name = "PATH")]
+    pub(crate) logs: Vec<PathBuf>,
+    /// A server's log, named (repeatable): `--node etcd-2=etcd-2.log`.
+    #[arg(long = "node", value_name = "NAME=FILE", value_parser = parse_named)]
+    pub(crate) node_logs: Vec<(String, PathBuf)>,
     /// A change to plan (repeatable): `--change supervisor-metrics=true`.
     #[arg(long = "change", value_name = "KEY=VALUE")]
     pub(crate) changes: Vec<String>,

@@ -108,6 +108,11 @@ pub(crate) struct KeyOnNode {
     pub(crate) pending: bool,
     /// An etcd member whose value of this critical key the other members do not share.
     pub(crate) unshared: bool,
+    /// What the node's last boot in the logs showed of the key's feature (`up`, `down`,
+    /// `unknown`), or `not observed` (no log of it, or no signal of that name); absent when no
+    /// logs were given.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) observed: Option<String>,
 }
 
 /// One key across the servers.
@@ -292,6 +297,7 @@ fn key_report(c: &Cluster, rules: &Rules, key: &str) -> KeyReport {
                 borrowed,
                 pending,
                 unshared,
+                observed: None,
             }
         })
         .collect();
@@ -346,6 +352,17 @@ fn fixes(c: &Cluster, keys: &[KeyReport], refused: &[Refusal]) -> Vec<String> {
         }
     }
     out
+}
+
+/// The logs' evidence: `seen` maps (node, key) to what its last boot showed; every server's
+/// key gets it, or `not observed`.
+pub(crate) fn add_evidence(r: &mut Report, seen: &BTreeMap<(String, String), String>) {
+    for k in &mut r.keys {
+        for n in &mut k.nodes {
+            let got = seen.get(&(n.node.clone(), k.key.clone()));
+            n.observed = Some(got.cloned().unwrap_or_else(|| "not observed".to_string()));
+        }
+    }
 }
 
 /// What the model says of `c` (see [`Report`]).

@@ -61,6 +61,9 @@ pub(crate) fn text(r: &Report, plan: Option<&ChangePlan>) -> String {
                     shown(&n.configured)
                 ));
             }
+            if let Some(seen) = &n.observed {
+                notes.push(format!("logs: {seen}"));
+            }
             if n.unshared {
                 notes.push("UNSHARED: the other etcd members run another value".to_string());
             }

@@ -7,7 +7,7 @@ use std::path::PathBuf;
 use distro::{Distro, Version};
 
 use crate::audit::{self, change, input, live, render, Cluster, Member};
-use crate::cli::{AuditArgs, AuditFormat};
+use crate::cli::{AuditArgs, AuditFormat, Global};
 use crate::cmd::common::write_stdout;
 use crate::diag::{Diagnostic, Help};
 use crate::error::Error;
@@ -15,11 +15,14 @@ use crate::exit::Exit;
 use crate::explore::model::Config;
 use crate::redact::Redactor;
 
-pub(crate) async fn run(a: &AuditArgs) -> Result<Exit, Error> {
+pub(crate) async fn run(g: &Global, a: &AuditArgs) -> Result<Exit, Error> {
     let mut redactor = Redactor::new(&[]);
     let cluster = read_cluster(a, &mut redactor).await?;
     let changes = parse_changes(a, cluster.distro)?;
-    let report = audit::audit(&cluster);
+    let mut report = audit::audit(&cluster);
+    if !a.logs.is_empty() || !a.node_logs.is_empty() {
+        audit::add_evidence(&mut report, &log_evidence(g, a)?);
+    }
     let plan = (!changes.is_empty()).then(|| change::plan(&cluster, &changes));
     if let (Some(p), Some(path)) = (&plan, &a.check_out) {
         let text = redactor.redact_text(&change::check_file(&cluster, p, &a.topology));
@@ -232,4 +235,37 @@ fn from_files(a: &AuditArgs) -> Result<Cluster, Error> {
         source: format!("config files of {}", names.join(", ")),
         members,
     })
+}
+
+/// What each node's last boot in the logs showed of each signal (read as `repro inspect` reads
+/// them): (node, signal) → state.
+fn log_evidence(g: &Global, a: &AuditArgs) -> Result<BTreeMap<(String, String), String>, Error> {
+    let root = crate::catalog::find_root(g.root.as_deref());
+    let cat = crate::catalog::Catalog::load(root.as_deref()).map_err(|d| {
+        Error::bad_input(format!(
+            "{d}fix these first: `repro validate` shows the same problems"
+        ))
+    })?;
+    let bad = |e: crate::inspect::sources::InputError| Error::from(e.0);
+    let resolved = crate::inspect::sources::resolve(&a.logs, &a.node_logs, &[]).map_err(bad)?;
+    let opts = crate::inspect::Options {
+        settle: None,
+        excerpt: false,
+        secrets: Vec::new(),
+        progress: false,
+    };
+    let (report, _) = crate::inspect::inspect(&resolved, &cat, &opts).map_err(bad)?;
+    let mut seen = BTreeMap::new();
+    for node in report.inputs.iter().flat_map(|i| &i.nodes) {
+        let Some(last) = node.boots.last() else {
+            continue;
+        };
+        for (signal, s) in &last.signals {
+            seen.insert(
+                (node.name.clone(), signal.clone()),
+                s.state.as_str().to_string(),
+            );
+        }
+    }
+    Ok(seen)
 }

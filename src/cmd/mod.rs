@@ -56,7 +56,7 @@ pub fn dispatch(cli: Cli) -> Result<Exit, Error> {
             Command::Inspect(a) => inspect::run(&g, &a),
             Command::Doctor(a) => doctor::run(&g, &a).await,
             Command::Explore(a) => explore::run(&g, &a).await,
-            Command::Audit(a) => audit::run(&a).await,
+            Command::Audit(a) => audit::run(&g, &a).await,
             Command::Version(a) => version::run(&g, &a),
             Command::Init(a) => init::run(&a),
             Command::Completions { shell } => docs::completions(shell),

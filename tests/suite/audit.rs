@@ -534,3 +534,48 @@ fn rke2_nodes_and_files_are_read_from_its_facts() {
     .code(2)
     .stderr_has("etcd-1/config.yaml:1:1: error: unknown key `cluster-init`");
 }
+
+#[test]
+fn logs_confirm_what_each_node_ran_with_or_say_not_observed() {
+    let fixture = Path::new("tests/fixtures/run-etcd-split-buggy");
+    let tmp = tempfile::tempdir().expect("tmp");
+    let mut args = Vec::new();
+    for n in ["etcd-1", "etcd-2", "etcd-3", "cp-1"] {
+        let dir = tmp.path().join(n);
+        std::fs::create_dir_all(&dir).expect("mkdir");
+        let from = fixture.join(format!("nodes/{n}/config-step-3.yaml"));
+        std::fs::copy(from, dir.join("config.yaml")).expect("copy");
+        args.extend(["--config".to_string(), format!("{n}={}", dir.display())]);
+    }
+    let v = audit(&args, &["--version", "v1.33.4+k3s1", "--format", "json"]).json();
+    assert!(
+        on(key(&v, "embedded-registry"), "etcd-1")
+            .get("observed")
+            .is_none(),
+        "no logs: no field"
+    );
+
+    let mut with_logs = args.clone();
+    with_logs.extend(["--logs".to_string(), fixture.display().to_string()]);
+    let out = audit(
+        &with_logs,
+        &["--version", "v1.33.4+k3s1", "--format", "json"],
+    );
+    let v = out.json();
+    crate::schema::assert_valid("schema/audit.schema.json", &v, "audit with logs");
+    let registry = key(&v, "embedded-registry");
+    assert_eq!(on(registry, "etcd-1")["observed"], "up", "{registry}");
+    assert_eq!(on(registry, "cp-1")["observed"], "down", "{registry}");
+
+    let mut one = args.clone();
+    let log = fixture.join("nodes/etcd-2/boot-3.log");
+    one.extend(["--node".to_string(), format!("etcd-2={}", log.display())]);
+    let v = audit(&one, &["--version", "v1.33.4+k3s1", "--format", "json"]).json();
+    let registry = key(&v, "embedded-registry");
+    assert_eq!(on(registry, "etcd-2")["observed"], "up", "{registry}");
+    assert_eq!(
+        on(registry, "etcd-1")["observed"],
+        "not observed",
+        "{registry}"
+    );
+}
