@@ -273,3 +273,40 @@ fn audit_reads_an_rke2_stand_in_cluster() {
         }
     }
 }
+
+/// The same plan on RKE2 (rancher/rke2#8465's topology: the servers of etcd-split and an agent):
+/// every server ends with supervisor-metrics, no start refused, buggy and fixed.
+#[test]
+fn a_change_plan_replays_on_the_rke2_stand_in() {
+    crate::docker::docker_ok();
+    for version in ["v1.33.4+rke2r1", "v1.33.5+rke2r1"] {
+        let tmp = tempfile::tempdir().expect("tmp");
+        let args = etcd_split_configs(tmp.path());
+        // rke2 has no cluster-init: the server without `server:` creates the cluster.
+        let etcd1 = tmp.path().join("etcd-1/config.yaml");
+        let text = std::fs::read_to_string(&etcd1).expect("read");
+        std::fs::write(&etcd1, text.replace("cluster-init: true\n", "")).expect("write");
+        let check = tmp.path().join("change.yaml");
+        Repro::new()
+            .arg("audit")
+            .args(args)
+            .args(["--version", version, "--change", "supervisor-metrics=true"])
+            .args(["--topology", "rke2-8465", "--check-out"])
+            .arg(&check)
+            .run()
+            .code(0);
+        let run = Run::check(&check.display().to_string())
+            .sim()
+            .version(version)
+            .finish();
+        run.out.code(0);
+        assert_eq!(run.outcome(), "fixed", "{version}: {}", run.out);
+        for (step, node) in [(1, "etcd-1"), (3, "etcd-2"), (4, "etcd-3")] {
+            assert_eq!(
+                run.observed(step, node, "supervisor-metrics"),
+                "up",
+                "{version} step {step}"
+            );
+        }
+    }
+}
