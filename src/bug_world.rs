@@ -52,6 +52,19 @@ impl Reach {
     }
 }
 
+/// The servers a running buggy etcd-only joiner (`node`, which joined `joined`) may have read
+/// its served config from on a live cluster (`repro audit`): as wide as the walk of a check, a
+/// joiner that ran while every apiserver node ran has seen them all (saved, picked at random),
+/// and the joined node is the last resort.
+pub(crate) fn live_reach(node: &str, joined: &str, apiservers: &[String]) -> Reach {
+    Reach {
+        step: 0,
+        node: node.to_string(),
+        saved: apiservers.to_vec(),
+        joined: joined.to_string(),
+    }
+}
+
 /// What the bug world shows of a check on its topology.
 #[derive(Debug, Clone, Default)]
 pub(crate) struct BugWorld {

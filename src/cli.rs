@@ -79,6 +79,10 @@ pub(crate) enum Command {
     /// Search a topology for config-order bugs: generated edit/restart sequences, judged by a
     /// model of the distribution's rules, minimised to a check file (docs/explore.md).
     Explore(ExploreArgs),
+    /// Is my cluster affected? A running k3s/RKE2 cluster's servers (kubeconfig, config files or
+    /// a saved node list) against the model of k3s #12753: borrowed values, drift, refused starts,
+    /// and a safe order for a change (docs/audit.md).
+    Audit(AuditArgs),
     /// Print repro's own version and commit (as `repro --version`; the distribution's version of
     /// a run is `--version` after a command).
     Version(VersionArgs),
@@ -812,6 +816,59 @@ pub(crate) struct DoctorArgs {
     pub(crate) image: Option<String>,
     #[arg(long, value_enum, default_value = "text")]
     pub(crate) format: Format,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub(crate) enum AuditFormat {
+    /// Lines for a terminal.
+    Text,
+    /// Versioned JSON (schema/audit.schema.json).
+    Json,
+    /// Prometheus text format, for node_exporter's textfile collector.
+    Prometheus,
+}
+
+/// `repro audit`'s flags (src/cmd/audit.rs).
+#[derive(Debug, Args)]
+pub(crate) struct AuditArgs {
+    /// The kubeconfig of the cluster (default: KUBECONFIG, then ~/.kube/config, as kubectl).
+    #[arg(long, value_name = "FILE")]
+    pub(crate) kubeconfig: Option<PathBuf>,
+    /// The kubeconfig's context (default: its current context).
+    #[arg(long)]
+    pub(crate) context: Option<String>,
+    /// A saved `kubectl get nodes -o json` instead of a live cluster.
+    #[arg(long = "nodes", value_name = "FILE")]
+    pub(crate) nodes_file: Option<PathBuf>,
+    /// A server's config (repeatable): `--config etcd-2=etcd-2/config.yaml` (its config.yaml.d
+    /// beside it is read too; a folder holding config.yaml works). With a cluster or node list:
+    /// what the node starts with next.
+    #[arg(long = "config", value_name = "NODE=PATH", value_parser = parse_named)]
+    pub(crate) configs: Vec<(String, PathBuf)>,
+    /// The servers' version, with config files alone (e.g. v1.33.4+k3s1).
+    #[arg(long = "version", alias = "k3s-version")]
+    pub(crate) version: Option<String>,
+    /// The distribution of config files given alone (default: the one `--version` names).
+    #[arg(long)]
+    pub(crate) distribution: Option<String>,
+    /// Logs of the servers, to confirm what each ran with (files, folders, bundles, as
+    /// `repro inspect` takes them).
+    #[arg(long = "logs", value_name = "PATH")]
+    pub(crate) logs: Vec<PathBuf>,
+    /// A server's log, named (repeatable): `--node etcd-2=etcd-2.log`.
+    #[arg(long = "node", value_name = "NAME=FILE", value_parser = parse_named)]
+    pub(crate) node_logs: Vec<(String, PathBuf)>,
+    /// A change to plan (repeatable): `--change supervisor-metrics=true`.
+    #[arg(long = "change", value_name = "KEY=VALUE")]
+    pub(crate) changes: Vec<String>,
+    /// With --change: write the plan as a check file `repro run` rehearses.
+    #[arg(long = "check-out", value_name = "FILE", requires = "changes")]
+    pub(crate) check_out: Option<PathBuf>,
+    /// With --check-out: the topology the check is written for.
+    #[arg(long, default_value = "etcd-split")]
+    pub(crate) topology: String,
+    #[arg(long, value_enum, default_value = "text")]
+    pub(crate) format: AuditFormat,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]

@@ -123,6 +123,12 @@ pub(crate) const EXAMPLES: &[(&str, &[Example])] = &[
         ex("search etcd-split for config-order bugs in one key", "repro explore --topology etcd-split --keys embedded-registry --version v1.33.4+k3s1 --sim"),
         ex("re-judge a campaign, no Docker", "repro explore --recheck results/explore-etcd-split-20261203T100000Z"),
     ]),
+    ("audit", &[
+        ex("is the cluster of my kubeconfig affected by k3s #12753?", "repro audit"),
+        ex("a safe order to turn a critical key on, as a check to rehearse", "repro audit --change supervisor-metrics=true --check-out change.yaml"),
+        ex("config files collected from each server, no cluster", "repro audit --version v1.33.4+k3s1 --config etcd-1=etcd-1/config.yaml --config cp-1=cp-1/config.yaml"),
+        ex("for node_exporter's textfile collector", "repro audit --format prometheus > /var/lib/node_exporter/textfile/repro_audit.prom"),
+    ]),
     ("version", &[
         ex("repro's own version and commit (a run's k3s version is --version after a command)", "repro version"),
         ex("the same for scripts", "repro version --format json"),

@@ -10,6 +10,7 @@
 #[macro_use]
 pub mod term;
 mod archive;
+mod audit;
 mod bug_world;
 mod builds;
 mod catalog;

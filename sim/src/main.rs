@@ -21,6 +21,7 @@ mod loadbalancer;
 mod logs;
 mod metrics;
 mod node;
+mod nodes_api;
 mod pace;
 mod registries;
 mod version;

@@ -194,12 +194,24 @@ fn server_config(
     for warning in &loaded.warnings {
         logs::warn(warning);
     }
+    remember_node_args(&files, cli_args, version);
     if let Err(e) = config::validate(&cfg) {
         logs::fatal(format!("Error: {e}"));
     }
     let local_args =
         CriticalArgs::from_config(&cfg).unwrap_or_else(|e| logs::fatal(format!("Error: {e}")));
     (cfg, local_args)
+}
+
+/// The node-args annotation's arguments (`configfilearg.MustParse`: the config files' flags,
+/// then the command line's), for the node list (`crate::nodes_api`).
+fn remember_node_args(files: &[config::ConfigFile], cli_args: &[String], version: &Version) {
+    if let Ok(file_args) = config::files_to_args(files) {
+        let command = distro::FlagCommand::Server;
+        let mut all = config::strip_unknown(file_args, version, command, &mut Vec::new());
+        all.extend(cli_args.iter().cloned());
+        crate::nodes_api::remember(&all);
+    }
 }
 
 /// The faults injected into this node (environment and the faults file), their threads
@@ -1008,6 +1020,12 @@ fn route(shared: &Shared, req: &Request) -> Response {
             return Response::json(200, serde_json::to_string(&list).unwrap_or_default());
         }
         _ if path == datastore_path() => return datastore_endpoint(shared, req),
+        crate::nodes_api::OWN_NODE_PATH => {
+            if !admin_client(shared, req) {
+                return status_unauthorized();
+            }
+            return Response::json(200, own_node(shared).to_string());
+        }
         // The agent's https router: authn (client certificates, anonymous
         // off) and authz on everything but /v2 and p2p (pkg/agent/https).
         "/metrics" if shared.features.metrics_mounted.load(Ordering::SeqCst) => {
@@ -1034,7 +1052,48 @@ fn route(shared: &Shared, req: &Request) -> Response {
     if !admin_client(shared, req) {
         return status_unauthorized();
     }
+    if path == "/api/v1/nodes" {
+        return crate::nodes_api::list(
+            own_node(shared),
+            &node_hosts(shared),
+            shared.password().as_deref(),
+        );
+    }
     apiserver_endpoint(shared, path)
+}
+
+/// This server's record for the node list.
+fn own_node(shared: &Shared) -> serde_json::Value {
+    let version = shared.version.to_string();
+    crate::nodes_api::own_node(&shared.cfg, &shared.node_name, &shared.ip, &version)
+}
+
+/// The hosts of the cluster's other servers: the etcd members and the apiservers of the
+/// datastore (this node's copy, else the one of the server it joined).
+fn node_hosts(shared: &Shared) -> Vec<String> {
+    let state = shared.state().or_else(|| {
+        let url = Url::parse(shared.cfg.server_url.as_deref()?).ok()?;
+        let pw = shared.password()?;
+        let auth = Auth::Basic("server", &pw);
+        let resp = http::request(
+            "GET",
+            &url,
+            &datastore_path(),
+            &auth,
+            None,
+            Duration::from_secs(2),
+        );
+        serde_json::from_slice::<ClusterState>(&resp.ok()?.body).ok()
+    });
+    let Some(state) = state else {
+        return Vec::new();
+    };
+    let urls = state.members.iter().map(|m| m.peer_url.as_str());
+    urls.chain(state.apiservers.iter().map(String::as_str))
+        .filter_map(|u| Url::parse(u).ok())
+        .map(|u| u.host)
+        .filter(|h| *h != shared.ip)
+        .collect()
 }
 
 /// The request carries this cluster's admin client certificate (the

@@ -2,6 +2,7 @@
 //! command that completed came out (an [`Exit`]), or the error it stopped on; `main` alone turns
 //! either into a number (`crate::exit`).
 
+mod audit;
 mod bisect;
 mod clean;
 pub(crate) mod common;
@@ -55,6 +56,7 @@ pub fn dispatch(cli: Cli) -> Result<Exit, Error> {
             Command::Inspect(a) => inspect::run(&g, &a),
             Command::Doctor(a) => doctor::run(&g, &a).await,
             Command::Explore(a) => explore::run(&g, &a).await,
+            Command::Audit(a) => audit::run(&g, &a).await,
             Command::Version(a) => version::run(&g, &a),
             Command::Init(a) => init::run(&a),
             Command::Completions { shell } => docs::completions(shell),

@@ -378,7 +378,8 @@ async fn kept_hint(c: &Cluster, plan: &Plan, dir: &std::path::Path) -> String {
     let api = kept::api_node(&plan.nodes);
     let kubeconfig = match api {
         Some(n) if !stand_in => Some(kept_kubeconfig(c, &n.name, dir).await),
-        _ => None,
+        Some(n) => Some(kept_sim_kubeconfig(c, &n.name, dir)),
+        None => None,
     };
     let first = &plan.nodes[0];
     // `repro runs` reads ./results unless told otherwise.
@@ -436,6 +437,29 @@ async fn kept_kubeconfig(
             facts.kubeconfig_path
         )
     })?;
+    let path = dir.join(kept::KUBECONFIG_FILE);
+    kept::write_private(&path, &text)
+        .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+    Ok((path, server))
+}
+
+/// The stand-in's kubeconfig (#40: `repro audit` reads its node list): the stand-in speaks
+/// plain HTTP on one port and takes the cluster token as a bearer, so its server is `http://`
+/// the node's address and its user the token; written 0600 into the results folder, as real k3s's is.
+fn kept_sim_kubeconfig(
+    c: &Cluster,
+    node: &str,
+    dir: &std::path::Path,
+) -> Result<(std::path::PathBuf, String), String> {
+    let ip = c
+        .address(node)
+        .ok_or_else(|| format!("{node} has no address on the run's network"))?;
+    // The stand-in serves its API on the supervisor's port (the same port on k3s).
+    let server = format!("http://{ip}:{}", c.plan.distro.facts().supervisor_port);
+    let text = format!(
+        "apiVersion: v1\nkind: Config\nclusters:\n- name: default\n  cluster:\n    server: {server}\ncontexts:\n- name: default\n  context:\n    cluster: default\n    user: default\ncurrent-context: default\nusers:\n- name: default\n  user:\n    token: {}\n",
+        c.token
+    );
     let path = dir.join(kept::KUBECONFIG_FILE);
     kept::write_private(&path, &text)
         .map_err(|e| format!("cannot write {}: {e}", path.display()))?;

@@ -36,6 +36,7 @@ mod tcp_proxy;
 mod util;
 
 mod agents;
+mod audit;
 mod bug_world;
 mod builds;
 mod doctor;

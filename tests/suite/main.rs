@@ -23,6 +23,7 @@ mod util;
 #[macro_use]
 mod snap;
 
+mod audit;
 mod bug_world;
 mod builds;
 mod cli;

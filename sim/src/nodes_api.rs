@@ -1,0 +1,252 @@
+//! The apiserver's node list (`GET /api/v1/nodes`, what `kubectl get nodes` and kube's
+//! `Api<Node>::list` read), with what k3s writes on each node when its agent registers
+//! (pkg/nodeconfig/nodeconfig.go, `SetNodeConfigAnnotations`; docs/k3s-behaviour.md):
+//! `<program>.io/node-args` (the command line with the config file merged in, `--key=value`
+//! split in two, the value after a secret flag `********`), `<program>.io/node-env` (the
+//! `K3S_*` environment, secrets masked), `<program>.io/node-config-hash` (base32 of the sha256
+//! of both), the role labels and the kubelet version. Each server answers its own record; the
+//! apiserver gathers every server's (stands in for the nodes' registrations in etcd).
+
+use std::sync::OnceLock;
+use std::time::Duration;
+
+use serde_json::{json, Value};
+use sha2::{Digest, Sha256};
+
+use crate::config::ServerConfig;
+use crate::http::{self, Auth, Response, Url};
+
+/// `nodeconfig.OmittedValue`.
+const OMITTED: &str = "********";
+/// The path a server answers its own node record on (the stand-in's, not k3s's).
+pub const OWN_NODE_PATH: &str = "/repro-sim/node";
+
+static ARGS: OnceLock<(String, String)> = OnceLock::new();
+
+/// `isSecret`'s flags and variables.
+fn is_secret(key: &str, upper: &str) -> bool {
+    [
+        "--token",
+        "-t",
+        "--agent-token",
+        "--datastore-endpoint",
+        "--cluster-secret",
+        "--etcd-s3-access-key",
+        "--etcd-s3-secret-key",
+    ]
+    .contains(&key)
+        || [
+            "TOKEN",
+            "DATASTORE_ENDPOINT",
+            "AGENT_TOKEN",
+            "CLUSTER_SECRET",
+        ]
+        .iter()
+        .any(|s| key == format!("{upper}_{s}"))
+        || key == "AWS_ACCESS_KEY_ID"
+        || key == "AWS_SECRET_ACCESS_KEY"
+}
+
+/// `getNodeArgs`: `args` (the subcommand, then the config files' flags and the command
+/// line's, as `configfilearg.MustParse` gives them), each `--key=value` split, secrets masked.
+pub fn node_args(args: &[String]) -> Vec<String> {
+    let upper = crate::config::facts().binary.to_uppercase();
+    let mut out: Vec<String> = Vec::new();
+    for a in args {
+        match a.split_once('=').filter(|_| a.starts_with("--")) {
+            Some((k, v)) => out.extend([k.to_string(), v.to_string()]),
+            None => out.push(a.clone()),
+        }
+    }
+    for i in 0..out.len() {
+        if is_secret(&out[i], &upper) && i + 1 < out.len() {
+            out[i + 1] = OMITTED.to_string();
+        }
+    }
+    out
+}
+
+/// `getNodeEnv`: the `<PROGRAM>_*` variables, secrets masked, as a JSON object.
+pub fn node_env(vars: impl Iterator<Item = (String, String)>) -> String {
+    let upper = crate::config::facts().binary.to_uppercase();
+    let mut env: std::collections::BTreeMap<String, String> = vars
+        .filter(|(k, _)| k.starts_with(&format!("{upper}_")))
+        .collect();
+    for (k, v) in env.iter_mut() {
+        if is_secret(k, &upper) {
+            *v = OMITTED.to_string();
+        }
+    }
+    serde_json::to_string(&env).unwrap_or_default()
+}
+
+/// base32 (RFC 4648, padded), as Go's `base32.StdEncoding`.
+fn base32(data: &[u8]) -> String {
+    const ALPHABET: &[u8; 32] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZ234567";
+    let mut out = String::new();
+    for chunk in data.chunks(5) {
+        let mut buf = [0u8; 5];
+        buf[..chunk.len()].copy_from_slice(chunk);
+        let bits = buf.iter().fold(0u64, |acc, b| (acc << 8) | u64::from(*b));
+        let chars = (chunk.len() * 8).div_ceil(5);
+        for i in 0..8 {
+            if i < chars {
+                let idx = (bits >> (35 - i * 5)) & 0x1f;
+                out.push(char::from(ALPHABET[idx as usize]));
+            } else {
+                out.push('=');
+            }
+        }
+    }
+    out
+}
+
+/// Remembers this process's node-args and node-env annotations (once, at start).
+pub fn remember(files_then_cli: &[String]) {
+    let mut all = vec!["server".to_string()];
+    all.extend(files_then_cli.iter().cloned());
+    let args = serde_json::to_string(&node_args(&all)).unwrap_or_default();
+    let _ = ARGS.set((args, node_env(std::env::vars())));
+}
+
+/// This server's Node object, as the apiserver lists it.
+pub fn own_node(cfg: &ServerConfig, name: &str, ip: &str, version: &str) -> Value {
+    let program = crate::config::facts().binary;
+    let (args, env) = ARGS.get().cloned().unwrap_or_default();
+    let hash = base32(&Sha256::digest(format!("{args}{env}").as_bytes()));
+    let mut labels = serde_json::Map::new();
+    labels.insert("kubernetes.io/hostname".into(), json!(name));
+    if !cfg.disable_etcd {
+        labels.insert("node-role.kubernetes.io/etcd".into(), json!("true"));
+    }
+    if !cfg.disable_apiserver {
+        labels.insert(
+            "node-role.kubernetes.io/control-plane".into(),
+            json!("true"),
+        );
+        labels.insert("node-role.kubernetes.io/master".into(), json!("true"));
+    }
+    json!({
+        "kind": "Node",
+        "apiVersion": "v1",
+        "metadata": {
+            "name": name,
+            "labels": labels,
+            "annotations": {
+                format!("{program}.io/node-args"): args,
+                format!("{program}.io/node-env"): env,
+                format!("{program}.io/node-config-hash"): hash,
+            }
+        },
+        "status": {
+            "addresses": [
+                {"type": "InternalIP", "address": ip},
+                {"type": "Hostname", "address": name}
+            ],
+            "nodeInfo": {
+                "kubeletVersion": version,
+                "kubeProxyVersion": version,
+                "architecture": "amd64",
+                "operatingSystem": "linux",
+                "osImage": "repro k3s stand-in",
+                "kernelVersion": "", "bootID": "", "machineID": "", "systemUUID": "",
+                "containerRuntimeVersion": "containerd://stand-in"
+            }
+        }
+    })
+}
+
+/// `GET /api/v1/nodes`: `own`, and the record of every other server at `hosts` (addresses
+/// of the cluster's members and apiservers) that answers, once each, sorted by name.
+pub fn list(own: Value, hosts: &[String], password: Option<&str>) -> Response {
+    let port = crate::config::facts().supervisor_port;
+    let mut items = vec![own];
+    for host in hosts {
+        let Ok(url) = Url::parse(&format!("https://{host}:{port}")) else {
+            continue;
+        };
+        let auth = password.map_or(Auth::None, Auth::Bearer);
+        let Ok(resp) = http::request(
+            "GET",
+            &url,
+            OWN_NODE_PATH,
+            &auth,
+            None,
+            Duration::from_secs(2),
+        ) else {
+            continue;
+        };
+        if resp.status != 200 {
+            continue;
+        }
+        let Ok(node) = serde_json::from_slice::<Value>(&resp.body) else {
+            continue;
+        };
+        if !items
+            .iter()
+            .any(|n| n["metadata"]["name"] == node["metadata"]["name"])
+        {
+            items.push(node);
+        }
+    }
+    items.sort_by(|a, b| {
+        a["metadata"]["name"]
+            .as_str()
+            .cmp(&b["metadata"]["name"].as_str())
+    });
+    let body = json!({"kind": "NodeList", "apiVersion": "v1", "metadata": {"resourceVersion": "1"}, "items": items});
+    Response::json(200, body.to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn args_are_split_and_secrets_masked_as_nodeconfig_does() {
+        let args: Vec<String> = [
+            "server",
+            "--token=abc",
+            "--supervisor-metrics=true",
+            "--disable-etcd",
+            "-t",
+            "x",
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+        assert_eq!(
+            node_args(&args),
+            [
+                "server",
+                "--token",
+                OMITTED,
+                "--supervisor-metrics",
+                "true",
+                "--disable-etcd",
+                "-t",
+                OMITTED
+            ]
+        );
+        let env = node_env(
+            [
+                ("K3S_TOKEN".to_string(), "s".to_string()),
+                ("K3S_URL".to_string(), "u".to_string()),
+                ("HOME".into(), "/".into()),
+            ]
+            .into_iter(),
+        );
+        assert_eq!(
+            env,
+            format!("{{\"K3S_TOKEN\":\"{OMITTED}\",\"K3S_URL\":\"u\"}}")
+        );
+    }
+
+    #[test]
+    fn base32_is_gos_std_encoding() {
+        assert_eq!(base32(b""), "");
+        assert_eq!(base32(b"f"), "MY======");
+        assert_eq!(base32(b"foobar"), "MZXW6YTBOI======");
+        assert_eq!(base32(&[0u8; 32]).len(), 56);
+    }
+}
