@@ -410,6 +410,7 @@ async fn execute(
         space,
         state,
         run_one,
+        validate: validator(g.root.clone(), a.sim),
         say: Box::new(|l: &str| errln!("{l}")),
         started: Instant::now(),
         only: (!a.sequences.is_empty()).then(|| a.sequences.clone()),
@@ -506,6 +507,26 @@ fn print_summary(f: &explore::findings::FindingsFile, dir: &Path) {
         dir.join(explore::FINDINGS_MD).display()
     ));
     out(&t);
+}
+
+/// `repro run`'s own validation of one check file on one version (resolve: catalog, check,
+/// bug world, plan), with no engine: the problems' places in the file.
+fn validator(root: Option<PathBuf>, sim: bool) -> explore::Validate {
+    Box::new(move |check: &Path, version: &str| {
+        let target = Target {
+            version: Some(version.to_string()),
+            ..Target::of(check.display().to_string(), sim, None)
+        };
+        match super::common::resolve(root.as_deref(), &target) {
+            Ok(_) => Ok(()),
+            Err(Error::Usage(d)) => Err(d
+                .0
+                .iter()
+                .map(|d| (d.line, d.column, d.message.clone()))
+                .collect()),
+            Err(e) => Err(vec![(0, 0, e.render().trim_end().to_string())]),
+        }
+    })
 }
 
 /// `repro run`'s own path for one check file: resolve (catalog, plan) and `run::execute`.

@@ -377,42 +377,36 @@ pub(crate) fn render(
         } else {
             "ready"
         };
-        let mut expect: Vec<String> = Vec::new();
-        let mut shown: Vec<&str> = Vec::new();
-        match model::predict(ctx.rules, ctx.nodes, node, false, &own, &others, &key_names) {
-            Boot::Refused(diff) => {
-                expect.push(format!("{ready}: down"));
-                expect.push("fatal: up".into());
-                expect.push(format!("config-mismatch: {}", quote(&diff.join(","))));
-                running.remove(&st.node);
-            }
-            Boot::Up(values) => {
-                expect.push(format!("{ready}: up"));
-                if node.bootstraps(false) {
-                    expect.push("config-mismatch: none".into());
+        let (mut expect, shown) =
+            match model::predict(ctx.rules, ctx.nodes, node, false, &own, &others, &key_names) {
+                Boot::Refused(diff) => {
+                    running.remove(&st.node);
+                    (refused_expect(ready, &diff), Vec::new())
                 }
-                for k in ctx.keys {
-                    if !(k.roles.is_empty() || k.roles.contains(&node.role)) {
-                        continue;
-                    }
-                    if let Some(Some(v)) = values.get(&k.key) {
-                        let e: Expected = expected_for(&k.shows, v);
-                        expect.push(format!("{}: {}", k.signal, quote(e.as_str())));
-                        shown.push(&k.signal);
-                    }
+                Boot::Up(values) => {
+                    running.insert(st.node.clone(), own);
+                    up_expect(ctx, node, ready, &values)
                 }
-                running.insert(st.node.clone(), own);
-            }
+            };
+        let observed = bug.get(&(i, st.node.clone()));
+        if let Some(b) = observed.filter(|b| b.get(ready).map(String::as_str) == Some("down")) {
+            // A death the model did not predict: the step judges only what the death showed
+            // (readiness, the fatal or panic line, the keys named); a feature's signal of a
+            // node that died before deciding it has no value in either world.
+            expect.retain(|e| e.split(':').next().is_some_and(|sig| b.contains_key(sig)));
         }
         y.push_str(&format!(
             "    expect:\n      {}: {{{}}}\n",
             st.node,
             expect.join(", ")
         ));
-        if let Some(b) = bug.get(&(i, st.node.clone())) {
+        if let Some(b) = observed {
             let items: Vec<String> = b
                 .iter()
-                .map(|(s, v)| format!("{s}: {}", quote(v)))
+                .map(|(s, v)| match v.as_str() {
+                    ANY_VALUE => format!("{s}: {ANY_VALUE}"),
+                    v => format!("{s}: {}", quote(v)),
+                })
                 .collect();
             y.push_str(&format!(
                 "    bug:\n      {}: {{{}}}\n",
@@ -432,6 +426,88 @@ pub(crate) fn render(
     }
     y
 }
+
+/// What a step expects of a node the model says k3s refuses: down, fatal, naming `diff`.
+fn refused_expect(ready: &str, diff: &[String]) -> Vec<String> {
+    vec![
+        format!("{ready}: down"),
+        "fatal: up".into(),
+        format!("config-mismatch: {}", quote(&diff.join(","))),
+    ]
+}
+
+/// What a step expects of a node the model lets up: ready, no death of any kind on a server
+/// (a refusal naming keys, a fatal, a Go panic: the oracle reports each one), and each key's
+/// value where its signal can be told; with the signals that show a key.
+fn up_expect<'k>(
+    ctx: &'k Context,
+    node: &NodeInfo,
+    ready: &str,
+    values: &BTreeMap<String, Option<String>>,
+) -> (Vec<String>, Vec<&'k str>) {
+    let mut expect = vec![format!("{ready}: up")];
+    let mut shown = Vec::new();
+    if node.is_server() {
+        expect.push("fatal: down".into());
+        expect.push("panic: down".into());
+        expect.push("config-mismatch: none".into());
+    }
+    for k in ctx.keys {
+        if !(k.roles.is_empty() || k.roles.contains(&node.role)) {
+            continue;
+        }
+        if let Some(Some(v)) = values.get(&k.key) {
+            let e: Expected = expected_for(&k.shows, v);
+            expect.push(format!("{}: {}", k.signal, quote(e.as_str())));
+            shown.push(k.signal.as_str());
+        }
+    }
+    (expect, shown)
+}
+
+/// Marks `any` under `bug:` for each prediction of `text` (a check [`render`] wrote) that its
+/// validation refused at (line, column): the signal named there, of the node of that line, in
+/// that step. Whether anything changed (nothing left to try when not).
+pub(crate) fn any_where_refused(
+    text: &str,
+    problems: &[(u64, u64, String)],
+    bug: &mut Bug,
+) -> bool {
+    let lines: Vec<&str> = text.lines().collect();
+    let mut changed = false;
+    for (line, column, _) in problems {
+        let Some(l) = (*line as usize).checked_sub(1).and_then(|i| lines.get(i)) else {
+            continue;
+        };
+        let step = lines[..*line as usize]
+            .iter()
+            .filter(|x| x.starts_with("  - name: "))
+            .count();
+        let Some((node, _)) = l.trim_start().split_once(':') else {
+            continue;
+        };
+        let at: String = l
+            .chars()
+            .skip((*column as usize).saturating_sub(1))
+            .collect();
+        let Some((signal, _)) = at.split_once(':') else {
+            continue;
+        };
+        let (signal, node) = (signal.trim().to_string(), node.trim().to_string());
+        if step == 0 || signal.is_empty() || signal.contains(['{', ' ', ',']) {
+            continue;
+        }
+        let entry = bug.entry((step - 1, node)).or_default();
+        if entry.get(&signal).map(String::as_str) != Some(ANY_VALUE) {
+            entry.insert(signal, ANY_VALUE.to_string());
+            changed = true;
+        }
+    }
+    changed
+}
+
+/// `any` under `bug:`: the bug world can show either value there.
+const ANY_VALUE: &str = "any";
 
 /// The observation that stands for the key's `value` (`up`/`down` of a state signal).
 pub(crate) fn expected_for(s: &Shows, value: &str) -> Expected {
@@ -609,9 +685,25 @@ mod tests {
         )]
         .into();
         let y = render(&ctx, &seq, "explore-t", "s", "d", &bug);
+        // every server boot the model lets up is watched for a death of any kind
         assert!(
-            y.contains("etcd-2: {ready: up, embedded-registry: \"up\"}"),
+            y.contains("etcd-2: {ready: up, fatal: down, panic: down, config-mismatch: none, embedded-registry: \"up\"}"),
             "{y}"
+        );
+        // a minimal check of a death judges only what the death showed
+        let died: Bug = [(
+            (0, "etcd-2".to_string()),
+            [
+                ("ready".to_string(), "down".to_string()),
+                ("panic".to_string(), "up".to_string()),
+            ]
+            .into(),
+        )]
+        .into();
+        let yd = render(&ctx, &seq, "explore-t", "s", "d", &died);
+        assert!(
+            yd.contains("expect:\n      etcd-2: {ready: up, panic: down}\n    bug:\n      etcd-2: {panic: \"up\", ready: \"down\"}"),
+            "{yd}"
         );
         assert!(
             y.contains("cp-1: {ready: down, fatal: up, config-mismatch: \"embedded-registry\"}"),
@@ -621,5 +713,51 @@ mod tests {
             y.contains("bug:\n      etcd-2: {embedded-registry: \"down\"}"),
             "{y}"
         );
+    }
+
+    #[test]
+    fn a_refused_prediction_becomes_any_at_the_place_validation_names() {
+        let rules = Rules::of(distro::Distro::K3s);
+        let nodes = nodes();
+        let keys = [registry()];
+        let ctx = Context {
+            topology: "etcd-split",
+            nodes: &nodes,
+            base: nodes
+                .iter()
+                .map(|n| (n.name.clone(), Config::new()))
+                .collect(),
+            rules: &rules,
+            keys: &keys,
+        };
+        let seq = Sequence {
+            id: "t".into(),
+            strategy: "minimal".into(),
+            steps: vec![SeqStep {
+                node: "etcd-2".into(),
+                set: [("embedded-registry".into(), "true".into())].into(),
+            }],
+        };
+        let mut bug: Bug = [(
+            (0, "etcd-2".to_string()),
+            [("embedded-registry".to_string(), "down".to_string())].into(),
+        )]
+        .into();
+        let y = render(&ctx, &seq, "explore-t", "s", "d", &bug);
+        let (i, l) = (y.lines().enumerate())
+            .find(|(_, l)| l.contains("etcd-2: {embedded-registry: \"down\"}"))
+            .expect("the bug line");
+        let column = l.find("embedded-registry").expect("signal") as u64 + 1;
+        let problems = vec![(i as u64 + 1, column, "depends on the pick".to_string())];
+        assert!(any_where_refused(&y, &problems, &mut bug));
+        let again = render(&ctx, &seq, "explore-t", "s", "d", &bug);
+        assert!(
+            again.contains("bug:\n      etcd-2: {embedded-registry: any}"),
+            "{again}"
+        );
+        // nothing more to change: the caller stops trying
+        assert!(!any_where_refused(&y, &problems, &mut bug));
+        // a place that names no prediction changes nothing
+        assert!(!any_where_refused(&y, &[(1, 1, "x".into())], &mut bug));
     }
 }

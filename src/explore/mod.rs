@@ -25,7 +25,7 @@ use std::time::{Duration, Instant};
 use futures_util::future::BoxFuture;
 use serde::{Deserialize, Serialize};
 
-use crate::result::RunResult;
+use crate::result::{Observed, RunResult};
 use crate::run::FailCause;
 
 use findings::{FindingsFile, Minimal};
@@ -90,6 +90,11 @@ impl From<String> for Stop {
         Stop::Write(e)
     }
 }
+
+/// Validates a written check file on a version as `repro run` would before running it: the
+/// problems repro refuses it for, each as (line, column, message) in that file.
+pub(crate) type Validate =
+    Box<dyn Fn(&Path, &str) -> Result<(), Vec<(u64, u64, String)>> + Send + Sync>;
 
 /// Where the lines for people go.
 pub(crate) type Say = Box<dyn Fn(&str) + Send + Sync>;
@@ -265,6 +270,8 @@ pub(crate) struct Campaign {
     pub(crate) space: Space,
     pub(crate) state: State,
     pub(crate) run_one: RunOne,
+    /// What `repro run` refuses before running: every minimal check is one it accepts.
+    pub(crate) validate: Validate,
     pub(crate) say: Say,
     pub(crate) started: Instant,
     /// Only these sequence ids (a matrix cell's share), if given.
@@ -570,12 +577,17 @@ impl Campaign {
         }
         // The finding's own observation from the run that found it, when no re-run was asked.
         if bug.is_empty() {
+            let mut seen: BTreeMap<String, String> =
+                [(piece.signal.clone(), observation_text(piece))].into();
+            if oracle::is_death(&piece.class) {
+                seen = [("ready".to_string(), "down".to_string())].into();
+            }
             bug = [(
                 (
                     piece.step.min(steps.len()).saturating_sub(1),
                     piece.node.clone(),
                 ),
-                [(piece.signal.clone(), observation_text(piece))].into(),
+                seen,
             )]
             .into();
         }
@@ -585,21 +597,45 @@ impl Campaign {
             strategy: "minimal".into(),
             steps: steps.clone(),
         };
-        let text = generate::render(
-            &self.space.context(),
-            &min_seq,
-            &format!("explore-{slug}").chars().take(63).collect::<String>(),
-            &format!("{} of {} on {} nodes, found by repro explore", piece.class, piece.key, piece.role),
-            &format!(
-                "repro explore found this on {version}: {} showed {}={} where k3s's rules say {}.\nexpect: is the model of k3s's rules (docs/explore.md); bug: is what the run observed.\nReplay: repro run <this file> --sim --version {version} --expect reproduced",
-                piece.node, piece.key, piece.observed, piece.predicted
-            ),
-            &bug,
-        );
         let folder = self.dir.join(CHECKS_DIR);
         crate::safe_fs::dir_in(&self.dir, Path::new(CHECKS_DIR))
             .map_err(|e| format!("{}: {e:#}", folder.display()))?;
-        write(&folder, &format!("{slug}.yaml"), &text)?;
+        let file = format!("{slug}.yaml");
+        let render = |bug: &Bug| {
+            generate::render(
+                &self.space.context(),
+                &min_seq,
+                &format!("explore-{slug}").chars().take(63).collect::<String>(),
+                &format!("{} of {} on {} nodes, found by repro explore", piece.class, piece.key, piece.role),
+                &format!(
+                    "repro explore found this on {version}: {} showed {}={} where k3s's rules say {}.\nexpect: is the model of k3s's rules (docs/explore.md); bug: is what the run observed.\nReplay: repro run <this file> --sim --version {version} --expect reproduced",
+                    piece.node, piece.key, piece.observed, piece.predicted
+                ),
+                bug,
+            )
+        };
+        // Every check written is one repro accepts: where its validation refuses a prediction
+        // (a buggy joiner's value depends on which server it reaches), the step says `any` there,
+        // as the validator asks; a check it still refuses is written with its problems said.
+        let mut text = render(&bug);
+        let mut problems = Vec::new();
+        for _ in 0..3 {
+            write(&folder, &file, &text)?;
+            problems = match (self.validate)(&folder.join(&file), version) {
+                Ok(()) => Vec::new(),
+                Err(p) => p,
+            };
+            if problems.is_empty() || !generate::any_where_refused(&text, &problems, &mut bug) {
+                break;
+            }
+            text = render(&bug);
+        }
+        for (line, column, message) in &problems {
+            (self.say)(&format!(
+                "{id}: repro refuses the minimal check at {}:{line}:{column}: {message}",
+                folder.join(&file).display()
+            ));
+        }
         Ok(Minimal {
             check: format!("{CHECKS_DIR}/{slug}.yaml"),
             steps: steps.len(),
@@ -630,21 +666,29 @@ fn observation_text(p: &Piece) -> String {
     }
 }
 
-/// What `r` observed for the finding `id`: the `bug:` of the minimal check.
+/// What `r` observed for the finding `id`: the `bug:` of the minimal check. For a death the
+/// model did not predict (`died`, `wrongly-refused`), every observation of the dying node in
+/// that step, a death written as what it stands for (`ready: down`, `fatal: up`) and a signal
+/// the death left undecided left out: the check's step then judges just the death.
 fn observed_bug(r: &RunResult, pieces: &[Piece], id: &str) -> Bug {
     let mut bug = Bug::new();
     for p in pieces.iter().filter(|p| finding_id(p) == id) {
         let Some(step) = r.steps.iter().find(|s| s.index == p.step) else {
             continue;
         };
-        for o in step
-            .observations
-            .iter()
-            .filter(|o| o.node == p.node && o.signal == p.signal)
+        let death = oracle::is_death(&p.class);
+        for o in (step.observations.iter())
+            .filter(|o| o.node == p.node && (death || o.signal == p.signal))
         {
-            bug.entry((p.step - 1, p.node.clone()))
-                .or_default()
-                .insert(o.signal.clone(), o.observed.to_string());
+            let text = match (&o.observed, &o.death) {
+                (Observed::Dead, Some(d)) => d.counts_as.clone(),
+                (Observed::Dead, None) => None,
+                (x, _) => Some(x.to_string()),
+            };
+            if let Some(text) = text {
+                (bug.entry((p.step - 1, p.node.clone())).or_default())
+                    .insert(o.signal.clone(), text);
+            }
         }
     }
     bug
