@@ -1017,6 +1017,7 @@ mod tests {
             space,
             state: st,
             run_one,
+            validate: Box::new(|_, _| Ok(())),
             say: Box::new(|_| {}),
             started: Instant::now(),
             only: None,
