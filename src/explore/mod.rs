@@ -807,7 +807,11 @@ pub(crate) fn judge_folder(dir: &Path, out: &Path) -> Result<FindingsFile, Judge
         let r = read_result(&run)?;
         results.push(serde_json::to_value(&r).map_err(|e| e.to_string())?);
         if let Some(cause) = failure_of(&r) {
-            *failed_folders.entry(cause).or_default() += 1;
+            // An interrupted run is not the campaign's failure: its sequence stays not run,
+            // and `--resume` runs it again (#42).
+            if cause != FailCause::Interrupted {
+                *failed_folders.entry(cause).or_default() += 1;
+            }
             continue;
         }
         judged += 1;

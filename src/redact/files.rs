@@ -95,7 +95,15 @@ pub(crate) fn redact_path(
 
     match (out, is_dir) {
         (None, false) => crate::results_folder::write_atomic(path, only_file(&outputs))?,
-        (Some(o), false) => crate::results_folder::write_atomic(o, only_file(&outputs))?,
+        // A user-named file: replaced when a file, written through when a device, refused
+        // (never replaced) when a link, a FIFO or a folder (#42).
+        (Some(o), false) => crate::safe_fs::write_out(o, only_file(&outputs)).map_err(|e| {
+            if e.is_hostile() {
+                Error::bad_input(format!("--out {e}"))
+            } else {
+                Error::Other(anyhow::anyhow!("--out {e}"))
+            }
+        })?,
         (Some(o), true) => write_tree(o, &outputs)?,
         (None, true) => swap_in(path, &outputs)?,
     }

@@ -732,3 +732,30 @@ fn report_validation_out_never_replaces_a_device_fifo_link_or_folder() {
     }
     crate::out_targets::assert_kept(tmp.path(), &targets);
 }
+
+/// #42 attack 2, `redact FILE --out`: the same write path — a device written through; a FIFO,
+/// a link or a folder refused (exit 2), none replaced.
+#[test]
+fn redact_out_never_replaces_a_device_fifo_link_or_folder() {
+    let tmp = tempfile::tempdir().unwrap();
+    let input = tmp.path().join("in.log");
+    std::fs::write(&input, "password: hunter2hunter2\n").unwrap();
+    let targets = crate::out_targets::out_targets(tmp.path());
+    for (path, refused) in &targets {
+        let out = Repro::new()
+            .arg("redact")
+            .arg(&input)
+            .arg("--out")
+            .arg(path)
+            .run();
+        match refused {
+            None => {
+                out.code(0);
+            }
+            Some(word) => {
+                out.code(2).stderr_has(word);
+            }
+        }
+    }
+    crate::out_targets::assert_kept(tmp.path(), &targets);
+}
