@@ -314,6 +314,13 @@ pub(crate) fn render(
                 expect.push(format!("config-mismatch: {}", quote(&diff.join(","))));
                 running.remove(&st.node);
             }
+            // Its join server is down: k3s dies validating the token, naming no key.
+            Boot::Fails(_) => {
+                expect.push(format!("{ready}: down"));
+                expect.push("fatal: up".into());
+                expect.push("config-mismatch: none".into());
+                running.remove(&st.node);
+            }
             Boot::Up(values) => {
                 expect.push(format!("{ready}: up"));
                 if node.bootstraps(false) {
@@ -509,6 +516,52 @@ mod tests {
         );
         assert!(
             y.contains("bug:\n      etcd-2: {embedded-registry: \"down\"}"),
+            "{y}"
+        );
+    }
+
+    /// A control-plane node whose join server is down dies validating its token
+    /// (`shouldBootstrapLoad` → `ParseAndValidateToken`, pkg/cluster/bootstrap.go:
+    /// `pkgerrors.WithMessage(err, "failed to validate token")`), before compareConfig could
+    /// skip: the check expects the death, naming no key.
+    #[test]
+    fn a_node_whose_join_server_is_down_is_expected_to_die() {
+        let rules = Rules::of(distro::Distro::K3s);
+        let mut nodes = nodes();
+        nodes.push(NodeInfo {
+            name: "cp-2".into(),
+            role: Role::ControlPlane,
+            init: false,
+            join: Some("cp-1".into()),
+        });
+        let keys = [registry()];
+        let ctx = Context {
+            topology: "t",
+            nodes: &nodes,
+            base: nodes
+                .iter()
+                .map(|n| (n.name.clone(), Config::new()))
+                .collect(),
+            rules: &rules,
+            keys: &keys,
+        };
+        let set = |node: &str| SeqStep {
+            node: node.into(),
+            set: [("embedded-registry".into(), "true".into())].into(),
+        };
+        let seq = Sequence {
+            id: "t".into(),
+            strategy: "orders".into(),
+            // cp-1 is refused (etcd-1 differs), then cp-2, which joins cp-1, restarts
+            steps: vec![set("cp-1"), set("cp-2")],
+        };
+        let y = render(&ctx, &seq, "explore-t", "s", "d", &Bug::new());
+        assert!(
+            y.contains("cp-1: {ready: down, fatal: up, config-mismatch: \"embedded-registry\"}"),
+            "{y}"
+        );
+        assert!(
+            y.contains("cp-2: {ready: down, fatal: up, config-mismatch: none}"),
             "{y}"
         );
     }

@@ -17,6 +17,8 @@ pub(crate) mod event_log;
 mod fake;
 pub(crate) mod image;
 mod in_flight;
+#[cfg(test)]
+mod k3s_lines_tests;
 pub(crate) mod interrupt;
 mod kept;
 mod node;
