@@ -198,6 +198,115 @@ pub(crate) struct RunResult {
     pub(crate) exit_code: Option<i32>,
     /// Why the run stopped early, if it did.
     pub(crate) error: Option<String>,
+    /// Why the run gave nothing to judge, when it failed (exit 3 or 130): what a campaign of
+    /// many runs counts it as. Absent for a run that reached its verdict, and in older results.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) failure: Option<FailCause>,
+}
+
+/// Why a run gave nothing to judge, as a campaign of many runs (`repro explore`) counts it:
+/// a cause of the environment stops the whole campaign (every further run would fail the same
+/// way), a cause of this run alone is counted and the campaign goes on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub(crate) enum FailCause {
+    /// The engine could not be reached or answered with an error.
+    Engine,
+    /// The node image could not be had or built.
+    Image,
+    /// The host cannot run the nodes (a `repro doctor` line), or systemd in a node failed.
+    Host,
+    /// The nodes do not run the build or version of record.
+    WrongVersion,
+    /// The results folder could not be written.
+    Results,
+    /// A node was not ready within the timeout.
+    NotReady,
+    /// A node's log was lost while it ran.
+    LogLost,
+    /// Cleanup or reports failed after the run (its objects may be left).
+    Cleanup,
+    /// A bug in repro.
+    Internal,
+    /// Ctrl-C or SIGTERM.
+    Interrupted,
+    /// repro refused the check before anything ran (validation).
+    CheckRefused,
+}
+
+impl FailCause {
+    /// Its name in campaign.json, findings.json and every summary line.
+    pub(crate) fn as_str(self) -> &'static str {
+        match self {
+            FailCause::Engine => "engine",
+            FailCause::Image => "image",
+            FailCause::Host => "host",
+            FailCause::WrongVersion => "wrong-version",
+            FailCause::Results => "results-folder",
+            FailCause::NotReady => "not-ready",
+            FailCause::LogLost => "log-lost",
+            FailCause::Cleanup => "cleanup",
+            FailCause::Internal => "internal",
+            FailCause::Interrupted => "interrupted",
+            FailCause::CheckRefused => "check-refused",
+        }
+    }
+
+    /// Whether every further run would fail the same way (the engine, the image, the host, the
+    /// version, the results folder): a campaign stops at once, with the infrastructure exit.
+    pub(crate) fn stops_campaign(self) -> bool {
+        matches!(
+            self,
+            FailCause::Engine
+                | FailCause::Image
+                | FailCause::Host
+                | FailCause::WrongVersion
+                | FailCause::Results
+                | FailCause::Interrupted
+        )
+    }
+
+    pub(crate) const ALL: [FailCause; 11] = [
+        FailCause::Engine,
+        FailCause::Image,
+        FailCause::Host,
+        FailCause::WrongVersion,
+        FailCause::Results,
+        FailCause::NotReady,
+        FailCause::LogLost,
+        FailCause::Cleanup,
+        FailCause::Internal,
+        FailCause::Interrupted,
+        FailCause::CheckRefused,
+    ];
+}
+
+impl std::fmt::Display for FailCause {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl std::str::FromStr for FailCause {
+    type Err = String;
+    fn from_str(s: &str) -> Result<FailCause, String> {
+        FailCause::ALL
+            .into_iter()
+            .find(|c| c.as_str() == s)
+            .ok_or_else(|| format!("unknown failure cause `{s}`"))
+    }
+}
+
+impl serde::Serialize for FailCause {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.as_str())
+    }
+}
+
+impl<'de> serde::Deserialize<'de> for FailCause {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<FailCause, D::Error> {
+        let s = String::deserialize(d)?;
+        s.parse().map_err(serde::de::Error::custom)
+    }
 }
 
 /// A build under test: where it came from, what it is and what it says it is.

@@ -293,6 +293,7 @@ fn full() -> RunResult {
         timings: [("total".to_string(), 1.5)].into(),
         exit_code: Some(0),
         error: Some("e".into()),
+        failure: Some(crate::result::FailCause::NotReady),
     }
 }
 

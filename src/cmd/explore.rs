@@ -13,9 +13,9 @@ use crate::error::Error;
 use crate::exit::Exit;
 use crate::explore::generate::KeySpace;
 use crate::explore::model::{value_text, Config, NodeInfo, Rules};
-use crate::explore::{self, Campaign, RunOne, Space, State};
+use crate::explore::{self, Campaign, RunFailure, RunOne, Space, State};
 use crate::outcome::Outcome;
-use crate::run::{self, Expect, Privileged, RunConfig, Target};
+use crate::run::{self, Expect, FailCause, Privileged, RunConfig, Target};
 use crate::scenario::{Signal, Topology};
 use distro::Version;
 
@@ -283,6 +283,8 @@ fn new_campaign(space: &Space, versions: &[String], a: &ExploreArgs) -> (PathBuf
         first_minimal_runs: None,
         started_at: Some(explore::rfc3339(chrono::Utc::now())),
         first_minimal_at: None,
+        judged: 0,
+        failed: BTreeMap::new(),
     };
     (a.results.join(name), state)
 }
@@ -339,11 +341,21 @@ async fn execute(
         only: (!a.sequences.is_empty()).then(|| a.sequences.clone()),
         minimise: !a.no_minimise,
     };
-    c.run()
-        .await
-        .map_err(|e| Error::Other(anyhow::anyhow!(e)))?;
+    let ran = c.run().await;
+    // What ran so far is judged and written whether the campaign ended or stopped.
     let file = explore::judge_folder(&dir, &dir).map_err(|e| Error::Other(anyhow::anyhow!(e)))?;
     print_summary(&file, &dir);
+    if let Err(stop) = ran {
+        return Err(match stop {
+            explore::Stop::Failed(f) if f.cause == FailCause::Interrupted => {
+                crate::run::RunError::Interrupted.into()
+            }
+            stop => Error::Other(anyhow::anyhow!(
+                "{stop}\n  (what ran is kept: `repro explore --resume {}` goes on once the cause is fixed)",
+                dir.display()
+            )),
+        });
+    }
     if let Some(t) = c.state.first_minimal_after {
         out(&format!(
             "first minimal finding after {t:.0}s and {} runs; {} runs in {:.0}s ({:.1}s per run)",
@@ -353,7 +365,19 @@ async fn execute(
             c.state.seconds / c.state.runs.max(1) as f64
         ));
     }
-    Ok(Exit::Ok)
+    Ok(failed_exit(&file))
+}
+
+/// A campaign (or a recheck) some of whose runs failed covers only the runs judged: its last
+/// line says so and it exits with the infrastructure code, never 0.
+fn failed_exit(file: &explore::findings::FindingsFile) -> Exit {
+    match file.failed_line() {
+        Some(l) => {
+            out(&l);
+            Exit::Infra
+        }
+        None => Exit::Ok,
+    }
 }
 
 fn recheck(dir: &Path) -> Result<Exit, Error> {
@@ -371,11 +395,11 @@ fn recheck(dir: &Path) -> Result<Exit, Error> {
         )
     })?;
     print_summary(&file, dir);
-    Ok(Exit::Ok)
+    Ok(failed_exit(&file))
 }
 
 fn print_summary(f: &explore::findings::FindingsFile, dir: &Path) {
-    let mut t = format!("{} runs judged, {} findings:\n", f.runs, f.findings.len());
+    let mut t = format!("{}, {} findings:\n", f.tally(), f.findings.len());
     for x in &f.findings {
         let minimal = x
             .minimal
@@ -417,7 +441,10 @@ fn runner(
                 ..Target::of(check.display().to_string(), sim, sim_pace)
             };
             let (sc, plan) =
-                super::common::resolve(root.as_deref(), &target).map_err(|e| e.to_string())?;
+                super::common::resolve(root.as_deref(), &target).map_err(|e| RunFailure {
+                    cause: FailCause::CheckRefused,
+                    message: e.render().trim_end().to_string(),
+                })?;
             let cfg = RunConfig {
                 target,
                 // The oracle judges; the run's own verdict only names the outcome.
@@ -435,12 +462,17 @@ fn runner(
                 argv: std::env::args().collect(),
             };
             let end = run::execute(&cfg, sc, plan, vec![], crate::report::render_all_with).await;
-            match (end.dir, end.result) {
-                (Some(d), Some(r)) => Ok((d, r)),
-                _ => Err(end
-                    .status
-                    .err()
-                    .map_or_else(|| "the run left no result".to_string(), |e| e.to_string())),
+            // Only a run that reached its verdict is judged; a failed one is counted by cause.
+            match (end.status, end.dir, end.result) {
+                (Ok(_), Some(d), Some(r)) => Ok((d, r)),
+                (Err(e), _, _) => Err(RunFailure {
+                    cause: e.cause(),
+                    message: e.to_string(),
+                }),
+                (Ok(_), _, _) => Err(RunFailure {
+                    cause: FailCause::Internal,
+                    message: "the run left no result".into(),
+                }),
             }
         })
     })

@@ -7,6 +7,7 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 
 use super::oracle::{is_defect, Piece};
+use crate::result::FailCause;
 
 pub(crate) const FINDINGS_SCHEMA_VERSION: u32 = 1;
 
@@ -84,8 +85,53 @@ pub(crate) struct FindingsFile {
     pub(crate) schema_version: u32,
     pub(crate) campaign: String,
     pub(crate) topology: String,
+    /// Runs judged: those that reached a verdict. A failed run is never among them.
     pub(crate) runs: usize,
+    /// Runs (or generated checks) that gave nothing to judge, by cause.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub(crate) runs_failed: BTreeMap<FailCause, usize>,
+    /// Sequences of the plan not run (a budget, an interrupt, a stop).
+    #[serde(default)]
+    pub(crate) runs_not_run: usize,
     pub(crate) findings: Vec<Finding>,
+}
+
+impl FindingsFile {
+    pub(crate) fn failed(&self) -> usize {
+        self.runs_failed.values().sum()
+    }
+
+    /// `24 runs judged, 2 failed (not-ready 2), 3 not run`: how every output counts the runs.
+    pub(crate) fn tally(&self) -> String {
+        let mut t = format!("{} runs judged", self.runs);
+        if self.failed() > 0 {
+            let by: Vec<String> = (self.runs_failed.iter())
+                .map(|(c, n)| format!("{c} {n}"))
+                .collect();
+            t.push_str(&format!(", {} failed ({})", self.failed(), by.join(", ")));
+        }
+        if self.runs_not_run > 0 {
+            t.push_str(&format!(", {} sequences not run", self.runs_not_run));
+        }
+        t
+    }
+
+    /// The last line of a campaign or a recheck when runs failed: the findings cover only the
+    /// runs judged, so the command exits non-zero (None when every run was judged).
+    pub(crate) fn failed_line(&self) -> Option<String> {
+        (self.failed() > 0).then(|| {
+            format!(
+                "{} of {} runs failed and were not judged ({}): the findings cover only the {} runs judged",
+                self.failed(),
+                self.failed() + self.runs,
+                (self.runs_failed.iter())
+                    .map(|(c, n)| format!("{c} {n}"))
+                    .collect::<Vec<_>>()
+                    .join(", "),
+                self.runs
+            )
+        })
+    }
 }
 
 /// Groups pieces by (class, key, role, source): many runs with one cause are one finding.
@@ -122,13 +168,16 @@ pub(crate) fn group(pieces: Vec<Piece>) -> Vec<Finding> {
 
 pub(crate) fn markdown(f: &FindingsFile, checks: &BTreeMap<String, String>) -> String {
     let mut m = format!(
-        "# repro explore: {} on `{}`\n\n{} runs, {} findings ({} defects).\n\n",
+        "# repro explore: {} on `{}`\n\n{}; {} findings ({} defects).\n\n",
         f.campaign,
         f.topology,
-        f.runs,
+        f.tally(),
         f.findings.len(),
         f.findings.iter().filter(|x| x.defect).count()
     );
+    if let Some(l) = f.failed_line() {
+        m.push_str(&format!("**{l}.**\n\n"));
+    }
     for x in &f.findings {
         m.push_str(&format!(
             "## {} — `{}` on {} nodes ({})\n\n- versions: {}\n- runs: {}, pieces of evidence: {}\n",
@@ -283,6 +332,8 @@ mod tests {
             campaign: "c".into(),
             topology: "etcd-split".into(),
             runs: 3,
+            runs_failed: BTreeMap::new(),
+            runs_not_run: 0,
             findings: found,
         }
     }
@@ -340,6 +391,8 @@ mod tests {
             campaign: "c".into(),
             topology: "etcd-split".into(),
             runs: 1,
+            runs_failed: BTreeMap::new(),
+            runs_not_run: 0,
             findings: found,
         };
         let md = markdown(&f, &BTreeMap::new());
@@ -374,5 +427,33 @@ mod tests {
         assert_eq!(j.matches("<testcase ").count(), 3);
         assert_eq!(j.matches("<failure ").count(), 1);
         assert_eq!(j.matches("<skipped ").count(), 1);
+    }
+
+    #[test]
+    fn failed_runs_are_counted_by_cause_and_never_as_judged() {
+        let mut f = file();
+        assert_eq!(f.failed_line(), None);
+        assert_eq!(f.tally(), "3 runs judged");
+        f.runs_failed = [(FailCause::NotReady, 2), (FailCause::CheckRefused, 1)].into();
+        f.runs_not_run = 4;
+        assert_eq!(
+            f.tally(),
+            "3 runs judged, 3 failed (not-ready 2, check-refused 1), 4 sequences not run"
+        );
+        let line = f.failed_line().expect("runs failed");
+        assert!(line.starts_with("3 of 6 runs failed"), "{line}");
+        let md = markdown(&f, &BTreeMap::new());
+        assert!(
+            md.contains("3 runs judged, 3 failed") && md.contains("**3 of 6 runs failed"),
+            "{md}"
+        );
+        // the causes read back from findings.json by name
+        let text = serde_json::to_string(&f).expect("json");
+        assert!(
+            text.contains(r#""runs_failed":{"not-ready":2,"check-refused":1}"#),
+            "{text}"
+        );
+        let back: FindingsFile = serde_json::from_str(&text).expect("read back");
+        assert_eq!(back, f);
     }
 }

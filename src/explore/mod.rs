@@ -25,6 +25,7 @@ use futures_util::future::BoxFuture;
 use serde::{Deserialize, Serialize};
 
 use crate::result::RunResult;
+use crate::run::FailCause;
 
 use findings::{Finding, FindingsFile, Minimal};
 use generate::{Bug, Context, KeySpace, SeqStep, Sequence};
@@ -39,13 +40,52 @@ pub(crate) const RUNS_DIR: &str = "runs";
 pub(crate) const SEQUENCES_DIR: &str = "sequences";
 pub(crate) const CHECKS_DIR: &str = "checks";
 
-/// Runs one check file on one version into a results parent folder: `Ok((run folder, result))`,
-/// or why it could not run at all. The command implements it with `repro run`'s own path.
+/// Runs one check file on one version into a results parent folder: `Ok((run folder, result))`
+/// of a run that reached its verdict, or why it gave nothing to judge. The command implements
+/// it with `repro run`'s own path.
 pub(crate) type RunOne = Box<
-    dyn Fn(PathBuf, String, PathBuf) -> BoxFuture<'static, Result<(PathBuf, RunResult), String>>
+    dyn Fn(PathBuf, String, PathBuf) -> BoxFuture<'static, Result<(PathBuf, RunResult), RunFailure>>
         + Send
         + Sync,
 >;
+
+/// A judged run: its folder (relative to the campaign), its result and the oracle's pieces.
+type Judged = (String, RunResult, Vec<Piece>);
+
+/// Why one run of a campaign gave nothing to judge: never counted as judged.
+#[derive(Debug, Clone)]
+pub(crate) struct RunFailure {
+    pub(crate) cause: FailCause,
+    pub(crate) message: String,
+}
+
+/// Why a campaign stopped before its end: a run failed for a reason every further run shares
+/// (engine, image, host, version, results folder, an interrupt), or the campaign folder could
+/// not be written. What was run so far stays in the folder.
+#[derive(Debug, Clone)]
+pub(crate) enum Stop {
+    Failed(RunFailure),
+    Write(String),
+}
+
+impl std::fmt::Display for Stop {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Stop::Failed(x) => write!(
+                f,
+                "the campaign stopped: a run failed ({}) for a reason every further run would share: {}",
+                x.cause, x.message
+            ),
+            Stop::Write(e) => write!(f, "the campaign folder could not be written: {e}"),
+        }
+    }
+}
+
+impl From<String> for Stop {
+    fn from(e: String) -> Stop {
+        Stop::Write(e)
+    }
+}
 
 /// Where the lines for people go.
 pub(crate) type Say = Box<dyn Fn(&str) + Send + Sync>;
@@ -84,6 +124,12 @@ pub(crate) struct State {
     pub(crate) started_at: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) first_minimal_at: Option<String>,
+    /// Runs that reached a verdict and were judged (sequences, minimisation, confirmation).
+    #[serde(default)]
+    pub(crate) judged: usize,
+    /// Runs (or checks) that gave nothing to judge, by cause: never counted as judged.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub(crate) failed: BTreeMap<FailCause, usize>,
 }
 
 impl State {
@@ -119,6 +165,9 @@ pub(crate) struct SeqRecord {
     pub(crate) seconds: Option<f64>,
     #[serde(default)]
     pub(crate) error: Option<String>,
+    /// Why it gave nothing to judge (with `error`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) cause: Option<FailCause>,
     /// The shard this sequence belongs to (`--emit github-matrix --shard K`).
     #[serde(default)]
     pub(crate) shard: usize,
@@ -186,6 +235,7 @@ pub(crate) fn plan_sequences(
                 run: None,
                 seconds: None,
                 error: None,
+                cause: None,
                 shard: n / shard.max(1),
             });
         }
@@ -228,14 +278,15 @@ impl Campaign {
     }
 
     /// Writes `seq`'s check into `sub` and runs it on `version`: the run folder (relative) and
-    /// what the oracle makes of it.
+    /// what the oracle makes of it, or why the run gave nothing to judge (counted by cause). A
+    /// failure every further run would share stops the campaign (the outer error).
     async fn run_seq(
         &mut self,
         seq: &Sequence,
         version: &str,
         sub: &str,
         bug: &Bug,
-    ) -> Result<(String, RunResult, Vec<Piece>), String> {
+    ) -> Result<Result<Judged, RunFailure>, Stop> {
         let folder = self.dir.join(sub);
         crate::safe_fs::dir_in(&self.dir, Path::new(sub))
             .map_err(|e| format!("{}: {e:#}", folder.display()))?;
@@ -254,15 +305,30 @@ impl Campaign {
         let file = format!("{}.yaml", seq.id);
         write(&folder, &file, &text)?;
         let t = Instant::now();
-        let (run_dir, result) = (self.run_one)(
+        let ran = (self.run_one)(
             folder.join(&file),
             version.to_string(),
             self.dir.join(RUNS_DIR),
         )
-        .await?;
+        .await;
         let secs = t.elapsed().as_secs_f64();
-        self.state.runs += 1;
-        self.state.seconds += secs;
+        // A check repro refused made no run; every other attempt did (the budget counts it).
+        if !matches!(&ran, Err(f) if f.cause == FailCause::CheckRefused) {
+            self.state.runs += 1;
+            self.state.seconds += secs;
+        }
+        let (run_dir, result) = match ran {
+            Ok(x) => x,
+            Err(f) => {
+                *self.state.failed.entry(f.cause).or_default() += 1;
+                if f.cause.stops_campaign() {
+                    self.save()?;
+                    return Err(Stop::Failed(f));
+                }
+                return Ok(Err(f));
+            }
+        };
+        self.state.judged += 1;
         let rel = run_dir
             .strip_prefix(&self.dir)
             .unwrap_or(&run_dir)
@@ -272,11 +338,11 @@ impl Campaign {
         for p in &mut pieces {
             p.run = rel.clone();
         }
-        Ok((rel, result, pieces))
+        Ok(Ok((rel, result, pieces)))
     }
 
     /// Runs every sequence not run yet, within the budget, then minimises and confirms defects.
-    pub(crate) async fn run(&mut self) -> Result<(), String> {
+    pub(crate) async fn run(&mut self) -> Result<(), Stop> {
         let total = self.state.sequences.len();
         let mut seen: BTreeMap<String, (Sequence, String, Piece)> = BTreeMap::new();
         for i in 0..total {
@@ -317,7 +383,15 @@ impl Campaign {
             let rec = &mut self.state.sequences[i];
             let id = rec.sequence.id.clone();
             match out {
-                Ok((run, _, pieces)) => {
+                Err(stop) => {
+                    rec.error = Some(stop.to_string());
+                    if let Stop::Failed(f) = &stop {
+                        rec.cause = Some(f.cause);
+                    }
+                    self.save()?;
+                    return Err(stop);
+                }
+                Ok(Ok((run, _, pieces))) => {
                     rec.run = Some(run);
                     for p in pieces {
                         seen.entry(finding_id(&p)).or_insert((
@@ -327,9 +401,12 @@ impl Campaign {
                         ));
                     }
                 }
-                Err(e) => rec.error = Some(e),
+                Ok(Err(f)) => {
+                    rec.error = Some(f.message);
+                    rec.cause = Some(f.cause);
+                }
             }
-            let error = rec.error.clone();
+            let error = rec.cause.map(|c| format!("failed ({c})"));
             let version = rec.version.clone();
             self.state.seconds = self.state.seconds.max(0.0);
             self.save()?;
@@ -342,10 +419,12 @@ impl Campaign {
             let per = self.state.seconds / self.state.runs.max(1) as f64;
             let left = (total - done) as f64 * per;
             (self.say)(&format!(
-                "[{done}/{total}] {} on {}: {} — findings so far: {} ({} defects); about {:.0}s left",
+                "[{done}/{total}] {} on {}: {} — runs judged {}, failed {}; findings so far: {} ({} defects); about {:.0}s left",
                 id,
                 version,
                 error.as_deref().unwrap_or("judged"),
+                self.state.judged,
+                self.state.failed.values().sum::<usize>(),
                 seen.len(),
                 seen.keys().filter(|k| oracle::is_defect(k.split('/').next().unwrap_or(""))).count(),
                 left
@@ -353,7 +432,7 @@ impl Campaign {
             self.minimise_new(&seen).await?;
         }
         self.minimise_new(&seen).await?;
-        self.save()
+        Ok(self.save()?)
     }
 
     /// Minimises and confirms every defect in `seen` not minimised yet. Called after each
@@ -361,7 +440,7 @@ impl Campaign {
     async fn minimise_new(
         &mut self,
         seen: &BTreeMap<String, (Sequence, String, Piece)>,
-    ) -> Result<(), String> {
+    ) -> Result<(), Stop> {
         if !self.minimise {
             return Ok(());
         }
@@ -380,6 +459,8 @@ impl Campaign {
     }
 
     /// Whether a fresh run of `steps` shows the finding `id` again; with its run and pieces.
+    /// A run that gave nothing to judge (counted as failed) does not show it: ddmin keeps the
+    /// larger candidate, and a confirmation does not count.
     async fn shows(
         &mut self,
         id: &str,
@@ -387,14 +468,18 @@ impl Campaign {
         steps: &[SeqStep],
         version: &str,
         tag: &str,
-    ) -> Result<(bool, RunResult, Vec<Piece>), String> {
+    ) -> Result<Option<(RunResult, Vec<Piece>)>, Stop> {
         let seq = Sequence {
             id: format!("{}-{tag}", base.id),
             strategy: base.strategy.clone(),
             steps: steps.to_vec(),
         };
-        let (_, r, pieces) = self.run_seq(&seq, version, "minimise", &Bug::new()).await?;
-        Ok((pieces.iter().any(|p| finding_id(p) == id), r, pieces))
+        match self.run_seq(&seq, version, "minimise", &Bug::new()).await? {
+            Ok((_, r, pieces)) if pieces.iter().any(|p| finding_id(p) == id) => {
+                Ok(Some((r, pieces)))
+            }
+            _ => Ok(None),
+        }
     }
 
     /// Delta debugging (ddmin) over the steps up to the one that showed the finding, then
@@ -405,7 +490,7 @@ impl Campaign {
         seq: &Sequence,
         version: &str,
         piece: &Piece,
-    ) -> Result<Minimal, String> {
+    ) -> Result<Minimal, Stop> {
         let before = self.state.runs;
         // Steps after the one that showed it cannot matter: the oracle judges step by step.
         let steps: Vec<SeqStep> = seq.steps.iter().take(piece.step).cloned().collect();
@@ -413,20 +498,20 @@ impl Campaign {
         let mut tries = 0usize;
         while let Some(candidate) = dd.candidate().map(<[SeqStep]>::to_vec) {
             tries += 1;
-            let (hit, _, _) = self
+            let hit = self
                 .shows(id, seq, &candidate, version, &format!("m{tries}"))
                 .await?;
-            dd.report(hit);
+            dd.report(hit.is_some());
         }
         let steps = dd.result().to_vec();
         let minimise_runs = self.state.runs - before;
         let mut confirmed = 0;
         let mut bug = Bug::new();
         for c in 0..self.state.confirm {
-            let (hit, r, pieces) = self
+            let hit = self
                 .shows(id, seq, &steps, version, &format!("c{}", c + 1))
                 .await?;
-            if hit {
+            if let Some((r, pieces)) = hit {
                 confirmed += 1;
                 if bug.is_empty() {
                     bug = observed_bug(&r, &pieces, id);
@@ -546,15 +631,23 @@ pub(crate) fn run_folders(dir: &Path) -> Vec<PathBuf> {
 /// of the folder and of every sub-folder: downloaded matrix cells).
 pub(crate) fn judge_folder(dir: &Path, out: &Path) -> Result<FindingsFile, String> {
     let mut pieces = Vec::new();
-    let runs = run_folders(dir);
-    for run in &runs {
-        let r = read_result(run)?;
-        let rel = run.strip_prefix(dir).unwrap_or(run).display().to_string();
+    let mut judged = 0;
+    let mut failed_folders: BTreeMap<FailCause, usize> = BTreeMap::new();
+    for run in run_folders(dir) {
+        let r = read_result(&run)?;
+        if let Some(cause) = failure_of(&r) {
+            *failed_folders.entry(cause).or_default() += 1;
+            continue;
+        }
+        judged += 1;
+        let rel = run.strip_prefix(dir).unwrap_or(&run).display().to_string();
         for mut p in oracle::judge(&r) {
             p.run = rel.clone();
             pieces.push(p);
         }
     }
+    let mut failed_campaigns: BTreeMap<FailCause, usize> = BTreeMap::new();
+    let mut planned: BTreeMap<(String, String), bool> = BTreeMap::new();
     let mut minimal: BTreeMap<String, Minimal> = BTreeMap::new();
     let mut name = dir
         .file_name()
@@ -574,6 +667,15 @@ pub(crate) fn judge_folder(dir: &Path, out: &Path) -> Result<FindingsFile, Strin
                 }
                 minimal.entry(k).or_insert(m);
             }
+            for (c, n) in &s.failed {
+                *failed_campaigns.entry(*c).or_default() += n;
+            }
+            for q in &s.sequences {
+                let done = q.run.is_some() || q.error.is_some();
+                *planned
+                    .entry((q.sequence.id.clone(), q.version.clone()))
+                    .or_default() |= done;
+            }
             if topology.is_empty() {
                 topology = s.topology;
                 name = s.name;
@@ -584,11 +686,20 @@ pub(crate) fn judge_folder(dir: &Path, out: &Path) -> Result<FindingsFile, Strin
     for f in &mut found {
         f.minimal = minimal.get(&f.id()).cloned();
     }
+    // The campaigns' own counts cover every run they made (a check refused before it ran
+    // has no folder); bare run folders (no campaign.json) are counted from their results.
+    let runs_failed = if failed_campaigns.is_empty() {
+        failed_folders
+    } else {
+        failed_campaigns
+    };
     let file = FindingsFile {
         schema_version: findings::FINDINGS_SCHEMA_VERSION,
         campaign: name,
         topology,
-        runs: runs.len(),
+        runs: judged,
+        runs_failed,
+        runs_not_run: planned.values().filter(|done| !**done).count(),
         findings: found,
     };
     let checks: BTreeMap<String, String> = file
@@ -606,6 +717,18 @@ pub(crate) fn judge_folder(dir: &Path, out: &Path) -> Result<FindingsFile, Strin
     write(out, FINDINGS_MD, &findings::markdown(&file, &checks))?;
     write(out, FINDINGS_JUNIT, &findings::junit(&file))?;
     Ok(file)
+}
+
+/// Why a recorded run gave nothing to judge, if it did: its recorded failure, or for a result
+/// that records none (older, or cut off before its end) its exit code: 130 interrupted, any
+/// other failure or none at all a failure of unrecorded cause (counted as `internal`).
+fn failure_of(r: &RunResult) -> Option<FailCause> {
+    match (r.failure, r.exit_code) {
+        (Some(c), _) => Some(c),
+        (None, Some(crate::exit::INTERRUPTED)) => Some(FailCause::Interrupted),
+        (None, Some(crate::exit::INFRA) | None) => Some(FailCause::Internal),
+        (None, Some(_)) => None,
+    }
 }
 
 /// Every campaign.json under `dir` (its own, and those of downloaded matrix cells), sorted.
@@ -662,6 +785,8 @@ mod tests {
             first_minimal_runs: None,
             started_at: None,
             first_minimal_at: None,
+            judged: 0,
+            failed: BTreeMap::new(),
         }
     }
 

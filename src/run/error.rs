@@ -4,6 +4,7 @@
 use crate::diag::Help;
 use crate::docker::DockerError;
 use crate::exit::Exit;
+use crate::result::FailCause;
 use std::path::PathBuf;
 
 /// A write into the results folder that failed: the file it meant to write.
@@ -154,6 +155,27 @@ pub(crate) fn lost_log_hint(reason: &str) -> &'static str {
 }
 
 impl RunError {
+    /// Which [`FailCause`] this failure is.
+    pub(crate) fn cause(&self) -> FailCause {
+        match self {
+            RunError::Docker(_) => FailCause::Engine,
+            RunError::Record(_) => FailCause::Results,
+            RunError::ImageMissing { .. }
+            | RunError::SimImage { .. }
+            | RunError::NodeImage { .. } => FailCause::Image,
+            RunError::Host(_) | RunError::Systemd { .. } => FailCause::Host,
+            RunError::BuildNotRun { .. } | RunError::VersionNotRun(_) => FailCause::WrongVersion,
+            RunError::NotReady { .. } => FailCause::NotReady,
+            RunError::LogLost { .. } => FailCause::LogLost,
+            RunError::DeleteExec { .. }
+            | RunError::Delete { .. }
+            | RunError::Reports { .. }
+            | RunError::Cleanup { .. } => FailCause::Cleanup,
+            RunError::Internal(_) => FailCause::Internal,
+            RunError::Interrupted => FailCause::Interrupted,
+        }
+    }
+
     /// What this failure means for the exit (the run layer's part of the one error → exit
     /// mapping, `crate::error::Error::exit`, which asks it): the run records it in result.json.
     pub(crate) fn exit(&self) -> Exit {

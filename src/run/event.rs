@@ -134,6 +134,8 @@ pub(crate) struct Conclusion {
     /// What result.json's `exit_code` says (from the run's error, or its verdict).
     pub(crate) exit: Exit,
     pub(crate) error: Option<String>,
+    /// Why the run failed, when it did (result.json's `failure`).
+    pub(crate) failure: Option<crate::result::FailCause>,
     pub(crate) teardown_secs: f64,
     pub(crate) total_secs: f64,
 }

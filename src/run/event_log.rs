@@ -419,6 +419,7 @@ mod tests {
                 verdict,
                 exit: Exit::Infra,
                 error,
+                failure: None,
                 teardown_secs: 0.0,
                 total_secs: 1.0,
             }));

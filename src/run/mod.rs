@@ -49,6 +49,7 @@ use crate::redact::{Redactor, SharedRedactor};
 use crate::result::{Outcome, Verdict};
 use crate::scenario::Scenario;
 
+pub(crate) use crate::result::FailCause;
 pub(crate) use config::{Expect, Privileged, RunConfig, Target};
 pub(crate) use error::RunError;
 pub(crate) use event::{Phase, Receiver, RunEnd, RunEvent};
@@ -521,6 +522,7 @@ async fn conclude(
         verdict: verdict.clone(),
         exit: ending.exit(),
         error: ending.error.clone(),
+        failure: ending.status.as_ref().err().map(RunError::cause),
         teardown_secs,
         total_secs: s.t_all.elapsed().as_secs_f64(),
     };

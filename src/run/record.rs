@@ -144,6 +144,7 @@ impl Recorder {
                     r.verdict = c.verdict.clone();
                     r.exit_code = Some(c.exit.code());
                     r.error = c.error.clone();
+                    r.failure = c.failure;
                     r.finished_at = Some(now_rfc3339());
                     r.timings.insert("teardown".into(), c.teardown_secs);
                     r.timings.insert("total".into(), c.total_secs);
@@ -254,6 +255,7 @@ pub(crate) fn initial_result(
         timings: IndexMap::new(),
         exit_code: None,
         error: None,
+        failure: None,
     }
 }
 

@@ -109,3 +109,113 @@ fn a_campaign_finds_confirms_minimises_and_writes_a_check_that_replays() {
         .code(0);
     assert_eq!(json(&dir.join("findings.json"))["findings"], before);
 }
+
+/// A campaign whose stand-in image cannot be built (a repository the engine refuses) stops at
+/// its first run with the infrastructure exit, naming the cause — never "0 findings" and 0 — and
+/// counts that run as failed, not judged, in every output; `--recheck` says the same.
+#[test]
+fn a_campaign_whose_image_cannot_be_built_stops_with_the_infrastructure_code() {
+    crate::docker::docker_ok();
+    let (out, results) = Run::command(["explore", "--topology", "etcd-split"])
+        .args(["--keys", "embedded-registry"])
+        .version("v1.33.4+k3s1")
+        .sim()
+        .env("REPRO_SIM_REPOSITORY", "Not//A/Repository")
+        .output();
+    out.code(3);
+    assert!(
+        out.stderr.contains("the campaign stopped") && out.stderr.contains("(image)"),
+        "{out}"
+    );
+    assert!(
+        !out.stdout.contains("0 findings") || out.stdout.contains("failed"),
+        "{out}"
+    );
+    let dir = results.only_run_dir();
+    let state = json(&dir.join("campaign.json"));
+    assert_eq!(state["failed"]["image"], 1, "{state:#}");
+    assert_eq!(state["judged"], 0, "{state:#}");
+    let ran: Vec<_> = state["sequences"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|s| !s["error"].is_null() || !s["run"].is_null())
+        .collect();
+    assert_eq!(
+        ran.len(),
+        1,
+        "the campaign stops at its first run: {state:#}"
+    );
+    assert_eq!(ran[0]["cause"], "image");
+    let findings = json(&dir.join("findings.json"));
+    crate::schema::assert_valid("schema/findings.schema.json", &findings, "findings.json");
+    assert_eq!(
+        (
+            &findings["runs"],
+            &findings["runs_failed"]["image"],
+            &findings["runs_not_run"]
+        ),
+        (
+            &serde_json::json!(0),
+            &serde_json::json!(1),
+            &serde_json::json!(11)
+        ),
+        "{findings:#}"
+    );
+    let md = std::fs::read_to_string(dir.join("findings.md")).unwrap();
+    assert!(
+        md.contains("1 of 1 runs failed and were not judged (image 1)"),
+        "{md}"
+    );
+    let again = Repro::without_docker()
+        .args(["explore", "--recheck"])
+        .arg(&dir)
+        .run();
+    again.code(3);
+    assert!(
+        again
+            .stdout
+            .contains("runs failed and were not judged (image 1)"),
+        "{again}"
+    );
+}
+
+/// The engine goes away between runs (a TCP proxy to it is cut once the first run is judged):
+/// the campaign stops at once with the infrastructure exit naming the engine, keeps what ran,
+/// and leaves nothing behind.
+#[test]
+fn a_campaign_whose_engine_goes_away_stops_with_the_infrastructure_code() {
+    use crate::running::Running;
+    use crate::tcp_proxy::{docker_socket, TcpProxy};
+    crate::docker::docker_ok();
+    let proxy = TcpProxy::start(&docker_socket()).unwrap();
+    let results = tempfile::tempdir().unwrap();
+    let mut cmd = crate::util::repro();
+    cmd.args([
+        "explore",
+        "--topology",
+        "etcd-split",
+        "--keys",
+        "embedded-registry",
+    ])
+    .args(["--version", "v1.33.5+k3s1", "--sim", "--results"])
+    .arg(results.path())
+    .env("DOCKER_HOST", format!("tcp://127.0.0.1:{}", proxy.port()));
+    let mut p = Running::spawn(cmd);
+    assert!(p.wait_line("[1/12]"), "{}", p.seen.join("\n"));
+    proxy.cut();
+    let (code, err) = p.finish();
+    assert_eq!(code, Some(3), "{err}");
+    assert!(
+        err.contains("the campaign stopped") && err.contains("(engine)"),
+        "{err}"
+    );
+    let dir = crate::runs::only_run_dir(results.path());
+    let state = json(&dir.join("campaign.json"));
+    assert_eq!(state["failed"]["engine"], 1, "{state:#}");
+    assert!(state["judged"].as_u64().unwrap() >= 1, "{state:#}");
+    drop(proxy);
+    for r in dirs(&dir.join("runs"), "") {
+        assert_no_leftovers(read_result(&r)["run_id"].as_str().unwrap());
+    }
+}
