@@ -118,7 +118,11 @@ pub fn kubelet_defaults(view: &AgentView<'_>) -> String {
         .iter()
         .map(|ip| format!("- {ip}\n"))
         .collect();
-    let healthz = if view.ip.contains(':') { "::1" } else { "127.0.0.1" };
+    let healthz = if view.ip.contains(':') {
+        "::1"
+    } else {
+        "127.0.0.1"
+    };
     format!(
         "address: 0.0.0.0
 apiVersion: kubelet.config.k8s.io/v1beta1

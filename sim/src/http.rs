@@ -118,7 +118,10 @@ pub fn serve(listener: TcpListener, handler: Arc<Handler>) {
 fn handle_connection(stream: TcpStream, handler: &Handler) -> std::io::Result<()> {
     stream.set_read_timeout(Some(Duration::from_secs(10)))?;
     stream.set_write_timeout(Some(Duration::from_secs(10)))?;
-    let remote = stream.peer_addr().map(|a| a.to_string()).unwrap_or_default();
+    let remote = stream
+        .peer_addr()
+        .map(|a| a.to_string())
+        .unwrap_or_default();
     let mut reader = BufReader::new(stream.try_clone()?);
     let response = match read_request(&mut reader) {
         Ok(mut request) => {

@@ -151,7 +151,8 @@ fn key_spaces(
         if let Some(sh) = &s.shows {
             let everywhere = versions.iter().all(|v| observable_in(s, v));
             match showing.get(&sh.key) {
-                Some((_, first)) if !everywhere || versions.iter().all(|v| observable_in(first, v)) => {}
+                Some((_, first))
+                    if !everywhere || versions.iter().all(|v| observable_in(first, v)) => {}
                 _ => {
                     showing.insert(sh.key.clone(), (name.clone(), s.clone()));
                 }

@@ -369,12 +369,18 @@ pub(crate) mod tests {
         assert_eq!(default_cluster_dns("bad"), None);
         let r = Rules::of(distro::Distro::K3s);
         let other = cfg(&[("service-cidr", "10.53.0.0/16")]);
-        assert_eq!(r.value(&other, "cluster-dns").as_deref(), Some("10.53.0.10"));
+        assert_eq!(
+            r.value(&other, "cluster-dns").as_deref(),
+            Some("10.53.0.10")
+        );
         assert_eq!(
             r.value(&Config::new(), "cluster-dns").as_deref(),
             Some("10.43.0.10")
         );
-        let set = cfg(&[("service-cidr", "10.53.0.0/16"), ("cluster-dns", "10.43.0.20")]);
+        let set = cfg(&[
+            ("service-cidr", "10.53.0.0/16"),
+            ("cluster-dns", "10.43.0.20"),
+        ]);
         assert_eq!(r.value(&set, "cluster-dns").as_deref(), Some("10.43.0.20"));
         // a server whose service-cidr alone differs differs in cluster-dns too, as k3s's do
         assert_eq!(

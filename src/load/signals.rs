@@ -118,7 +118,8 @@ fn probes(
                     .help("give the command run inside the node as a list, e.g. ['{kubectl}', get, --raw, /metrics]"),
             );
         }
-        if !p.value.is_empty() && !(p.up.is_empty() && p.down.is_empty()) {
+        let has_rules = !(p.up.is_empty() && p.down.is_empty());
+        if !p.value.is_empty() && has_rules {
             out.push(
                 d.span(name, format!("the probe of `{}` mixes `value:` with `up`/`down` rules", name.value))
                     .help("a probe either reads a value (`value:` regexes with a `(?P<value>...)` group) or decides up/down: keep one kind"),
@@ -179,8 +180,11 @@ fn probe(d: &FileDiag, p: &ProbeFile, facts: &distro::Facts, out: &mut Diagnosti
         .filter_map(|v| {
             if !v.value.contains("(?P<value>") && !v.value.contains("(?<value>") {
                 out.push(
-                    d.span(v, "a value probe's pattern needs a named group `(?P<value>...)`")
-                        .help("e.g. '(?m)^clusterDomain: (?P<value>\\S+)'"),
+                    d.span(
+                        v,
+                        "a value probe's pattern needs a named group `(?P<value>...)`",
+                    )
+                    .help("e.g. '(?m)^clusterDomain: (?P<value>\\S+)'"),
                 );
             }
             regexes(d, v, &v.value, None, Some(facts), out)

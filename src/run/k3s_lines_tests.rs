@@ -110,7 +110,12 @@ fn the_kubelet_line_shows_the_served_disable_cloud_controller() {
     }
     // not before the kubelet's line
     assert_eq!(
-        read(&sig, &[logrus("info", "Running containerd -c x")], LATE, "v1.33.5+k3s1"),
+        read(
+            &sig,
+            &[logrus("info", "Running containerd -c x")],
+            LATE,
+            "v1.33.5+k3s1"
+        ),
         None
     );
 }
@@ -135,7 +140,10 @@ fn the_kubelet_drop_in_shows_cluster_dns_and_domain_from_v1_32_1() {
         let p = sig.probe.as_ref().expect("a probe");
         assert_eq!(
             p.command,
-            ["cat", "/var/lib/rancher/k3s/agent/etc/kubelet.conf.d/00-k3s-defaults.conf"]
+            [
+                "cat",
+                "/var/lib/rancher/k3s/agent/etc/kubelet.conf.d/00-k3s-defaults.conf"
+            ]
         );
         assert!(sig.is_value());
         // the file from v1.32.1 (k3s #2116); the kubelet's flags before
@@ -194,7 +202,7 @@ fn a_skipped_network_policy_controller_leaves_the_key_undecided() {
     );
     // without it, the settle window after the kubelet's line still decides `down`
     assert_eq!(
-        read(&sig, &[kubelet.clone()], LATE, "v1.33.5+k3s1").as_deref(),
+        read(&sig, std::slice::from_ref(&kubelet), LATE, "v1.33.5+k3s1").as_deref(),
         Some("down")
     );
     let started = logrus(
@@ -222,13 +230,29 @@ fn mismatch_paths_read_as_their_keys() {
     };
     let fatal = logrus("fatal", "Error: preparing server: failed to bootstrap cluster data: failed to validate server configuration: critical configuration value mismatch between servers");
     let cases: &[(&[&str], &str)] = &[
-        (&["ClusterIPRanges.slice[0].IP", "ClusterIPRange.IP"], "cluster-cidr"),
-        (&["ClusterIPRanges.slice[0].Mask.slice[1]", "ClusterIPRange.Mask.slice[1]"], "cluster-cidr"),
-        (&["ServiceIPRange.IP", "ServiceIPRanges.slice[0].IP"], "service-cidr"),
+        (
+            &["ClusterIPRanges.slice[0].IP", "ClusterIPRange.IP"],
+            "cluster-cidr",
+        ),
+        (
+            &[
+                "ClusterIPRanges.slice[0].Mask.slice[1]",
+                "ClusterIPRange.Mask.slice[1]",
+            ],
+            "cluster-cidr",
+        ),
+        (
+            &["ServiceIPRange.IP", "ServiceIPRanges.slice[0].IP"],
+            "service-cidr",
+        ),
         (&["ClusterDNSs.slice[0]", "cluster-dns"], "cluster-dns"),
         (&["cluster-domain"], "cluster-domain"),
         (
-            &["ClusterIPRanges.slice[0].IP", "ClusterIPRange.IP", "embedded-registry"],
+            &[
+                "ClusterIPRanges.slice[0].IP",
+                "ClusterIPRange.IP",
+                "embedded-registry",
+            ],
             "cluster-cidr,embedded-registry",
         ),
     ];
@@ -260,9 +284,23 @@ fn the_egress_mode_line_may_follow_the_ready_line() {
     let ready = logrus("info", "k3s is up and running");
     let mode = logrus("info", "Tunnel server egress proxy mode: agent");
     // just ready, no line yet: pending, not `none`
-    assert_eq!(read(&sig, &[ready.clone()], Duration::ZERO, "v1.33.5+k3s1"), None);
     assert_eq!(
-        read(&sig, &[ready.clone(), mode.clone()], DEFAULT_SETTLE * 2, "v1.33.5+k3s1").as_deref(),
+        read(
+            &sig,
+            std::slice::from_ref(&ready),
+            Duration::ZERO,
+            "v1.33.5+k3s1"
+        ),
+        None
+    );
+    assert_eq!(
+        read(
+            &sig,
+            &[ready.clone(), mode.clone()],
+            DEFAULT_SETTLE * 2,
+            "v1.33.5+k3s1"
+        )
+        .as_deref(),
         Some("agent")
     );
     // the window passed with no line (a node with no reachable apiserver): `none`

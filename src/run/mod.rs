@@ -17,9 +17,9 @@ pub(crate) mod event_log;
 mod fake;
 pub(crate) mod image;
 mod in_flight;
+pub(crate) mod interrupt;
 #[cfg(test)]
 mod k3s_lines_tests;
-pub(crate) mod interrupt;
 mod kept;
 mod node;
 pub mod observe;
