@@ -132,6 +132,8 @@ impl Matcher {
                 (&sig.down, PatKind::State),
                 (&sig.value, PatKind::Value),
                 (&sig.settled_by, PatKind::Settle),
+                // a line that leaves a state undecided is judged as the state's own lines are
+                (&sig.undecided_by, PatKind::State),
             ] {
                 for p in list {
                     pats.push(p.regex.as_str().to_string());
