@@ -531,26 +531,6 @@ pub(crate) fn append_step_summary(markdown: &str) {
     }
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn incomplete_versions_get_a_did_you_mean() {
-        assert_eq!(
-            did_you_mean_version("v1.33.4").as_deref(),
-            Some("v1.33.4+k3s1 or v1.33.4+rke2r1")
-        );
-        assert_eq!(
-            did_you_mean_version("1.32.9-rc1").as_deref(),
-            Some("v1.32.9-rc1+k3s1 or v1.32.9-rc1+rke2r1")
-        );
-        for none in ["1.33", "latest", "v1.33.4+k3s1x", "v1.33.4-beta"] {
-            assert_eq!(did_you_mean_version(none), None, "{none}");
-        }
-    }
-}
-
 /// `--out FILE` of a command that writes one file the user names (`verify`, `report
 /// --validation`, `redact`): refused before anything runs (exit 2) when it is not a new path, a
 /// regular file or a character device — a link, a FIFO, a folder is never replaced
@@ -576,5 +556,25 @@ fn out_error(e: crate::safe_fs::WriteError) -> Error {
         .into()
     } else {
         Error::Other(anyhow::anyhow!("--out {e}"))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn incomplete_versions_get_a_did_you_mean() {
+        assert_eq!(
+            did_you_mean_version("v1.33.4").as_deref(),
+            Some("v1.33.4+k3s1 or v1.33.4+rke2r1")
+        );
+        assert_eq!(
+            did_you_mean_version("1.32.9-rc1").as_deref(),
+            Some("v1.32.9-rc1+k3s1 or v1.32.9-rc1+rke2r1")
+        );
+        for none in ["1.33", "latest", "v1.33.4+k3s1x", "v1.33.4-beta"] {
+            assert_eq!(did_you_mean_version(none), None, "{none}");
+        }
     }
 }

@@ -20,14 +20,14 @@ pub fn out_targets(dir: &Path) -> Vec<(std::path::PathBuf, Option<&'static str>)
     assert!(Command::new("mkfifo")
         .arg(&fifo)
         .status()
-        .unwrap()
+        .expect("mkfifo runs")
         .success());
     let victim = dir.join("victim.txt");
-    std::fs::write(&victim, "keep").unwrap();
+    std::fs::write(&victim, "keep").expect("write the victim");
     let link = dir.join("link.md");
-    symlink(&victim, &link).unwrap();
+    symlink(&victim, &link).expect("make the link");
     let folder = dir.join("folder");
-    std::fs::create_dir(&folder).unwrap();
+    std::fs::create_dir(&folder).expect("make the folder");
     vec![
         (dev, None),
         (fifo, Some("named pipe")),
@@ -40,13 +40,17 @@ pub fn out_targets(dir: &Path) -> Vec<(std::path::PathBuf, Option<&'static str>)
 /// untouched file, the folder a folder.
 pub fn assert_kept(dir: &Path, targets: &[(std::path::PathBuf, Option<&str>)]) {
     use std::os::unix::fs::FileTypeExt;
-    let kind = |p: &Path| std::fs::symlink_metadata(p).unwrap().file_type();
+    let kind = |p: &Path| {
+        std::fs::symlink_metadata(p)
+            .expect("the target")
+            .file_type()
+    };
     assert!(kind(&targets[0].0).is_char_device());
     assert!(kind(&targets[1].0).is_fifo());
     assert!(kind(&targets[2].0).is_symlink());
     assert!(kind(&targets[3].0).is_dir());
     assert_eq!(
-        std::fs::read_to_string(dir.join("victim.txt")).unwrap(),
+        std::fs::read_to_string(dir.join("victim.txt")).expect("the victim"),
         "keep"
     );
 }
