@@ -334,6 +334,8 @@ pub struct Signal {
     pub down: Vec<LinePattern>,
     pub value: Vec<LinePattern>,
     pub settled_by: Vec<LinePattern>,
+    /// `undecided-by:` lines: the feature is on but cannot run; the state stays undecided.
+    pub(crate) undecided_by: Vec<LinePattern>,
     /// The probe a run on this scenario's distribution uses (see `Signals::for_distro`).
     pub(crate) probe: Option<Probe>,
     /// Every probe written, with the distribution it is for (`None`: every other one).
@@ -363,7 +365,13 @@ impl Signal {
 
     /// Value signals report text (a version, a role list); the others are up or down.
     pub fn is_value(&self) -> bool {
-        !self.value.is_empty()
+        !self.value.is_empty() || self.probes.iter().any(|(_, p)| !p.value.is_empty())
+    }
+
+    /// The probe a node of `v` runs for this signal (its distribution's, where the release has
+    /// it); `None`: the lines decide.
+    pub(crate) fn probe_for(&self, v: &Version) -> Option<&Probe> {
+        self.probe.as_ref().filter(|p| p.applies_to(v))
     }
 
     /// Whether this distribution has a probe for the signal (its own, or the unqualified one).
@@ -481,10 +489,35 @@ impl LinePattern {
 #[derive(Debug, Clone)]
 pub(crate) struct Probe {
     pub(crate) command: Vec<String>,
+    /// Releases whose nodes run it (`None`: every one); elsewhere the signal's lines decide.
+    pub(crate) since: Option<ReleaseSet>,
     pub(crate) after: Vec<LinePattern>,
     pub(crate) up: Vec<ProbeRule>,
     pub(crate) down: Vec<ProbeRule>,
+    /// A value probe's patterns (a `value` group each); empty for an up/down probe.
+    pub(crate) value: Vec<Regex>,
     pub(crate) timeout: Duration,
+}
+
+impl Probe {
+    /// Whether a node of version `v` runs this probe.
+    pub(crate) fn applies_to(&self, v: &Version) -> bool {
+        self.since.as_ref().is_none_or(|s| s.contains(v))
+    }
+
+    /// A value probe's value in `output`: the first pattern's `value` group that matches, a
+    /// YAML list (`- a` / `- b` lines) joined as `a,b`, sorted as value lines are.
+    pub(crate) fn value_in(&self, output: &str) -> Option<String> {
+        let c = self.value.iter().find_map(|re| re.captures(output))?;
+        let text = c.name("value")?.as_str();
+        let mut items: Vec<&str> = text
+            .lines()
+            .map(|l| l.trim().trim_start_matches("- ").trim())
+            .filter(|l| !l.is_empty())
+            .collect();
+        items.sort();
+        (!items.is_empty()).then(|| items.join(","))
+    }
 }
 
 #[derive(Debug, Clone)]

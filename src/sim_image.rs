@@ -284,8 +284,9 @@ pub(crate) fn build_context(version: &str, binary: &Path) -> anyhow::Result<Vec<
     link.set_mode(0o777);
     link.set_mtime(0);
     // The binary answers to these names, as k3s's image has kubectl and (from k3s-root) rm,
-    // which repro uses to delete files a step removes.
-    for name in ["kubectl", "rm"] {
+    // which repro uses to delete files a step removes, and cat, which the kubelet drop-in
+    // probe reads with (checks/signals.yaml).
+    for name in ["kubectl", "rm", "cat"] {
         tar.append_link(&mut link, format!("rootfs/bin/{name}"), bin)
             .with_context(|| format!("failed to add /bin/{name} to the build context"))?;
     }
@@ -416,6 +417,7 @@ mod tests {
             "rootfs/bin/k3s",
             "rootfs/bin/kubectl",
             "rootfs/bin/rm",
+            "rootfs/bin/cat",
             "rootfs/etc/nsswitch.conf",
             "rootfs/tmp",
         ] {

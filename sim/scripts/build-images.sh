@@ -26,6 +26,7 @@ cp "$binary" "$ctx/rootfs/bin/k3s"
 chmod 0755 "$ctx/rootfs/bin/k3s"
 ln -s k3s "$ctx/rootfs/bin/kubectl"
 ln -s k3s "$ctx/rootfs/bin/rm"
+ln -s k3s "$ctx/rootfs/bin/cat"
 cp "$here/image/nsswitch.conf" "$ctx/rootfs/etc/nsswitch.conf"
 
 # Same fingerprint as src/sim_image.rs: binary size-mtime, template revision.

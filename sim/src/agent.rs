@@ -167,8 +167,17 @@ pub fn run(
         // The kubelet exits the process (os.Exit(1)) after this line.
         std::process::exit(1);
     }
-    notify(&progress, Progress::Kubelet, &mut sent);
-    start_kube_proxy(&plan, &lb, &served);
+    // agent.Agent starts kube-proxy's goroutine after the kubelet and returns; its first read
+    // is immediate (KubeProxyDisabled polls with immediate=true). From agent startup sequencing
+    // on, agent.Run returns before the node's etcd starts (node.rs): the first read is made
+    // before the server goes on, as k3s's comes long before etcd can answer.
+    if plan.version.has_agent_startup_sequencing() {
+        start_kube_proxy(&plan, &lb, &served);
+        notify(&progress, Progress::Kubelet, &mut sent);
+    } else {
+        notify(&progress, Progress::Kubelet, &mut sent);
+        start_kube_proxy(&plan, &lb, &served);
+    }
     start_network(&view, api_ready);
 
     if plan.standalone {
@@ -324,32 +333,33 @@ fn write_kubelet_defaults(view: &AgentView<'_>) {
 }
 
 /// kube-proxy (agent.Agent's goroutine): `KubeProxyDisabled` asks the server the agent reaches
-/// *now* — after its readyz — for `DisableKubeProxy`, a key no server compares, so the answer
-/// is that server's, which on an etcd-only node may already be a control-plane node the load
-/// balancer moved to (pkg/agent/config/config.go `getKubeProxyDisabled`).
+/// for `DisableKubeProxy`, a key no server compares, so the answer is that server's
+/// (pkg/agent/config/config.go `getKubeProxyDisabled`). The first try is made here, before this
+/// returns (k3s's is immediate); only a failed one is retried, every 5 s, in the background,
+/// by which time an etcd-only node's load balancer may have moved to a control-plane node.
 fn start_kube_proxy(plan: &Plan, lb: &Option<Arc<Mutex<LoadBalancer>>>, served: &CriticalArgs) {
     let lb = lb.clone();
     let bootstrap_url = plan.bootstrap_url.clone();
     let password = plan.password.clone();
+    let try_once = move || {
+        let answer = match reach_server(&lb, &bootstrap_url) {
+            None => Err("EOF".to_string()),
+            Some(addr) => kube_proxy_disabled(&addr, &password),
+        };
+        if let Err(e) = &answer {
+            logs::info(format!(
+                "Waiting to retrieve kube-proxy configuration; server is not ready: {e}"
+            ));
+        }
+        answer.ok()
+    };
+    let first = try_once();
     let served = served.clone();
     let node_name = plan.node_name.clone();
     let ip = plan.ip.clone();
     let data_dir = plan.cfg.data_dir.clone();
     let version = plan.version.clone();
-    std::thread::spawn(move || {
-        let disabled = loop {
-            let answer = match reach_server(&lb, &bootstrap_url) {
-                None => Err("EOF".to_string()),
-                Some(addr) => kube_proxy_disabled(&addr, &password),
-            };
-            match answer {
-                Ok(disabled) => break disabled,
-                Err(e) => logs::info(format!(
-                    "Waiting to retrieve kube-proxy configuration; server is not ready: {e}"
-                )),
-            }
-            std::thread::sleep(Duration::from_secs(5));
-        };
+    let run = move |disabled: bool| {
         if !disabled {
             let view = AgentView {
                 served: &served,
@@ -363,7 +373,19 @@ fn start_kube_proxy(plan: &Plan, lb: &Option<Arc<Mutex<LoadBalancer>>>, served: 
                 component_lines::kube_proxy_args(&view)
             ));
         }
-    });
+    };
+    match first {
+        Some(disabled) => run(disabled),
+        None => {
+            std::thread::spawn(move || loop {
+                std::thread::sleep(Duration::from_secs(5));
+                if let Some(disabled) = try_once() {
+                    run(disabled);
+                    break;
+                }
+            });
+        }
+    }
 }
 
 /// `getKubeProxyDisabled`: readyz first (a 500 means not ready yet), then the served config.

@@ -12,6 +12,8 @@ pub enum Invocation {
     Kubectl(Vec<String>),
     /// `rm [-f] [--] PATH…` (the k3s image has it; repro deletes files with it).
     Rm(Vec<String>),
+    /// `cat PATH…` (k3s-root's busybox has it; repro's kubelet drop-in probe reads with it).
+    Cat(Vec<String>),
     /// `check-config`: a real output of k3s's kernel check (sim/src/check_config.rs).
     CheckConfig,
     Version,
@@ -30,6 +32,9 @@ pub fn parse_invocation(argv: &[String]) -> Invocation {
     }
     if program == "rm" {
         return Invocation::Rm(rest);
+    }
+    if program == "cat" {
+        return Invocation::Cat(rest);
     }
     // Global flags k3s accepts before the subcommand.
     let mut i = 0;
@@ -95,6 +100,26 @@ Imitated k3s version: {} (from {}){}",
 
 /// A minimal `rm`: `-f` ignores missing files, `--` ends options; directories are refused
 /// (nothing repro does removes one). Returns the exit status.
+/// `cat PATH…`: each file's bytes to stdout; busybox's message and status 1 for one it
+/// cannot read.
+pub fn run_cat(args: &[String]) -> i32 {
+    use std::io::Write;
+    let mut code = 0;
+    let mut out = std::io::stdout().lock();
+    for p in args {
+        match std::fs::read(p) {
+            Ok(bytes) => {
+                let _ = out.write_all(&bytes);
+            }
+            Err(e) => {
+                eprintln!("cat: can't open '{p}': {e}");
+                code = 1;
+            }
+        }
+    }
+    code
+}
+
 pub fn run_rm(args: &[String]) -> i32 {
     let mut force = false;
     let mut paths = Vec::new();

@@ -96,24 +96,82 @@ pub fn kubelet_args(view: &AgentView<'_>) -> String {
     args.join(" ")
 }
 
-/// Where `kubelet_defaults` goes (`KubeletConfigDir` + `00-k3s-defaults.conf`).
+/// Where `kubelet_defaults` goes: `KubeletConfigDir` + `00-<version.Program>-defaults.conf`
+/// (writeKubeletConfig, pkg/daemons/agent/agent.go; `00-rke2-defaults.conf` on rke2).
 pub fn kubelet_defaults_path(data_dir: &Path) -> std::path::PathBuf {
-    data_dir.join("agent/etc/kubelet.conf.d/00-k3s-defaults.conf")
+    data_dir.join(format!(
+        "agent/etc/kubelet.conf.d/00-{}-defaults.conf",
+        crate::distro::facts().name
+    ))
 }
 
-/// The part of k3s's default KubeletConfiguration drop-in that holds the served keys
-/// (defaultKubeletConfig, pkg/daemons/agent/agent.go): written on releases with the kubelet
-/// config file, where the kubelet's command line no longer shows them.
+/// k3s's default KubeletConfiguration drop-in (defaultKubeletConfig, pkg/daemons/agent/agent.go),
+/// as `yaml.Marshal` (sigs.k8s.io/yaml) writes it: keys sorted, list items at their key's
+/// column. Written on releases with the kubelet config file, where the kubelet's command line
+/// no longer shows the cluster DNS and domain; the served config's values. The fields k3s
+/// sets; the zero-valued ones the marshaller adds are left out.
 pub fn kubelet_defaults(view: &AgentView<'_>) -> String {
+    let d = view.data_dir.display();
     let dns: String = view
         .served
         .cluster_dns
         .iter()
         .map(|ip| format!("- {ip}\n"))
         .collect();
+    let healthz = if view.ip.contains(':') {
+        "::1"
+    } else {
+        "127.0.0.1"
+    };
     format!(
-        "apiVersion: kubelet.config.k8s.io/v1beta1\nclusterDNS:\n{dns}clusterDomain: {}\nkind: KubeletConfiguration\n",
-        view.served.cluster_domain
+        "address: 0.0.0.0
+apiVersion: kubelet.config.k8s.io/v1beta1
+authentication:
+  anonymous:
+    enabled: false
+  webhook:
+    cacheTTL: 2m0s
+    enabled: true
+  x509:
+    clientCAFile: {d}/agent/client-ca.crt
+authorization:
+  mode: Webhook
+  webhook:
+    cacheAuthorizedTTL: 5m0s
+    cacheUnauthorizedTTL: 30s
+cgroupDriver: cgroupfs
+clusterDNS:
+{dns}clusterDomain: {domain}
+cpuManagerReconcilePeriod: 10s
+evictionHard:
+  imagefs.available: 5%
+  nodefs.available: 5%
+evictionMinimumReclaim:
+  imagefs.available: 10%
+  nodefs.available: 10%
+evictionPressureTransitionPeriod: 5m0s
+failSwapOn: false
+fileCheckFrequency: 20s
+healthzBindAddress: {healthz}
+httpCheckFrequency: 20s
+imageMinimumGCAge: 2m0s
+kind: KubeletConfiguration
+logging:
+  flushFrequency: 5s
+  format: text
+  verbosity: 0
+nodeStatusReportFrequency: 5m0s
+nodeStatusUpdateFrequency: 10s
+resolvConf: /etc/resolv.conf
+runtimeRequestTimeout: 2m0s
+staticPodPath: {d}/agent/pod-manifests
+streamingConnectionIdleTimeout: 4h0m0s
+syncFrequency: 1m0s
+tlsCertFile: {d}/agent/serving-kubelet.crt
+tlsPrivateKeyFile: {d}/agent/serving-kubelet.key
+volumeStatsAggPeriod: 1m0s
+",
+        domain = view.served.cluster_domain
     )
 }
 

@@ -22,6 +22,8 @@ pub struct Request {
     pub path: String,
     pub headers: Vec<(String, String)>,
     pub body: Vec<u8>,
+    /// The client's `ip:port` (Go's `req.RemoteAddr`), empty when unknown.
+    pub remote: String,
 }
 
 impl Request {
@@ -116,9 +118,16 @@ pub fn serve(listener: TcpListener, handler: Arc<Handler>) {
 fn handle_connection(stream: TcpStream, handler: &Handler) -> std::io::Result<()> {
     stream.set_read_timeout(Some(Duration::from_secs(10)))?;
     stream.set_write_timeout(Some(Duration::from_secs(10)))?;
+    let remote = stream
+        .peer_addr()
+        .map(|a| a.to_string())
+        .unwrap_or_default();
     let mut reader = BufReader::new(stream.try_clone()?);
     let response = match read_request(&mut reader) {
-        Ok(request) => handler(&request),
+        Ok(mut request) => {
+            request.remote = remote;
+            handler(&request)
+        }
         Err(status) => Response::text(status, reason(status)),
     };
     write_response(stream, &response)
@@ -148,6 +157,7 @@ fn read_request(reader: &mut impl BufRead) -> Result<Request, u16> {
         path,
         headers,
         body: Vec::new(),
+        remote: String::new(),
     };
     let length: usize = request
         .header("content-length")

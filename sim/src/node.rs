@@ -40,6 +40,9 @@ pub struct Shared {
     /// The local etcd's contents (nodes with etcd only).
     state: Mutex<Option<ClusterState>>,
     apiserver_ready: AtomicBool,
+    /// The node's etcd (or kine) has started (`Cluster.Start`): before it, nothing can be
+    /// read from the local datastore, the apiserver addresses included.
+    etcd_started: AtomicBool,
     features: Arc<Features>,
 }
 
@@ -114,10 +117,19 @@ impl Shared {
     /// (etcd-only nodes; `executor.APIServerReadyChan`).
     fn api_reachable(&self) -> bool {
         if self.cfg.disable_apiserver {
-            self.state().is_some_and(|s| !s.apiservers.is_empty())
+            !self.etcd_apiservers().is_empty()
         } else {
             self.apiserver_ready.load(Ordering::SeqCst)
         }
+    }
+
+    /// The apiserver addresses registered in the local etcd, once it runs
+    /// (`etcd.GetAPIServerURLsFromETCD`; empty before `Cluster.Start`).
+    fn etcd_apiservers(&self) -> Vec<String> {
+        if !self.etcd_started.load(Ordering::SeqCst) {
+            return Vec::new();
+        }
+        self.state().map(|s| s.apiservers).unwrap_or_default()
     }
 
     fn supervisor_url(&self) -> String {
@@ -264,6 +276,7 @@ pub fn run_server(cli_args: &[String]) -> i32 {
         password: Mutex::new(None),
         state: Mutex::new(None),
         apiserver_ready: AtomicBool::new(false),
+        etcd_started: AtomicBool::new(false),
         features: Arc::new(Features::default()),
         cfg,
     });
@@ -281,7 +294,17 @@ pub fn run_server(cli_args: &[String]) -> i32 {
     );
 
     let store = bootstrap::datastore(&shared.cfg, shared.layout.has_etcd_data());
-    prepare_datastore(&shared, store, &faults);
+    prepare_datastore(&shared, store);
+    // From agent startup sequencing on, `run` starts the agent between `PrepareServer` and
+    // `StartServer` (pkg/cli/server/server.go): the kubelet, and the agent's first kube-proxy
+    // read, come before this node's etcd starts; before it, `StartServer` came first.
+    let (tx, rx) = mpsc::channel();
+    let sequenced = shared.version.has_agent_startup_sequencing();
+    if sequenced {
+        start_agent(&shared, tx.clone());
+        let _ = rx.recv();
+    }
+    start_datastore(&shared, store, &faults);
 
     if let Some(delay) = faults.boot_delay {
         std::thread::sleep(delay);
@@ -310,12 +333,13 @@ pub fn run_server(cli_args: &[String]) -> i32 {
         _ => logs::info("etcd data store connection OK"),
     }
 
-    // The agent starts now and runs alongside; readiness waits for it to
+    // Before the sequencing the agent starts now and runs alongside; readiness waits for it to
     // reach the kubelet, or to be stuck waiting for a server.
-    let (tx, rx) = mpsc::channel();
-    start_agent(&shared, tx);
+    if !sequenced {
+        start_agent(&shared, tx);
+        let _ = rx.recv();
+    }
     start_cluster_controllers(&shared);
-    let _ = rx.recv();
 
     if !shared.cfg.disable_apiserver {
         shared.apiserver_ready.store(true, Ordering::SeqCst);
@@ -347,8 +371,7 @@ fn start_agent(shared: &Arc<Shared>, progress: mpsc::Sender<agent::Progress>) {
         standalone: false,
     };
     let from_etcd = Arc::clone(shared);
-    let addresses: agent::Addresses =
-        Box::new(move || from_etcd.state().map(|s| s.apiservers).unwrap_or_default());
+    let addresses: agent::Addresses = Box::new(move || from_etcd.etcd_apiservers());
     let features = Arc::clone(&shared.features);
     let ready = Arc::clone(shared);
     let api_ready: agent::ApiReady = Box::new(move || ready.api_reachable());
@@ -467,7 +490,10 @@ fn validate_join_server(url: &Url) {
     }
 }
 
-fn prepare_datastore(shared: &Arc<Shared>, store: Datastore, faults: &Faults) {
+/// k3s's `Cluster.Bootstrap` (in `PrepareServer`): the token, the join server's checks
+/// (`ParseAndValidateToken`, `compareConfig`), the bootstrap data and the stored etcd state; the
+/// etcd server itself starts in [`start_datastore`].
+fn prepare_datastore(shared: &Arc<Shared>, store: Datastore) {
     match store {
         Datastore::Sqlite => {
             let pw = own_password(shared);
@@ -491,8 +517,6 @@ fn prepare_datastore(shared: &Arc<Shared>, store: Datastore, faults: &Faults) {
             let token = datastore::full_token(&state.cluster_id, &pw);
             save_or_die(shared, state);
             write_token_or_die(shared, &token);
-            logs::info("Starting etcd for new cluster, cluster-reset=false");
-            start_promoter(shared, faults);
         }
         Datastore::EtcdExisting => {
             logs::info("Managed etcd cluster bootstrap already complete and initialized");
@@ -508,12 +532,6 @@ fn prepare_datastore(shared: &Arc<Shared>, store: Datastore, faults: &Faults) {
             save_or_die(shared, state);
             ensure_token_file(shared, &pw);
             reconcile_existing_member(shared);
-            logs::info("Starting etcd for existing cluster member");
-            crate::pace::phase(distro::pace::Phase::Restart);
-            start_sync(shared);
-            if shared.cfg.server_url.is_none() {
-                start_promoter(shared, faults);
-            }
         }
         Datastore::EtcdJoin | Datastore::EtcdProxy => {
             let pw = join_password(&shared.cfg);
@@ -529,13 +547,37 @@ fn prepare_datastore(shared: &Arc<Shared>, store: Datastore, faults: &Faults) {
                 check_critical_config(shared, &url, &pw);
             }
             fetch_bootstrap_data(&url, &pw);
+        }
+    }
+}
+
+/// k3s's `Cluster.Start` (in `StartServer`): the etcd server starts (a joiner adds itself
+/// first); from here on its apiserver addresses can be read (`getAPIAddressFromEtcd`).
+fn start_datastore(shared: &Arc<Shared>, store: Datastore, faults: &Faults) {
+    match store {
+        Datastore::Sqlite => {}
+        Datastore::EtcdInit => {
+            logs::info("Starting etcd for new cluster, cluster-reset=false");
+            start_promoter(shared, faults);
+        }
+        Datastore::EtcdExisting => {
+            logs::info("Starting etcd for existing cluster member");
+            crate::pace::phase(distro::pace::Phase::Restart);
+            start_sync(shared);
+            if shared.cfg.server_url.is_none() {
+                start_promoter(shared, faults);
+            }
+        }
+        Datastore::EtcdJoin | Datastore::EtcdProxy => {
             crate::pace::phase(distro::pace::Phase::Join);
             if store == Datastore::EtcdJoin {
-                join_etcd(shared, &url, &pw);
+                let pw = shared.password().unwrap_or_default();
+                join_etcd(shared, &join_url(shared), &pw);
                 start_sync(shared);
             }
         }
     }
+    shared.etcd_started.store(true, Ordering::SeqCst);
 }
 
 /// The node's own password: the configured token, else the stored one, else
@@ -988,9 +1030,7 @@ fn route(shared: &Shared, req: &Request) -> Response {
     match path {
         "/ping" => return Response::text(200, "pong"),
         "/cacerts" => return Response::text(200, FAKE_CA),
-        _ if crate::distro::supervisor_route(path) == Some("readyz") => {
-            return Response::text(200, "ok")
-        }
+        _ if crate::distro::supervisor_route(path) == Some("readyz") => return readyz(shared, req),
         _ if crate::distro::supervisor_route(path) == Some("config") => {
             if !authorized(shared, req) {
                 return unauthorized();
@@ -1011,9 +1051,7 @@ fn route(shared: &Shared, req: &Request) -> Response {
                 return unauthorized();
             }
             let list: Vec<String> = shared
-                .state()
-                .map(|s| s.apiservers)
-                .unwrap_or_default()
+                .etcd_apiservers()
                 .iter()
                 .map(|a| crate::loadbalancer::host_port(a))
                 .collect();
@@ -1094,6 +1132,23 @@ fn node_hosts(shared: &Shared) -> Vec<String> {
         .map(|u| u.host)
         .filter(|h| *h != shared.ip)
         .collect()
+}
+
+/// The supervisor's readyz (`handlers.Readyz`, pkg/server/handlers/handlers.go): 503 `runtime
+/// core not ready` until the server's controllers run (`Runtime.Core`, set once an apiserver is
+/// ready), logged as `util.SendError` logs every error it sends.
+fn readyz(shared: &Shared, req: &Request) -> Response {
+    if shared.api_reachable() {
+        return Response::text(200, "ok");
+    }
+    logs::error(format!(
+        "Sending HTTP/1.1 503 response to {}: runtime core not ready",
+        req.remote
+    ));
+    Response::json(
+        503,
+        "{\"kind\":\"Status\",\"apiVersion\":\"v1\",\"metadata\":{},\"status\":\"Failure\",\"message\":\"runtime core not ready\",\"reason\":\"ServiceUnavailable\",\"code\":503}",
+    )
 }
 
 /// The request carries this cluster's admin client certificate (the

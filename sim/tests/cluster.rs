@@ -924,3 +924,47 @@ fn boots_are_split_at_each_banner() {
     assert_eq!(b.len(), 2);
     assert!(b[1].ends_with("b\n"));
 }
+
+/// Agent startup sequencing (k3s f185f9e72, from v1.32.4; docs/k3s-behaviour.md §15): `run`
+/// calls `PrepareServer`, then `agent.Run` (the kubelet, then kube-proxy's first read of
+/// DisableKubeProxy, at once), then `StartServer` (this node's etcd). So a restarted etcd-only
+/// member reads disable-kube-proxy from its own supervisor — whose readyz answers 503
+/// `runtime core not ready`, which is not the 500 the read retries on — before its etcd can
+/// name cp-1's address: cp-1's `disable-kube-proxy: true` does not reach it.
+#[test]
+fn etcd_only_member_reads_kube_proxy_from_its_own_config_before_its_etcd_starts() {
+    let (_, fixed) = images();
+    let cl = etcd_split_on(Cluster::new("seq", fixed));
+    cl.put(
+        "cp-1",
+        "/etc/rancher/k3s/config.yaml",
+        &cp_config("disable-kube-proxy: true\n"),
+    );
+    cl.restart("cp-1");
+    let cp = cl.wait_for("cp-1", 2, "k3s is up and running");
+    assert!(!cp.contains("Running kube-proxy"), "{cp}");
+    cl.restart("etcd-2");
+    let boot = cl.wait_for("etcd-2", 2, "k3s is up and running");
+    let at = |needle: &str| {
+        boot.find(needle)
+            .unwrap_or_else(|| panic!("{needle}:\n{boot}"))
+    };
+    assert!(at("Running kubelet") < at("Starting etcd for existing cluster member"));
+    assert!(at("Running kube-proxy") < at("Starting etcd for existing cluster member"));
+    assert!(
+        boot.contains("Sending HTTP/1.1 503 response to 127.0.0.1:")
+            && boot.contains(": runtime core not ready"),
+        "{boot}"
+    );
+    // The kubelet's drop-in (writeKubeletConfig) holds the served cluster DNS and domain.
+    let dropin = cl
+        .read_file(
+            "etcd-2",
+            "/var/lib/rancher/k3s/agent/etc/kubelet.conf.d/00-k3s-defaults.conf",
+        )
+        .expect("the kubelet drop-in");
+    assert!(
+        dropin.contains("\nclusterDNS:\n- 10.43.0.10\nclusterDomain: cluster.local\n"),
+        "{dropin}"
+    );
+}

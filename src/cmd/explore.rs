@@ -180,7 +180,7 @@ fn versions(
 /// printed there (`since:`/`until:` on its patterns), or it has a probe.
 fn observable_in(s: &Signal, v: &Version) -> bool {
     let lines = s.up.iter().chain(&s.down).chain(&s.value);
-    s.exists_in(v) && (s.probe.is_some() || lines.into_iter().any(|p| p.applies_to(v)))
+    s.exists_in(v) && (s.probe_for(v).is_some() || lines.into_iter().any(|p| p.applies_to(v)))
 }
 
 /// The two values explore searches for `flag`: `false`/`true`, or its `try:` values.
@@ -202,13 +202,19 @@ fn key_spaces(
     asked: Vec<String>,
 ) -> Result<Vec<KeySpace>, Error> {
     let signals = cat.signals.for_distro(topo.distro);
-    // key -> the first signal that shows it
+    // key -> the first signal that shows it in every version asked, else the first one
+    // (disable-cloud-controller: the kubelet's line on k3s, the server's manager on rke2)
     let mut showing: BTreeMap<String, (String, Signal)> = BTreeMap::new();
     for (name, s) in &signals.by_name {
         if let Some(sh) = &s.shows {
-            showing
-                .entry(sh.key.clone())
-                .or_insert((name.clone(), s.clone()));
+            let everywhere = versions.iter().all(|v| observable_in(s, v));
+            match showing.get(&sh.key) {
+                Some((_, first))
+                    if !everywhere || versions.iter().all(|v| observable_in(first, v)) => {}
+                _ => {
+                    showing.insert(sh.key.clone(), (name.clone(), s.clone()));
+                }
+            }
         }
     }
     let flags = topo.distro.flags();

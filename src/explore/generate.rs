@@ -383,6 +383,11 @@ pub(crate) fn render(
                     running.remove(&st.node);
                     (refused_expect(ready, &diff), Vec::new())
                 }
+                // Its join server is down: k3s dies validating the token, naming no key.
+                Boot::Fails(_) => {
+                    running.remove(&st.node);
+                    (fails_expect(ready), Vec::new())
+                }
                 Boot::Up(values) => {
                     running.insert(st.node.clone(), own);
                     up_expect(ctx, node, ready, &values)
@@ -433,6 +438,16 @@ fn refused_expect(ready: &str, diff: &[String]) -> Vec<String> {
         format!("{ready}: down"),
         "fatal: up".into(),
         format!("config-mismatch: {}", quote(&diff.join(","))),
+    ]
+}
+
+/// What a step expects of a node whose join server is down: k3s dies in `shouldBootstrapLoad`
+/// (`failed to validate token`) before any key is compared.
+fn fails_expect(ready: &str) -> Vec<String> {
+    vec![
+        format!("{ready}: down"),
+        "fatal: up".into(),
+        "config-mismatch: none".into(),
     ]
 }
 
@@ -759,5 +774,51 @@ mod tests {
         assert!(!any_where_refused(&y, &problems, &mut bug));
         // a place that names no prediction changes nothing
         assert!(!any_where_refused(&y, &[(1, 1, "x".into())], &mut bug));
+    }
+
+    /// A control-plane node whose join server is down dies validating its token
+    /// (`shouldBootstrapLoad` → `ParseAndValidateToken`, pkg/cluster/bootstrap.go:
+    /// `pkgerrors.WithMessage(err, "failed to validate token")`), before compareConfig could
+    /// skip: the check expects the death, naming no key.
+    #[test]
+    fn a_node_whose_join_server_is_down_is_expected_to_die() {
+        let rules = Rules::of(distro::Distro::K3s);
+        let mut nodes = nodes();
+        nodes.push(NodeInfo {
+            name: "cp-2".into(),
+            role: Role::ControlPlane,
+            init: false,
+            join: Some("cp-1".into()),
+        });
+        let keys = [registry()];
+        let ctx = Context {
+            topology: "t",
+            nodes: &nodes,
+            base: nodes
+                .iter()
+                .map(|n| (n.name.clone(), Config::new()))
+                .collect(),
+            rules: &rules,
+            keys: &keys,
+        };
+        let set = |node: &str| SeqStep {
+            node: node.into(),
+            set: [("embedded-registry".into(), "true".into())].into(),
+        };
+        let seq = Sequence {
+            id: "t".into(),
+            strategy: "orders".into(),
+            // cp-1 is refused (etcd-1 differs), then cp-2, which joins cp-1, restarts
+            steps: vec![set("cp-1"), set("cp-2")],
+        };
+        let y = render(&ctx, &seq, "explore-t", "s", "d", &Bug::new());
+        assert!(
+            y.contains("cp-1: {ready: down, fatal: up, config-mismatch: \"embedded-registry\"}"),
+            "{y}"
+        );
+        assert!(
+            y.contains("cp-2: {ready: down, fatal: up, config-mismatch: none}"),
+            "{y}"
+        );
     }
 }

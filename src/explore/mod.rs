@@ -1023,6 +1023,7 @@ mod tests {
             only: None,
             minimise: true,
             budget_from: 0,
+            validate: Box::new(|_, _| Ok(())),
         };
         (c, made)
     }

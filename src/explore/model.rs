@@ -7,9 +7,13 @@
 //!   serves and runs with its own `config.Control`);
 //! - a boot that bootstraps — the first start of a node with embedded etcd joining a server,
 //!   every start of a control-plane-only node (pkg/cluster/bootstrap.go: such nodes take the join
-//!   path each time) — compares every critical key (`critical: true` in the flags table) with the
-//!   running config of the server in its `server:`, and dies naming each differing key
-//!   (`compareConfig`); if that server cannot answer, the check is skipped;
+//!   path each time) — first validates the token against the server in its `server:`
+//!   (`shouldBootstrapLoad` → `ParseAndValidateToken`) and dies with `failed to validate token`
+//!   when that server is down; then compares every critical key (`critical: true` in the flags
+//!   table) with that server's running config, and dies naming each differing key
+//!   (`compareConfig`);
+//! - cluster-dns, when a node's config does not set it, is the service CIDR's network address +
+//!   10, one per CIDR (pkg/cli/server/server.go, `utilsnet.GetIndexedIP(svcCIDR, 10)`);
 //! - an agent's effective value of a `from-server` key is that of the server it reached
 //!   (pkg/agent/config/config.go `get()`).
 
@@ -102,8 +106,20 @@ impl Rules {
 
     /// The key's value in `c`, its default when absent; `None` when a key with no known default
     /// is absent (the distribution's default, whatever it is, is the same on every node).
+    /// cluster-dns's default follows the node's service-cidr (`default_cluster_dns`).
     pub(crate) fn value(&self, c: &Config, key: &str) -> Option<String> {
-        c.get(key).or_else(|| self.defaults.get(key)).cloned()
+        if let Some(v) = c.get(key) {
+            return Some(v.clone());
+        }
+        if key == CLUSTER_DNS {
+            if let Some(dns) = self
+                .value(c, SERVICE_CIDR)
+                .and_then(|cidrs| default_cluster_dns(&cidrs))
+            {
+                return Some(dns);
+            }
+        }
+        self.defaults.get(key).cloned()
     }
 
     /// The critical keys whose values differ between `a` and `b`, sorted.
@@ -114,6 +130,35 @@ impl Rules {
             .cloned()
             .collect()
     }
+}
+
+const CLUSTER_DNS: &str = "cluster-dns";
+const SERVICE_CIDR: &str = "service-cidr";
+
+/// k3s's cluster-dns when the flag is not set: for each service CIDR (a comma list), its
+/// network address + 10 (`utilsnet.GetIndexedIP(svcCIDR, 10)`, pkg/cli/server/server.go:
+/// "If cluster-dns CLI arg is not set, we set ClusterDNS address to be the first IPv4
+/// ServiceCIDR network + 10"); 10.43.0.0/16 → 10.43.0.10. `None` when a CIDR does not parse.
+pub(crate) fn default_cluster_dns(service_cidrs: &str) -> Option<String> {
+    use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
+    let mut out = Vec::new();
+    for cidr in service_cidrs.split(',').map(str::trim) {
+        let (addr, bits) = cidr.split_once('/')?;
+        let bits: u32 = bits.parse().ok()?;
+        let ip = match addr.parse::<IpAddr>().ok()? {
+            IpAddr::V4(a) if bits <= 32 => {
+                let mask = u32::MAX.checked_shl(32 - bits).unwrap_or(0);
+                IpAddr::V4(Ipv4Addr::from((u32::from(a) & mask).checked_add(10)?))
+            }
+            IpAddr::V6(a) if bits <= 128 => {
+                let mask = u128::MAX.checked_shl(128 - bits).unwrap_or(0);
+                IpAddr::V6(Ipv6Addr::from((u128::from(a) & mask).checked_add(10)?))
+            }
+            _ => return None,
+        };
+        out.push(ip.to_string());
+    }
+    Some(out.join(","))
 }
 
 /// A config value as text (the normal form every comparison uses).
@@ -144,7 +189,13 @@ pub(crate) enum Boot {
     /// The node comes up; each asked key's effective value (`None`: the model cannot say, an
     /// agent whose servers disagree — it takes the value of whichever it reaches).
     Up(BTreeMap<String, Option<String>>),
+    /// k3s dies before any config check: a bootstrapping node whose join server is down fails
+    /// `shouldBootstrapLoad` with `failed to validate token` (pkg/cluster/bootstrap.go).
+    Fails(String),
 }
+
+/// What k3s's fatal says when a bootstrapping node's join server cannot be reached.
+pub(crate) const JOIN_SERVER_DOWN: &str = "failed to validate token";
 
 /// Predicts a boot of `node` with config `own`, while `running` holds the config each live
 /// server runs with (its config as of its current boot).
@@ -158,13 +209,15 @@ pub(crate) fn predict(
     keys: &[String],
 ) -> Boot {
     if node.bootstraps(first_start) {
-        // The GET of the joined server's config fails when it is down: k3s logs "Skipping
-        // cluster configuration validation" and goes on.
-        if let Some(server) = node.join.as_ref().and_then(|j| running.get(j)) {
-            let diff = rules.critical_differences(own, server);
-            if !diff.is_empty() {
-                return Boot::Refused(diff);
-            }
+        // shouldBootstrapLoad validates the token against the join server before anything
+        // else: with that server down, k3s dies there ("failed to validate token"), before
+        // compareConfig could skip its check.
+        let Some(server) = node.join.as_ref().and_then(|j| running.get(j)) else {
+            return Boot::Fails(JOIN_SERVER_DOWN.to_string());
+        };
+        let diff = rules.critical_differences(own, server);
+        if !diff.is_empty() {
+            return Boot::Refused(diff);
         }
     }
     let values = keys
@@ -265,8 +318,11 @@ pub(crate) mod tests {
         for (node, first, running, want) in [
             // the control-plane-only node is checked on every start
             (3, false, &running, Boot::Refused(keys.clone())),
-            // ... unless its server is down: the check is skipped
-            (3, false, &no_server, up("true")),
+            // ... and dies validating its token when its server is down
+            (3, false, &no_server, Boot::Fails(JOIN_SERVER_DOWN.into())),
+            // so does a brand-new etcd joiner; a member with data does not ask
+            (1, true, &no_server, Boot::Fails(JOIN_SERVER_DOWN.into())),
+            (1, false, &no_server, up("true")),
             // a brand-new etcd joiner is checked once
             (2, true, &running, Boot::Refused(keys.clone())),
         ] {
@@ -291,6 +347,45 @@ pub(crate) mod tests {
         assert_eq!(
             predict(&r, &nodes, &agent, false, &off, &split, &keys),
             Boot::Up([(keys[0].clone(), None)].into())
+        );
+    }
+
+    /// pkg/cli/server/server.go: "If cluster-dns CLI arg is not set, we set ClusterDNS address
+    /// to be the first IPv4 ServiceCIDR network + 10" (`utilsnet.GetIndexedIP(svcCIDR, 10)`).
+    #[test]
+    fn cluster_dns_defaults_to_the_service_cidr_plus_ten() {
+        assert_eq!(
+            default_cluster_dns("10.43.0.0/16").as_deref(),
+            Some("10.43.0.10")
+        );
+        assert_eq!(
+            default_cluster_dns("10.53.0.0/16,fd00:43::/112").as_deref(),
+            Some("10.53.0.10,fd00:43::a")
+        );
+        assert_eq!(
+            default_cluster_dns("10.43.1.7/16").as_deref(),
+            Some("10.43.0.10")
+        );
+        assert_eq!(default_cluster_dns("bad"), None);
+        let r = Rules::of(distro::Distro::K3s);
+        let other = cfg(&[("service-cidr", "10.53.0.0/16")]);
+        assert_eq!(
+            r.value(&other, "cluster-dns").as_deref(),
+            Some("10.53.0.10")
+        );
+        assert_eq!(
+            r.value(&Config::new(), "cluster-dns").as_deref(),
+            Some("10.43.0.10")
+        );
+        let set = cfg(&[
+            ("service-cidr", "10.53.0.0/16"),
+            ("cluster-dns", "10.43.0.20"),
+        ]);
+        assert_eq!(r.value(&set, "cluster-dns").as_deref(), Some("10.43.0.20"));
+        // a server whose service-cidr alone differs differs in cluster-dns too, as k3s's do
+        assert_eq!(
+            r.critical_differences(&other, &Config::new()),
+            vec!["cluster-dns".to_string(), "service-cidr".to_string()]
         );
     }
 

@@ -221,6 +221,8 @@ impl BootView<'_> {
         match predicted {
             Boot::Refused(diff) if !self.dead => self.came_up_unrefused(&diff),
             Boot::Refused(diff) => self.refused_otherwise(&diff),
+            // k3s dies before any config check (its join server is down): nothing to judge.
+            Boot::Fails(_) => Vec::new(),
             Boot::Up(_) if self.dead => self.died_unexpectedly(),
             Boot::Up(values) => {
                 let mut out = self.shown_values(&values);

@@ -132,9 +132,19 @@ impl Matcher {
                 (&sig.down, PatKind::State),
                 (&sig.value, PatKind::Value),
                 (&sig.settled_by, PatKind::Settle),
+                // a line that leaves a state undecided is judged as the state's own lines are
+                (&sig.undecided_by, PatKind::State),
             ] {
                 for p in list {
-                    pats.push(p.regex.as_str().to_string());
+                    // One entry per (regex, kind): several signals share a line (the kubelet's
+                    // as a settle line), and a line is kept by what matched, not by whom.
+                    let re = p.regex.as_str();
+                    if (pats.iter().zip(&kinds))
+                        .any(|(q, k): (&String, &PatKind)| q == re && *k == kind)
+                    {
+                        continue;
+                    }
+                    pats.push(re.to_string());
                     kinds.push(kind);
                 }
             }

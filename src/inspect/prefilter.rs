@@ -490,7 +490,13 @@ mod tests {
         let cat = super::super::Catalog::load(None).unwrap();
         let mut pats = Vec::new();
         for sig in cat.signals.by_name.values() {
-            for list in [&sig.up, &sig.down, &sig.value, &sig.settled_by] {
+            for list in [
+                &sig.up,
+                &sig.down,
+                &sig.value,
+                &sig.settled_by,
+                &sig.undecided_by,
+            ] {
                 pats.extend(list.iter().map(|p| p.regex.as_str().to_string()));
             }
         }

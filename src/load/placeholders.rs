@@ -20,6 +20,7 @@ pub(crate) const PLACEHOLDERS: &[&str] = &[
     "kubectl",
     "kubeconfig",
     "supervisor_port",
+    "data_dir",
 ];
 
 /// The words placeholder `name` stands for on `facts` (kubectl may be several), or `None`
@@ -34,6 +35,7 @@ fn fact(facts: &Facts, name: &str) -> Option<Vec<String>> {
         "kubectl" => Some(facts.kubectl.iter().map(|w| w.to_string()).collect()),
         "kubeconfig" => one(facts.kubeconfig_path),
         "supervisor_port" => one(&facts.supervisor_port.to_string()),
+        "data_dir" => one(facts.data_dir),
         _ => None,
     }
 }

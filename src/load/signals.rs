@@ -30,9 +30,13 @@ fn signal(d: &FileDiag, name: &Spanned<String>, s: SignalFile, out: &mut Diagnos
     let down = patterns(d, &s.down, out);
     let value = patterns(d, &s.value, out);
     let settled_by = line_patterns(d, &s.settled_by, true, None, out);
+    let undecided_by = patterns(d, &s.undecided_by, out);
     // Judged on what the file says, not on what compiled: a bad regex is its own error.
-    let is_value = !s.value.is_empty();
-    let is_state = !s.up.is_empty() || !s.down.is_empty() || s.probe.is_some();
+    let written = s.probe.as_ref().map(|p| p.all()).unwrap_or_default();
+    let probe_value = written.iter().any(|p| !p.value.is_empty());
+    let probe_state = written.iter().any(|p| p.value.is_empty());
+    let is_value = !s.value.is_empty() || probe_value;
+    let is_state = !s.up.is_empty() || !s.down.is_empty() || probe_state;
     if is_value && is_state {
         out.push(
             d.span(
@@ -65,7 +69,6 @@ fn signal(d: &FileDiag, name: &Spanned<String>, s: SignalFile, out: &mut Diagnos
             None
         }
     });
-    let written = s.probe.as_ref().map(|p| p.all()).unwrap_or_default();
     let shows = (s.shows.as_ref()).and_then(|sh| shows(d, &name.value, sh, is_value, out));
     Signal {
         description: s.description,
@@ -74,6 +77,7 @@ fn signal(d: &FileDiag, name: &Spanned<String>, s: SignalFile, out: &mut Diagnos
         down,
         value,
         settled_by,
+        undecided_by,
         probe: None,
         probes: probes(d, name, &written, out),
         on_death,
@@ -114,8 +118,15 @@ fn probes(
                     .help("give the command run inside the node as a list, e.g. ['{kubectl}', get, --raw, /metrics]"),
             );
         }
+        let has_rules = !(p.up.is_empty() && p.down.is_empty());
+        if !p.value.is_empty() && has_rules {
+            out.push(
+                d.span(name, format!("the probe of `{}` mixes `value:` with `up`/`down` rules", name.value))
+                    .help("a probe either reads a value (`value:` regexes with a `(?P<value>...)` group) or decides up/down: keep one kind"),
+            );
+        }
         for (list, which) in [(&p.up, "up"), (&p.down, "down")] {
-            if list.is_empty() {
+            if list.is_empty() && p.value.is_empty() {
                 out.push(
                     d.span(name, format!("the probe of `{}` has no `{which}` rule", name.value))
                         .help("a probe needs at least one `up` and one `down` rule, e.g. {exit: 0, output: 'regex'}"),
@@ -163,11 +174,31 @@ fn probes(
 
 /// One probe as a distribution's nodes run it: its placeholders filled with `facts`.
 fn probe(d: &FileDiag, p: &ProbeFile, facts: &distro::Facts, out: &mut Diagnostics) -> Probe {
+    let value = p
+        .value
+        .iter()
+        .filter_map(|v| {
+            if !v.value.contains("(?P<value>") && !v.value.contains("(?<value>") {
+                out.push(
+                    d.span(
+                        v,
+                        "a value probe's pattern needs a named group `(?P<value>...)`",
+                    )
+                    .help("e.g. '(?m)^clusterDomain: (?P<value>\\S+)'"),
+                );
+            }
+            regexes(d, v, &v.value, None, Some(facts), out)
+                .pop()
+                .map(|(_, re)| re)
+        })
+        .collect();
     Probe {
         command: placeholders::fill_command(&p.command.value, facts),
+        since: (!p.since.is_empty()).then(|| release_set(d, &p.since, out)),
         after: line_patterns(d, &p.after, false, Some(facts), out),
         up: rules(d, &p.up, facts, out),
         down: rules(d, &p.down, facts, out),
+        value,
         timeout: (p.timeout.as_ref())
             .and_then(|t| duration(d, t, out))
             .unwrap_or(DEFAULT_PROBE_TIMEOUT),

@@ -36,6 +36,10 @@ pub(crate) struct SignalFile {
     /// proves it only once the settle window has passed as well.
     #[serde(default)]
     pub(crate) settled_by: Vec<Pattern>,
+    /// Lines k3s prints where the feature is on but cannot run (a missing kernel tool): with
+    /// no `up`/`down` line, the boot cannot show the state, so it stays undecided.
+    #[serde(default)]
+    pub(crate) undecided_by: Vec<Pattern>,
     /// A command run inside the node that decides the signal: one probe, or a list of probes
     /// each for the distribution it names (`distribution:`; unqualified: every other one).
     #[serde(default)]
@@ -179,10 +183,20 @@ pub(crate) struct ProbeFile {
     /// Run the probe only once one of these lines is in the current boot.
     #[serde(default)]
     pub(crate) after: Vec<Pattern>,
+    /// The releases whose nodes run the probe (a release set, as a signal's `since:`); empty:
+    /// every one. Elsewhere the signal is read from its lines.
+    #[serde(default)]
+    pub(crate) since: Vec<Spanned<String>>,
     /// Any of these rules matching means up.
+    #[serde(default)]
     pub(crate) up: Vec<Spanned<ProbeRuleFile>>,
     /// Any of these rules matching means down.
+    #[serde(default)]
     pub(crate) down: Vec<Spanned<ProbeRuleFile>>,
+    /// A value probe: regexes over the output with a `(?P<value>...)` group (instead of
+    /// `up`/`down`); a captured YAML list (`- a` lines) reads as `a,b`.
+    #[serde(default)]
+    pub(crate) value: Vec<Spanned<String>>,
     /// How long to keep re-running the probe while neither rule matches (humantime).
     #[serde(default)]
     pub(crate) timeout: Option<Spanned<String>>,

@@ -867,7 +867,9 @@ static RULES: LazyLock<Vec<Regex>> = LazyLock::new(|| {
         // k3s join tokens, full form.
         r#"(?P<v>K10[0-9a-fA-F]{8,}::[^\s"'&;,<>)\]}]+)"#,
         // Authorization headers: keep the scheme, hide the credentials.
-        r#"(?i)\b(?:proxy-)?authorization"?\s*[:=]\s*"?(?:(?:bearer|basic|token|digest|negotiate)\s+)?(?P<v>[^\s"',;]+)"#,
+        // The value is on the header's line: a YAML map named `authorization:` (the kubelet's
+        // config drop-in: `authorization:\n  mode: Webhook`) holds no credential.
+        r#"(?i)\b(?:proxy-)?authorization"?[ \t]*[:=][ \t]*"?(?:(?:bearer|basic|token|digest|negotiate)[ \t]+)?(?P<v>[^\s"',;]+)"#,
         // Bearer tokens wherever they appear.
         r#"(?i)\bbearer\s+(?P<v>[A-Za-z0-9._~+/=-]{8,})"#,
         // JSON Web Tokens (header.payload.signature, both JSON objects in base64url).

@@ -873,3 +873,21 @@ fn positions_after_secret_looking_file_names_stay() {
     assert!(red("token: s3cr3t-value-1").contains("<REDACTED-1>"));
     assert!(red("auth.token=s3cr3t-value-1").contains("<REDACTED-1>"));
 }
+
+/// The kubelet's config drop-in (k3s writeKubeletConfig, read by the cluster-dns probe) has a
+/// map named `authorization:`; its next line is no credential, and a learned `mode:` would hide
+/// every `…-mode:` key of every config after it.
+#[test]
+fn an_authorization_map_in_yaml_is_no_header() {
+    let file = "authentication:\n  anonymous:\n    enabled: false\nauthorization:\n  mode: Webhook\n  webhook:\n    cacheAuthorizedTTL: 5m0s\nclusterDNS:\n- 10.43.0.10\n";
+    let mut r = super::Redactor::new(&[]);
+    r.learn_text(file);
+    assert!(r.knowledge().is_empty(), "{:?}", r.knowledge());
+    assert_eq!(
+        r.redact_text("egress-selector-mode: \"disabled\"\n"),
+        "egress-selector-mode: \"disabled\"\n"
+    );
+    // a header still is one
+    let out = red("Authorization: Bearer abcdefghijk123\n");
+    assert!(!out.contains("abcdefghijk123"), "{out}");
+}

@@ -18,6 +18,8 @@ mod fake;
 pub(crate) mod image;
 mod in_flight;
 pub(crate) mod interrupt;
+#[cfg(test)]
+mod k3s_lines_tests;
 mod kept;
 mod node;
 pub mod observe;

@@ -146,6 +146,15 @@ pub fn eval_log(sig: &Signal, boot: &Boot, v: &Version, settle: Settle, now: Ins
             );
         }
     }
+    if let Some(l) = first_match(boot, &sig.undecided_by, v) {
+        let ev = vec![evidence(boot, l)];
+        return decided(
+            Observed::Unknown,
+            ev,
+            "an `undecided-by` line in this boot: the feature is on but cannot run, so the boot does not show it",
+            Rule::Undecided,
+        );
+    }
     if sig.probe.is_none() {
         if let Some((l, ordered, wait)) = first_settling(boot, &sig.settled_by, v, settle) {
             return settled(boot, l, ordered, wait, now, Observed::Down);
@@ -281,6 +290,13 @@ fn eval_value(sig: &Signal, boot: &Boot, v: &Version, settle: Settle, now: Insta
 /// Decides a probe's output; None = neither rule matched (try again).
 pub(crate) fn eval_probe(sig: &Signal, exit: i64, output: &str) -> Option<Observed> {
     let p = sig.probe.as_ref()?;
+    if !p.value.is_empty() {
+        // A value probe decides once its output names the value (the file is written).
+        return (exit == 0)
+            .then(|| p.value_in(output))
+            .flatten()
+            .map(|v| Observed::from(v.as_str()));
+    }
     if p.up.iter().any(|r| r.matches(exit, output)) {
         Some(Observed::Up)
     } else if p.down.iter().any(|r| r.matches(exit, output)) {
@@ -292,8 +308,7 @@ pub(crate) fn eval_probe(sig: &Signal, exit: i64, output: &str) -> Option<Observ
 
 /// Whether the probe may run yet (its `after` lines are in this boot).
 pub(crate) fn probe_ready(sig: &Signal, boot: &Boot, v: &Version) -> bool {
-    sig.probe
-        .as_ref()
+    sig.probe_for(v)
         .is_some_and(|p| p.after.is_empty() || first_match(boot, &p.after, v).is_some())
 }
 

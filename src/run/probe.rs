@@ -87,7 +87,7 @@ pub(crate) async fn observe(c: &Cluster, e: Expectation, sig: Option<&Signal>) -
 
 async fn decide(c: &Cluster, node: &str, h: &BootHandle, sig: &Signal) -> Decided {
     let cap = Instant::now() + c.timeout;
-    match &sig.probe {
+    match sig.probe_for(&c.plan.k3s_version) {
         Some(probe) => by_probe(c, node, h, sig, probe, cap).await,
         None => {
             // What the wait was for, said when its bound passes: the lines, and a value that
