@@ -672,7 +672,19 @@ fn observation_text(p: &Piece) -> String {
 /// the death left undecided left out: the check's step then judges just the death.
 fn observed_bug(r: &RunResult, pieces: &[Piece], id: &str) -> Bug {
     let mut bug = Bug::new();
-    for p in pieces.iter().filter(|p| finding_id(p) == id) {
+    // The finding's own pieces, and any other piece the same boot showed off the model (a
+    // minimal step may set several keys): the check's `bug:` is everything its step observed
+    // that the model does not predict, so the replay matches it whole.
+    let at: Vec<(usize, &str)> = (pieces.iter())
+        .filter(|p| finding_id(p) == id)
+        .map(|p| (p.step, p.node.as_str()))
+        .collect();
+    let off_model = |p: &&Piece| {
+        finding_id(p) == id
+            || (at.contains(&(p.step, p.node.as_str()))
+                && (oracle::is_defect(&p.class) || p.class == "inconclusive"))
+    };
+    for p in pieces.iter().filter(off_model) {
         let Some(step) = r.steps.iter().find(|s| s.index == p.step) else {
             continue;
         };
@@ -1023,7 +1035,6 @@ mod tests {
             only: None,
             minimise: true,
             budget_from: 0,
-            validate: Box::new(|_, _| Ok(())),
         };
         (c, made)
     }
@@ -1082,5 +1093,54 @@ mod tests {
         old.as_object_mut().expect("object").remove("runs");
         let old: State = serde_json::from_value(old).expect("an older campaign.json");
         assert_eq!((old.first_minimal_runs, old.started_at), (None, None));
+    }
+
+    /// A minimal step that set two keys: its `bug:` holds every observation of that boot off
+    /// the model, not only the finding's own, so the replay is `reproduced`, not inconclusive.
+    #[test]
+    fn the_bug_of_a_minimal_check_holds_every_off_model_observation_of_its_boot() {
+        let path = format!(
+            "{}/tests/fixtures/run-etcd-split-buggy/result.json",
+            env!("CARGO_MANIFEST_DIR")
+        );
+        let text = std::fs::read_to_string(path).expect("fixture");
+        let mut v: serde_json::Value = serde_json::from_str(&text).expect("json");
+        let obs = v["steps"][0]["observations"].as_array_mut().expect("observations");
+        let mine = (obs.iter())
+            .find(|o| o["node"] == "etcd-2" && o["signal"] == "embedded-registry")
+            .expect("etcd-2's registry")
+            .clone();
+        let mut other = mine.clone();
+        other["signal"] = serde_json::json!("supervisor-metrics");
+        obs.push(other);
+        let r: RunResult = serde_json::from_value(v).expect("a result");
+        let piece = |class: &str, key: &str, signal: &str, node: &str| Piece {
+            class: class.into(),
+            key: key.into(),
+            node: node.into(),
+            role: "etcd".into(),
+            source: "s".into(),
+            step: 1,
+            signal: signal.into(),
+            observed: "false".into(),
+            predicted: "true".into(),
+            evidence: vec![],
+            version: "v1.33.4+k3s1".into(),
+            run: String::new(),
+            critical: true,
+        };
+        let pieces = vec![
+            piece("taken-from-cp-1", "embedded-registry", "embedded-registry", "etcd-2"),
+            piece("taken-from-cp-1", "supervisor-metrics", "supervisor-metrics", "etcd-2"),
+            // by design, and another node: not the step's bug
+            piece("unguarded-divergence", "embedded-registry", "ready", "etcd-2"),
+            piece("taken-from-cp-1", "supervisor-metrics", "supervisor-metrics", "etcd-3"),
+        ];
+        let bug = observed_bug(&r, &pieces, "taken-from-cp-1/embedded-registry/etcd");
+        let keys: Vec<(&(usize, String), Vec<&String>)> =
+            bug.iter().map(|(k, m)| (k, m.keys().collect())).collect();
+        assert_eq!(keys.len(), 1, "{bug:?}");
+        assert_eq!(keys[0].0, &(0, "etcd-2".to_string()));
+        assert_eq!(keys[0].1, ["embedded-registry", "supervisor-metrics"], "{bug:?}");
     }
 }
