@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
-use super::oracle::{is_defect, Piece};
+use super::oracle::{Class, Piece};
 use crate::result::FailCause;
 
 pub(crate) const FINDINGS_SCHEMA_VERSION: u32 = 1;
@@ -26,7 +26,7 @@ pub(crate) struct Minimal {
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub(crate) struct Finding {
-    pub(crate) class: String,
+    pub(crate) class: Class,
     pub(crate) key: String,
     pub(crate) role: String,
     pub(crate) source: String,
@@ -55,8 +55,8 @@ pub(crate) const NON_CRITICAL_TAKEN: &str =
     "non-critical key taken from the server the agent reached: k3s's design for agent-side keys, or a candidate bug";
 
 /// The words that tell the two kinds of taken-from finding apart; none for other classes.
-pub(crate) fn label(class: &str, critical: bool) -> Option<&'static str> {
-    class.starts_with("taken-from-").then_some(if critical {
+pub(crate) fn label(class: &Class, critical: bool) -> Option<&'static str> {
+    matches!(class, Class::TakenFrom(_)).then_some(if critical {
         CRITICAL_TAKEN
     } else {
         NON_CRITICAL_TAKEN
@@ -136,7 +136,7 @@ impl FindingsFile {
 
 /// Groups pieces by (class, key, role, source): many runs with one cause are one finding.
 pub(crate) fn group(pieces: Vec<Piece>) -> Vec<Finding> {
-    let mut by: BTreeMap<(String, String, String, String), Vec<Piece>> = BTreeMap::new();
+    let mut by: BTreeMap<(Class, String, String, String), Vec<Piece>> = BTreeMap::new();
     for p in pieces {
         by.entry(p.cause()).or_default().push(p);
     }
@@ -150,7 +150,7 @@ pub(crate) fn group(pieces: Vec<Piece>) -> Vec<Finding> {
             runs.dedup();
             let critical = evidence.iter().any(|p| p.critical);
             Finding {
-                defect: is_defect(&class),
+                defect: class.is_defect(),
                 label: label(&class, critical).map(str::to_string),
                 critical,
                 class,
@@ -196,7 +196,7 @@ pub(crate) fn markdown(f: &FindingsFile, checks: &BTreeMap<String, String>) -> S
     for x in &f.findings {
         m.push_str(&format!(
             "## {} — `{}` on {} nodes ({})\n\n- versions: {}\n- runs: {}, pieces of evidence: {}\n",
-            md(&x.class),
+            md(&x.class.name()),
             md(&x.key),
             md(&x.role),
             md(&x.source),
@@ -245,7 +245,7 @@ pub(crate) fn markdown(f: &FindingsFile, checks: &BTreeMap<String, String>) -> S
 /// whatever the text held (`markup_safe`: control characters XML cannot carry).
 pub(crate) fn junit(f: &FindingsFile) -> Result<String, String> {
     use quick_junit::{NonSuccessKind, Report, TestCase, TestCaseStatus, TestSuite};
-    let mut cases: BTreeMap<(String, String), Vec<&Finding>> = BTreeMap::new();
+    let mut cases: BTreeMap<(Class, String), Vec<&Finding>> = BTreeMap::new();
     for x in &f.findings {
         cases
             .entry((x.class.clone(), x.key.clone()))
@@ -276,7 +276,7 @@ pub(crate) fn junit(f: &FindingsFile) -> Result<String, String> {
             s.set_message(text.join("; "));
             s.set_description(text.join("\n"));
             s
-        } else if class == "inconclusive" {
+        } else if *class == Class::Inconclusive {
             let mut s = TestCaseStatus::skipped();
             s.set_message(text.join("; "));
             s
@@ -303,7 +303,7 @@ mod tests {
 
     fn piece(class: &str, run: &str) -> Piece {
         Piece {
-            class: class.into(),
+            class: super::super::oracle::Class::parse(class).expect("a class"),
             key: "embedded-registry".into(),
             node: "etcd-2".into(),
             role: "etcd".into(),

@@ -31,7 +31,7 @@ use crate::run::FailCause;
 use findings::{FindingsFile, Minimal};
 use generate::{Bug, Context, KeySpace, SeqStep, Sequence};
 use model::{Config, NodeInfo, Rules};
-use oracle::Piece;
+use oracle::{Class, Piece};
 
 pub(crate) const CAMPAIGN_FILE: &str = "campaign.json";
 pub(crate) const FINDINGS_JSON: &str = "findings.json";
@@ -471,7 +471,7 @@ impl Campaign {
                 self.state.judged,
                 self.state.failed.values().sum::<usize>(),
                 seen.len(),
-                seen.keys().filter(|k| oracle::is_defect(k.split('/').next().unwrap_or(""))).count(),
+                seen.values().filter(|(_, _, p)| p.class.is_defect()).count(),
                 left
             ));
             self.minimise_new(&seen).await?;
@@ -490,7 +490,7 @@ impl Campaign {
             return Ok(());
         }
         for (id, (seq, version, piece)) in seen {
-            if !oracle::is_defect(&piece.class) || self.state.minimal.contains_key(id) {
+            if !piece.class.is_defect() || self.state.minimal.contains_key(id) {
                 continue;
             }
             let m = match self.minimise(id, seq, version, piece).await {
@@ -579,7 +579,7 @@ impl Campaign {
         if bug.is_empty() {
             let mut seen: BTreeMap<String, String> =
                 [(piece.signal.clone(), observation_text(piece))].into();
-            if oracle::is_death(&piece.class) {
+            if piece.class.is_death() {
                 seen = [("ready".to_string(), "down".to_string())].into();
             }
             bug = [(
@@ -682,13 +682,13 @@ fn observed_bug(r: &RunResult, pieces: &[Piece], id: &str) -> Bug {
     let off_model = |p: &&Piece| {
         finding_id(p) == id
             || (at.contains(&(p.step, p.node.as_str()))
-                && (oracle::is_defect(&p.class) || p.class == "inconclusive"))
+                && (p.class.is_defect() || p.class == Class::Inconclusive))
     };
     for p in pieces.iter().filter(off_model) {
         let Some(step) = r.steps.iter().find(|s| s.index == p.step) else {
             continue;
         };
-        let death = oracle::is_death(&p.class);
+        let death = p.class.is_death();
         for o in (step.observations.iter())
             .filter(|o| o.node == p.node && (death || o.signal == p.signal))
         {
@@ -1105,7 +1105,9 @@ mod tests {
         );
         let text = std::fs::read_to_string(path).expect("fixture");
         let mut v: serde_json::Value = serde_json::from_str(&text).expect("json");
-        let obs = v["steps"][0]["observations"].as_array_mut().expect("observations");
+        let obs = v["steps"][0]["observations"]
+            .as_array_mut()
+            .expect("observations");
         let mine = (obs.iter())
             .find(|o| o["node"] == "etcd-2" && o["signal"] == "embedded-registry")
             .expect("etcd-2's registry")
@@ -1115,7 +1117,7 @@ mod tests {
         obs.push(other);
         let r: RunResult = serde_json::from_value(v).expect("a result");
         let piece = |class: &str, key: &str, signal: &str, node: &str| Piece {
-            class: class.into(),
+            class: Class::parse(class).expect("a class"),
             key: key.into(),
             node: node.into(),
             role: "etcd".into(),
@@ -1130,17 +1132,41 @@ mod tests {
             critical: true,
         };
         let pieces = vec![
-            piece("taken-from-cp-1", "embedded-registry", "embedded-registry", "etcd-2"),
-            piece("taken-from-cp-1", "supervisor-metrics", "supervisor-metrics", "etcd-2"),
+            piece(
+                "taken-from-cp-1",
+                "embedded-registry",
+                "embedded-registry",
+                "etcd-2",
+            ),
+            piece(
+                "taken-from-cp-1",
+                "supervisor-metrics",
+                "supervisor-metrics",
+                "etcd-2",
+            ),
             // by design, and another node: not the step's bug
-            piece("unguarded-divergence", "embedded-registry", "ready", "etcd-2"),
-            piece("taken-from-cp-1", "supervisor-metrics", "supervisor-metrics", "etcd-3"),
+            piece(
+                "unguarded-divergence",
+                "embedded-registry",
+                "ready",
+                "etcd-2",
+            ),
+            piece(
+                "taken-from-cp-1",
+                "supervisor-metrics",
+                "supervisor-metrics",
+                "etcd-3",
+            ),
         ];
         let bug = observed_bug(&r, &pieces, "taken-from-cp-1/embedded-registry/etcd");
         let keys: Vec<(&(usize, String), Vec<&String>)> =
             bug.iter().map(|(k, m)| (k, m.keys().collect())).collect();
         assert_eq!(keys.len(), 1, "{bug:?}");
         assert_eq!(keys[0].0, &(0, "etcd-2".to_string()));
-        assert_eq!(keys[0].1, ["embedded-registry", "supervisor-metrics"], "{bug:?}");
+        assert_eq!(
+            keys[0].1,
+            ["embedded-registry", "supervisor-metrics"],
+            "{bug:?}"
+        );
     }
 }

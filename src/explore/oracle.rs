@@ -13,11 +13,95 @@ use crate::scenario::Shows;
 
 use super::model::{self, Boot, Config, NodeInfo, Rules};
 
+/// How a boot left the model: the finding classes of docs/explore.md. Serialised by name
+/// (`taken-from-cp-1`, `stale`, `wrongly-refused`, `died`, `unguarded-divergence`,
+/// `inconclusive`), as findings.json and campaign ids spell them.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub(crate) enum Class {
+    /// The node showed another server's value (`taken-from-<node>`; `elsewhere` when no
+    /// running server holds it).
+    TakenFrom(String),
+    /// It showed its own previous value, which no other server holds.
+    Stale,
+    /// It died naming keys the model does not refuse.
+    WronglyRefused,
+    /// It died where the model says it comes up, naming no key.
+    Died,
+    /// Servers run with different critical values and nothing refused it (by design).
+    UnguardedDivergence,
+    /// The value was decided by the settle rule alone, or not at all.
+    Inconclusive,
+}
+
+const TAKEN_FROM: &str = "taken-from-";
+
+impl Class {
+    pub(crate) fn name(&self) -> String {
+        match self {
+            Class::TakenFrom(n) => format!("{TAKEN_FROM}{n}"),
+            Class::Stale => "stale".into(),
+            Class::WronglyRefused => "wrongly-refused".into(),
+            Class::Died => "died".into(),
+            Class::UnguardedDivergence => "unguarded-divergence".into(),
+            Class::Inconclusive => "inconclusive".into(),
+        }
+    }
+
+    pub(crate) fn parse(s: &str) -> Option<Class> {
+        Some(match s {
+            "stale" => Class::Stale,
+            "wrongly-refused" => Class::WronglyRefused,
+            "died" => Class::Died,
+            "unguarded-divergence" => Class::UnguardedDivergence,
+            "inconclusive" => Class::Inconclusive,
+            _ => Class::TakenFrom(s.strip_prefix(TAKEN_FROM).filter(|n| !n.is_empty())?.into()),
+        })
+    }
+
+    /// The distribution broke its own rule (not by design, not undecided): minimised.
+    pub(crate) fn is_defect(&self) -> bool {
+        matches!(
+            self,
+            Class::TakenFrom(_) | Class::Stale | Class::WronglyRefused | Class::Died
+        )
+    }
+
+    /// The node died where the model says it comes up.
+    pub(crate) fn is_death(&self) -> bool {
+        matches!(self, Class::WronglyRefused | Class::Died)
+    }
+}
+
+impl std::fmt::Display for Class {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.name())
+    }
+}
+
+impl PartialEq<&str> for Class {
+    fn eq(&self, other: &&str) -> bool {
+        self.name() == *other
+    }
+}
+
+impl Serialize for Class {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(&self.name())
+    }
+}
+
+impl<'de> Deserialize<'de> for Class {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Class, D::Error> {
+        let s = String::deserialize(d)?;
+        Class::parse(&s)
+            .ok_or_else(|| serde::de::Error::custom(format!("unknown finding class `{s}`")))
+    }
+}
+
 /// One way one boot of one run left the model.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub(crate) struct Piece {
-    /// `taken-from-<node>`, `stale`, `wrongly-refused`, `unguarded-divergence`, `inconclusive`.
-    pub(crate) class: String,
+    pub(crate) class: Class,
     pub(crate) key: String,
     pub(crate) node: String,
     pub(crate) role: String,
@@ -41,7 +125,7 @@ pub(crate) struct Piece {
 
 impl Piece {
     /// What makes two pieces one finding.
-    pub(crate) fn cause(&self) -> (String, String, String, String) {
+    pub(crate) fn cause(&self) -> (Class, String, String, String) {
         (
             self.class.clone(),
             self.key.clone(),
@@ -234,7 +318,7 @@ impl BootView<'_> {
 
     fn piece(
         &self,
-        class: String,
+        class: Class,
         key: &str,
         signal: &str,
         observed: String,
@@ -273,7 +357,7 @@ impl BootView<'_> {
         diff.iter()
             .map(|k| {
                 self.piece(
-                    "unguarded-divergence".into(),
+                    Class::UnguardedDivergence,
                     k,
                     "ready",
                     "up".into(),
@@ -344,7 +428,7 @@ impl BootView<'_> {
             s => format!("{s}: up"),
         };
         self.piece(
-            "died".into(),
+            Class::Died,
             key,
             signal,
             observed,
@@ -362,7 +446,7 @@ impl BootView<'_> {
             .iter()
             .map(|k| {
                 self.piece(
-                    "wrongly-refused".into(),
+                    Class::WronglyRefused,
                     k,
                     "config-mismatch",
                     k.clone(),
@@ -406,7 +490,7 @@ impl BootView<'_> {
             else {
                 let shown = shown_value(sh, &o.observed).unwrap_or_else(|| o.observed.to_string());
                 out.push(self.piece(
-                    "inconclusive".into(),
+                    Class::Inconclusive,
                     &sh.key,
                     &o.signal,
                     shown,
@@ -432,7 +516,7 @@ impl BootView<'_> {
     /// Whose value `x` of `key` the node shows: the server its load balancer reached, when the
     /// log says; else the node it joins, else any server holding it; its own previous value only
     /// when no other server holds it (then nothing else explains it).
-    fn whose(&self, key: &str, x: &str, reached: Option<&str>) -> String {
+    fn whose(&self, key: &str, x: &str, reached: Option<&str>) -> Class {
         let holds = |m: &str| self.running_value(m, key).as_deref() == Some(x);
         let me = self.b.node.as_str();
         let join = self.node.join.as_deref().filter(|j| holds(j));
@@ -446,11 +530,11 @@ impl BootView<'_> {
             .map(|p| config_at(r, p.step, me))
             .and_then(|c| self.run.rules.value(&c, key));
         if let Some(m) = reached.filter(|m| *m != me && holds(m)).or(join).or(any) {
-            format!("taken-from-{m}")
+            Class::TakenFrom(m.to_string())
         } else if previous.as_deref() == Some(x) {
-            "stale".to_string()
+            Class::Stale
         } else {
-            "taken-from-elsewhere".to_string()
+            Class::TakenFrom("elsewhere".into())
         }
     }
 
@@ -475,7 +559,7 @@ impl BootView<'_> {
             if let Some(m) = other {
                 let theirs = self.running_value(&m.name, k);
                 out.push(self.piece(
-                    "unguarded-divergence".into(),
+                    Class::UnguardedDivergence,
                     k,
                     "ready",
                     format!(
@@ -492,18 +576,4 @@ impl BootView<'_> {
         }
         out
     }
-}
-
-/// Finding classes whose node died where the model says it comes up.
-pub(crate) fn is_death(class: &str) -> bool {
-    class == "died" || class == "wrongly-refused"
-}
-
-/// Finding classes that say the distribution broke its own rule (the rest are by design or
-/// undecided).
-pub(crate) fn is_defect(class: &str) -> bool {
-    class.starts_with("taken-from-")
-        || class == "stale"
-        || class == "wrongly-refused"
-        || class == "died"
 }

@@ -61,7 +61,7 @@ fn the_buggy_run_of_12753_takes_the_key_from_another_server() {
     }
     let p = ps
         .iter()
-        .find(|p| p.node == "etcd-2" && p.class.starts_with("taken-from-"))
+        .find(|p| p.node == "etcd-2" && p.class.name().starts_with("taken-from-"))
         .expect("piece");
     assert_eq!(
         (p.key.as_str(), p.observed.as_str(), p.predicted.as_str()),
@@ -76,7 +76,7 @@ fn the_fixed_run_has_no_taken_from_but_the_unguarded_divergence() {
     let ps = run(after_feature(fixture("fixed")));
     assert!(
         ps.iter()
-            .all(|p| !p.class.starts_with("taken-from-") && p.class != "stale"),
+            .all(|p| !p.class.name().starts_with("taken-from-") && p.class != "stale"),
         "{ps:#?}"
     );
     // etcd-2 and etcd-3 run with the registry on while etcd-1 has it off: nothing refuses it.
@@ -106,7 +106,7 @@ fn a_down_by_the_settle_rule_alone_is_inconclusive() {
     );
     assert!(
         ps.iter()
-            .all(|p| !(p.class.starts_with("taken-from-") && p.step == 1)),
+            .all(|p| !(p.class.name().starts_with("taken-from-") && p.step == 1)),
         "{ps:#?}"
     );
 }
@@ -172,7 +172,8 @@ fn a_run_without_shows_judges_nothing_about_values() {
         .remove("shows");
     let ps = run(v);
     assert!(
-        ps.iter().all(|p| !p.class.starts_with("taken-from-")),
+        ps.iter()
+            .all(|p| !p.class.name().starts_with("taken-from-")),
         "{ps:#?}"
     );
 }
@@ -228,7 +229,7 @@ fn a_panic_where_the_model_says_up_is_a_died_finding_with_its_lines() {
             .any(|e| e.contains("exited with status 2")),
         "{p:#?}"
     );
-    assert!(super::oracle::is_defect("died"));
+    assert!(super::oracle::Class::Died.is_defect());
 }
 
 #[test]
@@ -256,4 +257,30 @@ fn a_death_with_no_line_is_died_of_exit_and_a_fatal_is_died_of_fatal() {
     );
     assert!(ps.iter().all(|p| p.class != "died"), "{ps:#?}");
     assert!(ps.iter().any(|p| p.class == "wrongly-refused"), "{ps:#?}");
+}
+
+#[test]
+fn finding_classes_keep_their_serialised_names() {
+    use super::oracle::Class;
+    for name in [
+        "taken-from-cp-1",
+        "taken-from-elsewhere",
+        "stale",
+        "wrongly-refused",
+        "died",
+        "unguarded-divergence",
+        "inconclusive",
+    ] {
+        let c = Class::parse(name).expect(name);
+        assert_eq!(c.name(), name);
+        let json = serde_json::to_string(&c).expect("json");
+        assert_eq!(json, format!("\"{name}\""));
+        assert_eq!(serde_json::from_str::<Class>(&json).expect("back"), c);
+    }
+    for bad in ["taken-from-", "weird", ""] {
+        assert!(Class::parse(bad).is_none(), "{bad}");
+        assert!(serde_json::from_str::<Class>(&format!("\"{bad}\"")).is_err());
+    }
+    assert!(Class::Died.is_defect() && Class::Died.is_death());
+    assert!(!Class::UnguardedDivergence.is_defect() && !Class::Inconclusive.is_defect());
 }
