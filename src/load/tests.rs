@@ -446,8 +446,6 @@ fn every_signal_role_and_distribution_is_decidable_or_refused() {
         ("flannel-external-ip", "up", "ecag", "ecag"),
         ("flannel-external-ip", "down", "ecag", "ecag"),
         ("egress-selector-mode", "value", "eca", "eca"),
-        ("panic", "up", "ecag", "ecag"),
-        ("panic", "down", "eca", "ecag"),
         // k3s's kubelet line only; on rke2 only a death brings `down`
         ("kubelet-cloud-provider", "up", "ecag", ""),
         ("kubelet-cloud-provider", "down", "ecag", "ecag"),
