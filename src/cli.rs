@@ -330,6 +330,11 @@ pub(crate) struct ExploreArgs {
     /// With --sim: real k3s's boot timings times this factor.
     #[arg(long, requires = "sim", value_name = "F", value_parser = distro::pace::parse_pace)]
     pub(crate) sim_pace: Option<f64>,
+    /// With --sim: plant one bug of the stand-in's catalogue in every node of every run
+    /// (joined-metrics, cached-flannel-backend, refused-kube-proxy, control-plane-panic): what
+    /// `make bench` measures explore's power with.
+    #[arg(long, requires = "sim", value_name = "NAME", value_parser = distro::plant::parse_plant)]
+    pub(crate) sim_plant: Option<String>,
     /// Bounds: `runs=N,time=D` (either or both; D as 30m, 2h).
     #[arg(long, value_parser = parse_budget, default_value = "runs=200")]
     pub(crate) budget: (Option<usize>, Option<u64>),

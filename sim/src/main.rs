@@ -22,6 +22,7 @@ mod logs;
 mod metrics;
 mod node;
 mod pace;
+mod plant;
 mod registries;
 mod version;
 

@@ -325,7 +325,7 @@ async fn execute(
         state.keys.join(", "),
         dir.display()
     );
-    let run_one = runner(g.root.clone(), a.sim, a.sim_pace, a.timeout);
+    let run_one = runner(g.root.clone(), (a.sim, a.sim_pace, a.sim_plant.clone()), a.timeout);
     let mut c = Campaign {
         dir: dir.clone(),
         space,
@@ -423,16 +423,16 @@ fn print_summary(f: &explore::findings::FindingsFile, dir: &Path) {
 /// `repro run`'s own path for one check file: resolve (catalog, plan) and `run::execute`.
 fn runner(
     root: Option<PathBuf>,
-    sim: bool,
-    sim_pace: Option<f64>,
+    (sim, sim_pace, sim_plant): (bool, Option<f64>, Option<String>),
     timeout: std::time::Duration,
 ) -> RunOne {
     let root = Arc::new(root);
     Box::new(move |check: PathBuf, version: String, results: PathBuf| {
-        let root = root.clone();
+        let (root, sim_plant) = (root.clone(), sim_plant.clone());
         Box::pin(async move {
             let target = Target {
                 version: Some(version),
+                sim_plant,
                 ..Target::of(check.display().to_string(), sim, sim_pace)
             };
             let (sc, plan) =
