@@ -350,6 +350,18 @@ pub(crate) struct ExploreArgs {
     /// Skip minimisation and confirmation (a matrix cell: the merge judges).
     #[arg(long)]
     pub(crate) no_minimise: bool,
+    /// Stop once the first minimal confirmed finding is written (`=KEY`: the first of that key,
+    /// e.g. `supervisor-metrics`, or `panic` for a `died` finding): the keys, sequences and
+    /// their order are the campaign's own, the rest is left for `--resume`. `make bench` times
+    /// explore on planted bugs with it.
+    #[arg(
+        long,
+        value_name = "KEY",
+        num_args = 0..=1,
+        default_missing_value = "",
+        conflicts_with = "no_minimise"
+    )]
+    pub(crate) stop_at_first_minimal: Option<String>,
     /// Re-judge the runs under this folder (a campaign, or downloaded matrix cells) with no
     /// engine, and write findings.json, findings.md and junit.xml into it.
     #[arg(long, value_name = "DIR", conflicts_with_all = ["topology", "resume"])]

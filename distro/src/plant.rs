@@ -47,8 +47,8 @@ pub struct Entry {
     pub plant: Plant,
     /// `--sim-plant`'s value.
     pub name: &'static str,
-    /// The finding class explore should report: `taken-from-<node>` is written `taken-from-*`
-    /// (the node depends on the topology: the server the planted node joined).
+    /// The finding class explore should report; `taken-from-<joined>` names the server in the
+    /// planted node's `server:` (etcd-1 on etcd-split and rke2-8465).
     pub class: &'static str,
     /// The finding's key.
     pub key: &'static str,
@@ -63,7 +63,7 @@ pub static CATALOGUE: [Entry; 4] = [
     Entry {
         plant: Plant::JoinedMetrics,
         name: "joined-metrics",
-        class: "taken-from-*",
+        class: "taken-from-<joined>",
         key: "supervisor-metrics",
         trigger: "supervisor-metrics",
         shape: "k3s #12753 (etcd-only agent config from a remote server)",
@@ -130,13 +130,16 @@ mod tests {
             assert_eq!(parse_plant(e.name).as_deref(), Ok(e.name));
         }
         let err = parse_plant("nope").unwrap_err();
-        assert!(err.contains("joined-metrics, cached-flannel-backend"), "{err}");
+        assert!(
+            err.contains("joined-metrics, cached-flannel-backend"),
+            "{err}"
+        );
     }
 
     #[test]
     fn the_catalogue_covers_every_defect_class_and_three_keys() {
         let classes: std::collections::BTreeSet<_> = CATALOGUE.iter().map(|e| e.class).collect();
-        for c in ["taken-from-*", "stale", "wrongly-refused", "died"] {
+        for c in ["taken-from-<joined>", "stale", "wrongly-refused", "died"] {
             assert!(classes.contains(c), "{c}");
         }
         let triggers: std::collections::BTreeSet<_> = CATALOGUE.iter().map(|e| e.trigger).collect();

@@ -100,7 +100,8 @@ pub fn control_plane_panic(cfg: &ServerConfig, remote: &Wire) {
         return;
     }
     let mine = PortRange::parse(&cfg.service_node_port_range).ok();
-    if remote.extra.service_node_port_range.is_none() || mine == remote.extra.service_node_port_range
+    if remote.extra.service_node_port_range.is_none()
+        || mine == remote.extra.service_node_port_range
     {
         return;
     }

@@ -325,7 +325,11 @@ async fn execute(
         state.keys.join(", "),
         dir.display()
     );
-    let run_one = runner(g.root.clone(), (a.sim, a.sim_pace, a.sim_plant.clone()), a.timeout);
+    let run_one = runner(
+        g.root.clone(),
+        (a.sim, a.sim_pace, a.sim_plant.clone()),
+        a.timeout,
+    );
     let mut c = Campaign {
         dir: dir.clone(),
         space,
@@ -335,6 +339,7 @@ async fn execute(
         started: Instant::now(),
         only: (!a.sequences.is_empty()).then(|| a.sequences.clone()),
         minimise: !a.no_minimise,
+        stop_at: a.stop_at_first_minimal.clone(),
     };
     let ran = c.run().await;
     // What ran so far is judged and written whether the campaign ended or stopped.

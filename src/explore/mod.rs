@@ -255,6 +255,9 @@ pub(crate) struct Campaign {
     pub(crate) only: Option<Vec<String>>,
     /// Minimise and confirm defects (off in a matrix cell: the merge does it).
     pub(crate) minimise: bool,
+    /// `--stop-at-first-minimal[=KEY]`: end the sequence loop once a minimal finding (of that
+    /// key, when not empty) is written.
+    pub(crate) stop_at: Option<String>,
 }
 
 fn write(dir: &Path, name: &str, text: &str) -> Result<(), String> {
@@ -430,6 +433,19 @@ impl Campaign {
                 left
             ));
             self.minimise_new(&seen).await?;
+            if self
+                .stop_at
+                .as_deref()
+                .is_some_and(|k| has_minimal(&self.state, k))
+            {
+                (self.say)(&format!(
+                    "stopped at the first minimal finding (--stop-at-first-minimal) after {} runs: {} sequences left (resume with --resume {})",
+                    self.state.runs,
+                    total - i - 1,
+                    self.dir.display()
+                ));
+                break;
+            }
         }
         self.minimise_new(&seen).await?;
         Ok(self.save()?)
@@ -590,6 +606,12 @@ fn observed_bug(r: &RunResult, pieces: &[Piece], id: &str) -> Bug {
 }
 
 /// The finding a piece belongs to, as one string (class/key/role; the source is the role's).
+/// Whether a minimal finding is written, of `key` when `key` is not empty (ids are
+/// class/key/role).
+fn has_minimal(state: &State, key: &str) -> bool {
+    (state.minimal.keys()).any(|id| key.is_empty() || id.split('/').nth(1) == Some(key))
+}
+
 pub(crate) fn finding_id(p: &Piece) -> String {
     format!("{}/{}/{}", p.class, p.key, p.role)
 }

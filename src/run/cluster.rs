@@ -210,7 +210,13 @@ impl Cluster {
         let rt = self.node(&n.name);
         let facts = self.plan.distro.facts();
         let args = facts.node_args(n.role == Role::Agent);
-        let env = spec::env(facts, &self.token, self.sim_seed, n, (self.pace, self.plant.as_deref()));
+        let env = spec::env(
+            facts,
+            &self.token,
+            self.sim_seed,
+            n,
+            (self.pace, self.plant.as_deref()),
+        );
         let process = self.mechanism.process(facts, n.role, args, env);
         let volume = format!("{}-data", rt.container);
         // The image's other VOLUMEs get named, labelled volumes too: anonymous ones carry no
