@@ -195,7 +195,9 @@ impl Walk<'_> {
         for name in group {
             let serves = self.serves(keys, name);
             let st = state.entry(name.clone()).or_default();
-            st.started = true;
+            // A boot the step's bug world expects to die (refused) leaves the node down: it
+            // serves nothing to a later boot and no load balancer learns it.
+            st.started = !dies_in(self.sc, step, name);
             st.serves = serves;
             st.seen.clear();
             if let Some((r, values)) = took.shift_remove(name) {
@@ -214,6 +216,19 @@ impl Walk<'_> {
             }
         }
     }
+}
+
+/// Whether the bug world of `step` (its `expect:` with `bug:` over it) expects `node`'s boot
+/// there to die: it asks the node's readiness to be `down`.
+fn dies_in(sc: &Scenario, step: usize, node: &str) -> bool {
+    let Some(s) = step.checked_sub(1).and_then(|i| sc.check.steps.get(i)) else {
+        return false;
+    };
+    let ready = |world: &IndexMap<String, IndexMap<String, Expected>>| {
+        (world.get(node)).and_then(|sigs| ["ready", "agent-ready"].iter().find_map(|r| sigs.get(*r)))
+            .cloned()
+    };
+    ready(&s.bug).or_else(|| ready(&s.expect)) == Some(Expected::Down)
 }
 
 /// Refuses the step's predictions on served keys of joiners that the pick decides.
@@ -359,6 +374,40 @@ mod tests {
                 panic!("{check} on its own topology: {e:?}");
             }
         }
+    }
+
+    /// issue #38's refused replay: cp-1 is refused (down) in step 1, so when etcd-2 boots in
+    /// step 2 it can reach only etcd-1 — cp-1's new value is served by nobody — and the `bug:`
+    /// prediction holds on every buggy run. Refused before: "may read … from cp-1 (up)".
+    #[test]
+    fn a_server_the_step_expects_to_die_serves_nothing_to_later_boots() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+        for f in ["checks/signals.yaml", "topologies/etcd-split.yaml"] {
+            let to = dir.path().join(f);
+            std::fs::create_dir_all(to.parent().expect("parent")).expect("dir");
+            std::fs::copy(root.join(f), to).expect("copy");
+        }
+        let check = |cp_dies: bool| {
+            let cp1 = if cp_dies {
+                "cp-1: {ready: down, fatal: up, config-mismatch: \"supervisor-metrics\"}"
+            } else {
+                "cp-1: {ready: up}"
+            };
+            format!(
+                "name: refused-then-joiner\ntopology: etcd-split\nissue: https://x/1\nsummary: s\nsteps:\n  - name: one\n    config:\n      cp-1: {{supervisor-metrics: true}}\n    restart: [cp-1]\n    expect:\n      {cp1}\n  - name: two\n    config:\n      etcd-2: {{supervisor-metrics: true}}\n    restart: [etcd-2]\n    expect:\n      etcd-2: {{ready: up, supervisor-metrics: up}}\n    bug:\n      etcd-2: {{supervisor-metrics: down}}\n"
+            )
+        };
+        let load = |text: String| {
+            std::fs::write(dir.path().join("checks/refused-then-joiner.yaml"), text).expect("write");
+            Catalog::load(Some(dir.path()))
+        };
+        let cat = load(check(true)).expect("cp-1 refused: etcd-2 reaches only etcd-1");
+        assert!(cat.scenario("refused-then-joiner", None).is_ok());
+        // cp-1 up in step 1 (not refused): etcd-2 may reach it, and the prediction depends
+        // on the pick, as before.
+        let err = load(check(false)).expect_err("cp-1 up: depends on the pick");
+        assert!(format!("{err:?}").contains("cp-1 (up), etcd-1 (down)"), "{err:?}");
     }
 
     #[test]

@@ -24,7 +24,7 @@ use std::time::{Duration, Instant};
 use futures_util::future::BoxFuture;
 use serde::{Deserialize, Serialize};
 
-use crate::result::RunResult;
+use crate::result::{Observed, RunResult};
 use crate::run::FailCause;
 
 use findings::{Finding, FindingsFile, Minimal};
@@ -536,12 +536,17 @@ impl Campaign {
         }
         // The finding's own observation from the run that found it, when no re-run was asked.
         if bug.is_empty() {
+            let mut seen: BTreeMap<String, String> =
+                [(piece.signal.clone(), observation_text(piece))].into();
+            if oracle::is_death(&piece.class) {
+                seen = [("ready".to_string(), "down".to_string())].into();
+            }
             bug = [(
                 (
                     piece.step.min(steps.len()).saturating_sub(1),
                     piece.node.clone(),
                 ),
-                [(piece.signal.clone(), observation_text(piece))].into(),
+                seen,
             )]
             .into();
         }
@@ -585,21 +590,29 @@ fn observation_text(p: &Piece) -> String {
     }
 }
 
-/// What `r` observed for the finding `id`: the `bug:` of the minimal check.
+/// What `r` observed for the finding `id`: the `bug:` of the minimal check. For a death the
+/// model did not predict (`died`, `wrongly-refused`), every observation of the dying node in
+/// that step, a death written as what it stands for (`ready: down`, `fatal: up`) and a signal
+/// the death left undecided left out: the check's step then judges just the death.
 fn observed_bug(r: &RunResult, pieces: &[Piece], id: &str) -> Bug {
     let mut bug = Bug::new();
     for p in pieces.iter().filter(|p| finding_id(p) == id) {
         let Some(step) = r.steps.iter().find(|s| s.index == p.step) else {
             continue;
         };
-        for o in step
-            .observations
-            .iter()
-            .filter(|o| o.node == p.node && o.signal == p.signal)
+        let death = oracle::is_death(&p.class);
+        for o in (step.observations.iter())
+            .filter(|o| o.node == p.node && (death || o.signal == p.signal))
         {
-            bug.entry((p.step - 1, p.node.clone()))
-                .or_default()
-                .insert(o.signal.clone(), o.observed.to_string());
+            let text = match (&o.observed, &o.death) {
+                (Observed::Dead, Some(d)) => d.counts_as.clone(),
+                (Observed::Dead, None) => None,
+                (x, _) => Some(x.to_string()),
+            };
+            if let Some(text) = text {
+                (bug.entry((p.step - 1, p.node.clone())).or_default())
+                    .insert(o.signal.clone(), text);
+            }
         }
     }
     bug

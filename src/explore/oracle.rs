@@ -220,8 +220,8 @@ impl BootView<'_> {
         );
         match predicted {
             Boot::Refused(diff) if !self.dead => self.came_up_unrefused(&diff),
-            Boot::Refused(_) => Vec::new(),
-            Boot::Up(_) if self.dead => self.wrongly_refused(),
+            Boot::Refused(diff) => self.refused_otherwise(&diff),
+            Boot::Up(_) if self.dead => self.died_unexpectedly(),
             Boot::Up(values) => {
                 let mut out = self.shown_values(&values);
                 out.extend(self.divergent_member());
@@ -282,16 +282,80 @@ impl BootView<'_> {
             .collect()
     }
 
-    /// The model says the boot comes up, and it died naming keys (k3s #4768).
-    fn wrongly_refused(&self) -> Vec<Piece> {
+    /// The keys this boot's refusal named (`critical configuration mismatched: <key>`).
+    fn named_keys(&self) -> Vec<String> {
         let named = self.obs.iter().filter(|o| o.signal == "config-mismatch");
-        let named: Vec<String> = named
+        named
             .filter_map(|o| match &o.observed {
                 Observed::Value(v) => Some(v.split(',').map(str::to_string).collect::<Vec<_>>()),
                 _ => None,
             })
             .flatten()
-            .collect();
+            .collect()
+    }
+
+    /// The model says the boot comes up, and it died: refused naming keys (k3s #4768) is
+    /// `wrongly-refused`; any other death (a Go panic, another fatal, an exit with no line) is
+    /// `died`, with its lines.
+    fn died_unexpectedly(&self) -> Vec<Piece> {
+        let named = self.named_keys();
+        if named.is_empty() {
+            return vec![self.died()];
+        }
+        self.wrongly_refused(&named)
+    }
+
+    /// The model says k3s refuses this boot naming `diff`, and it died: keys named beyond
+    /// those are a wrong refusal of each, and a death that named none of them (a panic, another
+    /// fatal) is `died`.
+    fn refused_otherwise(&self, diff: &[String]) -> Vec<Piece> {
+        let named = self.named_keys();
+        if named.is_empty() && self.panicked() {
+            return vec![self.died()];
+        }
+        let extra: Vec<String> = named.into_iter().filter(|k| !diff.contains(k)).collect();
+        self.wrongly_refused(&extra)
+    }
+
+    fn panicked(&self) -> bool {
+        (self.obs.iter()).any(|o| o.signal == "panic" && o.observed == Observed::Up)
+    }
+
+    /// A death the model does not predict, keyed by how it showed: `panic` (Go's banner),
+    /// `fatal` (a fatal line) or `exit` (neither), with its lines and exit status.
+    fn died(&self) -> Piece {
+        let fatal = (self.obs.iter()).any(|o| o.signal == "fatal" && o.observed == Observed::Up);
+        let (key, signal) = if self.panicked() {
+            ("panic", "panic")
+        } else if fatal {
+            ("fatal", "fatal")
+        } else {
+            ("exit", "ready")
+        };
+        let mut evidence = self.lines_of_signal(signal);
+        evidence.push(match self.b.exit_code {
+            Some(c) => format!("{} exited with status {c}", self.node.name),
+            None => format!("{} died (no exit status recorded)", self.node.name),
+        });
+        let observed = match signal {
+            "ready" => "died".to_string(),
+            s => format!("{s}: up"),
+        };
+        self.piece(
+            "died".into(),
+            key,
+            signal,
+            observed,
+            format!(
+                "{} comes up (k3s's rules refuse no key here)",
+                self.node.name
+            ),
+            evidence,
+        )
+    }
+
+    /// The boot died naming `named` where the model predicts no refusal of them (k3s #4768).
+    fn wrongly_refused(&self, named: &[String]) -> Vec<Piece> {
         named
             .iter()
             .map(|k| {
@@ -428,8 +492,16 @@ impl BootView<'_> {
     }
 }
 
+/// Finding classes whose node died where the model says it comes up.
+pub(crate) fn is_death(class: &str) -> bool {
+    class == "died" || class == "wrongly-refused"
+}
+
 /// Finding classes that say the distribution broke its own rule (the rest are by design or
 /// undecided).
 pub(crate) fn is_defect(class: &str) -> bool {
-    class.starts_with("taken-from-") || class == "stale" || class == "wrongly-refused"
+    class.starts_with("taken-from-")
+        || class == "stale"
+        || class == "wrongly-refused"
+        || class == "died"
 }

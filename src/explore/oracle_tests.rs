@@ -176,3 +176,84 @@ fn a_run_without_shows_judges_nothing_about_values() {
         "{ps:#?}"
     );
 }
+
+/// etcd-2's boot of step 1 in the fixed run, ended as `how` with `obs` added to its step.
+fn etcd2_dies(obs: &[(&str, &str, &str)], exit_code: i64) -> Vec<Piece> {
+    let mut v = fixture("fixed");
+    let mut boot = json!(0);
+    for b in v["boots"].as_array_mut().expect("boots") {
+        if b["node"] == "etcd-2" && b["step"] == 1 {
+            b["end"] = json!("exited");
+            b["exit_code"] = json!(exit_code);
+            boot = b["boot"].clone();
+        }
+    }
+    for (signal, observed, line) in obs {
+        v["steps"][0]["observations"]
+            .as_array_mut()
+            .expect("obs")
+            .push(json!({
+                "node": "etcd-2", "signal": signal, "observed": observed, "boot": boot,
+                "evidence": [{"source": "log", "boot": boot, "text": line}],
+                "reason": "crafted"
+            }));
+    }
+    run(v)
+}
+
+#[test]
+fn a_panic_where_the_model_says_up_is_a_died_finding_with_its_lines() {
+    // Go's banner, as runtime/panic.go prints it ("panic: " + the value), then exit status 2.
+    let banner = "panic: runtime error: invalid memory address or nil pointer dereference";
+    let ps = etcd2_dies(
+        &[
+            ("panic", "up", banner),
+            ("config-mismatch", "none", ""),
+            ("fatal", "dead", ""),
+        ],
+        2,
+    );
+    let p = ps
+        .iter()
+        .find(|p| p.class == "died" && p.node == "etcd-2")
+        .unwrap_or_else(|| panic!("no died piece: {ps:#?}"));
+    assert_eq!(
+        (p.key.as_str(), p.signal.as_str(), p.step),
+        ("panic", "panic", 1)
+    );
+    assert!(p.evidence.iter().any(|e| e == banner), "{p:#?}");
+    assert!(
+        p.evidence
+            .iter()
+            .any(|e| e.contains("exited with status 2")),
+        "{p:#?}"
+    );
+    assert!(super::oracle::is_defect("died"));
+}
+
+#[test]
+fn a_death_with_no_line_is_died_of_exit_and_a_fatal_is_died_of_fatal() {
+    let ps = etcd2_dies(&[("config-mismatch", "none", "")], 137);
+    assert!(
+        ps.iter()
+            .any(|p| p.class == "died" && p.key == "exit" && p.node == "etcd-2"),
+        "{ps:#?}"
+    );
+    let fatal = "level=fatal msg=\"etcd: member dial failed\"";
+    let ps = etcd2_dies(&[("fatal", "up", fatal)], 1);
+    assert!(
+        ps.iter().any(|p| p.class == "died" && p.key == "fatal"),
+        "{ps:#?}"
+    );
+    // naming keys is a refusal: wrongly-refused, not died
+    let ps = etcd2_dies(
+        &[(
+            "config-mismatch",
+            "cluster-domain",
+            "critical configuration mismatched: cluster-domain",
+        )],
+        1,
+    );
+    assert!(ps.iter().all(|p| p.class != "died"), "{ps:#?}");
+    assert!(ps.iter().any(|p| p.class == "wrongly-refused"), "{ps:#?}");
+}
