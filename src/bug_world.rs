@@ -225,7 +225,8 @@ fn dies_in(sc: &Scenario, step: usize, node: &str) -> bool {
         return false;
     };
     let ready = |world: &IndexMap<String, IndexMap<String, Expected>>| {
-        (world.get(node)).and_then(|sigs| ["ready", "agent-ready"].iter().find_map(|r| sigs.get(*r)))
+        (world.get(node))
+            .and_then(|sigs| ["ready", "agent-ready"].iter().find_map(|r| sigs.get(*r)))
             .cloned()
     };
     ready(&s.bug).or_else(|| ready(&s.expect)) == Some(Expected::Down)
@@ -399,7 +400,8 @@ mod tests {
             )
         };
         let load = |text: String| {
-            std::fs::write(dir.path().join("checks/refused-then-joiner.yaml"), text).expect("write");
+            std::fs::write(dir.path().join("checks/refused-then-joiner.yaml"), text)
+                .expect("write");
             Catalog::load(Some(dir.path()))
         };
         let cat = load(check(true)).expect("cp-1 refused: etcd-2 reaches only etcd-1");
@@ -407,7 +409,10 @@ mod tests {
         // cp-1 up in step 1 (not refused): etcd-2 may reach it, and the prediction depends
         // on the pick, as before.
         let err = load(check(false)).expect_err("cp-1 up: depends on the pick");
-        assert!(format!("{err:?}").contains("cp-1 (up), etcd-1 (down)"), "{err:?}");
+        assert!(
+            format!("{err:?}").contains("cp-1 (up), etcd-1 (down)"),
+            "{err:?}"
+        );
     }
 
     #[test]

@@ -350,13 +350,13 @@ pub(crate) struct ExploreArgs {
     /// Skip minimisation and confirmation (a matrix cell: the merge judges).
     #[arg(long)]
     pub(crate) no_minimise: bool,
-    /// Stop once the first minimal confirmed finding is written (`=KEY`: the first of that key,
-    /// e.g. `supervisor-metrics`, or `panic` for a `died` finding): the keys, sequences and
-    /// their order are the campaign's own, the rest is left for `--resume`. `make bench` times
-    /// explore on planted bugs with it.
+    /// Stop once the first minimal confirmed finding is written (`=KEY` or `=CLASS/KEY`: the
+    /// first of that key, e.g. `supervisor-metrics`, or of that class and key, e.g.
+    /// `died/panic`): the keys, sequences and their order are the campaign's own, the rest is
+    /// left for `--resume`. `make bench` times explore on planted bugs with it.
     #[arg(
         long,
-        value_name = "KEY",
+        value_name = "[CLASS/]KEY",
         num_args = 0..=1,
         default_missing_value = "",
         conflicts_with = "no_minimise"

@@ -111,7 +111,7 @@ fn campaign(ctx: &Ctx, row: &Row) -> Result<Value> {
     )?));
     if let Some(e) = row.entry() {
         c.args(["--sim-plant", e.name])
-            .arg(format!("--stop-at-first-minimal={}", e.key));
+            .arg(format!("--stop-at-first-minimal={}", stop_at(e)));
     }
     let load_before = loadavg();
     eprintln!(
@@ -138,6 +138,16 @@ fn campaign(ctx: &Ctx, row: &Row) -> Result<Value> {
     x["load_after"] = json!(loadavg());
     eprintln!("bench: {}", table_row(&x));
     Ok(x)
+}
+
+/// Where a planted campaign stops: the first minimal finding of the planted key — of the
+/// planted class too for a death, since the key a death names may also show a value defect
+/// (a value class is what is measured: explore may name another cause for the planted key).
+fn stop_at(e: &Entry) -> String {
+    match e.class {
+        "died" | "wrongly-refused" => format!("{}/{}", e.class, e.key),
+        _ => e.key.to_string(),
+    }
 }
 
 fn campaign_dir(results: &Path) -> Option<PathBuf> {
@@ -168,14 +178,23 @@ pub(crate) fn figures(row: &Row, state: &Value, findings: &Value, wall_s: f64) -
     };
     let planted_class = row.planted_class();
     let planted_key = row.entry().map(|e| e.key);
-    // The planted key's minimal finding, else the first one written.
-    let reported = (minimal.iter())
-        .find(|id| Some(parts(id).1.as_str()) == planted_key)
+    // The planted class and key's minimal finding, else the planted key's, else the first.
+    let is = |id: &String, class: bool| {
+        let (c, k) = parts(id);
+        Some(k.as_str()) == planted_key && (!class || Some(c) == planted_class)
+    };
+    let reported = (minimal.iter().find(|id| is(id, true)))
+        .or(minimal.iter().find(|id| is(id, false)))
         .or(minimal.first());
     let (class, key) = reported.map(|id| parts(id)).unzip();
-    let found = row
-        .plant
-        .map(|_| key.is_some() && key.as_deref() == planted_key);
+    // Found: a minimal finding where the campaign stops (`stop_at`).
+    let found = row.entry().map(|e| {
+        let want = stop_at(e);
+        (minimal.iter()).any(|id| {
+            let (c, k) = parts(id);
+            want == k || want == format!("{c}/{k}")
+        })
+    });
     let hit = |want: Option<&str>, got: &Option<String>| match (want, got) {
         (Some(w), Some(g)) => json!(w == g),
         _ => Value::Null,

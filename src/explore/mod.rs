@@ -619,10 +619,14 @@ fn observed_bug(r: &RunResult, pieces: &[Piece], id: &str) -> Bug {
 }
 
 /// The finding a piece belongs to, as one string (class/key/role; the source is the role's).
-/// Whether a minimal finding is written, of `key` when `key` is not empty (ids are
-/// class/key/role).
-fn has_minimal(state: &State, key: &str) -> bool {
-    (state.minimal.keys()).any(|id| key.is_empty() || id.split('/').nth(1) == Some(key))
+/// Whether a minimal finding is written: of `which` when not empty — a key, or `class/key`
+/// (finding ids are class/key/role).
+fn has_minimal(state: &State, which: &str) -> bool {
+    (state.minimal.keys()).any(|id| {
+        let mut p = id.split('/');
+        let (class, key) = (p.next().unwrap_or(""), p.next().unwrap_or(""));
+        which.is_empty() || which == key || which == format!("{class}/{key}")
+    })
 }
 
 pub(crate) fn finding_id(p: &Piece) -> String {
