@@ -342,10 +342,10 @@ pub(crate) struct ExploreArgs {
     #[arg(long, default_value_t = 1)]
     pub(crate) seed: u64,
     /// How many seeded random sequences after the exhaustive ones.
-    #[arg(long, default_value_t = 0)]
+    #[arg(long, default_value_t = 0, value_parser = parse_random)]
     pub(crate) random: usize,
     /// Re-run each minimal check this many times on fresh clusters before reporting it.
-    #[arg(long, default_value_t = 1)]
+    #[arg(long, default_value_t = 1, value_parser = parse_confirm)]
     pub(crate) confirm: usize,
     /// Skip minimisation and confirmation (a matrix cell: the merge judges).
     #[arg(long)]
@@ -373,7 +373,7 @@ pub(crate) struct ExploreArgs {
     #[arg(long, value_enum)]
     pub(crate) emit: Option<ExploreEmit>,
     /// With --emit github-matrix: sequences per matrix cell.
-    #[arg(long, default_value_t = 1)]
+    #[arg(long, default_value_t = 1, value_parser = parse_shard)]
     pub(crate) shard: usize,
     /// Run only these sequence ids (a matrix cell's share), comma-separated.
     #[arg(long, value_delimiter = ',')]
@@ -392,31 +392,78 @@ pub(crate) enum ExploreEmit {
 }
 
 /// `--budget runs=N,time=D`.
+/// The most runs a `--budget` may allow, and the longest time: a campaign is bounded before
+/// it is planned (#42).
+pub(crate) const MAX_BUDGET_RUNS: usize = 100_000;
+const MAX_BUDGET_TIME: Duration = Duration::from_secs(30 * 24 * 3600);
+/// The most `--random` sequences a campaign may plan.
+pub(crate) const MAX_RANDOM: usize = 10_000;
+
 fn parse_budget(s: &str) -> Result<(Option<usize>, Option<u64>), String> {
     let mut out = (None, None);
-    for part in s.split(',').filter(|p| !p.is_empty()) {
+    let example = "write runs=N,time=D (e.g. runs=50,time=30m)";
+    if s.trim().is_empty() {
+        return Err(format!("an empty budget bounds nothing; {example}"));
+    }
+    for part in s.split(',') {
         match part.split_once('=') {
             Some(("runs", n)) => {
-                out.0 = Some(
-                    n.parse()
-                        .map_err(|_| format!("`{n}` is not a number of runs; e.g. runs=50"))?,
-                )
+                let n: usize = n
+                    .parse()
+                    .map_err(|_| format!("`{n}` is not a number of runs; e.g. runs=50"))?;
+                if n == 0 || n > MAX_BUDGET_RUNS {
+                    return Err(format!(
+                        "runs={n}: give 1 to {MAX_BUDGET_RUNS} runs; e.g. runs=50"
+                    ));
+                }
+                if out.0.replace(n).is_some() {
+                    return Err(format!("runs= is given twice; {example}"));
+                }
             }
             Some(("time", d)) => {
-                out.1 = Some(
-                    humantime::parse_duration(d)
-                        .map_err(|e| format!("`{d}`: {e}; e.g. time=30m"))?
-                        .as_secs(),
-                )
+                let t = humantime::parse_duration(d)
+                    .map_err(|e| format!("`{d}`: {e}; e.g. time=30m"))?;
+                if t.is_zero() || t > MAX_BUDGET_TIME {
+                    return Err(format!("time={d}: give 1s to 30 days; e.g. time=30m"));
+                }
+                if out.1.replace(t.as_secs().max(1)).is_some() {
+                    return Err(format!("time= is given twice; {example}"));
+                }
             }
-            _ => {
-                return Err(format!(
-                    "`{part}` is not a budget; write runs=N,time=D (e.g. runs=50,time=30m)"
-                ))
-            }
+            _ => return Err(format!("`{part}` is not a budget; {example}")),
         }
     }
     Ok(out)
+}
+
+/// `--random N`: at most [`MAX_RANDOM`] sequences.
+fn parse_random(s: &str) -> Result<usize, String> {
+    match s.parse::<usize>() {
+        Ok(n) if n <= MAX_RANDOM => Ok(n),
+        _ => Err(format!(
+            "`{s}`: give a number of random sequences from 0 to {MAX_RANDOM} (the budget bounds the runs: e.g. --random 50)"
+        )),
+    }
+}
+
+/// `--confirm N`: fresh runs of a minimal check, 0 to 20.
+fn parse_confirm(s: &str) -> Result<usize, String> {
+    match s.parse::<usize>() {
+        Ok(n) if n <= 20 => Ok(n),
+        _ => Err(format!(
+            "`{s}`: give 0 to 20 confirmation runs (e.g. --confirm 2)"
+        )),
+    }
+}
+
+/// `--shard N`: sequences per matrix cell, at least 1.
+fn parse_shard(s: &str) -> Result<usize, String> {
+    match s.parse::<usize>() {
+        Ok(n) if (1..=MAX_BUDGET_RUNS).contains(&n) => Ok(n),
+        _ => Err(format!(
+            "`{s}`: give 1 or more sequences per shard (e.g. --shard 4)"
+        )),
+    }
 }
 
 #[derive(Debug, Args)]

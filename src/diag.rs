@@ -22,18 +22,17 @@ impl fmt::Display for Diagnostic {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         // Problems with no place in a file (a check name typed on the command line) carry an
         // empty path; problems about a whole file carry line 0.
+        // A file name is shown on one line: a line break in it cannot forge a line (#42).
+        let file = one_line(&self.file.display().to_string());
         if self.file.as_os_str().is_empty() {
             write!(f, "error: {}", self.message)?;
         } else if self.line == 0 {
-            write!(f, "{}: error: {}", self.file.display(), self.message)?;
+            write!(f, "{file}: error: {}", self.message)?;
         } else {
             write!(
                 f,
-                "{}:{}:{}: error: {}",
-                self.file.display(),
-                self.line,
-                self.column,
-                self.message
+                "{file}:{}:{}: error: {}",
+                self.line, self.column, self.message
             )?;
         }
         if let Some(help) = &self.help {
@@ -41,6 +40,12 @@ impl fmt::Display for Diagnostic {
         }
         Ok(())
     }
+}
+
+/// `text` on one line: line breaks written as `\n` and `\r` (other control characters are
+/// the terminal's to escape, `term::sanitize`).
+pub(crate) fn one_line(text: &str) -> String {
+    text.replace('\r', "\\r").replace('\n', "\\n")
 }
 
 /// The line after a message that says what would be valid instead: the one place its shape,

@@ -337,6 +337,8 @@ pub(crate) enum WriteError {
     NotAFolder { path: PathBuf, kind: &'static str },
     /// A name that is not a plain relative path below the output folder.
     BadName { path: PathBuf },
+    /// A user-named output file that is not a regular file or a new path ([`check_out`]).
+    Refused { path: PathBuf, why: String },
     Io {
         path: PathBuf,
         source: std::io::Error,
@@ -357,6 +359,7 @@ impl std::fmt::Display for WriteError {
                 "{}: not a relative name inside the output folder: not written",
                 path.display()
             ),
+            WriteError::Refused { path, why } => write!(f, "{}: {why}", path.display()),
             WriteError::Io { path, source } => write!(f, "{}: {source}", path.display()),
         }
     }
@@ -490,6 +493,88 @@ pub(crate) fn replace(path: &Path, data: &[u8]) -> Result<(), WriteError> {
         return Err(wio(path)(e));
     }
     Ok(())
+}
+
+/// What a file the user names for an output (`--out` of `verify`, `report --validation`,
+/// `redact`) is, decided before anything runs ([`check_out`]) and again when written
+/// ([`write_out`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum OutFile {
+    /// A new path or a regular file: written atomically (a temporary file renamed over it).
+    Replace,
+    /// A character device (`/dev/null`, a terminal): written through, never replaced.
+    Device,
+}
+
+/// Whether repro may write the user-named output file `path`, and how: a new path or a regular
+/// file is replaced atomically, a character device is written through; a symbolic link, a
+/// named pipe, a folder, a socket or a block device is refused (never replaced, never followed),
+/// with the reason — checked before any run starts, so a run is not wasted on an unusable path.
+pub(crate) fn check_out(path: &Path) -> Result<OutFile, WriteError> {
+    use std::os::unix::fs::FileTypeExt;
+    let refuse = |why: &str| {
+        Err(WriteError::Refused {
+            path: path.to_path_buf(),
+            why: why.to_string(),
+        })
+    };
+    let meta = match fs::symlink_metadata(path) {
+        Ok(m) => m,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(OutFile::Replace),
+        Err(e) => return Err(wio(path)(e)),
+    };
+    let t = meta.file_type();
+    if t.is_file() {
+        Ok(OutFile::Replace)
+    } else if t.is_char_device() {
+        Ok(OutFile::Device)
+    } else if t.is_symlink() {
+        let target = fs::read_link(path).unwrap_or_default();
+        refuse(&format!(
+            "a symbolic link (to {}): not written through nor replaced; give the file itself",
+            target.display()
+        ))
+    } else if t.is_dir() {
+        refuse("a folder: give a file name (e.g. a file inside it)")
+    } else {
+        refuse(&format!(
+            "{}: not written nor replaced; give a regular file or a new path",
+            kind_of(t)
+        ))
+    }
+}
+
+/// Writes a user-named output file (see [`check_out`], checked again here): a regular file or a
+/// new path replaced atomically (its missing folders created, owner-only), a character device
+/// written through (opened without creating or truncating, and checked once open); anything
+/// else refused and left as it is.
+pub(crate) fn write_out(path: &Path, data: &[u8]) -> Result<(), WriteError> {
+    use std::os::unix::fs::{FileTypeExt, OpenOptionsExt};
+    match check_out(path)? {
+        OutFile::Replace => {
+            let parent = path
+                .parent()
+                .filter(|p| !p.as_os_str().is_empty())
+                .unwrap_or(Path::new("."));
+            private_dir(parent).map_err(wio(parent))?;
+            replace(path, data)
+        }
+        OutFile::Device => {
+            let mut f = fs::OpenOptions::new()
+                .write(true)
+                .custom_flags(libc::O_NOCTTY | libc::O_NOFOLLOW)
+                .open(path)
+                .map_err(wio(path))?;
+            let t = f.metadata().map_err(wio(path))?.file_type();
+            if !t.is_char_device() {
+                return Err(WriteError::Refused {
+                    path: path.to_path_buf(),
+                    why: format!("{} now: not written", kind_of(t)),
+                });
+            }
+            std::io::Write::write_all(&mut f, data).map_err(wio(path))
+        }
+    }
 }
 
 /// A new, empty owner-only file in `dir` named after `name`, never an existing one.
@@ -696,5 +781,63 @@ mod tests {
         );
         let e = write_in(&out, Path::new("../x"), b"x").expect_err("refused");
         assert!(matches!(e, WriteError::BadName { .. }), "{e}");
+    }
+
+    /// `--out` (#42): a regular file or a new path replaced, a character device written
+    /// through, a FIFO, a link and a folder refused and left as they are.
+    #[test]
+    fn a_user_named_output_is_never_replaced_unless_a_file() {
+        use std::os::unix::fs::FileTypeExt;
+        let d = tempfile::tempdir().expect("tmp");
+        let new = d.path().join("new/comment.md");
+        assert_eq!(check_out(&new).expect("new path"), OutFile::Replace);
+        write_out(&new, b"c").expect("written");
+        assert_eq!(fs::read(&new).expect("read"), b"c");
+        write_out(&new, b"d").expect("replaced");
+        assert_eq!(fs::read(&new).expect("read"), b"d");
+        let fifo = d.path().join("fifo");
+        mkfifo(&fifo);
+        let victim = d.path().join("victim");
+        fs::write(&victim, "keep").expect("write");
+        let link = d.path().join("link");
+        symlink(&victim, &link).expect("symlink");
+        for (p, word) in [
+            (&fifo, "named pipe"),
+            (&link, "symbolic link"),
+            (&d.path().to_path_buf(), "folder"),
+        ] {
+            let e = guarded({
+                let p = p.clone();
+                move || write_out(&p, b"x").expect_err("refused")
+            });
+            assert!(e.to_string().contains(word), "{e}");
+            assert!(check_out(p).is_err());
+        }
+        assert!(fs::symlink_metadata(&fifo)
+            .expect("meta")
+            .file_type()
+            .is_fifo());
+        assert!(fs::symlink_metadata(&link)
+            .expect("meta")
+            .file_type()
+            .is_symlink());
+        assert_eq!(fs::read(&victim).expect("read"), b"keep");
+        // a character device (the machine's null device, made here when repro runs as root)
+        let null = d.path().join("null");
+        let made = std::process::Command::new("mknod")
+            .args([null.to_str().expect("utf-8"), "c", "1", "3"])
+            .status()
+            .is_ok_and(|s| s.success());
+        let dev = if made {
+            null
+        } else {
+            PathBuf::from("/dev/null")
+        };
+        assert_eq!(check_out(&dev).expect("a device"), OutFile::Device);
+        write_out(&dev, b"through").expect("written through");
+        assert!(fs::symlink_metadata(&dev)
+            .expect("meta")
+            .file_type()
+            .is_char_device());
     }
 }

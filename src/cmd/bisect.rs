@@ -24,6 +24,8 @@ use futures_util::FutureExt;
 use super::common::{create_dir, out, resolve, stamped, version_entry};
 
 pub(crate) async fn run(g: &Global, a: &BisectArgs) -> Result<Exit, Error> {
+    // One listener for every run of the search and the time between them (#42).
+    crate::run::interrupt::listen_process();
     if a.format == Format::Json {
         super::common::people_to_stderr();
     }

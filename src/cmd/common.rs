@@ -550,3 +550,31 @@ mod tests {
         }
     }
 }
+
+/// `--out FILE` of a command that writes one file the user names (`verify`, `report
+/// --validation`, `redact`): refused before anything runs (exit 2) when it is not a new path, a
+/// regular file or a character device — a link, a FIFO, a folder is never replaced
+/// (`safe_fs::check_out`).
+pub(crate) fn check_out(out: Option<&Path>) -> Result<(), Error> {
+    match out.map(crate::safe_fs::check_out) {
+        Some(Err(e)) => Err(out_error(e)),
+        _ => Ok(()),
+    }
+}
+
+/// Writes the user-named `--out` file through the one write path (`safe_fs::write_out`).
+pub(crate) fn write_out(path: &Path, data: &[u8]) -> Result<(), Error> {
+    crate::safe_fs::write_out(path, data).map_err(out_error)
+}
+
+fn out_error(e: crate::safe_fs::WriteError) -> Error {
+    if e.is_hostile() {
+        Diagnostic::general(
+            format!("--out {e}"),
+            "give a new path or a regular file (it is replaced whole), or a device such as /dev/stdout's target",
+        )
+        .into()
+    } else {
+        Error::Other(anyhow::anyhow!("--out {e}"))
+    }
+}

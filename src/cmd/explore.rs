@@ -22,9 +22,14 @@ use distro::Version;
 use super::common::out;
 
 pub(crate) async fn run(g: &Global, a: &ExploreArgs) -> Result<Exit, Error> {
+    // One listener for every run of the campaign and the time between them (#42).
+    run::interrupt::listen_process();
     if let Some(dir) = &a.recheck {
         return recheck(dir);
     }
+    distinct("--version", &a.versions)?;
+    distinct("--keys", &a.keys)?;
+    distinct("--sequences", &a.sequences)?;
     let root = catalog::find_root(g.root.as_deref());
     let cat = Catalog::load(root.as_deref())?;
     let resumed = match &a.resume {
@@ -50,14 +55,67 @@ pub(crate) async fn run(g: &Global, a: &ExploreArgs) -> Result<Exit, Error> {
     let space = space(&topo, keys);
     let version_names: Vec<String> = versions.iter().map(ToString::to_string).collect();
     let (dir, state) = match (resumed, &a.resume) {
-        (Some(s), Some(d)) => (d.clone(), s),
-        _ => new_campaign(&space, &version_names, a),
+        // A resumed campaign goes on under the budget given now, counted from here.
+        (Some(s), Some(d)) => (
+            d.clone(),
+            State {
+                budget_runs: a.budget.0,
+                budget_seconds: a.budget.1,
+                ..s
+            },
+        ),
+        _ => new_campaign(&space, &version_names, a)?,
     };
+    known_sequences(&state, &a.sequences)?;
     if a.emit == Some(ExploreEmit::GithubMatrix) {
         out(&matrix(&state).to_string());
         return Ok(Exit::Ok);
     }
     execute(g, a, dir, space, state).await
+}
+
+/// A list flag's entries: none empty, none twice (a typo'd or doubled matrix cell would pass
+/// green with no run, or do the work twice).
+fn distinct(flag: &str, items: &[String]) -> Result<(), Error> {
+    let mut seen = std::collections::BTreeSet::new();
+    for i in items {
+        if i.trim().is_empty() {
+            return Err(Diagnostic::general(
+                format!("{flag} has an empty entry"),
+                format!("give comma-separated values without empty ones, e.g. {flag} a,b"),
+            )
+            .into());
+        }
+        if !seen.insert(i.as_str()) {
+            return Err(Diagnostic::general(
+                format!("{flag} names `{}` twice", crate::term::sanitize(i)),
+                "give each once",
+            )
+            .into());
+        }
+    }
+    Ok(())
+}
+
+/// `--sequences`: every id one of the campaign's (`--emit github-matrix` lists them).
+fn known_sequences(state: &State, asked: &[String]) -> Result<(), Error> {
+    let ids: std::collections::BTreeSet<&str> = (state.sequences.iter())
+        .map(|s| s.sequence.id.as_str())
+        .collect();
+    match asked.iter().find(|a| !ids.contains(a.as_str())) {
+        Some(unknown) => Err(Diagnostic::general(
+            format!(
+                "--sequences: the campaign has no sequence `{}`",
+                crate::term::sanitize(unknown)
+            ),
+            format!(
+                "give ids the campaign plans (`repro explore … --emit github-matrix` lists them), e.g. {}",
+                ids.iter().take(3).copied().collect::<Vec<_>>().join(",")
+            ),
+        )
+        .into()),
+        None => Ok(()),
+    }
 }
 
 /// The topology searched: the resumed campaign's, else `--topology`.
@@ -253,12 +311,25 @@ fn space(topo: &Topology, keys: Vec<KeySpace>) -> Space {
 }
 
 /// A new campaign's folder and plan.
-fn new_campaign(space: &Space, versions: &[String], a: &ExploreArgs) -> (PathBuf, State) {
-    let sequences = explore::plan_sequences(space, versions, a.seed, a.random, a.shard);
+fn new_campaign(
+    space: &Space,
+    versions: &[String],
+    a: &ExploreArgs,
+) -> Result<(PathBuf, State), Error> {
+    let sequences =
+        explore::plan_sequences(space, versions, a.seed, a.random, a.shard).map_err(|e| {
+            Diagnostic::general(
+                e,
+                "a campaign is bounded before it is planned (docs/explore.md)",
+            )
+        })?;
+    // The second and a random suffix: two campaigns started in one second get a folder each
+    // (and the folder is created new: `execute`).
     let name = format!(
-        "explore-{}-{}",
+        "explore-{}-{}-{}",
         space.topology,
-        chrono::Utc::now().format("%Y%m%d-%H%M%S")
+        chrono::Utc::now().format("%Y%m%d-%H%M%S"),
+        crate::run::random_hex(2)
     );
     let state = State {
         schema_version: 1,
@@ -281,7 +352,7 @@ fn new_campaign(space: &Space, versions: &[String], a: &ExploreArgs) -> (PathBuf
         judged: 0,
         failed: BTreeMap::new(),
     };
-    (a.results.join(name), state)
+    Ok((a.results.join(name), state))
 }
 
 /// `--emit github-matrix`: one cell per shard, with its version and sequence ids.
@@ -314,6 +385,12 @@ async fn execute(
     })?;
     let rel = dir.strip_prefix(&a.results).unwrap_or(&dir).to_path_buf();
     if a.resume.is_none() {
+        if std::fs::symlink_metadata(&dir).is_ok() {
+            return Err(Error::Other(anyhow::anyhow!(
+                "{}: exists already: another campaign's folder; start again",
+                dir.display()
+            )));
+        }
         crate::safe_fs::dir_in(&a.results, &rel)
             .map_err(|e| Error::Other(anyhow::anyhow!("{}: {e:#}", dir.display())))?;
     }
@@ -330,11 +407,14 @@ async fn execute(
         (a.sim, a.sim_pace, a.sim_plant.clone()),
         a.timeout,
     );
+    let budget_from = state.runs;
     let mut c = Campaign {
+        budget_from,
         dir: dir.clone(),
         space,
         state,
         run_one,
+        validate: validator(g.root.clone(), a.sim),
         say: Box::new(|l: &str| errln!("{l}")),
         started: Instant::now(),
         only: (!a.sequences.is_empty()).then(|| a.sequences.clone()),
@@ -348,6 +428,11 @@ async fn execute(
     if let Err(stop) = ran {
         return Err(match stop {
             explore::Stop::Failed(f) if f.cause == FailCause::Interrupted => {
+                errln!(
+                    "repro explore: {}; the campaign is saved: resume with --resume {}",
+                    f.message,
+                    dir.display()
+                );
                 crate::run::RunError::Interrupted.into()
             }
             stop => Error::Other(anyhow::anyhow!(
@@ -388,11 +473,15 @@ fn recheck(dir: &Path) -> Result<Exit, Error> {
         )
         .into());
     }
-    let file = explore::judge_folder(dir, dir).map_err(|e| {
-        Diagnostic::general(
+    let file = explore::judge_folder(dir, dir).map_err(|e| match e {
+        explore::JudgeError::Input(e) => Diagnostic::general(
             format!("--recheck: {e}"),
-            "every result.json under the folder must be one repro wrote",
-        )
+            "give a campaign folder as repro explore wrote it (campaign.json, runs/, checks/), or a folder of downloaded matrix cells",
+        ),
+        explore::JudgeError::Write(e) => Diagnostic::general(
+            format!("--recheck: cannot write the findings: {e}"),
+            "--recheck writes findings.json, findings.md and junit.xml into the folder: make it writable, or recheck a copy",
+        ),
     })?;
     print_summary(&file, dir);
     Ok(failed_exit(&file))
@@ -423,6 +512,26 @@ fn print_summary(f: &explore::findings::FindingsFile, dir: &Path) {
         dir.join(explore::FINDINGS_MD).display()
     ));
     out(&t);
+}
+
+/// `repro run`'s own validation of one check file on one version (resolve: catalog, check,
+/// bug world, plan), with no engine: the problems' places in the file.
+fn validator(root: Option<PathBuf>, sim: bool) -> explore::Validate {
+    Box::new(move |check: &Path, version: &str| {
+        let target = Target {
+            version: Some(version.to_string()),
+            ..Target::of(check.display().to_string(), sim, None)
+        };
+        match super::common::resolve(root.as_deref(), &target) {
+            Ok(_) => Ok(()),
+            Err(Error::Usage(d)) => Err(d
+                .0
+                .iter()
+                .map(|d| (d.line, d.column, d.message.clone()))
+                .collect()),
+            Err(e) => Err(vec![(0, 0, e.render().trim_end().to_string())]),
+        }
+    })
 }
 
 /// `repro run`'s own path for one check file: resolve (catalog, plan) and `run::execute`.

@@ -26,6 +26,8 @@ use super::common::{
 };
 
 pub(crate) async fn run(g: &Global, a: &MatrixArgs) -> Result<Exit, Error> {
+    // One listener for every run and the time between them (#42).
+    crate::run::interrupt::listen_process();
     let argv: Vec<String> = std::env::args().collect();
     let root = catalog::find_root(g.root.as_deref());
     let cat = Catalog::load(root.as_deref())?;

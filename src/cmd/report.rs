@@ -83,6 +83,7 @@ fn validate(
     secrets: &[String],
     format: Format,
 ) -> Result<Exit, Error> {
+    super::common::check_out(out)?;
     let mut folders = Vec::new();
     let mut results = Vec::new();
     for dir in dirs {
@@ -188,7 +189,7 @@ pub(crate) fn write_validation(
     let text = ctx.scrub(&text, false);
     match out {
         Some(path) => {
-            crate::results_folder::write_atomic(path, text.as_bytes())?;
+            super::common::write_out(path, text.as_bytes())?;
             errln!("repro: wrote {}", path.display());
         }
         None if print => out!("{text}"),

@@ -22,7 +22,10 @@ pub(crate) async fn run(g: &Global, a: &VerifyArgs) -> Result<Exit, Error> {
         no_images_tarball: a.options.images.no_images_tarball,
         ..Target::of(a.check.clone(), a.sim, a.sim_pace)
     };
+    // One listener for both runs and the time between them (#42).
+    crate::run::interrupt::listen_process();
     let mut targets = [target(&a.buggy), target(&a.fixed)];
+    super::common::check_out(a.out.as_deref())?;
     // Both versions and their order, before anything is created.
     let flag = |e: Error, name: &str| match e {
         Error::BadInput(m) => Error::BadInput(m.replace("--version", name)),
@@ -39,6 +42,7 @@ pub(crate) async fn run(g: &Global, a: &VerifyArgs) -> Result<Exit, Error> {
         super::common::resolve(root, &targets[0]).map_err(|e| flag(e, "--buggy"))?;
     let (_, fixed_plan) =
         super::common::resolve(root, &targets[1]).map_err(|e| flag(e, "--fixed"))?;
+    same_distribution(&buggy_plan, &fixed_plan)?;
     order(&buggy_plan, &fixed_plan)?;
     if a.events.on_stdout() && a.out.is_none() {
         return Err(Diagnostic::general(
@@ -59,6 +63,7 @@ pub(crate) async fn run(g: &Global, a: &VerifyArgs) -> Result<Exit, Error> {
         .enumerate()
     {
         let what = if i == 0 { "buggy" } else { "fixed" };
+        stop_if_interrupted(what)?;
         let (sc, plan) = super::common::resolve_fetching(root, t, live).await?;
         let mut cfg = a.options.to_config(
             t.clone(),
@@ -89,6 +94,7 @@ pub(crate) async fn run(g: &Global, a: &VerifyArgs) -> Result<Exit, Error> {
         }
         dirs.extend(dir);
     }
+    stop_if_interrupted("comment")?;
     let [buggy, fixed] = [&dirs[0], &dirs[1]];
     let load =
         |d: &PathBuf| crate::report::load(d).map_err(|e| Error::Other(anyhow::anyhow!("{e}")));
@@ -111,6 +117,36 @@ pub(crate) async fn run(g: &Global, a: &VerifyArgs) -> Result<Exit, Error> {
             e => e,
         },
     })
+}
+
+/// A signal heard before the `next` run (or the comment) stops the command: exit 130.
+fn stop_if_interrupted(next: &str) -> Result<(), Error> {
+    match crate::run::interrupt::interrupted() {
+        Some(s) => {
+            errln!("repro verify: interrupted ({s}) before the {next}: stopped");
+            Err(Error::Run(crate::run::RunError::Interrupted))
+        }
+        None => Ok(()),
+    }
+}
+
+/// Both runs must be of one distribution: a validation comment compares two runs of one
+/// product (`report --validation` refuses the pair after the fact; this refuses it before).
+fn same_distribution(buggy: &Plan, fixed: &Plan) -> Result<(), Diagnostic> {
+    if buggy.distro == fixed.distro {
+        return Ok(());
+    }
+    Err(Diagnostic::general(
+        format!(
+            "--buggy {} is a {} version and --fixed {} a {} one: a validation compares two runs of one distribution",
+            buggy.k3s_version, buggy.distro, fixed.k3s_version, fixed.distro
+        ),
+        format!(
+            "give two {} versions (e.g. {})",
+            buggy.distro,
+            buggy.distro.facts().example_version
+        ),
+    ))
 }
 
 /// The buggy version must come before the fixed one by the check's `fixed-in` (or, where that

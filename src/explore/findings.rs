@@ -166,11 +166,26 @@ pub(crate) fn group(pieces: Vec<Piece>) -> Vec<Finding> {
         .collect()
 }
 
+/// A field of findings.md shown inline: on one line, its markup (`<`, `&`, backticks, link
+/// brackets) written as text, so a value read from a campaign folder cannot start a heading,
+/// a block of HTML or a link of its own.
+fn md(s: &str) -> String {
+    let mut t = s
+        .replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+        .replace('`', "'")
+        .replace('[', "\\[")
+        .replace(']', "\\]");
+    crate::report::text::one_line(&mut t);
+    t
+}
+
 pub(crate) fn markdown(f: &FindingsFile, checks: &BTreeMap<String, String>) -> String {
     let mut m = format!(
         "# repro explore: {} on `{}`\n\n{}; {} findings ({} defects).\n\n",
-        f.campaign,
-        f.topology,
+        md(&f.campaign),
+        md(&f.topology),
         f.tally(),
         f.findings.len(),
         f.findings.iter().filter(|x| x.defect).count()
@@ -181,35 +196,42 @@ pub(crate) fn markdown(f: &FindingsFile, checks: &BTreeMap<String, String>) -> S
     for x in &f.findings {
         m.push_str(&format!(
             "## {} — `{}` on {} nodes ({})\n\n- versions: {}\n- runs: {}, pieces of evidence: {}\n",
-            x.class,
-            x.key,
-            x.role,
-            x.source,
-            x.versions.join(", "),
+            md(&x.class),
+            md(&x.key),
+            md(&x.role),
+            md(&x.source),
+            md(&x.versions.join(", ")),
             x.runs,
             x.evidence.len()
         ));
         if let Some(l) = &x.label {
-            m.push_str(&format!("- kind: {l}\n"));
+            m.push_str(&format!("- kind: {}\n", md(l)));
         }
         if let Some(min) = &x.minimal {
             m.push_str(&format!(
                 "- minimal check: {} on fresh clusters; {} runs to minimise\n",
-                min.summary(),
+                md(&min.summary()),
                 min.minimise_runs
             ));
             if let Some(text) = checks.get(&min.check) {
-                m.push_str(&format!("\n```yaml\n{}```\n", text));
+                m.push('\n');
+                m.push_str(&crate::report::text::code_block("yaml", text, ""));
             }
         }
         m.push_str("\nEvidence (first 5):\n\n");
         for p in x.evidence.iter().take(5) {
             m.push_str(&format!(
                 "- {} step {} {}: `{}` observed {}, model {} ({})\n",
-                p.run, p.step, p.node, p.signal, p.observed, p.predicted, p.version
+                md(&p.run),
+                p.step,
+                md(&p.node),
+                md(&p.signal),
+                md(&p.observed),
+                md(&p.predicted),
+                md(&p.version)
             ));
             for e in p.evidence.iter().take(2) {
-                m.push_str(&format!("  - `{}`\n", e.replace('`', "'")));
+                m.push_str(&format!("  - `{}`\n", md(e)));
             }
         }
         m.push('\n');
@@ -217,16 +239,12 @@ pub(crate) fn markdown(f: &FindingsFile, checks: &BTreeMap<String, String>) -> S
     m
 }
 
-fn xml(s: &str) -> String {
-    s.replace('&', "&amp;")
-        .replace('<', "&lt;")
-        .replace('>', "&gt;")
-        .replace('"', "&quot;")
-}
-
 /// One test case per finding class × key: a defect fails, an undecided one is skipped, a
-/// by-design one (unguarded divergence) passes with its evidence in system-out.
-pub(crate) fn junit(f: &FindingsFile) -> String {
+/// by-design one (unguarded divergence) passes with its evidence in system-out. Written by the
+/// JUnit library the run's junit.xml uses (`quick-junit`: escaping), then made valid XML
+/// whatever the text held (`markup_safe`: control characters XML cannot carry).
+pub(crate) fn junit(f: &FindingsFile) -> Result<String, String> {
+    use quick_junit::{NonSuccessKind, Report, TestCase, TestCaseStatus, TestSuite};
     let mut cases: BTreeMap<(String, String), Vec<&Finding>> = BTreeMap::new();
     for x in &f.findings {
         cases
@@ -234,16 +252,7 @@ pub(crate) fn junit(f: &FindingsFile) -> String {
             .or_default()
             .push(x);
     }
-    let failures = cases
-        .values()
-        .filter(|v| v.iter().any(|x| x.defect))
-        .count();
-    let mut j = format!(
-        "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites name=\"repro explore\" tests=\"{}\" failures=\"{failures}\">\n  <testsuite name=\"{}\" tests=\"{}\" failures=\"{failures}\">\n",
-        cases.len(),
-        xml(&f.campaign),
-        cases.len()
-    );
+    let mut suite = TestSuite::new(f.campaign.clone());
     for ((class, key), xs) in &cases {
         let text: Vec<String> = xs
             .iter()
@@ -262,32 +271,30 @@ pub(crate) fn junit(f: &FindingsFile) -> String {
                 )
             })
             .collect();
-        j.push_str(&format!(
-            "    <testcase classname=\"explore.{}\" name=\"{}\">\n",
-            xml(class),
-            xml(key)
-        ));
-        if xs.iter().any(|x| x.defect) {
-            j.push_str(&format!(
-                "      <failure message=\"{}\">{}</failure>\n",
-                xml(&text.join("; ")),
-                xml(&text.join("\n"))
-            ));
+        let status = if xs.iter().any(|x| x.defect) {
+            let mut s = TestCaseStatus::non_success(NonSuccessKind::Failure);
+            s.set_message(text.join("; "));
+            s.set_description(text.join("\n"));
+            s
         } else if class == "inconclusive" {
-            j.push_str(&format!(
-                "      <skipped message=\"{}\"/>\n",
-                xml(&text.join("; "))
-            ));
+            let mut s = TestCaseStatus::skipped();
+            s.set_message(text.join("; "));
+            s
         } else {
-            j.push_str(&format!(
-                "      <system-out>{}</system-out>\n",
-                xml(&text.join("\n"))
-            ));
+            TestCaseStatus::success()
+        };
+        let passed = matches!(status, TestCaseStatus::Success { .. });
+        let mut tc = TestCase::new(key.clone(), status);
+        tc.set_classname(format!("explore.{class}"));
+        if passed {
+            tc.set_system_out(text.join("\n"));
         }
-        j.push_str("    </testcase>\n");
+        suite.add_test_case(tc);
     }
-    j.push_str("  </testsuite>\n</testsuites>\n");
-    j
+    let mut report = Report::new("repro explore");
+    report.add_test_suite(suite);
+    let xml = report.to_string().map_err(|e| e.to_string())?;
+    Ok(crate::report::text::markup_safe(xml))
 }
 
 #[cfg(test)]
@@ -400,7 +407,7 @@ mod tests {
             md.contains(&format!("- kind: {NON_CRITICAL_TAKEN}")),
             "{md}"
         );
-        assert!(junit(&f).contains("the k3s #12753 class"));
+        assert!(junit(&f).expect("junit").contains("the k3s #12753 class"));
     }
 
     #[test]
@@ -423,7 +430,7 @@ mod tests {
 
     #[test]
     fn junit_has_one_case_per_class_and_key() {
-        let j = junit(&file());
+        let j = junit(&file()).expect("junit");
         assert_eq!(j.matches("<testcase ").count(), 3);
         assert_eq!(j.matches("<failure ").count(), 1);
         assert_eq!(j.matches("<skipped ").count(), 1);

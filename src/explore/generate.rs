@@ -93,34 +93,87 @@ fn sources<'a>(n: &NodeInfo, nodes: &'a [NodeInfo]) -> Vec<&'a NodeInfo> {
         .collect()
 }
 
-fn permutations<T: Clone>(items: &[T]) -> Vec<Vec<T>> {
-    if items.len() <= 1 {
-        return vec![items.to_vec()];
-    }
-    let mut out = Vec::new();
-    for i in 0..items.len() {
-        let mut rest = items.to_vec();
-        let first = rest.remove(i);
-        for mut p in permutations(&rest) {
-            p.insert(0, first.clone());
-            out.push(p);
-        }
-    }
-    out
+/// The most restart orders visited per key (#42): the search is bounded before it is built,
+/// whatever the topology (an 11-server one has 39.9 million orders before reduction).
+pub(crate) const MAX_ORDER_VISITS: usize = 10_000;
+
+/// Whether `a` and `b` are twins: swapping them maps the topology onto itself (same class, the
+/// same sources apart from each other, sources of the same nodes), so two orders that differ
+/// only by their swap have the same signature.
+fn twins(a: &NodeInfo, b: &NodeInfo, nodes: &[NodeInfo]) -> bool {
+    let has = |n: &NodeInfo, m: &str| sources(n, nodes).iter().any(|s| s.name == m);
+    class_of(a) == class_of(b)
+        && has(a, &b.name) == has(b, &a.name)
+        && nodes
+            .iter()
+            .filter(|m| m.name != a.name && m.name != b.name)
+            .all(|m| has(a, &m.name) == has(b, &m.name) && has(m, &a.name) == has(m, &b.name))
 }
 
-/// Every restart order of `key` changed on every server, one representative per class of
-/// equivalent orders.
-pub(crate) fn orders(nodes: &[NodeInfo], key: &KeySpace) -> Vec<Sequence> {
+/// Visits the restart orders of `servers` in lexicographic order of their positions, one per
+/// arrangement of twins (a twin never goes before its twin of a lower position: the lowest
+/// order of every signature is among those visited), at most [`MAX_ORDER_VISITS`].
+fn each_order<'a>(
+    servers: &[&'a NodeInfo],
+    twin: &[Vec<bool>],
+    mut visit: impl FnMut(&[&'a NodeInfo]),
+) {
+    fn go<'a>(
+        servers: &[&'a NodeInfo],
+        twin: &[Vec<bool>],
+        used: &mut Vec<bool>,
+        order: &mut Vec<&'a NodeInfo>,
+        left: &mut usize,
+        visit: &mut dyn FnMut(&[&'a NodeInfo]),
+    ) {
+        if order.len() == servers.len() {
+            *left = left.saturating_sub(1);
+            visit(order);
+            return;
+        }
+        for i in 0..servers.len() {
+            if *left == 0 {
+                return;
+            }
+            if used[i] || (0..i).any(|j| !used[j] && twin[j][i]) {
+                continue;
+            }
+            used[i] = true;
+            order.push(servers[i]);
+            go(servers, twin, used, order, left, visit);
+            order.pop();
+            used[i] = false;
+        }
+    }
+    let mut left = MAX_ORDER_VISITS;
+    let mut used = vec![false; servers.len()];
+    go(
+        servers,
+        twin,
+        &mut used,
+        &mut Vec::new(),
+        &mut left,
+        &mut visit,
+    );
+}
+
+/// Every restart order of the servers, one representative per class of equivalent orders (as
+/// positions in `editable(nodes)`), enumerated by twins (never every permutation) and bounded by
+/// [`MAX_ORDER_VISITS`]. The same for every key: a campaign computes it once.
+pub(crate) fn order_classes(nodes: &[NodeInfo]) -> Vec<Vec<usize>> {
     let servers: Vec<&NodeInfo> = editable(nodes);
+    let twin: Vec<Vec<bool>> = (servers.iter())
+        .map(|a| servers.iter().map(|b| twins(a, b, nodes)).collect())
+        .collect();
+    let index = |n: &NodeInfo| servers.iter().position(|s| s.name == n.name).unwrap_or(0);
     let mut seen = BTreeSet::new();
     let mut out = Vec::new();
-    for order in permutations(&servers) {
+    each_order(&servers, &twin, |order| {
         // A step's signature: the restarted node's class and, for each of its sources, its
         // class and whether it was changed already.
         let mut changed: BTreeSet<&str> = BTreeSet::new();
         let mut sig = Vec::new();
-        for n in &order {
+        for n in order {
             let mut src: Vec<(String, bool)> = sources(n, nodes)
                 .iter()
                 .map(|m| (class_of(m), changed.contains(m.name.as_str())))
@@ -130,20 +183,39 @@ pub(crate) fn orders(nodes: &[NodeInfo], key: &KeySpace) -> Vec<Sequence> {
             changed.insert(&n.name);
         }
         if seen.insert(sig) {
-            out.push(Sequence {
-                id: format!("o{}-{}", out.len() + 1, key.key),
-                strategy: "orders".into(),
-                steps: order
-                    .iter()
-                    .map(|n| SeqStep {
-                        node: n.name.clone(),
-                        set: [(key.key.clone(), key.values[1].clone())].into(),
-                    })
-                    .collect(),
-            });
+            out.push(order.iter().map(|n| index(n)).collect());
         }
-    }
+    });
     out
+}
+
+/// The sequence of the `i`-th order class (`order`, from [`order_classes`]) for `key`.
+pub(crate) fn order_sequence(
+    nodes: &[NodeInfo],
+    key: &KeySpace,
+    i: usize,
+    order: &[usize],
+) -> Sequence {
+    let servers = editable(nodes);
+    Sequence {
+        id: format!("o{}-{}", i + 1, key.key),
+        strategy: "orders".into(),
+        steps: (order.iter())
+            .map(|&n| SeqStep {
+                node: servers[n].name.clone(),
+                set: [(key.key.clone(), key.values[1].clone())].into(),
+            })
+            .collect(),
+    }
+}
+
+/// Every restart order of `key` changed on every server, one representative per class of
+/// equivalent orders.
+#[cfg(test)]
+pub(crate) fn orders(nodes: &[NodeInfo], key: &KeySpace) -> Vec<Sequence> {
+    (order_classes(nodes).iter().enumerate())
+        .map(|(i, o)| order_sequence(nodes, key, i, o))
+        .collect()
 }
 
 /// Rows of a covering array over the servers: every ordered pair of servers disagrees both ways
@@ -331,7 +403,10 @@ pub(crate) fn render(
         if let Some(b) = observed {
             let items: Vec<String> = b
                 .iter()
-                .map(|(s, v)| format!("{s}: {}", quote(v)))
+                .map(|(s, v)| match v.as_str() {
+                    ANY_VALUE => format!("{s}: {ANY_VALUE}"),
+                    v => format!("{s}: {}", quote(v)),
+                })
                 .collect();
             y.push_str(&format!(
                 "    bug:\n      {}: {{{}}}\n",
@@ -389,6 +464,50 @@ fn up_expect<'k>(
     }
     (expect, shown)
 }
+
+/// Marks `any` under `bug:` for each prediction of `text` (a check [`render`] wrote) that its
+/// validation refused at (line, column): the signal named there, of the node of that line, in
+/// that step. Whether anything changed (nothing left to try when not).
+pub(crate) fn any_where_refused(
+    text: &str,
+    problems: &[(u64, u64, String)],
+    bug: &mut Bug,
+) -> bool {
+    let lines: Vec<&str> = text.lines().collect();
+    let mut changed = false;
+    for (line, column, _) in problems {
+        let Some(l) = (*line as usize).checked_sub(1).and_then(|i| lines.get(i)) else {
+            continue;
+        };
+        let step = lines[..*line as usize]
+            .iter()
+            .filter(|x| x.starts_with("  - name: "))
+            .count();
+        let Some((node, _)) = l.trim_start().split_once(':') else {
+            continue;
+        };
+        let at: String = l
+            .chars()
+            .skip((*column as usize).saturating_sub(1))
+            .collect();
+        let Some((signal, _)) = at.split_once(':') else {
+            continue;
+        };
+        let (signal, node) = (signal.trim().to_string(), node.trim().to_string());
+        if step == 0 || signal.is_empty() || signal.contains(['{', ' ', ',']) {
+            continue;
+        }
+        let entry = bug.entry((step - 1, node)).or_default();
+        if entry.get(&signal).map(String::as_str) != Some(ANY_VALUE) {
+            entry.insert(signal, ANY_VALUE.to_string());
+            changed = true;
+        }
+    }
+    changed
+}
+
+/// `any` under `bug:`: the bug world can show either value there.
+const ANY_VALUE: &str = "any";
 
 /// The observation that stands for the key's `value` (`up`/`down` of a state signal).
 pub(crate) fn expected_for(s: &Shows, value: &str) -> Expected {
@@ -452,6 +571,44 @@ mod tests {
                 let bn: Vec<String> = b.steps.iter().map(|x| x.node.clone()).collect();
                 assert_ne!(swapped(a), bn);
             }
+        }
+    }
+
+    /// #42: orders are enumerated by twins, never as every permutation: 11 servers plan at
+    /// once whether interchangeable (etcd-split grown: 11!/8! orders visited) or all distinct (a
+    /// chain of joins: no twins, the visits bounded).
+    #[test]
+    fn eleven_servers_plan_in_bounded_time_and_memory() {
+        let n = |name: String, role, join: Option<String>| NodeInfo {
+            name,
+            role,
+            init: join.is_none(),
+            join,
+        };
+        let mut wide = vec![n("etcd-1".into(), Role::Etcd, None)];
+        wide.extend((2..=9).map(|i| n(format!("etcd-{i}"), Role::Etcd, Some("etcd-1".into()))));
+        wide.extend(
+            (1..=2).map(|i| n(format!("cp-{i}"), Role::ControlPlane, Some("etcd-1".into()))),
+        );
+        let mut chain = vec![n("etcd-1".into(), Role::Etcd, None)];
+        chain.extend((2..=11).map(|i| {
+            n(
+                format!("etcd-{i}"),
+                Role::Etcd,
+                Some(format!("etcd-{}", i - 1)),
+            )
+        }));
+        for nodes in [wide, chain] {
+            assert_eq!(editable(&nodes).len(), 11);
+            let t = std::time::Instant::now();
+            let classes = order_classes(&nodes);
+            assert!(
+                t.elapsed() < std::time::Duration::from_secs(5),
+                "{:?}",
+                t.elapsed()
+            );
+            assert!(!classes.is_empty() && classes.len() <= MAX_ORDER_VISITS);
+            assert!(classes.iter().all(|o| o.len() == 11));
         }
     }
 
@@ -556,5 +713,51 @@ mod tests {
             y.contains("bug:\n      etcd-2: {embedded-registry: \"down\"}"),
             "{y}"
         );
+    }
+
+    #[test]
+    fn a_refused_prediction_becomes_any_at_the_place_validation_names() {
+        let rules = Rules::of(distro::Distro::K3s);
+        let nodes = nodes();
+        let keys = [registry()];
+        let ctx = Context {
+            topology: "etcd-split",
+            nodes: &nodes,
+            base: nodes
+                .iter()
+                .map(|n| (n.name.clone(), Config::new()))
+                .collect(),
+            rules: &rules,
+            keys: &keys,
+        };
+        let seq = Sequence {
+            id: "t".into(),
+            strategy: "minimal".into(),
+            steps: vec![SeqStep {
+                node: "etcd-2".into(),
+                set: [("embedded-registry".into(), "true".into())].into(),
+            }],
+        };
+        let mut bug: Bug = [(
+            (0, "etcd-2".to_string()),
+            [("embedded-registry".to_string(), "down".to_string())].into(),
+        )]
+        .into();
+        let y = render(&ctx, &seq, "explore-t", "s", "d", &bug);
+        let (i, l) = (y.lines().enumerate())
+            .find(|(_, l)| l.contains("etcd-2: {embedded-registry: \"down\"}"))
+            .expect("the bug line");
+        let column = l.find("embedded-registry").expect("signal") as u64 + 1;
+        let problems = vec![(i as u64 + 1, column, "depends on the pick".to_string())];
+        assert!(any_where_refused(&y, &problems, &mut bug));
+        let again = render(&ctx, &seq, "explore-t", "s", "d", &bug);
+        assert!(
+            again.contains("bug:\n      etcd-2: {embedded-registry: any}"),
+            "{again}"
+        );
+        // nothing more to change: the caller stops trying
+        assert!(!any_where_refused(&y, &problems, &mut bug));
+        // a place that names no prediction changes nothing
+        assert!(!any_where_refused(&y, &[(1, 1, "x".into())], &mut bug));
     }
 }

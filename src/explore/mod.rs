@@ -11,6 +11,7 @@
 
 mod ddmin;
 pub(crate) mod findings;
+pub(crate) mod folder;
 pub(crate) mod generate;
 pub(crate) mod model;
 pub(crate) mod oracle;
@@ -27,7 +28,7 @@ use serde::{Deserialize, Serialize};
 use crate::result::{Observed, RunResult};
 use crate::run::FailCause;
 
-use findings::{Finding, FindingsFile, Minimal};
+use findings::{FindingsFile, Minimal};
 use generate::{Bug, Context, KeySpace, SeqStep, Sequence};
 use model::{Config, NodeInfo, Rules};
 use oracle::Piece;
@@ -66,6 +67,8 @@ pub(crate) struct RunFailure {
 pub(crate) enum Stop {
     Failed(RunFailure),
     Write(String),
+    /// The budget is spent (every run counts: sequences, minimisation, confirmation).
+    Budget,
 }
 
 impl std::fmt::Display for Stop {
@@ -77,6 +80,7 @@ impl std::fmt::Display for Stop {
                 x.cause, x.message
             ),
             Stop::Write(e) => write!(f, "the campaign folder could not be written: {e}"),
+            Stop::Budget => write!(f, "the budget is spent"),
         }
     }
 }
@@ -86,6 +90,11 @@ impl From<String> for Stop {
         Stop::Write(e)
     }
 }
+
+/// Validates a written check file on a version as `repro run` would before running it: the
+/// problems repro refuses it for, each as (line, column, message) in that file.
+pub(crate) type Validate =
+    Box<dyn Fn(&Path, &str) -> Result<(), Vec<(u64, u64, String)>> + Send + Sync>;
 
 /// Where the lines for people go.
 pub(crate) type Say = Box<dyn Fn(&str) + Send + Sync>;
@@ -204,20 +213,32 @@ pub(crate) fn plan_sequences(
     seed: u64,
     random: usize,
     shard: usize,
-) -> Vec<SeqRecord> {
-    let mut seqs = Vec::new();
-    if space.keys.len() > 1 {
-        seqs.extend(generate::covering(&space.nodes, &space.keys));
+) -> Result<Vec<SeqRecord>, String> {
+    // Counted before anything is built: orders are the same for every key (#42).
+    let orders = generate::order_classes(&space.nodes);
+    let covering = if space.keys.len() > 1 {
+        generate::covering(&space.nodes, &space.keys)
+    } else {
+        Vec::new()
+    };
+    let per_version = covering.len() + orders.len() * space.keys.len() + random;
+    let total = per_version.saturating_mul(versions.len());
+    if total > folder::MAX_SEQUENCES {
+        return Err(format!(
+            "the campaign would plan {total} sequences ({} restart orders × {} keys, {} random, × {} versions): more than {}; name fewer keys (--keys), versions or --random",
+            orders.len(),
+            space.keys.len(),
+            random,
+            versions.len(),
+            folder::MAX_SEQUENCES
+        ));
     }
-    let mut orders: Vec<std::vec::IntoIter<Sequence>> = (space.keys.iter())
-        .map(|k| generate::orders(&space.nodes, k).into_iter())
-        .collect();
-    loop {
-        let turn: Vec<Sequence> = orders.iter_mut().filter_map(Iterator::next).collect();
-        if turn.is_empty() {
-            break;
+    let mut seqs = covering;
+    // The restart orders of the keys taken in turns.
+    for (i, o) in orders.iter().enumerate() {
+        for k in &space.keys {
+            seqs.push(generate::order_sequence(&space.nodes, k, i, o));
         }
-        seqs.extend(turn);
     }
     seqs.extend(generate::random(
         &space.nodes,
@@ -240,7 +261,7 @@ pub(crate) fn plan_sequences(
             });
         }
     }
-    out
+    Ok(out)
 }
 
 /// A campaign in its folder.
@@ -249,6 +270,8 @@ pub(crate) struct Campaign {
     pub(crate) space: Space,
     pub(crate) state: State,
     pub(crate) run_one: RunOne,
+    /// What `repro run` refuses before running: every minimal check is one it accepts.
+    pub(crate) validate: Validate,
     pub(crate) say: Say,
     pub(crate) started: Instant,
     /// Only these sequence ids (a matrix cell's share), if given.
@@ -258,6 +281,9 @@ pub(crate) struct Campaign {
     /// `--stop-at-first-minimal[=KEY]`: end the sequence loop once a minimal finding (of that
     /// key, when not empty) is written.
     pub(crate) stop_at: Option<String>,
+    /// `state.runs` when this invocation began: the budget counts the runs made since (a
+    /// resumed campaign gets the budget given to `--resume`).
+    pub(crate) budget_from: usize,
 }
 
 fn write(dir: &Path, name: &str, text: &str) -> Result<(), String> {
@@ -273,7 +299,7 @@ impl Campaign {
     }
 
     fn over_budget(&self) -> bool {
-        self.state.budget_runs.is_some_and(|n| self.state.runs >= n)
+        (self.state.budget_runs).is_some_and(|n| self.state.runs - self.budget_from >= n)
             || self
                 .state
                 .budget_seconds
@@ -290,6 +316,11 @@ impl Campaign {
         sub: &str,
         bug: &Bug,
     ) -> Result<Result<Judged, RunFailure>, Stop> {
+        stop_if_interrupted()?;
+        // Every run the campaign makes counts: sequences, minimisation, confirmation (#42).
+        if self.over_budget() {
+            return Err(Stop::Budget);
+        }
         let folder = self.dir.join(sub);
         crate::safe_fs::dir_in(&self.dir, Path::new(sub))
             .map_err(|e| format!("{}: {e:#}", folder.display()))?;
@@ -314,6 +345,8 @@ impl Campaign {
             self.dir.join(RUNS_DIR),
         )
         .await;
+        // A run a signal stopped is not recorded: `--resume` runs it again.
+        stop_if_interrupted()?;
         let secs = t.elapsed().as_secs_f64();
         // A check repro refused made no run; every other attempt did (the budget counts it).
         if !matches!(&ran, Err(f) if f.cause == FailCause::CheckRefused) {
@@ -374,7 +407,7 @@ impl Campaign {
             if self.over_budget() {
                 (self.say)(&format!(
                     "budget reached after {} runs: {} sequences left (resume with --resume {})",
-                    self.state.runs,
+                    self.state.runs - self.budget_from,
                     total - i,
                     self.dir.display()
                 ));
@@ -386,6 +419,18 @@ impl Campaign {
             let rec = &mut self.state.sequences[i];
             let id = rec.sequence.id.clone();
             match out {
+                // The time budget ran out between the check and the run.
+                Err(Stop::Budget) => break,
+                // Interrupted: the record stays not run, for `--resume`.
+                Err(
+                    stop @ Stop::Failed(RunFailure {
+                        cause: FailCause::Interrupted,
+                        ..
+                    }),
+                ) => {
+                    self.save()?;
+                    return Err(stop);
+                }
                 Err(stop) => {
                     rec.error = Some(stop.to_string());
                     if let Stop::Failed(f) = &stop {
@@ -464,7 +509,19 @@ impl Campaign {
             if !oracle::is_defect(&piece.class) || self.state.minimal.contains_key(id) {
                 continue;
             }
-            let m = self.minimise(id, seq, version, piece).await?;
+            let m = match self.minimise(id, seq, version, piece).await {
+                Ok(m) => m,
+                // Left for `--resume` (with a new budget) to minimise from the start.
+                Err(Stop::Budget) => {
+                    (self.say)(&format!(
+                        "budget reached after {} runs while minimising {id} (resume with --resume {})",
+                        self.state.runs - self.budget_from,
+                        self.dir.display()
+                    ));
+                    return Ok(());
+                }
+                Err(e) => return Err(e),
+            };
             (self.say)(&format!("{id}: minimal check {}", m.summary()));
             (self.state)
                 .note_first_minimal(self.started.elapsed().as_secs_f64(), chrono::Utc::now());
@@ -556,21 +613,45 @@ impl Campaign {
             strategy: "minimal".into(),
             steps: steps.clone(),
         };
-        let text = generate::render(
-            &self.space.context(),
-            &min_seq,
-            &format!("explore-{slug}").chars().take(63).collect::<String>(),
-            &format!("{} of {} on {} nodes, found by repro explore", piece.class, piece.key, piece.role),
-            &format!(
-                "repro explore found this on {version}: {} showed {}={} where k3s's rules say {}.\nexpect: is the model of k3s's rules (docs/explore.md); bug: is what the run observed.\nReplay: repro run <this file> --sim --version {version} --expect reproduced",
-                piece.node, piece.key, piece.observed, piece.predicted
-            ),
-            &bug,
-        );
         let folder = self.dir.join(CHECKS_DIR);
         crate::safe_fs::dir_in(&self.dir, Path::new(CHECKS_DIR))
             .map_err(|e| format!("{}: {e:#}", folder.display()))?;
-        write(&folder, &format!("{slug}.yaml"), &text)?;
+        let file = format!("{slug}.yaml");
+        let render = |bug: &Bug| {
+            generate::render(
+                &self.space.context(),
+                &min_seq,
+                &format!("explore-{slug}").chars().take(63).collect::<String>(),
+                &format!("{} of {} on {} nodes, found by repro explore", piece.class, piece.key, piece.role),
+                &format!(
+                    "repro explore found this on {version}: {} showed {}={} where k3s's rules say {}.\nexpect: is the model of k3s's rules (docs/explore.md); bug: is what the run observed.\nReplay: repro run <this file> --sim --version {version} --expect reproduced",
+                    piece.node, piece.key, piece.observed, piece.predicted
+                ),
+                bug,
+            )
+        };
+        // Every check written is one repro accepts: where its validation refuses a prediction
+        // (a buggy joiner's value depends on which server it reaches), the step says `any` there,
+        // as the validator asks; a check it still refuses is written with its problems said.
+        let mut text = render(&bug);
+        let mut problems = Vec::new();
+        for _ in 0..3 {
+            write(&folder, &file, &text)?;
+            problems = match (self.validate)(&folder.join(&file), version) {
+                Ok(()) => Vec::new(),
+                Err(p) => p,
+            };
+            if problems.is_empty() || !generate::any_where_refused(&text, &problems, &mut bug) {
+                break;
+            }
+            text = render(&bug);
+        }
+        for (line, column, message) in &problems {
+            (self.say)(&format!(
+                "{id}: repro refuses the minimal check at {}:{line}:{column}: {message}",
+                folder.join(&file).display()
+            ));
+        }
         Ok(Minimal {
             check: format!("{CHECKS_DIR}/{slug}.yaml"),
             steps: steps.len(),
@@ -578,6 +659,17 @@ impl Campaign {
             confirmed,
             minimise_runs,
         })
+    }
+}
+
+/// A signal heard (#42): no run starts, and a run it stopped is not recorded.
+fn stop_if_interrupted() -> Result<(), Stop> {
+    match crate::run::interrupt::interrupted() {
+        Some(s) => Err(Stop::Failed(RunFailure {
+            cause: FailCause::Interrupted,
+            message: format!("interrupted ({s})"),
+        })),
+        None => Ok(()),
     }
 }
 
@@ -640,12 +732,14 @@ pub(crate) fn read_result(dir: &Path) -> Result<RunResult, String> {
     serde_json::from_slice(&bytes).map_err(|e| format!("{}: {e}", path.display()))
 }
 
-/// Every run folder under `dir` (a campaign, or downloaded matrix cells), sorted.
+/// Every run folder under `dir` (a campaign, or downloaded matrix cells), sorted: a folder
+/// holding a `result.json` of any kind (read with [`read_result`], which refuses anything but a
+/// regular file inside the folder). Links to folders are not descended.
 pub(crate) fn run_folders(dir: &Path) -> Vec<PathBuf> {
     let mut out = Vec::new();
     let mut stack = vec![(dir.to_path_buf(), 0)];
     while let Some((d, depth)) = stack.pop() {
-        if d.join(crate::results_folder::RESULT_FILE).is_file() {
+        if std::fs::symlink_metadata(d.join(crate::results_folder::RESULT_FILE)).is_ok() {
             out.push(d);
             continue;
         }
@@ -665,15 +759,79 @@ pub(crate) fn run_folders(dir: &Path) -> Vec<PathBuf> {
     out
 }
 
+/// What the campaign files under a folder say: minimal checks (with their text), failed runs
+/// by cause, sequences planned and whether each ran, the campaign's name and topology.
+#[derive(Default)]
+struct Campaigns {
+    minimal: BTreeMap<String, Minimal>,
+    checks: BTreeMap<String, String>,
+    failed: BTreeMap<FailCause, usize>,
+    planned: BTreeMap<(String, String), bool>,
+    name: String,
+    topology: String,
+}
+
+/// Reads every campaign.json under `dir` (checked: `folder.rs`) and the minimal checks they
+/// name (inside their campaign folder only, regular, size-capped).
+fn read_campaigns(dir: &Path) -> Result<Campaigns, JudgeError> {
+    let files = campaign_files(dir);
+    if files.is_empty() {
+        return Err(JudgeError::Input(format!(
+            "{}: no {CAMPAIGN_FILE} in it or its sub-folders: not a campaign folder",
+            dir.display()
+        )));
+    }
+    let mut out = Campaigns::default();
+    for c in files {
+        let s = read_state(&c)?;
+        let cdir = c.parent().unwrap_or(dir);
+        let prefix = (cdir.strip_prefix(dir))
+            .map(|p| p.display().to_string())
+            .unwrap_or_default();
+        for (k, mut m) in s.minimal {
+            if out.minimal.contains_key(&k) {
+                continue;
+            }
+            let text = folder::read_check(cdir, &m.check)?;
+            if !prefix.is_empty() {
+                m.check = format!("{prefix}/{}", m.check);
+            }
+            out.checks.insert(m.check.clone(), text);
+            out.minimal.insert(k, m);
+        }
+        for (c, n) in &s.failed {
+            *out.failed.entry(*c).or_default() += n;
+        }
+        for q in &s.sequences {
+            let done = q.run.is_some() || q.error.is_some();
+            *(out.planned)
+                .entry((q.sequence.id.clone(), q.version.clone()))
+                .or_default() |= done;
+        }
+        if out.topology.is_empty() {
+            out.topology = s.topology;
+            out.name = s.name;
+        }
+    }
+    Ok(out)
+}
+
 /// Judges every run under `dir` (pure: no engine) and writes findings.json, findings.md and
-/// junit.xml into `out`; the minimal checks come from the campaign files found (campaign.json
-/// of the folder and of every sub-folder: downloaded matrix cells).
-pub(crate) fn judge_folder(dir: &Path, out: &Path) -> Result<FindingsFile, String> {
+/// junit.xml into `out`; a run that gave nothing to judge (a failure, an interrupt) is counted by
+/// cause, never judged. The minimal checks come from the campaign files found (campaign.json of
+/// the folder and of every sub-folder: downloaded matrix cells). The folder is hostile input
+/// (`folder.rs`): a folder without a campaign.json, a campaign.json repro did not write, a file
+/// that is not a regular one inside the folder or over its limit is an error and nothing is
+/// written; what is written is redacted and free of control characters.
+pub(crate) fn judge_folder(dir: &Path, out: &Path) -> Result<FindingsFile, JudgeError> {
+    let campaigns = read_campaigns(dir)?;
     let mut pieces = Vec::new();
+    let mut results = Vec::new();
     let mut judged = 0;
     let mut failed_folders: BTreeMap<FailCause, usize> = BTreeMap::new();
     for run in run_folders(dir) {
         let r = read_result(&run)?;
+        results.push(serde_json::to_value(&r).map_err(|e| e.to_string())?);
         if let Some(cause) = failure_of(&r) {
             *failed_folders.entry(cause).or_default() += 1;
             continue;
@@ -685,82 +843,57 @@ pub(crate) fn judge_folder(dir: &Path, out: &Path) -> Result<FindingsFile, Strin
             pieces.push(p);
         }
     }
-    let mut failed_campaigns: BTreeMap<FailCause, usize> = BTreeMap::new();
-    let mut planned: BTreeMap<(String, String), bool> = BTreeMap::new();
-    let mut minimal: BTreeMap<String, Minimal> = BTreeMap::new();
-    let mut name = dir
-        .file_name()
-        .map(|n| n.to_string_lossy().to_string())
-        .unwrap_or_default();
-    let mut topology = String::new();
-    for c in campaign_files(dir) {
-        if let Ok(s) = read_state(&c) {
-            let prefix = c
-                .parent()
-                .and_then(|p| p.strip_prefix(dir).ok())
-                .map(|p| p.display().to_string())
-                .unwrap_or_default();
-            for (k, mut m) in s.minimal {
-                if !prefix.is_empty() {
-                    m.check = format!("{prefix}/{}", m.check);
-                }
-                minimal.entry(k).or_insert(m);
-            }
-            for (c, n) in &s.failed {
-                *failed_campaigns.entry(*c).or_default() += n;
-            }
-            for q in &s.sequences {
-                let done = q.run.is_some() || q.error.is_some();
-                *planned
-                    .entry((q.sequence.id.clone(), q.version.clone()))
-                    .or_default() |= done;
-            }
-            if topology.is_empty() {
-                topology = s.topology;
-                name = s.name;
-            }
-        }
-    }
     let mut found = findings::group(pieces);
     for f in &mut found {
-        f.minimal = minimal.get(&f.id()).cloned();
+        f.minimal = campaigns.minimal.get(&f.id()).cloned();
     }
-    // The campaigns' own counts cover every run they made (a check refused before it ran
-    // has no folder); bare run folders (no campaign.json) are counted from their results.
-    let runs_failed = if failed_campaigns.is_empty() {
+    let runs_failed = if campaigns.failed.is_empty() {
         failed_folders
     } else {
-        failed_campaigns
+        campaigns.failed
     };
     let file = FindingsFile {
         schema_version: findings::FINDINGS_SCHEMA_VERSION,
-        campaign: name,
-        topology,
+        campaign: campaigns.name,
+        topology: campaigns.topology,
         runs: judged,
         runs_failed,
-        runs_not_run: planned.values().filter(|done| !**done).count(),
+        runs_not_run: campaigns.planned.values().filter(|done| !**done).count(),
         findings: found,
     };
-    let checks: BTreeMap<String, String> = file
-        .findings
-        .iter()
-        .filter_map(|f: &Finding| f.minimal.as_ref())
-        .filter_map(|m| {
-            std::fs::read_to_string(dir.join(&m.check))
-                .ok()
-                .map(|t| (m.check.clone(), t))
-        })
-        .collect();
+    let (file, checks) = folder::redacted(file, &results, campaigns.checks)?;
     let json = serde_json::to_string_pretty(&file).map_err(|e| e.to_string())?;
-    write(out, FINDINGS_JSON, &json)?;
-    write(out, FINDINGS_MD, &findings::markdown(&file, &checks))?;
-    write(out, FINDINGS_JUNIT, &findings::junit(&file))?;
+    let junit = findings::junit(&file)?;
+    let md = findings::markdown(&file, &checks);
+    let written = write(out, FINDINGS_JSON, &json)
+        .and_then(|()| write(out, FINDINGS_MD, &md))
+        .and_then(|()| write(out, FINDINGS_JUNIT, &junit));
+    written.map_err(JudgeError::Write)?;
     Ok(file)
 }
 
-/// Why a recorded run gave nothing to judge, if it did: its recorded failure, or for a result
-/// that records none (older, or cut off before its end) its exit code: 130 interrupted, any
-/// other failure or none at all a failure of unrecorded cause (counted as `internal`).
+/// Why [`judge_folder`] wrote nothing: the folder's content (bad input), or the writing of the
+/// outputs into it (a read-only folder, a full disk).
+#[derive(Debug)]
+pub(crate) enum JudgeError {
+    Input(String),
+    Write(String),
+}
+
+impl From<String> for JudgeError {
+    fn from(s: String) -> JudgeError {
+        JudgeError::Input(s)
+    }
+}
+
+impl std::fmt::Display for JudgeError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            JudgeError::Input(s) | JudgeError::Write(s) => f.write_str(s),
+        }
+    }
+}
+
 fn failure_of(r: &RunResult) -> Option<FailCause> {
     match (r.failure, r.exit_code) {
         (Some(c), _) => Some(c),
@@ -770,16 +903,19 @@ fn failure_of(r: &RunResult) -> Option<FailCause> {
     }
 }
 
-/// Every campaign.json under `dir` (its own, and those of downloaded matrix cells), sorted.
+/// Every campaign.json under `dir` (its own, and those of downloaded matrix cells), sorted: of
+/// any kind ([`read_state`] refuses anything but a regular file inside the folder).
 fn campaign_files(dir: &Path) -> Vec<PathBuf> {
     let mut out = Vec::new();
     let mut stack = vec![(dir.to_path_buf(), 0)];
     while let Some((d, depth)) = stack.pop() {
-        if d.join(CAMPAIGN_FILE).is_file() {
+        if std::fs::symlink_metadata(d.join(CAMPAIGN_FILE)).is_ok() {
             out.push(d.join(CAMPAIGN_FILE));
         }
         // a run folder holds no campaign; four levels cover cells/<artifact>/<campaign>
-        if depth >= 4 || d.join(crate::results_folder::RESULT_FILE).is_file() {
+        if depth >= 4
+            || std::fs::symlink_metadata(d.join(crate::results_folder::RESULT_FILE)).is_ok()
+        {
             continue;
         }
         if let Ok(rd) = std::fs::read_dir(&d) {
@@ -798,7 +934,10 @@ pub(crate) fn read_state(path: &Path) -> Result<State, String> {
     let dir = path.parent().unwrap_or(Path::new("."));
     let bytes = crate::safe_fs::read_in(dir, path, crate::safe_fs::RESULT_LIMIT)
         .map_err(|e| format!("{}: {e:#}", path.display()))?;
-    serde_json::from_slice(&bytes).map_err(|e| format!("{}: {e}", path.display()))
+    let state: State =
+        serde_json::from_slice(&bytes).map_err(|e| format!("{}: {e}", path.display()))?;
+    folder::validate(&state, path)?;
+    Ok(state)
 }
 
 #[cfg(test)]
@@ -826,6 +965,115 @@ mod tests {
             first_minimal_at: None,
             judged: 0,
             failed: BTreeMap::new(),
+        }
+    }
+
+    /// A campaign over etcd-split's embedded-registry whose every run "shows" the recorded
+    /// buggy run of k3s #12753 (a taken-from defect: minimisation and confirmation follow),
+    /// counting the runs it is asked to make.
+    fn counted_campaign(
+        dir: &Path,
+        budget: usize,
+        confirm: usize,
+    ) -> (Campaign, std::sync::Arc<std::sync::atomic::AtomicUsize>) {
+        use std::sync::atomic::{AtomicUsize, Ordering};
+        let path = format!(
+            "{}/tests/fixtures/run-etcd-split-buggy/result.json",
+            env!("CARGO_MANIFEST_DIR")
+        );
+        let mut v: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(path).expect("fixture")).expect("json");
+        v["signals"]["embedded-registry"]["shows"] =
+            serde_json::json!({"key": "embedded-registry", "up_when": true});
+        for st in v["steps"].as_array_mut().expect("steps") {
+            for o in st["observations"].as_array_mut().expect("observations") {
+                if o["signal"] == "embedded-registry" {
+                    o["rule"] = "after-feature".into();
+                }
+            }
+        }
+        let result: RunResult = serde_json::from_value(v).expect("a result");
+        let made = std::sync::Arc::new(AtomicUsize::new(0));
+        let counter = made.clone();
+        let run_one: RunOne = Box::new(move |_check, _version, results: PathBuf| {
+            let n = counter.fetch_add(1, Ordering::SeqCst);
+            let r = result.clone();
+            Box::pin(async move {
+                let d = results.join(format!("run-{n}"));
+                std::fs::create_dir_all(&d).map_err(|e| RunFailure {
+                    cause: FailCause::Internal,
+                    message: e.to_string(),
+                })?;
+                Ok((d, r))
+            })
+        });
+        let nodes = model::tests::etcd_split();
+        let key = generate::KeySpace {
+            key: "embedded-registry".into(),
+            values: ["false".into(), "true".into()],
+            boolean: true,
+            signal: "embedded-registry".into(),
+            shows: crate::scenario::Shows {
+                key: "embedded-registry".into(),
+                up_when: Some(true),
+            },
+            roles: vec![],
+        };
+        let space = Space {
+            topology: "etcd-split".into(),
+            base: nodes
+                .iter()
+                .map(|n| (n.name.clone(), Config::new()))
+                .collect(),
+            nodes,
+            rules: Rules::of(distro::Distro::K3s),
+            keys: vec![key],
+        };
+        let versions = vec!["v1.33.4+k3s1".to_string()];
+        let mut st = state();
+        st.sequences = plan_sequences(&space, &versions, 0, 0, 1).expect("planned");
+        st.confirm = confirm;
+        st.budget_runs = Some(budget);
+        let c = Campaign {
+            dir: dir.to_path_buf(),
+            space,
+            state: st,
+            run_one,
+            say: Box::new(|_| {}),
+            started: Instant::now(),
+            only: None,
+            minimise: true,
+            budget_from: 0,
+        };
+        (c, made)
+    }
+
+    /// #42 attack 5: `--budget runs=N` bounds every run the campaign makes, minimisation and
+    /// confirmation included (`runs=1 --confirm 4` once made 7, `runs=12` 21); a resumed
+    /// campaign gets a new budget counted from where it was.
+    #[tokio::test]
+    async fn the_budget_counts_every_run_of_the_campaign() {
+        use std::sync::atomic::Ordering;
+        for (budget, confirm) in [(1, 4), (3, 4), (12, 1), (12, 4)] {
+            let tmp = tempfile::tempdir().expect("tmp");
+            let (mut c, made) = counted_campaign(tmp.path(), budget, confirm);
+            c.run().await.expect("the campaign runs");
+            let n = made.load(Ordering::SeqCst);
+            assert!(
+                n <= budget,
+                "runs={budget} --confirm {confirm} made {n} runs"
+            );
+            assert_eq!(c.state.runs, n);
+            if budget == 12 {
+                assert!(n > 1, "the budget allowed more than one run: {n}");
+            }
+            // Resumed with runs=2: at most two more.
+            let before = c.state.runs;
+            c.budget_from = before;
+            c.state.budget_runs = Some(2);
+            c.run().await.expect("resumed");
+            assert!(made.load(Ordering::SeqCst) - n <= 2);
+            assert!(c.state.runs - before <= 2);
         }
     }
 

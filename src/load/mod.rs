@@ -238,10 +238,63 @@ fn check_config_keys<T>(
     }
 }
 
-fn check_files<T>(d: &FileDiag, distro: Distro, files: &SpannedMap<T>, out: &mut Diagnostics) {
+/// The text a `files:` entry writes (`None`: the entry deletes the file).
+trait FileBody {
+    fn body(&self) -> Option<&str>;
+}
+
+impl FileBody for String {
+    fn body(&self) -> Option<&str> {
+        Some(self)
+    }
+}
+
+impl FileBody for Option<String> {
+    fn body(&self) -> Option<&str> {
+        self.as_deref()
+    }
+}
+
+/// The line (1-based) and key of a drop-in config file (`config.yaml.d/*.yaml`) that sets a
+/// key repro derives or a secret (`token:`, `agent-token:`, …): refused like one in `config:`.
+fn derived_key_in_dropin(distro: Distro, text: &str) -> Option<(usize, String, String)> {
+    text.lines().enumerate().find_map(|(i, line)| {
+        // a top-level key: at column 0, plain or quoted
+        let (key, _) = line.split_once(':')?;
+        let key = key.trim_end().trim_matches(|c| c == '"' || c == '\'');
+        if key.is_empty() || line.starts_with([' ', '\t', '#', '-']) {
+            return None;
+        }
+        derived_key_help(distro, key).map(|h| (i + 1, key.to_string(), h))
+    })
+}
+
+fn check_files<T: FileBody>(
+    d: &FileDiag,
+    distro: Distro,
+    files: &SpannedMap<T>,
+    out: &mut Diagnostics,
+) {
     let facts = distro.facts();
-    for p in files.keys() {
+    for (p, body) in files.iter() {
         let v = node_file(distro, &p.value);
+        let dropin = v.starts_with(&format!("{}/", facts.config_dropin_dir));
+        if let Some((line, key, help)) = body
+            .body()
+            .filter(|_| dropin)
+            .and_then(|t| derived_key_in_dropin(distro, t))
+        {
+            out.push(
+                d.span(
+                    p,
+                    format!(
+                        "`{}` sets `{key}` (line {line} of the file): a key repro derives or a secret, refused in a drop-in as in `config:`",
+                        crate::term::sanitize(&p.value)
+                    ),
+                )
+                .help(help),
+            );
+        }
         // `etc/rancher/k3s/x` is relative to the config folder too, so it would name
         // /etc/rancher/k3s/etc/rancher/k3s/x: almost surely a missing leading `/`.
         let root_folder = facts.config_dir.trim_start_matches('/').split('/').next();

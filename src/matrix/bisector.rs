@@ -351,6 +351,10 @@ impl<T: std::fmt::Display> Bisector<'_, '_, T> {
     /// interrupted. The outer error only for a bug (the input was validated up front), or, for
     /// a commit, a build that cannot be had.
     async fn probe(&mut self, v: &T, why: &str) -> Result<Result<Outcome, Exit>, Error> {
+        // A signal between two runs stops the search as one during a run does (#42).
+        if run::interrupt::interrupted().is_some() {
+            return Ok(Err(Exit::Interrupted));
+        }
         let (sc, plan, cfg) = (self.prepare)(v).await?;
         let out = |line: &str| (self.say)(line);
         let k = self.probes.len() + 1;
@@ -431,6 +435,10 @@ impl<T: std::fmt::Display> Bisector<'_, '_, T> {
 
     /// Stops the search early: says why, records it, returns the exit.
     fn stop(&self, bad_verdict: Option<Outcome>, why: String, exit: Exit) -> Result<Exit, Error> {
+        let why = match (exit, run::interrupt::interrupted()) {
+            (Exit::Interrupted, Some(s)) => format!("interrupted ({s}): {why}"),
+            _ => why,
+        };
         let out = |line: &str| (self.say)(line);
         out("");
         out(&format!("stopped: {why}"));

@@ -13,7 +13,7 @@ mod markdown;
 mod mermaid;
 pub(crate) mod step_summary;
 pub(crate) mod summary;
-mod text;
+pub(crate) mod text;
 mod timeline;
 pub(crate) mod validation;
 mod words;

@@ -641,7 +641,7 @@ fn results_dir(cfg: &RunConfig, plan: &Plan, run_id: &str) -> PathBuf {
     ))
 }
 
-fn random_hex(bytes: usize) -> String {
+pub(crate) fn random_hex(bytes: usize) -> String {
     let mut rng = rand::rng();
     (0..bytes)
         .map(|_| format!("{:02x}", rng.random::<u8>()))

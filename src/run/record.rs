@@ -270,10 +270,16 @@ fn rerun(cfg: &RunConfig, sc: &Scenario, plan: &Plan, expect: Outcome) -> String
         (None, Some(p)) => ("--k3s-binary", p.display().to_string()),
         (None, None) => ("--version", plan.k3s_version.to_string()),
     };
+    // A check given as a file (explore's generated checks) is named by its path, absolute so
+    // the line runs from any folder; a check of the catalog by its name.
+    let check = match std::fs::canonicalize(&t.check) {
+        Ok(p) if t.check != sc.check.name && p.is_file() => p.display().to_string(),
+        _ => sc.check.name.clone(),
+    };
     let mut rerun = vec![
         "repro".to_string(),
         "run".to_string(),
-        sc.check.name.clone(),
+        check,
         flag.to_string(),
         value,
     ];

@@ -88,17 +88,27 @@ fn a_campaign_finds_confirms_minimises_and_writes_a_check_that_replays() {
     let junit = std::fs::read_to_string(dir.join("junit.xml")).unwrap();
     assert!(junit.contains("<failure "), "{junit}");
 
-    // The written check: valid, and `repro run` on the fixed release says fixed.
-    let check = dir.join(min["check"].as_str().unwrap());
-    let check_arg = check.to_str().unwrap();
-    Repro::new().args(["validate", check_arg]).run().code(0);
-    let run = Run::check(check_arg)
-        .sim()
-        .version("v1.33.5+k3s1")
-        .expect("fixed")
-        .finish();
-    run.out.code(0);
-    assert_eq!(run.outcome(), "fixed");
+    // Every minimal check the campaign wrote replays: valid, `reproduced` on the release where
+    // it was found (its `bug:`), `fixed` on the fixed one (its `expect:`).
+    let minimal: Vec<&str> = list
+        .iter()
+        .filter_map(|f| f["minimal"]["check"].as_str())
+        .collect();
+    assert!(!minimal.is_empty(), "{findings:#}");
+    for m in minimal {
+        let check = dir.join(m);
+        let check_arg = check.to_str().unwrap();
+        Repro::new().args(["validate", check_arg]).run().code(0);
+        for (version, outcome) in [("v1.33.4+k3s1", "reproduced"), ("v1.33.5+k3s1", "fixed")] {
+            let run = Run::check(check_arg)
+                .sim()
+                .version(version)
+                .expect(outcome)
+                .finish();
+            run.out.code(0);
+            assert_eq!(run.outcome(), outcome, "{m} on {version}");
+        }
+    }
 
     // --recheck with no engine: the same findings.
     let before = findings["findings"].clone();

@@ -20,6 +20,8 @@ mod http_files;
 mod images;
 #[path = "../util/junit.rs"]
 mod junit;
+#[path = "../util/out_targets.rs"]
+mod out_targets;
 #[path = "../util/repro.rs"]
 mod repro;
 #[path = "../util/running.rs"]
@@ -39,6 +41,7 @@ mod builds;
 mod doctor;
 mod explore;
 mod inspect;
+mod interrupts;
 mod json_output;
 mod kept_runs;
 mod learners;

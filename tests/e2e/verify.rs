@@ -149,3 +149,34 @@ fn an_image_tag_sets_the_version_of_record() {
     assert_eq!(run.result["expect"], "fixed");
     assert_eq!(run.outcome(), "fixed");
 }
+
+/// #42 attack 2: `verify --out` to a FIFO, a link or a folder is refused (exit 2) before
+/// anything runs — no results folder, nothing in the engine; to a character device (made with
+/// mknod) both runs are made and the comment is written through it, the device kept.
+#[test]
+fn verify_out_is_checked_before_anything_runs_and_never_replaced() {
+    crate::docker::docker_ok();
+    let tmp = tempfile::tempdir().unwrap();
+    let targets = crate::out_targets::out_targets(tmp.path());
+    for (path, refused) in &targets {
+        let Some(word) = refused else { continue };
+        let (out, results) = verify("v1.33.4+k3s1", "v1.33.5+k3s1")
+            .arg("--out")
+            .arg(path)
+            .output();
+        out.code(2).stderr_has("--out").stderr_has(word);
+        assert!(
+            !results.path().exists() || dirs(&results.path(), "").is_empty(),
+            "a run began"
+        );
+    }
+    let (out, results) = verify("v1.33.4+k3s1", "v1.33.5+k3s1")
+        .arg("--out")
+        .arg(&targets[0].0)
+        .output();
+    out.code(0);
+    for d in dirs(&results.path(), "") {
+        assert_no_leftovers(read_result(&d)["run_id"].as_str().unwrap());
+    }
+    crate::out_targets::assert_kept(tmp.path(), &targets);
+}

@@ -369,3 +369,123 @@ fn hostile_commit_lists_are_refused_with_nothing_created() {
         assert!(!results.exists(), "{}", text(&o));
     }
 }
+
+// ---- #42: explore's search bounded before it is built, its flags checked ----
+
+/// A project with the shipped checks and an 11-server topology (etcd-split grown: one init
+/// node, eight etcd members, two control-plane nodes), which `validate` accepts.
+fn eleven_servers() -> tempfile::TempDir {
+    let root = crate::util::project(&["checks", "topologies"]);
+    let mut t = String::from(
+        "name: etcd-eleven\ndescription: 11 servers\nk3s-version: v1.33.4+k3s1\nfiles:\n  registries.yaml: |\n    mirrors:\n      docker.io: {}\nnodes:\n  - {name: etcd-1, role: etcd, init: true}\n",
+    );
+    for i in 2..=9 {
+        t.push_str(&format!(
+            "  - {{name: etcd-{i}, role: etcd, join: etcd-1}}\n"
+        ));
+    }
+    for i in 1..=2 {
+        t.push_str(&format!(
+            "  - {{name: cp-{i}, role: control-plane, join: etcd-1}}\n"
+        ));
+    }
+    std::fs::write(root.path().join("topologies/etcd-eleven.yaml"), t).unwrap();
+    root
+}
+
+/// #42 attack 4: explore plans an 11-server topology in under 5 s and 200 MB (its peak RSS, as
+/// GNU time reports it), where it once built every permutation (10 servers: 13 s, 624 MB).
+#[test]
+fn explore_plans_eleven_servers_in_bounded_time_and_memory() {
+    let root = eleven_servers();
+    let peak = root.path().join("peak-kb");
+    let base = repro();
+    let t = Instant::now();
+    let o = run(Command::new("/usr/bin/time")
+        .args(["-f", "%M", "-o"])
+        .arg(&peak)
+        .arg(base.get_program())
+        .arg("--root")
+        .arg(root.path())
+        .args([
+            "explore",
+            "--topology",
+            "etcd-eleven",
+            "--emit",
+            "github-matrix",
+        ])
+        .current_dir(crate::util::root()));
+    let secs = t.elapsed();
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    assert!(secs < Duration::from_secs(5), "planned in {secs:?}");
+    let kb: u64 = std::fs::read_to_string(&peak)
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap();
+    assert!(kb / 1024 < 200, "peak RSS {} MB", kb / 1024);
+    // and it planned something: one matrix cell per sequence
+    assert!(String::from_utf8_lossy(&o.stdout).contains("\"shard\""));
+}
+
+/// #42 attacks 4, 5 and 7: explore's flags that once panicked, removed every bound, doubled the
+/// work or passed green with no run: exit 2 before anything, naming the flag and what is valid.
+#[test]
+fn explore_refuses_unbounded_empty_and_doubled_inputs() {
+    let cases: [(&[&str], &str); 11] = [
+        (&["--random", "18446744073709551615"], "--random"),
+        (&["--random", "100000000"], "--random"),
+        (&["--budget", ""], "--budget"),
+        (&["--budget", "runs=0"], "runs=0"),
+        (&["--budget", "runs=1,runs=2"], "twice"),
+        (&["--confirm", "1000"], "--confirm"),
+        (&["--sequences", "o99-nope"], "no sequence `o99-nope`"),
+        (&["--sequences", ""], "empty entry"),
+        (
+            &["--sequences", "o1-embedded-registry,o1-embedded-registry"],
+            "twice",
+        ),
+        (&["--keys", "embedded-registry,embedded-registry"], "twice"),
+        (&["--version", "v1.33.4+k3s1,v1.33.4+k3s1"], "twice"),
+    ];
+    for (args, want) in cases {
+        let mut c = repro();
+        c.args([
+            "explore",
+            "--topology",
+            "etcd-split",
+            "--emit",
+            "github-matrix",
+        ]);
+        if !args.contains(&"--keys") {
+            c.args(["--keys", "embedded-registry"]);
+        }
+        let o = run(c.args(args));
+        let err = stderr(&o);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {}", text(&o));
+        assert!(!err.contains("panicked"), "{args:?}: {err}");
+        assert!(err.contains(want), "{args:?} lacks {want:?}: {err}");
+        assert!(o.stdout.is_empty(), "{args:?}: nothing emitted");
+    }
+}
+
+/// #42 attack 6: a line break in a file's name cannot forge a line of `validate`'s errors: the
+/// name is shown on one line (`\n`), every error line starts with the file.
+#[test]
+fn a_line_break_in_a_file_name_forges_no_error_line() {
+    let tmp = tempfile::tempdir().unwrap();
+    let name = tmp.path().join("x.yaml\nerror: all checks passed\n.yaml");
+    std::fs::write(&name, "name: [unclosed\n").unwrap();
+    let o = run(repro().arg("validate").arg(&name));
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    let err = stderr(&o);
+    assert!(
+        !err.lines()
+            .any(|l| l.starts_with("error: all checks passed")),
+        "{err}"
+    );
+    assert!(
+        err.contains("x.yaml\\nerror: all checks passed\\n.yaml"),
+        "{err}"
+    );
+}

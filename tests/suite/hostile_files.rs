@@ -455,3 +455,280 @@ fn merged_junit_is_valid_xml_and_owner_only_for_any_text() {
         }
     }
 }
+
+// ---- Campaign folders read back by `repro explore --recheck/--resume/--emit` (#42) ----
+
+/// A secret planted in a tampered campaign folder (#42).
+const CAMPAIGN_SECRET: &str = "plantedCampTok0042";
+/// The finding a buggy run of k3s #12753 shows, and its minimal check.
+const FINDING: &str = "taken-from-etcd-1/embedded-registry/etcd";
+
+/// A campaign folder: campaign.json naming `check` as the finding's minimal check (written as
+/// a plain file when it is `checks/x.yaml` and nothing is there yet), one sequence `seq_id`, and
+/// its run: the recorded buggy run of k3s #12753 with ESC, BEL and a secret planted in its
+/// evidence and configs.
+fn campaign(dir: &Path, check: &str, seq_id: &str) {
+    let run = dir.join("runs/r1");
+    std::fs::create_dir_all(&run).expect("mkdir");
+    let fixture = crate::util::root().join("tests/fixtures/run-etcd-split-buggy/result.json");
+    let mut r: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(fixture).expect("fixture")).expect("json");
+    r["signals"]["embedded-registry"]["shows"] =
+        serde_json::json!({"key": "embedded-registry", "up_when": true});
+    let planted = format!("\u{1b}[2J\u{7}<script>x</script>\n## forged --token={CAMPAIGN_SECRET}");
+    for s in r["steps"].as_array_mut().expect("steps") {
+        for o in s["observations"].as_array_mut().expect("observations") {
+            if o["signal"] == "embedded-registry" {
+                o["rule"] = "after-feature".into();
+            }
+            for e in o["evidence"].as_array_mut().expect("evidence") {
+                let t = format!("{}{planted}", e["text"].as_str().unwrap_or(""));
+                e["text"] = t.into();
+            }
+        }
+    }
+    r["configs"]["0"]["etcd-1"] = format!("cluster-init: true\ntoken: {CAMPAIGN_SECRET}\n").into();
+    std::fs::write(run.join("result.json"), r.to_string()).expect("write");
+    let state = serde_json::json!({
+        "schema_version": 1, "name": "explore-etcd-split-t", "topology": "etcd-split",
+        "versions": ["v1.33.4+k3s1"], "keys": ["embedded-registry"], "seed": 0, "confirm": 1,
+        "budget_runs": null, "budget_seconds": null,
+        "sequences": [{"sequence": {"id": seq_id, "strategy": "orders", "steps": [
+            {"node": "etcd-2", "set": {"embedded-registry": "true"}}]},
+            "version": "v1.33.4+k3s1", "run": "runs/r1", "shard": 0}],
+        "minimal": {FINDING: {"check": check, "steps": 1, "confirm_runs": 1, "confirmed": 1,
+            "minimise_runs": 0}},
+    });
+    std::fs::write(dir.join("campaign.json"), state.to_string()).expect("write");
+    std::fs::create_dir_all(dir.join("checks")).expect("mkdir");
+    if check == "checks/x.yaml" && std::fs::symlink_metadata(dir.join(check)).is_err() {
+        std::fs::write(
+            dir.join(check),
+            format!("name: x\n# \u{1b}]0;title\u{7}\ntoken: {CAMPAIGN_SECRET}\n```\n# heading\n"),
+        )
+        .expect("write");
+    }
+}
+
+/// `repro explore --recheck dir`, bounded in time (a FIFO or an endless file must not hang it).
+fn recheck(dir: &Path) -> Ran {
+    let (tx, rx) = std::sync::mpsc::channel();
+    let dir = dir.to_path_buf();
+    std::thread::spawn(move || {
+        let _ = tx.send(Repro::new().arg("explore").arg("--recheck").arg(&dir).run());
+    });
+    rx.recv_timeout(Duration::from_secs(120))
+        .expect("--recheck blocked on a file of the folder")
+}
+
+fn assert_nothing_written(dir: &Path) {
+    for f in ["findings.md", "findings.json", "junit.xml"] {
+        assert!(!dir.join(f).exists(), "{f} written into {}", dir.display());
+    }
+}
+
+/// #42 attack 1: campaign.json's minimal check naming a file outside the folder — an absolute
+/// path, `..`, a link out — is refused (exit 2, the field and what is valid), nothing written.
+#[test]
+fn a_recheck_reads_no_file_outside_its_campaign_folder() {
+    let tmp = tempfile::tempdir().expect("tmp");
+    let outside = tmp.path().join("id_ed25519");
+    std::fs::write(&outside, format!("KEY {CAMPAIGN_SECRET}\n")).expect("write");
+    for (i, check) in [
+        outside.display().to_string(),
+        "../../../../../../etc/passwd".into(),
+        "checks/../../id_ed25519".into(),
+        "checks/x\n## forged.yaml".into(),
+    ]
+    .iter()
+    .enumerate()
+    {
+        let dir = tmp.path().join(format!("c{i}"));
+        campaign(&dir, check, "o1-embedded-registry");
+        let out = recheck(&dir);
+        out.code(2)
+            .stderr_has(&format!("minimal.{FINDING}.check"))
+            .stderr_has("checks/<id>.yaml");
+        assert!(!out.stderr.contains(CAMPAIGN_SECRET), "{out}");
+        assert!(!out.stderr.contains("\n## forged"), "{out}");
+        assert_nothing_written(&dir);
+    }
+    // a link out of the folder under the check's own name
+    let dir = tmp.path().join("link");
+    std::fs::create_dir_all(dir.join("checks")).expect("mkdir");
+    symlink(&outside, dir.join("checks/x.yaml")).expect("symlink");
+    campaign(&dir, "checks/x.yaml", "o1-embedded-registry");
+    let out = recheck(&dir);
+    out.code(2).stderr_has("outside");
+    assert!(!out.stdout.contains(CAMPAIGN_SECRET) && !out.stderr.contains(CAMPAIGN_SECRET));
+    assert_nothing_written(&dir);
+}
+
+/// #42 attack 4: a minimal check or a result.json that is a FIFO, `/dev/zero` or a 2 GiB sparse
+/// file is refused by kind or size, at once and in bounded memory; nothing written.
+#[test]
+fn a_recheck_refuses_fifos_devices_and_huge_files_in_the_folder() {
+    let tmp = tempfile::tempdir().expect("tmp");
+    let cases: [(&str, &str, &str); 5] = [
+        ("fifo", "checks/x.yaml", "named pipe"),
+        ("zero", "checks/x.yaml", "outside"),
+        ("sparse", "checks/x.yaml", "larger than"),
+        ("zero-result", "runs/r1/result.json", "outside"),
+        ("sparse-result", "runs/r1/result.json", "larger than"),
+    ];
+    for (name, file, want) in cases {
+        let dir = tmp.path().join(name);
+        campaign(&dir, "checks/x.yaml", "o1-embedded-registry");
+        let p = dir.join(file);
+        std::fs::remove_file(&p).expect("rm");
+        if name == "fifo" {
+            let st = Command::new("mkfifo").arg(&p).status().expect("mkfifo");
+            assert!(st.success());
+        } else if name.starts_with("zero") {
+            symlink("/dev/zero", &p).expect("symlink");
+        } else {
+            let f = std::fs::File::create(&p).expect("create");
+            f.set_len(2 * 1024 * MIB).expect("sparse");
+        }
+        let t = Instant::now();
+        let out = recheck(&dir);
+        out.code(2).stderr_has(want);
+        assert!(
+            t.elapsed() < Duration::from_secs(60),
+            "{name}: {:?}",
+            t.elapsed()
+        );
+        assert_nothing_written(&dir);
+    }
+}
+
+/// #42 attack 6: findings.md, findings.json and junit.xml of a tampered folder hold no planted
+/// secret and no raw control character (but line breaks), no forged heading or HTML, and
+/// junit.xml parses.
+#[test]
+fn a_tampered_campaign_rechecks_into_redacted_escaped_outputs() {
+    let tmp = tempfile::tempdir().expect("tmp");
+    let dir = tmp.path().join("c");
+    campaign(&dir, "checks/x.yaml", "o1-embedded-registry");
+    let out = recheck(&dir);
+    out.code(0);
+    assert!(!out.stdout.contains(CAMPAIGN_SECRET), "{out}");
+    for f in ["findings.md", "findings.json", "junit.xml"] {
+        let text = std::fs::read_to_string(dir.join(f)).expect(f);
+        assert!(!text.contains(CAMPAIGN_SECRET), "{f}:\n{text}");
+        assert!(
+            !text.chars().any(|c| c.is_control() && c != '\n'),
+            "{f} holds a raw control character:\n{text:?}"
+        );
+        assert!(!text.contains("\n## forged"), "{f}:\n{text}");
+        // (findings.json holds it as data, a JSON string)
+        assert!(
+            f == "findings.json" || !text.contains("<script>"),
+            "{f}:\n{text}"
+        );
+    }
+    let md = std::fs::read_to_string(dir.join("findings.md")).expect("md");
+    assert!(md.contains("embedded-registry"), "{md}");
+    assert!(
+        md.contains("minimal check"),
+        "the finding kept its check:\n{md}"
+    );
+    let xml = std::fs::read_to_string(dir.join("junit.xml")).expect("xml");
+    let doc = roxmltree::Document::parse(&xml).expect("junit.xml parses");
+    assert!(
+        doc.descendants().any(|n| n.has_tag_name("testcase")),
+        "{xml}"
+    );
+}
+
+/// #42 attack 7: `--recheck` of a folder that holds no campaign is an error and writes nothing.
+#[test]
+fn a_recheck_of_a_folder_without_a_campaign_is_refused() {
+    let tmp = tempfile::tempdir().expect("tmp");
+    std::fs::write(tmp.path().join("notes.txt"), "mine\n").expect("write");
+    Repro::new()
+        .arg("explore")
+        .arg("--recheck")
+        .arg(tmp.path())
+        .run()
+        .code(2)
+        .stderr_has("not a campaign folder");
+    assert_nothing_written(tmp.path());
+}
+
+/// #42 attack 6: ids and versions of campaign.json are checked before `--resume … --emit
+/// github-matrix` prints them into a workflow's matrix (a `run:` would expand them).
+#[test]
+fn injected_ids_in_a_campaign_are_refused_before_use() {
+    let tmp = tempfile::tempdir().expect("tmp");
+    for (i, id) in [
+        "o1;$(touch /tmp/pwned)",
+        "o1\n::set-output name=x::y",
+        "",
+        "o1 o2",
+    ]
+    .iter()
+    .enumerate()
+    {
+        let dir = tmp.path().join(format!("c{i}"));
+        campaign(&dir, "checks/x.yaml", id);
+        let out = Repro::new()
+            .args(["explore", "--emit", "github-matrix", "--resume"])
+            .arg(&dir)
+            .run();
+        out.code(2).stderr_has("sequences.id");
+        assert!(!out.stdout.contains("touch"), "{out}");
+        assert!(!out.stderr.contains("\n::set-output"), "{out}");
+    }
+    // a version with a line break
+    let dir = tmp.path().join("v");
+    campaign(&dir, "checks/x.yaml", "o1-embedded-registry");
+    let p = dir.join("campaign.json");
+    let text = std::fs::read_to_string(&p).expect("read");
+    std::fs::write(&p, text.replace("\"v1.33.4+k3s1\"", "\"v1.33.4+k3s1\\nx\"")).expect("write");
+    Repro::new()
+        .args(["explore", "--emit", "github-matrix", "--resume"])
+        .arg(&dir)
+        .run()
+        .code(2)
+        .stderr_has("versions");
+}
+
+// ---- `--out` never replaces what is not a file (#42) ----
+
+/// #42 attack 2: `report --validation --out` to a character device writes through it; to a
+/// FIFO, a link or a folder it is refused (exit 2, naming what the path is) — never replaced by a
+/// regular file, and at once (a FIFO never blocks it).
+#[test]
+fn report_validation_out_never_replaces_a_device_fifo_link_or_folder() {
+    let tmp = tempfile::tempdir().unwrap();
+    let targets = crate::out_targets::out_targets(tmp.path());
+    for (path, refused) in &targets {
+        let (tx, rx) = std::sync::mpsc::channel();
+        let p = path.clone();
+        std::thread::spawn(move || {
+            let _ = tx.send(
+                Repro::new()
+                    .args([
+                        "report",
+                        "--validation",
+                        "tests/fixtures/run-etcd-split-buggy",
+                        "tests/fixtures/run-etcd-split-fixed",
+                        "--out",
+                    ])
+                    .arg(&p)
+                    .run(),
+            );
+        });
+        let out = rx.recv_timeout(Duration::from_secs(60)).expect("blocked");
+        match refused {
+            None => {
+                out.code(0);
+            }
+            Some(word) => {
+                out.code(2).stderr_has("--out").stderr_has(word);
+            }
+        }
+    }
+    crate::out_targets::assert_kept(tmp.path(), &targets);
+}

@@ -10,6 +10,8 @@ mod fixtures;
 mod http_files;
 #[path = "../util/junit.rs"]
 mod junit;
+#[path = "../util/out_targets.rs"]
+mod out_targets;
 #[path = "../util/raw_tar.rs"]
 mod raw_tar;
 #[path = "../util/repro.rs"]
