@@ -127,12 +127,21 @@ fn campaign(ctx: &Ctx, row: &Row) -> Result<Value> {
             .and_then(|t| serde_json::from_str(&t).ok())
             .unwrap_or(Value::Null)
     };
-    let mut x = figures(
-        row,
-        &read("campaign.json"),
-        &read("findings.json"),
-        m.wall_s,
-    );
+    let state = read("campaign.json");
+    let mut x = figures(row, &state, &read("findings.json"), m.wall_s);
+    if let (Some(d), Some(id)) = (&dir, x["class"].as_str().zip(x["key"].as_str())) {
+        // The planted minimal check's own time: its file's, and the runs begun by then (a
+        // campaign stops only after the whole batch of defects that sequence showed).
+        let id = format!("{}/{}/", id.0, id.1);
+        if let Some((_, m)) = (state["minimal"].as_object().into_iter().flatten())
+            .find(|(k, _)| k.starts_with(&id) && x["found"] == json!(true))
+        {
+            if let Some((runs, s)) = written_after(d, m["check"].as_str().unwrap_or(""), &state) {
+                x["runs_to_planted_minimal"] = json!(runs);
+                x["minutes_to_planted_minimal"] = json!(round(s / 60.0, 1));
+            }
+        }
+    }
     x["exit_code"] = json!(m.code);
     x["load_before"] = json!(load_before);
     x["load_after"] = json!(loadavg());
@@ -148,6 +157,24 @@ fn stop_at(e: &Entry) -> String {
         "died" | "wrongly-refused" => format!("{}/{}", e.class, e.key),
         _ => e.key.to_string(),
     }
+}
+
+/// The runs begun, and the seconds from the campaign's start, when `check` was written.
+fn written_after(dir: &Path, check: &str, state: &Value) -> Option<(usize, f64)> {
+    let at = std::fs::metadata(dir.join(check)).ok()?.modified().ok()?;
+    let start = chrono::DateTime::parse_from_rfc3339(state["started_at"].as_str()?).ok()?;
+    let at_utc: chrono::DateTime<chrono::Utc> = at.into();
+    let secs = (at_utc - start.with_timezone(&chrono::Utc)).num_milliseconds() as f64 / 1000.0;
+    let runs = std::fs::read_dir(dir.join("runs"))
+        .ok()?
+        .flatten()
+        .filter(|e| {
+            e.metadata()
+                .and_then(|m| m.modified())
+                .is_ok_and(|t| t <= at)
+        })
+        .count();
+    Some((runs, secs))
 }
 
 fn campaign_dir(results: &Path) -> Option<PathBuf> {

@@ -692,10 +692,12 @@ fn observed_bug(r: &RunResult, pieces: &[Piece], id: &str) -> Bug {
         let Some(step) = r.steps.iter().find(|s| s.index == p.step) else {
             continue;
         };
+        // A death's bug is the death (`ready`) and the signal that named it: the node's other
+        // signals show only that it is dead (a value the expect already says, or unknown).
         let death = oracle::is_death(&p.class);
-        for o in (step.observations.iter())
-            .filter(|o| o.node == p.node && (death || o.signal == p.signal))
-        {
+        for o in (step.observations.iter()).filter(|o| {
+            o.node == p.node && (o.signal == p.signal || (death && o.signal == "ready"))
+        }) {
             let text = match (&o.observed, &o.death) {
                 (Observed::Dead, Some(d)) => d.counts_as.clone(),
                 (Observed::Dead, None) => None,
@@ -710,7 +712,6 @@ fn observed_bug(r: &RunResult, pieces: &[Piece], id: &str) -> Bug {
     bug
 }
 
-/// The finding a piece belongs to, as one string (class/key/role; the source is the role's).
 /// Whether a minimal finding is written: of `which` when not empty — a key, or `class/key`
 /// (finding ids are class/key/role).
 fn has_minimal(state: &State, which: &str) -> bool {
@@ -721,6 +722,7 @@ fn has_minimal(state: &State, which: &str) -> bool {
     })
 }
 
+/// The finding a piece belongs to, as one string (class/key/role; the source is the role's).
 pub(crate) fn finding_id(p: &Piece) -> String {
     format!("{}/{}/{}", p.class, p.key, p.role)
 }
