@@ -1046,6 +1046,8 @@ mod tests {
             only: None,
             minimise: true,
             budget_from: 0,
+            stop_at: None,
+            validate: Box::new(|_, _| Ok(())),
         };
         (c, made)
     }
