@@ -334,6 +334,11 @@ pub(crate) struct ExploreArgs {
     /// With --sim: real k3s's boot timings times this factor.
     #[arg(long, requires = "sim", value_name = "F", value_parser = distro::pace::parse_pace)]
     pub(crate) sim_pace: Option<f64>,
+    /// With --sim: plant one bug of the stand-in's catalogue in every node of every run
+    /// (joined-metrics, cached-flannel-backend, refused-kube-proxy, control-plane-panic): what
+    /// `make bench` measures explore's power with.
+    #[arg(long, requires = "sim", value_name = "NAME", value_parser = distro::plant::parse_plant)]
+    pub(crate) sim_plant: Option<String>,
     /// Bounds: `runs=N,time=D` (either or both; D as 30m, 2h).
     #[arg(long, value_parser = parse_budget, default_value = "runs=200")]
     pub(crate) budget: (Option<usize>, Option<u64>),
@@ -349,6 +354,18 @@ pub(crate) struct ExploreArgs {
     /// Skip minimisation and confirmation (a matrix cell: the merge judges).
     #[arg(long)]
     pub(crate) no_minimise: bool,
+    /// Stop once the first minimal confirmed finding is written (`=KEY` or `=CLASS/KEY`: the
+    /// first of that key, e.g. `supervisor-metrics`, or of that class and key, e.g.
+    /// `died/panic`): the keys, sequences and their order are the campaign's own, the rest is
+    /// left for `--resume`. `make bench` times explore on planted bugs with it.
+    #[arg(
+        long,
+        value_name = "[CLASS/]KEY",
+        num_args = 0..=1,
+        default_missing_value = "",
+        conflicts_with = "no_minimise"
+    )]
+    pub(crate) stop_at_first_minimal: Option<String>,
     /// Re-judge the runs under this folder (a campaign, or downloaded matrix cells) with no
     /// engine, and write findings.json, findings.md and junit.xml into it.
     #[arg(long, value_name = "DIR", conflicts_with_all = ["topology", "resume"])]

@@ -32,6 +32,11 @@ pub(crate) struct Target {
     /// milliseconds). `repro plan` then prints the run's critical path under that model.
     #[arg(long, requires = "sim", value_name = "F", value_parser = distro::pace::parse_pace)]
     pub(crate) sim_pace: Option<f64>,
+    /// With --sim: plant one bug of the stand-in's catalogue (`distro::plant`) in every node,
+    /// to measure what `repro explore` finds: joined-metrics, cached-flannel-backend,
+    /// refused-kube-proxy, control-plane-panic (docs/explore.md "Planted bugs").
+    #[arg(long, requires = "sim", value_name = "NAME", value_parser = distro::plant::parse_plant)]
+    pub(crate) sim_plant: Option<String>,
     /// A k3s binary to run instead of the image's (a local build: k3s's `dist/artifacts/k3s`),
     /// copied into every node; the version it reports is the run's, and it runs in the image of
     /// that version's line (or `--image`).
@@ -81,6 +86,7 @@ impl Target {
             image: None,
             sim,
             sim_pace,
+            sim_plant: None,
             k3s_binary: None,
             k3s_commit: None,
             artifacts: None,

@@ -18,15 +18,20 @@
 //! unpaced and at `--sim-pace 1` (real k3s's timings): runs and seconds to the first minimal
 //! confirmed finding, and the campaign's totals (`--skip-explore` to leave it out, `--only
 //! explore` to run just it: then the figures go to `target/bench/explore.json`).
+//! `--only explore` adds #38's planted-bug table (`planted.rs`): explore with its default keys
+//! and budget against each planted bug of `distro::plant` and against the clean stand-in for
+//! k3s and RKE2 (`--only planted` runs the table alone, into `target/bench/planted.json`;
+//! `--rows joined-metrics@etcd-split,clean@rke2-8465` picks rows).
 //!
 //! Usage: repro-bench [--runs N] [--paced-runs N] [--out FILE] [--skip-matrix] [--skip-paced]
-//!        [--skip-explore | --only explore]
+//!        [--skip-explore | --only explore | --only planted] [--rows ROW[,ROW]]
 //!        repro-bench floor PLAN.json          (one floor run of a `repro plan --format json`)
 //!        repro-bench readme [BENCH.json]      (docs/performance.md's table, from a bench file)
 
 mod explore;
 mod floor;
 mod latency;
+mod planted;
 mod stats;
 
 use std::path::{Path, PathBuf};
@@ -366,6 +371,8 @@ fn bench(args: &[String]) -> Result<()> {
     let mut paced_runs = 3usize;
     let mut skip_explore = false;
     let mut only_explore = false;
+    let mut only_planted = false;
+    let mut rows: Vec<String> = Vec::new();
     let mut it = args.iter();
     while let Some(a) = it.next() {
         match a.as_str() {
@@ -375,8 +382,13 @@ fn bench(args: &[String]) -> Result<()> {
             "--skip-explore" => skip_explore = true,
             "--only" => match it.next().map(String::as_str) {
                 Some("explore") => only_explore = true,
-                other => bail!("--only {other:?}: only `explore` runs alone"),
+                Some("planted") => only_planted = true,
+                other => bail!("--only {other:?}: only `explore` or `planted` runs alone"),
             },
+            "--rows" => {
+                let list = it.next().context("--rows ROW[,ROW]")?;
+                rows.extend(list.split(',').map(str::to_string));
+            }
             "--out" => out = Some(it.next().context("--out FILE")?.into()),
             "--skip-matrix" => skip_matrix = true,
             other => bail!("unknown argument {other} (see the header of bench/src/main.rs)"),
@@ -392,7 +404,9 @@ fn bench(args: &[String]) -> Result<()> {
     let work = repo.join("target/bench");
     std::fs::create_dir_all(&work)?;
     let out = out.unwrap_or_else(|| {
-        work.join(if only_explore {
+        work.join(if only_planted {
+            "planted.json"
+        } else if only_explore {
             "explore.json"
         } else {
             "bench.json"
@@ -410,8 +424,9 @@ fn bench(args: &[String]) -> Result<()> {
         rt,
         docker,
     };
-    if only_explore {
-        return explore_only(&ctx, &out);
+    let rows = planted::select(&rows)?;
+    if only_explore || only_planted {
+        return explore_only(&ctx, &out, &rows, only_planted);
     }
     let load_before = loadavg();
     eprintln!("bench: load average {load_before}; {runs} paired runs");
@@ -568,24 +583,41 @@ fn bench(args: &[String]) -> Result<()> {
     Ok(())
 }
 
-/// `--only explore`: the stand-in for the one version, then the explore section alone.
-fn explore_only(ctx: &Ctx, out: &Path) -> Result<()> {
-    let built = ctx
-        .repro_cmd()
-        .args(["sim", "build", "--k3s-version", VERSION])
-        .stdout(Stdio::null())
-        .status()?;
-    if !built.success() {
-        bail!("repro sim build failed");
+/// `--only explore`: the stand-in for the versions, then the explore section alone and the
+/// planted-bug table (`--only planted`: the table alone; `--rows` picks its rows).
+fn explore_only(ctx: &Ctx, out: &Path, rows: &[planted::Row], only_planted: bool) -> Result<()> {
+    let mut versions: Vec<&str> = rows.iter().map(|r| r.version).collect();
+    if !only_planted {
+        versions.push(VERSION);
+    }
+    versions.dedup();
+    for v in versions {
+        let built = ctx
+            .repro_cmd()
+            .args(["sim", "build", "--k3s-version", v])
+            .stdout(Stdio::null())
+            .status()?;
+        if !built.success() {
+            bail!("repro sim build {v} failed");
+        }
     }
     let load_before = loadavg();
-    let section = explore::section(ctx)?;
+    let section = if only_planted {
+        serde_json::Value::Null
+    } else {
+        explore::section(ctx)?
+    };
+    let table = planted::section(ctx, rows)?;
     let mut doc = head(ctx, &load_before, &loadavg());
-    extend(&mut doc, json!({"explore": section}));
+    extend(&mut doc, json!({"explore": section, "planted": table}));
     std::fs::write(out, serde_json::to_string_pretty(&doc)? + "\n")?;
     print_explore(&doc);
     if let Some(row) = explore::readme_row(&doc) {
         print!("{row}");
+    }
+    print!("{}", planted::TABLE_HEAD);
+    for x in doc["planted"].as_array().into_iter().flatten() {
+        print!("{}", planted::table_row(x));
     }
     println!("written: {}", out.display());
     Ok(())

@@ -11,6 +11,7 @@
 
 pub mod k3s;
 pub mod pace;
+pub mod plant;
 pub mod reported;
 pub mod rke2;
 pub mod sim_stamp;

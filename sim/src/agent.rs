@@ -106,7 +106,9 @@ pub fn run(
         }
     };
     validate_token(&plan, &lb, &progress, &mut sent);
-    let served = fetch_config(&plan, &lb, &progress, &mut sent);
+    let mut served = fetch_config(&plan, &lb, &progress, &mut sent);
+    crate::plant::joined_metrics(&mut served, &plan.cfg, plan.etcd_agent, &plan.password);
+    crate::plant::cached_flannel_backend(&mut served, &data_dir);
 
     let view = AgentView {
         served: &served,

@@ -23,6 +23,7 @@ mod metrics;
 mod node;
 mod nodes_api;
 mod pace;
+mod plant;
 mod registries;
 mod version;
 

@@ -709,7 +709,9 @@ fn check_critical_config(shared: &Shared, url: &Url, pw: &str) {
         ))
     });
     let remote = CriticalArgs::from_wire(&wire);
-    let diffs = bootstrap::mismatches(&shared.local_args, &remote);
+    crate::plant::control_plane_panic(&shared.cfg, &wire);
+    let mut diffs = bootstrap::mismatches(&shared.local_args, &remote);
+    diffs.extend(crate::plant::extra_mismatches(&shared.cfg, &wire));
     for name in &diffs {
         logs::warn(format!("critical configuration mismatched: {name}"));
     }

@@ -408,7 +408,11 @@ async fn execute(
         state.keys.join(", "),
         dir.display()
     );
-    let run_one = runner(g.root.clone(), a.sim, a.sim_pace, a.timeout);
+    let run_one = runner(
+        g.root.clone(),
+        (a.sim, a.sim_pace, a.sim_plant.clone()),
+        a.timeout,
+    );
     let budget_from = state.runs;
     let mut c = Campaign {
         budget_from,
@@ -421,6 +425,7 @@ async fn execute(
         started: Instant::now(),
         only: (!a.sequences.is_empty()).then(|| a.sequences.clone()),
         minimise: !a.no_minimise,
+        stop_at: a.stop_at_first_minimal.clone(),
     };
     let ran = c.run().await;
     // What ran so far is judged and written whether the campaign ended or stopped.
@@ -538,16 +543,16 @@ fn validator(root: Option<PathBuf>, sim: bool) -> explore::Validate {
 /// `repro run`'s own path for one check file: resolve (catalog, plan) and `run::execute`.
 fn runner(
     root: Option<PathBuf>,
-    sim: bool,
-    sim_pace: Option<f64>,
+    (sim, sim_pace, sim_plant): (bool, Option<f64>, Option<String>),
     timeout: std::time::Duration,
 ) -> RunOne {
     let root = Arc::new(root);
     Box::new(move |check: PathBuf, version: String, results: PathBuf| {
-        let root = root.clone();
+        let (root, sim_plant) = (root.clone(), sim_plant.clone());
         Box::pin(async move {
             let target = Target {
                 version: Some(version),
+                sim_plant,
                 ..Target::of(check.display().to_string(), sim, sim_pace)
             };
             let (sc, plan) =

@@ -278,6 +278,9 @@ pub(crate) struct Campaign {
     pub(crate) only: Option<Vec<String>>,
     /// Minimise and confirm defects (off in a matrix cell: the merge does it).
     pub(crate) minimise: bool,
+    /// `--stop-at-first-minimal[=KEY]`: end the sequence loop once a minimal finding (of that
+    /// key, when not empty) is written.
+    pub(crate) stop_at: Option<String>,
     /// `state.runs` when this invocation began: the budget counts the runs made since (a
     /// resumed campaign gets the budget given to `--resume`).
     pub(crate) budget_from: usize,
@@ -475,6 +478,19 @@ impl Campaign {
                 left
             ));
             self.minimise_new(&seen).await?;
+            if self
+                .stop_at
+                .as_deref()
+                .is_some_and(|k| has_minimal(&self.state, k))
+            {
+                (self.say)(&format!(
+                    "stopped at the first minimal finding (--stop-at-first-minimal) after {} runs: {} sequences left (resume with --resume {})",
+                    self.state.runs,
+                    total - i - 1,
+                    self.dir.display()
+                ));
+                break;
+            }
         }
         self.minimise_new(&seen).await?;
         Ok(self.save()?)
@@ -688,10 +704,12 @@ fn observed_bug(r: &RunResult, pieces: &[Piece], id: &str) -> Bug {
         let Some(step) = r.steps.iter().find(|s| s.index == p.step) else {
             continue;
         };
+        // A death's bug is the death (`ready`) and the signal that named it: the node's other
+        // signals show only that it is dead (a value the expect already says, or unknown).
         let death = p.class.is_death();
-        for o in (step.observations.iter())
-            .filter(|o| o.node == p.node && (death || o.signal == p.signal))
-        {
+        for o in (step.observations.iter()).filter(|o| {
+            o.node == p.node && (o.signal == p.signal || (death && o.signal == "ready"))
+        }) {
             let text = match (&o.observed, &o.death) {
                 (Observed::Dead, Some(d)) => d.counts_as.clone(),
                 (Observed::Dead, None) => None,
@@ -704,6 +722,16 @@ fn observed_bug(r: &RunResult, pieces: &[Piece], id: &str) -> Bug {
         }
     }
     bug
+}
+
+/// Whether a minimal finding is written: of `which` when not empty — a key, or `class/key`
+/// (finding ids are class/key/role).
+fn has_minimal(state: &State, which: &str) -> bool {
+    (state.minimal.keys()).any(|id| {
+        let mut p = id.split('/');
+        let (class, key) = (p.next().unwrap_or(""), p.next().unwrap_or(""));
+        which.is_empty() || which == key || which == format!("{class}/{key}")
+    })
 }
 
 /// The finding a piece belongs to, as one string (class/key/role; the source is the role's).
@@ -1035,6 +1063,8 @@ mod tests {
             only: None,
             minimise: true,
             budget_from: 0,
+            stop_at: None,
+            validate: Box::new(|_, _| Ok(())),
         };
         (c, made)
     }

@@ -56,6 +56,8 @@ pub(crate) struct ClusterSpec {
     pub(crate) redactor: crate::redact::SharedRedactor,
     /// `--sim-pace`: the stand-in's factor on real k3s timings, passed to every node.
     pub(crate) pace: Option<f64>,
+    /// `--sim-plant`: the stand-in's planted bug, passed to every node.
+    pub(crate) plant: Option<String>,
     /// A build under test, copied into each node before its first start.
     pub(crate) binary: Option<BuildCopy>,
     /// The MTU of the run's network (`--mtu`, else the engine's default bridge's; `None`: the
@@ -208,7 +210,13 @@ impl Cluster {
         let rt = self.node(&n.name);
         let facts = self.plan.distro.facts();
         let args = facts.node_args(n.role == Role::Agent);
-        let env = spec::env(facts, &self.token, self.sim_seed, n, self.pace);
+        let env = spec::env(
+            facts,
+            &self.token,
+            self.sim_seed,
+            n,
+            (self.pace, self.plant.as_deref()),
+        );
         let process = self.mechanism.process(facts, n.role, args, env);
         let volume = format!("{}-data", rt.container);
         // The image's other VOLUMEs get named, labelled volumes too: anonymous ones carry no

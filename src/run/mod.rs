@@ -335,6 +335,7 @@ async fn prepare(
         agent_ready,
         token: s.token.clone(),
         pace: cfg.target.sim_pace,
+        plant: cfg.target.sim_plant.clone(),
         binary: cfg.target.build.as_ref().map(|b| node::spec::BuildCopy {
             host: b.host_path.clone(),
             path: b.info.installed_at.clone(),

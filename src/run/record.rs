@@ -292,6 +292,9 @@ fn rerun(cfg: &RunConfig, sc: &Scenario, plan: &Plan, expect: Outcome) -> String
     if let Some(pace) = t.sim_pace {
         rerun.extend(["--sim-pace".to_string(), pace.to_string()]);
     }
+    if let Some(plant) = &t.sim_plant {
+        rerun.extend(["--sim-plant".to_string(), plant.clone()]);
+    }
     if let Some(i) = &t.image {
         rerun.extend(["--image".to_string(), i.clone()]);
     }

@@ -229,3 +229,89 @@ fn a_campaign_whose_engine_goes_away_stops_with_the_infrastructure_code() {
         assert_no_leftovers(read_result(&r)["run_id"].as_str().unwrap());
     }
 }
+
+/// One campaign on the stand-in with a planted bug (`--sim-plant`, distro::plant), one sequence
+/// whose first step restarts the control-plane-only node with `key` changed: the finding of
+/// `class`/`finding_key` is reported, minimised and confirmed, and its minimal check replays as
+/// `reproduced` with `repro run … --sim --sim-plant <plant>` (and as `clean` without it).
+fn planted_finding(plant: &str, key: &str, class: &str, finding_key: &str, clean: Option<&str>) {
+    crate::docker::docker_ok();
+    let sequence = format!("o10-{key}");
+    let (out, results) = Run::command(["explore", "--topology", "etcd-split"])
+        .args(["--keys", key])
+        .version("v1.33.5+k3s1")
+        .sim()
+        .args([
+            "--sim-plant",
+            plant,
+            "--sequences",
+            &sequence,
+            "--confirm",
+            "1",
+        ])
+        .output();
+    out.code(0);
+    let dir = results.only_run_dir();
+    let findings = json(&dir.join("findings.json"));
+    let list = findings["findings"].as_array().unwrap();
+    let f = list
+        .iter()
+        .find(|f| f["class"] == class && f["key"] == finding_key)
+        .unwrap_or_else(|| panic!("no {class}/{finding_key} finding: {findings:#}"));
+    assert_eq!(
+        (&f["defect"], &f["role"]),
+        (
+            &serde_json::json!(true),
+            &serde_json::json!("control-plane")
+        ),
+        "{f:#}"
+    );
+    let min = &f["minimal"];
+    assert_eq!(min["confirmed"].as_u64(), Some(1), "{f:#}");
+    let check = dir.join(min["check"].as_str().unwrap());
+    let run = Run::check(check.to_str().unwrap())
+        .sim()
+        .version("v1.33.5+k3s1")
+        .args(["--sim-plant", plant])
+        .expect("reproduced")
+        .finish();
+    run.out.code(0);
+    assert_eq!(run.outcome(), "reproduced");
+    // The same check on the clean stand-in: the plant, not the check, makes the finding.
+    if let Some(verdict) = clean {
+        let run = Run::check(check.to_str().unwrap())
+            .sim()
+            .version("v1.33.5+k3s1")
+            .expect(verdict)
+            .finish();
+        run.out.code(0);
+        assert_eq!(run.outcome(), verdict);
+    }
+}
+
+/// A planted Go panic of the control-plane-only node (k3s #13533's shape) is a `died` finding
+/// (key `panic`), and the same check on the clean stand-in is `fixed`: the plant, not the
+/// check, makes the death.
+#[test]
+fn a_planted_panic_is_a_died_finding_whose_minimal_check_replays() {
+    planted_finding(
+        "control-plane-panic",
+        "service-node-port-range",
+        "died",
+        "panic",
+        Some("fixed"),
+    );
+}
+
+/// A planted false refusal naming a key k3s lets servers disagree on (k3s #4768's shape) is a
+/// `wrongly-refused` finding of that key.
+#[test]
+fn a_planted_false_refusal_is_a_wrongly_refused_finding_whose_minimal_check_replays() {
+    planted_finding(
+        "refused-kube-proxy",
+        "disable-kube-proxy",
+        "wrongly-refused",
+        "disable-kube-proxy",
+        None,
+    );
+}

@@ -105,13 +105,13 @@ pub(crate) fn node_at(plan: &Plan, third: Option<u8>, address: &str) -> Option<S
 }
 
 /// The environment the run gives a node: the token, the stand-in's seed for this node, the
-/// topology's variables and `--sim-pace`.
+/// topology's variables, `--sim-pace` and `--sim-plant`.
 pub(crate) fn env(
     facts: &Facts,
     token: &str,
     sim_seed: Option<u64>,
     n: &PlannedNode,
-    pace: Option<f64>,
+    (pace, plant): (Option<f64>, Option<&str>),
 ) -> Vec<String> {
     let mut env = vec![format!("{}={}", facts.token_env, token)];
     if let Some(seed) = sim_seed {
@@ -124,6 +124,9 @@ pub(crate) fn env(
     env.extend(n.env.iter().map(|(k, v)| format!("{k}={v}")));
     if let Some(f) = pace {
         env.push(format!("{}={f}", distro::pace::PACE_ENV));
+    }
+    if let Some(name) = plant {
+        env.push(format!("{}={name}", distro::plant::PLANT_ENV));
     }
     env
 }
