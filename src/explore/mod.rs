@@ -1064,7 +1064,6 @@ mod tests {
             minimise: true,
             budget_from: 0,
             stop_at: None,
-            validate: Box::new(|_, _| Ok(())),
         };
         (c, made)
     }
