@@ -42,6 +42,14 @@ fn a_campaign_finds_confirms_minimises_and_writes_a_check_that_replays() {
     for r in &runs {
         let v = read_result(r);
         assert_no_leftovers(v["run_id"].as_str().unwrap());
+        // its re-run line names the generated check by a path that exists (#42: it once named
+        // a check of the catalog that does not exist)
+        let rerun = v["rerun"].as_str().unwrap();
+        let check = rerun.split_whitespace().nth(2).unwrap();
+        assert!(
+            rerun.starts_with("repro run /") && std::path::Path::new(check).is_file(),
+            "{rerun}"
+        );
     }
 
     // The oracle: etcd-2 took embedded-registry from another server; confirmed; minimal.
