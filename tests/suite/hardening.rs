@@ -489,3 +489,45 @@ fn a_line_break_in_a_file_name_forges_no_error_line() {
         "{err}"
     );
 }
+
+/// #42 attack 7: two campaigns started in the same second shared one folder (campaign.json
+/// overwritten, runs judged by the other). Four started at once (no engine: each stops at its
+/// first run with exit 3) get a folder each, each holding its own campaign.json.
+#[test]
+fn campaigns_started_at_once_get_a_folder_each() {
+    let results = tempfile::tempdir().expect("tmp");
+    let children: Vec<std::process::Child> = (0..4)
+        .map(|_| {
+            repro()
+                .args([
+                    "explore",
+                    "--topology",
+                    "etcd-split",
+                    "--keys",
+                    "embedded-registry",
+                ])
+                .args(["--version", "v1.33.4+k3s1", "--sim", "--results"])
+                .arg(results.path())
+                .env("DOCKER_HOST", "unix:///nonexistent/docker.sock")
+                .stdout(Stdio::null())
+                .stderr(Stdio::null())
+                .spawn()
+                .expect("spawn")
+        })
+        .collect();
+    for mut c in children {
+        assert_eq!(c.wait().expect("wait").code(), Some(3));
+    }
+    let mut names: Vec<String> = std::fs::read_dir(results.path())
+        .expect("results")
+        .map(|e| e.expect("entry").file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    assert_eq!(names.len(), 4, "{names:?}");
+    for n in &names {
+        let state = std::fs::read_to_string(results.path().join(n).join("campaign.json"))
+            .expect("campaign.json");
+        let v: serde_json::Value = serde_json::from_str(&state).expect("json");
+        assert_eq!(v["name"], n.as_str(), "each folder holds its own campaign");
+    }
+}
