@@ -328,9 +328,10 @@ fn fixes(c: &Cluster, keys: &[KeyReport], refused: &[Refusal]) -> Vec<String> {
             .collect();
         if !unshared.is_empty() {
             out.push(format!(
-                "align `{}` on every server: {} run(s) a value the other etcd members do not share (k3s never checks an etcd member with data again)",
+                "align `{}` on every server: {} run(s) a value the other etcd members do not share ({} never checks an etcd member with data again)",
                 k.key,
-                unshared.join(", ")
+                unshared.join(", "),
+                c.distro.name()
             ));
         }
         let borrowed: Vec<&KeyOnNode> = k.nodes.iter().filter(|n| n.borrowed).collect();
