@@ -14,6 +14,7 @@ pub mod pace;
 pub mod plant;
 pub mod reported;
 pub mod rke2;
+pub mod sim_admin;
 pub mod sim_stamp;
 pub mod tables;
 pub mod version;

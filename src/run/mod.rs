@@ -447,8 +447,9 @@ async fn kept_kubeconfig(
 }
 
 /// The stand-in's kubeconfig (#40: `repro audit` reads its node list): the stand-in speaks
-/// plain HTTP on one port and takes the cluster token as a bearer, so its server is `http://`
-/// the node's address and its user the token; written 0600 into the results folder, as real k3s's is.
+/// plain HTTP on one port and takes a bearer derived from the cluster token
+/// (`distro::sim_admin`: no copy of the token in the results folder), so its server is
+/// `http://` the node's address; written 0600 into the results folder, as real k3s's is.
 fn kept_sim_kubeconfig(
     c: &Cluster,
     node: &str,
@@ -461,7 +462,7 @@ fn kept_sim_kubeconfig(
     let server = format!("http://{ip}:{}", c.plan.distro.facts().supervisor_port);
     let text = format!(
         "apiVersion: v1\nkind: Config\nclusters:\n- name: default\n  cluster:\n    server: {server}\ncontexts:\n- name: default\n  context:\n    cluster: default\n    user: default\ncurrent-context: default\nusers:\n- name: default\n  user:\n    token: {}\n",
-        c.token
+        distro::sim_admin::bearer(&c.token)
     );
     let path = dir.join(kept::KUBECONFIG_FILE);
     kept::write_private(&path, &text)

@@ -158,14 +158,17 @@ fn paced_run_ratio(path: f64) -> f64 {
     run.out.code(0);
     let r = &run.result;
     assert_eq!(run.outcome(), "reproduced");
-    // The paced phases happened, in each boot's own log and in order.
+    // The paced phases happened, in each boot's own log and in order. v1.33.4 has agent
+    // startup sequencing (k3s f185f9e72, docs/k3s-behaviour.md §15): `PrepareServer` (the init
+    // node's bootstrap), then `agent.Run`, then `StartServer` (etcd's join or restart, the
+    // learner's promotion, the apiserver).
     let log = |node: &str, n: u64| run.boot_log(node, n);
     for (node, n, phases) in [
         ("etcd-1", 1, &["init", "agent"][..]),
-        ("etcd-2", 1, &["join", "learner-promotion", "agent"][..]),
-        ("cp-1", 1, &["join", "apiserver", "agent"][..]),
-        ("etcd-2", 2, &["restart", "agent"][..]),
-        ("etcd-1", 2, &["restart", "agent"][..]),
+        ("etcd-2", 1, &["agent", "join", "learner-promotion"][..]),
+        ("cp-1", 1, &["agent", "join", "apiserver"][..]),
+        ("etcd-2", 2, &["agent", "restart"][..]),
+        ("etcd-1", 2, &["agent", "restart"][..]),
     ] {
         let text = log(node, n);
         let at: Vec<usize> = phases
@@ -611,8 +614,10 @@ fn missing_image_offline_exits_3_with_ways_out() {
 }
 
 /// After `--keep` on the stand-in (#32): the hint's commands are ones its image runs (no shell
-/// to enter, its kubectl's one form, which answers), it says the kubectl is the stand-in's, and
-/// no kubeconfig is written (the stand-in serves no Kubernetes API).
+/// to enter, its kubectl's one form, which answers), and it says the kubectl is the stand-in's.
+/// The stand-in serves the node list (#40, `repro audit`), so a kubeconfig is written: 0600,
+/// with an `http://` server and a bearer derived from the token (never the token itself; the
+/// caller checks the folder for it).
 fn kept_hint_works_on_the_stand_in(run: &crate::runs::Finished) -> Result<(), String> {
     let err = &run.out.stderr;
     let hint: Vec<&str> = err
@@ -623,9 +628,13 @@ fn kept_hint_works_on_the_stand_in(run: &crate::runs::Finished) -> Result<(), St
     if hint.is_empty() || hint.iter().any(|l| l.ends_with(" sh")) {
         return Err(format!("no hint, or one that enters a shell:\n{err}"));
     }
-    if !err.contains("the stand-in's kubectl") || run.dir.join("kubeconfig.yaml").exists() {
+    let kubeconfig = std::fs::read_to_string(run.dir.join("kubeconfig.yaml")).unwrap_or_default();
+    if !err.contains("the stand-in's kubectl")
+        || !kubeconfig.contains("server: http://")
+        || !kubeconfig.contains("token: repro-sim-admin.")
+    {
         return Err(format!(
-            "the stand-in's kubectl is not said, or a kubeconfig was written:\n{err}"
+            "the stand-in's kubectl is not said, or no kubeconfig with a derived bearer was written:\n{err}\n{kubeconfig}"
         ));
     }
     let commands = hint.iter().filter(|l| {
@@ -708,6 +717,11 @@ fn bundle_of_a_real_run_carries_no_secret() {
     for s in [CFG, ENV, FILE, token.as_str()] {
         assert!(!ours.contains(s), "our own output leaks {s}");
     }
+    let kubeconfig = std::fs::read_to_string(run.dir.join("kubeconfig.yaml")).unwrap();
+    assert!(
+        !kubeconfig.contains(&token),
+        "the kubeconfig holds the cluster token"
+    );
     // The stand-in really did echo the config secret into its log (redacted on the way in).
     let log = run.boot_log("etcd-2", 1);
     assert!(
