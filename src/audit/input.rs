@@ -112,7 +112,7 @@ pub(crate) fn parse_file(
                 Diagnostic::in_file(file, line, col, format!("unknown key `{base}`")).help(help),
             );
         }
-        if let Some(v) = to_value(v) {
+        if let Some(v) = ConfigValue::from_json(v) {
             out.insert(k, v);
         }
     }
@@ -137,21 +137,6 @@ fn key_position(text: &str, key: &str) -> (u64, u64) {
         }
     }
     (1, 1)
-}
-
-fn to_value(v: serde_json::Value) -> Option<ConfigValue> {
-    use serde_json::Value as J;
-    Some(match v {
-        J::Null => return None,
-        J::Bool(b) => ConfigValue::Bool(b),
-        J::Number(n) => match n.as_i64() {
-            Some(i) => ConfigValue::Int(i),
-            None => ConfigValue::Str(n.to_string()),
-        },
-        J::String(s) => ConfigValue::Str(s),
-        J::Array(items) => ConfigValue::List(items.into_iter().filter_map(to_value).collect()),
-        J::Object(_) => ConfigValue::Str(v.to_string()),
-    })
 }
 
 /// Merges one file's keys into `into`: a later value wins, `key+:` appends to the list.

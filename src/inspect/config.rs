@@ -109,23 +109,8 @@ fn parse_yaml(label: &str, text: &str) -> Result<IndexMap<String, ConfigValue>, 
     };
     Ok(map
         .into_iter()
-        .filter_map(|(k, v)| to_value(v).map(|v| (k, v)))
+        .filter_map(|(k, v)| ConfigValue::from_json(v).map(|v| (k, v)))
         .collect())
-}
-
-fn to_value(v: serde_json::Value) -> Option<ConfigValue> {
-    use serde_json::Value as J;
-    Some(match v {
-        J::Null => return None,
-        J::Bool(b) => ConfigValue::Bool(b),
-        J::Number(n) => match n.as_i64() {
-            Some(i) => ConfigValue::Int(i),
-            None => ConfigValue::Str(n.to_string()),
-        },
-        J::String(s) => ConfigValue::Str(s),
-        J::Array(items) => ConfigValue::List(items.into_iter().filter_map(to_value).collect()),
-        J::Object(_) => ConfigValue::Str(v.to_string()),
-    })
 }
 
 /// The flags of a systemd unit's `ExecStart=` (the k3s install script writes one flag per line,

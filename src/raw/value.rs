@@ -28,6 +28,28 @@ impl ConfigValue {
         }
     }
 
+    /// A config file's value as its YAML parser gave it (as JSON): scalars and lists as k3s
+    /// reads them; a map kept as its text; `null` is no value.
+    pub(crate) fn from_json(v: serde_json::Value) -> Option<ConfigValue> {
+        use serde_json::Value as J;
+        Some(match v {
+            J::Null => return None,
+            J::Bool(b) => ConfigValue::Bool(b),
+            J::Number(n) => match n.as_i64() {
+                Some(i) => ConfigValue::Int(i),
+                None => ConfigValue::Str(n.to_string()),
+            },
+            J::String(s) => ConfigValue::Str(s),
+            J::Array(items) => ConfigValue::List(
+                items
+                    .into_iter()
+                    .filter_map(ConfigValue::from_json)
+                    .collect(),
+            ),
+            J::Object(_) => ConfigValue::Str(v.to_string()),
+        })
+    }
+
     pub(crate) fn is_true(&self) -> bool {
         matches!(self, ConfigValue::Bool(true))
             || matches!(self, ConfigValue::Str(s) if s == "true")
