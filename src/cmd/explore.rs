@@ -34,10 +34,10 @@ pub(crate) async fn run(g: &Global, a: &ExploreArgs) -> Result<Exit, Error> {
     let cat = Catalog::load(root.as_deref())?;
     let resumed = match &a.resume {
         Some(dir) => Some(
-            explore::read_state(&dir.join(explore::CAMPAIGN_FILE)).map_err(|e| {
+            explore::campaign_of(dir).map_err(|e| {
                 Diagnostic::general(
                     format!("--resume: {e}"),
-                    "give a campaign folder (it holds campaign.json)",
+                    "give a campaign folder (it holds campaign.json), or a folder of one campaign's cells (the explore workflow's downloads)",
                 )
             })?,
         ),
@@ -357,6 +357,7 @@ fn new_campaign(
         first_minimal_at: None,
         judged: 0,
         failed: BTreeMap::new(),
+        merged_cells: Vec::new(),
     };
     Ok((a.results.join(name), state))
 }
@@ -414,6 +415,7 @@ async fn execute(
         a.timeout,
     );
     let budget_from = state.runs;
+    let merged_ran = ran_if_merged(&state);
     let mut c = Campaign {
         budget_from,
         dir: dir.clone(),
@@ -423,7 +425,7 @@ async fn execute(
         validate: validator(g.root.clone(), a.sim),
         say: Box::new(|l: &str| errln!("{l}")),
         started: Instant::now(),
-        only: (!a.sequences.is_empty()).then(|| a.sequences.clone()),
+        only: only_sequences(a, &merged_ran),
         minimise: !a.no_minimise,
         stop_at: a.stop_at_first_minimal.clone(),
     };
@@ -457,6 +459,26 @@ async fn execute(
         ));
     }
     Ok(failed_exit(&file))
+}
+
+/// The sequences this invocation may run: `--sequences`, else — for a campaign merged from
+/// the workflow's cells — only those a cell ran (they are judged again; nothing new runs): the
+/// last job minimises and confirms what the cells found, it does not redo a failed cell's share
+/// serially (`--sequences` runs those on purpose). Else every one.
+fn only_sequences(a: &ExploreArgs, ran_if_merged: &Option<Vec<String>>) -> Option<Vec<String>> {
+    if !a.sequences.is_empty() {
+        return Some(a.sequences.clone());
+    }
+    ran_if_merged.clone()
+}
+
+/// For a campaign merged from cells, the ids of the sequences some cell ran.
+fn ran_if_merged(state: &State) -> Option<Vec<String>> {
+    if state.merged_cells.is_empty() {
+        return None;
+    }
+    let ran = (state.sequences.iter()).filter(|r| r.run.is_some());
+    Some(ran.map(|r| r.sequence.id.clone()).collect())
 }
 
 /// A campaign (or a recheck) some of whose runs failed covers only the runs judged: its last
