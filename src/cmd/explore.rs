@@ -7,6 +7,7 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use crate::catalog::{self, Catalog};
+use crate::cli::RunOptions;
 use crate::cli::{ExploreArgs, ExploreEmit, Global};
 use crate::diag::Diagnostic;
 use crate::error::Error;
@@ -15,7 +16,7 @@ use crate::explore::generate::KeySpace;
 use crate::explore::model::{value_text, Config, NodeInfo, Rules};
 use crate::explore::{self, Campaign, RunFailure, RunOne, Space, State};
 use crate::outcome::Outcome;
-use crate::run::{self, Expect, FailCause, Privileged, RunConfig, Target};
+use crate::run::{self, FailCause, Target};
 use crate::scenario::{Signal, Topology};
 use distro::Version;
 
@@ -359,7 +360,7 @@ fn new_campaign(
         failed: BTreeMap::new(),
         merged_cells: Vec::new(),
     };
-    Ok((a.results.join(name), state))
+    Ok((a.options.results.join(name), state))
 }
 
 /// `--emit github-matrix`: one cell per shard, with its version and sequence ids.
@@ -386,11 +387,14 @@ async fn execute(
     space: Space,
     state: State,
 ) -> Result<Exit, Error> {
-    std::fs::create_dir_all(&a.results).map_err(|e| Error::Write {
-        path: a.results.clone(),
+    std::fs::create_dir_all(&a.options.results).map_err(|e| Error::Write {
+        path: a.options.results.clone(),
         source: e,
     })?;
-    let rel = dir.strip_prefix(&a.results).unwrap_or(&dir).to_path_buf();
+    let rel = dir
+        .strip_prefix(&a.options.results)
+        .unwrap_or(&dir)
+        .to_path_buf();
     if a.resume.is_none() {
         if std::fs::symlink_metadata(&dir).is_ok() {
             return Err(Error::Other(anyhow::anyhow!(
@@ -398,7 +402,7 @@ async fn execute(
                 dir.display()
             )));
         }
-        crate::safe_fs::dir_in(&a.results, &rel)
+        crate::safe_fs::dir_in(&a.options.results, &rel)
             .map_err(|e| Error::Other(anyhow::anyhow!("{}: {e:#}", dir.display())))?;
     }
     errln!(
@@ -409,10 +413,11 @@ async fn execute(
         state.keys.join(", "),
         dir.display()
     );
+    prepare_images(a, &state.versions).await?;
     let run_one = runner(
         g.root.clone(),
         (a.sim, a.sim_pace, a.sim_plant.clone()),
-        a.timeout,
+        a.options.clone(),
     );
     let budget_from = state.runs;
     let merged_ran = ran_if_merged(&state);
@@ -542,6 +547,28 @@ fn print_summary(f: &explore::findings::FindingsFile, dir: &Path) {
     out(&t);
 }
 
+/// What the runs share, done once before them (as matrix does): `--image-archive` loaded and,
+/// with `--rebuild-sim`, each version's stand-in image rebuilt (runs building one tag race).
+async fn prepare_images(a: &ExploreArgs, versions: &[String]) -> Result<(), Error> {
+    let o = &a.options;
+    if o.image_archive.is_none() && !(a.sim && o.rebuild_sim) {
+        return Ok(());
+    }
+    let engine = crate::docker::Engine::connect().await?;
+    if let Some(archive) = &o.image_archive {
+        errln!("repro explore: loading image archive {}", archive.display());
+        crate::docker::DockerApi::load_archive(&engine, archive).await?;
+    }
+    if a.sim && o.rebuild_sim {
+        for v in versions {
+            crate::sim_image::ensure_sim_image(&engine, v, true)
+                .await
+                .map_err(|e| anyhow::anyhow!("cannot build the stand-in image of {v}: {e:#}"))?;
+        }
+    }
+    Ok(())
+}
+
 /// `repro run`'s own validation of one check file on one version (resolve: catalog, check,
 /// bug world, plan), with no engine: the problems' places in the file.
 fn validator(root: Option<PathBuf>, sim: bool) -> explore::Validate {
@@ -562,19 +589,22 @@ fn validator(root: Option<PathBuf>, sim: bool) -> explore::Validate {
     })
 }
 
-/// `repro run`'s own path for one check file: resolve (catalog, plan) and `run::execute`.
+/// `repro run`'s own path for one check file: resolve (catalog, plan), the run config from
+/// `repro run`'s flags (`RunOptions::to_config`, as matrix and bisect build theirs) and
+/// `run::execute`.
 fn runner(
     root: Option<PathBuf>,
     (sim, sim_pace, sim_plant): (bool, Option<f64>, Option<String>),
-    timeout: std::time::Duration,
+    options: RunOptions,
 ) -> RunOne {
-    let root = Arc::new(root);
+    let (root, options) = (Arc::new(root), Arc::new(options));
     Box::new(move |check: PathBuf, version: String, results: PathBuf| {
-        let (root, sim_plant) = (root.clone(), sim_plant.clone());
+        let (root, sim_plant, options) = (root.clone(), sim_plant.clone(), options.clone());
         Box::pin(async move {
             let target = Target {
                 version: Some(version),
                 sim_plant,
+                no_images_tarball: options.images.no_images_tarball,
                 ..Target::of(check.display().to_string(), sim, sim_pace)
             };
             let (sc, plan) =
@@ -582,22 +612,11 @@ fn runner(
                     cause: FailCause::CheckRefused,
                     message: e.render().trim_end().to_string(),
                 })?;
-            let cfg = RunConfig {
-                target,
-                // The oracle judges; the run's own verdict only names the outcome.
-                expect: Expect::Outcome(Outcome::Fixed),
-                timeout,
-                settle: None,
-                keep: false,
-                image_archive: None,
-                results,
-                rebuild_sim: false,
-                sim_seed: None,
-                privileged: Privileged::Auto,
-                host_check: true,
-                mtu: None,
-                argv: std::env::args().collect(),
-            };
+            // The oracle judges; the run's own verdict only names the outcome.
+            let mut cfg =
+                options.to_config(target, Outcome::Fixed, results, std::env::args().collect());
+            // A seed given is every run's (a stand-in campaign replays); none: each draws its own.
+            cfg.sim_seed = options.sim_seed;
             let end = run::execute(&cfg, sc, plan, vec![], crate::report::render_all_with).await;
             // Only a run that reached its verdict is judged; a failed one is counted by cause.
             match (end.status, end.dir, end.result) {
