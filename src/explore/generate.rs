@@ -432,11 +432,14 @@ pub(crate) fn render(
     y
 }
 
-/// What a step expects of a node the model says k3s refuses: down, fatal, naming `diff`.
+/// What a step expects of a node the model says k3s refuses: down, fatal, naming `diff`, and
+/// no Go panic (asked so every death is observed: a panic where k3s refuses is a `died`
+/// finding, #38 point 5).
 fn refused_expect(ready: &str, diff: &[String]) -> Vec<String> {
     vec![
         format!("{ready}: down"),
         "fatal: up".into(),
+        "panic: down".into(),
         format!("config-mismatch: {}", quote(&diff.join(","))),
     ]
 }
@@ -447,6 +450,7 @@ fn fails_expect(ready: &str) -> Vec<String> {
     vec![
         format!("{ready}: down"),
         "fatal: up".into(),
+        "panic: down".into(),
         "config-mismatch: none".into(),
     ]
 }
@@ -721,7 +725,7 @@ mod tests {
             "{yd}"
         );
         assert!(
-            y.contains("cp-1: {ready: down, fatal: up, config-mismatch: \"embedded-registry\"}"),
+            y.contains("cp-1: {ready: down, fatal: up, panic: down, config-mismatch: \"embedded-registry\"}"),
             "{y}"
         );
         assert!(
@@ -813,11 +817,11 @@ mod tests {
         };
         let y = render(&ctx, &seq, "explore-t", "s", "d", &Bug::new());
         assert!(
-            y.contains("cp-1: {ready: down, fatal: up, config-mismatch: \"embedded-registry\"}"),
+            y.contains("cp-1: {ready: down, fatal: up, panic: down, config-mismatch: \"embedded-registry\"}"),
             "{y}"
         );
         assert!(
-            y.contains("cp-2: {ready: down, fatal: up, config-mismatch: none}"),
+            y.contains("cp-2: {ready: down, fatal: up, panic: down, config-mismatch: none}"),
             "{y}"
         );
     }
