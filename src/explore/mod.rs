@@ -863,11 +863,11 @@ pub(crate) fn finding_id(p: &Piece) -> String {
     format!("{}/{}/{}", p.class, p.key, p.role)
 }
 
+/// A run folder's result.json, read by the report's reader (`report::load_result`: inside the
+/// folder only, size-capped, its schema version checked, errors at file:line:column), as
+/// `repro report` and `repro runs` read it.
 pub(crate) fn read_result(dir: &Path) -> Result<RunResult, String> {
-    let path = dir.join(crate::results_folder::RESULT_FILE);
-    let bytes = crate::safe_fs::read_in(dir, &path, crate::safe_fs::RESULT_LIMIT)
-        .map_err(|e| format!("{}: {e:#}", path.display()))?;
-    serde_json::from_slice(&bytes).map_err(|e| format!("{}: {e}", path.display()))
+    crate::report::load_result(dir).map_err(|e| e.to_string())
 }
 
 /// Every run folder under `dir` (a campaign, or downloaded matrix cells), sorted: a folder
