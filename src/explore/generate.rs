@@ -361,17 +361,27 @@ pub(crate) fn render(
             })
             .collect();
         let what: Vec<String> = st.set.iter().map(|(k, v)| format!("{k}={v}")).collect();
-        y.push_str(&format!(
-            "  - name: {}\n    config:\n      {}: {{{}}}\n    restart: [{}]\n",
-            quote(&format!(
-                "set {} on {} and restart it",
-                what.join(", "),
+        if st.set.is_empty() {
+            // A restart with nothing changed (a distinguishing sequence's last step): a check
+            // refuses an empty config edit.
+            y.push_str(&format!(
+                "  - name: {}\n    restart: [{}]\n",
+                quote(&format!("restart {} again, nothing changed", st.node)),
                 st.node
-            )),
-            st.node,
-            sets.join(", "),
-            st.node
-        ));
+            ));
+        } else {
+            y.push_str(&format!(
+                "  - name: {}\n    config:\n      {}: {{{}}}\n    restart: [{}]\n",
+                quote(&format!(
+                    "set {} on {} and restart it",
+                    what.join(", "),
+                    st.node
+                )),
+                st.node,
+                sets.join(", "),
+                st.node
+            ));
+        }
         let ready = if node.role == Role::Agent {
             "agent-ready"
         } else {
@@ -406,18 +416,27 @@ pub(crate) fn render(
             expect.join(", ")
         ));
         if let Some(b) = observed {
+            // What the model expects already is no bug (a panic where k3s refuses: the node is
+            // down in both worlds; the validator refuses a `bug:` equal to `expect:`).
+            let expected = |s: &str, v: &str| {
+                expect.contains(&format!("{s}: {v}"))
+                    || expect.contains(&format!("{s}: {}", quote(v)))
+            };
             let items: Vec<String> = b
                 .iter()
+                .filter(|(s, v)| !expected(s, v))
                 .map(|(s, v)| match v.as_str() {
                     ANY_VALUE => format!("{s}: {ANY_VALUE}"),
                     v => format!("{s}: {}", quote(v)),
                 })
                 .collect();
-            y.push_str(&format!(
-                "    bug:\n      {}: {{{}}}\n",
-                st.node,
-                items.join(", ")
-            ));
+            if !items.is_empty() {
+                y.push_str(&format!(
+                    "    bug:\n      {}: {{{}}}\n",
+                    st.node,
+                    items.join(", ")
+                ));
+            }
         } else if bug.is_empty() && !shown.is_empty() {
             // A search sequence predicts nothing about a bug world: on a buggy release the value
             // depends on which server the load balancer reaches (`any`; the oracle judges).
@@ -732,6 +751,37 @@ mod tests {
             y.contains("bug:\n      etcd-2: {embedded-registry: \"down\"}"),
             "{y}"
         );
+        // A panic where the model says k3s refuses (cp-1, step 2): down in both worlds, so the
+        // bug is the panic alone (the validator refuses a bug equal to the expect).
+        let panicked: Bug = [(
+            (1, "cp-1".to_string()),
+            [
+                ("ready".to_string(), "down".to_string()),
+                ("panic".to_string(), "up".to_string()),
+            ]
+            .into(),
+        )]
+        .into();
+        let yp = render(&ctx, &seq, "explore-t", "s", "d", &panicked);
+        assert!(
+            yp.contains("expect:\n      cp-1: {ready: down, panic: down}\n    bug:\n      cp-1: {panic: \"up\"}\n"),
+            "{yp}"
+        );
+        // A restart with nothing changed (a distinguishing sequence's last step): no config edit.
+        let again = Sequence {
+            id: "t".into(),
+            strategy: "distinguish".into(),
+            steps: vec![SeqStep {
+                node: "etcd-2".into(),
+                set: BTreeMap::new(),
+            }],
+        };
+        let ya = render(&ctx, &again, "explore-t", "s", "d", &Bug::new());
+        assert!(
+            ya.contains("  - name: \"restart etcd-2 again, nothing changed\"\n    restart: [etcd-2]\n    expect:"),
+            "{ya}"
+        );
+        assert!(!ya.contains("config:"), "{ya}");
     }
 
     #[test]

@@ -326,7 +326,7 @@ fn a_planted_false_refusal_is_a_wrongly_refused_finding_whose_minimal_check_repl
 
 /// #38 point 5, the cause: a planted #12753-shaped bug (etcd-2 takes supervisor-metrics from
 /// etcd-1, the server it joined) shows a value that etcd-1, etcd-3, cp-1 and etcd-2's own past
-/// all hold, and the run that found it names the server the load balancer reached. Explore runs
+/// all hold (the run that found it cannot tell them apart by itself). Explore runs
 /// one distinguishing sequence per candidate (the candidate alone holding the value, etcd-2
 /// restarted again) and reports the cause that explains it — `taken-from-etcd-1` — with the
 /// runs that decided it, in findings.json, findings.md and campaign.json; the minimal check is
@@ -361,7 +361,6 @@ fn a_planted_joined_server_bug_is_named_by_its_distinguishing_runs() {
     // The runs that decided it: etcd-2's stale past ruled out, etcd-1 alone explains it.
     let cause = &f["cause"];
     assert_eq!(cause["class"], "taken-from-etcd-1", "{f:#}");
-    assert_ne!(cause["named"], "taken-from-etcd-1", "{f:#}");
     let probes = cause["probes"].as_array().unwrap();
     let decided = probes.last().unwrap();
     assert_eq!(
