@@ -349,39 +349,7 @@ pub(crate) fn render(
         let own = file.clone();
         let mut others = running.clone();
         others.remove(&st.node);
-        let sets: Vec<String> = st
-            .set
-            .iter()
-            .map(|(k, v)| {
-                let ks = ctx.keys.iter().find(|x| &x.key == k);
-                format!(
-                    "{k}: {}",
-                    ks.map_or_else(|| quote(v), |ks| yaml_value(ks, v))
-                )
-            })
-            .collect();
-        let what: Vec<String> = st.set.iter().map(|(k, v)| format!("{k}={v}")).collect();
-        if st.set.is_empty() {
-            // A restart with nothing changed (a distinguishing sequence's last step): a check
-            // refuses an empty config edit.
-            y.push_str(&format!(
-                "  - name: {}\n    restart: [{}]\n",
-                quote(&format!("restart {} again, nothing changed", st.node)),
-                st.node
-            ));
-        } else {
-            y.push_str(&format!(
-                "  - name: {}\n    config:\n      {}: {{{}}}\n    restart: [{}]\n",
-                quote(&format!(
-                    "set {} on {} and restart it",
-                    what.join(", "),
-                    st.node
-                )),
-                st.node,
-                sets.join(", "),
-                st.node
-            ));
-        }
+        y.push_str(&step_head(ctx, st));
         let ready = if node.role == Role::Agent {
             "agent-ready"
         } else {
@@ -449,6 +417,40 @@ pub(crate) fn render(
         }
     }
     y
+}
+
+/// A step's name, config edit and restart, as the check writes them.
+fn step_head(ctx: &Context, st: &SeqStep) -> String {
+    if st.set.is_empty() {
+        // A restart with nothing changed (a distinguishing sequence's last step): a check
+        // refuses an empty config edit.
+        return format!(
+            "  - name: {}\n    restart: [{}]\n",
+            quote(&format!("restart {} again, nothing changed", st.node)),
+            st.node
+        );
+    }
+    let sets: Vec<String> = (st.set.iter())
+        .map(|(k, v)| {
+            let ks = ctx.keys.iter().find(|x| &x.key == k);
+            format!(
+                "{k}: {}",
+                ks.map_or_else(|| quote(v), |ks| yaml_value(ks, v))
+            )
+        })
+        .collect();
+    let what: Vec<String> = st.set.iter().map(|(k, v)| format!("{k}={v}")).collect();
+    format!(
+        "  - name: {}\n    config:\n      {}: {{{}}}\n    restart: [{}]\n",
+        quote(&format!(
+            "set {} on {} and restart it",
+            what.join(", "),
+            st.node
+        )),
+        st.node,
+        sets.join(", "),
+        st.node
+    )
 }
 
 /// What a step expects of a node the model says k3s refuses: down, fatal, naming `diff`, and
