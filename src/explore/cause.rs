@@ -63,8 +63,15 @@ impl Decided {
                 format!("{}: {verdict} ({at})", p.cause)
             })
             .collect();
+        let how = if self.probes.iter().any(|p| p.explains == Some(true)) {
+            ""
+        } else if self.probes.iter().any(|p| p.explains.is_none()) {
+            ", by elimination"
+        } else {
+            ", undecided: no candidate alone showed it (the cause depends on more than who holds the value), the oracle's naming stands"
+        };
         format!(
-            "{} (the run that found it named {}; {} distinguishing: {})",
+            "{} (the run that found it named {}{how}; {} distinguishing: {})",
             self.class,
             self.named,
             self.probes.iter().filter(|p| p.run.is_some()).count(),
@@ -74,10 +81,14 @@ impl Decided {
 }
 
 /// The class the probes decide: the first candidate whose run showed the value with it alone
-/// holding it; the oracle's own naming when none did.
+/// holding it; else, by elimination, the first candidate no run ruled out (one k3s's rules do
+/// not let hold the value alone, or whose run decided nothing); else the oracle's own naming
+/// (every candidate ruled out: the cause depends on more than who holds the value — said so in
+/// the summary).
 pub(crate) fn decide(named: &Class, probes: &[Probe]) -> Class {
-    (probes.iter())
-        .find(|p| p.explains == Some(true))
+    let first = |want: Option<bool>| probes.iter().find(|p| p.explains == want);
+    first(Some(true))
+        .or_else(|| first(None))
         .map_or_else(|| named.clone(), |p| p.cause.clone())
 }
 
@@ -391,7 +402,10 @@ mod tests {
             probe(Class::TakenFrom("etcd-1".into()), Some(true)),
         ];
         assert_eq!(decide(&named, &probes), Class::TakenFrom("etcd-1".into()));
-        assert_eq!(decide(&named, &probes[..2]), named);
+        // None showed it: the one not ruled out, by elimination; all ruled out: the oracle's.
+        let cp1 = Class::TakenFrom("cp-1".into());
+        assert_eq!(decide(&Class::Stale, &probes[..2]), cp1);
+        assert_eq!(decide(&named, &probes[..1]), named);
         assert_eq!(
             decide(&named, &[probe(Class::Stale, Some(true))]),
             Class::Stale
