@@ -356,6 +356,7 @@ fn new_campaign(
         first_minimal_runs: None,
         started_at: Some(explore::rfc3339(chrono::Utc::now())),
         first_minimal_at: None,
+        causes: BTreeMap::new(),
         judged: 0,
         failed: BTreeMap::new(),
         merged_cells: Vec::new(),

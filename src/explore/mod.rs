@@ -9,6 +9,7 @@
 //! Everything is kept in the campaign folder (campaign.json: the plan and how far it got), so a
 //! campaign resumes, and `--recheck` re-judges its folders with no engine.
 
+pub(crate) mod cause;
 mod cells;
 mod ddmin;
 pub(crate) mod findings;
@@ -137,6 +138,10 @@ pub(crate) struct State {
     /// Runs that reached a verdict and were judged (sequences, minimisation, confirmation).
     #[serde(default)]
     pub(crate) judged: usize,
+    /// The causes decided by distinguishing runs, by the finding id the oracle named (#38
+    /// point 5): every piece of that id is of the decided class.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub(crate) causes: BTreeMap<String, cause::Decided>,
     /// Runs (or checks) that gave nothing to judge, by cause: never counted as judged.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub(crate) failed: BTreeMap<FailCause, usize>,
@@ -378,6 +383,7 @@ impl Campaign {
         let mut pieces = oracle::judge(&result);
         for p in &mut pieces {
             p.run = rel.clone();
+            reclass(&self.state.causes, p);
         }
         Ok(Ok((rel, result, pieces)))
     }
@@ -400,6 +406,7 @@ impl Campaign {
                 if let Ok(r) = read_result(&self.dir.join(run)) {
                     for mut p in oracle::judge(&r) {
                         p.run = run.clone();
+                        reclass(&self.state.causes, &mut p);
                         seen.entry(finding_id(&p)).or_insert((
                             rec.sequence.clone(),
                             rec.version.clone(),
@@ -514,6 +521,24 @@ impl Campaign {
             if !piece.class.is_defect() || self.state.minimal.contains_key(id) {
                 continue;
             }
+            // Its cause first, when several explain it: the minimal check is the decided one's.
+            let (id, piece) = match self.distinguish(id, seq, version, piece).await {
+                Ok(x) => x,
+                Err(Stop::Budget) => {
+                    (self.say)(&format!(
+                        "budget reached after {} runs while telling the cause of {id} apart (resume with --resume {})",
+                        self.state.runs - self.budget_from,
+                        self.dir.display()
+                    ));
+                    return Ok(());
+                }
+                Err(e) => return Err(e),
+            };
+            if self.state.minimal.contains_key(&id) {
+                continue;
+            }
+            let id = &id;
+            let piece = &piece;
             let m = match self.minimise(id, seq, version, piece).await {
                 Ok(m) => m,
                 // Left for `--resume` (with a new budget) to minimise from the start.
@@ -534,6 +559,98 @@ impl Campaign {
             self.save()?;
         }
         Ok(())
+    }
+
+    /// The cause of a value defect (`taken-from-…`, `stale`) that several candidates explain,
+    /// decided by one distinguishing run per candidate (`cause.rs`) until one shows the value
+    /// again (recorded in campaign.json's `causes`, with the runs); its finding id and piece
+    /// under the decided class. A defect with one candidate, or decided before, is as named.
+    async fn distinguish(
+        &mut self,
+        id: &str,
+        seq: &Sequence,
+        version: &str,
+        piece: &Piece,
+    ) -> Result<(String, Piece), Stop> {
+        let as_decided = |d: &cause::Decided| {
+            let mut p = piece.clone();
+            p.class = d.class.clone();
+            (finding_id(&p), p)
+        };
+        if let Some(d) = self.state.causes.get(id) {
+            return Ok(as_decided(d));
+        }
+        // A piece of a finding already decided (key and role alike) carries the decided class.
+        let decided_before = (self.state.causes.iter()).any(|(named, d)| {
+            d.class == piece.class && named.split('/').skip(1).eq(id.split('/').skip(1))
+        });
+        let key = self.space.keys.iter().find(|k| k.key == piece.key).cloned();
+        let value_shaped = matches!(piece.class, Class::TakenFrom(_) | Class::Stale);
+        let (Some(key), true, false) = (key, value_shaped, decided_before) else {
+            return Ok((id.to_string(), piece.clone()));
+        };
+        let found = read_result(&self.dir.join(&piece.run)).ok();
+        let candidates = found.map_or_else(Vec::new, |r| oracle::candidates(&r, piece));
+        let y = cause::other_value(&key, &piece.observed);
+        let (Some(y), true) = (y, candidates.len() > 1) else {
+            return Ok((id.to_string(), piece.clone()));
+        };
+        let sequences: Vec<(Class, Result<Sequence, String>)> = {
+            let setting = cause::Setting {
+                nodes: &self.space.nodes,
+                base: &self.space.base,
+                rules: &self.space.rules,
+                key: &key,
+                node: &piece.node,
+                x: &piece.observed,
+                y: &y,
+            };
+            (candidates.iter())
+                .map(|c| (c.clone(), setting.sequence(c, &format!("{}-d", seq.id))))
+                .collect()
+        };
+        let mut probes = Vec::new();
+        for (c, sequence) in sequences {
+            let mut probe = cause::Probe {
+                cause: c.clone(),
+                run: None,
+                showed: None,
+                explains: None,
+                note: None,
+            };
+            match sequence {
+                Err(why) => probe.note = Some(why),
+                Ok(s) => match self
+                    .run_seq(&s, version, "distinguish", &Bug::new())
+                    .await?
+                {
+                    Ok((run, r, _)) => {
+                        probe.showed = cause::showed(&r, &piece.node, &key.signal, &key.shows);
+                        probe.explains = probe.showed.as_ref().map(|v| *v == piece.observed);
+                        probe.run = Some(run);
+                    }
+                    Err(f) => probe.note = Some(format!("failed ({}): {}", f.cause, f.message)),
+                },
+            }
+            let told = probe.explains == Some(true);
+            probes.push(probe);
+            if told {
+                break;
+            }
+        }
+        let d = cause::Decided {
+            named: piece.class.clone(),
+            class: cause::decide(&piece.class, &probes),
+            node: piece.node.clone(),
+            key: piece.key.clone(),
+            value: piece.observed.clone(),
+            probes,
+        };
+        (self.say)(&format!("{id}: cause {}", d.summary()));
+        let out = as_decided(&d);
+        self.state.causes.insert(id.to_string(), d);
+        self.save()?;
+        Ok(out)
     }
 
     /// Whether a fresh run of `steps` shows the finding `id` again; with its run and pieces.
@@ -739,16 +856,23 @@ fn has_minimal(state: &State, which: &str) -> bool {
     })
 }
 
+/// A piece of a finding whose cause distinguishing runs decided: of the decided class.
+fn reclass(causes: &BTreeMap<String, cause::Decided>, p: &mut Piece) {
+    if let Some(d) = causes.get(&finding_id(p)) {
+        p.class = d.class.clone();
+    }
+}
+
 /// The finding a piece belongs to, as one string (class/key/role; the source is the role's).
 pub(crate) fn finding_id(p: &Piece) -> String {
     format!("{}/{}/{}", p.class, p.key, p.role)
 }
 
+/// A run folder's result.json, read by the report's reader (`report::load_result`: inside the
+/// folder only, size-capped, its schema version checked, errors at file:line:column), as
+/// `repro report` and `repro runs` read it.
 pub(crate) fn read_result(dir: &Path) -> Result<RunResult, String> {
-    let path = dir.join(crate::results_folder::RESULT_FILE);
-    let bytes = crate::safe_fs::read_in(dir, &path, crate::safe_fs::RESULT_LIMIT)
-        .map_err(|e| format!("{}: {e:#}", path.display()))?;
-    serde_json::from_slice(&bytes).map_err(|e| format!("{}: {e}", path.display()))
+    crate::report::load_result(dir).map_err(|e| e.to_string())
 }
 
 /// Every run folder under `dir` (a campaign, or downloaded matrix cells), sorted: a folder
@@ -786,6 +910,7 @@ struct Campaigns {
     checks: BTreeMap<String, String>,
     failed: BTreeMap<FailCause, usize>,
     planned: BTreeMap<(String, String), bool>,
+    causes: BTreeMap<String, cause::Decided>,
     name: String,
     topology: String,
 }
@@ -825,6 +950,9 @@ fn read_campaigns(dir: &Path) -> Result<Campaigns, JudgeError> {
         }
         for (c, n) in &s.failed {
             *out.failed.entry(*c).or_default() += n;
+        }
+        for (id, d) in s.causes {
+            out.causes.entry(id).or_insert(d);
         }
         for q in &s.sequences {
             let done = q.run.is_some() || q.error.is_some();
@@ -868,12 +996,19 @@ pub(crate) fn judge_folder(dir: &Path, out: &Path) -> Result<FindingsFile, Judge
         let rel = run.strip_prefix(dir).unwrap_or(&run).display().to_string();
         for mut p in oracle::judge(&r) {
             p.run = rel.clone();
+            reclass(&campaigns.causes, &mut p);
             pieces.push(p);
         }
     }
     let mut found = findings::group(pieces);
     for f in &mut found {
         f.minimal = campaigns.minimal.get(&f.id()).cloned();
+        // The distinguishing runs behind the finding's class, when they decided it.
+        f.cause = (campaigns.causes.iter())
+            .find(|(named, d)| {
+                d.class == f.class && named.split('/').skip(1).eq(f.id().split('/').skip(1))
+            })
+            .map(|(_, d)| d.clone());
     }
     let runs_failed = if campaigns.failed.is_empty() {
         failed_folders
@@ -993,6 +1128,7 @@ mod tests {
             first_minimal_runs: None,
             started_at: None,
             first_minimal_at: None,
+            causes: BTreeMap::new(),
             judged: 0,
             failed: BTreeMap::new(),
             merged_cells: Vec::new(),

@@ -435,4 +435,90 @@ fn the_workflows_last_job_turns_cells_into_minimal_confirmed_checks() {
     for r in dirs(&cells.join("runs"), "") {
         assert_no_leftovers(read_result(&r)["run_id"].as_str().unwrap());
     }
+/// #38 point 5, the cause: a planted #12753-shaped bug (etcd-2 takes supervisor-metrics from
+/// etcd-1, the server it joined) shows a value that etcd-1, etcd-3, cp-1 and etcd-2's own past
+/// all hold (the run that found it cannot tell them apart by itself). Explore runs
+/// one distinguishing sequence per candidate (the candidate alone holding the value, etcd-2
+/// restarted again) and reports the cause that explains it — `taken-from-etcd-1` — with the
+/// runs that decided it, in findings.json, findings.md and campaign.json; the minimal check is
+/// that finding's and replays.
+#[test]
+fn a_planted_joined_server_bug_is_named_by_its_distinguishing_runs() {
+    crate::docker::docker_ok();
+    // o4 changes etcd-2 first, while etcd-1 still runs the old value.
+    let (out, results) = Run::command(["explore", "--topology", "etcd-split"])
+        .args(["--keys", "supervisor-metrics"])
+        .version("v1.33.5+k3s1")
+        .sim()
+        .args(["--sim-plant", "joined-metrics"])
+        .args(["--sequences", "o4-supervisor-metrics", "--confirm", "1"])
+        .output();
+    out.code(0);
+    let dir = results.only_run_dir();
+    let findings = json(&dir.join("findings.json"));
+    crate::schema::assert_valid("schema/findings.schema.json", &findings, "findings.json");
+    let list = findings["findings"].as_array().unwrap();
+    let f = (list.iter())
+        .find(|f| f["key"] == "supervisor-metrics" && f["role"] == "etcd" && f["defect"] == true)
+        .unwrap_or_else(|| panic!("no supervisor-metrics defect: {findings:#}"));
+    assert_eq!(f["class"], "taken-from-etcd-1", "{f:#}");
+    // No defect of the key is left under another cause.
+    assert!(
+        list.iter()
+            .filter(|g| g["key"] == "supervisor-metrics" && g["defect"] == true)
+            .all(|g| g["class"] == "taken-from-etcd-1"),
+        "{findings:#}"
+    );
+    // The runs that decided it: etcd-2's stale past ruled out, etcd-1 alone explains it.
+    let cause = &f["cause"];
+    assert_eq!(cause["class"], "taken-from-etcd-1", "{f:#}");
+    let probes = cause["probes"].as_array().unwrap();
+    let decided = probes.last().unwrap();
+    assert_eq!(
+        (&decided["cause"], &decided["explains"]),
+        (
+            &serde_json::json!("taken-from-etcd-1"),
+            &serde_json::json!(true)
+        ),
+        "{cause:#}"
+    );
+    for p in probes {
+        if let Some(run) = p["run"].as_str() {
+            assert!(dir.join(run).join("result.json").is_file(), "{p:#}");
+        }
+    }
+    assert!(
+        probes
+            .iter()
+            .any(|p| p["cause"] == "stale" && p["explains"] == false),
+        "{cause:#}"
+    );
+    let state = json(&dir.join("campaign.json"));
+    assert!(
+        state["causes"]
+            .as_object()
+            .is_some_and(|c| c.values().any(|d| d["class"] == "taken-from-etcd-1")),
+        "{state:#}"
+    );
+    let md = std::fs::read_to_string(dir.join("findings.md")).unwrap();
+    assert!(
+        md.contains("- cause: taken-from-etcd-1 (the run that found it named"),
+        "{md}"
+    );
+    // The minimal check is the decided finding's, and it replays with the plant.
+    let min = &f["minimal"];
+    assert_eq!(min["confirmed"].as_u64(), Some(1), "{f:#}");
+    let check = dir.join(min["check"].as_str().unwrap());
+    assert!(
+        check.to_str().unwrap().contains("taken-from-etcd-1"),
+        "{check:?}"
+    );
+    let run = Run::check(check.to_str().unwrap())
+        .sim()
+        .version("v1.33.5+k3s1")
+        .args(["--sim-plant", "joined-metrics"])
+        .expect("reproduced")
+        .finish();
+    run.out.code(0);
+    assert_eq!(run.outcome(), "reproduced");
 }
