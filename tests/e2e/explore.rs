@@ -435,6 +435,8 @@ fn the_workflows_last_job_turns_cells_into_minimal_confirmed_checks() {
     for r in dirs(&cells.join("runs"), "") {
         assert_no_leftovers(read_result(&r)["run_id"].as_str().unwrap());
     }
+}
+
 /// #38 point 5, the cause: a planted #12753-shaped bug (etcd-2 takes supervisor-metrics from
 /// etcd-1, the server it joined) shows a value that etcd-1, etcd-3, cp-1 and etcd-2's own past
 /// all hold (the run that found it cannot tell them apart by itself). Explore runs
