@@ -71,7 +71,18 @@ pub(crate) async fn run(g: &Global, a: &ExploreArgs) -> Result<Exit, Error> {
         out(&matrix(&state).to_string());
         return Ok(Exit::Ok);
     }
-    execute(g, a, dir, space, state).await
+    let (jobs, why) = crate::matrix::jobs::resolve_costs(
+        a.jobs,
+        &[crate::matrix::jobs::RunCost::of_topology(&topo, a.sim)],
+        state.sequences.len().max(1),
+    );
+    if a.plan {
+        return super::explore_plan::print(g, a, &topo, &space, &state, (jobs, why));
+    }
+    if let Some(why) = why {
+        errln!("repro explore: {why}");
+    }
+    execute(g, a, (dir, jobs), space, state).await
 }
 
 /// A list flag's entries: none empty, none twice (a typo'd or doubled matrix cell would pass
@@ -381,7 +392,7 @@ fn matrix(state: &State) -> serde_json::Value {
 async fn execute(
     g: &Global,
     a: &ExploreArgs,
-    dir: PathBuf,
+    (dir, jobs): (PathBuf, usize),
     space: Space,
     state: State,
 ) -> Result<Exit, Error> {
@@ -401,13 +412,23 @@ async fn execute(
             .map_err(|e| Error::Other(anyhow::anyhow!("{}: {e:#}", dir.display())))?;
     }
     errln!(
-        "repro explore: {} sequences over {} on {} (keys: {}), campaign folder {}",
+        "repro explore: {} sequences over {} on {} (keys: {}), campaign folder {}{}",
         state.sequences.len(),
         space.topology,
         state.versions.join(", "),
         state.keys.join(", "),
-        dir.display()
+        dir.display(),
+        if jobs > 1 {
+            format!(", {jobs} runs at once")
+        } else {
+            String::new()
+        }
     );
+    if jobs > 1 && a.sim {
+        // Built once before the runs: runs at once would each build the same tag.
+        let engine = crate::docker::Engine::connect().await?;
+        super::common::prepare_sim_images(&engine, &state.versions, false).await?;
+    }
     let run_one = runner(
         g.root.clone(),
         (a.sim, a.sim_pace, a.sim_plant.clone()),
@@ -426,6 +447,8 @@ async fn execute(
         only: (!a.sequences.is_empty()).then(|| a.sequences.clone()),
         minimise: !a.no_minimise,
         stop_at: a.stop_at_first_minimal.clone(),
+        slots: explore::slots::Slots::new(jobs),
+        in_flight: 0,
     };
     let ran = c.run().await;
     // What ran so far is judged and written whether the campaign ended or stopped.
@@ -547,48 +570,53 @@ fn runner(
     timeout: std::time::Duration,
 ) -> RunOne {
     let root = Arc::new(root);
-    Box::new(move |check: PathBuf, version: String, results: PathBuf| {
-        let (root, sim_plant) = (root.clone(), sim_plant.clone());
-        Box::pin(async move {
-            let target = Target {
-                version: Some(version),
-                sim_plant,
-                ..Target::of(check.display().to_string(), sim, sim_pace)
-            };
-            let (sc, plan) =
-                super::common::resolve(root.as_deref(), &target).map_err(|e| RunFailure {
-                    cause: FailCause::CheckRefused,
-                    message: e.render().trim_end().to_string(),
-                })?;
-            let cfg = RunConfig {
-                target,
-                // The oracle judges; the run's own verdict only names the outcome.
-                expect: Expect::Outcome(Outcome::Fixed),
-                timeout,
-                settle: None,
-                keep: false,
-                image_archive: None,
-                results,
-                rebuild_sim: false,
-                sim_seed: None,
-                privileged: Privileged::Auto,
-                host_check: true,
-                mtu: None,
-                argv: std::env::args().collect(),
-            };
-            let end = run::execute(&cfg, sc, plan, vec![], crate::report::render_all_with).await;
-            // Only a run that reached its verdict is judged; a failed one is counted by cause.
-            match (end.status, end.dir, end.result) {
-                (Ok(_), Some(d), Some(r)) => Ok((d, r)),
-                (Err(e), _, _) => Err(RunFailure {
-                    cause: e.cause(),
-                    message: e.to_string(),
-                }),
-                (Ok(_), _, _) => Err(RunFailure {
-                    cause: FailCause::Internal,
-                    message: "the run left no result".into(),
-                }),
-            }
-        })
-    })
+    // `_slot`: the campaign slot the run holds (`explore/slots.rs`), what a per-slot kept
+    // cluster would be keyed by; every run today brings its own cluster up.
+    Arc::new(
+        move |check: PathBuf, version: String, results: PathBuf, _slot: usize| {
+            let (root, sim_plant) = (root.clone(), sim_plant.clone());
+            Box::pin(async move {
+                let target = Target {
+                    version: Some(version),
+                    sim_plant,
+                    ..Target::of(check.display().to_string(), sim, sim_pace)
+                };
+                let (sc, plan) =
+                    super::common::resolve(root.as_deref(), &target).map_err(|e| RunFailure {
+                        cause: FailCause::CheckRefused,
+                        message: e.render().trim_end().to_string(),
+                    })?;
+                let cfg = RunConfig {
+                    target,
+                    // The oracle judges; the run's own verdict only names the outcome.
+                    expect: Expect::Outcome(Outcome::Fixed),
+                    timeout,
+                    settle: None,
+                    keep: false,
+                    image_archive: None,
+                    results,
+                    rebuild_sim: false,
+                    sim_seed: None,
+                    privileged: Privileged::Auto,
+                    host_check: true,
+                    mtu: None,
+                    argv: std::env::args().collect(),
+                };
+                let end =
+                    run::execute(&cfg, sc, plan, vec![], crate::report::render_all_with).await;
+                // Only a run that reached its verdict is judged; a failed one is counted by cause.
+                match (end.status, end.dir, end.result) {
+                    (Ok(_), Some(d), Some(r)) => Ok((d, r)),
+                    (Err(e), _, _) => Err(RunFailure {
+                        cause: e.cause(),
+                        message: e.to_string(),
+                    }),
+                    (Ok(_), _, _) => Err(RunFailure {
+                        cause: FailCause::Internal,
+                        message: "the run left no result".into(),
+                    }),
+                }
+            })
+        },
+    )
 }
