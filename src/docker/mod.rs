@@ -4,6 +4,7 @@
 //! object when it fails, and everything repro creates carries labels so cleanup can find it by
 //! label alone.
 
+pub(crate) mod address;
 mod engine;
 
 use std::collections::HashMap;
@@ -216,7 +217,8 @@ pub trait DockerApi: Send + Sync {
         image: &'a str,
         progress: &'a mut (dyn FnMut(usize, usize) + Send),
     ) -> CallFuture<'a, ()>;
-    /// A bridge network on a free 10.213.X.0/24; returns X.
+    /// A bridge network on the first free /24 of the run range (`address.rs`); returns its
+    /// third octet.
     /// A bridge network for a run; `mtu` sets its `com.docker.network.driver.mtu`.
     fn create_network<'a>(
         &'a self,

@@ -350,7 +350,11 @@ fn findings_content(dir: &std::path::Path) -> serde_json::Value {
         .map(|s| serde_json::json!([s["sequence"]["id"], s["run"].is_string(), s["cause"]]))
         .collect();
     let mut checks = std::collections::BTreeMap::new();
-    for e in std::fs::read_dir(dir.join("checks")).into_iter().flatten().flatten() {
+    for e in std::fs::read_dir(dir.join("checks"))
+        .into_iter()
+        .flatten()
+        .flatten()
+    {
         checks.insert(
             e.file_name().to_string_lossy().into_owned(),
             std::fs::read_to_string(e.path()).unwrap(),
@@ -372,8 +376,20 @@ fn small_campaign(jobs: &str) -> (crate::repro::Output, crate::runs::Results) {
         .args(["--keys", "embedded-registry"])
         .version("v1.33.4+k3s1")
         .sim()
-        .args(["--sequences", "o1-embedded-registry,o4-embedded-registry,o7-embedded-registry"])
-        .args(["--confirm", "2", "--seed", "7", "--budget", "runs=60", "--jobs", jobs])
+        .args([
+            "--sequences",
+            "o1-embedded-registry,o4-embedded-registry,o7-embedded-registry",
+        ])
+        .args([
+            "--confirm",
+            "2",
+            "--seed",
+            "7",
+            "--budget",
+            "runs=60",
+            "--jobs",
+            jobs,
+        ])
         .output()
 }
 
