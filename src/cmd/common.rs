@@ -338,7 +338,7 @@ pub(crate) async fn prepare_sim_images(
 /// then stops at the engine, with its own message).
 async fn local_image(image: &str) -> bool {
     use crate::docker::DockerApi;
-    match crate::docker::Engine::connect().await {
+    match crate::docker::connect().await {
         Ok(engine) => engine.image(image).await.is_some(),
         Err(_) => false,
     }

@@ -426,7 +426,7 @@ async fn execute(
     );
     if jobs > 1 && a.sim {
         // Built once before the runs: runs at once would each build the same tag.
-        let engine = crate::docker::Engine::connect().await?;
+        let engine = crate::docker::connect().await?;
         super::common::prepare_sim_images(&engine, &state.versions, false).await?;
     }
     let run_one = runner(

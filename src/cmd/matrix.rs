@@ -13,7 +13,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::catalog::{self, Catalog};
 use crate::cli::{Emit, Format, Global, MatrixArgs};
-use crate::docker::{DockerApi, Engine};
+use crate::docker::DockerApi;
 use crate::error::Error;
 use crate::exit::Exit;
 use crate::matrix::batch::{self, Planned};
@@ -169,7 +169,7 @@ async fn prepare_images(a: &MatrixArgs, versions: &[Version]) -> Result<(), Erro
     if a.options.image_archive.is_none() && !a.sim {
         return Ok(());
     }
-    let engine = Engine::connect().await?;
+    let engine = crate::docker::connect().await?;
     if let Some(archive) = &a.options.image_archive {
         errln!("repro: loading image archive {}", archive.display());
         engine.load_archive(archive).await?;

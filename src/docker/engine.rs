@@ -76,7 +76,7 @@ impl Engine {
 
     /// Connects as `DOCKER_HOST` says (unix, tcp, ssh), pings, and agrees on an API version
     /// (older engines such as 20.10 speak 1.41 while bollard 0.21 defaults to 1.53).
-    pub async fn connect() -> Result<Engine, DockerError> {
+    pub(super) async fn connect() -> Result<Engine, DockerError> {
         let endpoint = endpoint();
         // `tcp://user:password@host`: the message names the engine, never its password.
         let unreachable = |reason: String| {

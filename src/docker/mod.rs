@@ -18,6 +18,15 @@ use futures_util::stream::BoxStream;
 
 pub use engine::Engine;
 
+/// The one way repro reaches the engine — every command, every run, the doctor and the
+/// stand-in's image builds come here: connects as `DOCKER_HOST` says (unix, tcp, ssh), pings,
+/// agrees on an API version the engine speaks and tells Docker from Podman (`Engine::connect`,
+/// which nothing else calls). An engine that does not answer is [`DockerError::Unreachable`],
+/// named without its credentials.
+pub async fn connect() -> Result<Engine, DockerError> {
+    Engine::connect().await
+}
+
 /// A node's tmpfs mounts: `/run` and, in a container node, `/var/run`; systemd needs
 /// `/run/lock` as a mount of its own (its `/var/run` is a link to `/run`). An image `VOLUME` at
 /// one of them is covered by it, so it gets no volume of its own.
