@@ -1,3 +1,4 @@
+#![allow(clippy::unwrap_used)] // tests panic on purpose when something is wrong
 //! `repro explore … --plan` (#39): the campaign's cost with no engine — its sequences, runs with
 //! minimisation and confirmation, and wall time at real pace with `--jobs`, with and without
 //! restore, and on `--runners` — in text and JSON; nothing is created.
