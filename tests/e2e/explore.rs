@@ -524,3 +524,132 @@ fn a_planted_joined_server_bug_is_named_by_its_distinguishing_runs() {
     run.out.code(0);
     assert_eq!(run.outcome(), "reproduced");
 }
+
+/// What a campaign found, without what differs between two campaigns of the same seed (run ids
+/// and folders, times): each finding's class, key, role, run count and evidence count, its
+/// minimal check's summary and the runs ddmin needed; the sequences run or failed; the minimal
+/// checks' text. Every run under it left nothing in the engine.
+fn findings_content(dir: &std::path::Path) -> serde_json::Value {
+    let findings = json(&dir.join("findings.json"));
+    let list: Vec<serde_json::Value> = findings["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| {
+            serde_json::json!({
+                "class": f["class"], "key": f["key"], "role": f["role"], "runs": f["runs"],
+                "evidence": f["evidence"].as_array().map(Vec::len),
+                "minimal": f["minimal"],
+            })
+        })
+        .collect();
+    let state = json(&dir.join("campaign.json"));
+    let seqs: Vec<serde_json::Value> = state["sequences"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| serde_json::json!([s["sequence"]["id"], s["run"].is_string(), s["cause"]]))
+        .collect();
+    let mut checks = std::collections::BTreeMap::new();
+    for e in std::fs::read_dir(dir.join("checks"))
+        .into_iter()
+        .flatten()
+        .flatten()
+    {
+        checks.insert(
+            e.file_name().to_string_lossy().into_owned(),
+            std::fs::read_to_string(e.path()).unwrap(),
+        );
+    }
+    for r in dirs(&dir.join("runs"), "") {
+        assert_no_leftovers(read_result(&r)["run_id"].as_str().unwrap());
+    }
+    serde_json::json!({
+        "findings": list, "runs": findings["runs"], "sequences": seqs, "checks": checks,
+        "minimal": state["minimal"], "judged": state["judged"],
+    })
+}
+
+/// A campaign of a few sequences (those that change etcd-2 and etcd-3 first, on which the
+/// minimisation has steps to cut) at `--jobs`, its folder.
+fn small_campaign(jobs: &str) -> (crate::repro::Output, crate::runs::Results) {
+    Run::command(["explore", "--topology", "etcd-split"])
+        .args(["--keys", "embedded-registry"])
+        .version("v1.33.4+k3s1")
+        .sim()
+        .args([
+            "--sequences",
+            "o1-embedded-registry,o4-embedded-registry,o7-embedded-registry",
+        ])
+        .args([
+            "--confirm",
+            "2",
+            "--seed",
+            "7",
+            "--budget",
+            "runs=60",
+            "--jobs",
+            jobs,
+        ])
+        .output()
+}
+
+/// #39: `--jobs 3` runs sequences, ddmin candidates and confirmations at once, each on its own
+/// cluster and network, and finds what the serial campaign of the same seed finds: the same
+/// findings, minimal checks (word for word) and runs judged.
+#[test]
+fn a_campaign_with_jobs_finds_what_the_serial_one_finds() {
+    crate::docker::docker_ok();
+    let (serial_out, serial) = small_campaign("1");
+    serial_out.code(0);
+    let (jobs_out, jobs) = small_campaign("3");
+    jobs_out.code(0);
+    assert!(
+        jobs_out.stderr.contains("3 runs at once") && jobs_out.stderr.contains("slots running"),
+        "{jobs_out}"
+    );
+    let (a, b) = (
+        findings_content(&serial.only_run_dir()),
+        findings_content(&jobs.only_run_dir()),
+    );
+    assert!(
+        a["minimal"].as_object().is_some_and(|m| !m.is_empty()),
+        "the serial campaign minimised a finding: {a:#}"
+    );
+    assert_eq!(a, b, "serial (left) and --jobs 3 (right)");
+}
+
+/// #39: two campaigns started at once on one engine (each with runs at once) both finish: their
+/// runs take different subnets and names, the stand-in image is shared, and nothing labelled
+/// with any of their runs is left.
+#[test]
+fn two_campaigns_at_once_on_one_engine_do_not_collide() {
+    crate::docker::docker_ok();
+    let start = |seqs: &str| {
+        Run::command(["explore", "--topology", "etcd-split"])
+            .args(["--keys", "embedded-registry", "--no-minimise"])
+            .version("v1.33.4+k3s1")
+            .sim()
+            .args(["--sequences", seqs, "--jobs", "2"])
+            .spawn()
+    };
+    let (a, ra) = start("o1-embedded-registry,o2-embedded-registry");
+    let (b, rb) = start("o3-embedded-registry,o4-embedded-registry");
+    for (child, results) in [(a, ra), (b, rb)] {
+        let out = child.wait_with_output().unwrap();
+        let text = format!(
+            "{}\n{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert_eq!(out.status.code(), Some(0), "{text}");
+        let dir = results.only_run_dir();
+        let runs = dirs(&dir.join("runs"), "");
+        assert_eq!(runs.len(), 2, "{text}");
+        for r in runs {
+            let v = read_result(&r);
+            assert!(!v["verdict"].is_null(), "{v:#}");
+            assert_no_leftovers(v["run_id"].as_str().unwrap());
+        }
+    }
+}
