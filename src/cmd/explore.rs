@@ -408,10 +408,13 @@ async fn execute(
         state.keys.join(", "),
         dir.display()
     );
+    // One slot: the runs go one after another, each restoring the slot's baseline.
+    let slot = restores(a).then(crate::run::baseline::Slot::new);
     let run_one = runner(
         g.root.clone(),
         (a.sim, a.sim_pace, a.sim_plant.clone()),
         a.timeout,
+        slot.clone(),
     );
     let budget_from = state.runs;
     let mut c = Campaign {
@@ -428,6 +431,9 @@ async fn execute(
         stop_at: a.stop_at_first_minimal.clone(),
     };
     let ran = c.run().await;
+    if let Some(slot) = &slot {
+        remove_baselines(slot).await;
+    }
     // What ran so far is judged and written whether the campaign ended or stopped.
     let file = explore::judge_folder(&dir, &dir).map_err(|e| Error::Other(anyhow::anyhow!(e)))?;
     print_summary(&file, &dir);
@@ -457,6 +463,31 @@ async fn execute(
         ));
     }
     Ok(failed_exit(&file))
+}
+
+/// Whether the campaign's runs restore from a kept baseline: `--restore`/`--no-restore`, else
+/// on the stand-in only (where tests/e2e/restore.rs proves the findings the same).
+fn restores(a: &ExploreArgs) -> bool {
+    match (a.restore, a.no_restore) {
+        (true, _) => true,
+        (_, true) => false,
+        _ => a.sim,
+    }
+}
+
+/// The slot's baselines go when the campaign ends, however it ended (an interrupt too: the
+/// run's own cleanup has removed the run; the baseline is the campaign's).
+async fn remove_baselines(slot: &crate::run::baseline::Slot) {
+    let problems = match crate::docker::Engine::connect().await {
+        Ok(engine) => slot.remove(&engine).await,
+        Err(e) => vec![e.to_string()],
+    };
+    if !problems.is_empty() {
+        errln!(
+            "repro explore: the kept baseline was not fully removed ({}); `repro clean --all` removes it",
+            problems.join("; ")
+        );
+    }
 }
 
 /// A campaign (or a recheck) some of whose runs failed covers only the runs judged: its last
@@ -540,15 +571,18 @@ fn validator(root: Option<PathBuf>, sim: bool) -> explore::Validate {
     })
 }
 
-/// `repro run`'s own path for one check file: resolve (catalog, plan) and `run::execute`.
+/// `repro run`'s own path for one check file: resolve (catalog, plan) and `run::execute`;
+/// with `restore`, each run starts from that slot's kept baseline (one slot per line of runs
+/// that go one after another).
 fn runner(
     root: Option<PathBuf>,
     (sim, sim_pace, sim_plant): (bool, Option<f64>, Option<String>),
     timeout: std::time::Duration,
+    restore: Option<Arc<crate::run::baseline::Slot>>,
 ) -> RunOne {
     let root = Arc::new(root);
     Box::new(move |check: PathBuf, version: String, results: PathBuf| {
-        let (root, sim_plant) = (root.clone(), sim_plant.clone());
+        let (root, sim_plant, restore) = (root.clone(), sim_plant.clone(), restore.clone());
         Box::pin(async move {
             let target = Target {
                 version: Some(version),
@@ -575,6 +609,7 @@ fn runner(
                 host_check: true,
                 mtu: None,
                 argv: std::env::args().collect(),
+                restore,
             };
             let end = run::execute(&cfg, sc, plan, vec![], crate::report::render_all_with).await;
             // Only a run that reached its verdict is judged; a failed one is counted by cause.
