@@ -227,13 +227,24 @@ mod tests {
         std::os::unix::fs::symlink("db/member/wal", from.join("link")).unwrap();
         let argv = |a: &[&str]| a.iter().map(|s| s.to_string()).collect::<Vec<_>>();
         let args = argv(&["/bin/k3s", "cp", "-a", "x/.", "y/"]);
-        assert!(matches!(parse_invocation(&args), Invocation::Cp(a) if a == argv(&["-a", "x/.", "y/"])));
+        assert!(
+            matches!(parse_invocation(&args), Invocation::Cp(a) if a == argv(&["-a", "x/.", "y/"]))
+        );
         let f = format!("{}/.", from.display());
         assert_eq!(run_cp(&argv(&["-a", &f, &to.display().to_string()])), 0);
-        assert_eq!(std::fs::read_to_string(to.join("db/member/wal")).unwrap(), "w");
-        let mode = std::fs::metadata(to.join("db")).unwrap().permissions().mode();
+        assert_eq!(
+            std::fs::read_to_string(to.join("db/member/wal")).unwrap(),
+            "w"
+        );
+        let mode = std::fs::metadata(to.join("db"))
+            .unwrap()
+            .permissions()
+            .mode();
         assert_eq!(mode & 0o777, 0o700);
-        assert_eq!(std::fs::read_link(to.join("link")).unwrap(), std::path::PathBuf::from("db/member/wal"));
+        assert_eq!(
+            std::fs::read_link(to.join("link")).unwrap(),
+            std::path::PathBuf::from("db/member/wal")
+        );
         assert_eq!(run_cp(&argv(&["-r", "a", "b"])), 1);
         std::fs::remove_dir_all(&base).unwrap();
     }

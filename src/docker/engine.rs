@@ -24,7 +24,8 @@ use futures_util::{FutureExt, StreamExt};
 use super::EnvInfo;
 use super::{
     build_tar, endpoint, limit_help, CallFuture, ContainerState, DockerApi, DockerError,
-    EngineKind, EngineLimit, HelperSpec, ImageInfo, LabelledContainer, Labels, LogChunk, NodeSpec, Removed,
+    EngineKind, EngineLimit, HelperSpec, ImageInfo, LabelledContainer, Labels, LogChunk, NodeSpec,
+    Removed,
 };
 
 /// Each node's json-file log: 5 files of 200 MB. A 40k-line flood at boot is ~10 MB.

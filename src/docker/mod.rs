@@ -269,7 +269,8 @@ pub trait DockerApi: Send + Sync {
     fn run_helper<'a>(&'a self, spec: &'a HelperSpec) -> CallFuture<'a, (i64, String)>;
     /// A file of a container, running or stopped, through the engine's archive download (no
     /// tool in the image needed); `None` when it has no such file.
-    fn download<'a>(&'a self, container: &'a str, path: &'a str) -> CallFuture<'a, Option<Vec<u8>>>;
+    fn download<'a>(&'a self, container: &'a str, path: &'a str)
+        -> CallFuture<'a, Option<Vec<u8>>>;
     /// Removes one container and its anonymous volumes, its named volumes kept: a baseline's
     /// node once it stopped (its volumes are the baseline).
     fn remove_container<'a>(&'a self, container: &'a str) -> CallFuture<'a, ()>;

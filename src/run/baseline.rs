@@ -88,11 +88,7 @@ impl Slot {
 
     /// The slot's baseline for `plan` if it has a fitting one (same key, young enough); else
     /// none, the one it had removed (with `docker`).
-    pub(crate) async fn fitting(
-        &self,
-        docker: &dyn DockerApi,
-        key: &str,
-    ) -> Option<Arc<Baseline>> {
+    pub(crate) async fn fitting(&self, docker: &dyn DockerApi, key: &str) -> Option<Arc<Baseline>> {
         let mut cur = self.current.lock().await;
         match cur.as_ref() {
             Some(b) if b.key == key && b.created.elapsed() < MAX_AGE => Some(b.clone()),
@@ -188,10 +184,18 @@ pub(crate) fn key(plan: &Plan, image_id: Option<&str>, env: &[String]) -> String
 }
 
 /// The labels of a baseline's objects besides a run's: what it was made of and when.
-pub(crate) fn labels(plan: &Plan, image_id: Option<&str>, key: &str, token: &str) -> docker::Labels {
+pub(crate) fn labels(
+    plan: &Plan,
+    image_id: Option<&str>,
+    key: &str,
+    token: &str,
+) -> docker::Labels {
     let mut l = HashMap::new();
     l.insert(LABEL_BASELINE.to_string(), "true".to_string());
-    l.insert(LABEL_IMAGE.to_string(), image_id.unwrap_or(&plan.image).to_string());
+    l.insert(
+        LABEL_IMAGE.to_string(),
+        image_id.unwrap_or(&plan.image).to_string(),
+    );
     l.insert(LABEL_TOPOLOGY.to_string(), plan.topology.clone());
     l.insert(LABEL_CONFIG.to_string(), key.to_string());
     l.insert(
@@ -217,7 +221,10 @@ pub(crate) fn copy_helper(
         (None, vec!["cp".to_string(), "-a".to_string()])
     } else if systemd {
         let cp = vec!["cp".to_string()];
-        (Some(cp), vec!["-a".to_string(), "--reflink=auto".to_string()])
+        (
+            Some(cp),
+            vec!["-a".to_string(), "--reflink=auto".to_string()],
+        )
     } else {
         (Some(vec!["cp".to_string()]), vec!["-a".to_string()])
     };

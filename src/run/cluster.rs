@@ -338,9 +338,10 @@ impl Cluster {
         for rt in self.nodes.values() {
             rt.stopping.store(true, Ordering::SeqCst);
         }
-        let stops = self.nodes.values().map(|rt| async {
-            self.docker.stop(&rt.container, node::STOP_GRACE).await
-        });
+        let stops = self
+            .nodes
+            .values()
+            .map(|rt| async { self.docker.stop(&rt.container, node::STOP_GRACE).await });
         for r in join_all(stops).await {
             r?;
         }

@@ -401,8 +401,13 @@ async fn restore_from(
         }
         (kept, _) => {
             let _ = cluster.remove().await;
-            let _ = run.docker.remove_labelled(docker::LABEL_RUN, Some(&id)).await;
-            let why = kept.err().map_or("no network".to_string(), |e| e.to_string());
+            let _ = run
+                .docker
+                .remove_labelled(docker::LABEL_RUN, Some(&id))
+                .await;
+            let why = kept
+                .err()
+                .map_or("no network".to_string(), |e| e.to_string());
             s.events.show(&RunEvent::Note(format!(
                 "no baseline ({why}); this run starts its cluster fresh"
             )));
@@ -413,12 +418,7 @@ async fn restore_from(
 
 /// A baseline's cluster: the run's, under the baseline's id and labels, its logs in a scratch
 /// folder, its events told no one (the run's record is the run's own).
-fn baseline_spec(
-    run: &ClusterSpec,
-    id: &str,
-    dir: &Path,
-    labels: docker::Labels,
-) -> ClusterSpec {
+fn baseline_spec(run: &ClusterSpec, id: &str, dir: &Path, labels: docker::Labels) -> ClusterSpec {
     ClusterSpec {
         docker: run.docker.clone(),
         run_id: id.to_string(),
