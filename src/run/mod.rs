@@ -393,9 +393,9 @@ async fn restore_from(
             let b = Arc::new(baseline::Baseline::new(id, key, net, nodes));
             slot.keep(b.clone()).await;
             s.events.show(&RunEvent::Note(format!(
-                "baseline {} kept after {:.1}s; restoring the cluster from it",
-                b.id,
-                t0.elapsed().as_secs_f64()
+                "baseline kept after {:.1}s; restoring the cluster from baseline {}",
+                t0.elapsed().as_secs_f64(),
+                b.id
             )));
             Ok(Some(b))
         }
