@@ -137,6 +137,24 @@ impl Cluster {
         Some(spec::node_ip(third, i))
     }
 
+    /// The nodes `node` waits for before its first start: the plan's `start_needs`, except on
+    /// a restore, where an etcd member waits for no other etcd member. The members restart
+    /// into one cluster that has quorum only once enough of them run (on real k3s a lone
+    /// member of three would wait out the others' stage), and none joins: etcd's one learner
+    /// at a time is a join's rule. A control-plane-only node and an agent still wait for the
+    /// servers they reach.
+    pub(crate) fn start_needs(&self, node: &str) -> Vec<String> {
+        let needs = self.plan.start_needs.get(node).cloned().unwrap_or_default();
+        let etcd = |name: &str| {
+            (self.plan.nodes.iter())
+                .any(|n| n.name == name && matches!(n.role, Role::Etcd | Role::All))
+        };
+        if self.restore.is_none() || !etcd(node) {
+            return needs;
+        }
+        needs.into_iter().filter(|n| !etcd(n)).collect()
+    }
+
     /// The run's network (name, third octet), once it exists.
     pub(crate) fn network_of(&self) -> Option<(String, u8)> {
         let third = *self.third.get()?;

@@ -259,7 +259,7 @@ impl StartGates {
             nodes.iter().map(|_| watch::channel(false)).unzip();
         let needs = (nodes.iter())
             .map(|n| {
-                (c.plan.start_needs.get(&n.name).into_iter().flatten())
+                (c.start_needs(&n.name).iter())
                     .filter_map(|n| node_index(c, n))
                     .collect()
             })
