@@ -46,6 +46,15 @@ pub(crate) struct Slot {
     current: tokio::sync::Mutex<Option<Arc<Baseline>>>,
     /// Every baseline id this slot began, to remove (a creation interrupted half-way too).
     ids: Mutex<Vec<String>>,
+    /// The clusters of baselines being made: their create calls in flight are waited for
+    /// before the removal (an interrupted bring-up's calls still land in the engine).
+    making: Mutex<Vec<Arc<dyn Drain>>>,
+}
+
+/// What a cluster being made into a baseline offers the slot's removal: to wait for the
+/// create and start calls it has in flight (`cluster.rs`; the file cannot be named here).
+pub(crate) trait Drain: Send + Sync {
+    fn drain(&self) -> futures_util::future::BoxFuture<'_, ()>;
 }
 
 impl std::fmt::Debug for Slot {
@@ -79,6 +88,7 @@ impl Slot {
             token: super::random_hex(24),
             current: tokio::sync::Mutex::new(None),
             ids: Mutex::new(Vec::new()),
+            making: Mutex::new(Vec::new()),
         })
     }
 
@@ -111,12 +121,27 @@ impl Slot {
         id
     }
 
-    pub(crate) async fn keep(&self, b: Arc<Baseline>) {
-        *self.current.lock().await = Some(b);
+    /// A baseline's cluster is being made: the removal waits for its calls first.
+    pub(crate) fn making(&self, cluster: Arc<dyn Drain>) {
+        let mut m = self.making.lock().unwrap_or_else(|p| p.into_inner());
+        m.push(cluster);
+    }
+
+    /// The baseline made (or given up: `None`); no cluster is being made any more.
+    pub(crate) async fn keep(&self, b: Option<Arc<Baseline>>) {
+        self.making
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clear();
+        *self.current.lock().await = b;
     }
 
     /// Removes every baseline this slot began, by label; the problems met.
     pub(crate) async fn remove(&self, docker: &dyn DockerApi) -> Vec<String> {
+        let making = std::mem::take(&mut *self.making.lock().unwrap_or_else(|p| p.into_inner()));
+        for m in making {
+            m.drain().await;
+        }
         let ids = std::mem::take(&mut *self.ids.lock().unwrap_or_else(|p| p.into_inner()));
         *self.current.lock().await = None;
         let mut problems = Vec::new();

@@ -572,6 +572,21 @@ impl Cluster {
     }
 }
 
+/// A baseline's cluster interrupted while it was made: its calls in flight land before the
+/// slot removes it by label.
+impl baseline::Drain for Cluster {
+    fn drain(&self) -> futures_util::future::BoxFuture<'_, ()> {
+        use futures_util::FutureExt;
+        async move {
+            for rt in self.nodes.values() {
+                rt.stopping.store(true, Ordering::SeqCst);
+            }
+            let _ = self.calls.drain(CREATE_DRAIN).await;
+        }
+        .boxed()
+    }
+}
+
 /// A boot whose log was lost, as the run's error.
 fn lost(node: &str, b: &watch::Boot) -> Option<RunError> {
     match &b.end {

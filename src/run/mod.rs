@@ -381,6 +381,7 @@ async fn restore_from(
     let scratch = s.cfg.results.join(format!(".baseline-{id}"));
     let labels = baseline::labels(s.plan, image_id, &key, &s.token);
     let cluster = Arc::new(Cluster::new(baseline_spec(run, &id, &scratch, labels)));
+    slot.making(cluster.clone());
     let up = steps::bring_up(&cluster).await;
     let _ = std::fs::remove_dir_all(&scratch);
     let kept = match up {
@@ -391,7 +392,7 @@ async fn restore_from(
     match (kept, cluster.network_of()) {
         (Ok(nodes), Some(net)) => {
             let b = Arc::new(baseline::Baseline::new(id, key, net, nodes));
-            slot.keep(b.clone()).await;
+            slot.keep(Some(b.clone())).await;
             s.events.show(&RunEvent::Note(format!(
                 "baseline kept after {:.1}s; restoring the cluster from baseline {}",
                 t0.elapsed().as_secs_f64(),
@@ -401,6 +402,7 @@ async fn restore_from(
         }
         (kept, _) => {
             let _ = cluster.remove().await;
+            slot.keep(None).await;
             let _ = run
                 .docker
                 .remove_labelled(docker::LABEL_RUN, Some(&id))

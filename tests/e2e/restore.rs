@@ -157,3 +157,73 @@ fn etcd_split_finds_the_same_with_and_without_restore() {
 fn rke2_8465_finds_the_same_with_and_without_restore() {
     same_findings_with_and_without_restore("rke2-8465", None);
 }
+
+/// The run ids of the kept baselines on the engine now (their containers, volumes, networks).
+fn baseline_ids() -> std::collections::BTreeSet<String> {
+    let mut ids = std::collections::BTreeSet::new();
+    for kind in [&["ps", "-a"][..], &["volume", "ls"], &["network", "ls"]] {
+        let out = std::process::Command::new("docker")
+            .args(kind)
+            .args(["--filter", "label=io.repro.baseline"])
+            .args(["--format", "{{.Label \"io.repro.run\"}}"])
+            .output()
+            .unwrap();
+        ids.extend(
+            String::from_utf8_lossy(&out.stdout)
+                .lines()
+                .map(str::to_string),
+        );
+    }
+    ids.retain(|i| !i.is_empty());
+    ids
+}
+
+/// Ctrl-C while the campaign's baseline is being made: exit 130, and neither the run nor the
+/// baseline leaves anything.
+#[test]
+fn an_interrupt_while_the_baseline_is_made_removes_it() {
+    crate::docker::docker_ok();
+    let before = baseline_ids();
+    let results = tempfile::tempdir().unwrap();
+    let mut c = crate::util::repro();
+    c.args([
+        "explore",
+        "--topology",
+        "etcd-split",
+        "--keys",
+        "embedded-registry",
+    ])
+    .args([
+        "--version",
+        "v1.33.4+k3s1",
+        "--sim",
+        "--restore",
+        "--no-minimise",
+    ])
+    .args([
+        "--sim-pace",
+        "0.5",
+        "--sequences",
+        "o4-embedded-registry",
+        "--results",
+    ])
+    .arg(results.path());
+    let mut r = crate::running::Running::spawn(c);
+    assert!(r.wait_line("campaign folder"), "{:?}", r.seen);
+    // The baseline's first object, polled (an event on the engine, not a fixed sleep).
+    let t = std::time::Instant::now();
+    let new = loop {
+        let now: Vec<String> = baseline_ids().difference(&before).cloned().collect();
+        if !now.is_empty() {
+            break now;
+        }
+        assert!(t.elapsed().as_secs() < 120, "no baseline was made");
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    };
+    r.signal("INT");
+    let (code, seen) = r.finish();
+    assert_eq!(code, Some(130), "{seen}");
+    for id in &new {
+        assert_no_leftovers(id);
+    }
+}
