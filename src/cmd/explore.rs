@@ -478,14 +478,16 @@ fn restores(a: &ExploreArgs) -> bool {
 /// The slot's baselines go when the campaign ends, however it ended (an interrupt too: the
 /// run's own cleanup has removed the run; the baseline is the campaign's).
 async fn remove_baselines(slot: &crate::run::baseline::Slot) {
+    let ids = slot.ids();
     let problems = match crate::docker::Engine::connect().await {
         Ok(engine) => slot.remove(&engine).await,
         Err(e) => vec![e.to_string()],
     };
     if !problems.is_empty() {
         errln!(
-            "repro explore: the kept baseline was not fully removed ({}); `repro clean --all` removes it",
-            problems.join("; ")
+            "repro explore: the kept baseline was not fully removed ({}); `repro clean --run {}` removes it",
+            problems.join("; "),
+            ids.join("` and `repro clean --run ")
         );
     }
 }

@@ -121,6 +121,11 @@ impl Slot {
         id
     }
 
+    /// The ids of the baselines this slot began and has not removed.
+    pub(crate) fn ids(&self) -> Vec<String> {
+        self.ids.lock().unwrap_or_else(|p| p.into_inner()).clone()
+    }
+
     /// A baseline's cluster is being made: the removal waits for its calls first.
     pub(crate) fn making(&self, cluster: Arc<dyn Drain>) {
         let mut m = self.making.lock().unwrap_or_else(|p| p.into_inner());
