@@ -306,6 +306,7 @@ impl RunArgs {
             host_check: !o.no_host_check,
             mtu: o.mtu,
             argv,
+            restore: None,
         }
     }
 }
@@ -355,6 +356,15 @@ pub(crate) struct ExploreArgs {
     /// Skip minimisation and confirmation (a matrix cell: the merge judges).
     #[arg(long)]
     pub(crate) no_minimise: bool,
+    /// Start each sequence from a restore of a kept baseline (the topology's cluster booted
+    /// once with its starting config, stopped, its volumes copied per run) instead of a fresh
+    /// bring-up. Default with `--sim`, where it is proven to give the same findings; opt-in on
+    /// real k3s and RKE2 (docs/explore.md "Restore").
+    #[arg(long, overrides_with = "no_restore")]
+    pub(crate) restore: bool,
+    /// Bring every sequence's cluster up fresh (the default on real k3s and RKE2).
+    #[arg(long, overrides_with = "restore")]
+    pub(crate) no_restore: bool,
     /// Stop once the first minimal confirmed finding is written (`=KEY` or `=CLASS/KEY`: the
     /// first of that key, e.g. `supervisor-metrics`, or of that class and key, e.g.
     /// `died/panic`): the keys, sequences and their order are the campaign's own, the rest is
@@ -706,6 +716,7 @@ impl RunOptions {
             host_check: !self.no_host_check,
             mtu: self.mtu,
             argv,
+            restore: None,
         }
     }
 }

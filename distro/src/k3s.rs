@@ -92,6 +92,7 @@ pub static FACTS: Facts = Facts {
     agent_token_env: "K3S_AGENT_TOKEN",
     url_env: "K3S_URL",
     kubeconfig_path: "/etc/rancher/k3s/k3s.yaml",
+    node_password_path: "/etc/rancher/node/password",
     kubectl: &["k3s", "kubectl"],
     banner_prefix: "Starting k3s ",
     agent_banner_prefix: "Starting k3s agent ",

@@ -286,6 +286,10 @@ pub struct Facts {
     pub url_env: &'static str,
     /// The admin kubeconfig written by servers.
     pub kubeconfig_path: &'static str,
+    /// The node password the supervisor keeps per node name (k3s #802, #6054): written in the
+    /// rootfs, not on the data volume, so a restore from a kept baseline (`repro explore
+    /// --restore`) copies it out of the stopped node and back into its new container.
+    pub node_password_path: &'static str,
     /// How kubectl is invoked inside a node.
     pub kubectl: &'static [&'static str],
     /// The start banner prefix (`Starting k3s v1.33.4+k3s1 (abcdef12)`), and its agent form.

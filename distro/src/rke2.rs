@@ -81,6 +81,7 @@ pub static FACTS: Facts = Facts {
     agent_token_env: "RKE2_AGENT_TOKEN",
     url_env: "RKE2_URL",
     kubeconfig_path: "/etc/rancher/rke2/rke2.yaml",
+    node_password_path: "/etc/rancher/node/password",
     // rke2 has no `rke2 kubectl`: kubectl comes from the runtime image, linked under the data
     // dir's bin/ (§2).
     kubectl: &["/var/lib/rancher/rke2/bin/kubectl"],

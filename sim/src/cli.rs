@@ -14,6 +14,9 @@ pub enum Invocation {
     Rm(Vec<String>),
     /// `cat PATH…` (k3s-root's busybox has it; repro's kubelet drop-in probe reads with it).
     Cat(Vec<String>),
+    /// `cp -a FROM/. TO/`: repro's restore copies a kept baseline's volumes in a helper
+    /// container of the node image, and the stand-in's image (FROM scratch) has no `cp`.
+    Cp(Vec<String>),
     /// `check-config`: a real output of k3s's kernel check (sim/src/check_config.rs).
     CheckConfig,
     Version,
@@ -35,6 +38,11 @@ pub fn parse_invocation(argv: &[String]) -> Invocation {
     }
     if program == "cat" {
         return Invocation::Cat(rest);
+    }
+    // Through the image's entrypoint (`/bin/k3s cp …`): real k3s has no `cp` command.
+    if program == "cp" || rest.first().is_some_and(|a| a == "cp") {
+        let skip = usize::from(program != "cp");
+        return Invocation::Cp(rest.into_iter().skip(skip).collect());
     }
     // Global flags k3s accepts before the subcommand.
     let mut i = 0;
@@ -120,6 +128,56 @@ pub fn run_cat(args: &[String]) -> i32 {
     code
 }
 
+/// `cp -a FROM TO`: the tree under FROM (`dir/.`: its contents) into the folder TO, with
+/// modes, owners and symlinks kept (what repro's restore asks; nothing else is known).
+pub fn run_cp(args: &[String]) -> i32 {
+    let (from, to) = match args {
+        [a, from, to] if a == "-a" => (from, to),
+        _ => {
+            eprintln!("cp: the k3s stand-in's cp knows only `cp -a FROM/. TO/`");
+            return 1;
+        }
+    };
+    let from = std::path::Path::new(from.trim_end_matches("/."));
+    match copy_tree(from, std::path::Path::new(to)) {
+        Ok(()) => 0,
+        Err(e) => {
+            eprintln!("cp: {e}");
+            1
+        }
+    }
+}
+
+/// Copies the entries of `from` into the existing folder `to`, recursively.
+fn copy_tree(from: &std::path::Path, to: &std::path::Path) -> Result<(), String> {
+    use std::os::unix::fs::MetadataExt;
+    let entries = std::fs::read_dir(from).map_err(|e| format!("{}: {e}", from.display()))?;
+    for entry in entries {
+        let entry = entry.map_err(|e| format!("{}: {e}", from.display()))?;
+        let (src, dst) = (entry.path(), to.join(entry.file_name()));
+        let fail = |e: std::io::Error| format!("{} -> {}: {e}", src.display(), dst.display());
+        let meta = std::fs::symlink_metadata(&src).map_err(fail)?;
+        if meta.file_type().is_symlink() {
+            let target = std::fs::read_link(&src).map_err(fail)?;
+            std::os::unix::fs::symlink(target, &dst).map_err(fail)?;
+        } else if meta.is_dir() {
+            if !dst.is_dir() {
+                std::fs::create_dir(&dst).map_err(fail)?;
+            }
+            copy_tree(&src, &dst)?;
+            std::fs::set_permissions(&dst, meta.permissions()).map_err(fail)?;
+        } else if meta.is_file() {
+            std::fs::copy(&src, &dst).map_err(fail)?;
+        } else {
+            // Sockets and fifos live under /run, never in a kept volume.
+            continue;
+        }
+        // Owners only as root (a test run as a user copies what it may).
+        let _ = std::os::unix::fs::lchown(&dst, Some(meta.uid()), Some(meta.gid()));
+    }
+    Ok(())
+}
+
 pub fn run_rm(args: &[String]) -> i32 {
     let mut force = false;
     let mut paths = Vec::new();
@@ -156,6 +214,40 @@ pub fn run_rm(args: &[String]) -> i32 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn cp_copies_a_tree_with_modes_and_links() {
+        use std::os::unix::fs::PermissionsExt;
+        let base = std::env::temp_dir().join(format!("sim-cp-{}", std::process::id()));
+        let (from, to) = (base.join("from"), base.join("to"));
+        std::fs::create_dir_all(from.join("db/member")).unwrap();
+        std::fs::create_dir_all(&to).unwrap();
+        std::fs::write(from.join("db/member/wal"), "w").unwrap();
+        std::fs::set_permissions(from.join("db"), std::fs::Permissions::from_mode(0o700)).unwrap();
+        std::os::unix::fs::symlink("db/member/wal", from.join("link")).unwrap();
+        let argv = |a: &[&str]| a.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        let args = argv(&["/bin/k3s", "cp", "-a", "x/.", "y/"]);
+        assert!(
+            matches!(parse_invocation(&args), Invocation::Cp(a) if a == argv(&["-a", "x/.", "y/"]))
+        );
+        let f = format!("{}/.", from.display());
+        assert_eq!(run_cp(&argv(&["-a", &f, &to.display().to_string()])), 0);
+        assert_eq!(
+            std::fs::read_to_string(to.join("db/member/wal")).unwrap(),
+            "w"
+        );
+        let mode = std::fs::metadata(to.join("db"))
+            .unwrap()
+            .permissions()
+            .mode();
+        assert_eq!(mode & 0o777, 0o700);
+        assert_eq!(
+            std::fs::read_link(to.join("link")).unwrap(),
+            std::path::PathBuf::from("db/member/wal")
+        );
+        assert_eq!(run_cp(&argv(&["-r", "a", "b"])), 1);
+        std::fs::remove_dir_all(&base).unwrap();
+    }
 
     fn argv(items: &[&str]) -> Vec<String> {
         items.iter().map(|s| s.to_string()).collect()

@@ -43,6 +43,7 @@ fn main() {
         Invocation::Kubectl(args) => kubectl::run(&args),
         Invocation::Rm(args) => cli::run_rm(&args),
         Invocation::Cat(args) => cli::run_cat(&args),
+        Invocation::Cp(args) => cli::run_cp(&args),
         Invocation::CheckConfig => check_config::run(),
         Invocation::Version => {
             cli::print_version();

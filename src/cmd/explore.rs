@@ -431,10 +431,20 @@ async fn execute(
         }
     );
     prepare_images(a, &state.versions, jobs > 1).await?;
+    // One restore slot per campaign slot: the runs of a slot go one after another, each
+    // restoring that slot's baseline (its own network, subnet and names).
+    let restore: Vec<Arc<crate::run::baseline::Slot>> = if restores(a) {
+        (0..jobs)
+            .map(|_| crate::run::baseline::Slot::new())
+            .collect()
+    } else {
+        Vec::new()
+    };
     let run_one = runner(
         g.root.clone(),
         (a.sim, a.sim_pace, a.sim_plant.clone()),
         a.options.clone(),
+        restore.clone(),
     );
     let budget_from = state.runs;
     let merged_ran = ran_if_merged(&state);
@@ -454,6 +464,9 @@ async fn execute(
         in_flight: 0,
     };
     let ran = c.run().await;
+    for slot in &restore {
+        remove_baselines(slot).await;
+    }
     // What ran so far is judged and written whether the campaign ended or stopped.
     let file = explore::judge_folder(&dir, &dir).map_err(|e| Error::Other(anyhow::anyhow!(e)))?;
     print_summary(&file, &dir);
@@ -503,6 +516,33 @@ fn ran_if_merged(state: &State) -> Option<Vec<String>> {
     }
     let ran = (state.sequences.iter()).filter(|r| r.run.is_some());
     Some(ran.map(|r| r.sequence.id.clone()).collect())
+}
+
+/// Whether the campaign's runs restore from a kept baseline: `--restore`/`--no-restore`, else
+/// on the stand-in only (where tests/e2e/restore.rs proves the findings the same).
+fn restores(a: &ExploreArgs) -> bool {
+    match (a.restore, a.no_restore) {
+        (true, _) => true,
+        (_, true) => false,
+        _ => a.sim,
+    }
+}
+
+/// The slot's baselines go when the campaign ends, however it ended (an interrupt too: the
+/// run's own cleanup has removed the run; the baseline is the campaign's).
+async fn remove_baselines(slot: &crate::run::baseline::Slot) {
+    let ids = slot.ids();
+    let problems = match crate::docker::connect().await {
+        Ok(engine) => slot.remove(&engine).await,
+        Err(e) => vec![e.to_string()],
+    };
+    if !problems.is_empty() {
+        errln!(
+            "repro explore: the kept baseline was not fully removed ({}); `repro clean --run {}` removes it",
+            problems.join("; "),
+            ids.join("` and `repro clean --run ")
+        );
+    }
 }
 
 /// A campaign (or a recheck) some of whose runs failed covers only the runs judged: its last
@@ -608,18 +648,19 @@ fn validator(root: Option<PathBuf>, sim: bool) -> explore::Validate {
 
 /// `repro run`'s own path for one check file: resolve (catalog, plan), the run config from
 /// `repro run`'s flags (`RunOptions::to_config`, as matrix and bisect build theirs) and
-/// `run::execute`.
+/// `run::execute`; with `restore`, each run starts from its campaign slot's kept baseline
+/// (`restore[slot]`: one per slot, whose runs go one after another).
 fn runner(
     root: Option<PathBuf>,
     (sim, sim_pace, sim_plant): (bool, Option<f64>, Option<String>),
     options: RunOptions,
+    restore: Vec<Arc<crate::run::baseline::Slot>>,
 ) -> RunOne {
     let (root, options) = (Arc::new(root), Arc::new(options));
-    // `_slot`: the campaign slot the run holds (`explore/slots.rs`), what a per-slot kept
-    // cluster would be keyed by; every run today brings its own cluster up.
     Arc::new(
-        move |check: PathBuf, version: String, results: PathBuf, _slot: usize| {
+        move |check: PathBuf, version: String, results: PathBuf, slot: usize| {
             let (root, sim_plant, options) = (root.clone(), sim_plant.clone(), options.clone());
+            let restore = restore.get(slot).cloned();
             Box::pin(async move {
                 let target = Target {
                     version: Some(version),
@@ -638,6 +679,7 @@ fn runner(
                 // A seed given is every run's (a stand-in campaign replays); none: each draws
                 // its own.
                 cfg.sim_seed = options.sim_seed;
+                cfg.restore = restore;
                 let end =
                     run::execute(&cfg, sc, plan, vec![], crate::report::render_all_with).await;
                 // Only a run that reached its verdict is judged; a failed one is counted by cause.

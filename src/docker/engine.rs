@@ -24,7 +24,8 @@ use futures_util::{FutureExt, StreamExt};
 use super::EnvInfo;
 use super::{
     build_tar, endpoint, limit_help, CallFuture, ContainerState, DockerApi, DockerError,
-    EngineKind, EngineLimit, ImageInfo, LabelledContainer, Labels, LogChunk, NodeSpec, Removed,
+    EngineKind, EngineLimit, HelperSpec, ImageInfo, LabelledContainer, Labels, LogChunk, NodeSpec,
+    Removed,
 };
 
 /// Each node's json-file log: 5 files of 200 MB. A 40k-line flood at boot is ~10 MB.
@@ -207,6 +208,55 @@ impl Engine {
             )
             .await
             .map_err(err("inspect container", container))
+    }
+
+    /// A helper container's run: created, started, waited for, its log read.
+    async fn run_helper_now(&self, spec: &HelperSpec) -> Result<(i64, String), DockerError> {
+        let body = ContainerCreateBody {
+            image: Some(spec.image.clone()),
+            entrypoint: spec.entrypoint.clone(),
+            cmd: Some(spec.cmd.clone()),
+            labels: Some(spec.labels.clone()),
+            host_config: Some(HostConfig {
+                binds: Some(spec.binds.clone()),
+                network_mode: Some("none".into()),
+                ..Default::default()
+            }),
+            ..Default::default()
+        };
+        let opts = CreateContainerOptionsBuilder::default()
+            .name(&spec.name)
+            .build();
+        (self.docker.create_container(Some(opts), body).await)
+            .map_err(self.err_limit("create helper container", &spec.name))?;
+        self.docker
+            .start_container(
+                &spec.name,
+                None::<bollard::query_parameters::StartContainerOptions>,
+            )
+            .await
+            .map_err(self.err_limit("start helper container", &spec.name))?;
+        let mut waited = self.docker.wait_container(
+            &spec.name,
+            None::<bollard::query_parameters::WaitContainerOptions>,
+        );
+        let code = match waited.next().await {
+            Some(Ok(r)) => r.status_code,
+            // A non-zero exit comes as the stream's error.
+            Some(Err(bollard::errors::Error::DockerContainerWaitError { code, .. })) => code,
+            Some(Err(e)) => return Err(err("wait for helper container", &spec.name)(e)),
+            None => -1,
+        };
+        let opts = LogsOptionsBuilder::default()
+            .stdout(true)
+            .stderr(true)
+            .build();
+        let mut out = Vec::new();
+        let mut logs = self.log_stream(&spec.name, opts, "read the log of");
+        while let Some(chunk) = logs.next().await {
+            out.extend_from_slice(&chunk?.bytes);
+        }
+        Ok((code, String::from_utf8_lossy(&out).into_owned()))
     }
 
     /// Removes one container so that the engine has released its network endpoint first:
@@ -980,6 +1030,58 @@ impl DockerApi for Engine {
                 Err(e) => futures_util::stream::once(async move { Err(e) }).boxed(),
             })
             .boxed()
+    }
+
+    /// Created, started and waited for on no network, its output read once it ended; removed
+    /// whatever happened (a helper that cannot be removed is said, its labels let `clean`
+    /// find it).
+    fn run_helper<'a>(&'a self, spec: &'a HelperSpec) -> CallFuture<'a, (i64, String)> {
+        async move {
+            let ran = self.run_helper_now(spec).await;
+            let removed = self.remove_container(&spec.name).await;
+            let out = ran?;
+            removed.map_err(err("remove helper container", &spec.name))?;
+            Ok(out)
+        }
+        .boxed()
+    }
+
+    fn download<'a>(
+        &'a self,
+        container: &'a str,
+        path: &'a str,
+    ) -> CallFuture<'a, Option<Vec<u8>>> {
+        async move {
+            let opts = bollard::query_parameters::DownloadFromContainerOptionsBuilder::new()
+                .path(path)
+                .build();
+            let mut stream = self.docker.download_from_container(container, Some(opts));
+            let mut tar = Vec::new();
+            while let Some(chunk) = stream.next().await {
+                match chunk {
+                    Ok(b) => tar.extend_from_slice(&b),
+                    Err(bollard::errors::Error::DockerResponseServerError {
+                        status_code: 404,
+                        ..
+                    }) => return Ok(None),
+                    Err(e) => return Err(err("copy a file out of", container)(e)),
+                }
+            }
+            super::first_file_of_tar(&tar).map_err(|source| DockerError::Pack {
+                container: container.to_string(),
+                source,
+            })
+        }
+        .boxed()
+    }
+
+    fn remove_container<'a>(&'a self, container: &'a str) -> CallFuture<'a, ()> {
+        async move {
+            Engine::remove_container(self, container)
+                .await
+                .map_err(err("remove container", container))
+        }
+        .boxed()
     }
 
     /// Each container goes with its anonymous volumes (`-v`). Lists again until nothing is

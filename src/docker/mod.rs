@@ -274,6 +274,17 @@ pub trait DockerApi: Send + Sync {
         container: &str,
         cmd: Vec<String>,
     ) -> BoxStream<'static, Result<LogChunk, DockerError>>;
+    /// Runs a one-off helper container to its end (its output and exit code), then removes
+    /// it: how a kept baseline's volumes are copied (`run/baseline.rs`), with the node image's
+    /// own `cp`, so it works on a remote engine and on Podman (no `volume export` there).
+    fn run_helper<'a>(&'a self, spec: &'a HelperSpec) -> CallFuture<'a, (i64, String)>;
+    /// A file of a container, running or stopped, through the engine's archive download (no
+    /// tool in the image needed); `None` when it has no such file.
+    fn download<'a>(&'a self, container: &'a str, path: &'a str)
+        -> CallFuture<'a, Option<Vec<u8>>>;
+    /// Removes one container and its anonymous volumes, its named volumes kept: a baseline's
+    /// node once it stopped (its volumes are the baseline).
+    fn remove_container<'a>(&'a self, container: &'a str) -> CallFuture<'a, ()>;
     /// Removes every container, network and volume with `label=value` (`label` when value is
     /// None), until a listing finds none.
     fn remove_labelled<'a>(
@@ -356,6 +367,33 @@ pub struct NodeSpec {
     /// Host paths bind-mounted read-only at the same path (the doctor's `check-config`
     /// container reads the host's /boot and /lib/modules); a node gets none.
     pub(crate) host_ro: Vec<String>,
+}
+
+/// A one-off container that runs to its end on no network: `binds` are `volume:/path[:ro]`.
+#[derive(Debug, Clone)]
+pub struct HelperSpec {
+    pub(crate) name: String,
+    pub(crate) image: String,
+    /// Replaces the image's entrypoint when given (a node image's is its distribution's binary).
+    pub(crate) entrypoint: Option<Vec<String>>,
+    pub(crate) cmd: Vec<String>,
+    pub(crate) binds: Vec<String>,
+    pub(crate) labels: Labels,
+}
+
+/// The first regular file of a tar (what the archive download of one file holds).
+pub(crate) fn first_file_of_tar(tar: &[u8]) -> std::io::Result<Option<Vec<u8>>> {
+    use std::io::Read;
+    let mut archive = tar::Archive::new(tar);
+    for entry in archive.entries()? {
+        let mut entry = entry?;
+        if entry.header().entry_type().is_file() {
+            let mut out = Vec::new();
+            entry.read_to_end(&mut out)?;
+            return Ok(Some(out));
+        }
+    }
+    Ok(None)
 }
 
 /// An in-memory tar of absolute paths (written relative to `/`), parents included: what

@@ -15,6 +15,7 @@ use crate::plan::{Plan, PlannedNode};
 use crate::raw::Role;
 use crate::result::{BootRecord, LbServer, Outcome};
 
+use super::baseline::{self, Baseline, KeptNode};
 use super::emit::Events;
 use super::error::RunError;
 use super::event::{NodeState, RunEvent};
@@ -63,6 +64,11 @@ pub(crate) struct ClusterSpec {
     /// The MTU of the run's network (`--mtu`, else the engine's default bridge's; `None`: the
     /// engine's default): inside a Docker-in-Docker runner at 1400 a network at 1500 stalls.
     pub(crate) mtu: Option<u32>,
+    /// The kept baseline this run restores (`--restore`): its network, its containers'
+    /// names, copies of its volumes. `None`: a fresh cluster.
+    pub(crate) restore: Option<Arc<Baseline>>,
+    /// Labels every object gets besides the run's: a baseline's own (`baseline::labels`).
+    pub(crate) extra_labels: docker::Labels,
 }
 
 /// A running cluster, shared by the steps: its spec (whose fields read as the cluster's own,
@@ -94,6 +100,8 @@ struct NodeRt {
 
 impl Cluster {
     pub(crate) fn new(spec: ClusterSpec) -> Cluster {
+        // A restore's containers take the baseline's names (its nodes' volumes were theirs).
+        let names = spec.restore.as_ref().map_or(&spec.run_id, |b| &b.id);
         let nodes = spec
             .plan
             .nodes
@@ -102,7 +110,7 @@ impl Cluster {
                 (
                     n.name.clone(),
                     NodeRt {
-                        container: container_name(&spec.run_id, &n.name),
+                        container: container_name(names, &n.name),
                         boots: Mutex::new(Vec::new()),
                         stopping: Arc::new(AtomicBool::new(false)),
                     },
@@ -127,6 +135,33 @@ impl Cluster {
         let third = *self.third.get()?;
         let i = self.plan.nodes.iter().position(|n| n.name == node)?;
         Some(spec::node_ip(third, i))
+    }
+
+    /// The nodes `node` waits for before its first start: the plan's `start_needs`, except on
+    /// a restore, where an etcd member waits for no other etcd member. The members restart
+    /// into one cluster that has quorum only once enough of them run (on real k3s a lone
+    /// member of three would wait out the others' stage), and none joins: etcd's one learner
+    /// at a time is a join's rule. A control-plane-only node and an agent still wait for the
+    /// servers they reach.
+    pub(crate) fn start_needs(&self, node: &str) -> Vec<String> {
+        let needs = self.plan.start_needs.get(node).cloned().unwrap_or_default();
+        let etcd = |name: &str| {
+            (self.plan.nodes.iter())
+                .any(|n| n.name == name && matches!(n.role, Role::Etcd | Role::All))
+        };
+        if self.restore.is_none() || !etcd(node) {
+            return needs;
+        }
+        needs.into_iter().filter(|n| !etcd(n)).collect()
+    }
+
+    /// The run's network (name, third octet), once it exists.
+    pub(crate) fn network_of(&self) -> Option<(String, u8)> {
+        let third = *self.third.get()?;
+        match &self.restore {
+            Some(b) => Some((b.network.clone(), third)),
+            None => Some((format!("repro-{}", self.run_id), third)),
+        }
     }
 
     pub(crate) fn container(&self, node: &str) -> &str {
@@ -156,7 +191,9 @@ impl Cluster {
     }
 
     fn labels(&self, node: Option<&str>) -> HashMap<String, String> {
-        spec::labels(&self.run_id, &self.plan.check, node)
+        let mut l = spec::labels(&self.run_id, &self.plan.check, node);
+        l.extend(self.extra_labels.clone());
+        l
     }
 
     /// The node's current (last started) boot.
@@ -171,6 +208,10 @@ impl Cluster {
 
     /// The run's network: its name and the third octet of its /24.
     pub(crate) async fn create_network(self: &Arc<Self>) -> Result<(String, u8), RunError> {
+        if let Some(b) = &self.restore {
+            let _ = self.third.set(b.third);
+            return Ok((b.network.clone(), b.third));
+        }
         let c = self.clone();
         self.tracked(async move {
             let net = format!("repro-{}", c.run_id);
@@ -218,15 +259,7 @@ impl Cluster {
             (self.pace, self.plant.as_deref()),
         );
         let process = self.mechanism.process(facts, n.role, args, env);
-        let volume = format!("{}-data", rt.container);
-        // The image's other VOLUMEs get named, labelled volumes too: anonymous ones carry no
-        // label, so an outside `docker rm -f` (without -v) would leave them where `clean`
-        // cannot find them.
-        let declared = (self.docker.image(&self.plan.image).await)
-            .map(|i| i.volumes)
-            .unwrap_or_default();
-        let image_volumes =
-            spec::image_volume_mounts(&rt.container, &declared, facts.data_dir, process.systemd);
+        let (volume, image_volumes) = self.volumes_of(&n.name, process.systemd).await;
         for name in std::iter::once(&volume).chain(image_volumes.iter().map(|(n, _)| n)) {
             self.docker
                 .create_volume(name, &self.labels(Some(&n.name)))
@@ -234,6 +267,12 @@ impl Cluster {
         }
         if self.calls.closing() {
             return Err(RunError::Interrupted);
+        }
+        let kept = self.restore.as_ref().map(|b| &b.nodes[&n.name]);
+        if let Some(kept) = kept {
+            let mine = std::iter::once(&volume).chain(image_volumes.iter().map(|(v, _)| v));
+            self.copy_kept(&n.name, kept, mine.cloned().collect(), process.systemd)
+                .await?;
         }
         let place = spec::Place {
             plan: &self.plan,
@@ -248,7 +287,10 @@ impl Cluster {
             return Err(RunError::Interrupted);
         }
         self.docker.create_node(&container).await?;
-        let files = place.files(&process);
+        let mut files = place.files(&process);
+        if let Some(password) = kept.and_then(|k| k.password.clone()) {
+            files.push((facts.node_password_path.to_string(), password));
+        }
         self.docker.upload(&rt.container, &files).await?;
         if let Some(b) = &self.binary {
             self.docker
@@ -262,6 +304,85 @@ impl Cluster {
         };
         self.show(&n.name, NodeState::Created, 0, detail);
         Ok(())
+    }
+
+    /// A node's data volume and the named volumes over the image's other VOLUMEs, named after
+    /// the run (a restore's container has the baseline's name, its volumes are the run's):
+    /// anonymous ones carry no label, so an outside `docker rm -f` (without -v) would leave
+    /// them where `clean` cannot find them.
+    async fn volumes_of(&self, node: &str, systemd: bool) -> (String, Vec<(String, String)>) {
+        let prefix = container_name(&self.run_id, node);
+        let declared = (self.docker.image(&self.plan.image).await)
+            .map(|i| i.volumes)
+            .unwrap_or_default();
+        let facts = self.plan.distro.facts();
+        let image_volumes = spec::image_volume_mounts(&prefix, &declared, facts.data_dir, systemd);
+        (format!("{prefix}-data"), image_volumes)
+    }
+
+    /// Copies a kept node's volumes into this run's (`mine`, in the same order), in one helper
+    /// container of the node image.
+    async fn copy_kept(
+        &self,
+        node: &str,
+        kept: &KeptNode,
+        mine: Vec<String>,
+        systemd: bool,
+    ) -> Result<(), RunError> {
+        let pairs: Vec<(&str, &str)> = (kept.volumes.iter())
+            .zip(&mine)
+            .map(|((from, _), to)| (from.as_str(), to.as_str()))
+            .collect();
+        let helper = baseline::copy_helper(
+            format!("{}-restore", container_name(&self.run_id, node)),
+            (&self.plan.image, self.sim_seed.is_some(), systemd),
+            &pairs,
+            self.labels(Some(node)),
+        );
+        match self.docker.run_helper(&helper).await? {
+            (0, _) => Ok(()),
+            (code, out) => Err(RunError::Internal(format!(
+                "restoring {node} from baseline {}: the copy of its volumes exited {code}: {}",
+                self.restore.as_ref().map_or("", |b| b.id.as_str()),
+                out.trim()
+            ))),
+        }
+    }
+
+    /// Makes this (baseline) cluster, brought up, into a kept baseline: every node stopped
+    /// gracefully at once, its password file copied out, its container removed; its volumes
+    /// and the network stay, under the baseline's labels. Returns what a restore needs.
+    pub(crate) async fn keep_as_baseline(&self) -> Result<IndexMap<String, KeptNode>, RunError> {
+        for rt in self.nodes.values() {
+            rt.stopping.store(true, Ordering::SeqCst);
+        }
+        let stops = self
+            .nodes
+            .values()
+            .map(|rt| async { self.docker.stop(&rt.container, node::STOP_GRACE).await });
+        for r in join_all(stops).await {
+            r?;
+        }
+        let facts = self.plan.distro.facts();
+        let systemd = self.mechanism_systemd();
+        let mut kept = IndexMap::new();
+        for (name, rt) in &self.nodes {
+            let password = (self.docker)
+                .download(&rt.container, facts.node_password_path)
+                .await?
+                .map(|b| String::from_utf8_lossy(&b).into_owned());
+            self.docker.remove_container(&rt.container).await?;
+            let (data, others) = self.volumes_of(name, systemd).await;
+            let mut volumes = vec![(data, facts.data_dir.to_string())];
+            volumes.extend(others);
+            kept.insert(name.clone(), KeptNode { volumes, password });
+        }
+        Ok(kept)
+    }
+
+    /// Whether the nodes run systemd as PID 1 (their tmpfs paths are not volumes).
+    fn mechanism_systemd(&self) -> bool {
+        self.plan.distro.facts().node_process.systemd_pid1()
     }
 
     /// Starts a node's next boot and follows its log from the first line.
@@ -448,6 +569,21 @@ impl Cluster {
                 .iter()
                 .find_map(|h| h.take_write_error())
         })
+    }
+}
+
+/// A baseline's cluster interrupted while it was made: its calls in flight land before the
+/// slot removes it by label.
+impl baseline::Drain for Cluster {
+    fn drain(&self) -> futures_util::future::BoxFuture<'_, ()> {
+        use futures_util::FutureExt;
+        async move {
+            for rt in self.nodes.values() {
+                rt.stopping.store(true, Ordering::SeqCst);
+            }
+            let _ = self.calls.drain(CREATE_DRAIN).await;
+        }
+        .boxed()
     }
 }
 

@@ -72,4 +72,7 @@ pub(crate) struct RunConfig {
     pub(crate) mtu: Option<u32>,
     /// The command line that started the run, as recorded in result.json.
     pub(crate) argv: Vec<String>,
+    /// Restore the cluster from this slot's kept baseline instead of bringing it up fresh
+    /// (`repro explore --restore`, src/run/baseline.rs).
+    pub(crate) restore: Option<std::sync::Arc<super::baseline::Slot>>,
 }

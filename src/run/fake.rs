@@ -334,6 +334,25 @@ impl DockerApi for FakeDocker {
         futures_util::stream::empty().boxed()
     }
 
+    fn run_helper<'a>(
+        &'a self,
+        spec: &'a crate::docker::HelperSpec,
+    ) -> CallFuture<'a, (i64, String)> {
+        ok(self.call("helper", &spec.name).map(|()| (0, String::new())))
+    }
+
+    fn download<'a>(
+        &'a self,
+        container: &'a str,
+        _path: &'a str,
+    ) -> CallFuture<'a, Option<Vec<u8>>> {
+        ok(self.call("download", container).map(|()| None))
+    }
+
+    fn remove_container<'a>(&'a self, container: &'a str) -> CallFuture<'a, ()> {
+        ok(self.call("remove-container", container))
+    }
+
     fn remove_labelled<'a>(
         &'a self,
         label: &'a str,

@@ -7,6 +7,7 @@
 //! written so far are kept. Cleanup never relies on `Drop`. The runner prints nothing: it emits
 //! [`RunEvent`]s to receivers; and it renders nothing: its caller hands it a [`Render`].
 
+pub(crate) mod baseline;
 mod cluster;
 mod config;
 mod emit;
@@ -133,7 +134,11 @@ async fn execute_with(
         }
     };
     let initial = record::initial_result(cfg, &sc, &plan, &run_id, (expect, because));
-    let token = random_hex(24);
+    // A restored cluster keeps the token its datastore was made with: its slot's.
+    let token = match &cfg.restore {
+        Some(slot) => slot.token().to_string(),
+        None => random_hex(24),
+    };
     let redactor = run_redactor(&token, &plan);
     let recorder = match Recorder::create(&dir, &plan, initial, redactor.clone()) {
         Ok(r) => Arc::new(r),
@@ -294,7 +299,7 @@ async fn prepare(
     // one per node derived from the run's, recorded so a run's picks can be replayed.
     let sim_seed = stand_in.then(|| cfg.sim_seed.unwrap_or_else(rand::random));
     events.emit(&RunEvent::ImageReady {
-        image_id,
+        image_id: image_id.clone(),
         stand_in,
         privileged,
         sim_seed,
@@ -317,7 +322,7 @@ async fn prepare(
         up_lines(crate::scenario::READY_SIGNAL),
         up_lines(crate::scenario::AGENT_READY_SIGNAL),
     );
-    Ok(Arc::new(Cluster::new(ClusterSpec {
+    let mut spec = ClusterSpec {
         docker,
         run_id: s.run_id.clone(),
         plan: plan.clone(),
@@ -343,7 +348,102 @@ async fn prepare(
         }),
         sim_seed,
         mtu,
-    })))
+        restore: None,
+        extra_labels: Default::default(),
+    };
+    if let Some(slot) = &cfg.restore {
+        spec.restore = restore_from(s, slot, &spec, image_id.as_deref()).await?;
+    }
+    Ok(Arc::new(Cluster::new(spec)))
+}
+
+/// The slot's kept baseline for this run, made first if it has none that fits (#39,
+/// `baseline.rs`). A baseline whose bring-up fails (a node died, or was not ready in time)
+/// is removed and the run goes on fresh: it meets the same and records it as any run does.
+async fn restore_from(
+    s: &Session<'_>,
+    slot: &baseline::Slot,
+    run: &ClusterSpec,
+    image_id: Option<&str>,
+) -> Result<Option<Arc<baseline::Baseline>>, RunError> {
+    let env = [format!("{:?}", run.pace), format!("{:?}", run.plant)];
+    let key = baseline::key(s.plan, image_id, &env);
+    if let Some(b) = slot.fitting(run.docker.as_ref(), &key).await {
+        s.events.show(&RunEvent::Note(format!(
+            "restoring the cluster from baseline {}",
+            b.id
+        )));
+        return Ok(Some(b));
+    }
+    let t0 = Instant::now();
+    let id = slot.begin();
+    // The baseline's boot logs: a scratch folder next to the run's, removed once it is kept.
+    let scratch = s.cfg.results.join(format!(".baseline-{id}"));
+    let labels = baseline::labels(s.plan, image_id, &key, &s.token);
+    let cluster = Arc::new(Cluster::new(baseline_spec(run, &id, &scratch, labels)));
+    slot.making(cluster.clone());
+    let up = steps::bring_up(&cluster).await;
+    let _ = std::fs::remove_dir_all(&scratch);
+    let kept = match up {
+        Ok((None, _)) => cluster.keep_as_baseline().await,
+        Ok((Some(died), _)) => Err(RunError::Internal(died)),
+        Err(e) => Err(e),
+    };
+    match (kept, cluster.network_of()) {
+        (Ok(nodes), Some(net)) => {
+            let b = Arc::new(baseline::Baseline::new(id, key, net, nodes));
+            slot.keep(Some(b.clone())).await;
+            s.events.show(&RunEvent::Note(format!(
+                "baseline kept after {:.1}s; restoring the cluster from baseline {}",
+                t0.elapsed().as_secs_f64(),
+                b.id
+            )));
+            Ok(Some(b))
+        }
+        (kept, _) => {
+            let _ = cluster.remove().await;
+            slot.keep(None).await;
+            let _ = run
+                .docker
+                .remove_labelled(docker::LABEL_RUN, Some(&id))
+                .await;
+            let why = kept
+                .err()
+                .map_or("no network".to_string(), |e| e.to_string());
+            s.events.show(&RunEvent::Note(format!(
+                "no baseline ({why}); this run starts its cluster fresh"
+            )));
+            Ok(None)
+        }
+    }
+}
+
+/// A baseline's cluster: the run's, under the baseline's id and labels, its logs in a scratch
+/// folder, its events told no one (the run's record is the run's own).
+fn baseline_spec(run: &ClusterSpec, id: &str, dir: &Path, labels: docker::Labels) -> ClusterSpec {
+    ClusterSpec {
+        docker: run.docker.clone(),
+        run_id: id.to_string(),
+        plan: run.plan.clone(),
+        dir: dir.to_path_buf(),
+        events: Events::new(vec![]),
+        timeout: run.timeout,
+        settle: run.settle,
+        privileged: run.privileged,
+        scrub: run.scrub.clone(),
+        expect: run.expect,
+        ready: run.ready.clone(),
+        agent_ready: run.agent_ready.clone(),
+        token: run.token.clone(),
+        sim_seed: run.sim_seed,
+        redactor: run.redactor.clone(),
+        pace: run.pace,
+        plant: run.plant.clone(),
+        binary: run.binary.clone(),
+        mtu: run.mtu,
+        restore: None,
+        extra_labels: labels,
+    }
 }
 
 /// Runs the cluster's steps as their own task, so a panic or Ctrl-C still reaches cleanup.

@@ -152,7 +152,9 @@ async fn k3s_version_output(c: &Cluster) -> Option<String> {
 /// node as such off-path work too, once that node is up. Both halves run in this task and
 /// finish (or are dropped) before it returns: nothing is left creating containers behind the
 /// teardown. Returns the death that ended the start-up, if one did, and `k3s -v`'s output.
-async fn bring_up(c: &Arc<Cluster>) -> Result<(Option<String>, Option<String>), RunError> {
+pub(super) async fn bring_up(
+    c: &Arc<Cluster>,
+) -> Result<(Option<String>, Option<String>), RunError> {
     use futures_util::stream::{FuturesUnordered, StreamExt};
     let (net, third) = c.create_network().await?;
     let (gates, created_txs) = StartGates::new(c);
@@ -257,7 +259,7 @@ impl StartGates {
             nodes.iter().map(|_| watch::channel(false)).unzip();
         let needs = (nodes.iter())
             .map(|n| {
-                (c.plan.start_needs.get(&n.name).into_iter().flatten())
+                (c.start_needs(&n.name).iter())
                     .filter_map(|n| node_index(c, n))
                     .collect()
             })

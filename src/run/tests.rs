@@ -30,6 +30,7 @@ fn config(results: &Path, expect: Outcome) -> RunConfig {
         host_check: true,
         mtu: None,
         argv: vec!["repro".into(), "run".into()],
+        restore: None,
     }
 }
 

@@ -47,6 +47,7 @@ mod json_output;
 mod kept_runs;
 mod learners;
 mod matrix;
+mod restore;
 mod rke2;
 mod rke2_faults;
 mod run;
