@@ -141,8 +141,10 @@ impl Setting<'_> {
     /// hold the value when the node restarts (a control-plane-only server cannot run with a
     /// critical value its join server does not hold: it is refused).
     ///
-    /// - `stale`: the node boots with `x` (unless it already runs it), every other server is
-    ///   set to `y`, then the node is set to `y`: no server holds `x`, only its past does;
+    /// - `stale`: the node boots with `x` (unless it already runs it), every server, the node
+    ///   included, is set to `y` in topology order, then the node is restarted again: no server
+    ///   holds `x`, only the node's past does (a value kept from any earlier boot, not only the
+    ///   previous one);
     /// - `taken-from-S`: every server, the node included, is set to `y` in topology order (a
     ///   joiner after its join server, so none is refused), then S back to `x`, then the node
     ///   is restarted again: S alone holds `x`, and the node's previous boot had `y`.
@@ -169,12 +171,14 @@ impl Setting<'_> {
                 if self.value(&files, self.node).as_deref() != Some(self.x) {
                     set(self.node, self.x, &mut files);
                 }
-                for s in servers.iter().filter(|s| s.name != self.node) {
+                // Every server, the node in its place, so none bootstraps against a server
+                // that still holds the value (a joiner of the node would be refused).
+                for s in &servers {
                     if self.value(&files, &s.name).as_deref() != Some(self.y) {
                         set(&s.name, self.y, &mut files);
                     }
                 }
-                set(self.node, self.y, &mut files);
+                set(self.node, "", &mut files);
             }
             Class::TakenFrom(c) if servers.iter().any(|s| &s.name == c && s.name != self.node) => {
                 for s in &servers {
@@ -203,6 +207,8 @@ impl Setting<'_> {
         let mut files = self.base.clone();
         let mut running = self.base.clone();
         let mut previous = files.get(self.node).cloned().unwrap_or_default();
+        // Whether the node ever booted with `x` before its last boot.
+        let mut had_x = self.value(&files, self.node).as_deref() == Some(self.x);
         let keys = [self.key.key.clone()];
         for st in &seq.steps {
             let Some(n) = self.nodes.iter().find(|n| n.name == st.node) else {
@@ -210,6 +216,7 @@ impl Setting<'_> {
             };
             if st.node == self.node {
                 previous = files.get(self.node).cloned().unwrap_or_default();
+                had_x |= self.rules.value(&previous, &self.key.key).as_deref() == Some(self.x);
             }
             let file = files.entry(st.node.clone()).or_default();
             file.extend(st.set.clone());
@@ -238,7 +245,7 @@ impl Setting<'_> {
         let mine = self.value(&running, self.node);
         let before = self.rules.value(&previous, &self.key.key);
         let alone = match cause {
-            Class::Stale => holders.is_empty() && before.as_deref() == Some(self.x),
+            Class::Stale => holders.is_empty() && had_x,
             Class::TakenFrom(c) => holders == [c.as_str()] && before.as_deref() == Some(self.y),
             _ => false,
         };
@@ -306,8 +313,9 @@ mod tests {
         }
     }
 
-    /// A stale value: the node boots with the value (it runs it already), every other server
-    /// gets the other one, then the node does: nobody but its past holds the value.
+    /// A stale value: the node booted with the value (it runs it already), every server gets
+    /// the other one in topology order, then the node restarts again: nobody but its past
+    /// holds the value (the cached-flannel-backend plant keeps its first boot's, k3s #13388).
     #[test]
     fn the_stale_probe_leaves_only_the_nodes_past_holding_the_value() {
         let (nodes, rules, k) = (
@@ -322,7 +330,32 @@ mod tests {
         assert_eq!(s.id, "d-stale");
         assert_eq!(
             steps(&s),
-            ["etcd-1=true", "etcd-3=true", "cp-1=true", "etcd-2=true"]
+            [
+                "etcd-1=true",
+                "etcd-2=true",
+                "etcd-3=true",
+                "cp-1=true",
+                "etcd-2="
+            ]
+        );
+        // etcd-1, cp-1's join server, on a critical key: cp-1 gets the value after it, so it is
+        // not refused (the cached-flannel-backend bench row once found no stale sequence).
+        let critical = key("supervisor-metrics");
+        let base_c = self::base(&nodes, &critical);
+        let set = Setting {
+            node: "etcd-1",
+            ..setting(&nodes, &base_c, &rules, &critical)
+        };
+        let s = set.sequence(&Class::Stale, "d").expect("built");
+        assert_eq!(
+            steps(&s),
+            [
+                "etcd-1=true",
+                "etcd-2=true",
+                "etcd-3=true",
+                "cp-1=true",
+                "etcd-1="
+            ]
         );
     }
 
