@@ -1,0 +1,107 @@
+//! Lifecycle steps on real stand-in containers (#41): a node stopped and kept down, started
+//! again, an etcd node and the control plane restarted at once (a group across roles), and every node upgraded by release in
+//! Rancher's order (etcd, then control plane). result.json must show what each node ran in each
+//! step, and an upgraded etcd member must come back as the member it was (its data dir kept:
+//! not added to etcd again) at the address it had.
+
+use crate::runs::Run;
+use crate::util::project;
+
+const CHECK: &str = "name: lifecycle
+topology: etcd-split
+issue: https://github.com/k3s-io/k3s/issues/11647
+summary: stop, start again, a cross-role group restart and an upgrade by release
+steps:
+  - name: stop etcd-3, restart an etcd node and the control plane at once
+    stop: [etcd-3]
+    restart: [[etcd-2, cp-1]]
+    expect:
+      etcd-3: {ready: down}
+      etcd-2: {ready: up}
+      cp-1: {ready: up}
+  - name: start etcd-3 again
+    start: [etcd-3]
+    expect:
+      etcd-3: {ready: up}
+  - name: upgrade the etcd nodes, then the control plane
+    upgrade: {etcd-1: v1.33.5+k3s1, etcd-2: v1.33.5+k3s1, etcd-3: v1.33.5+k3s1, cp-1: v1.33.5+k3s1}
+    expect:
+      etcd-2: {ready: up, version: v1.33.5+k3s1}
+      cp-1: {ready: up, version: v1.33.5+k3s1}
+";
+
+/// The node's address as its kubelet line gives it (`--node-ip=…`).
+fn node_ip(log: &str) -> String {
+    let at = log.find("--node-ip=").expect("a kubelet line") + "--node-ip=".len();
+    log[at..].split_whitespace().next().unwrap().to_string()
+}
+
+#[test]
+fn stop_start_group_restart_and_upgrade_by_release_on_k3s() {
+    let root = project(&["checks/signals.yaml", "topologies/etcd-split.yaml"]);
+    std::fs::write(root.path().join("checks/lifecycle.yaml"), CHECK).unwrap();
+    let run = Run::check("lifecycle")
+        .sim()
+        .root(root.path())
+        .version("v1.33.4+k3s1")
+        .finish();
+    run.out.code(0);
+    assert_eq!(run.outcome(), "fixed");
+    let steps = run.result["steps"].as_array().unwrap();
+    let kinds = |i: usize| -> Vec<&str> {
+        (steps[i]["actions"].as_array().unwrap().iter())
+            .map(|a| a["kind"].as_str().unwrap())
+            .collect()
+    };
+    assert_eq!(kinds(0), ["stop", "restart"]);
+    assert_eq!(kinds(1), ["start"]);
+    assert_eq!(kinds(2), ["upgrade"; 4]);
+    // The stopped node is `down` by the stop, not read; it runs nothing in that step.
+    let stopped = (steps[0]["observations"].as_array().unwrap().iter())
+        .find(|o| o["node"] == "etcd-3")
+        .unwrap();
+    assert_eq!(
+        (stopped["observed"].as_str(), stopped["rule"].as_str()),
+        (Some("down"), Some("stopped"))
+    );
+    let versions = |i: usize| steps[i]["versions"].clone();
+    let all = |v: &str| serde_json::json!({"etcd-1": v, "etcd-2": v, "etcd-3": v, "cp-1": v});
+    assert_eq!(
+        versions(0),
+        serde_json::json!({"etcd-1": "v1.33.4+k3s1", "etcd-2": "v1.33.4+k3s1", "cp-1": "v1.33.4+k3s1"})
+    );
+    assert_eq!(versions(1), all("v1.33.4+k3s1"));
+    assert_eq!(versions(2), all("v1.33.5+k3s1"));
+    // The group is one restart of both roles, each node booted again in step 1.
+    assert_eq!(
+        steps[0]["actions"][1]["nodes"],
+        serde_json::json!(["etcd-2", "cp-1"])
+    );
+    let boots = run.result["boots"].as_array().unwrap();
+    let boot = |node: &str, n: u64| {
+        boots
+            .iter()
+            .find(|b| b["node"] == node && b["boot"] == n)
+            .unwrap_or_else(|| panic!("{node} boot {n}"))
+    };
+    assert!(["etcd-2", "cp-1"].iter().all(|n| boot(n, 2)["step"] == 1));
+    // etcd-3 came back in the boot after its stop: a start, not a new node.
+    assert_eq!(boot("etcd-3", 2)["step"], 2);
+    // The upgraded etcd joiner is the member it was: its data dir is kept, so it starts etcd
+    // for an existing member instead of being added again, at the same address.
+    let (first, upgraded) = (run.boot_log("etcd-2", 1), run.boot_log("etcd-2", 3));
+    assert_eq!(boot("etcd-2", 3)["step"], 3);
+    assert!(first.contains("Adding member etcd-2-"), "{first}");
+    assert!(upgraded.contains("Starting k3s v1.33.5+k3s1"), "{upgraded}");
+    assert!(
+        upgraded.contains("Starting etcd for existing cluster member"),
+        "{upgraded}"
+    );
+    assert!(!upgraded.contains("Adding member"), "{upgraded}");
+    assert_eq!(node_ip(&upgraded), node_ip(&first));
+    let leader = run.boot_log("etcd-1", 2);
+    assert!(
+        !leader.contains("Adding member"),
+        "etcd-1 added a member again:\n{leader}"
+    );
+}
