@@ -10,19 +10,23 @@ use crate::util::project;
 const CHECK: &str = "name: lifecycle
 topology: etcd-split
 issue: https://github.com/k3s-io/k3s/issues/11647
-summary: stop, start again, a cross-role group restart and an upgrade by release
+summary: a cross-role group restart, stop, start again and an upgrade by release
 steps:
-  - name: stop etcd-3, restart an etcd node and the control plane at once
-    stop: [etcd-3]
+  - name: restart an etcd node and the control plane at once
     restart: [[etcd-2, cp-1]]
     expect:
-      etcd-3: {ready: down}
       etcd-2: {ready: up}
-      cp-1: {ready: up}
+      etcd-3: {node-ready: up}
+      cp-1: {ready: up, node-ready: up}
+  - name: stop etcd-3
+    stop: [etcd-3]
+    expect:
+      etcd-3: {ready: down, node-ready: down}
+      cp-1: {node-ready: up}
   - name: start etcd-3 again
     start: [etcd-3]
     expect:
-      etcd-3: {ready: up}
+      etcd-3: {ready: up, node-ready: up}
   - name: upgrade the etcd nodes, then the control plane
     upgrade: {etcd-1: v1.33.5+k3s1, etcd-2: v1.33.5+k3s1, etcd-3: v1.33.5+k3s1, cp-1: v1.33.5+k3s1}
     expect:
@@ -40,6 +44,14 @@ fn node_ip(log: &str) -> String {
 fn stop_start_group_restart_and_upgrade_by_release_on_k3s() {
     let root = project(&["checks/signals.yaml", "topologies/etcd-split.yaml"]);
     std::fs::write(root.path().join("checks/lifecycle.yaml"), CHECK).unwrap();
+    // cp-1's apiserver marks a silent node Unknown after 3s, not Kubernetes' 40s.
+    let topo = root.path().join("topologies/etcd-split.yaml");
+    let text = std::fs::read_to_string(&topo).unwrap();
+    let cp = "{name: cp-1, role: control-plane, join: etcd-1}";
+    assert!(text.contains(cp), "etcd-split's cp-1 changed");
+    let cp_env =
+        "{name: cp-1, role: control-plane, join: etcd-1, env: {REPRO_SIM_NODE_MONITOR_GRACE: '3'}}";
+    std::fs::write(&topo, text.replace(cp, cp_env)).unwrap();
     let run = Run::check("lifecycle")
         .sim()
         .root(root.path())
@@ -53,28 +65,45 @@ fn stop_start_group_restart_and_upgrade_by_release_on_k3s() {
             .map(|a| a["kind"].as_str().unwrap())
             .collect()
     };
-    assert_eq!(kinds(0), ["stop", "restart"]);
-    assert_eq!(kinds(1), ["start"]);
-    assert_eq!(kinds(2), ["upgrade"; 4]);
-    // The stopped node is `down` by the stop, not read; it runs nothing in that step.
-    let stopped = (steps[0]["observations"].as_array().unwrap().iter())
-        .find(|o| o["node"] == "etcd-3")
-        .unwrap();
+    assert_eq!(kinds(0), ["restart"]);
+    assert_eq!(kinds(1), ["stop"]);
+    assert_eq!(kinds(2), ["start"]);
+    assert_eq!(kinds(3), ["upgrade"; 4]);
+    let observed = |i: usize, node: &str, signal: &str| {
+        (steps[i]["observations"].as_array().unwrap().iter())
+            .find(|o| o["node"] == node && o["signal"] == signal)
+            .unwrap_or_else(|| panic!("step {i}: {node} {signal}"))
+            .clone()
+    };
+    // A stopped node's readiness is `down` by the stop; the API says NotReady (Unknown) once
+    // the node-monitor grace period (3s here) has passed, asked on cp-1.
+    let stopped = observed(1, "etcd-3", "ready");
     assert_eq!(
         (stopped["observed"].as_str(), stopped["rule"].as_str()),
         (Some("down"), Some("stopped"))
     );
+    let api = observed(1, "etcd-3", "node-ready");
+    assert_eq!(
+        (api["observed"].as_str(), api["rule"].as_str()),
+        (Some("down"), Some("api"))
+    );
+    assert_eq!(
+        api["reason"],
+        "the Kubernetes API: etcd-3: Ready=Unknown (NodeStatusUnknown), asked on cp-1"
+    );
+    assert_eq!(observed(2, "etcd-3", "node-ready")["observed"], "up");
     let versions = |i: usize| steps[i]["versions"].clone();
     let all = |v: &str| serde_json::json!({"etcd-1": v, "etcd-2": v, "etcd-3": v, "cp-1": v});
+    assert_eq!(versions(0), all("v1.33.4+k3s1"));
     assert_eq!(
-        versions(0),
+        versions(1),
         serde_json::json!({"etcd-1": "v1.33.4+k3s1", "etcd-2": "v1.33.4+k3s1", "cp-1": "v1.33.4+k3s1"})
     );
-    assert_eq!(versions(1), all("v1.33.4+k3s1"));
-    assert_eq!(versions(2), all("v1.33.5+k3s1"));
+    assert_eq!(versions(2), all("v1.33.4+k3s1"));
+    assert_eq!(versions(3), all("v1.33.5+k3s1"));
     // The group is one restart of both roles, each node booted again in step 1.
     assert_eq!(
-        steps[0]["actions"][1]["nodes"],
+        steps[0]["actions"][0]["nodes"],
         serde_json::json!(["etcd-2", "cp-1"])
     );
     let boots = run.result["boots"].as_array().unwrap();
@@ -86,11 +115,11 @@ fn stop_start_group_restart_and_upgrade_by_release_on_k3s() {
     };
     assert!(["etcd-2", "cp-1"].iter().all(|n| boot(n, 2)["step"] == 1));
     // etcd-3 came back in the boot after its stop: a start, not a new node.
-    assert_eq!(boot("etcd-3", 2)["step"], 2);
+    assert_eq!(boot("etcd-3", 2)["step"], 3);
     // The upgraded etcd joiner is the member it was: its data dir is kept, so it starts etcd
     // for an existing member instead of being added again, at the same address.
     let (first, upgraded) = (run.boot_log("etcd-2", 1), run.boot_log("etcd-2", 3));
-    assert_eq!(boot("etcd-2", 3)["step"], 3);
+    assert_eq!(boot("etcd-2", 3)["step"], 4);
     assert!(first.contains("Adding member etcd-2-"), "{first}");
     assert!(upgraded.contains("Starting k3s v1.33.5+k3s1"), "{upgraded}");
     assert!(
