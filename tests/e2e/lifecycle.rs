@@ -134,3 +134,61 @@ fn stop_start_group_restart_and_upgrade_by_release_on_k3s() {
         "etcd-1 added a member again:\n{leader}"
     );
 }
+
+const RKE2_CHECK: &str = "name: lifecycle-rke2
+topology: rke2-8465
+issue: https://github.com/k3s-io/k3s/issues/11647
+summary: a cross-role group restart, stop, start again and an upgrade by release on rke2
+steps:
+  - name: restart an etcd node and the control plane at once
+    restart: [[etcd-2, cp-1]]
+    expect:
+      etcd-2: {ready: up}
+      cp-1: {ready: up}
+  - name: stop etcd-3
+    stop: [etcd-3]
+    expect:
+      etcd-3: {ready: down}
+  - name: start etcd-3 again
+    start: [etcd-3]
+    expect:
+      etcd-3: {ready: up}
+  - name: upgrade etcd-2
+    upgrade: {etcd-2: v1.32.9+rke2r1}
+    expect:
+      etcd-2: {ready: up, version: v1.32.9+rke2r1}
+";
+
+/// The same on RKE2's stand-in nodes (systemd as PID 1, the unit stopped with the container):
+/// the upgraded etcd member keeps its data and address, and result.json says which node ran
+/// which version in each step.
+#[test]
+fn stop_start_group_restart_and_upgrade_by_release_on_rke2() {
+    let root = project(&["checks/signals.yaml", "topologies/rke2-8465.yaml"]);
+    std::fs::write(root.path().join("checks/lifecycle-rke2.yaml"), RKE2_CHECK).unwrap();
+    let run = Run::check("lifecycle-rke2")
+        .sim()
+        .root(root.path())
+        .version("v1.32.5+rke2r1")
+        .finish();
+    run.out.code(0);
+    assert_eq!(run.outcome(), "fixed");
+    let steps = run.result["steps"].as_array().unwrap();
+    let v = |i: usize, node: &str| steps[i]["versions"][node].as_str().map(str::to_string);
+    assert_eq!(v(1, "etcd-3"), None, "a stopped node runs nothing");
+    assert_eq!(v(2, "etcd-3").as_deref(), Some("v1.32.5+rke2r1"));
+    assert_eq!(v(3, "etcd-2").as_deref(), Some("v1.32.9+rke2r1"));
+    assert_eq!(v(3, "cp-1").as_deref(), Some("v1.32.5+rke2r1"));
+    let (first, upgraded) = (run.boot_log("etcd-2", 1), run.boot_log("etcd-2", 3));
+    assert!(first.contains("Adding member etcd-2-"), "{first}");
+    assert!(
+        upgraded.contains("Starting rke2 v1.32.9+rke2r1"),
+        "{upgraded}"
+    );
+    assert!(
+        upgraded.contains("Starting etcd for existing cluster member"),
+        "{upgraded}"
+    );
+    assert!(!upgraded.contains("Adding member"), "{upgraded}");
+    assert_eq!(node_ip(&upgraded), node_ip(&first));
+}
