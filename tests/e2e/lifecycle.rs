@@ -1,6 +1,7 @@
 //! Lifecycle steps on real stand-in containers (#41): a node stopped and kept down, started
-//! again, an etcd node and the control plane restarted at once (a group across roles), and every node upgraded by release in
-//! Rancher's order (etcd, then control plane). result.json must show what each node ran in each
+//! again, an etcd node and the control plane restarted at once (a group across roles), and
+//! every node upgraded by release (one by RC, then to the release) in Rancher's order (etcd,
+//! then control plane). result.json must show what each node ran in each
 //! step, and an upgraded etcd member must come back as the member it was (its data dir kept:
 //! not added to etcd again) at the address it had.
 
@@ -27,11 +28,16 @@ steps:
     start: [etcd-3]
     expect:
       etcd-3: {ready: up, node-ready: up}
-  - name: upgrade the etcd nodes, then the control plane
-    upgrade: {etcd-1: v1.33.5+k3s1, etcd-2: v1.33.5+k3s1, etcd-3: v1.33.5+k3s1, cp-1: v1.33.5+k3s1}
+  - name: upgrade the etcd nodes, then the control plane (etcd-1 to the release candidate)
+    upgrade: {etcd-1: v1.33.5-rc1+k3s1, etcd-2: v1.33.5+k3s1, etcd-3: v1.33.5+k3s1, cp-1: v1.33.5+k3s1}
     expect:
+      etcd-1: {ready: up, version: v1.33.5-rc1+k3s1}
       etcd-2: {ready: up, version: v1.33.5+k3s1}
       cp-1: {ready: up, version: v1.33.5+k3s1}
+  - name: upgrade etcd-1 from the release candidate to the release
+    upgrade: {etcd-1: v1.33.5+k3s1}
+    expect:
+      etcd-1: {ready: up, version: v1.33.5+k3s1}
 ";
 
 /// The node's address as its kubelet line gives it (`--node-ip=…`).
@@ -69,6 +75,7 @@ fn stop_start_group_restart_and_upgrade_by_release_on_k3s() {
     assert_eq!(kinds(1), ["stop"]);
     assert_eq!(kinds(2), ["start"]);
     assert_eq!(kinds(3), ["upgrade"; 4]);
+    assert_eq!(kinds(4), ["upgrade"]);
     let observed = |i: usize, node: &str, signal: &str| {
         (steps[i]["observations"].as_array().unwrap().iter())
             .find(|o| o["node"] == node && o["signal"] == signal)
@@ -100,7 +107,10 @@ fn stop_start_group_restart_and_upgrade_by_release_on_k3s() {
         serde_json::json!({"etcd-1": "v1.33.4+k3s1", "etcd-2": "v1.33.4+k3s1", "cp-1": "v1.33.4+k3s1"})
     );
     assert_eq!(versions(2), all("v1.33.4+k3s1"));
-    assert_eq!(versions(3), all("v1.33.5+k3s1"));
+    let mut rc = all("v1.33.5+k3s1");
+    rc["etcd-1"] = "v1.33.5-rc1+k3s1".into();
+    assert_eq!(versions(3), rc);
+    assert_eq!(versions(4), all("v1.33.5+k3s1"));
     // The group is one restart of both roles, each node booted again in step 1.
     assert_eq!(
         steps[0]["actions"][0]["nodes"],
