@@ -62,6 +62,10 @@ pub(crate) enum ActionKind {
     Start,
     /// A group of nodes restarted at once.
     Restart,
+    /// Nodes stopped by a step (they stay down until a start).
+    Stop,
+    /// A node re-created on another version's image over its volumes.
+    Upgrade,
 }
 
 impl ActionKind {
@@ -70,6 +74,8 @@ impl ActionKind {
             ActionKind::Edit => "edit",
             ActionKind::Start => "start",
             ActionKind::Restart => "restart",
+            ActionKind::Stop => "stop",
+            ActionKind::Upgrade => "upgrade",
         }
     }
 }
@@ -93,6 +99,10 @@ pub(crate) enum Rule {
     ValueLines,
     /// A probe rule matched.
     Probe,
+    /// The node was stopped by a step: `down`, not read from the node.
+    Stopped,
+    /// Read from the Kubernetes API on a node serving it (a signal's `api:`).
+    Api,
     /// Nothing decided it (the value is `unknown`), or an older result.json without rules.
     #[default]
     Undecided,
@@ -108,6 +118,8 @@ impl Rule {
             Rule::SettleWindow => "settle-window",
             Rule::ValueLines => "value-lines",
             Rule::Probe => "probe",
+            Rule::Stopped => "stopped",
+            Rule::Api => "api",
             Rule::Undecided => "undecided",
         }
     }
@@ -398,12 +410,18 @@ pub(crate) struct PlannedStepRecord {
     /// node -> path -> new content, or `null` for a deleted file.
     #[serde(default)]
     pub(crate) edits: IndexMap<String, IndexMap<String, Option<String>>>,
-    /// Deferred nodes started for the first time, in order.
+    /// Nodes stopped at once, first (each stays down until a later start).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub(crate) stop: Vec<String>,
+    /// Deferred or stopped nodes started, at once.
     #[serde(default)]
     pub(crate) start: Vec<String>,
     /// Restart groups in order; the nodes of one group restart at once.
     #[serde(default)]
     pub(crate) restart: Vec<Vec<String>>,
+    /// Nodes upgraded, one after another, last.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub(crate) upgrade: Vec<UpgradeRecord>,
     /// node -> signal -> correct value.
     #[serde(default)]
     pub(crate) expect: IndexMap<String, IndexMap<String, String>>,
@@ -417,6 +435,14 @@ pub(crate) struct PlannedStepRecord {
     /// node -> signal -> 1-based line of that expectation in the check file. Optional, like `line`.
     #[serde(default, skip_serializing_if = "IndexMap::is_empty")]
     pub(crate) expect_lines: IndexMap<String, IndexMap<String, usize>>,
+}
+
+/// One node's planned upgrade: the version and the image it is re-created on.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub(crate) struct UpgradeRecord {
+    pub(crate) node: String,
+    pub(crate) version: String,
+    pub(crate) image: Option<String>,
 }
 
 impl From<&PlannedStep> for PlannedStepRecord {
@@ -437,8 +463,16 @@ impl From<&PlannedStep> for PlannedStepRecord {
             name: s.name.clone(),
             why: s.why.clone(),
             edits: s.edits.clone(),
+            stop: s.stop.clone(),
             start: s.start.clone(),
             restart: s.restart.clone(),
+            upgrade: (s.upgrade.iter())
+                .map(|u| UpgradeRecord {
+                    node: u.node.clone(),
+                    version: u.version.to_string(),
+                    image: u.image.clone(),
+                })
+                .collect(),
             expect: values(&s.expect),
             bug: values(&s.bug),
             line: Some(s.line),
@@ -535,6 +569,10 @@ pub(crate) struct StepResult {
     pub(crate) finished_at: Option<String>,
     pub(crate) actions: Vec<Action>,
     pub(crate) observations: Vec<Observation>,
+    /// The version each running node ran at the end of the step (its current boot's banner);
+    /// absent in older results.
+    #[serde(default, skip_serializing_if = "IndexMap::is_empty")]
+    pub(crate) versions: IndexMap<String, String>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]

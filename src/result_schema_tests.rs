@@ -67,7 +67,7 @@ fn enum_values_are_the_types_values() {
         ),
         (
             "/$defs/action/properties/kind/enum",
-            every!(ActionKind: Edit, Start, Restart),
+            every!(ActionKind: Edit, Start, Restart, Stop, Upgrade),
         ),
         (
             "/$defs/evidence/properties/source/enum",
@@ -76,7 +76,7 @@ fn enum_values_are_the_types_values() {
         (
             "/$defs/observation/properties/rule/enum",
             every!(Rule: UpLine, DownLine, OnDeath, AfterFeature, SettleWindow, ValueLines,
-                Probe, Undecided),
+                Probe, Stopped, Api, Undecided),
         ),
         (
             "/properties/build/properties/source/enum",
@@ -226,6 +226,12 @@ fn full() -> RunResult {
             edits: files.clone(),
             start: vec!["cp-2".into()],
             restart: vec![vec!["etcd-2".into()]],
+            stop: vec!["etcd-3".into()],
+            upgrade: vec![crate::result::UpgradeRecord {
+                node: "etcd-2".into(),
+                version: "v1.33.5+k3s1".into(),
+                image: Some("rancher/k3s:v1.33.5-k3s1".into()),
+            }],
             expect: values.clone(),
             bug: values,
             line: Some(16),
@@ -264,6 +270,7 @@ fn full() -> RunResult {
                 files: vec!["/etc/rancher/k3s/config.yaml".into()],
             }],
             observations: vec![observation],
+            versions: [("etcd-2".to_string(), "v1.33.5+k3s1".to_string())].into(),
         }],
         boots: vec![BootRecord {
             node: "etcd-2".into(),

@@ -286,10 +286,6 @@ pub struct Facts {
     pub url_env: &'static str,
     /// The admin kubeconfig written by servers.
     pub kubeconfig_path: &'static str,
-    /// The node password the supervisor keeps per node name (k3s #802, #6054): written in the
-    /// rootfs, not on the data volume, so a restore from a kept baseline (`repro explore
-    /// --restore`) copies it out of the stopped node and back into its new container.
-    pub node_password_path: &'static str,
     /// How kubectl is invoked inside a node.
     pub kubectl: &'static [&'static str],
     /// The start banner prefix (`Starting k3s v1.33.4+k3s1 (abcdef12)`), and its agent form.
@@ -322,6 +318,12 @@ pub struct Facts {
     /// systemd unit sets no `KillSignal=`, so `systemctl stop` sends systemd's default, SIGTERM,
     /// which k3s handles by shutting down (pkg/cli/cmds/log_linux.go, pkg/signals).
     pub stop_signal: &'static str,
+    /// Where the agent keeps the node password it registered with (generated at its first
+    /// start, outside the data dir; pkg/agent/config: `/etc/rancher/node/password`; the
+    /// supervisor checks it per node name, k3s #802, #6054): in the rootfs, not on the data
+    /// volume, so an upgrade carries it over (as the install script leaves it in place) and a
+    /// restore from a kept baseline (`repro explore --restore`) copies it out and back.
+    pub node_password_path: &'static str,
     /// How far one `upgrade:` may move a node (docs.k3s.io/upgrades/manual: "the Kubernetes
     /// version skew policy applies. Ensure that your plan does not skip intermediate minor
     /// versions"; k3s #7537: downgrades are not supported, k3s-upgrade refuses them).

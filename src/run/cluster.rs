@@ -82,6 +82,8 @@ pub(crate) struct Cluster {
     calls: InFlight,
     /// The third octet of the run's network, once it exists (node addresses → names).
     third: std::sync::OnceLock<u8>,
+    /// Nodes a step's `stop:` took down and no `start:` brought back yet.
+    stopped: Mutex<std::collections::HashSet<String>>,
 }
 
 impl std::ops::Deref for Cluster {
@@ -123,6 +125,7 @@ impl Cluster {
             nodes,
             calls: InFlight::default(),
             third: std::sync::OnceLock::new(),
+            stopped: Mutex::new(Default::default()),
         }
     }
 
@@ -248,49 +251,13 @@ impl Cluster {
 
     async fn create_node_now(&self, i: usize, net: &str, third: u8) -> Result<(), RunError> {
         let n: &PlannedNode = &self.plan.nodes[i];
-        let rt = self.node(&n.name);
-        let facts = self.plan.distro.facts();
-        let args = facts.node_args(n.role == Role::Agent);
-        let env = spec::env(
-            facts,
-            &self.token,
-            self.sim_seed,
-            n,
-            (self.pace, self.plant.as_deref()),
-        );
-        let process = self.mechanism.process(facts, n.role, args, env);
-        let (volume, image_volumes) = self.volumes_of(&n.name, process.systemd).await;
-        for name in std::iter::once(&volume).chain(image_volumes.iter().map(|(n, _)| n)) {
-            self.docker
-                .create_volume(name, &self.labels(Some(&n.name)))
-                .await?;
-        }
-        if self.calls.closing() {
-            return Err(RunError::Interrupted);
-        }
         let kept = self.restore.as_ref().map(|b| &b.nodes[&n.name]);
-        if let Some(kept) = kept {
-            let mine = std::iter::once(&volume).chain(image_volumes.iter().map(|(v, _)| v));
-            self.copy_kept(&n.name, kept, mine.cloned().collect(), process.systemd)
-                .await?;
-        }
-        let place = spec::Place {
-            plan: &self.plan,
-            i,
-            net,
-            third,
-        };
-        let labels = self.labels(Some(&n.name));
-        let volumes = (volume, image_volumes);
-        let container = place.container(&rt.container, &process, volumes, labels, self.privileged);
-        if self.calls.closing() {
-            return Err(RunError::Interrupted);
-        }
-        self.docker.create_node(&container).await?;
-        let mut files = place.files(&process);
+        let mut files = (self.create_container(i, net, third, &self.plan.image, kept)).await?;
         if let Some(password) = kept.and_then(|k| k.password.clone()) {
-            files.push((facts.node_password_path.to_string(), password));
+            let path = self.plan.distro.facts().node_password_path;
+            files.push((path.to_string(), password));
         }
+        let rt = self.node(&n.name);
         self.docker.upload(&rt.container, &files).await?;
         if let Some(b) = &self.binary {
             self.docker
@@ -306,13 +273,89 @@ impl Cluster {
         Ok(())
     }
 
+    /// The plan's `i`-th node's volumes (named, so they outlive the container: created if
+    /// missing; filled from a kept baseline's node when `kept`, a restore) and container on
+    /// `image`; returns the files it needs before its first start.
+    async fn create_container(
+        &self,
+        i: usize,
+        net: &str,
+        third: u8,
+        image: &str,
+        kept: Option<&KeptNode>,
+    ) -> Result<Vec<(String, String)>, RunError> {
+        let n: &PlannedNode = &self.plan.nodes[i];
+        let rt = self.node(&n.name);
+        let facts = self.plan.distro.facts();
+        let args = facts.node_args(n.role == Role::Agent);
+        let env = spec::env(
+            facts,
+            &self.token,
+            self.sim_seed,
+            n,
+            (self.pace, self.plant.as_deref()),
+        );
+        let process = self.mechanism.process(facts, n.role, args, env);
+        let (volume, image_volumes) = self.volumes_of(&n.name, image, process.systemd).await;
+        for name in std::iter::once(&volume).chain(image_volumes.iter().map(|(n, _)| n)) {
+            self.docker
+                .create_volume(name, &self.labels(Some(&n.name)))
+                .await?;
+        }
+        if self.calls.closing() {
+            return Err(RunError::Interrupted);
+        }
+        if let Some(kept) = kept {
+            let mine = std::iter::once(&volume).chain(image_volumes.iter().map(|(v, _)| v));
+            self.copy_kept(&n.name, kept, mine.cloned().collect(), process.systemd)
+                .await?;
+        }
+        let place = spec::Place {
+            plan: &self.plan,
+            i,
+            net,
+            third,
+        };
+        let labels = self.labels(Some(&n.name));
+        let volumes = (volume, image_volumes);
+        let mut container =
+            place.container(&rt.container, &process, volumes, labels, self.privileged);
+        container.image = image.to_string();
+        if self.calls.closing() {
+            return Err(RunError::Interrupted);
+        }
+        self.docker.create_node(&container).await?;
+        Ok(place.files(&process))
+    }
+
+    /// A step's `stop:` of a node: its process gets the distribution's stop signal (its
+    /// container is stopped, not removed: volumes, address and files stay) and its boot's log
+    /// is drained; the node stays down until a `start:`.
+    pub(crate) async fn stop_node(&self, node: &str) -> Result<(), RunError> {
+        let rt = self.node(node);
+        rt.stopping.store(true, Ordering::SeqCst);
+        self.docker.stop(&rt.container, node::STOP_GRACE).await?;
+        if let Some(h) = self.current(node) {
+            h.ended().await;
+        }
+        self.stopped_set().insert(node.to_string());
+        let boot = self.current(node).map_or(0, |h| h.with(|b| b.number));
+        self.show(node, NodeState::Stopped, boot, "stopped by the step");
+        Ok(())
+    }
+
     /// A node's data volume and the named volumes over the image's other VOLUMEs, named after
     /// the run (a restore's container has the baseline's name, its volumes are the run's):
     /// anonymous ones carry no label, so an outside `docker rm -f` (without -v) would leave
     /// them where `clean` cannot find them.
-    async fn volumes_of(&self, node: &str, systemd: bool) -> (String, Vec<(String, String)>) {
+    async fn volumes_of(
+        &self,
+        node: &str,
+        image: &str,
+        systemd: bool,
+    ) -> (String, Vec<(String, String)>) {
         let prefix = container_name(&self.run_id, node);
-        let declared = (self.docker.image(&self.plan.image).await)
+        let declared = (self.docker.image(image).await)
             .map(|i| i.volumes)
             .unwrap_or_default();
         let facts = self.plan.distro.facts();
@@ -372,7 +415,7 @@ impl Cluster {
                 .await?
                 .map(|b| String::from_utf8_lossy(&b).into_owned());
             self.docker.remove_container(&rt.container).await?;
-            let (data, others) = self.volumes_of(name, systemd).await;
+            let (data, others) = self.volumes_of(name, &self.plan.image, systemd).await;
             let mut volumes = vec![(data, facts.data_dir.to_string())];
             volumes.extend(others);
             kept.insert(name.clone(), KeptNode { volumes, password });
@@ -383,6 +426,96 @@ impl Cluster {
     /// Whether the nodes run systemd as PID 1 (their tmpfs paths are not volumes).
     fn mechanism_systemd(&self) -> bool {
         self.plan.distro.facts().node_process.systemd_pid1()
+    }
+
+    fn stopped_set(&self) -> std::sync::MutexGuard<'_, std::collections::HashSet<String>> {
+        self.stopped.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Whether a step's `stop:` took the node down and no `start:` brought it back yet.
+    pub(crate) fn is_stopped(&self, node: &str) -> bool {
+        self.stopped_set().contains(node)
+    }
+
+    /// A step's `start:` of a stopped node brings it back: its next boot is no longer stopped.
+    pub(crate) fn started_again(&self, node: &str) {
+        self.stopped_set().remove(node);
+    }
+
+    /// A step's `upgrade:` of a node, as an install script replacing the binary would leave
+    /// it: its boot stopped, its container removed and created again on `image` with the same
+    /// name, host name and address, over the same named volumes (its data dir: an etcd member
+    /// stays the member it was), with its files as of this step written again; then started
+    /// and waited for like a restart: ready (true) or dead (false).
+    pub(crate) async fn upgrade_node(
+        &self,
+        node: &str,
+        image: &str,
+        step: usize,
+    ) -> Result<bool, RunError> {
+        let i = (self.plan.nodes.iter().position(|n| n.name == node)).expect("the plan's node");
+        let Some(&third) = self.third.get() else {
+            return Err(RunError::Interrupted);
+        };
+        let rt = self.node(node);
+        let password = self.node_password(&rt.container).await;
+        rt.stopping.store(true, Ordering::SeqCst);
+        self.docker.stop(&rt.container, node::STOP_GRACE).await?;
+        if let Some(h) = self.current(node) {
+            h.ended().await;
+        }
+        self.docker.remove_node(&rt.container).await?;
+        let net = format!("repro-{}", self.run_id);
+        self.create_container(i, &net, third, image, None).await?;
+        let mut files = self.files_at(i, step);
+        files.extend(password);
+        self.docker.upload(&rt.container, &files).await?;
+        self.show(
+            node,
+            NodeState::Created,
+            0,
+            &format!("re-created on {image}"),
+        );
+        self.start_and_wait(node, step).await
+    }
+
+    /// The node password the node's agent registered with, if it has one (k3s's and rke2's
+    /// agents write it on their first start, outside the data dir), to carry over an upgrade:
+    /// through the engine's archive API, as a restore copies it (no `cat` in every image).
+    async fn node_password(&self, container: &str) -> Option<(String, String)> {
+        let path = self.plan.distro.facts().node_password_path;
+        match self.docker.download(container, path).await {
+            Ok(Some(b)) if !b.is_empty() => {
+                Some((path.to_string(), String::from_utf8_lossy(&b).into_owned()))
+            }
+            _ => None,
+        }
+    }
+
+    /// The plan's `i`-th node's files as of step `step`: its first files with every edit up to
+    /// that step's over them (a deleted file left out), and its way of running's.
+    fn files_at(&self, i: usize, step: usize) -> Vec<(String, String)> {
+        let n = &self.plan.nodes[i];
+        let mut files = self.plan.initial.get(&n.name).cloned().unwrap_or_default();
+        for s in self.plan.steps.iter().take_while(|s| s.index <= step) {
+            if let Some(edits) = s.edits.get(&n.name) {
+                files.extend(edits.clone());
+            }
+        }
+        let facts = self.plan.distro.facts();
+        let env = spec::env(
+            facts,
+            &self.token,
+            self.sim_seed,
+            n,
+            (self.pace, self.plant.as_deref()),
+        );
+        let args = facts.node_args(n.role == Role::Agent);
+        let process = self.mechanism.process(facts, n.role, args, env);
+        (files.into_iter())
+            .filter_map(|(p, c)| c.map(|c| (p, c)))
+            .chain(process.files)
+            .collect()
     }
 
     /// Starts a node's next boot and follows its log from the first line.

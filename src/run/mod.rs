@@ -7,6 +7,7 @@
 //! written so far are kept. Cleanup never relies on `Drop`. The runner prints nothing: it emits
 //! [`RunEvent`]s to receivers; and it renders nothing: its caller hands it a [`Render`].
 
+mod api;
 pub(crate) mod baseline;
 mod cluster;
 mod config;
@@ -283,6 +284,7 @@ async fn prepare(
     events.emit(&RunEvent::Engine(env))?;
     let t_img = Instant::now();
     let image_id = image::ensure(docker.as_ref(), plan, cfg, events).await?;
+    image::ensure_upgrades(docker.as_ref(), plan, cfg, events).await?;
     let (stand_in, privileged) = image::traits(docker.as_ref(), plan, cfg).await;
     claim_inotify(s).await?;
     // The doctor's fast part, before any node: an engine that refuses privileged containers
