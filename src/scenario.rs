@@ -388,6 +388,12 @@ impl Signal {
     }
 
     /// Value signals report text (a version, a role list); the others are up or down.
+    /// Whether logs can show it: not a signal read from the Kubernetes API during a run
+    /// (`api:`, node-ready), which `repro inspect` and the real-log corpus leave out.
+    pub fn in_logs(&self) -> bool {
+        self.api.is_none()
+    }
+
     pub fn is_value(&self) -> bool {
         !self.value.is_empty() || self.probes.iter().any(|(_, p)| !p.value.is_empty())
     }

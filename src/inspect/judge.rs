@@ -236,7 +236,8 @@ pub(crate) fn judge(b: &BootBuilder, cx: &Context) -> BootReport {
     let parsed: Option<Version> = version_text.as_deref().and_then(|v| v.parse().ok());
 
     for (name, sig) in &cx.signals.by_name {
-        if name == VERSION_SIGNAL {
+        // A signal read from the Kubernetes API during a run (`api:`, node-ready) is in no log.
+        if name == VERSION_SIGNAL || !sig.in_logs() {
             continue;
         }
         let rep = if sig.is_value() {
