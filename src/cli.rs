@@ -190,8 +190,8 @@ impl Progress {
     }
 }
 
-/// The run options every command that runs checks takes (`run`, `matrix`, `bisect`), declared
-/// once and flattened into each.
+/// The run options every command that runs checks takes (`run`, `matrix`, `bisect`, `verify`,
+/// `explore`), declared once and flattened into each.
 #[derive(Debug, Clone, Args)]
 pub(crate) struct RunOptions {
     /// How long one node may take to become ready (or die) after a start or restart.
@@ -202,14 +202,15 @@ pub(crate) struct RunOptions {
     #[arg(long, value_parser = parse_settle)]
     pub(crate) settle: Option<Duration>,
     /// Load this image archive (docker save / k3s air-gap tarball) before the run (matrix,
-    /// bisect: once, before the runs).
+    /// bisect, explore: once, before the runs).
     #[arg(long, value_parser = parse_archive)]
     pub(crate) image_archive: Option<PathBuf>,
-    /// Where run folders go (matrix, bisect: their own folder, with each run's folder inside).
+    /// Where run folders go (matrix, bisect, explore: their own folder, with each run's folder
+    /// inside).
     #[arg(long, default_value = "results", env = "REPRO_RESULTS")]
     pub(crate) results: PathBuf,
-    /// Rebuild the stand-in image even if it exists (with --sim; matrix, bisect: once, before
-    /// the runs).
+    /// Rebuild the stand-in image even if it exists (with --sim; matrix, bisect, explore: once,
+    /// before the runs).
     #[arg(long)]
     pub(crate) rebuild_sim: bool,
     /// The stand-in's load-balancer seed (`REPRO_SIM_SEED`): each node gets one derived from
@@ -382,12 +383,10 @@ pub(crate) struct ExploreArgs {
     /// Run only these sequence ids (a matrix cell's share), comma-separated.
     #[arg(long, value_delimiter = ',')]
     pub(crate) sequences: Vec<String>,
-    /// How long one node may take to become ready (or die) after a start or restart.
-    #[arg(long, value_parser = parse_timeout, default_value = "5m")]
-    pub(crate) timeout: Duration,
-    /// Where the campaign folder goes.
-    #[arg(long, default_value = "results", env = "REPRO_RESULTS")]
-    pub(crate) results: PathBuf,
+    /// `repro run`'s run flags, declared once (`--timeout`, `--results`: where the campaign
+    /// folder goes, …): every run of the campaign is configured by `RunOptions::to_config`.
+    #[command(flatten)]
+    pub(crate) options: RunOptions,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]

@@ -3,8 +3,6 @@
 
 use std::path::Path;
 
-use tokio_util::sync::CancellationToken;
-
 use crate::catalog::{self, Catalog};
 use crate::diag::Diagnostic;
 use crate::error::Error;
@@ -472,20 +470,6 @@ pub(crate) fn create_dir(dir: &Path) -> Result<(), Error> {
     crate::safe_fs::private_dir(dir).map_err(|source| Error::Write {
         path: dir.to_path_buf(),
         source,
-    })
-}
-
-/// SIGINT, SIGTERM or SIGHUP cancels the token (each running run also hears it and cleans up).
-/// `signals` is the command's listener from before (a signal that came since is heard now:
-/// a new listener would miss it, and the default handler is gone once one was made).
-pub(crate) fn spawn_interrupt_listener(
-    mut signals: crate::run::interrupt::Interrupts,
-    cancel: CancellationToken,
-) -> tokio::task::JoinHandle<()> {
-    tokio::spawn(async move {
-        let s = signals.next().await;
-        errln!("repro: interrupted ({s}) — no new runs start; running ones are removed");
-        cancel.cancel();
     })
 }
 

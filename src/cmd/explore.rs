@@ -7,6 +7,7 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use crate::catalog::{self, Catalog};
+use crate::cli::RunOptions;
 use crate::cli::{ExploreArgs, ExploreEmit, Global};
 use crate::diag::Diagnostic;
 use crate::error::Error;
@@ -15,7 +16,7 @@ use crate::explore::generate::KeySpace;
 use crate::explore::model::{value_text, Config, NodeInfo, Rules};
 use crate::explore::{self, Campaign, RunFailure, RunOne, Space, State};
 use crate::outcome::Outcome;
-use crate::run::{self, Expect, FailCause, Privileged, RunConfig, Target};
+use crate::run::{self, FailCause, Target};
 use crate::scenario::{Signal, Topology};
 use distro::Version;
 
@@ -34,10 +35,10 @@ pub(crate) async fn run(g: &Global, a: &ExploreArgs) -> Result<Exit, Error> {
     let cat = Catalog::load(root.as_deref())?;
     let resumed = match &a.resume {
         Some(dir) => Some(
-            explore::read_state(&dir.join(explore::CAMPAIGN_FILE)).map_err(|e| {
+            explore::campaign_of(dir).map_err(|e| {
                 Diagnostic::general(
                     format!("--resume: {e}"),
-                    "give a campaign folder (it holds campaign.json)",
+                    "give a campaign folder (it holds campaign.json), or a folder of one campaign's cells (the explore workflow's downloads)",
                 )
             })?,
         ),
@@ -357,8 +358,9 @@ fn new_campaign(
         first_minimal_at: None,
         judged: 0,
         failed: BTreeMap::new(),
+        merged_cells: Vec::new(),
     };
-    Ok((a.results.join(name), state))
+    Ok((a.options.results.join(name), state))
 }
 
 /// `--emit github-matrix`: one cell per shard, with its version and sequence ids.
@@ -385,11 +387,14 @@ async fn execute(
     space: Space,
     state: State,
 ) -> Result<Exit, Error> {
-    std::fs::create_dir_all(&a.results).map_err(|e| Error::Write {
-        path: a.results.clone(),
+    std::fs::create_dir_all(&a.options.results).map_err(|e| Error::Write {
+        path: a.options.results.clone(),
         source: e,
     })?;
-    let rel = dir.strip_prefix(&a.results).unwrap_or(&dir).to_path_buf();
+    let rel = dir
+        .strip_prefix(&a.options.results)
+        .unwrap_or(&dir)
+        .to_path_buf();
     if a.resume.is_none() {
         if std::fs::symlink_metadata(&dir).is_ok() {
             return Err(Error::Other(anyhow::anyhow!(
@@ -397,7 +402,7 @@ async fn execute(
                 dir.display()
             )));
         }
-        crate::safe_fs::dir_in(&a.results, &rel)
+        crate::safe_fs::dir_in(&a.options.results, &rel)
             .map_err(|e| Error::Other(anyhow::anyhow!("{}: {e:#}", dir.display())))?;
     }
     errln!(
@@ -408,12 +413,14 @@ async fn execute(
         state.keys.join(", "),
         dir.display()
     );
+    prepare_images(a, &state.versions).await?;
     let run_one = runner(
         g.root.clone(),
         (a.sim, a.sim_pace, a.sim_plant.clone()),
-        a.timeout,
+        a.options.clone(),
     );
     let budget_from = state.runs;
+    let merged_ran = ran_if_merged(&state);
     let mut c = Campaign {
         budget_from,
         dir: dir.clone(),
@@ -423,7 +430,7 @@ async fn execute(
         validate: validator(g.root.clone(), a.sim),
         say: Box::new(|l: &str| errln!("{l}")),
         started: Instant::now(),
-        only: (!a.sequences.is_empty()).then(|| a.sequences.clone()),
+        only: only_sequences(a, &merged_ran),
         minimise: !a.no_minimise,
         stop_at: a.stop_at_first_minimal.clone(),
     };
@@ -457,6 +464,26 @@ async fn execute(
         ));
     }
     Ok(failed_exit(&file))
+}
+
+/// The sequences this invocation may run: `--sequences`, else — for a campaign merged from
+/// the workflow's cells — only those a cell ran (they are judged again; nothing new runs): the
+/// last job minimises and confirms what the cells found, it does not redo a failed cell's share
+/// serially (`--sequences` runs those on purpose). Else every one.
+fn only_sequences(a: &ExploreArgs, ran_if_merged: &Option<Vec<String>>) -> Option<Vec<String>> {
+    if !a.sequences.is_empty() {
+        return Some(a.sequences.clone());
+    }
+    ran_if_merged.clone()
+}
+
+/// For a campaign merged from cells, the ids of the sequences some cell ran.
+fn ran_if_merged(state: &State) -> Option<Vec<String>> {
+    if state.merged_cells.is_empty() {
+        return None;
+    }
+    let ran = (state.sequences.iter()).filter(|r| r.run.is_some());
+    Some(ran.map(|r| r.sequence.id.clone()).collect())
 }
 
 /// A campaign (or a recheck) some of whose runs failed covers only the runs judged: its last
@@ -520,6 +547,28 @@ fn print_summary(f: &explore::findings::FindingsFile, dir: &Path) {
     out(&t);
 }
 
+/// What the runs share, done once before them (as matrix does): `--image-archive` loaded and,
+/// with `--rebuild-sim`, each version's stand-in image rebuilt (runs building one tag race).
+async fn prepare_images(a: &ExploreArgs, versions: &[String]) -> Result<(), Error> {
+    let o = &a.options;
+    if o.image_archive.is_none() && !(a.sim && o.rebuild_sim) {
+        return Ok(());
+    }
+    let engine = crate::docker::Engine::connect().await?;
+    if let Some(archive) = &o.image_archive {
+        errln!("repro explore: loading image archive {}", archive.display());
+        crate::docker::DockerApi::load_archive(&engine, archive).await?;
+    }
+    if a.sim && o.rebuild_sim {
+        for v in versions {
+            crate::sim_image::ensure_sim_image(&engine, v, true)
+                .await
+                .map_err(|e| anyhow::anyhow!("cannot build the stand-in image of {v}: {e:#}"))?;
+        }
+    }
+    Ok(())
+}
+
 /// `repro run`'s own validation of one check file on one version (resolve: catalog, check,
 /// bug world, plan), with no engine: the problems' places in the file.
 fn validator(root: Option<PathBuf>, sim: bool) -> explore::Validate {
@@ -540,19 +589,22 @@ fn validator(root: Option<PathBuf>, sim: bool) -> explore::Validate {
     })
 }
 
-/// `repro run`'s own path for one check file: resolve (catalog, plan) and `run::execute`.
+/// `repro run`'s own path for one check file: resolve (catalog, plan), the run config from
+/// `repro run`'s flags (`RunOptions::to_config`, as matrix and bisect build theirs) and
+/// `run::execute`.
 fn runner(
     root: Option<PathBuf>,
     (sim, sim_pace, sim_plant): (bool, Option<f64>, Option<String>),
-    timeout: std::time::Duration,
+    options: RunOptions,
 ) -> RunOne {
-    let root = Arc::new(root);
+    let (root, options) = (Arc::new(root), Arc::new(options));
     Box::new(move |check: PathBuf, version: String, results: PathBuf| {
-        let (root, sim_plant) = (root.clone(), sim_plant.clone());
+        let (root, sim_plant, options) = (root.clone(), sim_plant.clone(), options.clone());
         Box::pin(async move {
             let target = Target {
                 version: Some(version),
                 sim_plant,
+                no_images_tarball: options.images.no_images_tarball,
                 ..Target::of(check.display().to_string(), sim, sim_pace)
             };
             let (sc, plan) =
@@ -560,22 +612,11 @@ fn runner(
                     cause: FailCause::CheckRefused,
                     message: e.render().trim_end().to_string(),
                 })?;
-            let cfg = RunConfig {
-                target,
-                // The oracle judges; the run's own verdict only names the outcome.
-                expect: Expect::Outcome(Outcome::Fixed),
-                timeout,
-                settle: None,
-                keep: false,
-                image_archive: None,
-                results,
-                rebuild_sim: false,
-                sim_seed: None,
-                privileged: Privileged::Auto,
-                host_check: true,
-                mtu: None,
-                argv: std::env::args().collect(),
-            };
+            // The oracle judges; the run's own verdict only names the outcome.
+            let mut cfg =
+                options.to_config(target, Outcome::Fixed, results, std::env::args().collect());
+            // A seed given is every run's (a stand-in campaign replays); none: each draws its own.
+            cfg.sim_seed = options.sim_seed;
             let end = run::execute(&cfg, sc, plan, vec![], crate::report::render_all_with).await;
             // Only a run that reached its verdict is judged; a failed one is counted by cause.
             match (end.status, end.dir, end.result) {

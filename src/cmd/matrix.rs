@@ -9,8 +9,6 @@ use std::path::Path;
 use std::sync::Arc;
 use std::time::Instant;
 
-use tokio_util::sync::CancellationToken;
-
 use crate::catalog::{self, Catalog};
 use crate::cli::{Emit, Format, Global, MatrixArgs};
 use crate::docker::{DockerApi, Engine};
@@ -21,9 +19,7 @@ use crate::matrix::{planning, render, Summary};
 use crate::run::Target;
 use distro::Version;
 
-use super::common::{
-    create_dir, out, resolve, sim_image_ref, spawn_interrupt_listener, stamped, version_entry,
-};
+use super::common::{create_dir, out, resolve, sim_image_ref, stamped, version_entry};
 
 pub(crate) async fn run(g: &Global, a: &MatrixArgs) -> Result<Exit, Error> {
     // One listener for every run and the time between them (#42).
@@ -78,10 +74,13 @@ pub(crate) async fn run(g: &Global, a: &MatrixArgs) -> Result<Exit, Error> {
     // An interrupt while the stand-in images are built drops the build's connection (the engine
     // cancels it; the tag is applied only to a finished image), and the summary still lists
     // every cell, none started: exit 130, not the signal's default 143 with an empty folder.
-    let mut signals = crate::run::interrupt::Interrupts::listen();
+    // The process's one listener (#42), as explore, verify and bisect use: a signal at any
+    // moment from here on — during the build, a run, or between runs — is heard.
+    let cancel = crate::run::interrupt::listen_process();
     let images = tokio::select! {
         r = prepare_images(a, &versions) => r.map_err(|e| (planning::all_broken(&planned, &e.to_string()), e)),
-        s = signals.next() => {
+        _ = cancel.cancelled() => {
+            let s = crate::run::interrupt::interrupted().unwrap_or("SIGINT");
             errln!("repro: interrupted ({s}) while the stand-in images were built; no run started, no image was tagged");
             Err((planned.iter().map(|p| p.cell.clone()).collect(), Error::Run(crate::run::RunError::Interrupted)))
         }
@@ -106,8 +105,14 @@ pub(crate) async fn run(g: &Global, a: &MatrixArgs) -> Result<Exit, Error> {
     ));
 
     let t0 = Instant::now();
-    let cancel = CancellationToken::new();
-    let listener = spawn_interrupt_listener(signals, cancel.clone());
+    let listener = tokio::spawn({
+        let cancel = cancel.clone();
+        async move {
+            cancel.cancelled().await;
+            let s = crate::run::interrupt::interrupted().unwrap_or("SIGINT");
+            errln!("repro: interrupted ({s}) — no new runs start; running ones are removed");
+        }
+    });
     let cells = batch::run_cells(planned, jobs, &dir, &cancel, Arc::new(out)).await;
     listener.abort();
     let interrupted = cancel.is_cancelled();

@@ -95,6 +95,16 @@ pub(crate) fn validate(s: &State, path: &Path) -> Result<(), String> {
     }
     distinct(path, "keys", &s.keys)?;
     sequences(s, path)?;
+    for cell in &s.merged_cells {
+        if !is_inner_path(cell) {
+            return Err(bad(
+                path,
+                "merged_cells",
+                cell,
+                "a folder inside the campaign folder",
+            ));
+        }
+    }
     for (id, m) in &s.minimal {
         if !id.split('/').all(is_word) || id.split('/').count() != 3 {
             return Err(bad(path, "minimal", id, "class/key/role, each a word"));

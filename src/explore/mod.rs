@@ -9,6 +9,7 @@
 //! Everything is kept in the campaign folder (campaign.json: the plan and how far it got), so a
 //! campaign resumes, and `--recheck` re-judges its folders with no engine.
 
+mod cells;
 mod ddmin;
 pub(crate) mod findings;
 pub(crate) mod folder;
@@ -139,6 +140,10 @@ pub(crate) struct State {
     /// Runs (or checks) that gave nothing to judge, by cause: never counted as judged.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub(crate) failed: BTreeMap<FailCause, usize>,
+    /// The cells' folders (relative to this one) this campaign was merged from (`cells.rs`):
+    /// their runs are this campaign's, their own campaign files no longer read.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub(crate) merged_cells: Vec<String>,
 }
 
 impl State {
@@ -788,7 +793,12 @@ struct Campaigns {
 /// Reads every campaign.json under `dir` (checked: `folder.rs`) and the minimal checks they
 /// name (inside their campaign folder only, regular, size-capped).
 fn read_campaigns(dir: &Path) -> Result<Campaigns, JudgeError> {
-    let files = campaign_files(dir);
+    let mut files = campaign_files(dir);
+    // A campaign merged from cells speaks for them: their files would count twice.
+    let own = dir.join(CAMPAIGN_FILE);
+    if files.contains(&own) && !read_state(&own)?.merged_cells.is_empty() {
+        files = vec![own];
+    }
     if files.is_empty() {
         return Err(JudgeError::Input(format!(
             "{}: no {CAMPAIGN_FILE} in it or its sub-folders: not a campaign folder",
@@ -948,6 +958,8 @@ fn campaign_files(dir: &Path) -> Vec<PathBuf> {
     out
 }
 
+pub(crate) use cells::campaign_of;
+
 pub(crate) fn read_state(path: &Path) -> Result<State, String> {
     let dir = path.parent().unwrap_or(Path::new("."));
     let bytes = crate::safe_fs::read_in(dir, path, crate::safe_fs::RESULT_LIMIT)
@@ -983,6 +995,7 @@ mod tests {
             first_minimal_at: None,
             judged: 0,
             failed: BTreeMap::new(),
+            merged_cells: Vec::new(),
         }
     }
 

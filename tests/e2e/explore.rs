@@ -323,3 +323,116 @@ fn a_planted_false_refusal_is_a_wrongly_refused_finding_whose_minimal_check_repl
         None,
     );
 }
+
+/// The `run:` script of the explore workflow's step named `step` (#39: the workflow's own
+/// commands are what the test runs, not a copy of them).
+fn workflow_script(step: &str) -> String {
+    let text = std::fs::read_to_string(crate::util::root().join(".github/workflows/explore.yml"))
+        .expect("explore.yml");
+    let mut lines = text
+        .lines()
+        .skip_while(|l| !l.contains(&format!("name: {step}")));
+    assert!(lines.next().is_some(), "no step `{step}` in explore.yml");
+    let mut lines = lines.skip_while(|l| l.trim() != "run: |");
+    let run = lines.next().expect("the step's run: block");
+    let indent = run.len() - run.trim_start().len() + 2;
+    lines
+        .take_while(|l| l.trim().is_empty() || l.len() - l.trim_start().len() >= indent)
+        .map(|l| l.get(indent..).unwrap_or(""))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// #39 point 3: a campaign spread over runners ends with minimal confirmed checks. Two cells
+/// of one plan run on the stand-in as the workflow's `run` job runs them (`--sequences …
+/// --no-minimise`, each into its own artifact folder); then the workflow's `minimise` step, its
+/// script read from explore.yml, resumes the downloaded cells as one campaign: the finding the
+/// cells' runs show is minimised and confirmed, the checks land in `cells/checks/` and the job
+/// summary, and nothing a cell ran is run again.
+#[test]
+fn the_workflows_last_job_turns_cells_into_minimal_confirmed_checks() {
+    crate::docker::docker_ok();
+    let work = tempfile::tempdir().unwrap();
+    let cells = work.path().join("cells");
+    for (i, seq) in ["o1-embedded-registry", "o4-embedded-registry"]
+        .iter()
+        .enumerate()
+    {
+        Repro::new()
+            .args([
+                "explore",
+                "--topology",
+                "etcd-split",
+                "--version",
+                "v1.33.4+k3s1",
+            ])
+            .args([
+                "--keys",
+                "embedded-registry",
+                "--seed",
+                "1",
+                "--sequences",
+                seq,
+            ])
+            .args(["--no-minimise", "--sim", "--results"])
+            .arg(cells.join(format!("explore-{i}")))
+            .run()
+            .code(0);
+    }
+    // bin/repro as the workflow downloads it: this build, on the stand-in.
+    let bin = work.path().join("bin");
+    std::fs::create_dir(&bin).unwrap();
+    let wrapper = format!(
+        "#!/bin/sh\nexec env REPRO_ROOT='{}' '{}' \"$@\" --sim\n",
+        crate::util::root().display(),
+        env!("CARGO_BIN_EXE_repro")
+    );
+    std::fs::write(bin.join("repro"), wrapper).unwrap();
+    let summary = work.path().join("summary.md");
+    let script = workflow_script("repro explore --resume over every cell");
+    let status = std::process::Command::new("bash")
+        .args(["-euo", "pipefail", "-c", &script])
+        .current_dir(work.path())
+        .env("GITHUB_STEP_SUMMARY", &summary)
+        .env("NO_COLOR", "1")
+        .env_remove("REPRO_RESULTS")
+        .env_remove("REPRO_SIM_SEED")
+        .status()
+        .unwrap();
+    assert!(status.success(), "{script}");
+
+    let state = json(&cells.join("campaign.json"));
+    assert_eq!(
+        state["merged_cells"].as_array().unwrap().len(),
+        2,
+        "{state:#}"
+    );
+    // the cells' runs are the campaign's; no sequence ran again, none the cells left out ran
+    let seqs = state["sequences"].as_array().unwrap();
+    let ran: Vec<&str> = seqs.iter().filter_map(|s| s["run"].as_str()).collect();
+    assert_eq!(ran.len(), 2, "{ran:?}");
+    assert!(ran.iter().all(|r| r.starts_with("explore-")), "{ran:?}");
+    assert!(!cells.join("sequences").exists(), "a sequence ran again");
+    let findings = json(&cells.join("findings.json"));
+    let minimal: Vec<&str> = (findings["findings"].as_array().unwrap().iter())
+        .filter(|f| f["defect"] == true)
+        .filter_map(|f| f["minimal"]["check"].as_str())
+        .collect();
+    assert!(!minimal.is_empty(), "no minimal check: {findings:#}");
+    let md = std::fs::read_to_string(&summary).unwrap();
+    assert!(
+        md.contains("```yaml"),
+        "the job summary lists the checks: {md}"
+    );
+    for m in minimal {
+        assert!(m.starts_with("checks/"), "{m}");
+        Repro::new()
+            .args(["validate"])
+            .arg(cells.join(m))
+            .run()
+            .code(0);
+    }
+    for r in dirs(&cells.join("runs"), "") {
+        assert_no_leftovers(read_result(&r)["run_id"].as_str().unwrap());
+    }
+}
