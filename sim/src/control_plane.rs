@@ -389,6 +389,25 @@ mod tests {
         }
     }
 
+    #[test]
+    fn rke2_follows_the_k3s_commits_it_pins() {
+        // releases/rke2-changes.yaml: the go.mod pins at rancher/rke2's tags.
+        let cases = [
+            ("v1.32.2+rke2r1", false, ProxyReconcile::JoinServer),
+            ("v1.32.3+rke2r1", true, ProxyReconcile::Reconciled),
+            ("v1.32.11+rke2r1", true, ProxyReconcile::Reconciled),
+            ("v1.32.11-rc1+rke2r3", true, ProxyReconcile::Panic),
+            ("v1.32.11-rc6+rke2r3", true, ProxyReconcile::JoinServer),
+            ("v1.32.11+rke2r3", true, ProxyReconcile::JoinServer),
+            ("v1.34.3-rc4+rke2r3", true, ProxyReconcile::Panic),
+        ];
+        for (text, known, reconcile) in cases {
+            let b = Behaviour::of(&v(text));
+            assert_eq!(b.known_servers, known, "{text}");
+            assert_eq!(b.proxy_reconcile(true, true), reconcile, "{text}");
+        }
+    }
+
     fn url(text: &str) -> Url {
         Url::parse(text).expect("url")
     }
