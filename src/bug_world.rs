@@ -125,11 +125,26 @@ pub(crate) fn read(sc: &Scenario) -> BugWorld {
     for (i, s) in sc.check.steps.iter().enumerate() {
         let step = i + 1;
         s.apply_keys(&mut keys);
+        // A stopped server serves nothing and no load balancer reaches it until it starts.
+        for n in &s.stop {
+            if let Some(st) = state.get_mut(n.as_str()) {
+                st.started = false;
+            }
+        }
         if !s.start.is_empty() {
             w.boot_group(step, &s.start, &keys, &mut state, &mut world.reach);
         }
         for group in &s.restart {
             w.boot_group(step, group, &keys, &mut state, &mut world.reach);
+        }
+        for (n, _) in &s.upgrade {
+            w.boot_group(
+                step,
+                std::slice::from_ref(n),
+                &keys,
+                &mut state,
+                &mut world.reach,
+            );
         }
         judge(sc, step, &w.served, &state, &mut world.problems);
     }

@@ -67,8 +67,14 @@ pub(crate) struct PlannedStep {
     /// Config keys set and removed per node in this step (what `edits` changes, in words).
     pub(crate) set: IndexMap<String, IndexMap<String, ConfigValue>>,
     pub(crate) removed: IndexMap<String, Vec<String>>,
+    /// Nodes stopped at once, first: each stays down until a later step's `start:`.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub(crate) stop: Vec<String>,
     pub(crate) start: Vec<String>,
     pub(crate) restart: Vec<Vec<String>>,
+    /// Nodes re-created on another version's image, one after another, last.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub(crate) upgrade: Vec<PlannedUpgrade>,
     pub(crate) expect: Expectations,
     pub(crate) bug: Expectations,
     /// Lines in the check file: the step's, and each expectation's.
@@ -102,6 +108,52 @@ impl Plan {
     pub(crate) fn has_bug_signature(&self) -> bool {
         self.steps.iter().any(|s| !s.bug.is_empty())
     }
+}
+
+/// One node's `upgrade:`: the version and the image it is re-created on.
+#[derive(Debug, Clone, Serialize)]
+pub(crate) struct PlannedUpgrade {
+    pub(crate) node: String,
+    pub(crate) version: Version,
+    /// The run's image with the version's tag in place of the run version's (the stand-in's
+    /// and the published images are tagged by version); `None` when the run's image is not
+    /// tagged so (`--image`, `--artifacts`): nothing says which image runs `version`.
+    pub(crate) image: Option<String>,
+}
+
+/// The image of `to` beside the run's `image` of `version`, when the run's is tagged by it.
+fn image_of(image: &str, version: &Version, to: &Version) -> Option<String> {
+    let repo = image.strip_suffix(&format!(":{}", version.image_tag()))?;
+    Some(format!("{repo}:{}", to.image_tag()))
+}
+
+/// Why the plan's upgrades cannot run from the run's version (`--version` may start the
+/// nodes elsewhere than the topology's version the check was validated at): each move by
+/// the distribution's skew rules, and an image for each.
+pub(crate) fn upgrade_problems(p: &Plan) -> Vec<String> {
+    let rules = p.distro.facts().upgrade;
+    let mut now: IndexMap<&str, &Version> = p
+        .nodes
+        .iter()
+        .map(|n| (n.name.as_str(), &p.k3s_version))
+        .collect();
+    let mut out = Vec::new();
+    for s in &p.steps {
+        for u in &s.upgrade {
+            let from = now[u.node.as_str()];
+            if let Some(why) = rules.refuses(from, &u.version) {
+                out.push(format!(
+                    "step {}: `{}` cannot be upgraded to {}: {why}",
+                    s.index, u.node, u.version
+                ));
+            }
+            if u.image.is_none() {
+                out.push(format!("step {}: no image is known for {} (the run's image {} is not tagged with the run's version)", s.index, u.version, p.image));
+            }
+            now.insert(u.node.as_str(), &u.version);
+        }
+    }
+    out
 }
 
 pub(crate) fn plan(sc: &Scenario, version: &Version, image: &str) -> Plan {
@@ -164,8 +216,16 @@ pub(crate) fn plan(sc: &Scenario, version: &Version, image: &str) -> Plan {
             edits,
             set: s.config.clone(),
             removed: s.remove.clone(),
+            stop: s.stop.clone(),
             start: s.start.clone(),
             restart: s.restart.clone(),
+            upgrade: (s.upgrade.iter())
+                .map(|(node, v)| PlannedUpgrade {
+                    node: node.clone(),
+                    version: v.clone(),
+                    image: image_of(image, version, v),
+                })
+                .collect(),
             expect: s.expect.clone(),
             bug: s.bug.clone(),
             line: s.line,

@@ -95,9 +95,14 @@ pub(crate) struct Step {
     pub(crate) config: IndexMap<String, IndexMap<String, ConfigValue>>,
     pub(crate) remove: IndexMap<String, Vec<String>>,
     pub(crate) files: IndexMap<String, IndexMap<String, Option<String>>>,
+    /// Running nodes stopped at once (before `start:`); each stays down until a later `start:`.
+    pub(crate) stop: Vec<String>,
     pub(crate) start: Vec<String>,
     /// Restart groups in order; every node of a group restarts at once.
     pub(crate) restart: Vec<Vec<String>>,
+    /// Nodes re-created on another version's image over their volumes, one after another
+    /// (after the restarts), each waited for like a restart.
+    pub(crate) upgrade: Vec<(String, Version)>,
     pub(crate) expect: Expectations,
     pub(crate) bug: Expectations,
     /// Where the step is in its check file (1-based line of its `- name:`), and where each
@@ -143,6 +148,7 @@ impl Step {
             .iter()
             .map(String::as_str)
             .chain(self.restart.iter().flatten().map(String::as_str))
+            .chain(self.upgrade.iter().map(|(n, _)| n.as_str()))
             .collect()
     }
 
@@ -350,6 +356,24 @@ pub struct Signal {
     pub(crate) roles: Vec<Role>,
     /// The config key whose effective value this signal shows (`shows:`), if any.
     pub(crate) shows: Option<Shows>,
+    /// Read from the Kubernetes API on a node that serves it (`api:`), not from the node.
+    pub(crate) api: Option<ApiRead>,
+}
+
+/// What a signal reads from the Kubernetes API (`api:` in checks/signals.yaml).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum ApiRead {
+    /// The node's `Ready` condition in `GET /api/v1/nodes`: `up` when `True`, `down` when
+    /// `False`/`Unknown` or when the API lists no such node.
+    NodeReady,
+}
+
+impl ApiRead {
+    pub(crate) const NAMES: &'static [&'static str] = &["node-ready"];
+
+    pub(crate) fn parse(s: &str) -> Option<ApiRead> {
+        (s == "node-ready").then_some(ApiRead::NodeReady)
+    }
 }
 
 /// What a signal says about a config key's effective value on a node (`shows:` in
@@ -392,7 +416,7 @@ impl Signal {
         role: Role,
         d: distro::Distro,
     ) -> Option<String> {
-        if self.is_value() || self.probed_on(d) {
+        if self.is_value() || self.probed_on(d) || self.api.is_some() {
             return None;
         }
         let printed = |ps: &[LinePattern]| ps.iter().any(|p| p.printed_on(role, d));

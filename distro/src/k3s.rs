@@ -103,6 +103,12 @@ pub static FACTS: Facts = Facts {
     lb_pick_prefix: LB_PICK_PREFIX,
     lb_pick_suffix: LB_PICK_SUFFIX,
     served_agent_keys: SERVED_AGENT_KEYS,
+    stop_signal: "SIGTERM",
+    upgrade: crate::UpgradeRules {
+        max_minor_step: 1,
+        downgrade: false,
+        agents_after_servers: true,
+    },
     waiting_lines: WAITING_LINES,
     role_keys: ROLE_KEYS,
     changes_path: "releases/k3s-changes.yaml",

@@ -187,6 +187,36 @@ pub struct NodeMemory {
     pub source: &'static str,
 }
 
+/// What one upgrade of a node may do, by the distribution's (and Kubernetes') skew policy.
+#[derive(Debug, Clone, Copy)]
+pub struct UpgradeRules {
+    /// How many minor versions one upgrade may go up (1: never skip a minor).
+    pub max_minor_step: u32,
+    /// Whether a node may move to an older version.
+    pub downgrade: bool,
+    /// An agent's kubelet may not run a newer minor than the oldest server's apiserver
+    /// (Kubernetes' version skew policy: upgrade servers first, then agents).
+    pub agents_after_servers: bool,
+}
+
+impl UpgradeRules {
+    /// Why moving from `from` to `to` is outside these rules, or `None` when it is allowed.
+    pub fn refuses(&self, from: &Version, to: &Version) -> Option<String> {
+        if to < from && !self.downgrade {
+            return Some(format!(
+                "{to} is older than {from}: the distribution does not support downgrades"
+            ));
+        }
+        let up = (to.major, to.minor) > (from.major, from.minor);
+        if up && (to.major != from.major || to.minor - from.minor > self.max_minor_step) {
+            return Some(format!(
+                "{from} to {to} skips a minor version: upgrade through each minor in turn"
+            ));
+        }
+        None
+    }
+}
+
 /// Everything repro and the stand-in need to know about one distribution. One value per
 /// distribution, in its own module ([`k3s::FACTS`]); nothing else spells these.
 #[derive(Debug)]
@@ -284,6 +314,14 @@ pub struct Facts {
     /// its own file: a buggy etcd-only joiner (k3s #12753) takes them from whichever server its
     /// load balancer reaches. Signals of the same name follow that server's value.
     pub served_agent_keys: &'static [&'static str],
+    /// The signal a graceful stop sends the distribution's process (a check's `stop:`): its
+    /// systemd unit sets no `KillSignal=`, so `systemctl stop` sends systemd's default, SIGTERM,
+    /// which k3s handles by shutting down (pkg/cli/cmds/log_linux.go, pkg/signals).
+    pub stop_signal: &'static str,
+    /// How far one `upgrade:` may move a node (docs.k3s.io/upgrades/manual: "the Kubernetes
+    /// version skew policy applies. Ensure that your plan does not skip intermediate minor
+    /// versions"; k3s #7537: downgrades are not supported, k3s-upgrade refuses them).
+    pub upgrade: UpgradeRules,
     /// Lines a node logs while it waits for something it cannot get by itself, each with what
     /// it waits for: a boot that is not ready in time is reported with the last of them.
     pub waiting_lines: &'static [(&'static str, &'static str)],

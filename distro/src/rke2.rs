@@ -96,6 +96,12 @@ pub static FACTS: Facts = Facts {
     lb_pick_prefix: crate::k3s::LB_PICK_PREFIX,
     lb_pick_suffix: crate::k3s::LB_PICK_SUFFIX,
     served_agent_keys: crate::k3s::SERVED_AGENT_KEYS,
+    stop_signal: "SIGTERM",
+    upgrade: crate::UpgradeRules {
+        max_minor_step: 1,
+        downgrade: false,
+        agents_after_servers: true,
+    },
     waiting_lines: crate::k3s::WAITING_LINES,
     role_keys: RoleKeys {
         // `cluster-init` is a dropped flag: rke2 sets ClusterInit on every server itself, and

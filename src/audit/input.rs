@@ -142,23 +142,7 @@ fn key_position(text: &str, key: &str) -> (u64, u64) {
 /// Merges one file's keys into `into`: a later value wins, `key+:` appends to the list.
 pub(crate) fn merge(into: &mut IndexMap<String, ConfigValue>, file: IndexMap<String, ConfigValue>) {
     for (k, v) in file {
-        match k.strip_suffix('+') {
-            Some(base) => {
-                let mut items = match into.shift_remove(base) {
-                    Some(ConfigValue::List(l)) => l,
-                    Some(other) => vec![other],
-                    None => Vec::new(),
-                };
-                match v {
-                    ConfigValue::List(l) => items.extend(l),
-                    other => items.push(other),
-                }
-                into.insert(base.to_string(), ConfigValue::List(items));
-            }
-            None => {
-                into.insert(k, v);
-            }
-        }
+        ConfigValue::merge_into(into, k, v);
     }
 }
 

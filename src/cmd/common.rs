@@ -95,6 +95,14 @@ pub(crate) fn resolve(root: Option<&Path>, t: &Target) -> Result<(Scenario, Plan
     if let Some(b) = &t.build {
         b.place(&mut p);
     }
+    let refused = plan::upgrade_problems(&p);
+    if !refused.is_empty() {
+        return Err(Error::usage(format!(
+            "check `{}` at {version}: {}",
+            sc.check.name,
+            refused.join("; ")
+        )));
+    }
     Ok((sc, p))
 }
 

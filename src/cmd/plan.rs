@@ -270,6 +270,43 @@ fn reach(o: &mut String, p: &Plan, step: usize) {
     }
 }
 
+/// The step's stops, and its starts of nodes an earlier step stopped (they come back with their
+/// data); returns the nodes it starts for the first time.
+fn stops_and_starts_again(p: &Plan, s: &PlannedStep, actions: &mut Vec<String>) -> Vec<String> {
+    if !s.stop.is_empty() {
+        actions.push(format!(
+            "stop {} ({}, as `systemctl stop` does); it stays down until a step starts it",
+            s.stop.join(" and "),
+            p.distro.facts().stop_signal
+        ));
+    }
+    // A node an earlier step stopped starts again with its data; the others for the first time.
+    let (again, first): (Vec<String>, Vec<String>) = s.start.iter().cloned().partition(|n| {
+        (p.steps.iter())
+            .take_while(|x| x.index < s.index)
+            .any(|x| x.stop.contains(n))
+    });
+    if !again.is_empty() {
+        actions.push(format!(
+            "start {} again (stopped earlier, with its data); wait until each is ready (or dead)",
+            again.join(" and ")
+        ));
+    }
+    first
+}
+
+/// The step's upgrades, one after another.
+fn upgrades(s: &PlannedStep, actions: &mut Vec<String>) {
+    for u in &s.upgrade {
+        actions.push(format!(
+            "upgrade {} to {}: re-create it on {} over its volumes (same name, address and data); wait until its new boot is ready (or dead)",
+            u.node,
+            u.version,
+            u.image.as_deref().unwrap_or("(no image)")
+        ));
+    }
+}
+
 fn step(
     o: &mut String,
     p: &Plan,
@@ -314,7 +351,8 @@ fn step(
             .map(|n| describe_node(p, n))
             .unwrap_or_default()
     };
-    match s.start.as_slice() {
+    let first = stops_and_starts_again(p, s, &mut actions);
+    match first.as_slice() {
         [] => {}
         [n] => actions.push(format!(
             "start {n} for the first time ({}); wait until it is ready (or dead)",
@@ -339,6 +377,7 @@ fn step(
             )),
         }
     }
+    upgrades(s, &mut actions);
     actions.push("observe the nodes named below".to_string());
     let mut seen = String::new();
     reach(&mut seen, p, s.index);
@@ -417,7 +456,11 @@ fn expectations(o: &mut String, s: &PlannedStep, has_bug: bool) {
     if has_bug && !differs {
         o.push_str("    (the bug changes nothing here: these hold with and without it)\n");
     }
-    let booted: Vec<&String> = s.start.iter().chain(s.restart.iter().flatten()).collect();
+    let booted: Vec<&String> = (s.start.iter())
+        .chain(s.restart.iter().flatten())
+        .chain(s.upgrade.iter().map(|u| &u.node))
+        .chain(&s.stop)
+        .collect();
     let kept: Vec<&str> = s
         .expect
         .keys()

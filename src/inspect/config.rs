@@ -28,24 +28,9 @@ impl NodeConfig {
                 ConfigKind::Unit => parse_unit(&f.text),
             };
             for (k, v) in values {
-                match k.strip_suffix('+') {
-                    Some(base) => {
-                        let mut items = match out.values.shift_remove(base) {
-                            Some(ConfigValue::List(l)) => l,
-                            Some(other) => vec![other],
-                            None => Vec::new(),
-                        };
-                        match v {
-                            ConfigValue::List(l) => items.extend(l),
-                            other => items.push(other),
-                        }
-                        out.values
-                            .insert(base.to_string(), ConfigValue::List(items));
-                    }
-                    None => {
-                        out.origin.insert(k.clone(), f.label.clone());
-                        out.values.insert(k, v);
-                    }
+                let key = k.clone();
+                if ConfigValue::merge_into(&mut out.values, k, v) {
+                    out.origin.insert(key, f.label.clone());
                 }
             }
             out.files.push(f.label.clone());

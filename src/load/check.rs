@@ -193,8 +193,12 @@ fn change_name(f: Option<&Spanned<FixedIn>>) -> Option<String> {
 /// The state of the cluster as the steps go, to catch impossible orders.
 struct Walk<'a> {
     topo: &'a Topology,
-    /// Nodes that have been started (non-deferred ones from the beginning).
+    /// Nodes that run (non-deferred ones from the beginning; not the stopped ones).
     running: HashSet<String>,
+    /// Nodes a `stop:` took down and no `start:` brought back yet.
+    stopped: HashSet<String>,
+    /// The version each node runs (the topology's, until an `upgrade:`).
+    versions: HashMap<String, Version>,
     /// Each node's user config keys so far (topology-wide, own, step edits), to catch bad removes.
     keys: HashMap<String, HashSet<String>>,
 }
@@ -234,6 +238,10 @@ fn steps(
             .filter(|n| !n.deferred)
             .map(|n| n.name.clone())
             .collect(),
+        stopped: HashSet::new(),
+        versions: (topo.nodes.iter())
+            .map(|n| (n.name.clone(), topo.default_version.clone()))
+            .collect(),
         keys: topo
             .nodes
             .iter()
@@ -269,13 +277,17 @@ fn step(
     let edited_not_booted = edited_not_booted(d, s, w, &boots.booted, out);
     for n in &boots.start {
         w.running.insert(n.clone());
+        w.stopped.remove(n);
     }
     let ex = ExpectCx {
         d,
         topo: w.topo,
         signals,
         running: &w.running,
+        stopped: &w.stopped,
         named: &boots.named,
+        booted: &boots.booted,
+        no_api: no_api(w),
         edited_not_booted: &edited_not_booted,
     };
     let expect = ex.expectations(&s.expect, false, out);
@@ -288,8 +300,10 @@ fn step(
         config,
         remove,
         files,
+        stop: boots.stop,
         start: boots.start,
         restart: boots.restart,
+        upgrade: boots.upgrade,
         expect,
         bug,
         line: s.name.referenced.line() as usize,
@@ -425,19 +439,34 @@ struct Boots {
     named: HashSet<String>,
     /// Every known node booted, in order, each once.
     booted: Vec<String>,
+    stop: Vec<String>,
     start: Vec<String>,
     restart: Vec<Vec<String>>,
+    upgrade: Vec<(String, Version)>,
 }
 
-/// The step's `start:` and `restart:`, each node checked against what runs at this step; a
-/// step that boots nothing is refused (k3s reads its config only when it starts).
-fn boots(d: &FileDiag, s: &StepFile, w: &Walk, out: &mut Diagnostics) -> Boots {
+/// The step's `stop:`, `start:`, `restart:` and `upgrade:`, in the order a run does them, each
+/// node checked against what runs at this step (the stops already taken into `w`); a step
+/// that changes nothing is refused (k3s reads its config only when it starts).
+fn boots(d: &FileDiag, s: &StepFile, w: &mut Walk, out: &mut Diagnostics) -> Boots {
     let mut b = Boots {
         named: HashSet::new(),
         booted: Vec::new(),
+        stop: Vec::new(),
         start: Vec::new(),
         restart: Vec::new(),
+        upgrade: Vec::new(),
     };
+    for n in &s.stop {
+        b.named.insert(n.value.clone());
+        if w.known(d, n, out) && stops(d, n, w, &b.stop, out) {
+            b.stop.push(n.value.clone());
+        }
+    }
+    for n in &b.stop {
+        w.running.remove(n);
+        w.stopped.insert(n.clone());
+    }
     for n in &s.start {
         b.named.insert(n.value.clone());
         if w.known(d, n, out) && starts(d, n, w, &b.booted, out) {
@@ -465,13 +494,142 @@ fn boots(d: &FileDiag, s: &StepFile, w: &Walk, out: &mut Diagnostics) -> Boots {
         }
         b.restart.push(group);
     }
-    if s.start.is_empty() && s.restart.is_empty() {
+    for (n, v) in &s.upgrade {
+        b.named.insert(n.value.clone());
+        if !w.known(d, n, out) || !restarts(d, n, w, &b, out) {
+            continue;
+        }
+        if let Some(to) = upgrade_to(d, n, v, w, out) {
+            b.booted.push(n.value.clone());
+            w.versions.insert(n.value.clone(), to.clone());
+            b.upgrade.push((n.value.clone(), to));
+        }
+    }
+    if s.start.is_empty() && s.restart.is_empty() && s.stop.is_empty() && s.upgrade.is_empty() {
         out.push(
-            d.span(&s.name, "this step starts and restarts nothing, so nothing in the cluster changes")
-                .help("k3s reads its config only when it starts: add the edited nodes to `restart:` (or `start:` for a deferred node); to observe more nodes, add them to the `expect:` of the step that restarts"),
+            d.span(&s.name, "this step starts, stops, restarts and upgrades nothing, so nothing in the cluster changes")
+                .help("k3s reads its config only when it starts: add the edited nodes to `restart:` (or `start:` for a deferred or stopped node); to observe more nodes, add them to the `expect:` of the step that restarts"),
         );
     }
     b
+}
+
+/// Whether `n`, named in `stop:`, is stopped in this step: it must be running, and be named
+/// once.
+fn stops(
+    d: &FileDiag,
+    n: &Spanned<String>,
+    w: &Walk,
+    stopping: &[String],
+    out: &mut Diagnostics,
+) -> bool {
+    if stopping.contains(&n.value) {
+        out.push(
+            d.span(n, format!("`{}` is stopped twice in this step", n.value))
+                .help("name each node once per step"),
+        );
+        return false;
+    }
+    if w.stopped.contains(&n.value) {
+        out.push(
+            d.span(n, format!("`{}` is already stopped at this step", n.value))
+                .help("a stopped node stays down until a `start:` brings it back: drop it from `stop:`, or start it in an earlier step"),
+        );
+        return false;
+    }
+    if !w.running.contains(&n.value) {
+        out.push(
+            d.span(
+                n,
+                format!(
+                    "`{}` is deferred and not started yet at this step, so it cannot stop",
+                    n.value
+                ),
+            )
+            .help("start it first with `start:` in an earlier step"),
+        );
+        return false;
+    }
+    true
+}
+
+/// The version `n` is upgraded to, when `v` is one of the topology's distribution and the move
+/// from the version the node runs is within the distribution's skew rules (`Facts::upgrade`);
+/// an agent never runs a newer minor than the oldest server (upgrade servers first).
+fn upgrade_to(
+    d: &FileDiag,
+    n: &Spanned<String>,
+    v: &Spanned<String>,
+    w: &Walk,
+    out: &mut Diagnostics,
+) -> Option<Version> {
+    let distro = w.topo.distro;
+    let Some(to) = Version::parse_for(distro, &v.value) else {
+        out.push(
+            d.span(v, format!("`{}` is not a {distro} version", v.value))
+                .help(version_help(distro)),
+        );
+        return None;
+    };
+    let rules = distro.facts().upgrade;
+    let from = &w.versions[&n.value];
+    if let Some(why) = rules.refuses(from, &to) {
+        out.push(
+            d.span(
+                v,
+                format!("`{}` cannot be upgraded to {to}: {why}", n.value),
+            )
+            .help(format!(
+                "upgrade `{}` to a newer {distro} release of its minor ({}.{}) or the next one",
+                n.value, from.major, from.minor
+            )),
+        );
+        return None;
+    }
+    let agent = w.topo.node(&n.value).is_some_and(|x| x.role == Role::Agent);
+    let oldest_server = (w.topo.nodes.iter())
+        .filter(|x| x.role != Role::Agent)
+        .filter_map(|x| w.versions.get(&x.name))
+        .min();
+    if let Some(server) =
+        oldest_server.filter(|s| agent && rules.agents_after_servers && to.line() > s.line())
+    {
+        out.push(
+            d.span(v, format!("agent `{}` would run {to}, a newer minor than server version {server}", n.value))
+                .help("Kubernetes' skew policy: a kubelet is never newer than the apiserver; upgrade every server to the new minor in this or an earlier step first"),
+        );
+        return None;
+    }
+    Some(to)
+}
+
+/// Why the Kubernetes API cannot answer at this point of the walk, if it cannot: no node with
+/// an apiserver runs, or the etcd members that run are no majority of those started so far
+/// (stopping the only etcd member, or all of them, is the common case).
+fn no_api(w: &Walk) -> Option<String> {
+    let nodes = &w.topo.nodes;
+    if !(nodes.iter()).any(|n| n.role.runs_apiserver() && w.running.contains(&n.name)) {
+        return Some("no node with an apiserver runs".into());
+    }
+    let members: Vec<&str> = (nodes.iter())
+        .filter(|n| {
+            n.role.runs_etcd() && (w.running.contains(&n.name) || w.stopped.contains(&n.name))
+        })
+        .map(|n| n.name.as_str())
+        .collect();
+    let up = (members.iter()).filter(|m| w.running.contains(**m)).count();
+    if !members.is_empty() && up * 2 <= members.len() {
+        let down: Vec<&str> = (members.iter())
+            .filter(|m| w.stopped.contains(**m))
+            .copied()
+            .collect();
+        return Some(format!(
+            "etcd has no quorum: {up} of its {} members run ({} stopped)",
+            members.len(),
+            down.join(", ")
+        ));
+    }
+    None
 }
 
 /// Whether `n`, named in `start:`, boots in this step (not twice); reports a node already
@@ -494,14 +652,18 @@ fn starts(
         let help = if w.topo.node(&n.value).is_some_and(|x| x.deferred) {
             "it was started by an earlier step: use `restart:` for a running node"
         } else {
-            "`start:` is for `deferred: true` nodes; use `restart:` for a running node"
+            "`start:` is for `deferred: true` nodes and nodes a `stop:` took down; use `restart:` for a running node"
         };
         out.push(
             d.span(n, format!("`{}` is already running at this step", n.value))
                 .help(help),
         );
+    } else if w.stopped.contains(&n.value) {
+        // A node that ran before knows the servers it saw (its load balancer's saved list):
+        // whether it comes back with its join server down is what a check asks (k3s #11333).
     } else if let Some(j) = w.topo.node(&n.value).and_then(|x| x.join.as_deref()) {
-        // The nodes of one `start:` start at once: the node joined must already run.
+        // A first start: the nodes of one `start:` start at once, and a brand-new joiner knows
+        // only the node it joins, which must already run.
         if !w.running.contains(j) {
             out.push(
                 d.span(
@@ -533,7 +695,18 @@ fn restarts(d: &FileDiag, n: &Spanned<String>, w: &Walk, b: &Boots, out: &mut Di
         );
         return false;
     }
-    if !w.running.contains(&n.value) && !b.start.contains(&n.value) {
+    if w.stopped.contains(&n.value) && !b.start.contains(&n.value) {
+        out.push(
+            d.span(
+                n,
+                format!(
+                    "`{}` is stopped at this step, so it cannot restart or upgrade",
+                    n.value
+                ),
+            )
+            .help("start it with `start:` (in this or an earlier step) first"),
+        );
+    } else if !w.running.contains(&n.value) && !b.start.contains(&n.value) {
         out.push(
             d.span(
                 n,
@@ -634,10 +807,17 @@ struct ExpectCx<'a> {
     d: &'a FileDiag<'a>,
     topo: &'a Topology,
     signals: &'a Signals,
-    /// Nodes running after this step's starts.
+    /// Nodes running after this step's stops and starts.
     running: &'a HashSet<String>,
-    /// Nodes this step names in `start:`/`restart:` (problems there are reported there).
+    /// Nodes down after this step's stops and starts: only `down` can be observed of them.
+    stopped: &'a HashSet<String>,
+    /// Nodes this step names in `stop:`/`start:`/`restart:`/`upgrade:` (problems there are
+    /// reported there).
     named: &'a HashSet<String>,
+    /// Nodes this step boots (starts, restarts, upgrades).
+    booted: &'a [String],
+    /// Why the Kubernetes API cannot answer during this step, if it cannot.
+    no_api: Option<String>,
     /// Nodes whose files this step edits without booting them (reported at the edit too).
     edited_not_booted: &'a HashSet<&'a str>,
 }
@@ -691,7 +871,9 @@ impl ExpectCx<'_> {
     /// without a restart: the observed boot would not be the one described.
     fn check_boot_observed(&self, node: &Spanned<String>, out: &mut Diagnostics) {
         let d = self.d;
-        if !self.running.contains(&node.value) && !self.named.contains(&node.value) {
+        if self.stopped.contains(&node.value) {
+            // Only `down` is asked of it (`expected`).
+        } else if !self.running.contains(&node.value) && !self.named.contains(&node.value) {
             out.push(
                 d.span(node, format!("`{}` is deferred and not started at this step; there is no boot to observe", node.value))
                     .help(format!("add `{}` to `start:` in this step or an earlier one", node.value)),
@@ -746,6 +928,14 @@ impl ExpectCx<'_> {
             return None;
         }
         let state = v.value == "up" || v.value == "down";
+        if let Some(problem) = self.lifecycle_problem(n, sig, v, def) {
+            out.push(problem);
+            return None;
+        }
+        if self.stopped.contains(&n.name) && v.value == "down" && !def.is_value() {
+            // A stopped node shows nothing: the runner records it `down` without reading it.
+            return Some(Expected::Down);
+        }
         let problem = if v.value == crate::scenario::ANY {
             if is_bug {
                 return Some(Expected::Any);
@@ -794,6 +984,40 @@ impl ExpectCx<'_> {
         };
         out.push(problem);
         None
+    }
+}
+
+impl ExpectCx<'_> {
+    /// What the step's stops make impossible: any value but `down` (or `any` under `bug:`) on a
+    /// stopped node, and a readiness that needs the API (a node booted in this step becoming
+    /// ready, or the API's view of nodes) while no apiserver runs or etcd has no quorum.
+    fn lifecycle_problem(
+        &self,
+        n: &crate::scenario::Node,
+        sig: &Spanned<String>,
+        v: &Spanned<String>,
+        def: &Signal,
+    ) -> Option<crate::diag::Diagnostic> {
+        let d = self.d;
+        if self.stopped.contains(&n.name) {
+            if (v.value == "down" && !def.is_value()) || v.value == crate::scenario::ANY {
+                return None;
+            }
+            return Some(
+                d.span(v, format!("`{}` is stopped at this step: `{}: {}` cannot be observed on it", n.name, sig.value, v.value))
+                    .help(format!("a stopped node only shows `down` (e.g. `{}: {{ready: down}}`); start it with `start:` to observe it", n.name)),
+            );
+        }
+        let why = self.no_api.as_deref()?;
+        let needs_api = def.api.is_some()
+            || (v.value == "up"
+                && matches!(sig.value.as_str(), "ready" | "agent-ready")
+                && self.booted.contains(&n.name)
+                && n.role != Role::Etcd);
+        needs_api.then(|| {
+            d.span(v, format!("`{}: {}` on `{}` needs the Kubernetes API, which cannot answer at this step: {why}", sig.value, v.value, n.name))
+                .help("keep a majority of the etcd members and a node with an apiserver running in this step (start the stopped ones first), or expect what the node shows without the API")
+        })
     }
 }
 

@@ -428,6 +428,8 @@ mod signals;
 mod topology;
 
 #[cfg(test)]
+mod lifecycle_tests;
+#[cfg(test)]
 mod tests;
 
 pub(crate) use check::{check, check_in, check_with_topology, Context};

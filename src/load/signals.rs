@@ -36,7 +36,26 @@ fn signal(d: &FileDiag, name: &Spanned<String>, s: SignalFile, out: &mut Diagnos
     let probe_value = written.iter().any(|p| !p.value.is_empty());
     let probe_state = written.iter().any(|p| p.value.is_empty());
     let is_value = !s.value.is_empty() || probe_value;
-    let is_state = !s.up.is_empty() || !s.down.is_empty() || probe_state;
+    let api = s.api.as_ref().and_then(|a| {
+        let read = crate::scenario::ApiRead::parse(&a.value);
+        if read.is_none() {
+            out.push(
+                d.span(
+                    a,
+                    format!(
+                        "`api: {}` is not something repro reads from the API",
+                        a.value
+                    ),
+                )
+                .help(format!(
+                    "use one of: {}",
+                    crate::scenario::ApiRead::NAMES.join(", ")
+                )),
+            );
+        }
+        read
+    });
+    let is_state = !s.up.is_empty() || !s.down.is_empty() || probe_state || s.api.is_some();
     if is_value && is_state {
         out.push(
             d.span(
@@ -83,6 +102,7 @@ fn signal(d: &FileDiag, name: &Spanned<String>, s: SignalFile, out: &mut Diagnos
         on_death,
         roles: s.roles.iter().map(|r| r.value).collect(),
         shows,
+        api,
     }
 }
 

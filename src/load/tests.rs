@@ -415,6 +415,8 @@ fn a_k3s_topology_read_on_an_rke2_version() {
 fn every_signal_role_and_distribution_is_decidable_or_refused() {
     const TABLE: &[(&str, &str, &str, &str)] = &[
         // signal, value, roles that can decide it on k3s, on rke2
+        ("node-ready", "up", "ecag", "ecag"),
+        ("node-ready", "down", "ecag", "ecag"),
         ("ready", "up", "eca", "eca"),
         ("ready", "down", "ecag", "ecag"),
         ("agent-ready", "up", "g", "g"),

@@ -53,12 +53,18 @@ pub(crate) struct StepFile {
     /// Files to write (`path: content`) or delete (`path: null`), per node.
     #[serde(default)]
     pub(crate) files: SpannedMap<SpannedMap<Option<String>>>,
-    /// Deferred nodes to start for the first time, in order.
+    /// Running nodes to stop gracefully, all at once; each stays down until a `start:`.
+    #[serde(default)]
+    pub(crate) stop: Vec<Spanned<String>>,
+    /// Deferred nodes to start for the first time, or stopped nodes to start again, at once.
     #[serde(default)]
     pub(crate) start: Vec<Spanned<String>>,
     /// Nodes to restart, in order; a nested list restarts a group at once.
     #[serde(default)]
     pub(crate) restart: Vec<Spanned<RestartItem>>,
+    /// Nodes to upgrade, one after another in this order: node -> version.
+    #[serde(default)]
+    pub(crate) upgrade: SpannedMap<Spanned<String>>,
     /// The correct behaviour: node -> signal -> value.
     #[serde(default)]
     pub(crate) expect: SpannedMap<SpannedMap<Spanned<String>>>,

@@ -54,6 +54,10 @@ pub(crate) struct SignalFile {
     /// The config key whose effective value on a node this signal shows (`repro explore`).
     #[serde(default)]
     pub(crate) shows: Option<Spanned<ShowsFile>>,
+    /// Read from the Kubernetes API instead of the node's log: `node-ready`, the node's
+    /// `Ready` condition as a node serving the API reports it.
+    #[serde(default)]
+    pub(crate) api: Option<Spanned<String>>,
 }
 
 /// `shows: {key: embedded-registry, up-when: true}` (a state signal: `up` means the key's

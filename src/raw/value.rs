@@ -50,6 +50,32 @@ impl ConfigValue {
         })
     }
 
+    /// Merges one key of a config file into the values read so far, as k3s merges config.yaml
+    /// and its drop-ins (pkg/configfilearg): `key+:` appends to the key's list (a scalar there
+    /// becomes a one-item list), any other key replaces its value. True when it replaced
+    /// (the key's value now comes from this file alone).
+    pub(crate) fn merge_into(
+        into: &mut indexmap::IndexMap<String, ConfigValue>,
+        key: String,
+        v: ConfigValue,
+    ) -> bool {
+        let Some(base) = key.strip_suffix('+') else {
+            into.insert(key, v);
+            return true;
+        };
+        let mut items = match into.shift_remove(base) {
+            Some(ConfigValue::List(l)) => l,
+            Some(other) => vec![other],
+            None => Vec::new(),
+        };
+        match v {
+            ConfigValue::List(l) => items.extend(l),
+            other => items.push(other),
+        }
+        into.insert(base.to_string(), ConfigValue::List(items));
+        false
+    }
+
     pub(crate) fn is_true(&self) -> bool {
         matches!(self, ConfigValue::Bool(true))
             || matches!(self, ConfigValue::Str(s) if s == "true")
@@ -206,5 +232,46 @@ mod tests {
             ConfigValue::Str("say \"hi\"\n".into()).to_yaml(),
             r#""say \"hi\"\n""#
         );
+    }
+
+    /// k3s's merge of config.yaml and its drop-ins: a later key replaces, `key+:` appends (a
+    /// scalar before it becomes the list's first item), an append with nothing before starts
+    /// the list.
+    #[test]
+    fn a_later_key_replaces_and_a_plus_key_appends() {
+        use ConfigValue::{List, Str};
+        let mut m = indexmap::IndexMap::new();
+        assert!(ConfigValue::merge_into(
+            &mut m,
+            "node-label".into(),
+            Str("a=1".into())
+        ));
+        assert!(!ConfigValue::merge_into(
+            &mut m,
+            "node-label+".into(),
+            List(vec![Str("b=2".into())])
+        ));
+        assert!(!ConfigValue::merge_into(
+            &mut m,
+            "tls-san+".into(),
+            Str("x".into())
+        ));
+        assert!(ConfigValue::merge_into(
+            &mut m,
+            "token-file".into(),
+            Str("/a".into())
+        ));
+        assert!(ConfigValue::merge_into(
+            &mut m,
+            "token-file".into(),
+            Str("/b".into())
+        ));
+        assert_eq!(
+            m["node-label"],
+            List(vec![Str("a=1".into()), Str("b=2".into())])
+        );
+        assert_eq!(m["tls-san"], List(vec![Str("x".into())]));
+        assert_eq!(m["token-file"], Str("/b".into()));
+        assert_eq!(m.len(), 3);
     }
 }
