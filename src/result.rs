@@ -62,6 +62,10 @@ pub(crate) enum ActionKind {
     Start,
     /// A group of nodes restarted at once.
     Restart,
+    /// Nodes stopped by a step (they stay down until a start).
+    Stop,
+    /// A node re-created on another version's image over its volumes.
+    Upgrade,
 }
 
 impl ActionKind {
@@ -70,6 +74,8 @@ impl ActionKind {
             ActionKind::Edit => "edit",
             ActionKind::Start => "start",
             ActionKind::Restart => "restart",
+            ActionKind::Stop => "stop",
+            ActionKind::Upgrade => "upgrade",
         }
     }
 }
@@ -93,6 +99,10 @@ pub(crate) enum Rule {
     ValueLines,
     /// A probe rule matched.
     Probe,
+    /// The node was stopped by a step: `down`, not read from the node.
+    Stopped,
+    /// Read from the Kubernetes API on a node serving it (a signal's `api:`).
+    Api,
     /// Nothing decided it (the value is `unknown`), or an older result.json without rules.
     #[default]
     Undecided,
@@ -108,6 +118,8 @@ impl Rule {
             Rule::SettleWindow => "settle-window",
             Rule::ValueLines => "value-lines",
             Rule::Probe => "probe",
+            Rule::Stopped => "stopped",
+            Rule::Api => "api",
             Rule::Undecided => "undecided",
         }
     }
@@ -535,6 +547,10 @@ pub(crate) struct StepResult {
     pub(crate) finished_at: Option<String>,
     pub(crate) actions: Vec<Action>,
     pub(crate) observations: Vec<Observation>,
+    /// The version each running node ran at the end of the step (its current boot's banner);
+    /// absent in older results.
+    #[serde(default, skip_serializing_if = "IndexMap::is_empty")]
+    pub(crate) versions: IndexMap<String, String>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]

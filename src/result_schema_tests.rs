@@ -67,7 +67,7 @@ fn enum_values_are_the_types_values() {
         ),
         (
             "/$defs/action/properties/kind/enum",
-            every!(ActionKind: Edit, Start, Restart),
+            every!(ActionKind: Edit, Start, Restart, Stop, Upgrade),
         ),
         (
             "/$defs/evidence/properties/source/enum",
@@ -76,7 +76,7 @@ fn enum_values_are_the_types_values() {
         (
             "/$defs/observation/properties/rule/enum",
             every!(Rule: UpLine, DownLine, OnDeath, AfterFeature, SettleWindow, ValueLines,
-                Probe, Undecided),
+                Probe, Stopped, Api, Undecided),
         ),
         (
             "/properties/build/properties/source/enum",
@@ -264,6 +264,7 @@ fn full() -> RunResult {
                 files: vec!["/etc/rancher/k3s/config.yaml".into()],
             }],
             observations: vec![observation],
+            versions: [("etcd-2".to_string(), "v1.33.5+k3s1".to_string())].into(),
         }],
         boots: vec![BootRecord {
             node: "etcd-2".into(),

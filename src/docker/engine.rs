@@ -520,7 +520,7 @@ fn create_body(spec: &NodeSpec) -> ContainerCreateBody {
             if spec.systemd {
                 SYSTEMD_STOP_SIGNAL
             } else {
-                "SIGTERM"
+                spec.stop_signal.as_str()
             }
             .into(),
         ),
@@ -869,6 +869,13 @@ impl DockerApi for Engine {
             })
             .await
             .map_err(self.err_limit("start container", container))
+        }
+        .boxed()
+    }
+
+    fn remove_node<'a>(&'a self, container: &'a str) -> CallFuture<'a, ()> {
+        async move {
+            (self.remove_container(container).await).map_err(err("remove container", container))
         }
         .boxed()
     }
@@ -1244,6 +1251,7 @@ mod tests {
             image_volumes: vec![],
             privileged,
             stop_grace: Duration::from_secs(20),
+            stop_signal: "SIGTERM".into(),
             systemd,
             host_ro: vec![],
         }

@@ -244,6 +244,9 @@ pub trait DockerApi: Send + Sync {
     fn start<'a>(&'a self, container: &'a str) -> CallFuture<'a, ()>;
     /// Stops a container (SIGTERM, then SIGKILL after `grace`); a stopped one is no error.
     fn stop<'a>(&'a self, container: &'a str, grace: Duration) -> CallFuture<'a, ()>;
+    /// Removes one (stopped) node container, keeping its named volumes: an upgrade re-creates
+    /// the node over them.
+    fn remove_node<'a>(&'a self, container: &'a str) -> CallFuture<'a, ()>;
     fn state<'a>(&'a self, container: &'a str) -> CallFuture<'a, ContainerState>;
     /// The raw `docker inspect` document (for the bundle; it is redacted before it leaves).
     fn inspect_json<'a>(&'a self, container: &'a str) -> CallFuture<'a, serde_json::Value>;
@@ -338,6 +341,9 @@ pub struct NodeSpec {
     pub(crate) privileged: bool,
     /// How long a stop waits for k3s's graceful shutdown after SIGTERM before it kills.
     pub(crate) stop_grace: Duration,
+    /// The signal `docker stop` sends the container's process (the distribution's
+    /// `stop_signal`); a systemd node is stopped with systemd's own instead.
+    pub(crate) stop_signal: String,
     /// systemd as PID 1 (the image's command, stopped with SIGRTMIN+3): tmpfs on /run and
     /// /run/lock; unprivileged as docs/systemd-nodes.md says (the cgroup tree read-only),
     /// privileged as rke2's tests/docker run it (no cgroup bind, /lib/modules read-only).

@@ -127,6 +127,7 @@ pub(super) async fn run_check_config(
             // It reads the kernel config; it needs no privileges for that.
             privileged: false,
             stop_grace: Duration::from_secs(1),
+            stop_signal: "SIGTERM".into(),
             systemd: false,
             // A folder the host lacks is not mounted: Docker would create it on the host.
             host_ro: KERNEL_CONFIG_DIRS

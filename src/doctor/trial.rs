@@ -157,6 +157,7 @@ impl Trial<'_> {
             extra_hosts: vec![],
             privileged,
             stop_grace: Duration::from_secs(1),
+            stop_signal: "SIGTERM".into(),
             systemd: self.systemd,
             host_ro: vec![],
         };

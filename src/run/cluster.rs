@@ -76,6 +76,8 @@ pub(crate) struct Cluster {
     calls: InFlight,
     /// The third octet of the run's network, once it exists (node addresses → names).
     third: std::sync::OnceLock<u8>,
+    /// Nodes a step's `stop:` took down and no `start:` brought back yet.
+    stopped: Mutex<std::collections::HashSet<String>>,
 }
 
 impl std::ops::Deref for Cluster {
@@ -115,6 +117,7 @@ impl Cluster {
             nodes,
             calls: InFlight::default(),
             third: std::sync::OnceLock::new(),
+            stopped: Mutex::new(Default::default()),
         }
     }
 
@@ -207,6 +210,35 @@ impl Cluster {
 
     async fn create_node_now(&self, i: usize, net: &str, third: u8) -> Result<(), RunError> {
         let n: &PlannedNode = &self.plan.nodes[i];
+        let files = self
+            .create_container(i, net, third, &self.plan.image)
+            .await?;
+        let rt = self.node(&n.name);
+        self.docker.upload(&rt.container, &files).await?;
+        if let Some(b) = &self.binary {
+            self.docker
+                .upload_executable(&rt.container, &b.host, &b.path)
+                .await?;
+        }
+        let detail = if n.deferred {
+            "deferred: a step starts it"
+        } else {
+            "files written"
+        };
+        self.show(&n.name, NodeState::Created, 0, detail);
+        Ok(())
+    }
+
+    /// The plan's `i`-th node's volumes (named, so they outlive the container: created if
+    /// missing) and container on `image`; returns the files it needs before its first start.
+    async fn create_container(
+        &self,
+        i: usize,
+        net: &str,
+        third: u8,
+        image: &str,
+    ) -> Result<Vec<(String, String)>, RunError> {
+        let n: &PlannedNode = &self.plan.nodes[i];
         let rt = self.node(&n.name);
         let facts = self.plan.distro.facts();
         let args = facts.node_args(n.role == Role::Agent);
@@ -222,7 +254,7 @@ impl Cluster {
         // The image's other VOLUMEs get named, labelled volumes too: anonymous ones carry no
         // label, so an outside `docker rm -f` (without -v) would leave them where `clean`
         // cannot find them.
-        let declared = (self.docker.image(&self.plan.image).await)
+        let declared = (self.docker.image(image).await)
             .map(|i| i.volumes)
             .unwrap_or_default();
         let image_volumes =
@@ -243,25 +275,105 @@ impl Cluster {
         };
         let labels = self.labels(Some(&n.name));
         let volumes = (volume, image_volumes);
-        let container = place.container(&rt.container, &process, volumes, labels, self.privileged);
+        let mut container =
+            place.container(&rt.container, &process, volumes, labels, self.privileged);
+        container.image = image.to_string();
         if self.calls.closing() {
             return Err(RunError::Interrupted);
         }
         self.docker.create_node(&container).await?;
-        let files = place.files(&process);
-        self.docker.upload(&rt.container, &files).await?;
-        if let Some(b) = &self.binary {
-            self.docker
-                .upload_executable(&rt.container, &b.host, &b.path)
-                .await?;
+        Ok(place.files(&process))
+    }
+
+    /// A step's `stop:` of a node: its process gets the distribution's stop signal (its
+    /// container is stopped, not removed: volumes, address and files stay) and its boot's log
+    /// is drained; the node stays down until a `start:`.
+    pub(crate) async fn stop_node(&self, node: &str) -> Result<(), RunError> {
+        let rt = self.node(node);
+        rt.stopping.store(true, Ordering::SeqCst);
+        self.docker.stop(&rt.container, node::STOP_GRACE).await?;
+        if let Some(h) = self.current(node) {
+            h.ended().await;
         }
-        let detail = if n.deferred {
-            "deferred: a step starts it"
-        } else {
-            "files written"
-        };
-        self.show(&n.name, NodeState::Created, 0, detail);
+        self.stopped_set().insert(node.to_string());
+        let boot = self.current(node).map_or(0, |h| h.with(|b| b.number));
+        self.show(node, NodeState::Stopped, boot, "stopped by the step");
         Ok(())
+    }
+
+    fn stopped_set(&self) -> std::sync::MutexGuard<'_, std::collections::HashSet<String>> {
+        self.stopped.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Whether a step's `stop:` took the node down and no `start:` brought it back yet.
+    pub(crate) fn is_stopped(&self, node: &str) -> bool {
+        self.stopped_set().contains(node)
+    }
+
+    /// A step's `start:` of a stopped node brings it back: its next boot is no longer stopped.
+    pub(crate) fn started_again(&self, node: &str) {
+        self.stopped_set().remove(node);
+    }
+
+    /// A step's `upgrade:` of a node, as an install script replacing the binary would leave
+    /// it: its boot stopped, its container removed and created again on `image` with the same
+    /// name, host name and address, over the same named volumes (its data dir: an etcd member
+    /// stays the member it was), with its files as of this step written again; then started
+    /// and waited for like a restart: ready (true) or dead (false).
+    pub(crate) async fn upgrade_node(
+        &self,
+        node: &str,
+        image: &str,
+        step: usize,
+    ) -> Result<bool, RunError> {
+        let i = (self.plan.nodes.iter().position(|n| n.name == node)).expect("the plan's node");
+        let Some(&third) = self.third.get() else {
+            return Err(RunError::Interrupted);
+        };
+        let rt = self.node(node);
+        rt.stopping.store(true, Ordering::SeqCst);
+        self.docker.stop(&rt.container, node::STOP_GRACE).await?;
+        if let Some(h) = self.current(node) {
+            h.ended().await;
+        }
+        self.docker.remove_node(&rt.container).await?;
+        let net = format!("repro-{}", self.run_id);
+        self.create_container(i, &net, third, image).await?;
+        let files = self.files_at(i, step);
+        self.docker.upload(&rt.container, &files).await?;
+        self.show(
+            node,
+            NodeState::Created,
+            0,
+            &format!("re-created on {image}"),
+        );
+        self.start_and_wait(node, step).await
+    }
+
+    /// The plan's `i`-th node's files as of step `step`: its first files with every edit up to
+    /// that step's over them (a deleted file left out), and its way of running's.
+    fn files_at(&self, i: usize, step: usize) -> Vec<(String, String)> {
+        let n = &self.plan.nodes[i];
+        let mut files = self.plan.initial.get(&n.name).cloned().unwrap_or_default();
+        for s in self.plan.steps.iter().take_while(|s| s.index <= step) {
+            if let Some(edits) = s.edits.get(&n.name) {
+                files.extend(edits.clone());
+            }
+        }
+        let facts = self.plan.distro.facts();
+        let env = spec::env(
+            facts,
+            &self.token,
+            self.sim_seed,
+            n,
+            (self.pace, self.plant.as_deref()),
+        );
+        let args = facts.node_args(n.role == Role::Agent);
+        let process = self.mechanism.process(facts, n.role, args, env);
+        (files.into_iter())
+            .filter_map(|(p, c)| c.map(|c| (p, c)))
+            .chain(process.files)
+            .collect()
     }
 
     /// Starts a node's next boot and follows its log from the first line.

@@ -66,6 +66,8 @@ pub(crate) enum NodeState {
     Ready,
     Dead,
     Timeout,
+    /// Taken down by a step's `stop:`.
+    Stopped,
 }
 
 impl NodeState {
@@ -78,6 +80,7 @@ impl NodeState {
             NodeState::Ready => "ready",
             NodeState::Dead => "dead",
             NodeState::Timeout => "timeout",
+            NodeState::Stopped => "stopped",
         }
     }
 }

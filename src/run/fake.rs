@@ -239,6 +239,13 @@ impl DockerApi for FakeDocker {
         ok(r)
     }
 
+    fn remove_node<'a>(&'a self, container: &'a str) -> CallFuture<'a, ()> {
+        let r = self.call("remove", container).map(|()| {
+            (self.containers.lock().unwrap_or_else(|p| p.into_inner())).remove(container);
+        });
+        ok(r)
+    }
+
     fn stop<'a>(&'a self, container: &'a str, _grace: Duration) -> CallFuture<'a, ()> {
         let r = self.call("stop", container).map(|()| {
             self.with(container, |c| {

@@ -98,6 +98,39 @@ pub(crate) async fn ensure(
     }
 }
 
+/// Makes sure the image of every `upgrade:` of the plan is in the local store, as the run's
+/// own image is (built for the stand-in, else pulled). A node image built from release
+/// artifacts is of one version only: an upgrade has none to go to.
+pub(crate) async fn ensure_upgrades(
+    docker: &dyn DockerApi,
+    plan: &Plan,
+    cfg: &RunConfig,
+    events: &Events,
+) -> Result<(), RunError> {
+    let mut seen = std::collections::HashSet::new();
+    for u in plan.steps.iter().flat_map(|s| &s.upgrade) {
+        let Some(image) = u.image.clone().filter(|i| seen.insert(i.clone())) else {
+            continue;
+        };
+        if let Some(dir) = &cfg.target.artifacts {
+            return Err(RunError::NodeImage {
+                image,
+                tarball: dir.display().to_string(),
+                reason: format!("the release artifacts are of {} only: an upgrade to {} needs its own node image", plan.k3s_version, u.version),
+            });
+        }
+        let mut p = plan.clone();
+        p.image = image;
+        p.k3s_version = u.version.clone();
+        let cfg = RunConfig {
+            image_archive: None,
+            ..cfg.clone()
+        };
+        ensure(docker, &p, &cfg, events).await?;
+    }
+    Ok(())
+}
+
 async fn image_id(docker: &dyn DockerApi, image: &str) -> Option<String> {
     docker.image(image).await.and_then(|i| i.id)
 }

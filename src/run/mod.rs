@@ -278,6 +278,7 @@ async fn prepare(
     events.emit(&RunEvent::Engine(env))?;
     let t_img = Instant::now();
     let image_id = image::ensure(docker.as_ref(), plan, cfg, events).await?;
+    image::ensure_upgrades(docker.as_ref(), plan, cfg, events).await?;
     let (stand_in, privileged) = image::traits(docker.as_ref(), plan, cfg).await;
     claim_inotify(s).await?;
     // The doctor's fast part, before any node: an engine that refuses privileged containers

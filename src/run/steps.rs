@@ -369,6 +369,7 @@ async fn run_step(c: &Arc<Cluster>, signals: &Signals, step: &PlannedStep) -> Re
         finished_at: None,
         actions: Vec::new(),
         observations: Vec::new(),
+        versions: Default::default(),
     };
     // Every edited node's files at once (each node's own writes stay in order), beside the
     // step's starts and restarts: k3s reads its files when a boot starts, so a node's edit only
@@ -406,6 +407,16 @@ async fn run_step(c: &Arc<Cluster>, signals: &Signals, step: &PlannedStep) -> Re
     };
     let mut acted = Vec::new();
     let acting = async {
+        // The step's stops first, at once: what starts and restarts next runs without them.
+        if !step.stop.is_empty() {
+            acted.push(action(ActionKind::Stop, step.stop.clone(), vec![]));
+            for r in join_all(step.stop.iter().map(|n| c.stop_node(n))).await {
+                r?;
+            }
+        }
+        for n in &step.start {
+            c.started_again(n);
+        }
         // The nodes of one `start:` start at once, as a restart group does: two etcd joiners
         // started together race for etcd's one learner slot (#21). Then each restart group.
         let start = (!step.start.is_empty()).then_some((ActionKind::Start, &step.start));
@@ -436,6 +447,15 @@ async fn run_step(c: &Arc<Cluster>, signals: &Signals, step: &PlannedStep) -> Re
                 }
             }
         }
+        // Upgrades last, one node after another (Rancher's order is the check's to write).
+        for u in &step.upgrade {
+            acted.push(action(ActionKind::Upgrade, vec![u.node.clone()], vec![]));
+            // `cmd::common` refused a plan whose upgrade has no image before anything ran.
+            let image = u.image.as_deref().ok_or(RunError::Interrupted)?;
+            if !edited(&u.node).await || !c.upgrade_node(&u.node, image, step.index).await? {
+                return Ok(());
+            }
+        }
         Ok::<(), RunError>(())
     };
     let (edits, acts) = tokio::join!(editing, acting);
@@ -451,6 +471,7 @@ async fn run_step(c: &Arc<Cluster>, signals: &Signals, step: &PlannedStep) -> Re
     acts?;
     sr.actions.extend(acted);
     sr.observations = observe_all(c, signals, step).await;
+    sr.versions = running_versions(c);
     // A log lost on the way leaves observations that cannot be trusted: the run stops on it.
     if let Some(e) = c.lost_log() {
         return Err(e);
@@ -517,7 +538,31 @@ async fn edit(c: &Cluster, node: &str, files: &crate::plan::NodeFiles) -> Result
     Ok(())
 }
 
+/// The version each running node runs, from its current boot's banner (`Starting k3s v…`, an
+/// agent's `Starting k3s agent v…`): what proves an upgrade ran.
+fn running_versions(c: &Cluster) -> indexmap::IndexMap<String, String> {
+    let facts = c.plan.distro.facts();
+    let prefixes = [facts.agent_banner_prefix, facts.banner_prefix];
+    (c.plan.nodes.iter())
+        .filter(|n| !c.is_stopped(&n.name))
+        .filter_map(|n| {
+            let h = c.current(&n.name)?;
+            let v = h.with(|b| {
+                b.lines.iter().find_map(|l| {
+                    let at = prefixes
+                        .iter()
+                        .find_map(|p| Some(l.text.find(p)? + p.len()))?;
+                    let word = l.text[at..].split_whitespace().next()?;
+                    word.starts_with('v').then(|| word.to_string())
+                })
+            })?;
+            Some((n.name.clone(), v))
+        })
+        .collect()
+}
+
 /// Observes every expected (node, signal) of the step at once; results in the step's order.
+/// A stopped node is `down` without being read (validation allows nothing else of it).
 async fn observe_all(
     c: &Arc<Cluster>,
     signals: &Signals,
@@ -532,6 +577,13 @@ async fn observe_all(
                 Outcome::Reproduced => bug.clone(),
                 _ => Some(exp.clone()),
             };
+            if c.is_stopped(node) {
+                jobs.push(
+                    Box::pin(std::future::ready(stopped(c, node, sig, exp, bug, asked)))
+                        as futures_util::future::BoxFuture<'_, crate::result::Observation>,
+                );
+                continue;
+            }
             let e = Expectation {
                 death_expected: (
                     super::verdict::death_expected(&step.expect, node),
@@ -543,8 +595,34 @@ async fn observe_all(
                 bug,
                 asked,
             };
-            jobs.push(probe::observe(c, e, signals.get(sig)));
+            jobs.push(Box::pin(probe::observe(c, e, signals.get(sig))));
         }
     }
     join_all(jobs).await
+}
+
+/// What a stopped node shows: `down`, decided by the step that stopped it, not read from it.
+fn stopped(
+    c: &Cluster,
+    node: &str,
+    signal: &str,
+    expected: &crate::scenario::Expected,
+    bug: Option<crate::scenario::Expected>,
+    asked: Option<crate::scenario::Expected>,
+) -> crate::result::Observation {
+    crate::result::Observation {
+        node: node.to_string(),
+        signal: signal.to_string(),
+        expected: Some(expected.clone()),
+        bug,
+        observed: crate::result::Observed::Down,
+        asked,
+        boot: c.current(node).map_or(0, |h| h.with(|b| b.number)),
+        evidence: Vec::new(),
+        reason: "the node is stopped (a step's `stop:`, no `start:` since)".to_string(),
+        rule: crate::result::Rule::Stopped,
+        settle_ms: None,
+        decided_at: Some(now_rfc3339()),
+        death: None,
+    }
 }

@@ -77,6 +77,7 @@ impl Place<'_> {
             image_volumes: volumes.1,
             privileged,
             stop_grace: super::STOP_GRACE,
+            stop_signal: self.plan.distro.facts().stop_signal.to_string(),
             systemd: process.systemd,
             host_ro: vec![],
         }
