@@ -3,7 +3,7 @@
 //! the plan expects from `fixed-in`, asked with `--expect auto`), with the evidence that tells
 //! the bug from any other death.
 
-use crate::runs::{observation, Run};
+use crate::runs::{observation, only_dir, read_json, Run};
 
 /// `repro run <check> --sim --version <version>`, expecting what `fixed-in` says.
 fn sim(check: &str, version: &str) -> Run {
@@ -44,4 +44,65 @@ fn split_restart_all_is_fixed_on_the_january_2026_release() {
         assert_eq!(observation(&run.result, 1, cp, "ready")["observed"], "up");
         assert_eq!(observation(&run.result, 1, cp, "panic")["observed"], "down");
     }
+}
+
+#[test]
+fn split_join_server_down_kills_the_control_plane_nodes_before_the_fix() {
+    // The last 1.32 release before k3s #11333's backport (#11913).
+    let run = sim("split-join-server-down", "v1.32.2+k3s1")
+        .expect("auto")
+        .finish();
+    run.out.code(0);
+    assert_eq!(run.outcome(), "reproduced");
+    for cp in ["cp-1", "cp-2"] {
+        let o = observation(&run.result, 1, cp, "fatal");
+        let line = o["evidence"][0]["text"].as_str().unwrap_or_default();
+        // The fatal: the CA fetched from the stopped join server.
+        assert!(
+            line.contains("starting kubernetes: preparing server: failed to get CA certs: Get \"https://etcd-1:6443/cacerts\""),
+            "{o}"
+        );
+    }
+    // The stopped node is down because it was stopped, the etcd members came back.
+    assert_eq!(
+        observation(&run.result, 1, "etcd-1", "ready")["observed"],
+        "down"
+    );
+    for etcd in ["etcd-2", "etcd-3"] {
+        assert_eq!(observation(&run.result, 1, etcd, "ready")["observed"], "up");
+    }
+}
+
+#[test]
+fn split_join_server_down_is_fixed_through_the_saved_etcd_members() {
+    let run = sim("split-join-server-down", "v1.32.3+k3s1")
+        .expect("auto")
+        .finish();
+    run.out.code(0);
+    assert_eq!(run.outcome(), "fixed");
+    // cp-1 came back without its join server: it skipped the config check and reached the
+    // datastore through another member.
+    let log = run.boot_log("cp-1", 2);
+    assert!(
+        log.contains("Skipping cluster configuration validation"),
+        "{log}"
+    );
+    assert!(log.contains("etcd data store connection OK"), "{log}");
+    assert!(!log.contains("/cacerts"), "the CA came from disk: {log}");
+}
+
+#[test]
+fn bisect_over_split_join_server_down_names_the_first_fixed_1_32_release() {
+    crate::docker::docker_ok();
+    let (out, results) = Run::command(["bisect", "split-join-server-down", "--sim"])
+        .args(["--good", "v1.32.5+k3s1", "--bad", "v1.32.0+k3s1"])
+        .output();
+    let dir = only_dir(&results.path(), "bisect-split-join-server-down-");
+    out.code(0);
+    out.stdout_has("answer: v1.32.3+k3s1 is the first release showing `fixed`");
+    let record = read_json(&dir.join("bisect.json"));
+    assert_eq!(record["answer"], "v1.32.3+k3s1");
+    assert_eq!(record["bad_verdict"], "reproduced");
+    // Six releases (v1.32.0 … v1.32.5): at most ⌈log2 6⌉ + 1 = 4 runs.
+    assert!(record["runs"].as_u64().unwrap() <= 4, "{record}");
 }
