@@ -59,7 +59,9 @@ fn split_join_server_down_kills_the_control_plane_nodes_before_the_fix() {
         let line = o["evidence"][0]["text"].as_str().unwrap_or_default();
         // The issue's fatal: the CA fetched from the stopped join server.
         assert!(
-            line.contains("starting kubernetes: preparing server: failed to get CA certs: Get \"https://etcd-1:6443/cacerts\""),
+            line.contains(
+                r#"msg="starting kubernetes: preparing server: failed to get CA certs: Get \"https://etcd-1:6443/cacerts\""#
+            ),
             "{o}"
         );
     }
