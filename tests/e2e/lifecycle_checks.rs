@@ -108,3 +108,20 @@ fn bisect_over_split_join_server_down_names_the_first_fixed_1_32_release() {
     // Six releases (v1.32.0 … v1.32.5): at most ⌈log2 6⌉ + 1 = 4 runs.
     assert!(record["runs"].as_u64().unwrap() <= 4, "{record}");
 }
+
+#[test]
+fn split_upgrade_tells_the_release_under_test_and_ends_on_every_etcd_nodes_own_registry() {
+    for (version, outcome) in [("v1.33.4+k3s1", "reproduced"), ("v1.33.5+k3s1", "fixed")] {
+        let run = sim("split-upgrade", version).expect("auto").finish();
+        run.out.code(0);
+        assert_eq!(run.outcome(), outcome, "{version}");
+        // After Rancher's order (etcd, control plane, agent) every etcd node runs the fixed
+        // release and its own registry, whatever it started on.
+        for etcd in ["etcd-1", "etcd-2", "etcd-3"] {
+            let o = observation(&run.result, 3, etcd, "version");
+            assert_eq!(o["observed"], "v1.33.5+k3s1", "{version}: {o}");
+            let o = observation(&run.result, 5, etcd, "embedded-registry");
+            assert_eq!(o["observed"], "up", "{version}: {o}");
+        }
+    }
+}
