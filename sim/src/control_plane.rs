@@ -1,6 +1,6 @@
 //! A control-plane-only server's start (`disable-etcd`): what each k3s version does when its
 //! join server, or every etcd member, is away — k3s #11333 and #13533, only as far as k3s's
-//! source shows them (docs/k3s-behaviour.md §17, §18).
+//! source shows them (docs/k3s-behaviour.md §18, §19).
 //!
 //! Such a node never has etcd data, so k3s takes its bootstrap path on every start
 //! (`shouldBootstrapLoad`: "the path taken by control-plane-only nodes every startup"):
