@@ -387,6 +387,21 @@ pub(crate) struct ExploreArgs {
     /// folder goes, …): every run of the campaign is configured by `RunOptions::to_config`.
     #[command(flatten)]
     pub(crate) options: RunOptions,
+    /// Runs at once (sequences, ddmin candidates, confirmations), each on its own cluster and
+    /// network: 1 to 64, or `auto` (as many as the host's available memory holds by the
+    /// distribution's per-node memory). The findings are the serial campaign's.
+    #[arg(long, default_value = "1")]
+    pub(crate) jobs: crate::matrix::jobs::Jobs,
+    /// Print what the campaign would cost (sequences, runs with minimisation, wall time at real
+    /// k3s's pace with --jobs, with and without restore, and on --runners) and run nothing.
+    #[arg(long, conflicts_with_all = ["recheck", "emit"])]
+    pub(crate) plan: bool,
+    /// With --plan: also the wall time on this many runners (a GitHub matrix), each with --jobs.
+    #[arg(long, requires = "plan", value_name = "K", value_parser = clap::value_parser!(u32).range(1..=256))]
+    pub(crate) runners: Option<u32>,
+    /// With --plan: `text` or `json`.
+    #[arg(long, value_enum, default_value = "text", requires = "plan")]
+    pub(crate) format: Format,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]

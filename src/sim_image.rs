@@ -443,7 +443,7 @@ mod tests {
     /// agreement is tested with the engine (`docker/engine.rs`).
     #[tokio::test]
     async fn builds_an_image_through_the_engine() {
-        let engine = crate::docker::Engine::connect()
+        let engine = crate::docker::connect()
             .await
             .expect("Docker must be reachable for this test: start the engine or set DOCKER_HOST");
         let dir = tempfile::tempdir().expect("tempdir");

@@ -11,7 +11,7 @@ use repro::docker::DockerApi;
 
 /// Latency samples in milliseconds, one per line.
 pub async fn measure(version: &str) -> Result<Vec<f64>> {
-    let engine = repro::docker::Engine::connect().await?;
+    let engine = repro::docker::connect().await?;
     let image = repro::sim_image::ensure_sim_image(&engine, version, false).await?;
     let name = format!("repro-bench-latency-{}", std::process::id());
     let body = bollard::models::ContainerCreateBody {

@@ -18,10 +18,11 @@
 //! unpaced and at `--sim-pace 1` (real k3s's timings): runs and seconds to the first minimal
 //! confirmed finding, and the campaign's totals (`--skip-explore` to leave it out, `--only
 //! explore` to run just it: then the figures go to `target/bench/explore.json`).
-//! `--only explore` adds #38's planted-bug table (`planted.rs`): explore with its default keys
-//! and budget against each planted bug of `distro::plant` and against the clean stand-in for
-//! k3s and RKE2 (`--only planted` runs the table alone, into `target/bench/planted.json`;
-//! `--rows joined-metrics@etcd-split,clean@rke2-8465` picks rows).
+//! After it (in `make bench` and with `--only explore`), #38's planted-bug table (`planted.rs`):
+//! explore with its default keys and budget against each planted bug of `distro::plant` and
+//! against the clean stand-in for k3s and RKE2, printed after the other tables (`--only
+//! planted` runs the table alone, into `target/bench/planted.json`; `--rows
+//! joined-metrics@etcd-split,clean@rke2-8465` picks rows; `--skip-explore` leaves both out).
 //!
 //! Usage: repro-bench [--runs N] [--paced-runs N] [--out FILE] [--skip-matrix] [--skip-paced]
 //!        [--skip-explore | --only explore | --only planted] [--rows ROW[,ROW]]
@@ -521,10 +522,13 @@ fn bench(args: &[String]) -> Result<()> {
     } else {
         paced_section(&ctx, paced_runs)?
     };
-    let explore = if skip_explore {
-        serde_json::Value::Null
+    // Explore's cost, then its power and false alarms (#38): the planted-bug table.
+    let (explore, planted_table) = if skip_explore {
+        (serde_json::Value::Null, serde_json::Value::Null)
     } else {
-        explore::section(&ctx)?
+        let e = explore::section(&ctx)?;
+        sim_images(&ctx, rows.iter().map(|r| r.version).collect())?;
+        (e, planted::section(&ctx, &rows)?)
     };
     let load_after = loadavg();
 
@@ -574,11 +578,13 @@ fn bench(args: &[String]) -> Result<()> {
         "matrix": matrix,
         "paced": paced,
         "explore": explore,
+        "planted": planted_table,
         "targets": report.targets(),
     });
     extend(&mut doc, body);
     std::fs::write(&out, serde_json::to_string_pretty(&doc)? + "\n")?;
     print_table(&doc);
+    print_planted(&doc);
     println!("written: {}", out.display());
     Ok(())
 }
@@ -590,17 +596,7 @@ fn explore_only(ctx: &Ctx, out: &Path, rows: &[planted::Row], only_planted: bool
     if !only_planted {
         versions.push(VERSION);
     }
-    versions.dedup();
-    for v in versions {
-        let built = ctx
-            .repro_cmd()
-            .args(["sim", "build", "--k3s-version", v])
-            .stdout(Stdio::null())
-            .status()?;
-        if !built.success() {
-            bail!("repro sim build {v} failed");
-        }
-    }
+    sim_images(ctx, versions)?;
     let load_before = loadavg();
     let section = if only_planted {
         serde_json::Value::Null
@@ -615,12 +611,34 @@ fn explore_only(ctx: &Ctx, out: &Path, rows: &[planted::Row], only_planted: bool
     if let Some(row) = explore::readme_row(&doc) {
         print!("{row}");
     }
+    print_planted(&doc);
+    println!("written: {}", out.display());
+    Ok(())
+}
+
+/// The stand-in image of each version (not timed).
+fn sim_images(ctx: &Ctx, mut versions: Vec<&str>) -> Result<()> {
+    versions.sort();
+    versions.dedup();
+    for v in versions {
+        let built = ctx
+            .repro_cmd()
+            .args(["sim", "build", "--k3s-version", v])
+            .stdout(Stdio::null())
+            .status()?;
+        if !built.success() {
+            bail!("repro sim build {v} failed");
+        }
+    }
+    Ok(())
+}
+
+/// The planted-bug table as printed (`make bench` and `--only explore|planted`).
+fn print_planted(doc: &serde_json::Value) {
     print!("{}", planted::TABLE_HEAD);
     for x in doc["planted"].as_array().into_iter().flatten() {
         print!("{}", planted::table_row(x));
     }
-    println!("written: {}", out.display());
-    Ok(())
 }
 
 /// What every bench file starts with: when, which commit, the machine and its load.

@@ -82,7 +82,7 @@ pub(crate) async fn run(g: &Global, a: &BisectArgs) -> Result<Exit, Error> {
     ));
     if let Some(archive) = &a.options.image_archive {
         use crate::docker::DockerApi;
-        let engine = crate::docker::Engine::connect().await?;
+        let engine = crate::docker::connect().await?;
         engine.load_archive(archive).await?;
     }
 
@@ -187,7 +187,7 @@ async fn commits(
     out("rule: the first commit runs first to learn its verdict; the answer is the first commit whose verdict differs; inconclusive runs stop the search");
     if let Some(archive) = &a.options.image_archive {
         use crate::docker::DockerApi;
-        let engine = crate::docker::Engine::connect().await?;
+        let engine = crate::docker::connect().await?;
         engine.load_archive(archive).await?;
     }
     let argv: Vec<String> = std::env::args().collect();

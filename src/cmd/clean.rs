@@ -1,7 +1,7 @@
 //! `repro clean [--run ID | --all]`: remove what runs left (after `--keep`, or a killed run).
 
 use crate::cli::{CleanArgs, Format, Global};
-use crate::docker::{self, DockerApi, Engine};
+use crate::docker::{self, DockerApi};
 use crate::error::Error;
 use crate::exit::Exit;
 
@@ -11,7 +11,7 @@ pub(crate) async fn run(_g: &Global, args: &CleanArgs) -> Result<Exit, Error> {
             "say what to remove: --run <id> (printed by `repro run`) or --all",
         ));
     }
-    let engine = Engine::connect().await?;
+    let engine = docker::connect().await?;
     let removed = match &args.run {
         Some(id) => engine.remove_labelled(docker::LABEL_RUN, Some(id)).await,
         None => engine.remove_labelled(docker::LABEL_MANAGED, None).await,

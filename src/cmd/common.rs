@@ -316,11 +316,35 @@ pub(crate) fn resolve_planning(root: Option<&Path>, t: &Target) -> Result<(Scena
     Ok((sc, plan))
 }
 
+/// The stand-in images of `versions`, built (or refreshed, when the stand-in binary changed) one
+/// after the other before runs at once start: two runs building one tag at the same time would
+/// race (`repro matrix`, `repro explore --jobs`).
+pub(crate) async fn prepare_sim_images(
+    engine: &crate::docker::Engine,
+    versions: &[String],
+    rebuild: bool,
+) -> Result<(), Error> {
+    let t = std::time::Instant::now();
+    for v in versions {
+        let image = crate::sim_image::sim_image_ref(v);
+        // The line a test waits for before it interrupts the build.
+        errln!("repro: preparing the stand-in image {image}");
+        crate::sim_image::ensure_sim_image(engine, v, rebuild)
+            .await
+            .map_err(|e| anyhow::anyhow!("cannot build the stand-in image {image}: {e:#}"))?;
+    }
+    errln!(
+        "repro: stand-in images ready ({:.1}s)",
+        t.elapsed().as_secs_f64()
+    );
+    Ok(())
+}
+
 /// Whether `image` is in the engine's store (an engine that cannot be reached says no: the run
 /// then stops at the engine, with its own message).
 async fn local_image(image: &str) -> bool {
     use crate::docker::DockerApi;
-    match crate::docker::Engine::connect().await {
+    match crate::docker::connect().await {
         Ok(engine) => engine.image(image).await.is_some(),
         Err(_) => false,
     }

@@ -72,7 +72,18 @@ pub(crate) async fn run(g: &Global, a: &ExploreArgs) -> Result<Exit, Error> {
         out(&matrix(&state).to_string());
         return Ok(Exit::Ok);
     }
-    execute(g, a, dir, space, state).await
+    let (jobs, why) = crate::matrix::jobs::resolve_costs(
+        a.jobs,
+        &[crate::matrix::jobs::RunCost::of_topology(&topo, a.sim)],
+        state.sequences.len().max(1),
+    );
+    if a.plan {
+        return super::explore_plan::print(g, a, &topo, &space, &state, (jobs, why));
+    }
+    if let Some(why) = why {
+        errln!("repro explore: {why}");
+    }
+    execute(g, a, (dir, jobs), space, state).await
 }
 
 /// A list flag's entries: none empty, none twice (a typo'd or doubled matrix cell would pass
@@ -356,6 +367,7 @@ fn new_campaign(
         first_minimal_runs: None,
         started_at: Some(explore::rfc3339(chrono::Utc::now())),
         first_minimal_at: None,
+        causes: BTreeMap::new(),
         judged: 0,
         failed: BTreeMap::new(),
         merged_cells: Vec::new(),
@@ -383,7 +395,7 @@ fn matrix(state: &State) -> serde_json::Value {
 async fn execute(
     g: &Global,
     a: &ExploreArgs,
-    dir: PathBuf,
+    (dir, jobs): (PathBuf, usize),
     space: Space,
     state: State,
 ) -> Result<Exit, Error> {
@@ -406,14 +418,19 @@ async fn execute(
             .map_err(|e| Error::Other(anyhow::anyhow!("{}: {e:#}", dir.display())))?;
     }
     errln!(
-        "repro explore: {} sequences over {} on {} (keys: {}), campaign folder {}",
+        "repro explore: {} sequences over {} on {} (keys: {}), campaign folder {}{}",
         state.sequences.len(),
         space.topology,
         state.versions.join(", "),
         state.keys.join(", "),
-        dir.display()
+        dir.display(),
+        if jobs > 1 {
+            format!(", {jobs} runs at once")
+        } else {
+            String::new()
+        }
     );
-    prepare_images(a, &state.versions).await?;
+    prepare_images(a, &state.versions, jobs > 1).await?;
     let run_one = runner(
         g.root.clone(),
         (a.sim, a.sim_pace, a.sim_plant.clone()),
@@ -433,6 +450,8 @@ async fn execute(
         only: only_sequences(a, &merged_ran),
         minimise: !a.no_minimise,
         stop_at: a.stop_at_first_minimal.clone(),
+        slots: explore::slots::Slots::new(jobs),
+        in_flight: 0,
     };
     let ran = c.run().await;
     // What ran so far is judged and written whether the campaign ended or stopped.
@@ -549,22 +568,20 @@ fn print_summary(f: &explore::findings::FindingsFile, dir: &Path) {
 
 /// What the runs share, done once before them (as matrix does): `--image-archive` loaded and,
 /// with `--rebuild-sim`, each version's stand-in image rebuilt (runs building one tag race).
-async fn prepare_images(a: &ExploreArgs, versions: &[String]) -> Result<(), Error> {
+async fn prepare_images(a: &ExploreArgs, versions: &[String], at_once: bool) -> Result<(), Error> {
     let o = &a.options;
-    if o.image_archive.is_none() && !(a.sim && o.rebuild_sim) {
+    // Runs at once would each build the same stand-in tag: built once, before the runs.
+    let sim_images = a.sim && (o.rebuild_sim || at_once);
+    if o.image_archive.is_none() && !sim_images {
         return Ok(());
     }
-    let engine = crate::docker::Engine::connect().await?;
+    let engine = crate::docker::connect().await?;
     if let Some(archive) = &o.image_archive {
         errln!("repro explore: loading image archive {}", archive.display());
         crate::docker::DockerApi::load_archive(&engine, archive).await?;
     }
-    if a.sim && o.rebuild_sim {
-        for v in versions {
-            crate::sim_image::ensure_sim_image(&engine, v, true)
-                .await
-                .map_err(|e| anyhow::anyhow!("cannot build the stand-in image of {v}: {e:#}"))?;
-        }
+    if sim_images {
+        super::common::prepare_sim_images(&engine, versions, o.rebuild_sim).await?;
     }
     Ok(())
 }
@@ -598,38 +615,44 @@ fn runner(
     options: RunOptions,
 ) -> RunOne {
     let (root, options) = (Arc::new(root), Arc::new(options));
-    Box::new(move |check: PathBuf, version: String, results: PathBuf| {
-        let (root, sim_plant, options) = (root.clone(), sim_plant.clone(), options.clone());
-        Box::pin(async move {
-            let target = Target {
-                version: Some(version),
-                sim_plant,
-                no_images_tarball: options.images.no_images_tarball,
-                ..Target::of(check.display().to_string(), sim, sim_pace)
-            };
-            let (sc, plan) =
-                super::common::resolve(root.as_deref(), &target).map_err(|e| RunFailure {
-                    cause: FailCause::CheckRefused,
-                    message: e.render().trim_end().to_string(),
-                })?;
-            // The oracle judges; the run's own verdict only names the outcome.
-            let mut cfg =
-                options.to_config(target, Outcome::Fixed, results, std::env::args().collect());
-            // A seed given is every run's (a stand-in campaign replays); none: each draws its own.
-            cfg.sim_seed = options.sim_seed;
-            let end = run::execute(&cfg, sc, plan, vec![], crate::report::render_all_with).await;
-            // Only a run that reached its verdict is judged; a failed one is counted by cause.
-            match (end.status, end.dir, end.result) {
-                (Ok(_), Some(d), Some(r)) => Ok((d, r)),
-                (Err(e), _, _) => Err(RunFailure {
-                    cause: e.cause(),
-                    message: e.to_string(),
-                }),
-                (Ok(_), _, _) => Err(RunFailure {
-                    cause: FailCause::Internal,
-                    message: "the run left no result".into(),
-                }),
-            }
-        })
-    })
+    // `_slot`: the campaign slot the run holds (`explore/slots.rs`), what a per-slot kept
+    // cluster would be keyed by; every run today brings its own cluster up.
+    Arc::new(
+        move |check: PathBuf, version: String, results: PathBuf, _slot: usize| {
+            let (root, sim_plant, options) = (root.clone(), sim_plant.clone(), options.clone());
+            Box::pin(async move {
+                let target = Target {
+                    version: Some(version),
+                    sim_plant,
+                    no_images_tarball: options.images.no_images_tarball,
+                    ..Target::of(check.display().to_string(), sim, sim_pace)
+                };
+                let (sc, plan) =
+                    super::common::resolve(root.as_deref(), &target).map_err(|e| RunFailure {
+                        cause: FailCause::CheckRefused,
+                        message: e.render().trim_end().to_string(),
+                    })?;
+                // The oracle judges; the run's own verdict only names the outcome.
+                let mut cfg =
+                    options.to_config(target, Outcome::Fixed, results, std::env::args().collect());
+                // A seed given is every run's (a stand-in campaign replays); none: each draws
+                // its own.
+                cfg.sim_seed = options.sim_seed;
+                let end =
+                    run::execute(&cfg, sc, plan, vec![], crate::report::render_all_with).await;
+                // Only a run that reached its verdict is judged; a failed one is counted by cause.
+                match (end.status, end.dir, end.result) {
+                    (Ok(_), Some(d), Some(r)) => Ok((d, r)),
+                    (Err(e), _, _) => Err(RunFailure {
+                        cause: e.cause(),
+                        message: e.to_string(),
+                    }),
+                    (Ok(_), _, _) => Err(RunFailure {
+                        cause: FailCause::Internal,
+                        message: "the run left no result".into(),
+                    }),
+                }
+            })
+        },
+    )
 }

@@ -11,7 +11,7 @@ use std::time::Instant;
 
 use crate::catalog::{self, Catalog};
 use crate::cli::{Emit, Format, Global, MatrixArgs};
-use crate::docker::{DockerApi, Engine};
+use crate::docker::DockerApi;
 use crate::error::Error;
 use crate::exit::Exit;
 use crate::matrix::batch::{self, Planned};
@@ -19,7 +19,7 @@ use crate::matrix::{planning, render, Summary};
 use crate::run::Target;
 use distro::Version;
 
-use super::common::{create_dir, out, resolve, sim_image_ref, stamped, version_entry};
+use super::common::{create_dir, out, resolve, stamped, version_entry};
 
 pub(crate) async fn run(g: &Global, a: &MatrixArgs) -> Result<Exit, Error> {
     // One listener for every run and the time between them (#42).
@@ -176,30 +176,14 @@ async fn prepare_images(a: &MatrixArgs, versions: &[Version]) -> Result<(), Erro
     if a.options.image_archive.is_none() && !a.sim {
         return Ok(());
     }
-    let engine = Engine::connect().await?;
+    let engine = crate::docker::connect().await?;
     if let Some(archive) = &a.options.image_archive {
         errln!("repro: loading image archive {}", archive.display());
         engine.load_archive(archive).await?;
     }
     if a.sim {
-        // Built (or refreshed, when the stand-in binary changed) one after the other.
-        let t = Instant::now();
-        for v in versions {
-            // The line a test waits for before it interrupts the build.
-            errln!("repro: preparing the stand-in image {}", sim_image_ref(v));
-            crate::sim_image::ensure_sim_image(&engine, &v.to_string(), a.options.rebuild_sim)
-                .await
-                .map_err(|e| {
-                    anyhow::anyhow!(
-                        "cannot build the stand-in image {}: {e:#}",
-                        sim_image_ref(v)
-                    )
-                })?;
-        }
-        errln!(
-            "repro: stand-in images ready ({:.1}s)",
-            t.elapsed().as_secs_f64()
-        );
+        let versions: Vec<String> = versions.iter().map(ToString::to_string).collect();
+        super::common::prepare_sim_images(&engine, &versions, a.options.rebuild_sim).await?;
     }
     Ok(())
 }

@@ -9,6 +9,7 @@ pub(crate) mod common;
 mod docs;
 mod doctor;
 mod explore;
+mod explore_plan;
 mod init;
 mod inspect;
 mod list;

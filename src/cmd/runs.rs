@@ -87,7 +87,7 @@ async fn clusters(engine: &Engine) -> Result<BTreeMap<String, Cluster>, Error> {
 /// The engine's clusters, or (no engine) why it was not asked: the listing goes on without.
 async fn engine_view() -> EngineView {
     let first_line = |e: String| e.lines().next().unwrap_or_default().to_string();
-    let engine = Engine::connect()
+    let engine = crate::docker::connect()
         .await
         .map_err(|e| first_line(e.to_string()))?;
     clusters(&engine)
@@ -267,7 +267,7 @@ async fn kept(results: &Path, typed: &str) -> Result<(Engine, Kept), Error> {
     let (runs, _) = scan(results);
     // The id is checked before a missing engine counts: a mistyped id is the user's to fix
     // (exit 2) whether or not Docker answers.
-    let engine = match Engine::connect().await {
+    let engine = match crate::docker::connect().await {
         Ok(engine) => {
             let clusters = clusters(&engine).await?;
             Ok((engine, clusters))

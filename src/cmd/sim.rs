@@ -2,7 +2,6 @@
 //! stand-in binary (a build of a version, with the bug or not).
 
 use crate::cli::{Global, SimCommand};
-use crate::docker::Engine;
 use crate::error::Error;
 use crate::exit::Exit;
 use distro::Version;
@@ -35,7 +34,7 @@ pub(crate) async fn run(_g: &Global, cmd: &SimCommand) -> Result<Exit, Error> {
                 .map_err(|e| Error::bad_input(format!("repro sim build: {e}")))?,
         }
     }
-    let engine = Engine::connect().await?;
+    let engine = crate::docker::connect().await?;
     // An interrupt (SIGINT, SIGTERM, SIGHUP) drops the build's connection, which makes the
     // engine cancel the build and remove its intermediate containers; the exit is 130.
     let mut signals = crate::run::interrupt::Interrupts::listen();

@@ -76,7 +76,7 @@ impl Engine {
 
     /// Connects as `DOCKER_HOST` says (unix, tcp, ssh), pings, and agrees on an API version
     /// (older engines such as 20.10 speak 1.41 while bollard 0.21 defaults to 1.53).
-    pub async fn connect() -> Result<Engine, DockerError> {
+    pub(super) async fn connect() -> Result<Engine, DockerError> {
         let endpoint = endpoint();
         // `tcp://user:password@host`: the message names the engine, never its password.
         let unreachable = |reason: String| {
@@ -734,9 +734,8 @@ impl DockerApi for Engine {
         .boxed()
     }
 
-    /// On the first free /24 of 10.213.0.0/16 (unusual enough to stay clear of the usual
-    /// 172.17+/192.168 pools). Two runs racing for one subnet: the loser's create fails with
-    /// an overlap and it tries the next one.
+    /// On the first free /24 of the run range (`address.rs`). Two runs racing for one subnet:
+    /// the loser's create fails with an overlap and it tries the next one.
     fn create_network<'a>(
         &'a self,
         name: &'a str,
@@ -745,8 +744,8 @@ impl DockerApi for Engine {
     ) -> CallFuture<'a, u8> {
         async move {
             let mut last = None;
-            for third in 0u8..=254 {
-                let subnet = format!("10.213.{third}.0/24");
+            for third in super::address::THIRDS {
+                let subnet = super::address::subnet(third);
                 if self.used_subnets().await?.iter().any(|s| s == &subnet) {
                     continue;
                 }
@@ -762,7 +761,7 @@ impl DockerApi for Engine {
                     ipam: Some(Ipam {
                         config: Some(vec![IpamConfig {
                             subnet: Some(subnet.clone()),
-                            gateway: Some(format!("10.213.{third}.1")),
+                            gateway: Some(super::address::gateway(third)),
                             ..Default::default()
                         }]),
                         ..Default::default()

@@ -4,6 +4,7 @@
 //! object when it fails, and everything repro creates carries labels so cleanup can find it by
 //! label alone.
 
+pub(crate) mod address;
 mod engine;
 
 use std::collections::HashMap;
@@ -16,6 +17,15 @@ use futures_util::future::BoxFuture;
 use futures_util::stream::BoxStream;
 
 pub use engine::Engine;
+
+/// The one way repro reaches the engine — every command, every run, the doctor and the
+/// stand-in's image builds come here: connects as `DOCKER_HOST` says (unix, tcp, ssh), pings,
+/// agrees on an API version the engine speaks and tells Docker from Podman (`Engine::connect`,
+/// which nothing else calls). An engine that does not answer is [`DockerError::Unreachable`],
+/// named without its credentials.
+pub async fn connect() -> Result<Engine, DockerError> {
+    Engine::connect().await
+}
 
 /// A node's tmpfs mounts: `/run` and, in a container node, `/var/run`; systemd needs
 /// `/run/lock` as a mount of its own (its `/var/run` is a link to `/run`). An image `VOLUME` at
@@ -216,7 +226,8 @@ pub trait DockerApi: Send + Sync {
         image: &'a str,
         progress: &'a mut (dyn FnMut(usize, usize) + Send),
     ) -> CallFuture<'a, ()>;
-    /// A bridge network on a free 10.213.X.0/24; returns X.
+    /// A bridge network on the first free /24 of the run range (`address.rs`); returns its
+    /// third octet.
     /// A bridge network for a run; `mtu` sets its `com.docker.network.driver.mtu`.
     fn create_network<'a>(
         &'a self,

@@ -118,7 +118,7 @@ pub(super) async fn run_check_config(
             env: vec![],
             labels: labels.clone(),
             network: net.clone(),
-            ip: format!("10.213.{subnet}.2"),
+            ip: crate::docker::address::trial_ip(subnet, 0),
             extra_hosts: vec![],
             // It extracts k3s's data dir first (under /var/lib/rancher/k3s): a throwaway volume.
             data_volume: name.clone(),

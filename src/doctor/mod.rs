@@ -57,7 +57,7 @@ pub(crate) struct Request<'a> {
 /// asked without it), then what real k3s needs of it, then the host's limits.
 pub(crate) async fn diagnose(req: &Request<'_>) -> Vec<Line> {
     let mut lines = vec![docker_host_line(&docker::endpoint())];
-    let engine = match docker::Engine::connect().await {
+    let engine = match docker::connect().await {
         Ok(e) => e,
         Err(e) => {
             lines.push(Line::fail(

@@ -119,7 +119,8 @@ pub(super) struct Trial<'a> {
 }
 
 impl Trial<'_> {
-    /// One container on `net` (10.213.`subnet`.0/24) with its own volume: created and started.
+    /// One container on `net` (the run network of third octet `subnet`) with its own volume:
+    /// created and started.
     async fn run(
         &self,
         net: &str,
@@ -147,7 +148,7 @@ impl Trial<'_> {
             env: vec![],
             labels: self.labels.clone(),
             network: net.to_string(),
-            ip: format!("10.213.{subnet}.{}", if privileged { 2 } else { 3 }),
+            ip: docker::address::trial_ip(subnet, u8::from(!privileged)),
             data_volume: name.clone(),
             data_dir: "/var/lib/repro-trial".into(),
             // Seconds-long and removed with its anonymous volumes (`remove_labelled` passes -v);

@@ -50,6 +50,7 @@ fn merge(dir: &Path, cells: &[(String, std::path::PathBuf, State)]) -> Result<St
     let mut m = first.clone();
     m.merged_cells = cells.iter().map(|(p, _, _)| p.clone()).collect();
     m.minimal = BTreeMap::new();
+    m.causes = BTreeMap::new();
     (m.runs, m.judged, m.seconds) = (0, 0, 0.0);
     m.failed = BTreeMap::new();
     (
@@ -76,6 +77,13 @@ fn merge(dir: &Path, cells: &[(String, std::path::PathBuf, State)]) -> Result<St
             } else if r.run.is_none() && r.error.is_none() && theirs.error.is_some() {
                 (r.error, r.cause) = (theirs.error.clone(), theirs.cause);
             }
+        }
+        for (id, d) in &s.causes {
+            let mut d = d.clone();
+            for p in &mut d.probes {
+                p.run = p.run.take().map(|run| format!("{prefix}/{run}"));
+            }
+            m.causes.entry(id.clone()).or_insert(d);
         }
         for (id, mm) in &s.minimal {
             if m.minimal.contains_key(id) {

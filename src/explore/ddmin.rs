@@ -64,6 +64,18 @@ impl<T: Clone> Ddmin<T> {
             .flatten()
     }
 
+    /// The candidates still to try at this granularity, in ddmin's order, if none of them shows
+    /// the failure: the first is [`Ddmin::candidate`]. `--jobs` runs several at once and reports
+    /// them in this order up to the first that shows it, which is what serial ddmin decides.
+    pub(crate) fn pending(&self) -> impl Iterator<Item = Vec<T>> + '_ {
+        let rest = if self.done {
+            &[][..]
+        } else {
+            self.queue.get(self.next..).unwrap_or_default()
+        };
+        rest.iter().cloned()
+    }
+
     /// Whether the last candidate showed the failure.
     pub(crate) fn report(&mut self, failed: bool) {
         if self.done {
@@ -134,6 +146,59 @@ mod tests {
             matches!((a, b), (Some(a), Some(b)) if a < b)
         });
         assert_eq!(r, vec![3, 6]);
+    }
+
+    /// ddmin run `jobs` candidates at a time, each round's outcomes reported in order up to
+    /// the first hit (the rest discarded), as the campaign does under `--jobs`.
+    fn minimise_parallel(
+        steps: Vec<u32>,
+        jobs: usize,
+        fails: impl Fn(&[u32]) -> bool,
+    ) -> (Vec<u32>, usize) {
+        let mut d = Ddmin::new(steps);
+        let mut used = 0;
+        loop {
+            let batch: Vec<Vec<u32>> = d.pending().take(jobs).collect();
+            if batch.is_empty() {
+                return (d.result().to_vec(), used);
+            }
+            for c in batch {
+                used += 1;
+                let hit = fails(&c);
+                d.report(hit);
+                if hit {
+                    break;
+                }
+            }
+        }
+    }
+
+    /// Whatever `--jobs`, ddmin ends where serial ddmin does, with the runs serial ddmin makes.
+    #[test]
+    fn candidates_at_once_end_where_serial_ddmin_does() {
+        type Fails = Box<dyn Fn(&[u32]) -> bool>;
+        let cases: Vec<(Vec<u32>, Fails)> = vec![
+            ((1..=8).collect(), Box::new(|c: &[u32]| c.contains(&5))),
+            (
+                (1..=8).collect(),
+                Box::new(|c: &[u32]| c.contains(&2) && c.contains(&7)),
+            ),
+            (
+                (1..=13).collect(),
+                Box::new(|c: &[u32]| c.contains(&3) && c.contains(&11) && c.contains(&12)),
+            ),
+            (vec![9], Box::new(|_: &[u32]| true)),
+        ];
+        for (steps, fails) in &cases {
+            let serial = minimise(steps.clone(), fails);
+            for jobs in [1, 2, 3, 8] {
+                assert_eq!(
+                    minimise_parallel(steps.clone(), jobs, fails),
+                    serial,
+                    "--jobs {jobs} on {steps:?}"
+                );
+            }
+        }
     }
 
     #[test]

@@ -43,6 +43,9 @@ pub(crate) struct Finding {
     /// What kind of taken-from finding this is, in words ([`label`]); none for other classes.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) label: Option<String>,
+    /// How its cause was decided when several explained it (the distinguishing runs).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) cause: Option<super::cause::Decided>,
 }
 
 /// A server showing another server's value of a critical key: k3s #12753's kind.
@@ -161,6 +164,7 @@ pub(crate) fn group(pieces: Vec<Piece>) -> Vec<Finding> {
                 runs: runs.len(),
                 evidence,
                 minimal: None,
+                cause: None,
             }
         })
         .collect()
@@ -206,6 +210,9 @@ pub(crate) fn markdown(f: &FindingsFile, checks: &BTreeMap<String, String>) -> S
         ));
         if let Some(l) = &x.label {
             m.push_str(&format!("- kind: {}\n", md(l)));
+        }
+        if let Some(c) = &x.cause {
+            m.push_str(&format!("- cause: {}\n", md(&c.summary())));
         }
         if let Some(min) = &x.minimal {
             m.push_str(&format!(

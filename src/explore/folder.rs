@@ -105,6 +105,26 @@ pub(crate) fn validate(s: &State, path: &Path) -> Result<(), String> {
             ));
         }
     }
+    for (id, d) in &s.causes {
+        if !id.split('/').all(is_word) || id.split('/').count() != 3 {
+            return Err(bad(path, "causes", id, "class/key/role, each a word"));
+        }
+        for w in [&d.node, &d.key] {
+            word(&format!("causes.{id}"), w)?;
+        }
+        if let Some(run) = d
+            .probes
+            .iter()
+            .find_map(|p| p.run.as_ref().filter(|r| !is_inner_path(r)))
+        {
+            return Err(bad(
+                path,
+                &format!("causes.{id}.probes.run"),
+                run,
+                "a folder inside the campaign folder (runs/<run>)",
+            ));
+        }
+    }
     for (id, m) in &s.minimal {
         if !id.split('/').all(is_word) || id.split('/').count() != 3 {
             return Err(bad(path, "minimal", id, "class/key/role, each a word"));

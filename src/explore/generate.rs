@@ -349,29 +349,7 @@ pub(crate) fn render(
         let own = file.clone();
         let mut others = running.clone();
         others.remove(&st.node);
-        let sets: Vec<String> = st
-            .set
-            .iter()
-            .map(|(k, v)| {
-                let ks = ctx.keys.iter().find(|x| &x.key == k);
-                format!(
-                    "{k}: {}",
-                    ks.map_or_else(|| quote(v), |ks| yaml_value(ks, v))
-                )
-            })
-            .collect();
-        let what: Vec<String> = st.set.iter().map(|(k, v)| format!("{k}={v}")).collect();
-        y.push_str(&format!(
-            "  - name: {}\n    config:\n      {}: {{{}}}\n    restart: [{}]\n",
-            quote(&format!(
-                "set {} on {} and restart it",
-                what.join(", "),
-                st.node
-            )),
-            st.node,
-            sets.join(", "),
-            st.node
-        ));
+        y.push_str(&step_head(ctx, st));
         let ready = if node.role == Role::Agent {
             "agent-ready"
         } else {
@@ -406,18 +384,27 @@ pub(crate) fn render(
             expect.join(", ")
         ));
         if let Some(b) = observed {
+            // What the model expects already is no bug (a panic where k3s refuses: the node is
+            // down in both worlds; the validator refuses a `bug:` equal to `expect:`).
+            let expected = |s: &str, v: &str| {
+                expect.contains(&format!("{s}: {v}"))
+                    || expect.contains(&format!("{s}: {}", quote(v)))
+            };
             let items: Vec<String> = b
                 .iter()
+                .filter(|(s, v)| !expected(s, v))
                 .map(|(s, v)| match v.as_str() {
                     ANY_VALUE => format!("{s}: {ANY_VALUE}"),
                     v => format!("{s}: {}", quote(v)),
                 })
                 .collect();
-            y.push_str(&format!(
-                "    bug:\n      {}: {{{}}}\n",
-                st.node,
-                items.join(", ")
-            ));
+            if !items.is_empty() {
+                y.push_str(&format!(
+                    "    bug:\n      {}: {{{}}}\n",
+                    st.node,
+                    items.join(", ")
+                ));
+            }
         } else if bug.is_empty() && !shown.is_empty() {
             // A search sequence predicts nothing about a bug world: on a buggy release the value
             // depends on which server the load balancer reaches (`any`; the oracle judges).
@@ -432,11 +419,48 @@ pub(crate) fn render(
     y
 }
 
-/// What a step expects of a node the model says k3s refuses: down, fatal, naming `diff`.
+/// A step's name, config edit and restart, as the check writes them.
+fn step_head(ctx: &Context, st: &SeqStep) -> String {
+    if st.set.is_empty() {
+        // A restart with nothing changed (a distinguishing sequence's last step): a check
+        // refuses an empty config edit.
+        return format!(
+            "  - name: {}\n    restart: [{}]\n",
+            quote(&format!("restart {} again, nothing changed", st.node)),
+            st.node
+        );
+    }
+    let sets: Vec<String> = (st.set.iter())
+        .map(|(k, v)| {
+            let ks = ctx.keys.iter().find(|x| &x.key == k);
+            format!(
+                "{k}: {}",
+                ks.map_or_else(|| quote(v), |ks| yaml_value(ks, v))
+            )
+        })
+        .collect();
+    let what: Vec<String> = st.set.iter().map(|(k, v)| format!("{k}={v}")).collect();
+    format!(
+        "  - name: {}\n    config:\n      {}: {{{}}}\n    restart: [{}]\n",
+        quote(&format!(
+            "set {} on {} and restart it",
+            what.join(", "),
+            st.node
+        )),
+        st.node,
+        sets.join(", "),
+        st.node
+    )
+}
+
+/// What a step expects of a node the model says k3s refuses: down, fatal, naming `diff`, and
+/// no Go panic (asked so every death is observed: a panic where k3s refuses is a `died`
+/// finding, #38 point 5).
 fn refused_expect(ready: &str, diff: &[String]) -> Vec<String> {
     vec![
         format!("{ready}: down"),
         "fatal: up".into(),
+        "panic: down".into(),
         format!("config-mismatch: {}", quote(&diff.join(","))),
     ]
 }
@@ -447,6 +471,7 @@ fn fails_expect(ready: &str) -> Vec<String> {
     vec![
         format!("{ready}: down"),
         "fatal: up".into(),
+        "panic: down".into(),
         "config-mismatch: none".into(),
     ]
 }
@@ -721,13 +746,44 @@ mod tests {
             "{yd}"
         );
         assert!(
-            y.contains("cp-1: {ready: down, fatal: up, config-mismatch: \"embedded-registry\"}"),
+            y.contains("cp-1: {ready: down, fatal: up, panic: down, config-mismatch: \"embedded-registry\"}"),
             "{y}"
         );
         assert!(
             y.contains("bug:\n      etcd-2: {embedded-registry: \"down\"}"),
             "{y}"
         );
+        // A panic where the model says k3s refuses (cp-1, step 2): down in both worlds, so the
+        // bug is the panic alone (the validator refuses a bug equal to the expect).
+        let panicked: Bug = [(
+            (1, "cp-1".to_string()),
+            [
+                ("ready".to_string(), "down".to_string()),
+                ("panic".to_string(), "up".to_string()),
+            ]
+            .into(),
+        )]
+        .into();
+        let yp = render(&ctx, &seq, "explore-t", "s", "d", &panicked);
+        assert!(
+            yp.contains("expect:\n      cp-1: {ready: down, panic: down}\n    bug:\n      cp-1: {panic: \"up\"}\n"),
+            "{yp}"
+        );
+        // A restart with nothing changed (a distinguishing sequence's last step): no config edit.
+        let again = Sequence {
+            id: "t".into(),
+            strategy: "distinguish".into(),
+            steps: vec![SeqStep {
+                node: "etcd-2".into(),
+                set: BTreeMap::new(),
+            }],
+        };
+        let ya = render(&ctx, &again, "explore-t", "s", "d", &Bug::new());
+        assert!(
+            ya.contains("  - name: \"restart etcd-2 again, nothing changed\"\n    restart: [etcd-2]\n    expect:"),
+            "{ya}"
+        );
+        assert!(!ya.contains("config:"), "{ya}");
     }
 
     #[test]
@@ -813,11 +869,11 @@ mod tests {
         };
         let y = render(&ctx, &seq, "explore-t", "s", "d", &Bug::new());
         assert!(
-            y.contains("cp-1: {ready: down, fatal: up, config-mismatch: \"embedded-registry\"}"),
+            y.contains("cp-1: {ready: down, fatal: up, panic: down, config-mismatch: \"embedded-registry\"}"),
             "{y}"
         );
         assert!(
-            y.contains("cp-2: {ready: down, fatal: up, config-mismatch: none}"),
+            y.contains("cp-2: {ready: down, fatal: up, panic: down, config-mismatch: none}"),
             "{y}"
         );
     }

@@ -9,7 +9,9 @@
 //! Everything is kept in the campaign folder (campaign.json: the plan and how far it got), so a
 //! campaign resumes, and `--recheck` re-judges its folders with no engine.
 
+pub(crate) mod cause;
 mod cells;
+pub(crate) mod cost;
 mod ddmin;
 pub(crate) mod findings;
 pub(crate) mod folder;
@@ -18,6 +20,7 @@ pub(crate) mod model;
 pub(crate) mod oracle;
 #[cfg(test)]
 mod oracle_tests;
+pub(crate) mod slots;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -42,17 +45,29 @@ pub(crate) const RUNS_DIR: &str = "runs";
 pub(crate) const SEQUENCES_DIR: &str = "sequences";
 pub(crate) const CHECKS_DIR: &str = "checks";
 
-/// Runs one check file on one version into a results parent folder: `Ok((run folder, result))`
-/// of a run that reached its verdict, or why it gave nothing to judge. The command implements
-/// it with `repro run`'s own path.
-pub(crate) type RunOne = Box<
-    dyn Fn(PathBuf, String, PathBuf) -> BoxFuture<'static, Result<(PathBuf, RunResult), RunFailure>>
-        + Send
-        + Sync,
+/// Runs one check file on one version into a results parent folder, in a campaign slot (its
+/// number: `slots.rs`): `Ok((run folder, result))` of a run that reached its verdict, or why it
+/// gave nothing to judge. The command implements it with `repro run`'s own path. Shared by the
+/// campaign's runs in flight (`--jobs`), so an `Arc`.
+pub(crate) type RunOne = std::sync::Arc<
+    dyn Fn(PathBuf, String, PathBuf, usize) -> BoxFuture<'static, Ran> + Send + Sync,
 >;
+
+/// What [`RunOne`] gives back.
+pub(crate) type Ran = Result<(PathBuf, RunResult), RunFailure>;
+
+/// A run launched into a slot: its task (the outcome and its seconds) and the check it runs.
+struct Launched {
+    task: tokio::task::JoinHandle<(Ran, f64)>,
+    check: PathBuf,
+}
 
 /// A judged run: its folder (relative to the campaign), its result and the oracle's pieces.
 type Judged = (String, RunResult, Vec<Piece>);
+
+/// The findings seen so far, by id: the first sequence (in the plan's order) that showed each,
+/// its version and piece (what minimisation starts from).
+type Seen = BTreeMap<String, (Sequence, String, Piece)>;
 
 /// Why one run of a campaign gave nothing to judge: never counted as judged.
 #[derive(Debug, Clone)]
@@ -137,6 +152,10 @@ pub(crate) struct State {
     /// Runs that reached a verdict and were judged (sequences, minimisation, confirmation).
     #[serde(default)]
     pub(crate) judged: usize,
+    /// The causes decided by distinguishing runs, by the finding id the oracle named (#38
+    /// point 5): every piece of that id is of the decided class.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub(crate) causes: BTreeMap<String, cause::Decided>,
     /// Runs (or checks) that gave nothing to judge, by cause: never counted as judged.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub(crate) failed: BTreeMap<FailCause, usize>,
@@ -269,6 +288,22 @@ pub(crate) fn plan_sequences(
     Ok(out)
 }
 
+/// The check file a sequence runs as (with `bug:` when it has one).
+pub(crate) fn sequence_check(space: &Space, seq: &Sequence, bug: &Bug) -> String {
+    let name = format!("explore-{}", seq.id)
+        .chars()
+        .take(63)
+        .collect::<String>();
+    generate::render(
+        &space.context(),
+        seq,
+        &name,
+        &format!("explore sequence {} ({})", seq.id, seq.strategy),
+        "A sequence `repro explore` generated; expect: is the model of k3s's rules.",
+        bug,
+    )
+}
+
 /// A campaign in its folder.
 pub(crate) struct Campaign {
     pub(crate) dir: PathBuf,
@@ -289,6 +324,10 @@ pub(crate) struct Campaign {
     /// `state.runs` when this invocation began: the budget counts the runs made since (a
     /// resumed campaign gets the budget given to `--resume`).
     pub(crate) budget_from: usize,
+    /// `--jobs`: the runs at once, sequences, ddmin candidates and confirmations alike.
+    pub(crate) slots: slots::Slots,
+    /// Runs launched and not landed yet: the budget counts them as made.
+    pub(crate) in_flight: usize,
 }
 
 fn write(dir: &Path, name: &str, text: &str) -> Result<(), String> {
@@ -304,23 +343,23 @@ impl Campaign {
     }
 
     fn over_budget(&self) -> bool {
-        (self.state.budget_runs).is_some_and(|n| self.state.runs - self.budget_from >= n)
+        (self.state.budget_runs)
+            .is_some_and(|n| self.state.runs + self.in_flight - self.budget_from >= n)
             || self
                 .state
                 .budget_seconds
                 .is_some_and(|s| self.started.elapsed() >= Duration::from_secs(s))
     }
 
-    /// Writes `seq`'s check into `sub` and runs it on `version`: the run folder (relative) and
-    /// what the oracle makes of it, or why the run gave nothing to judge (counted by cause). A
-    /// failure every further run would share stops the campaign (the outer error).
-    async fn run_seq(
+    /// Writes `seq`'s check into `sub` and launches its run on `version` in the next free slot
+    /// (the run starts once a slot is free; the budget counts it from now).
+    fn launch(
         &mut self,
         seq: &Sequence,
         version: &str,
         sub: &str,
         bug: &Bug,
-    ) -> Result<Result<Judged, RunFailure>, Stop> {
+    ) -> Result<Launched, Stop> {
         stop_if_interrupted()?;
         // Every run the campaign makes counts: sequences, minimisation, confirmation (#42).
         if self.over_budget() {
@@ -329,30 +368,38 @@ impl Campaign {
         let folder = self.dir.join(sub);
         crate::safe_fs::dir_in(&self.dir, Path::new(sub))
             .map_err(|e| format!("{}: {e:#}", folder.display()))?;
-        let name = format!("explore-{}", seq.id)
-            .chars()
-            .take(63)
-            .collect::<String>();
-        let text = generate::render(
-            &self.space.context(),
-            seq,
-            &name,
-            &format!("explore sequence {} ({})", seq.id, seq.strategy),
-            "A sequence `repro explore` generated; expect: is the model of k3s's rules.",
-            bug,
-        );
+        let text = sequence_check(&self.space, seq, bug);
         let file = format!("{}.yaml", seq.id);
         write(&folder, &file, &text)?;
-        let t = Instant::now();
-        let ran = (self.run_one)(
-            folder.join(&file),
-            version.to_string(),
-            self.dir.join(RUNS_DIR),
-        )
-        .await;
+        let check = folder.join(&file);
+        let (slots, run_one) = (self.slots.clone(), self.run_one.clone());
+        let (c, v, runs) = (check.clone(), version.to_string(), self.dir.join(RUNS_DIR));
+        self.in_flight += 1;
+        let task = tokio::spawn(async move {
+            let slot = slots.acquire().await;
+            // Heard while waiting for a slot: the run does not start.
+            if let Err(Stop::Failed(f)) = stop_if_interrupted() {
+                return (Err(f), 0.0);
+            }
+            let t = Instant::now();
+            let ran = run_one(c, v, runs, slot.index).await;
+            (ran, t.elapsed().as_secs_f64())
+        });
+        Ok(Launched { task, check })
+    }
+
+    /// A launched run's end: the run folder (relative) and what the oracle makes of it, or why
+    /// the run gave nothing to judge (counted by cause). A failure every further run would
+    /// share stops the campaign (the outer error).
+    async fn land(&mut self, l: Launched) -> Result<Result<Judged, RunFailure>, Stop> {
+        let (ran, secs) = l.task.await.unwrap_or_else(|e| {
+            let message = format!("the run's task ended without an outcome: {e}");
+            let cause = FailCause::Internal;
+            (Err(RunFailure { cause, message }), 0.0)
+        });
+        self.in_flight -= 1;
         // A run a signal stopped is not recorded: `--resume` runs it again.
         stop_if_interrupted()?;
-        let secs = t.elapsed().as_secs_f64();
         // A check repro refused made no run; every other attempt did (the budget counts it).
         if !matches!(&ran, Err(f) if f.cause == FailCause::CheckRefused) {
             self.state.runs += 1;
@@ -378,38 +425,54 @@ impl Campaign {
         let mut pieces = oracle::judge(&result);
         for p in &mut pieces {
             p.run = rel.clone();
+            reclass(&self.state.causes, p);
         }
         Ok(Ok((rel, result, pieces)))
     }
 
+    /// Waits for runs launched that will not be used (the campaign stops): each cleans up after
+    /// itself (an interrupt reaches every run), and is counted as made.
+    async fn drain(&mut self, runs: impl IntoIterator<Item = Launched>) {
+        for l in runs {
+            let _ = self.land(l).await;
+        }
+    }
+
     /// Runs every sequence not run yet, within the budget, then minimises and confirms defects.
+    /// Up to `--jobs` sequences run at once, but each is taken in (recorded, judged, its new
+    /// defects minimised) in the plan's order, so the campaign's record is the serial one's.
     pub(crate) async fn run(&mut self) -> Result<(), Stop> {
         let total = self.state.sequences.len();
-        let mut seen: BTreeMap<String, (Sequence, String, Piece)> = BTreeMap::new();
-        for i in 0..total {
-            let rec = self.state.sequences[i].clone();
-            if self
-                .only
-                .as_ref()
-                .is_some_and(|o| !o.contains(&rec.sequence.id))
-            {
-                continue;
+        let order: Vec<usize> = (0..total)
+            .filter(|&i| {
+                let id = &self.state.sequences[i].sequence.id;
+                self.only.as_ref().is_none_or(|o| o.contains(id))
+            })
+            .collect();
+        let mut seen: Seen = BTreeMap::new();
+        let mut flight: BTreeMap<usize, Launched> = BTreeMap::new();
+        let mut next = 0;
+        let mut launching = true;
+        for &i in &order {
+            if let Err(stop) = self.fill_window(&order, &mut next, &mut flight, &mut launching) {
+                self.drain_sequences(flight).await;
+                self.save()?;
+                return Err(stop);
             }
+            let rec = self.state.sequences[i].clone();
             if let Some(run) = &rec.run {
                 // Resumed: judge what is there again (pure), run nothing.
                 if let Ok(r) = read_result(&self.dir.join(run)) {
                     for mut p in oracle::judge(&r) {
                         p.run = run.clone();
-                        seen.entry(finding_id(&p)).or_insert((
-                            rec.sequence.clone(),
-                            rec.version.clone(),
-                            p,
-                        ));
+                        reclass(&self.state.causes, &mut p);
+                        let entry = (rec.sequence.clone(), rec.version.clone(), p);
+                        seen.entry(finding_id(&entry.2)).or_insert(entry);
                     }
                 }
                 continue;
             }
-            if self.over_budget() {
+            let Some(launched) = flight.remove(&i) else {
                 (self.say)(&format!(
                     "budget reached after {} runs: {} sequences left (resume with --resume {})",
                     self.state.runs - self.budget_from,
@@ -417,77 +480,17 @@ impl Campaign {
                     self.dir.display()
                 ));
                 break;
-            }
-            let out = self
-                .run_seq(&rec.sequence, &rec.version, SEQUENCES_DIR, &Bug::new())
-                .await;
-            let rec = &mut self.state.sequences[i];
-            let id = rec.sequence.id.clone();
-            match out {
-                // The time budget ran out between the check and the run.
-                Err(Stop::Budget) => break,
-                // Interrupted: the record stays not run, for `--resume`.
-                Err(
-                    stop @ Stop::Failed(RunFailure {
-                        cause: FailCause::Interrupted,
-                        ..
-                    }),
-                ) => {
-                    self.save()?;
-                    return Err(stop);
-                }
+            };
+            let out = self.land(launched).await;
+            let go_on = match self.take_in(i, out, &mut seen).await {
+                Ok(go_on) => go_on,
                 Err(stop) => {
-                    rec.error = Some(stop.to_string());
-                    if let Stop::Failed(f) = &stop {
-                        rec.cause = Some(f.cause);
-                    }
+                    self.drain_sequences(flight).await;
                     self.save()?;
                     return Err(stop);
                 }
-                Ok(Ok((run, _, pieces))) => {
-                    rec.run = Some(run);
-                    for p in pieces {
-                        seen.entry(finding_id(&p)).or_insert((
-                            rec.sequence.clone(),
-                            rec.version.clone(),
-                            p,
-                        ));
-                    }
-                }
-                Ok(Err(f)) => {
-                    rec.error = Some(f.message);
-                    rec.cause = Some(f.cause);
-                }
-            }
-            let error = rec.cause.map(|c| format!("failed ({c})"));
-            let version = rec.version.clone();
-            self.state.seconds = self.state.seconds.max(0.0);
-            self.save()?;
-            let done = self
-                .state
-                .sequences
-                .iter()
-                .filter(|s| s.run.is_some() || s.error.is_some())
-                .count();
-            let per = self.state.seconds / self.state.runs.max(1) as f64;
-            let left = (total - done) as f64 * per;
-            (self.say)(&format!(
-                "[{done}/{total}] {} on {}: {} — runs judged {}, failed {}; findings so far: {} ({} defects); about {:.0}s left",
-                id,
-                version,
-                error.as_deref().unwrap_or("judged"),
-                self.state.judged,
-                self.state.failed.values().sum::<usize>(),
-                seen.len(),
-                seen.values().filter(|(_, _, p)| p.class.is_defect()).count(),
-                left
-            ));
-            self.minimise_new(&seen).await?;
-            if self
-                .stop_at
-                .as_deref()
-                .is_some_and(|k| has_minimal(&self.state, k))
-            {
+            };
+            if !go_on {
                 (self.say)(&format!(
                     "stopped at the first minimal finding (--stop-at-first-minimal) after {} runs: {} sequences left (resume with --resume {})",
                     self.state.runs,
@@ -497,16 +500,130 @@ impl Campaign {
                 break;
             }
         }
+        // Launched beyond where the loop stopped (the first minimal finding): recorded, so
+        // `--resume` does not run them again.
+        self.drain_sequences(flight).await;
         self.minimise_new(&seen).await?;
         Ok(self.save()?)
     }
 
+    /// Launches sequences of `order` from `next` until `--jobs` of them are in flight (those
+    /// resumed need no run); `launching` turns false once the budget is spent.
+    fn fill_window(
+        &mut self,
+        order: &[usize],
+        next: &mut usize,
+        flight: &mut BTreeMap<usize, Launched>,
+        launching: &mut bool,
+    ) -> Result<(), Stop> {
+        while *launching && *next < order.len() && flight.len() < self.slots.count() {
+            let j = order[*next];
+            let rec = self.state.sequences[j].clone();
+            if rec.run.is_none() {
+                match self.launch(&rec.sequence, &rec.version, SEQUENCES_DIR, &Bug::new()) {
+                    Ok(l) => {
+                        flight.insert(j, l);
+                    }
+                    // The budget (runs, or the time between the check and the run).
+                    Err(Stop::Budget) => *launching = false,
+                    Err(stop) => return Err(stop),
+                }
+            }
+            if *launching {
+                *next += 1;
+            }
+        }
+        Ok(())
+    }
+
+    /// Sequences launched that the campaign will not take in (it stops): waited for, and those
+    /// that reached a verdict recorded, so `--resume` does not run them again.
+    async fn drain_sequences(&mut self, flight: BTreeMap<usize, Launched>) {
+        for (i, l) in flight {
+            match self.land(l).await {
+                Ok(Ok((run, _, _))) => self.state.sequences[i].run = Some(run),
+                Ok(Err(f)) => {
+                    let rec = &mut self.state.sequences[i];
+                    rec.error = Some(f.message);
+                    rec.cause = Some(f.cause);
+                }
+                Err(_) => {}
+            }
+        }
+    }
+
+    /// Takes in sequence `i`'s run: its record, its pieces into `seen`, the progress line, and
+    /// its new defects minimised. Whether the campaign goes on (not at `--stop-at-first-minimal`).
+    async fn take_in(
+        &mut self,
+        i: usize,
+        out: Result<Result<Judged, RunFailure>, Stop>,
+        seen: &mut Seen,
+    ) -> Result<bool, Stop> {
+        let total = self.state.sequences.len();
+        let rec = &mut self.state.sequences[i];
+        let id = rec.sequence.id.clone();
+        match out {
+            // The time budget ran out between the check and the run.
+            Err(Stop::Budget) => return Ok(false),
+            // Interrupted: the record stays not run, for `--resume`.
+            Err(
+                stop @ Stop::Failed(RunFailure {
+                    cause: FailCause::Interrupted,
+                    ..
+                }),
+            ) => return Err(stop),
+            Err(stop) => {
+                rec.error = Some(stop.to_string());
+                if let Stop::Failed(f) = &stop {
+                    rec.cause = Some(f.cause);
+                }
+                return Err(stop);
+            }
+            Ok(Ok((run, _, pieces))) => {
+                rec.run = Some(run);
+                for p in pieces {
+                    let entry = (rec.sequence.clone(), rec.version.clone(), p);
+                    seen.entry(finding_id(&entry.2)).or_insert(entry);
+                }
+            }
+            Ok(Err(f)) => {
+                rec.error = Some(f.message);
+                rec.cause = Some(f.cause);
+            }
+        }
+        let error = rec.cause.map(|c| format!("failed ({c})"));
+        let version = rec.version.clone();
+        self.save()?;
+        let done = (self.state.sequences.iter())
+            .filter(|s| s.run.is_some() || s.error.is_some())
+            .count();
+        let per = self.state.seconds / self.state.runs.max(1) as f64;
+        // Runs at once share the wall clock: the time left is the runs left over the slots.
+        let left = (total - done) as f64 * per / self.slots.count() as f64;
+        let flying = match self.slots.count() {
+            1 => String::new(),
+            n => format!(" ({} of {n} slots running)", self.slots.busy()),
+        };
+        (self.say)(&format!(
+            "[{done}/{total}] {} on {}: {} — runs judged {}, failed {}; findings so far: {} ({} defects); about {:.0}s left{flying}",
+            id,
+            version,
+            error.as_deref().unwrap_or("judged"),
+            self.state.judged,
+            self.state.failed.values().sum::<usize>(),
+            seen.len(),
+            seen.values().filter(|(_, _, p)| p.class.is_defect()).count(),
+            left
+        ));
+        self.minimise_new(seen).await?;
+        let stop_at = self.stop_at.as_deref();
+        Ok(!stop_at.is_some_and(|k| has_minimal(&self.state, k)))
+    }
+
     /// Minimises and confirms every defect in `seen` not minimised yet. Called after each
     /// sequence, so the first minimal finding does not wait for the rest of the campaign.
-    async fn minimise_new(
-        &mut self,
-        seen: &BTreeMap<String, (Sequence, String, Piece)>,
-    ) -> Result<(), Stop> {
+    async fn minimise_new(&mut self, seen: &Seen) -> Result<(), Stop> {
         if !self.minimise {
             return Ok(());
         }
@@ -514,6 +631,24 @@ impl Campaign {
             if !piece.class.is_defect() || self.state.minimal.contains_key(id) {
                 continue;
             }
+            // Its cause first, when several explain it: the minimal check is the decided one's.
+            let (id, piece) = match self.distinguish(id, seq, version, piece).await {
+                Ok(x) => x,
+                Err(Stop::Budget) => {
+                    (self.say)(&format!(
+                        "budget reached after {} runs while telling the cause of {id} apart (resume with --resume {})",
+                        self.state.runs - self.budget_from,
+                        self.dir.display()
+                    ));
+                    return Ok(());
+                }
+                Err(e) => return Err(e),
+            };
+            if self.state.minimal.contains_key(&id) {
+                continue;
+            }
+            let id = &id;
+            let piece = &piece;
             let m = match self.minimise(id, seq, version, piece).await {
                 Ok(m) => m,
                 // Left for `--resume` (with a new budget) to minimise from the start.
@@ -536,32 +671,227 @@ impl Campaign {
         Ok(())
     }
 
-    /// Whether a fresh run of `steps` shows the finding `id` again; with its run and pieces.
-    /// A run that gave nothing to judge (counted as failed) does not show it: ddmin keeps the
-    /// larger candidate, and a confirmation does not count.
-    async fn shows(
+    /// The cause of a value defect (`taken-from-…`, `stale`) that several candidates explain,
+    /// decided by one distinguishing run per candidate (`cause.rs`) until one shows the value
+    /// again (recorded in campaign.json's `causes`, with the runs); its finding id and piece
+    /// under the decided class. A defect with one candidate, or decided before, is as named.
+    async fn distinguish(
         &mut self,
         id: &str,
+        seq: &Sequence,
+        version: &str,
+        piece: &Piece,
+    ) -> Result<(String, Piece), Stop> {
+        let as_decided = |d: &cause::Decided| {
+            let mut p = piece.clone();
+            p.class = d.class.clone();
+            (finding_id(&p), p)
+        };
+        if let Some(d) = self.state.causes.get(id) {
+            return Ok(as_decided(d));
+        }
+        // A piece of a finding already decided (key and role alike) carries the decided class.
+        let decided_before = (self.state.causes.iter()).any(|(named, d)| {
+            d.class == piece.class && named.split('/').skip(1).eq(id.split('/').skip(1))
+        });
+        let key = self.space.keys.iter().find(|k| k.key == piece.key).cloned();
+        let value_shaped = matches!(piece.class, Class::TakenFrom(_) | Class::Stale);
+        let (Some(key), true, false) = (key, value_shaped, decided_before) else {
+            return Ok((id.to_string(), piece.clone()));
+        };
+        let found = read_result(&self.dir.join(&piece.run)).ok();
+        let candidates = found.map_or_else(Vec::new, |r| oracle::candidates(&r, piece));
+        let y = cause::other_value(&key, &piece.observed);
+        let (Some(y), true) = (y, candidates.len() > 1) else {
+            return Ok((id.to_string(), piece.clone()));
+        };
+        let sequences: Vec<(Class, Result<Sequence, String>)> = {
+            let setting = cause::Setting {
+                nodes: &self.space.nodes,
+                base: &self.space.base,
+                rules: &self.space.rules,
+                key: &key,
+                node: &piece.node,
+                x: &piece.observed,
+                y: &y,
+            };
+            (candidates.iter())
+                .map(|c| (c.clone(), setting.sequence(c, &format!("{}-d", seq.id))))
+                .collect()
+        };
+        let mut probes = Vec::new();
+        for (c, sequence) in sequences {
+            let mut probe = cause::Probe {
+                cause: c.clone(),
+                run: None,
+                showed: None,
+                explains: None,
+                note: None,
+            };
+            match sequence {
+                Err(why) => probe.note = Some(why),
+                Ok(s) => {
+                    // One at a time: a probe that explains the value ends the search.
+                    let launched = self.launch(&s, version, "distinguish", &Bug::new())?;
+                    match self.land(launched).await? {
+                        Ok((run, r, _)) => {
+                            probe.showed = cause::showed(&r, &piece.node, &key.signal, &key.shows);
+                            probe.explains = probe.showed.as_ref().map(|v| *v == piece.observed);
+                            probe.run = Some(run);
+                        }
+                        Err(f) => probe.note = Some(format!("failed ({}): {}", f.cause, f.message)),
+                    }
+                }
+            }
+            let told = probe.explains == Some(true);
+            probes.push(probe);
+            if told {
+                break;
+            }
+        }
+        let d = cause::Decided {
+            named: piece.class.clone(),
+            class: cause::decide(&piece.class, &probes),
+            node: piece.node.clone(),
+            key: piece.key.clone(),
+            value: piece.observed.clone(),
+            probes,
+        };
+        (self.say)(&format!("{id}: cause {}", d.summary()));
+        let out = as_decided(&d);
+        self.state.causes.insert(id.to_string(), d);
+        self.save()?;
+        Ok(out)
+    }
+
+    /// Launches a fresh run of `steps` (a candidate or a confirmation of `base`), tagged.
+    fn launch_steps(
+        &mut self,
         base: &Sequence,
         steps: &[SeqStep],
         version: &str,
         tag: &str,
-    ) -> Result<Option<(RunResult, Vec<Piece>)>, Stop> {
+    ) -> Result<Launched, Stop> {
         let seq = Sequence {
             id: format!("{}-{tag}", base.id),
             strategy: base.strategy.clone(),
             steps: steps.to_vec(),
         };
-        match self.run_seq(&seq, version, "minimise", &Bug::new()).await? {
-            Ok((_, r, pieces)) if pieces.iter().any(|p| finding_id(p) == id) => {
-                Ok(Some((r, pieces)))
+        self.launch(&seq, version, "minimise", &Bug::new())
+    }
+
+    /// Launches a run for each of `candidates` (tagged by `tag(k)`), as many as the budget
+    /// allows (none launched is the budget's stop); on any other stop, those launched already
+    /// are waited for, so nothing is left behind.
+    async fn launch_all(
+        &mut self,
+        base: &Sequence,
+        candidates: &[Vec<SeqStep>],
+        version: &str,
+        tag: impl Fn(usize) -> String,
+    ) -> Result<Vec<Launched>, Stop> {
+        let mut out = Vec::new();
+        for (k, c) in candidates.iter().enumerate() {
+            match self.launch_steps(base, c, version, &tag(k)) {
+                Ok(l) => out.push(l),
+                Err(Stop::Budget) if !out.is_empty() => break,
+                Err(stop) => {
+                    self.drain(out).await;
+                    return Err(stop);
+                }
             }
-            _ => Ok(None),
+        }
+        Ok(out)
+    }
+
+    /// Whether a landed run showed the finding `id`; with its run and pieces. A run that gave
+    /// nothing to judge (counted as failed) does not show it: ddmin keeps the larger candidate,
+    /// and a confirmation does not count.
+    fn showed(id: &str, out: &Result<Judged, RunFailure>) -> Option<(RunResult, Vec<Piece>)> {
+        match out {
+            Ok((_, r, pieces)) if pieces.iter().any(|p| finding_id(p) == id) => {
+                Some((r.clone(), pieces.clone()))
+            }
+            _ => None,
         }
     }
 
+    /// Lands `runs` in order: each run's outcome, or the campaign's stop (the rest waited for).
+    async fn land_all(
+        &mut self,
+        runs: Vec<Launched>,
+    ) -> Result<Vec<(PathBuf, Result<Judged, RunFailure>)>, Stop> {
+        let mut out = Vec::new();
+        let mut runs = runs.into_iter();
+        while let Some(l) = runs.next() {
+            let check = l.check.clone();
+            match self.land(l).await {
+                Ok(x) => out.push((check, x)),
+                Err(stop) => {
+                    self.drain(runs).await;
+                    return Err(stop);
+                }
+            }
+        }
+        Ok(out)
+    }
+
+    /// A run serial ddmin would not have made (a candidate after the one that showed the
+    /// finding, run at once with it): its check and run folder go, so the campaign's folder is
+    /// the serial campaign's. Its cost stays counted (`state.runs`, the budget).
+    fn discard(&mut self, check: &Path, out: &Result<Judged, RunFailure>) {
+        let _ = std::fs::remove_file(check);
+        if let Ok((rel, _, _)) = out {
+            let run = self.dir.join(rel);
+            // Only a run folder of this campaign's runs/, never through a link.
+            let inside = Path::new(rel).starts_with(RUNS_DIR)
+                && !rel.contains("..")
+                && std::fs::symlink_metadata(&run).is_ok_and(|m| m.is_dir());
+            if inside {
+                let _ = std::fs::remove_dir_all(&run);
+            }
+            self.state.judged -= 1;
+        }
+    }
+
+    /// Delta debugging over `steps` for the finding `id`: each round's next candidates run at
+    /// once (`--jobs`), and are read in ddmin's order up to the first that shows the finding,
+    /// exactly what serial ddmin decides; the later ones are discarded. The 1-minimal steps and
+    /// the runs serial ddmin would have made.
+    async fn ddmin(
+        &mut self,
+        id: &str,
+        seq: &Sequence,
+        version: &str,
+        steps: Vec<SeqStep>,
+    ) -> Result<(Vec<SeqStep>, usize), Stop> {
+        let mut dd = ddmin::Ddmin::new(steps);
+        let (mut tries, mut runs) = (0usize, 0usize);
+        loop {
+            let batch: Vec<Vec<SeqStep>> = dd.pending().take(self.slots.count()).collect();
+            if batch.is_empty() {
+                break;
+            }
+            let launched =
+                (self.launch_all(seq, &batch, version, |k| format!("m{}", tries + k + 1))).await?;
+            let mut hit = false;
+            for (check, out) in self.land_all(launched).await? {
+                if hit {
+                    self.discard(&check, &out);
+                    continue;
+                }
+                tries += 1;
+                runs += usize::from(!matches!(&out, Err(f) if f.cause == FailCause::CheckRefused));
+                hit = Self::showed(id, &out).is_some();
+                dd.report(hit);
+            }
+        }
+        Ok((dd.result().to_vec(), runs))
+    }
+
     /// Delta debugging (ddmin) over the steps up to the one that showed the finding, then
-    /// `confirm` fresh runs of the result, then the check file with `bug:` as observed.
+    /// `confirm` fresh runs of the result (at once, read in order), then the check file with
+    /// `bug:` as observed.
     async fn minimise(
         &mut self,
         id: &str,
@@ -569,27 +899,21 @@ impl Campaign {
         version: &str,
         piece: &Piece,
     ) -> Result<Minimal, Stop> {
-        let before = self.state.runs;
         // Steps after the one that showed it cannot matter: the oracle judges step by step.
         let steps: Vec<SeqStep> = seq.steps.iter().take(piece.step).cloned().collect();
-        let mut dd = ddmin::Ddmin::new(steps);
-        let mut tries = 0usize;
-        while let Some(candidate) = dd.candidate().map(<[SeqStep]>::to_vec) {
-            tries += 1;
-            let hit = self
-                .shows(id, seq, &candidate, version, &format!("m{tries}"))
-                .await?;
-            dd.report(hit.is_some());
-        }
-        let steps = dd.result().to_vec();
-        let minimise_runs = self.state.runs - before;
+        let (steps, minimise_runs) = self.ddmin(id, seq, version, steps).await?;
         let mut confirmed = 0;
         let mut bug = Bug::new();
-        for c in 0..self.state.confirm {
-            let hit = self
-                .shows(id, seq, &steps, version, &format!("c{}", c + 1))
-                .await?;
-            if let Some((r, pieces)) = hit {
+        let copies = vec![steps.clone(); self.state.confirm];
+        let launched = (self.launch_all(seq, &copies, version, |c| format!("c{}", c + 1))).await?;
+        if launched.len() < copies.len() {
+            // The budget allowed only some confirmations: as serially, the finding waits for
+            // `--resume` (those launched are made and counted).
+            self.land_all(launched).await?;
+            return Err(Stop::Budget);
+        }
+        for (_, out) in self.land_all(launched).await? {
+            if let Some((r, pieces)) = Self::showed(id, &out) {
                 confirmed += 1;
                 if bug.is_empty() {
                     bug = observed_bug(&r, &pieces, id);
@@ -739,16 +1063,23 @@ fn has_minimal(state: &State, which: &str) -> bool {
     })
 }
 
+/// A piece of a finding whose cause distinguishing runs decided: of the decided class.
+fn reclass(causes: &BTreeMap<String, cause::Decided>, p: &mut Piece) {
+    if let Some(d) = causes.get(&finding_id(p)) {
+        p.class = d.class.clone();
+    }
+}
+
 /// The finding a piece belongs to, as one string (class/key/role; the source is the role's).
 pub(crate) fn finding_id(p: &Piece) -> String {
     format!("{}/{}/{}", p.class, p.key, p.role)
 }
 
+/// A run folder's result.json, read by the report's reader (`report::load_result`: inside the
+/// folder only, size-capped, its schema version checked, errors at file:line:column), as
+/// `repro report` and `repro runs` read it.
 pub(crate) fn read_result(dir: &Path) -> Result<RunResult, String> {
-    let path = dir.join(crate::results_folder::RESULT_FILE);
-    let bytes = crate::safe_fs::read_in(dir, &path, crate::safe_fs::RESULT_LIMIT)
-        .map_err(|e| format!("{}: {e:#}", path.display()))?;
-    serde_json::from_slice(&bytes).map_err(|e| format!("{}: {e}", path.display()))
+    crate::report::load_result(dir).map_err(|e| e.to_string())
 }
 
 /// Every run folder under `dir` (a campaign, or downloaded matrix cells), sorted: a folder
@@ -786,6 +1117,7 @@ struct Campaigns {
     checks: BTreeMap<String, String>,
     failed: BTreeMap<FailCause, usize>,
     planned: BTreeMap<(String, String), bool>,
+    causes: BTreeMap<String, cause::Decided>,
     name: String,
     topology: String,
 }
@@ -825,6 +1157,9 @@ fn read_campaigns(dir: &Path) -> Result<Campaigns, JudgeError> {
         }
         for (c, n) in &s.failed {
             *out.failed.entry(*c).or_default() += n;
+        }
+        for (id, d) in s.causes {
+            out.causes.entry(id).or_insert(d);
         }
         for q in &s.sequences {
             let done = q.run.is_some() || q.error.is_some();
@@ -868,12 +1203,19 @@ pub(crate) fn judge_folder(dir: &Path, out: &Path) -> Result<FindingsFile, Judge
         let rel = run.strip_prefix(dir).unwrap_or(&run).display().to_string();
         for mut p in oracle::judge(&r) {
             p.run = rel.clone();
+            reclass(&campaigns.causes, &mut p);
             pieces.push(p);
         }
     }
     let mut found = findings::group(pieces);
     for f in &mut found {
         f.minimal = campaigns.minimal.get(&f.id()).cloned();
+        // The distinguishing runs behind the finding's class, when they decided it.
+        f.cause = (campaigns.causes.iter())
+            .find(|(named, d)| {
+                d.class == f.class && named.split('/').skip(1).eq(f.id().split('/').skip(1))
+            })
+            .map(|(_, d)| d.clone());
     }
     let runs_failed = if campaigns.failed.is_empty() {
         failed_folders
@@ -993,6 +1335,7 @@ mod tests {
             first_minimal_runs: None,
             started_at: None,
             first_minimal_at: None,
+            causes: BTreeMap::new(),
             judged: 0,
             failed: BTreeMap::new(),
             merged_cells: Vec::new(),
@@ -1004,8 +1347,7 @@ mod tests {
     /// counting the runs it is asked to make.
     fn counted_campaign(
         dir: &Path,
-        budget: usize,
-        confirm: usize,
+        (budget, confirm, jobs): (usize, usize, usize),
     ) -> (Campaign, std::sync::Arc<std::sync::atomic::AtomicUsize>) {
         use std::sync::atomic::{AtomicUsize, Ordering};
         let path = format!(
@@ -1026,7 +1368,7 @@ mod tests {
         let result: RunResult = serde_json::from_value(v).expect("a result");
         let made = std::sync::Arc::new(AtomicUsize::new(0));
         let counter = made.clone();
-        let run_one: RunOne = Box::new(move |_check, _version, results: PathBuf| {
+        let run_one: RunOne = std::sync::Arc::new(move |_check, _version, results: PathBuf, _| {
             let n = counter.fetch_add(1, Ordering::SeqCst);
             let r = result.clone();
             Box::pin(async move {
@@ -1077,6 +1419,8 @@ mod tests {
             minimise: true,
             budget_from: 0,
             stop_at: None,
+            slots: slots::Slots::new(jobs),
+            in_flight: 0,
         };
         (c, made)
     }
@@ -1087,26 +1431,71 @@ mod tests {
     #[tokio::test]
     async fn the_budget_counts_every_run_of_the_campaign() {
         use std::sync::atomic::Ordering;
-        for (budget, confirm) in [(1, 4), (3, 4), (12, 1), (12, 4)] {
-            let tmp = tempfile::tempdir().expect("tmp");
-            let (mut c, made) = counted_campaign(tmp.path(), budget, confirm);
-            c.run().await.expect("the campaign runs");
-            let n = made.load(Ordering::SeqCst);
-            assert!(
-                n <= budget,
-                "runs={budget} --confirm {confirm} made {n} runs"
-            );
-            assert_eq!(c.state.runs, n);
-            if budget == 12 {
-                assert!(n > 1, "the budget allowed more than one run: {n}");
+        for jobs in [1, 3] {
+            for (budget, confirm) in [(1, 4), (3, 4), (12, 1), (12, 4)] {
+                let tmp = tempfile::tempdir().expect("tmp");
+                let (mut c, made) = counted_campaign(tmp.path(), (budget, confirm, jobs));
+                c.run().await.expect("the campaign runs");
+                let n = made.load(Ordering::SeqCst);
+                let what = format!("runs={budget} --confirm {confirm} --jobs {jobs}");
+                assert!(n <= budget, "{what} made {n} runs");
+                assert_eq!(c.state.runs, n, "{what}");
+                assert_eq!(c.in_flight, 0, "{what}: nothing left in flight");
+                if budget == 12 {
+                    assert!(n > 1, "the budget allowed more than one run: {n}");
+                }
+                // Resumed with runs=2: at most two more.
+                let before = c.state.runs;
+                c.budget_from = before;
+                c.state.budget_runs = Some(2);
+                c.run().await.expect("resumed");
+                assert!(made.load(Ordering::SeqCst) - n <= 2, "{what}");
+                assert!(c.state.runs - before <= 2, "{what}");
             }
-            // Resumed with runs=2: at most two more.
-            let before = c.state.runs;
-            c.budget_from = before;
-            c.state.budget_runs = Some(2);
-            c.run().await.expect("resumed");
-            assert!(made.load(Ordering::SeqCst) - n <= 2);
-            assert!(c.state.runs - before <= 2);
+        }
+    }
+
+    /// #39: `--jobs 3` keeps the serial campaign's record — the same sequences run and judged
+    /// in the plan's order, the same minimal checks (steps, confirmations, the runs ddmin
+    /// needed) and the same run folders judged, with the budget not binding.
+    #[tokio::test]
+    async fn runs_at_once_keep_the_serial_campaigns_record() {
+        let campaign = |jobs: usize| async move {
+            let tmp = tempfile::tempdir().expect("tmp");
+            let (mut c, _) = counted_campaign(tmp.path(), (1000, 2, jobs));
+            c.run().await.expect("the campaign runs");
+            let file = judge_folder(tmp.path(), tmp.path()).expect("judged");
+            let seqs: Vec<(String, bool, Option<String>)> = (c.state.sequences.iter())
+                .map(|s| (s.sequence.id.clone(), s.run.is_some(), s.error.clone()))
+                .collect();
+            let minimal = serde_json::to_string(&c.state.minimal).expect("json");
+            let checks = std::fs::read_dir(tmp.path().join(CHECKS_DIR))
+                .expect("checks")
+                .count();
+            let mut minimise: Vec<String> = std::fs::read_dir(tmp.path().join("minimise"))
+                .expect("minimise")
+                .map(|e| e.expect("entry").file_name().to_string_lossy().into_owned())
+                .collect();
+            minimise.sort();
+            let findings: Vec<(String, usize)> =
+                (file.findings.iter()).map(|f| (f.id(), f.runs)).collect();
+            (
+                seqs,
+                minimal,
+                checks,
+                minimise,
+                findings,
+                c.state.judged,
+                file.runs,
+            )
+        };
+        let serial = campaign(1).await;
+        assert!(
+            !serial.1.is_empty() && serial.1 != "{}",
+            "a minimal check: {serial:?}"
+        );
+        for jobs in [2, 3] {
+            assert_eq!(campaign(jobs).await, serial, "--jobs {jobs}");
         }
     }
 

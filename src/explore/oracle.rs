@@ -260,6 +260,53 @@ pub(crate) fn judge(r: &RunResult) -> Vec<Piece> {
     out
 }
 
+/// The causes that explain `p`, a value shown off the model (`taken-from-…` or `stale`), in
+/// its run: the node's own previous value when it is the one shown (first), then each other
+/// server running with it when the boot started — the node's join server, the server its load
+/// balancer reached, the rest in topology order. One candidate: nothing to tell apart.
+pub(crate) fn candidates(r: &RunResult, p: &Piece) -> Vec<Class> {
+    let rules = Rules::of(r.distribution);
+    let nodes = nodes_of(r);
+    let Some(node) = nodes.iter().find(|n| n.name == p.node) else {
+        return Vec::new();
+    };
+    let Some(b) = (r.boots.iter())
+        .filter(|b| b.node == p.node && b.step == p.step)
+        .max_by_key(|b| b.boot)
+    else {
+        return Vec::new();
+    };
+    let running = running_before(r, p.step, b);
+    let holds = |m: &str| {
+        (running.get(m))
+            .and_then(|c| rules.value(c, &p.key))
+            .as_deref()
+            == Some(p.observed.as_str())
+    };
+    let previous = (r.boots.iter())
+        .filter(|q| q.node == p.node && q.boot < b.boot)
+        .max_by_key(|q| q.boot)
+        .map(|q| config_at(r, q.step, &p.node))
+        .and_then(|c| rules.value(&c, &p.key));
+    let mut out = Vec::new();
+    if previous.as_deref() == Some(p.observed.as_str()) {
+        out.push(Class::Stale);
+    }
+    let reached = b.lb_server.as_ref().and_then(|l| l.node.clone());
+    let first = [node.join.clone(), reached].into_iter().flatten();
+    let rest = nodes
+        .iter()
+        .filter(|m| m.is_server())
+        .map(|m| m.name.clone());
+    for m in first.chain(rest) {
+        let c = Class::TakenFrom(m.clone());
+        if m != p.node && holds(&m) && !out.contains(&c) {
+            out.push(c);
+        }
+    }
+    out
+}
+
 /// What every boot of one run is judged against.
 struct RunView<'a> {
     r: &'a RunResult,
@@ -386,7 +433,10 @@ impl BootView<'_> {
     fn died_unexpectedly(&self) -> Vec<Piece> {
         let named = self.named_keys();
         if named.is_empty() {
-            return vec![self.died()];
+            return vec![self.died(&format!(
+                "{} comes up (k3s's rules refuse no key here)",
+                self.node.name
+            ))];
         }
         self.wrongly_refused(&named)
     }
@@ -396,8 +446,14 @@ impl BootView<'_> {
     /// fatal) is `died`.
     fn refused_otherwise(&self, diff: &[String]) -> Vec<Piece> {
         let named = self.named_keys();
-        if named.is_empty() && self.panicked() {
-            return vec![self.died()];
+        // Died naming none of the keys k3s compares: a panic, or a death without k3s's fatal.
+        let fatal = (self.obs.iter()).any(|o| o.signal == "fatal" && o.observed == Observed::Up);
+        if named.is_empty() && (self.panicked() || !fatal) {
+            return vec![self.died(&format!(
+                "{} refused naming {} (critical configuration mismatched, then k3s's fatal)",
+                self.node.name,
+                diff.join(",")
+            ))];
         }
         let extra: Vec<String> = named.into_iter().filter(|k| !diff.contains(k)).collect();
         self.wrongly_refused(&extra)
@@ -409,7 +465,7 @@ impl BootView<'_> {
 
     /// A death the model does not predict, keyed by how it showed: `panic` (Go's banner),
     /// `fatal` (a fatal line) or `exit` (neither), with its lines and exit status.
-    fn died(&self) -> Piece {
+    fn died(&self, predicted: &str) -> Piece {
         let fatal = (self.obs.iter()).any(|o| o.signal == "fatal" && o.observed == Observed::Up);
         let (key, signal) = if self.panicked() {
             ("panic", "panic")
@@ -432,10 +488,7 @@ impl BootView<'_> {
             key,
             signal,
             observed,
-            format!(
-                "{} comes up (k3s's rules refuse no key here)",
-                self.node.name
-            ),
+            predicted.to_string(),
             evidence,
         )
     }

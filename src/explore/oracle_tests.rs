@@ -284,3 +284,64 @@ fn finding_classes_keep_their_serialised_names() {
     assert!(Class::Died.is_defect() && Class::Died.is_death());
     assert!(!Class::UnguardedDivergence.is_defect() && !Class::Inconclusive.is_defect());
 }
+
+/// cp-1 restarted in step 1 with the registry on while etcd-1, its server, has it off: k3s
+/// refuses it (critical configuration mismatched). It dies as `obs` say.
+fn cp1_refused_dies(obs: &[(&str, &str, &str)]) -> Vec<Piece> {
+    let mut v = fixture("fixed");
+    let cfg = v["configs"]["1"]["cp-1"].as_str().unwrap_or("").to_string();
+    v["configs"]["1"]["cp-1"] = json!(format!("{cfg}embedded-registry: true\n"));
+    let boots = v["boots"].as_array_mut().expect("boots");
+    let next = boots.iter().filter(|b| b["node"] == "cp-1").count() + 1;
+    boots.push(
+        json!({"node": "cp-1", "boot": next, "step": 1, "started_at": "2026-11-30T09:01:00Z",
+        "ready_at": null, "ended_at": "2026-11-30T09:01:02Z", "end": "exited", "exit_code": 2,
+        "log": format!("nodes/cp-1/boot-{next}.log")}),
+    );
+    for (signal, observed, line) in obs {
+        v["steps"][0]["observations"]
+            .as_array_mut()
+            .expect("obs")
+            .push(json!({
+                "node": "cp-1", "signal": signal, "observed": observed, "boot": next,
+                "evidence": [{"source": "log", "boot": next, "text": line}],
+                "reason": "crafted"
+            }));
+    }
+    run(v)
+}
+
+/// The control-plane-panic shape (k3s #13533): where k3s's rules refuse the boot, the node
+/// panics instead of naming the keys — a `died` finding of key `panic`, predicted "refused";
+/// the refusal k3s's rules predict (the fatal, the keys named) is no finding.
+#[test]
+fn a_panic_where_the_model_says_refused_is_a_died_finding() {
+    let banner = "panic: runtime error: invalid memory address or nil pointer dereference";
+    let ps = cp1_refused_dies(&[
+        ("panic", "up", banner),
+        ("fatal", "dead", ""),
+        ("config-mismatch", "none", ""),
+    ]);
+    let p = (ps.iter())
+        .find(|p| p.class == "died" && p.node == "cp-1")
+        .unwrap_or_else(|| panic!("no died piece: {ps:#?}"));
+    assert_eq!((p.key.as_str(), p.signal.as_str()), ("panic", "panic"));
+    assert!(
+        p.predicted.contains("refused naming embedded-registry"),
+        "{p:#?}"
+    );
+    // A death with neither the fatal nor the keys named (no panic line seen either): died, exit.
+    let ps = cp1_refused_dies(&[("config-mismatch", "none", "")]);
+    assert!(
+        ps.iter()
+            .any(|p| p.class == "died" && p.key == "exit" && p.node == "cp-1"),
+        "{ps:#?}"
+    );
+    // k3s's own refusal: no finding on cp-1.
+    let ps = cp1_refused_dies(&[
+        ("fatal", "up", "level=fatal msg=\"starting kubernetes: preparing server: failed to validate server configuration: critical configuration value mismatch between servers\""),
+        ("config-mismatch", "embedded-registry", "critical configuration mismatched: embedded-registry"),
+        ("panic", "down", ""),
+    ]);
+    assert!(ps.iter().all(|p| p.node != "cp-1"), "{ps:#?}");
+}

@@ -14,9 +14,8 @@ pub(crate) fn topology_name(text: &str) -> Option<String> {
         .map(|n| n.name)
 }
 
-/// How many nodes one run can address: the runner gives node `i` the fixed address
-/// `10.213.X.(10 + i)` on its own /24 (`run/cluster.rs`), and .255 is the broadcast address.
-pub(crate) const MAX_NODES: usize = 254 - 10 + 1;
+/// How many nodes one run can address on its own /24 (`docker/address.rs`).
+pub(crate) const MAX_NODES: usize = crate::docker::address::MAX_NODES;
 
 pub(crate) fn topology(path: &Path, text: &str) -> Result<Topology, Diagnostics> {
     topology_on(path, text, None)

@@ -35,10 +35,15 @@ impl FromStr for Jobs {
 
 /// What a plan's nodes need, in MiB, by its distribution's per-node figures.
 pub(crate) fn plan_mib(plan: &Plan) -> u64 {
-    let mem = &plan.distro.facts().memory;
-    plan.nodes
-        .iter()
-        .map(|n| match n.role {
+    nodes_mib(plan.distro, plan.nodes.iter().map(|n| n.role))
+}
+
+/// What nodes of these roles need, in MiB, by the distribution's per-node figures (a plan's,
+/// or a topology's before any check is planned: `repro explore`).
+pub(crate) fn nodes_mib(distro: distro::Distro, roles: impl Iterator<Item = Role>) -> u64 {
+    let mem = &distro.facts().memory;
+    roles
+        .map(|role| match role {
             // An etcd-only server and a full one both run etcd; the figures have no
             // etcd-only line, so it counts as a full server (the larger, the safer).
             Role::Etcd | Role::All => mem.server_with_etcd_mib,
@@ -46,6 +51,32 @@ pub(crate) fn plan_mib(plan: &Plan) -> u64 {
             Role::Agent => mem.agent_mib,
         })
         .sum()
+}
+
+/// What one run costs the host: its nodes' memory (MiB) and inotify instances (if known).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct RunCost {
+    pub(crate) mib: u64,
+    pub(crate) inotify: Option<u64>,
+}
+
+impl RunCost {
+    pub(crate) fn of_plan(p: &Plan, sim: bool) -> RunCost {
+        RunCost {
+            mib: plan_mib(p),
+            inotify: crate::doctor::inotify_per_node(p.distro.facts(), sim)
+                .map(|i| i * p.nodes.len() as u64),
+        }
+    }
+
+    /// A run of every node of `t` (explore's runs: one topology, many sequences).
+    pub(crate) fn of_topology(t: &crate::scenario::Topology, sim: bool) -> RunCost {
+        RunCost {
+            mib: nodes_mib(t.distro, t.nodes.iter().map(|n| n.role)),
+            inotify: crate::doctor::inotify_per_node(t.distro.facts(), sim)
+                .map(|i| i * t.nodes.len() as u64),
+        }
+    }
 }
 
 /// Runs at once when each run needs `per_run_mib` and the host has `available_mib`: at least
@@ -75,13 +106,14 @@ fn mem_available_mib(meminfo: &str) -> Option<u64> {
 /// some (a systemd node ~10, the RKE2 stand-in's included), and a run that finds none free
 /// ends with its journal follow lost, not with a verdict.
 pub(crate) fn resolve(jobs: Jobs, plans: &[&Plan], sim: bool) -> (usize, Option<String>) {
-    let (n, why) = resolve_memory(jobs, plans);
-    let per_run = plans
-        .iter()
-        .filter_map(|p| {
-            crate::doctor::inotify_per_node(p.distro.facts(), sim).map(|i| i * p.nodes.len() as u64)
-        })
-        .max();
+    let costs: Vec<RunCost> = plans.iter().map(|p| RunCost::of_plan(p, sim)).collect();
+    resolve_costs(jobs, &costs, plans.len())
+}
+
+/// [`resolve`] from what each run costs, for `runs` runs to make (`auto` never goes above).
+pub(crate) fn resolve_costs(jobs: Jobs, costs: &[RunCost], runs: usize) -> (usize, Option<String>) {
+    let (n, why) = resolve_memory(jobs, costs, runs);
+    let per_run = costs.iter().filter_map(|c| c.inotify).max();
     let limit = std::fs::read_to_string("/proc/sys/fs/inotify/max_user_instances")
         .ok()
         .and_then(|t| t.trim().parse::<u64>().ok());
@@ -113,14 +145,14 @@ pub(crate) fn inotify_jobs(limit: u64, used: u64, per_run: u64) -> usize {
         .clamp(1, MAX_JOBS)
 }
 
-fn resolve_memory(jobs: Jobs, plans: &[&Plan]) -> (usize, Option<String>) {
+fn resolve_memory(jobs: Jobs, costs: &[RunCost], runs: usize) -> (usize, Option<String>) {
     match jobs {
         Jobs::Fixed(n) => (n, None),
         Jobs::Auto => {
-            let per_run = plans.iter().map(|p| plan_mib(p)).max().unwrap_or(0);
+            let per_run = costs.iter().map(|c| c.mib).max().unwrap_or(0);
             match available_mib() {
                 Some(avail) => {
-                    let n = auto_jobs(avail, per_run, plans.len());
+                    let n = auto_jobs(avail, per_run, runs);
                     (
                         n,
                         Some(format!(

@@ -42,7 +42,7 @@ use tokio_util::sync::CancellationToken;
 
 use futures_util::future::BoxFuture;
 
-use crate::docker::{self, DockerApi, DockerError, Engine};
+use crate::docker::{self, DockerApi, DockerError};
 use crate::exit::Exit;
 use crate::plan::Plan;
 use crate::redact::{Redactor, SharedRedactor};
@@ -79,7 +79,7 @@ pub(crate) async fn execute(
     render: Render,
 ) -> RunEnd {
     let connect = Box::pin(async {
-        let engine = Engine::connect().await?;
+        let engine = docker::connect().await?;
         Ok(Arc::new(engine) as Arc<dyn DockerApi>)
     });
     let ways = Ways {

@@ -436,3 +436,220 @@ fn the_workflows_last_job_turns_cells_into_minimal_confirmed_checks() {
         assert_no_leftovers(read_result(&r)["run_id"].as_str().unwrap());
     }
 }
+
+/// #38 point 5, the cause: a planted #12753-shaped bug (etcd-2 takes supervisor-metrics from
+/// etcd-1, the server it joined) shows a value that etcd-1, etcd-3, cp-1 and etcd-2's own past
+/// all hold (the run that found it cannot tell them apart by itself). Explore runs
+/// one distinguishing sequence per candidate (the candidate alone holding the value, etcd-2
+/// restarted again) and reports the cause that explains it — `taken-from-etcd-1` — with the
+/// runs that decided it, in findings.json, findings.md and campaign.json; the minimal check is
+/// that finding's and replays.
+#[test]
+fn a_planted_joined_server_bug_is_named_by_its_distinguishing_runs() {
+    crate::docker::docker_ok();
+    // o4 changes etcd-2 first, while etcd-1 still runs the old value.
+    let (out, results) = Run::command(["explore", "--topology", "etcd-split"])
+        .args(["--keys", "supervisor-metrics"])
+        .version("v1.33.5+k3s1")
+        .sim()
+        .args(["--sim-plant", "joined-metrics"])
+        .args(["--sequences", "o4-supervisor-metrics", "--confirm", "1"])
+        .output();
+    out.code(0);
+    let dir = results.only_run_dir();
+    let findings = json(&dir.join("findings.json"));
+    crate::schema::assert_valid("schema/findings.schema.json", &findings, "findings.json");
+    let list = findings["findings"].as_array().unwrap();
+    let f = (list.iter())
+        .find(|f| f["key"] == "supervisor-metrics" && f["role"] == "etcd" && f["defect"] == true)
+        .unwrap_or_else(|| panic!("no supervisor-metrics defect: {findings:#}"));
+    assert_eq!(f["class"], "taken-from-etcd-1", "{f:#}");
+    // No defect of the key is left under another cause.
+    assert!(
+        list.iter()
+            .filter(|g| g["key"] == "supervisor-metrics" && g["defect"] == true)
+            .all(|g| g["class"] == "taken-from-etcd-1"),
+        "{findings:#}"
+    );
+    // The runs that decided it: etcd-2's stale past ruled out, etcd-1 alone explains it.
+    let cause = &f["cause"];
+    assert_eq!(cause["class"], "taken-from-etcd-1", "{f:#}");
+    let probes = cause["probes"].as_array().unwrap();
+    let decided = probes.last().unwrap();
+    assert_eq!(
+        (&decided["cause"], &decided["explains"]),
+        (
+            &serde_json::json!("taken-from-etcd-1"),
+            &serde_json::json!(true)
+        ),
+        "{cause:#}"
+    );
+    for p in probes {
+        if let Some(run) = p["run"].as_str() {
+            assert!(dir.join(run).join("result.json").is_file(), "{p:#}");
+        }
+    }
+    assert!(
+        probes
+            .iter()
+            .any(|p| p["cause"] == "stale" && p["explains"] == false),
+        "{cause:#}"
+    );
+    let state = json(&dir.join("campaign.json"));
+    assert!(
+        state["causes"]
+            .as_object()
+            .is_some_and(|c| c.values().any(|d| d["class"] == "taken-from-etcd-1")),
+        "{state:#}"
+    );
+    let md = std::fs::read_to_string(dir.join("findings.md")).unwrap();
+    assert!(
+        md.contains("- cause: taken-from-etcd-1 (the run that found it named"),
+        "{md}"
+    );
+    // The minimal check is the decided finding's, and it replays with the plant.
+    let min = &f["minimal"];
+    assert_eq!(min["confirmed"].as_u64(), Some(1), "{f:#}");
+    let check = dir.join(min["check"].as_str().unwrap());
+    assert!(
+        check.to_str().unwrap().contains("taken-from-etcd-1"),
+        "{check:?}"
+    );
+    let run = Run::check(check.to_str().unwrap())
+        .sim()
+        .version("v1.33.5+k3s1")
+        .args(["--sim-plant", "joined-metrics"])
+        .expect("reproduced")
+        .finish();
+    run.out.code(0);
+    assert_eq!(run.outcome(), "reproduced");
+}
+
+/// What a campaign found, without what differs between two campaigns of the same seed (run ids
+/// and folders, times): each finding's class, key, role, run count and evidence count, its
+/// minimal check's summary and the runs ddmin needed; the sequences run or failed; the minimal
+/// checks' text. Every run under it left nothing in the engine.
+fn findings_content(dir: &std::path::Path) -> serde_json::Value {
+    let findings = json(&dir.join("findings.json"));
+    let list: Vec<serde_json::Value> = findings["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| {
+            serde_json::json!({
+                "class": f["class"], "key": f["key"], "role": f["role"], "runs": f["runs"],
+                "evidence": f["evidence"].as_array().map(Vec::len),
+                "minimal": f["minimal"],
+            })
+        })
+        .collect();
+    let state = json(&dir.join("campaign.json"));
+    let seqs: Vec<serde_json::Value> = state["sequences"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| serde_json::json!([s["sequence"]["id"], s["run"].is_string(), s["cause"]]))
+        .collect();
+    let mut checks = std::collections::BTreeMap::new();
+    for e in std::fs::read_dir(dir.join("checks"))
+        .into_iter()
+        .flatten()
+        .flatten()
+    {
+        checks.insert(
+            e.file_name().to_string_lossy().into_owned(),
+            std::fs::read_to_string(e.path()).unwrap(),
+        );
+    }
+    for r in dirs(&dir.join("runs"), "") {
+        assert_no_leftovers(read_result(&r)["run_id"].as_str().unwrap());
+    }
+    serde_json::json!({
+        "findings": list, "runs": findings["runs"], "sequences": seqs, "checks": checks,
+        "minimal": state["minimal"], "judged": state["judged"],
+    })
+}
+
+/// A campaign of a few sequences (those that change etcd-2 and etcd-3 first, on which the
+/// minimisation has steps to cut) at `--jobs`, its folder.
+fn small_campaign(jobs: &str) -> (crate::repro::Output, crate::runs::Results) {
+    Run::command(["explore", "--topology", "etcd-split"])
+        .args(["--keys", "embedded-registry"])
+        .version("v1.33.4+k3s1")
+        .sim()
+        .args([
+            "--sequences",
+            "o1-embedded-registry,o4-embedded-registry,o7-embedded-registry",
+        ])
+        .args([
+            "--confirm",
+            "2",
+            "--seed",
+            "7",
+            "--budget",
+            "runs=60",
+            "--jobs",
+            jobs,
+        ])
+        .output()
+}
+
+/// #39: `--jobs 3` runs sequences, ddmin candidates and confirmations at once, each on its own
+/// cluster and network, and finds what the serial campaign of the same seed finds: the same
+/// findings, minimal checks (word for word) and runs judged.
+#[test]
+fn a_campaign_with_jobs_finds_what_the_serial_one_finds() {
+    crate::docker::docker_ok();
+    let (serial_out, serial) = small_campaign("1");
+    serial_out.code(0);
+    let (jobs_out, jobs) = small_campaign("3");
+    jobs_out.code(0);
+    assert!(
+        jobs_out.stderr.contains("3 runs at once") && jobs_out.stderr.contains("slots running"),
+        "{jobs_out}"
+    );
+    let (a, b) = (
+        findings_content(&serial.only_run_dir()),
+        findings_content(&jobs.only_run_dir()),
+    );
+    assert!(
+        a["minimal"].as_object().is_some_and(|m| !m.is_empty()),
+        "the serial campaign minimised a finding: {a:#}"
+    );
+    assert_eq!(a, b, "serial (left) and --jobs 3 (right)");
+}
+
+/// #39: two campaigns started at once on one engine (each with runs at once) both finish: their
+/// runs take different subnets and names, the stand-in image is shared, and nothing labelled
+/// with any of their runs is left.
+#[test]
+fn two_campaigns_at_once_on_one_engine_do_not_collide() {
+    crate::docker::docker_ok();
+    let start = |seqs: &str| {
+        Run::command(["explore", "--topology", "etcd-split"])
+            .args(["--keys", "embedded-registry", "--no-minimise"])
+            .version("v1.33.4+k3s1")
+            .sim()
+            .args(["--sequences", seqs, "--jobs", "2"])
+            .spawn()
+    };
+    let (a, ra) = start("o1-embedded-registry,o2-embedded-registry");
+    let (b, rb) = start("o3-embedded-registry,o4-embedded-registry");
+    for (child, results) in [(a, ra), (b, rb)] {
+        let out = child.wait_with_output().unwrap();
+        let text = format!(
+            "{}\n{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert_eq!(out.status.code(), Some(0), "{text}");
+        let dir = results.only_run_dir();
+        let runs = dirs(&dir.join("runs"), "");
+        assert_eq!(runs.len(), 2, "{text}");
+        for r in runs {
+            let v = read_result(&r);
+            assert!(!v["verdict"].is_null(), "{v:#}");
+            assert_no_leftovers(v["run_id"].as_str().unwrap());
+        }
+    }
+}

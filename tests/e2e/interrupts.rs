@@ -77,16 +77,16 @@ fn assert_stopped_clean(code: Option<i32>, seen: &str, dir: &Path, moment: Momen
     assert!(hit, "{moment:?}: {results:#?}\n{seen}");
 }
 
-/// `repro explore` of two sequences, interrupted: exit 130, nothing left, and `--resume`
-/// finishes the campaign (both sequences judged).
-fn explore_interrupted(sig: &str, moment: Moment) {
+/// `repro explore` of two sequences (`--jobs 2`: both at once), interrupted: exit 130, nothing
+/// left, and `--resume` finishes the campaign (both sequences judged).
+fn explore_interrupted(sig: &str, moment: Moment, jobs: &str) {
     crate::docker::docker_ok();
     let results = tempfile::tempdir().unwrap();
     let seqs = "o4-embedded-registry,o5-embedded-registry";
     let args = |c: &mut std::process::Command| {
         c.args(["explore", "--keys", "embedded-registry", "--sim"])
             .args(["--version", "v1.33.4+k3s1", "--no-minimise"])
-            .args(["--sequences", seqs]);
+            .args(["--sequences", seqs, "--jobs", jobs]);
     };
     let mut c = repro();
     args(&mut c);
@@ -131,12 +131,19 @@ fn explore_interrupted(sig: &str, moment: Moment) {
 
 #[test]
 fn explore_sigint_during_a_run_exits_130_and_resumes() {
-    explore_interrupted("INT", Moment::During);
+    explore_interrupted("INT", Moment::During, "1");
+}
+
+/// #39: with both sequences in flight, an interrupt stops both runs, cleans both up and leaves
+/// a campaign `--resume` finishes.
+#[test]
+fn explore_jobs_sigint_during_runs_exits_130_and_resumes() {
+    explore_interrupted("INT", Moment::During, "2");
 }
 
 #[test]
 fn explore_sigterm_between_runs_exits_130_and_resumes() {
-    explore_interrupted("TERM", Moment::Between);
+    explore_interrupted("TERM", Moment::Between, "1");
 }
 
 /// `repro verify` (two runs), interrupted during the buggy run or once it ended.

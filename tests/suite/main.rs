@@ -29,6 +29,8 @@ mod builds;
 mod cli;
 mod doc_links;
 mod docs_cli;
+mod explore_checks;
+mod explore_plan;
 mod facts_in_data;
 mod fn_length;
 mod fuzz_stable;

@@ -132,10 +132,10 @@ pub(crate) fn env(
     env
 }
 
-/// The fixed address of the plan's `i`-th node on the run's 10.213.`third`.0/24: etcd peer URLs
-/// embed the IP (k3d #550), and every node's `/etc/hosts` lists them all.
+/// The fixed address of the plan's `i`-th node on the run's network of third octet `third`
+/// (the plan: `docker/address.rs`).
 pub(crate) fn node_ip(third: u8, i: usize) -> String {
-    format!("10.213.{third}.{}", 10 + i)
+    docker::address::node_ip(third, i)
 }
 
 /// A named volume (name, path) for each `VOLUME` the image declares (`declared`) that nothing

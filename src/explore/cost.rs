@@ -1,0 +1,291 @@
+//! What a campaign will cost before it runs (`repro explore … --plan`, #39): its runs —
+//! sequences, then ddmin and confirmation per defect — and their wall time at real k3s's pace
+//! (`distro::pace`, the model `--sim-pace 1` plays) on this host with `--jobs`, with and without
+//! restoring a kept baseline, and on K runners. Pure: the planned sequences and the model.
+
+use serde::Serialize;
+
+use super::ddmin::Ddmin;
+use super::generate::Sequence;
+use super::model::NodeInfo;
+
+/// How much faster a restored run is than a fresh bring-up (run seconds ÷ restored run
+/// seconds). TO BE MEASURED (`--restore`, issue #39: `make bench` measures restore vs bring-up
+/// per run); until then the issue's expected lower bound, 1.4 (1.4–1.8× at real pace).
+pub(crate) const RESTORE_SPEEDUP: f64 = 1.4;
+
+/// A paced run's wall time over its critical path: the engine's `docker start`/`stop` of each
+/// boot on the path (docs/performance.md, "Paced runs": 1.112–1.136 measured, 2026-12-02).
+pub(crate) const PATH_FACTOR: f64 = 1.13;
+
+/// What a run costs besides its boots: the cluster's creation and teardown, the reports
+/// (docs/performance.md: about 0.5 s to create, 0.5–1 s to tear down, on this engine).
+pub(crate) const RUN_OVERHEAD_SECONDS: f64 = 2.0;
+
+/// What the estimate starts from.
+pub(crate) struct Input<'a> {
+    /// The sequences to run (those not run yet).
+    pub(crate) sequences: Vec<&'a Sequence>,
+    pub(crate) nodes: &'a [NodeInfo],
+    /// The first start's critical path at real pace (`plan::critical_path`, step 0).
+    pub(crate) first_start_seconds: f64,
+    /// Defects the estimate assumes minimised (it cannot know: one per key and version).
+    pub(crate) defects: usize,
+    pub(crate) confirm: usize,
+    pub(crate) minimise: bool,
+    pub(crate) budget_runs: Option<usize>,
+    pub(crate) jobs: usize,
+    pub(crate) runners: Option<usize>,
+}
+
+/// The estimate, as `--plan` prints it.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub(crate) struct Estimate {
+    pub(crate) sequences: usize,
+    pub(crate) sequence_runs: usize,
+    pub(crate) defects_assumed: usize,
+    /// Per defect: ddmin's candidates (one step that matters, in the median sequence) and
+    /// confirmations.
+    pub(crate) ddmin_runs_per_defect: usize,
+    pub(crate) confirm_runs_per_defect: usize,
+    pub(crate) runs: usize,
+    /// The budget cuts the campaign there (`--budget runs=N`), if it does.
+    pub(crate) budget_runs: Option<usize>,
+    pub(crate) seconds_per_run: f64,
+    pub(crate) restore_speedup: f64,
+    /// Wall time on this host: serial, with `jobs`, each with and without restore.
+    pub(crate) host: Vec<Wall>,
+    /// On `runners` runners, each with `jobs` (sequences sharded, then one job minimises).
+    pub(crate) runners: Option<Wall>,
+}
+
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub(crate) struct Wall {
+    pub(crate) runners: usize,
+    pub(crate) jobs: usize,
+    pub(crate) seconds: f64,
+    pub(crate) seconds_with_restore: f64,
+}
+
+/// A run's wall time at real pace: its critical path (the first start, then each step's
+/// restart of one node) times the engine's share, plus the fixed overhead.
+pub(crate) fn run_seconds(first_start: f64, nodes: &[NodeInfo], seq: &Sequence) -> f64 {
+    let restarts: f64 = (seq.steps.iter())
+        .filter_map(|s| nodes.iter().find(|n| n.name == s.node))
+        .map(|n| {
+            distro::pace::boot_seconds(distro::pace::Boot {
+                server: n.role.is_server(),
+                runs_etcd: n.role.runs_etcd(),
+                runs_apiserver: n.role.runs_apiserver(),
+                init: n.init,
+                first: false,
+            })
+        })
+        .sum();
+    (first_start + restarts) * PATH_FACTOR + RUN_OVERHEAD_SECONDS
+}
+
+/// The makespan of `runs` (seconds each, in launch order) on `slots` slots, each run going to
+/// the slot free first: what the campaign's window does.
+pub(crate) fn makespan(runs: &[f64], slots: usize) -> f64 {
+    let mut free = vec![0.0f64; slots.max(1)];
+    for r in runs {
+        let (i, _) = (free.iter().enumerate())
+            .min_by(|a, b| a.1.total_cmp(b.1))
+            .expect("at least one slot");
+        free[i] += r;
+    }
+    free.into_iter().fold(0.0, f64::max)
+}
+
+/// ddmin's runs for a finding one step of `steps` causes (the last, as a sequence's finding
+/// shows at the step that made it), and its rounds with `jobs` candidates at a time (each
+/// round waits for its slowest run): (runs serial ddmin makes, rounds).
+pub(crate) fn ddmin_cost(steps: usize, jobs: usize) -> (usize, usize) {
+    let cause = steps.saturating_sub(1);
+    let shows = |c: &[usize]| c.contains(&cause);
+    let (mut dd, mut runs) = (Ddmin::new((0..steps).collect::<Vec<_>>()), 0);
+    while let Some(c) = dd.candidate().map(<[usize]>::to_vec) {
+        runs += 1;
+        dd.report(shows(&c));
+    }
+    let (mut dd, mut rounds) = (Ddmin::new((0..steps).collect::<Vec<_>>()), 0);
+    loop {
+        let batch: Vec<Vec<usize>> = dd.pending().take(jobs.max(1)).collect();
+        if batch.is_empty() {
+            return (runs, rounds);
+        }
+        rounds += 1;
+        for c in batch {
+            let hit = shows(&c);
+            dd.report(hit);
+            if hit {
+                break;
+            }
+        }
+    }
+}
+
+/// The estimate of `input`.
+pub(crate) fn estimate(input: &Input<'_>) -> Estimate {
+    let per: Vec<f64> = (input.sequences.iter())
+        .map(|s| run_seconds(input.first_start_seconds, input.nodes, s))
+        .collect();
+    let mut steps: Vec<usize> = input.sequences.iter().map(|s| s.steps.len()).collect();
+    steps.sort_unstable();
+    let median = steps.get(steps.len() / 2).copied().unwrap_or(0);
+    let defects = if input.minimise { input.defects } else { 0 };
+    let (dd_runs, _) = ddmin_cost(median, 1);
+    let confirm = input.confirm;
+    let runs = per.len() + defects * (dd_runs + confirm);
+    // A candidate or a confirmation: the first start and about one restart.
+    let short =
+        (input.first_start_seconds + mean_restart(input)) * PATH_FACTOR + RUN_OVERHEAD_SECONDS;
+    let share = match input.budget_runs {
+        Some(b) if b < runs => b as f64 / runs as f64,
+        _ => 1.0,
+    };
+    let wall = |runners: usize, jobs: usize| {
+        // Sequences sharded over the runners in turn; then one runner minimises with `jobs`.
+        let seq = (0..runners)
+            .map(|r| {
+                let mine: Vec<f64> = per.iter().skip(r).step_by(runners).copied().collect();
+                makespan(&mine, jobs)
+            })
+            .fold(0.0, f64::max);
+        let (_, rounds) = ddmin_cost(median, jobs);
+        let minimise = defects as f64 * (rounds + confirm.div_ceil(jobs.max(1))) as f64 * short;
+        let seconds = (seq + minimise) * share;
+        Wall {
+            runners,
+            jobs,
+            seconds,
+            seconds_with_restore: seconds / RESTORE_SPEEDUP,
+        }
+    };
+    let mut host = vec![wall(1, 1)];
+    if input.jobs > 1 {
+        host.push(wall(1, input.jobs));
+    }
+    Estimate {
+        sequences: per.len(),
+        sequence_runs: per.len(),
+        defects_assumed: defects,
+        ddmin_runs_per_defect: if defects > 0 { dd_runs } else { 0 },
+        confirm_runs_per_defect: if defects > 0 { confirm } else { 0 },
+        runs,
+        budget_runs: input.budget_runs.filter(|b| *b < runs),
+        seconds_per_run: if per.is_empty() {
+            0.0
+        } else {
+            per.iter().sum::<f64>() / per.len() as f64
+        },
+        restore_speedup: RESTORE_SPEEDUP,
+        host,
+        runners: input.runners.map(|k| wall(k, input.jobs)),
+    }
+}
+
+/// The mean restart of the topology's nodes at real pace.
+fn mean_restart(input: &Input<'_>) -> f64 {
+    let n = input.nodes.len().max(1) as f64;
+    (input.nodes.iter())
+        .map(|n| {
+            distro::pace::boot_seconds(distro::pace::Boot {
+                server: n.role.is_server(),
+                runs_etcd: n.role.runs_etcd(),
+                runs_apiserver: n.role.runs_apiserver(),
+                init: n.init,
+                first: false,
+            })
+        })
+        .sum::<f64>()
+        / n
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::explore::generate::SeqStep;
+
+    fn seq(nodes: &[&str]) -> Sequence {
+        Sequence {
+            id: "s".into(),
+            strategy: "order".into(),
+            steps: (nodes.iter())
+                .map(|n| SeqStep {
+                    node: (*n).into(),
+                    set: Default::default(),
+                })
+                .collect(),
+        }
+    }
+
+    #[test]
+    fn runs_go_to_the_slot_free_first() {
+        assert_eq!(makespan(&[10.0, 10.0, 10.0, 10.0], 1), 40.0);
+        assert_eq!(makespan(&[10.0, 10.0, 10.0, 10.0], 2), 20.0);
+        assert_eq!(makespan(&[30.0, 10.0, 10.0, 10.0], 2), 30.0);
+        assert_eq!(makespan(&[10.0, 10.0, 10.0], 8), 10.0);
+        assert_eq!(makespan(&[], 3), 0.0);
+    }
+
+    #[test]
+    fn ddmin_cost_is_serial_ddmins_runs_and_fewer_rounds_with_jobs() {
+        assert_eq!(ddmin_cost(1, 1), (0, 0), "one step needs no run");
+        let (runs, rounds) = ddmin_cost(4, 1);
+        assert_eq!(runs, rounds, "serially every run is a round");
+        let (runs2, rounds2) = ddmin_cost(4, 2);
+        assert_eq!(runs2, runs, "the runs ddmin needs do not change");
+        assert!(rounds2 < rounds, "{rounds2} < {rounds}");
+    }
+
+    /// etcd-split's embedded-registry at real pace: a sequence restarting etcd-2 then etcd-3
+    /// is the first start and two etcd restarts (24 s each at pace 1, the model's figures).
+    #[test]
+    fn the_estimate_adds_sequences_minimisation_and_confirmation() {
+        let nodes = crate::explore::model::tests::etcd_split();
+        let a = seq(&["etcd-2", "etcd-3"]);
+        let b = seq(&["etcd-1", "etcd-2", "etcd-3"]);
+        let restart = |name: &str| {
+            let n = nodes.iter().find(|n| n.name == name).expect("a node");
+            distro::pace::boot_seconds(distro::pace::Boot {
+                server: true,
+                runs_etcd: n.role.runs_etcd(),
+                runs_apiserver: n.role.runs_apiserver(),
+                init: n.init,
+                first: false,
+            })
+        };
+        let want =
+            (41.8 + restart("etcd-2") + restart("etcd-3")) * PATH_FACTOR + RUN_OVERHEAD_SECONDS;
+        assert!((run_seconds(41.8, &nodes, &a) - want).abs() < 1e-9);
+        let input = Input {
+            sequences: vec![&a, &b, &a, &b],
+            nodes: &nodes,
+            first_start_seconds: 41.8,
+            defects: 1,
+            confirm: 2,
+            minimise: true,
+            budget_runs: None,
+            jobs: 2,
+            runners: Some(2),
+        };
+        let e = estimate(&input);
+        let (dd, _) = ddmin_cost(3, 1);
+        assert_eq!(e.runs, 4 + dd + 2);
+        assert_eq!(e.host.len(), 2);
+        let (serial, two) = (&e.host[0], &e.host[1]);
+        assert!(two.seconds < serial.seconds && two.seconds > serial.seconds / 2.0 - 1e-9);
+        assert!((serial.seconds_with_restore * RESTORE_SPEEDUP - serial.seconds).abs() < 1e-9);
+        let k = e.runners.expect("runners");
+        assert!(k.seconds <= two.seconds, "two runners of 2 jobs: no slower");
+        // a budget below the runs cuts the time in proportion
+        let cut = estimate(&Input {
+            budget_runs: Some(e.runs / 2),
+            ..input
+        });
+        assert_eq!(cut.budget_runs, Some(e.runs / 2));
+        assert!(cut.host[0].seconds < serial.seconds);
+    }
+}
