@@ -410,12 +410,18 @@ pub(crate) struct PlannedStepRecord {
     /// node -> path -> new content, or `null` for a deleted file.
     #[serde(default)]
     pub(crate) edits: IndexMap<String, IndexMap<String, Option<String>>>,
-    /// Deferred nodes started for the first time, in order.
+    /// Nodes stopped at once, first (each stays down until a later start).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub(crate) stop: Vec<String>,
+    /// Deferred or stopped nodes started, at once.
     #[serde(default)]
     pub(crate) start: Vec<String>,
     /// Restart groups in order; the nodes of one group restart at once.
     #[serde(default)]
     pub(crate) restart: Vec<Vec<String>>,
+    /// Nodes upgraded, one after another, last.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub(crate) upgrade: Vec<UpgradeRecord>,
     /// node -> signal -> correct value.
     #[serde(default)]
     pub(crate) expect: IndexMap<String, IndexMap<String, String>>,
@@ -429,6 +435,14 @@ pub(crate) struct PlannedStepRecord {
     /// node -> signal -> 1-based line of that expectation in the check file. Optional, like `line`.
     #[serde(default, skip_serializing_if = "IndexMap::is_empty")]
     pub(crate) expect_lines: IndexMap<String, IndexMap<String, usize>>,
+}
+
+/// One node's planned upgrade: the version and the image it is re-created on.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub(crate) struct UpgradeRecord {
+    pub(crate) node: String,
+    pub(crate) version: String,
+    pub(crate) image: Option<String>,
 }
 
 impl From<&PlannedStep> for PlannedStepRecord {
@@ -449,8 +463,16 @@ impl From<&PlannedStep> for PlannedStepRecord {
             name: s.name.clone(),
             why: s.why.clone(),
             edits: s.edits.clone(),
+            stop: s.stop.clone(),
             start: s.start.clone(),
             restart: s.restart.clone(),
+            upgrade: (s.upgrade.iter())
+                .map(|u| UpgradeRecord {
+                    node: u.node.clone(),
+                    version: u.version.to_string(),
+                    image: u.image.clone(),
+                })
+                .collect(),
             expect: values(&s.expect),
             bug: values(&s.bug),
             line: Some(s.line),

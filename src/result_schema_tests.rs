@@ -226,6 +226,12 @@ fn full() -> RunResult {
             edits: files.clone(),
             start: vec!["cp-2".into()],
             restart: vec![vec!["etcd-2".into()]],
+            stop: vec!["etcd-3".into()],
+            upgrade: vec![crate::result::UpgradeRecord {
+                node: "etcd-2".into(),
+                version: "v1.33.5+k3s1".into(),
+                image: Some("rancher/k3s:v1.33.5-k3s1".into()),
+            }],
             expect: values.clone(),
             bug: values,
             line: Some(16),

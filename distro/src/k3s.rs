@@ -104,6 +104,7 @@ pub static FACTS: Facts = Facts {
     lb_pick_suffix: LB_PICK_SUFFIX,
     served_agent_keys: SERVED_AGENT_KEYS,
     stop_signal: "SIGTERM",
+    node_password_path: "/etc/rancher/node/password",
     upgrade: crate::UpgradeRules {
         max_minor_step: 1,
         downgrade: false,

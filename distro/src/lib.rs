@@ -318,6 +318,10 @@ pub struct Facts {
     /// systemd unit sets no `KillSignal=`, so `systemctl stop` sends systemd's default, SIGTERM,
     /// which k3s handles by shutting down (pkg/cli/cmds/log_linux.go, pkg/signals).
     pub stop_signal: &'static str,
+    /// Where the agent keeps the node password it registered with (generated at its first
+    /// start, outside the data dir; pkg/agent/config: `/etc/rancher/node/password`): an
+    /// upgrade carries it over, as the install script leaves it in place.
+    pub node_password_path: &'static str,
     /// How far one `upgrade:` may move a node (docs.k3s.io/upgrades/manual: "the Kubernetes
     /// version skew policy applies. Ensure that your plan does not skip intermediate minor
     /// versions"; k3s #7537: downgrades are not supported, k3s-upgrade refuses them).

@@ -23,6 +23,60 @@ pub const OWN_NODE_PATH: &str = "/repro-sim/node";
 
 static ARGS: OnceLock<(String, String)> = OnceLock::new();
 
+/// Every node this apiserver has listed, with when it last answered: the stand-in's stand-in
+/// for the Node objects in etcd and the kubelets' status updates. A node that stopped answering
+/// stays listed, `Ready` until the node-monitor grace period has passed since it last answered,
+/// then `Unknown` (kube-controller-manager's node lifecycle controller: `NodeStatusUnknown`,
+/// "Kubelet stopped posting node status."). Kept in this process only: an apiserver that
+/// restarts lists what answers from then on (a node it never heard of is absent, which a
+/// check reads as not ready too).
+static SEEN: std::sync::Mutex<Vec<(Value, std::time::Instant)>> = std::sync::Mutex::new(Vec::new());
+
+/// `--node-monitor-grace-period`: 40s, Kubernetes' default before v1.32 (50s from then; the
+/// stand-in keeps one figure), or `REPRO_SIM_NODE_MONITOR_GRACE` seconds (tests shorten it).
+fn monitor_grace() -> Duration {
+    let secs = std::env::var("REPRO_SIM_NODE_MONITOR_GRACE")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(40);
+    Duration::from_secs(secs)
+}
+
+/// `answering` (the nodes that answered now) and every node heard of before, sorted by name,
+/// each with its `Ready` condition: `True` while heard within `grace`, else `Unknown`.
+fn with_readiness(answering: Vec<Value>, now: std::time::Instant, grace: Duration) -> Vec<Value> {
+    let mut seen = SEEN.lock().unwrap_or_else(|p| p.into_inner());
+    for node in answering {
+        seen.retain(|(n, _)| n["metadata"]["name"] != node["metadata"]["name"]);
+        seen.push((node, now));
+    }
+    let mut items: Vec<Value> = (seen.iter())
+        .map(|(node, heard)| {
+            let fresh = now.duration_since(*heard) <= grace;
+            let (status, reason, message) = if fresh {
+                ("True", "KubeletReady", "kubelet is posting ready status")
+            } else {
+                (
+                    "Unknown",
+                    "NodeStatusUnknown",
+                    "Kubelet stopped posting node status.",
+                )
+            };
+            let mut node = node.clone();
+            node["status"]["conditions"] = json!([
+                {"type": "Ready", "status": status, "reason": reason, "message": message}
+            ]);
+            node
+        })
+        .collect();
+    items.sort_by(|a, b| {
+        a["metadata"]["name"]
+            .as_str()
+            .cmp(&b["metadata"]["name"].as_str())
+    });
+    items
+}
+
 /// `isSecret`'s flags and variables.
 fn is_secret(key: &str, upper: &str) -> bool {
     [
@@ -189,11 +243,7 @@ pub fn list(own: Value, hosts: &[String], password: Option<&str>) -> Response {
             items.push(node);
         }
     }
-    items.sort_by(|a, b| {
-        a["metadata"]["name"]
-            .as_str()
-            .cmp(&b["metadata"]["name"].as_str())
-    });
+    let items = with_readiness(items, std::time::Instant::now(), monitor_grace());
     let body = json!({"kind": "NodeList", "apiVersion": "v1", "metadata": {"resourceVersion": "1"}, "items": items});
     Response::json(200, body.to_string())
 }
@@ -201,6 +251,31 @@ pub fn list(own: Value, hosts: &[String], password: Option<&str>) -> Response {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_node_that_stops_answering_goes_unknown_after_the_grace_period() {
+        let node = |n: &str| json!({"metadata": {"name": n}, "status": {}});
+        let ready = |items: &[Value], n: &str| {
+            (items.iter().find(|i| i["metadata"]["name"] == n)).map(|i| {
+                i["status"]["conditions"][0]["status"]
+                    .as_str()
+                    .unwrap()
+                    .to_string()
+            })
+        };
+        let (t0, grace) = (std::time::Instant::now(), Duration::from_secs(40));
+        let items = with_readiness(vec![node("zz-a"), node("zz-b")], t0, grace);
+        assert_eq!(ready(&items, "zz-b").as_deref(), Some("True"));
+        // zz-b stops answering: still Ready within the grace period, Unknown after it.
+        let items = with_readiness(vec![node("zz-a")], t0 + Duration::from_secs(39), grace);
+        assert_eq!(ready(&items, "zz-b").as_deref(), Some("True"));
+        let items = with_readiness(vec![node("zz-a")], t0 + Duration::from_secs(41), grace);
+        assert_eq!(ready(&items, "zz-b").as_deref(), Some("Unknown"));
+        assert_eq!(ready(&items, "zz-a").as_deref(), Some("True"));
+        // It answers again: Ready at once.
+        let items = with_readiness(vec![node("zz-b")], t0 + Duration::from_secs(42), grace);
+        assert_eq!(ready(&items, "zz-b").as_deref(), Some("True"));
+    }
 
     #[test]
     fn args_are_split_and_secrets_masked_as_nodeconfig_does() {

@@ -331,6 +331,8 @@ impl Cluster {
             return Err(RunError::Interrupted);
         };
         let rt = self.node(node);
+        // Read while the node runs (`cat` is no part of the stand-in's image: it has none).
+        let password = self.node_password(&rt.container).await;
         rt.stopping.store(true, Ordering::SeqCst);
         self.docker.stop(&rt.container, node::STOP_GRACE).await?;
         if let Some(h) = self.current(node) {
@@ -339,7 +341,8 @@ impl Cluster {
         self.docker.remove_node(&rt.container).await?;
         let net = format!("repro-{}", self.run_id);
         self.create_container(i, &net, third, image).await?;
-        let files = self.files_at(i, step);
+        let mut files = self.files_at(i, step);
+        files.extend(password);
         self.docker.upload(&rt.container, &files).await?;
         self.show(
             node,
@@ -348,6 +351,17 @@ impl Cluster {
             &format!("re-created on {image}"),
         );
         self.start_and_wait(node, step).await
+    }
+
+    /// The node password the node's agent registered with, if it has one (k3s's and rke2's
+    /// agents write it on their first start, outside the data dir), to carry over an upgrade.
+    async fn node_password(&self, container: &str) -> Option<(String, String)> {
+        let path = self.plan.distro.facts().node_password_path;
+        let cat = ["cat", "--", path].map(str::to_string);
+        match self.docker.exec(container, &cat).await {
+            Ok((0, out)) if !out.is_empty() => Some((path.to_string(), out)),
+            _ => None,
+        }
     }
 
     /// The plan's `i`-th node's files as of step `step`: its first files with every edit up to

@@ -358,6 +358,7 @@ mod tests {
             NodeState::Ready,
             NodeState::Dead,
             NodeState::Timeout,
+            NodeState::Stopped,
         ];
         let end = RunEnd {
             status: Ok(Exit::Ok),

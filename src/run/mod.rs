@@ -7,6 +7,7 @@
 //! written so far are kept. Cleanup never relies on `Drop`. The runner prints nothing: it emits
 //! [`RunEvent`]s to receivers; and it renders nothing: its caller hands it a [`Render`].
 
+mod api;
 mod cluster;
 mod config;
 mod emit;

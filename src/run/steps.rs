@@ -361,16 +361,7 @@ impl StartGates {
 
 async fn run_step(c: &Arc<Cluster>, signals: &Signals, step: &PlannedStep) -> Result<(), RunError> {
     let t = Instant::now();
-    let mut sr = StepResult {
-        index: step.index,
-        name: step.name.clone(),
-        why: step.why.clone(),
-        started_at: now_rfc3339(),
-        finished_at: None,
-        actions: Vec::new(),
-        observations: Vec::new(),
-        versions: Default::default(),
-    };
+    let mut sr = step_result(step);
     // Every edited node's files at once (each node's own writes stay in order), beside the
     // step's starts and restarts: k3s reads its files when a boot starts, so a node's edit only
     // has to land before that node's next start — a node restarted in a later group is edited
@@ -407,16 +398,7 @@ async fn run_step(c: &Arc<Cluster>, signals: &Signals, step: &PlannedStep) -> Re
     };
     let mut acted = Vec::new();
     let acting = async {
-        // The step's stops first, at once: what starts and restarts next runs without them.
-        if !step.stop.is_empty() {
-            acted.push(action(ActionKind::Stop, step.stop.clone(), vec![]));
-            for r in join_all(step.stop.iter().map(|n| c.stop_node(n))).await {
-                r?;
-            }
-        }
-        for n in &step.start {
-            c.started_again(n);
-        }
+        stop_all(c, step, &mut acted).await?;
         // The nodes of one `start:` start at once, as a restart group does: two etcd joiners
         // started together race for etcd's one learner slot (#21). Then each restart group.
         let start = (!step.start.is_empty()).then_some((ActionKind::Start, &step.start));
@@ -491,6 +473,39 @@ async fn run_step(c: &Arc<Cluster>, signals: &Signals, step: &PlannedStep) -> Re
         boots: c.boot_records(),
         seconds: t.elapsed().as_secs_f64(),
     })?;
+    Ok(())
+}
+
+/// A step's record before it ran.
+fn step_result(step: &PlannedStep) -> StepResult {
+    StepResult {
+        index: step.index,
+        name: step.name.clone(),
+        why: step.why.clone(),
+        started_at: now_rfc3339(),
+        finished_at: None,
+        actions: Vec::new(),
+        observations: Vec::new(),
+        versions: Default::default(),
+    }
+}
+
+/// The step's stops, first and at once (what starts and restarts next runs without them);
+/// the nodes its `start:` names are no longer stopped.
+async fn stop_all(
+    c: &Cluster,
+    step: &PlannedStep,
+    acted: &mut Vec<Action>,
+) -> Result<(), RunError> {
+    if !step.stop.is_empty() {
+        acted.push(action(ActionKind::Stop, step.stop.clone(), vec![]));
+        for r in join_all(step.stop.iter().map(|n| c.stop_node(n))).await {
+            r?;
+        }
+    }
+    for n in &step.start {
+        c.started_again(n);
+    }
     Ok(())
 }
 
@@ -569,7 +584,7 @@ async fn observe_all(
     step: &PlannedStep,
 ) -> Vec<crate::result::Observation> {
     let bug_world = step.bug_world();
-    let mut jobs = Vec::new();
+    let mut jobs: Vec<futures_util::future::BoxFuture<'_, crate::result::Observation>> = Vec::new();
     for (node, sigs) in &step.expect {
         for (sig, exp) in sigs {
             let bug = bug_world.get(node).and_then(|m| m.get(sig)).cloned();
@@ -577,11 +592,23 @@ async fn observe_all(
                 Outcome::Reproduced => bug.clone(),
                 _ => Some(exp.clone()),
             };
+            // The API's view of a node is read whether the node runs or not: a stopped
+            // node goes NotReady there only after the node-monitor grace period.
+            if signals.get(sig).is_some_and(|d| d.api.is_some()) {
+                let ask = super::api::ApiAsk {
+                    node,
+                    signal: sig,
+                    expected: exp,
+                    bug,
+                    asked,
+                };
+                jobs.push(Box::pin(super::api::node_ready(c, ask)));
+                continue;
+            }
             if c.is_stopped(node) {
-                jobs.push(
-                    Box::pin(std::future::ready(stopped(c, node, sig, exp, bug, asked)))
-                        as futures_util::future::BoxFuture<'_, crate::result::Observation>,
-                );
+                jobs.push(Box::pin(std::future::ready(stopped(
+                    c, node, sig, exp, bug, asked,
+                ))));
                 continue;
             }
             let e = Expectation {

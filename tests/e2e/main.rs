@@ -46,6 +46,7 @@ mod interrupts;
 mod json_output;
 mod kept_runs;
 mod learners;
+mod lifecycle;
 mod lifecycle_checks;
 mod matrix;
 mod rke2;
