@@ -125,3 +125,17 @@ fn split_upgrade_tells_the_release_under_test_and_ends_on_every_etcd_nodes_own_r
         }
     }
 }
+
+#[test]
+fn split_cp_stop_leaves_every_other_server_ready() {
+    // k3s #9910 never affected k3s (its issue says so): a guard, `fixed` on every release.
+    let run = sim("split-cp-stop", "v1.33.5+k3s1").expect("auto").finish();
+    run.out.code(0);
+    assert_eq!(run.outcome(), "fixed");
+    for node in ["etcd-1", "etcd-2", "etcd-3", "cp-1"] {
+        assert_eq!(
+            observation(&run.result, 1, node, "node-ready")["observed"],
+            "up"
+        );
+    }
+}
