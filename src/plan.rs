@@ -234,12 +234,14 @@ pub(crate) fn plan(sc: &Scenario, version: &Version, image: &str) -> Plan {
         });
     }
 
-    let (expected_verdict, mut expected_because) = expected(&sc.check.fixed_in, version);
-    if let Some((evidence, confidence)) = sc
-        .check
-        .fixed_in_change
-        .as_deref()
-        .and_then(|c| distro.changes().get(c)?.evidence_for(version))
+    let (expected_verdict, mut expected_because, decided_by) =
+        expected_with(sc.check.introduced_in.as_ref(), &sc.check.fixed_in, version);
+    let change = match decided_by {
+        Decider::IntroducedIn => sc.check.introduced_in_change.as_deref(),
+        Decider::FixedIn => sc.check.fixed_in_change.as_deref(),
+    };
+    if let Some((evidence, confidence)) =
+        change.and_then(|c| distro.changes().get(c)?.evidence_for(version))
     {
         expected_because.push_str(&format!(" — evidence ({confidence}): {evidence}"));
     }
@@ -299,6 +301,43 @@ fn list(set: &ReleaseSet) -> String {
         .map(ToString::to_string)
         .collect::<Vec<_>>()
         .join(", ")
+}
+
+/// Which of a check's fields decided its expected verdict.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Decider {
+    IntroducedIn,
+    FixedIn,
+}
+
+/// The verdict a version should get when the check may name a regression: a version without
+/// its cause (`introduced-in`) shows the correct behaviour; the others follow `fixed-in`.
+pub(crate) fn expected_with(
+    introduced: Option<&ReleaseSet>,
+    fixed_in: &ReleaseSet,
+    v: &Version,
+) -> (Option<Outcome>, String, Decider) {
+    if let Some(set) = introduced {
+        match set.placement(v) {
+            Some(false) => {
+                return (
+                    Some(Outcome::Fixed),
+                    format!("{v} comes before the release that introduced the bug (introduced-in), so it behaves as fixed"),
+                    Decider::IntroducedIn,
+                )
+            }
+            None => {
+                return (
+                    None,
+                    format!("{v} is a release candidate of the release that introduced the bug, and no evidence says which candidate first has it; pass --expect fixed or --expect reproduced"),
+                    Decider::IntroducedIn,
+                )
+            }
+            Some(true) => {}
+        }
+    }
+    let (verdict, because) = expected(fixed_in, v);
+    (verdict, because, Decider::FixedIn)
 }
 
 /// The verdict a version should get, from the check's first fixed version per release line;
@@ -821,6 +860,39 @@ mod tests {
         let (verdict, why) = expected(&placed, &v("v1.33.5-rc2+k3s1"));
         assert_eq!(verdict, Some(Outcome::Fixed));
         assert!(why.contains("first candidate of v1.33.5+k3s1"), "{why}");
+    }
+
+    #[test]
+    fn a_regression_is_expected_fixed_before_the_release_that_introduced_it() {
+        // split-restart-all (k3s #13533): introduced in the January 2026 candidates, fixed in
+        // the releases; the December release never had it.
+        let cat = catalog();
+        let sc = cat.scenario("split-restart-all", None).expect("scenario");
+        for (s, want) in [
+            ("v1.33.5+k3s1", Outcome::Fixed),
+            ("v1.33.7+k3s1", Outcome::Fixed),
+            ("v1.33.7-rc1+k3s3", Outcome::Reproduced),
+            ("v1.33.7+k3s3", Outcome::Fixed),
+            ("v1.32.11-rc1+k3s3", Outcome::Reproduced),
+            ("v1.31.14+k3s1", Outcome::Fixed),
+        ] {
+            let p = plan(&sc, &v(s), "img");
+            assert_eq!(
+                p.expected_verdict,
+                Some(want),
+                "{s}: {}",
+                p.expected_because
+            );
+        }
+        let p = plan(&sc, &v("v1.33.5+k3s1"), "img");
+        assert!(
+            p.expected_because.contains("introduced the bug"),
+            "{}",
+            p.expected_because
+        );
+        let none = ReleaseSet::new(vec![v("v1.33.7+k3s3")]);
+        let (verdict, _, by) = expected_with(None, &none, &v("v1.33.5+k3s1"));
+        assert_eq!((verdict, by), (Some(Outcome::Reproduced), Decider::FixedIn));
     }
 
     #[test]

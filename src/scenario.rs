@@ -72,6 +72,11 @@ pub(crate) struct Check {
     pub(crate) fixed_in: ReleaseSet,
     /// The change of `releases/k3s-changes.yaml` that `fixed-in` names, if it names one.
     pub(crate) fixed_in_change: Option<String>,
+    /// `introduced-in:` — for a regression, the releases that have the bug's cause; a version
+    /// without it is expected `fixed`. `None`: the bug was always there before `fixed-in`.
+    pub(crate) introduced_in: Option<ReleaseSet>,
+    /// The change `introduced-in` names, if it names one.
+    pub(crate) introduced_in_change: Option<String>,
     /// `settle:` as the check sets it: a margin after every deciding line (None: the defaults
     /// of [`DEFAULT_SETTLE`] after a hint, none after an ordered line).
     pub(crate) settle: Option<Duration>,

@@ -10,6 +10,7 @@ mod check_config;
 mod cli;
 mod component_lines;
 mod config;
+mod control_plane;
 mod datastore;
 mod distro;
 mod faults;

@@ -20,7 +20,7 @@ use crate::datastore::{self, ClusterState, Layout, Member};
 use crate::faults::{self, Faults};
 use crate::http::{self, Auth, Request, Response, Url};
 use crate::version::{version_env, Changes, Version};
-use crate::{host, logs, metrics};
+use crate::{control_plane, host, logs, metrics};
 
 /// The prefix k3s puts on errors from cluster bootstrap.
 const BOOTSTRAP_ERR: &str = "Error: preparing server: failed to bootstrap cluster data: ";
@@ -43,6 +43,9 @@ pub struct Shared {
     /// The node's etcd (or kine) has started (`Cluster.Start`): before it, nothing can be
     /// read from the local datastore, the apiserver addresses included.
     etcd_started: AtomicBool,
+    /// A restarted etcd member that found no leader answers no request until then (see
+    /// [`elect_after_restart`]).
+    no_leader_until: Mutex<Option<Instant>>,
     features: Arc<Features>,
 }
 
@@ -277,6 +280,7 @@ pub fn run_server(cli_args: &[String]) -> i32 {
         state: Mutex::new(None),
         apiserver_ready: AtomicBool::new(false),
         etcd_started: AtomicBool::new(false),
+        no_leader_until: Mutex::new(None),
         features: Arc::new(Features::default()),
         cfg,
     });
@@ -474,8 +478,10 @@ fn join_url(shared: &Shared) -> Url {
 }
 
 /// k3s's `ParseAndValidateToken` against the join URL: it fails the start
-/// when the server cannot be reached (k3s does not retry here).
-fn validate_join_server(url: &Url) {
+/// when the server cannot be reached (k3s does not retry here). `wrapped`: the error chain
+/// of c86147c46 (k3s #11333's fix, which wrapped the cluster prepare path's errors); before
+/// it the fatal reads as k3s #11333 quotes it.
+fn validate_join_server(url: &Url, wrapped: bool) {
     if let Err(e) = http::request(
         "GET",
         url,
@@ -484,8 +490,13 @@ fn validate_join_server(url: &Url) {
         None,
         Duration::from_secs(10),
     ) {
+        if wrapped {
+            logs::fatal(format!(
+                "{BOOTSTRAP_ERR}{CHECK_ERR}failed to validate token: failed to get CA certs: {e}"
+            ));
+        }
         logs::fatal(format!(
-            "{BOOTSTRAP_ERR}{CHECK_ERR}failed to validate token: failed to get CA certs: {e}"
+            "starting kubernetes: preparing server: failed to get CA certs: {e}"
         ));
     }
 }
@@ -523,6 +534,7 @@ fn prepare_datastore(shared: &Arc<Shared>, store: Datastore) {
             let pw = own_password(shared);
             let mut state = shared.layout.load_state().unwrap_or_default();
             let me = own_member(shared);
+            elect_after_restart(shared, &state, &me, &pw);
             state.merge(&ClusterState {
                 cluster_id: String::new(),
                 members: vec![me],
@@ -533,22 +545,107 @@ fn prepare_datastore(shared: &Arc<Shared>, store: Datastore) {
             ensure_token_file(shared, &pw);
             reconcile_existing_member(shared);
         }
-        Datastore::EtcdJoin | Datastore::EtcdProxy => {
+        Datastore::EtcdJoin => {
             let pw = join_password(&shared.cfg);
             let url = join_url(shared);
-            validate_join_server(&url);
-            if store == Datastore::EtcdProxy {
-                logs::info("Managed etcd disabled on this node");
-            } else {
-                logs::info("Managed etcd cluster not yet initialized");
-            }
+            validate_join_server(&url, true);
+            logs::info("Managed etcd cluster not yet initialized");
             shared.set_password(pw.clone());
             if bootstrap::runs_critical_config_check(store) {
                 check_critical_config(shared, &url, &pw);
             }
             fetch_bootstrap_data(&url, &pw);
         }
+        Datastore::EtcdProxy => prepare_control_plane_only(shared),
     }
+}
+
+/// `Cluster.Bootstrap` on a control-plane-only node, as each version does it (k3s #11333 and
+/// #13533; control_plane.rs): the token against the join server unless the CA is on disk, the
+/// etcd name file, the etcd proxy and `RemoveSelf`, `compareConfig`, then the bootstrap data
+/// through the proxy or the join server.
+fn prepare_control_plane_only(shared: &Arc<Shared>) {
+    let b = control_plane::Behaviour::of(&shared.version);
+    let data_dir = shared.cfg.data_dir.clone();
+    let pw = join_password(&shared.cfg);
+    let url = join_url(shared);
+    let certs_on_disk = control_plane::server_ca(&data_dir).exists();
+    if b.fetches_ca(certs_on_disk) {
+        validate_join_server(&url, b.known_servers);
+    }
+    if b.writes_name_file() {
+        control_plane::write_name_file(&data_dir, &shared.node_name);
+    }
+    logs::info("Managed etcd disabled on this node");
+    shared.set_password(pw.clone());
+    let servers = proxy_servers(shared);
+    if b.known_servers {
+        // `startEtcdProxy` runs `RemoveSelf` before `bootstrap` since ae726c5f5.
+        let listed = control_plane::read_datastore(&servers, &datastore_path(), &pw);
+        control_plane::remove_self(&data_dir, listed);
+    }
+    check_critical_config(shared, &url, &pw);
+    let through_proxy = b.known_servers
+        && control_plane::read_datastore_within(
+            &servers,
+            &datastore_path(),
+            &pw,
+            control_plane::BOOTSTRAP_DATA_WAIT,
+        )
+        .is_ok();
+    let reconcile = if through_proxy {
+        b.proxy_reconcile(certs_on_disk, control_plane::has_etcd_dir(&data_dir))
+    } else {
+        control_plane::ProxyReconcile::JoinServer
+    };
+    match reconcile {
+        control_plane::ProxyReconcile::Reconciled => {}
+        control_plane::ProxyReconcile::Panic => control_plane::mvcc_panic(&data_dir),
+        control_plane::ProxyReconcile::JoinServer => fetch_bootstrap_data(&url, &pw),
+    }
+    control_plane::write_server_ca(&data_dir, FAKE_CA);
+    start_proxy_sync(shared);
+}
+
+/// Where a control-plane-only node's datastore requests go: its etcd proxy's servers.
+fn proxy_servers(shared: &Shared) -> Vec<Url> {
+    let Some(join) = shared
+        .cfg
+        .server_url
+        .as_deref()
+        .and_then(|u| Url::parse(u).ok())
+    else {
+        return Vec::new();
+    };
+    let saved = control_plane::saved_members(&shared.cfg.data_dir, &join);
+    let b = control_plane::Behaviour::of(&shared.version);
+    control_plane::proxy_servers(&join, &saved, b, crate::config::facts().supervisor_port)
+}
+
+/// `setupEtcdProxy`'s endpoint sync: the proxy's file follows the etcd member list (k3s syncs
+/// every 30 s; the stand-in every second, as its other tickers).
+fn start_proxy_sync(shared: &Arc<Shared>) {
+    let Some(join) = shared
+        .cfg
+        .server_url
+        .as_deref()
+        .and_then(|u| Url::parse(u).ok())
+    else {
+        return;
+    };
+    let shared = Arc::clone(shared);
+    std::thread::spawn(move || loop {
+        let pw = shared.password().unwrap_or_default();
+        if let Ok(state) =
+            control_plane::read_datastore(&proxy_servers(&shared), &datastore_path(), &pw)
+        {
+            let members = control_plane::member_addresses(&state);
+            if !members.is_empty() {
+                control_plane::save_members(&shared.cfg.data_dir, &join, &members);
+            }
+        }
+        std::thread::sleep(Duration::from_secs(1));
+    });
 }
 
 /// k3s's `Cluster.Start` (in `StartServer`): the etcd server starts (a joiner adds itself
@@ -578,6 +675,41 @@ fn start_datastore(shared: &Arc<Shared>, store: Datastore, faults: &Faults) {
         }
     }
     shared.etcd_started.store(true, Ordering::SeqCst);
+}
+
+/// k3s's etcd election timeout (`ElectionTimeout: 5000` ms, pkg/etcd/etcd.go).
+const ELECTION_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// etcd after a restart: a member that finds another member answering rejoins its leader at
+/// once; when none answers (every member restarted together) no leader is elected before the
+/// election timeout, and until then the member answers no request ("etcdserver: no leader").
+/// A control-plane-only node restarted with them sees that window (k3s #13533's `RemoveSelf`).
+fn elect_after_restart(shared: &Shared, state: &ClusterState, me: &Member, pw: &str) {
+    let port = crate::config::facts().supervisor_port;
+    let peers: Vec<Url> = state
+        .members
+        .iter()
+        .filter(|m| m.name != me.name)
+        .filter_map(|m| Url::parse(&m.peer_url).ok())
+        .map(|u| Url { port, ..u })
+        .collect();
+    if peers.is_empty() {
+        return;
+    }
+    let leader = peers.iter().any(|url| {
+        http::request(
+            "GET",
+            url,
+            &datastore_path(),
+            &Auth::Basic("server", pw),
+            None,
+            Duration::from_secs(1),
+        )
+        .is_ok_and(|r| r.status == 200)
+    });
+    if !leader {
+        *lock(&shared.no_leader_until) = Some(Instant::now() + ELECTION_TIMEOUT);
+    }
 }
 
 /// The node's own password: the configured token, else the stored one, else
@@ -897,34 +1029,16 @@ fn wait_for_promotion(shared: &Shared) {
     }
 }
 
-/// A control-plane-only node reaches etcd through its join server; k3s logs
-/// each failed test and retries every 5 s.
+/// A control-plane-only node reaches etcd through its etcd proxy (the join server, then, with
+/// k3s #11333's fix, every member it saved); k3s logs each failed test and retries every 5 s.
 fn wait_for_proxied_datastore(shared: &Shared) {
-    let Some(url) = shared
-        .cfg
-        .server_url
-        .as_deref()
-        .and_then(|u| Url::parse(u).ok())
-    else {
-        return;
-    };
     let pw = shared.password().unwrap_or_default();
+    if shared.cfg.server_url.is_none() {
+        return;
+    }
     loop {
-        match http::request(
-            "GET",
-            &url,
-            &datastore_path(),
-            &Auth::Basic("server", &pw),
-            None,
-            Duration::from_secs(5),
-        ) {
-            Ok(resp) if resp.status == 200 => break,
-            Ok(resp) => logs::info(format!(
-                "Failed to test data store connection: {}: {} {}",
-                url.with_path(&datastore_path()),
-                resp.status,
-                http::reason(resp.status)
-            )),
+        match control_plane::read_datastore(&proxy_servers(shared), &datastore_path(), &pw) {
+            Ok(_) => break,
             Err(e) => logs::info(format!("Failed to test data store connection: {e}")),
         }
         std::thread::sleep(Duration::from_secs(5));
@@ -942,12 +1056,15 @@ fn register_apiserver(shared: &Shared, store: Datastore) {
     };
     match store {
         Datastore::EtcdProxy => {
-            let (Some(text), Some(pw)) = (shared.cfg.server_url.clone(), shared.password()) else {
+            let Some(pw) = shared.password() else {
                 return;
             };
-            let Ok(url) = Url::parse(&text) else { return };
+            let servers = proxy_servers(shared);
             std::thread::spawn(move || {
-                while push_state(&url, &pw, &entry).is_err() {
+                while !servers
+                    .iter()
+                    .any(|url| push_state(url, &pw, &entry).is_ok())
+                {
                     std::thread::sleep(Duration::from_secs(2));
                 }
             });
@@ -1112,18 +1229,8 @@ fn own_node(shared: &Shared) -> serde_json::Value {
 /// datastore (this node's copy, else the one of the server it joined).
 fn node_hosts(shared: &Shared) -> Vec<String> {
     let state = shared.state().or_else(|| {
-        let url = Url::parse(shared.cfg.server_url.as_deref()?).ok()?;
         let pw = shared.password()?;
-        let auth = Auth::Basic("server", &pw);
-        let resp = http::request(
-            "GET",
-            &url,
-            &datastore_path(),
-            &auth,
-            None,
-            Duration::from_secs(2),
-        );
-        serde_json::from_slice::<ClusterState>(&resp.ok()?.body).ok()
+        control_plane::read_datastore(&proxy_servers(shared), &datastore_path(), &pw).ok()
     });
     let Some(state) = state else {
         return Vec::new();
@@ -1182,6 +1289,9 @@ fn datastore_endpoint(shared: &Shared, req: &Request) -> Response {
     }
     if shared.state().is_none() {
         return Response::text(503, "datastore not ready");
+    }
+    if lock(&shared.no_leader_until).is_some_and(|t| Instant::now() < t) {
+        return Response::text(503, "etcdserver: no leader");
     }
     let state = if req.method == "POST" {
         match serde_json::from_slice::<ClusterState>(&req.body) {

@@ -19,6 +19,9 @@ pub(crate) struct Signature {
     pub(crate) issue: String,
     pub(crate) summary: String,
     pub(crate) fixed_in: ReleaseSet,
+    /// For a regression: the releases that have its cause (`introduced-in`); `None`, every
+    /// release before the fix.
+    pub(crate) introduced_in: Option<ReleaseSet>,
     pub(crate) signal: String,
     pub(crate) bug: String,
     pub(crate) expect: String,
@@ -90,6 +93,7 @@ pub(crate) fn signatures(cat: &Catalog) -> Vec<Signature> {
                         issue: check.issue.clone(),
                         summary: check.summary.clone(),
                         fixed_in: check.fixed_in.clone(),
+                        introduced_in: check.introduced_in.clone(),
                         signal: signal.clone(),
                         bug: bug.as_str().to_string(),
                         expect: expect.as_str().to_string(),
@@ -239,7 +243,9 @@ impl Gathered {
             None => "any (the check names no fixed version)".to_string(),
         };
         let holds = version.as_ref().map(|v| {
-            !sig.fixed_in.contains(v) && signals.get(&sig.signal).is_none_or(|def| def.exists_in(v))
+            !sig.fixed_in.contains(v)
+                && sig.introduced_in.as_ref().is_none_or(|i| i.contains(v))
+                && signals.get(&sig.signal).is_none_or(|def| def.exists_in(v))
         });
         let program =
             (s.boot.distribution.as_deref()).unwrap_or(distro::Distro::default().facts().binary);

@@ -76,33 +76,12 @@ pub(crate) fn check_in(path: &Path, text: &str, cx: &Context) -> Result<Check, D
         .unwrap_or_default();
     let fixed_in = match &raw.fixed_in {
         None => ReleaseSet::default(),
-        Some(f) => match &f.value {
-            FixedIn::List(list) => release_set(&d, list, &mut out),
-            FixedIn::Change(name) => match distro.changes().get(name) {
-                Some(change) => change.release_set(),
-                None => {
-                    let names: Vec<String> = distro.changes().keys().cloned().collect();
-                    let help = match crate::diag::suggest(name, &names) {
-                        Some(s) => format!(
-                            "did you mean `{s}`? changes in {}: {}",
-                            distro.facts().changes_path,
-                            names.join(", ")
-                        ),
-                        None => format!(
-                            "name a change of {} ({}), or list the first fixed version per release line",
-                            distro.facts().changes_path,
-                            names.join(", ")
-                        ),
-                    };
-                    out.push(
-                        d.span(f, format!("unknown change `{name}` in `fixed-in`"))
-                            .help(help),
-                    );
-                    ReleaseSet::default()
-                }
-            },
-        },
+        Some(f) => changes_of(&d, distro, f, "fixed-in", &mut out),
     };
+    let introduced_in = raw
+        .introduced_in
+        .as_ref()
+        .map(|f| changes_of(&d, distro, f, "introduced-in", &mut out));
     let settle = raw.settle.as_ref().and_then(|s| duration(&d, s, &mut out));
 
     let topo = match cx.topology_override {
@@ -158,13 +137,57 @@ pub(crate) fn check_in(path: &Path, text: &str, cx: &Context) -> Result<Check, D
         sources: raw.sources,
         path: path.to_path_buf(),
         fixed_in,
-        fixed_in_change: match raw.fixed_in.as_ref().map(|f| &f.value) {
-            Some(FixedIn::Change(name)) => Some(name.clone()),
-            _ => None,
-        },
+        fixed_in_change: change_name(raw.fixed_in.as_ref()),
+        introduced_in,
+        introduced_in_change: change_name(raw.introduced_in.as_ref()),
         settle,
         steps,
     })
+}
+
+/// The releases a `fixed-in:` or `introduced-in:` (`field`) names: its versions, or the first
+/// versions of the change of the distribution's table it names (unknown: refused at its place).
+fn changes_of(
+    d: &FileDiag,
+    distro: distro::Distro,
+    f: &Spanned<FixedIn>,
+    field: &str,
+    out: &mut Diagnostics,
+) -> ReleaseSet {
+    match &f.value {
+        FixedIn::List(list) => release_set(d, list, out),
+        FixedIn::Change(name) => match distro.changes().get(name) {
+            Some(change) => change.release_set(),
+            None => {
+                let names: Vec<String> = distro.changes().keys().cloned().collect();
+                let help = match crate::diag::suggest(name, &names) {
+                    Some(s) => format!(
+                        "did you mean `{s}`? changes in {}: {}",
+                        distro.facts().changes_path,
+                        names.join(", ")
+                    ),
+                    None => format!(
+                        "name a change of {} ({}), or list the first version per release line",
+                        distro.facts().changes_path,
+                        names.join(", ")
+                    ),
+                };
+                out.push(
+                    d.span(f, format!("unknown change `{name}` in `{field}`"))
+                        .help(help),
+                );
+                ReleaseSet::default()
+            }
+        },
+    }
+}
+
+/// The change a `fixed-in:`/`introduced-in:` names, when it names one rather than versions.
+fn change_name(f: Option<&Spanned<FixedIn>>) -> Option<String> {
+    match f.map(|f| &f.value) {
+        Some(FixedIn::Change(name)) => Some(name.clone()),
+        _ => None,
+    }
 }
 
 /// The state of the cluster as the steps go, to catch impossible orders.

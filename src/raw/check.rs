@@ -26,6 +26,10 @@ pub(crate) struct CheckFile {
     /// `releases/k3s-changes.yaml`; decides the expected verdict for any version.
     #[serde(default)]
     pub(crate) fixed_in: Option<Spanned<FixedIn>>,
+    /// First version per release line that has the bug, for a regression: a version before it
+    /// is expected `fixed` whatever `fixed-in` says. Same forms as `fixed-in`.
+    #[serde(default)]
+    pub(crate) introduced_in: Option<Spanned<FixedIn>>,
     /// How long a node may go on without an `up` line after it got past the point where the
     /// feature starts, before the feature counts as down (humantime, e.g. `3s`).
     #[serde(default)]

@@ -47,6 +47,7 @@ mod json_output;
 mod kept_runs;
 mod learners;
 mod lifecycle;
+mod lifecycle_checks;
 mod matrix;
 mod restore;
 mod rke2;

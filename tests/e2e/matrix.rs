@@ -275,8 +275,9 @@ fn emit_github_matrix_prints_the_fan_out_without_docker() {
     let v = out.json();
     assert_eq!(v.as_object().unwrap().len(), 1, "{v}");
     let include = v["include"].as_array().unwrap();
-    // Default checks: every check with fixed-in (etcd-split and metrics-order).
-    assert_eq!(include.len(), 4, "{v}");
+    // Default checks: every check with fixed-in (etcd-split, metrics-order and the four
+    // split-role checks).
+    assert_eq!(include.len(), 12, "{v}");
     for e in include {
         let keys: Vec<&String> = e.as_object().unwrap().keys().collect();
         assert_eq!(keys, ["check", "k3s_version", "expected"], "{e}");
@@ -286,6 +287,13 @@ fn emit_github_matrix_prints_the_fan_out_without_docker() {
     ));
     assert!(include.contains(
         &json!({"check": "metrics-order", "k3s_version": "v1.33.5+k3s1", "expected": "fixed"})
+    ));
+    // A regression (introduced-in): releases before its cause are expected fixed.
+    assert!(include.contains(
+        &json!({"check": "split-restart-all", "k3s_version": "v1.32.8+k3s1", "expected": "fixed"})
+    ));
+    assert!(include.contains(
+        &json!({"check": "split-upgrade", "k3s_version": "v1.32.8+k3s1", "expected": "reproduced"})
     ));
 }
 
