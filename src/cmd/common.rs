@@ -14,6 +14,22 @@ use distro::Version;
 /// Resolves a target (check, topology, version, image) into a scenario and a plan, or the
 /// diagnostics to print (exit 2). Everything about the input is checked here, before Docker.
 pub(crate) fn resolve(root: Option<&Path>, t: &Target) -> Result<(Scenario, Plan), Error> {
+    let (sc, p) = resolve_plan(root, t)?;
+    let refused = plan::upgrade_problems(&p);
+    if !refused.is_empty() {
+        return Err(Error::usage(format!(
+            "check `{}` at {}: {}",
+            sc.check.name,
+            p.k3s_version,
+            refused.join("; ")
+        )));
+    }
+    Ok((sc, p))
+}
+
+/// [`resolve`] without its last question, whether the check's `upgrade:` steps may start from
+/// this version (a matrix leaves such a cell out instead of refusing the whole matrix).
+pub(crate) fn resolve_plan(root: Option<&Path>, t: &Target) -> Result<(Scenario, Plan), Error> {
     let root = catalog::find_root(root);
     let cat = Catalog::load(root.as_deref())?;
     let asked = asked_version(root.as_deref(), t)?;
@@ -94,14 +110,6 @@ pub(crate) fn resolve(root: Option<&Path>, t: &Target) -> Result<(Scenario, Plan
     let mut p = plan::plan(&sc, &version, &image);
     if let Some(b) = &t.build {
         b.place(&mut p);
-    }
-    let refused = plan::upgrade_problems(&p);
-    if !refused.is_empty() {
-        return Err(Error::usage(format!(
-            "check `{}` at {version}: {}",
-            sc.check.name,
-            refused.join("; ")
-        )));
     }
     Ok((sc, p))
 }

@@ -40,8 +40,11 @@ pub(crate) struct Signature {
 }
 
 impl Signature {
+    /// The same bug seen the same way: one finding, whichever check first wrote it down (two
+    /// checks of one issue — etcd-split and split-upgrade, both #12753 — would otherwise
+    /// report each boot twice).
     fn same_as(&self, o: &Signature) -> bool {
-        self.check == o.check
+        (self.check == o.check || self.issue == o.issue)
             && self.signal == o.signal
             && self.bug == o.bug
             && self.role == o.role
