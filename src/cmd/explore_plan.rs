@@ -134,7 +134,7 @@ fn text(
         t.push_str(&format!("{why}\n"));
     }
     t.push_str(&format!(
-        "wall time at real pace (restore: ×{} faster per run, to be measured):\n",
+        "wall time at real pace (restore: ×{} faster per run, measured on the stand-in):\n",
         e.restore_speedup
     ));
     let mut rows: Vec<&cost::Wall> = e.host.iter().collect();

@@ -38,7 +38,7 @@ fn plan_prints_runs_and_wall_time_on_this_host_and_runners_without_an_engine() {
         "this host    --jobs 2 ",
         "3 runners    --jobs 2 ",
         "with restore",
-        "to be measured",
+        "measured on the stand-in",
         "nothing was run (no engine needed)",
     ] {
         assert!(out.stdout.contains(want), "lacks {want:?}:\n{out}");
