@@ -158,8 +158,16 @@ fn config_at(r: &RunResult, step: usize, node: &str) -> Config {
         .unwrap_or_default()
 }
 
+/// Whether the boot died: its container exited on its own, or its log broke before it was
+/// ever ready. A stream lost after the node was ready is no death (on systemd nodes the journal
+/// follower breaks when teardown removes the container, and the state can no longer be read):
+/// counting it made every RKE2 campaign report a `died/exit` its confirmation never showed.
 fn died(b: &BootRecord) -> bool {
-    matches!(b.end, BootEnd::Exited | BootEnd::Lost)
+    match b.end {
+        BootEnd::Exited => true,
+        BootEnd::Lost => b.ready_at.is_none(),
+        BootEnd::Running | BootEnd::Stopped => false,
+    }
 }
 
 /// The config every live server runs with when `booting` starts its boot in step `step`: each
