@@ -345,3 +345,35 @@ fn a_panic_where_the_model_says_refused_is_a_died_finding() {
     ]);
     assert!(ps.iter().all(|p| p.node != "cp-1"), "{ps:#?}");
 }
+
+/// etcd-2's boot of step 1 in the fixed run with its log stream lost (`end: lost`), ready
+/// before or never.
+fn etcd2_lost(ready: bool) -> Vec<Piece> {
+    let mut v = fixture("fixed");
+    for b in v["boots"].as_array_mut().expect("boots") {
+        if b["node"] == "etcd-2" && b["step"] == 1 {
+            b["end"] = json!("lost");
+            b["exit_code"] = Value::Null;
+            if !ready {
+                b["ready_at"] = Value::Null;
+            }
+        }
+    }
+    run(v)
+}
+
+#[test]
+fn a_log_stream_lost_after_ready_is_no_death_but_lost_before_ready_is() {
+    // Systemd nodes: the journal follower breaks when teardown removes the container, after the
+    // node was ready; counting that made every RKE2 campaign report a `died/exit`.
+    let ps = etcd2_lost(true);
+    assert!(
+        ps.iter().all(|p| !(p.class == "died" && p.node == "etcd-2")),
+        "{ps:#?}"
+    );
+    let ps = etcd2_lost(false);
+    assert!(
+        ps.iter().any(|p| p.class == "died" && p.node == "etcd-2"),
+        "{ps:#?}"
+    );
+}
