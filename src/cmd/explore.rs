@@ -474,15 +474,15 @@ async fn execute(
         return Err(match stop {
             explore::Stop::Failed(f) if f.cause == FailCause::Interrupted => {
                 errln!(
-                    "repro explore: {}; the campaign is saved: resume with --resume {}",
+                    "repro explore: {}; the campaign is saved: resume with `{}`",
                     f.message,
-                    dir.display()
+                    resume_command(a, &dir)
                 );
                 crate::run::RunError::Interrupted.into()
             }
             stop => Error::Other(anyhow::anyhow!(
-                "{stop}\n  (what ran is kept: `repro explore --resume {}` goes on once the cause is fixed)",
-                dir.display()
+                "{stop}\n  (what ran is kept: `{}` goes on once the cause is fixed)",
+                resume_command(a, &dir)
             )),
         });
     }
@@ -644,6 +644,29 @@ fn validator(root: Option<PathBuf>, sim: bool) -> explore::Validate {
             Err(e) => Err(vec![(0, 0, e.render().trim_end().to_string())]),
         }
     })
+}
+
+/// The command that goes on with the campaign in `dir`: campaign.json keeps what was searched,
+/// not where the nodes came from, so the flags that chose the build are said again (without
+/// `--sim` a resumed RKE2 stand-in campaign would ask the engine to pull `rke2-node` images).
+fn resume_command(a: &ExploreArgs, dir: &Path) -> String {
+    let mut words = vec![
+        "repro".to_string(),
+        "explore".into(),
+        "--resume".into(),
+        dir.display().to_string(),
+    ];
+    if a.sim {
+        words.push("--sim".into());
+    }
+    if let Some(p) = a.sim_pace {
+        words.extend(["--sim-pace".into(), p.to_string()]);
+    }
+    if let Some(p) = &a.sim_plant {
+        words.extend(["--sim-plant".into(), p.clone()]);
+    }
+    let quoted: Vec<String> = words.iter().map(|w| crate::run::shell_quote(w)).collect();
+    quoted.join(" ")
 }
 
 /// `repro run`'s own path for one check file: resolve (catalog, plan), the run config from
