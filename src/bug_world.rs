@@ -16,6 +16,9 @@
 //! a joiner has seen every apiserver node that ran while it ran; the joined node counts even
 //! when a saved server is up (a dial can fail, and k3s #12753's steps read that world); a
 //! server restarting in the same group as the joiner may give its old or its new value.
+//! Every node starts on a buggy release (the world the `bug:` cells describe); a node an
+//! `upgrade:` moved to a release with the fix ([`BOOTSTRAP_FIX`] in the distribution's changes
+//! table) bootstraps from its own supervisor from that boot on, so it reads its own values.
 //! Pure: no Docker, no clock.
 
 use indexmap::{IndexMap, IndexSet};
@@ -25,6 +28,10 @@ use crate::diag::{Diagnostic, Diagnostics};
 use crate::raw::{ConfigValue, Role};
 use crate::scenario::{Expected, NodeKeys, Scenario};
 use crate::start_order::PlannedNode;
+
+/// The change of the changes table whose absence makes an etcd-only joiner borrow its served
+/// keys (k3s #12753, PR #12754).
+pub(crate) const BOOTSTRAP_FIX: &str = "etcd-only-bootstrap-fix";
 
 /// The servers one boot of a buggy etcd-only joiner may read its served config from.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -102,8 +109,9 @@ fn has_apiserver(role: Role) -> bool {
 /// Reads the check's bug world on its topology (see the module doc).
 pub(crate) fn read(sc: &Scenario) -> BugWorld {
     let topo = &sc.topology;
-    let w = Walk {
+    let mut w = Walk {
         sc,
+        fixed: Default::default(),
         served: (topo.distro.facts().served_agent_keys.iter())
             .map(|k| k.to_string())
             .collect(),
@@ -137,10 +145,16 @@ pub(crate) fn read(sc: &Scenario) -> BugWorld {
         for group in &s.restart {
             w.boot_group(step, group, &keys, &mut state, &mut world.reach);
         }
-        for (n, _) in &s.upgrade {
+        for u in &s.upgrade {
+            let fix = topo.distro.changes().get(BOOTSTRAP_FIX);
+            if fix.is_some_and(|c| c.release_set().contains(&u.version)) {
+                w.fixed.insert(u.node.clone());
+            } else {
+                w.fixed.shift_remove(&u.node);
+            }
             w.boot_group(
                 step,
-                std::slice::from_ref(n),
+                std::slice::from_ref(&u.node),
                 &keys,
                 &mut state,
                 &mut world.reach,
@@ -158,13 +172,17 @@ struct Walk<'a> {
     served: Vec<String>,
     /// The nodes that run an apiserver (what a joiner's load balancer learns).
     apiservers: Vec<String>,
+    /// Nodes an `upgrade:` moved to a release with the fix: no longer buggy joiners.
+    fixed: IndexSet<String>,
 }
 
 impl Walk<'_> {
-    /// An etcd-only node that joins: the one whose served keys come from the server it reaches.
+    /// An etcd-only node that joins, on a buggy release: the one whose served keys come from
+    /// the server it reaches.
     fn is_joiner(&self, name: &str) -> bool {
-        (self.sc.topology.node(name))
-            .is_some_and(|n| n.role == Role::Etcd && !n.init && n.join.is_some())
+        !self.fixed.contains(name)
+            && (self.sc.topology.node(name))
+                .is_some_and(|n| n.role == Role::Etcd && !n.init && n.join.is_some())
     }
 
     /// A node's served-key values under `keys`.
@@ -228,11 +246,18 @@ impl Walk<'_> {
             st.started = !dies_in(self.sc, step, name);
             st.serves = serves;
             st.seen.clear();
-            if let Some((r, values)) = took.shift_remove(name) {
-                st.reached = r.servers();
-                st.took = values;
-                reach.push(r);
-            }
+            // A boot that reads its own values (not a buggy joiner now) forgets what the
+            // node's earlier boots took.
+            let (reached, values) = match took.shift_remove(name) {
+                Some((r, values)) => {
+                    let servers = r.servers();
+                    reach.push(r);
+                    (servers, values)
+                }
+                None => Default::default(),
+            };
+            st.reached = reached;
+            st.took = values;
         }
         let up: Vec<String> = (self.apiservers.iter())
             .filter(|a| state.get(a.as_str()).is_some_and(|s| s.started))

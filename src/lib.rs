@@ -12,6 +12,7 @@ pub mod term;
 mod archive;
 mod audit;
 mod bug_world;
+mod build_file;
 mod builds;
 mod catalog;
 mod channels;

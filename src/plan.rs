@@ -119,6 +119,9 @@ pub(crate) struct PlannedUpgrade {
     /// and the published images are tagged by version); `None` when the run's image is not
     /// tagged so (`--image`, `--artifacts`): nothing says which image runs `version`.
     pub(crate) image: Option<String>,
+    /// A local build copied over that image's binary before the new boot (`{binary: PATH}`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) binary: Option<crate::scenario::UpgradeBinary>,
 }
 
 /// The image of `to` beside the run's `image` of `version`, when the run's is tagged by it.
@@ -220,10 +223,11 @@ pub(crate) fn plan(sc: &Scenario, version: &Version, image: &str) -> Plan {
             start: s.start.clone(),
             restart: s.restart.clone(),
             upgrade: (s.upgrade.iter())
-                .map(|(node, v)| PlannedUpgrade {
-                    node: node.clone(),
-                    version: v.clone(),
-                    image: image_of(image, version, v),
+                .map(|u| PlannedUpgrade {
+                    node: u.node.clone(),
+                    version: u.version.clone(),
+                    image: image_of(image, version, &u.version),
+                    binary: u.binary.clone(),
                 })
                 .collect(),
             expect: s.expect.clone(),

@@ -443,6 +443,19 @@ pub(crate) struct UpgradeRecord {
     pub(crate) node: String,
     pub(crate) version: String,
     pub(crate) image: Option<String>,
+    /// A local build copied over the image's binary (`upgrade: {node: {binary: PATH}}`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) binary: Option<UpgradeBinaryRecord>,
+}
+
+/// The local build of an upgrade: where it came from and what it said it was.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub(crate) struct UpgradeBinaryRecord {
+    pub(crate) path: String,
+    pub(crate) sha256: String,
+    pub(crate) size: u64,
+    /// The version it reports (`k3s -v`).
+    pub(crate) reported: String,
 }
 
 impl From<&PlannedStep> for PlannedStepRecord {
@@ -471,6 +484,12 @@ impl From<&PlannedStep> for PlannedStepRecord {
                     node: u.node.clone(),
                     version: u.version.to_string(),
                     image: u.image.clone(),
+                    binary: u.binary.as_ref().map(|b| UpgradeBinaryRecord {
+                        path: b.path.display().to_string(),
+                        sha256: b.sha256.clone(),
+                        size: b.size,
+                        reported: b.reported.clone(),
+                    }),
                 })
                 .collect(),
             expect: values(&s.expect),

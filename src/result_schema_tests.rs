@@ -227,10 +227,17 @@ fn full() -> RunResult {
             start: vec!["cp-2".into()],
             restart: vec![vec!["etcd-2".into()]],
             stop: vec!["etcd-3".into()],
+            // Every field filled: the local build's too (a release upgrade leaves it out).
             upgrade: vec![crate::result::UpgradeRecord {
                 node: "etcd-2".into(),
                 version: "v1.33.5+k3s1".into(),
                 image: Some("rancher/k3s:v1.33.5-k3s1".into()),
+                binary: Some(crate::result::UpgradeBinaryRecord {
+                    path: "/src/k3s/dist/artifacts/k3s".into(),
+                    sha256: "a".repeat(64),
+                    size: 70_000_000,
+                    reported: "v1.33.5+k3s1".into(),
+                }),
             }],
             expect: values.clone(),
             bug: values,

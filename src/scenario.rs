@@ -102,7 +102,7 @@ pub(crate) struct Step {
     pub(crate) restart: Vec<Vec<String>>,
     /// Nodes re-created on another version's image over their volumes, one after another
     /// (after the restarts), each waited for like a restart.
-    pub(crate) upgrade: Vec<(String, Version)>,
+    pub(crate) upgrade: Vec<Upgrade>,
     pub(crate) expect: Expectations,
     pub(crate) bug: Expectations,
     /// Where the step is in its check file (1-based line of its `- name:`), and where each
@@ -135,6 +135,30 @@ impl Step {
     }
 }
 
+/// One node's `upgrade:`.
+#[derive(Debug, Clone, Serialize)]
+pub(crate) struct Upgrade {
+    pub(crate) node: String,
+    /// The release the node runs from this step on: the one named, or the one a local build
+    /// reports (a commit build: the first release of its Kubernetes patch, whose image it runs
+    /// in). Skew, the image and the bug world go by it.
+    pub(crate) version: Version,
+    /// A local build copied over the image's binary (`{binary: PATH}`), as `--k3s-binary`'s.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) binary: Option<UpgradeBinary>,
+}
+
+/// A local build an `upgrade:` names, as read when the check loaded.
+#[derive(Debug, Clone, Serialize)]
+pub(crate) struct UpgradeBinary {
+    /// The file, the check file's folder joined to a relative path.
+    pub(crate) path: PathBuf,
+    pub(crate) sha256: String,
+    pub(crate) size: u64,
+    /// What it says it is (`k3s -v`'s version): the banner of the node's new boot must say it.
+    pub(crate) reported: String,
+}
+
 /// node -> signal -> 1-based line in the check file.
 pub(crate) type ExpectLines = IndexMap<String, IndexMap<String, usize>>;
 
@@ -148,7 +172,7 @@ impl Step {
             .iter()
             .map(String::as_str)
             .chain(self.restart.iter().flatten().map(String::as_str))
-            .chain(self.upgrade.iter().map(|(n, _)| n.as_str()))
+            .chain(self.upgrade.iter().map(|u| u.node.as_str()))
             .collect()
     }
 

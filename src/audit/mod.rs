@@ -19,14 +19,12 @@ use std::collections::{BTreeMap, BTreeSet};
 use distro::{Distro, Version};
 use serde::Serialize;
 
+use crate::bug_world::BOOTSTRAP_FIX;
 use crate::explore::model::{self, Boot, Config, NodeInfo, Rules};
 use crate::raw::Role;
 
 /// The schema version of `--format json` (schema/audit.schema.json).
 pub(crate) const SCHEMA_VERSION: u32 = 1;
-
-/// The change of the changes table whose absence makes an etcd-only joiner borrow.
-pub(crate) const BOOTSTRAP_FIX: &str = "etcd-only-bootstrap-fix";
 
 /// One node of the audited cluster.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -8,19 +8,14 @@ pub(crate) mod commits;
 pub(crate) mod fetch;
 pub(crate) mod release;
 
-use std::io::Read;
 use std::path::{Path, PathBuf};
 
 use distro::reported::Reported;
-use distro::sim_stamp::SimStamp;
 use distro::{Distro, Version};
-use sha2::{Digest, Sha256};
+
+use crate::build_file::BuildFile;
 
 use crate::result::{BuildInfo, BuildSource};
-
-/// The largest binary taken: a k3s binary is about 70 MB; a bigger file is no k3s build (and a
-/// device would be read without end).
-const MAX_BINARY_BYTES: u64 = 1 << 30;
 
 /// A build under test, read and hashed.
 #[derive(Debug, Clone)]
@@ -74,11 +69,11 @@ impl Build {
                 "builds under test are not supported for {distro} yet (its image's binary path is not known)"
             ));
         };
-        let bytes = read_bounded(path)?;
-        let sha256 = sha256_hex(&bytes);
-        let text = version_text(distro, &bytes).map_err(|e| format!("{}: {e}", path.display()))?;
-        let reported =
-            Reported::parse(distro, &text).map_err(|e| format!("{}: {e}", path.display()))?;
+        let BuildFile {
+            sha256,
+            size,
+            reported,
+        } = BuildFile::read(distro, path)?;
         let (commit, url) = match commit {
             Some((c, u)) => (Some(c), Some(u)),
             None => (None, None),
@@ -90,7 +85,7 @@ impl Build {
                 commit,
                 url,
                 sha256,
-                size: bytes.len() as u64,
+                size,
                 reported: reported.to_string(),
                 installed_at: installed_at.to_string(),
             },
@@ -176,74 +171,11 @@ impl Build {
     }
 }
 
-fn read_bounded(path: &Path) -> Result<Vec<u8>, String> {
-    let cannot = |e: std::io::Error| format!("cannot read {}: {e}", path.display());
-    let file = std::fs::File::open(path).map_err(cannot)?;
-    let meta = file.metadata().map_err(cannot)?;
-    if !meta.is_file() {
-        return Err(format!("{} is not a regular file", path.display()));
-    }
-    if meta.len() > MAX_BINARY_BYTES {
-        return Err(format!(
-            "{} is {} bytes, more than any k3s binary (at most {MAX_BINARY_BYTES})",
-            path.display(),
-            meta.len()
-        ));
-    }
-    let mut bytes = Vec::with_capacity(meta.len() as usize);
-    file.take(MAX_BINARY_BYTES + 1)
-        .read_to_end(&mut bytes)
-        .map_err(cannot)?;
-    Ok(bytes)
-}
-
-/// Lowercase hex sha256 of `bytes`.
-pub(crate) fn sha256_hex(bytes: &[u8]) -> String {
-    Sha256::digest(bytes)
-        .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect()
-}
-
-/// The version a binary carries, as `-v` would print it after `<binary> version `. A stamped
-/// stand-in says it in its stamp (`repro sim binary`). A k3s build carries it as the string
-/// k3s's build sets with `-X …/pkg/version.Version=$VERSION` (scripts/package-cli), which the Go
-/// linker stores verbatim: exactly one release, candidate or commit-build version must occur.
-fn version_text(distro: Distro, bytes: &[u8]) -> Result<String, String> {
-    let tail = &bytes[bytes.len().saturating_sub(SimStamp::TAIL_BYTES)..];
-    if let Some(stamp) = SimStamp::find(tail) {
-        return Ok(stamp.version);
-    }
-    let facts = distro.facts();
-    let marker = regex::escape(facts.build_marker);
-    let re = regex::bytes::Regex::new(&format!(
-        r"v[0-9]{{1,3}}\.[0-9]{{1,3}}\.[0-9]{{1,4}}(?:-rc[0-9]{{1,3}})?\+{marker}(?:-[0-9a-f]{{8}}(?:-dirty)?|[0-9]{{1,3}})"
-    ))
-    .map_err(|e| e.to_string())?;
-    let mut found: Vec<String> = Vec::new();
-    for m in re.find_iter(bytes) {
-        let s = String::from_utf8_lossy(m.as_bytes()).into_owned();
-        if !found.contains(&s) {
-            found.push(s);
-        }
-    }
-    match found.as_slice() {
-        [one] => Ok(one.clone()),
-        [] => Err(format!(
-            "no {} version in this file (a {} build carries one like {} or v1.30.6+{}-48a3b849); a plain `go build` without k3s's version flags reports `dev`, which no run can place: build with k3s's scripts (make, scripts/build)",
-            facts.name, facts.name, facts.example_version, facts.build_marker
-        )),
-        many => Err(format!(
-            "more than one {} version in this file ({}), so it does not say which it is",
-            facts.name,
-            many.join(", ")
-        )),
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::build_file::sha256_hex;
+    use distro::sim_stamp::SimStamp;
 
     #[test]
     fn commits_are_full_shas() {

@@ -379,7 +379,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         assert_eq!(cached(dir.path(), names()), None);
         std::fs::write(dir.path().join(names().tarball), b"tarball").unwrap();
-        let sum = crate::builds::sha256_hex(b"tarball");
+        let sum = crate::build_file::sha256_hex(b"tarball");
         std::fs::write(
             dir.path().join(names().checksums),
             format!("{sum}  {}\n", names().tarball),
@@ -402,9 +402,9 @@ mod tests {
         let sums = |images: &[u8]| {
             format!(
                 "{}  {}\n{}  {}\n",
-                crate::builds::sha256_hex(images),
+                crate::build_file::sha256_hex(images),
                 n.images,
-                crate::builds::sha256_hex(b"tarball"),
+                crate::build_file::sha256_hex(b"tarball"),
                 n.tarball
             )
         };
@@ -419,7 +419,11 @@ mod tests {
         // A sum file without the images tarball's line: not kept either.
         std::fs::write(
             d.join(n.checksums),
-            format!("{}  {}\n", crate::builds::sha256_hex(b"tarball"), n.tarball),
+            format!(
+                "{}  {}\n",
+                crate::build_file::sha256_hex(b"tarball"),
+                n.tarball
+            ),
         )
         .unwrap();
         std::fs::write(d.join(n.images), b"images").unwrap();

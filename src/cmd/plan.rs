@@ -298,10 +298,18 @@ fn stops_and_starts_again(p: &Plan, s: &PlannedStep, actions: &mut Vec<String>) 
 /// The step's upgrades, one after another.
 fn upgrades(s: &PlannedStep, actions: &mut Vec<String>) {
     for u in &s.upgrade {
+        let to = match &u.binary {
+            Some(b) => format!(
+                "the local build {} (reports {}, sha256 {}), copied over the image's binary",
+                b.path.display(),
+                b.reported,
+                &b.sha256[..12.min(b.sha256.len())]
+            ),
+            None => u.version.to_string(),
+        };
         actions.push(format!(
-            "upgrade {} to {}: re-create it on {} over its volumes (same name, address and data); wait until its new boot is ready (or dead)",
+            "upgrade {} to {to}: re-create it on {} over its volumes (same name, address and data); wait until its new boot is ready (or dead)",
             u.node,
-            u.version,
             u.image.as_deref().unwrap_or("(no image)")
         ));
     }

@@ -442,7 +442,7 @@ struct Boots {
     stop: Vec<String>,
     start: Vec<String>,
     restart: Vec<Vec<String>>,
-    upgrade: Vec<(String, Version)>,
+    upgrade: Vec<Upgrade>,
 }
 
 /// The step's `stop:`, `start:`, `restart:` and `upgrade:`, in the order a run does them, each
@@ -499,10 +499,10 @@ fn boots(d: &FileDiag, s: &StepFile, w: &mut Walk, out: &mut Diagnostics) -> Boo
         if !w.known(d, n, out) || !restarts(d, n, w, &b, out) {
             continue;
         }
-        if let Some(to) = upgrade_to(d, n, v, w, out) {
+        if let Some(u) = upgrade_to(d, n, v, w, out) {
             b.booted.push(n.value.clone());
-            w.versions.insert(n.value.clone(), to.clone());
-            b.upgrade.push((n.value.clone(), to));
+            w.versions.insert(n.value.clone(), u.version.clone());
+            b.upgrade.push(u);
         }
     }
     if s.start.is_empty() && s.restart.is_empty() && s.stop.is_empty() && s.upgrade.is_empty() {
@@ -553,23 +553,33 @@ fn stops(
     true
 }
 
-/// The version `n` is upgraded to, when `v` is one of the topology's distribution and the move
-/// from the version the node runs is within the distribution's skew rules (`Facts::upgrade`);
-/// an agent never runs a newer minor than the oldest server (upgrade servers first).
+/// The upgrade of `n` to what `v` names, when it is a version of the topology's distribution
+/// (or a local build that reports one) and the move from the version the node runs is within
+/// the distribution's skew rules (`Facts::upgrade`); an agent never runs a newer minor than
+/// the oldest server (upgrade servers first).
 fn upgrade_to(
     d: &FileDiag,
     n: &Spanned<String>,
-    v: &Spanned<String>,
+    v: &Spanned<UpgradeTo>,
     w: &Walk,
     out: &mut Diagnostics,
-) -> Option<Version> {
+) -> Option<Upgrade> {
     let distro = w.topo.distro;
-    let Some(to) = Version::parse_for(distro, &v.value) else {
-        out.push(
-            d.span(v, format!("`{}` is not a {distro} version", v.value))
-                .help(version_help(distro)),
-        );
-        return None;
+    let (to, binary) = match &v.value {
+        UpgradeTo::Version(text) => {
+            let Some(to) = Version::parse_for(distro, text) else {
+                out.push(
+                    d.span(v, format!("`{text}` is not a {distro} version"))
+                        .help(version_help(distro)),
+                );
+                return None;
+            };
+            (to, None)
+        }
+        UpgradeTo::Binary(path) => {
+            let (to, binary) = upgrade_binary(d, n, path, distro, out)?;
+            (to, Some(binary))
+        }
     };
     let rules = distro.facts().upgrade;
     let from = &w.versions[&n.value];
@@ -600,7 +610,79 @@ fn upgrade_to(
         );
         return None;
     }
-    Some(to)
+    Some(Upgrade {
+        node: n.value.clone(),
+        version: to,
+        binary,
+    })
+}
+
+/// `{binary: PATH}`: the local build, read now (a relative path is from the check file's
+/// folder, so a check and its build travel together), and the release it counts as — the one
+/// it reports; a commit build's Kubernetes patch's first release (`fixed-in` cannot place a
+/// commit, and that release's image is the one it runs in).
+fn upgrade_binary(
+    d: &FileDiag,
+    n: &Spanned<String>,
+    path: &Spanned<String>,
+    distro: Distro,
+    out: &mut Diagnostics,
+) -> Option<(Version, UpgradeBinary)> {
+    let facts = distro.facts();
+    if facts.binary_path.is_none() {
+        out.push(
+            d.span(path, format!("`{}` cannot be upgraded to a local build: builds under test are not supported for {distro} yet (its image's binary path is not known)", n.value))
+                .help(format!("upgrade it to a {distro} release, e.g. {}", facts.example_version)),
+        );
+        return None;
+    }
+    let written = std::path::Path::new(&path.value);
+    let file = match d.file.parent() {
+        Some(dir) if written.is_relative() => dir.join(written),
+        _ => written.to_path_buf(),
+    };
+    let read = crate::build_file::BuildFile::read(distro, &file);
+    let to = match &read {
+        Ok(b) => match &b.reported {
+            distro::reported::Reported::Release(v) if v.distro == distro => Ok(v.clone()),
+            distro::reported::Reported::Commit {
+                kubernetes: (major, minor, patch),
+                ..
+            } => Ok(Version {
+                major: *major,
+                minor: *minor,
+                patch: *patch,
+                pre: None,
+                distro,
+                build: 1,
+            }),
+            other => Err(format!(
+                "{}: reports `{other}`, no {distro} release line",
+                file.display()
+            )),
+        },
+        Err(e) => Err(e.clone()),
+    };
+    match (read, to) {
+        (Ok(b), Ok(to)) => Some((
+            to,
+            UpgradeBinary {
+                path: file,
+                sha256: b.sha256,
+                size: b.size,
+                reported: b.reported.to_string(),
+            },
+        )),
+        (_, Err(e)) | (Err(e), _) => {
+            out.push(
+                d.span(path, format!("`{}`'s binary: {e}", n.value)).help(format!(
+                    "a {} binary built with its scripts (dist/artifacts/{} of a checkout, or `repro sim binary`); a relative path is from the check file's folder",
+                    facts.name, facts.binary
+                )),
+            );
+            None
+        }
+    }
 }
 
 /// Why the Kubernetes API cannot answer at this point of the walk, if it cannot: no node with

@@ -36,7 +36,11 @@ fn stop_start_upgrade_and_a_cross_role_group_load_in_order() {
     assert_eq!(s.restart, [vec!["etcd-2", "etcd-3", "cp-1"]]);
     let s = &c.steps[1];
     assert_eq!(s.start, ["etcd-1"]);
-    let up: Vec<String> = s.upgrade.iter().map(|(n, v)| format!("{n}={v}")).collect();
+    let up: Vec<String> = s
+        .upgrade
+        .iter()
+        .map(|u| format!("{}={}", u.node, u.version))
+        .collect();
     assert_eq!(up, ["etcd-2=v1.33.5+k3s1", "cp-1=v1.33.5+k3s1"]);
     assert_eq!(s.booted_nodes(), ["etcd-1", "etcd-2", "cp-1"]);
 }
@@ -113,4 +117,87 @@ fn an_agent_is_upgraded_after_the_servers() {
         "{}",
         e.0[0].message
     );
+}
+
+/// Loads `body` as the steps of a check at `<dir>/checks/c.yaml` (so a relative binary path is
+/// from `<dir>/checks`).
+fn chk_in(dir: &Path, body: &str) -> Result<Check, Vec<String>> {
+    let topologies = vec![topology(Path::new("etcd-split.yaml"), ETCD_SPLIT).expect("valid")];
+    let sig = signals(Path::new("signals.yaml"), SIGNALS).expect("valid");
+    let text =
+        format!("name: c\ntopology: etcd-split\nissue: https://x/1\nsummary: s\nsteps:\n{body}");
+    let path = dir.join("checks/c.yaml");
+    check(&path, &text, &topologies, &sig).map_err(|d| {
+        d.0.into_iter()
+            .map(|d| format!("{}:{}: {}", d.line, d.column, d.message))
+            .collect()
+    })
+}
+
+/// A stand-in build's bytes: its stamp says the version (as `repro sim binary` writes it).
+fn stamped(version: &str) -> Vec<u8> {
+    let mut b = b"\x7fELF stand-in v1.31.12+k3s1".to_vec();
+    b.extend(
+        distro::sim_stamp::SimStamp {
+            version: version.into(),
+            bootstrap_fix: true,
+        }
+        .to_bytes(),
+    );
+    b
+}
+
+#[test]
+fn an_upgrade_to_a_local_build_reads_the_file_from_the_check_files_folder() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    std::fs::create_dir_all(dir.path().join("checks")).expect("dir");
+    std::fs::write(dir.path().join("k3s"), stamped("v1.33.5+k3s1")).expect("write");
+    let c = chk_in(
+        dir.path(),
+        "  - name: a\n    upgrade:\n      etcd-2: {binary: ../k3s}\n    expect:\n      etcd-2: {ready: up}\n",
+    )
+    .expect("valid");
+    let u = &c.steps[0].upgrade[0];
+    assert_eq!(
+        (u.node.as_str(), u.version.to_string()),
+        ("etcd-2", "v1.33.5+k3s1".into())
+    );
+    let b = u.binary.as_ref().expect("a local build");
+    assert_eq!(b.path, dir.path().join("checks/../k3s"));
+    assert_eq!(b.reported, "v1.33.5+k3s1");
+    assert_eq!(
+        b.sha256,
+        crate::build_file::sha256_hex(&stamped("v1.33.5+k3s1"))
+    );
+    // The same release as the cluster's is an upgrade too (a patched build of it).
+    std::fs::write(dir.path().join("k3s"), stamped("v1.33.4+k3s1")).expect("write");
+    chk_in(dir.path(), "  - name: a\n    upgrade: {etcd-2: {binary: ../k3s}}\n    expect:\n      etcd-2: {ready: up}\n").expect("same release");
+}
+
+#[test]
+fn a_local_build_that_is_missing_says_nothing_or_skips_a_minor_is_refused_at_its_path() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    std::fs::create_dir_all(dir.path().join("checks")).expect("dir");
+    let step = |path: &str| {
+        format!("  - name: a\n    upgrade:\n      etcd-2: {{binary: {path}}}\n    expect:\n      etcd-2: {{ready: up}}\n")
+    };
+    let e = chk_in(dir.path(), &step("../none")).expect_err("missing");
+    assert_eq!(e.len(), 1, "{e:?}");
+    assert!(
+        e[0].starts_with("8:24: `etcd-2`'s binary: cannot read "),
+        "{e:?}"
+    );
+    std::fs::write(dir.path().join("plain"), b"\x7fELF plain").expect("write");
+    let e = chk_in(dir.path(), &step("../plain")).expect_err("no version");
+    assert!(
+        e[0].starts_with("8:24: `etcd-2`'s binary: ")
+            && e[0].contains("no k3s version in this file"),
+        "{e:?}"
+    );
+    std::fs::write(dir.path().join("k3s"), stamped("v1.35.1+k3s1")).expect("write");
+    let e = chk_in(dir.path(), &step("../k3s")).expect_err("skips 1.34");
+    assert_eq!(e, ["8:15: `etcd-2` cannot be upgraded to v1.35.1+k3s1: v1.33.4+k3s1 to v1.35.1+k3s1 skips a minor version: upgrade through each minor in turn"]);
+    // Only `binary:` is a key of the mapping.
+    let e = chk_in(dir.path(), "  - name: a\n    upgrade:\n      etcd-2: {file: ../k3s}\n    expect:\n      etcd-2: {ready: up}\n").expect_err("unknown key");
+    assert!(e[0].contains("file"), "{e:?}");
 }

@@ -24,11 +24,11 @@ use serde_saphyr::Spanned;
 use crate::diag::{Diagnostics, FileDiag};
 use crate::raw::{
     CheckFile, ConfigValue, FixedIn, Pattern, PatternFile, ProbeRuleFile, RestartItem, Role,
-    ShowsFile, SignalsFile, SpannedMap, StepFile, TopologyFile,
+    ShowsFile, SignalsFile, SpannedMap, StepFile, TopologyFile, UpgradeTo,
 };
 use crate::scenario::{
     Check, Expectations, Expected, LinePattern, Node, Probe, ProbeRule, Shows, Signal, Signals,
-    Step, Topology,
+    Step, Topology, Upgrade, UpgradeBinary,
 };
 use distro::{Distro, FlagCommand, ReleaseSet, Version};
 

@@ -62,9 +62,10 @@ pub(crate) struct StepFile {
     /// Nodes to restart, in order; a nested list restarts a group at once.
     #[serde(default)]
     pub(crate) restart: Vec<Spanned<RestartItem>>,
-    /// Nodes to upgrade, one after another in this order: node -> version.
+    /// Nodes to upgrade, one after another in this order: node -> a version, or
+    /// `{binary: PATH}` (a local build).
     #[serde(default)]
-    pub(crate) upgrade: SpannedMap<Spanned<String>>,
+    pub(crate) upgrade: SpannedMap<Spanned<UpgradeTo>>,
     /// The correct behaviour: node -> signal -> value.
     #[serde(default)]
     pub(crate) expect: SpannedMap<SpannedMap<Spanned<String>>>,
@@ -106,6 +107,45 @@ impl<'de> Deserialize<'de> for RestartItem {
             StringOrList::One(node) => RestartItem::One(node),
             StringOrList::List(group) => RestartItem::Group(group),
         })
+    }
+}
+
+/// What an `upgrade:` entry moves a node to: a release or candidate (`v1.33.5+k3s1`), or a
+/// local build (`{binary: ./k3s}`), the file `--k3s-binary` takes for a whole run.
+#[derive(Debug, Clone)]
+pub(crate) enum UpgradeTo {
+    Version(String),
+    /// The path as written (relative to the check file's folder unless absolute), with its
+    /// own position for the errors about the file.
+    Binary(Spanned<String>),
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct BinaryFile {
+    binary: Spanned<String>,
+}
+
+impl<'de> Deserialize<'de> for UpgradeTo {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = UpgradeTo;
+
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a version (v1.33.5+k3s1), or {binary: PATH} for a local build")
+            }
+
+            fn visit_str<E: de::Error>(self, v: &str) -> Result<UpgradeTo, E> {
+                Ok(UpgradeTo::Version(v.to_string()))
+            }
+
+            fn visit_map<A: de::MapAccess<'de>>(self, map: A) -> Result<UpgradeTo, A::Error> {
+                let b = BinaryFile::deserialize(de::value::MapAccessDeserializer::new(map))?;
+                Ok(UpgradeTo::Binary(b.binary))
+            }
+        }
+        d.deserialize_any(V)
     }
 }
 

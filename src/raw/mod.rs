@@ -7,7 +7,7 @@ pub(crate) mod signals;
 pub(crate) mod topology;
 pub(crate) mod value;
 
-pub(crate) use check::{CheckFile, FixedIn, RestartItem, StepFile};
+pub(crate) use check::{CheckFile, FixedIn, RestartItem, StepFile, UpgradeTo};
 pub(crate) use signals::{
     Pattern, PatternFile, ProbeFile, ProbeRuleFile, ShowsFile, SignalFile, SignalsFile,
 };

@@ -446,11 +446,12 @@ impl Cluster {
     /// it: its boot stopped, its container removed and created again on `image` with the same
     /// name, host name and address, over the same named volumes (its data dir: an etcd member
     /// stays the member it was), with its files as of this step written again; then started
-    /// and waited for like a restart: ready (true) or dead (false).
+    /// and waited for like a restart: ready (true) or dead (false). A local build (`binary`) is
+    /// copied over the image's binary first, as `--k3s-binary`'s is into every node.
     pub(crate) async fn upgrade_node(
         &self,
         node: &str,
-        image: &str,
+        (image, binary): (&str, Option<&crate::scenario::UpgradeBinary>),
         step: usize,
     ) -> Result<bool, RunError> {
         let i = (self.plan.nodes.iter().position(|n| n.name == node)).expect("the plan's node");
@@ -470,12 +471,20 @@ impl Cluster {
         let mut files = self.files_at(i, step);
         files.extend(password);
         self.docker.upload(&rt.container, &files).await?;
-        self.show(
-            node,
-            NodeState::Created,
-            0,
-            &format!("re-created on {image}"),
-        );
+        let mut detail = format!("re-created on {image}");
+        if let Some(b) = binary {
+            let Some(to) = self.plan.distro.facts().binary_path else {
+                return Err(RunError::Internal(format!(
+                    "a local build for {node}, but {} has no known binary path (the check's loading refuses that)",
+                    self.plan.distro
+                )));
+            };
+            self.docker
+                .upload_executable(&rt.container, &b.path, to)
+                .await?;
+            detail = format!("{detail} with the local build {}", b.path.display());
+        }
+        self.show(node, NodeState::Created, 0, &detail);
         self.start_and_wait(node, step).await
     }
 

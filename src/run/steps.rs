@@ -436,8 +436,12 @@ async fn run_step(c: &Arc<Cluster>, signals: &Signals, step: &PlannedStep) -> Re
             acted.push(action(ActionKind::Upgrade, vec![u.node.clone()], vec![]));
             // `cmd::common` refused a plan whose upgrade has no image before anything ran.
             let image = u.image.as_deref().ok_or(RunError::Interrupted)?;
-            if !edited(&u.node).await || !c.upgrade_node(&u.node, image, step.index).await? {
+            let to = (image, u.binary.as_ref());
+            if !edited(&u.node).await || !c.upgrade_node(&u.node, to, step.index).await? {
                 return Ok(());
+            }
+            if let Some(b) = &u.binary {
+                check_upgrade_build_runs(c, &u.node, b)?;
             }
         }
         Ok::<(), RunError>(())
@@ -558,24 +562,46 @@ async fn edit(c: &Cluster, node: &str, files: &crate::plan::NodeFiles) -> Result
 /// The version each running node runs, from its current boot's banner (`Starting k3s v…`, an
 /// agent's `Starting k3s agent v…`): what proves an upgrade ran.
 fn running_versions(c: &Cluster) -> indexmap::IndexMap<String, String> {
-    let facts = c.plan.distro.facts();
-    let prefixes = [facts.agent_banner_prefix, facts.banner_prefix];
     (c.plan.nodes.iter())
         .filter(|n| !c.is_stopped(&n.name))
-        .filter_map(|n| {
-            let h = c.current(&n.name)?;
-            let v = h.with(|b| {
-                b.lines.iter().find_map(|l| {
-                    let at = prefixes
-                        .iter()
-                        .find_map(|p| Some(l.text.find(p)? + p.len()))?;
-                    let word = l.text[at..].split_whitespace().next()?;
-                    word.starts_with('v').then(|| word.to_string())
-                })
-            })?;
-            Some((n.name.clone(), v))
-        })
+        .filter_map(|n| Some((n.name.clone(), banner_version(c, &n.name)?)))
         .collect()
+}
+
+/// The version the node's current boot's banner names (`Starting k3s v…`).
+fn banner_version(c: &Cluster, node: &str) -> Option<String> {
+    let facts = c.plan.distro.facts();
+    let prefixes = [facts.agent_banner_prefix, facts.banner_prefix];
+    c.current(node)?.with(|b| {
+        b.lines.iter().find_map(|l| {
+            let at = prefixes
+                .iter()
+                .find_map(|p| Some(l.text.find(p)? + p.len()))?;
+            let word = l.text[at..].split_whitespace().next()?;
+            word.starts_with('v').then(|| word.to_string())
+        })
+    })
+}
+
+/// An upgrade to a local build must boot that build: the new boot's banner names the version
+/// the file reported when the check loaded. An image that runs its binary from elsewhere, or a
+/// file swapped since, would otherwise be judged under the build's name. (A boot that died
+/// before its banner says nothing either way.)
+fn check_upgrade_build_runs(
+    c: &Cluster,
+    node: &str,
+    b: &crate::scenario::UpgradeBinary,
+) -> Result<(), RunError> {
+    match banner_version(c, node) {
+        Some(says) if says != b.reported => Err(RunError::BuildNotRun {
+            node: node.to_string(),
+            command: format!("{}'s banner", c.plan.distro.facts().binary),
+            says,
+            reported: b.reported.clone(),
+            path: c.plan.distro.facts().binary_path.unwrap_or_default().into(),
+        }),
+        _ => Ok(()),
+    }
 }
 
 /// Observes every expected (node, signal) of the step at once; results in the step's order.

@@ -116,7 +116,7 @@ fn bisect_over_candidates_names_the_first_fixed_candidate() {
 }
 
 /// `repro sim binary` into `dir`: a stand-in reporting `version`, with the fix or not.
-fn sim_binary(dir: &Path, version: &str, fixed: bool) -> PathBuf {
+pub(crate) fn sim_binary(dir: &Path, version: &str, fixed: bool) -> PathBuf {
     let file = dir.join(format!(
         "k3s-{version}-{}",
         if fixed { "fixed" } else { "buggy" }
@@ -131,7 +131,7 @@ fn sim_binary(dir: &Path, version: &str, fixed: bool) -> PathBuf {
     file
 }
 
-fn sha256(path: &Path) -> String {
+pub(crate) fn sha256(path: &Path) -> String {
     sha256_bytes(&std::fs::read(path).unwrap())
 }
 

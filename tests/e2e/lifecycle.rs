@@ -202,3 +202,70 @@ fn stop_start_group_restart_and_upgrade_by_release_on_rke2() {
     assert!(!upgraded.contains("Adding member"), "{upgraded}");
     assert_eq!(node_ip(&upgraded), node_ip(&first));
 }
+
+/// An upgrade to a local build (`{binary: PATH}`, the file `--k3s-binary` takes): a buggy
+/// v1.33.4 cluster whose etcd-2 borrows its registry setting (k3s #12753) is upgraded node by
+/// node to a stand-in build reporting v1.33.5+k3s1 with the fix. The build is copied over the
+/// re-created node's binary, result.json records it (path, sha256, reported version) and the
+/// version each node ran in each step; the upgraded etcd member keeps its data and address,
+/// and from its new boot on reads its own registry setting (the bug world, too, plays that
+/// boot on the build's version: no `bug:` after the upgrade).
+#[test]
+fn upgrade_to_a_local_build_on_k3s() {
+    let root = project(&["checks/signals.yaml", "topologies/etcd-split.yaml"]);
+    let build = crate::builds::sim_binary(root.path(), "v1.33.5+k3s1", true);
+    let name = build.file_name().unwrap().to_str().unwrap().to_string();
+    // A path relative to the check file's folder: ../<file> from checks/.
+    let check = format!(
+        "name: local-build
+topology: etcd-split
+issue: https://github.com/k3s-io/k3s/issues/12753
+summary: an etcd node upgraded to a local build with the fix reads its own registry setting
+fixed-in: etcd-only-bootstrap-fix
+steps:
+  - name: enable embedded-registry on etcd-2
+    config:
+      etcd-2: {{embedded-registry: true}}
+    restart: [etcd-2]
+    expect:
+      etcd-2: {{ready: up, embedded-registry: up}}
+    bug:
+      etcd-2: {{embedded-registry: down}}
+  - name: upgrade etcd-2 to the local build
+    upgrade:
+      etcd-2: {{binary: ../{name}}}
+    expect:
+      etcd-2: {{ready: up, version: v1.33.5+k3s1, embedded-registry: up}}
+"
+    );
+    std::fs::write(root.path().join("checks/local-build.yaml"), check).unwrap();
+    let run = Run::check("local-build")
+        .sim()
+        .root(root.path())
+        .version("v1.33.4+k3s1")
+        .expect("auto")
+        .finish();
+    run.out.code(0);
+    assert_eq!(run.outcome(), "reproduced", "{}", run.out);
+    let planned = &run.result["planned_steps"][1]["upgrade"][0];
+    assert_eq!(planned["node"], "etcd-2");
+    assert_eq!(planned["version"], "v1.33.5+k3s1");
+    let bin = &planned["binary"];
+    assert_eq!(bin["sha256"], crate::builds::sha256(&build));
+    assert_eq!(bin["reported"], "v1.33.5+k3s1");
+    let path = bin["path"].as_str().unwrap_or_default();
+    assert!(path.ends_with(&format!("checks/../{name}")), "{path}");
+    let steps = run.result["steps"].as_array().unwrap();
+    assert_eq!(steps[0]["versions"]["etcd-2"], "v1.33.4+k3s1");
+    assert_eq!(steps[1]["versions"]["etcd-2"], "v1.33.5+k3s1");
+    assert_eq!(steps[1]["versions"]["etcd-1"], "v1.33.4+k3s1");
+    assert_eq!(run.observed(2, "etcd-2", "embedded-registry"), "up");
+    let (first, upgraded) = (run.boot_log("etcd-2", 1), run.boot_log("etcd-2", 3));
+    assert!(upgraded.contains("Starting k3s v1.33.5+k3s1"), "{upgraded}");
+    assert!(
+        upgraded.contains("Starting etcd for existing cluster member"),
+        "{upgraded}"
+    );
+    assert!(!upgraded.contains("Adding member"), "{upgraded}");
+    assert_eq!(node_ip(&upgraded), node_ip(&first));
+}

@@ -139,3 +139,45 @@ fn split_cp_stop_leaves_every_other_server_ready() {
         );
     }
 }
+
+/// The same check on RKE2 stand-in nodes (systemd units; rke2 vendors k3s): split-roles is
+/// re-read on the version's distribution, as `repro matrix` and the nightly run it, and the
+/// RKE2 change table (releases/rke2-changes.yaml: control-plane-only-known-servers, the k3s
+/// bump of 2025-03-12) places v1.32.2+rke2r1 before the fix and v1.32.3+rke2r1 after it.
+#[test]
+fn split_join_server_down_on_rke2_reproduces_then_fixed() {
+    for (version, outcome) in [
+        ("v1.32.2+rke2r1", "reproduced"),
+        ("v1.32.3+rke2r1", "fixed"),
+    ] {
+        let run = sim("split-join-server-down", version)
+            .expect("auto")
+            .finish();
+        run.out.code(0);
+        assert_eq!(run.outcome(), outcome, "{version}: {}", run.out);
+        assert_eq!(run.result["distribution"], "rke2");
+        assert_eq!(
+            observation(&run.result, 1, "etcd-1", "ready")["observed"],
+            "down"
+        );
+        for cp in ["cp-1", "cp-2"] {
+            let o = observation(&run.result, 1, cp, "fatal");
+            let want = if outcome == "reproduced" {
+                "up"
+            } else {
+                "down"
+            };
+            assert_eq!(o["observed"], want, "{version}: {o}");
+            if outcome == "reproduced" {
+                let line = o["evidence"][0]["text"].as_str().unwrap_or_default();
+                // rke2's supervisor port: the CA fetched from the stopped join server.
+                assert!(line.contains("failed to get CA certs"), "{o}");
+                assert!(line.contains("https://etcd-1:9345/cacerts"), "{o}");
+            }
+        }
+        // The stopped etcd-1 runs nothing; every other node ran the release under test.
+        let versions = &run.result["steps"][0]["versions"];
+        assert!(versions.get("etcd-1").is_none(), "{versions}");
+        assert_eq!(versions["etcd-2"], version);
+    }
+}
