@@ -462,6 +462,7 @@ async fn execute(
         stop_at: a.stop_at_first_minimal.clone(),
         slots: explore::slots::Slots::new(jobs),
         in_flight: 0,
+        ahead: Default::default(),
     };
     let ran = c.run().await;
     for slot in &restore {
@@ -495,7 +496,7 @@ async fn execute(
             c.state.seconds / c.state.runs.max(1) as f64
         ));
     }
-    Ok(failed_exit(&file))
+    Ok(incomplete_exit(&file, !c.state.merged_cells.is_empty()))
 }
 
 /// The sequences this invocation may run: `--sequences`, else — for a campaign merged from
@@ -545,15 +546,19 @@ async fn remove_baselines(slot: &crate::run::baseline::Slot) {
     }
 }
 
-/// A campaign (or a recheck) some of whose runs failed covers only the runs judged: its last
+/// A campaign (or a recheck) some of whose runs failed covers only the runs judged, and a
+/// campaign of cells (`of_cells`) some of whose sequences no cell ran only those run: its last
 /// line says so and it exits with the infrastructure code, never 0.
-fn failed_exit(file: &explore::findings::FindingsFile) -> Exit {
-    match file.failed_line() {
-        Some(l) => {
-            out(&l);
-            Exit::Infra
-        }
-        None => Exit::Ok,
+fn incomplete_exit(file: &explore::findings::FindingsFile, of_cells: bool) -> Exit {
+    let not_run = of_cells.then(|| explore::not_run_line(file)).flatten();
+    let lines: Vec<String> = file.failed_line().into_iter().chain(not_run).collect();
+    for l in &lines {
+        out(l);
+    }
+    if lines.is_empty() {
+        Exit::Ok
+    } else {
+        Exit::Infra
     }
 }
 
@@ -576,7 +581,7 @@ fn recheck(dir: &Path) -> Result<Exit, Error> {
         ),
     })?;
     print_summary(&file, dir);
-    Ok(failed_exit(&file))
+    Ok(incomplete_exit(&file, explore::of_cells(dir)))
 }
 
 fn print_summary(f: &explore::findings::FindingsFile, dir: &Path) {
