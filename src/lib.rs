@@ -31,6 +31,7 @@ pub mod inspect;
 pub mod load;
 mod matrix;
 mod nightly;
+mod node_spec;
 mod outcome;
 mod plan;
 mod progress;
