@@ -781,21 +781,66 @@ impl Campaign {
                 .map(|c| (c.clone(), setting.sequence(c, &format!("{}-d", seq.id))))
                 .collect()
         };
+        // Up to `--jobs` probes run at once and are read in the candidates' order up to the
+        // first that explains the value: what one at a time decides (a later one is a run the
+        // serial search would not have made: discarded, as ddmin's). One slot: one at a time.
         let mut probes = Vec::new();
-        for (c, sequence) in sequences {
-            let mut probe = cause::Probe {
-                cause: c.clone(),
-                run: None,
-                showed: None,
-                explains: None,
-                note: None,
-            };
-            match sequence {
-                Err(why) => probe.note = Some(why),
-                Ok(s) => {
-                    // One at a time: a probe that explains the value ends the search.
-                    let launched = self.launch(&s, version, "distinguish", &Bug::new())?;
-                    match self.land(launched).await? {
+        let mut rest = sequences.into_iter();
+        let mut told = false;
+        while !told {
+            let mut batch: Vec<(cause::Probe, Option<Launched>)> = Vec::new();
+            let mut budget = false;
+            while batch.iter().filter(|(_, l)| l.is_some()).count() < self.slots.count() {
+                let Some((c, sequence)) = rest.next() else {
+                    break;
+                };
+                let mut probe = cause::Probe {
+                    cause: c.clone(),
+                    run: None,
+                    showed: None,
+                    explains: None,
+                    note: None,
+                };
+                let launched = match sequence {
+                    Err(why) => {
+                        probe.note = Some(why);
+                        None
+                    }
+                    Ok(s) => match self.launch(&s, version, "distinguish", &Bug::new()) {
+                        Ok(l) => Some(l),
+                        // As serially: the runs launched are read first; the budget stops
+                        // the search only if none of them explains the value.
+                        Err(Stop::Budget) => {
+                            budget = true;
+                            break;
+                        }
+                        Err(stop) => {
+                            self.drain(batch.into_iter().filter_map(|(_, l)| l)).await;
+                            return Err(stop);
+                        }
+                    },
+                };
+                batch.push((probe, launched));
+            }
+            if batch.is_empty() && !budget {
+                break;
+            }
+            let mut batch = batch.into_iter();
+            while let Some((mut probe, launched)) = batch.next() {
+                if let Some(l) = launched {
+                    let check = l.check.clone();
+                    let out = match self.land(l).await {
+                        Ok(out) => out,
+                        Err(stop) => {
+                            self.drain(batch.filter_map(|(_, l)| l)).await;
+                            return Err(stop);
+                        }
+                    };
+                    if told {
+                        self.discard(&check, &out);
+                        continue;
+                    }
+                    match out {
                         Ok((run, r, _)) => {
                             probe.showed = cause::showed(&r, &piece.node, &key.signal, &key.shows);
                             probe.explains = probe.showed.as_ref().map(|v| *v == piece.observed);
@@ -803,12 +848,14 @@ impl Campaign {
                         }
                         Err(f) => probe.note = Some(format!("failed ({}): {}", f.cause, f.message)),
                     }
+                } else if told {
+                    continue;
                 }
+                told = probe.explains == Some(true);
+                probes.push(probe);
             }
-            let told = probe.explains == Some(true);
-            probes.push(probe);
-            if told {
-                break;
+            if budget && !told {
+                return Err(Stop::Budget);
             }
         }
         let d = cause::Decided {
