@@ -31,13 +31,14 @@ pub(crate) const ENGINE_START_SECONDS: f64 = 0.45;
 pub(crate) const ENGINE_STOP_SECONDS: f64 = 0.17;
 
 /// A stand-in node's memory as counted for `--jobs auto` on a paced campaign: `docker stats`
-/// showed 0.8–2.7 MiB resident per stand-in container during the paced etcd-split campaigns of
-/// 2026-12-06 (docs/performance.md "explore --jobs"); counted as 16, with room.
+/// showed at most 3.1 MiB resident per stand-in container (1134 samples) during the paced
+/// etcd-split campaigns of 2026-12-06 (docs/performance.md "explore --jobs"); counted as 16.
 pub(crate) const SIM_NODE_MIB: u64 = 16;
 
 /// CPU seconds one paced stand-in run costs the host besides the engine: repro's own (its log
-/// streams, judging, the records; 1.4–1.7 s a run, debug build, in the same campaigns) and
-/// its nodes' (0.02–1 % of a core each while they wait on their pace); counted as 3.
+/// streams, judging, the records: 24.7 s for 24 runs, debug build, in the same campaigns) and
+/// its nodes' (0.12 % of a core each on average, at most 3.6 %: 0.4 s over a 90 s run);
+/// counted as 3.
 pub(crate) const SIM_RUN_CPU_SECONDS: f64 = 3.0;
 
 /// Runs at once for `--jobs auto` on a paced stand-in campaign (`--sim --sim-pace P`), and why:
