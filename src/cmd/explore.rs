@@ -72,11 +72,7 @@ pub(crate) async fn run(g: &Global, a: &ExploreArgs) -> Result<Exit, Error> {
         out(&matrix(&state).to_string());
         return Ok(Exit::Ok);
     }
-    let (jobs, why) = crate::matrix::jobs::resolve_costs(
-        a.jobs,
-        &[crate::matrix::jobs::RunCost::of_topology(&topo, a.sim)],
-        state.sequences.len().max(1),
-    );
+    let (jobs, why) = jobs(g, a, &topo, &space, &state)?;
     if a.plan {
         return super::explore_plan::print(g, a, &topo, &space, &state, (jobs, why));
     }
@@ -84,6 +80,53 @@ pub(crate) async fn run(g: &Global, a: &ExploreArgs) -> Result<Exit, Error> {
         errln!("repro explore: {why}");
     }
     execute(g, a, (dir, jobs), space, state).await
+}
+
+/// Runs at once: `--jobs N`, or `auto` — for a paced stand-in campaign by what its runs cost
+/// the engine, the cores and the memory (`cost::paced_sim_jobs`: they mostly wait), else by real
+/// k3s's memory per node as `repro matrix` does; then by the inotify instances left.
+fn jobs(
+    g: &Global,
+    a: &ExploreArgs,
+    topo: &crate::scenario::Topology,
+    space: &Space,
+    state: &State,
+) -> Result<(usize, Option<String>), Error> {
+    use crate::matrix::jobs::{resolve_costs, Jobs, RunCost};
+    let runs = state.sequences.len().max(1);
+    let cost = RunCost::of_topology(topo, a.sim);
+    let pace = a.sim_pace.filter(|p| a.sim && *p > 0.0);
+    let (Jobs::Auto, Some(pace)) = (a.jobs, pace) else {
+        return Ok(resolve_costs(a.jobs, &[cost], runs));
+    };
+    let left: Vec<&explore::SeqRecord> = (state.sequences.iter())
+        .filter(|s| s.run.is_none())
+        .filter(|s| a.sequences.is_empty() || a.sequences.contains(&s.sequence.id))
+        .collect();
+    let Some(first) = left.first() else {
+        return Ok(resolve_costs(Jobs::Fixed(1), &[cost], runs));
+    };
+    let first_start = super::explore_plan::first_start_seconds(g, a, space, first)?;
+    let input = explore::cost::Input {
+        sequences: left.iter().map(|s| &s.sequence).collect(),
+        nodes: &space.nodes,
+        first_start_seconds: first_start,
+        defects: 0,
+        confirm: state.confirm,
+        minimise: false,
+        budget_runs: None,
+        jobs: 1,
+        runners: None,
+    };
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let (n, why) =
+        explore::cost::paced_sim_jobs(&input, pace, cores, crate::matrix::jobs::available_mib());
+    // The inotify budget still holds (each node holds instances whatever it does).
+    let (n, inotify) = resolve_costs(Jobs::Fixed(n), &[cost], runs);
+    Ok((
+        n,
+        Some(inotify.map_or(why.clone(), |i| format!("{why}; {i}"))),
+    ))
 }
 
 /// A list flag's entries: none empty, none twice (a typo'd or doubled matrix cell would pass
@@ -462,6 +505,7 @@ async fn execute(
         stop_at: a.stop_at_first_minimal.clone(),
         slots: explore::slots::Slots::new(jobs),
         in_flight: 0,
+        ahead: Default::default(),
     };
     let ran = c.run().await;
     for slot in &restore {
@@ -495,7 +539,7 @@ async fn execute(
             c.state.seconds / c.state.runs.max(1) as f64
         ));
     }
-    Ok(failed_exit(&file))
+    Ok(incomplete_exit(&file, !c.state.merged_cells.is_empty()))
 }
 
 /// The sequences this invocation may run: `--sequences`, else — for a campaign merged from
@@ -545,15 +589,19 @@ async fn remove_baselines(slot: &crate::run::baseline::Slot) {
     }
 }
 
-/// A campaign (or a recheck) some of whose runs failed covers only the runs judged: its last
+/// A campaign (or a recheck) some of whose runs failed covers only the runs judged, and a
+/// campaign of cells (`of_cells`) some of whose sequences no cell ran only those run: its last
 /// line says so and it exits with the infrastructure code, never 0.
-fn failed_exit(file: &explore::findings::FindingsFile) -> Exit {
-    match file.failed_line() {
-        Some(l) => {
-            out(&l);
-            Exit::Infra
-        }
-        None => Exit::Ok,
+fn incomplete_exit(file: &explore::findings::FindingsFile, of_cells: bool) -> Exit {
+    let not_run = of_cells.then(|| explore::not_run_line(file)).flatten();
+    let lines: Vec<String> = file.failed_line().into_iter().chain(not_run).collect();
+    for l in &lines {
+        out(l);
+    }
+    if lines.is_empty() {
+        Exit::Ok
+    } else {
+        Exit::Infra
     }
 }
 
@@ -576,7 +624,7 @@ fn recheck(dir: &Path) -> Result<Exit, Error> {
         ),
     })?;
     print_summary(&file, dir);
-    Ok(failed_exit(&file))
+    Ok(incomplete_exit(&file, explore::of_cells(dir)))
 }
 
 fn print_summary(f: &explore::findings::FindingsFile, dir: &Path) {

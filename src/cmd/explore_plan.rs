@@ -60,7 +60,7 @@ pub(crate) fn print(
 
 /// The first start's critical path at real pace (pace 1), from `repro plan`'s own plan of the
 /// first sequence's check (written into a temporary folder, removed after).
-fn first_start_seconds(
+pub(super) fn first_start_seconds(
     g: &Global,
     a: &ExploreArgs,
     space: &Space,
