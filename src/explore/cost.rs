@@ -219,6 +219,7 @@ mod tests {
                 .map(|n| SeqStep {
                     node: (*n).into(),
                     set: Default::default(),
+                    action: None,
                 })
                 .collect(),
         }
