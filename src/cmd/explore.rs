@@ -486,7 +486,7 @@ async fn execute(
     prepare_images(a, &images, jobs > 1).await?;
     // One restore slot per campaign slot: the runs of a slot go one after another, each
     // restoring that slot's baseline (its own network, subnet and names).
-    let restore: Vec<Arc<crate::run::baseline::Slot>> = if restores(a) {
+    let restore: Vec<Arc<crate::run::baseline::Slot>> = if restores(a, state.strategy) {
         (0..jobs)
             .map(|_| crate::run::baseline::Slot::new())
             .collect()
@@ -573,11 +573,14 @@ fn ran_if_merged(state: &State) -> Option<Vec<String>> {
 
 /// Whether the campaign's runs restore from a kept baseline: `--restore`/`--no-restore`, else
 /// on the stand-in only (where tests/e2e/restore.rs proves the findings the same).
-fn restores(a: &ExploreArgs) -> bool {
+fn restores(a: &ExploreArgs, strategy: Strategy) -> bool {
     match (a.restore, a.no_restore) {
         (true, _) => true,
         (_, true) => false,
-        _ => a.sim,
+        // A restore starts every node of the kept baseline at once: the lifecycle strategy's
+        // own "restart every node" (k3s #13533 panics a control-plane-only node there), so its
+        // sequences start from a fresh bring-up.
+        _ => a.sim && strategy == Strategy::Config,
     }
 }
 

@@ -262,7 +262,12 @@ pub(crate) fn judge(r: &RunResult) -> Vec<Piece> {
                 .filter(|o| &o.node == name)
                 .collect();
             let seen = |s: &str| obs.iter().find(|o| o.signal == s).map(|o| &o.observed);
-            let piece = |class: Class, key: &str, signal: &str, observed: String, why: &str| {
+            // `rule` groups findings (the liveness rule that held, the same for every node);
+            // `why` says it of this node.
+            let piece = |class: Class,
+                         (key, signal): (&str, &str),
+                         observed: String,
+                         (rule, why): (&str, &str)| {
                 let o = obs.iter().find(|o| o.signal == signal);
                 let mut evidence = o.map(|o| lines_of(o)).unwrap_or_default();
                 let boot = (r.boots.iter())
@@ -276,7 +281,7 @@ pub(crate) fn judge(r: &RunResult) -> Vec<Piece> {
                     key: key.into(),
                     node: name.clone(),
                     role: node.role.as_str().into(),
-                    source: why.into(),
+                    source: rule.into(),
                     step: step.index,
                     signal: signal.into(),
                     observed,
@@ -296,35 +301,41 @@ pub(crate) fn judge(r: &RunResult) -> Vec<Piece> {
             };
             let gone = matches!(seen(ready), Some(Observed::Down | Observed::Dead));
             match &w.want {
-                Want::Back(why) | Want::Either(why) if panicked => {
-                    let why = format!("{name} does not panic ({why})");
-                    out.push(piece(
+                Want::Back(rule) | Want::Either(rule) if panicked => {
+                    let why = format!("{name} does not panic ({rule})");
+                    let p = piece(
                         Class::Died,
-                        "panic",
-                        "panic",
+                        ("panic", "panic"),
                         "panic: up".into(),
-                        &why,
-                    ));
+                        (rule, &why),
+                    );
+                    out.push(p);
                 }
-                Want::Back(why) if gone => {
-                    let why = format!("{name} comes back: {why}");
+                Want::Back(rule) if gone => {
+                    let why = format!("{name} comes back: {rule}");
                     let (key, signal) = if fatal {
                         ("fatal", "fatal")
                     } else {
                         ("exit", ready)
                     };
                     let observed = if fatal { "fatal: up" } else { "died" };
-                    out.push(piece(Class::Died, key, signal, observed.into(), &why));
+                    out.push(piece(
+                        Class::Died,
+                        (key, signal),
+                        observed.into(),
+                        (rule, &why),
+                    ));
                 }
                 Want::StaysReady if seen("node-ready") == Some(&Observed::Down) => {
                     let why = format!("{name} stays Ready: no step touched it");
-                    out.push(piece(
+                    let rule = "a running node no step touched stays Ready";
+                    let p = piece(
                         Class::NotReady,
-                        "node-ready",
-                        "node-ready",
+                        ("node-ready", "node-ready"),
                         "down".into(),
-                        &why,
-                    ));
+                        (rule, &why),
+                    );
+                    out.push(p);
                 }
                 _ => {}
             }
@@ -341,13 +352,14 @@ pub(crate) fn judge(r: &RunResult) -> Vec<Piece> {
                     "{name} runs {} after its upgrade",
                     o.expected.as_ref().map_or("", |e| e.as_str())
                 );
-                out.push(piece(
+                let rule = "an upgraded node runs its target version";
+                let p = piece(
                     Class::NotReady,
-                    "version",
-                    "version",
+                    ("version", "version"),
                     o.observed.to_string(),
-                    &why,
-                ));
+                    (rule, &why),
+                );
+                out.push(p);
             }
         }
     }
@@ -441,5 +453,88 @@ mod tests {
         assert_eq!(w.want, Want::Back(QUORUM));
         assert_eq!(w.version.as_deref(), Some("v1.33.5+k3s1"));
         assert_eq!(want(&p[0], "etcd-3"), Some(Want::StaysReady));
+    }
+
+    /// The recorded etcd-split run, its steps replaced by k3s #11333's (stop the join server,
+    /// restart cp-1) and #13533's (every node at once): a death where the rules want the node
+    /// back is `died` keyed by how it died, grouped by the rule; a panic is `died/panic` even
+    /// where the node may stay down; an untouched server not Ready is `not-ready`.
+    #[test]
+    fn the_judge_reads_deaths_panics_and_readiness_off_a_run() {
+        use serde_json::json;
+        let path = format!(
+            "{}/tests/fixtures/run-etcd-split-buggy/result.json",
+            env!("CARGO_MANIFEST_DIR")
+        );
+        let mut v: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(path).expect("fixture")).expect("json");
+        let obs = |node: &str, signal: &str, expected: &str, observed: &str| {
+            json!({"node": node, "signal": signal, "expected": expected, "bug": expected,
+                   "observed": observed, "boot": 2, "evidence": [], "reason": ""})
+        };
+        let step = |index: usize, kind: &str, nodes: &[&str], o: Vec<serde_json::Value>| {
+            json!({"index": index, "name": "s", "why": "", "started_at": "2026-11-30T09:01:24Z",
+                   "actions": [{"kind": kind, "nodes": nodes, "at": "2026-11-30T09:01:24Z"}],
+                   "observations": o})
+        };
+        v["steps"] = json!([
+            step(
+                1,
+                "stop",
+                &["etcd-1"],
+                vec![
+                    obs("etcd-1", "ready", "down", "down"),
+                    obs("etcd-2", "node-ready", "up", "down"),
+                ]
+            ),
+            step(
+                2,
+                "restart",
+                &["cp-1"],
+                vec![
+                    obs("cp-1", "ready", "up", "dead"),
+                    obs("cp-1", "fatal", "down", "up"),
+                ]
+            ),
+            step(
+                3,
+                "restart",
+                &["etcd-1", "etcd-2", "etcd-3", "cp-1"],
+                vec![
+                    obs("cp-1", "ready", "up", "dead"),
+                    obs("cp-1", "panic", "down", "up"),
+                    obs("etcd-3", "ready", "up", "up"),
+                ]
+            ),
+        ]);
+        let r: RunResult = serde_json::from_value(v).expect("a result");
+        let got: Vec<(String, String, String, usize, String)> = judge(&r)
+            .into_iter()
+            .map(|p| (p.class.name(), p.key, p.node, p.step, p.source))
+            .collect();
+        let row = |c: &str, k: &str, n: &str, s: usize, src: &str| {
+            (
+                c.to_string(),
+                k.to_string(),
+                n.to_string(),
+                s,
+                src.to_string(),
+            )
+        };
+        assert_eq!(
+            got,
+            vec![
+                row(
+                    "not-ready",
+                    "node-ready",
+                    "etcd-2",
+                    1,
+                    "a running node no step touched stays Ready"
+                ),
+                row("died", "fatal", "cp-1", 2, KNOWN_UP),
+                // etcd-1 was stopped: the join server of cp-1 is back in the same group
+                row("died", "panic", "cp-1", 3, JOIN_UP),
+            ]
+        );
     }
 }
