@@ -237,19 +237,31 @@ fn lines_of(o: &Observation) -> Vec<String> {
     o.evidence.iter().take(3).map(|e| e.text.clone()).collect()
 }
 
-/// Judges a run of a lifecycle check against [`plan`]: a node that had to come back and did
-/// not, or any boot that panicked, is `died` (keyed `panic`, `fatal` or `exit` by how it
-/// died, with its lines); an untouched server not Ready, or an upgraded node on another
-/// version, is `not-ready`.
-pub(crate) fn judge(r: &RunResult) -> Vec<Piece> {
-    let nodes: Vec<NodeInfo> = (r.topology.nodes.iter())
+fn nodes_of(r: &RunResult) -> Vec<NodeInfo> {
+    (r.topology.nodes.iter())
         .map(|n| NodeInfo {
             name: n.name.clone(),
             role: n.role,
             init: n.init,
             join: n.join.clone(),
         })
-        .collect();
+        .collect()
+}
+
+/// The node's `version` observation, when it differs from the version the check expects.
+fn off_version<'a>(obs: &[&'a Observation]) -> Option<&'a Observation> {
+    obs.iter().copied().find(|o| {
+        o.signal == "version"
+            && (o.expected.as_ref()).is_some_and(|e| e.as_str() != o.observed.to_string())
+    })
+}
+
+/// Judges a run of a lifecycle check against [`plan`]: a node that had to come back and did
+/// not, or any boot that panicked, is `died` (keyed `panic`, `fatal` or `exit` by how it
+/// died, with its lines); an untouched server not Ready, or an upgraded node on another
+/// version, is `not-ready`.
+pub(crate) fn judge(r: &RunResult) -> Vec<Piece> {
+    let nodes = nodes_of(r);
     let version = (r.build.as_ref()).map_or(r.k3s.version.clone(), |b| b.reported.clone());
     let wants = plan(&nodes, &actions_of(r));
     let mut out = Vec::new();
@@ -339,15 +351,7 @@ pub(crate) fn judge(r: &RunResult) -> Vec<Piece> {
                 }
                 _ => {}
             }
-            let off_version = (obs.iter()).find(|o| {
-                o.signal == "version"
-                    && o.expected
-                        .as_ref()
-                        .is_some_and(|e| e.as_str() != o.observed.to_string())
-            });
-            if let Some(o) =
-                off_version.filter(|_| w.version.is_some() || matches!(w.want, Want::Back(_)))
-            {
+            if let Some(o) = off_version(&obs).filter(|_| w.version.is_some()) {
                 let why = format!(
                     "{name} runs {} after its upgrade",
                     o.expected.as_ref().map_or("", |e| e.as_str())
@@ -506,6 +510,15 @@ mod tests {
                     obs("etcd-3", "ready", "up", "up"),
                 ]
             ),
+            step(
+                4,
+                "upgrade",
+                &["etcd-2"],
+                vec![
+                    obs("etcd-2", "ready", "up", "up"),
+                    obs("etcd-2", "version", "v1.33.5+k3s1", "v1.33.4+k3s1"),
+                ]
+            ),
         ]);
         let r: RunResult = serde_json::from_value(v).expect("a result");
         let got: Vec<(String, String, String, usize, String)> = judge(&r)
@@ -534,6 +547,13 @@ mod tests {
                 row("died", "fatal", "cp-1", 2, KNOWN_UP),
                 // etcd-1 was stopped: the join server of cp-1 is back in the same group
                 row("died", "panic", "cp-1", 3, JOIN_UP),
+                row(
+                    "not-ready",
+                    "version",
+                    "etcd-2",
+                    4,
+                    "an upgraded node runs its target version"
+                ),
             ]
         );
     }
