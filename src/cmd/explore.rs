@@ -14,7 +14,7 @@ use crate::error::Error;
 use crate::exit::Exit;
 use crate::explore::generate::KeySpace;
 use crate::explore::model::{value_text, Config, NodeInfo, Rules};
-use crate::explore::{self, Campaign, RunFailure, RunOne, Space, State};
+use crate::explore::{self, Campaign, RunFailure, RunOne, Space, State, Strategy};
 use crate::outcome::Outcome;
 use crate::run::{self, FailCause, Target};
 use crate::scenario::{Signal, Topology};
@@ -46,13 +46,18 @@ pub(crate) async fn run(g: &Global, a: &ExploreArgs) -> Result<Exit, Error> {
     };
     let topo = topology(&cat, resumed.as_ref(), a)?;
     let versions = versions(&topo, resumed.as_ref(), a)?;
+    let strategy = resumed.as_ref().map_or(a.strategy, |s| s.strategy);
     let asked = resumed.as_ref().map(|s| s.keys.clone());
-    let keys = key_spaces(
-        &cat,
-        &topo,
-        &versions,
-        asked.unwrap_or_else(|| a.keys.clone()),
-    )?;
+    let keys = match strategy {
+        Strategy::Config => key_spaces(
+            &cat,
+            &topo,
+            &versions,
+            asked.unwrap_or_else(|| a.keys.clone()),
+        )?,
+        // Lifecycle sequences edit no key.
+        Strategy::Lifecycle => lifecycle_args(a, &topo)?,
+    };
     let space = space(&topo, keys);
     let version_names: Vec<String> = versions.iter().map(ToString::to_string).collect();
     let (dir, state) = match (resumed, &a.resume) {
@@ -371,19 +376,60 @@ fn space(topo: &Topology, keys: Vec<KeySpace>) -> Space {
     }
 }
 
+/// `--strategy lifecycle`'s flags: no `--keys` or `--random` (it edits no key, and its
+/// sequences are all of them), `--upgrade-to` a version of the topology's distribution. No key
+/// is searched.
+fn lifecycle_args(a: &ExploreArgs, topo: &Topology) -> Result<Vec<KeySpace>, Error> {
+    if !a.keys.is_empty() || a.random > 0 {
+        return Err(Diagnostic::general(
+            "--keys and --random are the config strategy's: --strategy lifecycle edits no key",
+            "leave them out, or use --strategy config",
+        )
+        .into());
+    }
+    if let Some(v) = &a.upgrade_to {
+        let parsed: Version = v.parse().map_err(|e: distro::VersionError| {
+            Diagnostic::general(
+                format!("--upgrade-to: {e}"),
+                format!("e.g. --upgrade-to {}", topo.distro.facts().example_version),
+            )
+        })?;
+        if parsed.distro != topo.distro {
+            return Err(Diagnostic::general(
+                format!("--upgrade-to: `{parsed}` is not a {} version", topo.distro),
+                format!("give a {} version", topo.distro),
+            )
+            .into());
+        }
+    }
+    Ok(Vec::new())
+}
+
 /// A new campaign's folder and plan.
 fn new_campaign(
     space: &Space,
     versions: &[String],
     a: &ExploreArgs,
 ) -> Result<(PathBuf, State), Error> {
-    let sequences =
-        explore::plan_sequences(space, versions, a.seed, a.random, a.shard).map_err(|e| {
-            Diagnostic::general(
-                e,
-                "a campaign is bounded before it is planned (docs/explore.md)",
-            )
-        })?;
+    if a.upgrade_to.is_some() && a.strategy != Strategy::Lifecycle {
+        return Err(Diagnostic::general(
+            "--upgrade-to is the lifecycle strategy's",
+            "add --strategy lifecycle",
+        )
+        .into());
+    }
+    let sequences = match a.strategy {
+        Strategy::Config => explore::plan_sequences(space, versions, a.seed, a.random, a.shard)
+            .map_err(|e| {
+                Diagnostic::general(
+                    e,
+                    "a campaign is bounded before it is planned (docs/explore.md)",
+                )
+            })?,
+        Strategy::Lifecycle => {
+            explore::plan_lifecycle(space, versions, a.upgrade_to.as_deref(), a.shard)
+        }
+    };
     // The second and a random suffix: two campaigns started in one second get a folder each
     // (and the folder is created new: `execute`).
     let name = format!(
@@ -403,6 +449,8 @@ fn new_campaign(
         budget_runs: a.budget.0,
         budget_seconds: a.budget.1,
         sequences,
+        strategy: a.strategy,
+        upgrade_to: a.upgrade_to.clone(),
         minimal: BTreeMap::new(),
         runs: 0,
         seconds: 0.0,
@@ -473,10 +521,15 @@ async fn execute(
             String::new()
         }
     );
-    prepare_images(a, &state.versions, jobs > 1).await?;
+    // An upgrade target's image is needed too.
+    let images: Vec<String> = (state.versions.iter())
+        .chain(&state.upgrade_to)
+        .cloned()
+        .collect();
+    prepare_images(a, &images, jobs > 1).await?;
     // One restore slot per campaign slot: the runs of a slot go one after another, each
     // restoring that slot's baseline (its own network, subnet and names).
-    let restore: Vec<Arc<crate::run::baseline::Slot>> = if restores(a) {
+    let restore: Vec<Arc<crate::run::baseline::Slot>> = if restores(a, state.strategy) {
         (0..jobs)
             .map(|_| crate::run::baseline::Slot::new())
             .collect()
@@ -564,11 +617,14 @@ fn ran_if_merged(state: &State) -> Option<Vec<String>> {
 
 /// Whether the campaign's runs restore from a kept baseline: `--restore`/`--no-restore`, else
 /// on the stand-in only (where tests/e2e/restore.rs proves the findings the same).
-fn restores(a: &ExploreArgs) -> bool {
+fn restores(a: &ExploreArgs, strategy: Strategy) -> bool {
     match (a.restore, a.no_restore) {
         (true, _) => true,
         (_, true) => false,
-        _ => a.sim,
+        // A restore starts every node of the kept baseline at once: the lifecycle strategy's
+        // own "restart every node" (k3s #13533 panics a control-plane-only node there), so its
+        // sequences start from a fresh bring-up.
+        _ => a.sim && strategy == Strategy::Config,
     }
 }
 

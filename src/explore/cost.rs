@@ -302,6 +302,7 @@ mod tests {
                 .map(|n| SeqStep {
                     node: (*n).into(),
                     set: Default::default(),
+                    action: None,
                 })
                 .collect(),
         }

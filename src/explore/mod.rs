@@ -16,6 +16,8 @@ mod ddmin;
 pub(crate) mod findings;
 pub(crate) mod folder;
 pub(crate) mod generate;
+pub(crate) mod lifecycle;
+pub(crate) mod liveness;
 pub(crate) mod model;
 pub(crate) mod oracle;
 #[cfg(test)]
@@ -117,6 +119,30 @@ pub(crate) type Validate =
 /// Where the lines for people go.
 pub(crate) type Say = Box<dyn Fn(&str) + Send + Sync>;
 
+/// What a campaign searches (`--strategy`): config edits and restarts judged by the model of
+/// k3s's rules (the default), or lifecycle actions judged by the liveness rules.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
+#[serde(rename_all = "kebab-case")]
+pub(crate) enum Strategy {
+    #[default]
+    Config,
+    Lifecycle,
+}
+
+impl Strategy {
+    fn is_config(&self) -> bool {
+        *self == Strategy::Config
+    }
+
+    /// The oracle of this strategy's runs.
+    pub(crate) fn judge(self, r: &RunResult) -> Vec<Piece> {
+        match self {
+            Strategy::Config => oracle::judge(r),
+            Strategy::Lifecycle => liveness::judge(r),
+        }
+    }
+}
+
 /// The campaign's plan and how far it got (campaign.json; `--resume` reads it back).
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub(crate) struct State {
@@ -130,6 +156,12 @@ pub(crate) struct State {
     pub(crate) budget_runs: Option<usize>,
     pub(crate) budget_seconds: Option<u64>,
     pub(crate) sequences: Vec<SeqRecord>,
+    /// Absent (the config strategy) in campaigns written before `--strategy`, and for it.
+    #[serde(default, skip_serializing_if = "Strategy::is_config")]
+    pub(crate) strategy: Strategy,
+    /// The lifecycle strategy's upgrade target (`--upgrade-to`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) upgrade_to: Option<String>,
     /// Minimal checks by finding id (class/key/role).
     #[serde(default)]
     pub(crate) minimal: BTreeMap<String, Minimal>,
@@ -272,9 +304,25 @@ pub(crate) fn plan_sequences(
         &mut generate::Rng::new(seed),
         random,
     ));
+    Ok(per_version_records(&seqs, versions, shard))
+}
+
+/// The sequences of a lifecycle campaign (`lifecycle.rs`), in run order, per version.
+pub(crate) fn plan_lifecycle(
+    space: &Space,
+    versions: &[String],
+    upgrade_to: Option<&str>,
+    shard: usize,
+) -> Vec<SeqRecord> {
+    let seqs = lifecycle::sequences(&space.nodes, upgrade_to);
+    per_version_records(&seqs, versions, shard)
+}
+
+/// Every sequence on every version (versions outer), each in its shard.
+fn per_version_records(seqs: &[Sequence], versions: &[String], shard: usize) -> Vec<SeqRecord> {
     let mut out = Vec::new();
     for v in versions {
-        for s in &seqs {
+        for s in seqs {
             let n = out.len();
             out.push(SeqRecord {
                 sequence: s.clone(),
@@ -287,23 +335,50 @@ pub(crate) fn plan_sequences(
             });
         }
     }
-    Ok(out)
+    out
 }
 
 /// The check file a sequence runs as (with `bug:` when it has one).
-pub(crate) fn sequence_check(space: &Space, seq: &Sequence, bug: &Bug) -> String {
+pub(crate) fn sequence_check(
+    space: &Space,
+    strategy: Strategy,
+    seq: &Sequence,
+    bug: &Bug,
+) -> String {
     let name = format!("explore-{}", seq.id)
         .chars()
         .take(63)
         .collect::<String>();
-    generate::render(
-        &space.context(),
+    let rules = match strategy {
+        Strategy::Config => "the model of k3s's rules",
+        Strategy::Lifecycle => "the liveness rules",
+    };
+    render_check(
+        space,
+        strategy,
         seq,
         &name,
         &format!("explore sequence {} ({})", seq.id, seq.strategy),
-        "A sequence `repro explore` generated; expect: is the model of k3s's rules.",
+        &format!("A sequence `repro explore` generated; expect: is {rules}."),
         bug,
     )
+}
+
+/// A sequence's check file, written by its strategy's renderer.
+fn render_check(
+    space: &Space,
+    strategy: Strategy,
+    seq: &Sequence,
+    name: &str,
+    summary: &str,
+    description: &str,
+    bug: &Bug,
+) -> String {
+    let render = match strategy {
+        Strategy::Config => generate::render,
+        Strategy::Lifecycle => lifecycle::render,
+    };
+    render(&space.context(), seq, name, summary, description, bug)
 }
 
 /// A campaign in its folder.
@@ -390,7 +465,7 @@ impl Campaign {
         let folder = self.dir.join(sub);
         crate::safe_fs::dir_in(&self.dir, Path::new(sub))
             .map_err(|e| format!("{}: {e:#}", folder.display()))?;
-        let text = sequence_check(&self.space, seq, bug);
+        let text = sequence_check(&self.space, self.state.strategy, seq, bug);
         let file = format!("{}.yaml", seq.id);
         write(&folder, &file, &text)?;
         let check = folder.join(&file);
@@ -449,7 +524,7 @@ impl Campaign {
             .unwrap_or(&run_dir)
             .display()
             .to_string();
-        let mut pieces = oracle::judge(&result);
+        let mut pieces = self.state.strategy.judge(&result);
         for p in &mut pieces {
             p.run = rel.clone();
             reclass(&self.state.causes, p);
@@ -537,7 +612,7 @@ impl Campaign {
             if let Some(run) = &rec.run {
                 // Resumed: judge what is there again (pure), run nothing.
                 if let Ok(r) = read_result(&self.dir.join(run)) {
-                    for mut p in oracle::judge(&r) {
+                    for mut p in self.state.strategy.judge(&r) {
                         p.run = run.clone();
                         reclass(&self.state.causes, &mut p);
                         let entry = (rec.sequence.clone(), rec.version.clone(), p);
@@ -1058,15 +1133,25 @@ impl Campaign {
         crate::safe_fs::dir_in(&self.dir, Path::new(CHECKS_DIR))
             .map_err(|e| format!("{}: {e:#}", folder.display()))?;
         let file = format!("{slug}.yaml");
+        let found = match self.state.strategy {
+            Strategy::Config => format!(
+                "{} showed {}={} where k3s's rules say {}.\nexpect: is the model of k3s's rules",
+                piece.node, piece.key, piece.observed, piece.predicted
+            ),
+            Strategy::Lifecycle => format!(
+                "{} showed {} where the liveness rules say {}.\nexpect: is the liveness rules",
+                piece.node, piece.observed, piece.predicted
+            ),
+        };
         let render = |bug: &Bug| {
-            generate::render(
-                &self.space.context(),
+            render_check(
+                &self.space,
+                self.state.strategy,
                 &min_seq,
                 &format!("explore-{slug}").chars().take(63).collect::<String>(),
                 &format!("{} of {} on {} nodes, found by repro explore", piece.class, piece.key, piece.role),
                 &format!(
-                    "repro explore found this on {version}: {} showed {}={} where k3s's rules say {}.\nexpect: is the model of k3s's rules (docs/explore.md); bug: is what the run observed.\nReplay: repro run <this file> --sim --version {version} --expect reproduced",
-                    piece.node, piece.key, piece.observed, piece.predicted
+                    "repro explore found this on {version}: {found} (docs/explore.md); bug: is what the run observed.\nReplay: repro run <this file> --sim --version {version} --expect reproduced"
                 ),
                 bug,
             )
@@ -1232,6 +1317,8 @@ struct Campaigns {
     causes: BTreeMap<String, cause::Decided>,
     name: String,
     topology: String,
+    /// The first campaign's (a campaign's cells share it).
+    strategy: Strategy,
 }
 
 /// Reads every campaign.json under `dir` (checked: `folder.rs`) and the minimal checks they
@@ -1282,6 +1369,7 @@ fn read_campaigns(dir: &Path) -> Result<Campaigns, JudgeError> {
         if out.topology.is_empty() {
             out.topology = s.topology;
             out.name = s.name;
+            out.strategy = s.strategy;
         }
     }
     Ok(out)
@@ -1313,7 +1401,7 @@ pub(crate) fn judge_folder(dir: &Path, out: &Path) -> Result<FindingsFile, Judge
         }
         judged += 1;
         let rel = run.strip_prefix(dir).unwrap_or(&run).display().to_string();
-        for mut p in oracle::judge(&r) {
+        for mut p in campaigns.strategy.judge(&r) {
             p.run = rel.clone();
             reclass(&campaigns.causes, &mut p);
             pieces.push(p);
@@ -1440,6 +1528,8 @@ mod tests {
             budget_runs: None,
             budget_seconds: None,
             sequences: Vec::new(),
+            strategy: Strategy::Config,
+            upgrade_to: None,
             minimal: BTreeMap::new(),
             runs: 0,
             seconds: 0.0,
