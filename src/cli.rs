@@ -326,6 +326,15 @@ pub(crate) struct ExploreArgs {
         value_delimiter = ','
     )]
     pub(crate) versions: Vec<String>,
+    /// What to search: `config` (config edits and restarts, judged by the model of k3s's
+    /// rules) or `lifecycle` (stops, starts, restarts together and upgrades, judged by the
+    /// liveness rules; docs/explore.md "Lifecycle strategy").
+    #[arg(long, value_enum, default_value = "config")]
+    pub(crate) strategy: crate::explore::Strategy,
+    /// With --strategy lifecycle: also upgrade every node, one by one in Rancher's order, to
+    /// this version.
+    #[arg(long, value_name = "VERSION")]
+    pub(crate) upgrade_to: Option<String>,
     /// Keys to search, comma-separated (default: every key the flags table marks critical or
     /// from-server that a signal shows).
     #[arg(long, value_delimiter = ',')]
@@ -358,7 +367,8 @@ pub(crate) struct ExploreArgs {
     pub(crate) no_minimise: bool,
     /// Start each sequence from a restore of a kept baseline (the topology's cluster booted
     /// once with its starting config, stopped, its volumes copied per run) instead of a fresh
-    /// bring-up. Default with `--sim`, where it is proven to give the same findings; opt-in on
+    /// bring-up. Default with `--sim` (not with `--strategy lifecycle`: a restore restarts every
+    /// node at once), where it is proven to give the same findings; opt-in on
     /// real k3s and RKE2 (docs/explore.md "Restore").
     #[arg(long, overrides_with = "no_restore")]
     pub(crate) restore: bool,

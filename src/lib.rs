@@ -32,6 +32,7 @@ pub mod inspect;
 pub mod load;
 mod matrix;
 mod nightly;
+mod node_spec;
 mod outcome;
 mod plan;
 mod progress;

@@ -880,13 +880,7 @@ mod tests {
             ("v1.32.11-rc1+k3s3", Outcome::Reproduced),
             ("v1.31.14+k3s1", Outcome::Fixed),
         ] {
-            let p = plan(&sc, &v(s), "img");
-            assert_eq!(
-                p.expected_verdict,
-                Some(want),
-                "{s}: {}",
-                p.expected_because
-            );
+            expect_verdict(&sc, s, want);
         }
         let p = plan(&sc, &v("v1.33.5+k3s1"), "img");
         assert!(
@@ -908,19 +902,25 @@ mod tests {
             ("v1.32.9-rc1+k3s1", Outcome::Fixed),
             ("v1.33.4-rc1+k3s1", Outcome::Reproduced),
         ] {
-            let p = plan(&sc, &v(s), "img");
-            assert_eq!(
-                p.expected_verdict,
-                Some(want),
-                "{s}: {}",
-                p.expected_because
-            );
+            let p = expect_verdict(&sc, s, want);
             assert!(
                 p.expected_because.contains("evidence ("),
                 "{s}: {}",
                 p.expected_because
             );
         }
+    }
+
+    /// The plan of `sc` on `version`, asserted to expect `want`.
+    fn expect_verdict(sc: &Scenario, version: &str, want: Outcome) -> Plan {
+        let p = plan(sc, &v(version), "img");
+        assert_eq!(
+            p.expected_verdict,
+            Some(want),
+            "{version}: {}",
+            p.expected_because
+        );
+        p
     }
 
     fn catalog() -> Catalog {

@@ -24,11 +24,20 @@
 //! planted` runs the table alone, into `target/bench/planted.json`; `--rows
 //! joined-metrics@etcd-split,clean@rke2-8465` picks rows; `--skip-explore` leaves both out).
 //!
+//! Then (`cost.rs`, issue #39; `--skip-cost` leaves it out, `--only cost` runs it alone into
+//! `target/bench/cost.json`) what a campaign costs at `--sim-pace 1` on etcd-split and
+//! rke2-8465: serial, `--jobs auto` and `--jobs auto --restore`, to the first minimal finding and
+//! to the end, restore against bring-up per run, and `--plan`'s estimate against each. Its
+//! subset: `--cost-keys K[,K]` (`all`: the default keys) and `--cost-orders o1[,o2]` (`all`:
+//! every sequence of the plan); by default three keys and the orders o1–o3.
+//!
 //! Usage: repro-bench [--runs N] [--paced-runs N] [--out FILE] [--skip-matrix] [--skip-paced]
-//!        [--skip-explore | --only explore | --only planted] [--rows ROW[,ROW]]
+//!        [--skip-explore | --only explore | --only planted | --only cost] [--rows ROW[,ROW]]
+//!        [--skip-cost] [--cost-keys K[,K]|all] [--cost-orders O[,O]|all]
 //!        repro-bench floor PLAN.json          (one floor run of a `repro plan --format json`)
 //!        repro-bench readme [BENCH.json]      (docs/performance.md's table, from a bench file)
 
+mod cost;
 mod explore;
 mod floor;
 mod latency;
@@ -373,6 +382,9 @@ fn bench(args: &[String]) -> Result<()> {
     let mut skip_explore = false;
     let mut only_explore = false;
     let mut only_planted = false;
+    let mut only_cost = false;
+    let mut skip_cost = false;
+    let mut subset = cost::Subset::default_subset();
     let mut rows: Vec<String> = Vec::new();
     let mut it = args.iter();
     while let Some(a) = it.next() {
@@ -384,8 +396,14 @@ fn bench(args: &[String]) -> Result<()> {
             "--only" => match it.next().map(String::as_str) {
                 Some("explore") => only_explore = true,
                 Some("planted") => only_planted = true,
-                other => bail!("--only {other:?}: only `explore` or `planted` runs alone"),
+                Some("cost") => only_cost = true,
+                other => bail!("--only {other:?}: only `explore`, `planted` or `cost` runs alone"),
             },
+            "--skip-cost" => skip_cost = true,
+            "--cost-keys" => subset.keys = cost::list(it.next().context("--cost-keys K[,K]|all")?),
+            "--cost-orders" => {
+                subset.orders = cost::list(it.next().context("--cost-orders O[,O]|all")?)
+            }
             "--rows" => {
                 let list = it.next().context("--rows ROW[,ROW]")?;
                 rows.extend(list.split(',').map(str::to_string));
@@ -407,6 +425,8 @@ fn bench(args: &[String]) -> Result<()> {
     let out = out.unwrap_or_else(|| {
         work.join(if only_planted {
             "planted.json"
+        } else if only_cost {
+            "cost.json"
         } else if only_explore {
             "explore.json"
         } else {
@@ -426,6 +446,9 @@ fn bench(args: &[String]) -> Result<()> {
         docker,
     };
     let rows = planted::select(&rows)?;
+    if only_cost {
+        return cost_only(&ctx, &out, &subset);
+    }
     if only_explore || only_planted {
         return explore_only(&ctx, &out, &rows, only_planted);
     }
@@ -530,6 +553,12 @@ fn bench(args: &[String]) -> Result<()> {
         sim_images(&ctx, rows.iter().map(|r| r.version).collect())?;
         (e, planted::section(&ctx, &rows)?)
     };
+    let cost = if skip_cost {
+        serde_json::Value::Null
+    } else {
+        sim_images(&ctx, cost::TOPOLOGIES.iter().map(|t| t.1).collect())?;
+        cost::section(&ctx, &subset)?
+    };
     let load_after = loadavg();
 
     let report = Report::new(&repro4, &floor4, &to_floor, &to_script, &repro25, &floor25);
@@ -579,6 +608,7 @@ fn bench(args: &[String]) -> Result<()> {
         "paced": paced,
         "explore": explore,
         "planted": planted_table,
+        "cost": cost,
         "targets": report.targets(),
     });
     extend(&mut doc, body);
@@ -612,6 +642,18 @@ fn explore_only(ctx: &Ctx, out: &Path, rows: &[planted::Row], only_planted: bool
         print!("{row}");
     }
     print_planted(&doc);
+    println!("written: {}", out.display());
+    Ok(())
+}
+
+/// `--only cost`: the stand-in for the versions, then the cost section alone.
+fn cost_only(ctx: &Ctx, out: &Path, subset: &cost::Subset) -> Result<()> {
+    sim_images(ctx, cost::TOPOLOGIES.iter().map(|t| t.1).collect())?;
+    let load_before = loadavg();
+    let section = cost::section(ctx, subset)?;
+    let mut doc = head(ctx, &load_before, &loadavg());
+    extend(&mut doc, json!({ "cost": section }));
+    std::fs::write(out, serde_json::to_string_pretty(&doc)? + "\n")?;
     println!("written: {}", out.display());
     Ok(())
 }

@@ -14,7 +14,7 @@ use crate::error::Error;
 use crate::exit::Exit;
 use crate::explore::generate::KeySpace;
 use crate::explore::model::{value_text, Config, NodeInfo, Rules};
-use crate::explore::{self, Campaign, RunFailure, RunOne, Space, State};
+use crate::explore::{self, Campaign, RunFailure, RunOne, Space, State, Strategy};
 use crate::outcome::Outcome;
 use crate::run::{self, FailCause, Target};
 use crate::scenario::{Signal, Topology};
@@ -46,13 +46,18 @@ pub(crate) async fn run(g: &Global, a: &ExploreArgs) -> Result<Exit, Error> {
     };
     let topo = topology(&cat, resumed.as_ref(), a)?;
     let versions = versions(&topo, resumed.as_ref(), a)?;
+    let strategy = resumed.as_ref().map_or(a.strategy, |s| s.strategy);
     let asked = resumed.as_ref().map(|s| s.keys.clone());
-    let keys = key_spaces(
-        &cat,
-        &topo,
-        &versions,
-        asked.unwrap_or_else(|| a.keys.clone()),
-    )?;
+    let keys = match strategy {
+        Strategy::Config => key_spaces(
+            &cat,
+            &topo,
+            &versions,
+            asked.unwrap_or_else(|| a.keys.clone()),
+        )?,
+        // Lifecycle sequences edit no key.
+        Strategy::Lifecycle => lifecycle_args(a, &topo)?,
+    };
     let space = space(&topo, keys);
     let version_names: Vec<String> = versions.iter().map(ToString::to_string).collect();
     let (dir, state) = match (resumed, &a.resume) {
@@ -72,11 +77,7 @@ pub(crate) async fn run(g: &Global, a: &ExploreArgs) -> Result<Exit, Error> {
         out(&matrix(&state).to_string());
         return Ok(Exit::Ok);
     }
-    let (jobs, why) = crate::matrix::jobs::resolve_costs(
-        a.jobs,
-        &[crate::matrix::jobs::RunCost::of_topology(&topo, a.sim)],
-        state.sequences.len().max(1),
-    );
+    let (jobs, why) = jobs(g, a, &topo, &space, &state)?;
     if a.plan {
         return super::explore_plan::print(g, a, &topo, &space, &state, (jobs, why));
     }
@@ -84,6 +85,53 @@ pub(crate) async fn run(g: &Global, a: &ExploreArgs) -> Result<Exit, Error> {
         errln!("repro explore: {why}");
     }
     execute(g, a, (dir, jobs), space, state).await
+}
+
+/// Runs at once: `--jobs N`, or `auto` — for a paced stand-in campaign by what its runs cost
+/// the engine, the cores and the memory (`cost::paced_sim_jobs`: they mostly wait), else by real
+/// k3s's memory per node as `repro matrix` does; then by the inotify instances left.
+fn jobs(
+    g: &Global,
+    a: &ExploreArgs,
+    topo: &crate::scenario::Topology,
+    space: &Space,
+    state: &State,
+) -> Result<(usize, Option<String>), Error> {
+    use crate::matrix::jobs::{resolve_costs, Jobs, RunCost};
+    let runs = state.sequences.len().max(1);
+    let cost = RunCost::of_topology(topo, a.sim);
+    let pace = a.sim_pace.filter(|p| a.sim && *p > 0.0);
+    let (Jobs::Auto, Some(pace)) = (a.jobs, pace) else {
+        return Ok(resolve_costs(a.jobs, &[cost], runs));
+    };
+    let left: Vec<&explore::SeqRecord> = (state.sequences.iter())
+        .filter(|s| s.run.is_none())
+        .filter(|s| a.sequences.is_empty() || a.sequences.contains(&s.sequence.id))
+        .collect();
+    let Some(first) = left.first() else {
+        return Ok(resolve_costs(Jobs::Fixed(1), &[cost], runs));
+    };
+    let first_start = super::explore_plan::first_start_seconds(g, a, space, first)?;
+    let input = explore::cost::Input {
+        sequences: left.iter().map(|s| &s.sequence).collect(),
+        nodes: &space.nodes,
+        first_start_seconds: first_start,
+        defects: 0,
+        confirm: state.confirm,
+        minimise: false,
+        budget_runs: None,
+        jobs: 1,
+        runners: None,
+    };
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let (n, why) =
+        explore::cost::paced_sim_jobs(&input, pace, cores, crate::matrix::jobs::available_mib());
+    // The inotify budget still holds (each node holds instances whatever it does).
+    let (n, inotify) = resolve_costs(Jobs::Fixed(n), &[cost], runs);
+    Ok((
+        n,
+        Some(inotify.map_or(why.clone(), |i| format!("{why}; {i}"))),
+    ))
 }
 
 /// A list flag's entries: none empty, none twice (a typo'd or doubled matrix cell would pass
@@ -328,19 +376,60 @@ fn space(topo: &Topology, keys: Vec<KeySpace>) -> Space {
     }
 }
 
+/// `--strategy lifecycle`'s flags: no `--keys` or `--random` (it edits no key, and its
+/// sequences are all of them), `--upgrade-to` a version of the topology's distribution. No key
+/// is searched.
+fn lifecycle_args(a: &ExploreArgs, topo: &Topology) -> Result<Vec<KeySpace>, Error> {
+    if !a.keys.is_empty() || a.random > 0 {
+        return Err(Diagnostic::general(
+            "--keys and --random are the config strategy's: --strategy lifecycle edits no key",
+            "leave them out, or use --strategy config",
+        )
+        .into());
+    }
+    if let Some(v) = &a.upgrade_to {
+        let parsed: Version = v.parse().map_err(|e: distro::VersionError| {
+            Diagnostic::general(
+                format!("--upgrade-to: {e}"),
+                format!("e.g. --upgrade-to {}", topo.distro.facts().example_version),
+            )
+        })?;
+        if parsed.distro != topo.distro {
+            return Err(Diagnostic::general(
+                format!("--upgrade-to: `{parsed}` is not a {} version", topo.distro),
+                format!("give a {} version", topo.distro),
+            )
+            .into());
+        }
+    }
+    Ok(Vec::new())
+}
+
 /// A new campaign's folder and plan.
 fn new_campaign(
     space: &Space,
     versions: &[String],
     a: &ExploreArgs,
 ) -> Result<(PathBuf, State), Error> {
-    let sequences =
-        explore::plan_sequences(space, versions, a.seed, a.random, a.shard).map_err(|e| {
-            Diagnostic::general(
-                e,
-                "a campaign is bounded before it is planned (docs/explore.md)",
-            )
-        })?;
+    if a.upgrade_to.is_some() && a.strategy != Strategy::Lifecycle {
+        return Err(Diagnostic::general(
+            "--upgrade-to is the lifecycle strategy's",
+            "add --strategy lifecycle",
+        )
+        .into());
+    }
+    let sequences = match a.strategy {
+        Strategy::Config => explore::plan_sequences(space, versions, a.seed, a.random, a.shard)
+            .map_err(|e| {
+                Diagnostic::general(
+                    e,
+                    "a campaign is bounded before it is planned (docs/explore.md)",
+                )
+            })?,
+        Strategy::Lifecycle => {
+            explore::plan_lifecycle(space, versions, a.upgrade_to.as_deref(), a.shard)
+        }
+    };
     // The second and a random suffix: two campaigns started in one second get a folder each
     // (and the folder is created new: `execute`).
     let name = format!(
@@ -360,6 +449,8 @@ fn new_campaign(
         budget_runs: a.budget.0,
         budget_seconds: a.budget.1,
         sequences,
+        strategy: a.strategy,
+        upgrade_to: a.upgrade_to.clone(),
         minimal: BTreeMap::new(),
         runs: 0,
         seconds: 0.0,
@@ -430,10 +521,15 @@ async fn execute(
             String::new()
         }
     );
-    prepare_images(a, &state.versions, jobs > 1).await?;
+    // An upgrade target's image is needed too.
+    let images: Vec<String> = (state.versions.iter())
+        .chain(&state.upgrade_to)
+        .cloned()
+        .collect();
+    prepare_images(a, &images, jobs > 1).await?;
     // One restore slot per campaign slot: the runs of a slot go one after another, each
     // restoring that slot's baseline (its own network, subnet and names).
-    let restore: Vec<Arc<crate::run::baseline::Slot>> = if restores(a) {
+    let restore: Vec<Arc<crate::run::baseline::Slot>> = if restores(a, state.strategy) {
         (0..jobs)
             .map(|_| crate::run::baseline::Slot::new())
             .collect()
@@ -462,6 +558,7 @@ async fn execute(
         stop_at: a.stop_at_first_minimal.clone(),
         slots: explore::slots::Slots::new(jobs),
         in_flight: 0,
+        ahead: Default::default(),
     };
     let ran = c.run().await;
     for slot in &restore {
@@ -474,15 +571,15 @@ async fn execute(
         return Err(match stop {
             explore::Stop::Failed(f) if f.cause == FailCause::Interrupted => {
                 errln!(
-                    "repro explore: {}; the campaign is saved: resume with --resume {}",
+                    "repro explore: {}; the campaign is saved: resume with `{}`",
                     f.message,
-                    dir.display()
+                    resume_command(a, &dir)
                 );
                 crate::run::RunError::Interrupted.into()
             }
             stop => Error::Other(anyhow::anyhow!(
-                "{stop}\n  (what ran is kept: `repro explore --resume {}` goes on once the cause is fixed)",
-                dir.display()
+                "{stop}\n  (what ran is kept: `{}` goes on once the cause is fixed)",
+                resume_command(a, &dir)
             )),
         });
     }
@@ -495,7 +592,7 @@ async fn execute(
             c.state.seconds / c.state.runs.max(1) as f64
         ));
     }
-    Ok(failed_exit(&file))
+    Ok(incomplete_exit(&file, !c.state.merged_cells.is_empty()))
 }
 
 /// The sequences this invocation may run: `--sequences`, else — for a campaign merged from
@@ -520,11 +617,14 @@ fn ran_if_merged(state: &State) -> Option<Vec<String>> {
 
 /// Whether the campaign's runs restore from a kept baseline: `--restore`/`--no-restore`, else
 /// on the stand-in only (where tests/e2e/restore.rs proves the findings the same).
-fn restores(a: &ExploreArgs) -> bool {
+fn restores(a: &ExploreArgs, strategy: Strategy) -> bool {
     match (a.restore, a.no_restore) {
         (true, _) => true,
         (_, true) => false,
-        _ => a.sim,
+        // A restore starts every node of the kept baseline at once: the lifecycle strategy's
+        // own "restart every node" (k3s #13533 panics a control-plane-only node there), so its
+        // sequences start from a fresh bring-up.
+        _ => a.sim && strategy == Strategy::Config,
     }
 }
 
@@ -545,15 +645,19 @@ async fn remove_baselines(slot: &crate::run::baseline::Slot) {
     }
 }
 
-/// A campaign (or a recheck) some of whose runs failed covers only the runs judged: its last
+/// A campaign (or a recheck) some of whose runs failed covers only the runs judged, and a
+/// campaign of cells (`of_cells`) some of whose sequences no cell ran only those run: its last
 /// line says so and it exits with the infrastructure code, never 0.
-fn failed_exit(file: &explore::findings::FindingsFile) -> Exit {
-    match file.failed_line() {
-        Some(l) => {
-            out(&l);
-            Exit::Infra
-        }
-        None => Exit::Ok,
+fn incomplete_exit(file: &explore::findings::FindingsFile, of_cells: bool) -> Exit {
+    let not_run = of_cells.then(|| explore::not_run_line(file)).flatten();
+    let lines: Vec<String> = file.failed_line().into_iter().chain(not_run).collect();
+    for l in &lines {
+        out(l);
+    }
+    if lines.is_empty() {
+        Exit::Ok
+    } else {
+        Exit::Infra
     }
 }
 
@@ -576,7 +680,7 @@ fn recheck(dir: &Path) -> Result<Exit, Error> {
         ),
     })?;
     print_summary(&file, dir);
-    Ok(failed_exit(&file))
+    Ok(incomplete_exit(&file, explore::of_cells(dir)))
 }
 
 fn print_summary(f: &explore::findings::FindingsFile, dir: &Path) {
@@ -644,6 +748,29 @@ fn validator(root: Option<PathBuf>, sim: bool) -> explore::Validate {
             Err(e) => Err(vec![(0, 0, e.render().trim_end().to_string())]),
         }
     })
+}
+
+/// The command that goes on with the campaign in `dir`: campaign.json keeps what was searched,
+/// not where the nodes came from, so the flags that chose the build are said again (without
+/// `--sim` a resumed RKE2 stand-in campaign would ask the engine to pull `rke2-node` images).
+fn resume_command(a: &ExploreArgs, dir: &Path) -> String {
+    let mut words = vec![
+        "repro".to_string(),
+        "explore".into(),
+        "--resume".into(),
+        dir.display().to_string(),
+    ];
+    if a.sim {
+        words.push("--sim".into());
+    }
+    if let Some(p) = a.sim_pace {
+        words.extend(["--sim-pace".into(), p.to_string()]);
+    }
+    if let Some(p) = &a.sim_plant {
+        words.extend(["--sim-plant".into(), p.clone()]);
+    }
+    let quoted: Vec<String> = words.iter().map(|w| crate::run::shell_quote(w)).collect();
+    quoted.join(" ")
 }
 
 /// `repro run`'s own path for one check file: resolve (catalog, plan), the run config from

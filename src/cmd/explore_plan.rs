@@ -29,7 +29,7 @@ pub(crate) fn print(
         .filter(|s| a.sequences.is_empty() || a.sequences.contains(&s.sequence.id))
         .collect();
     let first_start = match left.first() {
-        Some(rec) => first_start_seconds(g, a, space, rec)?,
+        Some(rec) => first_start_seconds(g, a, (space, state.strategy), rec)?,
         None => 0.0,
     };
     let e = cost::estimate(&Input {
@@ -60,10 +60,10 @@ pub(crate) fn print(
 
 /// The first start's critical path at real pace (pace 1), from `repro plan`'s own plan of the
 /// first sequence's check (written into a temporary folder, removed after).
-fn first_start_seconds(
+pub(super) fn first_start_seconds(
     g: &Global,
     a: &ExploreArgs,
-    space: &Space,
+    (space, strategy): (&Space, explore::Strategy),
     rec: &explore::SeqRecord,
 ) -> Result<f64, Error> {
     let dir: PathBuf =
@@ -72,7 +72,7 @@ fn first_start_seconds(
     let written = std::fs::create_dir(&dir).and_then(|()| {
         std::fs::write(
             &file,
-            explore::sequence_check(space, &rec.sequence, &Bug::new()),
+            explore::sequence_check(space, strategy, &rec.sequence, &Bug::new()),
         )
     });
     written.map_err(|e| Error::Write {

@@ -2,6 +2,7 @@
 //! plain, telling an engine that refuses privileges from one that cannot start containers.
 
 use super::*;
+use crate::node_spec::NodeContainer;
 
 /// How long the privileged trial may take: creating and starting a container is a second.
 pub(super) const TRIAL_TIMEOUT: Duration = Duration::from_secs(60);
@@ -39,7 +40,7 @@ pub(super) async fn try_privileged(
         image,
         run_id,
         labels: &labels,
-        systemd,
+        facts,
     };
     // What to try by hand: the container as the trial made it.
     let by_hand = if systemd {
@@ -114,13 +115,13 @@ pub(super) struct Trial<'a> {
     image: &'a str,
     run_id: &'a str,
     labels: &'a HashMap<String, String>,
-    /// Start the image's own command (systemd as PID 1), as a systemd-unit node starts.
-    systemd: bool,
+    /// The distribution: its node is made as a run makes one (`node_spec`).
+    facts: &'a Facts,
 }
 
 impl Trial<'_> {
-    /// One container on `net` (the run network of third octet `subnet`) with its own volume:
-    /// created and started.
+    /// One container on `net` (the run network of third octet `subnet`) with its own data
+    /// volume, built by the run's own node builder: created and started.
     async fn run(
         &self,
         net: &str,
@@ -134,34 +135,30 @@ impl Trial<'_> {
         };
         let name = format!("repro-{}-{kind}-trial", self.run_id);
         self.docker.create_volume(&name, self.labels).await?;
-        let spec = NodeSpec {
-            name: name.clone(),
-            hostname: format!("{kind}-trial"),
-            image: self.image.to_string(),
+        let systemd = self.facts.node_process.systemd_pid1();
+        let spec = NodeContainer {
+            facts: self.facts,
+            name: &name,
+            hostname: &format!("{kind}-trial"),
+            image: self.image,
             // A container node's entrypoint is the distribution's binary: its version flag, and
             // out. A systemd node image has no such entrypoint: its command (systemd) runs.
-            cmd: if self.systemd {
-                vec![]
-            } else {
-                vec!["-v".into()]
-            },
-            env: vec![],
+            process: (
+                if systemd { vec![] } else { vec!["-v".into()] },
+                vec![],
+                systemd,
+            ),
             labels: self.labels.clone(),
-            network: net.to_string(),
+            network: net,
             ip: docker::address::trial_ip(subnet, u8::from(!privileged)),
-            data_volume: name.clone(),
-            data_dir: "/var/lib/repro-trial".into(),
+            // A trial container joins nothing, so it needs no other node's address.
+            hosts: vec![],
             // Seconds-long and removed with its anonymous volumes (`remove_labelled` passes -v);
             // a run's nodes, which live through steps, get named ones.
-            image_volumes: vec![],
-            // A trial container joins nothing, so it needs no other node's address.
-            extra_hosts: vec![],
+            volumes: (name.clone(), vec![]),
             privileged,
-            stop_grace: Duration::from_secs(1),
-            stop_signal: "SIGTERM".into(),
-            systemd: self.systemd,
-            host_ro: vec![],
-        };
+        }
+        .spec();
         self.docker.create_node(&spec).await?;
         self.docker.start(&name).await
     }

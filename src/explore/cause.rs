@@ -163,6 +163,7 @@ impl Setting<'_> {
             steps.push(SeqStep {
                 node: n.to_string(),
                 set: s,
+                action: None,
             });
         };
         let servers: Vec<&NodeInfo> = (self.nodes.iter()).filter(|n| n.is_server()).collect();

@@ -99,6 +99,29 @@ fn merge(dir: &Path, cells: &[(String, std::path::PathBuf, State)]) -> Result<St
     Ok(m)
 }
 
+/// Whether `dir` is a campaign of cells: merged (its campaign.json names them) or still the
+/// downloaded cells themselves (no campaign.json of its own, one below). Its sequences are the
+/// cells' shares, so one no cell ran is a hole in the campaign, not the end of a budget.
+pub(crate) fn of_cells(dir: &Path) -> bool {
+    let own = dir.join(CAMPAIGN_FILE);
+    if std::fs::symlink_metadata(&own).is_ok() {
+        return read_state(&own).is_ok_and(|s| !s.merged_cells.is_empty());
+    }
+    !campaign_files(dir).is_empty()
+}
+
+/// The last line of a campaign of cells some of whose sequences no cell ran (a cell's job
+/// failed or was cancelled): its findings cover only the sequences run, so it is not complete
+/// and the command exits as for runs that failed (None when every sequence ran).
+pub(crate) fn not_run_line(file: &super::findings::FindingsFile) -> Option<String> {
+    (file.runs_not_run > 0).then(|| {
+        format!(
+            "{} sequences of the plan were not run (no cell ran them): the findings cover only the sequences the cells ran; `repro explore --resume <folder> --sequences <ids>` runs the rest",
+            file.runs_not_run
+        )
+    })
+}
+
 /// Two cells belong to one campaign when they planned the same: the same topology, versions,
 /// keys and seed, and the same sequences in the same order.
 fn same_plan(a: &State, af: &Path, b: &State, bf: &Path) -> Result<(), String> {

@@ -25,6 +25,80 @@ pub(crate) const PATH_FACTOR: f64 = 1.13;
 /// (docs/performance.md: about 0.5 s to create, 0.5–1 s to tear down, on this engine).
 pub(crate) const RUN_OVERHEAD_SECONDS: f64 = 2.0;
 
+/// A container start and a stop on this engine, which does them one at a time whoever asks
+/// (docs/performance.md "Paced runs": 0.35–0.5 s a start, 0.14–0.2 s a stop, 2026-12-02).
+pub(crate) const ENGINE_START_SECONDS: f64 = 0.45;
+pub(crate) const ENGINE_STOP_SECONDS: f64 = 0.17;
+
+/// A stand-in node's memory as counted for `--jobs auto` on a paced campaign: `docker stats`
+/// showed at most 3.1 MiB resident per stand-in container (1134 samples) during the paced
+/// etcd-split campaigns of 2026-12-06 (docs/performance.md "explore --jobs"); counted as 16.
+pub(crate) const SIM_NODE_MIB: u64 = 16;
+
+/// CPU seconds one paced stand-in run costs the host besides the engine: repro's own (its log
+/// streams, judging, the records: 24.7 s for 24 runs, debug build, in the same campaigns) and
+/// its nodes' (0.12 % of a core each on average, at most 3.6 %: 0.4 s over a 90 s run);
+/// counted as 3.
+pub(crate) const SIM_RUN_CPU_SECONDS: f64 = 3.0;
+
+/// Runs at once for `--jobs auto` on a paced stand-in campaign (`--sim --sim-pace P`), and why:
+/// its runs mostly wait (a stand-in node holds a few MiB and sleeps through its paced boots),
+/// so real k3s's per-node memory (6.4 GB a 4-node run: 3 runs on this 23 GB host) is not what
+/// bounds them. What does: the engine, which starts and stops one container at a time — as
+/// many runs as keep it busy, a run's wall time over the engine time it takes (its nodes'
+/// first starts, a start and a stop per step, creating and tearing down) —, the cores, by
+/// [`SIM_RUN_CPU_SECONDS`] a run, and the memory, by [`SIM_NODE_MIB`] a node. The sequences
+/// are the campaign's (their mean); `first_start` the first start's critical path at pace 1.
+pub(crate) fn paced_sim_jobs(
+    input: &Input<'_>,
+    pace: f64,
+    cores: usize,
+    available_mib: Option<u64>,
+) -> (usize, String) {
+    let n = input.sequences.len().max(1) as f64;
+    let nodes = input.nodes.len() as f64;
+    let wall: f64 = (input.sequences.iter())
+        .map(|s| {
+            // The boots' part scales with the pace; creating and tearing down does not.
+            let boots =
+                run_seconds(input.first_start_seconds, input.nodes, s) - RUN_OVERHEAD_SECONDS;
+            boots * pace + RUN_OVERHEAD_SECONDS
+        })
+        .sum::<f64>()
+        / n;
+    let engine: f64 = (input.sequences.iter())
+        .map(|s| {
+            let steps = s.steps.len() as f64;
+            (nodes + steps) * ENGINE_START_SECONDS
+                + steps * ENGINE_STOP_SECONDS
+                + RUN_OVERHEAD_SECONDS
+        })
+        .sum::<f64>()
+        / n;
+    let by_engine = (wall / engine).floor() as usize;
+    let by_cpu = (cores as f64 * wall / SIM_RUN_CPU_SECONDS).floor() as usize;
+    let by_memory = available_mib.map_or(usize::MAX, |m| {
+        usize::try_from(m / (SIM_NODE_MIB * input.nodes.len().max(1) as u64)).unwrap_or(usize::MAX)
+    });
+    let jobs = by_engine
+        .min(by_cpu)
+        .min(by_memory)
+        .min(input.sequences.len().max(1))
+        .clamp(1, crate::matrix::jobs::MAX_JOBS);
+    let memory = available_mib.map_or("memory unknown".to_string(), |m| {
+        format!(
+            "{m} MiB available, {} MiB a stand-in run: {by_memory}",
+            SIM_NODE_MIB * input.nodes.len() as u64
+        )
+    });
+    (
+        jobs,
+        format!(
+            "--jobs auto: {jobs} (paced stand-in runs mostly wait: a run of about {wall:.0} s keeps the engine busy about {engine:.1} s, so {by_engine} fit; {cores} cores at {SIM_RUN_CPU_SECONDS} CPU s a run: {by_cpu}; {memory})"
+        ),
+    )
+}
+
 /// What the estimate starts from.
 pub(crate) struct Input<'a> {
     /// The sequences to run (those not run yet).
@@ -158,7 +232,16 @@ pub(crate) fn estimate(input: &Input<'_>) -> Estimate {
             .fold(0.0, f64::max);
         let (_, rounds) = ddmin_cost(median, jobs);
         let minimise = defects as f64 * (rounds + confirm.div_ceil(jobs.max(1))) as f64 * short;
-        let seconds = (seq + minimise) * share;
+        // Serially, minimisation follows the sequences. With jobs, the slots a minimisation
+        // leaves idle run the next sequences (#39): the campaign ends when all runs fit into
+        // the slots, or when the minimisation's own chain of rounds does, whichever is later.
+        let seconds = if jobs > 1 && runners == 1 {
+            let mut all = per.clone();
+            all.extend(std::iter::repeat_n(short, defects * (dd_runs + confirm)));
+            makespan(&all, jobs).max(minimise)
+        } else {
+            seq + minimise
+        } * share;
         Wall {
             runners,
             jobs,
@@ -219,6 +302,7 @@ mod tests {
                 .map(|n| SeqStep {
                     node: (*n).into(),
                     set: Default::default(),
+                    action: None,
                 })
                 .collect(),
         }
@@ -290,5 +374,64 @@ mod tests {
         });
         assert_eq!(cut.budget_runs, Some(e.runs / 2));
         assert!(cut.host[0].seconds < serial.seconds);
+    }
+
+    /// #39: a paced stand-in campaign's `auto` is what the engine keeps up with (a run's wall
+    /// time over its engine time), below what the cores and the memory hold; unpaced-like
+    /// (pace near 0) it is one; memory short, memory decides.
+    #[test]
+    fn paced_stand_in_runs_at_once_are_what_the_engine_keeps_up_with() {
+        let nodes = crate::explore::model::tests::etcd_split();
+        let a = seq(&["etcd-2", "etcd-3"]);
+        let many: Vec<&Sequence> = std::iter::repeat_n(&a, 40).collect();
+        let input = Input {
+            sequences: many,
+            nodes: &nodes,
+            first_start_seconds: 20.9,
+            defects: 0,
+            confirm: 1,
+            minimise: false,
+            budget_runs: None,
+            jobs: 1,
+            runners: None,
+        };
+        let wall = run_seconds(20.9, &nodes, &a);
+        let engine = 6.0 * ENGINE_START_SECONDS + 2.0 * ENGINE_STOP_SECONDS + RUN_OVERHEAD_SECONDS;
+        let (n, why) = paced_sim_jobs(&input, 1.0, 2, Some(22_000));
+        assert_eq!(n, (wall / engine).floor() as usize, "{why}");
+        assert!(n > 3, "more than real k3s's memory allows here: {why}");
+        assert!(why.contains("mostly wait"), "{why}");
+        assert_eq!(paced_sim_jobs(&input, 0.01, 2, Some(22_000)).0, 1);
+        let (short, why) = paced_sim_jobs(&input, 1.0, 2, Some(4 * SIM_NODE_MIB * 2));
+        assert_eq!(short, 2, "{why}");
+        // never more than the sequences
+        let one = Input {
+            sequences: vec![&a],
+            ..input
+        };
+        assert_eq!(paced_sim_jobs(&one, 1.0, 2, None).0, 1);
+    }
+
+    /// With jobs, minimisation overlaps the next sequences: the estimate is the makespan of
+    /// every run on the slots, or the minimisation's own chain when that is longer.
+    #[test]
+    fn with_jobs_minimisation_runs_beside_the_sequences() {
+        let nodes = crate::explore::model::tests::etcd_split();
+        let a = seq(&["etcd-2", "etcd-3"]);
+        let input = Input {
+            sequences: std::iter::repeat_n(&a, 12).collect(),
+            nodes: &nodes,
+            first_start_seconds: 20.9,
+            defects: 2,
+            confirm: 1,
+            minimise: true,
+            budget_runs: None,
+            jobs: 3,
+            runners: None,
+        };
+        let e = estimate(&input);
+        let (serial, three) = (&e.host[0], &e.host[1]);
+        // 12 sequences and 2 × (ddmin + 1) runs, all on 3 slots: about a third of the serial sum
+        assert!(three.seconds <= serial.seconds / 3.0 + run_seconds(20.9, &nodes, &a));
     }
 }

@@ -87,8 +87,13 @@ pub(crate) fn validate(s: &State, path: &Path) -> Result<(), String> {
             .map_err(|e| bad(path, "versions", v, &e.to_string()))?;
     }
     distinct(path, "versions", &s.versions)?;
-    if s.keys.is_empty() {
+    // A lifecycle campaign edits no key; a config one searches at least one.
+    if s.keys.is_empty() && s.strategy == super::Strategy::Config {
         return Err(bad(path, "keys", "", "at least one key"));
+    }
+    if let Some(v) = &s.upgrade_to {
+        v.parse::<distro::Version>()
+            .map_err(|e| bad(path, "upgrade_to", v, &e.to_string()))?;
     }
     for k in &s.keys {
         word("keys", k)?;

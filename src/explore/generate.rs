@@ -17,6 +17,7 @@ use serde::{Deserialize, Serialize};
 use crate::raw::Role;
 use crate::scenario::{Expected, Shows};
 
+use super::liveness::Action;
 use super::model::{self, Boot, Config, NodeInfo, Rules};
 
 /// One key under search: its two values (the topology's, and the other one), and the signal
@@ -34,11 +35,15 @@ pub(crate) struct KeySpace {
     pub(crate) roles: Vec<Role>,
 }
 
-/// One step of a sequence: set keys on one node, then restart it.
+/// One step of a sequence: set keys on one node, then restart it; or, in a lifecycle sequence
+/// (`lifecycle.rs`), a lifecycle action (`set` empty, `node` the first node it names).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub(crate) struct SeqStep {
     pub(crate) node: String,
     pub(crate) set: BTreeMap<String, String>,
+    /// Absent from the config-edit strategies' steps (campaign.json stays as it was).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) action: Option<Action>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -77,7 +82,7 @@ fn editable(nodes: &[NodeInfo]) -> Vec<&NodeInfo> {
 }
 
 /// Interchangeable nodes share a class: the same role and the same join target.
-fn class_of(n: &NodeInfo) -> String {
+pub(super) fn class_of(n: &NodeInfo) -> String {
     format!("{}<{}", n.role.as_str(), n.join.as_deref().unwrap_or("-"))
 }
 
@@ -100,7 +105,7 @@ pub(crate) const MAX_ORDER_VISITS: usize = 10_000;
 /// Whether `a` and `b` are twins: swapping them maps the topology onto itself (same class, the
 /// same sources apart from each other, sources of the same nodes), so two orders that differ
 /// only by their swap have the same signature.
-fn twins(a: &NodeInfo, b: &NodeInfo, nodes: &[NodeInfo]) -> bool {
+pub(super) fn twins(a: &NodeInfo, b: &NodeInfo, nodes: &[NodeInfo]) -> bool {
     let has = |n: &NodeInfo, m: &str| sources(n, nodes).iter().any(|s| s.name == m);
     class_of(a) == class_of(b)
         && has(a, &b.name) == has(b, &a.name)
@@ -204,6 +209,7 @@ pub(crate) fn order_sequence(
             .map(|&n| SeqStep {
                 node: servers[n].name.clone(),
                 set: [(key.key.clone(), key.values[1].clone())].into(),
+                action: None,
             })
             .collect(),
     }
@@ -242,6 +248,7 @@ pub(crate) fn covering(nodes: &[NodeInfo], keys: &[KeySpace]) -> Vec<Sequence> {
                     steps.push(SeqStep {
                         node: s.name.clone(),
                         set,
+                        action: None,
                     });
                 }
             }
@@ -279,6 +286,7 @@ pub(crate) fn random(
                     SeqStep {
                         node: n.name.clone(),
                         set,
+                        action: None,
                     }
                 })
                 .collect();
@@ -712,10 +720,12 @@ mod tests {
                 SeqStep {
                     node: "etcd-2".into(),
                     set: [("embedded-registry".into(), "true".into())].into(),
+                    action: None,
                 },
                 SeqStep {
                     node: "cp-1".into(),
                     set: [("embedded-registry".into(), "true".into())].into(),
+                    action: None,
                 },
             ],
         };
@@ -776,6 +786,7 @@ mod tests {
             steps: vec![SeqStep {
                 node: "etcd-2".into(),
                 set: BTreeMap::new(),
+                action: None,
             }],
         };
         let ya = render(&ctx, &again, "explore-t", "s", "d", &Bug::new());
@@ -807,6 +818,7 @@ mod tests {
             steps: vec![SeqStep {
                 node: "etcd-2".into(),
                 set: [("embedded-registry".into(), "true".into())].into(),
+                action: None,
             }],
         };
         let mut bug: Bug = [(
@@ -860,6 +872,7 @@ mod tests {
         let set = |node: &str| SeqStep {
             node: node.into(),
             set: [("embedded-registry".into(), "true".into())].into(),
+            action: None,
         };
         let seq = Sequence {
             id: "t".into(),

@@ -16,6 +16,8 @@ mod ddmin;
 pub(crate) mod findings;
 pub(crate) mod folder;
 pub(crate) mod generate;
+pub(crate) mod lifecycle;
+pub(crate) mod liveness;
 pub(crate) mod model;
 pub(crate) mod oracle;
 #[cfg(test)]
@@ -56,10 +58,12 @@ pub(crate) type RunOne = std::sync::Arc<
 /// What [`RunOne`] gives back.
 pub(crate) type Ran = Result<(PathBuf, RunResult), RunFailure>;
 
-/// A run launched into a slot: its task (the outcome and its seconds) and the check it runs.
+/// A run launched into a slot: its task (the outcome and its seconds), the check it runs, and
+/// whether its task has ended (`slots::Claim`).
 struct Launched {
     task: tokio::task::JoinHandle<(Ran, f64)>,
     check: PathBuf,
+    done: std::sync::Arc<std::sync::atomic::AtomicBool>,
 }
 
 /// A judged run: its folder (relative to the campaign), its result and the oracle's pieces.
@@ -115,6 +119,30 @@ pub(crate) type Validate =
 /// Where the lines for people go.
 pub(crate) type Say = Box<dyn Fn(&str) + Send + Sync>;
 
+/// What a campaign searches (`--strategy`): config edits and restarts judged by the model of
+/// k3s's rules (the default), or lifecycle actions judged by the liveness rules.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
+#[serde(rename_all = "kebab-case")]
+pub(crate) enum Strategy {
+    #[default]
+    Config,
+    Lifecycle,
+}
+
+impl Strategy {
+    fn is_config(&self) -> bool {
+        *self == Strategy::Config
+    }
+
+    /// The oracle of this strategy's runs.
+    pub(crate) fn judge(self, r: &RunResult) -> Vec<Piece> {
+        match self {
+            Strategy::Config => oracle::judge(r),
+            Strategy::Lifecycle => liveness::judge(r),
+        }
+    }
+}
+
 /// The campaign's plan and how far it got (campaign.json; `--resume` reads it back).
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub(crate) struct State {
@@ -128,6 +156,12 @@ pub(crate) struct State {
     pub(crate) budget_runs: Option<usize>,
     pub(crate) budget_seconds: Option<u64>,
     pub(crate) sequences: Vec<SeqRecord>,
+    /// Absent (the config strategy) in campaigns written before `--strategy`, and for it.
+    #[serde(default, skip_serializing_if = "Strategy::is_config")]
+    pub(crate) strategy: Strategy,
+    /// The lifecycle strategy's upgrade target (`--upgrade-to`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) upgrade_to: Option<String>,
     /// Minimal checks by finding id (class/key/role).
     #[serde(default)]
     pub(crate) minimal: BTreeMap<String, Minimal>,
@@ -270,9 +304,25 @@ pub(crate) fn plan_sequences(
         &mut generate::Rng::new(seed),
         random,
     ));
+    Ok(per_version_records(&seqs, versions, shard))
+}
+
+/// The sequences of a lifecycle campaign (`lifecycle.rs`), in run order, per version.
+pub(crate) fn plan_lifecycle(
+    space: &Space,
+    versions: &[String],
+    upgrade_to: Option<&str>,
+    shard: usize,
+) -> Vec<SeqRecord> {
+    let seqs = lifecycle::sequences(&space.nodes, upgrade_to);
+    per_version_records(&seqs, versions, shard)
+}
+
+/// Every sequence on every version (versions outer), each in its shard.
+fn per_version_records(seqs: &[Sequence], versions: &[String], shard: usize) -> Vec<SeqRecord> {
     let mut out = Vec::new();
     for v in versions {
-        for s in &seqs {
+        for s in seqs {
             let n = out.len();
             out.push(SeqRecord {
                 sequence: s.clone(),
@@ -285,23 +335,50 @@ pub(crate) fn plan_sequences(
             });
         }
     }
-    Ok(out)
+    out
 }
 
 /// The check file a sequence runs as (with `bug:` when it has one).
-pub(crate) fn sequence_check(space: &Space, seq: &Sequence, bug: &Bug) -> String {
+pub(crate) fn sequence_check(
+    space: &Space,
+    strategy: Strategy,
+    seq: &Sequence,
+    bug: &Bug,
+) -> String {
     let name = format!("explore-{}", seq.id)
         .chars()
         .take(63)
         .collect::<String>();
-    generate::render(
-        &space.context(),
+    let rules = match strategy {
+        Strategy::Config => "the model of k3s's rules",
+        Strategy::Lifecycle => "the liveness rules",
+    };
+    render_check(
+        space,
+        strategy,
         seq,
         &name,
         &format!("explore sequence {} ({})", seq.id, seq.strategy),
-        "A sequence `repro explore` generated; expect: is the model of k3s's rules.",
+        &format!("A sequence `repro explore` generated; expect: is {rules}."),
         bug,
     )
+}
+
+/// A sequence's check file, written by its strategy's renderer.
+fn render_check(
+    space: &Space,
+    strategy: Strategy,
+    seq: &Sequence,
+    name: &str,
+    summary: &str,
+    description: &str,
+    bug: &Bug,
+) -> String {
+    let render = match strategy {
+        Strategy::Config => generate::render,
+        Strategy::Lifecycle => lifecycle::render,
+    };
+    render(&space.context(), seq, name, summary, description, bug)
 }
 
 /// A campaign in its folder.
@@ -328,6 +405,26 @@ pub(crate) struct Campaign {
     pub(crate) slots: slots::Slots,
     /// Runs launched and not landed yet: the budget counts them as made.
     pub(crate) in_flight: usize,
+    /// The sequences launched ahead of the one being taken in (`run`).
+    pub(crate) ahead: Ahead,
+}
+
+/// The sequences a campaign launches ahead of the one it takes in: with `--jobs` above one,
+/// every slot left idle — while a sequence before them runs, or while a defect is minimised or
+/// confirmed — starts the next sequence of the plan (#39). Each is still taken in (landed,
+/// judged, recorded, its defects minimised) in the plan's order, so the record is the serial
+/// campaign's; only the engine's time is shared.
+#[derive(Default)]
+pub(crate) struct Ahead {
+    /// The sequences to run, by index into `state.sequences`, in the plan's order.
+    order: Vec<usize>,
+    /// The position in `order` of the next sequence to launch.
+    next: usize,
+    /// Launched and not taken in yet, by index into `state.sequences`.
+    flight: BTreeMap<usize, Launched>,
+    /// Whether idle slots start sequences now: only inside the sequence loop, and not once
+    /// the campaign stops (the runs in flight are then only waited for).
+    open: bool,
 }
 
 fn write(dir: &Path, name: &str, text: &str) -> Result<(), String> {
@@ -368,13 +465,15 @@ impl Campaign {
         let folder = self.dir.join(sub);
         crate::safe_fs::dir_in(&self.dir, Path::new(sub))
             .map_err(|e| format!("{}: {e:#}", folder.display()))?;
-        let text = sequence_check(&self.space, seq, bug);
+        let text = sequence_check(&self.space, self.state.strategy, seq, bug);
         let file = format!("{}.yaml", seq.id);
         write(&folder, &file, &text)?;
         let check = folder.join(&file);
         let (slots, run_one) = (self.slots.clone(), self.run_one.clone());
         let (c, v, runs) = (check.clone(), version.to_string(), self.dir.join(RUNS_DIR));
         self.in_flight += 1;
+        let claim = self.slots.claim();
+        let done = claim.done.clone();
         let task = tokio::spawn(async move {
             let slot = slots.acquire().await;
             // Heard while waiting for a slot: the run does not start.
@@ -383,16 +482,19 @@ impl Campaign {
             }
             let t = Instant::now();
             let ran = run_one(c, v, runs, slot.index).await;
+            // The slot is free before the claim's end is told.
+            drop(slot);
+            drop(claim);
             (ran, t.elapsed().as_secs_f64())
         });
-        Ok(Launched { task, check })
+        Ok(Launched { task, check, done })
     }
 
     /// A launched run's end: the run folder (relative) and what the oracle makes of it, or why
     /// the run gave nothing to judge (counted by cause). A failure every further run would
     /// share stops the campaign (the outer error).
     async fn land(&mut self, l: Launched) -> Result<Result<Judged, RunFailure>, Stop> {
-        let (ran, secs) = l.task.await.unwrap_or_else(|e| {
+        let (ran, secs) = self.wait(l.task, &l.done).await.unwrap_or_else(|e| {
             let message = format!("the run's task ended without an outcome: {e}");
             let cause = FailCause::Internal;
             (Err(RunFailure { cause, message }), 0.0)
@@ -422,7 +524,7 @@ impl Campaign {
             .unwrap_or(&run_dir)
             .display()
             .to_string();
-        let mut pieces = oracle::judge(&result);
+        let mut pieces = self.state.strategy.judge(&result);
         for p in &mut pieces {
             p.run = rel.clone();
             reclass(&self.state.causes, p);
@@ -430,17 +532,66 @@ impl Campaign {
         Ok(Ok((rel, result, pieces)))
     }
 
+    /// Waits for a launched run's task; meanwhile every slot that falls idle starts the next
+    /// sequence ahead (`Ahead`).
+    async fn wait(
+        &mut self,
+        mut task: tokio::task::JoinHandle<(Ran, f64)>,
+        done: &std::sync::atomic::AtomicBool,
+    ) -> Result<(Ran, f64), tokio::task::JoinError> {
+        let slots = self.slots.clone();
+        loop {
+            // Ended (its output a poll away): the slot it freed is for the caller's next run
+            // (ddmin's next candidate, a confirmation), not for a sequence ahead.
+            if done.load(std::sync::atomic::Ordering::SeqCst) {
+                return task.await;
+            }
+            self.launch_ahead();
+            tokio::select! {
+                biased;
+                out = &mut task => return out,
+                () = slots.ended() => {}
+            }
+        }
+    }
+
+    /// Launches the plan's next sequences into the slots no run holds or waits for. One slot
+    /// is the serial campaign: nothing goes ahead. A launch refused (the budget, or a stop the
+    /// sequence loop meets itself when it reaches that sequence) launches nothing further now.
+    fn launch_ahead(&mut self) {
+        if !self.ahead.open || self.slots.count() == 1 {
+            return;
+        }
+        while self.slots.idle() > 0 && self.ahead.next < self.ahead.order.len() {
+            let j = self.ahead.order[self.ahead.next];
+            let rec = &self.state.sequences[j];
+            if rec.run.is_none() {
+                let (seq, version) = (rec.sequence.clone(), rec.version.clone());
+                match self.launch(&seq, &version, SEQUENCES_DIR, &Bug::new()) {
+                    Ok(l) => {
+                        self.ahead.flight.insert(j, l);
+                    }
+                    Err(_) => return,
+                }
+            }
+            self.ahead.next += 1;
+        }
+    }
+
     /// Waits for runs launched that will not be used (the campaign stops): each cleans up after
-    /// itself (an interrupt reaches every run), and is counted as made.
+    /// itself (an interrupt reaches every run), and is counted as made. No sequence starts
+    /// ahead any more.
     async fn drain(&mut self, runs: impl IntoIterator<Item = Launched>) {
+        self.ahead.open = false;
         for l in runs {
             let _ = self.land(l).await;
         }
     }
 
     /// Runs every sequence not run yet, within the budget, then minimises and confirms defects.
-    /// Up to `--jobs` sequences run at once, but each is taken in (recorded, judged, its new
-    /// defects minimised) in the plan's order, so the campaign's record is the serial one's.
+    /// With `--jobs`, every idle slot starts the next sequence (`Ahead`), but each is taken in
+    /// (recorded, judged, its new defects minimised) in the plan's order, so the campaign's
+    /// record is the serial one's.
     pub(crate) async fn run(&mut self) -> Result<(), Stop> {
         let total = self.state.sequences.len();
         let order: Vec<usize> = (0..total)
@@ -450,20 +601,18 @@ impl Campaign {
             })
             .collect();
         let mut seen: Seen = BTreeMap::new();
-        let mut flight: BTreeMap<usize, Launched> = BTreeMap::new();
-        let mut next = 0;
-        let mut launching = true;
-        for &i in &order {
-            if let Err(stop) = self.fill_window(&order, &mut next, &mut flight, &mut launching) {
-                self.drain_sequences(flight).await;
-                self.save()?;
-                return Err(stop);
-            }
+        self.ahead = Ahead {
+            order: order.clone(),
+            open: true,
+            ..Ahead::default()
+        };
+        for (at, &i) in order.iter().enumerate() {
+            self.launch_ahead();
             let rec = self.state.sequences[i].clone();
             if let Some(run) = &rec.run {
                 // Resumed: judge what is there again (pure), run nothing.
                 if let Ok(r) = read_result(&self.dir.join(run)) {
-                    for mut p in oracle::judge(&r) {
+                    for mut p in self.state.strategy.judge(&r) {
                         p.run = run.clone();
                         reclass(&self.state.causes, &mut p);
                         let entry = (rec.sequence.clone(), rec.version.clone(), p);
@@ -472,7 +621,18 @@ impl Campaign {
                 }
                 continue;
             }
-            let Some(launched) = flight.remove(&i) else {
+            // No slot was idle to start it ahead: launched now, waiting for the next slot.
+            if self.ahead.next == at {
+                match self.launch(&rec.sequence, &rec.version, SEQUENCES_DIR, &Bug::new()) {
+                    Ok(l) => {
+                        self.ahead.flight.insert(i, l);
+                        self.ahead.next += 1;
+                    }
+                    Err(Stop::Budget) => {}
+                    Err(stop) => return self.stopped(stop).await,
+                }
+            }
+            let Some(launched) = self.ahead.flight.remove(&i) else {
                 (self.say)(&format!(
                     "budget reached after {} runs: {} sequences left (resume with --resume {})",
                     self.state.runs - self.budget_from,
@@ -484,11 +644,7 @@ impl Campaign {
             let out = self.land(launched).await;
             let go_on = match self.take_in(i, out, &mut seen).await {
                 Ok(go_on) => go_on,
-                Err(stop) => {
-                    self.drain_sequences(flight).await;
-                    self.save()?;
-                    return Err(stop);
-                }
+                Err(stop) => return self.stopped(stop).await,
             };
             if !go_on {
                 (self.say)(&format!(
@@ -500,46 +656,27 @@ impl Campaign {
                 break;
             }
         }
-        // Launched beyond where the loop stopped (the first minimal finding): recorded, so
-        // `--resume` does not run them again.
-        self.drain_sequences(flight).await;
+        // Launched beyond where the loop stopped (the budget, the first minimal finding):
+        // recorded, so `--resume` does not run them again.
+        self.ahead.open = false;
+        self.drain_sequences().await;
         self.minimise_new(&seen).await?;
         Ok(self.save()?)
     }
 
-    /// Launches sequences of `order` from `next` until `--jobs` of them are in flight (those
-    /// resumed need no run); `launching` turns false once the budget is spent.
-    fn fill_window(
-        &mut self,
-        order: &[usize],
-        next: &mut usize,
-        flight: &mut BTreeMap<usize, Launched>,
-        launching: &mut bool,
-    ) -> Result<(), Stop> {
-        while *launching && *next < order.len() && flight.len() < self.slots.count() {
-            let j = order[*next];
-            let rec = self.state.sequences[j].clone();
-            if rec.run.is_none() {
-                match self.launch(&rec.sequence, &rec.version, SEQUENCES_DIR, &Bug::new()) {
-                    Ok(l) => {
-                        flight.insert(j, l);
-                    }
-                    // The budget (runs, or the time between the check and the run).
-                    Err(Stop::Budget) => *launching = false,
-                    Err(stop) => return Err(stop),
-                }
-            }
-            if *launching {
-                *next += 1;
-            }
-        }
-        Ok(())
+    /// The campaign stops: the sequences in flight are waited for and recorded, the campaign
+    /// saved, and the stop returned.
+    async fn stopped(&mut self, stop: Stop) -> Result<(), Stop> {
+        self.ahead.open = false;
+        self.drain_sequences().await;
+        self.save()?;
+        Err(stop)
     }
 
     /// Sequences launched that the campaign will not take in (it stops): waited for, and those
     /// that reached a verdict recorded, so `--resume` does not run them again.
-    async fn drain_sequences(&mut self, flight: BTreeMap<usize, Launched>) {
-        for (i, l) in flight {
+    async fn drain_sequences(&mut self) {
+        for (i, l) in std::mem::take(&mut self.ahead.flight) {
             match self.land(l).await {
                 Ok(Ok((run, _, _))) => self.state.sequences[i].run = Some(run),
                 Ok(Err(f)) => {
@@ -719,21 +856,66 @@ impl Campaign {
                 .map(|c| (c.clone(), setting.sequence(c, &format!("{}-d", seq.id))))
                 .collect()
         };
+        // Up to `--jobs` probes run at once and are read in the candidates' order up to the
+        // first that explains the value: what one at a time decides (a later one is a run the
+        // serial search would not have made: discarded, as ddmin's). One slot: one at a time.
         let mut probes = Vec::new();
-        for (c, sequence) in sequences {
-            let mut probe = cause::Probe {
-                cause: c.clone(),
-                run: None,
-                showed: None,
-                explains: None,
-                note: None,
-            };
-            match sequence {
-                Err(why) => probe.note = Some(why),
-                Ok(s) => {
-                    // One at a time: a probe that explains the value ends the search.
-                    let launched = self.launch(&s, version, "distinguish", &Bug::new())?;
-                    match self.land(launched).await? {
+        let mut rest = sequences.into_iter();
+        let mut told = false;
+        while !told {
+            let mut batch: Vec<(cause::Probe, Option<Launched>)> = Vec::new();
+            let mut budget = false;
+            while batch.iter().filter(|(_, l)| l.is_some()).count() < self.slots.count() {
+                let Some((c, sequence)) = rest.next() else {
+                    break;
+                };
+                let mut probe = cause::Probe {
+                    cause: c.clone(),
+                    run: None,
+                    showed: None,
+                    explains: None,
+                    note: None,
+                };
+                let launched = match sequence {
+                    Err(why) => {
+                        probe.note = Some(why);
+                        None
+                    }
+                    Ok(s) => match self.launch(&s, version, "distinguish", &Bug::new()) {
+                        Ok(l) => Some(l),
+                        // As serially: the runs launched are read first; the budget stops
+                        // the search only if none of them explains the value.
+                        Err(Stop::Budget) => {
+                            budget = true;
+                            break;
+                        }
+                        Err(stop) => {
+                            self.drain(batch.into_iter().filter_map(|(_, l)| l)).await;
+                            return Err(stop);
+                        }
+                    },
+                };
+                batch.push((probe, launched));
+            }
+            if batch.is_empty() && !budget {
+                break;
+            }
+            let mut batch = batch.into_iter();
+            while let Some((mut probe, launched)) = batch.next() {
+                if let Some(l) = launched {
+                    let check = l.check.clone();
+                    let out = match self.land(l).await {
+                        Ok(out) => out,
+                        Err(stop) => {
+                            self.drain(batch.filter_map(|(_, l)| l)).await;
+                            return Err(stop);
+                        }
+                    };
+                    if told {
+                        self.discard(&check, &out);
+                        continue;
+                    }
+                    match out {
                         Ok((run, r, _)) => {
                             probe.showed = cause::showed(&r, &piece.node, &key.signal, &key.shows);
                             probe.explains = probe.showed.as_ref().map(|v| *v == piece.observed);
@@ -741,12 +923,14 @@ impl Campaign {
                         }
                         Err(f) => probe.note = Some(format!("failed ({}): {}", f.cause, f.message)),
                     }
+                } else if told {
+                    continue;
                 }
+                told = probe.explains == Some(true);
+                probes.push(probe);
             }
-            let told = probe.explains == Some(true);
-            probes.push(probe);
-            if told {
-                break;
+            if budget && !told {
+                return Err(Stop::Budget);
             }
         }
         let d = cause::Decided {
@@ -795,6 +979,9 @@ impl Campaign {
             match self.launch_steps(base, c, version, &tag(k)) {
                 Ok(l) => out.push(l),
                 Err(Stop::Budget) if !out.is_empty() => break,
+                // Nothing launched: the caller leaves this defect for `--resume`, and the
+                // campaign goes on.
+                Err(Stop::Budget) => return Err(Stop::Budget),
                 Err(stop) => {
                     self.drain(out).await;
                     return Err(stop);
@@ -946,15 +1133,25 @@ impl Campaign {
         crate::safe_fs::dir_in(&self.dir, Path::new(CHECKS_DIR))
             .map_err(|e| format!("{}: {e:#}", folder.display()))?;
         let file = format!("{slug}.yaml");
+        let found = match self.state.strategy {
+            Strategy::Config => format!(
+                "{} showed {}={} where k3s's rules say {}.\nexpect: is the model of k3s's rules",
+                piece.node, piece.key, piece.observed, piece.predicted
+            ),
+            Strategy::Lifecycle => format!(
+                "{} showed {} where the liveness rules say {}.\nexpect: is the liveness rules",
+                piece.node, piece.observed, piece.predicted
+            ),
+        };
         let render = |bug: &Bug| {
-            generate::render(
-                &self.space.context(),
+            render_check(
+                &self.space,
+                self.state.strategy,
                 &min_seq,
                 &format!("explore-{slug}").chars().take(63).collect::<String>(),
                 &format!("{} of {} on {} nodes, found by repro explore", piece.class, piece.key, piece.role),
                 &format!(
-                    "repro explore found this on {version}: {} showed {}={} where k3s's rules say {}.\nexpect: is the model of k3s's rules (docs/explore.md); bug: is what the run observed.\nReplay: repro run <this file> --sim --version {version} --expect reproduced",
-                    piece.node, piece.key, piece.observed, piece.predicted
+                    "repro explore found this on {version}: {found} (docs/explore.md); bug: is what the run observed.\nReplay: repro run <this file> --sim --version {version} --expect reproduced"
                 ),
                 bug,
             )
@@ -1120,6 +1317,8 @@ struct Campaigns {
     causes: BTreeMap<String, cause::Decided>,
     name: String,
     topology: String,
+    /// The first campaign's (a campaign's cells share it).
+    strategy: Strategy,
 }
 
 /// Reads every campaign.json under `dir` (checked: `folder.rs`) and the minimal checks they
@@ -1170,6 +1369,7 @@ fn read_campaigns(dir: &Path) -> Result<Campaigns, JudgeError> {
         if out.topology.is_empty() {
             out.topology = s.topology;
             out.name = s.name;
+            out.strategy = s.strategy;
         }
     }
     Ok(out)
@@ -1201,7 +1401,7 @@ pub(crate) fn judge_folder(dir: &Path, out: &Path) -> Result<FindingsFile, Judge
         }
         judged += 1;
         let rel = run.strip_prefix(dir).unwrap_or(&run).display().to_string();
-        for mut p in oracle::judge(&r) {
+        for mut p in campaigns.strategy.judge(&r) {
             p.run = rel.clone();
             reclass(&campaigns.causes, &mut p);
             pieces.push(p);
@@ -1300,7 +1500,7 @@ fn campaign_files(dir: &Path) -> Vec<PathBuf> {
     out
 }
 
-pub(crate) use cells::campaign_of;
+pub(crate) use cells::{campaign_of, not_run_line, of_cells};
 
 pub(crate) fn read_state(path: &Path) -> Result<State, String> {
     let dir = path.parent().unwrap_or(Path::new("."));
@@ -1328,6 +1528,8 @@ mod tests {
             budget_runs: None,
             budget_seconds: None,
             sequences: Vec::new(),
+            strategy: Strategy::Config,
+            upgrade_to: None,
             minimal: BTreeMap::new(),
             runs: 0,
             seconds: 0.0,
@@ -1421,6 +1623,7 @@ mod tests {
             stop_at: None,
             slots: slots::Slots::new(jobs),
             in_flight: 0,
+            ahead: Ahead::default(),
         };
         (c, made)
     }
@@ -1431,13 +1634,17 @@ mod tests {
     #[tokio::test]
     async fn the_budget_counts_every_run_of_the_campaign() {
         use std::sync::atomic::Ordering;
-        for jobs in [1, 3] {
+        for (jobs, slow) in [(1, false), (3, false), (3, true)] {
             for (budget, confirm) in [(1, 4), (3, 4), (12, 1), (12, 4)] {
                 let tmp = tempfile::tempdir().expect("tmp");
                 let (mut c, made) = counted_campaign(tmp.path(), (budget, confirm, jobs));
+                if slow {
+                    // Sequences started ahead while defects are minimised count too.
+                    slowed(&mut c);
+                }
                 c.run().await.expect("the campaign runs");
                 let n = made.load(Ordering::SeqCst);
-                let what = format!("runs={budget} --confirm {confirm} --jobs {jobs}");
+                let what = format!("runs={budget} --confirm {confirm} --jobs {jobs} slow {slow}");
                 assert!(n <= budget, "{what} made {n} runs");
                 assert_eq!(c.state.runs, n, "{what}");
                 assert_eq!(c.in_flight, 0, "{what}: nothing left in flight");
@@ -1460,9 +1667,12 @@ mod tests {
     /// needed) and the same run folders judged, with the budget not binding.
     #[tokio::test]
     async fn runs_at_once_keep_the_serial_campaigns_record() {
-        let campaign = |jobs: usize| async move {
+        let campaign = |jobs: usize, slow: bool| async move {
             let tmp = tempfile::tempdir().expect("tmp");
             let (mut c, _) = counted_campaign(tmp.path(), (1000, 2, jobs));
+            if slow {
+                slowed(&mut c);
+            }
             c.run().await.expect("the campaign runs");
             let file = judge_folder(tmp.path(), tmp.path()).expect("judged");
             let seqs: Vec<(String, bool, Option<String>)> = (c.state.sequences.iter())
@@ -1489,13 +1699,77 @@ mod tests {
                 file.runs,
             )
         };
-        let serial = campaign(1).await;
+        let serial = campaign(1, false).await;
         assert!(
             !serial.1.is_empty() && serial.1 != "{}",
             "a minimal check: {serial:?}"
         );
         for jobs in [2, 3] {
-            assert_eq!(campaign(jobs).await, serial, "--jobs {jobs}");
+            for slow in [false, true] {
+                let what = format!("--jobs {jobs}, runs that take a while: {slow}");
+                assert_eq!(campaign(jobs, slow).await, serial, "{what}");
+            }
+        }
+    }
+
+    /// What the runs of a campaign slowed by [`slowed`] did at once: the most on the engine
+    /// together, and how many sequence runs started while a minimisation run was on it.
+    #[derive(Default)]
+    struct AtOnce {
+        on: Vec<bool>,
+        most: usize,
+        beside_minimisation: usize,
+    }
+
+    /// Makes every run of `c` take a while (yields to the campaign's loop, no clock) and notes
+    /// what ran at once (a minimisation or confirmation run: its check is under `minimise/`).
+    fn slowed(c: &mut Campaign) -> std::sync::Arc<std::sync::Mutex<AtOnce>> {
+        let inner = c.run_one.clone();
+        let seen = std::sync::Arc::new(std::sync::Mutex::new(AtOnce::default()));
+        let s = seen.clone();
+        c.run_one = std::sync::Arc::new(move |check: PathBuf, version, results, slot| {
+            let (inner, s) = (inner.clone(), s.clone());
+            Box::pin(async move {
+                let minimising = check.parent().is_some_and(|d| d.ends_with("minimise"));
+                {
+                    let mut a = s.lock().expect("lock");
+                    if !minimising && a.on.iter().any(|m| *m) {
+                        a.beside_minimisation += 1;
+                    }
+                    a.on.push(minimising);
+                    a.most = a.most.max(a.on.len());
+                }
+                for _ in 0..50 {
+                    tokio::task::yield_now().await;
+                }
+                let out = inner(check, version, results, slot).await;
+                let mut a = s.lock().expect("lock");
+                let at = a.on.iter().position(|m| *m == minimising).expect("noted");
+                a.on.remove(at);
+                out
+            })
+        });
+        seen
+    }
+
+    /// #39: with `--jobs 3`, a slot the minimisation leaves idle starts the next sequences
+    /// (it used to wait until the defect was minimised and confirmed), never more than three
+    /// runs at once; serially, one run at a time.
+    #[tokio::test]
+    async fn idle_slots_run_the_next_sequences_while_a_defect_is_minimised() {
+        for jobs in [1, 3] {
+            let tmp = tempfile::tempdir().expect("tmp");
+            let (mut c, _) = counted_campaign(tmp.path(), (1000, 1, jobs));
+            let seen = slowed(&mut c);
+            c.run().await.expect("the campaign runs");
+            assert!(!c.state.minimal.is_empty(), "a defect was minimised");
+            let a = seen.lock().expect("lock");
+            assert!(a.most <= jobs, "--jobs {jobs}: {} at once", a.most);
+            if jobs == 1 {
+                assert_eq!(a.beside_minimisation, 0);
+            } else {
+                assert!(a.beside_minimisation > 0, "no sequence ran beside ddmin");
+            }
         }
     }
 

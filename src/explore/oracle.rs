@@ -15,7 +15,7 @@ use super::model::{self, Boot, Config, NodeInfo, Rules};
 
 /// How a boot left the model: the finding classes of docs/explore.md. Serialised by name
 /// (`taken-from-cp-1`, `stale`, `wrongly-refused`, `died`, `unguarded-divergence`,
-/// `inconclusive`), as findings.json and campaign ids spell them.
+/// `inconclusive`, `not-ready`), as findings.json and campaign ids spell them.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub(crate) enum Class {
     /// The node showed another server's value (`taken-from-<node>`; `elsewhere` when no
@@ -31,6 +31,9 @@ pub(crate) enum Class {
     UnguardedDivergence,
     /// The value was decided by the settle rule alone, or not at all.
     Inconclusive,
+    /// A node the liveness rules keep Ready was not, or an upgraded node runs another version
+    /// than its target (the lifecycle strategy, `liveness.rs`).
+    NotReady,
 }
 
 const TAKEN_FROM: &str = "taken-from-";
@@ -44,6 +47,7 @@ impl Class {
             Class::Died => "died".into(),
             Class::UnguardedDivergence => "unguarded-divergence".into(),
             Class::Inconclusive => "inconclusive".into(),
+            Class::NotReady => "not-ready".into(),
         }
     }
 
@@ -54,6 +58,7 @@ impl Class {
             "died" => Class::Died,
             "unguarded-divergence" => Class::UnguardedDivergence,
             "inconclusive" => Class::Inconclusive,
+            "not-ready" => Class::NotReady,
             _ => Class::TakenFrom(s.strip_prefix(TAKEN_FROM).filter(|n| !n.is_empty())?.into()),
         })
     }
@@ -62,7 +67,11 @@ impl Class {
     pub(crate) fn is_defect(&self) -> bool {
         matches!(
             self,
-            Class::TakenFrom(_) | Class::Stale | Class::WronglyRefused | Class::Died
+            Class::TakenFrom(_)
+                | Class::Stale
+                | Class::WronglyRefused
+                | Class::Died
+                | Class::NotReady
         )
     }
 

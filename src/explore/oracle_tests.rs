@@ -178,6 +178,18 @@ fn a_run_without_shows_judges_nothing_about_values() {
     );
 }
 
+/// Adds `obs` (signal, observed, log line) of `node`'s boot `boot` to the first step.
+fn observe(v: &mut Value, node: &str, boot: &Value, obs: &[(&str, &str, &str)]) {
+    let list = v["steps"][0]["observations"].as_array_mut().expect("obs");
+    for (signal, observed, line) in obs {
+        list.push(json!({
+            "node": node, "signal": signal, "observed": observed, "boot": boot,
+            "evidence": [{"source": "log", "boot": boot, "text": line}],
+            "reason": "crafted"
+        }));
+    }
+}
+
 /// etcd-2's boot of step 1 in the fixed run, ended as `how` with `obs` added to its step.
 fn etcd2_dies(obs: &[(&str, &str, &str)], exit_code: i64) -> Vec<Piece> {
     let mut v = fixture("fixed");
@@ -189,16 +201,7 @@ fn etcd2_dies(obs: &[(&str, &str, &str)], exit_code: i64) -> Vec<Piece> {
             boot = b["boot"].clone();
         }
     }
-    for (signal, observed, line) in obs {
-        v["steps"][0]["observations"]
-            .as_array_mut()
-            .expect("obs")
-            .push(json!({
-                "node": "etcd-2", "signal": signal, "observed": observed, "boot": boot,
-                "evidence": [{"source": "log", "boot": boot, "text": line}],
-                "reason": "crafted"
-            }));
-    }
+    observe(&mut v, "etcd-2", &boot, obs);
     run(v)
 }
 
@@ -298,16 +301,7 @@ fn cp1_refused_dies(obs: &[(&str, &str, &str)]) -> Vec<Piece> {
         "ready_at": null, "ended_at": "2026-11-30T09:01:02Z", "end": "exited", "exit_code": 2,
         "log": format!("nodes/cp-1/boot-{next}.log")}),
     );
-    for (signal, observed, line) in obs {
-        v["steps"][0]["observations"]
-            .as_array_mut()
-            .expect("obs")
-            .push(json!({
-                "node": "cp-1", "signal": signal, "observed": observed, "boot": next,
-                "evidence": [{"source": "log", "boot": next, "text": line}],
-                "reason": "crafted"
-            }));
-    }
+    observe(&mut v, "cp-1", &json!(next), obs);
     run(v)
 }
 
@@ -344,4 +338,37 @@ fn a_panic_where_the_model_says_refused_is_a_died_finding() {
         ("panic", "down", ""),
     ]);
     assert!(ps.iter().all(|p| p.node != "cp-1"), "{ps:#?}");
+}
+
+/// etcd-2's boot of step 1 in the fixed run with its log stream lost (`end: lost`), ready
+/// before or never.
+fn etcd2_lost(ready: bool) -> Vec<Piece> {
+    let mut v = fixture("fixed");
+    for b in v["boots"].as_array_mut().expect("boots") {
+        if b["node"] == "etcd-2" && b["step"] == 1 {
+            b["end"] = json!("lost");
+            b["exit_code"] = Value::Null;
+            if !ready {
+                b["ready_at"] = Value::Null;
+            }
+        }
+    }
+    run(v)
+}
+
+#[test]
+fn a_log_stream_lost_after_ready_is_no_death_but_lost_before_ready_is() {
+    // Systemd nodes: the journal follower breaks when teardown removes the container, after the
+    // node was ready; counting that made every RKE2 campaign report a `died/exit`.
+    let ps = etcd2_lost(true);
+    assert!(
+        ps.iter()
+            .all(|p| !(p.class == "died" && p.node == "etcd-2")),
+        "{ps:#?}"
+    );
+    let ps = etcd2_lost(false);
+    assert!(
+        ps.iter().any(|p| p.class == "died" && p.node == "etcd-2"),
+        "{ps:#?}"
+    );
 }

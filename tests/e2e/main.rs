@@ -41,6 +41,7 @@ mod bug_world;
 mod builds;
 mod doctor;
 mod explore;
+mod explore_lifecycle;
 mod inspect;
 mod interrupts;
 mod json_output;

@@ -29,6 +29,7 @@ mod builds;
 mod cli;
 mod doc_links;
 mod docs_cli;
+mod explore_cells;
 mod explore_checks;
 mod explore_plan;
 mod facts_in_data;

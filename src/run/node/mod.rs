@@ -27,10 +27,7 @@ use super::event::{NodeState, RunEvent};
 use super::in_flight::InFlight;
 use super::watch::{BootHandle, OnLine, Scrub};
 
-/// How long `docker stop` lets the distribution shut down before it is killed. The shipped k3s
-/// tags, as PID 1, exit at once on SIGTERM (the stop takes no grace); releases with k3s's PID-1
-/// signal fix (v1.32.10+, v1.34.2+) stop etcd and kine first, which this leaves room for.
-pub(crate) const STOP_GRACE: Duration = Duration::from_secs(20);
+pub(crate) use crate::node_spec::STOP_GRACE;
 
 /// The way a node of `facts`'s distribution runs: the one match on `NodeProcess` outside the
 /// facts (the rest of repro asks the facts: `NodeProcess::systemd_pid1`,

@@ -6,6 +6,7 @@ use std::collections::HashMap;
 use std::path::PathBuf;
 
 use crate::docker::{self, NodeSpec};
+use crate::node_spec::NodeContainer;
 use crate::plan::{Plan, PlannedNode};
 use distro::Facts;
 
@@ -60,27 +61,22 @@ impl Place<'_> {
         privileged: bool,
     ) -> NodeSpec {
         let n = &self.plan.nodes[self.i];
-        NodeSpec {
-            name: name.to_string(),
-            hostname: n.name.clone(),
-            image: self.plan.image.clone(),
-            cmd: process.cmd.clone(),
-            env: process.env.clone(),
+        NodeContainer {
+            facts: self.plan.distro.facts(),
+            name,
+            hostname: &n.name,
+            image: &self.plan.image,
+            process: (process.cmd.clone(), process.env.clone(), process.systemd),
             labels,
-            network: self.net.to_string(),
+            network: self.net,
             ip: node_ip(self.third, self.i),
-            extra_hosts: (self.plan.nodes.iter().enumerate())
+            hosts: (self.plan.nodes.iter().enumerate())
                 .map(|(j, m)| format!("{}:{}", m.name, node_ip(self.third, j)))
                 .collect(),
-            data_volume: volumes.0,
-            data_dir: self.plan.distro.facts().data_dir.to_string(),
-            image_volumes: volumes.1,
+            volumes,
             privileged,
-            stop_grace: super::STOP_GRACE,
-            stop_signal: self.plan.distro.facts().stop_signal.to_string(),
-            systemd: process.systemd,
-            host_ro: vec![],
         }
+        .spec()
     }
 
     /// The files written into the node before its first start: the plan's (those it has) and
