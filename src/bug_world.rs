@@ -468,6 +468,37 @@ mod tests {
         );
     }
 
+    /// An upgrade to a release with the fix ends the borrowing: the upgraded joiner reads its
+    /// own value, so a prediction there holds on every buggy run without `any`; an upgrade to
+    /// a release without it leaves the joiner borrowing, and the pick decides again.
+    #[test]
+    fn an_upgraded_joiner_plays_its_new_version() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+        for f in ["checks/signals.yaml", "topologies/etcd-split.yaml"] {
+            let to = dir.path().join(f);
+            std::fs::create_dir_all(to.parent().expect("parent")).expect("dir");
+            std::fs::copy(root.join(f), to).expect("copy");
+        }
+        // cp-1 enables the registry, etcd-1 (joined) and etcd-2 do not: a buggy etcd-2 may
+        // borrow either value.
+        let check = |to: &str| {
+            format!(
+                "name: upgraded\ntopology: etcd-split\nissue: https://x/1\nsummary: s\nsteps:\n  - name: one\n    config:\n      cp-1: {{embedded-registry: true}}\n    restart: [cp-1]\n    expect:\n      cp-1: {{ready: up}}\n  - name: two\n    upgrade: {{etcd-2: {to}}}\n    expect:\n      etcd-2: {{ready: up, embedded-registry: down}}\n"
+            )
+        };
+        let load = |text: String| {
+            std::fs::write(dir.path().join("checks/upgraded.yaml"), text).expect("write");
+            Catalog::load(Some(dir.path())).and_then(|c| c.scenario("upgraded", None).map(|_| ()))
+        };
+        load(check("v1.33.5+k3s1")).expect("the fixed release reads its own (down)");
+        let err = load(check("v1.33.4+k3s1")).expect_err("still buggy: the pick decides");
+        assert!(
+            format!("{err:?}").contains("cp-1 (up), etcd-1 (down)"),
+            "{err:?}"
+        );
+    }
+
     #[test]
     fn config_values_read_as_k3s_reads_them() {
         assert!(on(Some(&ConfigValue::Bool(true))));
