@@ -863,40 +863,7 @@ impl Campaign {
         let mut rest = sequences.into_iter();
         let mut told = false;
         while !told {
-            let mut batch: Vec<(cause::Probe, Option<Launched>)> = Vec::new();
-            let mut budget = false;
-            while batch.iter().filter(|(_, l)| l.is_some()).count() < self.slots.count() {
-                let Some((c, sequence)) = rest.next() else {
-                    break;
-                };
-                let mut probe = cause::Probe {
-                    cause: c.clone(),
-                    run: None,
-                    showed: None,
-                    explains: None,
-                    note: None,
-                };
-                let launched = match sequence {
-                    Err(why) => {
-                        probe.note = Some(why);
-                        None
-                    }
-                    Ok(s) => match self.launch(&s, version, "distinguish", &Bug::new()) {
-                        Ok(l) => Some(l),
-                        // As serially: the runs launched are read first; the budget stops
-                        // the search only if none of them explains the value.
-                        Err(Stop::Budget) => {
-                            budget = true;
-                            break;
-                        }
-                        Err(stop) => {
-                            self.drain(batch.into_iter().filter_map(|(_, l)| l)).await;
-                            return Err(stop);
-                        }
-                    },
-                };
-                batch.push((probe, launched));
-            }
+            let (batch, budget) = self.launch_probes(&mut rest, version).await?;
             if batch.is_empty() && !budget {
                 break;
             }
@@ -946,6 +913,47 @@ impl Campaign {
         self.state.causes.insert(id.to_string(), d);
         self.save()?;
         Ok(out)
+    }
+
+    /// The next probes of `rest` (candidate causes and their sequences), launched up to one
+    /// per slot (a candidate k3s's rules do not let hold the value alone is noted, not run),
+    /// and whether the budget stopped the launching.
+    async fn launch_probes(
+        &mut self,
+        rest: &mut impl Iterator<Item = (Class, Result<Sequence, String>)>,
+        version: &str,
+    ) -> Result<(Vec<(cause::Probe, Option<Launched>)>, bool), Stop> {
+        let mut batch: Vec<(cause::Probe, Option<Launched>)> = Vec::new();
+        while batch.iter().filter(|(_, l)| l.is_some()).count() < self.slots.count() {
+            let Some((c, sequence)) = rest.next() else {
+                break;
+            };
+            let mut probe = cause::Probe {
+                cause: c,
+                run: None,
+                showed: None,
+                explains: None,
+                note: None,
+            };
+            let launched = match sequence {
+                Err(why) => {
+                    probe.note = Some(why);
+                    None
+                }
+                Ok(s) => match self.launch(&s, version, "distinguish", &Bug::new()) {
+                    Ok(l) => Some(l),
+                    // As serially: the runs launched are read first; the budget stops the
+                    // search only if none of them explains the value.
+                    Err(Stop::Budget) => return Ok((batch, true)),
+                    Err(stop) => {
+                        self.drain(batch.into_iter().filter_map(|(_, l)| l)).await;
+                        return Err(stop);
+                    }
+                },
+            };
+            batch.push((probe, launched));
+        }
+        Ok((batch, false))
     }
 
     /// Launches a fresh run of `steps` (a candidate or a confirmation of `base`), tagged.
