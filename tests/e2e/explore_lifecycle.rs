@@ -14,7 +14,8 @@ const FIXED: &str = "v1.33.4+k3s1";
 /// The two sequences of the plan that show the classes (`--emit github-matrix` lists ids).
 const SHOWING: &str = "l1-restart-all,l3-stop-etcd-1-one-by-one";
 
-fn campaign(version: &str) -> serde_json::Value {
+/// The campaign's results folder (kept while the value lives), its folder and findings.json.
+fn campaign(version: &str) -> (crate::runs::Results, std::path::PathBuf, serde_json::Value) {
     let (out, results) = Run::command(["explore", "--topology", "etcd-split"])
         .args(["--strategy", "lifecycle", "--confirm", "1"])
         .args(["--sequences", SHOWING])
@@ -25,15 +26,14 @@ fn campaign(version: &str) -> serde_json::Value {
     out.code(0);
     let findings = json(&dir.join("findings.json"));
     crate::schema::assert_valid("schema/findings.schema.json", &findings, "findings.json");
-    serde_json::json!({"dir": dir.display().to_string(), "findings": findings})
+    (results, dir, findings)
 }
 
 #[test]
 fn lifecycle_exploration_finds_11333_and_13533_with_replayable_checks_and_nothing_when_fixed() {
     crate::docker::docker_ok();
-    let c = campaign(BUGGY);
-    let dir = std::path::PathBuf::from(c["dir"].as_str().unwrap());
-    let list = c["findings"]["findings"].as_array().unwrap().clone();
+    let (_kept, dir, findings) = campaign(BUGGY);
+    let list = findings["findings"].as_array().unwrap().clone();
     let find = |key: &str| {
         (list.iter())
             .find(|f| f["class"] == "died" && f["key"] == key && f["role"] == "control-plane")
@@ -69,11 +69,11 @@ fn lifecycle_exploration_finds_11333_and_13533_with_replayable_checks_and_nothin
     );
 
     // The fixed release: the same sequences, no defect.
-    let c = campaign(FIXED);
-    let list = c["findings"]["findings"].as_array().unwrap();
+    let (_kept, _, findings) = campaign(FIXED);
+    let list = findings["findings"].as_array().unwrap();
     assert!(
         list.iter().all(|f| f["defect"] == false),
         "false alarms on {FIXED}: {list:#?}"
     );
-    assert_eq!(c["findings"]["runs"], 2, "{:#}", c["findings"]);
+    assert_eq!(findings["runs"], 2, "{findings:#}");
 }
