@@ -111,7 +111,8 @@ fn jobs(
     let Some(first) = left.first() else {
         return Ok(resolve_costs(Jobs::Fixed(1), &[cost], runs));
     };
-    let first_start = super::explore_plan::first_start_seconds(g, a, (space, state.strategy), first)?;
+    let first_start =
+        super::explore_plan::first_start_seconds(g, a, (space, state.strategy), first)?;
     let input = explore::cost::Input {
         sequences: left.iter().map(|s| &s.sequence).collect(),
         nodes: &space.nodes,
