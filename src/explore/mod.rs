@@ -619,6 +619,11 @@ impl Campaign {
                         seen.entry(finding_id(&entry.2)).or_insert(entry);
                     }
                 }
+                // Nothing to launch for it: the next launch is the next sequence's (with one
+                // slot nothing runs ahead, so the loop itself moves past a resumed one).
+                if self.ahead.next == at {
+                    self.ahead.next += 1;
+                }
                 continue;
             }
             // No slot was idle to start it ahead: launched now, waiting for the next slot.
@@ -636,7 +641,7 @@ impl Campaign {
                 (self.say)(&format!(
                     "budget reached after {} runs: {} sequences left (resume with --resume {})",
                     self.state.runs - self.budget_from,
-                    total - i,
+                    order.len() - at,
                     self.dir.display()
                 ));
                 break;
@@ -650,7 +655,7 @@ impl Campaign {
                 (self.say)(&format!(
                     "stopped at the first minimal finding (--stop-at-first-minimal) after {} runs: {} sequences left (resume with --resume {})",
                     self.state.runs,
-                    total - i - 1,
+                    order.len() - at - 1,
                     self.dir.display()
                 ));
                 break;
@@ -1667,6 +1672,37 @@ mod tests {
                 assert!(made.load(Ordering::SeqCst) - n <= 2, "{what}");
                 assert!(c.state.runs - before <= 2, "{what}");
             }
+        }
+    }
+
+    /// A resumed campaign goes on: with one slot nothing runs ahead, so the sequence loop itself
+    /// moves past the sequences already run (it once launched nothing after them and said
+    /// "budget reached after 0 runs").
+    #[tokio::test]
+    async fn a_resumed_campaign_runs_the_sequences_left() {
+        use std::sync::atomic::Ordering;
+        for jobs in [1, 3] {
+            let tmp = tempfile::tempdir().expect("tmp");
+            let (mut c, made) = counted_campaign(tmp.path(), (1, 1, jobs));
+            c.minimise = false;
+            c.run().await.expect("the campaign runs");
+            let first = made.load(Ordering::SeqCst);
+            assert_eq!(first, 1, "--jobs {jobs}");
+            c.budget_from = c.state.runs;
+            c.state.budget_runs = Some(1000);
+            c.run().await.expect("resumed");
+            let left = (c.state.sequences.iter())
+                .filter(|s| s.run.is_none())
+                .count();
+            assert_eq!(
+                left, 0,
+                "--jobs {jobs}: every sequence run after the resume"
+            );
+            assert_eq!(
+                made.load(Ordering::SeqCst) - first,
+                c.state.sequences.len() - 1,
+                "--jobs {jobs}"
+            );
         }
     }
 

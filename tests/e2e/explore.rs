@@ -414,7 +414,10 @@ fn the_workflows_last_job_turns_cells_into_minimal_confirmed_checks() {
         .env_remove("REPRO_SIM_SEED")
         .status()
         .unwrap();
-    assert!(status.success(), "{script}");
+    // The two cells ran two sequences of the plan: the merged campaign says the others were
+    // run by no cell and exits 3 (a campaign with runs not run is never a clean 0), after it
+    // has minimised, confirmed and written what the cells found.
+    assert_eq!(status.code(), Some(3), "{script}");
 
     let state = json(&cells.join("campaign.json"));
     assert_eq!(
