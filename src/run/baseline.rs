@@ -97,17 +97,28 @@ impl Slot {
     }
 
     /// The slot's baseline for `plan` if it has a fitting one (same key, young enough); else
-    /// none, the one it had removed (with `docker`).
-    pub(crate) async fn fitting(&self, docker: &dyn DockerApi, key: &str) -> Option<Arc<Baseline>> {
+    /// none, the one it had removed (with `docker`) and why (`Err(Some(..))`): the run says so,
+    /// so a campaign's second baseline is never a silent one.
+    pub(crate) async fn fitting(
+        &self,
+        docker: &dyn DockerApi,
+        key: &str,
+    ) -> Result<Arc<Baseline>, Option<String>> {
         let mut cur = self.current.lock().await;
         match cur.as_ref() {
-            Some(b) if b.key == key && b.created.elapsed() < MAX_AGE => Some(b.clone()),
+            Some(b) if b.key == key && b.created.elapsed() < MAX_AGE => Ok(b.clone()),
             Some(b) => {
+                let why = if b.key != key {
+                    "its image, topology, files or pace differ from this run's"
+                } else {
+                    "it is older than a baseline may be"
+                };
+                let said = format!("baseline {} no longer fits: {why}; removed", b.id);
                 let _ = docker.remove_labelled(docker::LABEL_RUN, Some(&b.id)).await;
                 *cur = None;
-                None
+                Err(Some(said))
             }
-            None => None,
+            None => Err(None),
         }
     }
 

@@ -370,12 +370,16 @@ async fn restore_from(
 ) -> Result<Option<Arc<baseline::Baseline>>, RunError> {
     let env = [format!("{:?}", run.pace), format!("{:?}", run.plant)];
     let key = baseline::key(s.plan, image_id, &env);
-    if let Some(b) = slot.fitting(run.docker.as_ref(), &key).await {
-        s.events.show(&RunEvent::Note(format!(
-            "restoring the cluster from baseline {}",
-            b.id
-        )));
-        return Ok(Some(b));
+    match slot.fitting(run.docker.as_ref(), &key).await {
+        Ok(b) => {
+            s.events.show(&RunEvent::Note(format!(
+                "restoring the cluster from baseline {}",
+                b.id
+            )));
+            return Ok(Some(b));
+        }
+        Err(Some(replaced)) => s.events.show(&RunEvent::Note(replaced)),
+        Err(None) => {}
     }
     let t0 = Instant::now();
     let id = slot.begin();
