@@ -243,17 +243,6 @@ fn lines_of(o: &Observation) -> Vec<String> {
     o.evidence.iter().take(3).map(|e| e.text.clone()).collect()
 }
 
-fn nodes_of(r: &RunResult) -> Vec<NodeInfo> {
-    (r.topology.nodes.iter())
-        .map(|n| NodeInfo {
-            name: n.name.clone(),
-            role: n.role,
-            init: n.init,
-            join: n.join.clone(),
-        })
-        .collect()
-}
-
 /// The node's `version` observation, when it differs from the version the check expects.
 fn off_version<'a>(obs: &[&'a Observation]) -> Option<&'a Observation> {
     obs.iter().copied().find(|o| {
@@ -267,7 +256,7 @@ fn off_version<'a>(obs: &[&'a Observation]) -> Option<&'a Observation> {
 /// died, with its lines); an untouched server not Ready, or an upgraded node on another
 /// version, is `not-ready`.
 pub(crate) fn judge(r: &RunResult) -> Vec<Piece> {
-    let nodes = nodes_of(r);
+    let nodes = super::oracle::nodes_of(r);
     let version = (r.build.as_ref()).map_or(r.k3s.version.clone(), |b| b.reported.clone());
     let wants = plan(&nodes, &actions_of(r));
     let mut out = Vec::new();

@@ -144,7 +144,8 @@ impl Piece {
     }
 }
 
-fn nodes_of(r: &RunResult) -> Vec<NodeInfo> {
+/// The topology's nodes as the model knows them (the liveness rules read them too).
+pub(super) fn nodes_of(r: &RunResult) -> Vec<NodeInfo> {
     r.topology
         .nodes
         .iter()
