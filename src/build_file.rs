@@ -39,6 +39,55 @@ impl BuildFile {
     }
 }
 
+impl BuildFile {
+    /// Reads `path` as a build of whichever distribution it says it is (`--k3s-binary` takes
+    /// k3s's and rke2's): the one distribution, among those whose builds run under test
+    /// (`Facts::binary_path`), of which it carries exactly one version. A stand-in's stamp says
+    /// its version, and so its distribution; a file that reads as none, or as more than one,
+    /// is an error naming the file.
+    pub(crate) fn read_any(path: &Path) -> Result<(Distro, BuildFile), String> {
+        let bytes = read_bounded(path)?;
+        let candidates: Vec<Distro> = (Distro::ALL.iter().copied())
+            .filter(|d| d.facts().binary_path.is_some())
+            .collect();
+        let mut read: Vec<(Distro, Result<Reported, String>)> = (candidates.iter())
+            .map(|&d| {
+                (
+                    d,
+                    version_text(d, &bytes).and_then(|t| Reported::parse(d, &t)),
+                )
+            })
+            .collect();
+        let one = |(d, r): (Distro, Result<Reported, String>)| {
+            r.map(|reported| {
+                let b = BuildFile {
+                    sha256: sha256_hex(&bytes),
+                    size: bytes.len() as u64,
+                    reported,
+                };
+                (d, b)
+            })
+            .map_err(|e| format!("{}: {e}", path.display()))
+        };
+        let ok: Vec<usize> = (0..read.len()).filter(|&i| read[i].1.is_ok()).collect();
+        match ok.as_slice() {
+            [i] => one(read.swap_remove(*i)),
+            [] => {
+                // Said as the first distribution's (k3s's) error: the usual build under test.
+                one(read.swap_remove(0))
+            }
+            _ => Err(format!(
+                "{}: it carries versions of {} at once, so it does not say which build it is",
+                path.display(),
+                ok.iter()
+                    .map(|&i| read[i].0.to_string())
+                    .collect::<Vec<_>>()
+                    .join(" and ")
+            )),
+        }
+    }
+}
+
 fn read_bounded(path: &Path) -> Result<Vec<u8>, String> {
     let cannot = |e: std::io::Error| format!("cannot read {}: {e}", path.display());
     let file = std::fs::File::open(path).map_err(cannot)?;

@@ -37,9 +37,10 @@ pub(crate) struct Target {
     /// refused-kube-proxy, control-plane-panic (docs/explore.md "Planted bugs").
     #[arg(long, requires = "sim", value_name = "NAME", value_parser = distro::plant::parse_plant)]
     pub(crate) sim_plant: Option<String>,
-    /// A k3s binary to run instead of the image's (a local build: k3s's `dist/artifacts/k3s`),
-    /// copied into every node; the version it reports is the run's, and it runs in the image of
-    /// that version's line (or `--image`).
+    /// A k3s or rke2 binary to run instead of the image's (a local build: k3s's
+    /// `dist/artifacts/k3s`, rke2's `bin/rke2`), copied into every node; the version it reports
+    /// is the run's (and says the distribution), and it runs in the image of that version's
+    /// line (or `--image`).
     #[arg(
         long,
         value_name = "PATH",

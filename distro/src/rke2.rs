@@ -47,8 +47,12 @@ pub static FACTS: Facts = Facts {
     agent_args: &["agent"],
     // `rke2 version v1.33.5-rc1+rke2r1 (<40-hex commit>)` then `go version …` (§4).
     version_command: &["rke2", "-v"],
-    // Builds under test are k3s-only for now: RKE2's node image and CI storage are not read yet.
-    binary_path: None,
+    // Where install.sh's tarball method puts the binary (`INSTALL_RKE2_TAR_PREFIX` is
+    // `/usr/local` unless that is read-only or a mount; the units' `ExecStart=` name it, §8, §9),
+    // and so where repro's systemd node image has it: a local build (`--k3s-binary`, an
+    // `upgrade:` to `{binary: PATH}`) is copied over it, as replacing the tarball's would.
+    // RKE2's CI builds are not read (`ci_builds_url` below), so no `--k3s-commit`.
+    binary_path: Some("/usr/local/bin/rke2"),
     // `rke2 --help` (v1.33.5+rke2r1) lists server, agent, etcd-snapshot, certificate,
     // secrets-encrypt, token, completion: no check-config (docs/k3s-review-2026-12.md §10).
     check_config_args: None,

@@ -381,7 +381,8 @@ pub(crate) async fn downloading<T: Send + 'static>(
 /// file or a mismatched download ends the command with nothing to clean up.
 pub(crate) async fn prepare_build(t: &mut Target, live: bool) -> Result<(), Error> {
     use crate::result::BuildSource;
-    // Builds under test are k3s builds (the flags say so); `resolve` refuses another topology.
+    // A commit build is k3s's (its CI storage); a local build says which distribution's it is
+    // (`Build::read`). `resolve` refuses a topology of another distribution.
     let distro = distro::Distro::K3s;
     let (path, source, commit) = match (&t.k3s_commit, &t.k3s_binary) {
         (Some(sha), _) => {
@@ -407,7 +408,8 @@ pub(crate) async fn prepare_build(t: &mut Target, live: bool) -> Result<(), Erro
         BuildSource::Commit => "--k3s-commit",
     };
     let build = tokio::task::spawn_blocking(move || {
-        crate::builds::Build::read(distro, &path, source, commit)
+        let of = (source == BuildSource::Commit).then_some(distro);
+        crate::builds::Build::read(of, &path, source, commit)
     })
     .await
     .map_err(|e| Error::Other(anyhow::anyhow!("reading the binary stopped: {e}")))?

@@ -117,8 +117,13 @@ fn bisect_over_candidates_names_the_first_fixed_candidate() {
 
 /// `repro sim binary` into `dir`: a stand-in reporting `version`, with the fix or not.
 pub(crate) fn sim_binary(dir: &Path, version: &str, fixed: bool) -> PathBuf {
+    let program = if version.contains("+rke2") {
+        "rke2"
+    } else {
+        "k3s"
+    };
     let file = dir.join(format!(
-        "k3s-{version}-{}",
+        "{program}-{version}-{}",
         if fixed { "fixed" } else { "buggy" }
     ));
     Repro::new()
@@ -422,4 +427,27 @@ fn matrix_runs_every_check_on_one_build() {
         assert_eq!(r["build"]["sha256"], sha256(&bin).as_str());
         assert_no_leftovers(r["run_id"].as_str().unwrap());
     }
+}
+
+/// An RKE2 local build: `--k3s-binary` tells the distribution from the version the file
+/// carries, etcd-split's topology is read as RKE2's, and the build runs where rke2's install
+/// script puts the tarball's binary (the path the units start) on RKE2 stand-in nodes.
+#[test]
+fn an_rke2_local_build_runs_where_the_units_start_rke2() {
+    let tmp = tempfile::tempdir().unwrap();
+    let bin = sim_binary(tmp.path(), "v1.32.8+rke2r1", false);
+    let run = Run::check("etcd-split")
+        .arg("--k3s-binary")
+        .arg(&bin)
+        .sim()
+        .finish();
+    run.out.code(0);
+    assert_eq!(run.outcome(), "reproduced", "{}", run.out);
+    assert_eq!(run.result["distribution"], "rke2");
+    let b = &run.result["build"];
+    assert_eq!(b["installed_at"], "/usr/local/bin/rke2");
+    assert_eq!(b["reported"], "v1.32.8+rke2r1");
+    assert_eq!(b["sha256"], sha256(&bin).as_str());
+    let log = run.boot_log("etcd-2", 1);
+    assert!(log.contains("Starting rke2 v1.32.8+rke2r1"), "{log}");
 }

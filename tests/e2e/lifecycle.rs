@@ -163,19 +163,30 @@ steps:
     start: [etcd-3]
     expect:
       etcd-3: {ready: up}
-  - name: upgrade etcd-2
-    upgrade: {etcd-2: v1.32.9+rke2r1}
+  - name: upgrade etcd-2 by release, etcd-1 by release candidate
+    upgrade: {etcd-2: v1.32.9+rke2r1, etcd-1: v1.32.9-rc1+rke2r1}
     expect:
       etcd-2: {ready: up, version: v1.32.9+rke2r1}
+      etcd-1: {ready: up, version: v1.32.9-rc1+rke2r1}
+  - name: upgrade cp-1 to a local build
+    upgrade: {cp-1: {binary: ../@BUILD@}}
+    expect:
+      cp-1: {ready: up, version: v1.32.9+rke2r1}
 ";
 
 /// The same on RKE2's stand-in nodes (systemd as PID 1, the unit stopped with the container):
 /// the upgraded etcd member keeps its data and address, and result.json says which node ran
 /// which version in each step.
 #[test]
-fn stop_start_group_restart_and_upgrade_by_release_on_rke2() {
+fn stop_start_group_restart_and_upgrade_by_release_candidate_and_build_on_rke2() {
     let root = project(&["checks/signals.yaml", "topologies/rke2-8465.yaml"]);
-    std::fs::write(root.path().join("checks/lifecycle-rke2.yaml"), RKE2_CHECK).unwrap();
+    let build = crate::builds::sim_binary(root.path(), "v1.32.9+rke2r1", true);
+    let name = build.file_name().unwrap().to_str().unwrap();
+    std::fs::write(
+        root.path().join("checks/lifecycle-rke2.yaml"),
+        RKE2_CHECK.replace("@BUILD@", name),
+    )
+    .unwrap();
     let run = Run::check("lifecycle-rke2")
         .sim()
         .root(root.path())
@@ -189,6 +200,15 @@ fn stop_start_group_restart_and_upgrade_by_release_on_rke2() {
     assert_eq!(v(2, "etcd-3").as_deref(), Some("v1.32.5+rke2r1"));
     assert_eq!(v(3, "etcd-2").as_deref(), Some("v1.32.9+rke2r1"));
     assert_eq!(v(3, "cp-1").as_deref(), Some("v1.32.5+rke2r1"));
+    assert_eq!(v(3, "etcd-1").as_deref(), Some("v1.32.9-rc1+rke2r1"));
+    assert_eq!(v(4, "cp-1").as_deref(), Some("v1.32.9+rke2r1"));
+    // The local build ran: copied over the binary the units start (install.sh's tarball
+    // prefix), recorded by its hash, and its banner is the new boot's.
+    let bin = &run.result["planned_steps"][4]["upgrade"][0]["binary"];
+    assert_eq!(bin["sha256"], crate::builds::sha256(&build), "{bin}");
+    assert_eq!(bin["reported"], "v1.32.9+rke2r1");
+    let cp = run.boot_log("cp-1", 3);
+    assert!(cp.contains("Starting rke2 v1.32.9+rke2r1"), "{cp}");
     let (first, upgraded) = (run.boot_log("etcd-2", 1), run.boot_log("etcd-2", 3));
     assert!(first.contains("Adding member etcd-2-"), "{first}");
     assert!(

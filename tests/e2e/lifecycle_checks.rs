@@ -181,3 +181,75 @@ fn split_join_server_down_on_rke2_reproduces_then_fixed() {
         assert_eq!(versions["etcd-2"], version);
     }
 }
+
+/// k3s #13533 on RKE2 nodes (rke2 vendors k3s): rancher/rke2's January 2026 candidates before
+/// rc6 pin the k3s commit with the MVCC-store reconcile and without its fix
+/// (releases/rke2-changes.yaml: etcd-mvcc-store-reconcile,
+/// control-plane-only-restart-reconcile-fix). Every rke2 unit restarted at once panics the
+/// control-plane-only nodes. The release's side is not asserted here: on the January 2026
+/// releases a control-plane-only node whose join server is itself mid-restart falls back to
+/// `httpBootstrap` through it and dies once (docs/k3s-behaviour.md §18's last paragraph), which
+/// systemd's `Restart=always` heals 5 s later but the runner judges dead; that race is the
+/// stand-in's model of k3s's call order, not a flake of this test.
+#[test]
+fn split_restart_all_on_rke2_panics_the_control_plane_nodes_on_the_candidate() {
+    let run = sim("split-restart-all", "v1.32.11-rc1+rke2r3")
+        .expect("auto")
+        .finish();
+    run.out.code(0);
+    assert_eq!(run.outcome(), "reproduced", "{}", run.out);
+    assert_eq!(run.result["distribution"], "rke2");
+    for cp in ["cp-1", "cp-2"] {
+        let o = observation(&run.result, 1, cp, "panic");
+        assert_eq!(o["observed"], "up", "{o}");
+    }
+    for etcd in ["etcd-1", "etcd-2", "etcd-3"] {
+        let o = observation(&run.result, 1, etcd, "ready");
+        assert_eq!(o["observed"], "up", "{o}");
+    }
+}
+
+/// k3s #9910 was seen on RKE2 (rancher/rke2#5614); every RKE2 line the tables cover is past its
+/// fix, so the check guards it: stopping cp-2 leaves every other server Ready in the API that
+/// rke2's kubectl reads on a running server.
+#[test]
+fn split_cp_stop_on_rke2_leaves_every_other_server_ready() {
+    let run = sim("split-cp-stop", "v1.32.9+rke2r1")
+        .expect("auto")
+        .finish();
+    run.out.code(0);
+    assert_eq!(run.outcome(), "fixed", "{}", run.out);
+    assert_eq!(run.result["distribution"], "rke2");
+    assert_eq!(
+        observation(&run.result, 1, "cp-2", "ready")["observed"],
+        "down"
+    );
+    for node in ["etcd-1", "etcd-2", "etcd-3", "cp-1"] {
+        let o = observation(&run.result, 1, node, "node-ready");
+        assert_eq!(o["observed"], "up", "{o}");
+    }
+}
+
+/// split-upgrade-rke2: the verdict is the release under test's (its first step), and after
+/// Rancher's order every etcd node runs v1.33.5+rke2r1 and its own registry.
+#[test]
+fn split_upgrade_on_rke2_tells_the_release_under_test_and_ends_on_every_etcd_nodes_own_registry() {
+    for (version, outcome) in [
+        ("v1.32.8+rke2r1", "reproduced"),
+        ("v1.32.9+rke2r1", "fixed"),
+    ] {
+        let run = sim("split-upgrade-rke2", version).expect("auto").finish();
+        run.out.code(0);
+        assert_eq!(run.outcome(), outcome, "{version}: {}", run.out);
+        for etcd in ["etcd-1", "etcd-2", "etcd-3"] {
+            let o = observation(&run.result, 3, etcd, "version");
+            assert_eq!(o["observed"], "v1.33.5+rke2r1", "{version}: {o}");
+            let o = observation(&run.result, 5, etcd, "embedded-registry");
+            assert_eq!(o["observed"], "up", "{version}: {o}");
+        }
+        assert_eq!(
+            run.result["steps"][4]["versions"]["agent-1"],
+            "v1.33.5+rke2r1"
+        );
+    }
+}
