@@ -3,7 +3,8 @@
 //! check loads) and the builds under test (`--k3s-binary`), which both read binaries this way.
 
 use std::io::Read;
-use std::path::Path;
+use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
 
 use distro::reported::Reported;
 use distro::sim_stamp::SimStamp;
@@ -85,6 +86,46 @@ impl BuildFile {
                     .join(" and ")
             )),
         }
+    }
+}
+
+/// `--k3s-commit`, or an `upgrade:` to `{commit: SHA}`: the full 40-hex commit (lowercased).
+/// k3s's CI names each build by the full hash (scripts/build-upload: `k3s-${COMMIT}`, COMMIT
+/// from `git log --pretty=%H`), so a short one names no file.
+pub(crate) fn parse_commit(s: &str) -> Result<String, String> {
+    let t = s.trim();
+    let hex = !t.is_empty() && t.chars().all(|c| c.is_ascii_hexdigit());
+    if hex && t.len() == 40 {
+        return Ok(t.to_ascii_lowercase());
+    }
+    if hex && t.len() < 40 {
+        return Err(format!(
+            "`{t}` is a short commit ({} hex digits); k3s's CI storage names builds by the full 40-hex commit, so give it in full (`git rev-parse {t}` in a k3s checkout)",
+            t.len()
+        ));
+    }
+    Err(format!(
+        "`{t}` is not a commit; give the full 40-hex SHA, e.g. from `git log --format=%H` in a k3s checkout"
+    ))
+}
+
+/// A commit's CI build on disk, verified, and where it came from.
+pub(crate) type CommitBuild = Result<(PathBuf, String), String>;
+
+/// How a check's `{commit: SHA}` finds its build: the commands set it once to their fetcher
+/// (`builds::ci`: download, verify, cache), so checks load without reaching up to it.
+static COMMIT_BUILDS: OnceLock<fn(Distro, &str) -> CommitBuild> = OnceLock::new();
+
+/// Sets how commit builds are fetched (the first call wins).
+pub(crate) fn set_commit_builds(fetch: fn(Distro, &str) -> CommitBuild) {
+    let _ = COMMIT_BUILDS.set(fetch);
+}
+
+/// The CI build of `sha`, fetched as the commands do.
+pub(crate) fn commit_build(distro: Distro, sha: &str) -> CommitBuild {
+    match COMMIT_BUILDS.get() {
+        Some(fetch) => fetch(distro, sha),
+        None => Err("commit builds are fetched by repro's commands; none runs here".into()),
     }
 }
 

@@ -456,6 +456,11 @@ pub(crate) struct UpgradeBinaryRecord {
     pub(crate) size: u64,
     /// The version it reports (`k3s -v`).
     pub(crate) reported: String,
+    /// A CI build's commit, and where it was fetched from.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) commit: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) url: Option<String>,
 }
 
 impl From<&PlannedStep> for PlannedStepRecord {
@@ -489,6 +494,8 @@ impl From<&PlannedStep> for PlannedStepRecord {
                         sha256: b.sha256.clone(),
                         size: b.size,
                         reported: b.reported.clone(),
+                        commit: b.commit.clone(),
+                        url: b.url.clone(),
                     }),
                 })
                 .collect(),

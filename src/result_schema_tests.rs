@@ -227,16 +227,18 @@ fn full() -> RunResult {
             start: vec!["cp-2".into()],
             restart: vec![vec!["etcd-2".into()]],
             stop: vec!["etcd-3".into()],
-            // Every field filled: the local build's too (a release upgrade leaves it out).
+            // Every field filled: the build's too, a commit build's (a release upgrade leaves it out).
             upgrade: vec![crate::result::UpgradeRecord {
                 node: "etcd-2".into(),
                 version: "v1.33.5+k3s1".into(),
                 image: Some("rancher/k3s:v1.33.5-k3s1".into()),
                 binary: Some(crate::result::UpgradeBinaryRecord {
-                    path: "/src/k3s/dist/artifacts/k3s".into(),
+                    path: "/root/.cache/repro/builds/0c0ffee/k3s".into(),
                     sha256: "a".repeat(64),
                     size: 70_000_000,
                     reported: "v1.33.5+k3s1".into(),
+                    commit: Some(format!("0c0ffee{}", "0".repeat(33))),
+                    url: Some("https://k3s-ci-builds.s3.amazonaws.com/k3s-0c0ffee".into()),
                 }),
             }],
             expect: values.clone(),

@@ -143,7 +143,8 @@ pub(crate) struct Upgrade {
     /// reports (a commit build: the first release of its Kubernetes patch, whose image it runs
     /// in). Skew, the image and the bug world go by it.
     pub(crate) version: Version,
-    /// A local build copied over the image's binary (`{binary: PATH}`), as `--k3s-binary`'s.
+    /// A build copied over the image's binary (`{binary: PATH}`, as `--k3s-binary`'s; or
+    /// `{commit: SHA}`, fetched as `--k3s-commit`'s).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub(crate) binary: Option<UpgradeBinary>,
 }
@@ -157,6 +158,11 @@ pub(crate) struct UpgradeBinary {
     pub(crate) size: u64,
     /// What it says it is (`k3s -v`'s version): the banner of the node's new boot must say it.
     pub(crate) reported: String,
+    /// A CI build's (`{commit: SHA}`) commit, and where it was fetched from.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) commit: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) url: Option<String>,
 }
 
 /// node -> signal -> 1-based line in the check file.

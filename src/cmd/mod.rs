@@ -33,6 +33,13 @@ use crate::exit::Exit;
 /// Runs a parsed command line.
 pub fn dispatch(cli: Cli) -> Result<Exit, Error> {
     init_tracing(cli.global.verbose);
+    // A check's `upgrade: {node: {commit: SHA}}` is fetched when the check loads, as
+    // `--k3s-commit` is before a run: downloaded, verified, cached.
+    crate::build_file::set_commit_builds(|distro, sha| {
+        crate::builds::ci::fetch(distro, sha, false)
+            .map(|f| (f.path, f.url))
+            .map_err(|e| e.to_string())
+    });
     let rt = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()

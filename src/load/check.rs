@@ -577,7 +577,29 @@ fn upgrade_to(
             (to, None)
         }
         UpgradeTo::Binary(path) => {
-            let (to, binary) = upgrade_binary(d, n, path, distro, out)?;
+            let written = std::path::Path::new(&path.value);
+            let file = match d.file.parent() {
+                Some(dir) if written.is_relative() => dir.join(written),
+                _ => written.to_path_buf(),
+            };
+            let (to, binary) = upgrade_binary(d, n, (path, file, None), distro, out)?;
+            (to, Some(binary))
+        }
+        UpgradeTo::Commit(sha) => {
+            let fetched = crate::build_file::parse_commit(&sha.value)
+                .and_then(|c| crate::build_file::commit_build(distro, &c).map(|f| (c, f)));
+            let (commit, (file, url)) = match fetched {
+                Ok(f) => f,
+                Err(e) => {
+                    out.push(
+                        d.span(sha, format!("`{}`'s commit build: {e}", n.value)).help(
+                            "the full 40-hex SHA of a commit k3s's CI built (`--k3s-commit` takes the same); REPRO_K3S_CI_URL names other storage",
+                        ),
+                    );
+                    return None;
+                }
+            };
+            let (to, binary) = upgrade_binary(d, n, (sha, file, Some((commit, url))), distro, out)?;
             (to, Some(binary))
         }
     };
@@ -624,7 +646,11 @@ fn upgrade_to(
 fn upgrade_binary(
     d: &FileDiag,
     n: &Spanned<String>,
-    path: &Spanned<String>,
+    (path, file, commit): (
+        &Spanned<String>,
+        std::path::PathBuf,
+        Option<(String, String)>,
+    ),
     distro: Distro,
     out: &mut Diagnostics,
 ) -> Option<(Version, UpgradeBinary)> {
@@ -636,11 +662,6 @@ fn upgrade_binary(
         );
         return None;
     }
-    let written = std::path::Path::new(&path.value);
-    let file = match d.file.parent() {
-        Some(dir) if written.is_relative() => dir.join(written),
-        _ => written.to_path_buf(),
-    };
     let read = crate::build_file::BuildFile::read(distro, &file);
     let to = match &read {
         Ok(b) => match &b.reported {
@@ -671,6 +692,8 @@ fn upgrade_binary(
                 sha256: b.sha256,
                 size: b.size,
                 reported: b.reported.to_string(),
+                commit: commit.as_ref().map(|c| c.0.clone()),
+                url: commit.map(|c| c.1),
             },
         )),
         (_, Err(e)) | (Err(e), _) => {

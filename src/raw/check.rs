@@ -110,20 +110,25 @@ impl<'de> Deserialize<'de> for RestartItem {
     }
 }
 
-/// What an `upgrade:` entry moves a node to: a release or candidate (`v1.33.5+k3s1`), or a
-/// local build (`{binary: ./k3s}`), the file `--k3s-binary` takes for a whole run.
+/// What an `upgrade:` entry moves a node to: a release or candidate (`v1.33.5+k3s1`), a
+/// local build (`{binary: ./k3s}`, the file `--k3s-binary` takes for a whole run) or a CI
+/// build (`{commit: SHA}`, what `--k3s-commit` takes).
 #[derive(Debug, Clone)]
 pub(crate) enum UpgradeTo {
     Version(String),
     /// The path as written (relative to the check file's folder unless absolute), with its
     /// own position for the errors about the file.
     Binary(Spanned<String>),
+    /// The commit as written, with its own position.
+    Commit(Spanned<String>),
 }
 
+/// `{binary: PATH}` or `{commit: SHA}`: one of the two.
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
-struct BinaryFile {
-    binary: Spanned<String>,
+struct Build {
+    binary: Option<Spanned<String>>,
+    commit: Option<Spanned<String>>,
 }
 
 impl<'de> Deserialize<'de> for UpgradeTo {
@@ -133,7 +138,7 @@ impl<'de> Deserialize<'de> for UpgradeTo {
             type Value = UpgradeTo;
 
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                f.write_str("a version (v1.33.5+k3s1), or {binary: PATH} for a local build")
+                f.write_str("a version (v1.33.5+k3s1), {binary: PATH} for a local build or {commit: SHA} for a CI build")
             }
 
             fn visit_str<E: de::Error>(self, v: &str) -> Result<UpgradeTo, E> {
@@ -141,8 +146,14 @@ impl<'de> Deserialize<'de> for UpgradeTo {
             }
 
             fn visit_map<A: de::MapAccess<'de>>(self, map: A) -> Result<UpgradeTo, A::Error> {
-                let b = BinaryFile::deserialize(de::value::MapAccessDeserializer::new(map))?;
-                Ok(UpgradeTo::Binary(b.binary))
+                let b = Build::deserialize(de::value::MapAccessDeserializer::new(map))?;
+                match (b.binary, b.commit) {
+                    (Some(path), None) => Ok(UpgradeTo::Binary(path)),
+                    (None, Some(sha)) => Ok(UpgradeTo::Commit(sha)),
+                    _ => Err(de::Error::custom(
+                        "give one of `binary: PATH` (a local build) and `commit: SHA` (a CI build)",
+                    )),
+                }
             }
         }
         d.deserialize_any(V)

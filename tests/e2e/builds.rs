@@ -200,7 +200,12 @@ fn the_binary_decides_not_the_image() {
 
 /// Publishes `bytes` as the CI build of `sha` the way k3s's scripts/build-upload does:
 /// `k3s-<sha>` and `k3s-<sha>.sha256sum` holding `<sum>  k3s` — the sum of `summed`.
-fn publish(server: &crate::http_files::HttpFiles, sha: &str, bytes: Vec<u8>, summed: &[u8]) {
+pub(crate) fn publish(
+    server: &crate::http_files::HttpFiles,
+    sha: &str,
+    bytes: Vec<u8>,
+    summed: &[u8],
+) {
     let sum = sha256_bytes(summed);
     server.put(
         &format!("k3s-{sha}.sha256sum"),

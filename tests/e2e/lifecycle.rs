@@ -289,3 +289,79 @@ steps:
     assert!(!upgraded.contains("Adding member"), "{upgraded}");
     assert_eq!(node_ip(&upgraded), node_ip(&first));
 }
+
+/// An upgrade to a CI build (`{commit: SHA}`, what `--k3s-commit` takes): fetched from the
+/// storage `REPRO_K3S_CI_URL` names when the check loads, verified against its sum and cached,
+/// then run as a local build is — the node keeps its data and address and its new boot is the
+/// build's. A short commit is refused at its file:line:col before anything runs.
+#[test]
+fn upgrade_to_a_commit_build_on_k3s() {
+    let root = project(&["checks/signals.yaml", "topologies/etcd-split.yaml"]);
+    let server = crate::http_files::HttpFiles::start();
+    let cache = root.path().join("cache");
+    let fixed =
+        std::fs::read(crate::builds::sim_binary(root.path(), "v1.33.5+k3s1", true)).unwrap();
+    let sha = "0c0ffee0000000000000000000000000000000c3";
+    crate::builds::publish(&server, sha, fixed.clone(), &fixed);
+    let check = |commit: &str| {
+        format!(
+            "name: commit-build
+topology: etcd-split
+issue: https://github.com/k3s-io/k3s/issues/12753
+summary: an etcd node upgraded to a CI build with the fix reads its own registry setting
+fixed-in: etcd-only-bootstrap-fix
+steps:
+  - name: enable embedded-registry on etcd-2
+    config:
+      etcd-2: {{embedded-registry: true}}
+    restart: [etcd-2]
+    expect:
+      etcd-2: {{ready: up, embedded-registry: up}}
+    bug:
+      etcd-2: {{embedded-registry: down}}
+  - name: upgrade etcd-2 to the commit's CI build
+    upgrade:
+      etcd-2: {{commit: {commit}}}
+    expect:
+      etcd-2: {{ready: up, version: v1.33.5+k3s1, embedded-registry: up}}
+"
+        )
+    };
+    let file = root.path().join("checks/commit-build.yaml");
+    std::fs::write(&file, check(&sha[..8])).unwrap();
+    let out = crate::repro::Repro::new()
+        .env("REPRO_K3S_CI_URL", server.url())
+        .env("XDG_CACHE_HOME", &cache)
+        .args(["validate", "--root"])
+        .arg(root.path())
+        .arg(&file)
+        .run();
+    out.code(2);
+    out.stderr_has("commit-build.yaml:17:24");
+    out.stderr_has("is a short commit (8 hex digits)");
+    assert!(server.asked().is_empty(), "{:?}", server.asked());
+
+    std::fs::write(&file, check(sha)).unwrap();
+    let run = Run::check("commit-build")
+        .sim()
+        .root(root.path())
+        .version("v1.33.4+k3s1")
+        .expect("auto")
+        .env("REPRO_K3S_CI_URL", server.url())
+        .env("XDG_CACHE_HOME", &cache)
+        .finish();
+    run.out.code(0);
+    assert_eq!(run.outcome(), "reproduced", "{}", run.out);
+    let bin = &run.result["planned_steps"][1]["upgrade"][0]["binary"];
+    assert_eq!(bin["commit"], sha);
+    assert_eq!(bin["url"], format!("{}/k3s-{sha}", server.url()));
+    assert_eq!(bin["reported"], "v1.33.5+k3s1");
+    let cached = cache.join("repro/builds").join(sha).join("k3s");
+    assert_eq!(bin["path"], cached.display().to_string());
+    assert_eq!(run.result["steps"][1]["versions"]["etcd-2"], "v1.33.5+k3s1");
+    assert_eq!(run.observed(2, "etcd-2", "embedded-registry"), "up");
+    let (first, upgraded) = (run.boot_log("etcd-2", 1), run.boot_log("etcd-2", 3));
+    assert!(upgraded.contains("Starting k3s v1.33.5+k3s1"), "{upgraded}");
+    assert!(!upgraded.contains("Adding member"), "{upgraded}");
+    assert_eq!(node_ip(&upgraded), node_ip(&first));
+}
