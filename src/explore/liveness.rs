@@ -209,9 +209,8 @@ pub(crate) fn plan(nodes: &[NodeInfo], steps: &[Action]) -> Vec<BTreeMap<String,
                 w.ready = matches!(w.want, Want::Back(_));
             }
         }
-        // When a node is stopped (k3s #9910's shape), every node the step did not touch stays
-        // Ready. Only in stop steps: in a restart step the API's answer for an untouched node
-        // says nothing the restarted nodes' own signals do not.
+        // When a node is stopped, every node the step did not touch stays Ready: k3s #9910's
+        // shape, as QA checked it (after a stop; restart steps judge the restarted nodes).
         if matches!(step, Action::Stop(_)) && api {
             for n in nodes.iter().filter(|n| untouched_up(n)) {
                 wants.insert(n.name.clone(), NodeWant::new(Want::StaysReady, None));
