@@ -396,6 +396,18 @@ mod tests {
             .collect()
     }
 
+    /// A catalog folder with the shipped signals and etcd-split alone, for a test's own check.
+    fn etcd_split_catalog() -> tempfile::TempDir {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+        for f in ["checks/signals.yaml", "topologies/etcd-split.yaml"] {
+            let to = dir.path().join(f);
+            std::fs::create_dir_all(to.parent().expect("parent")).expect("dir");
+            std::fs::copy(root.join(f), to).expect("copy");
+        }
+        dir
+    }
+
     fn s(v: &[&str]) -> Vec<String> {
         v.iter().map(|x| x.to_string()).collect()
     }
@@ -435,13 +447,7 @@ mod tests {
     /// prediction holds on every buggy run. Refused before: "may read … from cp-1 (up)".
     #[test]
     fn a_server_the_step_expects_to_die_serves_nothing_to_later_boots() {
-        let dir = tempfile::tempdir().expect("temp dir");
-        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
-        for f in ["checks/signals.yaml", "topologies/etcd-split.yaml"] {
-            let to = dir.path().join(f);
-            std::fs::create_dir_all(to.parent().expect("parent")).expect("dir");
-            std::fs::copy(root.join(f), to).expect("copy");
-        }
+        let dir = etcd_split_catalog();
         let check = |cp_dies: bool| {
             let cp1 = if cp_dies {
                 "cp-1: {ready: down, fatal: up, config-mismatch: \"supervisor-metrics\"}"
@@ -473,13 +479,7 @@ mod tests {
     /// a release without it leaves the joiner borrowing, and the pick decides again.
     #[test]
     fn an_upgraded_joiner_plays_its_new_version() {
-        let dir = tempfile::tempdir().expect("temp dir");
-        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
-        for f in ["checks/signals.yaml", "topologies/etcd-split.yaml"] {
-            let to = dir.path().join(f);
-            std::fs::create_dir_all(to.parent().expect("parent")).expect("dir");
-            std::fs::copy(root.join(f), to).expect("copy");
-        }
+        let dir = etcd_split_catalog();
         // cp-1 enables the registry, etcd-1 (joined) and etcd-2 do not: a buggy etcd-2 may
         // borrow either value.
         let check = |to: &str| {

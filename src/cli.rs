@@ -353,7 +353,8 @@ pub(crate) struct ExploreArgs {
     /// Bounds: `runs=N,time=D` (either or both; D as 30m, 2h).
     #[arg(long, value_parser = parse_budget, default_value = "runs=200")]
     pub(crate) budget: (Option<usize>, Option<u64>),
-    /// The seed of the random sequences: the same seed replays the same campaign.
+    /// The seed of the random sequences (and of the lifecycle strategy's run order): the same
+    /// seed replays the same campaign.
     #[arg(long, default_value_t = 1)]
     pub(crate) seed: u64,
     /// How many seeded random sequences after the exhaustive ones.

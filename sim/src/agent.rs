@@ -184,7 +184,81 @@ pub fn run(
 
     if plan.standalone {
         register_standalone(&plan, &lb, &data_dir);
+        post_status(&plan, &lb);
     }
+}
+
+/// The kubelet's node status updates: the agent's Node object posted every second to every
+/// server it knows, until the process ends. k3s's kubelet posts through the agent's load
+/// balancer to one apiserver every 10 s (`nodeStatusUpdateFrequency`), and etcd shares the
+/// object; each stand-in apiserver remembers only what it heard itself (`nodes_api::heard`),
+/// so the agent posts to each, and often enough for the shortened node-monitor grace the e2e
+/// tests give (3 s). The servers it knows: the load balancer's, and every apiserver a server
+/// lists (the node list's control-plane nodes, asked each round: k3s's load balancer follows
+/// the `kubernetes` endpoints — the apiservers — and keeps every server it knew). Kept apart from the load balancer, whose list and picks
+/// the checks observe.
+fn post_status(plan: &Plan, lb: &Option<Arc<Mutex<LoadBalancer>>>) {
+    let lb = lb.clone();
+    let bootstrap = loadbalancer::host_port(&plan.bootstrap_url);
+    let password = plan.password.clone();
+    let version = plan.version.to_string();
+    let node = crate::nodes_api::agent_node(&plan.node_name, &plan.ip, &version).to_string();
+    std::thread::spawn(move || {
+        let mut known: Vec<String> = vec![bootstrap];
+        loop {
+            if let Some(lb) = &lb {
+                let lb = lock(lb);
+                known.extend(lb.addresses());
+                known.push(lb.default_address());
+            }
+            // Short timeouts: a stopped server must not hold up the round past the grace.
+            let ask = |server: &String, method: &str, path: &str, auth: &Auth<'_>, body| {
+                let url = Url::parse(&format!("https://{server}")).ok()?;
+                let resp =
+                    http::request(method, &url, path, auth, body, Duration::from_secs(2)).ok()?;
+                (resp.status == 200).then_some(resp.body)
+            };
+            let listed = known.iter().find_map(|server| {
+                let auth = Auth::Bearer(&password);
+                let body = ask(server, "GET", "/api/v1/nodes", &auth, None)?;
+                Some(apiservers(&serde_json::from_slice(&body).ok()?, server))
+            });
+            known.extend(listed.unwrap_or_default());
+            known.retain(|a| !a.is_empty());
+            known.sort();
+            known.dedup();
+            for server in &known {
+                // A server down or without an apiserver yet: the next round tries again.
+                let path = crate::nodes_api::NODE_STATUS_PATH;
+                let _ = ask(
+                    server,
+                    "POST",
+                    path,
+                    &Auth::Bearer(&password),
+                    Some(node.as_bytes()),
+                );
+            }
+            std::thread::sleep(Duration::from_secs(1));
+        }
+    });
+}
+
+/// The apiservers (`host:port`, the port `asked`'s) in a node list: its control-plane nodes'
+/// addresses.
+fn apiservers(list: &serde_json::Value, asked: &str) -> Vec<String> {
+    let port = asked.rsplit_once(':').map_or("", |(_, p)| p);
+    let items = list["items"]
+        .as_array()
+        .map(Vec::as_slice)
+        .unwrap_or_default();
+    (items.iter())
+        .filter(|n| n["metadata"]["labels"]["node-role.kubernetes.io/control-plane"] == "true")
+        .filter_map(|n| {
+            let addresses = n["status"]["addresses"].as_array()?;
+            let ip = addresses.iter().find(|a| a["type"] == "InternalIP")?;
+            Some(format!("{}:{port}", ip["address"].as_str()?))
+        })
+        .collect()
 }
 
 /// Where requests appear to go: the load balancer's local address, or the server.
@@ -615,6 +689,26 @@ fn agent_route(features: &Features, cert: &str, req: &http::Request) -> http::Re
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_apiservers_are_the_control_plane_nodes_of_the_list() {
+        let node = |name: &str, ip: &str, cp: bool| {
+            let mut n = crate::nodes_api::agent_node(name, ip, "v1.33.4+k3s1");
+            if cp {
+                n["metadata"]["labels"]["node-role.kubernetes.io/control-plane"] = "true".into();
+            }
+            n
+        };
+        let list = serde_json::json!({"items": [
+            node("cp-1", "10.0.0.4", true),
+            node("etcd-1", "10.0.0.2", false),
+            node("cp-2", "10.0.0.5", true),
+        ]});
+        assert_eq!(
+            apiservers(&list, "cp-1:6443"),
+            ["10.0.0.4:6443", "10.0.0.5:6443"]
+        );
+    }
 
     #[test]
     fn apiserver_addresses_take_the_supervisor_port() {

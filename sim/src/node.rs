@@ -1169,9 +1169,15 @@ fn route(shared: &Shared, req: &Request) -> Response {
             if !authorized(shared, req) {
                 return unauthorized();
             }
-            let list: Vec<String> = shared
-                .etcd_apiservers()
-                .iter()
+            // k3s answers from the `kubernetes` endpoints, which a control-plane-only node
+            // reads through its etcd proxy: an agent joining one learns every apiserver, so it
+            // restarts through another while its join server is down.
+            let apiservers = if shared.cfg.disable_etcd {
+                datastore_state(shared).map_or_else(Vec::new, |s| s.apiservers)
+            } else {
+                shared.etcd_apiservers()
+            };
+            let list: Vec<String> = (apiservers.iter())
                 .map(|a| crate::loadbalancer::host_port(a))
                 .collect();
             return Response::json(200, serde_json::to_string(&list).unwrap_or_default());
@@ -1209,6 +1215,9 @@ fn route(shared: &Shared, req: &Request) -> Response {
     if !admin_client(shared, req) {
         return status_unauthorized();
     }
+    if path == crate::nodes_api::NODE_STATUS_PATH && req.method == "POST" {
+        return crate::nodes_api::heard(&req.body);
+    }
     if path == "/api/v1/nodes" {
         return crate::nodes_api::list(
             own_node(shared),
@@ -1225,14 +1234,19 @@ fn own_node(shared: &Shared) -> serde_json::Value {
     crate::nodes_api::own_node(&shared.cfg, &shared.node_name, &shared.ip, &version)
 }
 
+/// The datastore's state: this node's copy, else the one of the server it joined (read through
+/// its etcd proxy).
+fn datastore_state(shared: &Shared) -> Option<ClusterState> {
+    shared.state().or_else(|| {
+        let pw = shared.password()?;
+        control_plane::read_datastore(&proxy_servers(shared), &datastore_path(), &pw).ok()
+    })
+}
+
 /// The hosts of the cluster's other servers: the etcd members and the apiservers of the
 /// datastore (this node's copy, else the one of the server it joined).
 fn node_hosts(shared: &Shared) -> Vec<String> {
-    let state = shared.state().or_else(|| {
-        let pw = shared.password()?;
-        control_plane::read_datastore(&proxy_servers(shared), &datastore_path(), &pw).ok()
-    });
-    let Some(state) = state else {
+    let Some(state) = datastore_state(shared) else {
         return Vec::new();
     };
     let urls = state.members.iter().map(|m| m.peer_url.as_str());

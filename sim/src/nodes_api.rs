@@ -20,6 +20,8 @@ use crate::http::{self, Auth, Response, Url};
 const OMITTED: &str = "********";
 /// The path a server answers its own node record on (the stand-in's, not k3s's).
 pub const OWN_NODE_PATH: &str = "/repro-sim/node";
+/// The path an agent posts its node record to (the stand-in's kubelet status update).
+pub const NODE_STATUS_PATH: &str = "/repro-sim/node-status";
 
 static ARGS: OnceLock<(String, String)> = OnceLock::new();
 
@@ -45,11 +47,10 @@ fn monitor_grace() -> Duration {
 /// `answering` (the nodes that answered now) and every node heard of before, sorted by name,
 /// each with its `Ready` condition: `True` while heard within `grace`, else `Unknown`.
 fn with_readiness(answering: Vec<Value>, now: std::time::Instant, grace: Duration) -> Vec<Value> {
-    let mut seen = SEEN.lock().unwrap_or_else(|p| p.into_inner());
     for node in answering {
-        seen.retain(|(n, _)| n["metadata"]["name"] != node["metadata"]["name"]);
-        seen.push((node, now));
+        note(node, now);
     }
+    let seen = SEEN.lock().unwrap_or_else(|p| p.into_inner());
     let mut items: Vec<Value> = (seen.iter())
         .map(|(node, heard)| {
             let fresh = now.duration_since(*heard) <= grace;
@@ -165,15 +166,24 @@ pub fn remember(files_then_cli: &[String]) {
 
 /// This server's Node object, as the apiserver lists it.
 pub fn own_node(cfg: &ServerConfig, name: &str, ip: &str, version: &str) -> Value {
+    node_record(!cfg.disable_etcd, !cfg.disable_apiserver, name, ip, version)
+}
+
+/// An agent's Node object (no role label), as its kubelet posts it ([`heard`]).
+pub fn agent_node(name: &str, ip: &str, version: &str) -> Value {
+    node_record(false, false, name, ip, version)
+}
+
+fn node_record(etcd: bool, control_plane: bool, name: &str, ip: &str, version: &str) -> Value {
     let program = crate::config::facts().binary;
     let (args, env) = ARGS.get().cloned().unwrap_or_default();
     let hash = base32(&Sha256::digest(format!("{args}{env}").as_bytes()));
     let mut labels = serde_json::Map::new();
     labels.insert("kubernetes.io/hostname".into(), json!(name));
-    if !cfg.disable_etcd {
+    if etcd {
         labels.insert("node-role.kubernetes.io/etcd".into(), json!("true"));
     }
-    if !cfg.disable_apiserver {
+    if control_plane {
         labels.insert(
             "node-role.kubernetes.io/control-plane".into(),
             json!("true"),
@@ -208,6 +218,27 @@ pub fn own_node(cfg: &ServerConfig, name: &str, ip: &str, version: &str) -> Valu
             }
         }
     })
+}
+
+/// `node` answered at `now`.
+fn note(node: Value, now: std::time::Instant) {
+    let mut seen = SEEN.lock().unwrap_or_else(|p| p.into_inner());
+    seen.retain(|(n, _)| n["metadata"]["name"] != node["metadata"]["name"]);
+    seen.push((node, now));
+}
+
+/// An agent's status update (`POST` [`NODE_STATUS_PATH`], its Node object): listed, and
+/// `Ready` while it keeps posting. Agents serve no record of their own to gather, and this
+/// apiserver's memory is its own (no shared etcd objects), so each agent posts to every server
+/// it knows (`agent.rs`).
+pub fn heard(body: &[u8]) -> Response {
+    match serde_json::from_slice::<Value>(body) {
+        Ok(node) if node["metadata"]["name"].is_string() => {
+            note(node, std::time::Instant::now());
+            Response::json(200, "{}")
+        }
+        _ => Response::text(400, "not a Node"),
+    }
 }
 
 /// `GET /api/v1/nodes`: `own`, and the record of every other server at `hosts` (addresses

@@ -428,7 +428,7 @@ fn new_campaign(
                 )
             })?,
         Strategy::Lifecycle => {
-            explore::plan_lifecycle(space, versions, a.upgrade_to.as_deref(), a.shard)
+            explore::plan_lifecycle(space, versions, a.upgrade_to.as_deref(), a.seed, a.shard)
         }
     };
     // The second and a random suffix: two campaigns started in one second get a folder each

@@ -320,8 +320,67 @@ fn yaml_value(k: &KeySpace, v: &str) -> String {
     }
 }
 
-fn quote(s: &str) -> String {
+/// A text value as a check writes it (a JSON string is a YAML one).
+pub(super) fn quote(s: &str) -> String {
     serde_json::to_string(s).unwrap_or_default()
+}
+
+/// The head of a generated check, up to `steps:`: what wrote it (`by`, a comment), its name,
+/// topology, issue, summary, description and sources.
+pub(super) fn check_head(
+    by: &str,
+    name: &str,
+    topology: &str,
+    issue: &str,
+    summary: &str,
+    description: &str,
+    sources: &[&str],
+) -> String {
+    let mut y = format!(
+        "# {by}\nname: {name}\ntopology: {topology}\nissue: {issue}\nsummary: {}\ndescription: |\n",
+        quote(summary)
+    );
+    for l in description.lines() {
+        y.push_str(&format!("  {l}\n"));
+    }
+    y.push_str("sources:\n");
+    for s in sources {
+        y.push_str(&format!("  - {s}\n"));
+    }
+    y.push_str("steps:\n");
+    y
+}
+
+/// A death the rules did not want (`observed` says the node's readiness `ready` went down):
+/// the step judges only what the death showed (readiness, the fatal or panic line, the keys
+/// named); a signal of a node that died before deciding it has no value in either world.
+pub(super) fn judge_only_the_death(
+    expect: &mut Vec<String>,
+    observed: Option<&BTreeMap<String, String>>,
+    ready: &[&str],
+) {
+    let died = |b: &&BTreeMap<String, String>| {
+        (ready.iter()).any(|r| b.get(*r).map(String::as_str) == Some("down"))
+    };
+    if let Some(b) = observed.filter(died) {
+        expect.retain(|e| e.split(':').next().is_some_and(|sig| b.contains_key(sig)));
+    }
+}
+
+/// A node's `bug:` items: what a run observed, less what the step expects already (a panic
+/// where k3s refuses: the node is down in both worlds; the validator refuses a `bug:` equal
+/// to `expect:`).
+pub(super) fn bug_items(expect: &[String], observed: &BTreeMap<String, String>) -> Vec<String> {
+    let expected = |s: &str, v: &str| {
+        expect.contains(&format!("{s}: {v}")) || expect.contains(&format!("{s}: {}", quote(v)))
+    };
+    (observed.iter())
+        .filter(|(s, v)| !expected(s, v))
+        .map(|(s, v)| match v.as_str() {
+            ANY_VALUE => format!("{s}: {ANY_VALUE}"),
+            v => format!("{s}: {}", quote(v)),
+        })
+        .collect()
 }
 
 /// The check file of `seq`: each step edits one node and restarts it, and expects what the model
@@ -337,15 +396,18 @@ pub(crate) fn render(
     let key_names: Vec<String> = ctx.keys.iter().map(|k| k.key.clone()).collect();
     let mut files = ctx.base.clone();
     let mut running = ctx.base.clone();
-    let mut y = String::new();
-    y.push_str(&format!("# Written by `repro explore`: each step's expect is the model of k3s's rules (docs/explore.md).\nname: {name}\ntopology: {}\n", ctx.topology));
-    y.push_str("issue: https://github.com/k3s-io/k3s/blob/master/pkg/cluster/bootstrap.go\n");
-    y.push_str(&format!("summary: {}\n", quote(summary)));
-    y.push_str("description: |\n");
-    for l in description.lines() {
-        y.push_str(&format!("  {l}\n"));
-    }
-    y.push_str("sources:\n  - https://github.com/k3s-io/k3s/blob/master/pkg/agent/config/config.go\n  - https://github.com/k3s-io/k3s/blob/master/pkg/daemons/config/types.go\nsteps:\n");
+    let mut y = check_head(
+        "Written by `repro explore`: each step's expect is the model of k3s's rules (docs/explore.md).",
+        name,
+        ctx.topology,
+        "https://github.com/k3s-io/k3s/blob/master/pkg/cluster/bootstrap.go",
+        summary,
+        description,
+        &[
+            "https://github.com/k3s-io/k3s/blob/master/pkg/agent/config/config.go",
+            "https://github.com/k3s-io/k3s/blob/master/pkg/daemons/config/types.go",
+        ],
+    );
     for (i, st) in seq.steps.iter().enumerate() {
         let Some(node) = ctx.nodes.iter().find(|n| n.name == st.node) else {
             continue;
@@ -380,32 +442,14 @@ pub(crate) fn render(
                 }
             };
         let observed = bug.get(&(i, st.node.clone()));
-        if let Some(b) = observed.filter(|b| b.get(ready).map(String::as_str) == Some("down")) {
-            // A death the model did not predict: the step judges only what the death showed
-            // (readiness, the fatal or panic line, the keys named); a feature's signal of a
-            // node that died before deciding it has no value in either world.
-            expect.retain(|e| e.split(':').next().is_some_and(|sig| b.contains_key(sig)));
-        }
+        judge_only_the_death(&mut expect, observed, &[ready]);
         y.push_str(&format!(
             "    expect:\n      {}: {{{}}}\n",
             st.node,
             expect.join(", ")
         ));
         if let Some(b) = observed {
-            // What the model expects already is no bug (a panic where k3s refuses: the node is
-            // down in both worlds; the validator refuses a `bug:` equal to `expect:`).
-            let expected = |s: &str, v: &str| {
-                expect.contains(&format!("{s}: {v}"))
-                    || expect.contains(&format!("{s}: {}", quote(v)))
-            };
-            let items: Vec<String> = b
-                .iter()
-                .filter(|(s, v)| !expected(s, v))
-                .map(|(s, v)| match v.as_str() {
-                    ANY_VALUE => format!("{s}: {ANY_VALUE}"),
-                    v => format!("{s}: {}", quote(v)),
-                })
-                .collect();
+            let items = bug_items(&expect, b);
             if !items.is_empty() {
                 y.push_str(&format!(
                     "    bug:\n      {}: {{{}}}\n",
@@ -567,11 +611,44 @@ pub(crate) fn expected_for(s: &Shows, value: &str) -> Expected {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
+    use crate::explore::model::tests::node;
 
     fn nodes() -> Vec<NodeInfo> {
         crate::explore::model::tests::etcd_split()
+    }
+
+    /// The context of a check over `nodes`, each starting with an empty config.
+    pub(crate) fn context<'a>(
+        topology: &'a str,
+        nodes: &'a [NodeInfo],
+        rules: &'a Rules,
+        keys: &'a [KeySpace],
+    ) -> Context<'a> {
+        Context {
+            topology,
+            nodes,
+            base: nodes
+                .iter()
+                .map(|n| (n.name.clone(), Config::new()))
+                .collect(),
+            rules,
+            keys,
+        }
+    }
+
+    /// A run's observation that `node` panicked in `step` (0-based): down, `panic: up`.
+    pub(crate) fn panicked(step: usize, node: &str) -> Bug {
+        [(
+            (step, node.to_string()),
+            [
+                ("ready".to_string(), "down".to_string()),
+                ("panic".to_string(), "up".to_string()),
+            ]
+            .into(),
+        )]
+        .into()
     }
 
     fn registry() -> KeySpace {
@@ -627,24 +704,13 @@ mod tests {
     /// chain of joins: no twins, the visits bounded).
     #[test]
     fn eleven_servers_plan_in_bounded_time_and_memory() {
-        let n = |name: String, role, join: Option<String>| NodeInfo {
-            name,
-            role,
-            init: join.is_none(),
-            join,
-        };
-        let mut wide = vec![n("etcd-1".into(), Role::Etcd, None)];
-        wide.extend((2..=9).map(|i| n(format!("etcd-{i}"), Role::Etcd, Some("etcd-1".into()))));
-        wide.extend(
-            (1..=2).map(|i| n(format!("cp-{i}"), Role::ControlPlane, Some("etcd-1".into()))),
-        );
-        let mut chain = vec![n("etcd-1".into(), Role::Etcd, None)];
+        let mut wide = vec![node("etcd-1", Role::Etcd, None)];
+        wide.extend((2..=9).map(|i| node(&format!("etcd-{i}"), Role::Etcd, Some("etcd-1"))));
+        wide.extend((1..=2).map(|i| node(&format!("cp-{i}"), Role::ControlPlane, Some("etcd-1"))));
+        let mut chain = vec![node("etcd-1", Role::Etcd, None)];
         chain.extend((2..=11).map(|i| {
-            n(
-                format!("etcd-{i}"),
-                Role::Etcd,
-                Some(format!("etcd-{}", i - 1)),
-            )
+            let join = format!("etcd-{}", i - 1);
+            node(&format!("etcd-{i}"), Role::Etcd, Some(&join))
         }));
         for nodes in [wide, chain] {
             assert_eq!(editable(&nodes).len(), 11);
@@ -703,16 +769,7 @@ mod tests {
         let rules = Rules::of(distro::Distro::K3s);
         let nodes = nodes();
         let keys = [registry()];
-        let ctx = Context {
-            topology: "etcd-split",
-            nodes: &nodes,
-            base: nodes
-                .iter()
-                .map(|n| (n.name.clone(), Config::new()))
-                .collect(),
-            rules: &rules,
-            keys: &keys,
-        };
+        let ctx = context("etcd-split", &nodes, &rules, &keys);
         let seq = Sequence {
             id: "t".into(),
             strategy: "orders".into(),
@@ -741,15 +798,7 @@ mod tests {
             "{y}"
         );
         // a minimal check of a death judges only what the death showed
-        let died: Bug = [(
-            (0, "etcd-2".to_string()),
-            [
-                ("ready".to_string(), "down".to_string()),
-                ("panic".to_string(), "up".to_string()),
-            ]
-            .into(),
-        )]
-        .into();
+        let died = panicked(0, "etcd-2");
         let yd = render(&ctx, &seq, "explore-t", "s", "d", &died);
         assert!(
             yd.contains("expect:\n      etcd-2: {ready: up, panic: down}\n    bug:\n      etcd-2: {panic: \"up\", ready: \"down\"}"),
@@ -765,16 +814,8 @@ mod tests {
         );
         // A panic where the model says k3s refuses (cp-1, step 2): down in both worlds, so the
         // bug is the panic alone (the validator refuses a bug equal to the expect).
-        let panicked: Bug = [(
-            (1, "cp-1".to_string()),
-            [
-                ("ready".to_string(), "down".to_string()),
-                ("panic".to_string(), "up".to_string()),
-            ]
-            .into(),
-        )]
-        .into();
-        let yp = render(&ctx, &seq, "explore-t", "s", "d", &panicked);
+        let cp1_panicked = panicked(1, "cp-1");
+        let yp = render(&ctx, &seq, "explore-t", "s", "d", &cp1_panicked);
         assert!(
             yp.contains("expect:\n      cp-1: {ready: down, panic: down}\n    bug:\n      cp-1: {panic: \"up\"}\n"),
             "{yp}"
@@ -802,16 +843,7 @@ mod tests {
         let rules = Rules::of(distro::Distro::K3s);
         let nodes = nodes();
         let keys = [registry()];
-        let ctx = Context {
-            topology: "etcd-split",
-            nodes: &nodes,
-            base: nodes
-                .iter()
-                .map(|n| (n.name.clone(), Config::new()))
-                .collect(),
-            rules: &rules,
-            keys: &keys,
-        };
+        let ctx = context("etcd-split", &nodes, &rules, &keys);
         let seq = Sequence {
             id: "t".into(),
             strategy: "minimal".into(),
@@ -852,23 +884,9 @@ mod tests {
     fn a_node_whose_join_server_is_down_is_expected_to_die() {
         let rules = Rules::of(distro::Distro::K3s);
         let mut nodes = nodes();
-        nodes.push(NodeInfo {
-            name: "cp-2".into(),
-            role: Role::ControlPlane,
-            init: false,
-            join: Some("cp-1".into()),
-        });
+        nodes.push(node("cp-2", Role::ControlPlane, Some("cp-1")));
         let keys = [registry()];
-        let ctx = Context {
-            topology: "t",
-            nodes: &nodes,
-            base: nodes
-                .iter()
-                .map(|n| (n.name.clone(), Config::new()))
-                .collect(),
-            rules: &rules,
-            keys: &keys,
-        };
+        let ctx = context("t", &nodes, &rules, &keys);
         let set = |node: &str| SeqStep {
             node: node.into(),
             set: [("embedded-registry".into(), "true".into())].into(),

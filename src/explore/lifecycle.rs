@@ -2,8 +2,8 @@
 //! upgrade nodes, and each one written as an ordinary check whose `expect:` is the liveness
 //! rules' (`liveness.rs`). Pure.
 //!
-//! Generated, in this order (interchangeable nodes — `generate.rs`'s twins — stand for each
-//! other, so one node per class is stopped):
+//! Generated (interchangeable nodes — `generate.rs`'s twins — stand for each other, so one node
+//! per class is stopped), each numbered in this order, then run in an order the seed draws:
 //! - every node restarted at once (k3s #13533's shape);
 //! - each role group restarted at once, in Rancher's order (etcd, control plane, agents);
 //! - per class: stop one node, restart every other node one by one (agents and control plane
@@ -15,7 +15,9 @@ use std::collections::BTreeMap;
 
 use crate::raw::Role;
 
-use super::generate::{twins, Bug, Context, SeqStep, Sequence};
+use super::generate::{
+    bug_items, check_head, judge_only_the_death, quote, twins, Bug, Context, Rng, SeqStep, Sequence,
+};
 use super::liveness::{self, Action, Want};
 use super::model::NodeInfo;
 
@@ -56,10 +58,13 @@ fn step(action: Action) -> SeqStep {
     }
 }
 
-/// The lifecycle sequences over the topology's nodes (deterministic: the same topology gives
-/// the same sequences, so a seed has nothing to choose), with an upgrade sequence when
-/// `upgrade_to` is given.
-pub(crate) fn sequences(nodes: &[NodeInfo], upgrade_to: Option<&str>) -> Vec<Sequence> {
+/// The lifecycle sequences over the topology's nodes, with an upgrade sequence when
+/// `upgrade_to` is given, in the run order `seed` draws: the same seed gives the same
+/// sequences in the same order; another seed another order, so a `--budget` that cuts the
+/// campaign runs another sample of them. Each keeps the number of its place in the generation
+/// order (`l3-stop-etcd-1-one-by-one` whatever the seed), so `--sequences` names the same
+/// sequence under every seed.
+pub(crate) fn sequences(nodes: &[NodeInfo], upgrade_to: Option<&str>, seed: u64) -> Vec<Sequence> {
     let order = rancher_order(nodes);
     let names = |ns: &[&NodeInfo]| ns.iter().map(|n| n.name.clone()).collect::<Vec<_>>();
     let mut out: Vec<(String, Vec<SeqStep>)> = Vec::new();
@@ -124,17 +129,23 @@ pub(crate) fn sequences(nodes: &[NodeInfo], upgrade_to: Option<&str>) -> Vec<Seq
             .collect();
         out.push(("upgrade".into(), steps));
     }
-    (out.into_iter().enumerate())
+    let mut seqs: Vec<Sequence> = (out.into_iter().enumerate())
         .map(|(i, (what, steps))| Sequence {
             id: format!("l{}-{what}", i + 1),
             strategy: STRATEGY.into(),
             steps,
         })
-        .collect()
+        .collect();
+    shuffle(&mut seqs, &mut Rng::new(seed));
+    seqs
 }
 
-fn quote(s: &str) -> String {
-    serde_json::to_string(s).unwrap_or_default()
+/// Fisher–Yates with the campaign's SplitMix64 (`generate::Rng`, as `--random` draws): a seed
+/// replays the same order on every build.
+fn shuffle<T>(v: &mut [T], rng: &mut Rng) {
+    for i in (1..v.len()).rev() {
+        v.swap(i, rng.below(i + 1));
+    }
 }
 
 /// A step's name and its action, as the check writes them.
@@ -194,6 +205,9 @@ fn expect_of(node: &NodeInfo, w: &liveness::NodeWant) -> Vec<String> {
         Want::Either(_) => Vec::new(),
         Want::StaysReady => vec!["node-ready: up".into()],
     };
+    if w.ready {
+        e.push("node-ready: up".into());
+    }
     if let (Some(v), Want::Back(_)) = (&w.version, &w.want) {
         e.push(format!("version: {}", quote(v)));
     }
@@ -213,15 +227,18 @@ pub(crate) fn render(
 ) -> String {
     let actions: Vec<Action> = seq.steps.iter().filter_map(|s| s.action.clone()).collect();
     let wants = liveness::plan(ctx.nodes, &actions);
-    let mut y = String::new();
-    y.push_str(&format!("# Written by `repro explore --strategy lifecycle`: each step's expect is the liveness rules (docs/explore.md).\nname: {name}\ntopology: {}\n", ctx.topology));
-    y.push_str("issue: https://github.com/k3s-io/k3s/issues/11333\n");
-    y.push_str(&format!("summary: {}\n", quote(summary)));
-    y.push_str("description: |\n");
-    for l in description.lines() {
-        y.push_str(&format!("  {l}\n"));
-    }
-    y.push_str("sources:\n  - https://github.com/k3s-io/k3s/issues/13533\n  - https://github.com/k3s-io/k3s/blob/master/pkg/cluster/bootstrap.go\nsteps:\n");
+    let mut y = check_head(
+        "Written by `repro explore --strategy lifecycle`: each step's expect is the liveness rules (docs/explore.md).",
+        name,
+        ctx.topology,
+        "https://github.com/k3s-io/k3s/issues/11333",
+        summary,
+        description,
+        &[
+            "https://github.com/k3s-io/k3s/issues/13533",
+            "https://github.com/k3s-io/k3s/blob/master/pkg/cluster/bootstrap.go",
+        ],
+    );
     for (i, (a, wants)) in actions.iter().zip(&wants).enumerate() {
         y.push_str(&step_head(a));
         let mut expect_lines = Vec::new();
@@ -232,30 +249,12 @@ pub(crate) fn render(
             };
             let mut expect = expect_of(n, w);
             let observed = bug.get(&(i, n.name.clone()));
-            let died = |b: &&BTreeMap<String, String>| {
-                ["ready", "agent-ready"]
-                    .iter()
-                    .any(|r| b.get(*r).map(String::as_str) == Some("down"))
-            };
-            if let Some(b) = observed.filter(died) {
-                // A death: the step judges only what the death showed (readiness, the fatal or
-                // panic line); a signal of a node that died before deciding it has no value.
-                expect.retain(|e| e.split(':').next().is_some_and(|s| b.contains_key(s)));
-            }
+            judge_only_the_death(&mut expect, observed, &["ready", "agent-ready"]);
             if !expect.is_empty() {
                 expect_lines.push(format!("      {}: {{{}}}\n", n.name, expect.join(", ")));
             }
             if let Some(b) = observed {
-                let items: Vec<String> = (b.iter())
-                    .filter(|(s, v)| {
-                        !expect.contains(&format!("{s}: {v}"))
-                            && !expect.contains(&format!("{s}: {}", quote(v)))
-                    })
-                    .map(|(s, v)| match v.as_str() {
-                        "any" => format!("{s}: any"),
-                        v => format!("{s}: {}", quote(v)),
-                    })
-                    .collect();
+                let items = bug_items(&expect, b);
                 if !items.is_empty() {
                     bug_lines.push(format!("      {}: {{{}}}\n", n.name, items.join(", ")));
                 }
@@ -276,27 +275,21 @@ pub(crate) fn render(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::explore::model::{Config, Rules};
+    use crate::explore::generate::tests::{context, panicked};
+    use crate::explore::model::tests::{etcd_split, split_roles};
+    use crate::explore::model::Rules;
 
-    fn etcd_split() -> Vec<NodeInfo> {
-        crate::explore::model::tests::etcd_split()
+    /// The sequences in generation order (their numbers), whatever order the seed drew.
+    fn generated(nodes: &[NodeInfo], upgrade_to: Option<&str>) -> Vec<Sequence> {
+        let mut s = sequences(nodes, upgrade_to, 1);
+        s.sort_by_key(|x| number(&x.id));
+        s
     }
 
-    fn split_roles() -> Vec<NodeInfo> {
-        let n = |name: &str, role, join: Option<&str>| NodeInfo {
-            name: name.into(),
-            role,
-            init: join.is_none(),
-            join: join.map(Into::into),
-        };
-        vec![
-            n("etcd-1", Role::Etcd, None),
-            n("etcd-2", Role::Etcd, Some("etcd-1")),
-            n("etcd-3", Role::Etcd, Some("etcd-1")),
-            n("cp-1", Role::ControlPlane, Some("etcd-1")),
-            n("cp-2", Role::ControlPlane, Some("etcd-1")),
-            n("agent-1", Role::Agent, Some("cp-1")),
-        ]
+    fn number(id: &str) -> usize {
+        (id[1..].split('-').next())
+            .and_then(|n| n.parse().ok())
+            .expect("l<N>-…")
     }
 
     fn ids(s: &[Sequence]) -> Vec<&str> {
@@ -305,7 +298,7 @@ mod tests {
 
     #[test]
     fn one_node_per_class_is_stopped_and_the_count_is_small() {
-        let s = sequences(&etcd_split(), None);
+        let s = generated(&etcd_split(), None);
         // etcd-2 and etcd-3 are twins: the init node, one joiner, the control-plane node.
         assert_eq!(
             ids(&s),
@@ -321,11 +314,9 @@ mod tests {
             ]
         );
         // split-roles: cp-1 and cp-2 are twins too; the agent is its own class.
-        let r = sequences(&split_roles(), Some("v1.33.5+k3s1"));
+        let r = generated(&split_roles(), Some("v1.33.5+k3s1"));
         assert_eq!(r.len(), 2 + 2 * 4 + 1);
         assert!(r.iter().all(|s| s.strategy == STRATEGY));
-        // the same topology gives the same sequences
-        assert_eq!(r, sequences(&split_roles(), Some("v1.33.5+k3s1")));
         // the stop sequence restarts every other node once, then starts the stopped one
         let l3 = &s[2];
         let acts: Vec<&Action> = l3.steps.iter().filter_map(|x| x.action.as_ref()).collect();
@@ -336,9 +327,33 @@ mod tests {
         assert_eq!(acts[1], &Action::Restart(vec![vec!["cp-1".into()]]));
     }
 
+    /// `--seed` draws the run order as it draws the config strategy's random sequences: the
+    /// same seed the same sequences in the same order, another seed another order (so a budget
+    /// that cuts the campaign runs another sample), and every seed the same set, each sequence
+    /// under the same id.
+    #[test]
+    fn the_seed_draws_the_run_order() {
+        let nodes = split_roles();
+        let up = Some("v1.33.5+k3s1");
+        let a = sequences(&nodes, up, 7);
+        assert_eq!(a, sequences(&nodes, up, 7));
+        let b = sequences(&nodes, up, 8);
+        assert_ne!(ids(&a), ids(&b));
+        // a budget of 3 runs: another sample
+        assert_ne!(ids(&a[..3]), ids(&b[..3]));
+        let mut sorted = b.clone();
+        sorted.sort_by_key(|x| number(&x.id));
+        assert_eq!(sorted, generated(&nodes, up));
+        // many seeds put many sequences first: no sequence is the seed's favourite
+        let firsts: std::collections::BTreeSet<String> = (0..64)
+            .map(|seed| sequences(&nodes, up, seed)[0].id.clone())
+            .collect();
+        assert!(firsts.len() > 5, "{firsts:?}");
+    }
+
     #[test]
     fn upgrades_go_in_rancher_order() {
-        let s = sequences(&split_roles(), Some("v1.33.5+k3s1"));
+        let s = generated(&split_roles(), Some("v1.33.5+k3s1"));
         let up = s.last().expect("the upgrade sequence");
         let order: Vec<&str> = up.steps.iter().map(|x| x.node.as_str()).collect();
         assert_eq!(
@@ -351,17 +366,9 @@ mod tests {
     fn the_check_expects_the_liveness_rules() {
         let nodes = etcd_split();
         let rules = Rules::default();
-        let ctx = Context {
-            topology: "etcd-split",
-            nodes: &nodes,
-            base: nodes
-                .iter()
-                .map(|n| (n.name.clone(), Config::new()))
-                .collect(),
-            rules: &rules,
-            keys: &[],
-        };
-        let seq = &sequences(&nodes, None)[2];
+        let ctx = context("etcd-split", &nodes, &rules, &[]);
+        let seqs = generated(&nodes, None);
+        let seq = &seqs[2];
         let y = render(&ctx, seq, "explore-t", "s", "d", &Bug::new());
         assert!(
             y.contains("  - name: \"stop etcd-1\"\n    stop: [etcd-1]\n    expect:\n      etcd-1: {ready: down}\n      etcd-2: {node-ready: up}\n"),
@@ -371,39 +378,40 @@ mod tests {
             y.contains("  - name: \"restart cp-1\"\n    restart: [cp-1]\n    expect:\n      cp-1: {ready: up, fatal: down, panic: down}\n"),
             "{y}"
         );
-        let all = render(
-            &ctx,
-            &sequences(&nodes, None)[0],
-            "explore-t",
-            "s",
-            "d",
-            &Bug::new(),
-        );
+        let all = render(&ctx, &seqs[0], "explore-t", "s", "d", &Bug::new());
         assert!(
             all.contains("restart: [[etcd-1, etcd-2, etcd-3, cp-1]]"),
             "{all}"
         );
         // a minimal check of a panic: the death alone is judged
-        let bug: Bug = [(
-            (0, "cp-1".to_string()),
-            [
-                ("ready".to_string(), "down".to_string()),
-                ("panic".to_string(), "up".to_string()),
-            ]
-            .into(),
-        )]
-        .into();
-        let yb = render(
-            &ctx,
-            &sequences(&nodes, None)[0],
-            "explore-t",
-            "s",
-            "d",
-            &bug,
-        );
+        let bug = panicked(0, "cp-1");
+        let yb = render(&ctx, &seqs[0], "explore-t", "s", "d", &bug);
         assert!(
             yb.contains("      cp-1: {ready: up, panic: down}\n    bug:\n      cp-1: {panic: \"up\", ready: \"down\"}\n"),
             "{yb}"
+        );
+    }
+
+    /// Agents' readiness is asked as the servers' is: untouched while a node is stopped, and
+    /// again once the agent is restarted (split-roles: cp-2 answers while cp-1 is stopped).
+    #[test]
+    fn the_check_asks_agents_readiness() {
+        let nodes = split_roles();
+        let rules = Rules::default();
+        let ctx = context("split-roles", &nodes, &rules, &[]);
+        let seqs = generated(&nodes, None);
+        let stop_cp1 = (seqs.iter())
+            .find(|s| s.id.ends_with("-stop-cp-1-one-by-one"))
+            .expect("the sequence");
+        let y = render(&ctx, stop_cp1, "explore-t", "s", "d", &Bug::new());
+        assert!(
+            y.contains("  - name: \"stop cp-1\"\n    stop: [cp-1]\n    expect:\n      etcd-1: {node-ready: up}\n"),
+            "{y}"
+        );
+        assert!(y.contains("      agent-1: {node-ready: up}\n"), "{y}");
+        assert!(
+            y.contains("  - name: \"restart agent-1\"\n    restart: [agent-1]\n    expect:\n      agent-1: {agent-ready: up, node-ready: up}\n"),
+            "{y}"
         );
     }
 }

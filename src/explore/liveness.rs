@@ -12,9 +12,13 @@
 //!   knew, kept in its etcd proxy's load balancer;
 //! - an agent comes back while a server with an apiserver is up (its load balancer keeps every
 //!   server it knew);
-//! - no boot panics; a stopped node is down; when a node is stopped, a running server the step
-//!   did not touch stays Ready (the API's condition, `node-ready`) while an apiserver it did
-//!   not touch serves it;
+//! - no boot panics; a stopped node is down;
+//! - readiness (the API's Ready condition, `node-ready`), asked only while an apiserver the
+//!   step did not touch answers and the etcd quorum holds: when a node is stopped, a running
+//!   node the step did not touch — server or agent — stays Ready; an agent the step (re)started
+//!   and wanted back is Ready again (its kubelet posts its status through any server it knows:
+//!   the join server, every apiserver; with none up it goes NotReady, but then no API answers
+//!   either);
 //! - after an upgrade the node runs its target version.
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -73,6 +77,19 @@ pub(crate) enum Want {
 pub(crate) struct NodeWant {
     pub(crate) want: Want,
     pub(crate) version: Option<String>,
+    /// An agent wanted back while an apiserver the step did not touch answers: Ready again
+    /// (`node-ready: up`), besides up in its log.
+    pub(crate) ready: bool,
+}
+
+impl NodeWant {
+    fn new(want: Want, version: Option<String>) -> NodeWant {
+        NodeWant {
+            want,
+            version,
+            ready: false,
+        }
+    }
 }
 
 pub(crate) const QUORUM: &str = "the etcd members up are a quorum";
@@ -110,14 +127,7 @@ pub(crate) fn plan(nodes: &[NodeInfo], steps: &[Action]) -> Vec<BTreeMap<String,
             Action::Stop(ns) => {
                 for n in ns {
                     st.insert(n, St::Down);
-                    let want = Want::Stopped;
-                    wants.insert(
-                        n.clone(),
-                        NodeWant {
-                            want,
-                            version: None,
-                        },
-                    );
+                    wants.insert(n.clone(), NodeWant::new(Want::Stopped, None));
                 }
                 (Vec::new(), None)
             }
@@ -179,28 +189,31 @@ pub(crate) fn plan(nodes: &[NodeInfo], steps: &[Action]) -> Vec<BTreeMap<String,
                     },
                 );
                 let version = version.map(str::to_string);
-                wants.insert(n.name.clone(), NodeWant { want: w, version });
+                wants.insert(n.name.clone(), NodeWant::new(w, version));
             }
         }
-        // When a node is stopped (k3s #9910's shape), an apiserver the step did not touch
-        // answers for the servers it did not touch. Only then: after a restart the apiserver
-        // the rules expect back may have died (the finding), and its API would be waited on
-        // until the run's timeout for every later step.
-        let stops = matches!(step, Action::Stop(_));
-        let api = stops
-            && (nodes.iter()).any(|m| {
-                has_api(m) && !touched.contains(m.name.as_str()) && st[m.name.as_str()] == St::Up
-            });
-        for n in nodes.iter().filter(|n| n.is_server() && api) {
-            if !touched.contains(n.name.as_str()) && st[n.name.as_str()] == St::Up {
-                let want = Want::StaysReady;
-                wants.insert(
-                    n.name.clone(),
-                    NodeWant {
-                        want,
-                        version: None,
-                    },
-                );
+        // The API is read only through an apiserver the step did not touch, with the etcd
+        // quorum up: an apiserver the step restarted may have died (the finding), and its API
+        // would be waited on until the run's timeout.
+        let members: Vec<&NodeInfo> = nodes.iter().filter(|n| is_etcd(n)).collect();
+        let members_up = (members.iter())
+            .filter(|m| st[m.name.as_str()] == St::Up)
+            .count();
+        let untouched_up =
+            |n: &NodeInfo| !touched.contains(n.name.as_str()) && st[n.name.as_str()] == St::Up;
+        let api =
+            members_up > members.len() / 2 && (nodes.iter()).any(|m| has_api(m) && untouched_up(m));
+        // An agent back: its kubelet posts its status again through a server it knows.
+        for n in nodes.iter().filter(|n| api && n.role == Role::Agent) {
+            if let Some(w) = wants.get_mut(&n.name) {
+                w.ready = matches!(w.want, Want::Back(_));
+            }
+        }
+        // When a node is stopped, every node the step did not touch stays Ready: k3s #9910's
+        // shape, as QA checked it (after a stop; restart steps judge the restarted nodes).
+        if matches!(step, Action::Stop(_)) && api {
+            for n in nodes.iter().filter(|n| untouched_up(n)) {
+                wants.insert(n.name.clone(), NodeWant::new(Want::StaysReady, None));
             }
         }
         out.push(wants);
@@ -346,6 +359,17 @@ pub(crate) fn judge(r: &RunResult) -> Vec<Piece> {
                 }
                 _ => {}
             }
+            if w.ready && !gone && seen("node-ready") == Some(&Observed::Down) {
+                let why = format!("{name} is Ready again: a server it knows is up");
+                let rule = "a node back while a server it knows is up is Ready";
+                let p = piece(
+                    Class::NotReady,
+                    ("node-ready", "node-ready"),
+                    "down".into(),
+                    (rule, &why),
+                );
+                out.push(p);
+            }
             if let Some(o) = off_version(&obs).filter(|_| w.version.is_some()) {
                 let why = format!(
                     "{name} runs {} after its upgrade",
@@ -368,15 +392,12 @@ pub(crate) fn judge(r: &RunResult) -> Vec<Piece> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::explore::model::tests as model;
 
+    /// etcd-split with an agent joining cp-1.
     fn nodes() -> Vec<NodeInfo> {
-        let mut n = crate::explore::model::tests::etcd_split();
-        n.push(NodeInfo {
-            name: "agent-1".into(),
-            role: Role::Agent,
-            init: false,
-            join: Some("cp-1".into()),
-        });
+        let mut n = model::etcd_split();
+        n.push(model::agent_1());
         n
     }
 
@@ -403,7 +424,7 @@ mod tests {
         );
         assert_eq!(want(&p[0], "etcd-1"), Some(Want::Stopped));
         assert_eq!(want(&p[0], "etcd-2"), Some(Want::StaysReady));
-        assert_eq!(want(&p[0], "agent-1"), None, "the API reads only servers");
+        assert_eq!(want(&p[0], "agent-1"), Some(Want::StaysReady));
         assert_eq!(want(&p[1], "cp-1"), Some(Want::Back(KNOWN_UP)));
         // cp-1 itself restarted: no apiserver untouched in that step to tell readiness
         assert_eq!(want(&p[1], "etcd-2"), None);
@@ -441,6 +462,54 @@ mod tests {
         assert_eq!(want(&p[4], "etcd-1"), Some(Want::Back(QUORUM)));
     }
 
+    /// Agents' readiness (the kubelet posts its status through any server it knows): an agent
+    /// no step touched stays Ready while a node is stopped, one restarted is Ready again — each
+    /// asked only while an apiserver the step did not touch answers with the etcd quorum up.
+    #[test]
+    fn agents_stay_ready_and_come_back_ready_while_a_server_they_know_answers() {
+        let ready = |p: &BTreeMap<String, NodeWant>, n: &str| p.get(n).map(|w| w.ready);
+        let p = plan(
+            &nodes(),
+            &[
+                Action::Stop(names(&["etcd-2"])),
+                Action::Restart(vec![names(&["agent-1"])]),
+                Action::Stop(names(&["agent-1"])),
+                Action::Start(names(&["agent-1"])),
+            ],
+        );
+        assert_eq!(want(&p[0], "agent-1"), Some(Want::StaysReady));
+        assert_eq!(want(&p[1], "agent-1"), Some(Want::Back(API_UP)));
+        assert_eq!(ready(&p[1], "agent-1"), Some(true));
+        // a stopped agent is down, and the servers stay Ready
+        assert_eq!(want(&p[2], "agent-1"), Some(Want::Stopped));
+        assert_eq!(want(&p[2], "cp-1"), Some(Want::StaysReady));
+        assert_eq!(ready(&p[3], "agent-1"), Some(true));
+        // restarted with the only apiserver: back, but no untouched apiserver can tell
+        let together = plan(
+            &nodes(),
+            &[Action::Restart(vec![names(&["cp-1", "agent-1"])])],
+        );
+        assert_eq!(want(&together[0], "agent-1"), Some(Want::Back(API_UP)));
+        assert_eq!(ready(&together[0], "agent-1"), Some(false));
+        // the only apiserver stopped: nobody's readiness is asked (every agent goes NotReady
+        // in k3s then, and no API answers to say so); the agent may stay down
+        let no_api = plan(
+            &nodes(),
+            &[
+                Action::Stop(names(&["cp-1"])),
+                Action::Restart(vec![names(&["agent-1"])]),
+            ],
+        );
+        assert_eq!(want(&no_api[0], "agent-1"), None);
+        assert_eq!(want(&no_api[0], "etcd-1"), None);
+        assert_eq!(want(&no_api[1], "agent-1"), Some(Want::Either(NO_API)));
+        assert_eq!(ready(&no_api[1], "agent-1"), Some(false));
+        // the etcd quorum lost: the apiserver cannot answer either
+        let lost = plan(&nodes(), &[Action::Stop(names(&["etcd-1", "etcd-2"]))]);
+        assert_eq!(want(&lost[0], "agent-1"), None);
+        assert_eq!(want(&lost[0], "cp-1"), None);
+    }
+
     #[test]
     fn an_upgrade_names_the_target_version() {
         let up = Action::Upgrade {
@@ -462,12 +531,7 @@ mod tests {
     #[test]
     fn the_judge_reads_deaths_panics_and_readiness_off_a_run() {
         use serde_json::json;
-        let path = format!(
-            "{}/tests/fixtures/run-etcd-split-buggy/result.json",
-            env!("CARGO_MANIFEST_DIR")
-        );
-        let mut v: serde_json::Value =
-            serde_json::from_str(&std::fs::read_to_string(path).expect("fixture")).expect("json");
+        let mut v = crate::explore::oracle_tests::fixture("buggy");
         let obs = |node: &str, signal: &str, expected: &str, observed: &str| {
             json!({"node": node, "signal": signal, "expected": expected, "bug": expected,
                    "observed": observed, "boot": 2, "evidence": [], "reason": ""})

@@ -307,14 +307,16 @@ pub(crate) fn plan_sequences(
     Ok(per_version_records(&seqs, versions, shard))
 }
 
-/// The sequences of a lifecycle campaign (`lifecycle.rs`), in run order, per version.
+/// The sequences of a lifecycle campaign (`lifecycle.rs`), in the run order `seed` draws, per
+/// version.
 pub(crate) fn plan_lifecycle(
     space: &Space,
     versions: &[String],
     upgrade_to: Option<&str>,
+    seed: u64,
     shard: usize,
 ) -> Vec<SeqRecord> {
-    let seqs = lifecycle::sequences(&space.nodes, upgrade_to);
+    let seqs = lifecycle::sequences(&space.nodes, upgrade_to, seed);
     per_version_records(&seqs, versions, shard)
 }
 

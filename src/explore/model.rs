@@ -248,18 +248,40 @@ pub(crate) fn predict(
 pub(crate) mod tests {
     use super::*;
 
-    pub(crate) fn etcd_split() -> Vec<NodeInfo> {
-        let n = |name: &str, role, join: Option<&str>| NodeInfo {
+    /// A node of a test topology: the init node joins nobody.
+    pub(crate) fn node(name: &str, role: Role, join: Option<&str>) -> NodeInfo {
+        NodeInfo {
             name: name.into(),
             role,
             init: join.is_none(),
             join: join.map(Into::into),
-        };
+        }
+    }
+
+    /// topologies/etcd-split.yaml's nodes.
+    pub(crate) fn etcd_split() -> Vec<NodeInfo> {
         vec![
-            n("etcd-1", Role::Etcd, None),
-            n("etcd-2", Role::Etcd, Some("etcd-1")),
-            n("etcd-3", Role::Etcd, Some("etcd-1")),
-            n("cp-1", Role::ControlPlane, Some("etcd-1")),
+            node("etcd-1", Role::Etcd, None),
+            node("etcd-2", Role::Etcd, Some("etcd-1")),
+            node("etcd-3", Role::Etcd, Some("etcd-1")),
+            node("cp-1", Role::ControlPlane, Some("etcd-1")),
+        ]
+    }
+
+    /// An agent joining etcd-split's control-plane node.
+    pub(crate) fn agent_1() -> NodeInfo {
+        node("agent-1", Role::Agent, Some("cp-1"))
+    }
+
+    /// topologies/split-roles.yaml's nodes.
+    pub(crate) fn split_roles() -> Vec<NodeInfo> {
+        vec![
+            node("etcd-1", Role::Etcd, None),
+            node("etcd-2", Role::Etcd, Some("etcd-1")),
+            node("etcd-3", Role::Etcd, Some("etcd-1")),
+            node("cp-1", Role::ControlPlane, Some("etcd-1")),
+            node("cp-2", Role::ControlPlane, Some("etcd-1")),
+            agent_1(),
         ]
     }
 
@@ -332,12 +354,7 @@ pub(crate) mod tests {
             );
         }
         // an agent takes the servers' value when they agree, and the model cannot say otherwise
-        let agent = NodeInfo {
-            name: "agent-1".into(),
-            role: Role::Agent,
-            init: false,
-            join: Some("cp-1".into()),
-        };
+        let agent = agent_1();
         assert_eq!(
             predict(&r, &nodes, &agent, false, &on, &running, &keys),
             up("false")

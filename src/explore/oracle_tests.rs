@@ -6,7 +6,8 @@ use serde_json::{json, Value};
 use super::oracle::{judge, Piece};
 use crate::result::RunResult;
 
-fn fixture(which: &str) -> Value {
+/// The recorded etcd-split run of k3s #12753, `buggy` or `fixed` (tests/fixtures).
+pub(super) fn fixture(which: &str) -> Value {
     let path = format!(
         "{}/tests/fixtures/run-etcd-split-{which}/result.json",
         env!("CARGO_MANIFEST_DIR")

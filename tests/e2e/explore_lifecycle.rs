@@ -4,7 +4,9 @@
 //! stopped, an etcd member it knew up: it dies), each cut to a minimal check that replays
 //! (`reproduced` there, `fixed` on v1.33.4+k3s1); the same sequences on v1.33.4+k3s1 report no
 //! defect (no false alarm of the liveness rules; the whole plan's 8 runs there, measured in
-//! docs/explore.md, take longer than this suite affords).
+//! docs/explore.md, take longer than this suite affords). With `--upgrade-to`, the upgrade
+//! sequence alone on split-roles: every node, the agent last, runs its target, and the rules
+//! find nothing.
 
 use crate::repro::Repro;
 use crate::runs::{read_json as json, Run};
@@ -76,4 +78,65 @@ fn lifecycle_exploration_finds_11333_and_13533_with_replayable_checks_and_nothin
         "false alarms on {FIXED}: {list:#?}"
     );
     assert_eq!(findings["runs"], 2, "{findings:#}");
+}
+
+/// `--upgrade-to`: the upgrade sequence (every node one by one in Rancher's order, the agent
+/// last) on split-roles, v1.33.4+k3s1 → v1.33.5+k3s1. Each upgraded node comes back on its
+/// target (the `version` the rules expect, and the banner's version in the step's record), the
+/// agent Ready again through the apiservers it knows, and no finding.
+#[test]
+fn lifecycle_upgrade_campaign_runs_every_node_on_its_target_with_no_finding() {
+    crate::docker::docker_ok();
+    const TO: &str = "v1.33.5+k3s1";
+    let (out, results) = Run::command(["explore", "--topology", "split-roles"])
+        .args([
+            "--strategy",
+            "lifecycle",
+            "--confirm",
+            "1",
+            "--upgrade-to",
+            TO,
+        ])
+        .args(["--sequences", "l11-upgrade"])
+        .version(FIXED)
+        .sim()
+        .output();
+    out.code(0);
+    let dir = results.only_run_dir();
+    let findings = json(&dir.join("findings.json"));
+    crate::schema::assert_valid("schema/findings.schema.json", &findings, "findings.json");
+    assert_eq!(findings["runs"], 1, "{findings:#}");
+    let list = findings["findings"].as_array().unwrap();
+    assert!(list.is_empty(), "false findings: {list:#?}");
+    let run = crate::runs::only_run_dir(&dir.join("runs"));
+    let result = json(&run.join("result.json"));
+    let steps = result["steps"].as_array().unwrap();
+    let order: Vec<&str> = (steps.iter())
+        .map(|s| s["actions"][0]["nodes"][0].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        order,
+        ["etcd-1", "etcd-2", "etcd-3", "cp-1", "cp-2", "agent-1"]
+    );
+    for step in steps {
+        assert_eq!(step["actions"][0]["kind"], "upgrade", "{step:#}");
+        let node = step["actions"][0]["nodes"][0].as_str().unwrap();
+        assert_eq!(step["versions"][node], TO, "{node}: {step:#}");
+        let observed = |signal: &str| {
+            (step["observations"].as_array().unwrap().iter())
+                .find(|o| o["node"] == node && o["signal"] == signal)
+                .unwrap_or_else(|| panic!("no {signal} of {node}: {step:#}"))["observed"]
+                .clone()
+        };
+        assert_eq!(observed("version"), TO, "{node}");
+        if node == "agent-1" {
+            assert_eq!(observed("node-ready"), "up", "{step:#}");
+        }
+    }
+    // every node ends on the target
+    let last = &steps.last().unwrap()["versions"];
+    assert!(
+        last.as_object().unwrap().values().all(|v| v == TO),
+        "{last:#}"
+    );
 }
