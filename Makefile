@@ -41,7 +41,8 @@ PODMAN_TESTS := run::every_shipped_check_has_one_verdict_under_both_config_sourc
   run::etcd_split_reproduces_on_buggy_version run::etcd_split_fixed_on_fixed_version \
   run::interrupt_mid_run_cleans_up_and_exits_130 \
   matrix::interrupting_a_matrix_removes_its_clusters_and_exits_130 \
-  json_output::matrix_summary_as_json
+  json_output::matrix_summary_as_json \
+  restore::explore_restores_by_default_on_docker_and_not_on_podman
 test-podman: sim
 	$(CARGO) build -p repro
 	export REPRO_PODMAN_DIR=$(PODMAN_DIR); \

@@ -116,8 +116,8 @@ fn text(
     );
     t.push_str(&format!("sequences to run: {}\n", e.sequences));
     t.push_str(&format!(
-        "runs expected: {} ({} sequences + {} defects assumed × ({} ddmin + {} confirmation runs); one defect per key and version, the plan cannot know)\n",
-        e.runs, e.sequence_runs, e.defects_assumed, e.ddmin_runs_per_defect, e.confirm_runs_per_defect
+        "runs expected: {} ({} sequences + {} defects assumed × ({} distinguishing + {} ddmin + {} confirmation runs); one defect per key and version, the plan cannot know)\n",
+        e.runs, e.sequence_runs, e.defects_assumed, e.distinguish_runs_per_defect, e.ddmin_runs_per_defect, e.confirm_runs_per_defect
     ));
     if let Some(b) = e.budget_runs {
         t.push_str(&format!(
@@ -125,16 +125,17 @@ fn text(
         ));
     }
     t.push_str(&format!(
-        "a run at real k3s pace: {:.0} s on average (first start {first_start:.1} s on the critical path, then one restart per step; ×{} for the engine, +{} s to create and tear down)\n",
+        "a run at real k3s pace: {:.0} s on average (first start {first_start:.1} s on the critical path ×{} for the engine, then per step its node's restart +{:.1} s for the engine and the settle window; +{} s to create and tear down)\n",
         e.seconds_per_run,
         cost::PATH_FACTOR,
+        cost::step_fixed_seconds(),
         cost::RUN_OVERHEAD_SECONDS
     ));
     if let Some(why) = why {
         t.push_str(&format!("{why}\n"));
     }
     t.push_str(&format!(
-        "wall time at real pace (restore: ×{} faster per run, measured on the stand-in):\n",
+        "wall time at real pace (restore: ×{} faster per run, measured on the stand-in, after one baseline made):\n",
         e.restore_speedup
     ));
     let mut rows: Vec<&cost::Wall> = e.host.iter().collect();

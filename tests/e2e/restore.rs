@@ -237,3 +237,29 @@ fn an_interrupt_while_the_baseline_is_made_removes_it() {
         assert_no_leftovers(id);
     }
 }
+
+/// The default: a stand-in config campaign restores from a kept baseline on Docker and not on
+/// Podman, where a restored run can lose its kept network (docs/podman.md), and says so. One
+/// sequence, unpaced, no minimisation: `make test-podman` runs it.
+#[test]
+fn explore_restores_by_default_on_docker_and_not_on_podman() {
+    crate::docker::docker_ok();
+    let podman = std::env::var("REPRO_TEST_ENGINE").is_ok_and(|e| e == "podman");
+    let (out, results) = Run::command(["explore", "--topology", "etcd-split"])
+        .args(["--keys", "embedded-registry"])
+        .sim()
+        .version("v1.33.4+k3s1")
+        .args(["--sequences", "o4-embedded-registry", "--no-minimise"])
+        .output();
+    out.code(0);
+    let dir = results.only_run_dir();
+    let runs = runs(&dir);
+    assert_eq!(runs.len(), 1, "{runs:?}");
+    let restored = events(&runs[0]).contains("restoring the cluster from baseline");
+    assert_eq!(restored, !podman, "{out}");
+    let said = out.stderr.contains("no --restore by default on Podman");
+    assert_eq!(said, podman, "{out}");
+    for id in baselines(&runs) {
+        assert_no_leftovers(&id);
+    }
+}

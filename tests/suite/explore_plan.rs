@@ -33,7 +33,7 @@ fn plan_prints_runs_and_wall_time_on_this_host_and_runners_without_an_engine() {
     out.code(0);
     for want in [
         "sequences to run: 12\n",
-        "runs expected: 17 (12 sequences + 1 defects assumed × (4 ddmin + 1 confirmation runs)",
+        "runs expected: 17 (12 sequences + 1 defects assumed × (2 distinguishing + 2 ddmin + 1 confirmation runs)",
         "this host    --jobs 1 ",
         "this host    --jobs 2 ",
         "3 runners    --jobs 2 ",
@@ -53,7 +53,9 @@ fn plan_in_json_orders_serial_jobs_restore_and_runners() {
     let e = &v["estimate"];
     assert_eq!(e["sequences"], 12, "{v:#}");
     let runs = e["runs"].as_u64().unwrap();
-    let per_defect = e["ddmin_runs_per_defect"].as_u64().unwrap() + 1;
+    let per_defect = e["distinguish_runs_per_defect"].as_u64().unwrap()
+        + e["ddmin_runs_per_defect"].as_u64().unwrap()
+        + 1;
     assert_eq!(runs, 12 + per_defect, "{v:#}");
     let host = e["host"].as_array().unwrap();
     let secs = |w: &serde_json::Value| w["seconds"].as_f64().unwrap();
@@ -65,7 +67,14 @@ fn plan_in_json_orders_serial_jobs_restore_and_runners() {
     // At real pace a run is a minute or more (the first start alone is 20.9 s).
     assert!(e["seconds_per_run"].as_f64().unwrap() > 30.0, "{v:#}");
     assert!(secs(jobs) < secs(serial), "{v:#}");
-    assert!(jobs["seconds_with_restore"].as_f64().unwrap() < secs(jobs));
+    // Restore: each run ×restore_speedup faster, after the baseline its slots make first.
+    let speedup = e["restore_speedup"].as_f64().unwrap();
+    let restored = jobs["seconds_with_restore"].as_f64().unwrap();
+    assert!(restored > secs(jobs) / speedup, "{v:#}");
+    assert!(
+        restored < secs(jobs) / speedup + 60.0,
+        "one baseline: {v:#}"
+    );
     assert!(secs(&e["runners"]) <= secs(jobs), "{v:#}");
     assert_eq!(v["first_start_seconds"], 20.9);
 }
