@@ -616,6 +616,7 @@ pub fn run_command(cli_args: &[String]) -> i32 {
     for warning in &loaded.warnings {
         logs::warn(warning);
     }
+    crate::nodes_api::remember_node_args(&files, cli_args, &version, distro::FlagCommand::Agent);
     let banner = crate::config::facts().agent_banner_prefix;
     logs::info(format!("{banner}{version} ({})", crate::distro::commit()));
     crate::distro::stage_kubectl();

@@ -209,24 +209,13 @@ fn server_config(
     for warning in &loaded.warnings {
         logs::warn(warning);
     }
-    remember_node_args(&files, cli_args, version);
+    crate::nodes_api::remember_node_args(&files, cli_args, version, distro::FlagCommand::Server);
     if let Err(e) = config::validate(&cfg) {
         logs::fatal(format!("Error: {e}"));
     }
     let local_args =
         CriticalArgs::from_config(&cfg).unwrap_or_else(|e| logs::fatal(format!("Error: {e}")));
     (cfg, local_args)
-}
-
-/// The node-args annotation's arguments (`configfilearg.MustParse`: the config files' flags,
-/// then the command line's), for the node list (`crate::nodes_api`).
-fn remember_node_args(files: &[config::ConfigFile], cli_args: &[String], version: &Version) {
-    if let Ok(file_args) = config::files_to_args(files) {
-        let command = distro::FlagCommand::Server;
-        let mut all = config::strip_unknown(file_args, version, command, &mut Vec::new());
-        all.extend(cli_args.iter().cloned());
-        crate::nodes_api::remember(&all);
-    }
 }
 
 /// The faults injected into this node (environment and the faults file), their threads

@@ -156,9 +156,29 @@ fn base32(data: &[u8]) -> String {
     out
 }
 
-/// Remembers this process's node-args and node-env annotations (once, at start).
-pub fn remember(files_then_cli: &[String]) {
-    let mut all = vec!["server".to_string()];
+/// The node-args annotation's arguments (`configfilearg.MustParse`: the config files' flags,
+/// then the command line's), remembered for the node list.
+pub fn remember_node_args(
+    files: &[crate::config::ConfigFile],
+    cli_args: &[String],
+    version: &crate::version::Version,
+    command: ::distro::FlagCommand,
+) {
+    if let Ok(file_args) = crate::config::files_to_args(files) {
+        let mut all = crate::config::strip_unknown(file_args, version, command, &mut Vec::new());
+        all.extend(cli_args.iter().cloned());
+        let word = match command {
+            ::distro::FlagCommand::Agent => "agent",
+            _ => "server",
+        };
+        remember(word, &all);
+    }
+}
+
+/// Remembers this process's node-args and node-env annotations (once, at start): `command`
+/// is `server` or `agent`, as k3s's annotation starts (an agent's Node carries them too).
+pub fn remember(command: &str, files_then_cli: &[String]) {
+    let mut all = vec![command.to_string()];
     all.extend(files_then_cli.iter().cloned());
     let args = serde_json::to_string(&node_args(&all)).unwrap_or_default();
     let _ = ARGS.set((args, node_env(std::env::vars())));

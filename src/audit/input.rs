@@ -262,16 +262,20 @@ pub(crate) fn members_of_nodes(nodes: &[Node]) -> Result<(Distro, Vec<Member>), 
     for n in nodes {
         let name = n.metadata.name.clone().unwrap_or_default();
         let ann = n.metadata.annotations.clone().unwrap_or_default();
+        let role = role_of_labels(n);
         let running = match ann.get(&node_args_annotation(d)) {
-            Some(text) => {
-                let args: Vec<String> = serde_json::from_str(text).map_err(|e| {
-                    format!(
+            Some(text) => match serde_json::from_str::<Vec<String>>(text) {
+                Ok(args) => Some(parse_node_args(d, &args)),
+                // An agent's keys are not audited (only servers hold critical keys): its
+                // unreadable annotation does not stop the audit of the servers.
+                Err(_) if role == Role::Agent => None,
+                Err(e) => {
+                    return Err(format!(
                         "node {name}: its {} annotation is not a JSON array of strings: {e}",
                         node_args_annotation(d)
-                    )
-                })?;
-                Some(parse_node_args(d, &args))
-            }
+                    ))
+                }
+            },
             None => None,
         };
         let info = n.status.as_ref().and_then(|s| s.node_info.as_ref());
@@ -286,7 +290,7 @@ pub(crate) fn members_of_nodes(nodes: &[Node]) -> Result<(Distro, Vec<Member>), 
         }
         hosts.push((name.clone(), name.clone()));
         members.push(Member {
-            role: role_of_labels(n),
+            role,
             name,
             version,
             join: running

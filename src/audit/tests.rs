@@ -226,3 +226,36 @@ fn no_safe_order_is_said_with_its_reason() {
     assert_eq!(p.impossible.len(), 2, "{p:?}");
     assert!(p.impossible[0].contains("would be refused"), "{p:?}");
 }
+
+/// An agent's node-args annotation is not needed to audit the servers: an unreadable one is
+/// left out; a server's still stops the audit, naming the node.
+#[test]
+fn an_agents_unreadable_node_args_do_not_stop_the_audit() {
+    use k8s_openapi::api::core::v1::Node;
+    let node = |name: &str, role: Option<&str>, args: &str| -> Node {
+        let mut labels = serde_json::Map::new();
+        if let Some(r) = role {
+            labels.insert(format!("node-role.kubernetes.io/{r}"), "true".into());
+        }
+        serde_json::from_value(serde_json::json!({
+            "metadata": {"name": name, "labels": labels,
+                         "annotations": {"k3s.io/node-args": args}},
+        }))
+        .expect("a node")
+    };
+    let server = node(
+        "etcd-1",
+        Some("etcd"),
+        r#"["server","--cluster-init","true"]"#,
+    );
+    let (_, members) =
+        super::input::members_of_nodes(&[server.clone(), node("agent-1", None, "")]).unwrap();
+    assert_eq!(members.len(), 2);
+    assert!(members[1].running.is_none());
+    let e =
+        super::input::members_of_nodes(&[server, node("etcd-2", Some("etcd"), "")]).unwrap_err();
+    assert!(
+        e.contains("node etcd-2: its k3s.io/node-args annotation"),
+        "{e}"
+    );
+}
