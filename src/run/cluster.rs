@@ -172,6 +172,10 @@ impl Cluster {
     }
 
     /// A node as its way of running sees it.
+    fn is_agent(&self, node: &str) -> bool {
+        (self.plan.nodes.iter()).any(|n| n.name == node && n.role == Role::Agent)
+    }
+
     fn node_ref<'a>(&'a self, name: &'a str) -> node::Node<'a> {
         let rt = self.node(name);
         node::Node {
@@ -531,7 +535,7 @@ impl Cluster {
     pub(crate) async fn boot(&self, node: &str, step: usize) -> Result<BootHandle, RunError> {
         let rt = self.node(node);
         let number = self.current(node).map_or(1, |h| h.with(|b| b.number) + 1);
-        let agent = (self.plan.nodes.iter()).any(|n| n.name == node && n.role == Role::Agent);
+        let agent = self.is_agent(node);
         let log_dir = crate::results_folder::node_dir(&self.dir, node);
         super::record::create_dir(&log_dir)?;
         let ready = if agent {
@@ -623,10 +627,12 @@ impl Cluster {
     }
 
     /// The first half of a restart, as the node's way of running has it (a container's process
-    /// is stopped and its log drained; a unit is restarted in place by the start that follows,
-    /// `start_and_wait`'s).
+    /// is stopped, a unit `systemctl stop`ped; its log drained); `start_and_wait` is the second.
     pub(crate) async fn stop_for_restart(&self, node: &str) -> Result<(), RunError> {
-        self.mechanism.stop_for_restart(self.node_ref(node)).await
+        let facts = self.plan.distro.facts();
+        (self.mechanism)
+            .stop_for_restart(facts, self.node_ref(node), self.is_agent(node))
+            .await
     }
 
     /// The evidence of a node's death in its current boot, as one line.

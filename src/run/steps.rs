@@ -407,10 +407,13 @@ async fn run_step(c: &Arc<Cluster>, signals: &Signals, step: &PlannedStep) -> Re
         let restarts = step.restart.iter().map(|g| (ActionKind::Restart, g));
         for (kind, group) in start.into_iter().chain(restarts) {
             acted.push(action(kind, group.clone(), vec![]));
-            let results = join_all(group.iter().map(|n| async move {
-                // A restart stops the node beside its edit; a deletion is `rm` run in the
-                // container, which needs it running, so that edit lands before the stop
-                // (uploads reach a stopped container too). No stop after a failed edit.
+            // A group is "at once": every node of it stops (beside its edit) before any starts
+            // again, so the group is down together — k3s #13533 shows only when the etcd members
+            // restart together; one that comes back while another still runs rejoins its leader.
+            let stopped = join_all(group.iter().map(|n| async move {
+                // A deletion is `rm` run in the container, which needs it running, so that edit
+                // lands before the stop (uploads reach a stopped container too). No stop after
+                // a failed edit.
                 let stop = async {
                     if kind != ActionKind::Restart || (deletes(n) && !edited(n).await) {
                         return Ok(());
@@ -418,17 +421,16 @@ async fn run_step(c: &Arc<Cluster>, signals: &Signals, step: &PlannedStep) -> Re
                     c.stop_for_restart(n).await
                 };
                 let (stopped, edit_landed) = tokio::join!(stop, edited(n));
-                stopped?;
-                if !edit_landed {
-                    return Ok(false);
-                }
-                c.start_and_wait(n, step.index).await.map(|_| true)
+                stopped.map(|()| edit_landed)
             }))
             .await;
-            for r in results {
+            for r in stopped {
                 if !r? {
                     return Ok(());
                 }
+            }
+            for r in join_all(group.iter().map(|n| c.start_and_wait(n, step.index))).await {
+                r?;
             }
         }
         // Upgrades last, one node after another (Rancher's order is the check's to write).

@@ -185,14 +185,12 @@ fn split_join_server_down_on_rke2_reproduces_then_fixed() {
 /// k3s #13533 on RKE2 nodes (rke2 vendors k3s): rancher/rke2's January 2026 candidates before
 /// rc6 pin the k3s commit with the MVCC-store reconcile and without its fix
 /// (releases/rke2-changes.yaml: etcd-mvcc-store-reconcile,
-/// control-plane-only-restart-reconcile-fix). Every rke2 unit restarted at once panics the
-/// control-plane-only nodes. The release's side is not asserted here: on the January 2026
-/// releases a control-plane-only node whose join server is itself mid-restart falls back to
-/// `httpBootstrap` through it and dies once (docs/k3s-behaviour.md §18's last paragraph), which
-/// systemd's `Restart=always` heals 5 s later but the runner judges dead; that race is the
-/// stand-in's model of k3s's call order, not a flake of this test.
+/// control-plane-only-restart-reconcile-fix). Every rke2 unit restarted at once (each
+/// `systemctl stop`ped before any starts) panics the control-plane-only nodes on the candidate;
+/// on the release they wait out the members' election, fall back to their join server and come
+/// up.
 #[test]
-fn split_restart_all_on_rke2_panics_the_control_plane_nodes_on_the_candidate() {
+fn split_restart_all_on_rke2_panics_the_control_plane_nodes_on_the_candidate_not_the_release() {
     let run = sim("split-restart-all", "v1.32.11-rc1+rke2r3")
         .expect("auto")
         .finish();
@@ -205,6 +203,15 @@ fn split_restart_all_on_rke2_panics_the_control_plane_nodes_on_the_candidate() {
     }
     for etcd in ["etcd-1", "etcd-2", "etcd-3"] {
         let o = observation(&run.result, 1, etcd, "ready");
+        assert_eq!(o["observed"], "up", "{o}");
+    }
+    let run = sim("split-restart-all", "v1.32.11+rke2r3")
+        .expect("auto")
+        .finish();
+    run.out.code(0);
+    assert_eq!(run.outcome(), "fixed", "{}", run.out);
+    for cp in ["cp-1", "cp-2"] {
+        let o = observation(&run.result, 1, cp, "ready");
         assert_eq!(o["observed"], "up", "{o}");
     }
 }

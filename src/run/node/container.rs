@@ -65,7 +65,12 @@ impl Mechanism for ContainerProcess {
 
     /// Stops the node's current boot (if running) and waits until its log is drained; the
     /// start that follows is a new boot of the container.
-    fn stop_for_restart<'a>(&'a self, node: Node<'a>) -> BoxFuture<'a, Result<(), RunError>> {
+    fn stop_for_restart<'a>(
+        &'a self,
+        _facts: &'static Facts,
+        node: Node<'a>,
+        _agent: bool,
+    ) -> BoxFuture<'a, Result<(), RunError>> {
         Box::pin(async move {
             if let Some(h) = &node.current {
                 if h.with(|b| b.end.is_none()) {

@@ -125,8 +125,14 @@ pub(crate) trait Mechanism: Send + Sync {
     /// from the boot's first line. The text is what the live display says of the start.
     fn start<'a>(&'a self, facts: &'static Facts, node: Node<'a>, boot: Boot) -> Started<'a>;
 
-    /// The first half of a restart, before the start that follows.
-    fn stop_for_restart<'a>(&'a self, node: Node<'a>) -> BoxFuture<'a, Result<(), RunError>>;
+    /// The first half of a restart: the node's current boot (if running) stopped and its log
+    /// drained. Every node of a restart group is stopped before any starts again.
+    fn stop_for_restart<'a>(
+        &'a self,
+        facts: &'static Facts,
+        node: Node<'a>,
+        agent: bool,
+    ) -> BoxFuture<'a, Result<(), RunError>>;
 
     /// How a person reads the node's log afterwards (`repro runs logs`, on a kept cluster):
     /// `None` is the container's own log; else the command to run in the node, whose output is

@@ -66,10 +66,31 @@ impl Mechanism for SystemdUnit {
         Some(journal::print_command(facts.unit(agent), follow))
     }
 
-    /// A unit is restarted in place (`systemctl restart`, in `start_unit`): nothing to do
-    /// before its start.
-    fn stop_for_restart<'a>(&'a self, _node: Node<'a>) -> BoxFuture<'a, Result<(), RunError>> {
-        Box::pin(async { Ok(()) })
+    /// `systemctl stop` of the running unit, as k3s QA's `systemctl restart` stops it before
+    /// it starts again; `start_unit` then starts the stopped unit. Split in two so that every
+    /// node of a restart group is down before any comes back (k3s #13533 needs the etcd
+    /// members restarted together: a member that comes back while another still runs rejoins
+    /// its leader at once).
+    fn stop_for_restart<'a>(
+        &'a self,
+        facts: &'static Facts,
+        node: Node<'a>,
+        agent: bool,
+    ) -> BoxFuture<'a, Result<(), RunError>> {
+        Box::pin(async move {
+            let Some(h) = node
+                .current
+                .as_ref()
+                .filter(|h| h.with(|b| b.end.is_none()))
+            else {
+                return Ok(());
+            };
+            node.stopping.store(true, Ordering::SeqCst);
+            let unit = facts.unit(agent);
+            in_node(&node, "systemctl stop", &["systemctl", "stop", unit]).await?;
+            h.ended().await;
+            Ok(())
+        })
     }
 }
 
