@@ -5,7 +5,7 @@
 //! step, and an upgraded etcd member must come back as the member it was (its data dir kept:
 //! not added to etcd again) at the address it had.
 
-use crate::runs::Run;
+use crate::runs::{Finished, Run};
 use crate::util::project;
 
 const CHECK: &str = "name: lifecycle
@@ -236,27 +236,10 @@ fn upgrade_to_a_local_build_on_k3s() {
     let build = crate::builds::sim_binary(root.path(), "v1.33.5+k3s1", true);
     let name = build.file_name().unwrap().to_str().unwrap().to_string();
     // A path relative to the check file's folder: ../<file> from checks/.
-    let check = format!(
-        "name: local-build
-topology: etcd-split
-issue: https://github.com/k3s-io/k3s/issues/12753
-summary: an etcd node upgraded to a local build with the fix reads its own registry setting
-fixed-in: etcd-only-bootstrap-fix
-steps:
-  - name: enable embedded-registry on etcd-2
-    config:
-      etcd-2: {{embedded-registry: true}}
-    restart: [etcd-2]
-    expect:
-      etcd-2: {{ready: up, embedded-registry: up}}
-    bug:
-      etcd-2: {{embedded-registry: down}}
-  - name: upgrade etcd-2 to the local build
-    upgrade:
-      etcd-2: {{binary: ../{name}}}
-    expect:
-      etcd-2: {{ready: up, version: v1.33.5+k3s1, embedded-registry: up}}
-"
+    let check = etcd2_upgrade_check(
+        "local-build",
+        "a local build",
+        &format!("{{binary: ../{name}}}"),
     );
     std::fs::write(root.path().join("checks/local-build.yaml"), check).unwrap();
     let run = Run::check("local-build")
@@ -280,14 +263,7 @@ steps:
     assert_eq!(steps[1]["versions"]["etcd-2"], "v1.33.5+k3s1");
     assert_eq!(steps[1]["versions"]["etcd-1"], "v1.33.4+k3s1");
     assert_eq!(run.observed(2, "etcd-2", "embedded-registry"), "up");
-    let (first, upgraded) = (run.boot_log("etcd-2", 1), run.boot_log("etcd-2", 3));
-    assert!(upgraded.contains("Starting k3s v1.33.5+k3s1"), "{upgraded}");
-    assert!(
-        upgraded.contains("Starting etcd for existing cluster member"),
-        "{upgraded}"
-    );
-    assert!(!upgraded.contains("Adding member"), "{upgraded}");
-    assert_eq!(node_ip(&upgraded), node_ip(&first));
+    etcd2_upgraded_in_place(&run, "Starting k3s v1.33.5+k3s1");
 }
 
 /// An upgrade to a CI build (`{commit: SHA}`, what `--k3s-commit` takes): fetched from the
@@ -304,27 +280,10 @@ fn upgrade_to_a_commit_build_on_k3s() {
     let sha = "0c0ffee0000000000000000000000000000000c3";
     crate::builds::publish(&server, sha, fixed.clone(), &fixed);
     let check = |commit: &str| {
-        format!(
-            "name: commit-build
-topology: etcd-split
-issue: https://github.com/k3s-io/k3s/issues/12753
-summary: an etcd node upgraded to a CI build with the fix reads its own registry setting
-fixed-in: etcd-only-bootstrap-fix
-steps:
-  - name: enable embedded-registry on etcd-2
-    config:
-      etcd-2: {{embedded-registry: true}}
-    restart: [etcd-2]
-    expect:
-      etcd-2: {{ready: up, embedded-registry: up}}
-    bug:
-      etcd-2: {{embedded-registry: down}}
-  - name: upgrade etcd-2 to the commit's CI build
-    upgrade:
-      etcd-2: {{commit: {commit}}}
-    expect:
-      etcd-2: {{ready: up, version: v1.33.5+k3s1, embedded-registry: up}}
-"
+        etcd2_upgrade_check(
+            "commit-build",
+            "the commit's CI build",
+            &format!("{{commit: {commit}}}"),
         )
     };
     let file = root.path().join("checks/commit-build.yaml");
@@ -360,8 +319,46 @@ steps:
     assert_eq!(bin["path"], cached.display().to_string());
     assert_eq!(run.result["steps"][1]["versions"]["etcd-2"], "v1.33.5+k3s1");
     assert_eq!(run.observed(2, "etcd-2", "embedded-registry"), "up");
+    etcd2_upgraded_in_place(&run, "Starting k3s v1.33.5+k3s1");
+}
+
+/// A two-step check on etcd-split: etcd-2 borrows its registry setting on the release under
+/// test (k3s #12753), then is upgraded to `target` (a `{binary}` or `{commit}`), a build with the
+/// fix, after which it reads its own. The `{commit}` line stands at line 17.
+fn etcd2_upgrade_check(name: &str, what: &str, target: &str) -> String {
+    format!(
+        "name: {name}
+topology: etcd-split
+issue: https://github.com/k3s-io/k3s/issues/12753
+summary: an etcd node upgraded to {what} with the fix reads its own registry setting
+fixed-in: etcd-only-bootstrap-fix
+steps:
+  - name: enable embedded-registry on etcd-2
+    config:
+      etcd-2: {{embedded-registry: true}}
+    restart: [etcd-2]
+    expect:
+      etcd-2: {{ready: up, embedded-registry: up}}
+    bug:
+      etcd-2: {{embedded-registry: down}}
+  - name: upgrade etcd-2 to {what}
+    upgrade:
+      etcd-2: {target}
+    expect:
+      etcd-2: {{ready: up, version: v1.33.5+k3s1, embedded-registry: up}}
+"
+    )
+}
+
+/// etcd-2's third boot is the upgrade's (`banner`): a restart of an existing member, not a
+/// new join, on the address it had.
+fn etcd2_upgraded_in_place(run: &Finished, banner: &str) {
     let (first, upgraded) = (run.boot_log("etcd-2", 1), run.boot_log("etcd-2", 3));
-    assert!(upgraded.contains("Starting k3s v1.33.5+k3s1"), "{upgraded}");
+    assert!(upgraded.contains(banner), "{upgraded}");
+    assert!(
+        upgraded.contains("Starting etcd for existing cluster member"),
+        "{upgraded}"
+    );
     assert!(!upgraded.contains("Adding member"), "{upgraded}");
     assert_eq!(node_ip(&upgraded), node_ip(&first));
 }
