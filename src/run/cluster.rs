@@ -412,7 +412,11 @@ impl Cluster {
             (&net, third),
             self.labels(None),
         );
-        self.docker.start_helper(&keeper).await?;
+        // A call the teardown waits for, as a node's create: an interrupt now must not leave
+        // a keeper landing after the baseline's removal.
+        let docker = self.docker.clone();
+        self.tracked(async move { Ok(docker.start_helper(&keeper).await?) })
+            .await?;
         for rt in self.nodes.values() {
             rt.stopping.store(true, Ordering::SeqCst);
         }
