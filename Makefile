@@ -42,7 +42,8 @@ PODMAN_TESTS := run::every_shipped_check_has_one_verdict_under_both_config_sourc
   run::interrupt_mid_run_cleans_up_and_exits_130 \
   matrix::interrupting_a_matrix_removes_its_clusters_and_exits_130 \
   json_output::matrix_summary_as_json \
-  restore::explore_restores_by_default_on_docker_and_not_on_podman
+  restore::explore_restores_by_default_on_docker_and_on_podman \
+  restore::etcd_split_finds_the_same_with_and_without_restore
 test-podman: sim
 	$(CARGO) build -p repro
 	export REPRO_PODMAN_DIR=$(PODMAN_DIR); \

@@ -368,10 +368,9 @@ pub(crate) struct ExploreArgs {
     pub(crate) no_minimise: bool,
     /// Start each sequence from a restore of a kept baseline (the topology's cluster booted
     /// once with its starting config, stopped, its volumes copied per run) instead of a fresh
-    /// bring-up. Default with `--sim` on Docker (not with `--strategy lifecycle`: a restore
-    /// restarts every node at once; not on Podman: a restored run can lose its network), where
-    /// it is proven to give the same findings; opt-in on real k3s and RKE2 (docs/explore.md
-    /// "Restore").
+    /// bring-up. Default with `--sim`, on Docker and on Podman (not with `--strategy
+    /// lifecycle`: a restore restarts every node at once), where it is proven to give the same
+    /// findings; opt-in on real k3s and RKE2 (docs/explore.md "Restore").
     #[arg(long, overrides_with = "no_restore")]
     pub(crate) restore: bool,
     /// Bring every sequence's cluster up fresh (the default on real k3s and RKE2).

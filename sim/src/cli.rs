@@ -17,6 +17,10 @@ pub enum Invocation {
     /// `cp -a FROM/. TO/`: repro's restore copies a kept baseline's volumes in a helper
     /// container of the node image, and the stand-in's image (FROM scratch) has no `cp`.
     Cp(Vec<String>),
+    /// `sleep infinity`: blocks until SIGTERM/SIGINT and exits 0. repro's restore keeps a
+    /// container on a kept baseline's network for the baseline's life (Podman tears an empty
+    /// network's bridge down: docs/podman.md), and the stand-in's image has no `sleep`.
+    Sleep(Vec<String>),
     /// `check-config`: a real output of k3s's kernel check (sim/src/check_config.rs).
     CheckConfig,
     Version,
@@ -43,6 +47,11 @@ pub fn parse_invocation(argv: &[String]) -> Invocation {
     if program == "cp" || rest.first().is_some_and(|a| a == "cp") {
         let skip = usize::from(program != "cp");
         return Invocation::Cp(rest.into_iter().skip(skip).collect());
+    }
+    // As `cp`: through the image's entrypoint (`/bin/k3s sleep infinity`).
+    if program == "sleep" || rest.first().is_some_and(|a| a == "sleep") {
+        let skip = usize::from(program != "sleep");
+        return Invocation::Sleep(rest.into_iter().skip(skip).collect());
     }
     // Global flags k3s accepts before the subcommand.
     let mut i = 0;
@@ -145,6 +154,18 @@ pub fn run_cp(args: &[String]) -> i32 {
             eprintln!("cp: {e}");
             1
         }
+    }
+}
+
+/// `sleep infinity`: waits for SIGTERM or SIGINT (the caller installs the handler that exits
+/// 0), never on its own; anything else is refused (nothing else is asked of it).
+pub fn run_sleep(args: &[String]) -> i32 {
+    if !matches!(args, [a] if a == "infinity") {
+        eprintln!("sleep: the k3s stand-in's sleep knows only `sleep infinity`");
+        return 1;
+    }
+    loop {
+        std::thread::park();
     }
 }
 
@@ -280,6 +301,15 @@ mod tests {
             parse_invocation(&argv(&["k3s", "agent", "-s", "x"])),
             Invocation::Agent(argv(&["-s", "x"]))
         );
+        assert_eq!(
+            parse_invocation(&argv(&["/bin/k3s", "sleep", "infinity"])),
+            Invocation::Sleep(argv(&["infinity"]))
+        );
+        assert_eq!(
+            parse_invocation(&argv(&["sleep", "infinity"])),
+            Invocation::Sleep(argv(&["infinity"]))
+        );
+        assert_eq!(run_sleep(&argv(&["5"])), 1);
         assert_eq!(
             parse_invocation(&argv(&["k3s", "etcd-snapshot"])),
             Invocation::Unknown("etcd-snapshot".into())

@@ -45,6 +45,10 @@ fn main() {
         Invocation::Rm(args) => cli::run_rm(&args),
         Invocation::Cat(args) => cli::run_cat(&args),
         Invocation::Cp(args) => cli::run_cp(&args),
+        Invocation::Sleep(args) => {
+            exit_on_signals();
+            cli::run_sleep(&args)
+        }
         Invocation::CheckConfig => check_config::run(),
         Invocation::Version => {
             cli::print_version();

@@ -530,8 +530,7 @@ async fn execute(
     prepare_images(a, &images, jobs > 1).await?;
     // One restore slot per campaign slot: the runs of a slot go one after another, each
     // restoring that slot's baseline (its own network, subnet and names).
-    let podman = on_podman_by_default(a, state.strategy).await;
-    let restore: Vec<Arc<crate::run::baseline::Slot>> = if restores(a, state.strategy, podman) {
+    let restore: Vec<Arc<crate::run::baseline::Slot>> = if restores(a, state.strategy) {
         (0..jobs)
             .map(|_| crate::run::baseline::Slot::new())
             .collect()
@@ -618,41 +617,22 @@ fn ran_if_merged(state: &State) -> Option<Vec<String>> {
 }
 
 /// Whether the campaign's runs restore from a kept baseline: `--restore`/`--no-restore`, else
-/// on the stand-in on Docker only (where tests/e2e/restore.rs proves the findings the same).
-/// `podman`: the engine is Podman (None: not asked, or no answer).
-fn restores(a: &ExploreArgs, strategy: Strategy, podman: Option<bool>) -> bool {
-    restores_by((a.restore, a.no_restore), a.sim, strategy, podman)
+/// on the stand-in, on Docker and on Podman alike (tests/e2e/restore.rs proves the findings the
+/// same on both: `make test-podman` runs it).
+fn restores(a: &ExploreArgs, strategy: Strategy) -> bool {
+    restores_by((a.restore, a.no_restore), a.sim, strategy)
 }
 
-/// Whether the engine is Podman, asked only where it decides the restore default (an explicit
-/// flag is the user's); said when it turns the default off.
-async fn on_podman_by_default(a: &ExploreArgs, strategy: Strategy) -> Option<bool> {
-    if !a.sim || a.restore || a.no_restore || strategy != Strategy::Config {
-        return None;
-    }
-    let kind = crate::docker::connect().await.ok().map(|e| e.kind());
-    let podman = kind.map(|k| k == crate::docker::EngineKind::Podman);
-    if podman == Some(true) {
-        errln!("repro explore: no --restore by default on Podman (a restored run there can lose its network: docs/podman.md); --restore asks for it");
-    }
-    podman
-}
-
-fn restores_by(
-    (restore, no_restore): (bool, bool),
-    sim: bool,
-    strategy: Strategy,
-    podman: Option<bool>,
-) -> bool {
+fn restores_by((restore, no_restore): (bool, bool), sim: bool, strategy: Strategy) -> bool {
     match (restore, no_restore) {
         (true, _) => true,
         (_, true) => false,
         // A restore starts every node of the kept baseline at once: the lifecycle strategy's
         // own "restart every node" (k3s #13533 panics a control-plane-only node there), so its
-        // sequences start from a fresh bring-up. On Podman a restored run now and then finds its
-        // kept network dead (every node's dial an i/o timeout: docs/podman.md), and a run that
-        // dies is a candidate that "does not show" a defect: the findings change. Not by default.
-        _ => sim && strategy == Strategy::Config && podman != Some(true),
+        // sequences start from a fresh bring-up. On Podman too since the kept network has its
+        // keeper (`run/baseline.rs` `keeper`): before it, a restored run there now and then found
+        // its kept network dead (docs/podman.md), and the default was Docker's only.
+        _ => sim && strategy == Strategy::Config,
     }
 }
 
@@ -861,19 +841,13 @@ mod tests {
     /// `--restore` by default on the stand-in's config campaigns on Docker; not on Podman (its
     /// restored runs can lose their network) nor for the lifecycle strategy; a flag decides.
     #[test]
-    fn restore_is_the_default_on_docker_only_and_a_flag_decides() {
+    fn restore_is_the_default_of_a_stand_in_config_campaign_on_any_engine_and_a_flag_decides() {
         let config = Strategy::Config;
-        assert!(restores_by((false, false), true, config, Some(false)));
-        assert!(restores_by((false, false), true, config, None));
-        assert!(!restores_by((false, false), true, config, Some(true)));
-        assert!(!restores_by((false, false), false, config, Some(false)));
-        assert!(!restores_by(
-            (false, false),
-            true,
-            Strategy::Lifecycle,
-            Some(false)
-        ));
-        assert!(restores_by((true, false), true, config, Some(true)));
-        assert!(!restores_by((false, true), true, config, Some(false)));
+        assert!(restores_by((false, false), true, config));
+        assert!(!restores_by((false, false), false, config));
+        assert!(!restores_by((false, false), true, Strategy::Lifecycle));
+        assert!(restores_by((true, false), true, Strategy::Lifecycle));
+        assert!(restores_by((true, false), false, config));
+        assert!(!restores_by((false, true), true, config));
     }
 }

@@ -1,7 +1,7 @@
 //! The run network's address plan, in one place: every run (and each of the doctor's trials)
 //! gets a bridge network on its own /24 of 10.213.0.0/16 (unusual enough to stay clear of the
 //! engine's usual 172.17+/192.168 pools), the first free one; its gateway is .1, throwaway trial
-//! containers take .2 and .3, and the plan's `i`-th node the fixed address .(10 + i) — etcd peer
+//! containers take .2 and .3, a kept baseline's network keeper (`run/baseline.rs`) .4, and the plan's `i`-th node the fixed address .(10 + i) — etcd peer
 //! URLs embed the IP (k3d #550), so a node keeps its address across restarts, and every node's
 //! `/etc/hosts` lists them all. Two runs at once (`--jobs`, two campaigns on one engine) race
 //! for a /24 at most: the loser's network create fails with an overlap and it takes the next.
@@ -39,6 +39,12 @@ pub(crate) fn trial_ip(third: u8, k: u8) -> String {
     format!("{PREFIX}.{third}.{}", 2 + k.min(1))
 }
 
+/// The address of a kept baseline's network keeper (`run/baseline.rs`): `.4`, below every
+/// node's and apart from the doctor's trials.
+pub(crate) fn keeper_ip(third: u8) -> String {
+    format!("{PREFIX}.{third}.4")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -55,9 +61,13 @@ mod tests {
         );
         // every address of the plan lies in the run range's /16
         assert_eq!(subnet(*THIRDS.end()), "10.213.254.0/24");
-        // trials and gateway never take a node's address
+        assert_eq!(keeper_ip(7), "10.213.7.4");
+        // trials, the keeper and the gateway never take a node's address, nor each other's
         let nodes: Vec<String> = (0..MAX_NODES).map(|i| node_ip(3, i)).collect();
-        for other in [gateway(3), trial_ip(3, 0), trial_ip(3, 1)] {
+        let others = [gateway(3), trial_ip(3, 0), trial_ip(3, 1), keeper_ip(3)];
+        let distinct: std::collections::HashSet<&String> = others.iter().collect();
+        assert_eq!(distinct.len(), others.len());
+        for other in others {
             assert!(!nodes.contains(&other), "{other}");
         }
     }

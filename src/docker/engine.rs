@@ -211,7 +211,28 @@ impl Engine {
     }
 
     /// A helper container's run: created, started, waited for, its log read.
-    async fn run_helper_now(&self, spec: &HelperSpec) -> Result<(i64, String), DockerError> {
+    /// Creates and starts a helper container: on no network, or on its own at a fixed address.
+    async fn start_helper_now(&self, spec: &HelperSpec) -> Result<(), DockerError> {
+        let (network_mode, networking_config) = match &spec.network {
+            None => ("none".to_string(), None),
+            Some((network, ip)) => {
+                let mut endpoints = HashMap::new();
+                endpoints.insert(
+                    network.clone(),
+                    EndpointSettings {
+                        ipam_config: Some(EndpointIpamConfig {
+                            ipv4_address: Some(ip.clone()),
+                            ..Default::default()
+                        }),
+                        ..Default::default()
+                    },
+                );
+                let config = NetworkingConfig {
+                    endpoints_config: Some(endpoints),
+                };
+                (network.clone(), Some(config))
+            }
+        };
         let body = ContainerCreateBody {
             image: Some(spec.image.clone()),
             entrypoint: spec.entrypoint.clone(),
@@ -219,9 +240,10 @@ impl Engine {
             labels: Some(spec.labels.clone()),
             host_config: Some(HostConfig {
                 binds: Some(spec.binds.clone()),
-                network_mode: Some("none".into()),
+                network_mode: Some(network_mode),
                 ..Default::default()
             }),
+            networking_config,
             ..Default::default()
         };
         let opts = CreateContainerOptionsBuilder::default()
@@ -229,13 +251,18 @@ impl Engine {
             .build();
         (self.docker.create_container(Some(opts), body).await)
             .map_err(self.err_limit("create helper container", &spec.name))?;
-        self.docker
-            .start_container(
+        self.retry_storage_race("start", &spec.name, || {
+            self.docker.start_container(
                 &spec.name,
                 None::<bollard::query_parameters::StartContainerOptions>,
             )
-            .await
-            .map_err(self.err_limit("start helper container", &spec.name))?;
+        })
+        .await
+        .map_err(self.err_limit("start helper container", &spec.name))
+    }
+
+    async fn run_helper_now(&self, spec: &HelperSpec) -> Result<(i64, String), DockerError> {
+        self.start_helper_now(spec).await?;
         let mut waited = self.docker.wait_container(
             &spec.name,
             None::<bollard::query_parameters::WaitContainerOptions>,
@@ -1051,6 +1078,10 @@ impl DockerApi for Engine {
             Ok(out)
         }
         .boxed()
+    }
+
+    fn start_helper<'a>(&'a self, spec: &'a HelperSpec) -> CallFuture<'a, ()> {
+        self.start_helper_now(spec).boxed()
     }
 
     fn download<'a>(

@@ -281,6 +281,10 @@ pub trait DockerApi: Send + Sync {
     /// it: how a kept baseline's volumes are copied (`run/baseline.rs`), with the node image's
     /// own `cp`, so it works on a remote engine and on Podman (no `volume export` there).
     fn run_helper<'a>(&'a self, spec: &'a HelperSpec) -> CallFuture<'a, (i64, String)>;
+    /// Creates and starts a helper container and leaves it running (its `network`, at its
+    /// address): a kept baseline's network keeper (`run/baseline.rs`), removed by label with
+    /// the baseline.
+    fn start_helper<'a>(&'a self, spec: &'a HelperSpec) -> CallFuture<'a, ()>;
     /// A file of a container, running or stopped, through the engine's archive download (no
     /// tool in the image needed); `None` when it has no such file.
     fn download<'a>(&'a self, container: &'a str, path: &'a str)
@@ -375,7 +379,8 @@ pub struct NodeSpec {
     pub(crate) host_ro: Vec<String>,
 }
 
-/// A one-off container that runs to its end on no network: `binds` are `volume:/path[:ro]`.
+/// A one-off container that runs to its end on no network (`run_helper`), or one that waits on
+/// a network (`start_helper`): `binds` are `volume:/path[:ro]`.
 #[derive(Debug, Clone)]
 pub struct HelperSpec {
     pub(crate) name: String,
@@ -385,6 +390,8 @@ pub struct HelperSpec {
     pub(crate) cmd: Vec<String>,
     pub(crate) binds: Vec<String>,
     pub(crate) labels: Labels,
+    /// (network, fixed address) to attach it to; `None`: no network.
+    pub(crate) network: Option<(String, String)>,
 }
 
 /// The first regular file of a tar (what the archive download of one file holds).

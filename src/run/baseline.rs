@@ -247,28 +247,37 @@ pub(crate) fn labels(
     l
 }
 
+/// How a helper container of the node image runs one of the image's tools (`cp`, `sleep`):
+/// (entrypoint, command before the tool's arguments). The one place that knows what each kind
+/// of node image holds. The stand-in's k3s image is FROM scratch: its binary answers `cp` and
+/// `sleep` itself, through the image's entrypoint. Real k3s images (rancher/k3s) carry
+/// k3s-root's busybox in /bin (its package/busybox/busybox.config: busybox 1.35 with `cp`,
+/// `sleep`, FEATURE_FANCY_SLEEP and FLOAT_DURATION, whose `sleep` takes `infinity` as GNU's
+/// does; not run here: no real image can be pulled on the test host); the systemd node
+/// images (RKE2's, the stand-in's and real) Debian's coreutils.
+fn image_tool(tool: &str, (stand_in, systemd): (bool, bool)) -> (Option<Vec<String>>, Vec<String>) {
+    if stand_in && !systemd {
+        (None, vec![tool.to_string()])
+    } else {
+        (Some(vec![tool.to_string()]), Vec::new())
+    }
+}
+
 /// The helper container that copies a kept node's volumes into a run's: the node image's own
 /// `cp -a` (`--reflink=auto` where it is GNU's: a clone that shares blocks, never an overlay
-/// of the original, which breaks containerd's overlayfs, k3s #19, #4769). The stand-in's k3s
-/// image is FROM scratch: its binary's `cp` (through the image's entrypoint). Real k3s images
-/// carry busybox (no `--reflink`); the systemd node images coreutils.
+/// of the original, which breaks containerd's overlayfs, k3s #19, #4769). Real k3s images'
+/// busybox `cp` has no `--reflink`; the systemd node images' coreutils has.
 pub(crate) fn copy_helper(
     name: String,
     (image, stand_in, systemd): (&str, bool, bool),
     pairs: &[(&str, &str)],
     labels: docker::Labels,
 ) -> HelperSpec {
-    let (entrypoint, mut cmd) = if stand_in && !systemd {
-        (None, vec!["cp".to_string(), "-a".to_string()])
-    } else if systemd {
-        let cp = vec!["cp".to_string()];
-        (
-            Some(cp),
-            vec!["-a".to_string(), "--reflink=auto".to_string()],
-        )
-    } else {
-        (Some(vec!["cp".to_string()]), vec!["-a".to_string()])
-    };
+    let (entrypoint, mut cmd) = image_tool("cp", (stand_in, systemd));
+    cmd.push("-a".to_string());
+    if systemd {
+        cmd.push("--reflink=auto".to_string());
+    }
     cmd.extend(["/from/.".to_string(), "/to/".to_string()]);
     let binds = (pairs.iter().enumerate())
         .flat_map(|(k, (from, to))| [format!("{from}:/from/{k}:ro"), format!("{to}:/to/{k}")])
@@ -280,6 +289,34 @@ pub(crate) fn copy_helper(
         cmd,
         binds,
         labels,
+        network: None,
+    }
+}
+
+/// The container that keeps a baseline's network in use for the baseline's whole life: the
+/// node image's `sleep infinity` on that network, at the address plan's keeper address (never a
+/// node's), labelled as the baseline (removed with it, by `repro clean`, by an interrupt's
+/// cleanup). Between two restored runs no node is on the kept network, and Podman (4.3.1,
+/// netavark 1.4.0) then tears its bridge and firewall rules down; a teardown racing the next
+/// run's setup left that run's nodes on a network that drops every packet (docs/podman.md).
+/// On both engines, though only Podman needs it: one way for every restore, so the Docker
+/// tests run the same path as Podman's; on Docker it costs one idle container.
+pub(crate) fn keeper(
+    name: String,
+    (image, stand_in, systemd): (&str, bool, bool),
+    (network, third): (&str, u8),
+    labels: docker::Labels,
+) -> HelperSpec {
+    let (entrypoint, mut cmd) = image_tool("sleep", (stand_in, systemd));
+    cmd.push("infinity".to_string());
+    HelperSpec {
+        name,
+        image: image.to_string(),
+        entrypoint,
+        cmd,
+        binds: Vec::new(),
+        labels,
+        network: Some((network.to_string(), docker::address::keeper_ip(third))),
     }
 }
 
@@ -306,6 +343,29 @@ mod tests {
         assert_eq!(k3s.entrypoint, Some(vec!["cp".to_string()]));
         assert_eq!(k3s.cmd, ["-a", "/from/.", "/to/"]);
         let rke2 = copy_helper("h".into(), ("img", true, true), &pairs, HashMap::new());
+        assert_eq!(rke2.entrypoint, Some(vec!["cp".to_string()]));
         assert_eq!(rke2.cmd, ["-a", "--reflink=auto", "/from/.", "/to/"]);
+        assert_eq!(rke2.network, None);
+    }
+
+    #[test]
+    fn the_keeper_sleeps_on_the_kept_network_at_no_nodes_address() {
+        let net = ("repro-b1", 7);
+        let sim = keeper("k".into(), ("img", true, false), net, HashMap::new());
+        assert_eq!(
+            (sim.entrypoint, sim.cmd),
+            (None, vec!["sleep".into(), "infinity".into()])
+        );
+        assert_eq!(sim.network, Some(("repro-b1".into(), "10.213.7.4".into())));
+        assert!(sim.binds.is_empty());
+        for image in [("img", false, false), ("img", true, true)] {
+            let k = keeper("k".into(), image, net, HashMap::new());
+            assert_eq!(k.entrypoint, Some(vec!["sleep".to_string()]));
+            assert_eq!(k.cmd, ["infinity"]);
+        }
+        let nodes: Vec<String> = (0..docker::address::MAX_NODES)
+            .map(|i| docker::address::node_ip(7, i))
+            .collect();
+        assert!(!nodes.contains(&docker::address::keeper_ip(7)));
     }
 }

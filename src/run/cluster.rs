@@ -396,10 +396,31 @@ impl Cluster {
         }
     }
 
-    /// Makes this (baseline) cluster, brought up, into a kept baseline: every node stopped
-    /// gracefully at once, its password file copied out, its container removed; its volumes
-    /// and the network stay, under the baseline's labels. Returns what a restore needs.
+    /// Makes this (baseline) cluster, brought up, into a kept baseline: the network's keeper
+    /// started on it, every node stopped gracefully at once, its password file copied out, its
+    /// container removed; its volumes, the network and its keeper stay, under the baseline's
+    /// labels. Returns what a restore needs.
     pub(crate) async fn keep_as_baseline(&self) -> Result<IndexMap<String, KeptNode>, RunError> {
+        // Before any node stops: the network never has no running container from here to the
+        // baseline's removal (Podman tears an empty network down: `baseline::keeper`).
+        let (net, third) = self
+            .network_of()
+            .ok_or_else(|| RunError::Internal("the baseline's network is not made".into()))?;
+        let keeper = baseline::keeper(
+            format!("repro-{}_network-keeper", self.run_id),
+            (
+                &self.plan.image,
+                self.sim_seed.is_some(),
+                self.mechanism_systemd(),
+            ),
+            (&net, third),
+            self.labels(None),
+        );
+        // A call the teardown waits for, as a node's create: an interrupt now must not leave
+        // a keeper landing after the baseline's removal.
+        let docker = self.docker.clone();
+        self.tracked(async move { Ok(docker.start_helper(&keeper).await?) })
+            .await?;
         for rt in self.nodes.values() {
             rt.stopping.store(true, Ordering::SeqCst);
         }

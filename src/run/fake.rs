@@ -348,6 +348,10 @@ impl DockerApi for FakeDocker {
         ok(self.call("helper", &spec.name).map(|()| (0, String::new())))
     }
 
+    fn start_helper<'a>(&'a self, spec: &'a crate::docker::HelperSpec) -> CallFuture<'a, ()> {
+        ok(self.call("start-helper", &spec.name))
+    }
+
     fn download<'a>(
         &'a self,
         container: &'a str,
