@@ -210,7 +210,6 @@ impl Engine {
             .map_err(err("inspect container", container))
     }
 
-    /// A helper container's run: created, started, waited for, its log read.
     /// Creates and starts a helper container: on no network, or on its own at a fixed address.
     async fn start_helper_now(&self, spec: &HelperSpec) -> Result<(), DockerError> {
         let (network_mode, networking_config) = match &spec.network {
@@ -261,6 +260,7 @@ impl Engine {
         .map_err(self.err_limit("start helper container", &spec.name))
     }
 
+    /// A helper container's run: created, started, waited for, its log read.
     async fn run_helper_now(&self, spec: &HelperSpec) -> Result<(i64, String), DockerError> {
         self.start_helper_now(spec).await?;
         let mut waited = self.docker.wait_container(
