@@ -429,9 +429,7 @@ async fn run_step(c: &Arc<Cluster>, signals: &Signals, step: &PlannedStep) -> Re
                     return Ok(());
                 }
             }
-            for r in join_all(group.iter().map(|n| c.start_and_wait(n, step.index))).await {
-                r?;
-            }
+            start_group(c, group, step.index).await?;
         }
         // Upgrades last, one node after another (Rancher's order is the check's to write).
         for u in &step.upgrade {
@@ -500,6 +498,14 @@ fn step_result(step: &PlannedStep) -> StepResult {
 
 /// The step's stops, first and at once (what starts and restarts next runs without them);
 /// the nodes its `start:` names are no longer stopped.
+/// Starts every node of a group at once (its nodes all down) and waits for each new boot.
+async fn start_group(c: &Cluster, group: &[String], step: usize) -> Result<(), RunError> {
+    for r in join_all(group.iter().map(|n| c.start_and_wait(n, step))).await {
+        r?;
+    }
+    Ok(())
+}
+
 async fn stop_all(
     c: &Cluster,
     step: &PlannedStep,
