@@ -1,30 +1,43 @@
 #!/usr/bin/env bash
 # `make test`'s last word (#30): every container, network and volume repro makes carries the
 # label io.repro.managed=true (what `repro clean --all` removes); after the suite none may be
-# left on the Docker host. Prints each one left (kind, id, name, its run) and fails, so every CI
-# run proves the suite's runs leave nothing. Run it on an engine the suite had to itself: another
-# user's runs in progress would count too.
+# left on the Docker host. Prints each one left (kind, name, its run, the check that made it,
+# whether it belongs to a kept baseline) and then one line per run, last, so that the tail CI
+# shows names the tests to look at; fails if anything is left. Run it on an engine the suite had
+# to itself: another user's runs in progress would count too.
 set -u
 label=io.repro.managed=true
 left=0
+declare -A per_run
 list() { # kind, the name's field in `docker … ls --format`, then the `docker … ls` words
   local kind=$1 name=$2
   shift 2
   local out
-  if ! out=$(docker "$@" --filter "label=$label" --format "{{$name}} {{.Label \"io.repro.run\"}}" 2>&1); then
+  local fmt="{{$name}}|{{.Label \"io.repro.run\"}}|{{.Label \"io.repro.check\"}}|{{.Label \"io.repro.node\"}}|{{.Label \"io.repro.baseline\"}}"
+  if ! out=$(docker "$@" --filter "label=$label" --format "$fmt" 2>&1); then
     echo "leftovers: docker $* failed: $out" >&2
     exit 2
   fi
-  while read -r line; do
-    [ -n "$line" ] || continue
-    echo "leftover $kind ${line% *} of run ${line##* } (\`repro clean --run ${line##* }\` removes it)" >&2
+  while IFS='|' read -r obj run check node baseline; do
+    [ -n "$obj" ] || continue
+    echo "leftover $kind $obj of run $run (check ${check:-?}${node:+, node $node}${baseline:+, baseline $baseline})" >&2
+    per_run[$run]="${per_run[$run]:-} $kind"
+    per_run_check[$run]=${check:-?}${baseline:+ (baseline $baseline)}
     left=$((left + 1))
   done <<<"$out"
 }
+declare -A per_run_check
 list container .Names container ls -a
 list network .Name network ls
 list volume .Name volume ls
 if [ "$left" -gt 0 ]; then
+  for run in "${!per_run[@]}"; do
+    words=${per_run[$run]}
+    echo "leftovers: run $run (check ${per_run_check[$run]}):" \
+      "$(grep -o container <<<"$words" | wc -l) container(s)," \
+      "$(grep -o network <<<"$words" | wc -l) network(s)," \
+      "$(grep -o volume <<<"$words" | wc -l) volume(s); \`repro clean --run $run\` removes them" >&2
+  done
   echo "leftovers: $left object(s) with $label are still on the Docker host after the suite" >&2
   exit 1
 fi

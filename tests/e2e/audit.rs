@@ -13,12 +13,29 @@ use serde_json::Value;
 use crate::repro::Repro;
 use crate::runs::Run;
 
-/// Removes the kept cluster whatever happens.
-struct Cleanup(String);
+/// Removes the kept cluster if the test fails half-way; a test that gets to its end removes it
+/// itself with [`Cleanup::done`], which asserts the removal (a silent one here once left a
+/// whole kept cluster for the suite's leftovers check to find, naming no test).
+struct Cleanup(Option<String>);
+
+impl Cleanup {
+    fn of(id: &str) -> Cleanup {
+        Cleanup(Some(id.to_string()))
+    }
+
+    /// `repro clean --run` succeeded and nothing of the run is left.
+    fn done(mut self) {
+        if let Some(id) = self.0.take() {
+            crate::runs::clean(&id);
+        }
+    }
+}
 
 impl Drop for Cleanup {
     fn drop(&mut self) {
-        let _ = Repro::new().args(["clean", "--run", &self.0]).run();
+        if let Some(id) = &self.0 {
+            let _ = Repro::new().args(["clean", "--run", id]).run();
+        }
     }
 }
 
@@ -84,7 +101,7 @@ fn audit_names_the_borrowed_value_on_the_buggy_version_only_and_predicts_a_refus
     for (version, borrowed) in [("v1.33.4+k3s1", true), ("v1.33.5+k3s1", false)] {
         let tmp = tempfile::tempdir().expect("tmp");
         let (run, id) = kept_run(tmp.path(), version);
-        let _cleanup = Cleanup(id.clone());
+        let cleanup = Cleanup::of(&id);
         run.out.code(0);
         let kubeconfig = run.dir.join("kubeconfig.yaml");
         assert!(
@@ -120,6 +137,7 @@ fn audit_names_the_borrowed_value_on_the_buggy_version_only_and_predicts_a_refus
         if borrowed {
             edited_control_plane_is_refused(tmp.path(), &id, &kubeconfig);
         }
+        cleanup.done();
     }
 }
 
@@ -251,7 +269,7 @@ fn audit_reads_an_rke2_stand_in_cluster() {
             .expect("auto")
             .keep()
             .finish();
-        let _cleanup = Cleanup(run.run_id());
+        let cleanup = Cleanup::of(&run.run_id());
         run.out.code(0);
         let kubeconfig = run.dir.join("kubeconfig.yaml");
         let audit = Repro::new()
@@ -271,6 +289,7 @@ fn audit_reads_an_rke2_stand_in_cluster() {
         if buggy {
             audit.code(1);
         }
+        cleanup.done();
     }
 }
 
