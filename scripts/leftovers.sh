@@ -8,7 +8,8 @@
 set -u
 label=io.repro.managed=true
 left=0
-declare -A per_run
+# Per run: its check (and baseline), and how many objects of each kind it left.
+declare -A check_of count
 list() { # kind, the name's field in `docker … ls --format`, then the `docker … ls` words
   local kind=$1 name=$2
   shift 2
@@ -21,22 +22,19 @@ list() { # kind, the name's field in `docker … ls --format`, then the `docker 
   while IFS='|' read -r obj run check node baseline; do
     [ -n "$obj" ] || continue
     echo "leftover $kind $obj of run $run (check ${check:-?}${node:+, node $node}${baseline:+, baseline $baseline})" >&2
-    per_run[$run]="${per_run[$run]:-} $kind"
-    per_run_check[$run]=${check:-?}${baseline:+ (baseline $baseline)}
+    check_of[$run]=${check:-?}${baseline:+ (baseline $baseline)}
+    count[$run $kind]=$((${count[$run $kind]:-0} + 1))
     left=$((left + 1))
   done <<<"$out"
 }
-declare -A per_run_check
 list container .Names container ls -a
 list network .Name network ls
 list volume .Name volume ls
 if [ "$left" -gt 0 ]; then
-  for run in "${!per_run[@]}"; do
-    words=${per_run[$run]}
-    echo "leftovers: run $run (check ${per_run_check[$run]}):" \
-      "$(grep -o container <<<"$words" | wc -l) container(s)," \
-      "$(grep -o network <<<"$words" | wc -l) network(s)," \
-      "$(grep -o volume <<<"$words" | wc -l) volume(s); \`repro clean --run $run\` removes them" >&2
+  for run in "${!check_of[@]}"; do
+    echo "leftovers: run $run (check ${check_of[$run]}):" \
+      "${count[$run container]:-0} container(s), ${count[$run network]:-0} network(s)," \
+      "${count[$run volume]:-0} volume(s); \`repro clean --run $run\` removes them" >&2
   done
   echo "leftovers: $left object(s) with $label are still on the Docker host after the suite" >&2
   exit 1

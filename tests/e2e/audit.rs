@@ -11,33 +11,7 @@ use std::process::Command;
 use serde_json::Value;
 
 use crate::repro::Repro;
-use crate::runs::Run;
-
-/// Removes the kept cluster if the test fails half-way; a test that gets to its end removes it
-/// itself with [`Cleanup::done`], which asserts the removal (a silent one here once left a
-/// whole kept cluster for the suite's leftovers check to find, naming no test).
-struct Cleanup(Option<String>);
-
-impl Cleanup {
-    fn of(id: &str) -> Cleanup {
-        Cleanup(Some(id.to_string()))
-    }
-
-    /// `repro clean --run` succeeded and nothing of the run is left.
-    fn done(mut self) {
-        if let Some(id) = self.0.take() {
-            crate::runs::clean(&id);
-        }
-    }
-}
-
-impl Drop for Cleanup {
-    fn drop(&mut self) {
-        if let Some(id) = &self.0 {
-            let _ = Repro::new().args(["clean", "--run", id]).run();
-        }
-    }
-}
+use crate::runs::{KeptCluster, Run};
 
 const CHECK: &str = "name: audit-e2e
 topology: etcd-split
@@ -101,7 +75,7 @@ fn audit_names_the_borrowed_value_on_the_buggy_version_only_and_predicts_a_refus
     for (version, borrowed) in [("v1.33.4+k3s1", true), ("v1.33.5+k3s1", false)] {
         let tmp = tempfile::tempdir().expect("tmp");
         let (run, id) = kept_run(tmp.path(), version);
-        let cleanup = Cleanup::of(&id);
+        let cleanup = KeptCluster::of(&id);
         run.out.code(0);
         let kubeconfig = run.dir.join("kubeconfig.yaml");
         assert!(
@@ -269,7 +243,7 @@ fn audit_reads_an_rke2_stand_in_cluster() {
             .expect("auto")
             .keep()
             .finish();
-        let cleanup = Cleanup::of(&run.run_id());
+        let cleanup = KeptCluster::of(&run.run_id());
         run.out.code(0);
         let kubeconfig = run.dir.join("kubeconfig.yaml");
         let audit = Repro::new()

@@ -5,16 +5,7 @@
 use std::process::Command;
 
 use crate::repro::Repro;
-use crate::runs::Run;
-
-/// Removes the kept cluster if the test fails half-way (the test's own `clean` checks it).
-struct Cleanup(String);
-
-impl Drop for Cleanup {
-    fn drop(&mut self) {
-        let _ = Repro::new().args(["clean", "--run", &self.0]).run();
-    }
-}
+use crate::runs::{KeptCluster, Run};
 
 #[test]
 fn a_kept_run_is_listed_logged_and_execed_until_it_is_cleaned() {
@@ -25,7 +16,7 @@ fn a_kept_run_is_listed_logged_and_execed_until_it_is_cleaned() {
         .keep()
         .finish();
     let id = run.run_id();
-    let _cleanup = Cleanup(id.clone());
+    let _cleanup = KeptCluster::of(&id);
     run.out.code(0);
     let results = run.dir.parent().expect("results folder").to_path_buf();
     let runs = |args: &[&str]| {

@@ -8,7 +8,7 @@ use std::process::{Command, Stdio};
 use crate::docker::docker_ok;
 use crate::images::{docker, sim_build, sim_image, Image};
 use crate::repro::{Output, Repro};
-use crate::runs::{assert_no_leftovers, boot, clean, observation, read_result, Run};
+use crate::runs::{assert_no_leftovers, boot, clean, observation, read_result, KeptCluster, Run};
 use crate::tcp_proxy::{docker_socket, TcpProxy};
 use crate::util::{project, text};
 
@@ -859,15 +859,6 @@ steps:
     assert_eq!(run.observed(2, "etcd-1", "embedded-registry"), "down");
 }
 
-/// Removes what a kept run left, also when the test fails.
-struct KeptRun(String);
-
-impl Drop for KeptRun {
-    fn drop(&mut self) {
-        let _ = Repro::new().args(["clean", "--run", &self.0]).run();
-    }
-}
-
 /// The v1.33.4 stand-in with `lines` after its FROM line, as `repro.local/<name>:e2e-<pid>`.
 fn stand_in_with(name: &str, lines: &str) -> Image {
     let tag = format!("repro.local/{name}:e2e-{}", std::process::id());
@@ -900,8 +891,9 @@ fn real_image_containers_are_set_up_as_k3s_needs() {
         .keep()
         .expect("reproduced")
         .finish();
-    let kept = KeptRun(run.run_id());
-    let (r, out, run_id) = (&run.result, &run.out, kept.0.clone());
+    let run_id = run.run_id();
+    let kept = KeptCluster::of(&run_id);
+    let (r, out) = (&run.result, &run.out);
     // Not the stand-in (by its label), privileged, and refused here: infrastructure, exit 3.
     assert_eq!(r["k3s"]["stand_in"], false, "{out}");
     assert_eq!(r["k3s"]["privileged"], true);
@@ -990,8 +982,7 @@ fn real_image_containers_are_set_up_as_k3s_needs() {
             data["Name"]
         );
     }
-    drop(kept);
-    assert_no_leftovers(&run_id);
+    kept.done();
 }
 
 /// #9 §5: the nightly's real-k3s smoke job runs scripts/real-k3s-smoke.sh on a cgroup-v2 runner.
@@ -1123,7 +1114,7 @@ fn image_volumes_are_labelled_so_clean_finds_them_after_an_outside_rm() {
         }
     }
     let run_id = run_id.unwrap_or_else(|| panic!("no run id in {seen:#?}"));
-    let _kept = KeptRun(run_id.clone());
+    let _kept = KeptCluster::of(&run_id);
     let node = format!("repro-{run_id}-etcd-2");
     let c = inspect(&node);
     let mounts = c["Mounts"]
