@@ -409,8 +409,11 @@ pub(crate) struct ExploreArgs {
     #[command(flatten)]
     pub(crate) options: RunOptions,
     /// Runs at once (sequences, ddmin candidates, confirmations), each on its own cluster and
-    /// network: 1 to 64, or `auto` (as many as the host's available memory holds by the
-    /// distribution's per-node memory). The findings are the serial campaign's.
+    /// network: 1 to 64, or `auto`: as many as the host's available memory holds by the
+    /// distribution's per-node memory, or for paced stand-in runs (`--sim --sim-pace P`, which
+    /// mostly wait) as many as the engine and the cores keep up with; never more than the
+    /// campaign can fill (its sequences, or a minimisation round). The findings are the serial
+    /// campaign's.
     #[arg(long, default_value = "1")]
     pub(crate) jobs: crate::matrix::jobs::Jobs,
     /// Print what the campaign would cost (sequences, runs with minimisation, wall time at real

@@ -98,31 +98,40 @@ fn jobs(
     state: &State,
 ) -> Result<(usize, Option<String>), Error> {
     use crate::matrix::jobs::{resolve_costs, Jobs, RunCost};
-    let runs = state.sequences.len().max(1);
     let cost = RunCost::of_topology(topo, a.sim);
-    let pace = a.sim_pace.filter(|p| a.sim && *p > 0.0);
-    let (Jobs::Auto, Some(pace)) = (a.jobs, pace) else {
-        return Ok(resolve_costs(a.jobs, &[cost], runs));
-    };
     let left: Vec<&explore::SeqRecord> = (state.sequences.iter())
         .filter(|s| s.run.is_none())
         .filter(|s| a.sequences.is_empty() || a.sequences.contains(&s.sequence.id))
         .collect();
-    let Some(first) = left.first() else {
-        return Ok(resolve_costs(Jobs::Fixed(1), &[cost], runs));
-    };
-    let first_start =
-        super::explore_plan::first_start_seconds(g, a, (space, state.strategy), first)?;
     let input = explore::cost::Input {
         sequences: left.iter().map(|s| &s.sequence).collect(),
         nodes: &space.nodes,
-        first_start_seconds: first_start,
+        first_start_seconds: 0.0,
         defects: 0,
         confirm: state.confirm,
-        minimise: false,
+        minimise: !a.no_minimise,
         budget_runs: None,
         jobs: 1,
         runners: None,
+    };
+    // `auto` gives no more slots than the campaign can fill: its sequences, or a minimisation
+    // round's candidates when that is wider.
+    let runs = explore::cost::most_at_once(&input);
+    let pace = a.sim_pace.filter(|p| a.sim && *p > 0.0);
+    let (Jobs::Auto, Some(pace)) = (a.jobs, pace) else {
+        return Ok(resolve_costs(a.jobs, &[cost], runs));
+    };
+    let Some(first) = left.first() else {
+        return Ok(resolve_costs(Jobs::Fixed(1), &[cost], runs));
+    };
+    let input = explore::cost::Input {
+        first_start_seconds: super::explore_plan::first_start_seconds(
+            g,
+            a,
+            (space, state.strategy),
+            first,
+        )?,
+        ..input
     };
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
     let (n, why) =

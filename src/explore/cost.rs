@@ -84,8 +84,9 @@ pub(crate) fn paced_sim_jobs(
     let jobs = by_engine
         .min(by_cpu)
         .min(by_memory)
-        .min(input.sequences.len().max(1))
+        .min(most_at_once(input))
         .clamp(1, crate::matrix::jobs::MAX_JOBS);
+    let fill = most_at_once(input);
     let memory = available_mib.map_or("memory unknown".to_string(), |m| {
         format!(
             "{m} MiB available, {} MiB a stand-in run: {by_memory}",
@@ -95,9 +96,27 @@ pub(crate) fn paced_sim_jobs(
     (
         jobs,
         format!(
-            "--jobs auto: {jobs} (paced stand-in runs mostly wait: a run of about {wall:.0} s keeps the engine busy about {engine:.1} s, so {by_engine} fit; {cores} cores at {SIM_RUN_CPU_SECONDS} CPU s a run: {by_cpu}; {memory})"
+            "--jobs auto: {jobs} (paced stand-in runs mostly wait: a run of about {wall:.0} s keeps the engine busy about {engine:.1} s, so {by_engine} fit; {cores} cores at {SIM_RUN_CPU_SECONDS} CPU s a run: {by_cpu}; {memory}; the campaign fills at most {fill}: its sequences or a minimisation round)"
         ),
     )
+}
+
+/// The most runs a campaign can have at once, so the most slots `--jobs auto` gives it: its
+/// sequences, or one minimisation round when that is wider — a defect's distinguishing runs
+/// (a cause per other server, or `stale`: at most one per node), ddmin's candidates (at most
+/// two per step of the longest sequence: the pieces and their complements) or its
+/// confirmations (`--confirm`). A campaign of one sequence still runs a round's candidates at
+/// once; more slots than this would stay idle.
+pub(crate) fn most_at_once(input: &Input<'_>) -> usize {
+    let round = if input.minimise {
+        let steps = (input.sequences.iter()).map(|s| s.steps.len()).max();
+        (input.nodes.len())
+            .max(2 * steps.unwrap_or(0))
+            .max(input.confirm)
+    } else {
+        0
+    };
+    input.sequences.len().max(round).max(1)
 }
 
 /// What the estimate starts from.
@@ -506,12 +525,25 @@ mod tests {
         assert_eq!(paced_sim_jobs(&input, 0.01, 2, Some(22_000)).0, 1);
         let (short, why) = paced_sim_jobs(&input, 1.0, 2, Some(4 * SIM_NODE_MIB * 2));
         assert_eq!(short, 2, "{why}");
-        // never more than the sequences
+        // never more than the sequences, or one minimisation round when that is wider: one
+        // two-step sequence of etcd-split (5 nodes) minimised runs up to 5 at once (a
+        // distinguishing run per node), confirmed 7 times 7
         let one = Input {
             sequences: vec![&a],
             ..input
         };
         assert_eq!(paced_sim_jobs(&one, 1.0, 2, None).0, 1);
+        let minimised = Input {
+            minimise: true,
+            ..one
+        };
+        assert_eq!(most_at_once(&minimised), nodes.len());
+        assert_eq!(paced_sim_jobs(&minimised, 1.0, 2, None).0, nodes.len());
+        let confirmed = Input {
+            confirm: 7,
+            ..minimised
+        };
+        assert_eq!(most_at_once(&confirmed), 7);
     }
 
     /// With jobs, minimisation overlaps the next sequences: the estimate is the makespan of

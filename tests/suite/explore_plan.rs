@@ -94,3 +94,35 @@ fn runners_without_plan_is_refused() {
     out.code(2);
     assert!(out.stderr.contains("--plan"), "{out}");
 }
+
+/// `--jobs auto` gives a one-sequence campaign the slots its minimisation can fill (a defect's
+/// distinguishing runs, ddmin's candidates at once), not one slot; without minimisation one.
+#[test]
+fn auto_gives_one_sequence_the_slots_its_minimisation_fills() {
+    let jobs = |extra: &[&str]| {
+        let mut args = vec![
+            "--sim-pace",
+            "1",
+            "--jobs",
+            "auto",
+            "--sequences",
+            "o1-embedded-registry",
+            "--format",
+            "json",
+        ];
+        args.extend_from_slice(extra);
+        let out = plan(&args);
+        out.code(0);
+        let v: serde_json::Value = serde_json::from_str(&out.stdout).unwrap();
+        let n = v["estimate"]["host"].as_array().unwrap().last().unwrap()["jobs"]
+            .as_u64()
+            .unwrap();
+        (n, v)
+    };
+    let (n, v) = jobs(&[]);
+    assert!(n > 1, "one sequence, minimised: more than one slot: {v:#}");
+    let why = v["jobs_why"].as_str().unwrap();
+    assert!(why.contains(&format!("fills at most {n}")), "{why}");
+    let (n, v) = jobs(&["--no-minimise"]);
+    assert_eq!(n, 1, "one sequence, not minimised: one slot: {v:#}");
+}
