@@ -704,7 +704,10 @@ impl Campaign {
         out: Result<Result<Judged, RunFailure>, Stop>,
         seen: &mut Seen,
     ) -> Result<bool, Stop> {
-        let total = self.state.sequences.len();
+        // The campaign's sequences as this invocation runs them (`--sequences` picks some).
+        let picked =
+            |s: &SeqRecord| (self.only.as_ref()).is_none_or(|o| o.contains(&s.sequence.id));
+        let total = self.state.sequences.iter().filter(|s| picked(s)).count();
         let rec = &mut self.state.sequences[i];
         let id = rec.sequence.id.clone();
         match out {
@@ -740,7 +743,7 @@ impl Campaign {
         let version = rec.version.clone();
         self.save()?;
         let done = (self.state.sequences.iter())
-            .filter(|s| s.run.is_some() || s.error.is_some())
+            .filter(|s| picked(s) && (s.run.is_some() || s.error.is_some()))
             .count();
         let per = self.state.seconds / self.state.runs.max(1) as f64;
         // Runs at once share the wall clock: the time left is the runs left over the slots.
@@ -1675,6 +1678,34 @@ mod tests {
                 assert!(c.state.runs - before <= 2, "{what}");
             }
         }
+    }
+
+    /// The progress line counts the sequences this invocation runs: with `--sequences` picking
+    /// two of the plan's, `[1/2]` … `[2/2]` and no time left at the end (it said `[1/N]` of the
+    /// whole plan and hours left for a two-sequence campaign).
+    #[tokio::test]
+    async fn the_progress_counts_the_sequences_picked() {
+        let tmp = tempfile::tempdir().expect("tmp");
+        let (mut c, _) = counted_campaign(tmp.path(), (1000, 1, 1));
+        c.minimise = false;
+        let ids: Vec<String> = (c.state.sequences.iter().take(2))
+            .map(|s| s.sequence.id.clone())
+            .collect();
+        assert!(
+            c.state.sequences.len() > 2,
+            "the plan has more than the two picked"
+        );
+        c.only = Some(ids);
+        let said = std::sync::Arc::new(std::sync::Mutex::new(Vec::<String>::new()));
+        let into = said.clone();
+        c.say = Box::new(move |l| into.lock().expect("lock").push(l.to_string()));
+        c.run().await.expect("the campaign runs");
+        let said = said.lock().expect("lock");
+        let progress: Vec<&String> = said.iter().filter(|l| l.starts_with('[')).collect();
+        assert_eq!(progress.len(), 2, "{said:#?}");
+        assert!(progress[0].starts_with("[1/2] "), "{said:#?}");
+        assert!(progress[1].starts_with("[2/2] "), "{said:#?}");
+        assert!(progress[1].contains("about 0s left"), "{said:#?}");
     }
 
     /// A resumed campaign goes on: with one slot nothing runs ahead, so the sequence loop itself
