@@ -179,7 +179,15 @@ fn settled(
     now: Instant,
     observed: Observed,
 ) -> Eval {
-    let until = l.seen + wait;
+    // A hint's window runs from the hint or, when the boot's ready line came after it, from
+    // that line: what k3s starts once its apiserver answers (the network policy controller)
+    // prints after the ready line, and a restarted etcd member's ready line comes 12 s after
+    // its kubelet line at real pace — a window from the kubelet line had closed long before,
+    // and `down` was decided 3 ms before the controller's line (docs/performance.md, "the
+    // network-policy race"). A boot not ready keeps the hint's window (it may never be).
+    let ready =
+        (boot.ready.and_then(|i| boot.lines.get(i))).filter(|r| !ordered && r.seen > l.seen);
+    let until = ready.map_or(l.seen, |r| r.seen) + wait;
     if now < until {
         return Eval::Pending { until: Some(until) };
     }
@@ -196,6 +204,14 @@ fn settled(
             Rule::AfterFeature,
             format!("k3s prints this line after the feature's own, and no `up` line came before it{margin}"),
         )
+    } else if ready.is_some() {
+        (
+            Rule::SettleWindow,
+            format!(
+                "settle rule: no `up` line within {} after the boot's ready line, which came after this line",
+                humantime::format_duration(wait)
+            ),
+        )
     } else {
         (
             Rule::SettleWindow,
@@ -205,9 +221,11 @@ fn settled(
             ),
         )
     };
+    let mut ev = vec![evidence(boot, l)];
+    ev.extend(ready.map(|r| evidence(boot, r)));
     Eval::Decided(Obs {
         observed,
-        evidence: vec![evidence(boot, l)],
+        evidence: ev,
         reason,
         rule,
         waited: Some(wait),

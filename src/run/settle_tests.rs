@@ -188,3 +188,55 @@ fn a_late_value_waits_for_its_line_or_the_line_after_it() {
         Some(("host-gw".into(), Rule::ValueLines, Some(Duration::ZERO)))
     );
 }
+
+/// The network-policy race (#39, docs/performance.md): a restarted etcd member prints its
+/// kubelet line, then 12 s of etcd, then its ready line and — milliseconds later — what starts
+/// once its apiserver answers. Read at the ready line, a hint's window counted from the kubelet
+/// line had closed and decided `down` before the feature's line; it now runs from the ready
+/// line, and a boot not ready keeps the hint's window.
+#[test]
+fn a_hints_window_runs_from_the_ready_line_when_that_came_later() {
+    let sigs = signals();
+    let s = sigs.get("hinted").expect("signal");
+    let at = |age: u64| Instant::now() - Duration::from_millis(age);
+    let line = |text: &str, age: u64| LogLine {
+        ts: Utc.timestamp_opt(1_800_000_000, 0).single().expect("time"),
+        seen: at(age),
+        text: text.to_string(),
+    };
+    // kubelet 10 s ago, ready 1 ms ago, the feature not yet printed.
+    let mut b = boot(&[], NOW);
+    b.lines = vec![line(KUBELET, 10_000), line(READY, 1)];
+    b.ready = Some(1);
+    let pending = eval_log(s, &b, &version(), NO_MARGIN, Instant::now());
+    assert!(
+        matches!(pending, Eval::Pending { until: Some(_) }),
+        "{pending:?}"
+    );
+    // …then its line: up.
+    b.lines.push(line(UP, 0));
+    match eval_log(s, &b, &version(), NO_MARGIN, Instant::now()) {
+        Eval::Decided(o) => assert_eq!(o.observed.to_string(), "up"),
+        other => panic!("{other:?}"),
+    }
+    // Without it, `down` once the window after the ready line has passed, naming both lines.
+    b.lines = vec![line(KUBELET, 20_000), line(READY, 10_000)];
+    match eval_log(s, &b, &version(), NO_MARGIN, Instant::now()) {
+        Eval::Decided(o) => {
+            assert_eq!(
+                (o.observed.to_string(), o.rule),
+                ("down".into(), Rule::SettleWindow)
+            );
+            assert_eq!(o.evidence.len(), 2, "{:?}", o.evidence);
+            assert!(o.reason.contains("ready line"), "{}", o.reason);
+        }
+        other => panic!("{other:?}"),
+    }
+    // A boot that is not ready: the hint's window, as before.
+    b.lines = vec![line(KUBELET, 10_000)];
+    b.ready = None;
+    match eval_log(s, &b, &version(), NO_MARGIN, Instant::now()) {
+        Eval::Decided(o) => assert_eq!(o.observed.to_string(), "down"),
+        other => panic!("{other:?}"),
+    }
+}
