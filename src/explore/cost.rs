@@ -81,12 +81,12 @@ pub(crate) fn paced_sim_jobs(
     let by_memory = available_mib.map_or(usize::MAX, |m| {
         usize::try_from(m / (SIM_NODE_MIB * input.nodes.len().max(1) as u64)).unwrap_or(usize::MAX)
     });
+    let fill = most_at_once(input);
     let jobs = by_engine
         .min(by_cpu)
         .min(by_memory)
-        .min(most_at_once(input))
+        .min(fill)
         .clamp(1, crate::matrix::jobs::MAX_JOBS);
-    let fill = most_at_once(input);
     let memory = available_mib.map_or("memory unknown".to_string(), |m| {
         format!(
             "{m} MiB available, {} MiB a stand-in run: {by_memory}",

@@ -204,19 +204,16 @@ fn settled(
             Rule::AfterFeature,
             format!("k3s prints this line after the feature's own, and no `up` line came before it{margin}"),
         )
-    } else if ready.is_some() {
-        (
-            Rule::SettleWindow,
-            format!(
-                "settle rule: no `up` line within {} after the boot's ready line, which came after this line",
-                humantime::format_duration(wait)
-            ),
-        )
     } else {
+        let after = if ready.is_some() {
+            "the boot's ready line, which came after this line"
+        } else {
+            "this line"
+        };
         (
             Rule::SettleWindow,
             format!(
-                "settle rule: no `up` line within {} after this line",
+                "settle rule: no `up` line within {} after {after}",
                 humantime::format_duration(wait)
             ),
         )
