@@ -14,7 +14,7 @@
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
 
-use anyhow::{anyhow, bail, Result};
+use anyhow::{anyhow, bail, Context, Result};
 use serde_json::{json, Value};
 
 use crate::stats::{median, round};
@@ -34,6 +34,10 @@ const MODES: [(&str, &[&str]); 3] = [
     ("jobs_restore", &["--jobs", "auto", "--restore"]),
 ];
 
+/// Enough runs for the all-keys campaign (about 320 on etcd-split): the default budget (200)
+/// would end it early.
+const BUDGET: [&str; 2] = ["--budget", "runs=1000"];
+
 /// What part of the campaign is measured: every default key and sequence, or a subset.
 #[derive(Debug, Clone, Default)]
 pub(crate) struct Subset {
@@ -41,6 +45,11 @@ pub(crate) struct Subset {
     pub(crate) keys: Vec<String>,
     /// Restart orders to run per key (`o1`, `o2`, …; empty: every sequence of the plan).
     pub(crate) orders: Vec<String>,
+    /// `--cost-topologies` (empty: both of [`TOPOLOGIES`]).
+    pub(crate) topologies: Vec<String>,
+    /// `--cost-serial-sample N` (0: the serial campaign runs whole): the serial campaign is
+    /// estimated from N of its sequences run serially ([`sampled_figures`]).
+    pub(crate) serial_sample: usize,
 }
 
 impl Subset {
@@ -50,14 +59,20 @@ impl Subset {
         Subset {
             keys: list("embedded-registry,supervisor-metrics,cluster-domain"),
             orders: list("o1,o2,o3"),
+            ..Subset::default()
+        }
+    }
+
+    /// `--keys` when the subset names keys.
+    fn key_args(&self) -> Vec<String> {
+        match self.keys.is_empty() {
+            true => Vec::new(),
+            false => vec!["--keys".to_string(), self.keys.join(",")],
         }
     }
 
     fn args(&self) -> Vec<String> {
-        let mut a = Vec::new();
-        if !self.keys.is_empty() {
-            a.extend(["--keys".to_string(), self.keys.join(",")]);
-        }
+        let mut a = self.key_args();
         if !self.orders.is_empty() && !self.keys.is_empty() {
             let seqs: Vec<String> = (self.orders.iter())
                 .flat_map(|o| self.keys.iter().map(move |k| format!("{o}-{k}")))
@@ -82,32 +97,46 @@ pub(crate) fn list(s: &str) -> Vec<String> {
 /// Every topology's figures, as the bench file's `cost` section.
 pub(crate) fn section(ctx: &Ctx, subset: &Subset) -> Result<Value> {
     let mut out = serde_json::Map::new();
-    for (topology, version) in TOPOLOGIES {
-        out.insert(
-            topology.into(),
-            topology_figures(ctx, topology, version, subset)?,
-        );
+    let picked = |t: &str| subset.topologies.is_empty() || subset.topologies.iter().any(|x| x == t);
+    for (topology, version) in TOPOLOGIES.into_iter().filter(|(t, _)| picked(t)) {
+        let figures = match subset.serial_sample {
+            0 => topology_figures(ctx, topology, version, subset)?,
+            n => sampled_figures(ctx, topology, version, subset, n)?,
+        };
+        out.insert(topology.into(), figures);
     }
     Ok(json!({
         "pace": 1,
         "keys": subset.keys,
         "orders": subset.orders,
+        "serial_sample": subset.serial_sample,
         "topologies": out,
     }))
+}
+
+/// One mode's campaign with `--plan`'s estimate of it beside its figures, and its folder.
+fn planned_campaign(
+    ctx: &Ctx,
+    (topology, version): (&str, &str),
+    subset: &Subset,
+    (mode, flags): (&str, &[&str]),
+) -> Result<(Value, PathBuf)> {
+    let plan = estimate(ctx, topology, version, subset, flags)?;
+    let (mut x, dir) = campaign(ctx, (topology, version), &subset.args(), (mode, flags))?;
+    let wall = x["wall_s"].as_f64().unwrap_or(0.0);
+    let error = (plan > 0.0).then(|| round((wall - plan) / plan * 100.0, 1));
+    if let Some(o) = x.as_object_mut() {
+        o.insert("plan_estimate_s".into(), json!(round(plan, 0)));
+        o.insert("plan_error_percent".into(), json!(error));
+    }
+    eprintln!("bench: {}", line(topology, mode, &x));
+    Ok((x, dir))
 }
 
 fn topology_figures(ctx: &Ctx, topology: &str, version: &str, subset: &Subset) -> Result<Value> {
     let mut campaigns = serde_json::Map::new();
     for (mode, flags) in MODES {
-        let plan = estimate(ctx, topology, version, subset, flags)?;
-        let mut x = campaign(ctx, topology, version, subset, (mode, flags))?;
-        let wall = x["wall_s"].as_f64().unwrap_or(0.0);
-        let error = (plan > 0.0).then(|| round((wall - plan) / plan * 100.0, 1));
-        if let Some(o) = x.as_object_mut() {
-            o.insert("plan_estimate_s".into(), json!(round(plan, 0)));
-            o.insert("plan_error_percent".into(), json!(error));
-        }
-        eprintln!("bench: {}", line(topology, mode, &x));
+        let (x, _) = planned_campaign(ctx, (topology, version), subset, (mode, flags))?;
         campaigns.insert(mode.into(), x);
     }
     let serial_wall = campaigns["serial"]["wall_s"].as_f64().unwrap_or(0.0);
@@ -132,6 +161,219 @@ fn topology_figures(ctx: &Ctx, topology: &str, version: &str, subset: &Subset) -
     }))
 }
 
+/// The campaign whose serial run is longer than a session (the all-keys one is 5.8 h here):
+/// `--jobs auto --restore` runs whole, then `n` of its sequences ([`sample`]: two per restart
+/// order, rotating over the keys) run serially as the serial mode runs them (`--jobs 1
+/// --no-restore`, same seed, no minimisation). Each sampled run is a run the whole campaign
+/// also made, so they pair one to one: the serial time is the whole campaign's own run times
+/// (result.json `timings.total`) times the paired ratio, plus the serial campaign's own gap
+/// between runs. An estimate from a measured sample, and said so in the figures; the sampled
+/// sequences' pieces of evidence are compared, run for run.
+fn sampled_figures(
+    ctx: &Ctx,
+    topology: &str,
+    version: &str,
+    subset: &Subset,
+    n: usize,
+) -> Result<Value> {
+    let (mode, flags) = MODES[2];
+    let (whole, dir) = planned_campaign(ctx, (topology, version), subset, (mode, flags))?;
+    let state = read_json(&dir.join("campaign.json"))?;
+    let picked = sample(&state, n);
+    let mut args = subset.key_args();
+    args.extend([
+        "--sequences".to_string(),
+        picked.join(","),
+        "--no-minimise".to_string(),
+    ]);
+    let (serial, sdir) = campaign(
+        ctx,
+        (topology, version),
+        &args,
+        ("serial_sample", MODES[0].1),
+    )?;
+    eprintln!("bench: {}", line(topology, "serial_sample", &serial));
+    let sstate = read_json(&sdir.join("campaign.json"))?;
+    let (par, ser) = (run_totals(&dir, &state), run_totals(&sdir, &sstate));
+    let all_runs: Vec<f64> = (std::fs::read_dir(dir.join("runs")).into_iter().flatten())
+        .flatten()
+        .filter_map(|e| run_total(&e.path()))
+        .collect();
+    let pieces = |d: &Path, st: &Value| -> Result<Vec<(String, Vec<String>)>> {
+        let f = read_json(&d.join("findings.json"))?;
+        Ok(sequence_pieces(st, &f))
+    };
+    let (pp, sp) = (pieces(&dir, &state)?, pieces(&sdir, &sstate)?);
+    let est = serial_estimate(
+        &picked,
+        (&par, &ser),
+        &all_runs,
+        serial["wall_s"].as_f64().unwrap_or(0.0),
+    );
+    let wall = whole["wall_s"].as_f64().unwrap_or(0.0);
+    let differ = differing_pieces(&picked, &pp, &sp);
+    Ok(json!({
+        "version": version,
+        "campaigns": { mode: whole, "serial_sample": serial },
+        "serial_estimate": est,
+        "speedup_jobs_restore": est["serial_s"].as_f64().filter(|_| wall > 0.0).map(|s| round(s / wall, 2)),
+        "sample_same_pieces": differ.is_empty(),
+        "sample_differing_pieces": differ,
+    }))
+}
+
+/// `n` sequences of the campaign's plan: two per restart order (`o1`, `o2`, … in the plan's
+/// order), the keys rotating across orders, so every key and order is in it (pure).
+pub(crate) fn sample(state: &Value, n: usize) -> Vec<String> {
+    let ids: Vec<&str> = (state["sequences"].as_array().into_iter().flatten())
+        .filter_map(|s| s["sequence"]["id"].as_str())
+        .collect();
+    let mut orders: Vec<&str> = Vec::new();
+    for id in &ids {
+        let o = id.split('-').next().unwrap_or(id);
+        if !orders.contains(&o) {
+            orders.push(o);
+        }
+    }
+    // As many per order as n needs; order i takes the keys from i × that on, so the keys
+    // rotate across the orders.
+    let per = n.div_ceil(orders.len().max(1));
+    let mut out: Vec<String> = Vec::new();
+    for (i, o) in orders.iter().enumerate() {
+        let prefix = format!("{o}-");
+        let of: Vec<&str> = ids
+            .iter()
+            .copied()
+            .filter(|x| x.starts_with(&prefix))
+            .collect();
+        for k in 0..per.min(of.len()) {
+            let id = of[(i * per + k) % of.len()].to_string();
+            if out.len() < n && !out.contains(&id) {
+                out.push(id);
+            }
+        }
+    }
+    out
+}
+
+/// A run folder's `timings.total` seconds.
+fn run_total(run: &Path) -> Option<f64> {
+    read_json(&run.join("result.json")).ok()?["timings"]["total"].as_f64()
+}
+
+/// Each sequence's run time (seconds), by sequence id.
+fn run_totals(dir: &Path, state: &Value) -> std::collections::BTreeMap<String, f64> {
+    (state["sequences"].as_array().into_iter().flatten())
+        .filter_map(|s| {
+            let run = s["run"].as_str()?;
+            Some((
+                s["sequence"]["id"].as_str()?.to_string(),
+                run_total(&dir.join(run))?,
+            ))
+        })
+        .collect()
+}
+
+/// The serial campaign's time, estimated (pure): the paired ratio of the sampled runs' times
+/// (serial over the whole campaign's), times every run of the whole campaign, plus the serial
+/// sample's own time between runs per run.
+pub(crate) fn serial_estimate(
+    picked: &[String],
+    (whole, serial): (
+        &std::collections::BTreeMap<String, f64>,
+        &std::collections::BTreeMap<String, f64>,
+    ),
+    all_runs: &[f64],
+    serial_wall: f64,
+) -> Value {
+    let pairs: Vec<(f64, f64)> = (picked.iter())
+        .filter_map(|id| Some((*serial.get(id)?, *whole.get(id)?)))
+        .collect();
+    let (s, w): (f64, f64) = pairs
+        .iter()
+        .fold((0.0, 0.0), |(a, b), (x, y)| (a + x, b + y));
+    let ratio = (w > 0.0).then(|| s / w);
+    let ratios: Vec<f64> = pairs
+        .iter()
+        .filter(|p| p.1 > 0.0)
+        .map(|(x, y)| x / y)
+        .collect();
+    let serial_runs: f64 = serial.values().sum();
+    let gap = (serial_wall - serial_runs).max(0.0) / serial.len().max(1) as f64;
+    let total: f64 = all_runs.iter().sum();
+    json!({
+        "method": "paired sample: the whole campaign's run times x the serial/whole ratio of the sampled runs, plus the serial gap between runs",
+        "pairs": pairs.len(),
+        "ratio": ratio.map(|r| round(r, 3)),
+        "ratio_median": (!ratios.is_empty()).then(|| round(median(&ratios), 3)),
+        "ratio_min": ratios.iter().copied().reduce(f64::min).map(|r| round(r, 3)),
+        "ratio_max": ratios.iter().copied().reduce(f64::max).map(|r| round(r, 3)),
+        "gap_per_run_s": round(gap, 2),
+        "whole_runs": all_runs.len(),
+        "whole_run_seconds": round(total, 0),
+        "serial_s": ratio.map(|r| round(total * r + gap * all_runs.len() as f64, 0)),
+    })
+}
+
+/// Each sequence's pieces of evidence in findings.json, without the class a distinguishing
+/// run may have renamed (a campaign without minimisation decides no cause): what was observed
+/// where, against what the model predicted (pure).
+pub(crate) fn sequence_pieces(state: &Value, findings: &Value) -> Vec<(String, Vec<String>)> {
+    let pieces: Vec<&Value> = (findings["findings"].as_array().into_iter().flatten())
+        .flat_map(|f| f["evidence"].as_array().into_iter().flatten())
+        .collect();
+    (state["sequences"].as_array().into_iter().flatten())
+        .filter_map(|s| {
+            let run = s["run"].as_str()?;
+            let mut of: Vec<String> = (pieces.iter())
+                .filter(|p| p["run"] == run)
+                .map(|p| {
+                    format!(
+                        "{} {} step {} {}: observed {}, predicted {}",
+                        p["key"].as_str().unwrap_or("?"),
+                        p["node"].as_str().unwrap_or("?"),
+                        p["step"],
+                        p["signal"].as_str().unwrap_or("?"),
+                        p["observed"].as_str().unwrap_or("?"),
+                        p["predicted"].as_str().unwrap_or("?"),
+                    )
+                })
+                .collect();
+            of.sort();
+            of.dedup();
+            Some((s["sequence"]["id"].as_str()?.to_string(), of))
+        })
+        .collect()
+}
+
+/// The sampled sequences whose pieces differ between the two campaigns: `id: only in whole
+/// …; only in serial …` (pure; empty: the same).
+pub(crate) fn differing_pieces(
+    picked: &[String],
+    whole: &[(String, Vec<String>)],
+    serial: &[(String, Vec<String>)],
+) -> Vec<String> {
+    let of = |l: &[(String, Vec<String>)], id: &str| {
+        l.iter().find(|(i, _)| i == id).map(|(_, p)| p.clone())
+    };
+    let mut out = Vec::new();
+    for id in picked {
+        let (w, s) = (of(whole, id), of(serial, id));
+        let (Some(w), Some(s)) = (w, s) else {
+            out.push(format!("{id}: not run in both campaigns"));
+            continue;
+        };
+        let only_w: Vec<&String> = w.iter().filter(|p| !s.contains(p)).collect();
+        let only_s: Vec<&String> = s.iter().filter(|p| !w.contains(p)).collect();
+        if !only_w.is_empty() || !only_s.is_empty() {
+            out.push(format!(
+                "{id}: only in the whole campaign {only_w:?}; only in the serial sample {only_s:?}"
+            ));
+        }
+    }
+    out
+}
+
 /// `--plan`'s wall time for the campaign on this host with these flags (seconds).
 fn estimate(
     ctx: &Ctx,
@@ -144,6 +386,7 @@ fn estimate(
         .repro_cmd()
         .args(["explore", "--topology", topology, "--version", version])
         .args(["--sim", "--sim-pace", "1", "--plan", "--format", "json"])
+        .args(BUDGET)
         .args(subset.args())
         .args(flags.iter().filter(|f| !f.contains("restore")))
         .stderr(Stdio::null())
@@ -172,21 +415,22 @@ fn estimate(
         .ok_or_else(|| anyhow!("--plan gave no {key}: {v}"))
 }
 
-/// One campaign from a fresh folder, timed; its figures.
+/// One campaign from a fresh folder, timed (`args`: its keys and sequences); its figures and
+/// its folder.
 fn campaign(
     ctx: &Ctx,
-    topology: &str,
-    version: &str,
-    subset: &Subset,
+    (topology, version): (&str, &str),
+    args: &[String],
     (mode, flags): (&str, &[&str]),
-) -> Result<Value> {
+) -> Result<(Value, PathBuf)> {
     let results = ctx.work.join(format!("cost-{topology}-{mode}"));
     let _ = std::fs::remove_dir_all(&results);
     let log = ctx.work.join(format!("cost-{topology}-{mode}.log"));
     let mut c = ctx.repro_cmd();
     c.args(["explore", "--topology", topology, "--version", version])
         .args(["--sim", "--sim-pace", "1", "--confirm", "1", "--seed", "1"])
-        .args(subset.args())
+        .args(BUDGET)
+        .args(args)
         .args(flags)
         .arg("--results")
         .arg(&results)
@@ -203,17 +447,21 @@ fn campaign(
         );
     }
     let dir = campaign_dir(&results)?;
-    let read =
-        |p: PathBuf| -> Result<Value> { Ok(serde_json::from_str(&std::fs::read_to_string(p)?)?) };
-    let state = read(dir.join("campaign.json"))?;
-    let findings = read(dir.join("findings.json"))?;
+    let state = read_json(&dir.join("campaign.json"))?;
+    let findings = read_json(&dir.join("findings.json"))?;
     let first_line = std::fs::read_to_string(&log)?;
-    Ok(figures(
+    let x = figures(
         (m.wall_s, &state, &findings),
         &cluster_ups(&dir.join("runs")),
         jobs_chosen(&first_line),
         (&load_before, &loadavg()),
-    ))
+    );
+    Ok((x, dir))
+}
+
+fn read_json(p: &Path) -> Result<Value> {
+    let text = std::fs::read_to_string(p).with_context(|| p.display().to_string())?;
+    Ok(serde_json::from_str(&text)?)
 }
 
 fn campaign_dir(results: &Path) -> Result<PathBuf> {
@@ -342,8 +590,70 @@ mod tests {
         let s = Subset {
             keys: vec!["a".into(), "b".into()],
             orders: vec!["o1".into()],
+            ..Subset::default()
         };
         assert_eq!(s.args(), ["--keys", "a,b", "--sequences", "o1-a,o1-b"]);
         assert!(Subset::default().args().is_empty());
+    }
+
+    fn state_of(ids: &[&str]) -> Value {
+        let seqs: Vec<Value> = (ids.iter())
+            .map(|id| json!({"sequence": {"id": id}, "run": format!("runs/{id}")}))
+            .collect();
+        json!({ "sequences": seqs })
+    }
+
+    #[test]
+    fn the_sample_takes_two_per_order_with_the_keys_rotating() {
+        let ids: Vec<String> = (1..=3)
+            .flat_map(|o| ["a", "b", "c", "d"].map(move |k| format!("o{o}-{k}")))
+            .collect();
+        let ids: Vec<&str> = ids.iter().map(String::as_str).collect();
+        let picked = sample(&state_of(&ids), 6);
+        assert_eq!(picked, ["o1-a", "o1-b", "o2-c", "o2-d", "o3-a", "o3-b"]);
+        // never more than asked, never one twice
+        assert_eq!(sample(&state_of(&ids), 4), ["o1-a", "o1-b", "o2-c", "o2-d"]);
+        assert_eq!(sample(&state_of(&ids), 100).len(), 12);
+    }
+
+    #[test]
+    fn the_serial_estimate_scales_the_whole_campaign_by_the_paired_ratio() {
+        let picked = vec!["o1-a".to_string(), "o2-b".to_string()];
+        let whole = [("o1-a".to_string(), 100.0), ("o2-b".to_string(), 100.0)].into();
+        let serial = [("o1-a".to_string(), 80.0), ("o2-b".to_string(), 100.0)].into();
+        // 10 runs of 100 s in the whole campaign; the serial sample took 190 s for 180 s of runs
+        let e = serial_estimate(&picked, (&whole, &serial), &[100.0; 10], 190.0);
+        assert_eq!(e["ratio"], json!(0.9));
+        assert_eq!(e["gap_per_run_s"], json!(5.0));
+        assert_eq!(e["serial_s"], json!(950.0));
+        assert_eq!(
+            (e["ratio_min"].clone(), e["ratio_max"].clone()),
+            (json!(0.8), json!(1.0))
+        );
+    }
+
+    #[test]
+    fn pieces_are_compared_run_for_run_without_the_class() {
+        let state = state_of(&["o1-a", "o2-b"]);
+        let piece = |run: &str, class: &str, observed: &str| {
+            json!({"class": class, "key": "k", "node": "etcd-2", "step": 1, "signal": "s",
+                   "observed": observed, "predicted": "down", "run": run})
+        };
+        let whole = json!({"findings": [{"evidence": [
+            piece("runs/o1-a", "taken-from-etcd-1", "up"), piece("runs/o2-b", "stale", "up")]}]});
+        let serial = json!({"findings": [{"evidence": [
+            piece("runs/o1-a", "taken-from-cp-1", "up")]}]});
+        let picked = vec!["o1-a".to_string(), "o2-b".to_string()];
+        let d = differing_pieces(
+            &picked,
+            &sequence_pieces(&state, &whole),
+            &sequence_pieces(&state, &serial),
+        );
+        // o1-a: the same observation under a renamed class is the same piece; o2-b differs
+        assert_eq!(d.len(), 1, "{d:?}");
+        assert!(
+            d[0].starts_with("o2-b: only in the whole campaign"),
+            "{d:?}"
+        );
     }
 }

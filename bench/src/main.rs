@@ -29,11 +29,16 @@
 //! rke2-8465: serial, `--jobs auto` and `--jobs auto --restore`, to the first minimal finding and
 //! to the end, restore against bring-up per run, and `--plan`'s estimate against each. Its
 //! subset: `--cost-keys K[,K]` (`all`: the default keys) and `--cost-orders o1[,o2]` (`all`:
-//! every sequence of the plan); by default three keys and the orders o1–o3.
+//! every sequence of the plan); by default three keys and the orders o1–o3, on both topologies
+//! (`--cost-topologies etcd-split` picks). A serial campaign longer than a session (the all-keys
+//! one) is estimated instead: `--cost-serial-sample N` runs `--jobs auto --restore` whole, then N
+//! of its sequences serially, and scales the whole campaign's run times by the paired ratio
+//! (`cost::sampled_figures`; the figures say it is an estimate).
 //!
 //! Usage: repro-bench [--runs N] [--paced-runs N] [--out FILE] [--skip-matrix] [--skip-paced]
 //!        [--skip-explore | --only explore | --only planted | --only cost] [--rows ROW[,ROW]]
 //!        [--skip-cost] [--cost-keys K[,K]|all] [--cost-orders O[,O]|all]
+//!        [--cost-topologies T[,T]|all] [--cost-serial-sample N]
 //!        repro-bench floor PLAN.json          (one floor run of a `repro plan --format json`)
 //!        repro-bench readme [BENCH.json]      (docs/performance.md's table, from a bench file)
 
@@ -403,6 +408,12 @@ fn bench(args: &[String]) -> Result<()> {
             "--cost-keys" => subset.keys = cost::list(it.next().context("--cost-keys K[,K]|all")?),
             "--cost-orders" => {
                 subset.orders = cost::list(it.next().context("--cost-orders O[,O]|all")?)
+            }
+            "--cost-topologies" => {
+                subset.topologies = cost::list(it.next().context("--cost-topologies T[,T]|all")?)
+            }
+            "--cost-serial-sample" => {
+                subset.serial_sample = it.next().context("--cost-serial-sample N")?.parse()?
             }
             "--rows" => {
                 let list = it.next().context("--rows ROW[,ROW]")?;
