@@ -545,11 +545,17 @@ pub(crate) struct VerifyArgs {
 #[derive(Debug, Args)]
 pub(crate) struct CleanArgs {
     /// Remove what one run left (its id, as printed and in result.json).
-    #[arg(long, conflicts_with = "all")]
+    #[arg(long, conflicts_with_all = ["all", "orphans"])]
     pub(crate) run: Option<String>,
     /// Remove everything any repro run left on this Docker host.
-    #[arg(long)]
+    #[arg(long, conflicts_with = "orphans")]
     pub(crate) all: bool,
+    /// Remove the runs whose repro process is gone (killed before it could clean up: a CI
+    /// job's timeout, the OOM killer, a reboot), and only those: a run in progress, a `--keep`
+    /// run and a run whose process cannot be seen from here (another host's engine, another
+    /// PID namespace, a repro without owner labels) are left, each named with why.
+    #[arg(long)]
+    pub(crate) orphans: bool,
     /// `json`: one object on stdout with the counts removed and any problems
     /// (docs/json-output.md).
     #[arg(long, value_enum, default_value = "text")]

@@ -24,8 +24,8 @@ use futures_util::{FutureExt, StreamExt};
 use super::EnvInfo;
 use super::{
     build_tar, endpoint, limit_help, CallFuture, ContainerState, DockerApi, DockerError,
-    EngineKind, EngineLimit, HelperSpec, ImageInfo, LabelledContainer, Labels, LogChunk, NodeSpec,
-    Removed,
+    EngineKind, EngineLimit, HelperSpec, ImageInfo, LabelledContainer, LabelledObject, Labels,
+    LogChunk, NodeSpec, Removed,
 };
 
 /// Each node's json-file log: 5 files of 200 MB. A 40k-line flood at boot is ~10 MB.
@@ -1194,6 +1194,47 @@ impl Engine {
                 running: c.state == Some(bollard::models::ContainerSummaryStateEnum::RUNNING),
             })
             .collect())
+    }
+
+    /// Every container, network and volume with `label` (any value), with its labels: what
+    /// `repro clean --orphans` groups by run.
+    pub(crate) async fn objects_labelled(
+        &self,
+        label: &str,
+    ) -> Result<Vec<LabelledObject>, DockerError> {
+        let mut out: Vec<LabelledObject> = (self.containers_labelled(label).await?)
+            .into_iter()
+            .map(|c| LabelledObject {
+                kind: "container",
+                labels: c.labels,
+            })
+            .collect();
+        let mut filters = HashMap::new();
+        filters.insert("label".to_string(), vec![label.to_string()]);
+        let nopts = ListNetworksOptionsBuilder::default()
+            .filters(&filters)
+            .build();
+        let ns = (self.docker.list_networks(Some(nopts)).await)
+            .map_err(err("list", format!("networks labelled {label}")))?;
+        out.extend(ns.into_iter().map(|n| LabelledObject {
+            kind: "network",
+            labels: n.labels.unwrap_or_default(),
+        }));
+        let vopts = ListVolumesOptionsBuilder::default()
+            .filters(&filters)
+            .build();
+        let vs = (self.docker.list_volumes(Some(vopts)).await)
+            .map_err(err("list", format!("volumes labelled {label}")))?;
+        out.extend(
+            vs.volumes
+                .unwrap_or_default()
+                .into_iter()
+                .map(|v| LabelledObject {
+                    kind: "volume",
+                    labels: v.labels,
+                }),
+        );
+        Ok(out)
     }
 
     /// A container's log as `docker logs` prints it (no timestamps): what it wrote so far, and

@@ -6,6 +6,7 @@
 
 pub(crate) mod address;
 mod engine;
+pub(crate) mod owner;
 
 use std::collections::HashMap;
 use std::path::Path;
@@ -307,6 +308,14 @@ pub struct LabelledContainer {
     pub(crate) name: String,
     pub(crate) labels: Labels,
     pub(crate) running: bool,
+}
+
+/// A container, network or volume found by its label (`Engine::objects_labelled`).
+#[derive(Debug, Clone)]
+pub(crate) struct LabelledObject {
+    /// `container`, `network` or `volume`.
+    pub(crate) kind: &'static str,
+    pub(crate) labels: Labels,
 }
 
 /// An image in the local store.

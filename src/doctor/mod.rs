@@ -206,6 +206,7 @@ fn trial_labels(run_id: &str) -> HashMap<String, String> {
         (docker::LABEL_MANAGED, "true"),
         (docker::LABEL_RUN, run_id),
         (docker::LABEL_NODE, "trial"),
+        (docker::owner::LABEL_OWNER, docker::owner::this_process()),
     ]
     .into_iter()
     .map(|(k, v)| (k.to_string(), v.to_string()))

@@ -351,7 +351,12 @@ async fn prepare(
         sim_seed,
         mtu,
         restore: None,
-        extra_labels: Default::default(),
+        // A kept cluster is left on purpose: never an orphan to `repro clean --orphans`.
+        extra_labels: (cfg
+            .keep
+            .then(|| (docker::owner::LABEL_KEPT.to_string(), "true".to_string())))
+        .into_iter()
+        .collect(),
     };
     if let Some(slot) = &cfg.restore {
         spec.restore = restore_from(s, slot, &spec, image_id.as_deref()).await?;

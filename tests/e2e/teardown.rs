@@ -82,3 +82,84 @@ fn a_network_held_by_a_foreign_container_is_named_with_how_to_free_it() {
     assert!(!err.contains("has active endpoints"), "{err}");
     assert!(clean.status.success(), "{}", crate::util::text(&clean));
 }
+
+/// A run whose process is killed (SIGKILL: no cleanup is possible) leaves its cluster. `repro
+/// clean --orphans` removes that run and only it: a run in progress beside it and a `--keep`
+/// run are left, each named with why, and the run in progress goes on to its verdict.
+#[test]
+fn clean_orphans_removes_a_killed_runs_cluster_and_leaves_live_and_kept_runs() {
+    crate::docker::docker_ok();
+    let tmp = tempfile::tempdir().unwrap();
+    let start = |extra: &[&str]| {
+        let mut cmd = repro();
+        cmd.args([
+            "run",
+            "etcd-split",
+            "--sim",
+            "--k3s-version",
+            "v1.33.5+k3s1",
+        ])
+        .args(["--expect", "fixed", "--progress", "never"])
+        .args(extra)
+        .arg("--results")
+        .arg(tmp.path());
+        Running::spawn(cmd)
+    };
+    let first_node = "created: files written";
+    let mut kept = start(&["--keep"]);
+    assert!(kept.wait_line(first_node), "{:#?}", kept.seen);
+    let kept_id = kept.run_id.clone().unwrap();
+    let kept_cluster = crate::runs::KeptCluster::of(&kept_id);
+    let (code, err) = kept.finish();
+    assert_eq!(code, Some(0), "{err}");
+
+    let mut killed = start(&[]);
+    assert!(killed.wait_line(first_node), "{:#?}", killed.seen);
+    let killed_id = killed.run_id.clone().unwrap();
+    killed.signal("KILL");
+    let (code, _) = killed.finish();
+    assert_eq!(code, None, "killed by its signal");
+    // The engine finishes the calls the killed process had in flight: its objects, once two
+    // listings agree.
+    let mut left = crate::docker::leftovers(&killed_id);
+    loop {
+        std::thread::sleep(std::time::Duration::from_millis(300));
+        let now = crate::docker::leftovers(&killed_id);
+        if now == left {
+            break;
+        }
+        left = now;
+    }
+    assert!(!left.is_empty(), "the killed run left its cluster");
+
+    let mut alive = start(&[]);
+    assert!(alive.wait_line(first_node), "{:#?}", alive.seen);
+    let alive_id = alive.run_id.clone().unwrap();
+    let clean = repro().args(["clean", "--orphans"]).output().unwrap();
+    let text = crate::util::text(&clean);
+    assert!(clean.status.success(), "{text}");
+    assert!(
+        text.contains(&format!("removed run {killed_id} (etcd-split)")) && text.contains("is gone"),
+        "{text}"
+    );
+    assert!(
+        text.contains(&format!("left run {alive_id} (etcd-split)"))
+            && text.contains("its process still runs"),
+        "{text}"
+    );
+    assert!(
+        text.contains(&format!("left run {kept_id} (etcd-split)"))
+            && text.contains("kept with --keep"),
+        "{text}"
+    );
+    crate::runs::assert_no_leftovers(&killed_id);
+    assert!(
+        !crate::docker::leftovers(&kept_id).is_empty(),
+        "the kept run stays"
+    );
+    // The run in progress was not touched: it ends with its verdict and cleans up after itself.
+    let (code, err) = alive.finish();
+    assert_eq!(code, Some(0), "{err}");
+    crate::runs::assert_no_leftovers(&alive_id);
+    kept_cluster.done();
+}

@@ -18,11 +18,15 @@ pub(crate) fn container_name(run_id: &str, node: &str) -> String {
 }
 
 /// The labels of an object of a run (a node's name it too): the teardown and `repro clean`
-/// find everything by them.
+/// find everything by them, and `repro clean --orphans` its owner (`docker::owner`).
 pub(crate) fn labels(run_id: &str, check: &str, node: Option<&str>) -> HashMap<String, String> {
     let mut l = HashMap::new();
     l.insert(docker::LABEL_MANAGED.to_string(), "true".to_string());
     l.insert(docker::LABEL_RUN.to_string(), run_id.to_string());
+    l.insert(
+        docker::owner::LABEL_OWNER.to_string(),
+        docker::owner::this_process().to_string(),
+    );
     l.insert(docker::LABEL_CHECK.to_string(), check.to_string());
     if let Some(n) = node {
         l.insert(docker::LABEL_NODE.to_string(), n.to_string());
