@@ -124,7 +124,7 @@ fn planned_campaign(
     let plan = estimate(ctx, topology, version, subset, flags)?;
     let (mut x, dir) = campaign(ctx, (topology, version), &subset.args(), (mode, flags))?;
     let wall = x["wall_s"].as_f64().unwrap_or(0.0);
-    let error = (plan > 0.0).then(|| round((wall - plan) / plan * 100.0, 1));
+    let error = plan_error_percent(plan, wall);
     if let Some(o) = x.as_object_mut() {
         o.insert("plan_estimate_s".into(), json!(round(plan, 0)));
         o.insert("plan_error_percent".into(), json!(error));
@@ -485,13 +485,21 @@ fn cluster_ups(runs: &Path) -> Vec<f64> {
     out
 }
 
-/// Runs at once, from the campaign's first line (`…, 3 runs at once`); one when it says none.
+/// `--plan`'s error against the measured wall time, in percent of the measured time (as every
+/// `--plan` figure in docs/performance.md): negative when the plan was low (pure).
+pub(crate) fn plan_error_percent(plan: f64, wall: f64) -> Option<f64> {
+    (plan > 0.0 && wall > 0.0).then(|| round((plan - wall) / wall * 100.0, 1))
+}
+
+/// Runs at once, from the campaign's line that says them (`…, 3 runs at once`; `--jobs auto`
+/// says why on a line before it); one when none does.
 pub(crate) fn jobs_chosen(stderr: &str) -> u64 {
-    let first = stderr.lines().next().unwrap_or_default();
-    first
-        .split(", ")
-        .find_map(|p| p.strip_suffix(" runs at once"))
-        .and_then(|n| n.trim().parse().ok())
+    (stderr.lines())
+        .find_map(|l| {
+            l.split(", ")
+                .find_map(|p| p.strip_suffix(" runs at once"))
+                .and_then(|n| n.trim().parse().ok())
+        })
         .unwrap_or(1)
 }
 
@@ -583,6 +591,12 @@ mod tests {
         assert!(line("etcd-split", "jobs", &x).contains("(--jobs 3): 277.0 s wall"));
         let first = "repro explore: 9 sequences over etcd-split on v (keys: a), campaign folder x, 3 runs at once\nmore";
         assert_eq!(jobs_chosen(first), 3);
+        // `--jobs auto` says why first
+        let auto = "repro explore: --jobs auto: 12 (paced …, 3 CPU s a run: 53; …)\nrepro explore: 172 sequences …, campaign folder x, 12 runs at once\n";
+        assert_eq!(jobs_chosen(auto), 12);
+        // the plan's error is in percent of the measured time: low is negative
+        assert_eq!(plan_error_percent(3061.0, 4371.1), Some(-30.0));
+        assert_eq!(plan_error_percent(0.0, 10.0), None);
         assert_eq!(
             jobs_chosen("repro explore: 9 sequences …, campaign folder x"),
             1
