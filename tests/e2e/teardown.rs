@@ -18,6 +18,24 @@ pub fn docker(args: &[&str]) -> String {
     String::from_utf8_lossy(&o.stdout).trim().to_string()
 }
 
+/// `repro run etcd-split` on the stand-in's fixed release (`extra` flags added), its stderr
+/// watched as it comes.
+fn start_fixed_run(results: &std::path::Path, extra: &[&str]) -> Running {
+    let mut cmd = repro();
+    cmd.args([
+        "run",
+        "etcd-split",
+        "--sim",
+        "--k3s-version",
+        "v1.33.5+k3s1",
+    ])
+    .args(["--expect", "fixed", "--progress", "never"])
+    .args(extra)
+    .arg("--results")
+    .arg(results);
+    Running::spawn(cmd)
+}
+
 /// A container that is not the run's is attached to the run's network while the run goes on
 /// (`docker run --network repro-<id>`, as a user debugging a node would): the teardown removes
 /// every node, cannot remove the network, and the run ends with exit 3 naming the network, the
@@ -27,17 +45,7 @@ pub fn docker(args: &[&str]) -> String {
 fn a_network_held_by_a_foreign_container_is_named_with_how_to_free_it() {
     crate::docker::docker_ok();
     let tmp = tempfile::tempdir().unwrap();
-    let mut cmd = repro();
-    cmd.args([
-        "run",
-        "etcd-split",
-        "--sim",
-        "--k3s-version",
-        "v1.33.5+k3s1",
-    ])
-    .args(["--expect", "fixed", "--progress", "never", "--results"])
-    .arg(tmp.path());
-    let mut run = Running::spawn(cmd);
+    let mut run = start_fixed_run(tmp.path(), &[]);
     // The first node created: the run's network exists.
     assert!(run.wait_line("created: files written"), "{:#?}", run.seen);
     let run_id = run.run_id.clone().unwrap();
@@ -90,21 +98,7 @@ fn a_network_held_by_a_foreign_container_is_named_with_how_to_free_it() {
 fn clean_orphans_removes_a_killed_runs_cluster_and_leaves_live_and_kept_runs() {
     crate::docker::docker_ok();
     let tmp = tempfile::tempdir().unwrap();
-    let start = |extra: &[&str]| {
-        let mut cmd = repro();
-        cmd.args([
-            "run",
-            "etcd-split",
-            "--sim",
-            "--k3s-version",
-            "v1.33.5+k3s1",
-        ])
-        .args(["--expect", "fixed", "--progress", "never"])
-        .args(extra)
-        .arg("--results")
-        .arg(tmp.path());
-        Running::spawn(cmd)
-    };
+    let start = |extra: &[&str]| start_fixed_run(tmp.path(), extra);
     let first_node = "created: files written";
     let mut kept = start(&["--keep"]);
     assert!(kept.wait_line(first_node), "{:#?}", kept.seen);
